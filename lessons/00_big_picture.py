@@ -1,0 +1,178 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 00 — The big picture: what goes in, what comes out
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/00_big_picture.ipynb)
+#
+# BERT (Devlin et al., 2019, *BERT: Pre-training of Deep Bidirectional Transformers for
+# Language Understanding*) turns a sentence into one vector per token, layer after layer.
+# In this first lesson we load a real pretrained checkpoint, run one sentence through it
+# and look at the three things it hands back. Every later lesson opens one of these
+# boxes and rebuilds it by hand.
+#
+# The first cell installs the course when you run it on Google Colab; on your own
+# machine it does nothing.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+import sys
+
+if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+    import subprocess
+
+    subprocess.run(["git", "clone", "-q", "--depth", "1",
+                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    sys.path.insert(0, "/content/course")
+else:
+    print("Running locally: nothing to install.")
+
+# %% [markdown]
+# ## Parameters
+#
+# `MODEL` names the checkpoint: `None` lets the course choose (`bert-base-uncased` when it
+# is cached or the hub answers, otherwise the bundled all-MiniLM-L6-v2 weights); any hub id
+# such as `"bert-base-chinese"` or a local folder works too. `SENTENCE` is the text we
+# follow. Change either and re-run: nothing below depends on a particular size or sentence.
+
+# %% tags=["parameters"]
+MODEL = None
+SENTENCE = "The bank by the river was unbelievably quiet this morning."
+
+# %% [markdown]
+# ## Load the model
+#
+# `load_model` (defined in `helpers/loading.py`) returns the tokenizer and the model. It
+# always asks for the *eager* attention implementation, because the faster SDPA kernel
+# does not return attention weights, and it puts the model in evaluation mode, which
+# switches dropout off so every run gives the same numbers.
+
+# %%
+import torch
+
+from helpers import load_model, trace_text
+
+tokenizer, model = load_model(MODEL)
+config = model.config
+L, H, A = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+print(f"{L} encoder layers, hidden size {H}, {A} attention heads of size {H // A}")
+
+# %% [markdown]
+# ## Tokenize and run once
+#
+# The tokenizer splits the sentence into WordPiece tokens, adds `[CLS]` at the start and
+# `[SEP]` at the end, and maps every token to an id in the vocabulary. We ask the model
+# for all hidden states and all attention maps, not just the final layer.
+
+# %%
+inputs = tokenizer(SENTENCE, return_tensors="pt")
+tokens = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
+print(len(tokens), "tokens:", tokens)
+
+with torch.no_grad():
+    outputs = model(**inputs, output_hidden_states=True, output_attentions=True)
+print(type(outputs).__name__, "with fields:", list(outputs.keys()))
+
+# %% [markdown]
+# ## The output triple
+#
+# With $n$ tokens, batch size 1, $L$ layers and hidden size $H$:
+#
+# | field | shape | what it is |
+# |---|---|---|
+# | `last_hidden_state` | $1 \times n \times H$ | one contextual vector per token after the last layer |
+# | `pooler_output` | $1 \times H$ | $\tanh(W h_{[CLS]} + b)$: the `[CLS]` vector passed through one more dense layer (lesson 07) |
+# | `hidden_states` | $L+1$ tensors of $1 \times n \times H$ | the embedding output followed by the output of every layer |
+#
+# The code derives the expected shapes from the config and checks them.
+
+# %%
+n = len(tokens)
+assert outputs.last_hidden_state.shape == (1, n, H)
+assert outputs.pooler_output.shape == (1, H)
+assert len(outputs.hidden_states) == L + 1
+assert all(h.shape == (1, n, H) for h in outputs.hidden_states)
+assert len(outputs.attentions) == L and outputs.attentions[0].shape == (1, A, n, n)
+print(f"last_hidden_state {tuple(outputs.last_hidden_state.shape)}, "
+      f"pooler_output {tuple(outputs.pooler_output.shape)}, "
+      f"hidden_states: {len(outputs.hidden_states)} x {tuple(outputs.hidden_states[0].shape)}")
+
+# %% [markdown]
+# `hidden_states[0]` is what the embedding layer produces before any attention; entry
+# `l` is the output of encoder layer `l`. So the last entry must be exactly the final
+# layer output, and `pooler_output` is *not* the same thing as the raw `[CLS]` vector.
+
+# %%
+assert torch.equal(outputs.hidden_states[-1], outputs.last_hidden_state)
+cls_raw = outputs.last_hidden_state[0, 0]
+cls_pooled = outputs.pooler_output[0]
+cos = torch.nn.functional.cosine_similarity(cls_raw, cls_pooled, dim=0).item()
+print(f"hidden_states[-1] == last_hidden_state: True")
+print(f"cosine(raw [CLS], pooler_output) = {cos:.3f}  (not 1: the pooler transforms it)")
+
+# %% [markdown]
+# ## One traced pass for the rest of the course
+#
+# Later lessons use `trace_text` (in `helpers/trace.py`): it runs the model once and keeps
+# tokens, ids, the word ↔ WordPiece mapping, every hidden state and every attention map,
+# with the batch dimension removed. Its accessors check their arguments, so a layer that
+# does not exist gives a message that says which layers do.
+
+# %%
+trace = trace_text(tokenizer, model, SENTENCE)
+assert torch.allclose(trace.hidden(L), outputs.last_hidden_state[0])
+longest = max(trace.words(), key=lambda w: len(tokenizer.tokenize(w)))
+print(trace.find_word(longest))
+try:
+    trace.hidden(L + 1)
+except ValueError as err:
+    print("ValueError:", err)
+
+# %% [markdown]
+# ## How the vectors grow with depth
+#
+# A first look at what happens inside: the average length (L2 norm) of the token vectors
+# after each layer. Lesson 04 returns to this in detail.
+
+# %%
+import matplotlib.pyplot as plt
+
+norms = [trace.hidden(layer).norm(dim=-1).mean().item() for layer in range(L + 1)]
+fig, ax = plt.subplots(figsize=(6, 3))
+ax.bar(range(L + 1), norms, color="tab:blue")
+ax.set_xticks(range(L + 1), ["emb"] + [str(i) for i in range(1, L + 1)])
+ax.set_xlabel("layer"); ax.set_ylabel("mean token-vector norm")
+ax.set_title(f"{len(trace.tokens)} tokens through {L} layers")
+plt.show()
+print(f"mean norm: embeddings {norms[0]:.2f}, last layer {norms[-1]:.2f}")
+
+# %% [markdown]
+# ## Summary
+#
+# * A BERT checkpoint maps $n$ tokens to $n$ vectors of size $H$ at each of its $L+1$
+#   stages; every size here was read from `model.config`, not assumed.
+# * `hidden_states[-1]` *is* `last_hidden_state`; `pooler_output` is a further
+#   transformation of the `[CLS]` vector.
+# * `trace_text` keeps one forward pass so the rest of the course can look at any
+#   layer, token or head without running the model again.
+#
+# ## Exercises
+#
+# 1. Set `SENTENCE` to a sentence of your own with a long, rare word. How many WordPiece
+#    tokens does that word become? Use `trace.find_word`.
+# 2. Print `trace.hidden(0).shape` and `trace.attention(1).shape`. Explain each dimension
+#    using `config`.
+# 3. What happens if you ask for `trace.attention(0)`? Why is there no attention at
+#    layer 0?
