@@ -9,7 +9,10 @@ fresh seaborn figure costs. :meth:`Explorer.redraw_naive` builds the figure from
 and exists only so the benchmark can show the difference.
 
 Subclasses implement ``_build_figure(**values)`` (create fig and artists; return fig),
-``_update_artists(**values)`` and optionally ``redraw_naive(**values)``.
+``_update_artists(**values)``, optionally ``redraw_naive(**values)`` (e.g. a fresh seaborn
+heatmap), and the classmethod ``for_benchmark(tokenizer, model)`` returning
+``(explorer, [values, ...])``: a built explorer on a sentence of its choosing and a list of
+control-value dicts to cycle through. ``benchmarks/`` finds every subclass through it.
 """
 
 from __future__ import annotations
@@ -63,6 +66,10 @@ class Explorer:
         png = figure_png(fig)
         plt.close(fig)
         return png
+
+    @classmethod
+    def for_benchmark(cls, tokenizer, model):
+        raise NotImplementedError(f"{cls.__name__} does not define for_benchmark")
 
     def _build_figure(self, **values):
         raise NotImplementedError
