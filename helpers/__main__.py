@@ -1,0 +1,5 @@
+import sys
+
+from helpers.offline import main
+
+sys.exit(main())

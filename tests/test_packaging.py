@@ -1,0 +1,63 @@
+"""Packaging and Colab readiness: environment.yml mirrors pyproject.toml; every lesson has a working badge."""
+
+import re
+import sys
+from pathlib import Path
+
+import jupytext
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+ROOT = Path(__file__).resolve().parent.parent
+PYPROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())
+LESSONS = sorted((ROOT / "lessons").glob("[0-9]*.py"))
+BADGE = re.compile(
+    r"\[!\[Open In Colab\]\(https://colab\.research\.google\.com/assets/colab-badge\.svg\)\]"
+    r"\(https://colab\.research\.google\.com/github/[\w.-]+/[\w.-]+/blob/main/(?P<path>[\w/.-]+\.ipynb)\)"
+)
+
+
+def _environment_pip_requirements() -> tuple[str, list[str]]:
+    text = (ROOT / "environment.yml").read_text()
+    python = re.search(r"^\s*-\s*python([<>=!~].*)$", text, re.M).group(1).strip()
+    pip_block = text.split("- pip:", 1)[1]
+    reqs = [m.strip().strip('"') for m in re.findall(r"^\s+-\s+(.+)$", pip_block, re.M)]
+    return python, reqs
+
+
+def test_environment_yml_matches_pyproject():
+    python, reqs = _environment_pip_requirements()
+    assert python == PYPROJECT["project"]["requires-python"]
+    pinned = [r for r in reqs if not r.startswith("-e")]
+    wanted = PYPROJECT["project"]["dependencies"] + PYPROJECT["project"]["optional-dependencies"]["lab"]
+    assert sorted(pinned) == sorted(wanted), "environment.yml's pip list must repeat pyproject's dependencies + [lab]"
+    assert any(r.startswith("-e .") for r in reqs), "environment.yml must install the course package itself"
+
+
+def test_dependencies_are_lower_bounds_only():
+    for extra in [PYPROJECT["project"]["dependencies"], *PYPROJECT["project"]["optional-dependencies"].values()]:
+        for req in extra:
+            req = req.split(";")[0]  # an environment marker may compare versions
+            assert "==" not in req and "<" not in req and "~=" not in req, f"{req}: use lower bounds only (Colab)"
+
+
+@pytest.mark.parametrize("source", LESSONS, ids=lambda p: p.stem)
+def test_lesson_has_colab_badge_pointing_at_its_ipynb(source):
+    first = jupytext.read(source).cells[0]
+    match = BADGE.search(first.source)
+    assert match, f"{source.name}: the first cell needs an Open-in-Colab badge"
+    assert match["path"] == f"lessons/{source.stem}.ipynb"
+    assert (ROOT / match["path"]).exists()
+
+
+def test_readme_lesson_table_has_every_lesson_with_a_badge():
+    readme = (ROOT / "README.md").read_text()
+    for source in LESSONS:
+        line = next((l for l in readme.splitlines() if l.startswith(f"| {source.stem[:2]} ")), None)
+        assert line, f"README lesson table lacks lesson {source.stem[:2]}"
+        match = BADGE.search(line)
+        assert match and match["path"] == f"lessons/{source.stem}.ipynb", f"README row for {source.stem}: badge"
