@@ -1,0 +1,274 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 02 — Self-attention, rebuilt by hand
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/02_self_attention.ipynb)
+#
+# Every encoder layer starts with multi-head self-attention: each token looks at every
+# other token and takes a weighted mix of them. Here we compute layer 1's attention step
+# by step from its weight matrices, check each step against the model, see what the
+# attention mask does to a padded batch, and explore the heads with two sliders.
+#
+# The first cell installs the course when you run it on Google Colab; on your own
+# machine it does nothing.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+import sys
+
+if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+    import subprocess
+
+    subprocess.run(["git", "clone", "-q", "--depth", "1",
+                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    sys.path.insert(0, "/content/course")
+else:
+    print("Running locally: nothing to install.")
+
+# %% [markdown]
+# ## Parameters
+#
+# `MODEL` names the checkpoint (`None`: the course chooses) and `SENTENCE` is the text we
+# follow. Nothing below depends on a particular size or sentence.
+
+# %% tags=["parameters"]
+MODEL = None
+SENTENCE = "The bank by the river was unbelievably quiet this morning."
+
+# %%
+import math
+
+import torch
+
+from helpers.loading import load_model
+from helpers.trace import trace_text
+
+tokenizer, model = load_model(MODEL)
+config = model.config
+L, H, A = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+d = H // A
+trace = trace_text(tokenizer, model, SENTENCE)
+print(f"{L} layers, hidden {H}, {A} heads of size d = {d}; {trace.seq_len} tokens")
+
+# %% [markdown]
+# ## Queries, keys and values
+#
+# Layer 1 reads the embedding output $X$ = `hidden_states[0]` ($n \times H$). Its
+# `BertSelfAttention` module holds three linear maps, `query`, `key` and `value`:
+#
+# $$Q = XW_Q^\top + b_Q,\qquad K = XW_K^\top + b_K,\qquad V = XW_V^\top + b_V .$$
+#
+# (`nn.Linear` stores $W$ as *out × in*, hence the transpose.)
+
+# %%
+self_attention = model.encoder.layer[0].attention.self
+X = trace.hidden(0)
+with torch.no_grad():
+    Q = X @ self_attention.query.weight.T + self_attention.query.bias
+    K = X @ self_attention.key.weight.T + self_attention.key.bias
+    V = X @ self_attention.value.weight.T + self_attention.value.bias
+    assert torch.allclose(Q, self_attention.query(X), atol=1e-5)
+print("X", tuple(X.shape), "-> Q, K, V", tuple(Q.shape))
+
+# %% [markdown]
+# ## Splitting into heads
+#
+# The $H$ columns are $A$ heads of $d = H/A$ columns each. A reshape to $n \times A \times d$
+# and a transpose give one $n \times d$ matrix per head, with no extra weights.
+
+# %%
+def split_heads(x):
+    return x.view(x.shape[0], A, d).transpose(0, 1)  # [seq, H] -> [heads, seq, d]
+
+Qh, Kh, Vh = split_heads(Q), split_heads(K), split_heads(V)
+print("per head:", tuple(Qh.shape))
+
+# %% [markdown]
+# ## Scaled dot products and softmax
+#
+# Each query is compared with every key; dividing by $\sqrt d$ keeps the scores from
+# growing with the head size (Vaswani et al., 2017, *Attention Is All You Need*). A softmax
+# over the keys turns each row into probabilities:
+#
+# $$P = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt d} + M\right),\qquad
+# \mathrm{softmax}(s)_j = \frac{e^{s_j}}{\sum_k e^{s_k}},$$
+#
+# where $M$ is the attention mask (zero here: one sentence, no padding).
+
+# %%
+with torch.no_grad():
+    scores = Qh @ Kh.transpose(-1, -2) / math.sqrt(d)
+    shifted = scores - scores.max(dim=-1, keepdim=True).values  # same softmax, no overflow
+    P = shifted.exp() / shifted.exp().sum(dim=-1, keepdim=True)
+assert torch.allclose(P, trace.attention(1), atol=1e-5)
+assert torch.allclose(P.sum(dim=-1), torch.ones(A, trace.seq_len), atol=1e-5)
+print(f"P {tuple(P.shape)} equals outputs.attentions[0]; max |diff| = {(P - trace.attention(1)).abs().max():.1e}; rows sum to 1")
+
+# %% [markdown]
+# ## Context vectors, merging heads, the output projection
+#
+# Each head mixes the value vectors with its probabilities, $C_h = P_h V_h$. The heads are
+# put side by side again ($n \times H$), and `attention.output.dense` projects the result:
+# $\mathrm{MultiHead}(X) = [C_1, \dots, C_A]\, W_O^\top + b_O$. (The residual and LayerNorm
+# that follow are lesson 03.) We compare the merged context with what the model's
+# `BertSelfAttention` module returns, caught with a forward hook.
+
+# %%
+with torch.no_grad():
+    context = (P @ Vh).transpose(0, 1).reshape(trace.seq_len, H)  # merge heads
+    projected = context @ model.encoder.layer[0].attention.output.dense.weight.T \
+        + model.encoder.layer[0].attention.output.dense.bias
+
+caught = {}
+hook = self_attention.register_forward_hook(lambda mod, args, out: caught.update(context=out[0][0]))
+with torch.no_grad():
+    model(input_ids=trace.input_ids[None])
+hook.remove()
+assert torch.allclose(context, caught["context"], atol=1e-5)
+print(f"context {tuple(context.shape)} matches the module; after the output dense: {tuple(projected.shape)}")
+
+# %% [markdown]
+# ## Every layer
+#
+# `self_attention_by_hand` in `helpers/rebuild.py` does the same steps as small named
+# functions (`project_qkv`, `split_heads`, `attention_scores`, `softmax_by_hand`,
+# `merge_heads`). Layer $l$ reads `hidden_states[l-1]`; its probabilities match the
+# model's for every layer:
+
+# %%
+from helpers.rebuild import self_attention_by_hand
+
+with torch.no_grad():
+    for layer in range(1, L + 1):
+        _, probs = self_attention_by_hand(model.encoder.layer[layer - 1], trace.hidden(layer - 1))
+        assert torch.allclose(probs, trace.attention(layer), atol=1e-5), layer
+print(f"all {L} layers: attention probabilities rebuilt and equal")
+
+# %% [markdown]
+# ## The attention mask
+#
+# A batch needs equal lengths, so shorter sentences are padded with `[PAD]`. The
+# `attention_mask` (1 = real, 0 = padding) becomes an additive mask: modeling_bert adds
+# $(1 - m_j)\cdot$ `finfo.min` to every score of key $j$, so after the softmax a padded key
+# gets probability 0, for every query and every head. We pad a batch of our sentence and
+# a short one to a length longer than both.
+
+# %%
+SHORT = "It rained."
+batch = tokenizer([SENTENCE, SHORT], padding="max_length", max_length=max(trace.seq_len, 6) + 2, return_tensors="pt")
+with torch.no_grad():
+    masked = model(**batch, output_attentions=True)
+    unmasked = model(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"])
+mask = batch["attention_mask"]
+print("attention_mask:\n", mask)
+pad_keys = (mask == 0)  # [batch, seq]
+on_pads = max(layer_probs[b][..., pad_keys[b]].max().item()  # [heads, queries, padded keys]
+              for layer_probs in masked.attentions for b in range(2))
+print(f"largest probability any query gives a padded key, over all layers and heads: {on_pads:.1e}")
+
+# %% [markdown]
+# With the mask, each sentence's real tokens come out exactly as if it had been run alone.
+# Without it, the real tokens attend to the `[PAD]`s and their vectors change:
+
+# %%
+for b, text in enumerate([SENTENCE, SHORT]):
+    alone = trace_text(tokenizer, model, text).last_hidden_state
+    n = alone.shape[0]
+    assert torch.allclose(masked.last_hidden_state[b, :n], alone, atol=1e-5)
+    drift = (unmasked.last_hidden_state[b, :n] - alone).abs().max().item()
+    print(f"sentence {b}: {n} real tokens; with mask equal to the solo run; without mask max |diff| = {drift:.3f}")
+
+# %% [markdown]
+# The by-hand version builds the same additive mask (`extended_attention_mask`) and
+# reproduces the padded batch's first-layer probabilities:
+
+# %%
+from helpers.rebuild import extended_attention_mask
+
+with torch.no_grad():
+    _, probs = self_attention_by_hand(model.encoder.layer[0], model.embeddings(**{k: batch[k] for k in ["input_ids", "token_type_ids"]}), mask)
+assert torch.allclose(probs, masked.attentions[0], atol=1e-5)
+additive = extended_attention_mask(mask)[1, 0, 0]
+print(f"additive mask of sentence 1: {int((additive == 0).sum())} zeros, then "
+      f"{int((additive < 0).sum())} x {additive.min().item():.2e} (torch.finfo(float32).min)")
+
+# %% [markdown]
+# ## Looking at heads
+#
+# A heatmap shows one head: rows are queries, columns the keys they attend to.
+
+# %%
+from helpers.plots import attention_heatmap
+
+import matplotlib.pyplot as plt
+
+fig, ax, im = attention_heatmap(trace.attention(1, 0), trace.tokens, title="layer 1, head 0")
+plt.show()
+top = trace.attention(1, 0).argmax(dim=-1)
+print("layer 1 head 0: each query's favourite key:", [f"{trace.tokens[q]}->{trace.tokens[k]}" for q, k in enumerate(top.tolist())])
+
+# %% [markdown]
+# Clark et al. (2019, *What Does BERT Look At? An Analysis of BERT's Attention*) found on
+# BERT-base that many heads put most of their weight on `[SEP]`, on `[CLS]`, on the
+# previous or next token, and a few track syntax. Explore the heads of the model you
+# loaded with the sliders: the explorer reuses `trace`, so the model does not run again
+# when you move them.
+
+# %%
+from helpers.explorers import AttentionHeadExplorer
+
+explorer = AttentionHeadExplorer(trace)
+explorer
+
+# %% [markdown]
+# To show that a slider move really costs no forward pass, we count forward calls with a
+# hook while we change the layer and the head from code:
+
+# %%
+calls = []
+hook = model.register_forward_hook(lambda *args: calls.append(1))
+before = explorer.image.value
+explorer.update(layer=L, head=A - 1)
+hook.remove()
+print(f"forward passes during the update: {len(calls)}; image changed: {explorer.image.value != before}")
+
+# %% [markdown]
+# ## Summary
+#
+# * Self-attention projects each token to a query, a key and a value, splits them into
+#   $A$ heads of size $H/A$, and mixes the values with $\mathrm{softmax}(QK^\top/\sqrt d + M)$.
+# * We rebuilt the probabilities of every layer and they equal `outputs.attentions`; each
+#   row sums to 1.
+# * The attention mask adds `finfo.min` to padded keys, so padding gets zero probability
+#   and real tokens come out as in an unpadded run.
+#
+# ## Exercises
+#
+# 1. Rebuild the attention matrix of the *last* layer's *last* head by hand
+#    (`[seq, seq]`), using only the weights and `trace.hidden`.
+# 2. In layer 1, head 0, which key position does the `[CLS]` query attend to most?
+#
+# Solutions: `lessons/solutions/solutions_02.py`.
+
+# %%
+from helpers.exercises.lesson02 import check_exercise_1, check_exercise_2
+
+answer_1 = None  # your code here: a [seq, seq] tensor
+check_exercise_1(answer_1, model, trace, layer=L, head=A - 1)
+
+# %%
+answer_2 = None  # your code here: an int
+check_exercise_2(answer_2, trace, layer=1, head=0)

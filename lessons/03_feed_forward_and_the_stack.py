@@ -1,0 +1,240 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 03 — Feed-forward, residuals, LayerNorm, and the whole stack
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/03_feed_forward_and_the_stack.ipynb)
+#
+# Attention is only the first half of an encoder layer. In this lesson we finish the
+# layer by hand (output projection, residuals, LayerNorm, the feed-forward block), check it
+# against every layer of the model, run the whole encoder with our own code, and count
+# where BERT's parameters live.
+#
+# The first cell installs the course when you run it on Google Colab; on your own
+# machine it does nothing.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+import sys
+
+if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+    import subprocess
+
+    subprocess.run(["git", "clone", "-q", "--depth", "1",
+                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    sys.path.insert(0, "/content/course")
+else:
+    print("Running locally: nothing to install.")
+
+# %% [markdown]
+# ## Parameters
+#
+# `MODEL` names the checkpoint (`None`: the course chooses) and `SENTENCE` is the text we
+# follow. Nothing below depends on a particular size or sentence.
+
+# %% tags=["parameters"]
+MODEL = None
+SENTENCE = "The bank by the river was unbelievably quiet this morning."
+
+# %%
+import torch
+
+from helpers.loading import load_model
+from helpers.trace import trace_text
+
+tokenizer, model = load_model(MODEL)
+config = model.config
+L, H, I = config.num_hidden_layers, config.hidden_size, config.intermediate_size
+trace = trace_text(tokenizer, model, SENTENCE)
+print(f"{L} layers, hidden {H}, intermediate {I}, activation {config.hidden_act!r}; {trace.seq_len} tokens")
+
+# %% [markdown]
+# ## The rest of one layer
+#
+# Lesson 02 stopped at the merged context $C$ of layer 1. A `BertLayer` continues in three
+# steps, each followed by a residual connection (He et al., 2016, *Deep Residual Learning*)
+# and a LayerNorm (Ba et al., 2016, *Layer Normalization*), "post-LN" as in Vaswani et al.
+# (2017):
+#
+# $$A = \mathrm{LayerNorm}\big(X + C W_O^\top + b_O\big) \qquad\text{(attention.output)}$$
+#
+# We start from the layer's input $X$ = `hidden_states[0]` and the context from lesson 02's
+# `self_attention_by_hand`:
+
+# %%
+from helpers.rebuild import layer_norm_by_hand, self_attention_by_hand
+
+layer1 = model.encoder.layer[0]
+X = trace.hidden(0)
+with torch.no_grad():
+    context, _ = self_attention_by_hand(layer1, X)
+    out = layer1.attention.output
+    attended = layer_norm_by_hand(X + context @ out.dense.weight.T + out.dense.bias, out.LayerNorm)
+print("attention block output", tuple(attended.shape))
+
+# %% [markdown]
+# ## The feed-forward block
+#
+# Every token then goes, on its own, through a two-layer network that widens to $I$ and
+# narrows back to $H$, with GELU (Hendrycks & Gimpel, 2016, *Gaussian Error Linear Units*)
+# in between, then another residual and LayerNorm:
+#
+# $$\mathrm{GELU}(x) = x\,\Phi(x) = \tfrac{x}{2}\big(1 + \mathrm{erf}(x/\sqrt2)\big),\qquad
+# \text{out} = \mathrm{LayerNorm}\big(A + \mathrm{GELU}(A W_1^\top + b_1) W_2^\top + b_2\big).$$
+#
+# `config.hidden_act` names the activation; `activation_by_hand` returns the exact erf GELU
+# for `"gelu"` and raises a clear error for an activation it does not know.
+
+# %%
+from helpers.rebuild import activation_by_hand
+
+act = activation_by_hand(config)
+with torch.no_grad():
+    inner = act(attended @ layer1.intermediate.dense.weight.T + layer1.intermediate.dense.bias)
+    layer_out = layer_norm_by_hand(
+        attended + inner @ layer1.output.dense.weight.T + layer1.output.dense.bias, layer1.output.LayerNorm)
+    assert torch.allclose(inner, layer1.intermediate(attended), atol=1e-5)  # the module's own activation
+assert torch.allclose(layer_out, trace.hidden(1), atol=1e-5)
+print(f"intermediate {tuple(inner.shape)} -> layer output {tuple(layer_out.shape)} == hidden_states[1]; "
+      f"max |diff| = {(layer_out - trace.hidden(1)).abs().max():.1e}")
+
+# %% [markdown]
+# How much do the residuals matter? Drop the second one and the output is a different
+# vector altogether; the printout measures how far it moves.
+
+# %%
+with torch.no_grad():
+    no_residual = layer_norm_by_hand(inner @ layer1.output.dense.weight.T + layer1.output.dense.bias, layer1.output.LayerNorm)
+cos = torch.nn.functional.cosine_similarity(no_residual, trace.hidden(1), dim=-1)
+print(f"without the second residual: mean cosine to the true layer-1 output {cos.mean():.3f} (1.0 = unchanged)")
+
+# %% [markdown]
+# ## Every layer, then the whole stack
+#
+# `layer_by_hand` chains these steps. Given the true input `hidden_states[l-1]`, it
+# reproduces `hidden_states[l]` for every layer $l$:
+
+# %%
+from helpers.rebuild import layer_by_hand
+
+with torch.no_grad():
+    for l in range(1, L + 1):
+        rebuilt, _ = layer_by_hand(model.encoder.layer[l - 1], trace.hidden(l - 1))
+        assert torch.allclose(rebuilt, trace.hidden(l), atol=1e-5), l
+print(f"layers 1..{L}: each equals hidden_states[l] to 1e-5")
+
+# %% [markdown]
+# Now nothing from the model's forward pass: embeddings by hand (lesson 01), then every
+# layer by hand fed with our own previous output.
+
+# %%
+from helpers.rebuild import embeddings_by_hand, encoder_by_hand
+
+with torch.no_grad():
+    states = encoder_by_hand(model, embeddings_by_hand(model, trace.input_ids, trace.token_type_ids))
+errors = [(s - t).abs().max().item() for s, t in zip(states, trace.hidden_states)]
+# float32 rounding differences compound through L layers of our own outputs, so the
+# end-to-end check allows 1e-4; per-layer checks above hold at 1e-5
+assert torch.allclose(states[-1], trace.last_hidden_state, atol=1e-4)
+print("max |diff| per stage:", " ".join(f"{e:.1e}" for e in errors))
+
+# %% [markdown]
+# ## Where the parameters are
+#
+# `parameter_breakdown` counts `numel()` over each module of the loaded model;
+# `parameter_formula` derives the same numbers from the config alone (every `nn.Linear` is a
+# weight matrix plus a bias, every LayerNorm a gain plus a bias):
+#
+# * embeddings: $(V + P + T)\,H + 2H$,
+# * attention: $4(H^2 + H) + 2H$, feed-forward: $2HI + I + H + 2H$,
+# * pooler: $H^2 + H$; total = embeddings + $L\cdot$layer + pooler.
+
+# %%
+from helpers.rebuild import parameter_breakdown, parameter_formula
+
+counted, formula = parameter_breakdown(model), parameter_formula(config)
+assert counted == formula
+for part, n in counted.items():
+    print(f"{part:<26} {n:>13,}  ({n / counted['total']:.1%})")
+
+# %%
+import matplotlib.pyplot as plt
+
+from helpers.plots import bar_chart
+
+parts = {k: counted[k] for k in ["embeddings", "all layers", "pooler"]}
+fig, ax, bars = bar_chart(parts, title="parameters of the loaded model", ylabel="parameters", log=True)
+plt.show()
+share = counted["embeddings"] / counted["total"]
+print(f"the embedding tables hold {share:.0%} of this model's parameters"
+      + (", more than all encoder layers together" if counted["embeddings"] > counted["all layers"] else ""))
+
+# %% [markdown]
+# ## BERT-base and BERT-large without downloading them
+#
+# Devlin et al. (2019, *BERT*, Section 3) give BERT-BASE ($L=12, H=768, A=12$) as 110M
+# parameters and BERT-LARGE ($L=24, H=1024, A=16$) as 340M. A `BertConfig` is enough to
+# check: built on the `meta` device a model has shapes but no memory, so counting it costs
+# nothing, and the formula must agree with it.
+
+# %%
+from transformers import BertConfig
+
+from helpers.rebuild import meta_model_parameter_count
+
+sizes = {"base": BertConfig(),  # the defaults are BERT-base
+         "large": BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)}
+claims = {"base": 110e6, "large": 340e6}
+for name, cfg in sizes.items():
+    on_meta = meta_model_parameter_count(cfg)
+    assert on_meta == parameter_formula(cfg)["total"]
+    print(f"BERT-{name:<5}: {on_meta:,} = {on_meta / 1e6:.1f}M (paper: {claims[name] / 1e6:.0f}M)")
+
+# %% [markdown]
+# The printout shows how close the counts come to the rounded figures of the paper (the
+# paper's count may differ in what it includes, e.g. the pre-training heads).
+#
+# ## Summary
+#
+# * A BERT layer is attention → dense + residual + LayerNorm → intermediate dense + GELU →
+#   output dense + residual + LayerNorm; we rebuilt it and it equals `hidden_states[l]`
+#   for every layer.
+# * Chaining our own layers from our own embeddings reproduces `last_hidden_state`.
+# * Parameter counts follow from the config; a `meta`-device model checks the formula for
+#   any size without downloading weights.
+#
+# ## Exercises
+#
+# 1. From `config` alone, how many parameters does one encoder layer have?
+# 2. How many parameters does `BertModel(sizes["large"])` have (pooler included)? Use a
+#    formula, then check with `meta_model_parameter_count`.
+# 3. Rebuild the output of the *last* encoder layer from `trace.hidden(L - 1)` without
+#    `layer_by_hand`.
+#
+# Solutions: `lessons/solutions/solutions_03.py`.
+
+# %%
+from helpers.exercises.lesson03 import check_exercise_1, check_exercise_2, check_exercise_3
+
+answer_1 = None  # your code here: an int
+check_exercise_1(answer_1, config)
+
+# %%
+answer_2 = None  # your code here: an int
+check_exercise_2(answer_2, sizes["large"])
+
+# %%
+answer_3 = None  # your code here: a [seq, hidden] tensor
+check_exercise_3(answer_3, model, trace, layer=L)
