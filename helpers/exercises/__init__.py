@@ -44,7 +44,10 @@ def wrong(message: str, hint: str) -> Feedback:
 
 
 def check_type(answer, expected_type, what: str) -> Feedback | None:
-    """``None`` when ``answer`` has the expected type, else the feedback that says so."""
+    """``None`` when ``answer`` has the expected type, else the feedback that says so.
+
+    Test the result with ``is not None``: a Feedback for a wrong answer is falsy.
+    """
     if isinstance(answer, expected_type):
         return None
     names = expected_type.__name__ if isinstance(expected_type, type) else " or ".join(t.__name__ for t in expected_type)
@@ -52,7 +55,10 @@ def check_type(answer, expected_type, what: str) -> Feedback | None:
 
 
 def check_shape(tensor, expected: tuple, what: str) -> Feedback | None:
-    """``None`` when ``tensor.shape == expected``, else feedback naming both shapes."""
+    """``None`` when ``tensor.shape == expected``, else feedback naming both shapes.
+
+    Test the result with ``is not None``: a Feedback for a wrong answer is falsy.
+    """
     shape = tuple(getattr(tensor, "shape", ()))
     if shape == tuple(expected):
         return None

@@ -1,0 +1,82 @@
+"""Checkers for lesson 04 (walking through the layers)."""
+
+from __future__ import annotations
+
+import torch
+
+from helpers import analysis
+from helpers.exercises import Feedback, check_shape, correct, wrong
+
+NO_ANSWER = "no answer given yet."
+
+
+def check_exercise_1(answer, trace) -> Feedback:
+    """The layer ``l`` whose transition ``l -> l + 1`` turns [CLS] the most."""
+    if answer is None:
+        return wrong(NO_ANSWER, "Set answer_1 to an int: the l with the lowest cosine between layer l and l + 1.")
+    if isinstance(answer, bool) or not isinstance(answer, int):
+        return wrong(f"answer should be an int layer index, but you gave a {type(answer).__name__}.",
+                     "Use int(tensor.argmin()) to turn a tensor index into an int.")
+    cos = analysis.consecutive_cosines(trace, 0)
+    expected = int(cos.argmin())
+    if answer == expected + 1:
+        return wrong(f"off by one: {answer} is the layer the transition ends at.",
+                     "Report l, the layer the transition starts from (0 = embeddings).")
+    if not 0 <= answer < trace.num_layers:
+        return wrong(f"{answer} is not a transition: valid values are 0 to {trace.num_layers - 1} "
+                     f"(l means layer l -> l + 1).", "There are L transitions for L + 1 hidden states.")
+    if answer == int(cos.argmax()):
+        return wrong(f"layer {answer} -> {answer + 1} is the transition that changes [CLS] the *least*.",
+                     "The lowest cosine means the biggest turn: use argmin, not argmax.")
+    if answer != expected:
+        return wrong(f"the cosine for {answer} -> {answer + 1} is {cos[answer]:.3f}, not the lowest.",
+                     "Compute analysis.consecutive_cosines(trace, 0) (or by hand) and take its argmin.")
+    return correct(f"layer {expected} -> {expected + 1} turns [CLS] most (cosine {cos[expected]:.3f}).")
+
+
+def check_exercise_2(my_norms, trace) -> Feedback:
+    """A function ``my_norms(trace, token)`` -> ``[L + 1]`` L2 norms."""
+    if my_norms is None:
+        return wrong(NO_ANSWER, "Define my_norms(trace, token) returning a tensor of shape [L + 1].")
+    if not callable(my_norms):
+        return wrong(f"my_norms should be a function, but you gave a {type(my_norms).__name__}.",
+                     "Write `def my_norms(trace, token): ...` and pass the function itself.")
+    for token in sorted({0, trace.seq_len // 2, trace.seq_len - 1}):
+        try:
+            result = my_norms(trace, token)
+        except Exception as err:  # noqa: BLE001 - the learner's code may fail any way
+            return wrong(f"my_norms(trace, {token}) raised {type(err).__name__}: {err}",
+                         "Use trace.hidden(layer)[token] for layer in range(trace.num_layers + 1).")
+        result = torch.as_tensor(result, dtype=torch.float32)
+        shaped = check_shape(result, (trace.num_layers + 1,), f"my_norms(trace, {token})")
+        if shaped is not None:
+            return shaped
+        expected = analysis.layer_norms(trace, token)
+        if torch.allclose(result, expected.pow(2), atol=1e-3):
+            return wrong("these are squared norms.", "Take the square root: norm = sqrt(sum of squares).")
+        if not torch.allclose(result, expected, atol=1e-4):
+            return wrong(f"for token {token} the norms differ from the model's vectors "
+                         f"(first layer: {result[0]:.3f} vs {expected[0]:.3f}).",
+                         "Norm one token's vector over the hidden dimension, at every layer including 0.")
+    return correct("your norms match for every token tried.")
+
+
+def check_exercise_3(answer, trace, token, baseline) -> Feedback:
+    """Baseline-adjusted cosine between the embedding and last layer of ``token``."""
+    if answer is None:
+        return wrong(NO_ANSWER, "Set answer_3 to a float: sim[0, L] - (baseline[0] + baseline[L]) / 2.")
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        return wrong(f"answer should be a number, but you gave a {type(answer).__name__}.", "Use .item() on a tensor.")
+    L = trace.num_layers
+    raw = float(analysis.interlayer_similarity(trace, token)[0, L])
+    expected = raw - float(baseline[0] + baseline[L]) / 2
+    if abs(value - raw) < 1e-4:
+        return wrong(f"{value:.3f} is the raw cosine: the baseline has not been subtracted.",
+                     "Subtract the mean of baseline[0] and baseline[L].")
+    if abs(value - expected) > 1e-3:
+        return wrong(f"{value:.3f} is not the adjusted value.",
+                     "Adjusted = sim[0, L] - (baseline[0] + baseline[L]) / 2, with sim from interlayer_similarity.")
+    sign = "still positive" if expected > 0 else "not positive"
+    return correct(f"adjusted similarity {expected:.3f}: {sign} once random-pair similarity is removed.")
