@@ -25,7 +25,7 @@ lab)
     ;;
 test)
     setup
-    export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg
+    export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
     "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
     "$VENV/bin/python" tests/nbval_prepare.py build/nbval
     shift

@@ -1,0 +1,68 @@
+"""Checkers for lesson 08 (using layers in practice)."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+from helpers.exercises import Feedback, correct, wrong
+
+NO_ANSWER = wrong("no answer given.", "Replace `None` with your answer and run the cell again.")
+
+
+def check_exercise_1(lrs) -> Feedback:
+    """``lrs(base_lr, decay, num_layers)`` -> [lr for embeddings, layer 1, ..., layer L]."""
+    if lrs is None:
+        return NO_ANSWER
+    if not callable(lrs):
+        return wrong(f"lrs should be a function, you gave a {type(lrs).__name__}.", "Define `def lrs(base_lr, decay, num_layers): ...`.")
+    for base, xi, n in ((1e-3, 0.8, 6), (2e-5, 0.9, 12), (0.1, 0.5, 3)):
+        expected = [base * xi ** (n + 1 - l) for l in range(n + 1)]
+        try:
+            got = list(lrs(base, xi, n))
+        except Exception as err:  # noqa: BLE001 - the learner's code
+            return wrong(f"lrs({base}, {xi}, {n}) raised {type(err).__name__}: {err}", "Return a list of floats.")
+        if len(got) != n + 1:
+            return wrong(f"lrs(..., num_layers={n}) returned {len(got)} rates, expected {n + 1}.",
+                         "One for the embeddings (index 0) and one per layer 1..L.")
+        if all(math.isclose(g, e, rel_tol=1e-9) for g, e in zip(got, expected)):
+            continue
+        if all(math.isclose(g, e, rel_tol=1e-9) for g, e in zip(got, expected[::-1])):
+            return wrong("the order is reversed: the embeddings should get the smallest rate.", "Layer l gets base * decay**(L+1-l).")
+        return wrong(f"lrs({base}, {xi}, {n}) = {got[:3]}..., expected {expected[:3]}....", "Layer l gets base * decay**(L+1-l); the head alone gets base.")
+    return correct("the lower the layer, the smaller its learning rate.")
+
+
+def check_exercise_2(kept, tokenizer, model, sentence) -> Feedback:
+    """A dict {1: tensor} equal to hidden_states[1] of ``sentence``."""
+    if kept is None:
+        return NO_ANSWER
+    if not isinstance(kept, dict):
+        return wrong(f"give the dict the context manager yielded, not a {type(kept).__name__}.", "with keep_hidden_states(model, [1]) as kept: model(**enc)")
+    if not kept:
+        return wrong("the dict is empty: the forward pass must run inside the `with` block.", "Call model(**enc) inside the with block.")
+    if set(kept) != {1}:
+        return wrong(f"you kept layers {sorted(kept)}, only layer 1 was asked for.", "Pass [1] as the layers.")
+    enc = tokenizer([sentence], return_tensors="pt", padding=True, truncation=True, max_length=32)
+    with torch.no_grad():
+        ref = model(**enc, output_hidden_states=True).hidden_states[1]
+    if kept[1].shape != ref.shape or not torch.allclose(kept[1], ref, atol=1e-5):
+        return wrong("the kept tensor is not layer 1's output for SENTENCE.", "Encode SENTENCE with encode_batch(tokenizer, [SENTENCE]).")
+    return correct("one layer kept, equal to hidden_states[1].")
+
+
+def check_exercise_3(ratio, timings) -> Feedback:
+    """plain bytes / checkpointed bytes."""
+    if ratio is None:
+        return NO_ANSWER
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
+        return wrong(f"give a number, you gave a {type(ratio).__name__}.", "timings[mode] is (bytes, seconds).")
+    expected = timings["plain"][0] / timings["checkpointed"][0]
+    if math.isclose(ratio, expected, rel_tol=1e-3):
+        return correct(f"{expected:.2f}x fewer bytes with checkpointing.")
+    if math.isclose(ratio, 1 / expected, rel_tol=1e-3):
+        return wrong("you divided the other way round.", "plain bytes / checkpointed bytes.")
+    if math.isclose(ratio, timings["plain"][1] / timings["checkpointed"][1], rel_tol=1e-3):
+        return wrong("that is the ratio of times, not bytes.", "timings[mode][0] is the bytes.")
+    return wrong(f"{ratio} is not the ratio of saved bytes.", "timings['plain'][0] / timings['checkpointed'][0].")

@@ -1,0 +1,25 @@
+"""Worked solutions for lesson 07 (plain functions; the tests run them through the checkers)."""
+
+import numpy as np
+import torch
+
+
+def exercise_1(model):
+    W, b = model.pooler.dense.weight, model.pooler.dense.bias
+
+    def pool(h_cls):
+        return torch.tanh(h_cls @ W.T + b)
+
+    return pool
+
+
+def exercise_2(probes):
+    accs = probes["mean"]
+    return max(range(len(accs)), key=accs.__getitem__)
+
+
+def exercise_3(y_true, y_pred, num_classes):
+    cm = np.zeros((num_classes, num_classes), dtype=int)
+    for t, p in zip(y_true, y_pred):
+        cm[t, p] += 1
+    return cm

@@ -1,0 +1,31 @@
+"""Lesson 07 solutions pass their checkers on the real model; typical wrong answers get the right hint."""
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.exercises.lesson07 import check_exercise_1, check_exercise_2, check_exercise_3
+from lessons.solutions import solutions_07 as sol
+
+
+def test_exercise_1(model, sample_trace):
+    assert check_exercise_1(sol.exercise_1(model), model, sample_trace).ok
+    W, b = model.pooler.dense.weight, model.pooler.dense.bias
+    fb = check_exercise_1(lambda h: h @ W.T + b, model, sample_trace)
+    assert not fb.ok and "tanh" in fb.hint
+    assert not check_exercise_1(None, model, sample_trace).ok
+
+
+def test_exercise_2():
+    probes = {"mean": [0.5, 0.9, 0.7], "cls": [0.1, 0.3, 0.8]}
+    assert check_exercise_2(sol.exercise_2(probes), probes).ok
+    fb = check_exercise_2(2, probes)
+    assert not fb.ok and "probes['mean']" in fb.hint
+    assert "does not exist" in check_exercise_2(7, probes).message
+
+
+def test_exercise_3():
+    y, p = [0, 1, 1, 2], [1, 1, 1, 2]
+    assert check_exercise_3(sol.exercise_3(y, p, 3), y, p, 3).ok
+    fb = check_exercise_3(sol.exercise_3(y, p, 3).T, y, p, 3)
+    assert not fb.ok and "cm[true, predicted]" in fb.hint

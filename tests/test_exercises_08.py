@@ -1,0 +1,31 @@
+"""Lesson 08 solutions pass their checkers on the real model; typical wrong answers get the right hint."""
+
+import torch
+
+from helpers.exercises.lesson08 import check_exercise_1, check_exercise_2, check_exercise_3
+from lessons.solutions import solutions_08 as sol
+
+SENTENCE = "add eggs to my shopping list"
+
+
+def test_exercise_1():
+    assert check_exercise_1(sol.exercise_1()).ok
+    fb = check_exercise_1(lambda b, d, n: [b * d ** l for l in range(1, n + 2)])
+    assert not fb.ok and "reversed" in fb.message
+    assert not check_exercise_1(None).ok
+
+
+def test_exercise_2(tokenizer, model):
+    assert check_exercise_2(sol.exercise_2(tokenizer, model, SENTENCE), tokenizer, model, SENTENCE).ok
+    fb = check_exercise_2({}, tokenizer, model, SENTENCE)
+    assert not fb.ok and "inside the with block" in fb.hint
+    wrong_layer = {1: torch.zeros(1, 3, model.config.hidden_size)}
+    assert not check_exercise_2(wrong_layer, tokenizer, model, SENTENCE).ok
+
+
+def test_exercise_3():
+    timings = {"plain": (1000, 1.0), "checkpointed": (100, 1.5)}
+    assert check_exercise_3(sol.exercise_3(timings), timings).ok
+    fb = check_exercise_3(0.1, timings)
+    assert not fb.ok and "other way round" in fb.message
+    assert "times" in check_exercise_3(1 / 1.5, timings).message
