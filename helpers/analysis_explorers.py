@@ -12,10 +12,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 import torch.nn.functional as F
-from matplotlib.collections import LineCollection
 
 from helpers.analysis import _check_trace, interlayer_similarity, layer_norms, load_sentences
-from helpers.analysis_plots import head_line_colors, head_line_segments, layer_labels
+from helpers.analysis_plots import head_line_colors, layer_labels, plot_head_lines
 from helpers.trace import trace_text
 from helpers.widgets import Explorer
 
@@ -151,18 +150,11 @@ class HeadLinesExplorer(Explorer):
         super().__init__(controls)
 
     def _build_figure(self, layer, head):
-        tokens = self.trace.tokens
-        n = len(tokens)
+        n = self.trace.seq_len
         fig, ax = plt.subplots(figsize=(4.5, 0.28 * n + 1.2))
-        self.lines = LineCollection(head_line_segments(n), linewidths=2)
-        ax.add_collection(self.lines)
-        for i, tok in enumerate(tokens):
-            ax.text(-0.05, -i, tok, ha="right", va="center", fontsize=8)
-            ax.text(1.05, -i, tok, ha="left", va="center", fontsize=8)
-        ax.set_xlim(-0.7, 1.7)
-        ax.set_ylim(-n + 0.5, 0.8)
-        ax.axis("off")
-        self.title = ax.set_title("", fontsize=9)
+        plot_head_lines(self._att[layer - 1, head], self.trace.tokens, ax=ax)
+        self.lines = ax.collections[0]
+        self.title = ax.title
         self._update_artists(layer, head)
         return fig
 
