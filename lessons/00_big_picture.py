@@ -170,9 +170,26 @@ print(f"mean norm: embeddings {norms[0]:.2f}, last layer {norms[-1]:.2f}")
 #
 # ## Exercises
 #
-# 1. Set `SENTENCE` to a sentence of your own with a long, rare word. How many WordPiece
-#    tokens does that word become? Use `trace.find_word`.
-# 2. Print `trace.hidden(0).shape` and `trace.attention(1).shape`. Explain each dimension
-#    using `config`.
-# 3. What happens if you ask for `trace.attention(0)`? Why is there no attention at
+# 1. How many WordPiece tokens did the longest word of `SENTENCE` become? Use
+#    `trace.find_word`.
+# 2. Give the shapes of `trace.hidden(0)` and `trace.attention(1)` as a pair of tuples, and
+#    explain each dimension using `config`.
+# 3. Which exception class does `trace.attention(0)` raise? Why is there no attention at
 #    layer 0?
+#
+# Each checker (in `helpers/exercises/lesson00.py`) says what is wrong and gives a hint;
+# worked solutions are in `lessons/solutions/solutions_00.py`.
+
+# %%
+from helpers.exercises.lesson00 import check_exercise_1, check_exercise_2, check_exercise_3
+
+answer_1 = None  # your code here: an int
+check_exercise_1(answer_1, trace, longest)
+
+# %%
+answer_2 = None  # your code here: (hidden shape, attention shape)
+check_exercise_2(answer_2, trace)
+
+# %%
+answer_3 = None  # your code here: an exception class
+check_exercise_3(answer_3)
