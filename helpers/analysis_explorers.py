@@ -80,6 +80,9 @@ class LayerWalkExplorer(Explorer):
         self._update_artists(token, layer)
         return fig
 
+    def dynamic_artists(self) -> list:
+        return [*self.norm_bars, self.sim_line, self.sim_marker, *self.dim_bars, self.suptitle]
+
     def _update_artists(self, token, layer):
         for i, bar in enumerate(self.norm_bars):
             bar.set_height(self._norms[token, i])
@@ -125,6 +128,9 @@ class HeadGridExplorer(Explorer):
         self._update_artists(layer)
         return fig
 
+    def dynamic_artists(self) -> list:
+        return [*self.images, self.suptitle]
+
     def _update_artists(self, layer):
         for h, im in enumerate(self.images):
             im.set_data(self._att[layer - 1, h])
@@ -157,6 +163,9 @@ class HeadLinesExplorer(Explorer):
         self.title = ax.title
         self._update_artists(layer, head)
         return fig
+
+    def dynamic_artists(self) -> list:
+        return [self.lines, self.title]
 
     def _update_artists(self, layer, head):
         self.lines.set_color(head_line_colors(self._att[layer - 1, head]))
@@ -193,6 +202,9 @@ class NeighbourExplorer(Explorer):
         fig.tight_layout()
         self._update_artists(token, layer)
         return fig
+
+    def dynamic_artists(self) -> list:
+        return [*self.bars, self.title]
 
     def _update_artists(self, token, layer):
         row = self._cos[layer, token]

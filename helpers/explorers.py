@@ -34,6 +34,9 @@ class AttentionHeadExplorer(Explorer):
         )
         return fig
 
+    def dynamic_artists(self) -> list:
+        return [self.im, self.ax.title]
+
     def _update_artists(self, layer: int, head: int) -> None:
         self.im.set_data(self.trace.attention(layer, head).numpy())
         self.ax.set_title(self._title(layer, head))

@@ -8,6 +8,11 @@ re-encodes the figure into an ``ipywidgets.Image``. That works the same on ipywi
 fresh seaborn figure costs. :meth:`Explorer.redraw_naive` builds the figure from scratch
 and exists only so the benchmark can show the difference.
 
+Where a subclass names the artists an update changes (``dynamic_artists()``, e.g. the
+heatmap image and the title), the static rest of the figure is drawn once and kept as a
+bitmap; an update restores that bitmap and draws only those artists (blitting), then
+encodes the canvas's pixels directly.
+
 Subclasses implement ``_build_figure(**values)`` (create fig and artists; return fig),
 ``_update_artists(**values)``, optionally ``redraw_naive(**values)`` (e.g. a fresh seaborn
 heatmap), and the classmethod ``for_benchmark(tokenizer, model)`` returning
@@ -24,9 +29,23 @@ import matplotlib.pyplot as plt
 DPI = 80
 
 def figure_png(fig) -> bytes:
-    """Encode a figure as PNG bytes (what the Image widget shows)."""
+    """Encode a figure as PNG bytes the usual way (a full draw through ``savefig``)."""
     buf = io.BytesIO()
     fig.savefig(buf, format="png", dpi=DPI)
+    return buf.getvalue()
+
+
+def canvas_png(canvas) -> bytes:
+    """Encode what an Agg canvas already holds, without drawing it again.
+
+    Fast zlib level: the images are small and re-encoded on every slider move.
+    """
+    from PIL import Image
+
+    width, height = canvas.get_width_height(physical=True)
+    image = Image.frombuffer("RGBA", (width, height), canvas.buffer_rgba(), "raw", "RGBA", 0, 1)
+    buf = io.BytesIO()
+    image.save(buf, format="PNG", compress_level=1)
     return buf.getvalue()
 
 class Explorer:
@@ -38,25 +57,65 @@ class Explorer:
         self.controls = controls
         self.values = {name: ctl.value for name, ctl in controls.items()}
         self.values.update(initial)
+        self._syncing = False
+        self._background = None
         with plt.ioff():
             self.fig = self._build_figure(**self.values)
         plt.close(self.fig)  # we show it through the Image widget, not the inline backend
-        self.image = widgets.Image(value=figure_png(self.fig), format="png")
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(self.fig)  # a canvas we can blit on, whatever the notebook backend
+        self.image = widgets.Image(value=self._render(), format="png")
         for name, ctl in controls.items():
             ctl.observe(self._on_change(name), names="value")
         self.widget = widgets.VBox([widgets.HBox(list(controls.values())), self.image])
 
     def _on_change(self, name):
         def handler(change):
-            self.update(**{name: change["new"]})
+            if not self._syncing:
+                self.update(**{name: change["new"]})
 
         return handler
 
+    def dynamic_artists(self) -> list:
+        """The artists an update changes; empty means "redraw the whole figure"."""
+        return []
+
+    def _render(self) -> bytes:
+        canvas = self.fig.canvas
+        dynamic = self.dynamic_artists()
+        if not dynamic:
+            canvas.draw()
+        else:
+            if self._background is None:
+                for artist in dynamic:
+                    artist.set_animated(True)  # left out of the static background
+                canvas.draw()
+                self._background = canvas.copy_from_bbox(self.fig.bbox)
+            canvas.restore_region(self._background)
+            for artist in dynamic:
+                self.fig.draw_artist(artist)
+        return canvas_png(canvas)
+
     def update(self, **values) -> None:
-        """Apply new control values to the existing artists and refresh the image."""
+        """Apply new control values to the existing artists and refresh the image.
+
+        Controls are moved to match, so a call from code and a slider move look the same.
+        """
         self.values.update(values)
+        self._sync_controls(values)
         self._update_artists(**self.values)
-        self.image.value = figure_png(self.fig)
+        self.image.value = self._render()
+
+    def _sync_controls(self, values) -> None:
+        self._syncing = True
+        try:
+            for name, value in values.items():
+                control = self.controls.get(name)
+                if control is not None and control.value != value:
+                    control.value = value
+        finally:
+            self._syncing = False
 
     def redraw_naive(self, **values) -> bytes:
         """The slow way, for the benchmark: a brand-new figure, encoded, then closed."""

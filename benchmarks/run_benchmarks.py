@@ -1,0 +1,262 @@
+"""Benchmark the course on this machine and write benchmarks/results.md.
+
+1. Every explorer (every subclass of helpers.widgets.Explorer found by importing all
+   helpers.* modules): median / p95 latency of ``explorer.update(**values)`` cycling
+   through the values its ``for_benchmark`` returns, and of ``redraw_naive`` (a new
+   figure each time) on the same values, in the same run, as a speed-up ratio.
+2. Every lesson executed headless (nbclient, bundled model): wall time, peak RSS of the
+   kernel process tree, and the whole course.
+
+Usage (from the repo root):
+    .venv/bin/python benchmarks/run_benchmarks.py [--updates 40] [--naive 10] [--skip-lessons]
+
+Targets (issue 6): p95 update <= 50 ms and >= 5x faster than the naive redraw; whole
+course <= 3 minutes on 2 CPU cores. A missed target is marked in the table and makes the
+script exit with status 1 (``--no-fail`` to only report).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import importlib
+import os
+import pkgutil
+import platform
+import statistics
+import sys
+import threading
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("MPLBACKEND", "Agg")
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+P95_TARGET_MS = 50.0
+SPEEDUP_TARGET = 5.0
+COURSE_TARGET_S = 180.0
+
+
+def p95(xs: list[float]) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, max(0, round(0.95 * (len(xs) - 1))))]
+
+
+def import_all_helpers() -> list[str]:
+    """Import every helpers.* module (so every Explorer subclass is defined); return failures."""
+    import helpers
+
+    failures = []
+    for info in pkgutil.walk_packages(helpers.__path__, prefix="helpers."):
+        if info.name == "helpers.__main__":
+            continue
+        try:
+            importlib.import_module(info.name)
+        except Exception as err:  # noqa: BLE001 - report, keep benchmarking the rest
+            failures.append(f"{info.name}: {type(err).__name__}: {err}")
+    return failures
+
+
+def all_subclasses(cls) -> list[type]:
+    found, todo = [], list(cls.__subclasses__())
+    while todo:
+        sub = todo.pop(0)
+        if sub not in found:
+            found.append(sub)
+            todo.extend(sub.__subclasses__())
+    return sorted(found, key=lambda c: (c.__module__, c.__qualname__))
+
+
+def time_calls(fn, values: list[dict], n: int) -> list[float]:
+    """Milliseconds per call, cycling through ``values``."""
+    out = []
+    for i in range(n):
+        v = values[i % len(values)]
+        t0 = time.perf_counter()
+        fn(**v)
+        out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def bench_explorers(n_updates: int, n_naive: int) -> tuple[list[dict], list[str]]:
+    import matplotlib.pyplot as plt
+    from tqdm.auto import tqdm
+
+    from helpers.loading import BUNDLED_MODEL, load_model
+    from helpers.widgets import Explorer
+
+    notes = [f"import failed: {f}" for f in import_all_helpers()]
+    tokenizer, model = load_model(BUNDLED_MODEL, verbose=False)
+    rows = []
+    for cls in tqdm(all_subclasses(Explorer), desc="explorers"):
+        name = f"{cls.__module__}.{cls.__qualname__}"
+        try:
+            explorer, values = cls.for_benchmark(tokenizer, model)
+        except NotImplementedError as err:
+            notes.append(f"skipped {name}: for_benchmark raises NotImplementedError ({err})")
+            continue
+        except Exception as err:  # noqa: BLE001
+            notes.append(f"skipped {name}: for_benchmark failed: {type(err).__name__}: {err}")
+            continue
+        if not values:
+            notes.append(f"skipped {name}: for_benchmark returned no values")
+            continue
+        # Count forward passes: an update must never run the model.
+        calls = []
+        hook = model.register_forward_hook(lambda *a: calls.append(1))
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):  # an explorer's own prints are not the table
+                explorer.update(**values[0])  # warm-up (first draw caches glyphs, fonts)
+                upd = time_calls(explorer.update, values, n_updates)
+                naive = time_calls(explorer.redraw_naive, values, n_naive)
+        finally:
+            hook.remove()
+        plt.close("all")
+        rows.append({
+            "name": name, "n": n_updates, "median": statistics.median(upd), "p95": p95(upd),
+            "naive_median": statistics.median(naive), "naive_p95": p95(naive),
+            "ratio": statistics.median(naive) / statistics.median(upd), "forward_calls": len(calls),
+        })
+    return rows, notes
+
+
+class PeakRSS:
+    """Poll the RSS of this process's children (the kernel and its subprocesses)."""
+
+    def __init__(self, interval: float = 0.2):
+        import psutil
+
+        self._me, self._interval, self.peak = psutil.Process(), interval, 0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def _run(self):
+        import psutil
+
+        while not self._stop.is_set():
+            total = 0
+            for p in self._me.children(recursive=True):
+                try:
+                    total += p.memory_info().rss
+                except psutil.Error:
+                    pass
+            self.peak = max(self.peak, total)
+            self._stop.wait(self._interval)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+
+def bench_lessons(pattern: str) -> list[dict]:
+    import nbformat
+    from nbclient import NotebookClient
+    from tqdm.auto import tqdm
+
+    rows = []
+    env_model = os.environ.pop("BERT_COURSE_MODEL", None)  # the bundled model, as the README says
+    try:
+        for path in tqdm(sorted((ROOT / "lessons").glob(pattern)), desc="lessons"):
+            nb = nbformat.read(path, as_version=4)
+            client = NotebookClient(nb, timeout=900, kernel_name="python3",
+                                    resources={"metadata": {"path": str(path.parent)}})
+            error = ""
+            with PeakRSS() as mem:
+                t0 = time.perf_counter()
+                try:
+                    client.execute()
+                except Exception as err:  # noqa: BLE001 - report the lesson as failed
+                    error = f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:200] if str(err).strip() else ''}"
+                wall = time.perf_counter() - t0
+            rows.append({"lesson": path.stem, "seconds": wall, "peak_mb": mem.peak / 2**20, "error": error})
+    finally:
+        if env_model is not None:
+            os.environ["BERT_COURSE_MODEL"] = env_model
+    return rows
+
+
+def machine() -> str:
+    import torch
+    import transformers
+    import ipywidgets
+    import matplotlib
+
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return (f"{platform.processor() or platform.machine()}, {cpus} CPU core(s) available, torch threads "
+            f"{torch.get_num_threads()}; Python {platform.python_version()}, torch {torch.__version__}, "
+            f"transformers {transformers.__version__}, ipywidgets {ipywidgets.__version__}, "
+            f"matplotlib {matplotlib.__version__}")
+
+
+def mark(ok: bool) -> str:
+    return "✅" if ok else "❌"
+
+
+def write_results(explorers, notes, lessons, out: Path) -> bool:
+    ok = True
+    lines = ["# Benchmark results", "", f"Generated by `benchmarks/run_benchmarks.py` on "
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "", f"Machine: {machine()}.", ""]
+    if explorers is not None:
+        lines += ["## Explorer updates (bundled all-MiniLM-L6-v2)", "",
+                  f"Target: p95 update ≤ {P95_TARGET_MS:.0f} ms and ≥ {SPEEDUP_TARGET:.0f}× faster than the naive redraw "
+                  "(a brand-new figure per change). Times include the PNG encode.", "",
+                  "| explorer | updates | median ms | p95 ms | naive median ms | naive p95 ms | speed-up | forward passes | target |",
+                  "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: |"]
+        for r in explorers:
+            good = r["p95"] <= P95_TARGET_MS and r["ratio"] >= SPEEDUP_TARGET and r["forward_calls"] == 0
+            ok &= good
+            lines.append(f"| `{r['name']}` | {r['n']} | {r['median']:.1f} | {r['p95']:.1f} | {r['naive_median']:.1f} | "
+                         f"{r['naive_p95']:.1f} | {r['ratio']:.1f}× | {r['forward_calls']} | {mark(good)} |")
+        if not explorers:
+            lines.append("| (no explorer found) | | | | | | | | |")
+        lines += [""] + [f"- {n}" for n in notes] + ([""] if notes else [])
+    if lessons is not None:
+        total = sum(r["seconds"] for r in lessons)
+        lines += ["## Lessons, headless (nbclient, bundled model)", "",
+                  "Each lesson in a fresh kernel; peak memory is the RSS of the kernel process tree.", "",
+                  "| lesson | seconds | peak RSS MB | status |", "| --- | ---: | ---: | --- |"]
+        for r in lessons:
+            ok &= not r["error"]
+            status = "ok" if not r["error"] else f"❌ {r['error'].replace('|', '/')}"
+            lines.append(f"| {r['lesson']} | {r['seconds']:.1f} | {r['peak_mb']:.0f} | {status} |")
+        course_ok = total <= COURSE_TARGET_S
+        ok &= course_ok
+        peak = max((r["peak_mb"] for r in lessons), default=0)
+        lines += [f"| **whole course** | **{total:.1f}** | **{peak:.0f}** (max) | {mark(course_ok)} target ≤ {COURSE_TARGET_S:.0f} s |", ""]
+    out.write_text("\n".join(lines) + "\n")
+    return ok
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--updates", type=int, default=40, help="timed updates per explorer")
+    ap.add_argument("--naive", type=int, default=10, help="timed naive redraws per explorer")
+    ap.add_argument("--lessons", default="[0-9]*.ipynb", help="glob of lesson notebooks to execute")
+    ap.add_argument("--skip-lessons", action="store_true")
+    ap.add_argument("--skip-explorers", action="store_true")
+    ap.add_argument("--out", default=str(ROOT / "benchmarks" / "results.md"))
+    ap.add_argument("--no-fail", action="store_true", help="exit 0 even when a target is missed")
+    args = ap.parse_args(argv)
+    if args.updates < 1 or args.naive < 1:
+        ap.error("--updates and --naive must be at least 1")
+    explorers = notes = lessons = None
+    if not args.skip_explorers:
+        explorers, notes = bench_explorers(args.updates, args.naive)
+    if not args.skip_lessons:
+        lessons = bench_lessons(args.lessons)
+    ok = write_results(explorers, notes, lessons, Path(args.out))
+    print(Path(args.out).read_text())
+    return 0 if ok or args.no_fail else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

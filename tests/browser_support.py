@@ -1,0 +1,182 @@
+"""Start JupyterLab on a free loopback port and drive it with headless Chromium (Playwright).
+
+Used by tests/test_browser.py. Kept separate so it can be reused from a shell:
+
+    .venv/bin/python -c "from tests.browser_support import *; ..."
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium")
+LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
+SCREENSHOTS = ROOT / "build" / "screenshots"
+# JupyterLab marks an error output with this mime type; stderr (warnings, tqdm) uses
+# application/vnd.jupyter.stderr and is *not* an error.
+ERROR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@contextlib.contextmanager
+def jupyter_lab(root_dir: Path = ROOT, timeout: float = 90.0):
+    """Yield ``(base_url, token)`` of a JupyterLab server; stop it afterwards."""
+    jupyter = Path(sys.executable).with_name("jupyter")
+    if not jupyter.exists():
+        raise FileNotFoundError(f"{jupyter} not found: install the course with `pip install -e .[dev]`")
+    port, token = free_port(), secrets.token_hex(16)
+    log = open(ROOT / "build" / "jupyterlab.log", "w") if (ROOT / "build").is_dir() else subprocess.DEVNULL
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+    proc = subprocess.Popen(
+        [str(jupyter), "lab", "--no-browser", f"--ServerApp.token={token}", f"--port={port}",
+         "--ServerApp.ip=127.0.0.1", "--allow-root", f"--ServerApp.root_dir={root_dir}", "--ServerApp.port_retries=0",
+         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+        stdout=log, stderr=subprocess.STDOUT, env=env,
+    )
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            if proc.poll() is not None:
+                raise RuntimeError(f"jupyter lab exited with code {proc.returncode}; see build/jupyterlab.log")
+            try:
+                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as r:
+                    json.load(r)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise TimeoutError(f"JupyterLab did not answer /api/status within {timeout:.0f} s")
+                time.sleep(0.5)
+        yield base, token
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        if log is not subprocess.DEVNULL:
+            log.close()
+
+
+def chromium_missing_reason() -> str | None:
+    if not Path(CHROMIUM).exists() and shutil.which(CHROMIUM) is None:
+        return f"{CHROMIUM} not found (Debian: apt-get install chromium; or set COURSE_CHROMIUM)"
+    try:
+        import playwright  # noqa: F401
+    except ImportError:
+        return "the playwright package is not installed (pip install playwright)"
+    return None
+
+
+def open_notebook(page, base: str, token: str, rel_path: str) -> None:
+    page.goto(f"{base}/lab/tree/{rel_path}?token={token}", wait_until="domcontentloaded")
+    page.wait_for_selector(".jp-NotebookPanel .jp-Cell", state="attached", timeout=60_000)
+    # The kernel must be connected before Run All, or the first cells are dropped.
+    wait_kernel_idle(page, timeout_s=90)
+
+
+def kernel_status(page) -> str:
+    """'idle', 'busy', ... from the notebook toolbar / status bar."""
+    return page.evaluate(
+        """() => {
+            const el = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-Notebook-ExecutionIndicator');
+            if (el) return el.getAttribute('data-status') || '';
+            return '';
+        }"""
+    )
+
+
+def wait_kernel_idle(page, timeout_s: float) -> None:
+    deadline = time.monotonic() + timeout_s
+    idle_since = None
+    while time.monotonic() < deadline:
+        status = kernel_status(page)
+        if status == "idle":
+            idle_since = idle_since or time.monotonic()
+            if time.monotonic() - idle_since > 1.5:  # stay idle a moment: Run All queues cells
+                return
+        else:
+            idle_since = None
+        page.wait_for_timeout(250)
+    raise TimeoutError(f"kernel not idle after {timeout_s:.0f} s (last status {kernel_status(page)!r})")
+
+
+def run_all_cells(page, timeout_s: float) -> None:
+    """Menu Run > Run All Cells (the command palette steals no focus this way)."""
+    page.keyboard.press("Escape")
+    page.locator(".lm-MenuBar-itemLabel", has_text="Run").first.click()
+    page.locator(".lm-Menu-itemLabel", has_text="Run All Cells").first.click()
+    # Wait until every code cell has an execution count (no '[*]' or '[ ]' prompts left).
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        pending = page.evaluate(
+            """() => [...document.querySelectorAll('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-CodeCell .jp-InputArea-prompt')]
+                  .filter(p => !/\\[\\d+\\]/.test(p.textContent)).length"""
+        )
+        if pending == 0:
+            break
+        page.wait_for_timeout(500)
+    else:
+        raise TimeoutError(f"cells still pending after {timeout_s:.0f} s")
+    wait_kernel_idle(page, timeout_s=60)
+
+
+def error_outputs(page) -> list[str]:
+    """Texts of error outputs (a traceback), not of stderr streams."""
+    return page.eval_on_selector_all(ERROR_OUTPUT, "els => els.map(e => e.innerText.slice(0, 2000))")
+
+
+def widget_images_src(page) -> list[str]:
+    return page.eval_on_selector_all(".jp-OutputArea-output .widget-image", "els => els.map(e => e.src)")
+
+
+def move_first_slider(page) -> tuple[str, str]:
+    """Type a new value into the first IntSlider's readout; return (old, new) value."""
+    readouts = page.locator(".widget-slider .widget-readout")
+    # The first slider whose readout shows an integer (hidden or float sliders are skipped).
+    readout = next((readouts.nth(i) for i in range(readouts.count())
+                    if readouts.nth(i).text_content().strip().lstrip("-").isdigit()), None)
+    if readout is None:
+        raise AssertionError("no IntSlider with a visible integer readout")
+    readout.scroll_into_view_if_needed()
+    old = readout.text_content().strip()
+    slider = readout.locator("xpath=ancestor::*[contains(@class,'widget-slider')][1]")
+    # Pick another value in range: min/max come from the noUiSlider (v8) / jQuery UI (v7) handle.
+    bounds = slider.evaluate(
+        """el => { const h = el.querySelector('[aria-valuemin]');
+                   return h ? [h.getAttribute('aria-valuemin'), h.getAttribute('aria-valuemax')] : null; }"""
+    )
+    lo, hi = (int(float(b)) for b in bounds) if bounds else (0, int(old) + 1)
+    new = str(lo if int(old) != lo else min(hi, lo + 1))
+    readout.click()
+    page.keyboard.press("Control+A")
+    page.keyboard.type(new)
+    page.keyboard.press("Enter")
+    return old, new
+
+
+def shutdown_sessions(base: str, token: str) -> None:
+    """Stop every kernel the server started, so lessons do not pile up in memory."""
+    req = urllib.request.Request(f"{base}/api/sessions?token={token}")
+    with urllib.request.urlopen(req, timeout=10) as r:
+        sessions = json.load(r)
+    for s in sessions:
+        urllib.request.urlopen(
+            urllib.request.Request(f"{base}/api/sessions/{s['id']}?token={token}", method="DELETE"), timeout=30
+        ).close()
