@@ -43,6 +43,9 @@ def wrong(message: str, hint: str) -> Feedback:
     return Feedback(False, message, hint)
 
 
+NO_ANSWER = wrong("no answer given.", "Replace `None` with your answer, then run the cell again.")
+
+
 def check_type(answer, expected_type, what: str) -> Feedback | None:
     """``None`` when ``answer`` has the expected type, else the feedback that says so.
 

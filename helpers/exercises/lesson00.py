@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-from helpers.exercises import Feedback, correct, wrong
-
-NO_ANSWER = wrong("no answer given.", "Replace `None` with your code, then run the cell again.")
+from helpers.exercises import Feedback, NO_ANSWER, correct, wrong
 
 
 def check_exercise_1(answer, trace, word: str) -> Feedback:

@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from helpers.exercises import Feedback, check_shape, check_type, correct, wrong
+from helpers.exercises import Feedback, NO_ANSWER, check_shape, check_type, correct, wrong
 from helpers.rebuild import embeddings_by_hand, layer_norm_by_hand, static_word_vector
-
-NO_ANSWER = wrong("no answer given.", "Replace `None` with your code, then run the cell again.")
 
 
 def check_exercise_1(answer, trace, word: str) -> Feedback:

@@ -6,10 +6,8 @@ import math
 
 import torch
 
-from helpers.exercises import Feedback, check_shape, check_type, correct, wrong
+from helpers.exercises import Feedback, NO_ANSWER, check_shape, check_type, correct, wrong
 from helpers.rebuild import project_qkv, split_heads
-
-NO_ANSWER = wrong("no answer given.", "Replace `None` with your code, then run the cell again.")
 
 
 def check_exercise_1(answer, model, trace, layer: int, head: int) -> Feedback:

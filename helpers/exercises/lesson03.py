@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from helpers.exercises import Feedback, check_shape, check_type, correct, wrong
+from helpers.exercises import Feedback, NO_ANSWER, check_shape, check_type, correct, wrong
 from helpers.rebuild import (
     _gelu_tanh,
     attention_output_by_hand,
@@ -13,8 +13,6 @@ from helpers.rebuild import (
     parameter_formula,
     self_attention_by_hand,
 )
-
-NO_ANSWER = wrong("no answer given.", "Replace `None` with your code, then run the cell again.")
 
 
 def _check_int(answer, what):
