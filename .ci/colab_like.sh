@@ -1,28 +1,43 @@
 #!/usr/bin/env bash
-# A second environment with the versions Colab ships, then every lesson headless in it.
-#   ipywidgets 7.7.1 (Colab's front end), transformers 5.15.*, torch 2.13.0 CPU.
-# Python: Colab runs 3.13 (COLAB_PYTHON may point at a 3.13 interpreter), but no CPU build of
-# torch for cp313 is reachable here (PyPI's cp313 wheel is the CUDA build: it fails to import
-# without ~3 GB of nvidia-* wheels; download.pytorch.org is not reachable). So the default is
-# Python 3.11 with the local torch==2.13.0+cpu wheel -- the one documented difference from Colab.
+# A second environment with the versions Colab ships, then every lesson headless in it:
+#   Python 3.13, torch 2.11, transformers 5.15.*, ipywidgets 7.7.1 (Colab's front end).
+# torch: PyPI's cp313 wheel of 2.11.0 is a CUDA build (about 3 GB with its nvidia-* wheels,
+# about a minute to install here); it runs on the CPU like Colab's CPU runtime. The main
+# environment uses the local CPU build of 2.13.0 instead (see course.sh).
+# Overrides: COLAB_PYTHON (interpreter), COLAB_VENV (folder), COLAB_TORCH (version).
 # Exit status: non-zero when any lesson fails. Prints one PASS/FAIL line per lesson.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${COLAB_VENV:-.venv-colab}
-PY=${COLAB_PYTHON:-/root/.pyenv/versions/3.11.7/bin/python}
-[ -x "$PY" ] || PY=python3.11
+TORCH=${COLAB_TORCH:-2.11.0}
+PY=${COLAB_PYTHON:-}
+if [ -z "$PY" ]; then
+    for candidate in /root/.pyenv/versions/3.13*/bin/python "$HOME"/.pyenv/versions/3.13*/bin/python \
+                     "$(command -v python3.13 || true)"; do
+        if [ -x "$candidate" ]; then PY=$candidate; break; fi
+    done
+fi
+if [ -z "$PY" ] || [ ! -x "$PY" ]; then
+    echo "colab-like: no Python 3.13 interpreter found (Colab runs 3.13); set COLAB_PYTHON=/path/to/python3.13" >&2
+    exit 1
+fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg PIP_DISABLE_PIP_VERSION_CHECK=1
 
 t0=$(date +%s)
+want=$("$PY" -c 'import sys; print(sys.version_info[:2])')
+if [ -x "$VENV/bin/python" ] && [ "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" != "$want" ]; then
+    rm -rf "$VENV"  # made by another Python (an older version of this script used 3.11)
+fi
 if [ ! -x "$VENV/bin/python" ]; then "$PY" -m venv "$VENV"; fi
 CONSTRAINTS=$(mktemp)
 trap 'rm -f "$CONSTRAINTS"' EXIT
-cat > "$CONSTRAINTS" <<'PINS'
+cat > "$CONSTRAINTS" <<PINS
 ipywidgets==7.7.1
 transformers==5.15.*
-torch==2.13.0
+torch==$TORCH
 PINS
-"$VENV/bin/python" -m pip install -q "torch==2.13.0" -c "$CONSTRAINTS"
+"$VENV/bin/python" -m pip install -q --upgrade pip
+"$VENV/bin/python" -m pip install -q "torch==$TORCH" -c "$CONSTRAINTS"
 "$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext -c "$CONSTRAINTS"
 "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
 t1=$(date +%s)
@@ -32,6 +47,7 @@ print(f"colab-like env: Python {platform.python_version()}, torch {torch.__versi
       f"transformers {transformers.__version__}, ipywidgets {ipywidgets.__version__}")
 assert ipywidgets.__version__ == "7.7.1", ipywidgets.__version__
 assert transformers.__version__.startswith("5.15."), transformers.__version__
+assert platform.python_version_tuple()[:2] == ("3", "13"), platform.python_version()
 PY
 
 status=0
@@ -57,4 +73,23 @@ sys.exit(1 if failed else 0)
 PY
 t2=$(date +%s)
 echo "colab-like: install $((t1 - t0)) s, lessons $((t2 - t1)) s"
+
+# The ipywidgets 7 *front end* in a real browser: JupyterLab 3.5 with jupyterlab_widgets 1.1
+# (the widgets-7 JavaScript; JupyterLab 4 only renders widgets 8), the same browser test as
+# the main suite, lessons run by this environment's kernel. COLAB_BROWSER=0 skips it.
+if [ "${COLAB_BROWSER:-1}" != "0" ]; then
+    "$VENV/bin/python" -m pip install -q "jupyterlab==3.5.*" "jupyterlab_widgets<2" "notebook<7" \
+        "jupyterlab_pygments<0.3" pytest playwright -c "$CONSTRAINTS"
+    "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
+    "$VENV/bin/jupyter" labextension disable jupyterlab-jupytext >/dev/null 2>&1 || true  # built for Lab 4
+    "$VENV/bin/python" - <<'PY'
+import importlib.metadata as md
+print("colab-like front end: JupyterLab", md.version("jupyterlab"), "+ jupyterlab_widgets",
+      md.version("jupyterlab_widgets"), "(ipywidgets 7 JavaScript)")
+PY
+    mkdir -p build
+    COURSE_SCREENSHOTS=build/screenshots-colab "$VENV/bin/python" -m pytest tests/test_browser.py -q || status=$?
+    t3=$(date +%s)
+    echo "colab-like: front-end install + browser test $((t3 - t2)) s"
+fi
 exit $status

@@ -157,7 +157,7 @@ class HeadLinesExplorer(Explorer):
 
     def _build_figure(self, layer, head):
         n = self.trace.seq_len
-        fig, ax = plt.subplots(figsize=(4.5, 0.28 * n + 1.2))
+        fig, ax = plt.subplots(figsize=(4.5, 0.28 * n + 1.5))
         plot_head_lines(self._att[layer - 1, head], self.trace.tokens, ax=ax)
         self.lines = ax.collections[0]
         self.title = ax.title
@@ -169,7 +169,7 @@ class HeadLinesExplorer(Explorer):
 
     def _update_artists(self, layer, head):
         self.lines.set_color(head_line_colors(self._att[layer - 1, head]))
-        self.title.set_text(f"layer {layer}, head {head}: query (left) -> key (right)")
+        self.title.set_text(f"layer {layer}, head {head}")  # short: the title is redrawn on every move
 
     @classmethod
     def for_benchmark(cls, tokenizer, model):

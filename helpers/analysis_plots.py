@@ -169,8 +169,10 @@ def plot_head_lines(weights, tokens, ax=None, title=""):
     for i, tok in enumerate(tokens):
         ax.text(-0.05, -i, tok, ha="right", va="center", fontsize=8)
         ax.text(1.05, -i, tok, ha="left", va="center", fontsize=8)
+    ax.text(-0.05, 1, "query", ha="right", va="center", fontsize=8, fontweight="bold")
+    ax.text(1.05, 1, "key", ha="left", va="center", fontsize=8, fontweight="bold")
     ax.set_xlim(-0.6, 1.6)
-    ax.set_ylim(-n + 0.5, 0.5)
+    ax.set_ylim(-n + 0.5, 1.5)
     ax.axis("off")
     ax.set_title(title)
     return ax

@@ -1,8 +1,10 @@
 """The "type a sentence, see the logits" box of lesson 07.
 
 A Text box and a Button: clicking runs the model once on the NEW sentence (a new input,
-not a slider move), then only changes the existing bars (``set_height``), tick labels and
-title. Results are cached per sentence, so re-showing a sentence never re-runs the model.
+not a slider move), then only changes the existing bars (``set_height``, colour) and the
+title, and redraws just those. The y-scale is shared by every sentence and widens only
+when a logit falls outside it. Results are cached per sentence, so re-showing a sentence
+never re-runs the model.
 """
 
 from __future__ import annotations
@@ -11,7 +13,7 @@ import torch
 
 from helpers.classify import extract_features
 from helpers.classify_plots import plot_logits
-from helpers.widgets import Explorer, figure_png
+from helpers.widgets import Explorer
 
 
 class LogitsBox(Explorer):
@@ -46,9 +48,14 @@ class LogitsBox(Explorer):
     def _build_figure(self, sentence):
         logits = self.logits_for(sentence)
         self.ax, self.bars = plot_logits(logits.numpy(), self.names)
+        self.zero_line = self.ax.lines[0]  # the axhline at 0, drawn over the bars
+        self._ylim = None
         self._update_artists(sentence)
         self.ax.figure.tight_layout()  # leave room for the title set just above
         return self.ax.figure
+
+    def dynamic_artists(self) -> list:
+        return [*self.bars, self.zero_line, self.ax.title]
 
     def _update_artists(self, sentence):
         logits = self.logits_for(sentence)
@@ -56,10 +63,23 @@ class LogitsBox(Explorer):
         for i, (bar, value) in enumerate(zip(self.bars, logits.tolist())):
             bar.set_height(value)
             bar.set_color("tab:orange" if i == pred else "tab:blue")
-        lo, hi = float(logits.min()), float(logits.max())
-        self.ax.set_ylim(min(lo, 0) - 0.5, max(hi, 0) + 0.5)
+        self._fit_ylim(float(logits.min()), float(logits.max()))
         self.ax.set_title(f"{sentence[:50]!r} -> id {pred} ({self.names[pred]})", fontsize=9)
         self.prediction = pred
+
+    def _fit_ylim(self, lo: float, hi: float) -> None:
+        """One y-scale for every sentence, widened (with headroom) only when a logit falls
+        outside it: bars stay comparable across sentences, and an unchanged axis lets an
+        update redraw only the bars and the title."""
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+        if self._ylim is not None and self._ylim[0] <= lo and hi <= self._ylim[1]:
+            return
+        if self._ylim is not None:
+            lo, hi = min(lo, self._ylim[0]), max(hi, self._ylim[1])
+        pad = 0.25 * (hi - lo) + 0.5
+        self._ylim = (lo - pad, hi + pad)
+        self.ax.set_ylim(*self._ylim)
+        self._static_changed()
 
     def update(self, **values) -> None:
         try:

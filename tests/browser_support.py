@@ -22,7 +22,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = os.environ.get("COURSE_CHROMIUM", "/usr/bin/chromium")
 LAUNCH_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update"]
-SCREENSHOTS = ROOT / "build" / "screenshots"
+SCREENSHOTS = Path(os.environ.get("COURSE_SCREENSHOTS", ROOT / "build" / "screenshots"))
 # JupyterLab marks an error output with this mime type; stderr (warnings, tqdm) uses
 # application/vnd.jupyter.stderr and is *not* an error.
 ERROR_OUTPUT = '.jp-OutputArea-output[data-mime-type="application/vnd.jupyter.error"]'
@@ -46,7 +46,7 @@ def jupyter_lab(root_dir: Path = ROOT, timeout: float = 90.0):
     proc = subprocess.Popen(
         [str(jupyter), "lab", "--no-browser", f"--ServerApp.token={token}", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", "--allow-root", f"--ServerApp.root_dir={root_dir}", "--ServerApp.port_retries=0",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+         *_quiet_lab_flags()],
         stdout=log, stderr=subprocess.STDOUT, env=env,
     )
     base = f"http://127.0.0.1:{port}"
@@ -72,6 +72,16 @@ def jupyter_lab(root_dir: Path = ROOT, timeout: float = 90.0):
             proc.kill()
         if log is not subprocess.DEVNULL:
             log.close()
+
+
+def _quiet_lab_flags() -> list[str]:
+    """No news popup, no update check: JupyterLab 4 options (Lab 3, used to test the
+    ipywidgets 7 front end, has neither and refuses to load with them)."""
+    from importlib.metadata import version
+
+    if int(version("jupyterlab").split(".")[0]) < 4:
+        return []
+    return ["--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"]
 
 
 def chromium_missing_reason() -> str | None:

@@ -115,3 +115,20 @@ def test_logits_box_updates_bars_and_caches(tokenizer, model, data):
     assert [b.get_height() for b in box.bars] == before_heights, "an empty sentence changes nothing"
     b2, values = LogitsBox.for_benchmark(tokenizer, model)
     b2.update(**values[0])
+
+
+def test_logits_box_keeps_one_y_scale_that_holds_every_logit(tokenizer, model, data):
+    from helpers.classify_widgets import LogitsBox
+
+    train, _, ft, _ = data
+    L = ft.num_layers
+    head = train_head(ft.layer(L, "cls"), train.labels, train.num_classes, progress=False)
+    box = LogitsBox(tokenizer, model, head, train.names, layer=L, sentence=train.texts[0])
+    limits = [box.ax.get_ylim()]
+    for text in train.texts[:: max(1, len(train.texts) // 8)]:
+        box.update(sentence=text)
+        lo, hi = box.ax.get_ylim()
+        logits = box.logits_for(text)
+        assert lo < min(0.0, float(logits.min())) and max(0.0, float(logits.max())) < hi, "a bar is cut off"
+        assert lo <= limits[-1][0] and hi >= limits[-1][1], "the scale must never shrink between sentences"
+        limits.append((lo, hi))
