@@ -138,7 +138,9 @@ def plot_layer_head_table(values, ax=None, title="", cbar_label="", cmap="viridi
     ax.set_title(title)
     if annotate if annotate is not None else values.size <= 12 * 12:
         for (i, j), v in np.ndenumerate(values):
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6, color="white")
+            r, g, b, _ = im.cmap(im.norm(v))
+            dark_cell = 0.299 * r + 0.587 * g + 0.114 * b < 0.5  # readable on light and dark colormaps
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6, color="white" if dark_cell else "black")
     ax.figure.colorbar(im, ax=ax, fraction=0.04, label=cbar_label)
     return ax
 

@@ -10,8 +10,12 @@ and exists only so the benchmark can show the difference.
 
 Where a subclass names the artists an update changes (``dynamic_artists()``, e.g. the
 heatmap image and the title), the static rest of the figure is drawn once and kept as a
-bitmap; an update restores that bitmap and draws only those artists (blitting), then
-encodes the canvas's pixels directly.
+bitmap; an update restores that bitmap and draws only those artists, plus the axes frame
+drawn above them, in the order a full draw uses (blitting), so the picture is the same,
+pixel for pixel, as drawing everything again (``tests/test_widgets.py`` checks this). The
+canvas's pixels are then encoded by a small PNG writer (:func:`canvas_png`). When an update
+must change a static part (an axis limit), it calls ``_static_changed()`` and that one
+render draws the whole figure.
 
 Subclasses implement ``_build_figure(**values)`` (create fig and artists; return fig),
 ``_update_artists(**values)``, optionally ``redraw_naive(**values)`` (e.g. a fresh seaborn

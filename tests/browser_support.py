@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
 from pathlib import Path
@@ -41,12 +42,18 @@ def jupyter_lab(root_dir: Path = ROOT, timeout: float = 90.0):
     if not jupyter.exists():
         raise FileNotFoundError(f"{jupyter} not found: install the course with `pip install -e .[dev]`")
     port, token = free_port(), secrets.token_hex(16)
+    state = tempfile.TemporaryDirectory(prefix="course-lab-")  # settings + workspaces of this run only
+    settings = Path(state.name) / "settings" / "@jupyterlab" / "apputils-extension"
+    settings.mkdir(parents=True)
+    # No "get notified about Jupyter news?" toast over the screenshots, no update check.
+    (settings / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false", "checkForUpdates": False}))
     log = open(ROOT / "build" / "jupyterlab.log", "w") if (ROOT / "build").is_dir() else subprocess.DEVNULL
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
     proc = subprocess.Popen(
         [str(jupyter), "lab", "--no-browser", f"--ServerApp.token={token}", f"--port={port}",
          "--ServerApp.ip=127.0.0.1", "--allow-root", f"--ServerApp.root_dir={root_dir}", "--ServerApp.port_retries=0",
-         *_quiet_lab_flags()],
+         f"--LabApp.user_settings_dir={Path(state.name) / 'settings'}",
+         f"--LabApp.workspaces_dir={Path(state.name) / 'workspaces'}", *_quiet_lab_flags()],
         stdout=log, stderr=subprocess.STDOUT, env=env,
     )
     base = f"http://127.0.0.1:{port}"
@@ -72,6 +79,7 @@ def jupyter_lab(root_dir: Path = ROOT, timeout: float = 90.0):
             proc.kill()
         if log is not subprocess.DEVNULL:
             log.close()
+        state.cleanup()
 
 
 def _quiet_lab_flags() -> list[str]:
@@ -95,7 +103,8 @@ def chromium_missing_reason() -> str | None:
 
 
 def open_notebook(page, base: str, token: str, rel_path: str) -> None:
-    page.goto(f"{base}/lab/tree/{rel_path}?token={token}", wait_until="domcontentloaded")
+    # ?reset: a fresh workspace, so the tabs of earlier lessons do not pile up
+    page.goto(f"{base}/lab/tree/{rel_path}?reset&token={token}", wait_until="domcontentloaded")
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", state="attached", timeout=60_000)
     # The kernel must be connected before Run All, or the first cells are dropped.
     wait_kernel_idle(page, timeout_s=90)
@@ -157,7 +166,12 @@ def widget_images_src(page) -> list[str]:
 
 
 def move_first_slider(page) -> tuple[str, str]:
-    """Type a new value into the first IntSlider's readout; return (old, new) value."""
+    """Type a new value into the first IntSlider's readout; return (old, new) value.
+
+    The range comes from the slider handle's aria attributes where the front end sets them
+    (ipywidgets 8); the ipywidgets 7 (jQuery UI) handle has none, so there one step up is
+    tried, then one step down, and the readout tells which one the slider accepted.
+    """
     readouts = page.locator(".widget-slider .widget-readout")
     # The first slider whose readout shows an integer (hidden or float sliders are skipped).
     readout = next((readouts.nth(i) for i in range(readouts.count())
@@ -167,18 +181,24 @@ def move_first_slider(page) -> tuple[str, str]:
     readout.scroll_into_view_if_needed()
     old = readout.text_content().strip()
     slider = readout.locator("xpath=ancestor::*[contains(@class,'widget-slider')][1]")
-    # Pick another value in range: min/max come from the noUiSlider (v8) / jQuery UI (v7) handle.
     bounds = slider.evaluate(
         """el => { const h = el.querySelector('[aria-valuemin]');
                    return h ? [h.getAttribute('aria-valuemin'), h.getAttribute('aria-valuemax')] : null; }"""
     )
-    lo, hi = (int(float(b)) for b in bounds) if bounds else (0, int(old) + 1)
-    new = str(lo if int(old) != lo else min(hi, lo + 1))
-    readout.click()
-    page.keyboard.press("Control+A")
-    page.keyboard.type(new)
-    page.keyboard.press("Enter")
-    return old, new
+    if bounds:
+        lo, hi = (int(float(b)) for b in bounds)
+        candidates = [str(lo if int(old) != lo else min(hi, lo + 1))]
+    else:
+        candidates = [str(int(old) + 1), str(int(old) - 1)]
+    for new in candidates:
+        readout.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.type(new)
+        page.keyboard.press("Enter")
+        page.wait_for_timeout(300)
+        if readout.text_content().strip() == new:  # accepted, not clamped back to the old value
+            return old, new
+    raise AssertionError(f"the slider at {old} accepted none of {candidates}")
 
 
 def shutdown_sessions(base: str, token: str) -> None:

@@ -76,6 +76,11 @@ def test_layer_head_table(sample_trace):
     ax = plots.plot_layer_head_table(ent, title="entropy")
     assert ax.images[0].get_array().shape == tuple(ent.shape)
     assert len(ax.texts) == ent.numel()
+    # light cells get dark text: on "Blues" the smallest value is near white
+    ax = plots.plot_layer_head_table(ent, cmap="Blues")
+    low = np.unravel_index(int(ent.argmin()), tuple(ent.shape))
+    text_at = {(round(t.get_position()[1]), round(t.get_position()[0])): t for t in ax.texts}
+    assert matplotlib.colors.to_hex(text_at[low].get_color()) == "#000000"
 
 
 def test_head_lines(sample_trace):

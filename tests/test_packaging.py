@@ -61,3 +61,17 @@ def test_readme_lesson_table_has_every_lesson_with_a_badge():
         assert line, f"README lesson table lacks lesson {source.stem[:2]}"
         match = BADGE.search(line)
         assert match and match["path"] == f"lessons/{source.stem}.ipynb", f"README row for {source.stem}: badge"
+
+
+def test_readme_shows_the_latest_benchmark():
+    """The README's speed figures are the ones in benchmarks/results.md (the script writes both)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("run_benchmarks", ROOT / "benchmarks" / "run_benchmarks.py")
+    rb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(rb)
+    readme = (ROOT / "README.md").read_text()
+    block = readme.split(rb.README_START, 1)[1].split(rb.README_END, 1)[0].strip()
+    results = (ROOT / "benchmarks" / "results.md").read_text()
+    assert block == rb.readme_block(results).strip(), "README speed table differs from benchmarks/results.md: rerun the benchmark"
+    assert "❌" not in block, "the latest benchmark misses a target"
