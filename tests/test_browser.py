@@ -3,7 +3,8 @@
 For each lesson: open it, Run All Cells, wait for the kernel to be idle, assert there is no
 error output, save a screenshot to build/screenshots/, and -- when the lesson shows an
 explorer -- type a new value into a slider's readout and assert the figure changed (the
-widget Image's src changed).
+widget Image's src changed); where it shows a text box with a button (lesson 07's logits
+box), type a new sentence, click, and assert the same.
 
 The notebooks are copied to a temporary root (with data/ and helpers/ linked) so JupyterLab's
 autosave can never write outputs into the committed lessons/*.ipynb.
@@ -83,6 +84,8 @@ def _run_and_check(page, notebook):
     errors = bs.error_outputs(page)
     assert not errors, f"{notebook.name}: {len(errors)} error output(s) in the browser:\n" + "\n---\n".join(errors)
 
+    if page.locator(".widget-text input").count() and page.locator("button.jupyter-button").count():
+        _type_and_click(page, notebook)
     sliders = page.locator(".widget-slider .widget-readout")
     if sliders.count() == 0:
         # Only the slider step is skipped; the lesson has run and been checked above.
@@ -100,3 +103,20 @@ def _run_and_check(page, notebook):
     page.screenshot(path=str(bs.SCREENSHOTS / f"{notebook.stem}_slider.png"), full_page=False)
     assert bs.widget_images_src(page) != before, f"{notebook.name}: slider {old} -> {new} did not change the figure"
     assert not bs.error_outputs(page), f"{notebook.name}: moving the slider produced an error output"
+
+
+def _type_and_click(page, notebook):
+    """A text box + button explorer (lesson 07's logits box): type a new sentence, click."""
+    before = bs.widget_images_src(page)
+    assert before, f"{notebook.name}: a text box but no widget Image"
+    box = page.locator(".widget-text input").first
+    box.scroll_into_view_if_needed()
+    box.fill("could you wake me up at half past six tomorrow")
+    page.locator("button.jupyter-button").first.click()
+    page.wait_for_function(
+        """before => { const now = [...document.querySelectorAll('.jp-OutputArea-output .widget-image')].map(e => e.src);
+                       return now.some((s, i) => s !== before[i]); }""",
+        arg=before, timeout=30_000,  # a new sentence runs the model once
+    )
+    page.screenshot(path=str(bs.SCREENSHOTS / f"{notebook.stem}_textbox.png"), full_page=False)
+    assert not bs.error_outputs(page), f"{notebook.name}: clicking the button produced an error output"
