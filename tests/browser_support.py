@@ -165,6 +165,15 @@ def widget_images_src(page) -> list[str]:
     return page.eval_on_selector_all(".jp-OutputArea-output .widget-image", "els => els.map(e => e.src)")
 
 
+def wait_for_image_change(page, before: list[str], timeout_ms: int) -> None:
+    """Wait until some widget Image shows another picture than in ``before``."""
+    page.wait_for_function(
+        """before => { const now = [...document.querySelectorAll('.jp-OutputArea-output .widget-image')].map(e => e.src);
+                       return now.some((s, i) => s !== before[i]); }""",
+        arg=before, timeout=timeout_ms,
+    )
+
+
 def move_first_slider(page) -> tuple[str, str]:
     """Type a new value into the first IntSlider's readout; return (old, new) value.
 

@@ -93,12 +93,7 @@ def _run_and_check(page, notebook):
     before = bs.widget_images_src(page)
     assert before, f"{notebook.name}: a slider but no widget Image"
     old, new = bs.move_first_slider(page)
-    deadline_ms = 10_000
-    page.wait_for_function(
-        """before => { const now = [...document.querySelectorAll('.jp-OutputArea-output .widget-image')].map(e => e.src);
-                       return now.some((s, i) => s !== before[i]); }""",
-        arg=before, timeout=deadline_ms,
-    )
+    bs.wait_for_image_change(page, before, timeout_ms=10_000)
     page.locator(".widget-slider").first.scroll_into_view_if_needed()
     page.screenshot(path=str(bs.SCREENSHOTS / f"{notebook.stem}_slider.png"), full_page=False)
     assert bs.widget_images_src(page) != before, f"{notebook.name}: slider {old} -> {new} did not change the figure"
@@ -113,10 +108,6 @@ def _type_and_click(page, notebook):
     box.scroll_into_view_if_needed()
     box.fill("could you wake me up at half past six tomorrow")
     page.locator("button.jupyter-button").first.click()
-    page.wait_for_function(
-        """before => { const now = [...document.querySelectorAll('.jp-OutputArea-output .widget-image')].map(e => e.src);
-                       return now.some((s, i) => s !== before[i]); }""",
-        arg=before, timeout=30_000,  # a new sentence runs the model once
-    )
+    bs.wait_for_image_change(page, before, timeout_ms=30_000)  # a new sentence runs the model once
     page.screenshot(path=str(bs.SCREENSHOTS / f"{notebook.stem}_textbox.png"), full_page=False)
     assert not bs.error_outputs(page), f"{notebook.name}: clicking the button produced an error output"
