@@ -33,6 +33,7 @@ import zlib
 import matplotlib.pyplot as plt
 import numpy as np
 
+
 def figure_png(fig) -> bytes:
     """Encode a figure as PNG bytes the usual way: a full draw through ``savefig``, at the
     figure's own dpi so the picture matches what an explorer shows."""
