@@ -46,6 +46,11 @@ def wrong(message: str, hint: str) -> Feedback:
 NO_ANSWER = wrong("no answer given.", "Replace `None` with your answer, then run the cell again.")
 
 
+def no_answer(hint: str) -> Feedback:
+    """:data:`NO_ANSWER` with a hint that says what this exercise's answer should be."""
+    return wrong(NO_ANSWER.message, hint)
+
+
 def check_type(answer, expected_type, what: str) -> Feedback | None:
     """``None`` when ``answer`` has the expected type, else the feedback that says so.
 

@@ -5,15 +5,13 @@ from __future__ import annotations
 import torch
 
 from helpers import analysis
-from helpers.exercises import Feedback, check_shape, correct, wrong
-
-NO_ANSWER = "no answer given yet."
+from helpers.exercises import Feedback, check_shape, correct, no_answer, wrong
 
 
 def check_exercise_1(answer, trace) -> Feedback:
     """The layer ``l`` whose transition ``l -> l + 1`` turns [CLS] the most."""
     if answer is None:
-        return wrong(NO_ANSWER, "Set answer_1 to an int: the l with the lowest cosine between layer l and l + 1.")
+        return no_answer("Set answer_1 to an int: the l with the lowest cosine between layer l and l + 1.")
     if isinstance(answer, bool) or not isinstance(answer, int):
         return wrong(f"answer should be an int layer index, but you gave a {type(answer).__name__}.",
                      "Use int(tensor.argmin()) to turn a tensor index into an int.")
@@ -37,7 +35,7 @@ def check_exercise_1(answer, trace) -> Feedback:
 def check_exercise_2(my_norms, trace) -> Feedback:
     """A function ``my_norms(trace, token)`` -> ``[L + 1]`` L2 norms."""
     if my_norms is None:
-        return wrong(NO_ANSWER, "Define my_norms(trace, token) returning a tensor of shape [L + 1].")
+        return no_answer("Define my_norms(trace, token) returning a tensor of shape [L + 1].")
     if not callable(my_norms):
         return wrong(f"my_norms should be a function, but you gave a {type(my_norms).__name__}.",
                      "Write `def my_norms(trace, token): ...` and pass the function itself.")
@@ -64,7 +62,7 @@ def check_exercise_2(my_norms, trace) -> Feedback:
 def check_exercise_3(answer, trace, token, baseline) -> Feedback:
     """Baseline-adjusted cosine between the embedding and last layer of ``token``."""
     if answer is None:
-        return wrong(NO_ANSWER, "Set answer_3 to a float: sim[0, L] - (baseline[0] + baseline[L]) / 2.")
+        return no_answer("Set answer_3 to a float: sim[0, L] - (baseline[0] + baseline[L]) / 2.")
     try:
         value = float(answer)
     except (TypeError, ValueError):

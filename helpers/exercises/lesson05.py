@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 from helpers import analysis
-from helpers.exercises import Feedback, correct, wrong
-
-NO_ANSWER = "no answer given yet."
+from helpers.exercises import Feedback, correct, no_answer, wrong
 
 
 def check_exercise_1(answer, trace) -> Feedback:
     """Share of attention on [SEP] in the last layer of ``trace``."""
     if answer is None:
-        return wrong(NO_ANSWER, "Set answer_1 to a float: the [SEP] column(s) summed, averaged over heads and queries.")
+        return no_answer("Set answer_1 to a float: the [SEP] column(s) summed, averaged over heads and queries.")
     try:
         value = float(answer)
     except (TypeError, ValueError):
@@ -34,7 +32,7 @@ def check_exercise_1(answer, trace) -> Feedback:
 def check_exercise_2(answer, trace) -> Feedback:
     """The ``(layer, head)`` with the highest offset -2 score on ``trace``."""
     if answer is None:
-        return wrong(NO_ANSWER, "Set answer_2 to a (layer, head) tuple.")
+        return no_answer("Set answer_2 to a (layer, head) tuple.")
     if not isinstance(answer, (tuple, list)) or len(answer) != 2 or not all(
         isinstance(x, int) and not isinstance(x, bool) for x in answer
     ):

@@ -5,15 +5,13 @@ from __future__ import annotations
 import torch
 
 from helpers import analysis
-from helpers.exercises import Feedback, correct, wrong
-
-NO_ANSWER = "no answer given yet."
+from helpers.exercises import Feedback, correct, no_answer, wrong
 
 
 def check_exercise_1(answer, groups) -> Feedback:
     """Lowest layer with the highest sense-separation accuracy for the first word in ``groups``."""
     if answer is None:
-        return wrong(NO_ANSWER, "Set answer_1 to an int layer (0 = embeddings).")
+        return no_answer("Set answer_1 to an int layer (0 = embeddings).")
     if isinstance(answer, bool) or not isinstance(answer, int):
         return wrong(f"answer should be an int layer, but you gave a {type(answer).__name__}.",
                      "Use int(tensor.argmax()).")
@@ -35,7 +33,7 @@ def check_exercise_1(answer, groups) -> Feedback:
 def check_exercise_2(my_self_similarity, groups) -> Feedback:
     """A function ``[n, H] -> float`` mean off-diagonal cosine."""
     if my_self_similarity is None:
-        return wrong(NO_ANSWER, "Define my_self_similarity(vectors) for a [n, H] tensor.")
+        return no_answer("Define my_self_similarity(vectors) for a [n, H] tensor.")
     if not callable(my_self_similarity):
         return wrong(f"my_self_similarity should be a function, not a {type(my_self_similarity).__name__}.",
                      "Write `def my_self_similarity(vectors): ...` and pass the function.")
