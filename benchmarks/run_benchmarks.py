@@ -20,9 +20,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import io
-import importlib
 import os
-import pkgutil
 import platform
 import statistics
 import sys
@@ -48,31 +46,6 @@ def p95(xs: list[float]) -> float:
     return xs[min(len(xs) - 1, max(0, round(0.95 * (len(xs) - 1))))]
 
 
-def import_all_helpers() -> list[str]:
-    """Import every helpers.* module (so every Explorer subclass is defined); return failures."""
-    import helpers
-
-    failures = []
-    for info in pkgutil.walk_packages(helpers.__path__, prefix="helpers."):
-        if info.name == "helpers.__main__":
-            continue
-        try:
-            importlib.import_module(info.name)
-        except Exception as err:  # noqa: BLE001 - report, keep benchmarking the rest
-            failures.append(f"{info.name}: {type(err).__name__}: {err}")
-    return failures
-
-
-def all_subclasses(cls) -> list[type]:
-    found, todo = [], list(cls.__subclasses__())
-    while todo:
-        sub = todo.pop(0)
-        if sub not in found:
-            found.append(sub)
-            todo.extend(sub.__subclasses__())
-    return sorted(found, key=lambda c: (c.__module__, c.__qualname__))
-
-
 def time_calls(fn, values: list[dict], n: int) -> list[float]:
     """Milliseconds per call, cycling through ``values``."""
     out = []
@@ -89,12 +62,14 @@ def bench_explorers(n_updates: int, n_naive: int) -> tuple[list[dict], list[str]
     from tqdm.auto import tqdm
 
     from helpers.loading import BUNDLED_MODEL, load_model
-    from helpers.widgets import Explorer
+    from helpers.widgets import explorer_classes
 
-    notes = [f"import failed: {f}" for f in import_all_helpers()]
+    failures: list[str] = []
+    classes = explorer_classes(failures)
+    notes = [f"import failed: {f}" for f in failures]
     tokenizer, model = load_model(BUNDLED_MODEL, verbose=False)
     rows = []
-    for cls in tqdm(all_subclasses(Explorer), desc="explorers"):
+    for cls in tqdm(classes, desc="explorers"):
         name = f"{cls.__module__}.{cls.__qualname__}"
         try:
             explorer, values = cls.for_benchmark(tokenizer, model)

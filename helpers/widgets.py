@@ -68,6 +68,33 @@ def _png_chunk(tag: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body))
 
 
+def explorer_classes(failures: list[str] | None = None) -> list[type]:
+    """Every :class:`Explorer` subclass, after importing every ``helpers.*`` module so that
+    all of them are defined. A module that fails to import raises, or, when ``failures``
+    is given, is named there and skipped (the benchmark reports it and goes on)."""
+    import importlib
+    import pkgutil
+
+    import helpers
+
+    for info in pkgutil.walk_packages(helpers.__path__, prefix="helpers."):
+        if info.name == "helpers.__main__":
+            continue
+        try:
+            importlib.import_module(info.name)
+        except Exception as err:  # noqa: BLE001 - see the docstring
+            if failures is None:
+                raise
+            failures.append(f"{info.name}: {type(err).__name__}: {err}")
+    found, todo = [], list(Explorer.__subclasses__())
+    while todo:
+        cls = todo.pop(0)
+        if cls not in found:
+            found.append(cls)
+            todo.extend(cls.__subclasses__())
+    return sorted(found, key=lambda c: (c.__module__, c.__qualname__))
+
+
 class Explorer:
     """Base class: controls + one figure updated in place. See the module docstring."""
 

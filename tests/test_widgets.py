@@ -1,8 +1,6 @@
 """The Explorer machinery: the PNG writer and blitting must show exactly what a full draw shows."""
 
-import importlib
 import io
-import pkgutil
 
 import matplotlib
 
@@ -13,8 +11,7 @@ import pytest
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from PIL import Image
 
-import helpers
-from helpers.widgets import Explorer, canvas_png, figure_png
+from helpers.widgets import canvas_png, explorer_classes, figure_png
 
 
 def decode(png: bytes) -> np.ndarray:
@@ -50,18 +47,6 @@ def test_canvas_png_keeps_alpha_for_a_transparent_figure():
 def test_figure_png_is_the_same_size_as_the_explorer_image():
     canvas = drawn_canvas("white")
     assert decode(figure_png(canvas.figure)).shape[:2] == decode(canvas_png(canvas)).shape[:2]
-
-
-def explorer_classes() -> list[type]:
-    for info in pkgutil.walk_packages(helpers.__path__, prefix="helpers."):
-        if info.name != "helpers.__main__":
-            importlib.import_module(info.name)
-    found, todo = [], list(Explorer.__subclasses__())
-    while todo:
-        cls = todo.pop()
-        found.append(cls)
-        todo.extend(cls.__subclasses__())
-    return sorted(found, key=lambda c: c.__qualname__)
 
 
 def full_draw(explorer) -> np.ndarray:
