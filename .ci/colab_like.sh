@@ -80,7 +80,6 @@ echo "colab-like: install $((t1 - t0)) s, lessons $((t2 - t1)) s"
 if [ "${COLAB_BROWSER:-1}" != "0" ]; then
     "$VENV/bin/python" -m pip install -q "jupyterlab==3.5.*" "jupyterlab_widgets<2" "notebook<7" \
         "jupyterlab_pygments<0.3" pytest playwright -c "$CONSTRAINTS"
-    "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
     "$VENV/bin/jupyter" labextension disable jupyterlab-jupytext >/dev/null 2>&1 || true  # built for Lab 4
     "$VENV/bin/python" - <<'PY'
 import importlib.metadata as md
