@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One entry point for a fresh machine:
-#   bash course.sh lab    set up, then open JupyterLab on lessons/
+#   bash course.sh lab [ARGS]  set up, then open JupyterLab on lessons/ (ARGS go to `jupyter lab`,
+#                              e.g. --no-browser --port 8899)
 #   bash course.sh test   set up, then run the whole test suite (what CI runs)
 #   bash course.sh sync   regenerate every lessons/*.ipynb from its py:percent source
 set -euo pipefail
@@ -12,16 +13,30 @@ setup() {
     if [ ! -x "$VENV/bin/python" ]; then
         "$PY" -m venv "$VENV"
     fi
+    # Installing is skipped when nothing it depends on changed since the last setup.
+    local stamp="$VENV/.course-setup" want
+    want="torch==${COURSE_TORCH:-2.13.0} $(cat pyproject.toml | cksum)"
+    if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        return
+    fi
     "$VENV/bin/python" -m pip install -q --upgrade pip
     # The CPU build of torch; an unpinned torch would pull a multi-GB CUDA build.
     "$VENV/bin/python" -m pip install -q "torch==${COURSE_TORCH:-2.13.0}"
     "$VENV/bin/python" -m pip install -q -e ".[dev]"
+    echo "$want" > "$stamp"
 }
 
 case "${1:-}" in
 lab)
     setup
-    exec "$VENV/bin/jupyter" lab lessons/
+    shift
+    extra=()
+    if [ "$(id -u)" -eq 0 ] && [[ " $* " != *" --allow-root "* ]]; then
+        # Docker images and cloud VMs often run as root; Jupyter refuses root without this flag.
+        echo "course.sh: running as root, so adding --allow-root (Jupyter refuses root without it)."
+        extra+=(--allow-root)
+    fi
+    exec "$VENV/bin/jupyter" lab --ServerApp.root_dir=lessons ${extra[@]+"${extra[@]}"} "$@"
     ;;
 test)
     setup
@@ -34,10 +49,10 @@ test)
     ;;
 sync)
     [ -x "$VENV/bin/jupytext" ] || setup
-    "$VENV/bin/jupytext" --to ipynb lessons/[0-9]*.py
+    "$VENV/bin/jupytext" --update --to ipynb lessons/[0-9]*.py  # --update keeps cell ids stable
     ;;
 *)
-    echo "usage: bash course.sh {lab|test|sync}" >&2
+    echo "usage: bash course.sh {lab [jupyter lab options]|test [pytest options]|sync}" >&2
     exit 2
     ;;
 esac

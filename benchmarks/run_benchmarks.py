@@ -1,6 +1,6 @@
 """Benchmark the course on this machine and write benchmarks/results.md.
 
-1. Every explorer (every subclass of helpers.widgets.Explorer found by importing all
+1. Every explorer (every subclass of helpers.common.explorer.Explorer found by importing all
    helpers.* modules): median / p95 latency of ``explorer.update(**values)`` cycling
    through the values its ``for_benchmark`` returns, and of ``redraw_naive`` (a new
    figure each time) on the same values, in the same run, as a speed-up ratio.
@@ -61,8 +61,8 @@ def bench_explorers(n_updates: int, n_naive: int) -> tuple[list[dict], list[str]
     import matplotlib.pyplot as plt
     from tqdm.auto import tqdm
 
-    from helpers.loading import BUNDLED_MODEL, load_model
-    from helpers.widgets import explorer_classes
+    from helpers.model.loading import BUNDLED_MODEL, load_model
+    from helpers.common.explorer import explorer_classes
 
     failures: list[str] = []
     classes = explorer_classes(failures)

@@ -1,29 +1,19 @@
 """Helper package for the "BERT, layer by layer" course.
 
-Modules, split by concern so each can be read and tested alone:
+One package per topic; inside a topic, modules always split the same way, so a concept's
+numbers, its figure and its widget are one hop from the topic's name:
 
-* :mod:`helpers.loading` -- pick and load a BERT checkpoint (tokenizer + model).
-* :mod:`helpers.trace`   -- one traced forward pass with validated accessors.
-* :mod:`helpers.rebuild` -- embeddings, self-attention, feed-forward and the encoder by hand.
-* :mod:`helpers.analysis` -- layer-to-layer numbers (lessons 04-06).
-* :mod:`helpers.classify`, :mod:`helpers.practice`, :mod:`helpers.intents` -- lessons 07-08.
-* :mod:`helpers.plots`, :mod:`helpers.analysis_plots`, :mod:`helpers.classify_plots` -- figures.
-* :mod:`helpers.widgets` (the :class:`~helpers.widgets.Explorer` base), :mod:`helpers.explorers`,
-  :mod:`helpers.analysis_explorers`, :mod:`helpers.classify_widgets` -- interactive explorers.
-* :mod:`helpers.exercises` -- exercise checkers with specific feedback.
-* :mod:`helpers.offline` -- ``python -m helpers download NAME FOLDER`` for offline workshops.
+* ``rebuild``  -- the maths by hand, mirroring ``modeling_bert.py``, checked against the model;
+* ``compute``  -- measurements over cached traces or features (nothing here draws);
+* ``plots``    -- figures: each function takes data and returns its axes (or artists);
+* ``widgets``  -- explorers (:class:`helpers.common.explorer.Explorer` subclasses).
+
+A topic has only the modules it needs. Two packages serve every topic:
+:mod:`helpers.model` (loading, the traced forward pass, tokens, offline download, paths) and
+:mod:`helpers.common` (explorer base, figure style, statistics, data loaders, argument checks).
+Exercise checkers are in :mod:`helpers.exercises` (``lessonNN.py``).
+
+The map -- topic, lessons, modules, tests -- is in ``helpers/README.md``. Lessons import from
+the modules themselves, e.g. ``from helpers.model.loading import load_model`` and
+``from helpers.attention.plots import attention_heatmap``.
 """
-
-from helpers.loading import BUNDLED_MODEL, DEFAULT_HUB_MODEL, ModelLoadError, load_model, resolve_model_name
-from helpers.trace import Trace, WordSpan, trace_text
-
-__all__ = [
-    "BUNDLED_MODEL",
-    "DEFAULT_HUB_MODEL",
-    "ModelLoadError",
-    "Trace",
-    "WordSpan",
-    "load_model",
-    "resolve_model_name",
-    "trace_text",
-]

@@ -1,5 +1,5 @@
 import sys
 
-from helpers.offline import main
+from helpers.model.offline import main
 
 sys.exit(main())

@@ -54,7 +54,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %% [markdown]
 # ## Load the model
 #
-# `load_model` (defined in `helpers/loading.py`) returns the tokenizer and the model. It
+# `load_model` (defined in `helpers/model/loading.py`) returns the tokenizer and the model. It
 # always asks for the *eager* attention implementation, because the faster SDPA kernel
 # does not return attention weights, and it puts the model in evaluation mode, which
 # switches dropout off so every run gives the same numbers.
@@ -62,7 +62,8 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %%
 import torch
 
-from helpers import load_model, trace_text
+from helpers.model.loading import load_model
+from helpers.model.trace import trace_text
 
 tokenizer, model = load_model(MODEL)
 config = model.config
@@ -125,7 +126,7 @@ print(f"cosine(raw [CLS], pooler_output) = {cos:.3f}  (not 1: the pooler transfo
 # %% [markdown]
 # ## One traced pass for the rest of the course
 #
-# Later lessons use `trace_text` (in `helpers/trace.py`): it runs the model once and keeps
+# Later lessons use `trace_text` (in `helpers/model/trace.py`): it runs the model once and keeps
 # tokens, ids, the word ↔ WordPiece mapping, every hidden state and every attention map,
 # with the batch dimension removed. Its accessors check their arguments, so a layer that
 # does not exist gives a message that says which layers do.

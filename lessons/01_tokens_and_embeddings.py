@@ -52,8 +52,8 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %%
 import torch
 
-from helpers.loading import load_model
-from helpers.trace import trace_text
+from helpers.model.loading import load_model
+from helpers.model.trace import trace_text
 
 tokenizer, model = load_model(MODEL)
 config = model.config
@@ -176,11 +176,11 @@ assert torch.allclose(by_hand, trace.hidden(0), atol=1e-5)
 print(f"max |by hand - hidden_states[0]| = {(by_hand - trace.hidden(0)).abs().max():.2e}")
 
 # %% [markdown]
-# The same steps live in `helpers/rebuild.py` as `embeddings_by_hand`. On the sentence
+# The same steps live in `helpers/embeddings/rebuild.py` as `embeddings_by_hand`. On the sentence
 # pair, the token-type rows differ between the two segments, and it still matches:
 
 # %%
-from helpers.rebuild import embeddings_by_hand
+from helpers.embeddings.rebuild import embeddings_by_hand
 
 with torch.no_grad():
     pair_by_hand = embeddings_by_hand(model, pair.input_ids, pair.token_type_ids)
@@ -198,7 +198,7 @@ print(f"pair matches too; |type-1 row - type-0 row| = {gap:.3f} "
 # that is `[UNK]` in this vocabulary is skipped with a note.
 
 # %%
-from helpers.rebuild import static_word_vector
+from helpers.embeddings.rebuild import static_word_vector
 
 WORDS = ["bank", "money", "river", "water", "cash", "shore"]
 vectors, labels = [], []
@@ -217,7 +217,7 @@ print(f"{len(labels)} words kept: {labels}")
 # %%
 import matplotlib.pyplot as plt
 
-from helpers.plots import similarity_heatmap
+from helpers.embeddings.plots import similarity_heatmap
 
 if len(labels) >= 2:
     fig, ax, _ = similarity_heatmap(similarity, labels, title="cosine similarity of input embeddings")

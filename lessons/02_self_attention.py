@@ -53,8 +53,8 @@ import math
 
 import torch
 
-from helpers.loading import load_model
-from helpers.trace import trace_text
+from helpers.model.loading import load_model
+from helpers.model.trace import trace_text
 
 tokenizer, model = load_model(MODEL)
 config = model.config
@@ -143,13 +143,13 @@ print(f"context {tuple(context.shape)} matches the module; after the output dens
 # %% [markdown]
 # ## Every layer
 #
-# `self_attention_by_hand` in `helpers/rebuild.py` does the same steps as small named
+# `self_attention_by_hand` in `helpers/attention/rebuild.py` does the same steps as small named
 # functions (`project_qkv`, `split_heads`, `attention_scores`, `softmax_by_hand`,
 # `merge_heads`). Layer $l$ reads `hidden_states[l-1]`; its probabilities match the
 # model's for every layer:
 
 # %%
-from helpers.rebuild import self_attention_by_hand
+from helpers.attention.rebuild import self_attention_by_hand
 
 with torch.no_grad():
     for layer in range(1, L + 1):
@@ -196,7 +196,7 @@ for b, text in enumerate([SENTENCE, SHORT]):
 # reproduces the padded batch's first-layer probabilities:
 
 # %%
-from helpers.rebuild import extended_attention_mask
+from helpers.attention.rebuild import extended_attention_mask
 
 with torch.no_grad():
     _, probs = self_attention_by_hand(model.encoder.layer[0], model.embeddings(**{k: batch[k] for k in ["input_ids", "token_type_ids"]}), mask)
@@ -211,7 +211,7 @@ print(f"additive mask of sentence 1: {int((additive == 0).sum())} zeros, then "
 # A heatmap shows one head: rows are queries, columns the keys they attend to.
 
 # %%
-from helpers.plots import attention_heatmap
+from helpers.attention.plots import attention_heatmap
 
 import matplotlib.pyplot as plt
 
@@ -228,7 +228,7 @@ print("layer 1 head 0: each query's favourite key:", [f"{trace.tokens[q]}->{trac
 # when you move them.
 
 # %%
-from helpers.explorers import AttentionHeadExplorer
+from helpers.attention.widgets import AttentionHeadExplorer
 
 explorer = AttentionHeadExplorer(trace)
 explorer

@@ -51,8 +51,8 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %%
 import torch
 
-from helpers.loading import load_model
-from helpers.trace import trace_text
+from helpers.model.loading import load_model
+from helpers.model.trace import trace_text
 
 tokenizer, model = load_model(MODEL)
 config = model.config
@@ -74,7 +74,8 @@ print(f"{L} layers, hidden {H}, intermediate {I}, activation {config.hidden_act!
 # `self_attention_by_hand`:
 
 # %%
-from helpers.rebuild import layer_norm_by_hand, self_attention_by_hand
+from helpers.attention.rebuild import self_attention_by_hand
+from helpers.embeddings.rebuild import layer_norm_by_hand
 
 layer1 = model.encoder.layer[0]
 X = trace.hidden(0)
@@ -98,7 +99,7 @@ print("attention block output", tuple(attended.shape))
 # for `"gelu"` and raises a clear error for an activation it does not know.
 
 # %%
-from helpers.rebuild import activation_by_hand
+from helpers.stack.rebuild import activation_by_hand
 
 act = activation_by_hand(config)
 with torch.no_grad():
@@ -127,7 +128,7 @@ print(f"without the second residual: mean cosine to the true layer-1 output {cos
 # reproduces `hidden_states[l]` for every layer $l$:
 
 # %%
-from helpers.rebuild import layer_by_hand
+from helpers.stack.rebuild import layer_by_hand
 
 with torch.no_grad():
     for l in range(1, L + 1):
@@ -140,7 +141,8 @@ print(f"layers 1..{L}: each equals hidden_states[l] to 1e-5")
 # layer by hand fed with our own previous output.
 
 # %%
-from helpers.rebuild import embeddings_by_hand, encoder_by_hand
+from helpers.embeddings.rebuild import embeddings_by_hand
+from helpers.stack.rebuild import encoder_by_hand
 
 with torch.no_grad():
     states = encoder_by_hand(model, embeddings_by_hand(model, trace.input_ids, trace.token_type_ids))
@@ -162,7 +164,7 @@ print("max |diff| per stage:", " ".join(f"{e:.1e}" for e in errors))
 # * pooler: $H^2 + H$; total = embeddings + $L\cdot$layer + pooler.
 
 # %%
-from helpers.rebuild import parameter_breakdown, parameter_formula
+from helpers.stack.compute import parameter_breakdown, parameter_formula
 
 counted, formula = parameter_breakdown(model), parameter_formula(config)
 assert counted == formula
@@ -172,7 +174,7 @@ for part, n in counted.items():
 # %%
 import matplotlib.pyplot as plt
 
-from helpers.plots import bar_chart
+from helpers.stack.plots import bar_chart
 
 parts = {k: counted[k] for k in ["embeddings", "all layers", "pooler"]}
 fig, ax, bars = bar_chart(parts, title="parameters of the loaded model", ylabel="parameters", log=True)
@@ -192,7 +194,7 @@ print(f"the embedding tables hold {share:.0%} of this model's parameters"
 # %%
 from transformers import BertConfig
 
-from helpers.rebuild import meta_model_parameter_count
+from helpers.stack.compute import meta_model_parameter_count
 
 sizes = {"base": BertConfig(),  # the defaults are BERT-base
          "large": BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)}

@@ -61,16 +61,18 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %%
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
-from helpers import load_model, trace_text
-from helpers import analysis
-from helpers import analysis_plots as plots
+from helpers.model.loading import load_model
+from helpers.model.trace import trace_text
+from helpers.common.data import load_sentences
+from helpers.common.progress import progress
+from helpers.layerwalk import compute, plots
+from helpers.model.tokens import longest_word
 
 tokenizer, model = load_model(MODEL)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
-others = [trace_text(tokenizer, model, s) for s in tqdm(analysis.load_sentences(), desc="tracing data sentences")]
+others = [trace_text(tokenizer, model, s) for s in progress(load_sentences(), desc="tracing data sentences")]
 print(f"{L} layers, hidden size {H}; SENTENCE has {trace.seq_len} tokens: {trace.tokens}")
 
 # %% [markdown]
@@ -79,7 +81,7 @@ print(f"{L} layers, hidden size {H}; SENTENCE has {trace.seq_len} tokens: {trace
 # for any sentence).
 
 # %%
-word = analysis.longest_word(trace, tokenizer)
+word = longest_word(trace, tokenizer)
 span = trace.find_word(word)
 TOKEN = span.first
 print(span)
@@ -94,7 +96,7 @@ print(f"following token {TOKEN} ({trace.tokens[TOKEN]!r}) and [CLS] (token 0)")
 # rest of the lesson uses summaries of the whole vector.
 
 # %%
-vectors = analysis.token_by_layer(trace, TOKEN)  # [L+1, H]
+vectors = compute.token_by_layer(trace, TOKEN)  # [L+1, H]
 assert torch.equal(vectors[L], trace.last_hidden_state[TOKEN])
 n_show = min(6, H)
 print("layer " + "".join(f"{f'dim {d}':>9}" for d in range(n_show)))
@@ -110,13 +112,13 @@ for layer, vec in enumerate(vectors):
 # $$\cos(h^{(l)}, h^{(l+1)}) = \frac{h^{(l)} \cdot h^{(l+1)}}{\lVert h^{(l)} \rVert\, \lVert h^{(l+1)} \rVert},$$
 #
 # is 1 when a layer only rescales the vector and lower the more it turns it. We compute it
-# by hand and check it against `analysis.consecutive_cosines`.
+# by hand and check it against `compute.consecutive_cosines`.
 
 # %%
 by_hand = torch.stack([
     (vectors[l] @ vectors[l + 1]) / (vectors[l].norm() * vectors[l + 1].norm()) for l in range(L)
 ])
-consecutive = analysis.consecutive_cosines(trace, TOKEN)
+consecutive = compute.consecutive_cosines(trace, TOKEN)
 assert torch.allclose(by_hand, consecutive, atol=1e-5)
 for l, c in enumerate(consecutive.tolist()):
     print(f"layer {l} -> {l + 1}: cosine {c:.3f}")
@@ -132,7 +134,7 @@ print(f"The biggest turn for {trace.tokens[TOKEN]!r} happens from layer {biggest
 # how big that scale is, layer by layer.
 
 # %%
-norms = analysis.layer_norms(trace, TOKEN)
+norms = compute.layer_norms(trace, TOKEN)
 assert torch.allclose(norms, vectors.pow(2).sum(-1).sqrt(), atol=1e-5)
 ax = plots.plot_layer_norms(norms, title=f"L2 norm of {trace.tokens[TOKEN]!r} per layer")
 print(f"norm: smallest {norms.min():.2f} at layer {int(norms.argmin())}, largest {norms.max():.2f} at layer {int(norms.argmax())}")
@@ -145,7 +147,7 @@ print(f"norm: smallest {norms.min():.2f} at layer {int(norms.argmin())}, largest
 # similarity fades away from the diagonal shows how far the token travels.
 
 # %%
-sim = analysis.interlayer_similarity(trace, TOKEN)
+sim = compute.interlayer_similarity(trace, TOKEN)
 normed = F.normalize(vectors, dim=-1)
 assert torch.allclose(sim, normed @ normed.T, atol=1e-5)
 ax = plots.plot_similarity_heatmap(sim, title=f"cosine between layers, token {trace.tokens[TOKEN]!r}")
@@ -164,7 +166,7 @@ print(f"embedding vs last layer: {sim[0, L]:.3f}; layer 1 vs last layer: {sim[1,
 # $$\text{adjusted}_l = \cos_l - \mathbb{E}_{\text{random } a, b}\,[\cos(h^{(l)}_a, h^{(l)}_b)].$$
 
 # %%
-baseline = analysis.random_pair_baseline(others, n_pairs=500, seed=0)
+baseline = compute.random_pair_baseline(others, n_pairs=500, seed=0)
 for layer, b in enumerate(baseline.tolist()):
     print(f"layer {'emb' if layer == 0 else layer:>3}: random-pair cosine {b:.3f}")
 print(f"highest baseline at layer {int(baseline.argmax())} ({baseline.max():.3f}), "
@@ -190,7 +192,7 @@ print(f"This model's last-layer baseline ({baseline[L]:.3f}) is {trend} than its
 
 # %%
 pair_baseline = (baseline[:-1] + baseline[1:]) / 2
-adjusted = analysis.baseline_adjusted(consecutive, pair_baseline)
+adjusted = compute.baseline_adjusted(consecutive, pair_baseline)
 assert torch.allclose(adjusted, consecutive - pair_baseline, atol=1e-5)
 ax = plots.plot_consecutive(consecutive, adjusted)
 ax.set_title(f"{trace.tokens[TOKEN]!r}: layer-to-layer cosine, raw and adjusted")
@@ -206,7 +208,7 @@ print(f"raw cosine range {consecutive.min():.3f}..{consecutive.max():.3f}; "
 # sketch: the printout says how much of the variance the two components explain.
 
 # %%
-coords = analysis.pca_trajectory(trace, [0, TOKEN])
+coords = compute.pca_trajectory(trace, [0, TOKEN])
 ax = plots.plot_trajectory(coords, ["[CLS]", trace.tokens[TOKEN]])
 flat = torch.stack(trace.hidden_states).reshape(-1, H)
 singular = torch.linalg.svdvals(flat - flat.mean(0))
@@ -222,7 +224,7 @@ print(f"PC 1 and PC 2 explain {explained:.0%} of the variance of all {flat.shape
 # lines from the cached trace; the model does not run again.
 
 # %%
-from helpers.analysis_explorers import LayerWalkExplorer
+from helpers.layerwalk.widgets import LayerWalkExplorer
 
 explorer = LayerWalkExplorer(trace, token=TOKEN, layer=L)
 explorer
@@ -242,7 +244,7 @@ explorer
 # 1. Which *encoder transition* turns `[CLS]` the most? Give the layer `l` such that
 #    the cosine between layer `l` and `l + 1` of token 0 is lowest.
 # 2. Write a function `my_norms(trace, token)` returning the L2 norm of the token's vector at
-#    every layer as a tensor of shape `[L + 1]`, without `analysis.layer_norms`.
+#    every layer as a tensor of shape `[L + 1]`, without `compute.layer_norms`.
 # 3. Compute the baseline-adjusted interlayer similarity of `TOKEN`'s vector between the
 #    embedding layer and the last layer: `sim[0, L]` minus the mean of the two layers'
 #    baselines. Is it still positive?

@@ -55,17 +55,18 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 
 # %%
 import torch
-from tqdm.auto import tqdm
 
-from helpers import load_model, trace_text
-from helpers import analysis
-from helpers import analysis_plots as plots
+from helpers.model.loading import load_model
+from helpers.model.trace import trace_text
+from helpers.attention import compute, plots
+from helpers.common.progress import progress
+from helpers.common.data import load_sentences
 
 tokenizer, model = load_model(MODEL)
 L, A = model.config.num_hidden_layers, model.config.num_attention_heads
 trace = trace_text(tokenizer, model, SENTENCE)
-sentences = analysis.load_sentences()
-traces = [trace_text(tokenizer, model, s) for s in tqdm(sentences, desc="tracing data sentences")]
+sentences = load_sentences()
+traces = [trace_text(tokenizer, model, s) for s in progress(sentences, desc="tracing data sentences")]
 rows = torch.stack(trace.attentions).sum(dim=-1)
 assert torch.allclose(rows, torch.ones_like(rows), atol=1e-5)
 print(f"{L} layers x {A} heads; SENTENCE has {trace.seq_len} tokens; {len(traces)} data sentences traced")
@@ -79,7 +80,7 @@ print(f"{L} layers x {A} heads; SENTENCE has {trace.seq_len} tokens; {len(traces
 # $$\bar a^{(l)}_{[CLS]\to j} = \frac{1}{A}\sum_{h=1}^{A} a^{(l,h)}_{0 j}.$$
 
 # %%
-cls_att = analysis.cls_attention(trace)  # [L, A, seq]
+cls_att = compute.cls_attention(trace)  # [L, A, seq]
 cls_mean = cls_att.mean(dim=1)
 assert torch.allclose(cls_mean[0], trace.attention(1)[:, 0, :].mean(0), atol=1e-6)
 ax = plots.plot_token_heatmap(cls_mean, trace.tokens, title="[CLS]'s attention, heads averaged")
@@ -116,13 +117,13 @@ print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
 # fine-tuned for sentence embeddings, so its heads need not follow bert-base.
 
 # %%
-shares = analysis.mean_attention_shares(traces)  # [L, 4]
+shares = compute.mean_attention_shares(traces)  # [L, 4]
 by_hand = torch.stack([
     torch.stack([t.attention(l)[..., [i for i, tok in enumerate(t.tokens) if tok == "[SEP]"]].sum(-1).mean()
                  for l in range(1, L + 1)]) for t in traces]).mean(0)
 assert torch.allclose(shares[:, 1], by_hand, atol=1e-5)
 ax = plots.plot_attention_shares(shares)
-print("layer " + "".join(f"{c:>13}" for c in analysis.TOKEN_CLASSES))
+print("layer " + "".join(f"{c:>13}" for c in compute.TOKEN_CLASSES))
 for layer, row in enumerate(shares.tolist(), start=1):
     print(f"{layer:>5} " + "".join(f"{v:13.1%}" for v in row))
 
@@ -134,7 +135,7 @@ print(f"This model: the largest [SEP] share is {shares[top - 1, 1]:.1%} at layer
 cls_top = int(shares[:, 0].argmax()) + 1
 print(f"The largest [CLS] share is {shares[cls_top - 1, 0]:.1%} at layer {cls_top}.")
 print("Clark et al. (2019), bert-base: more than half on [SEP] in layers 6-10.")
-parking = max(["[CLS]", "[SEP]"], key=lambda c: shares[:, analysis.TOKEN_CLASSES.index(c)].mean())
+parking = max(["[CLS]", "[SEP]"], key=lambda c: shares[:, compute.TOKEN_CLASSES.index(c)].mean())
 print(f"Averaged over layers, this model parks more attention on {parking} than on the other special token.")
 
 # %% [markdown]
@@ -145,11 +146,11 @@ print(f"Averaged over layers, this model parks more attention on {parking} than 
 # queries it gives one number per head and layer.
 
 # %%
-entropy = analysis.attention_entropy(trace)  # [L, A]
+entropy = compute.attention_entropy(trace)  # [L, A]
 a = trace.attention(1, 0)
 assert torch.allclose(entropy[0, 0], -(a * a.clamp_min(1e-12).log()).sum(-1).mean(), atol=1e-5)
 ax = plots.plot_layer_head_table(entropy, title="attention entropy (nats)", cbar_label="nats")
-lo, hi = analysis.best_head(-entropy), analysis.best_head(entropy)
+lo, hi = compute.best_head(-entropy), compute.best_head(entropy)
 print(f"uniform attention over {trace.seq_len} tokens would have entropy {torch.log(torch.tensor(float(trace.seq_len))):.2f}")
 print(f"most focused head: layer {lo[0]}, head {lo[1]} ({-lo[2]:.2f}); broadest: layer {hi[0]}, head {hi[1]} ({hi[2]:.2f})")
 
@@ -162,13 +163,13 @@ print(f"most focused head: layer {lo[0]}, head {lo[1]} ({-lo[2]:.2f}); broadest:
 # exists. We score every head on `SENTENCE` and on the data sentences and average.
 
 # %%
-prev = torch.stack([analysis.offset_head_scores(t, -1) for t in [trace, *traces]]).mean(0)
-nxt = torch.stack([analysis.offset_head_scores(t, +1) for t in [trace, *traces]]).mean(0)
+prev = torch.stack([compute.offset_head_scores(t, -1) for t in [trace, *traces]]).mean(0)
+nxt = torch.stack([compute.offset_head_scores(t, +1) for t in [trace, *traces]]).mean(0)
 a = trace.attention(1, 0)
-assert torch.allclose(analysis.offset_head_scores(trace, -1)[0, 0],
+assert torch.allclose(compute.offset_head_scores(trace, -1)[0, 0],
                       torch.stack([a[i, i - 1] for i in range(1, trace.seq_len)]).mean(), atol=1e-6)
 for name, scores in [("previous-token", prev), ("next-token", nxt)]:
-    layer, head, score = analysis.best_head(scores)
+    layer, head, score = compute.best_head(scores)
     print(f"best {name} head: layer {layer}, head {head}, mean attention on the {name.split('-')[0]} token {score:.1%}")
 
 # %%
@@ -188,9 +189,9 @@ fig.tight_layout()
 # data of the existing maps.
 
 # %%
-from helpers.analysis_explorers import HeadGridExplorer, HeadLinesExplorer
+from helpers.attention.widgets import HeadGridExplorer, HeadLinesExplorer
 
-grid = HeadGridExplorer(trace, layer=analysis.best_head(prev)[0])
+grid = HeadGridExplorer(trace, layer=compute.best_head(prev)[0])
 grid
 
 # %% [markdown]
@@ -202,7 +203,7 @@ grid
 # this in the browser; the course does not need it.)
 
 # %%
-best_layer, best_h, _ = analysis.best_head(prev)
+best_layer, best_h, _ = compute.best_head(prev)
 lines = HeadLinesExplorer(trace, layer=best_layer, head=best_h)
 lines
 

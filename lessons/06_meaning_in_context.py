@@ -55,33 +55,36 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %%
 import torch
 import torch.nn.functional as F
-from tqdm.auto import tqdm
 
-from helpers import load_model, trace_text
-from helpers import analysis
-from helpers import analysis_plots as plots
+from helpers.model.loading import load_model
+from helpers.model.trace import trace_text
+from helpers.common.data import load_polysemy
+from helpers.common.progress import progress
+from helpers.context import compute, plots
+from helpers.layerwalk.compute import baseline_adjusted, random_pair_baseline
+from helpers.model.tokens import is_unknown, longest_word
 
 tokenizer, model = load_model(MODEL)
 L = model.config.num_hidden_layers
-polysemy = analysis.load_polysemy()
+polysemy = load_polysemy()
 for word, senses in polysemy.items():
     print(f"{word!r}: " + ", ".join(f"{s} ({len(v)} sentences)" for s, v in senses.items()))
 
 # %% [markdown]
 # We trace every sentence once and keep the target word's vector at every layer. A word
 # that the tokenizer splits into several WordPieces is represented by the **mean of its
-# pieces** (`analysis.word_by_layer`, which finds them with `trace.find_word`).
+# pieces** (`compute.word_by_layer` in `helpers/context/compute.py`, which finds them with `trace.find_word`).
 
 # %%
 jobs = [(w, s, x) for w, senses in polysemy.items() for s, xs in senses.items() for x in xs]
 vectors, traces, kept = {}, [], []
-for word, sense, text in tqdm(jobs, desc="tracing polysemy sentences"):
-    if analysis.is_unknown(tokenizer, word):
+for word, sense, text in progress(jobs, desc="tracing polysemy sentences"):
+    if is_unknown(tokenizer, word):
         continue
     t = trace_text(tokenizer, model, text)
     traces.append(t)
     kept.append(word)
-    vectors.setdefault(word, {}).setdefault(sense, []).append(analysis.word_by_layer(t, word))
+    vectors.setdefault(word, {}).setdefault(sense, []).append(compute.word_by_layer(t, word))
 groups = {w: {s: torch.stack(v) for s, v in senses.items()} for w, senses in vectors.items()}
 for word in polysemy:
     if word not in groups:
@@ -108,7 +111,7 @@ print(f"{len(traces)} sentences traced; vectors per sense: [n_sentences, L + 1, 
 # are at each layer (Ethayarajh, 2019): similarities below only mean something above it.
 
 # %%
-baseline = analysis.random_pair_baseline(traces, n_pairs=500, seed=0)
+baseline = random_pair_baseline(traces, n_pairs=500, seed=0)
 print("random-pair cosine per layer: " + ", ".join(f"{b:.3f}" for b in baseline.tolist()))
 
 # %% [markdown]
@@ -122,7 +125,7 @@ print("random-pair cosine per layer: " + ", ".join(f"{b:.3f}" for b in baseline.
 # %%
 curves = {}
 for word, senses in groups.items():
-    within, across = analysis.within_across_similarity(senses)
+    within, across = compute.within_across_similarity(senses)
     curves[f"{word}: gap"] = within - across
     best = int((within - across).argmax())
     print(f"{word:>7}: within-sense minus across-sense cosine is largest at layer {best} "
@@ -143,7 +146,7 @@ names = list(senses0)
 held_out = senses0[names[0]][0]
 centroids = torch.stack([senses0[names[0]][1:].mean(0), senses0[names[1]].mean(0)])
 by_hand = F.cosine_similarity(held_out.unsqueeze(0), centroids, dim=-1).argmax(0) == 0
-separation = {w: analysis.sense_separation(s) for w, s in groups.items()}
+separation = {w: compute.sense_separation(s) for w, s in groups.items()}
 print(f"{word0!r}, first {names[0]!r} sentence classified correctly per layer: {by_hand.tolist()}")
 for word, acc in separation.items():
     print(f"{word:>7}: " + "  ".join(f"{'emb' if l == 0 else l}:{a:.0%}" for l, a in enumerate(acc.tolist())))
@@ -161,8 +164,8 @@ ax = plots.plot_layer_curves(separation, title="sense separation (leave-one-out)
 # %%
 for word, senses in groups.items():
     all_uses = torch.cat(list(senses.values()))
-    raw = analysis.self_similarity(all_uses)
-    adjusted = analysis.baseline_adjusted(raw, baseline)
+    raw = compute.self_similarity(all_uses)
+    adjusted = baseline_adjusted(raw, baseline)
     curves[word] = adjusted
     print(f"{word:>7}: raw {raw[0]:.3f} (emb) -> {raw[L]:.3f} (layer {L}); "
           f"adjusted {adjusted[0]:.3f} -> {adjusted[L]:.3f}; lowest adjusted at layer {int(adjusted.argmin())}")
@@ -179,10 +182,10 @@ ax = plots.plot_layer_curves({w: curves[w] for w in groups}, title="self-similar
 
 # %%
 trace = trace_text(tokenizer, model, SENTENCE)
-target = trace.find_word(analysis.longest_word(trace, tokenizer)).first
+target = trace.find_word(longest_word(trace, tokenizer)).first
 k = min(3, trace.seq_len - 1)
 for layer in (0, L):
-    near = analysis.nearest_neighbours(trace, target, layer, k=k)
+    near = compute.nearest_neighbours(trace, target, layer, k=k)
     print(f"layer {layer}: {trace.tokens[target]!r} is closest to " + ", ".join(f"{t!r} ({c:.2f})" for _, t, c in near))
 h = trace.hidden(L)
 assert torch.allclose(torch.tensor(near[0][2]), F.cosine_similarity(h[target], h[near[0][0]], dim=0), atol=1e-6)
@@ -192,7 +195,7 @@ assert torch.allclose(torch.tensor(near[0][2]), F.cosine_similarity(h[target], h
 # chosen token in orange). The explorer reuses the cached trace.
 
 # %%
-from helpers.analysis_explorers import NeighbourExplorer
+from helpers.context.widgets import NeighbourExplorer
 
 NeighbourExplorer(trace, token=target, layer=L)
 

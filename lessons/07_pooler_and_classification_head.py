@@ -51,7 +51,8 @@ SENTENCE = "Could you wake me up at half past six tomorrow?"
 # %%
 import torch
 
-from helpers import load_model, trace_text
+from helpers.model.loading import load_model
+from helpers.model.trace import trace_text
 
 torch.manual_seed(0)
 tokenizer, model = load_model(MODEL)
@@ -68,10 +69,10 @@ print(f"{L} layers, hidden size {H}; {trace.seq_len} tokens, position 0 is {trac
 #
 # $$\text{pooler\_output} = \tanh(W\, h_{[CLS]} + b), \qquad W \in \mathbb{R}^{H \times H}.$$
 #
-# `pooler_by_hand` (in `helpers/classify.py`) does exactly this with `model.pooler.dense`.
+# `pooler_by_hand` (in `helpers/classify/rebuild.py`) does exactly this with `model.pooler.dense`.
 
 # %%
-from helpers.classify import pooler_by_hand
+from helpers.classify.rebuild import pooler_by_hand
 
 h_cls = trace.vector(L, 0)
 pooled = pooler_by_hand(model, h_cls)
@@ -94,7 +95,7 @@ print(f"cosine(raw [CLS], pooler_output) = {cos:.3f}; every pooled value lies in
 # train/test split (see its README).
 
 # %%
-from helpers.intents import load_intents
+from helpers.common.data import load_intents
 
 train, test = load_intents("train"), load_intents("test")
 C = train.num_classes
@@ -111,7 +112,7 @@ print("example:", repr(train.texts[0]), "->", train.names[train.labels[0]])
 # %%
 import time
 
-from helpers.classify import extract_features
+from helpers.classify.compute import extract_features
 
 t0 = time.perf_counter()
 feats_train = extract_features(tokenizer, model, train.texts)
@@ -131,7 +132,7 @@ assert torch.allclose(feats_train.pooler, pooler_by_hand(model, feats_train.cls[
 # We train $W, b$ with cross-entropy, full batch, Adam, fixed seed; the BERT weights stay frozen.
 
 # %%
-from helpers.classify import accuracy, predict, train_head
+from helpers.classify.compute import accuracy, predict, train_head
 
 head = train_head(feats_train.layer(L, "cls"), train.labels, C, seed=0)
 X_test = feats_test.layer(L, "cls")
@@ -151,8 +152,8 @@ print(f"test accuracy, last-layer [CLS]: {acc_last_cls:.1%} (chance: {1 / C:.1%}
 # %%
 import matplotlib.pyplot as plt
 
-from helpers.classify import confusion_matrix
-from helpers.classify_plots import plot_confusion
+from helpers.classify.compute import confusion_matrix
+from helpers.classify.plots import plot_confusion
 
 cm = confusion_matrix(test.labels, predict(head, X_test).numpy(), C)
 ax = plot_confusion(cm, test.names)
@@ -168,7 +169,7 @@ print(f"most frequent confusion: {test.names[i]} -> {test.names[j]} ({off[i, j]}
 # the head and shows one bar per intent; the orange bar is the argmax, the predicted id.
 
 # %%
-from helpers.classify_widgets import LogitsBox
+from helpers.classify.widgets import LogitsBox
 
 box = LogitsBox(tokenizer, model, head, train.names, layer=L, pooling="cls", sentence=SENTENCE)
 box
@@ -181,8 +182,8 @@ box
 # layer with both poolings.
 
 # %%
-from helpers.classify import probe_per_layer
-from helpers.classify_plots import plot_probe_curves
+from helpers.classify.compute import probe_per_layer
+from helpers.classify.plots import plot_probe_curves
 
 probes = {pooling: probe_per_layer(feats_train, train.labels, feats_test, test.labels, C, pooling)
           for pooling in ("cls", "mean")}
@@ -217,7 +218,7 @@ for pooling, accs in probes.items():
 # $\alpha = \mathrm{softmax}(s)$, with the head: $x = \sum_{l=0}^{L} \alpha_l\, h^{(l)}_{[CLS]}$.
 
 # %%
-from helpers.classify import compare_strategies, last_k_layers
+from helpers.classify.compute import compare_strategies, last_k_layers
 
 layers4, note = last_k_layers(L)
 print(f"'last four' uses {note}")

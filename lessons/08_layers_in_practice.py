@@ -57,8 +57,8 @@ import time
 import numpy as np
 import torch
 
-from helpers import load_model
-from helpers.intents import load_intents
+from helpers.model.loading import load_model
+from helpers.common.data import load_intents
 
 torch.manual_seed(0); np.random.seed(0)
 tokenizer, model = load_model(MODEL)
@@ -70,7 +70,7 @@ print(f"{L} layers, hidden {H}; {len(train)} train / {len(test)} test utterances
 # ## 1. Fine-tuning strategies
 #
 # Fine-tuning updates BERT's weights together with a head. The classifier here
-# (`SentenceClassifier` in `helpers/practice.py`) is BERT, mean pooling of the last layer and a
+# (`SentenceClassifier` in `helpers/finetuning/compute.py`) is BERT, mean pooling of the last layer and a
 # linear layer, $z = W\,\mathrm{mean}_i(h^{(L)}_i) + b$. Every run starts from a
 # `copy.deepcopy` of the loaded model, so `model` itself is never changed. Four strategies:
 #
@@ -88,7 +88,7 @@ print(f"{L} layers, hidden {H}; {len(train)} train / {len(test)} test utterances
 # BERT's weights). These are demonstrations of cost and behaviour, not tuned results.
 
 # %%
-from helpers.practice import FINETUNE_STRATEGIES, finetune
+from helpers.finetuning.compute import FINETUNE_STRATEGIES, finetune
 
 small = train.subset(6)
 runs = {s: finetune(tokenizer, model, small, test, s, epochs=3, lr=3e-4, batch_size=20, seed=0)
@@ -114,7 +114,7 @@ assert all(p.grad is None for p in model.parameters()), "the loaded model must s
 # %%
 import transformers
 
-from helpers.classify import encode_batch
+from helpers.classify.compute import encode_batch
 
 enc = encode_batch(tokenizer, [SENTENCE])
 wanted = sorted({max(1, L - 4), max(1, L - 2), L})
@@ -134,7 +134,7 @@ assert all(torch.equal(states[i], full[i]) for i in filled)
 # module's output. `keep_hidden_states` does this and removes the hooks afterwards.
 
 # %%
-from helpers.practice import keep_hidden_states
+from helpers.practice.compute import keep_hidden_states
 
 with keep_hidden_states(model, wanted) as kept, torch.no_grad():
     model(**enc)
@@ -161,7 +161,8 @@ print(f"hooks kept layers {sorted(kept)}: {nbytes(kept.values()):,} bytes instea
 # difference visible.
 
 # %%
-from helpers.practice import SentenceClassifier, enable_checkpointing, saved_for_backward_bytes
+from helpers.finetuning.compute import SentenceClassifier
+from helpers.practice.compute import enable_checkpointing, saved_for_backward_bytes
 
 batch = tokenizer(train.texts[:32], padding="max_length", truncation=True, max_length=64, return_tensors="pt")
 labels = torch.tensor(train.labels[:32])
@@ -186,7 +187,7 @@ print(f"saved for backward: {b0 / 2**20:.1f} MiB plain, {b1 / 2**20:.1f} MiB wit
 # original's features. One forward pass fills every layer at once.
 
 # %%
-from helpers.practice import FeatureCache
+from helpers.practice.compute import FeatureCache
 
 cache = FeatureCache(tokenizer, model)
 t = time.perf_counter(); X_train = cache.get(train.texts, L, "mean"); cold = time.perf_counter() - t
@@ -206,8 +207,8 @@ print(f"first call {cold:.2f} s, repeated call {warm * 1e3:.2f} ms ({cold / warm
 # to a head trained on float32 features.
 
 # %%
-from helpers.classify import accuracy, extract_features, train_head
-from helpers.practice import best_time, quantize_int8, state_dict_bytes
+from helpers.classify.compute import accuracy, extract_features, train_head
+from helpers.practice.compute import best_time, quantize_int8, state_dict_bytes
 
 qmodel = quantize_int8(model)
 size32, size8 = state_dict_bytes(model), state_dict_bytes(qmodel)

@@ -7,7 +7,12 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import pytest  # noqa: E402
 
-from helpers import BUNDLED_MODEL, load_model, trace_text  # noqa: E402
+import matplotlib.pyplot as plt  # noqa: E402
+
+from helpers.classify.compute import extract_features  # noqa: E402
+from helpers.common.data import load_intents, load_sentences  # noqa: E402
+from helpers.model.loading import BUNDLED_MODEL, load_model  # noqa: E402
+from helpers.model.trace import trace_text  # noqa: E402
 
 
 @pytest.fixture(scope="session")
@@ -54,3 +59,39 @@ def other_bert_dir(tmp_path_factory, tokenizer):
     BertModel(config).eval().save_pretrained(folder, safe_serialization=True)
     tokenizer.save_pretrained(folder)
     return str(folder)
+
+
+@pytest.fixture(scope="session")
+def data_traces(tokenizer, model):
+    """Four sentences of data/attention_sentences.txt, traced once."""
+    return [trace_text(tokenizer, model, s) for s in load_sentences()[:4]]
+
+
+@pytest.fixture(scope="session")
+def intent_data(tokenizer, model):
+    """A small intent train/test subset and its features of every layer: ``(train, test, f_train, f_test)``."""
+    train, test = load_intents("train").subset(8), load_intents("test").subset(4)
+    return train, test, extract_features(tokenizer, model, train.texts, progress=False), \
+        extract_features(tokenizer, model, test.texts, progress=False)
+
+
+@pytest.fixture(scope="session")
+def intent_splits():
+    """Tiny intent splits for fine-tuning tests: 3 train and 2 test utterances per intent."""
+    return load_intents("train").subset(3), load_intents("test").subset(2)
+
+
+@pytest.fixture
+def no_model_calls(model, monkeypatch):
+    """Any forward pass of the bundled model during the test fails it (explorer updates must not run it)."""
+    def refuse(*args, **kwargs):
+        raise AssertionError("the model ran during an explorer update")
+
+    monkeypatch.setattr(model, "forward", refuse)
+    yield
+
+
+@pytest.fixture(autouse=True)
+def _close_figures():
+    yield
+    plt.close("all")

@@ -3,7 +3,7 @@
 import torch
 
 from helpers.exercises.lesson01 import check_exercise_1, check_exercise_2, check_exercise_3
-from helpers.trace import trace_text
+from helpers.model.trace import trace_text
 from lessons.solutions import solutions_01 as S
 
 SENTENCE = "The bank by the river was unbelievably quiet this morning."

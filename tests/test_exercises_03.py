@@ -4,7 +4,10 @@ import torch
 from transformers import BertConfig
 
 from helpers.exercises.lesson03 import check_exercise_1, check_exercise_2, check_exercise_3
-from helpers.rebuild import attention_output_by_hand, layer_norm_by_hand, meta_model_parameter_count, self_attention_by_hand
+from helpers.attention.rebuild import self_attention_by_hand
+from helpers.embeddings.rebuild import layer_norm_by_hand
+from helpers.stack.compute import meta_model_parameter_count
+from helpers.stack.rebuild import attention_output_by_hand
 from lessons.solutions import solutions_03 as S
 
 LARGE = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)

@@ -4,18 +4,19 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers import analysis
+from helpers.common.data import load_polysemy
+from helpers.context import compute
 from helpers.exercises import lesson06 as ex
-from helpers.trace import trace_text
+from helpers.model.trace import trace_text
 from lessons.solutions import solutions_06 as sol
 
 
 @pytest.fixture(scope="module")
 def groups(tokenizer, model):
-    data = analysis.load_polysemy()
+    data = load_polysemy()
     out = {}
     for word in list(data)[:2]:
-        out[word] = {s: torch.stack([analysis.word_by_layer(trace_text(tokenizer, model, x), word) for x in xs])
+        out[word] = {s: torch.stack([compute.word_by_layer(trace_text(tokenizer, model, x), word) for x in xs])
                      for s, xs in data[word].items()}
     return out
 
@@ -28,7 +29,7 @@ def test_no_answer(groups):
 def test_exercise_1(groups):
     best = sol.solution_1(groups)
     assert ex.check_exercise_1(best, groups).ok
-    acc = analysis.sense_separation(next(iter(groups.values())))
+    acc = compute.sense_separation(next(iter(groups.values())))
     worst = int(acc.argmin())
     if acc[worst] < acc.max():
         assert not ex.check_exercise_1(worst, groups).ok

@@ -1,8 +1,5 @@
 """Lesson 07 solutions pass their checkers on the real model; typical wrong answers get the right hint."""
 
-import numpy as np
-import pytest
-import torch
 
 from helpers.exercises.lesson07 import check_exercise_1, check_exercise_2, check_exercise_3
 from lessons.solutions import solutions_07 as sol

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from helpers.exercises import Feedback, NO_ANSWER, check_shape, check_type, correct, wrong
-from helpers.rebuild import embeddings_by_hand, layer_norm_by_hand, static_word_vector
+from helpers.embeddings.rebuild import embeddings_by_hand, layer_norm_by_hand, static_word_vector
 
 
 def check_exercise_1(answer, trace, word: str) -> Feedback:

@@ -7,7 +7,7 @@ import math
 import torch
 
 from helpers.exercises import Feedback, NO_ANSWER, check_shape, check_type, correct, wrong
-from helpers.rebuild import project_qkv, split_heads
+from helpers.attention.rebuild import project_qkv, split_heads
 
 
 def check_exercise_1(answer, model, trace, layer: int, head: int) -> Feedback:

@@ -5,14 +5,10 @@ from __future__ import annotations
 import torch
 
 from helpers.exercises import Feedback, NO_ANSWER, check_shape, check_type, correct, wrong
-from helpers.rebuild import (
-    _gelu_tanh,
-    attention_output_by_hand,
-    dense,
-    layer_norm_by_hand,
-    parameter_formula,
-    self_attention_by_hand,
-)
+from helpers.attention.rebuild import self_attention_by_hand
+from helpers.embeddings.rebuild import layer_norm_by_hand
+from helpers.stack.compute import parameter_formula
+from helpers.stack.rebuild import _gelu_tanh, attention_output_by_hand, dense
 
 
 def _check_int(answer, what):
@@ -55,7 +51,7 @@ def check_exercise_2(answer, config) -> Feedback:
         return wrong("you counted only the word embeddings.", "Add the position and token-type tables.")
     if answer == ref - parts["embeddings"]:
         return wrong("the embedding layer is missing.", "Word, position and token-type tables plus a LayerNorm.")
-    return wrong(f"{answer:,} is not the count.", "Check with helpers.rebuild.meta_model_parameter_count(config).")
+    return wrong(f"{answer:,} is not the count.", "Check with helpers.stack.compute.meta_model_parameter_count(config).")
 
 
 def check_exercise_3(answer, model, trace, layer: int) -> Feedback:

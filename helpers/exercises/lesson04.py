@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from helpers import analysis
+from helpers.layerwalk import compute
 from helpers.exercises import Feedback, check_shape, correct, no_answer, wrong
 
 
@@ -15,7 +15,7 @@ def check_exercise_1(answer, trace) -> Feedback:
     if isinstance(answer, bool) or not isinstance(answer, int):
         return wrong(f"answer should be an int layer index, but you gave a {type(answer).__name__}.",
                      "Use int(tensor.argmin()) to turn a tensor index into an int.")
-    cos = analysis.consecutive_cosines(trace, 0)
+    cos = compute.consecutive_cosines(trace, 0)
     expected = int(cos.argmin())
     if answer == expected + 1:
         return wrong(f"off by one: {answer} is the layer the transition ends at.",
@@ -28,7 +28,7 @@ def check_exercise_1(answer, trace) -> Feedback:
                      "The lowest cosine means the biggest turn: use argmin, not argmax.")
     if answer != expected:
         return wrong(f"the cosine for {answer} -> {answer + 1} is {cos[answer]:.3f}, not the lowest.",
-                     "Compute analysis.consecutive_cosines(trace, 0) (or by hand) and take its argmin.")
+                     "Compute compute.consecutive_cosines(trace, 0) (or by hand) and take its argmin.")
     return correct(f"layer {expected} -> {expected + 1} turns [CLS] most (cosine {cos[expected]:.3f}).")
 
 
@@ -49,7 +49,7 @@ def check_exercise_2(my_norms, trace) -> Feedback:
         shaped = check_shape(result, (trace.num_layers + 1,), f"my_norms(trace, {token})")
         if shaped is not None:
             return shaped
-        expected = analysis.layer_norms(trace, token)
+        expected = compute.layer_norms(trace, token)
         if torch.allclose(result, expected.pow(2), atol=1e-3):
             return wrong("these are squared norms.", "Take the square root: norm = sqrt(sum of squares).")
         if not torch.allclose(result, expected, atol=1e-4):
@@ -68,7 +68,7 @@ def check_exercise_3(answer, trace, token, baseline) -> Feedback:
     except (TypeError, ValueError):
         return wrong(f"answer should be a number, but you gave a {type(answer).__name__}.", "Use .item() on a tensor.")
     L = trace.num_layers
-    raw = float(analysis.interlayer_similarity(trace, token)[0, L])
+    raw = float(compute.interlayer_similarity(trace, token)[0, L])
     expected = raw - float(baseline[0] + baseline[L]) / 2
     if abs(value - raw) < 1e-4:
         return wrong(f"{value:.3f} is the raw cosine: the baseline has not been subtracted.",

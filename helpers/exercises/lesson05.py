@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from helpers import analysis
+from helpers.attention import compute
 from helpers.exercises import Feedback, correct, no_answer, wrong
 
 
@@ -14,7 +14,7 @@ def check_exercise_1(answer, trace) -> Feedback:
         value = float(answer)
     except (TypeError, ValueError):
         return wrong(f"answer should be a number, but you gave a {type(answer).__name__}.", "Use .item() on a tensor.")
-    shares = analysis.attention_shares(trace)
+    shares = compute.attention_shares(trace)
     expected = float(shares[-1, 1])
     if value > 1:
         return wrong(f"{value} is more than 1: a share is a fraction, not a percentage.",
@@ -37,16 +37,16 @@ def check_exercise_2(answer, trace) -> Feedback:
         isinstance(x, int) and not isinstance(x, bool) for x in answer
     ):
         return wrong(f"answer should be a (layer, head) pair of ints, got {answer!r}.",
-                     "analysis.best_head returns (layer, head, score): keep the first two.")
+                     "compute.best_head returns (layer, head, score): keep the first two.")
     if trace.seq_len < 3:
         return wrong("the sentence is too short for an offset of -2.", "Use a sentence with at least one word.")
-    scores = analysis.offset_head_scores(trace, -2)
-    layer, head, score = analysis.best_head(scores)
+    scores = compute.offset_head_scores(trace, -2)
+    layer, head, score = compute.best_head(scores)
     if tuple(answer) == (layer - 1, head):
         return wrong("off by one in the layer: layers are counted from 1 here.", "Add 1 to a 0-based row index.")
-    if tuple(answer) == analysis.best_head(analysis.offset_head_scores(trace, -1))[:2] and (layer, head) != tuple(answer):
+    if tuple(answer) == compute.best_head(compute.offset_head_scores(trace, -1))[:2] and (layer, head) != tuple(answer):
         return wrong("that is the best previous-token head (offset -1).", "Use offset -2: attention from i to i - 2.")
     if tuple(answer) != (layer, head):
         return wrong(f"layer {answer[0]}, head {answer[1]} is not the best for offset -2.",
-                     "analysis.offset_head_scores(trace, -2), then analysis.best_head.")
+                     "compute.offset_head_scores(trace, -2), then compute.best_head.")
     return correct(f"layer {layer}, head {head} puts {score:.1%} of its attention two tokens back.")

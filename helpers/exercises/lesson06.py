@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from helpers import analysis
+from helpers.context import compute
 from helpers.exercises import Feedback, correct, no_answer, wrong
 
 
@@ -16,7 +16,7 @@ def check_exercise_1(answer, groups) -> Feedback:
         return wrong(f"answer should be an int layer, but you gave a {type(answer).__name__}.",
                      "Use int(tensor.argmax()).")
     word, senses = next(iter(groups.items()))
-    acc = analysis.sense_separation(senses)
+    acc = compute.sense_separation(senses)
     n = acc.shape[0]
     if not 0 <= answer < n:
         return wrong(f"layer {answer} does not exist: valid layers are 0 to {n - 1}.", "Layer 0 is the embeddings.")
@@ -26,7 +26,7 @@ def check_exercise_1(answer, groups) -> Feedback:
                      "torch.argmax returns the first maximum; or scan from layer 0 upwards.")
     if answer != best:
         return wrong(f"layer {answer} reaches {acc[answer]:.0%}, below the best {acc.max():.0%}.",
-                     f"Compute analysis.sense_separation(groups[{word!r}]) and take the argmax.")
+                     f"Compute compute.sense_separation(groups[{word!r}]) and take the argmax.")
     return correct(f"for {word!r}, layer {best} is the first to reach {acc.max():.0%}.")
 
 
@@ -46,7 +46,7 @@ def check_exercise_2(my_self_similarity, groups) -> Feedback:
             except Exception as err:  # noqa: BLE001 - learner code
                 return wrong(f"my_self_similarity raised {type(err).__name__}: {err}",
                              "Normalise the rows, take v @ v.T, and average the off-diagonal entries.")
-            expected = float(analysis.self_similarity(vectors.unsqueeze(1))[0])
+            expected = float(compute.self_similarity(vectors.unsqueeze(1))[0])
             normed = torch.nn.functional.normalize(vectors, dim=-1)
             with_diag = float((normed @ normed.T).mean())
             if abs(value - with_diag) < 1e-4 and abs(value - expected) > 1e-4:

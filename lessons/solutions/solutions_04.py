@@ -2,8 +2,6 @@
 
 import torch
 
-from helpers import analysis
-
 
 def solution_1(trace) -> int:
     """The transition l -> l + 1 with the lowest cosine for [CLS] (token 0)."""

@@ -2,8 +2,8 @@
 
 import torch
 
-from helpers.classify import encode_batch
-from helpers.practice import keep_hidden_states
+from helpers.classify.compute import encode_batch
+from helpers.practice.compute import keep_hidden_states
 
 
 def exercise_1():

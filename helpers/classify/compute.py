@@ -1,0 +1,244 @@
+"""Lesson 07 numbers: sentence features of every layer, linear heads, probes, layer strategies.
+
+Features are computed once for every layer (:func:`extract_features`), so probes and
+strategies never re-run the model. Layer ``0`` is the embedding output."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+
+from helpers.common.progress import progress as progress_bar
+
+
+POOLINGS = ("cls", "mean")
+
+
+@dataclass
+class LayerFeatures:
+    """Sentence features of every layer: ``cls``/``mean`` are ``[L+1, N, H]``, ``pooler`` ``[N, H]``."""
+
+    cls: torch.Tensor
+    mean: torch.Tensor
+    pooler: torch.Tensor | None
+
+    @property
+    def num_layers(self) -> int:
+        return self.cls.shape[0] - 1
+
+    def layer(self, layer: int, pooling: str = "cls") -> torch.Tensor:
+        """``[N, H]`` features of one layer (0 = embeddings) with one pooling."""
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling {pooling!r} is not valid: choose one of {POOLINGS}.")
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= self.num_layers:
+            raise ValueError(f"layer {layer!r} is out of range: valid layers are 0 (embeddings) to {self.num_layers}.")
+        return getattr(self, pooling)[layer]
+
+
+def _check_texts(texts) -> list[str]:
+    if isinstance(texts, str) or not all(isinstance(t, str) and t.strip() for t in texts) or not len(texts):
+        raise ValueError("texts must be a non-empty list of non-empty strings (wrap a single sentence in a list).")
+    return list(texts)
+
+
+def encode_batch(tokenizer, texts, max_length: int = 32):
+    """Pad + truncate a list of texts to ``max_length`` tokens."""
+    return tokenizer(_check_texts(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+
+
+def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+    """Average of the token vectors that are not padding: ``[B, T, H] -> [B, H]``."""
+    mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
+    return (hidden * mask).sum(1) / mask.sum(1).clamp(min=1)
+
+
+@torch.no_grad()
+def extract_features(tokenizer, model, texts, *, batch_size: int = 64, max_length: int = 32,
+                     progress: bool = True) -> LayerFeatures:
+    """One forward pass per batch; keep [CLS] and mean-pooled vectors of every layer."""
+    texts = _check_texts(texts)
+    cls, mean, pooled = [], [], []
+    batches = range(0, len(texts), batch_size)
+    for start in progress_bar(batches, desc="features", disable=not progress):
+        enc = encode_batch(tokenizer, texts[start:start + batch_size], max_length)
+        out = model(**enc, output_hidden_states=True, return_dict=True)
+        hs = torch.stack(out.hidden_states)  # [L+1, B, T, H]
+        cls.append(hs[:, :, 0])
+        mean.append(torch.stack([mean_pool(h, enc["attention_mask"]) for h in hs]))
+        if out.pooler_output is not None:
+            pooled.append(out.pooler_output)
+    return LayerFeatures(torch.cat(cls, 1), torch.cat(mean, 1), torch.cat(pooled) if pooled else None)
+
+
+class LinearHead(torch.nn.Module):
+    """Standardize with the training statistics, then ``logits = x W^T + b``."""
+
+    def __init__(self, in_features: int, num_classes: int, mean=None, std=None):
+        super().__init__()
+        self.register_buffer("mu", torch.zeros(in_features) if mean is None else mean)
+        self.register_buffer("sigma", torch.ones(in_features) if std is None else std)
+        self.classifier = torch.nn.Linear(in_features, num_classes)
+
+    def forward(self, x):
+        return self.classifier((x - self.mu) / self.sigma)
+
+
+class WeightedLayerHead(torch.nn.Module):
+    """Learned softmax-weighted sum of all layers (ELMo-style scalar mix), then a linear head.
+
+    Input ``[N, L+1, H]``; ``softmax(layer_logits)`` are the learned layer weights.
+    """
+
+    def __init__(self, num_layers_plus_one: int, hidden: int, num_classes: int, mean=None, std=None):
+        super().__init__()
+        shape = (num_layers_plus_one, hidden)
+        self.register_buffer("mu", torch.zeros(shape) if mean is None else mean)
+        self.register_buffer("sigma", torch.ones(shape) if std is None else std)
+        self.layer_logits = torch.nn.Parameter(torch.zeros(num_layers_plus_one))
+        self.classifier = torch.nn.Linear(hidden, num_classes)
+
+    def layer_weights(self) -> torch.Tensor:
+        return torch.softmax(self.layer_logits, 0)
+
+    def forward(self, x):
+        z = (x - self.mu) / self.sigma
+        return self.classifier((self.layer_weights()[None, :, None] * z).sum(1))
+
+
+def _labels(y, n: int) -> torch.Tensor:
+    y = torch.as_tensor(y, dtype=torch.long)
+    if y.ndim != 1 or len(y) != n:
+        raise ValueError(f"labels must be a 1-D sequence of {n} class ids, got shape {tuple(y.shape)}.")
+    return y
+
+
+def train_head(X: torch.Tensor, y, num_classes: int, *, weighted: bool = False, epochs: int = 150,
+               lr: float = 0.01, weight_decay: float = 1e-3, seed: int = 0, progress: bool = True):
+    """Full-batch Adam on frozen features. ``X`` is ``[N, H]`` (or ``[N, L+1, H]`` when ``weighted``)."""
+    if not isinstance(X, torch.Tensor) or X.ndim != (3 if weighted else 2):
+        raise ValueError(f"X must be a {'[N, L+1, H]' if weighted else '[N, H]'} tensor, got {getattr(X, 'shape', type(X))}.")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+        raise ValueError(f"num_classes must be an int >= 2, got {num_classes!r}.")
+    y = _labels(y, len(X))
+    if int(y.max()) >= num_classes or int(y.min()) < 0:
+        raise ValueError(f"labels must lie in 0..{num_classes - 1}.")
+    torch.manual_seed(seed)
+    X = X.detach().float()
+    mu, sigma = X.mean(0), X.std(0).clamp(min=1e-6)
+    head = (WeightedLayerHead(X.shape[1], X.shape[2], num_classes, mu, sigma) if weighted
+            else LinearHead(X.shape[1], num_classes, mu, sigma))
+    opt = torch.optim.Adam(head.parameters(), lr=lr, weight_decay=weight_decay)
+    for _ in progress_bar(range(epochs), desc="training head", disable=not progress):
+        opt.zero_grad()
+        loss = torch.nn.functional.cross_entropy(head(X), y)
+        loss.backward()
+        opt.step()
+    head.eval()
+    return head
+
+
+@torch.no_grad()
+def predict(head, X: torch.Tensor) -> torch.Tensor:
+    """argmax of the logits: one class id per row."""
+    return head(X.float()).argmax(-1)
+
+
+def accuracy(head, X: torch.Tensor, y) -> float:
+    y = _labels(y, len(X))
+    return (predict(head, X) == y).float().mean().item()
+
+
+def confusion_matrix(y_true, y_pred, num_classes: int) -> np.ndarray:
+    """``cm[i, j]`` = how many items of true class ``i`` were predicted as ``j``."""
+    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    if y_true.shape != y_pred.shape:
+        raise ValueError(f"y_true and y_pred differ in shape: {y_true.shape} vs {y_pred.shape}.")
+    cm = np.zeros((num_classes, num_classes), dtype=int)
+    np.add.at(cm, (y_true, y_pred), 1)
+    return cm
+
+
+def probe_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
+                    pooling: str = "cls", progress: bool = True, epochs: int = 150, lr: float = 0.01,
+                    weight_decay: float = 1e-3, seed: int = 0) -> list[float]:
+    """Test accuracy of a linear probe trained on each layer 0..L.
+
+    All L+1 probes are trained at once as one batched matrix product: the loss is the sum of
+    the per-layer losses and Adam updates every weight on its own, so each probe trains
+    exactly as if alone -- in one loop instead of L+1.
+    """
+    if pooling not in POOLINGS:
+        raise ValueError(f"pooling {pooling!r} is not valid: choose one of {POOLINGS}.")
+    X, Xt = getattr(train, pooling).float(), getattr(test, pooling).float()  # [L+1, N, H]
+    y, yt = _labels(y_train, X.shape[1]), _labels(y_test, Xt.shape[1])
+    torch.manual_seed(seed)
+    mu, sigma = X.mean(1, keepdim=True), X.std(1, keepdim=True).clamp(min=1e-6)
+    n_layers, _, hidden = X.shape
+    W = torch.nn.Parameter(torch.randn(n_layers, hidden, num_classes) / hidden ** 0.5)
+    b = torch.nn.Parameter(torch.zeros(n_layers, 1, num_classes))
+    opt = torch.optim.Adam([W, b], lr=lr, weight_decay=weight_decay)
+    Z, Zt = (X - mu) / sigma, (Xt - mu) / sigma
+    for _ in progress_bar(range(epochs), desc=f"probes ({pooling}, all layers)", disable=not progress):
+        opt.zero_grad()
+        logits = torch.baddbmm(b, Z, W)  # [L+1, N, C]
+        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.repeat(n_layers), reduction="sum") / len(y)
+        loss.backward()
+        opt.step()
+    with torch.no_grad():
+        pred = torch.baddbmm(b, Zt, W).argmax(-1)  # [L+1, N_test]
+    return (pred == yt).float().mean(1).tolist()
+
+
+def last_k_layers(num_layers: int, k: int = 4) -> tuple[list[int], str]:
+    """Encoder layers for "the last k": all available (and a note) when the model has fewer."""
+    if num_layers >= k:
+        return list(range(num_layers - k + 1, num_layers + 1)), f"layers {num_layers - k + 1}..{num_layers}"
+    return list(range(1, num_layers + 1)), f"this model has only {num_layers} layers: using all of them"
+
+
+def strategy_features(feats: LayerFeatures, strategy: str) -> torch.Tensor:
+    """Features for one named strategy (see :data:`STRATEGIES`)."""
+    L = feats.num_layers
+    if strategy == "last layer [CLS]":
+        return feats.cls[L]
+    if strategy == "second-to-last [CLS]":
+        return feats.cls[max(L - 1, 0)]
+    if strategy == "concat last four [CLS]":
+        layers, _ = last_k_layers(L)
+        return torch.cat([feats.cls[i] for i in layers], -1)
+    if strategy == "weighted sum, all layers [CLS]":
+        return feats.cls.transpose(0, 1)  # [N, L+1, H]
+    if strategy == "mean pooling, last layer":
+        return feats.mean[L]
+    raise ValueError(f"unknown strategy {strategy!r}; valid: {STRATEGIES}.")
+
+
+STRATEGIES = ("last layer [CLS]", "second-to-last [CLS]", "concat last four [CLS]",
+              "weighted sum, all layers [CLS]", "mean pooling, last layer")
+
+
+def compare_strategies(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
+                       progress: bool = True, **kw) -> dict:
+    """Test accuracy of a head trained on each strategy's features; the weighted head also returns its weights."""
+    results = {}
+    for name in progress_bar(STRATEGIES, desc="strategies", disable=not progress):
+        weighted = name.startswith("weighted")
+        head = train_head(strategy_features(train, name), y_train, num_classes, weighted=weighted, progress=False, **kw)
+        results[name] = accuracy(head, strategy_features(test, name), y_test)
+        if weighted:
+            results["_layer_weights"] = head.layer_weights().detach()
+    return results
+
+
+# Devlin et al. 2019, BERT paper, Table 7: feature-based approach on CoNLL-2003 NER,
+# BERT-base, dev F1. Published reference numbers, not measured here.
+BERT_TABLE7 = (
+    ("embeddings", 91.0),
+    ("second-to-last hidden", 95.6),
+    ("last hidden", 94.9),
+    ("weighted sum last four hidden", 95.9),
+    ("concat last four hidden", 96.1),
+    ("weighted sum all 12 layers", 95.5),
+)

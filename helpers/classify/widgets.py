@@ -1,0 +1,105 @@
+"""The "type a sentence, see the logits" box of lesson 07.
+
+A Text box and a Button: clicking runs the model once on the NEW sentence (a new input,
+not a slider move), then only changes the existing bars (``set_height``, colour) and the
+title, and redraws just those. The y-scale is shared by every sentence and widens only
+when a logit falls outside it. Results are cached per sentence, so re-showing a sentence
+never re-runs the model.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from helpers.classify.compute import extract_features
+from helpers.classify.plots import plot_logits
+from helpers.common.explorer import Explorer
+
+
+class LogitsBox(Explorer):
+    """Logits per class and the predicted id for a typed sentence, from a trained head."""
+
+    def __init__(self, tokenizer, model, head, names, layer: int, pooling: str = "cls", sentence: str = ""):
+        import ipywidgets as widgets
+
+        if not isinstance(sentence, str) or not sentence.strip():
+            raise ValueError("sentence must be a non-empty string to start the box with.")
+        self.tokenizer, self.model, self.head, self.names = tokenizer, model, head, list(names)
+        self.layer, self.pooling = layer, pooling
+        self._cache: dict[str, torch.Tensor] = {}
+        self.text = widgets.Text(value=sentence, description="sentence")
+        self.button = widgets.Button(description="Classify")
+        self.output = widgets.Output()
+        # The Text is not observed (that would run the model on every keystroke): only the button.
+        super().__init__({}, sentence=sentence)
+        self.button.on_click(lambda _: self.update(sentence=self.text.value))
+        self.widget = widgets.VBox([widgets.HBox([self.text, self.button]), self.image, self.output])
+
+    def logits_for(self, sentence: str) -> torch.Tensor:
+        """Logits of one sentence (cached per sentence)."""
+        if not isinstance(sentence, str) or not sentence.strip():
+            raise ValueError("Type a sentence with at least one word.")
+        if sentence not in self._cache:
+            feats = extract_features(self.tokenizer, self.model, [sentence], progress=False)
+            with torch.no_grad():
+                self._cache[sentence] = self.head(feats.layer(self.layer, self.pooling))[0]
+        return self._cache[sentence]
+
+    def _build_figure(self, sentence):
+        logits = self.logits_for(sentence)
+        self.ax, self.bars = plot_logits(logits.numpy(), self.names)
+        self.zero_line = self.ax.lines[0]  # the axhline at 0, drawn over the bars
+        self._ylim = None
+        self._update_artists(sentence)
+        self.ax.figure.tight_layout()  # leave room for the title set just above
+        return self.ax.figure
+
+    def dynamic_artists(self) -> list:
+        return [*self.bars, self.zero_line, self.ax.title]
+
+    def _update_artists(self, sentence):
+        logits = self.logits_for(sentence)
+        pred = int(logits.argmax())
+        for i, (bar, value) in enumerate(zip(self.bars, logits.tolist())):
+            bar.set_height(value)
+            bar.set_color("tab:orange" if i == pred else "tab:blue")
+        self._fit_ylim(float(logits.min()), float(logits.max()))
+        self.ax.set_title(f"{sentence[:50]!r} -> id {pred} ({self.names[pred]})", fontsize=9)
+        self.prediction = pred
+
+    def _fit_ylim(self, lo: float, hi: float) -> None:
+        """One y-scale for every sentence, widened (with headroom) only when a logit falls
+        outside it: bars stay comparable across sentences, and an unchanged axis lets an
+        update redraw only the bars and the title."""
+        lo, hi = min(lo, 0.0), max(hi, 0.0)
+        if self._ylim is not None and self._ylim[0] <= lo and hi <= self._ylim[1]:
+            return
+        if self._ylim is not None:
+            lo, hi = min(lo, self._ylim[0]), max(hi, self._ylim[1])
+        pad = 0.25 * (hi - lo) + 0.5
+        self._ylim = (lo - pad, hi + pad)
+        self.ax.set_ylim(*self._ylim)
+        self._static_changed()
+
+    def update(self, **values) -> None:
+        try:
+            super().update(**values)
+        except ValueError as err:
+            self.output.clear_output()
+            with self.output:
+                print(err)
+            return
+        self.output.clear_output()
+        with self.output:
+            print(f"predicted id {self.prediction}: {self.names[self.prediction]}")
+
+    @classmethod
+    def for_benchmark(cls, tokenizer, model):
+        from helpers.classify.compute import LinearHead
+
+        torch.manual_seed(0)
+        names = [f"class {i}" for i in range(5)]
+        head = LinearHead(model.config.hidden_size, len(names)).eval()
+        box = cls(tokenizer, model, head, names, layer=model.config.num_hidden_layers,
+                  sentence="wake me up at seven")
+        return box, [{"sentence": "play some jazz"}, {"sentence": "wake me up at seven"}]

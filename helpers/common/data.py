@@ -1,0 +1,103 @@
+"""The course's data sets in ``data/``, loaded and validated in one place.
+
+* :func:`load_sentences` -- ``attention_sentences.txt`` (lessons 04-05);
+* :func:`load_polysemy` -- ``polysemy.json``, ambiguous words in context (lesson 06);
+* :func:`load_intents` -- ``intents/``, ten intents with a fixed train/test split (lessons 07-10).
+
+``load_intents("train")`` returns an :class:`IntentSplit` with the texts, the integer
+labels and the label names, in the fixed order of the CSV file. Label ids are the
+position of the intent in :data:`INTENTS` for every split, so a head trained on
+``train`` reads the same ids on ``test``.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from helpers.model.paths import DATA_DIR, data_file
+
+INTENTS_DIR = DATA_DIR / "intents"
+SPLITS = ("train", "test")
+INTENTS = (
+    "weather",
+    "set_alarm",
+    "play_music",
+    "set_timer",
+    "book_restaurant",
+    "directions",
+    "calendar",
+    "add_to_list",
+    "translate",
+    "bank_balance",
+)
+
+
+@dataclass(frozen=True)
+class IntentSplit:
+    """One split: ``texts[i]`` has label id ``labels[i]``, named ``names[labels[i]]``."""
+
+    split: str
+    texts: list[str]
+    labels: list[int]
+    names: tuple[str, ...] = INTENTS
+
+    def __len__(self) -> int:
+        return len(self.texts)
+
+    @property
+    def num_classes(self) -> int:
+        return len(self.names)
+
+    def subset(self, n_per_class: int) -> "IntentSplit":
+        """The first ``n_per_class`` utterances of every intent (keeps CPU runs short)."""
+        if isinstance(n_per_class, bool) or not isinstance(n_per_class, int) or n_per_class < 1:
+            raise ValueError(f"n_per_class must be a positive int, got {n_per_class!r}.")
+        seen: dict[int, int] = {}
+        texts, labels = [], []
+        for text, label in zip(self.texts, self.labels):
+            if seen.get(label, 0) < n_per_class:
+                seen[label] = seen.get(label, 0) + 1
+                texts.append(text)
+                labels.append(label)
+        return IntentSplit(self.split, texts, labels, self.names)
+
+
+def intents_path(split: str, data_dir: Path | str = INTENTS_DIR) -> Path:
+    if split not in SPLITS:
+        raise ValueError(f"split {split!r} is not valid: choose one of {SPLITS}.")
+    return Path(data_dir) / f"{split}.csv"
+
+
+def load_intents(split: str = "train", data_dir: Path | str = INTENTS_DIR) -> IntentSplit:
+    """Read ``data/intents/<split>.csv`` and check every row."""
+    path = intents_path(split, data_dir)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: the intent data set lives in data/intents/.")
+    texts, labels = [], []
+    with open(path, newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames != ["text", "intent"]:
+            raise ValueError(f"{path.name}: expected columns ['text', 'intent'], found {reader.fieldnames}.")
+        for line, row in enumerate(reader, start=2):
+            text, intent = (row["text"] or "").strip(), row["intent"]
+            if not text:
+                raise ValueError(f"{path.name} line {line}: empty utterance.")
+            if intent not in INTENTS:
+                raise ValueError(f"{path.name} line {line}: unknown intent {intent!r}; valid: {INTENTS}.")
+            texts.append(text)
+            labels.append(INTENTS.index(intent))
+    return IntentSplit(split, texts, labels)
+
+
+def load_polysemy(name: str = "polysemy.json") -> dict[str, dict[str, list[str]]]:
+    """``{word: {sense: [sentence, ...]}}`` from ``data/``."""
+    with open(data_file(name), encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def load_sentences(name: str = "attention_sentences.txt") -> list[str]:
+    """Non-empty lines of a text file in ``data/``."""
+    return [line.strip() for line in data_file(name).read_text(encoding="utf-8").splitlines() if line.strip()]

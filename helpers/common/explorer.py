@@ -1,0 +1,228 @@
+"""Interactive explorers that feel instant.
+
+An :class:`Explorer` owns one matplotlib figure, drawn once. A control change calls
+:meth:`Explorer.update`, which only changes existing artists (``set_data``,
+``set_height``, tick labels) from cached results -- the model never runs again -- and
+re-encodes the figure into an ``ipywidgets.Image``. That works the same on ipywidgets 7.7
+(Colab) and 8, needs no ipympl, and costs tens of milliseconds instead of the hundreds a
+fresh seaborn figure costs. :meth:`Explorer.redraw_naive` builds the figure from scratch
+and exists only so the benchmark can show the difference.
+
+Where a subclass names the artists an update changes (``dynamic_artists()``, e.g. the
+heatmap image and the title), the static rest of the figure is drawn once and kept as a
+bitmap; an update restores that bitmap and draws only those artists, plus the axes frame
+drawn above them, in the order a full draw uses (blitting), so the picture is the same,
+pixel for pixel, as drawing everything again (``tests/test_widgets.py`` checks this). The
+canvas's pixels are then encoded by a small PNG writer (:func:`canvas_png`). When an update
+must change a static part (an axis limit), it calls ``_static_changed()`` and that one
+render draws the whole figure.
+
+Subclasses implement ``_build_figure(**values)`` (create fig and artists; return fig),
+``_update_artists(**values)``, optionally ``redraw_naive(**values)`` (e.g. a fresh seaborn
+heatmap), and the classmethod ``for_benchmark(tokenizer, model)`` returning
+``(explorer, [values, ...])``: a built explorer on a sentence of its choosing and a list of
+control-value dicts to cycle through. ``benchmarks/`` finds every subclass through :func:`explorer_classes`.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zlib
+
+import matplotlib.pyplot as plt
+import numpy as np
+
+from helpers.common.style import HIGHLIGHT, NORMAL  # noqa: F401 - the explorers' two bar colours
+
+
+def figure_png(fig) -> bytes:
+    """Encode a figure as PNG bytes the usual way: a full draw through ``savefig``, at the
+    figure's own dpi so the picture matches what an explorer shows."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi="figure")
+    return buf.getvalue()
+
+
+def canvas_png(canvas) -> bytes:
+    """Encode what an Agg canvas already holds as PNG, without drawing it again.
+
+    A minimal PNG writer (numpy + zlib) instead of PIL: no per-row filter search and the
+    fastest zlib level, because the image is re-encoded on every slider move and the
+    figures are mostly flat colour, which compresses well without filtering. Lossless:
+    RGB when the canvas is opaque (the usual white figure), RGBA otherwise.
+    """
+    rgba = np.asarray(canvas.buffer_rgba())
+    opaque = bool(rgba[:, :, 3].min() == 255)
+    pixels = rgba[:, :, :3] if opaque else rgba
+    height, width, channels = pixels.shape
+    rows = np.zeros((height, 1 + width * channels), dtype=np.uint8)  # byte 0 of a row: filter 0 (none)
+    rows[:, 1:] = pixels.reshape(height, -1)
+    header = struct.pack(">IIBBBBB", width, height, 8, 2 if opaque else 6, 0, 0, 0)
+    return b"".join([_PNG_SIGNATURE, _png_chunk(b"IHDR", header),
+                     _png_chunk(b"IDAT", zlib.compress(rows.tobytes(), 1)), _png_chunk(b"IEND", b"")])
+
+
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _png_chunk(tag: bytes, body: bytes) -> bytes:
+    return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body))
+
+
+def explorer_classes(failures: list[str] | None = None) -> list[type]:
+    """Every :class:`Explorer` subclass, after importing every ``helpers.*`` module (all topic packages) so that
+    all of them are defined. A module that fails to import raises, or, when ``failures``
+    is given, is named there and skipped (the benchmark reports it and goes on)."""
+    import importlib
+    import pkgutil
+
+    import helpers
+
+    for info in pkgutil.walk_packages(helpers.__path__, prefix="helpers."):
+        if info.name == "helpers.__main__":
+            continue
+        try:
+            importlib.import_module(info.name)
+        except Exception as err:  # noqa: BLE001 - see the docstring
+            if failures is None:
+                raise
+            failures.append(f"{info.name}: {type(err).__name__}: {err}")
+    found, todo = [], list(Explorer.__subclasses__())
+    while todo:
+        cls = todo.pop(0)
+        if cls not in found:
+            found.append(cls)
+            todo.extend(cls.__subclasses__())
+    return sorted(found, key=lambda c: (c.__module__, c.__qualname__))
+
+
+def int_slider(low: int, high: int, value: int, description: str):
+    """An ``IntSlider`` (ipywidgets 7 and 8) that refuses a start value outside ``low..high``."""
+    import ipywidgets as widgets
+
+    if not low <= value <= high:
+        raise ValueError(f"{description} {value!r} is out of range: valid values are {low} to {high}.")
+    return widgets.IntSlider(min=low, max=high, value=value, description=description)
+
+
+def token_dropdown(trace, value: int = 0, description: str = "token"):
+    """A ``Dropdown`` of a trace's tokens labelled ``"3: bank"``; its value is the position."""
+    import ipywidgets as widgets
+
+    trace.check_token(value)
+    options = [(f"{i}: {t}", i) for i, t in enumerate(trace.tokens)]
+    return widgets.Dropdown(options=options, value=value, description=description)
+
+
+class Explorer:
+    """Base class: controls + one figure updated in place. See the module docstring."""
+
+    def __init__(self, controls: dict, **initial):
+        import ipywidgets as widgets
+
+        self.controls = controls
+        self.values = {name: ctl.value for name, ctl in controls.items()}
+        self.values.update(initial)
+        self._syncing = False
+        self._background = None
+        with plt.ioff():
+            self.fig = self._build_figure(**self.values)
+        plt.close(self.fig)  # we show it through the Image widget, not the inline backend
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+        FigureCanvasAgg(self.fig)  # a canvas we can blit on, whatever the notebook backend
+        self.image = widgets.Image(value=self._render(), format="png")
+        for name, ctl in controls.items():
+            ctl.observe(self._on_change(name), names="value")
+        self.widget = widgets.VBox([widgets.HBox(list(controls.values())), self.image])
+
+    def _on_change(self, name):
+        def handler(change):
+            if not self._syncing:
+                self.update(**{name: change["new"]})
+
+        return handler
+
+    def dynamic_artists(self) -> list:
+        """The artists an update changes; empty means "redraw the whole figure"."""
+        return []
+
+    def _static_changed(self) -> None:
+        """Call from ``_update_artists`` when a static part changed (axis limits, ticks):
+        the next render draws the whole figure once and keeps it as the new background."""
+        self._background = None
+
+    def _render(self) -> bytes:
+        canvas = self.fig.canvas
+        if not self.dynamic_artists():
+            canvas.draw()
+        else:
+            if self._background is None:
+                self._blit_order = self._artists_to_blit()
+                for artist in self._blit_order:
+                    artist.set_animated(True)  # left out of the static background
+                canvas.draw()
+                self._background = canvas.copy_from_bbox(self.fig.bbox)
+            canvas.restore_region(self._background)
+            for artist in self._blit_order:
+                self.fig.draw_artist(artist)
+        return canvas_png(canvas)
+
+    def _artists_to_blit(self) -> list:
+        """The dynamic artists plus the spines drawn above them (a heatmap or a bar touches
+        its axes frame), in the order a full draw paints them: axes by axes, by z-order,
+        figure-level artists last. The blitted picture then equals a full draw, pixel for pixel."""
+        dynamic = self.dynamic_artists()
+        ordered = []
+        for ax in self.fig.axes:
+            mine = [a for a in dynamic if a.axes is ax]
+            if mine:
+                low = min(a.get_zorder() for a in mine)
+                frame = [s for s in ax.spines.values() if ax.axison and s.get_visible() and s.get_zorder() > low]
+                ordered += sorted(mine + frame, key=lambda a: a.get_zorder())
+        return ordered + [a for a in dynamic if a.axes is None]
+
+    def update(self, **values) -> None:
+        """Apply new control values to the existing artists and refresh the image.
+
+        Controls are moved to match, so a call from code and a slider move look the same.
+        """
+        self.values.update(values)
+        self._sync_controls(values)
+        self._update_artists(**self.values)
+        self.image.value = self._render()
+
+    def _sync_controls(self, values) -> None:
+        self._syncing = True
+        try:
+            for name, value in values.items():
+                control = self.controls.get(name)
+                if control is not None and control.value != value:
+                    control.value = value
+        finally:
+            self._syncing = False
+
+    def redraw_naive(self, **values) -> bytes:
+        """The slow way, for the benchmark: a brand-new figure, encoded, then closed."""
+        merged = {**self.values, **values}
+        with plt.ioff():
+            fig = self._build_figure(**merged)
+        png = figure_png(fig)
+        plt.close(fig)
+        return png
+
+    @classmethod
+    def for_benchmark(cls, tokenizer, model):
+        raise NotImplementedError(f"{cls.__name__} does not define for_benchmark")
+
+    def _build_figure(self, **values):
+        raise NotImplementedError
+
+    def _update_artists(self, **values) -> None:
+        raise NotImplementedError
+
+    def _ipython_display_(self):
+        from IPython.display import display
+
+        display(self.widget)

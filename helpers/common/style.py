@@ -1,0 +1,87 @@
+"""One figure style for the whole course, and the small helpers every plot module uses.
+
+Importing this module (every ``helpers/<topic>/plots.py`` does) applies :data:`COURSE_RC`:
+text at least :data:`MIN_FONT_PT` points at the notebook's default size, readable titles,
+no top/right spines. Plot functions return the figure's axes (or the artists an explorer
+updates) and follow these rules:
+
+* every colourbar has a label (:func:`colorbar` insists on one);
+* titles name the measure ("cosine between layers", "attention probability");
+* panels that are compared share one scale;
+* :func:`small_text` lists text below :data:`MIN_FONT_PT` points; the tests run it on every figure.
+"""
+
+from __future__ import annotations
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+MIN_FONT_PT = 8.0
+COURSE_RC = {
+    "figure.dpi": 100,
+    "font.size": 10,
+    "axes.titlesize": 10,
+    "axes.labelsize": 9,
+    "xtick.labelsize": 8,
+    "ytick.labelsize": 8,
+    "legend.fontsize": 8,
+    "legend.title_fontsize": 8,
+    "figure.titlesize": 11,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+    "image.cmap": "viridis",
+}
+HIGHLIGHT, NORMAL = "tab:orange", "tab:blue"
+
+
+def use_course_style() -> None:
+    """Apply :data:`COURSE_RC` to matplotlib's defaults (done once on import)."""
+    mpl.rcParams.update(COURSE_RC)
+
+
+use_course_style()
+
+
+def new_axes(ax=None, figsize=(6, 3)):
+    """``ax`` itself, or the axes of a new figure of ``figsize`` inches."""
+    if ax is None:
+        _, ax = plt.subplots(figsize=figsize)
+    return ax
+
+
+def to_numpy(values) -> np.ndarray:
+    """A tensor, list or array as a NumPy array (detached, on the CPU)."""
+    return values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else np.asarray(values)
+
+
+def as_matrix(values, name: str) -> np.ndarray:
+    """``values`` as a 2-D float array, or a clear error naming ``name`` and the shape."""
+    array = np.asarray(to_numpy(values), dtype=float)
+    if array.ndim != 2:
+        raise ValueError(f"{name} must be a 2-D matrix, got shape {array.shape}.")
+    return array
+
+
+def layer_labels(n_layers_plus_one: int) -> list[str]:
+    """``['emb', '1', '2', ...]`` for ``L + 1`` hidden-state layers."""
+    return ["emb"] + [str(i) for i in range(1, n_layers_plus_one)]
+
+
+def colorbar(mappable, ax, label: str, **kw):
+    """A colourbar beside ``ax`` that always says what its colours measure."""
+    if not isinstance(label, str) or not label.strip():
+        raise ValueError("a colourbar needs a label that names the measure, e.g. 'attention probability'.")
+    kw.setdefault("fraction", 0.046)
+    kw.setdefault("pad", 0.04)
+    return ax.figure.colorbar(mappable, ax=ax, label=label, **kw)
+
+
+def small_text(fig, min_pt: float = MIN_FONT_PT) -> list[str]:
+    """Visible text artists of ``fig`` smaller than ``min_pt`` points, as ``'size: text'`` lines."""
+    found = []
+    for text in fig.findobj(mpl.text.Text):
+        if text.get_visible() and text.get_text().strip() and text.get_fontsize() < min_pt - 1e-6:
+            found.append(f"{text.get_fontsize():.1f} pt: {text.get_text()[:40]!r}")
+    return found

@@ -1,0 +1,6 @@
+"""Lesson 04: walking through the layers.
+
+* ``compute`` -- a token's vector per layer, norms, cosines, the anisotropy baseline, PCA;
+* ``plots`` -- norms, layer-to-layer cosines, the PCA trajectory;
+* ``widgets`` -- the token/layer explorer.
+"""

@@ -1,0 +1,73 @@
+"""Lesson 04 explorer: one token at one layer (see :class:`helpers.common.explorer.Explorer`)."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+
+from helpers.common.data import load_sentences
+from helpers.common.explorer import HIGHLIGHT, NORMAL, Explorer, int_slider, token_dropdown
+from helpers.common.style import layer_labels
+from helpers.layerwalk.compute import interlayer_similarity, layer_norms
+from helpers.model.trace import check_trace, trace_text
+
+
+class LayerWalkExplorer(Explorer):
+    """Lesson 04: one token at one layer -- its norm per layer, its similarity to itself at
+    every other layer, and its first few dimensions."""
+
+    def __init__(self, trace, token: int = 0, layer: int = 0, n_dims: int = 16):
+        self.trace = check_trace(trace)
+        self.n_dims = max(1, min(int(n_dims), trace.hidden_size))
+        # Cache everything the controls can ask for: per-token norms and layer-to-layer cosines.
+        self._norms = torch.stack([layer_norms(trace, t) for t in range(trace.seq_len)]).numpy()
+        self._sims = torch.stack([interlayer_similarity(trace, t) for t in range(trace.seq_len)]).numpy()
+        self._dims = torch.stack(trace.hidden_states)[:, :, : self.n_dims].numpy()  # [L+1, seq, d]
+        controls = {
+            "token": token_dropdown(trace, token),
+            "layer": int_slider(0, trace.num_layers, layer, "layer"),
+        }
+        super().__init__(controls)
+
+    def _build_figure(self, token, layer):
+        n = self.trace.num_layers + 1
+        fig, (ax_norm, ax_sim, ax_dim) = plt.subplots(1, 3, figsize=(12, 3.2))
+        self.norm_bars = ax_norm.bar(range(n), self._norms[token], color=NORMAL)
+        ax_norm.set_xticks(range(n), layer_labels(n))
+        ax_norm.set_ylim(0, self._norms.max() * 1.1)
+        ax_norm.set_title("L2 norm per layer", fontsize=9)
+        (self.sim_line,) = ax_sim.plot(range(n), self._sims[token, layer], "o-")
+        (self.sim_marker,) = ax_sim.plot([layer], [1.0], "o", color=HIGHLIGHT, ms=10)
+        ax_sim.set_xticks(range(n), layer_labels(n))
+        ax_sim.set_ylim(min(0.0, float(self._sims.min())) - 0.05, 1.05)
+        ax_sim.set_title("cosine with this layer", fontsize=9)
+        self.dim_bars = ax_dim.bar(range(self.n_dims), self._dims[layer, token], color=NORMAL)
+        lim = float(np.abs(self._dims).max()) * 1.1
+        ax_dim.set_ylim(-lim, lim)
+        ax_dim.set_title(f"first {self.n_dims} dimensions", fontsize=9)
+        ax_dim.set_xlabel("dimension")
+        self.suptitle = fig.suptitle("")
+        fig.tight_layout(rect=(0, 0, 1, 0.94))  # leave room for the suptitle
+        self._update_artists(token, layer)
+        return fig
+
+    def dynamic_artists(self) -> list:
+        return [*self.norm_bars, self.sim_line, self.sim_marker, *self.dim_bars, self.suptitle]
+
+    def _update_artists(self, token, layer):
+        for i, bar in enumerate(self.norm_bars):
+            bar.set_height(self._norms[token, i])
+            bar.set_color(HIGHLIGHT if i == layer else NORMAL)
+        self.sim_line.set_ydata(self._sims[token, layer])
+        self.sim_marker.set_data([layer], [self._sims[token, layer, layer]])
+        for bar, h in zip(self.dim_bars, self._dims[layer, token]):
+            bar.set_height(h)
+        label = "embeddings" if layer == 0 else f"layer {layer}"
+        self.suptitle.set_text(f"token {token} {self.trace.tokens[token]!r} at {label}")
+
+    @classmethod
+    def for_benchmark(cls, tokenizer, model):
+        trace = trace_text(tokenizer, model, load_sentences()[0])
+        values = [{"token": t % trace.seq_len, "layer": l % (trace.num_layers + 1)} for t, l in zip(range(1, 6), range(5))]
+        return cls(trace), values

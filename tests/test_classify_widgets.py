@@ -1,0 +1,44 @@
+"""helpers.classify.widgets: the logits box on the real bundled model."""
+
+from helpers.classify.compute import train_head
+from helpers.classify.widgets import LogitsBox
+
+
+def test_logits_box_updates_bars_and_caches(tokenizer, model, intent_data):
+    train, _, ft, _ = intent_data
+    L = ft.num_layers
+    head = train_head(ft.layer(L, "mean"), train.labels, train.num_classes, progress=False)
+    box = LogitsBox(tokenizer, model, head, train.names, layer=L, pooling="mean", sentence="play some jazz please")
+    before_png, before_heights = box.image.value, [b.get_height() for b in box.bars]
+    calls = []
+    handle = model.register_forward_hook(lambda *a: calls.append(1))
+    try:
+        box.text.value = "wake me up at six tomorrow"
+        assert not calls, "typing alone must not run the model"
+        box.button.click()
+        assert len(calls) == 1
+        assert [b.get_height() for b in box.bars] != before_heights and box.image.value != before_png
+        assert train.names[box.prediction] in box.ax.get_title()
+        box.update(sentence="play some jazz please")  # seen before: cached
+        assert len(calls) == 1 and [b.get_height() for b in box.bars] == before_heights
+    finally:
+        handle.remove()
+    box.update(sentence="   ")
+    assert [b.get_height() for b in box.bars] == before_heights, "an empty sentence changes nothing"
+    b2, values = LogitsBox.for_benchmark(tokenizer, model)
+    b2.update(**values[0])
+
+
+def test_logits_box_keeps_one_y_scale_that_holds_every_logit(tokenizer, model, intent_data):
+    train, _, ft, _ = intent_data
+    L = ft.num_layers
+    head = train_head(ft.layer(L, "cls"), train.labels, train.num_classes, progress=False)
+    box = LogitsBox(tokenizer, model, head, train.names, layer=L, sentence=train.texts[0])
+    limits = [box.ax.get_ylim()]
+    for text in train.texts[:: max(1, len(train.texts) // 8)]:
+        box.update(sentence=text)
+        lo, hi = box.ax.get_ylim()
+        logits = box.logits_for(text)
+        assert lo < min(0.0, float(logits.min())) and max(0.0, float(logits.max())) < hi, "a bar is cut off"
+        assert lo <= limits[-1][0] and hi >= limits[-1][1], "the scale must never shrink between sentences"
+        limits.append((lo, hi))

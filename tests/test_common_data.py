@@ -1,0 +1,61 @@
+"""helpers.common.data: the intent data set (counts, fixed split, no duplicates, clear errors) and the polysemy data."""
+
+from collections import Counter
+
+import pytest
+
+from helpers.common.data import INTENTS, load_intents, load_polysemy
+
+
+@pytest.fixture(scope="module")
+def splits():
+    return load_intents("train"), load_intents("test")
+
+
+def test_at_least_ten_intents_and_25_utterances_each(splits):
+    train, test = splits
+    assert len(INTENTS) >= 10
+    counts = Counter(train.labels) + Counter(test.labels)
+    assert set(counts) == set(range(len(INTENTS)))
+    assert min(counts.values()) >= 25
+    assert set(Counter(test.labels)) == set(range(len(INTENTS))), "every intent must be in the test split"
+
+
+def test_split_is_fixed_and_disjoint(splits):
+    train, test = splits
+    assert (len(train), len(test)) == (200, 100)
+    assert not {t.lower() for t in train.texts} & {t.lower() for t in test.texts}
+
+
+def test_no_duplicate_utterances(splits):
+    everything = [t.lower().strip() for s in splits for t in s.texts]
+    dupes = [t for t, n in Counter(everything).items() if n > 1]
+    assert not dupes, dupes
+
+
+def test_subset_takes_the_first_n_of_each_intent(splits):
+    small = splits[0].subset(3)
+    assert len(small) == 3 * len(INTENTS)
+    assert Counter(small.labels) == {i: 3 for i in range(len(INTENTS))}
+    assert small.texts[0] == splits[0].texts[0]
+    with pytest.raises(ValueError, match="positive int"):
+        splits[0].subset(0)
+
+
+def test_bad_split_and_bad_file(tmp_path):
+    with pytest.raises(ValueError, match="choose one of"):
+        load_intents("dev")
+    (tmp_path / "train.csv").write_text("text,intent\nhello there,greeting\n")
+    with pytest.raises(ValueError, match="unknown intent 'greeting'"):
+        load_intents("train", tmp_path)
+
+
+def test_polysemy_data_shape():
+    data = load_polysemy()
+    assert len(data) >= 3
+    for word, senses in data.items():
+        assert len(senses) >= 2
+        for sense, sentences in senses.items():
+            assert len(sentences) >= 5, (word, sense)
+            for s in sentences:
+                assert word in s.lower().replace(".", " ").split(), (word, s)

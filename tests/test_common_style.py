@@ -1,0 +1,36 @@
+"""helpers.common.style: the course style applies, and its checks catch what they promise to catch."""
+
+import matplotlib as mpl
+import matplotlib.pyplot as plt
+import pytest
+
+from helpers.common import style
+
+
+def test_course_style_is_applied_on_import():
+    for key in ("xtick.labelsize", "ytick.labelsize", "legend.fontsize", "axes.labelsize"):
+        size = mpl.font_manager.FontProperties(size=mpl.rcParams[key]).get_size_in_points()
+        assert size >= style.MIN_FONT_PT, key
+
+
+def test_small_text_finds_tiny_labels_and_nothing_else():
+    fig, ax = plt.subplots()
+    ax.set_title("fine")
+    ax.text(0.5, 0.5, "tiny", fontsize=6)
+    found = style.small_text(fig)
+    assert len(found) == 1 and "tiny" in found[0]
+
+
+def test_colorbar_needs_a_label():
+    fig, ax = plt.subplots()
+    image = ax.imshow([[0, 1], [1, 0]])
+    with pytest.raises(ValueError, match="label"):
+        style.colorbar(image, ax, "")
+    cbar = style.colorbar(image, ax, "attention probability")
+    assert cbar.ax.get_ylabel() == "attention probability"
+
+
+def test_layer_labels_and_matrix_checks():
+    assert style.layer_labels(4) == ["emb", "1", "2", "3"]
+    with pytest.raises(ValueError, match="2-D"):
+        style.as_matrix([1, 2, 3], "probs")

@@ -1,0 +1,21 @@
+"""helpers.layerwalk.widgets: updates change artists and image bytes, never run the model."""
+
+import pytest
+
+from helpers.layerwalk.widgets import LayerWalkExplorer
+
+
+def test_layer_walk(sample_trace, no_model_calls):
+    ex = LayerWalkExplorer(sample_trace, token=0, layer=0)
+    before_png, before_h = ex.image.value, [b.get_height() for b in ex.norm_bars]
+    before_dims = [b.get_height() for b in ex.dim_bars]
+    ex.controls["token"].value = 2  # through the widget, as a learner would
+    assert ex.values["token"] == 2
+    assert [b.get_height() for b in ex.norm_bars] != before_h
+    ex.update(layer=sample_trace.num_layers)
+    assert [b.get_height() for b in ex.dim_bars] != before_dims
+    assert ex.image.value != before_png
+    assert "bank" in ex.suptitle.get_text()
+    assert ex.sim_marker.get_ydata()[0] == pytest.approx(1.0, abs=1e-5)
+    with pytest.raises(ValueError, match="out of range"):
+        LayerWalkExplorer(sample_trace, layer=sample_trace.num_layers + 1)

@@ -1,0 +1,87 @@
+"""helpers.model.loading on the real bundled checkpoint."""
+
+import pytest
+import torch
+
+from helpers.model import loading
+from helpers.model.loading import BUNDLED_MODEL, ModelLoadError, load_model, resolve_model_name
+
+
+def test_bundled_model_is_a_pretrained_bert(loaded):
+    model = loaded.model
+    cfg = model.config
+    assert type(model).__name__ == "BertModel"
+    assert cfg._attn_implementation == "eager"
+    assert not model.training
+    assert len(model.encoder.layer) == cfg.num_hidden_layers
+    # Pretrained, not freshly initialised: LayerNorm weights move away from 1.
+    gamma = model.embeddings.LayerNorm.weight
+    assert not torch.allclose(gamma, torch.ones_like(gamma))
+
+
+def test_eager_attention_returns_weights(tokenizer, model):
+    enc = tokenizer("hello world", return_tensors="pt")
+    with torch.no_grad():
+        out = model(**enc, output_attentions=True)
+    assert len(out.attentions) == model.config.num_hidden_layers
+
+
+def test_no_name_falls_back_to_bundled_offline(monkeypatch, capsys):
+    monkeypatch.delenv(loading.ENV_VAR, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setattr(loading, "_in_local_cache", lambda repo: False)
+    choice = resolve_model_name(None)
+    assert choice.name == BUNDLED_MODEL
+    assert "HF_HUB_OFFLINE" in choice.reason
+    assert load_model(None).choice.name == BUNDLED_MODEL
+    assert "Using bundled:all-MiniLM-L6-v2" in capsys.readouterr().out
+
+
+def test_cached_default_is_preferred(monkeypatch):
+    monkeypatch.delenv(loading.ENV_VAR, raising=False)
+    monkeypatch.setattr(loading, "_in_local_cache", lambda repo: repo == "bert-base-uncased")
+    assert resolve_model_name(None).name == "bert-base-uncased"
+
+
+def test_hub_probe_respects_offline_and_never_hangs(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    assert loading._hub_reachable() is False
+    monkeypatch.delenv("HF_HUB_OFFLINE")
+    # A closed loopback port: refused at once, so the probe answers quickly and says no.
+    monkeypatch.setenv("HF_ENDPOINT", "http://127.0.0.1:9")
+    assert loading._hub_reachable(timeout=1.0) is False
+
+
+def test_env_var_names_the_model(monkeypatch):
+    monkeypatch.setenv(loading.ENV_VAR, BUNDLED_MODEL)
+    assert resolve_model_name(None).reason.endswith(loading.ENV_VAR)
+
+
+def test_argument_beats_env_var(monkeypatch):
+    monkeypatch.setenv(loading.ENV_VAR, "some/other-model")
+    assert resolve_model_name(BUNDLED_MODEL).name == BUNDLED_MODEL
+
+
+def test_local_folder_loads(loaded):
+    folder = loading.bundled_model_path()
+    tok, model = load_model(folder, verbose=False)
+    assert model.config.hidden_size == loaded.model.config.hidden_size
+
+
+def test_explicit_unloadable_name_is_a_clear_error_not_a_swap(monkeypatch):
+    with pytest.raises(ModelLoadError) as info:
+        load_model("no-such-org/no-such-bert-model", verbose=False)
+    msg = str(info.value)
+    assert "no-such-org/no-such-bert-model" in msg
+    assert "Valid names" in msg and "BERT_COURSE_MODEL" in msg
+
+
+def test_missing_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(ModelLoadError, match="does not exist"):
+        load_model(str(tmp_path / "nothing-here"), verbose=False)
+
+
+def test_folder_without_checkpoint_is_a_clear_error(tmp_path):
+    (tmp_path / "README.md").write_text("not a model")
+    with pytest.raises(ModelLoadError, match="not a loadable checkpoint"):
+        load_model(str(tmp_path), verbose=False)
