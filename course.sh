@@ -4,6 +4,8 @@
 #                              e.g. --no-browser --port 8899)
 #   bash course.sh test   set up, then run the whole test suite (what CI runs)
 #   bash course.sh sync   regenerate every lessons/*.ipynb from its py:percent source
+#   bash course.sh book [ARGS]  set up, run every lesson offline and build the website in build/site/
+#                              (ARGS go to book/build.py, e.g. --only 00,03 or --no-execute)
 set -euo pipefail
 cd "$(dirname "$0")"
 VENV=${COURSE_VENV:-.venv}
@@ -47,12 +49,19 @@ test)
     exec "$VENV/bin/python" -m pytest tests build/nbval \
         --nbval-lax --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg "$@"
     ;;
+book)
+    setup
+    export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+    "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
+    shift
+    exec "$VENV/bin/python" book/build.py "$@"
+    ;;
 sync)
     [ -x "$VENV/bin/jupytext" ] || setup
     "$VENV/bin/jupytext" --update --to ipynb lessons/[0-9]*.py  # --update keeps cell ids stable
     ;;
 *)
-    echo "usage: bash course.sh {lab [jupyter lab options]|test [pytest options]|sync}" >&2
+    echo "usage: bash course.sh {lab [jupyter lab options]|test [pytest options]|book [build options]|sync}" >&2
     exit 2
     ;;
 esac

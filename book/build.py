@@ -1,0 +1,433 @@
+"""Build the course website: run every lesson, then render a static site (``bash course.sh book``).
+
+Steps (all offline):
+
+1. **Execute.** Every ``lessons/[0-9][0-9]_*.ipynb`` (new lessons appear by themselves) runs
+   with nbclient in ``lessons/`` as its working directory, the way Jupyter runs it, with
+   ``HF_HUB_OFFLINE=1`` so ``MODEL = None`` picks the bundled checkpoint. The executed copies
+   go to ``build/book/executed/``; the committed notebooks stay output-free.
+2. **Prepare the pages** in ``build/book/src/``: ``index.md`` is generated from README.md (its
+   title, opening paragraph and lesson table), so the home page never drifts from the README.
+   Each lesson page is its executed notebook with, in the site's copy only: the Colab badge
+   drawn from a local picture, a download link to the output-free notebook next to it,
+   ``# NBVAL_CHECK_OUTPUT`` markers and empty progress-bar displays removed, and, for an
+   explorer whose display bundle has no ``image/png`` beside its widget view, the picture its
+   ``ipywidgets.Image`` held when the notebook was saved (read from the saved widget state).
+3. **Render** with Sphinx + MyST-NB + sphinx-book-theme into ``build/site/`` (conf.py beside this
+   file). MathJax 3 comes from the ``django-static-mathjax`` wheel (static files only) into
+   ``_static/mathjax``; search is Sphinx's own (``searchindex.js``, works from ``file://``).
+4. **Check**: no page may need anything from the network to render (a script, stylesheet,
+   font, image or iframe with an http(s) address); the build fails and names them otherwise.
+
+Usage: python book/build.py [--out build/site] [--no-execute] [--only 00,03]
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import copy
+import datetime as dt
+import json
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import time
+from html.parser import HTMLParser
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+BOOK = ROOT / "book"
+LESSONS = ROOT / "lessons"
+WORK = ROOT / "build" / "book"
+LESSON_GLOB = "[0-9][0-9]_*.ipynb"
+MARKER = "# NBVAL_CHECK_OUTPUT"
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
+BADGE = re.compile(r"\[!\[Open In Colab\]\((?P<img>[^)\s]+)\)\]\((?P<href>https://colab\.research\.google\.com/github/"
+                   r"(?P<org>[\w.-]+)/(?P<repo>[\w.-]+)/blob/(?P<branch>[\w.-]+)/(?P<path>[\w/.-]+\.ipynb))\)")
+LOCAL_BADGE = "/colab-badge.svg"  # leading "/": relative to the site's source folder
+# The MathJax files a page can load: the component and what it may load on demand.
+MATHJAX_PARTS = ["tex-svg.js", "input", "ui", "a11y", "sre", "adaptors"]
+
+
+# ------------------------------------------------------------------------------ lessons
+def lessons(folder: Path = LESSONS) -> list[Path]:
+    """Every lesson notebook, in course order (``NN_name.ipynb``)."""
+    return sorted(folder.glob(LESSON_GLOB))
+
+
+def lesson_title(nb) -> str:
+    """The first Markdown heading of a notebook (its page title)."""
+    for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            match = re.search(r"^#\s+(.+)$", cell.source, re.M)
+            if match:
+                return match[1].strip()
+    raise ValueError("the notebook has no '# title' heading in a Markdown cell")
+
+
+# ------------------------------------------------------------------------------ execution
+def execute(source: Path, dest: Path, timeout: int = 1200) -> tuple[float, float]:
+    """Run ``source`` top to bottom in ``lessons/`` and save it, outputs included, to ``dest``.
+
+    Returns (wall seconds, CPU seconds of the kernel process). Raises nbclient's
+    CellExecutionError, which names the failing cell, when a cell fails.
+    """
+    import nbformat
+    from nbclient import NotebookClient
+
+    nb = nbformat.read(source, as_version=4)
+    before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+                            resources={"metadata": {"path": str(source.parent)}},
+                            # the kernel's own log (a TCP-transport notice per start) is noise here;
+                            # what the lesson prints or warns goes into its outputs as usual
+                            extra_arguments=["--IPKernelApp.log_level=ERROR"])
+    client.execute()
+    wall = time.monotonic() - start
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the kernel has exited and been reaped
+    cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, dest)
+    return wall, cpu
+
+
+def kernel_environment() -> dict[str, str]:
+    """What the kernels see: offline, and the inline backend (an inherited MPLBACKEND=Agg,
+    as pytest sets, would make every figure disappear from the outputs)."""
+    return {"HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1",
+            "MPLBACKEND": "module://matplotlib_inline.backend_inline"}
+
+
+# ------------------------------------------------------------------------------ the pages
+def repository_from_badges(texts: list[str]) -> str:
+    """``https://github.com/ORG/REPO`` read from the first Colab badge found."""
+    for text in texts:
+        match = BADGE.search(text)
+        if match:
+            return f"https://github.com/{match['org']}/{match['repo']}"
+    raise ValueError("no Open-in-Colab badge found to tell the repository's address")
+
+
+def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], built_on: str,
+              repository: str) -> tuple[str, list[str]]:
+    """MyST source of the home page, from README.md: title, opening paragraph(s), the lesson
+    table. A lesson the table lacks gets a row (title from its notebook) and a warning.
+
+    Returns (markdown, warnings).
+    """
+    lines = readme.splitlines()
+    title = next((l for l in lines if l.startswith("# ")), None)
+    if title is None:
+        raise ValueError("README.md has no '# title' line")
+    start = lines.index(title) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    intro = "\n".join(lines[start:end]).strip()
+    section = _section(lines, "## Lessons")
+    if section is None:
+        raise ValueError("README.md has no '## Lessons' section")
+    table = [l for l in section if l.startswith("|")]
+    if len(table) < 2:
+        raise ValueError("README.md's '## Lessons' section has no table")
+    warnings = []
+    width = table[0].count("|") - 1
+    numbers = {p.stem[:2] for p in lesson_files}
+    rows = []
+    for row in table[2:]:
+        number = re.match(r"^\|\s*(\d\d)\s", row)
+        if number and number[1] not in numbers:
+            if not list(LESSONS.glob(f"{number[1]}_*.ipynb")):
+                warnings.append(f"README.md's lesson table has a row for lesson {number[1]}, which does not exist; left out")
+            continue  # not built this time (--only)
+        rows.append(row)
+    table = table[:2] + rows
+    for path in lesson_files:
+        number = path.stem[:2]
+        if not any(row.startswith(f"| {number} ") for row in table):
+            cells = [number, f"[{titles[path.stem]}](lessons/{path.name})"] + [""] * (width - 2)
+            table.append("| " + " | ".join(cells) + " |")
+            warnings.append(f"README.md's lesson table has no row for {path.name}; the home page adds one")
+    body = "\n".join(table)
+    body = body.replace("https://colab.research.google.com/assets/colab-badge.svg", LOCAL_BADGE)
+    toctree = "\n".join(f"lessons/{p.stem}" for p in lesson_files)
+    page = f"""{title}
+
+{repository_links(intro, repository)}
+
+Every lesson page below shows the outputs of one run of that lesson, made offline
+(`HF_HUB_OFFLINE=1`) on {built_on} when this site was built: with `MODEL = None` the lessons use
+the checkpoint bundled with the course, and each page's first output line names it. To change
+the sentence or the model, run the notebook yourself (the Colab badge, or `bash course.sh lab`).
+
+## Lessons
+
+{repository_links(body, repository)}
+
+```{{toctree}}
+:hidden:
+:maxdepth: 1
+
+{toctree}
+```
+"""
+    return page, warnings
+
+
+def _section(lines: list[str], heading: str) -> list[str] | None:
+    if heading not in lines:
+        return None
+    start = lines.index(heading) + 1
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    return lines[start:end]
+
+
+def repository_links(markdown: str, repository: str) -> str:
+    """Point relative links that are not lesson notebooks at the repository (the site holds
+    only the lessons)."""
+    def fix(match):
+        target = match[2]
+        if re.match(r"^(https?:|mailto:|#|/)", target) or re.match(r"^lessons/\d\d_[\w-]+\.ipynb$", target):
+            return match[0]
+        return f"{match[1]}({repository}/blob/main/{target})"
+
+    return re.sub(r"(\[[^\]]*\])\(([^)\s]+)\)", fix, markdown)
+
+
+def site_notebook(nb, stem: str, repository: str) -> tuple[object, list[str]]:
+    """The site's copy of an executed lesson (see the module docstring); returns (copy, notes)."""
+    nb = copy.deepcopy(nb)
+    notes = []
+    state = nb.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
+    nb.metadata.pop("jupytext", None)
+    _badge_and_download(nb, stem, repository)
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        cell.source = "\n".join(l for l in cell.source.split("\n") if l.strip() != MARKER)
+        kept = []
+        for output in cell.get("outputs", []):
+            data = output.get("data")
+            if output.get("output_type") == "display_data" and data is not None and _is_empty_display(data):
+                continue  # what a finished helpers.common.progress bar leaves behind
+            if data is not None and WIDGET_VIEW in data and "image/png" not in data:
+                picture = widget_picture(state, data[WIDGET_VIEW].get("model_id", ""))
+                if picture is None:
+                    notes.append(f"{stem}: an explorer output has neither image/png nor a saved picture; the page shows its text")
+                else:
+                    data["image/png"] = picture
+                    notes.append(f"{stem}: an explorer output had no image/png beside its widget view; "
+                                 "the page shows the picture from the saved widget state")
+            kept.append(output)
+        cell.outputs = kept
+    return nb, notes
+
+
+def _is_empty_display(data: dict) -> bool:
+    return set(data) <= {"text/plain"} and not "".join(data.get("text/plain", ""))
+
+
+def _badge_and_download(nb, stem: str, repository: str) -> None:
+    """Badge picture from the site itself; a download link to the output-free notebook beside it."""
+    download = f"{{download}}`Download the notebook (.ipynb, no outputs) </notebooks/{stem}.ipynb>`"
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and BADGE.search(cell.source):
+            match = BADGE.search(cell.source)
+            badge = f"[![Open In Colab]({LOCAL_BADGE})]({match['href']})"
+            cell.source = cell.source[:match.start()] + f"{badge} · {download}" + cell.source[match.end():]
+            return
+    # No badge in the lesson (tests/test_packaging.py requires one): add both under the title.
+    import nbformat
+
+    href = f"https://colab.research.google.com/github/{repository.split('github.com/')[1]}/blob/main/lessons/{stem}.ipynb"
+    first = next(i for i, c in enumerate(nb.cells) if c.cell_type == "markdown")
+    nb.cells.insert(first + 1, nbformat.v4.new_markdown_cell(f"[![Open In Colab]({LOCAL_BADGE})]({href}) · {download}"))
+
+
+def widget_picture(state: dict, model_id: str) -> str | None:
+    """Base64 PNG of the one ``ipywidgets.Image`` inside widget ``model_id``, from a notebook's
+    saved widget state; None when there is not exactly one."""
+    pictures, seen = [], set()
+
+    def walk(mid: str) -> None:
+        model = state.get(mid)
+        if model is None or mid in seen:
+            return
+        seen.add(mid)
+        if model.get("model_name") == "ImageModel" and model.get("state", {}).get("format", "png") == "png":
+            pictures.extend(b["data"] for b in model.get("buffers", [])
+                            if b.get("path") == ["value"] and b.get("encoding") == "base64")
+        for value in model.get("state", {}).values():
+            for ref in value if isinstance(value, list) else [value]:
+                if isinstance(ref, str) and ref.startswith("IPY_MODEL_"):
+                    walk(ref[len("IPY_MODEL_"):])
+
+    walk(model_id)
+    if len(pictures) != 1:
+        return None
+    base64.b64decode(pictures[0], validate=True)  # a broken buffer fails here, not in the browser
+    return pictures[0]
+
+
+# ------------------------------------------------------------------------------ offline check
+class _Resources(HTMLParser):
+    """Addresses an HTML page loads to render: scripts, stylesheets, icons/preloads, images,
+    media, frames, objects, inline style url()s. Plain links (<a href>) are not loads."""
+
+    LOADS = {("script", "src"), ("img", "src"), ("iframe", "src"), ("embed", "src"), ("source", "src"),
+             ("video", "src"), ("audio", "src"), ("track", "src"), ("object", "data"), ("image", "href"),
+             ("use", "href"), ("video", "poster"), ("input", "src")}
+    LINK_LOADS = {"stylesheet", "icon", "preload", "modulepreload", "prefetch", "manifest", "apple-touch-icon"}
+
+    def __init__(self):
+        super().__init__(convert_charrefs=True)
+        self.urls: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for (t, a) in self.LOADS:
+            if t == tag and attrs.get(a):
+                self.urls.append(attrs[a])
+        if tag in ("img", "source") and attrs.get("srcset"):
+            self.urls += [part.strip().split(" ")[0] for part in attrs["srcset"].split(",")]
+        if tag == "link" and set((attrs.get("rel") or "").lower().split()) & self.LINK_LOADS and attrs.get("href"):
+            self.urls.append(attrs["href"])
+        if attrs.get("style"):
+            self.urls += css_urls(attrs["style"])
+
+
+def css_urls(css: str) -> list[str]:
+    return [m.strip("'\" ") for m in re.findall(r"url\(([^)]*)\)", css)] + re.findall(r"@import\s+[\"']([^\"']+)", css)
+
+
+def _is_external(url: str) -> bool:
+    return bool(re.match(r"^\s*(https?:)?//", url, re.I))
+
+
+def external_resources(site: Path) -> list[tuple[str, str]]:
+    """(file, address) of every network address the site needs to render a page: in HTML
+    load attributes, in CSS (url(), @import), and fetched by scripts (literal http(s)
+    addresses next to loading calls such as fetch/importScripts/src= in .js files)."""
+    found = []
+    for path in sorted(site.rglob("*")):
+        rel = str(path.relative_to(site))
+        if path.suffix == ".html":
+            parser = _Resources()
+            text = path.read_text(encoding="utf-8", errors="replace")
+            parser.feed(text)
+            found += [(rel, u) for u in parser.urls if _is_external(u)]
+            for style in re.findall(r"<style[^>]*>(.*?)</style>", text, re.S | re.I):
+                found += [(rel, u) for u in css_urls(style) if _is_external(u)]
+        elif path.suffix == ".css":
+            found += [(rel, u) for u in css_urls(path.read_text(encoding="utf-8", errors="replace")) if _is_external(u)]
+        elif path.suffix == ".js":
+            text = path.read_text(encoding="utf-8", errors="replace")
+            for m in re.finditer(r"(?:fetch|importScripts|import|loadScript|\.src\s*=|\.href\s*=)\s*\(?\s*[\"'`]((?:https?:)?//[^\"'`]+)", text):
+                found.append((rel, m[1]))
+    return found
+
+
+# ------------------------------------------------------------------------------ main
+def copy_mathjax(dest: Path) -> None:
+    import mathjax  # the django-static-mathjax wheel: MathJax's own files, nothing else needed
+
+    es5 = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+    if dest.exists():
+        shutil.rmtree(dest)
+    dest.mkdir(parents=True)
+    for part in MATHJAX_PARTS:
+        src = es5 / part
+        (shutil.copytree if src.is_dir() else shutil.copy2)(src, dest / part)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--out", default=str(ROOT / "build" / "site"), help="where the HTML site goes")
+    parser.add_argument("--no-execute", action="store_true",
+                        help="reuse build/book/executed/*.ipynb from an earlier build (for work on the site's look)")
+    parser.add_argument("--only", default="", help="comma-separated lesson numbers to build (e.g. 00,03); default all")
+    args = parser.parse_args(argv)
+
+    import nbformat
+
+    t0 = time.monotonic()
+    files = lessons()
+    if args.only:
+        wanted = set(args.only.split(","))
+        files = [f for f in files if f.stem[:2] in wanted]
+    if not files:
+        print(f"book: no lessons matching {LESSONS / LESSON_GLOB}", file=sys.stderr)
+        return 1
+    executed_dir, src, out = WORK / "executed", WORK / "src", Path(args.out).resolve()
+    if out.exists():
+        shutil.rmtree(out)  # a failed build leaves no stale site behind
+
+    # 1. execute
+    os.environ.update(kernel_environment())
+    failures = []
+    for path in files:
+        dest = executed_dir / path.name
+        if args.no_execute:
+            if not dest.exists():
+                print(f"book: --no-execute but {dest} does not exist; run without it first", file=sys.stderr)
+                return 1
+            continue
+        print(f"book: running {path.name} ...", flush=True)
+        try:
+            wall, cpu = execute(path, dest)
+        except Exception as err:  # nbclient's CellExecutionError names the cell and the traceback
+            failures.append(path.name)
+            print(f"book: {path.name} FAILED:\n{err}", file=sys.stderr)
+            continue
+        print(f"book: {path.name} ran in {wall:.1f} s wall, {cpu:.1f} s kernel CPU", flush=True)
+    if failures:
+        print(f"book: {len(failures)} lesson(s) failed: {', '.join(failures)}; no site built", file=sys.stderr)
+        return 1
+
+    # 2. the pages
+    if src.exists():
+        shutil.rmtree(src)
+    (src / "lessons").mkdir(parents=True)
+    (src / "notebooks").mkdir()
+    shutil.copy2(BOOK / "static" / "colab-badge.svg", src / "colab-badge.svg")
+    executed = {p.stem: nbformat.read(executed_dir / p.name, as_version=4) for p in files}
+    repository = repository_from_badges([c.source for nb in executed.values() for c in nb.cells[:3]])
+    notes = []
+    for path in files:
+        page, page_notes = site_notebook(executed[path.stem], path.stem, repository)
+        notes += page_notes
+        nbformat.write(page, src / "lessons" / path.name)
+        shutil.copy2(path, src / "notebooks" / path.name)  # the download: the committed, output-free file
+    built_on = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
+    titles = {stem: lesson_title(nb) for stem, nb in executed.items()}
+    index, warnings = home_page((ROOT / "README.md").read_text(encoding="utf-8"), files, titles, built_on, repository)
+    (src / "index.md").write_text(index, encoding="utf-8")
+    for line in sorted(set(notes)) + warnings:
+        print(f"book: note: {line}")
+
+    # 3. render
+    copy_mathjax(WORK / "static" / "mathjax")
+    env = {**os.environ, "COURSE_BOOK_SITE": json.dumps({"repository": repository, "static": str(WORK / "static")})}
+    cmd = [sys.executable, "-m", "sphinx", "-b", "html", "-c", str(BOOK), "-d", str(WORK / "doctrees"),
+           "-E", "-q", "-W", "--keep-going", str(src), str(out)]
+    print("book: rendering with Sphinx ...", flush=True)
+    if subprocess.run(cmd, env=env).returncode != 0:
+        print("book: Sphinx failed or warned (warnings are errors here); see above", file=sys.stderr)
+        return 1
+
+    # 4. offline check
+    external = external_resources(out)
+    if external:
+        listing = "\n".join(f"  {f}: {u}" for f, u in external[:40])
+        print(f"book: {len(external)} network address(es) a page would load; the site must render offline:\n{listing}",
+              file=sys.stderr)
+        return 1
+    print(f"book: {len(files)} lesson(s) -> {out / 'index.html'} in {time.monotonic() - t0:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

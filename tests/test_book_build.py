@@ -1,0 +1,224 @@
+"""book/build.py, the website builder: lesson discovery, the home page from README.md, the site's
+copy of a lesson, the offline check, and (one small Sphinx build) that an explorer's output
+shows its image/png when the notebook carries no widget state."""
+
+from __future__ import annotations
+
+import base64
+import importlib.util
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("book_build", ROOT / "book" / "build.py")
+build = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(build)
+
+REPO = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+BADGE_IMG = "https://colab.research.google.com/assets/colab-badge.svg"
+
+
+def _png(width: int, rgb: tuple[int, int, int]) -> str:
+    """Base64 of a real one-row PNG (what an explorer's ipywidgets.Image holds)."""
+    import struct
+    import zlib
+
+    def chunk(tag, body):
+        return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body))
+
+    raw = b"\x00" + bytes(rgb) * width
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", width, 1, 8, 2, 0, 0, 0))
+           + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
+    return base64.b64encode(png).decode()
+
+
+# The explorer's own picture (in its display bundle) and the one its widget state holds.
+PNG_A, PNG_B = _png(1, (255, 0, 0)), _png(2, (0, 0, 255))
+
+
+def _badge(stem: str) -> str:
+    return f"[![Open In Colab]({BADGE_IMG})]({REPO.replace('https://github.com', 'https://colab.research.google.com/github')}/blob/main/lessons/{stem}.ipynb)"
+
+
+def test_lessons_are_every_two_digit_notebook_in_order(tmp_path):
+    for name in ["10_ten.ipynb", "00_zero.ipynb", "09_nine.ipynb", "9_short.ipynb", "notes.ipynb", "01_one.py"]:
+        (tmp_path / name).write_text("{}")
+    assert [p.name for p in build.lessons(tmp_path)] == ["00_zero.ipynb", "09_nine.ipynb", "10_ten.ipynb"]
+    real = build.lessons()
+    assert real and [p.name for p in real] == sorted(p.name for p in (ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+
+
+def test_home_page_is_the_readme_title_intro_and_lesson_table():
+    readme = (ROOT / "README.md").read_text()
+    files = build.lessons()
+    titles = {p.stem: build.lesson_title(nbformat.read(p, as_version=4)) for p in files}
+    page, warnings = build.home_page(readme, files, titles, "2030-01-01", REPO)
+    assert page.startswith(readme.splitlines()[0] + "\n"), "the home page opens with the README's title"
+    rows = [l for l in readme.split("## Lessons", 1)[1].splitlines() if l.startswith("| ")][2:]
+    assert rows, "README.md's lesson table has rows"
+    for row in rows:
+        assert row.replace(BADGE_IMG, build.LOCAL_BADGE) in page, f"README row missing from the home page: {row[:60]}"
+    assert BADGE_IMG not in page, "badge pictures come from the site, not the network"
+    toctree = page.split("```{toctree}", 1)[1]
+    assert [l for l in toctree.splitlines() if l.startswith("lessons/")] == [f"lessons/{p.stem}" for p in files]
+    assert not warnings, warnings
+
+
+def test_home_page_adds_a_lesson_the_readme_lacks_and_drops_one_that_does_not_exist(tmp_path):
+    readme = "\n".join([
+        "# Course", "", "Intro with a [guide](docs/guide.md).", "", "## Lessons", "",
+        "| # | lesson | what |", "| --- | --- | --- |",
+        "| 00 | [Zero](lessons/00_zero.ipynb) | a |",
+        "| 98 | [Gone](lessons/98_gone.ipynb) | b |", "", "## After", "not on the page",
+    ])
+    files = [tmp_path / "00_zero.ipynb", tmp_path / "09_new.ipynb"]
+    page, warnings = build.home_page(readme, files, {"00_zero": "Zero", "09_new": "09 — New"}, "2030-01-01", REPO)
+    assert "| 09 | [09 — New](lessons/09_new.ipynb) |  |" in page
+    assert "98_gone" not in page and "not on the page" not in page
+    assert f"[guide]({REPO}/blob/main/docs/guide.md)" in page, "a README link outside lessons/ points at the repository"
+    assert len(warnings) == 2
+    assert any("lesson 98" in w and "does not exist" in w for w in warnings)
+    assert any("no row for 09_new.ipynb" in w for w in warnings)
+
+
+def test_repository_links_keeps_lessons_anchors_and_web_addresses():
+    text = "[a](lessons/03_x.ipynb) [b](https://x.org/y) [c](#sec) [d](helpers/README.md) [e](/colab-badge.svg)"
+    assert build.repository_links(text, REPO) == (
+        f"[a](lessons/03_x.ipynb) [b](https://x.org/y) [c](#sec) [d]({REPO}/blob/main/helpers/README.md) [e](/colab-badge.svg)")
+
+
+def _widget_state(image_b64s: list[str]) -> tuple[dict, str]:
+    """A saved ipywidgets state: VBox(HBox(IntSlider), Image...) and the VBox's model id."""
+    state = {
+        "slider": {"model_name": "IntSliderModel", "state": {"value": 1}},
+        "hbox": {"model_name": "HBoxModel", "state": {"children": ["IPY_MODEL_slider"]}},
+    }
+    children = ["IPY_MODEL_hbox"]
+    for i, data in enumerate(image_b64s):
+        state[f"img{i}"] = {"model_name": "ImageModel", "state": {"format": "png"},
+                            "buffers": [{"path": ["value"], "encoding": "base64", "data": data}]}
+        children.append(f"IPY_MODEL_img{i}")
+    state["vbox"] = {"model_name": "VBoxModel", "state": {"children": children}}
+    return state, "vbox"
+
+
+def _executed_lesson(with_png: bool) -> nbformat.NotebookNode:
+    nb = nbformat.v4.new_notebook()
+    state, vbox = _widget_state([PNG_B])
+    nb.metadata["widgets"] = {build.WIDGET_STATE: {"state": state, "version_major": 2, "version_minor": 0}}
+    data = {build.WIDGET_VIEW: {"model_id": vbox, "version_major": 2, "version_minor": 0}, "text/plain": "VBox(...)"}
+    if with_png:
+        data["image/png"] = PNG_A
+    code = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nexplorer", outputs=[
+        nbformat.v4.new_output("display_data", data={"text/plain": ""}),  # a finished progress bar
+        nbformat.v4.new_output("display_data", data=data),
+    ])
+    nb.cells = [nbformat.v4.new_markdown_cell(f"# 03 — Title\n\n{_badge('03_x')}\n\nText."), code]
+    return nb
+
+
+@pytest.mark.parametrize("with_png", [True, False], ids=["bundle-has-png", "png-from-widget-state"])
+def test_site_notebook(with_png):
+    original = _executed_lesson(with_png)
+    nb, notes = build.site_notebook(original, "03_x", REPO)
+    assert "widgets" not in nb.metadata, "no widget state on the page (its scripts would come from a CDN)"
+    first = nb.cells[0].source
+    assert f"[![Open In Colab]({build.LOCAL_BADGE})](https://colab.research.google.com/github/" in first
+    assert "{download}`Download the notebook (.ipynb, no outputs) </notebooks/03_x.ipynb>`" in first
+    code = nb.cells[1]
+    assert build.MARKER not in code.source and code.source == "explorer"
+    assert len(code.outputs) == 1, "the empty progress-bar display is gone"
+    # The bundle's own picture wins; the widget state's picture only fills in a missing one.
+    assert code.outputs[0]["data"]["image/png"] == (PNG_A if with_png else PNG_B)
+    assert bool(notes) == (not with_png)
+    assert "widgets" in original.metadata and build.MARKER in original.cells[1].source, "the input is not modified"
+
+
+def test_site_notebook_adds_badge_and_download_when_the_lesson_has_no_badge():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 04 — Title\n\nNo badge here.")])
+    page, _ = build.site_notebook(nb, "04_y", REPO)
+    added = page.cells[1].source
+    assert added.startswith(f"[![Open In Colab]({build.LOCAL_BADGE})](https://colab.research.google.com/github/"
+                            "bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/04_y.ipynb)")
+    assert "</notebooks/04_y.ipynb>" in added
+
+
+def test_widget_picture_needs_exactly_one_image():
+    state, vbox = _widget_state([PNG_A])
+    assert build.widget_picture(state, vbox) == PNG_A
+    state, vbox = _widget_state([PNG_A, PNG_B])
+    assert build.widget_picture(state, vbox) is None
+    state, vbox = _widget_state([])
+    assert build.widget_picture(state, vbox) is None
+    assert build.widget_picture(state, "no-such-model") is None
+
+
+def test_external_resources_flags_what_a_page_would_load_from_the_network(tmp_path):
+    (tmp_path / "page.html").write_text("""<html><head>
+        <script src="https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js"></script>
+        <link rel="stylesheet" href="//fonts.googleapis.com/css?family=Lato">
+        <link rel="canonical" href="https://example.org/page.html">
+        <style>@import "https://cdn.example.org/a.css";</style>
+        </head><body>
+        <img src="http://colab.research.google.com/assets/colab-badge.svg">
+        <img src="_images/local.png"><a href="https://colab.research.google.com/github/x">a link is fine</a>
+        <div style="background: url('https://cdn.example.org/bg.png')"></div>
+        </body></html>""")
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "_static" / "k.css").write_text("@font-face { src: url(https://cdn.example.org/KaTeX_Main.woff2); }"
+                                                " .x { background: url(images/ok.png); }")
+    (tmp_path / "_static" / "s.js").write_text('fetch("https://api.example.org/x.json"); var a = "https://not.a.load/";')
+    found = {u for _, u in build.external_resources(tmp_path)}
+    assert found == {
+        "https://cdn.jsdelivr.net/npm/mathjax@3/es5/tex-chtml.js", "//fonts.googleapis.com/css?family=Lato",
+        "https://cdn.example.org/a.css", "http://colab.research.google.com/assets/colab-badge.svg",
+        "https://cdn.example.org/bg.png", "https://cdn.example.org/KaTeX_Main.woff2", "https://api.example.org/x.json",
+    }
+
+
+def test_the_book_extra_is_part_of_dev():
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert set(extras["book"]) <= set(extras["dev"]), "CI builds the site through the dev setup"
+
+
+@pytest.mark.slow
+def test_an_explorer_shows_its_png_on_the_page_when_the_widget_state_is_absent(tmp_path):
+    """One output with both a widget view and an image/png, no widget state in the notebook
+    (what a saved explorer looks like once nbclient keeps no state): the page shows the picture,
+    not a widget placeholder, not the text repr, and loads nothing from the network."""
+    src, out = tmp_path / "src", tmp_path / "site"
+    src.mkdir()
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# Explorer page\n\nThe maths $a_{ij} = \\frac{1}{n}$ stays local."),
+        nbformat.v4.new_code_cell("explorer", outputs=[nbformat.v4.new_output("display_data", data={
+            build.WIDGET_VIEW: {"model_id": "0123abcd", "version_major": 2, "version_minor": 0},
+            "image/png": PNG_B,
+            "text/plain": "VBox(children=(IntSlider(value=1),))",
+        })]),
+    ])
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.metadata["language_info"] = {"name": "python"}
+    nbformat.write(nb, src / "page.ipynb")
+    (src / "index.md").write_text("# Home\n\n```{toctree}\npage\n```\n")
+    env = {"COURSE_BOOK_SITE": json.dumps({"repository": REPO}), "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-c", str(ROOT / "book"), "-q", "-W",
+                           str(src), str(out)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    html = (out / "page.html").read_text()
+    output = html.split('class="cell_output', 1)[1].split("</div>", 1)[0]
+    assert "<img" in output, "the explorer's image/png is shown"
+    assert build.WIDGET_VIEW not in html, "no widget placeholder script"
+    assert "VBox(children=" not in html, "not the widget's text repr"
+    images = [p for p in (out / "_images").glob("*.png")]
+    assert [p.read_bytes() for p in images] == [base64.b64decode(PNG_B)]
+    assert build.external_resources(out) == [], "a page needs nothing from the network"
+    assert 'src="_static/mathjax/tex-svg.js"' in html, "MathJax is loaded from the site itself"
