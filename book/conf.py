@@ -37,6 +37,12 @@ myst_heading_anchors = 3
 # --- maths with no network: MathJax 3 from the local _static/mathjax (copied by build.py) ---
 # The SVG output draws every glyph as a path, so no web font has to load (file:// included).
 mathjax_path = "mathjax/tex-svg.js"
+# textmacros: `\text{token\_type}` reads "token_type", as in LaTeX (without it MathJax prints the
+# backslash). The extension loads from _static/mathjax/input/tex/extensions like the rest.
+mathjax3_config = {
+    "loader": {"load": ["[tex]/textmacros"]},
+    "tex": {"packages": {"[+]": ["textmacros"]}},
+}
 
 # --- HTML ---------------------------------------------------------------------------------
 html_theme = "sphinx_book_theme"

@@ -198,6 +198,10 @@ def test_lesson_page(browser, index):
         assert at < 0, f"{name}: raw TeX {raw!r} visible in the text: ...{prose[max(0, at - 80):at + 80]!r}..."
     errors = page.eval_on_selector_all("mjx-merror, [data-mjx-error]", "els => els.map(e => e.textContent)")
     assert not errors, f"{name}: MathJax errors {errors[:3]}"
+    # TeX that MathJax typeset but did not understand shows up as a literal backslash
+    # (e.g. `\_` inside \text{} without the textmacros extension).
+    leaks = page.eval_on_selector_all("mjx-container", "els => els.map(e => e.textContent).filter(t => t.includes('\\\\'))")
+    assert not leaks, f"{name}: rendered maths shows a backslash: {leaks[:3]}"
     assert not _broken_images(page), f"{name}: images that did not load: {_broken_images(page)}"
 
     badge = page.locator(f'article a[href^="https://colab.research.google.com/github/"][href$="/lessons/{lesson.name}"] img')
