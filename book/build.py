@@ -159,9 +159,10 @@ def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], bui
 {repository_links(intro, repository)}
 
 Every lesson page below shows the outputs of one run of that lesson, made offline
-(`HF_HUB_OFFLINE=1`) on {built_on} when this site was built: with `MODEL = None` the lessons use
-the checkpoint bundled with the course, and each page's first output line names it. To change
-the sentence or the model, run the notebook yourself (the Colab badge, or `bash course.sh lab`).
+(`HF_HUB_OFFLINE=1`) on {built_on} when this site was built. With `MODEL = None` and no network
+a lesson uses `bert-base-uncased` if it is in the local cache and otherwise the all-MiniLM-L6-v2
+checkpoint bundled with the course, and each lesson prints which one it loaded. To change the sentence or the model, run the notebook yourself (the Colab
+badge, or `bash course.sh lab`).
 
 ## Lessons
 
