@@ -30,6 +30,7 @@ import copy
 import datetime as dt
 import json
 import os
+import posixpath
 import re
 import resource
 import shutil
@@ -186,16 +187,21 @@ def _section(lines: list[str], heading: str) -> list[str] | None:
     return lines[start:end]
 
 
-def repository_links(markdown: str, repository: str) -> str:
-    """Point relative links that are not lesson notebooks at the repository (the site holds
-    only the lessons)."""
+def repository_links(markdown: str, repository: str, folder: str = "") -> str:
+    """Point relative links (not pictures) that are not lesson notebooks at the repository: the
+    site holds only the lessons. ``folder`` is where the Markdown lives in the repository
+    (``"lessons"`` for a lesson), so ``../helpers/README.md`` resolves as on GitHub."""
     def fix(match):
         target = match[2]
-        if re.match(r"^(https?:|mailto:|#|/)", target) or re.match(r"^lessons/\d\d_[\w-]+\.ipynb$", target):
+        if re.match(r"^([a-z][a-z0-9+.-]*:|#|/)", target, re.I):
             return match[0]
-        return f"{match[1]}({repository}/blob/main/{target})"
+        path, _, anchor = target.partition("#")
+        resolved = posixpath.normpath(posixpath.join(folder, path)) if path else folder
+        if re.match(r"^lessons/\d\d_[\w-]+\.ipynb$", resolved):
+            return match[0]  # another lesson: MyST turns it into a link to that page
+        return f"{match[1]}({repository}/blob/main/{resolved}{'#' + anchor if anchor else ''})"
 
-    return re.sub(r"(\[[^\]]*\])\(([^)\s]+)\)", fix, markdown)
+    return re.sub(r"(?<!!)(\[[^\]]*\])\(([^)\s]+)\)", fix, markdown)
 
 
 def site_notebook(nb, stem: str, repository: str) -> tuple[object, list[str]]:
@@ -206,6 +212,8 @@ def site_notebook(nb, stem: str, repository: str) -> tuple[object, list[str]]:
     nb.metadata.pop("jupytext", None)
     _badge_and_download(nb, stem, repository)
     for cell in nb.cells:
+        if cell.cell_type == "markdown":
+            cell.source = repository_links(cell.source, repository, "lessons")
         if cell.cell_type != "code":
             continue
         cell.source = "\n".join(l for l in cell.source.split("\n") if l.strip() != MARKER)

@@ -87,9 +87,17 @@ def test_home_page_adds_a_lesson_the_readme_lacks_and_drops_one_that_does_not_ex
 
 
 def test_repository_links_keeps_lessons_anchors_and_web_addresses():
-    text = "[a](lessons/03_x.ipynb) [b](https://x.org/y) [c](#sec) [d](helpers/README.md) [e](/colab-badge.svg)"
+    text = "[a](lessons/03_x.ipynb) [b](https://x.org/y) [c](#sec) [d](helpers/README.md) [e](/colab-badge.svg) ![f](g.png)"
     assert build.repository_links(text, REPO) == (
-        f"[a](lessons/03_x.ipynb) [b](https://x.org/y) [c](#sec) [d]({REPO}/blob/main/helpers/README.md) [e](/colab-badge.svg)")
+        f"[a](lessons/03_x.ipynb) [b](https://x.org/y) [c](#sec) [d]({REPO}/blob/main/helpers/README.md) "
+        "[e](/colab-badge.svg) ![f](g.png)")
+
+
+def test_repository_links_from_a_lesson_resolve_like_github():
+    text = "[a](04_y.ipynb) [b](../helpers/README.md#map) [c](solutions/solutions_03.py) [d](mailto:a@b.c)"
+    assert build.repository_links(text, REPO, "lessons") == (
+        f"[a](04_y.ipynb) [b]({REPO}/blob/main/helpers/README.md#map) "
+        f"[c]({REPO}/blob/main/lessons/solutions/solutions_03.py) [d](mailto:a@b.c)")
 
 
 def _widget_state(image_b64s: list[str]) -> tuple[dict, str]:
