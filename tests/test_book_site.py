@@ -176,7 +176,7 @@ def test_home_page_links_every_lesson(browser):
     for lesson in LESSONS:
         assert any(kind == "text" and _same_file(href, page_of(lesson)) for href, kind in links), \
             f"the home table has no working link to {lesson.stem}"
-        badge = f"https://colab.research.google.com/github/"
+        badge = "https://colab.research.google.com/github/"
         assert any(kind == "badge" and href.startswith(badge) and href.endswith(f"/lessons/{lesson.name}")
                    for href, kind in links), f"the home table has no Colab badge for {lesson.stem}"
     first = page.locator("article table a", has_text=re.compile(r"\w")).first
