@@ -291,7 +291,7 @@ inv_n = torch.tensor([1.0 / t.seq_len for t in short]).mean()
 plots.plot_layer_lines({"trained": self_trained, "same config, random weights": self_random,
                         "SENTENCE": compute.cls_attention(trace)[:, :, 0].mean(-1)},
                        reference=inv_n, reference_label="uniform 1/n (short pairs)",
-                       title="[CLS]'s attention to itself (heads averaged)", ylabel="attention probability")
+                       title="attention probability of [CLS] on itself (heads averaged)", ylabel="attention probability")
 plt.show()
 t_ci, r_ci = bootstrap_ci(self_trained), bootstrap_ci(self_random)
 for l in range(L):

@@ -263,7 +263,7 @@ class HeadLinesExplorer(Explorer):
         colors = head_line_colors(self._weights(layer, head, start))
         if not self.windowed:
             self.lines.set_color(colors)
-            self.title.set_text(f"layer {layer}, head {head}")  # short: the title is redrawn on every move
+            self.title.set_text(f"attention (opacity), layer {layer}, head {head}")  # short: redrawn on every move
             return
         keep = colors[:, 3] >= MIN_LINE_WEIGHT
         self.lines.set_segments(self._segments[keep])
@@ -272,7 +272,7 @@ class HeadLinesExplorer(Explorer):
         rows = slice(start * ROW_PX, (start + self.window) * ROW_PX)
         for image, strip in zip(self.strip_images, self._strips):
             image.set_data(strip[rows])
-        self.title.set_text(f"attention of layer {layer}, head {head}: tokens {start}–{start + self.window - 1}")
+        self.title.set_text(f"attention (opacity), layer {layer}, head {head}: tokens {start}–{start + self.window - 1}")
 
     @classmethod
     def for_benchmark(cls, tokenizer, model, text=None):

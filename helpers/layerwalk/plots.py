@@ -156,7 +156,7 @@ def plot_norm_parts(parts: dict, ax=None, token_norms=None, token_name: str = "t
     ax.set_xlabel("layer (each ends in LayerNorm: h = γ⊙ẑ + β)")
     ax.set_ylabel("L2 norm")
     ax.set_ylim(bottom=0)
-    ax.set_title("where a vector's length comes from")
+    ax.set_title("L2 norm per layer and its LayerNorm parts")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax
 

@@ -53,6 +53,7 @@ class LayerWalkExplorer(Explorer):
         ax_dim.set_ylim(-lim, lim)
         ax_dim.set_title(f"value of the first {self.n_dims} dimensions")
         ax_dim.set_xlabel("dimension")
+        ax_dim.set_ylabel("value")
         self.suptitle = fig.suptitle("")
         fig.tight_layout(rect=(0, 0, 1, 0.94))  # leave room for the suptitle
         self._update_artists(token, layer)
