@@ -1,10 +1,14 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-all
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -16,12 +20,17 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/04_walking_through_the_layers.ipynb)
 #
-# Lessons 01–03 rebuilt one layer at a time. Now we step back and follow a single token
-# through the whole stack: how much its vector changes from one layer to the next, how
-# long it gets, which layers resemble each other, and where it travels in a 2-D picture.
-# Along the way we meet a trap that many "what each layer does" write-ups fall into:
-# raw cosine similarity is inflated in some layers (*anisotropy*), so we learn to
-# subtract a baseline before reading anything into it.
+# Lessons 01–03 rebuilt one layer at a time. Now we step back and follow tokens through the
+# whole stack: how much a token's vector changes from one layer to the next, how long it is,
+# which layers resemble each other, and where it travels in a 2-D picture.
+#
+# Every number comes twice: for one token of **your** sentence, and over **all the tokens
+# of the data sentences** with its spread (the median and the interquartile band, or a
+# mean with a bootstrap 95 % interval). One token of one sentence can be unusual; a story
+# about a layer is only told from the aggregate. Along the way we meet two traps of
+# "what each layer does" write-ups: raw cosine similarity is inflated in some layers
+# (*anisotropy*), so it needs the right baseline; and a vector's length is set largely by
+# the LayerNorm that ends every layer, which we take apart.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -52,52 +61,65 @@ MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
 
 # %% [markdown]
-# ## Load the model and trace the sentence once
+# ## Load the model and trace the sentences once
 #
-# `trace_text` runs the model once and keeps every hidden state; everything in this
-# lesson is computed from that cached trace. We also trace the short sentences in
-# `data/attention_sentences.txt`: they supply the *random* tokens for the baseline below.
+# `trace_text` (in `helpers/model/trace.py`) runs the model once and keeps every hidden
+# state; everything in this lesson is computed from cached traces. Besides `SENTENCE` we
+# trace the data sentences: the eight of `data/attention_sentences.txt` and the short
+# two-sentence paragraphs of `data/sentence_pairs.tsv` (both written for the course,
+# CC0). Their tokens give the aggregate and the random tokens of the baselines.
 
 # %%
+import matplotlib.pyplot as plt
 import torch
-import torch.nn.functional as F
 
 from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
+from helpers.common.stats import bootstrap_ci, quartiles
+from helpers.attention.compute import load_sentence_pairs
 from helpers.layerwalk import compute, plots
 from helpers.model.tokens import longest_word
 
-tokenizer, model = load_model(MODEL)
+loaded = load_model(MODEL)
+tokenizer, model = loaded
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
-others = [trace_text(tokenizer, model, s) for s in progress(load_sentences(), desc="tracing data sentences")]
-print(f"{L} layers, hidden size {H}; SENTENCE has {trace.seq_len} tokens: {trace.tokens}")
+data_texts = load_sentences() + [f"{a} {b}" for a, b in load_sentence_pairs()]
+others = [trace_text(tokenizer, model, s) for s in progress(data_texts, desc="tracing data sentences")]
+n_content = sum(len(compute.positions_of_kind(t, "content")) for t in others)
+print(f"model {loaded.choice.name}: {L} layers, hidden size {H}")
+print(f"SENTENCE has {trace.seq_len} tokens; {len(others)} data sentences hold {n_content} content tokens")
 
 # %% [markdown]
-# We follow two tokens: `[CLS]` (position 0) and the first WordPiece of the word of
-# `SENTENCE` that the tokenizer splits into the most pieces (picked by code, so it works
-# for any sentence).
+# We follow two tokens of `SENTENCE`: `[CLS]` (position 0) and the first WordPiece of the
+# word that the tokenizer splits into the most pieces (picked by code, so it works for any
+# sentence).
 
 # %%
 word = longest_word(trace, tokenizer)
 span = trace.find_word(word)
 TOKEN = span.first
+NAME = repr(trace.tokens[TOKEN])
 print(span)
-print(f"following token {TOKEN} ({trace.tokens[TOKEN]!r}) and [CLS] (token 0)")
+print(f"following token {TOKEN} ({NAME}) and [CLS] (token 0)")
 
 # %% [markdown]
 # ## The vector, layer by layer
 #
 # The first few of its $H$ dimensions at every stage: the embedding output (layer 0) and
-# the output of each encoder layer. Look for dimensions that drift slowly and ones that
-# flip sign; a handful of numbers out of $H$ cannot say more than that, which is why the
-# rest of the lesson uses summaries of the whole vector.
+# the output of each encoder layer. A handful of numbers out of $H$ cannot say much, which
+# is why the rest of the lesson uses summaries of the whole vector. First a check that the
+# trace holds what the model outputs: we run the model again, plainly, and compare its
+# `last_hidden_state` with the trace's last layer.
 
 # %%
 vectors = compute.token_by_layer(trace, TOKEN)  # [L+1, H]
-assert torch.equal(vectors[L], trace.last_hidden_state[TOKEN])
+with torch.no_grad():
+    fresh = model(**tokenizer(SENTENCE, return_tensors="pt", truncation=True,
+                              max_length=trace.seq_len)).last_hidden_state[0]
+assert torch.allclose(vectors[L], fresh[TOKEN], atol=1e-5)
 n_show = min(6, H)
 print("layer " + "".join(f"{f'dim {d}':>9}" for d in range(n_show)))
 for layer, vec in enumerate(vectors):
@@ -105,115 +127,257 @@ for layer, vec in enumerate(vectors):
     print(f"{name:>5} " + "".join(f"{v:9.3f}" for v in vec[:n_show].tolist()))
 
 # %% [markdown]
-# ## How much does each layer change the token?
+# ## How much does each layer turn a token?
 #
-# The cosine similarity between the vector after layer $l$ and after layer $l+1$,
+# The cosine similarity between a token's vector after layer $l$ and after layer $l+1$,
 #
 # $$\cos(h^{(l)}, h^{(l+1)}) = \frac{h^{(l)} \cdot h^{(l+1)}}{\lVert h^{(l)} \rVert\, \lVert h^{(l+1)} \rVert},$$
 #
 # is 1 when a layer only rescales the vector and lower the more it turns it. We compute it
-# by hand and check it against `compute.consecutive_cosines`.
+# by hand for our token, and with `compute.consecutive_cosines_per_token` for every content
+# token of the data sentences (`helpers/layerwalk/compute.py`).
 
 # %%
 by_hand = torch.stack([
     (vectors[l] @ vectors[l + 1]) / (vectors[l].norm() * vectors[l + 1].norm()) for l in range(L)
 ])
-consecutive = compute.consecutive_cosines(trace, TOKEN)
-assert torch.allclose(by_hand, consecutive, atol=1e-5)
-for l, c in enumerate(consecutive.tolist()):
-    print(f"layer {l} -> {l + 1}: cosine {c:.3f}")
-biggest = int(consecutive.argmin())
-print(f"The biggest turn for {trace.tokens[TOKEN]!r} happens from layer {biggest} to {biggest + 1}.")
+per_token = compute.consecutive_cosines_per_token(others, "content")  # [N, L]
+cls_per_token = compute.consecutive_cosines_per_token(others, "[CLS]")
+ax = plots.plot_consecutive(by_hand, per_token=per_token)
+ax.set_title("layer-to-layer cosine: data tokens (median, IQR) and this token")
+plt.show()
+print(f"by hand vs compute.consecutive_cosines: largest difference "
+      f"{(by_hand - compute.consecutive_cosines(trace, TOKEN)).abs().max():.1e}")
+q25, med, q75 = quartiles(per_token)
+names = plots.transition_labels(L)
+own_biggest = torch.bincount(per_token.argmin(dim=1), minlength=L)
+for l in range(L):
+    print(f"{names[l]:>6}: data median {med[l]:.3f} [IQR {q25[l]:.3f}-{q75[l]:.3f}]; "
+          f"[CLS] median {quartiles(cls_per_token)[1][l]:.3f}; this token {by_hand[l]:.3f}; "
+          f"biggest turn of {own_biggest[l] / len(per_token):.0%} of the data tokens")
+
+# %% [markdown]
+# The aggregate answers "where do tokens turn most?"; the last column says how many tokens
+# agree with it. Your token is an aside beside it:
+
+# %%
+turn = int(med.argmin())
+print(f"Over {len(per_token)} data tokens the biggest turn is at {names[turn]} "
+      f"(median cosine {med[turn]:.3f}, IQR {q25[turn]:.3f}-{q75[turn]:.3f}); "
+      f"it is the biggest turn of {own_biggest[turn] / len(per_token):.0%} of them.")
+mine = int(by_hand.argmin())
+agree = "the same transition" if mine == turn else "a different transition"
+print(f"Aside: {NAME} of SENTENCE turns most at {names[mine]} ({by_hand[mine]:.3f}): {agree}.")
 
 # %% [markdown]
 # ## How long is the vector?
 #
-# The L2 norm $\lVert h^{(l)} \rVert = \sqrt{\sum_i h_i^2}$ per layer. Each layer *adds*
-# its attention and feed-forward outputs to the residual stream and then applies
-# LayerNorm, whose learned scale (`weight`) decides the final length; so the norm tells us
-# how big that scale is, layer by layer.
+# The L2 norm $\lVert h^{(l)} \rVert = \sqrt{\sum_i h_i^2}$ per layer, for our token (bars)
+# and for the data tokens (median and interquartile band). Write-ups often read the length
+# as meaning ("the model grows more confident, so the vector grows"); the next sections test
+# that reading.
 
 # %%
 norms = compute.layer_norms(trace, TOKEN)
-assert torch.allclose(norms, vectors.pow(2).sum(-1).sqrt(), atol=1e-5)
-ax = plots.plot_layer_norms(norms, title=f"L2 norm of {trace.tokens[TOKEN]!r} per layer")
-print(f"norm: smallest {norms.min():.2f} at layer {int(norms.argmin())}, largest {norms.max():.2f} at layer {int(norms.argmax())}")
+norms_data = compute.layer_norms_per_token(others, "content")  # [N, L+1]
+ax = plots.plot_layer_norms(norms, title=f"L2 norm per layer: {NAME} and the data tokens", per_token=norms_data)
+plt.show()
+nq25, nmed, nq75 = quartiles(norms_data)
+for l in range(L + 1):
+    print(f"layer {'emb' if l == 0 else l:>3}: data median {nmed[l]:6.2f} [IQR {nq25[l]:.2f}-{nq75[l]:.2f}]; "
+          f"this token {norms[l]:6.2f}")
+grows = bool((torch.diff(torch.as_tensor(nmed)) > 0).all())
+print(f"The median length {'grows at every layer' if grows else 'does not grow at every layer'}: "
+      f"shortest at layer {int(nmed.argmin())}, longest at layer {int(nmed.argmax())}.")
+
+# %% [markdown]
+# ## Where the length comes from: every layer ends in LayerNorm
+#
+# BERT is post-LN: each layer, and the embedding sum before them, ends in a LayerNorm,
+#
+# $$h = \gamma \odot \hat z + \beta, \qquad \hat z = \frac{x - \mu(x)}{\sqrt{\sigma^2(x) + \epsilon}},$$
+#
+# where $x$ is the residual sum, $\mu, \sigma^2$ its mean and variance over the $H$
+# dimensions, and $\gamma$ (`weight`), $\beta$ (`bias`) are learned, one pair per layer.
+# Because $\hat z$ has mean 0 and variance 1, $\lVert \hat z \rVert = \sqrt{H}$ for
+# **every** token at **every** layer. We capture $x$ with forward hooks
+# (`compute.layer_norm_inputs`), rebuild $h$ by hand and check it against the trace.
+
+# %%
+inputs = compute.layer_norm_inputs(tokenizer, model, SENTENCE)  # L+1 tensors [seq, H]
+z_norms = []
+for layer, (x, ln) in enumerate(zip(inputs, compute.final_layer_norms(model))):
+    z_hat = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, unbiased=False, keepdim=True) + ln.eps)
+    rebuilt = ln.weight * z_hat + ln.bias
+    assert torch.allclose(rebuilt, trace.hidden(layer), atol=1e-4), f"layer {layer} does not end in its LayerNorm"
+    z_norms.append(z_hat.norm(dim=-1))
+z_norms = torch.stack(z_norms)
+print(f"every hidden state equals gamma * z_hat + beta of its layer's LayerNorm (checked on {trace.seq_len} tokens)")
+print(f"||z_hat|| over all tokens and layers: {z_norms.min():.3f} .. {z_norms.max():.3f}; sqrt(H) = {H ** 0.5:.3f}")
+
+# %% [markdown]
+# So the only things that can make one vector longer than another are $\gamma$, $\beta$ and
+# *which* dimensions $\hat z$ puts its (fixed) energy in. With $s = \gamma \odot \hat z = h - \beta$,
+#
+# $$\lVert h \rVert^2 = \lVert \gamma \odot \hat z \rVert^2 + 2\langle \gamma \odot \hat z, \beta\rangle + \lVert \beta \rVert^2 ,$$
+#
+# and if $\hat z$ spread its energy evenly ($\hat z_i^2 = 1$), $\lVert \gamma \odot \hat z \rVert$
+# would be $\lVert \gamma \rVert$: a number fixed by the weights, the same for every token.
+# `compute.norm_parts` measures each term on the data tokens with this model's own $\gamma$ and $\beta$.
+
+# %%
+parts = compute.norm_parts(others, model, "content")
+ax = plots.plot_norm_parts(parts, token_norms=norms, token_name=NAME)
+plt.show()
+med_norm, med_scaled = quartiles(parts["norm"])[1], quartiles(parts["scaled"])[1]
+for l in range(L + 1):
+    print(f"layer {'emb' if l == 0 else l:>3}: median ||h|| {med_norm[l]:6.2f}, ||gamma*z_hat|| {med_scaled[l]:6.2f}, "
+          f"||gamma|| {parts['gamma'][l]:6.2f}, ||beta|| {parts['beta'][l]:5.2f}, "
+          f"median 2<s,beta> {quartiles(parts['cross'])[1][l]:7.2f}")
+
+# %% [markdown]
+# Kovaleva, Kulshreshtha, Rogers and Rumshisky (2021, *BERT Busters: Outlier Dimensions that
+# Disrupt Transformers*) found, in BERT-base and other pre-trained Transformers, a few
+# dimensions whose LayerNorm scale and bias are outliers (more than 3 standard deviations
+# from the mean) at the same positions in every layer; switching them off breaks the model.
+# Two measurements on this model: the share of $\lVert h\rVert^2$ carried by its 3 largest
+# dimensions (an even spread would give $3/H$), and the dimensions that pass Kovaleva et al.'s
+# 3σ test on $\gamma$ or $\beta$.
+
+# %%
+shares = compute.energy_by_dimension(others, "content")  # [L+1, H]
+dims, top_share = compute.top_dimensions(shares, k=3)
+ax = plots.plot_top_dimension_share(top_share, dims, H)
+plt.show()
+outliers = compute.layer_norm_outliers(model, n_sigma=3.0)
+for l in range(L + 1):
+    both = sorted(set(dims[l].tolist()) & set(outliers[l]))
+    print(f"layer {'emb' if l == 0 else l:>3}: top 3 dims {dims[l].tolist()} carry {top_share[l]:.1%} of ||h||^2 "
+          f"(even spread {3 / H:.1%}); LayerNorm 3-sigma outliers {outliers[l]}; in both: {both}")
+recurring = torch.bincount(dims.flatten(), minlength=H)
+print(f"dimensions among the top 3 in at least half of the layers: "
+      f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
+
+# %% [markdown]
+# **Testing the reading "norms grow because the model grows more confident".** If length
+# tracked the model's confidence about a token, two things would follow: lengths would
+# differ mostly *between tokens* (confident here, unsure there), and they would grow layer
+# after layer. Measured on the data tokens: the share of the variance of $\lVert h \rVert$
+# (all tokens, all layers) that the layer alone explains, whether the median grows at every
+# layer, and how close the median length is to $\lVert\gamma\rVert$, the length fixed by the
+# weights alone.
+
+# %%
+eta2 = compute.share_explained_by_layer(parts["norm"])
+ratio = torch.as_tensor(med_norm) / parts["gamma"].double()
+print(f"the layer explains {eta2:.0%} of the variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers")
+print(f"median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
+print(f"median length grows at every layer: {grows}; ||z_hat|| is sqrt(H) for every token")
+growth = ("the median length does grow layer after layer" if grows else
+          f"the median length does not grow layer after layer (largest at layer {int(nmed.argmax())}, "
+          f"smallest at layer {int(nmed.argmin())})")
+share = "most" if eta2 >= 0.5 else "a large part" if eta2 >= 0.25 else "a small part"
+print(f"Verdict for this model: {growth}; the layer alone explains {share} ({eta2:.0%}) of the variance; "
+      "with ||z_hat|| fixed, what is left is gamma, beta and which dimensions a token uses, not a confidence knob.")
 
 # %% [markdown]
 # ## Which layers look alike?
 #
-# Comparing *every* pair of layers gives an $(L+1) \times (L+1)$ matrix. Neighbouring
-# layers are usually similar (a bright band along the diagonal); how fast the
-# similarity fades away from the diagonal shows how far the token travels.
+# Comparing *every* pair of layers gives an $(L+1) \times (L+1)$ matrix of cosines. Left:
+# our token; middle: the median over the data tokens on the same colour scale; right: the
+# interquartile width, i.e. how much tokens disagree about each pair of layers.
 
 # %%
 sim = compute.interlayer_similarity(trace, TOKEN)
-normed = F.normalize(vectors, dim=-1)
-assert torch.allclose(sim, normed @ normed.T, atol=1e-5)
-ax = plots.plot_similarity_heatmap(sim, title=f"cosine between layers, token {trace.tokens[TOKEN]!r}")
-print(f"embedding vs last layer: {sim[0, L]:.3f}; layer 1 vs last layer: {sim[1, L]:.3f}")
+sim_data = compute.interlayer_similarity_per_token(others, "content")  # [N, L+1, L+1]
+plots.plot_similarity_spread(sim, sim_data, NAME)
+plt.show()
+s25, smed, s75 = quartiles(sim_data[:, 0, L])
+print(f"embedding vs last layer: data median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}]; {NAME}: {sim[0, L]:.3f}")
+s25, smed, s75 = quartiles(sim_data[:, 1, L])
+print(f"layer 1 vs last layer:   data median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}]; {NAME}: {sim[1, L]:.3f}")
 
 # %% [markdown]
-# ## The anisotropy caution
+# ## The anisotropy caution, with the right control
 #
-# Ethayarajh (2019, *How Contextual are Contextualized Word Representations? Comparing
-# the Geometry of BERT, ELMo, and GPT-2 Embeddings*) found that in BERT-base, ELMo and
-# GPT-2 the vectors of upper layers occupy a narrow cone: two *unrelated* words already
-# have a high cosine. A raw similarity therefore says little until we subtract that
-# baseline. His baseline is the mean cosine between randomly chosen tokens of the same
-# layer; we draw 500 seeded pairs of content tokens from *different* data sentences:
+# Ethayarajh (2019, *How Contextual are Contextualized Word Representations? Comparing the
+# Geometry of BERT, ELMo, and GPT-2 Embeddings*) found that in BERT-base, ELMo and GPT-2 the
+# vectors of upper layers occupy a narrow cone: two *unrelated* words already have a high
+# cosine. A raw similarity therefore says little until it is read against a baseline. He
+# defined the baseline **within one layer**: the mean cosine between randomly chosen tokens
+# of that layer. He defined no baseline for comparing *different* layers.
 #
-# $$\text{adjusted}_l = \cos_l - \mathbb{E}_{\text{random } a, b}\,[\cos(h^{(l)}_a, h^{(l)}_b)].$$
+# Our consecutive cosine compares a token at layer $l$ with itself at $l+1$. The control
+# that matches it is the cosine between two **different** random tokens, one taken at
+# layer $l$ and the other at layer $l+1$ (averaging the two within-layer baselines is not
+# the same thing). `compute.random_pair_cosines` draws 500 seeded pairs of content tokens
+# from different data sentences; `gap=0` gives the within-layer samples, `gap=1` the
+# cross-layer ones, and a bootstrap over the pairs gives each mean its 95 % interval.
 
 # %%
+within_samples = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=0)  # [500, L+1]
+cross_samples = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=1)  # [500, L]
 baseline = compute.random_pair_baseline(others, n_pairs=500, seed=0)
-for layer, b in enumerate(baseline.tolist()):
-    print(f"layer {'emb' if layer == 0 else layer:>3}: random-pair cosine {b:.3f}")
-print(f"highest baseline at layer {int(baseline.argmax())} ({baseline.max():.3f}), "
-      f"lowest at layer {int(baseline.argmin())} ({baseline.min():.3f})")
+within_ci, cross_ci = bootstrap_ci(within_samples), bootstrap_ci(cross_samples)
+mean_of_two = (baseline[:-1] + baseline[1:]) / 2
+ax = plots.plot_baselines(within_ci, cross_ci, mean_of_two=mean_of_two)
+plt.show()
+for l in range(L + 1):
+    line = f"layer {'emb' if l == 0 else l:>3}: same layer {within_ci[l]}"
+    if l < L:
+        line += f" | {names[l]:>6}: one layer apart {cross_ci[l]}  (mean of two same-layer: {mean_of_two[l]:.3f})"
+    print(line)
 
 # %% [markdown]
-# For BERT-base, Ethayarajh reports the random-word similarity to be generally *higher*
-# in the upper layers than in the lower ones. Whether your model does the same is in the printout above. Models trained
-# with a contrastive sentence-embedding objective, like the bundled all-MiniLM-L6-v2, are
-# pushed to spread their final vectors out (Gao, Yao and Chen, 2021, *SimCSE: Simple
-# Contrastive Learning of Sentence Embeddings*, showed this "uniformity" effect on BERT),
-# so their last layer can break the pattern.
+# For BERT-base, Ethayarajh reports the random-word similarity to be generally higher in the
+# upper layers than in the lower ones. Models trained with a contrastive objective on
+# *sentence* embeddings, like all-MiniLM-L6-v2 (mean-pooled token vectors, trained on
+# sentence pairs), are pushed to spread those embeddings out: Wang and Isola (2020,
+# *Understanding Contrastive Representation Learning through Alignment and Uniformity on the
+# Hypersphere*) defined this "uniformity", and Gao, Yao and Chen (2021, *SimCSE*) measured it
+# on BERT-base *sentence* embeddings, where contrastive training improved it. Token vectors
+# of such a model's last layer can therefore break the BERT-base pattern. Two intervals that
+# overlap are not called different:
 
 # %%
-rises = bool(baseline[L] > baseline[0])
-trend = "higher" if rises else "lower"
-print(f"This model's last-layer baseline ({baseline[L]:.3f}) is {trend} than its embedding baseline ({baseline[0]:.3f}).")
+first, last = within_ci[0], within_ci[L]
+if first.overlaps(last):
+    trend = "not distinguishable from"
+else:
+    trend = "higher than" if last.estimate > first.estimate else "lower than"
+print(f"This model ({loaded.choice.name}): last-layer baseline {last} is {trend} the embedding baseline {first}.")
+print("Ethayarajh (2019), BERT-base: random-word cosine generally higher in the upper layers.")
 
 # %% [markdown]
-# The consecutive-layer cosine compares layer $l$ with $l+1$, so we subtract the mean of
-# the two layers' baselines. What remains is how much more a token resembles *itself* one
-# layer later than two random tokens resemble each other.
+# Now the consecutive cosine minus its matching control. What remains is how much more a
+# token resembles *itself* one layer later than an unrelated token one layer later does.
 
 # %%
-pair_baseline = (baseline[:-1] + baseline[1:]) / 2
-adjusted = compute.baseline_adjusted(consecutive, pair_baseline)
-assert torch.allclose(adjusted, consecutive - pair_baseline, atol=1e-5)
-ax = plots.plot_consecutive(consecutive, adjusted)
-ax.set_title(f"{trace.tokens[TOKEN]!r}: layer-to-layer cosine, raw and adjusted")
-print(f"raw cosine range {consecutive.min():.3f}..{consecutive.max():.3f}; "
-      f"adjusted range {adjusted.min():.3f}..{adjusted.max():.3f}")
+control = torch.tensor([c.estimate for c in cross_ci])
+adjusted = compute.baseline_adjusted(by_hand, control)
+adjusted_data = compute.baseline_adjusted(per_token, control)
+ax = plots.plot_consecutive(by_hand, adjusted, per_token=per_token, per_token_adjusted=adjusted_data)
+ax.set_title("layer-to-layer cosine, raw and minus the one-layer-apart control")
+plt.show()
+a25, amed, a75 = quartiles(adjusted_data)
+for l in range(L):
+    print(f"{names[l]:>6}: adjusted data median {amed[l]:.3f} [IQR {a25[l]:.3f}-{a75[l]:.3f}]; this token {adjusted[l]:.3f}")
 
 # %% [markdown]
 # ## A 2-D trajectory
 #
-# PCA finds the two directions along which the vectors of *all* tokens at *all* layers
-# vary most; projecting `[CLS]` and our token onto them draws each one's path through the
-# layers. Two dimensions out of $H$ keep only part of the picture, so read the paths as a
-# sketch: the printout says how much of the variance the two components explain.
+# PCA finds the two directions along which the vectors of *all* tokens of `SENTENCE` at
+# *all* layers vary most; projecting `[CLS]` and our token onto them draws each one's path
+# (arrows point from the embeddings to the last layer). Each token gets its own panel,
+# zoomed to its path; within a panel both axes use the same scale, and each axis says how
+# much of the variance its component explains: read the paths as a sketch.
 
 # %%
 coords = compute.pca_trajectory(trace, [0, TOKEN])
-ax = plots.plot_trajectory(coords, ["[CLS]", trace.tokens[TOKEN]])
-flat = torch.stack(trace.hidden_states).reshape(-1, H)
-singular = torch.linalg.svdvals(flat - flat.mean(0))
-explained = (singular[:2] ** 2).sum() / (singular**2).sum()
-print(f"PC 1 and PC 2 explain {explained:.0%} of the variance of all {flat.shape[0]} vectors")
+explained = compute.pca_variance_ratio(trace, 2)
+axes = plots.plot_trajectory(coords, ["[CLS]", trace.tokens[TOKEN]], explained=explained)
+plt.show()
+print(f"PC 1 and PC 2 explain {explained.sum():.0%} of the variance of all {trace.seq_len * (L + 1)} vectors")
 
 # %% [markdown]
 # ## Explore
@@ -230,24 +394,58 @@ explorer = LayerWalkExplorer(trace, token=TOKEN, layer=L)
 explorer
 
 # %% [markdown]
+# ## Claims tested
+#
+# Each popular claim beside what this model shows (built from the numbers above) and the
+# published finding with the paper and the model it was measured on.
+
+# %%
+import pandas as pd
+
+claims = pd.DataFrame([
+    ("A token changes most in the last layers",
+     f"{names[turn]} has the lowest median cosine ({med[turn]:.3f}); biggest turn of "
+     f"{own_biggest[turn] / len(per_token):.0%} of {len(per_token)} tokens",
+     "Ethayarajh 2019 (BERT-base): upper layers are the most context-specific"),
+    ("Upper layers are a narrow cone (high random-pair cosine)",
+     f"same-layer baseline emb {within_ci[0]}, layer {L} {within_ci[L]}",
+     "Ethayarajh 2019 (BERT-base, ELMo, GPT-2): anisotropic in all non-input layers, more so higher up"),
+    ("A layer-to-layer cosine can be read against the mean of the two same-layer baselines",
+     f"at {names[L - 1]}: matching control {cross_ci[L - 1]} vs mean of two {mean_of_two[L - 1]:.3f}",
+     "Ethayarajh 2019 defined only within-layer baselines"),
+    ("Norms grow because the model grows more confident",
+     f"||z_hat|| = sqrt(H) always; layer explains {eta2:.0%} of the variance of ||h||; "
+     f"median grows every layer: {grows}",
+     "Kovaleva et al. 2021 (BERT-base and others): a few LayerNorm outlier dimensions dominate"),
+    ("A few dimensions dominate the vector",
+     f"top 3 dims carry {top_share.min():.0%}-{top_share.max():.0%} of ||h||^2 (even: {3 / H:.1%})",
+     "Kovaleva et al. 2021 (BERT-base): outliers at the same positions in every layer"),
+], columns=["popular claim", f"this model ({loaded.choice.name}), live", "published finding (paper, model)"])
+with pd.option_context("display.max_colwidth", None):
+    display(claims)
+
+# %% [markdown]
 # ## Summary
 #
-# * A token's vector changes most in some layers and little in others; the printouts above
-#   show where for the model you loaded.
-# * Its length is set by each layer's LayerNorm scale, not by "how much it means".
-# * Raw cosine similarity has to be read against a random-pair baseline (Ethayarajh 2019):
-#   even unrelated tokens are similar in anisotropic layers.
+# * Per-layer stories are read from the data tokens' median and spread; one token of one
+#   sentence is an aside (the printouts show whether yours is typical).
+# * Each layer ends in LayerNorm, $h = \gamma\odot\hat z + \beta$ with $\lVert\hat z\rVert =
+#   \sqrt H$ for every token: a vector's length comes from $\gamma$, $\beta$ and which
+#   dimensions it uses, and a few dimensions carry an outsized share (Kovaleva et al. 2021).
+# * A raw cosine is read against a random-pair control that matches it: same layer for
+#   a within-layer similarity (Ethayarajh 2019), one layer apart for a layer-to-layer one.
 # * A 2-D PCA projection is a sketch of the trajectory, not the full story.
 #
 # ## Exercises
 #
-# 1. Which *encoder transition* turns `[CLS]` the most? Give the layer `l` such that
-#    the cosine between layer `l` and `l + 1` of token 0 is lowest.
+# 1. Which *encoder transition* turns `[CLS]` of `SENTENCE` the most? Give the layer `l`
+#    such that the cosine between layer `l` and `l + 1` of token 0 is lowest.
 # 2. Write a function `my_norms(trace, token)` returning the L2 norm of the token's vector at
 #    every layer as a tensor of shape `[L + 1]`, without `compute.layer_norms`.
-# 3. Compute the baseline-adjusted interlayer similarity of `TOKEN`'s vector between the
-#    embedding layer and the last layer: `sim[0, L]` minus the mean of the two layers'
-#    baselines. Is it still positive?
+# 3. Compare `TOKEN`'s vector at the embedding layer with itself at the last layer:
+#    `sim[0, L]` minus the matching control, the mean cosine between a random token at
+#    layer 0 and a *different* random token at layer `L` (use
+#    `compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L)`). Is it still positive?
 
 # %%
 from helpers.exercises.lesson04 import check_exercise_1, check_exercise_2, check_exercise_3
@@ -261,4 +459,4 @@ print(check_exercise_2(my_norms, trace))
 
 # %%
 answer_3 = None  # your code here: a float
-print(check_exercise_3(answer_3, trace, TOKEN, baseline))
+print(check_exercise_3(answer_3, trace, TOKEN, others))

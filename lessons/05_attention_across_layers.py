@@ -1,10 +1,14 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-all
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -16,11 +20,17 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/05_attention_across_layers.ipynb)
 #
-# Lesson 02 computed one attention map by hand. Here we look at *all* of them: what
-# `[CLS]` attends to at every layer, how much attention goes to `[CLS]`, `[SEP]` and
-# punctuation, which heads are focused and which are spread out, and which heads simply
-# look at the previous or the next token. Beside our numbers we put the published ones for
-# bert-base, and we say clearly where the model you loaded may differ.
+# Lesson 02 computed one attention map by hand. Here we look at *all* of them: how much
+# attention goes to `[CLS]`, `[SEP]` and punctuation, which heads are focused and which
+# are spread out, and which heads simply look at the previous or the next token. Beside our
+# numbers we put the published ones, with the paper and the model they were measured on.
+#
+# Two cautions run through the lesson. **Like for like**: Clark et al. (2019) measured BERT-base
+# on two-segment inputs of up to 128 tokens, so we measure on sentence pairs too and report
+# the input lengths, with the share that evenly spread attention would give ($1/n$ per
+# token) as the reference: on a short input every token gets a big share for free.
+# **Attention is not the whole story**: a weight says how much of a vector is mixed in, not
+# how big that vector is, so we also measure the norm-based attention of Kobayashi et al. (2020).
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -47,56 +57,82 @@ MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
 
 # %% [markdown]
-# ## Load the model and trace the sentences
+# ## Load the model and trace the inputs
 #
-# We trace `SENTENCE` and the sentences in `data/attention_sentences.txt`, once each; every
-# number below comes from these cached traces. We also check that a trace's attention is a
-# proper probability distribution over the keys (each row sums to 1).
+# Besides `SENTENCE` we trace two data sets built from `data/sentence_pairs.tsv` (pairs of
+# consecutive sentences written for the course, CC0), every input in BERT's two-segment
+# form `[CLS] A [SEP] B [SEP]`:
+#
+# * **short pairs**: one pair per input;
+# * **packed pairs**: consecutive pairs joined into two segments of up to 128 tokens in
+#   all (`compute.packed_pairs`), the length Clark et al. (2019) used.
+#
+# Every number below comes from these cached traces (`helpers/attention/compute.py`).
 
 # %%
+import matplotlib.pyplot as plt
 import torch
 
 from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
 from helpers.common.progress import progress
-from helpers.common.data import load_sentences
+from helpers.common.stats import bootstrap_ci, quartiles
 
-tokenizer, model = load_model(MODEL)
+loaded = load_model(MODEL)
+tokenizer, model = loaded
 L, A = model.config.num_hidden_layers, model.config.num_attention_heads
 trace = trace_text(tokenizer, model, SENTENCE)
-sentences = load_sentences()
-traces = [trace_text(tokenizer, model, s) for s in progress(sentences, desc="tracing data sentences")]
+pairs = compute.load_sentence_pairs()
+short = [trace_text(tokenizer, model, a, b) for a, b in progress(pairs, desc="tracing short pairs")]
+packed = [trace_text(tokenizer, model, a, b)
+          for a, b in progress(compute.packed_pairs(pairs, tokenizer, max_tokens=128), desc="tracing packed pairs")]
+print(f"model {loaded.choice.name}: {L} layers x {A} heads; SENTENCE has {trace.seq_len} tokens")
+for name, group in (("short pairs", short), ("packed pairs", packed)):
+    n = torch.tensor([float(t.seq_len) for t in group])
+    print(f"{name:>12}: {len(group)} inputs, length median {n.median():.0f} (range {n.min():.0f}-{n.max():.0f}), "
+          f"{sum(t.tokens.count('[SEP]') for t in group) // len(group)} [SEP] each")
 rows = torch.stack(trace.attentions).sum(dim=-1)
-assert torch.allclose(rows, torch.ones_like(rows), atol=1e-5)
-print(f"{L} layers x {A} heads; SENTENCE has {trace.seq_len} tokens; {len(traces)} data sentences traced")
+print(f"every attention row of SENTENCE sums to 1 (largest deviation {(rows - 1).abs().max():.1e})")
 
 # %% [markdown]
 # ## What does [CLS] look at?
 #
-# Row 0 of each attention map is the distribution of `[CLS]`'s query over all keys. Averaged
-# over the $A$ heads of a layer, one row per layer:
+# Row 0 of each attention map is the distribution of `[CLS]`'s query over all keys.
+# Averaged over the $A$ heads of a layer, one row per layer, for `SENTENCE`:
 #
 # $$\bar a^{(l)}_{[CLS]\to j} = \frac{1}{A}\sum_{h=1}^{A} a^{(l,h)}_{0 j}.$$
 
 # %%
 cls_att = compute.cls_attention(trace)  # [L, A, seq]
 cls_mean = cls_att.mean(dim=1)
-assert torch.allclose(cls_mean[0], trace.attention(1)[:, 0, :].mean(0), atol=1e-6)
-ax = plots.plot_token_heatmap(cls_mean, trace.tokens, title="[CLS]'s attention, heads averaged")
+ax = plots.plot_token_heatmap(cls_mean, trace.tokens, title="[CLS]'s attention probability per layer, heads averaged")
+plt.show()
 for layer in range(1, L + 1):
     j = int(cls_mean[layer - 1].argmax())
-    print(f"layer {layer}: [CLS] looks most at {trace.tokens[j]!r} ({cls_mean[layer - 1, j]:.2f})")
+    print(f"layer {layer}: in SENTENCE, [CLS] looks most at {trace.tokens[j]!r} ({cls_mean[layer - 1, j]:.2f})")
 
 # %% [markdown]
-# Averaging hides that heads disagree. Here is the same row for every head of the last
-# layer (change `layer_to_show` to see another one).
+# One sentence is an anecdote. Over the short pairs, the share of `[CLS]`'s attention that
+# lands on each kind of key (`compute.attention_shares(t, queries=[0])`), per layer, with a
+# bootstrap 95 % interval over the inputs:
+
+# %%
+cls_rows = torch.stack([compute.attention_shares(t, queries=[0]) for t in short])  # [n, L, 4]
+for layer in range(L):
+    cells = [f"{c} {ci.percent(0)}" for c, ci in zip(compute.TOKEN_CLASSES, bootstrap_ci(cls_rows[:, layer]))]
+    print(f"layer {layer + 1}: [CLS] -> " + "; ".join(cells))
+
+# %% [markdown]
+# Averaging hides that heads disagree. Here is `SENTENCE`'s `[CLS]` row for every head of the
+# last layer (change `layer_to_show` to see another one).
 
 # %%
 layer_to_show = L
 ax = plots.plot_token_heatmap(cls_att[layer_to_show - 1], trace.tokens, ylabel="head",
                               yticklabels=[str(h) for h in range(A)],
-                              title=f"[CLS]'s attention per head, layer {layer_to_show}")
+                              title=f"[CLS]'s attention probability per head, layer {layer_to_show}")
+plt.show()
 spread = cls_att[layer_to_show - 1].argmax(dim=-1)
 print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
       f"{sorted({trace.tokens[int(j)] for j in spread})}")
@@ -105,88 +141,234 @@ print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
 # ## Where does attention go, layer by layer?
 #
 # For every query we add up the attention on keys of each class — `[CLS]`, `[SEP]`,
-# punctuation, all other tokens — and average over queries, heads and the data sentences.
+# punctuation, all other tokens — and average over queries and heads
+# (`compute.attention_shares`). The dashed lines are what *evenly spread* attention would
+# give: a class holding $k$ of the $n$ tokens gets $k/n$ (`compute.uniform_shares`).
 #
-# Clark, Khandelwal, Levy and Manning (2019, *What Does BERT Look At? An Analysis of
-# BERT's Attention*) measured this on **bert-base**: in layers 6–10 over half of the
-# attention goes to `[SEP]`. Their explanation: when a head's pattern does not apply to
-# the current token, it parks its attention on `[SEP]` (or `[CLS]`, or punctuation) as a
-# **no-op** — attending to a token present in every input changes little, and gradients of
-# the loss with respect to that attention are small. The course model may differ: the
-# bundled all-MiniLM-L6-v2 is a 6-layer model *distilled* from a larger one and then
-# fine-tuned for sentence embeddings, so its heads need not follow bert-base.
+# Clark, Khandelwal, Levy and Manning (2019, *What Does BERT Look At? An Analysis of BERT's
+# Attention*) measured this on **BERT-base**, over 1,000 Wikipedia inputs of two
+# consecutive paragraphs, up to 128 tokens: in layers 6–10 over half of the attention goes
+# to `[SEP]`, and many heads in the early layers put most of their weight on `[CLS]`. Their
+# reading: when a head's pattern does not apply, it parks its attention on a token present
+# in every input, a **no-op**. The packed pairs are the like-for-like comparison; the short
+# pairs show what a short input does to the same numbers.
 
 # %%
-shares = compute.mean_attention_shares(traces)  # [L, 4]
-by_hand = torch.stack([
-    torch.stack([t.attention(l)[..., [i for i, tok in enumerate(t.tokens) if tok == "[SEP]"]].sum(-1).mean()
-                 for l in range(1, L + 1)]) for t in traces]).mean(0)
-assert torch.allclose(shares[:, 1], by_hand, atol=1e-5)
-ax = plots.plot_attention_shares(shares)
-print("layer " + "".join(f"{c:>13}" for c in compute.TOKEN_CLASSES))
-for layer, row in enumerate(shares.tolist(), start=1):
-    print(f"{layer:>5} " + "".join(f"{v:13.1%}" for v in row))
+shares_short = compute.attention_shares_per_sentence(short)  # [n, L, 4]
+shares_packed = compute.attention_shares_per_sentence(packed)
+uniform_short = torch.stack([compute.uniform_shares(t) for t in short]).mean(0)
+uniform_packed = torch.stack([compute.uniform_shares(t) for t in packed]).mean(0)
+plots.plot_class_shares({"short pairs": shares_short, "packed pairs": shares_packed,
+                         "SENTENCE": compute.attention_shares(trace)},
+                        uniform={"short pairs": uniform_short, "packed pairs": uniform_packed})
+plt.show()
+ci_packed = [bootstrap_ci(shares_packed[:, :, k]) for k in range(4)]
+ci_short = [bootstrap_ci(shares_short[:, :, k]) for k in range(4)]
+print("packed pairs, mean [95 % CI] (short pairs' mean in brackets):")
+print("uniform: " + " | ".join(f"{c} {uniform_packed[k]:.1%} ({uniform_short[k]:.1%})"
+                               for k, c in enumerate(compute.TOKEN_CLASSES)))
+for layer in range(L):
+    print(f"layer {layer + 1}: " + " | ".join(f"{c} {ci_packed[k][layer].percent()} ({ci_short[k][layer].estimate:.1%})"
+                                             for k, c in enumerate(compute.TOKEN_CLASSES)))
+
+# %% [markdown]
+# Like for like with Clark et al. The comparison prints which model each number comes from;
+# the ratio "share ÷ uniform share" is the part of a share that is not explained by the
+# input's length.
 
 # %%
-top = int(shares[:, 1].argmax()) + 1
-over_half = [l for l in range(1, L + 1) if shares[l - 1, 1] > 0.5]
-print(f"This model: the largest [SEP] share is {shares[top - 1, 1]:.1%} at layer {top}; "
-      f"layers with more than half on [SEP]: {over_half or 'none'}.")
-cls_top = int(shares[:, 0].argmax()) + 1
-print(f"The largest [CLS] share is {shares[cls_top - 1, 0]:.1%} at layer {cls_top}.")
-print("Clark et al. (2019), bert-base: more than half on [SEP] in layers 6-10.")
-parking = max(["[CLS]", "[SEP]"], key=lambda c: shares[:, compute.TOKEN_CLASSES.index(c)].mean())
-print(f"Averaged over layers, this model parks more attention on {parking} than on the other special token.")
+sep, cls = compute.TOKEN_CLASSES.index("[SEP]"), compute.TOKEN_CLASSES.index("[CLS]")
+top_sep = max(range(L), key=lambda l: ci_packed[sep][l].estimate)
+top_cls = max(range(L), key=lambda l: ci_packed[cls][l].estimate)
+over_half = [l + 1 for l in range(L) if ci_packed[sep][l].low > 0.5]
+print(f"This model ({loaded.choice.name}), packed pairs (median {quartiles([t.seq_len for t in packed])[1]:.0f} tokens):")
+print(f"  largest [SEP] share {ci_packed[sep][top_sep].percent()} at layer {top_sep + 1} "
+      f"= {ci_packed[sep][top_sep].estimate / uniform_packed[sep]:.1f}x uniform; layers surely above half: {over_half or 'none'}")
+print(f"  largest [CLS] share {ci_packed[cls][top_cls].percent()} at layer {top_cls + 1} "
+      f"= {ci_packed[cls][top_cls].estimate / uniform_packed[cls]:.1f}x uniform")
+print(f"  same layers on the short pairs: [SEP] {ci_short[sep][top_sep].percent()}, [CLS] {ci_short[cls][top_cls].percent()}")
+print("Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<= 128 tokens): over half of the "
+      "attention on [SEP] in layers 6-10; many early-layer heads mostly on [CLS].")
+per_head_cls = torch.stack([torch.stack(t.attentions)[..., 0].mean(-1) for t in packed]).mean(0)  # [L, A]
+print("heads with more than half of their attention on [CLS], per layer (packed pairs): "
+      + ", ".join(f"{l + 1}: {int((per_head_cls[l] > 0.5).sum())}/{A}" for l in range(L)))
+
+# %% [markdown]
+# **How short inputs inflate shares.** With $n$ tokens, a head that looks at nothing in
+# particular gives each token $1/n$: on a 20-token input that is 5 % per token, on a
+# 128-token input under 1 %. Every share of a short input starts higher, before any pattern
+# of the model. The printout above shows the same layer on the short and the packed pairs:
+# that difference is the length at work, and it is why Clark et al.'s numbers can only be
+# compared with inputs of their length.
+#
+# ## Norm-based attention: does the attended vector matter?
+#
+# Kobayashi, Kuribayashi, Yokoi and Inui (2020, *Attention is Not Only a Weight: Analyzing
+# Transformers with Vector Norms*) rewrote the attention block's output as a sum of
+# vectors, one per key:
+#
+# $$\text{output.dense}(\text{context})_i = \sum_{h=1}^{A}\sum_{j} \alpha^{h}_{ij}\, f_h(x_j) + b_O,
+# \qquad f_h(x) = (x W_V + b_V)_h\, W_O^{h},$$
+#
+# where $(\cdot)_h$ is head $h$'s slice of the `value` vector and $W_O^h$ the matching columns
+# of `attention.output.dense`. A key can receive a large weight $\alpha_{ij}$ and still add
+# little, if $\lVert f(x_j)\rVert$ is small; they measure $\lVert \alpha_{ij} f(x_j)\rVert$.
+# We build $f$ (`compute.transformed_values`) and check it against the model: capture what
+# `attention.output.dense` returns with a hook, and rebuild it from $\alpha$ and $f$.
+
+# %%
+captured = {}
+hooks = [layer.attention.output.dense.register_forward_hook(lambda mod, args, out, l=l: captured.__setitem__(l, out[0]))
+         for l, layer in enumerate(model.encoder.layer, start=1)]
+with torch.no_grad():
+    model(**tokenizer(SENTENCE, return_tensors="pt", truncation=True, max_length=trace.seq_len))
+for hook in hooks:
+    hook.remove()
+for l in range(1, L + 1):
+    f = compute.transformed_values(trace, model, l)  # [A, seq, H]
+    rebuilt = torch.einsum("aqk,akd->qd", trace.attention(l), f) + model.encoder.layer[l - 1].attention.output.dense.bias
+    assert torch.allclose(rebuilt, captured[l], atol=1e-4), f"layer {l}: the sum of alpha * f(x) is not the block output"
+print(f"sum over heads and keys of alpha * f(x) + b_O equals the model's attention.output.dense, all {L} layers")
+
+# %% [markdown]
+# Now the shares again, once with the weights $\alpha_{ij}$ and once with
+# $\lVert\alpha_{ij} f(x_j)\rVert$ (each query's row rescaled to sum to 1), on the packed pairs:
+
+# %%
+norm_packed = torch.stack([compute.norm_attention_shares(t, model) for t in progress(packed, desc="norm-based attention")])
+plots.plot_class_shares({"weight α": shares_packed, "norm ‖α f(x)‖": norm_packed},
+                        uniform={"packed pairs": uniform_packed},
+                        title="share on each kind of key: attention weight vs norm-based (packed pairs)")
+plt.show()
+fnorms = compute.value_norms_by_class(packed, model)  # [n, L, 4]
+for k in (cls, sep):
+    w_ci, n_ci = bootstrap_ci(shares_packed[:, :, k]), bootstrap_ci(norm_packed[:, :, k])
+    for l in range(L):
+        print(f"{compute.TOKEN_CLASSES[k]} layer {l + 1}: weight {w_ci[l].percent()}, norm-based {n_ci[l].percent()} "
+              f"({n_ci[l].estimate / max(w_ci[l].estimate, 1e-9):.0%} of it remains)")
+ratio = torch.nanmean(fnorms[:, :, cls] / fnorms[:, :, 3], dim=0)
+print("||f(x)|| of [CLS] / ||f(x)|| of ordinary tokens, per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
+
+# %% [markdown]
+# ## Testing two popular readings
+#
+# **"[SEP] gets attention because it marks the sentence boundary."** If marking a boundary
+# were what draws attention, punctuation (mostly the full stops that end each sentence:
+# boundaries too, inside every segment) should be enriched as well, and what `[SEP]` passes
+# on should count, i.e. its norm-based share should stay. Measured on the packed pairs, as
+# "share ÷ uniform share" (1 = no more than evenly spread attention):
+
+# %%
+punct = compute.TOKEN_CLASSES.index("punctuation")
+sep_ratio = (shares_packed[:, :, sep] / uniform_packed[sep]).mean(0)
+punct_ratio = (shares_packed[:, :, punct] / uniform_packed[punct]).mean(0)
+sep_norm = norm_packed[:, :, sep].mean(0) / shares_packed[:, :, sep].mean(0)
+for l in range(L):
+    print(f"layer {l + 1}: [SEP] {sep_ratio[l]:.1f}x uniform, punctuation {punct_ratio[l]:.1f}x uniform; "
+          f"norm-based [SEP] share = {sep_norm[l]:.0%} of its weight share")
+enriched = [l + 1 for l in range(L) if sep_ratio[l] > 2]
+if enriched:
+    print(f"[SEP] gets more than twice its uniform share in layers {enriched}; there the norm-based share keeps "
+          + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched) + " of the weight share.")
+else:
+    print("In no layer does [SEP] get more than twice its uniform share: this model gives [SEP] little attention to "
+          "explain, boundary or not.")
+print("Clark et al. (2019, BERT-base): [SEP] attention behaves as a no-op (small gradients); Kobayashi et al. "
+      "(2020, BERT-base): ||f(x)|| of [SEP] is small, so its norm-based share is far below its weight share.")
+
+# %% [markdown]
+# **"[CLS] attends to itself in early layers because it has not learned to look yet."** A
+# model that has not learned where to look is one with random weights: we build one with
+# the same configuration (`compute.untrained_like`, random initialisation, used only for
+# this comparison) and measure $[CLS]\to[CLS]$ on the same short pairs, against $1/n$.
+
+# %%
+untrained = compute.untrained_like(model, seed=0)
+random_traces = [trace_text(tokenizer, untrained, a, b) for a, b in progress(pairs[:20], desc="untrained model")]
+self_trained = torch.stack([torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in short])  # [n, L]
+self_random = torch.stack([torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in random_traces])
+inv_n = torch.tensor([1.0 / t.seq_len for t in short]).mean()
+plots.plot_layer_lines({"trained": self_trained, "same config, random weights": self_random,
+                        "SENTENCE": compute.cls_attention(trace)[:, :, 0].mean(-1)},
+                       reference=inv_n, reference_label="uniform 1/n (short pairs)",
+                       title="attention probability of [CLS] on itself (heads averaged)", ylabel="attention probability")
+plt.show()
+t_ci, r_ci = bootstrap_ci(self_trained), bootstrap_ci(self_random)
+for l in range(L):
+    print(f"layer {l + 1}: trained {t_ci[l].percent()}, random weights {r_ci[l].percent()}, 1/n {inv_n:.1%}")
+learned = [l + 1 for l in range(L) if not t_ci[l].overlaps(r_ci[l])]
+print(f"Layers where the trained model's [CLS] self-attention differs from the untrained one: {learned or 'none'}.")
 
 # %% [markdown]
 # ## Focused and broad heads: entropy
 #
 # The entropy of one attention row, $-\sum_j a_{ij} \log a_{ij}$ (in nats), is 0 when the
 # query looks at one key and $\log n$ when it spreads evenly over $n$ keys. Averaged over
-# queries it gives one number per head and layer.
+# queries it gives one number per head and layer. Divided by $\log n$
+# (`compute.normalized_entropy`) it runs from 0 to 1 whatever the length, so inputs of
+# different lengths compare.
 
 # %%
 entropy = compute.attention_entropy(trace)  # [L, A]
 a = trace.attention(1, 0)
-assert torch.allclose(entropy[0, 0], -(a * a.clamp_min(1e-12).log()).sum(-1).mean(), atol=1e-5)
-ax = plots.plot_layer_head_table(entropy, title="attention entropy (nats)", cbar_label="nats")
-lo, hi = compute.best_head(-entropy), compute.best_head(entropy)
-print(f"uniform attention over {trace.seq_len} tokens would have entropy {torch.log(torch.tensor(float(trace.seq_len))):.2f}")
-print(f"most focused head: layer {lo[0]}, head {lo[1]} ({-lo[2]:.2f}); broadest: layer {hi[0]}, head {hi[1]} ({hi[2]:.2f})")
+rows_nats = -(a * a.clamp_min(1e-12).log()).sum(-1)
+print(f"layer 1, head 0 by hand: {rows_nats.mean():.3f} nats; compute.attention_entropy: {entropy[0, 0]:.3f}")
+ent_packed = torch.stack([compute.normalized_entropy(t) for t in packed])  # [n, L, A]
+ax = plots.plot_layer_head_table(ent_packed.mean(0), title="attention entropy ÷ log n per head, packed pairs (mean)",
+                                 cbar_label="entropy ÷ log n", vmin=0, vmax=1)
+plt.show()
+lo, hi = compute.best_head(-ent_packed.mean(0)), compute.best_head(ent_packed.mean(0))
+print(f"SENTENCE: uniform attention over {trace.seq_len} tokens would have entropy "
+      f"{torch.log(torch.tensor(float(trace.seq_len))):.2f} nats")
+print(f"packed pairs: most focused head layer {lo[0]}, head {lo[1]} ({-lo[2]:.2f} of log n); "
+      f"broadest layer {hi[0]}, head {hi[1]} ({hi[2]:.2f} of log n)")
+
+# %% [markdown]
+# Per layer, heads averaged: the data sets with their intervals, `SENTENCE` as markers and
+# uniform attention (1) as the reference.
+
+# %%
+ent_short = torch.stack([compute.normalized_entropy(t).mean(-1) for t in short])  # [n, L]
+ax = plots.plot_layer_lines({"packed pairs": ent_packed.mean(-1), "short pairs": ent_short,
+                             "SENTENCE": compute.normalized_entropy(trace).mean(-1)}, reference=1.0,
+                            reference_label="uniform attention", title="attention entropy ÷ log n, heads averaged",
+                            ylabel="entropy ÷ log n")
+plt.show()
+e_packed = bootstrap_ci(ent_packed.mean(-1))
+focused = min(range(L), key=lambda l: e_packed[l].estimate)
+print("packed pairs per layer: " + ", ".join(f"{l + 1}: {e_packed[l]}" for l in range(L)))
+print(f"the most focused layer on the packed pairs is layer {focused + 1} ({e_packed[focused]})")
 
 # %% [markdown]
 # ## Previous-token and next-token heads
 #
-# Clark et al. (2019) also found heads in bert-base that put most of their attention on the
+# Clark et al. (2019) also found heads in BERT-base that put most of their attention on the
 # previous or the next token. A head's *offset score* is its mean attention from position
 # $i$ to position $i + o$ (with $o = -1$ or $+1$), over all queries for which $i + o$
-# exists. We score every head on `SENTENCE` and on the data sentences and average.
+# exists. We score every head on each short pair and average; the two tables share one
+# colour scale.
 
 # %%
-prev = torch.stack([compute.offset_head_scores(t, -1) for t in [trace, *traces]]).mean(0)
-nxt = torch.stack([compute.offset_head_scores(t, +1) for t in [trace, *traces]]).mean(0)
-a = trace.attention(1, 0)
-assert torch.allclose(compute.offset_head_scores(trace, -1)[0, 0],
-                      torch.stack([a[i, i - 1] for i in range(1, trace.seq_len)]).mean(), atol=1e-6)
-for name, scores in [("previous-token", prev), ("next-token", nxt)]:
-    layer, head, score = compute.best_head(scores)
-    print(f"best {name} head: layer {layer}, head {head}, mean attention on the {name.split('-')[0]} token {score:.1%}")
-
-# %%
-import matplotlib.pyplot as plt
-
-fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 0.4 * L + 2))
-plots.plot_layer_head_table(prev, ax=ax1, title="previous-token score", cmap="Blues")
-plots.plot_layer_head_table(nxt, ax=ax2, title="next-token score", cmap="Oranges")
-fig.tight_layout()
+prev_each = torch.stack([compute.offset_head_scores(t, -1) for t in short])  # [n, L, A]
+next_each = torch.stack([compute.offset_head_scores(t, +1) for t in short])
+prev, nxt = prev_each.mean(0), next_each.mean(0)
+plots.plot_layer_head_tables({"previous-token score (mean attention from i to i - 1)": prev,
+                              "next-token score (mean attention from i to i + 1)": nxt},
+                             cbar_label="mean attention on the neighbour")
+plt.show()
+for name, scores, each in [("previous-token", prev, prev_each), ("next-token", nxt, next_each)]:
+    layer, head, _ = compute.best_head(scores)
+    ci = bootstrap_ci(each[:, layer - 1, head])
+    mine = compute.offset_head_scores(trace, -1 if name.startswith("prev") else 1)[layer - 1, head]
+    print(f"best {name} head: layer {layer}, head {head}: {ci.percent()} over the short pairs; on SENTENCE {mine:.1%}")
 
 # %% [markdown]
 # ## All heads of one layer
 #
-# Each small map is one head: rows are queries, columns keys, in token order. A diagonal
-# just below (above) the main diagonal is a previous-token (next-token) head; a bright
-# column is a head parking its attention on one token. The slider only swaps the image
-# data of the existing maps.
+# Each small map is one head of `SENTENCE`: rows are queries, columns keys, in token order.
+# A diagonal just below (above) the main diagonal is a previous-token (next-token) head; a
+# bright column is a head parking its attention on one token. The slider only swaps the
+# image data of the existing maps; a long input is shown in blocks, as the figure says.
 
 # %%
 from helpers.attention.widgets import HeadGridExplorer, HeadLinesExplorer
@@ -199,8 +381,9 @@ grid
 #
 # The same numbers drawn as lines: queries on the left, keys on the right, each line's
 # opacity equal to the attention weight. It starts on the best previous-token head, so
-# the lines slope one row up. (The optional `bertviz` package draws interactive views like
-# this in the browser; the course does not need it.)
+# the lines slope one row up. A long input is shown as a window of tokens with a `start`
+# slider. (The optional `bertviz` package draws interactive views like this in the
+# browser; the course does not need it.)
 
 # %%
 best_layer, best_h, _ = compute.best_head(prev)
@@ -208,13 +391,50 @@ lines = HeadLinesExplorer(trace, layer=best_layer, head=best_h)
 lines
 
 # %% [markdown]
+# ## Claims tested
+#
+# Each popular claim beside what this model shows (built from the numbers above) and the
+# published finding with the paper and the model it was measured on.
+
+# %%
+import pandas as pd
+
+best_prev = compute.best_head(prev)
+claims = pd.DataFrame([
+    ("Over half of the attention goes to [SEP] in the middle layers",
+     f"packed pairs: largest [SEP] share {ci_packed[sep][top_sep].percent()} (layer {top_sep + 1}; uniform "
+     f"{uniform_packed[sep]:.1%})", "Clark et al. 2019 (BERT-base, <= 128-token pairs): > 50 % in layers 6-10"),
+    ("Many heads put most weight on [CLS]",
+     f"heads > 50 % on [CLS]: " + ", ".join(f"L{l + 1} {int((per_head_cls[l] > 0.5).sum())}" for l in range(L)),
+     "Clark et al. 2019 (BERT-base): an early-layer pattern"),
+    ("An attention weight says how much a token contributes",
+     f"[CLS] at layer {top_cls + 1}: weight {shares_packed[:, top_cls, cls].mean():.1%}, norm-based "
+     f"{norm_packed[:, top_cls, cls].mean():.1%}", "Kobayashi et al. 2020 (BERT-base): weights on [CLS], [SEP], "
+     "punctuation shrink once ||f(x)|| counts"),
+    ("[SEP] gets attention because it marks the sentence boundary",
+     f"[SEP] up to {sep_ratio.max():.1f}x uniform, punctuation up to {punct_ratio.max():.1f}x; norm-based [SEP] share "
+     f"{sep_norm.min():.0%}-{sep_norm.max():.0%} of its weight share",
+     "Clark et al. 2019 (BERT-base): a no-op; Kobayashi et al. 2020 (BERT-base): small ||f(x)||"),
+    ("[CLS] attends to itself early because it has not learned to look",
+     f"layer 1 trained {t_ci[0].percent()} vs random weights {r_ci[0].percent()}; differ in layers {learned or 'none'}",
+     "untested in the papers; a random-weight model of the same size is the test"),
+    ("Some heads just look at the previous token",
+     f"layer {best_prev[0]}, head {best_prev[1]}: {bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]).percent()}",
+     "Clark et al. 2019 (BERT-base): several heads put most attention on the previous or next token"),
+], columns=["popular claim", f"this model ({loaded.choice.name}), live", "published finding (paper, model)"])
+with pd.option_context("display.max_colwidth", None):
+    display(claims)
+
+# %% [markdown]
 # ## Summary
 #
-# * `[CLS]`'s attention and each layer's share of attention to `[CLS]`, `[SEP]` and
-#   punctuation were printed above; compare them with Clark et al. (2019) for bert-base
-#   (over half on `[SEP]` in layers 6–10, read as a "no-op").
-# * Entropy separates focused heads from broad ones.
-# * Offset scores find previous-token and next-token heads automatically.
+# * Attention shares are only comparable at equal input length: read them against the
+#   uniform share $k/n$; the packed pairs are the like-for-like comparison with Clark et al.
+#   (2019, BERT-base).
+# * A large weight on `[CLS]` or `[SEP]` need not move much: norm-based attention
+#   (Kobayashi et al. 2020) weighs each key by the size of what it passes on.
+# * Entropy divided by $\log n$ separates focused heads from broad ones across lengths;
+#   offset scores find previous-token and next-token heads.
 #
 # ## Exercises
 #

@@ -1,10 +1,14 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-all
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -20,6 +24,10 @@
 # mix in the context. In this lesson we measure when the two senses of an ambiguous word
 # come apart, how much a word's vector varies across contexts at each layer, and which
 # tokens of a sentence a token is closest to as it climbs the stack.
+#
+# Every per-layer statistic is measured over a dozen ambiguous words, with a bootstrap 95 %
+# interval; two numbers whose intervals overlap are not called different. Where your
+# `SENTENCE` contains one of the words, it is placed beside the aggregate.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -48,11 +56,13 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %% [markdown]
 # ## The data: ambiguous words in context
 #
-# `data/polysemy.json` holds four ambiguous English words, two senses each and five
-# sentences per sense, written for this course. The data are English: if the tokenizer
-# maps a word to its unknown token (as a Chinese vocabulary may), we say so and skip it.
+# `data/polysemy.json` and `data/polysemy_more.json` hold twelve ambiguous English words,
+# two senses each and five sentences per sense, written for this course (CC0). The data are
+# English: if the tokenizer maps a word to its unknown token (as a Chinese vocabulary may),
+# we say so and skip it.
 
 # %%
+import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
 
@@ -60,20 +70,24 @@ from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
+from helpers.common.stats import accuracy_ci, bootstrap_ci
 from helpers.context import compute, plots
-from helpers.layerwalk.compute import baseline_adjusted, random_pair_baseline
+from helpers.layerwalk.compute import baseline_adjusted, random_pair_baseline, random_pair_cosines
 from helpers.model.tokens import is_unknown, longest_word
 
-tokenizer, model = load_model(MODEL)
+loaded = load_model(MODEL)
+tokenizer, model = loaded
 L = model.config.num_hidden_layers
-polysemy = load_polysemy()
+polysemy = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
 for word, senses in polysemy.items():
     print(f"{word!r}: " + ", ".join(f"{s} ({len(v)} sentences)" for s, v in senses.items()))
 
 # %% [markdown]
 # We trace every sentence once and keep the target word's vector at every layer. A word
 # that the tokenizer splits into several WordPieces is represented by the **mean of its
-# pieces** (`compute.word_by_layer` in `helpers/context/compute.py`, which finds them with `trace.find_word`).
+# pieces** (`compute.word_by_layer` in `helpers/context/compute.py`, which finds them with
+# `trace.find_word`). As a check that does not go through that helper, the pieces found
+# must spell the word.
 
 # %%
 jobs = [(w, s, x) for w, senses in polysemy.items() for s, xs in senses.items() for x in xs]
@@ -82,55 +96,54 @@ for word, sense, text in progress(jobs, desc="tracing polysemy sentences"):
     if is_unknown(tokenizer, word):
         continue
     t = trace_text(tokenizer, model, text)
+    span = t.find_word(word)
+    assert "".join(p.removeprefix("##") for p in span.pieces) == word.lower(), f"{span} does not spell {word!r}"
     traces.append(t)
     kept.append(word)
     vectors.setdefault(word, {}).setdefault(sense, []).append(compute.word_by_layer(t, word))
 groups = {w: {s: torch.stack(v) for s, v in senses.items()} for w, senses in vectors.items()}
-for word in polysemy:
-    if word not in groups:
-        print(f"note: the tokenizer maps {word!r} to {tokenizer.unk_token}; skipping it.")
-    else:
-        print(f"{word!r} -> pieces {tokenizer.tokenize(word)}")
+skipped = [w for w in polysemy if w not in groups]
 if not groups:
-    raise ValueError(f"this tokenizer maps every target word of data/polysemy.json to {tokenizer.unk_token}: "
+    raise ValueError(f"this tokenizer maps every target word of the polysemy data to {tokenizer.unk_token}: "
                      "use an English vocabulary (e.g. MODEL = None or 'bert-base-uncased') for this lesson.")
-
-# %%
-first_word = kept[0]
-span = traces[0].find_word(first_word)
-mean_by_hand = torch.stack(traces[0].hidden_states)[:, span.positions].mean(1)
-assert torch.allclose(next(iter(groups[first_word].values()))[0], mean_by_hand, atol=1e-6)
-print(f"first sentence: {span}")
-print(f"{len(traces)} sentences traced; vectors per sense: [n_sentences, L + 1, H] = "
+print(f"{len(traces)} sentences traced for {len(groups)} words; vectors per sense: [n_sentences, L + 1, H] = "
       f"{tuple(next(iter(next(iter(groups.values())).values())).shape)}")
+print(f"words split into several pieces: {[w for w in groups if len(tokenizer.tokenize(w)) > 1] or 'none'}; "
+      f"skipped (unknown to the tokenizer): {skipped or 'none'}")
 
 # %% [markdown]
 # ## The anisotropy baseline, again
 #
 # As in lesson 04, we first measure how similar two *random* tokens of different sentences
-# are at each layer (Ethayarajh, 2019): similarities below only mean something above it.
+# are at each layer (Ethayarajh, 2019, who defined this within-layer baseline):
+# similarities below only mean something above it.
 
 # %%
 baseline = random_pair_baseline(traces, n_pairs=500, seed=0)
-print("random-pair cosine per layer: " + ", ".join(f"{b:.3f}" for b in baseline.tolist()))
+baseline_ci = bootstrap_ci(random_pair_cosines(traces, n_pairs=500, seed=0))
+print("random-pair cosine per layer (mean, 95 % interval): "
+      + "; ".join(f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(baseline_ci)))
 
 # %% [markdown]
 # ## Same sense vs different sense
 #
 # For each word: the mean cosine between uses of the **same** sense (pairs of different
-# sentences) and between uses of **different** senses. At layer 0 both are close, since
-# the word's token embedding is the same everywhere and only position embeddings differ;
-# the gap that opens in higher layers is what context adds.
+# sentences) minus the mean cosine between uses of **different** senses
+# (`compute.within_across_gap`). At layer 0 the word's token embedding is the same
+# everywhere and only the position embedding differs; the gap that opens in higher layers
+# is what context adds. Each word is a grey line; the blue line is the mean over words.
 
 # %%
-curves = {}
-for word, senses in groups.items():
-    within, across = compute.within_across_similarity(senses)
-    curves[f"{word}: gap"] = within - across
-    best = int((within - across).argmax())
-    print(f"{word:>7}: within-sense minus across-sense cosine is largest at layer {best} "
-          f"({within[best]:.3f} vs {across[best]:.3f})")
-ax = plots.plot_layer_curves(curves, title="within-sense minus across-sense cosine", ylabel="cosine gap")
+gaps = {word: compute.within_across_gap(senses) for word, senses in groups.items()}
+ax = plots.plot_words_and_mean(gaps, title="within-sense minus across-sense cosine", ylabel="cosine gap",
+                               reference=0.0, reference_label="no gap")
+plt.show()
+gap_ci = bootstrap_ci(torch.stack(list(gaps.values())))
+best_gap = max(range(L + 1), key=lambda l: gap_ci[l].estimate)
+print("mean gap over words: " + "; ".join(f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(gap_ci)))
+print(f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); at the embeddings it is {gap_ci[0]}; "
+      + ("these intervals overlap: not called different." if gap_ci[0].overlaps(gap_ci[best_gap]) else
+         "the intervals do not overlap."))
 
 # %% [markdown]
 # ## Can a layer tell the senses apart?
@@ -139,6 +152,9 @@ ax = plots.plot_layer_curves(curves, title="within-sense minus across-sense cosi
 # leave one sentence out, average the vectors of each sense over the rest,
 # $c_s = \frac{1}{|S_s|}\sum_{i \in S_s} h_i$, and assign the left-out sentence to the sense
 # with the most similar centroid, $\arg\max_s \cos(h, c_s)$. Chance is 50 % for two senses.
+# Each sentence is one test item, so an accuracy gets a bootstrap interval over its
+# sentences (`accuracy_ci`); one word has only ten, which the width of its interval shows.
+# First one item by hand:
 
 # %%
 word0, senses0 = next(iter(groups.items()))
@@ -146,31 +162,71 @@ names = list(senses0)
 held_out = senses0[names[0]][0]
 centroids = torch.stack([senses0[names[0]][1:].mean(0), senses0[names[1]].mean(0)])
 by_hand = F.cosine_similarity(held_out.unsqueeze(0), centroids, dim=-1).argmax(0) == 0
-separation = {w: compute.sense_separation(s) for w, s in groups.items()}
-print(f"{word0!r}, first {names[0]!r} sentence classified correctly per layer: {by_hand.tolist()}")
-for word, acc in separation.items():
-    print(f"{word:>7}: " + "  ".join(f"{'emb' if l == 0 else l}:{a:.0%}" for l, a in enumerate(acc.tolist())))
-ax = plots.plot_layer_curves(separation, title="sense separation (leave-one-out)", ylabel="accuracy",
-                             chance=1 / len(names))
+outcomes = {w: compute.sense_separation_outcomes(s) for w, s in groups.items()}  # {word: [n, L+1]}
+print(f"{word0!r}, first {names[0]!r} sentence classified correctly per layer, by hand: {by_hand.tolist()}")
+print(f"compute.sense_separation_outcomes agrees: {bool((outcomes[word0][0] == by_hand).all())}")
+
+# %%
+pooled = torch.cat(list(outcomes.values()))  # every sentence of every word
+pooled_ci = [accuracy_ci(pooled[:, l]) for l in range(L + 1)]
+word_ci = {w: [accuracy_ci(o[:, l]) for l in range(L + 1)] for w, o in outcomes.items()}
+plots.plot_accuracy_panels(word_ci, pooled=pooled_ci, chance=1 / len(names))
+plt.show()
+print(f"pooled over {len(pooled)} sentences: " + "; ".join(f"{'emb' if l == 0 else l}: {ci.percent(0)}"
+                                                         for l, ci in enumerate(pooled_ci)))
+best_acc = max(range(L + 1), key=lambda l: pooled_ci[l].estimate)
+print(f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; embeddings {pooled_ci[0].percent(0)}: "
+      + ("intervals overlap, not called different" if pooled_ci[0].overlaps(pooled_ci[best_acc]) else
+         "the intervals do not overlap"))
+same_as_best = [l for l in range(L + 1) if pooled_ci[l].overlaps(pooled_ci[best_acc])]
+print(f"layers whose interval overlaps the best layer's (not called worse): {same_as_best}")
 
 # %% [markdown]
-# ## Self-similarity falls with depth
+# At the embedding layer the vectors of one word differ only by position (and, for a word
+# split into pieces, nothing else), so an accuracy above chance there says where the word
+# sits in our sentences, not what it means.
+#
+# ## Self-similarity across layers
 #
 # Ethayarajh (2019) defines a word's *self-similarity* at a layer as the mean cosine between
 # its vectors in different contexts, and found on BERT-base that it falls in the upper
 # layers: the more contextual the layer, the less a word looks like itself. We pool both
-# senses of each word and subtract the random-pair baseline, as he did.
+# senses of each word and subtract the within-layer random-pair baseline, as he did.
 
 # %%
-for word, senses in groups.items():
-    all_uses = torch.cat(list(senses.values()))
-    raw = compute.self_similarity(all_uses)
-    adjusted = baseline_adjusted(raw, baseline)
-    curves[word] = adjusted
-    print(f"{word:>7}: raw {raw[0]:.3f} (emb) -> {raw[L]:.3f} (layer {L}); "
-          f"adjusted {adjusted[0]:.3f} -> {adjusted[L]:.3f}; lowest adjusted at layer {int(adjusted.argmin())}")
-ax = plots.plot_layer_curves({w: curves[w] for w in groups}, title="self-similarity minus baseline",
-                             ylabel="adjusted cosine")
+self_sim = {w: baseline_adjusted(compute.self_similarity(torch.cat(list(s.values()))), baseline)
+            for w, s in groups.items()}
+ax = plots.plot_words_and_mean(self_sim, title="self-similarity minus the random-pair baseline",
+                               ylabel="adjusted cosine")
+plt.show()
+self_ci = bootstrap_ci(torch.stack(list(self_sim.values())))
+low = min(range(L + 1), key=lambda l: self_ci[l].estimate)
+print("mean over words: " + "; ".join(f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(self_ci)))
+print(f"lowest at layer {low} ({self_ci[low]}); embeddings {self_ci[0]}; last layer {self_ci[L]}")
+if low != L:
+    rise = "higher than" if not self_ci[L].overlaps(self_ci[low]) else "not distinguishable from"
+    print(f"the last layer's self-similarity is {rise} the lowest one: it does not simply fall with depth here.")
+else:
+    print("the last layer is the least self-similar here, as Ethayarajh found for BERT-base.")
+
+# %% [markdown]
+# ## Your sentence beside the aggregate
+#
+# If `SENTENCE` contains one of the twelve words, where does its use sit? The cosine
+# between its vector and each sense's centroid (the mean over the data sentences), per layer:
+
+# %%
+trace = trace_text(tokenizer, model, SENTENCE)
+present = [w for w in groups if any(x.lower() == w for x in trace.words())]
+if present:
+    word = present[0]
+    mine = compute.centroid_similarity(compute.word_by_layer(trace, word), groups[word])
+    for sense, cos in mine.items():
+        print(f"{word!r} in SENTENCE vs the {sense!r} centroid: " + ", ".join(f"{c:.2f}" for c in cos.tolist()))
+    closer = [max(mine, key=lambda s: mine[s][l]) for l in range(L + 1)]
+    print(f"nearer sense per layer (emb .. {L}): {closer}")
+else:
+    print(f"SENTENCE contains none of {sorted(groups)}: nothing to place beside the aggregate.")
 
 # %% [markdown]
 # ## Nearest neighbours inside one sentence
@@ -178,21 +234,19 @@ ax = plots.plot_layer_curves({w: curves[w] for w in groups}, title="self-similar
 # Which other tokens of `SENTENCE` is a token closest to? We pick the longest word of
 # `SENTENCE` (by code) and list its nearest tokens at the embedding layer and at the last
 # layer. Neighbours at layer 0 reflect the embeddings alone (token plus position); higher
-# up each vector has mixed in its context, so the list changes, as the printout shows.
+# up each vector has mixed in its context. This is one sentence: read it as an example.
 
 # %%
-trace = trace_text(tokenizer, model, SENTENCE)
 target = trace.find_word(longest_word(trace, tokenizer)).first
 k = min(3, trace.seq_len - 1)
 for layer in (0, L):
     near = compute.nearest_neighbours(trace, target, layer, k=k)
     print(f"layer {layer}: {trace.tokens[target]!r} is closest to " + ", ".join(f"{t!r} ({c:.2f})" for _, t, c in near))
-h = trace.hidden(L)
-assert torch.allclose(torch.tensor(near[0][2]), F.cosine_similarity(h[target], h[near[0][0]], dim=0), atol=1e-6)
 
 # %% [markdown]
-# Pick a token and a layer: the bars are its cosine with every token of the sentence (the
-# chosen token in orange). The explorer reuses the cached trace.
+# Pick a token and a layer: the left bars are its cosine with every token of the sentence
+# (the chosen token in orange), the right bars its nearest tokens by name. The explorer
+# reuses the cached trace.
 
 # %%
 from helpers.context.widgets import NeighbourExplorer
@@ -200,12 +254,40 @@ from helpers.context.widgets import NeighbourExplorer
 NeighbourExplorer(trace, token=target, layer=L)
 
 # %% [markdown]
+# ## Claims tested
+#
+# Each popular claim beside what this model shows (built from the numbers above) and the
+# published finding with the paper and the model it was measured on.
+
+# %%
+import pandas as pd
+
+claims = pd.DataFrame([
+    ("Self-similarity falls with depth",
+     f"adjusted: emb {self_ci[0]}, lowest layer {low} {self_ci[low]}, last {self_ci[L]}",
+     "Ethayarajh 2019 (BERT-base): self-similarity falls in the upper layers"),
+    ("Senses separate in the upper layers",
+     f"pooled accuracy: emb {pooled_ci[0].percent(0)}, best layer {best_acc} {pooled_ci[best_acc].percent(0)}",
+     "Coenen et al. 2019 (BERT-base): senses occupy distinct regions; nearest-neighbour WSD F1 71.1"),
+    ("Same-sense uses are closer than different-sense uses",
+     f"mean gap at layer {best_gap}: {gap_ci[best_gap]} (emb {gap_ci[0]})",
+     "Ethayarajh 2019 (BERT-base): upper-layer vectors are context-specific"),
+    ("The embedding layer knows nothing about the sense",
+     f"emb accuracy {pooled_ci[0].percent(0)} vs chance {1 / len(names):.0%}: position alone",
+     "by construction: layer 0 is token + position + segment embedding"),
+], columns=["popular claim", f"this model ({loaded.choice.name}), live", "published finding (paper, model)"])
+with pd.option_context("display.max_colwidth", None):
+    display(claims)
+
+# %% [markdown]
 # ## Summary
 #
-# * The two senses of an ambiguous word separate only once context is mixed in; the
-#   printouts show at which layer the gap and the leave-one-out accuracy peak for your model.
+# * The two senses of an ambiguous word separate once context is mixed in; the printouts
+#   show, with intervals over words and sentences, where the gap and the accuracy peak for
+#   your model, and which layers cannot be told apart.
 # * Self-similarity, read against the random-pair baseline, measures how contextual a layer
-#   is (Ethayarajh, 2019, BERT-base: it falls in the upper layers).
+#   is (Ethayarajh, 2019, BERT-base: it falls in the upper layers); the printout says
+#   whether your model's last layer follows.
 # * Nearest neighbours inside a sentence change from layer to layer.
 #
 # ## Exercises

@@ -3,7 +3,13 @@
 import pytest
 import torch
 
-from helpers.attention.compute import attention_entropy, attention_shares, best_head, cls_attention, mean_attention_shares, offset_head_scores, token_class
+from helpers.attention.compute import (
+    TOKEN_CLASSES, attention_entropy, attention_shares, attention_shares_per_sentence, best_head, class_onehot,
+    cls_attention, load_sentence_pairs, mean_attention_shares, norm_attention, norm_attention_shares,
+    normalized_entropy, offset_head_scores, packed_pairs, token_class, transformed_value_norms, transformed_values,
+    uniform_shares, untrained_like, value_norms_by_class,
+)
+from helpers.model.trace import trace_text
 
 
 def test_token_class():
@@ -18,7 +24,11 @@ def test_attention_shares_sum_to_one_and_match_hand(sample_trace, data_traces):
     cls_share = torch.stack([sample_trace.attention(l)[..., 0].mean() for l in range(1, sample_trace.num_layers + 1)])
     assert torch.allclose(shares[:, 0], cls_share, atol=1e-6)
     mean = mean_attention_shares(data_traces)
-    assert torch.allclose(mean, torch.stack([attention_shares(t) for t in data_traces]).mean(0))
+    assert torch.allclose(mean, attention_shares_per_sentence(data_traces).mean(0))
+    cls_row = attention_shares(sample_trace, queries=[0])
+    assert torch.allclose(cls_row[:, 0], torch.stack(sample_trace.attentions)[:, :, 0, 0].mean(-1), atol=1e-6)
+    with pytest.raises(ValueError, match="token position"):
+        attention_shares(sample_trace, queries=[sample_trace.seq_len])
 
 
 def test_cls_attention_and_entropy(sample_trace):
@@ -28,6 +38,8 @@ def test_cls_attention_and_entropy(sample_trace):
     ent = attention_entropy(sample_trace)
     assert ent.shape == (sample_trace.num_layers, sample_trace.num_heads)
     assert (ent >= -1e-6).all() and (ent <= torch.log(torch.tensor(float(sample_trace.seq_len))) + 1e-5).all()
+    norm = normalized_entropy(sample_trace)
+    assert (norm >= -1e-6).all() and (norm <= 1 + 1e-5).all()
 
 
 def test_offset_scores_and_best_head(sample_trace):
@@ -45,3 +57,73 @@ def test_offset_scores_and_best_head(sample_trace):
         offset_head_scores(sample_trace, sample_trace.seq_len)
     with pytest.raises(ValueError, match="layers, heads"):
         best_head(torch.ones(3))
+
+
+def test_sentence_pairs_and_packing(tokenizer, model):
+    pairs = load_sentence_pairs()
+    assert len(pairs) >= 40 and all(a and b for a, b in pairs)
+    packed = packed_pairs(pairs, tokenizer, max_tokens=128)
+    assert len(packed) >= 5
+    joined = " ".join(f"{a} {b}" for a, b in packed)
+    assert joined == " ".join(f"{a} {b}" for a, b in pairs)[: len(joined)]  # in order, nothing skipped
+    for a, b in packed:
+        t = trace_text(tokenizer, model, a, b)
+        assert t.seq_len <= 128 and t.tokens.count("[SEP]") == 2
+    with pytest.raises(ValueError, match="max_tokens"):
+        packed_pairs(pairs, tokenizer, max_tokens=4)
+
+
+def test_uniform_shares(tokenizer, model):
+    t = trace_text(tokenizer, model, "A short one.", "And another, here.")
+    u = uniform_shares(t)
+    assert torch.allclose(u.sum(), torch.tensor(1.0))
+    assert u[TOKEN_CLASSES.index("[CLS]")] == pytest.approx(1 / t.seq_len)
+    assert u[TOKEN_CLASSES.index("[SEP]")] == pytest.approx(2 / t.seq_len)
+    assert torch.equal(class_onehot(t).sum(0) / t.seq_len, u)
+
+
+def test_transformed_values_rebuild_the_attention_block(tokenizer, model, sample_trace):
+    """Against the model: sum_h sum_j alpha f(x_j) + b_O is what attention.output.dense returns."""
+    captured = {}
+    hooks = [layer.attention.output.dense.register_forward_hook(lambda m, a, out, l=l: captured.__setitem__(l, out[0]))
+             for l, layer in enumerate(model.encoder.layer, start=1)]
+    try:
+        with torch.no_grad():
+            model(**tokenizer(sample_trace.text, return_tensors="pt"))
+    finally:
+        for h in hooks:
+            h.remove()
+    for l in range(1, sample_trace.num_layers + 1):
+        f = transformed_values(sample_trace, model, l)
+        assert f.shape == (sample_trace.num_heads, sample_trace.seq_len, sample_trace.hidden_size)
+        rebuilt = torch.einsum("aqk,akd->qd", sample_trace.attention(l), f) + \
+            model.encoder.layer[l - 1].attention.output.dense.bias
+        assert torch.allclose(rebuilt, captured[l], atol=1e-4)
+
+
+def test_norm_attention(sample_trace, model, data_traces):
+    norms = transformed_value_norms(sample_trace, model)
+    assert norms.shape == (sample_trace.num_layers, sample_trace.num_heads, sample_trace.seq_len)
+    weighted = norm_attention(sample_trace, model, norms)
+    f = transformed_values(sample_trace, model, 2)
+    alpha = sample_trace.attention(2)
+    assert torch.allclose(weighted[1, 3, 4, 5], (alpha[3, 4, 5] * f[3, 5]).norm(), atol=1e-5)
+    shares = norm_attention_shares(sample_trace, model)
+    assert torch.allclose(shares.sum(-1), torch.ones(sample_trace.num_layers), atol=1e-5)
+    by_class = value_norms_by_class(data_traces, model)
+    assert by_class.shape == (len(data_traces), data_traces[0].num_layers, 4)
+    assert torch.allclose(by_class[0, 0, 0], transformed_value_norms(data_traces[0], model)[0, :, 0].mean())
+
+
+def test_untrained_like_attends_evenly(tokenizer, model):
+    random_model = untrained_like(model, seed=0)
+    assert random_model.config.num_hidden_layers == model.config.num_hidden_layers
+    assert not torch.allclose(random_model.encoder.layer[0].attention.self.query.weight,
+                              model.encoder.layer[0].attention.self.query.weight)
+    state = torch.random.get_rng_state()
+    again = untrained_like(model, seed=0)
+    assert torch.equal(state, torch.random.get_rng_state())  # the caller's random state is left alone
+    assert torch.equal(again.encoder.layer[0].attention.self.query.weight,
+                       random_model.encoder.layer[0].attention.self.query.weight)
+    t = trace_text(tokenizer, random_model, "The bank by the river was quiet.")
+    assert normalized_entropy(t).min() > 0.9  # nothing learned: close to uniform attention

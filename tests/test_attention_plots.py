@@ -5,8 +5,9 @@ import matplotlib.pyplot as plt
 import numpy as np
 import pytest
 
-from helpers.attention.compute import attention_entropy, attention_shares, cls_attention
-from helpers.attention.plots import attention_heatmap, plot_attention_shares, plot_head_lines, plot_layer_head_table, plot_token_heatmap
+from helpers.attention.compute import attention_entropy, attention_shares, attention_shares_per_sentence, cls_attention, offset_head_scores, uniform_shares
+from helpers.attention.plots import attention_heatmap, plot_attention_shares, plot_class_shares, plot_head_lines, plot_layer_head_table, plot_layer_head_tables, plot_layer_lines, plot_token_heatmap
+from helpers.common.style import small_text
 
 
 def test_attention_heatmap(sample_trace):
@@ -32,8 +33,20 @@ def test_token_heatmap(sample_trace):
     ax = plot_token_heatmap(cls, sample_trace.tokens)
     assert ax.images[0].get_array().shape == (sample_trace.num_layers, sample_trace.seq_len)
     assert [t.get_text() for t in ax.get_xticklabels()] == sample_trace.tokens
+    assert ax.figure.axes[-1].get_ylabel() == "attention probability"
+    assert not small_text(ax.figure)
     with pytest.raises(ValueError, match="tokens"):
         plot_token_heatmap(cls, sample_trace.tokens[:-1])
+
+
+def test_token_heatmap_keeps_the_heaviest_columns_of_a_long_input():
+    tokens = [f"t{i}" for i in range(300)]
+    matrix = np.full((3, 300), 0.001)
+    matrix[1, [5, 250]] = 0.5
+    ax = plot_token_heatmap(matrix, tokens, max_tokens=20)
+    labels = [t.get_text() for t in ax.get_xticklabels()]
+    assert len(labels) == 20 and "5:t5" in labels and "250:t250" in labels
+    assert "20 of 300" in ax.get_xlabel()
 
 
 def test_attention_shares_stacked(sample_trace):
@@ -51,6 +64,7 @@ def test_layer_head_table(sample_trace):
     ax = plot_layer_head_table(ent, title="entropy")
     assert ax.images[0].get_array().shape == tuple(ent.shape)
     assert len(ax.texts) == ent.numel()
+    assert not small_text(ax.figure)  # the numbers in the cells are readable (>= 8 pt)
     # light cells get dark text: on "Blues" the smallest value is near white
     ax = plot_layer_head_table(ent, cmap="Blues")
     low = np.unravel_index(int(ent.argmin()), tuple(ent.shape))
@@ -60,6 +74,7 @@ def test_layer_head_table(sample_trace):
 
 def test_head_lines(sample_trace):
     att = sample_trace.attention(1, 0)
+    assert not small_text(plot_head_lines(att, sample_trace.tokens).figure)
     ax = plot_head_lines(att, sample_trace.tokens)
     n = sample_trace.seq_len
     lines = ax.collections[0]
@@ -67,3 +82,27 @@ def test_head_lines(sample_trace):
     assert np.allclose(lines.get_colors()[:, 3], att.reshape(-1).numpy(), atol=1e-6)
     with pytest.raises(ValueError, match="weights"):
         plot_head_lines(att[:-1], sample_trace.tokens)
+
+
+# -- lesson 05 --------------------------------------------------------------------------------
+
+def test_layer_head_tables_share_one_scale(sample_trace):
+    prev, nxt = offset_head_scores(sample_trace, -1), offset_head_scores(sample_trace, 1)
+    axes = plot_layer_head_tables({"previous": prev, "next": nxt}, cbar_label="mean attention on the neighbour")
+    assert axes[0].images[0].get_clim() == axes[1].images[0].get_clim() == (0, float(max(prev.max(), nxt.max())))
+    assert axes[0].figure.axes[-1].get_ylabel() == "mean attention on the neighbour"
+    assert not small_text(axes[0].figure)
+
+
+def test_layer_lines_and_class_shares(sample_trace, data_traces):
+    per_input = attention_shares_per_sentence(data_traces)
+    ax = plot_layer_lines({"data": per_input[:, :, 0], "one": attention_shares(sample_trace)[:, 0]},
+                          reference=0.1, title="share on [CLS]", ylabel="share")
+    assert np.allclose(ax.lines[0].get_ydata(), per_input[:, :, 0].mean(0).numpy(), atol=1e-6)
+    assert len(ax.collections) == 1  # the interval band of the data
+    axes = plot_class_shares({"data": per_input, "SENTENCE": attention_shares(sample_trace)},
+                             uniform={"data": uniform_shares(data_traces[0])})
+    assert len(axes) == 4 and len({ax.get_ylim() for ax in axes}) == 1
+    top = float(per_input.mean(0).max())
+    assert axes[0].get_ylim()[1] >= top  # nothing clipped
+    assert not small_text(axes[0].figure)

@@ -2,8 +2,11 @@
 
 import numpy as np
 import pytest
+import torch
 
-from helpers.attention.widgets import AttentionHeadExplorer, HeadGridExplorer, HeadLinesExplorer
+from helpers.attention.widgets import MIN_LINE_WEIGHT, ROW_PX, AttentionHeadExplorer, HeadGridExplorer, HeadLinesExplorer, pooled_maps
+from helpers.common.style import small_text
+from helpers.model.trace import trace_text
 
 
 def test_update_changes_artists_without_model(sample_trace, no_model_calls):
@@ -36,18 +39,55 @@ def test_bad_values(sample_trace):
 
 def test_head_grid(sample_trace, no_model_calls):
     ex = HeadGridExplorer(sample_trace, layer=1)
-    assert len(ex.images) == sample_trace.num_heads
+    assert len(ex.images) == sample_trace.num_heads and ex.block == 1
     first, png = ex.images[0].get_array().copy(), ex.image.value
     ex.update(layer=sample_trace.num_layers)
-    assert np.allclose(ex.images[0].get_array(), sample_trace.attention(sample_trace.num_layers, 0).numpy())
-    assert not np.allclose(first, ex.images[0].get_array())
+    expected = ex.cmap(sample_trace.attention(sample_trace.num_layers, 0).numpy(), bytes=True)
+    assert np.array_equal(ex.images[0].get_array(), expected)
+    assert not np.array_equal(first, ex.images[0].get_array())
     assert ex.image.value != png
+    assert ex.fig.axes[-1].get_ylabel() == "attention probability"
+    assert not small_text(ex.fig)
+
+
+def test_pooled_maps_keep_a_thin_diagonal():
+    n = 300
+    att = torch.eye(n).roll(-1, dims=1)[None]  # a next-token head: one weight of 1 per row
+    pooled, block = pooled_maps(att, max_size=100)
+    assert block == 3 and pooled.shape == (1, 100, 100)
+    assert np.allclose(np.diagonal(pooled[0]), 1.0)  # block maximum: the diagonal stays bright
+
+
+def test_head_grid_on_a_long_input(tokenizer, model):
+    with pytest.warns(UserWarning, match="truncated"):
+        ex, values = HeadGridExplorer.for_benchmark(tokenizer, model, text=" ".join(["The river bank."] * 200))
+    assert ex.block > 1 and "blocks" in " ".join(t.get_text() for t in ex.fig.texts)
+    for v in values:
+        ex.update(**v)
 
 
 def test_head_lines(sample_trace, no_model_calls):
     ex = HeadLinesExplorer(sample_trace, layer=1, head=0)
+    assert "start" not in ex.controls  # a short input shows every token
     alpha, png = ex.lines.get_colors()[:, 3].copy(), ex.image.value
     ex.controls["head"].value = 1
     assert np.allclose(ex.lines.get_colors()[:, 3], sample_trace.attention(1, 1).reshape(-1).numpy(), atol=1e-6)
     assert not np.allclose(alpha, ex.lines.get_colors()[:, 3])
     assert ex.image.value != png and "head 1" in ex.title.get_text()
+    assert not small_text(ex.fig)
+
+
+def test_head_lines_window_on_a_long_input(tokenizer, model):
+    text = " ".join(f"word{i} is here." for i in range(120))
+    with pytest.warns(UserWarning, match="truncated"):
+        trace = trace_text(tokenizer, model, text)
+    ex = HeadLinesExplorer(trace, layer=1, head=2, window=20)
+    assert ex.controls["start"].max == trace.seq_len - 20
+    ex.update(start=100)
+    weights = trace.attention(1, 2)[100:120, 100:120].reshape(-1).numpy()
+    shown = weights[weights >= MIN_LINE_WEIGHT]
+    assert np.allclose(np.sort(ex.lines.get_colors()[:, 3]), np.sort(shown), atol=1e-6)
+    strip = ex.strip_images[0].get_array()
+    assert strip.shape[0] == 20 * ROW_PX and strip[..., 3].max() > 0  # labels drawn for this window
+    assert "tokens 100–119" in ex.title.get_text()
+    assert "window of 20" in " ".join(t.get_text() for t in ex.fig.texts)

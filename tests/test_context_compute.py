@@ -2,9 +2,13 @@
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 from helpers.common.data import load_polysemy
-from helpers.context.compute import nearest_neighbours, self_similarity, sense_separation, within_across_similarity, word_by_layer
+from helpers.context.compute import (
+    centroid_similarity, nearest_neighbours, self_similarity, sense_separation, sense_separation_outcomes,
+    within_across_gap, within_across_similarity, word_by_layer,
+)
 from helpers.model.trace import trace_text
 
 
@@ -30,12 +34,31 @@ def test_separation_and_similarity_on_clear_groups():
     assert torch.equal(sense_separation(groups), torch.ones(3))
     within, across = within_across_similarity(groups)
     assert (within > across).all() and (within > 0.9).all()
+    assert torch.allclose(within_across_gap(groups), within - across)
     ss = self_similarity(groups["a"])
     assert ss.shape == (3,) and (ss > 0.9).all() and (ss <= 1 + 1e-6).all()
     with pytest.raises(ValueError, match="two senses"):
         sense_separation({"a": groups["a"]})
     with pytest.raises(ValueError, match="n_contexts"):
         self_similarity(torch.ones(1, 3, 8))
+
+
+def test_outcomes_are_the_leave_one_out_rule():
+    groups = _fake_groups()
+    groups["b"][2] = groups["a"][0]  # one sentence of b sits on a's cluster: it must be misclassified
+    outcomes = sense_separation_outcomes(groups)
+    assert outcomes.shape == (10, 3) and outcomes.dtype == torch.bool
+    assert not outcomes[5 + 2].any() and outcomes[:5].all()
+    assert torch.allclose(sense_separation(groups), outcomes.float().mean(0))
+
+
+def test_centroid_similarity():
+    groups = _fake_groups()
+    near_a = centroid_similarity(groups["a"][0], groups)
+    assert set(near_a) == {"a", "b"} and (near_a["a"] > near_a["b"]).all()
+    assert torch.allclose(near_a["b"], F.cosine_similarity(groups["a"][0], groups["b"].mean(0), dim=-1))
+    with pytest.raises(ValueError, match="layers, hidden"):
+        centroid_similarity(torch.ones(2, 8), groups)
 
 
 def test_separation_on_real_bank(tokenizer, model):
@@ -45,6 +68,17 @@ def test_separation_on_real_bank(tokenizer, model):
     acc = sense_separation(groups)
     assert acc.shape == (model.config.num_hidden_layers + 1,)
     assert acc[-1] > 0.5  # the last layer of a real model separates river bank from money bank
+
+
+def test_more_polysemy_data_is_well_formed(tokenizer):
+    data = load_polysemy("polysemy_more.json")
+    assert len(data) >= 6
+    for word, senses in data.items():
+        assert len(senses) == 2 and len(tokenizer.tokenize(word)) == 1
+        for sentences in senses.values():
+            assert len(sentences) >= 5
+            for s in sentences:
+                assert [w.strip(".,;!?").lower() for w in s.split()].count(word) == 1, s
 
 
 def test_nearest_neighbours(sample_trace):

@@ -1,17 +1,42 @@
-"""helpers.context.plots: what each function drew."""
+"""helpers.context.plots: what each function drew, text >= 8 pt."""
 
+import numpy as np
 import pytest
 import torch
 
-from helpers.context.plots import plot_layer_curves, plot_neighbours
+from helpers.common.stats import accuracy_ci
+from helpers.common.style import small_text
+from helpers.context.plots import plot_accuracy_panels, plot_layer_curves, plot_neighbours, plot_words_and_mean
 
 
 def test_layer_curves_and_neighbours(sample_trace):
     ax = plot_layer_curves({"a": [0.1, 0.2, 0.3], "b": [0.3, 0.2, 0.1]}, chance=0.5)
     assert len(ax.lines) == 3
+    assert ax.lines[0].get_marker() != ax.lines[1].get_marker()  # lines that meet stay distinguishable
     with pytest.raises(ValueError):
         plot_layer_curves({})
     cos = torch.nn.functional.cosine_similarity(sample_trace.hidden(1)[2:3], sample_trace.hidden(1), dim=-1)
     ax = plot_neighbours(cos, sample_trace.tokens, 2)
     assert len(ax.patches) == sample_trace.seq_len
     assert ax.patches[2].get_facecolor() != ax.patches[1].get_facecolor()
+
+
+def test_words_and_mean():
+    per_word = {"a": [0.9, 0.5, 0.6], "b": [0.8, 0.4, 0.7], "c": [0.85, 0.45, 0.65]}
+    ax = plot_words_and_mean(per_word, title="self-similarity", ylabel="cosine", reference=0.0,
+                             highlight={"SENTENCE": [0.8, 0.5, 0.5]})
+    mean_line = [l for l in ax.lines if l.get_label() == "mean over words"][0]
+    assert np.allclose(mean_line.get_ydata(), np.mean(list(per_word.values()), axis=0))
+    assert len(ax.collections) == 1  # the bootstrap band
+    assert not small_text(ax.figure)
+
+
+def test_accuracy_panels_one_per_word():
+    outcomes = {w: torch.tensor([[1, 1, 1]] * 8 + [[0, 1, 1]] * 2, dtype=torch.bool) for w in ("bank", "bat", "key")}
+    per_word = {w: [accuracy_ci(o[:, l]) for l in range(3)] for w, o in outcomes.items()}
+    pooled = [accuracy_ci(torch.cat(list(outcomes.values()))[:, l]) for l in range(3)]
+    axes = plot_accuracy_panels(per_word, pooled=pooled, chance=0.5)
+    assert [ax.get_title() for ax in axes] == ["all words, pooled", "bank", "bat", "key"]
+    assert all(ax.get_ylim() == axes[0].get_ylim() for ax in axes)
+    assert np.allclose(axes[1].lines[0].get_ydata(), [0.8, 1.0, 1.0])
+    assert not small_text(axes[0].figure)

@@ -11,13 +11,13 @@ from lessons.solutions import solutions_04 as sol
 
 
 @pytest.fixture(scope="module")
-def baseline(tokenizer, model):
-    return compute.random_pair_baseline([trace_text(tokenizer, model, s) for s in load_sentences()[:4]])
+def others(tokenizer, model):
+    return [trace_text(tokenizer, model, s) for s in load_sentences()[:4]]
 
 
-def test_no_answer(sample_trace, baseline):
+def test_no_answer(sample_trace, others):
     for fb in (ex.check_exercise_1(None, sample_trace), ex.check_exercise_2(None, sample_trace),
-               ex.check_exercise_3(None, sample_trace, 2, baseline)):
+               ex.check_exercise_3(None, sample_trace, 2, others)):
         assert not fb.ok and "no answer" in fb.message
 
 
@@ -41,9 +41,17 @@ def test_exercise_2(sample_trace):
     assert "function" in ex.check_exercise_2(3, sample_trace).message
 
 
-def test_exercise_3(sample_trace, baseline):
+def test_exercise_3(sample_trace, others):
     token = sample_trace.find_word("unbelievably").first
-    assert ex.check_exercise_3(sol.solution_3(sample_trace, token, baseline), sample_trace, token, baseline).ok
-    raw = float(compute.interlayer_similarity(sample_trace, token)[0, sample_trace.num_layers])
-    fb = ex.check_exercise_3(torch.tensor(raw), sample_trace, token, baseline)
-    assert not fb.ok and "raw" in fb.message and "Subtract" in fb.hint
+    L = sample_trace.num_layers
+    assert ex.check_exercise_3(sol.solution_3(sample_trace, token, others), sample_trace, token, others).ok
+    raw = float(compute.interlayer_similarity(sample_trace, token)[0, L])
+    fb = ex.check_exercise_3(torch.tensor(raw), sample_trace, token, others)
+    assert not fb.ok and "raw" in fb.message and "layer 0" in fb.hint
+    within = compute.random_pair_baseline(others, n_pairs=500, seed=0)
+    old_way = raw - float(within[0] + within[L]) / 2  # the mean of two same-layer baselines
+    fb = ex.check_exercise_3(old_way, sample_trace, token, others)
+    assert not fb.ok and "same-layer" in fb.message and "gap=L" in fb.hint
+    fb = ex.check_exercise_3(raw - float(within[L]), sample_trace, token, others)
+    assert not fb.ok and "same-layer" in fb.message
+    assert "number" in ex.check_exercise_3("x", sample_trace, token, others).message

@@ -4,7 +4,14 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from helpers.layerwalk.compute import baseline_adjusted, consecutive_cosines, interlayer_similarity, layer_norms, pca_trajectory, random_pair_baseline, token_by_layer
+from helpers.layerwalk.compute import (
+    baseline_adjusted, consecutive_cosines, consecutive_cosines_per_token, cross_layer_baseline, energy_by_dimension,
+    final_layer_norms, interlayer_similarity, interlayer_similarity_all_tokens, interlayer_similarity_per_token,
+    layer_norm_inputs, layer_norm_outliers, layer_norms, layer_norms_per_token, norm_parts, pca_trajectory,
+    pca_variance_ratio, pooled_vectors, positions_of_kind, random_pair_baseline, random_pair_cosines,
+    share_explained_by_layer, token_by_layer, top_dimensions,
+)
+from helpers.model.tokens import content_positions
 
 
 def test_token_by_layer_and_norms(sample_trace):
@@ -26,9 +33,39 @@ def test_consecutive_and_interlayer_agree(sample_trace):
     assert torch.allclose(torch.diagonal(sim), torch.ones(L + 1), atol=1e-5)
     expected = F.cosine_similarity(sample_trace.hidden(0)[1], sample_trace.hidden(L)[1], dim=0)
     assert torch.allclose(sim[0, L], expected, atol=1e-5)
-    # averaged over tokens: still symmetric
     avg = interlayer_similarity(sample_trace)
     assert torch.allclose(avg, avg.T, atol=1e-6)
+
+
+def test_positions_and_pooled_vectors(sample_trace, data_traces):
+    assert positions_of_kind(sample_trace, "[CLS]") == [0]
+    assert positions_of_kind(sample_trace, "[SEP]") == [sample_trace.seq_len - 1]
+    assert positions_of_kind(sample_trace, "content") == content_positions(sample_trace)
+    assert positions_of_kind(sample_trace, "all") == list(range(sample_trace.seq_len))
+    with pytest.raises(ValueError, match="kind"):
+        positions_of_kind(sample_trace, "verbs")
+    pooled = pooled_vectors(data_traces, "content")
+    n = sum(len(content_positions(t)) for t in data_traces)
+    assert pooled.shape == (data_traces[0].num_layers + 1, n, data_traces[0].hidden_size)
+    first = content_positions(data_traces[0])[0]
+    assert torch.equal(pooled[:, 0], token_by_layer(data_traces[0], first))
+
+
+def test_per_token_statistics_match_the_one_token_versions(sample_trace, data_traces):
+    per_token = consecutive_cosines_per_token(data_traces, "content")
+    second = data_traces[1]
+    row = len(content_positions(data_traces[0]))  # the first content token of the second sentence
+    assert torch.allclose(per_token[row], consecutive_cosines(second, content_positions(second)[0]), atol=1e-6)
+    norms = layer_norms_per_token(data_traces, "[CLS]")
+    assert norms.shape == (len(data_traces), data_traces[0].num_layers + 1)
+    assert torch.allclose(norms[2], layer_norms(data_traces[2], 0))
+    sims = interlayer_similarity_per_token(data_traces, "[SEP]")
+    last = data_traces[3].seq_len - 1
+    assert torch.allclose(sims[3], interlayer_similarity(data_traces[3], last), atol=1e-6)
+    every = interlayer_similarity_all_tokens(sample_trace)
+    assert every.shape == (sample_trace.seq_len, sample_trace.num_layers + 1, sample_trace.num_layers + 1)
+    for t in (0, 3, sample_trace.seq_len - 1):
+        assert torch.allclose(every[t], interlayer_similarity(sample_trace, t), atol=1e-6)
 
 
 def test_random_pair_baseline(data_traces):
@@ -43,6 +80,22 @@ def test_random_pair_baseline(data_traces):
         random_pair_baseline(data_traces, n_pairs=0)
 
 
+def test_random_pair_cosines_within_and_across_layers(data_traces):
+    L = data_traces[0].num_layers
+    within = random_pair_cosines(data_traces, n_pairs=300, seed=0, gap=0)
+    assert within.shape == (300, L + 1)
+    assert torch.allclose(within.mean(0), random_pair_baseline(data_traces, n_pairs=300, seed=0), atol=1e-6)
+    across = random_pair_cosines(data_traces, n_pairs=300, seed=0, gap=1)
+    assert across.shape == (300, L)
+    # the matching control is not the mean of two within-layer baselines
+    mean_of_two = (within.mean(0)[:-1] + within.mean(0)[1:]) / 2
+    assert not torch.allclose(across.mean(0), mean_of_two, atol=1e-3)
+    far = cross_layer_baseline(data_traces, L, 0, n_pairs=300, seed=0)
+    assert torch.allclose(far, random_pair_cosines(data_traces, n_pairs=300, seed=0, gap=L)[:, 0].mean())
+    with pytest.raises(ValueError, match="gap"):
+        random_pair_cosines(data_traces, gap=L + 1)
+
+
 def test_baseline_adjusted_checks_length():
     assert torch.allclose(baseline_adjusted(torch.ones(3), torch.tensor([0.1, 0.2, 0.3])),
                           torch.tensor([0.9, 0.8, 0.7]))
@@ -50,10 +103,66 @@ def test_baseline_adjusted_checks_length():
         baseline_adjusted(torch.ones(3), torch.ones(4))
 
 
+def test_layer_norm_inputs_rebuild_every_hidden_state(tokenizer, model, sample_trace):
+    """Against the model: each hidden state is its LayerNorm applied, by hand, to the captured input."""
+    inputs = layer_norm_inputs(tokenizer, model, sample_trace.text)
+    lns = final_layer_norms(model)
+    assert len(inputs) == len(lns) == sample_trace.num_layers + 1
+    for layer, (x, ln) in enumerate(zip(inputs, lns)):
+        z = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, unbiased=False, keepdim=True) + ln.eps)
+        assert torch.allclose(ln.weight * z + ln.bias, sample_trace.hidden(layer), atol=1e-4)
+    with pytest.raises(TypeError, match="BertModel"):
+        final_layer_norms(torch.nn.Linear(2, 2))
+
+
+def test_norm_parts_add_up(data_traces, model):
+    parts = norm_parts(data_traces, model, "content")
+    assert torch.allclose(parts["norm"], layer_norms_per_token(data_traces, "content"))
+    rebuilt = parts["scaled"] ** 2 + parts["cross"] + parts["beta"][None] ** 2
+    assert torch.allclose(rebuilt, parts["norm"] ** 2, rtol=1e-4, atol=1e-3)
+    assert torch.allclose(parts["gamma"], torch.stack([ln.weight.norm() for ln in final_layer_norms(model)]))
+
+
+def test_energy_and_top_dimensions(data_traces):
+    shares = energy_by_dimension(data_traces)
+    assert shares.shape == (data_traces[0].num_layers + 1, data_traces[0].hidden_size)
+    assert torch.allclose(shares.sum(-1), torch.ones(shares.shape[0]), atol=1e-5)
+    dims, share = top_dimensions(shares, k=3)
+    assert dims.shape == (shares.shape[0], 3)
+    assert torch.allclose(share, shares.gather(1, dims).sum(1))
+    assert (share >= 3 / shares.shape[1] - 1e-6).all()  # the largest three carry at least an even share
+    with pytest.raises(ValueError, match="k from 1"):
+        top_dimensions(shares, k=0)
+
+
+def test_layer_norm_outliers_pass_the_three_sigma_test(model):
+    flagged = layer_norm_outliers(model, n_sigma=3.0)
+    lns = final_layer_norms(model)
+    assert len(flagged) == len(lns)
+    for dims, ln in zip(flagged, lns):
+        for vec in (ln.weight.detach(), ln.bias.detach()):
+            z = ((vec - vec.mean()) / vec.std()).abs()
+            assert set(torch.nonzero(z > 3).flatten().tolist()) <= set(dims)
+
+
+def test_share_explained_by_layer():
+    layer_only = torch.tensor([[1.0, 5.0, 9.0]] * 4)
+    assert share_explained_by_layer(layer_only) == pytest.approx(1.0)
+    token_only = torch.tensor([[1.0, 1.0, 1.0], [3.0, 3.0, 3.0]])
+    assert share_explained_by_layer(token_only) == pytest.approx(0.0)
+    with pytest.raises(ValueError, match="n_tokens"):
+        share_explained_by_layer(torch.ones(3))
+
+
 def test_pca_trajectory(sample_trace):
     coords = pca_trajectory(sample_trace, [0, 2])
     assert coords.shape == (2, sample_trace.num_layers + 1, 2)
     assert coords.std() > 0
+    ratio = pca_variance_ratio(sample_trace, 2)
+    flat = torch.stack(sample_trace.hidden_states).reshape(-1, sample_trace.hidden_size)
+    projected = pca_trajectory(sample_trace, list(range(sample_trace.seq_len))).reshape(-1, 2)
+    total = (flat - flat.mean(0)).pow(2).sum()
+    assert torch.allclose(ratio, projected.pow(2).sum(0) / total, rtol=1e-3)
     with pytest.raises(ValueError, match="token position"):
         pca_trajectory(sample_trace, [999])
     with pytest.raises(ValueError, match="at least one"):

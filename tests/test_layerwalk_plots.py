@@ -1,43 +1,94 @@
-"""helpers.layerwalk.plots: each plot returns its axes with the expected content."""
+"""helpers.layerwalk.plots: each plot returns its axes with the expected content, text >= 8 pt."""
 
 import numpy as np
 import pytest
 import torch
 
-from helpers.common.style import layer_labels
-from helpers.layerwalk.compute import consecutive_cosines, interlayer_similarity, layer_norms, pca_trajectory
-from helpers.layerwalk.plots import plot_consecutive, plot_layer_norms, plot_similarity_heatmap, plot_trajectory
+from helpers.common.stats import bootstrap_ci
+from helpers.common.style import layer_labels, small_text
+from helpers.layerwalk.compute import (
+    consecutive_cosines, consecutive_cosines_per_token, energy_by_dimension, interlayer_similarity,
+    interlayer_similarity_per_token, layer_norms, layer_norms_per_token, norm_parts, pca_trajectory,
+    pca_variance_ratio, random_pair_cosines, top_dimensions,
+)
+from helpers.layerwalk.plots import (
+    plot_baselines, plot_consecutive, plot_layer_norms, plot_norm_parts, plot_similarity_heatmap,
+    plot_similarity_spread, plot_top_dimension_share, plot_trajectory, transition_labels,
+)
 
 
-def test_layer_norms_bars(sample_trace):
+def test_layer_norms_bars(sample_trace, data_traces):
     norms = layer_norms(sample_trace, 1)
     ax = plot_layer_norms(norms)
     assert len(ax.patches) == sample_trace.num_layers + 1
     assert [t.get_text() for t in ax.get_xticklabels()][0] == "emb"
     assert ax.patches[2].get_height() == pytest.approx(float(norms[2]))
+    ax = plot_layer_norms(norms, per_token=layer_norms_per_token(data_traces))
+    median = np.median(layer_norms_per_token(data_traces).numpy(), axis=0)
+    assert np.allclose(ax.lines[0].get_ydata(), median)
+    assert not small_text(ax.figure)
 
 
-def test_consecutive_lines(sample_trace):
+def test_consecutive_lines(sample_trace, data_traces):
     cos = consecutive_cosines(sample_trace)
     ax = plot_consecutive(cos, cos - 0.1)
     assert len(ax.lines) == 2
     assert np.allclose(ax.lines[0].get_ydata(), cos.numpy())
+    assert [t.get_text() for t in ax.get_xticklabels()] == transition_labels(sample_trace.num_layers)
+    per_token = consecutive_cosines_per_token(data_traces)
+    ax = plot_consecutive(cos, cos - 0.1, per_token=per_token, per_token_adjusted=per_token - 0.1)
+    assert len(ax.collections) == 2  # two interquartile bands
+    assert not small_text(ax.figure)
 
 
-def test_similarity_heatmap(sample_trace):
+def test_similarity_heatmap_and_spread(sample_trace, data_traces):
     sim = interlayer_similarity(sample_trace)
     ax = plot_similarity_heatmap(sim)
     n = sample_trace.num_layers + 1
-    assert ax.collections[0].get_array().size == n * n
+    assert ax.images[0].get_array().shape == (n, n)
     assert [t.get_text() for t in ax.get_xticklabels()] == layer_labels(n)
+    assert ax.figure.axes[-1].get_ylabel() == "cosine"  # the colourbar says what it measures
     with pytest.raises(ValueError, match="square"):
         plot_similarity_heatmap(torch.ones(2, 3))
+    axes = plot_similarity_spread(interlayer_similarity(sample_trace, 2), interlayer_similarity_per_token(data_traces),
+                                  "'bank'")
+    assert axes[0].images[0].get_clim() == axes[1].images[0].get_clim()  # one colour scale for the compared panels
+    assert not small_text(axes[0].figure)
+
+
+def test_baselines_and_norm_figures(data_traces, model):
+    within = bootstrap_ci(random_pair_cosines(data_traces, n_pairs=100, gap=0))
+    cross = bootstrap_ci(random_pair_cosines(data_traces, n_pairs=100, gap=1))
+    ax = plot_baselines(within, cross)
+    assert len(ax.containers) == 2 and "95 %" in ax.get_title()
+    assert not small_text(ax.figure)
+    ax = plot_norm_parts(norm_parts(data_traces, model), token_norms=layer_norms(data_traces[0], 1))
+    assert "LayerNorm" in ax.get_xlabel()
+    assert not small_text(ax.figure)
+    dims, share = top_dimensions(energy_by_dimension(data_traces), k=3)
+    ax = plot_top_dimension_share(share, dims, data_traces[0].hidden_size)
+    assert len(ax.patches) == data_traces[0].num_layers + 1
+    assert ax.texts[0].get_text() == ",".join(str(int(i)) for i in dims[0])
+    assert not small_text(ax.figure)
 
 
 def test_trajectory(sample_trace):
     coords = pca_trajectory(sample_trace, [0, 2])
-    ax = plot_trajectory(coords, ["[CLS]", "bank"])
-    assert len(ax.lines) == 2
-    assert len(ax.texts) == 2 * (sample_trace.num_layers + 1)
+    axes = plot_trajectory(coords, ["[CLS]", "bank"], explained=pca_variance_ratio(sample_trace))
+    assert len(axes) == 2
+    n = sample_trace.num_layers + 1
+    for ax in axes:
+        assert ax.get_aspect() == 1.0  # equal scales
+        assert "% of the variance" in ax.get_xlabel() and "% of the variance" in ax.get_ylabel()
+        labels = [t for t in ax.texts if t.get_text()]
+        arrows = [t for t in ax.texts if not t.get_text()]
+        assert len(labels) == n and len(arrows) == n - 1
+        renderer = ax.figure.canvas.get_renderer()
+        boxes = [t.get_window_extent(renderer) for t in labels]
+        overlaps = sum(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1:])
+        assert overlaps == 0, "layer labels collide"
+    assert not small_text(axes[0].figure)
+    single = plot_trajectory(coords, ["[CLS]", "bank"], ax=axes[0].figure.add_subplot(3, 1, 1))
+    assert len(single.lines) == 2
     with pytest.raises(ValueError, match="names"):
         plot_trajectory(coords, ["only one"])

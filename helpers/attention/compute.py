@@ -6,10 +6,12 @@ being layer ``i + 1``."""
 
 from __future__ import annotations
 
+import csv
 import unicodedata
 
 import torch
 
+from helpers.model.paths import data_file
 from helpers.model.trace import Trace, check_trace, check_traces
 
 
@@ -28,18 +30,27 @@ def token_class(token: str) -> str:
     return "other"
 
 
-def attention_shares(trace: Trace) -> torch.Tensor:
+def class_onehot(trace: Trace) -> torch.Tensor:
+    """``[seq, 4]``: row ``j`` marks the class (:data:`TOKEN_CLASSES`) of token ``j``."""
+    classes = [token_class(t) for t in check_trace(trace).tokens]
+    return torch.tensor([[c == k for k in TOKEN_CLASSES] for c in classes], dtype=torch.float32)
+
+
+def attention_shares(trace: Trace, queries: list[int] | None = None) -> torch.Tensor:
     """Share of attention landing on each token class, per layer: ``[L, 4]``.
 
     For every head and every query token the attention row sums to 1; we add up the
     weights on the keys of each class (:data:`TOKEN_CLASSES`) and average over queries
-    and heads, so each row sums to 1. Row ``i`` is layer ``i + 1``.
+    and heads, so each row sums to 1. Row ``i`` is layer ``i + 1``. ``queries`` restricts
+    the average to some query positions (``[0]``: what [CLS] looks at).
     """
     check_trace(trace)
-    classes = [token_class(t) for t in trace.tokens]
-    onehot = torch.tensor([[c == k for k in TOKEN_CLASSES] for c in classes], dtype=torch.float32)
     att = torch.stack(trace.attentions)  # [L, heads, q, k]
-    return (att @ onehot).mean(dim=(1, 2))
+    if queries is not None:
+        for q in queries:
+            trace.check_token(q)
+        att = att[:, :, list(queries)]
+    return (att @ class_onehot(trace)).mean(dim=(1, 2))
 
 
 def mean_attention_shares(traces) -> torch.Tensor:
@@ -86,3 +97,150 @@ def best_head(scores: torch.Tensor) -> tuple[int, int, float]:
     flat = int(scores.argmax())
     layer, head = divmod(flat, scores.shape[1])
     return layer + 1, head, float(scores[layer, head])
+
+
+# -- like for like with Clark et al. (2019): sentence pairs, lengths, the uniform share --------
+
+def load_sentence_pairs(name: str = "sentence_pairs.tsv") -> list[tuple[str, str]]:
+    """``(first, second)`` sentence pairs from a tab-separated file in ``data/`` (header
+    ``first<TAB>second``): two-segment inputs, ``[CLS] first [SEP] second [SEP]``, as BERT saw
+    in pre-training and Clark et al. (2019) used."""
+    path = data_file(name)
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh, delimiter="\t")
+        if reader.fieldnames != ["first", "second"]:
+            raise ValueError(f"{path.name}: expected the columns ['first', 'second'], found {reader.fieldnames}.")
+        pairs = []
+        for line, row in enumerate(reader, start=2):
+            first, second = (row["first"] or "").strip(), (row["second"] or "").strip()
+            if not first or not second:
+                raise ValueError(f"{path.name} line {line}: both sentences of a pair must be non-empty.")
+            pairs.append((first, second))
+    if not pairs:
+        raise ValueError(f"{path.name} holds no sentence pairs.")
+    return pairs
+
+
+def packed_pairs(pairs, tokenizer, max_tokens: int = 128) -> list[tuple[str, str]]:
+    """Consecutive pairs joined into longer two-segment inputs of at most ``max_tokens`` tokens
+    (special tokens included): segment A takes the next pairs while half the budget lasts,
+    segment B the ones after. Clark et al. (2019) used such inputs: two consecutive
+    paragraphs, up to 128 tokens."""
+    if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 8:
+        raise ValueError(f"max_tokens must be an int >= 8, got {max_tokens!r}.")
+    texts = [f"{a} {b}" for a, b in pairs]
+    sizes = [len(tokenizer.tokenize(t)) for t in texts]
+    half = (max_tokens - 3) // 2
+    packed, i = [], 0
+    while i < len(texts):
+        segments = []
+        for _ in range(2):
+            chunk, used = [], 0
+            while i < len(texts) and used + sizes[i] <= half:
+                chunk.append(texts[i])
+                used += sizes[i]
+                i += 1
+            if not chunk and i < len(texts):  # one pair longer than half the budget: it fills the segment
+                chunk.append(texts[i])
+                i += 1
+            segments.append(" ".join(chunk))
+        if all(segments):
+            packed.append((segments[0], segments[1]))
+    return packed
+
+
+def uniform_shares(trace: Trace) -> torch.Tensor:
+    """The share of each token class (:data:`TOKEN_CLASSES`) if every query spread its
+    attention evenly over the ``n`` keys: ``count / n``, ``[4]``. Any share should be read
+    against this: with 20 tokens, two [SEP] get 10 % by doing nothing special; with 128, 1.6 %."""
+    check_trace(trace)
+    classes = [token_class(t) for t in trace.tokens]
+    return torch.tensor([classes.count(k) / len(classes) for k in TOKEN_CLASSES])
+
+
+def attention_shares_per_sentence(traces) -> torch.Tensor:
+    """:func:`attention_shares` of every trace, ``[n_traces, L, 4]`` (for an interval over sentences)."""
+    return torch.stack([attention_shares(t) for t in check_traces(traces)])
+
+
+def normalized_entropy(trace: Trace) -> torch.Tensor:
+    """:func:`attention_entropy` divided by ``log n``: 0 for one key, 1 for uniform attention,
+    so inputs of different lengths compare: ``[L, heads]``."""
+    check_trace(trace)
+    if trace.seq_len < 2:
+        raise ValueError("a normalized entropy needs at least 2 tokens.")
+    return attention_entropy(trace) / torch.log(torch.tensor(float(trace.seq_len)))
+
+
+# -- norm-based attention (Kobayashi et al. 2020) --------------------------------------------
+
+def _attention_modules(model):
+    bert = getattr(model, "bert", model)
+    if not hasattr(bert, "encoder"):
+        raise TypeError(f"expected a BertModel (or a model with a .bert), got {type(model).__name__}.")
+    return [layer.attention for layer in bert.encoder.layer]
+
+
+def transformed_values(trace: Trace, model, layer: int) -> torch.Tensor:
+    """Kobayashi et al.'s (2020) ``f(x_j)`` for every head and key of encoder ``layer`` (1..L):
+    ``[heads, seq, hidden]``.
+
+    ``f_h(x) = (x W_V + b_V)_h W_O^h``: the head's slice of the ``value`` vector, sent through
+    the matching columns of ``attention.output.dense`` (its bias, added once after the sum,
+    is left out). The attention block's output is then
+    ``output.dense(context)_i = sum_h sum_j alpha^h_ij f_h(x_j) + b_O``.
+    """
+    check_trace(trace).check_layer(layer, allow_embeddings=False)
+    attn = _attention_modules(model)[layer - 1]
+    heads, hidden = trace.num_heads, trace.hidden_size
+    size = hidden // heads
+    with torch.no_grad():
+        value = attn.self.value(trace.hidden(layer - 1)).view(-1, heads, size).transpose(0, 1)  # [A, n, d]
+        w_out = attn.output.dense.weight.view(hidden, heads, size)  # [hidden, A, d]
+        return torch.einsum("anv,dav->and", value, w_out)
+
+
+def transformed_value_norms(trace: Trace, model) -> torch.Tensor:
+    """``||f_h(x_j)||`` for every layer, head and key: ``[L, heads, seq]``."""
+    return torch.stack([transformed_values(trace, model, l).norm(dim=-1) for l in range(1, trace.num_layers + 1)])
+
+
+def norm_attention(trace: Trace, model, norms: torch.Tensor | None = None) -> torch.Tensor:
+    """Norm-based attention ``||alpha_ij f(x_j)|| = alpha_ij ||f(x_j)||``: ``[L, heads, q, k]``.
+    Pass ``norms`` from :func:`transformed_value_norms` to reuse them."""
+    norms = transformed_value_norms(trace, model) if norms is None else norms
+    return torch.stack(check_trace(trace).attentions) * norms[:, :, None, :]
+
+
+def norm_attention_shares(trace: Trace, model, norms: torch.Tensor | None = None) -> torch.Tensor:
+    """:func:`attention_shares` computed on ``||alpha_ij f(x_j)||`` instead of ``alpha_ij``
+    (each query's row rescaled to sum to 1): ``[L, 4]``."""
+    weighted = norm_attention(trace, model, norms)
+    weighted = weighted / weighted.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+    return (weighted @ class_onehot(trace)).mean(dim=(1, 2))
+
+
+def value_norms_by_class(traces, model) -> torch.Tensor:
+    """Mean ``||f(x_j)||`` (over heads and keys) of each token class, per layer and input:
+    ``[n_traces, L, 4]`` (NaN where an input has no token of a class)."""
+    out = []
+    for trace in check_traces(traces):
+        norms = transformed_value_norms(trace, model).mean(dim=1)  # [L, seq]
+        onehot = class_onehot(trace)
+        counts = onehot.sum(dim=0)
+        out.append((norms @ onehot) / counts.where(counts > 0, torch.tensor(float("nan"))))
+    return torch.stack(out)
+
+
+def untrained_like(model, seed: int = 0):
+    """A BERT with the same configuration as ``model`` and freshly initialised (random) weights,
+    in eval mode: a model that has *not* learned where to look. Only for comparisons."""
+    import copy
+
+    from transformers import BertModel
+
+    config = copy.deepcopy(getattr(model, "bert", model).config)
+    config._attn_implementation = "eager"  # attention weights are returned, as load_model's models do
+    with torch.random.fork_rng():  # seeded, without touching the caller's random state
+        torch.manual_seed(seed)
+        return BertModel(config, add_pooling_layer=False).eval()

@@ -7,7 +7,7 @@ import numpy as np
 from matplotlib.collections import LineCollection
 
 from helpers.attention.compute import TOKEN_CLASSES
-from helpers.common.style import as_matrix, new_axes, to_numpy
+from helpers.common.style import as_matrix, colorbar, new_axes, to_numpy
 
 
 def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = None, vmax: float | None = None):
@@ -34,19 +34,32 @@ def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = Non
     return fig, ax, image
 
 
-def plot_token_heatmap(matrix, tokens, ax=None, title="", ylabel="layer", yticklabels=None, cmap="magma"):
-    """``[rows, seq]`` heatmap with tokens along x (e.g. [CLS]'s attention per layer)."""
+def plot_token_heatmap(matrix, tokens, ax=None, title="", ylabel="layer", yticklabels=None, cmap="magma",
+                       max_tokens: int = 40, cbar_label: str = "attention probability"):
+    """``[rows, seq]`` heatmap with tokens along x (e.g. [CLS]'s attention per layer).
+
+    Past ``max_tokens`` tokens the labels would be unreadable: only the ``max_tokens``
+    columns with the largest weight are shown (in sentence order, labelled with their
+    positions), and the x label says so.
+    """
     matrix = to_numpy(matrix)
     if matrix.ndim != 2 or matrix.shape[1] != len(tokens):
         raise ValueError(f"matrix must be [rows, {len(tokens)}] for {len(tokens)} tokens, got {matrix.shape}.")
-    ax = new_axes(ax, (max(5, 0.45 * len(tokens)), 0.4 * matrix.shape[0] + 1.5))
-    im = ax.imshow(matrix, aspect="auto", cmap=cmap, vmin=0)
-    ax.set_xticks(range(len(tokens)), tokens, rotation=70, fontsize=8)
+    n = len(tokens)
+    keep = np.arange(n)
+    if n > max_tokens:
+        keep = np.sort(np.argsort(-matrix.max(axis=0), kind="stable")[:max_tokens])
+    labels = [tokens[j] if n <= max_tokens else f"{j}:{tokens[j]}" for j in keep]
+    ax = new_axes(ax, (min(10.0, max(5, 0.3 * len(keep) + 2)), 0.35 * matrix.shape[0] + 1.8))
+    im = ax.imshow(matrix[:, keep], aspect="auto", cmap=cmap, vmin=0)
+    ax.set_xticks(range(len(keep)), labels, rotation=70)
     rows = yticklabels or [str(i) for i in range(1, matrix.shape[0] + 1)]
-    ax.set_yticks(range(matrix.shape[0]), rows, fontsize=8)
+    ax.set_yticks(range(matrix.shape[0]), rows)
     ax.set_ylabel(ylabel)
+    if n > max_tokens:
+        ax.set_xlabel(f"the {max_tokens} of {n} tokens with the largest weight (position:token)")
     ax.set_title(title)
-    ax.figure.colorbar(im, ax=ax, fraction=0.03)
+    colorbar(im, ax, cbar_label, fraction=0.03)
     return ax
 
 
@@ -70,26 +83,124 @@ def plot_attention_shares(shares, ax=None, classes=TOKEN_CLASSES, title="where a
     return ax
 
 
-def plot_layer_head_table(values, ax=None, title="", cbar_label="", cmap="viridis", annotate=None):
-    """``[L, heads]`` heatmap (entropy, previous-token score, ...), layers 1..L on y."""
+def _cell_text(ax, im, values, fmt: str) -> None:
+    for (i, j), v in np.ndenumerate(values):
+        r, g, b, _ = im.cmap(im.norm(v))
+        dark_cell = 0.299 * r + 0.587 * g + 0.114 * b < 0.5  # readable on light and dark colormaps
+        ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=8, color="white" if dark_cell else "black")
+
+
+def plot_layer_head_table(values, ax=None, title="", cbar_label="", cmap="viridis", annotate=None, vmin=None,
+                          vmax=None, colorbar_on: bool = True):
+    """``[L, heads]`` heatmap (entropy, previous-token score, ...), layers 1..L on y, values
+    written in the cells at 8 pt when the table is small enough (at most 12 x 16)."""
     values = to_numpy(values)
     if values.ndim != 2:
         raise ValueError(f"values must be [layers, heads], got {values.shape}.")
     n_layers, n_heads = values.shape
-    ax = new_axes(ax, (max(4, 0.5 * n_heads + 1.5), 0.4 * n_layers + 1.5))
-    im = ax.imshow(values, aspect="auto", cmap=cmap)
-    ax.set_xticks(range(n_heads), [str(h) for h in range(n_heads)], fontsize=8)
-    ax.set_yticks(range(n_layers), [str(i) for i in range(1, n_layers + 1)], fontsize=8)
+    ax = new_axes(ax, (max(4, 0.6 * n_heads + 1.8), 0.42 * n_layers + 1.5))
+    im = ax.imshow(values, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
+    ax.set_xticks(range(n_heads), [str(h) for h in range(n_heads)])
+    ax.set_yticks(range(n_layers), [str(i) for i in range(1, n_layers + 1)])
     ax.set_xlabel("head")
     ax.set_ylabel("layer")
     ax.set_title(title)
-    if annotate if annotate is not None else values.size <= 12 * 12:
-        for (i, j), v in np.ndenumerate(values):
-            r, g, b, _ = im.cmap(im.norm(v))
-            dark_cell = 0.299 * r + 0.587 * g + 0.114 * b < 0.5  # readable on light and dark colormaps
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=6, color="white" if dark_cell else "black")
-    ax.figure.colorbar(im, ax=ax, fraction=0.04, label=cbar_label)
+    if annotate if annotate is not None else (n_layers <= 12 and n_heads <= 16):
+        _cell_text(ax, im, values, ".2f")
+    if colorbar_on:
+        colorbar(im, ax, cbar_label or title or "value")
     return ax
+
+
+def plot_layer_head_tables(tables: dict, cbar_label: str, cmap="Blues", axes=None):
+    """Several ``[L, heads]`` tables (e.g. previous- and next-token scores) stacked, on **one**
+    colour scale with one labelled colourbar, so their colours compare."""
+    import matplotlib.pyplot as plt
+
+    arrays = {name: to_numpy(v) for name, v in tables.items()}
+    if not arrays:
+        raise ValueError("tables must hold at least one {title: [layers, heads]} entry.")
+    n_layers, n_heads = next(iter(arrays.values())).shape
+    vmax = max(float(a.max()) for a in arrays.values())
+    if axes is None:
+        height = len(arrays) * (0.42 * n_layers + 1.0) + 0.6
+        _, axes = plt.subplots(len(arrays), 1, figsize=(min(10.0, 0.62 * n_heads + 2.5), height),
+                               squeeze=False, layout="constrained")
+        axes = list(axes[:, 0])
+    for ax, (name, values) in zip(axes, arrays.items()):
+        plot_layer_head_table(values, ax=ax, title=name, cmap=cmap, vmin=0, vmax=vmax, colorbar_on=False)
+    if not cbar_label.strip():
+        raise ValueError("a colourbar needs a label that names the measure, e.g. 'mean attention'.")
+    axes[0].figure.colorbar(axes[0].images[0], ax=list(axes), label=cbar_label, fraction=0.046, pad=0.02)
+    return axes
+
+
+def plot_layer_lines(groups: dict, ax=None, title="", ylabel="", reference=None, reference_label="uniform"):
+    """Per-layer lines: each entry of ``groups`` is ``{label: [n, L]}`` (mean over the ``n``
+    inputs with a bootstrap 95 % band) or ``{label: [L]}`` (one input, drawn as markers).
+    ``reference``: a number or ``[L]`` drawn dashed (e.g. the uniform share)."""
+    from helpers.common.stats import bootstrap_ci
+
+    ax = new_axes(ax, (6.5, 3.2))
+    colors = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
+    n_layers = None
+    for i, (label, values) in enumerate(groups.items()):
+        values = to_numpy(values).astype(float)
+        if values.ndim == 2:
+            values = values[~np.isnan(values).any(axis=1)]  # inputs without this kind of token
+        color = colors[i % len(colors)]
+        n_layers = values.shape[-1]
+        x = np.arange(1, n_layers + 1)
+        if values.ndim == 2 and values.shape[0] > 1:
+            ci = bootstrap_ci(values)
+            ax.fill_between(x, [c.low for c in ci], [c.high for c in ci], color=color, alpha=0.2, lw=0)
+            ax.plot(x, [c.estimate for c in ci], "o-", color=color, label=f"{label} (mean, 95 % CI, n={len(values)})")
+        else:
+            ax.plot(x, values.reshape(-1), "D:", color=color, label=label)
+    if reference is not None:
+        ref = np.broadcast_to(np.asarray(to_numpy(reference), dtype=float), (n_layers,))
+        ax.plot(np.arange(1, n_layers + 1), ref, "--", color="tab:grey", label=reference_label)
+    ax.set_xticks(np.arange(1, n_layers + 1))
+    ax.set_xlabel("encoder layer")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax
+
+
+def plot_class_shares(groups: dict, uniform: dict | None = None, classes=TOKEN_CLASSES, axes=None,
+                      title="share of attention on each kind of key", ylabel="share of attention"):
+    """One panel per token class, one shared y scale: for each entry of ``groups`` (``{label:
+    [n, L, classes]}`` with a bootstrap band, or ``[L, classes]`` for one input) the share per
+    layer; ``uniform`` (``{label: [classes]}``, labels as in ``groups`` to share their colour)
+    draws what evenly spread attention would give, ``k / n``."""
+    import matplotlib.pyplot as plt
+
+    if axes is None:
+        cols = min(len(classes), 2)
+        rows = int(np.ceil(len(classes) / cols))
+        fig, axes = plt.subplots(rows, cols, figsize=(10, 2.6 * rows + 0.8), sharey=True, squeeze=False,
+                                 layout="constrained")
+        axes = list(axes.flat)
+        fig.suptitle(title)
+    palette = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
+    color_of = {label: palette[i % len(palette)] for i, label in enumerate(groups)}
+    top = 0.0
+    for k, (ax, cls) in enumerate(zip(axes, classes)):
+        sub = {label: to_numpy(v)[..., k] for label, v in groups.items()}
+        top = max(top, *(float(np.nanmax(v)) for v in sub.values()))
+        plot_layer_lines(sub, ax=ax, title=f"on {cls}", ylabel=ylabel if k % 2 == 0 else "")
+        for i, (label, u) in enumerate((uniform or {}).items()):
+            value = float(to_numpy(u)[k])
+            top = max(top, value)
+            ax.axhline(value, ls="--", lw=1.2, color=color_of.get(label, palette[(len(groups) + i) % len(palette)]),
+                       label=f"uniform k/n, {label}")
+        ax.get_legend().remove()
+    for ax in axes:
+        ax.set_ylim(0, min(1.0, top * 1.08 + 0.01))
+    handles, labels = axes[0].get_legend_handles_labels()
+    axes[0].figure.legend(handles, labels, loc="outside lower center", ncols=2)
+    return axes
 
 
 def head_line_segments(n_tokens: int) -> list:

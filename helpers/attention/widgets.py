@@ -6,9 +6,11 @@ from __future__ import annotations
 import math
 
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
+from matplotlib.collections import LineCollection
 
-from helpers.attention.plots import attention_heatmap, head_line_colors, plot_head_lines
+from helpers.attention.plots import attention_heatmap, head_line_colors, head_line_segments, plot_head_lines
 from helpers.common.data import load_sentences
 from helpers.common.explorer import Explorer, int_slider
 from helpers.model.trace import check_trace, trace_text
@@ -64,23 +66,48 @@ class AttentionHeadExplorer(Explorer):
         return explorer, values
 
 
-def _benchmark_trace(tokenizer, model):
-    return trace_text(tokenizer, model, load_sentences()[0])
+def _benchmark_trace(tokenizer, model, text=None):
+    return trace_text(tokenizer, model, load_sentences()[0] if text is None else text)
+
+
+GRID_PIXELS = 128  # a head's map is shown with at most this many rows and columns
+
+
+def pooled_maps(att: torch.Tensor, max_size: int = GRID_PIXELS) -> tuple[np.ndarray, int]:
+    """Attention maps ``[..., n, n]`` shrunk to at most ``max_size`` rows and columns by taking
+    the maximum of each ``block x block`` square (a thin diagonal stays visible), and ``block``."""
+    n = att.shape[-1]
+    block = max(1, math.ceil(n / max_size))
+    if block == 1:
+        return att.numpy(), 1
+    lead = att.shape[:-2]
+    flat = att.reshape(-1, 1, n, n)
+    pad = block * math.ceil(n / block) - n
+    flat = torch.nn.functional.pad(flat, (0, pad, 0, pad))  # zeros: attention is never negative
+    pooled = torch.nn.functional.max_pool2d(flat, block)
+    return pooled.reshape(*lead, *pooled.shape[-2:]).numpy(), block
 
 
 class HeadGridExplorer(Explorer):
-    """Lesson 05: all heads of one layer as a grid of attention maps; layer on a slider."""
+    """Lesson 05: all heads of one layer as a grid of attention maps; layer on a slider.
+
+    Past :data:`GRID_PIXELS` tokens each map is shown in ``block x block`` squares (their
+    maximum), which the title says, so a 512-token input draws as fast as a short one."""
 
     def __init__(self, trace, layer: int = 1):
         self.trace = check_trace(trace)
-        self._att = torch.stack(trace.attentions).numpy()  # [L, heads, q, k]
+        trace.check_layer(layer, allow_embeddings=False)
+        self._att, self.block = pooled_maps(torch.stack(trace.attentions))  # [L, heads, m, m]
+        # Colour every map once (viridis, 0..1): an update then only swaps RGBA pixels.
+        self.cmap = plt.get_cmap("viridis")
+        self._rgba = np.stack([self.cmap(np.clip(maps, 0, 1), bytes=True) for maps in self._att])
         super().__init__({"layer": int_slider(1, trace.num_layers, layer, "layer")})
 
     def _build_figure(self, layer):
         heads = self.trace.num_heads
         cols = math.ceil(math.sqrt(heads))
         rows = math.ceil(heads / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(2.1 * cols, 2.1 * rows + 0.4), squeeze=False)
+        fig, axes = plt.subplots(rows, cols, figsize=(1.8 * cols + 0.8, 1.8 * rows + 0.7), squeeze=False)
         self.images = []
         for h, ax in enumerate(axes.flat):
             ax.set_xticks([])
@@ -88,10 +115,15 @@ class HeadGridExplorer(Explorer):
             if h >= heads:
                 ax.axis("off")
                 continue
-            self.images.append(ax.imshow(self._att[layer - 1, h], vmin=0, vmax=1, cmap="viridis"))
+            self.images.append(ax.imshow(self._rgba[layer - 1, h], interpolation="nearest"))
             ax.set_title(f"head {h}", fontsize=8)
+        note = "" if self.block == 1 else f"; shown in {self.block}×{self.block} blocks (block maximum)"
+        fig.text(0.5, 0.01, f"rows = queries, columns = keys, {self.trace.seq_len} tokens in order{note}",
+                 ha="center", va="bottom", fontsize=8)
         self.suptitle = fig.suptitle("")
-        fig.tight_layout(rect=(0, 0, 1, 0.94))  # leave room for the suptitle
+        fig.tight_layout(rect=(0, 0.04, 0.9, 0.93))  # room for the suptitle, the note and the colourbar
+        scale = plt.cm.ScalarMappable(norm=plt.Normalize(0, 1), cmap=self.cmap)
+        fig.colorbar(scale, cax=fig.add_axes((0.91, 0.15, 0.02, 0.7)), label="attention probability")
         self._update_artists(layer)
         return fig
 
@@ -100,46 +132,153 @@ class HeadGridExplorer(Explorer):
 
     def _update_artists(self, layer):
         for h, im in enumerate(self.images):
-            im.set_data(self._att[layer - 1, h])
-        self.suptitle.set_text(f"layer {layer}: rows = queries, columns = keys ({self.trace.seq_len} tokens)")
+            im.set_data(self._rgba[layer - 1, h])
+        self.suptitle.set_text(f"attention probability of every head, layer {layer}")
 
     @classmethod
-    def for_benchmark(cls, tokenizer, model):
-        trace = _benchmark_trace(tokenizer, model)
+    def for_benchmark(cls, tokenizer, model, text=None):
+        trace = _benchmark_trace(tokenizer, model, text)
         return cls(trace), [{"layer": l} for l in range(1, trace.num_layers + 1)]
+
+
+LINES_WINDOW = 30  # tokens per side; a longer input gets a "start" slider over a window
+MIN_LINE_WEIGHT = 0.01  # in a window, fainter lines (opacity < 1 %) are left out: 900 lines stay fast
+ROW_PX = 28  # pixels per token row of the lines view
+
+
+LABEL_CHUNK = 32  # label rows drawn together, the first time the window reaches them
+
+
+def label_strip(tokens: list[str], width_px: int, align: str, dpi: float) -> np.ndarray:
+    """Labels drawn into an RGBA array ``[len(tokens) * ROW_PX, width_px, 4]`` (transparent
+    background), one ``ROW_PX``-high row per token. A window of the lines view shows a slice
+    of such strips as an image: moving the window swaps pixels instead of laying out 60 text
+    labels again."""
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
+
+    n = len(tokens)
+    fig = Figure(figsize=(width_px / dpi, n * ROW_PX / dpi), dpi=dpi)
+    fig.patch.set_alpha(0.0)
+    canvas = FigureCanvasAgg(fig)
+    x = 1 - 4 / width_px if align == "right" else 4 / width_px
+    for i, tok in enumerate(tokens):
+        fig.text(x, 1 - (i + 0.5) / n, tok, ha=align, va="center", fontsize=8)
+    canvas.draw()
+    pixels = np.asarray(canvas.buffer_rgba())
+    out = np.zeros((n * ROW_PX, width_px, 4), dtype=np.uint8)  # exact size, whatever the rounding
+    h, w = min(out.shape[0], pixels.shape[0]), min(width_px, pixels.shape[1])
+    out[:h, :w] = pixels[:h, :w]
+    return out
 
 
 class HeadLinesExplorer(Explorer):
     """Lesson 05: one head as lines from query tokens (left) to key tokens (right),
-    opacity proportional to the attention weight."""
+    opacity proportional to the attention weight.
 
-    def __init__(self, trace, layer: int = 1, head: int = 0):
+    Past :data:`LINES_WINDOW` tokens a line per pair would be unreadable (and 262,144 lines
+    at 512 tokens): a ``start`` slider picks a window of that many consecutive tokens, the
+    figure says which, lines to keys outside the window are not drawn, nor lines fainter
+    than :data:`MIN_LINE_WEIGHT`."""
+
+    def __init__(self, trace, layer: int = 1, head: int = 0, start: int = 0, window: int = LINES_WINDOW):
         self.trace = check_trace(trace)
+        trace.check_layer(layer, allow_embeddings=False)
+        trace.check_head(head)
+        self.window = max(2, min(int(window), trace.seq_len))
+        self.windowed = trace.seq_len > self.window
         self._att = torch.stack(trace.attentions).numpy()
         controls = {
             "layer": int_slider(1, trace.num_layers, layer, "layer"),
             "head": int_slider(0, trace.num_heads - 1, head, "head"),
         }
-        super().__init__(controls)
+        if self.windowed:
+            controls["start"] = int_slider(0, trace.seq_len - self.window, start, "start")
+        super().__init__(controls, start=start if self.windowed else 0)
 
-    def _build_figure(self, layer, head):
+    def _weights(self, layer, head, start):
+        stop = start + self.window
+        return self._att[layer - 1, head, start:stop, start:stop]
+
+    def _build_figure(self, layer, head, start=0):
+        if not self.windowed:
+            n = self.window
+            fig, ax = plt.subplots(figsize=(4.5, 0.28 * n + 1.5))
+            plot_head_lines(self._weights(layer, head, start), self.trace.tokens, ax=ax)
+            self.lines, self.title = ax.collections[0], ax.title
+            self._update_artists(layer, head, start)
+            return fig
+        # A window: a fixed layout in pixels, so one data unit is exactly ROW_PX pixels and the
+        # label strips are shown 1:1.
+        w, dpi = self.window, plt.rcParams["figure.dpi"]
+        width_px, top_px, bottom_px = 480, 40, 56
+        height_px = (w + 1) * ROW_PX + top_px + bottom_px
+        fig = plt.figure(figsize=(width_px / dpi, height_px / dpi), dpi=dpi)
+        ax = fig.add_axes((0, bottom_px / height_px, 1, (w + 1) * ROW_PX / height_px))
+        xlim = (-0.6, 1.6)
+        per_unit = width_px / (xlim[1] - xlim[0])
+        strip_px = int(0.54 * per_unit)
+        self._segments = np.array(head_line_segments(w), dtype=float)
+        self.lines = LineCollection([], linewidths=2)
+        ax.add_collection(self.lines)
+        # Token labels (with their positions) live in two pixel strips, drawn chunk by chunk
+        # the first time the window reaches them (2 x 512 labels at once would take seconds).
         n = self.trace.seq_len
-        fig, ax = plt.subplots(figsize=(4.5, 0.28 * n + 1.5))
-        plot_head_lines(self._att[layer - 1, head], self.trace.tokens, ax=ax)
-        self.lines = ax.collections[0]
-        self.title = ax.title
-        self._update_artists(layer, head)
+        self._strip_px, self._dpi = strip_px, dpi
+        self._strips = [np.zeros((n * ROW_PX, strip_px, 4), dtype=np.uint8) for _ in range(2)]
+        self._drawn_chunks = set()
+        self._ensure_labels(start)
+        self.strip_images = []
+        for strip, x0 in zip(self._strips, (-0.05 - strip_px / per_unit, 1.05)):
+            self.strip_images.append(ax.imshow(strip[: w * ROW_PX], extent=(x0, x0 + strip_px / per_unit, -w + 0.5, 0.5),
+                                               aspect="auto", interpolation="nearest"))
+        ax.text(-0.05, 1, "query", ha="right", va="center", fontsize=8, fontweight="bold")
+        ax.text(1.05, 1, "key", ha="left", va="center", fontsize=8, fontweight="bold")
+        ax.set_xlim(*xlim)
+        ax.set_ylim(-w + 0.5, 1.5)
+        ax.axis("off")
+        self.title = fig.suptitle(" ", y=1 - 12 / height_px, va="top")
+        fig.text(0.5, 6 / height_px, f"a window of {w} of the {self.trace.seq_len} tokens (slider 'start');\n"
+                 f"lines to keys outside it, and lines below {MIN_LINE_WEIGHT:.0%} weight, are not drawn",
+                 ha="center", va="bottom", fontsize=8)
+        self._update_artists(layer, head, start)
         return fig
 
-    def dynamic_artists(self) -> list:
-        return [self.lines, self.title]
+    def _ensure_labels(self, start):
+        """Draw the label chunks that the window ``start .. start + window`` needs, once."""
+        tokens = self.trace.tokens
+        for chunk in range(start // LABEL_CHUNK, (start + self.window - 1) // LABEL_CHUNK + 1):
+            if chunk in self._drawn_chunks:
+                continue
+            rows = range(chunk * LABEL_CHUNK, min(len(tokens), (chunk + 1) * LABEL_CHUNK))
+            for strip, align in zip(self._strips, ("right", "left")):
+                named = [f"{tokens[i]}  {i}" if align == "right" else f"{i}  {tokens[i]}" for i in rows]
+                strip[rows.start * ROW_PX : rows.stop * ROW_PX] = label_strip(named, self._strip_px, align, self._dpi)
+            self._drawn_chunks.add(chunk)
 
-    def _update_artists(self, layer, head):
-        self.lines.set_color(head_line_colors(self._att[layer - 1, head]))
-        self.title.set_text(f"layer {layer}, head {head}")  # short: the title is redrawn on every move
+    def dynamic_artists(self) -> list:
+        return [self.lines, self.title, *(self.strip_images if self.windowed else [])]
+
+    def _update_artists(self, layer, head, start=0):
+        colors = head_line_colors(self._weights(layer, head, start))
+        if not self.windowed:
+            self.lines.set_color(colors)
+            self.title.set_text(f"attention (opacity), layer {layer}, head {head}")  # short: redrawn on every move
+            return
+        keep = colors[:, 3] >= MIN_LINE_WEIGHT
+        self.lines.set_segments(self._segments[keep])
+        self.lines.set_color(colors[keep])
+        self._ensure_labels(start)
+        rows = slice(start * ROW_PX, (start + self.window) * ROW_PX)
+        for image, strip in zip(self.strip_images, self._strips):
+            image.set_data(strip[rows])
+        self.title.set_text(f"attention (opacity), layer {layer}, head {head}: tokens {start}–{start + self.window - 1}")
 
     @classmethod
-    def for_benchmark(cls, tokenizer, model):
-        trace = _benchmark_trace(tokenizer, model)
-        values = [{"layer": 1 + i % trace.num_layers, "head": i % trace.num_heads} for i in range(6)]
+    def for_benchmark(cls, tokenizer, model, text=None):
+        trace = _benchmark_trace(tokenizer, model, text)
+        windowed = trace.seq_len > LINES_WINDOW
+        values = [{"layer": 1 + i % trace.num_layers, "head": i % trace.num_heads,
+                   **({"start": (37 * i) % (trace.seq_len - LINES_WINDOW + 1)} if windowed else {})}
+                  for i in range(6)]
         return cls(trace), values

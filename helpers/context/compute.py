@@ -69,17 +69,13 @@ def within_across_similarity(groups: dict) -> tuple[torch.Tensor, torch.Tensor]:
     return within, torch.stack(across).mean(dim=0)
 
 
-def sense_separation(groups: dict) -> torch.Tensor:
-    """Leave-one-out nearest-centroid accuracy per layer: ``[layers]``.
-
-    For every sentence, the sense centroids are recomputed without it, and it is assigned
-    to the centroid with the highest cosine. Chance level is ``1 / n_senses``.
-    """
+def sense_separation_outcomes(groups: dict) -> torch.Tensor:
+    """One row per sentence, one column per layer: was the sentence assigned to its own sense
+    by the leave-one-out nearest-centroid rule? ``[n_sentences, layers]`` bool (senses in
+    order). The per-item outcomes give an accuracy its bootstrap interval."""
     groups = _check_groups(groups)
     senses = list(groups)
-    n_layers = next(iter(groups.values())).shape[1]
-    correct = torch.zeros(n_layers)
-    total = 0
+    rows = []
     for true_idx, sense in enumerate(senses):
         vecs = groups[sense]
         for i in range(vecs.shape[0]):
@@ -88,9 +84,34 @@ def sense_separation(groups: dict) -> torch.Tensor:
                 [groups[s][keep].mean(0) if s == sense else groups[s].mean(0) for s in senses]
             )  # [senses, layers, hidden]
             cos = F.cosine_similarity(vecs[i].unsqueeze(0), centroids, dim=-1)  # [senses, layers]
-            correct += (cos.argmax(dim=0) == true_idx).float()
-            total += 1
-    return correct / total
+            rows.append(cos.argmax(dim=0) == true_idx)
+    return torch.stack(rows)
+
+
+def sense_separation(groups: dict) -> torch.Tensor:
+    """Leave-one-out nearest-centroid accuracy per layer: ``[layers]``.
+
+    For every sentence, the sense centroids are recomputed without it, and it is assigned
+    to the centroid with the highest cosine. Chance level is ``1 / n_senses``.
+    """
+    return sense_separation_outcomes(groups).float().mean(dim=0)
+
+
+def within_across_gap(groups: dict) -> torch.Tensor:
+    """Within-sense minus across-sense mean cosine, per layer: ``[layers]``."""
+    within, across = within_across_similarity(groups)
+    return within - across
+
+
+def centroid_similarity(vector: torch.Tensor, groups: dict) -> dict[str, torch.Tensor]:
+    """Cosine between one use of a word (``[layers, hidden]``) and each sense's centroid:
+    ``{sense: [layers]}``."""
+    groups = _check_groups(groups)
+    vector = torch.as_tensor(vector)
+    shape = next(iter(groups.values())).shape[1:]
+    if vector.shape != shape:
+        raise ValueError(f"vector must be [layers, hidden] = {tuple(shape)}, got {tuple(vector.shape)}.")
+    return {sense: F.cosine_similarity(vector, vecs.mean(0), dim=-1) for sense, vecs in groups.items()}
 
 
 def nearest_neighbours(trace: Trace, token: int, layer: int, k: int = 3) -> list[tuple[int, str, float]]:

@@ -1,8 +1,15 @@
-"""Lesson 06 figures. Each takes data (plus an optional ``ax``) and returns the axes."""
+"""Lesson 06 figures. Each takes data (plus an optional ``ax``) and returns the axes.
+
+A per-layer statistic over several words is drawn as the mean over the words with a
+bootstrap 95 % band, each word as a thin line behind it; accuracies, which pile up at 1.0,
+get one small panel per word so no line hides another."""
 
 from __future__ import annotations
 
-from helpers.common.style import layer_labels, new_axes, to_numpy
+import numpy as np
+
+from helpers.common.stats import bootstrap_ci
+from helpers.common.style import HIGHLIGHT, NORMAL, layer_labels, new_axes, to_numpy
 
 
 def plot_layer_curves(curves: dict, ax=None, title="", ylabel="cosine", chance=None):
@@ -11,10 +18,11 @@ def plot_layer_curves(curves: dict, ax=None, title="", ylabel="cosine", chance=N
         raise ValueError("curves must hold at least one {label: values} entry.")
     ax = new_axes(ax, (6, 3))
     n = None
-    for label, values in curves.items():
+    markers = "osD^v<>ph*"
+    for i, (label, values) in enumerate(curves.items()):
         values = to_numpy(values)
         n = len(values)
-        ax.plot(range(n), values, "o-", label=label)
+        ax.plot(range(n), values, marker=markers[i % len(markers)], ls="-", label=label)
     ax.set_xticks(range(n), layer_labels(n))
     if chance is not None:
         ax.axhline(chance, color="grey", ls=":", label="chance")
@@ -25,14 +33,83 @@ def plot_layer_curves(curves: dict, ax=None, title="", ylabel="cosine", chance=N
     return ax
 
 
+def plot_words_and_mean(per_word: dict, ax=None, title="", ylabel="", reference=None, reference_label="baseline",
+                        highlight: dict | None = None):
+    """``{word: [L + 1]}``: every word as a thin grey line, their mean with a bootstrap 95 %
+    band over the words; ``reference`` (a number or ``[L + 1]``) dashed; ``highlight``
+    (``{label: [L + 1]}``) drawn on top as markers (e.g. the learner's sentence)."""
+    if not per_word:
+        raise ValueError("per_word must hold at least one {word: values} entry.")
+    values = np.stack([to_numpy(v).astype(float) for v in per_word.values()])  # [words, L+1]
+    ax = new_axes(ax, (7, 3.4))
+    x = np.arange(values.shape[1])
+    for row in values:
+        ax.plot(x, row, "-", color="tab:grey", lw=0.8, alpha=0.5)
+    ax.plot([], [], "-", color="tab:grey", lw=0.8, alpha=0.5, label=f"each word ({len(values)})")
+    if len(values) > 1:
+        ci = bootstrap_ci(values)
+        ax.fill_between(x, [c.low for c in ci], [c.high for c in ci], color=NORMAL, alpha=0.25, lw=0,
+                        label="95 % interval (bootstrap over words)")
+        ax.plot(x, [c.estimate for c in ci], "o-", color=NORMAL, label="mean over words")
+    if reference is not None:
+        ax.plot(x, np.broadcast_to(np.asarray(to_numpy(reference), dtype=float), x.shape), "--",
+                color="black", lw=1, label=reference_label)
+    for label, v in (highlight or {}).items():
+        ax.plot(x, to_numpy(v), "D:", color=HIGHLIGHT, label=label)
+    ax.set_xticks(x, layer_labels(len(x)))
+    ax.set_xlabel("layer")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax
+
+
+def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = None, axes=None,
+                         title="sense separation: leave-one-out accuracy with 95 % interval"):
+    """One small panel per word (shared axes) of an accuracy per layer, each a list of
+    :class:`~helpers.common.stats.Interval` (estimate and bootstrap interval over the test
+    sentences); ``pooled`` (all words' sentences together) gets the first panel."""
+    import matplotlib.pyplot as plt
+
+    panels = ({"all words, pooled": pooled} if pooled is not None else {}) | dict(per_word)
+    if not panels:
+        raise ValueError("give at least one {word: [Interval per layer]} entry.")
+    n = len(panels)
+    cols = min(5, n)
+    rows = int(np.ceil(n / cols))
+    if axes is None:
+        fig, axes = plt.subplots(rows, cols, figsize=(10, 2.2 * rows + 0.9), sharex=True, sharey=True,
+                                 squeeze=False, layout="constrained")
+        for ax in axes.flat[n:]:
+            ax.axis("off")
+        axes = list(axes.flat)[:n]
+        fig.suptitle(title)
+    for i, (ax, (name, intervals)) in enumerate(zip(axes, panels.items())):
+        est = np.array([c.estimate for c in intervals])
+        x = np.arange(len(est))
+        color = HIGHLIGHT if name == "all words, pooled" else NORMAL
+        ax.fill_between(x, [c.low for c in intervals], [c.high for c in intervals], color=color, alpha=0.25, lw=0)
+        ax.plot(x, est, "o-", color=color, ms=4)
+        if chance is not None:
+            ax.axhline(chance, color="grey", ls=":", lw=1)
+        ax.set_title(name)
+        ax.set_ylim(0, 1.05)
+        ax.set_xticks(x, layer_labels(len(x)))
+        ax.tick_params(labelbottom=True)  # every panel keeps its layer labels (the grid may end short)
+        if i % cols == 0:
+            ax.set_ylabel("accuracy")
+    axes[0].figure.supxlabel("layer (dotted: chance; band: bootstrap 95 % interval over the sentences)", fontsize=9)
+    return axes
+
+
 def plot_neighbours(cosines, tokens, highlight: int, ax=None, title=""):
     """Bars of the cosine between one token (``highlight``) and every token of its sentence."""
     cosines = to_numpy(cosines)
     if len(cosines) != len(tokens):
         raise ValueError(f"need one cosine per token: {len(cosines)} cosines for {len(tokens)} tokens.")
     ax = new_axes(ax, (max(5, 0.45 * len(tokens)), 3))
-    bars = ax.bar(range(len(tokens)), cosines, color="tab:blue")
-    bars[highlight].set_color("tab:orange")
+    bars = ax.bar(range(len(tokens)), cosines, color=NORMAL)
+    bars[highlight].set_color(HIGHLIGHT)
     ax.set_xticks(range(len(tokens)), tokens, rotation=70, fontsize=8)
     ax.set_ylim(min(0.0, float(cosines.min())) - 0.05, 1.05)
     ax.set_ylabel("cosine")

@@ -59,22 +59,34 @@ def check_exercise_2(my_norms, trace) -> Feedback:
     return correct("your norms match for every token tried.")
 
 
-def check_exercise_3(answer, trace, token, baseline) -> Feedback:
-    """Baseline-adjusted cosine between the embedding and last layer of ``token``."""
+def check_exercise_3(answer, trace, token, others) -> Feedback:
+    """Cosine between ``token`` at the embedding layer and at the last layer, minus the matching
+    control: random token at layer 0 vs a different random token at layer L (``others``: data traces)."""
     if answer is None:
-        return no_answer("Set answer_3 to a float: sim[0, L] - (baseline[0] + baseline[L]) / 2.")
+        return no_answer("Set answer_3 to a float: sim[0, L] - compute.random_pair_cosines(others, n_pairs=500, "
+                         "seed=0, gap=L).mean().")
     try:
         value = float(answer)
     except (TypeError, ValueError):
         return wrong(f"answer should be a number, but you gave a {type(answer).__name__}.", "Use .item() on a tensor.")
     L = trace.num_layers
     raw = float(compute.interlayer_similarity(trace, token)[0, L])
-    expected = raw - float(baseline[0] + baseline[L]) / 2
+    control = float(compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L).mean())
+    expected = raw - control
+    within = compute.random_pair_baseline(others, n_pairs=500, seed=0)
     if abs(value - raw) < 1e-4:
-        return wrong(f"{value:.3f} is the raw cosine: the baseline has not been subtracted.",
-                     "Subtract the mean of baseline[0] and baseline[L].")
+        return wrong(f"{value:.3f} is the raw cosine: the control has not been subtracted.",
+                     "Subtract the mean cosine of random pairs taken one at layer 0, the other at layer L.")
+    if abs(value - (raw - float(within[0] + within[L]) / 2)) < 1e-4 and abs(value - expected) > 1e-4:
+        return wrong("you subtracted the mean of the two same-layer baselines: that does not match a comparison "
+                     "across layers.", "Use compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L): "
+                     "two different tokens, L layers apart.")
+    if any(abs(value - (raw - float(within[l]))) < 1e-4 for l in (0, L)) and abs(value - expected) > 1e-4:
+        return wrong("you subtracted a same-layer baseline.",
+                     "The control compares a random token at layer 0 with a different one at layer L (gap=L).")
     if abs(value - expected) > 1e-3:
         return wrong(f"{value:.3f} is not the adjusted value.",
-                     "Adjusted = sim[0, L] - (baseline[0] + baseline[L]) / 2, with sim from interlayer_similarity.")
+                     "Adjusted = sim[0, L] - random_pair_cosines(others, n_pairs=500, seed=0, gap=L).mean().")
     sign = "still positive" if expected > 0 else "not positive"
-    return correct(f"adjusted similarity {expected:.3f}: {sign} once random-pair similarity is removed.")
+    return correct(f"adjusted similarity {expected:.3f} (raw {raw:.3f}, control {control:.3f}): {sign} once "
+                   "unrelated tokens' similarity across the same layers is removed.")

@@ -57,26 +57,10 @@ def random_pair_baseline(traces, n_pairs: int = 500, seed: int = 0) -> torch.Ten
     The anisotropy baseline of Ethayarajh (2019): two *unrelated* tokens (drawn from two
     different sentences, special tokens excluded) already have this similarity at that
     layer, so a similarity is only meaningful above it. The same seeded pairs are used at
-    every layer, so the curve shows the layers, not sampling noise.
+    every layer, so the curve shows the layers, not sampling noise. The samples themselves
+    (for an interval) come from :func:`random_pair_cosines`.
     """
-    traces = check_traces(traces)
-    if len(traces) < 2:
-        raise ValueError("the baseline pairs tokens from different sentences: give at least 2 traces.")
-    if not isinstance(n_pairs, int) or n_pairs < 1:
-        raise ValueError(f"n_pairs must be a positive int, got {n_pairs!r}.")
-    pool = [(s, p) for s, t in enumerate(traces) for p in content_positions(t)]
-    gen = torch.Generator().manual_seed(seed)
-    pairs = []
-    while len(pairs) < n_pairs:
-        a, b = torch.randint(len(pool), (2,), generator=gen).tolist()
-        if pool[a][0] != pool[b][0]:
-            pairs.append((pool[a], pool[b]))
-    result = []
-    for layer in range(traces[0].num_layers + 1):
-        left = torch.stack([traces[s].hidden(layer)[p] for (s, p), _ in pairs])
-        right = torch.stack([traces[s].hidden(layer)[p] for _, (s, p) in pairs])
-        result.append(F.cosine_similarity(left, right, dim=-1).mean())
-    return torch.stack(result)
+    return random_pair_cosines(check_traces(traces), n_pairs, seed, gap=0).mean(dim=0)
 
 
 def baseline_adjusted(similarity: torch.Tensor, baseline: torch.Tensor) -> torch.Tensor:
@@ -114,3 +98,213 @@ def pca_trajectory(trace: Trace, tokens: list[int], n_components: int = 2) -> to
     comps = comps * signs
     chosen = stack[:, tokens].transpose(0, 1)  # [k, L+1, hidden]
     return (chosen - mean) @ comps.T
+
+
+
+def pca_variance_ratio(trace: Trace, n_components: int = 2) -> torch.Tensor:
+    """Share of the variance of all tokens at all layers that each of the first
+    ``n_components`` principal components (those of :func:`pca_trajectory`) explains."""
+    check_trace(trace)
+    flat = torch.stack(trace.hidden_states).reshape(-1, trace.hidden_size)
+    if not 1 <= n_components <= min(flat.shape):
+        raise ValueError(f"n_components must be 1 to {min(flat.shape)}, got {n_components}.")
+    singular = torch.linalg.svdvals(flat - flat.mean(dim=0))
+    return (singular[:n_components] ** 2) / (singular**2).sum()
+
+# -- over many tokens: the aggregate every per-layer story is read from (issue 13) ----------
+
+TOKEN_KINDS = ("content", "[CLS]", "[SEP]", "all")
+
+
+def positions_of_kind(trace: Trace, kind: str = "content") -> list[int]:
+    """Positions of one kind of token: ``"content"`` (everything but [CLS]/[SEP]/[PAD]),
+    ``"[CLS]"``, ``"[SEP]"`` or ``"all"``."""
+    check_trace(trace)
+    if kind == "content":
+        return content_positions(trace)
+    if kind == "all":
+        return list(range(trace.seq_len))
+    if kind in ("[CLS]", "[SEP]"):
+        return [i for i, t in enumerate(trace.tokens) if t == kind]
+    raise ValueError(f"kind {kind!r} is not valid: choose one of {TOKEN_KINDS}.")
+
+
+def pooled_vectors(traces, kind: str = "content") -> torch.Tensor:
+    """The vectors of every token of ``kind`` in ``traces``, at every layer: ``[L + 1, N, hidden]``."""
+    traces = check_traces(traces)
+    parts = [torch.stack(t.hidden_states)[:, positions_of_kind(t, kind)] for t in traces]
+    pooled = torch.cat(parts, dim=1)
+    if pooled.shape[1] == 0:
+        raise ValueError(f"the traces hold no {kind!r} token: choose another kind from {TOKEN_KINDS}.")
+    return pooled
+
+
+def consecutive_cosines_per_token(traces, kind: str = "content") -> torch.Tensor:
+    """:func:`consecutive_cosines` of every token of ``kind``: ``[N, L]`` (one row per token)."""
+    stack = pooled_vectors(traces, kind)
+    return F.cosine_similarity(stack[:-1], stack[1:], dim=-1).T
+
+
+def layer_norms_per_token(traces, kind: str = "content") -> torch.Tensor:
+    """L2 norm of every token of ``kind`` at every layer: ``[N, L + 1]``."""
+    return pooled_vectors(traces, kind).norm(dim=-1).T
+
+
+def interlayer_similarity_per_token(traces, kind: str = "content") -> torch.Tensor:
+    """:func:`interlayer_similarity` of every token of ``kind``: ``[N, L + 1, L + 1]``."""
+    stack = F.normalize(pooled_vectors(traces, kind), dim=-1).transpose(0, 1)  # [N, L+1, hidden]
+    return stack @ stack.transpose(1, 2)
+
+
+def interlayer_similarity_all_tokens(trace: Trace) -> torch.Tensor:
+    """Every token's layer-by-layer cosine matrix of one trace at once: ``[seq, L + 1, L + 1]``
+    (what the explorer caches; one batched product instead of a loop over tokens)."""
+    stack = F.normalize(torch.stack(check_trace(trace).hidden_states), dim=-1).transpose(0, 1)
+    return stack @ stack.transpose(1, 2)
+
+
+def _random_pairs(traces, n_pairs: int, seed: int) -> list:
+    """``n_pairs`` seeded pairs of content tokens from two *different* sentences."""
+    if len(traces) < 2:
+        raise ValueError("the baseline pairs tokens from different sentences: give at least 2 traces.")
+    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 1:
+        raise ValueError(f"n_pairs must be a positive int, got {n_pairs!r}.")
+    pool = [(s, p) for s, t in enumerate(traces) for p in content_positions(t)]
+    if len({s for s, _ in pool}) < 2:
+        raise ValueError("fewer than 2 of the traces hold a content token: give sentences with words.")
+    gen = torch.Generator().manual_seed(seed)
+    pairs = []
+    while len(pairs) < n_pairs:
+        a, b = torch.randint(len(pool), (2,), generator=gen).tolist()
+        if pool[a][0] != pool[b][0]:
+            pairs.append((pool[a], pool[b]))
+    return pairs
+
+
+def random_pair_cosines(traces, n_pairs: int = 500, seed: int = 0, gap: int = 0) -> torch.Tensor:
+    """Cosine between random token ``a`` at layer ``l`` and a *different* random token ``b`` (from
+    another sentence) at layer ``l + gap``: ``[n_pairs, L + 1 - gap]``, one row per pair.
+
+    ``gap=0`` gives the within-layer samples whose mean is :func:`random_pair_baseline`
+    (Ethayarajh 2019 defined only this one). ``gap=1`` is the control that matches a
+    consecutive-layer cosine: how similar two unrelated tokens are one layer apart. The same
+    seeded pairs are used at every layer.
+    """
+    traces = check_traces(traces)
+    L = traces[0].num_layers
+    if isinstance(gap, bool) or not isinstance(gap, int) or not 0 <= gap <= L:
+        raise ValueError(f"gap must be an int from 0 to {L} (layers apart), got {gap!r}.")
+    pairs = _random_pairs(traces, n_pairs, seed)
+    stacks = [torch.stack(t.hidden_states) for t in traces]  # each [L+1, seq, hidden]
+    left = torch.stack([stacks[s][:, p] for (s, p), _ in pairs], dim=1)  # [L+1, n_pairs, hidden]
+    right = torch.stack([stacks[s][:, p] for _, (s, p) in pairs], dim=1)
+    return F.cosine_similarity(left[: L + 1 - gap], right[gap:], dim=-1).T
+
+
+def cross_layer_baseline(traces, layer_a: int, layer_b: int, n_pairs: int = 500, seed: int = 0) -> torch.Tensor:
+    """Mean cosine between a random token at ``layer_a`` and a different random token (another
+    sentence) at ``layer_b``: the control for comparing one token across those two layers."""
+    traces = check_traces(traces)
+    low, high = sorted((traces[0].check_layer(layer_a), traces[0].check_layer(layer_b)))
+    return random_pair_cosines(traces, n_pairs, seed, gap=high - low)[:, low].mean()
+
+
+# -- norms: every hidden state is the output of a LayerNorm ---------------------------------
+
+def final_layer_norms(model) -> list:
+    """The LayerNorm that produces each hidden state, layers ``0 .. L``: the embeddings'
+    ``embeddings.LayerNorm``, then each layer's ``output.LayerNorm`` (BERT is post-LN)."""
+    bert = getattr(model, "bert", model)
+    if not hasattr(bert, "embeddings") or not hasattr(bert, "encoder"):
+        raise TypeError(f"expected a BertModel (or a model with a .bert), got {type(model).__name__}.")
+    return [bert.embeddings.LayerNorm] + [layer.output.LayerNorm for layer in bert.encoder.layer]
+
+
+def layer_norm_inputs(tokenizer, model, text: str, text_pair: str | None = None) -> list[torch.Tensor]:
+    """Run the model once with forward hooks and return what each final LayerNorm received,
+    ``[seq, hidden]`` for layers ``0 .. L`` (the residual sum before normalisation)."""
+    from helpers.model.trace import encode
+
+    captured = {}
+    hooks = [ln.register_forward_hook(lambda mod, args, out, i=i: captured.__setitem__(i, args[0][0].detach()))
+             for i, ln in enumerate(final_layer_norms(model))]
+    try:
+        enc, _ = encode(tokenizer, model, text, text_pair)
+        enc.pop("offset_mapping")
+        with torch.no_grad():
+            model(**enc)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return [captured[i] for i in range(len(captured))]
+
+
+def norm_parts(traces, model, kind: str = "content") -> dict[str, torch.Tensor]:
+    """Split every token's length into what the LayerNorm that made it contributes.
+
+    Each hidden state is ``h = gamma * z_hat + beta`` with ``z_hat`` of mean 0 and variance 1
+    over the hidden dimension, so ``||z_hat|| = sqrt(H)`` for *every* token. With
+    ``s = gamma * z_hat = h - beta`` (no division needed):
+
+    ``||h||^2 = ||s||^2 + 2 <s, beta> + ||beta||^2``.
+
+    Returns ``[N, L + 1]`` tensors ``norm`` (||h||), ``scaled`` (||gamma * z_hat||),
+    ``cross`` (2 <s, beta>) and ``[L + 1]`` tensors ``gamma`` (||gamma||: what ``||s||``
+    would be if ``z_hat`` spread its energy evenly over the dimensions) and ``beta`` (||beta||).
+    """
+    stack = pooled_vectors(traces, kind)  # [L+1, N, hidden]
+    lns = final_layer_norms(model)
+    if len(lns) != stack.shape[0]:
+        raise ValueError(f"the traces have {stack.shape[0]} hidden states but the model {len(lns)} LayerNorms.")
+    gamma = torch.stack([ln.weight.detach() for ln in lns])  # [L+1, hidden]
+    beta = torch.stack([ln.bias.detach() for ln in lns])
+    scaled = stack - beta[:, None]
+    return {
+        "norm": stack.norm(dim=-1).T,
+        "scaled": scaled.norm(dim=-1).T,
+        "cross": (2 * (scaled * beta[:, None]).sum(-1)).T,
+        "gamma": gamma.norm(dim=-1),
+        "beta": beta.norm(dim=-1),
+    }
+
+
+def energy_by_dimension(traces, kind: str = "content") -> torch.Tensor:
+    """Share of the squared length ``||h||^2`` carried by each dimension, per layer:
+    ``[L + 1, hidden]`` (mean ``h_i^2`` over the tokens, divided by mean ``||h||^2``; rows sum to 1)."""
+    sq = pooled_vectors(traces, kind).pow(2)  # [L+1, N, hidden]
+    return sq.mean(dim=1) / sq.sum(dim=-1).mean(dim=1, keepdim=True)
+
+
+def top_dimensions(shares: torch.Tensor, k: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
+    """The ``k`` dimensions with the largest share per layer and the share they carry together:
+    ``(dims [L + 1, k], share [L + 1])``."""
+    shares = torch.as_tensor(shares)
+    if shares.ndim != 2 or not 1 <= k <= shares.shape[1]:
+        raise ValueError(f"shares must be [layers, hidden] and k from 1 to hidden, got {tuple(shares.shape)}, k={k}.")
+    top = shares.topk(k, dim=1)
+    return top.indices, top.values.sum(dim=1)
+
+
+def layer_norm_outliers(model, n_sigma: float = 3.0) -> list[list[int]]:
+    """Dimensions whose LayerNorm scale or bias lies more than ``n_sigma`` standard deviations
+    from that vector's mean, per layer ``0 .. L`` -- the criterion of Kovaleva et al. (2021,
+    *BERT Busters*), who found such dimensions at the same positions in every layer of BERT-base."""
+    out = []
+    for ln in final_layer_norms(model):
+        flagged = set()
+        for vec in (ln.weight.detach(), ln.bias.detach()):
+            z = (vec - vec.mean()) / vec.std().clamp_min(1e-12)
+            flagged |= set(torch.nonzero(z.abs() > n_sigma).flatten().tolist())
+        out.append(sorted(flagged))
+    return out
+
+
+def share_explained_by_layer(values) -> float:
+    """Fraction of the variance of ``values [N, L + 1]`` (all tokens, all layers) explained by
+    the layer alone (eta squared: between-layer variance over total variance)."""
+    values = torch.as_tensor(values, dtype=torch.float64)
+    if values.ndim != 2 or values.numel() < 2:
+        raise ValueError(f"values must be [n_tokens, layers], got shape {tuple(values.shape)}.")
+    total = ((values - values.mean()) ** 2).sum()
+    between = (values.shape[0] * (values.mean(dim=0) - values.mean()) ** 2).sum()
+    return float(between / total) if total > 0 else 0.0

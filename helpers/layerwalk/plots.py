@@ -1,69 +1,280 @@
-"""Lesson 04 figures. Each takes data (plus an optional ``ax``) and returns the axes."""
+"""Lesson 04 figures. Each takes data (plus an optional ``ax``) and returns the axes.
+
+Per-layer statistics are drawn the same way everywhere: the median over the data tokens
+with its interquartile band (or a mean with its bootstrap 95 % interval), and the learner's
+own token as separate markers, so a reader sees at once whether that token is typical."""
 
 from __future__ import annotations
 
 import numpy as np
 
-from helpers.common.style import layer_labels, new_axes, to_numpy
+from helpers.common.stats import quartiles
+from helpers.common.style import HIGHLIGHT, NORMAL, colorbar, layer_labels, new_axes, to_numpy
 
 
-def plot_layer_norms(norms, ax=None, title="L2 norm per layer"):
-    """Bar chart of one value per hidden-state layer (``[L + 1]``)."""
+def transition_labels(n_transitions: int) -> list[str]:
+    """``['emb→1', '1→2', ...]`` for ``L`` layer-to-layer transitions."""
+    names = layer_labels(n_transitions + 1)
+    return [f"{a}→{b}" for a, b in zip(names[:-1], names[1:])]
+
+
+def plot_median_band(per_token, ax=None, x=None, label="data tokens: median", color=NORMAL, band_label=None):
+    """Median of ``per_token [N, layers]`` over the tokens with its interquartile band; returns the axes."""
+    values = to_numpy(per_token)
+    if values.ndim != 2 or values.shape[0] < 1:
+        raise ValueError(f"per_token must be [n_tokens, layers], got shape {values.shape}.")
+    ax = new_axes(ax, (6, 3))
+    q25, med, q75 = quartiles(values)
+    x = np.arange(values.shape[1]) if x is None else np.asarray(x)
+    ax.fill_between(x, q25, q75, color=color, alpha=0.2, lw=0,
+                    label=band_label or f"interquartile band ({values.shape[0]} tokens)")
+    ax.plot(x, med, "o-", color=color, label=label)
+    return ax
+
+
+def plot_layer_norms(norms, ax=None, title="L2 norm per layer", per_token=None):
+    """One value per hidden-state layer (``[L + 1]``) as bars; with ``per_token [N, L + 1]`` the
+    data tokens' median and interquartile band are drawn over them."""
     norms = to_numpy(norms)
     ax = new_axes(ax, (6, 3))
-    ax.bar(range(len(norms)), norms, color="tab:blue")
+    ax.bar(range(len(norms)), norms, color=HIGHLIGHT if per_token is not None else NORMAL, alpha=0.6,
+           label="this token" if per_token is not None else None)
+    if per_token is not None:
+        plot_median_band(per_token, ax=ax)
+        ax.legend(loc="lower left")
     ax.set_xticks(range(len(norms)), layer_labels(len(norms)))
     ax.set_xlabel("layer")
-    ax.set_ylabel("L2 norm")
+    ax.set_ylabel("L2 norm ‖h‖")
     ax.set_title(title)
     return ax
 
 
-def plot_consecutive(cosines, adjusted=None, ax=None):
-    """Line chart of cosine(layer l, layer l+1) for l = 0..L-1, optionally baseline-adjusted too."""
+def plot_consecutive(cosines, adjusted=None, ax=None, per_token=None, per_token_adjusted=None):
+    """Cosine(layer l, layer l+1) for l = 0..L-1 of one token, optionally baseline-adjusted too;
+    with ``per_token [N, L]`` (and ``per_token_adjusted``) the data tokens' median and band."""
     cosines = to_numpy(cosines)
-    ax = new_axes(ax, (6, 3))
+    ax = new_axes(ax, (6.5, 3.2))
     x = np.arange(1, len(cosines) + 1)
-    ax.plot(x, cosines, "o-", label="raw cosine")
+    if per_token is not None:
+        plot_median_band(per_token, ax=ax, x=x, label="data tokens, raw: median", color=NORMAL)
+    if per_token_adjusted is not None:
+        plot_median_band(per_token_adjusted, ax=ax, x=x, label="data tokens, adjusted: median",
+                         color="tab:green", band_label="interquartile band (adjusted)")
+    ax.plot(x, cosines, "D:" if per_token is not None else "o-", color=HIGHLIGHT if per_token is not None else NORMAL,
+            label="this token, raw" if per_token is not None else "raw cosine")
     if adjusted is not None:
-        ax.plot(x, to_numpy(adjusted), "s--", label="minus random-pair baseline")
-    ax.set_xticks(x, [f"{a}→{b}" for a, b in zip(layer_labels(len(x) + 1)[:-1], layer_labels(len(x) + 1)[1:])])
+        ax.plot(x, to_numpy(adjusted), "s--", color="tab:red" if per_token is not None else HIGHLIGHT,
+                label="this token, adjusted" if per_token is not None else "minus random-pair baseline")
+    ax.set_xticks(x, transition_labels(len(x)))
     ax.set_xlabel("layer transition")
     ax.set_ylabel("cosine")
-    ax.legend(fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax
 
 
-def plot_similarity_heatmap(matrix, labels=None, ax=None, title="cosine between layers", **kwargs):
-    """Seaborn heatmap of a square layer-by-layer similarity matrix."""
-    import seaborn as sns
-
+def plot_similarity_heatmap(matrix, labels=None, ax=None, title="cosine between layers", vmin=None, vmax=None,
+                            cbar_label="cosine", annotate=None, **kwargs):
+    """Heatmap of a square layer-by-layer matrix, annotated at >= 8 pt when it is small enough."""
     matrix = to_numpy(matrix)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"matrix must be square, got shape {matrix.shape}.")
     labels = labels or layer_labels(matrix.shape[0])
-    ax = new_axes(ax, (5, 4))
-    sns.heatmap(matrix, ax=ax, xticklabels=labels, yticklabels=labels, cmap="viridis",
-                annot=matrix.shape[0] <= 13, fmt=".2f", annot_kws={"size": 7}, square=True, **kwargs)
+    n = matrix.shape[0]
+    ax = new_axes(ax, (max(4.5, 0.55 * n + 1.5), max(3.8, 0.5 * n + 1)))
+    im = ax.imshow(matrix, cmap=kwargs.pop("cmap", "viridis"), vmin=vmin, vmax=vmax)
+    ax.set_xticks(range(n), labels)
+    ax.set_yticks(range(n), labels)
+    if annotate if annotate is not None else n <= 9:
+        for (i, j), v in np.ndenumerate(matrix):
+            r, g, b, _ = im.cmap(im.norm(v))
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
+            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if dark else "black")
     ax.set_xlabel("layer")
     ax.set_ylabel("layer")
     ax.set_title(title)
+    colorbar(im, ax, cbar_label)
     return ax
 
 
-def plot_trajectory(coords, names, ax=None):
-    """PCA paths ``[k, L + 1, 2]``: one line per token, one marker per layer, layers annotated."""
+def plot_similarity_spread(token_matrix, per_token, token_name: str, axes=None):
+    """Three panels: one token's layer-by-layer cosine matrix, the data tokens' median matrix on
+    the *same* colour scale, and the interquartile width of the data tokens (the spread)."""
+    import matplotlib.pyplot as plt
+
+    token_matrix, per_token = to_numpy(token_matrix), to_numpy(per_token)
+    q25, med, q75 = quartiles(per_token)
+    n = token_matrix.shape[0]
+    if axes is None:
+        _, axes = plt.subplots(1, 3, figsize=(10.5, 3.6), layout="constrained")
+    low = float(min(token_matrix.min(), med.min()))
+    plot_similarity_heatmap(token_matrix, ax=axes[0], title=f"cosine between layers, {token_name}", vmin=low, vmax=1)
+    plot_similarity_heatmap(med, ax=axes[1], title=f"median cosine, {per_token.shape[0]} data tokens", vmin=low,
+                            vmax=1)
+    plot_similarity_heatmap(q75 - q25, ax=axes[2], title="spread: interquartile width", cmap="magma",
+                            cbar_label="q75 − q25 of the cosine")
+    return axes
+
+
+def plot_baselines(within, cross, ax=None, mean_of_two=None):
+    """The anisotropy controls with bootstrap 95 % intervals: ``within`` (list of
+    :class:`~helpers.common.stats.Interval`, one per layer 0..L) is two random tokens at the
+    same layer; ``cross`` (one per transition) is two random tokens one layer apart."""
+    ax = new_axes(ax, (7, 3.2))
+    n = len(within)
+    x = np.arange(n)
+    est = np.array([i.estimate for i in within])
+    ax.errorbar(x, est, yerr=[est - [i.low for i in within], [i.high for i in within] - est], fmt="o-",
+                color=NORMAL, capsize=3, label="same layer l (Ethayarajh's baseline)")
+    xc = np.arange(len(cross)) + 0.5
+    estc = np.array([i.estimate for i in cross])
+    ax.errorbar(xc, estc, yerr=[estc - [i.low for i in cross], [i.high for i in cross] - estc], fmt="s-",
+                color="tab:green", capsize=3, label="layer l vs l+1 (matching control)")
+    if mean_of_two is not None:
+        ax.plot(xc, to_numpy(mean_of_two), "x:", color="tab:grey", label="mean of two same-layer baselines")
+    ax.set_xticks(x, layer_labels(n))
+    ax.set_xlabel("layer (crosses between two layers: the transition)")
+    ax.set_ylabel("cosine of random token pairs")
+    ax.set_title("random-pair cosine (mean, bootstrap 95 % interval)")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax
+
+
+def plot_norm_parts(parts: dict, ax=None, token_norms=None, token_name: str = "this token"):
+    """What each LayerNorm contributes to the length: median ‖h‖ and ‖γ⊙ẑ‖ over the data tokens
+    (interquartile bands), ‖γ‖ (the length if ẑ spread evenly), ‖β‖, and one token's ‖h‖."""
+    norm, scaled = to_numpy(parts["norm"]), to_numpy(parts["scaled"])
+    ax = new_axes(ax, (7, 3.4))
+    x = np.arange(norm.shape[1])
+    plot_median_band(norm, ax=ax, x=x, label="‖h‖, data tokens: median", color=NORMAL)
+    plot_median_band(scaled, ax=ax, x=x, label="‖γ⊙ẑ‖ = ‖h − β‖: median", color="tab:purple",
+                     band_label="interquartile band of ‖γ⊙ẑ‖")
+    ax.plot(x, to_numpy(parts["gamma"]), "^--", color="tab:green", label="‖γ‖ (ẑ spread evenly)")
+    ax.plot(x, to_numpy(parts["beta"]), "v--", color="tab:brown", label="‖β‖")
+    if token_norms is not None:
+        ax.plot(x, to_numpy(token_norms), "D:", color=HIGHLIGHT, label=f"‖h‖ of {token_name}")
+    ax.set_xticks(x, layer_labels(len(x)))
+    ax.set_xlabel("layer (each ends in LayerNorm: h = γ⊙ẑ + β)")
+    ax.set_ylabel("L2 norm")
+    ax.set_ylim(bottom=0)
+    ax.set_title("L2 norm per layer and its LayerNorm parts")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax
+
+
+def plot_top_dimension_share(share, dims, hidden_size: int, ax=None):
+    """Share of ‖h‖² carried by the ``k`` largest dimensions per layer (bars, ids on top) against
+    the ``k / H`` an even spread would give."""
+    share, dims = to_numpy(share), to_numpy(dims)
+    k = dims.shape[1]
+    ax = new_axes(ax, (7, 3.2))
+    x = np.arange(len(share))
+    bars = ax.bar(x, share, color=NORMAL, label=f"top {k} dimensions")
+    ax.axhline(k / hidden_size, color="tab:grey", ls=":", label=f"even spread: {k}/{hidden_size}")
+    for bar, ids in zip(bars, dims):
+        ax.annotate(",".join(str(int(i)) for i in ids), (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                    xytext=(0, 2), textcoords="offset points", ha="center", va="bottom", fontsize=8)
+    ax.set_xticks(x, layer_labels(len(x)))
+    ax.set_ylim(0, max(float(share.max()) * 1.25, 2 * k / hidden_size))
+    ax.set_xlabel("layer (numbers: the dimensions' ids)")
+    ax.set_ylabel("share of ‖h‖²")
+    ax.set_title(f"share of the squared length in the {k} largest dimensions")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax
+
+
+def _place_labels(ax, points, labels, color, obstacles=()):
+    """Annotate ``points`` with ``labels`` at 8 pt: for each, try 8 directions at growing
+    distances and keep the first spot whose box overlaps no label placed so far and none of the
+    ``obstacles`` (display-space boxes of markers and arrows)."""
+    renderer = ax.figure.canvas.get_renderer()
+    placed = list(obstacles)
+    directions = [(1, 1), (-1, 1), (1, -1), (-1, -1), (1, 0), (-1, 0), (0, 1), (0, -1)]
+    texts = []
+    for (x, y), lab in zip(points, labels):
+        best = None
+        for dist in (8, 13, 19, 26):
+            for dx, dy in directions:
+                text = ax.annotate(lab, (x, y), xytext=(dx * dist, dy * dist), textcoords="offset points",
+                                   fontsize=8, color=color, ha="center", va="center")
+                box = text.get_window_extent(renderer).expanded(1.1, 1.1)
+                if not any(box.overlaps(other) for other in placed):
+                    best = text
+                    break
+                text.remove()
+            if best is not None:
+                break
+        if best is None:  # nowhere free: the first spot
+            best = ax.annotate(lab, (x, y), xytext=(8, 8), textcoords="offset points", fontsize=8, color=color,
+                               ha="center", va="center")
+        best.set_in_layout(False)  # placed in screen space: must not move the axes afterwards
+        placed.append(best.get_window_extent(renderer))
+        texts.append(best)
+    return texts
+
+
+def _path_obstacles(ax, path, size: float = 10.0) -> list:
+    """Display-space boxes around a path's markers and along its segments (labels avoid them)."""
+    from matplotlib.transforms import Bbox
+
+    pts = ax.transData.transform(path)
+    boxes = []
+    for a, b in zip(pts[:-1], pts[1:]):
+        for t in np.linspace(0, 1, 12):
+            x, y = a + t * (b - a)
+            boxes.append(Bbox.from_extents(x - size / 2, y - size / 2, x + size / 2, y + size / 2))
+    x, y = pts[-1]
+    boxes.append(Bbox.from_extents(x - size, y - size, x + size, y + size))
+    return boxes
+
+
+def _draw_path(ax, path, name, color):
+    ax.plot(path[:, 0], path[:, 1], "o", color=color, label=name, ms=5)
+    for a, b in zip(path[:-1, :2], path[1:, :2]):
+        arrow = ax.annotate("", xy=b, xytext=a, arrowprops=dict(arrowstyle="-|>", color=color, lw=1.3,
+                                                                shrinkA=3, shrinkB=3, mutation_scale=12))
+        arrow.set_in_layout(False)
+
+
+def plot_trajectory(coords, names, ax=None, explained=None):
+    """PCA paths ``[k, L + 1, 2]`` with one arrow per layer step (the direction of travel), a
+    marker and a non-overlapping 8 pt label per layer, equal scales on both axes and the %
+    variance of each component. Without ``ax``: one panel per token (each zoomed to its path,
+    equal aspect), so a short path is not lost beside a long one; returns the axes."""
+    import matplotlib.pyplot as plt
+
     coords = to_numpy(coords)
     if coords.ndim != 3 or coords.shape[0] != len(names) or coords.shape[2] < 2:
         raise ValueError(f"coords must be [len(names), layers, >=2], got {coords.shape} for {len(names)} names.")
-    ax = new_axes(ax, (6, 4.5))
     labels = layer_labels(coords.shape[1])
-    for path, name in zip(coords, names):
-        (line,) = ax.plot(path[:, 0], path[:, 1], "o-", label=name)
-        for (x, y), lab in zip(path[:, :2], labels):
-            ax.annotate(lab, (x, y), fontsize=7, color=line.get_color(), xytext=(3, 3), textcoords="offset points")
-    ax.set_xlabel("PC 1")
-    ax.set_ylabel("PC 2")
-    ax.legend(fontsize=8)
-    ax.set_title("trajectory through the layers (PCA of all tokens, all layers)")
-    return ax
+    colors = [NORMAL, HIGHLIGHT, "tab:green", "tab:red", "tab:purple"]
+    if ax is None:
+        k = len(names)
+        fig, axes = plt.subplots(1, k, figsize=(min(10.0, 4.6 * k), 4.4), squeeze=False, layout="constrained")
+        axes = list(axes[0])
+        groups = [[i] for i in range(k)]
+        fig.suptitle("trajectory through the layers: PCA of all tokens at all layers (arrows: emb → last)")
+    else:
+        axes, groups = [ax], [list(range(len(names)))]
+        ax.set_title("trajectory through the layers (PCA of all tokens, all layers)")
+    for panel, members in zip(axes, groups):
+        for i in members:
+            _draw_path(panel, coords[i, :, :2], names[i], colors[i % len(colors)])
+        panel.set_aspect("equal", adjustable="datalim")
+        panel.margins(0.2)
+        if len(members) == 1:
+            panel.set_title(f"token {names[members[0]]!r}")
+        if explained is not None:
+            ex = to_numpy(explained)
+            panel.set_xlabel(f"PC 1 ({ex[0]:.0%} of the variance)")
+            panel.set_ylabel(f"PC 2 ({ex[1]:.0%} of the variance)")
+        else:
+            panel.set_xlabel("PC 1")
+            panel.set_ylabel("PC 2")
+    axes[0].figure.canvas.draw()  # final limits before labels are placed in screen space
+    for panel, members in zip(axes, groups):
+        obstacles = [box for i in members for box in _path_obstacles(panel, coords[i, :, :2])]
+        for i in members:
+            _place_labels(panel, coords[i, :, :2], labels, colors[i % len(colors)], obstacles)
+        if len(members) > 1:
+            panel.legend(loc="best")
+    return axes if ax is None else ax

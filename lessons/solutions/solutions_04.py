@@ -15,9 +15,12 @@ def my_norms(trace, token) -> torch.Tensor:
     return torch.stack([trace.hidden(layer)[token].pow(2).sum().sqrt() for layer in range(trace.num_layers + 1)])
 
 
-def solution_3(trace, token, baseline) -> float:
-    """Cosine(embedding, last layer) minus the mean of those layers' random-pair baselines."""
+def solution_3(trace, token, others) -> float:
+    """Cosine(embedding, last layer) of ``token`` minus the matching control: a random content
+    token at layer 0 against a different random one (another sentence) at layer L."""
+    from helpers.layerwalk import compute
+
     L = trace.num_layers
-    first, last = trace.hidden(0)[token], trace.hidden(L)[token]
-    raw = torch.nn.functional.cosine_similarity(first, last, dim=0)
-    return float(raw - (baseline[0] + baseline[L]) / 2)
+    raw = torch.nn.functional.cosine_similarity(trace.hidden(0)[token], trace.hidden(L)[token], dim=0)
+    control = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L)[:, 0].mean()
+    return float(raw - control)
