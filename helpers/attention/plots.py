@@ -3,35 +3,101 @@ what it drew; nothing here runs the model."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from matplotlib.collections import LineCollection
 
 from helpers.attention.compute import TOKEN_CLASSES
-from helpers.common.style import as_matrix, new_axes, to_numpy
+from helpers.common.style import as_matrix, colorbar, new_axes, to_numpy
 
 
-def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = None, vmax: float | None = None):
+MAX_TOKEN_LABELS = 40  # more token labels than this on one axis cannot be read at 8 pt
+
+
+def token_window(n_tokens: int, start: int = 0, size: int | None = None) -> tuple[int, int]:
+    """``(start, stop)`` of the tokens a heatmap shows: all of them up to ``size`` (default
+    :data:`MAX_TOKEN_LABELS`), otherwise a window of ``size`` tokens from ``start``."""
+    size = MAX_TOKEN_LABELS if size is None else size
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"size must be a positive int, got {size!r}.")
+    size = min(size, n_tokens)
+    if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= n_tokens - size:
+        raise ValueError(f"start {start!r} is out of range: with {n_tokens} tokens and a window of {size}, "
+                         f"valid starts are 0 to {n_tokens - size}.")
+    return start, start + size
+
+
+def window_note(start: int, stop: int, n_tokens: int) -> str:
+    """What a windowed heatmap shows, for its title ('' when it shows every token)."""
+    if stop - start >= n_tokens:
+        return ""
+    return f"tokens {start}\u2013{stop - 1} of {n_tokens} (a window; its rows need not sum to 1)"
+
+
+@dataclass
+class TokenHeatmap:
+    """The artists of a token x token heatmap that an explorer changes: the image, the
+    token labels (plain texts, so an update can rewrite and blit them) and the title."""
+
+    fig: object
+    ax: object
+    image: object
+    x_labels: list
+    y_labels: list
+
+    def set_tokens(self, tokens: list[str]) -> None:
+        for text, token in zip(self.x_labels, tokens):
+            text.set_text(token)
+        for text, token in zip(self.y_labels, tokens):
+            text.set_text(token)
+
+
+def token_heatmap(matrix, tokens: list[str], ax=None, title: str | None = None, vmin: float = 0.0,
+                  vmax: float | None = None, cmap: str = "viridis", cbar_label: str = "attention probability",
+                  xlabel: str = "key (attended to)", ylabel: str = "query (attending)") -> TokenHeatmap:
+    """A ``[k, k]`` matrix over ``k`` tokens with the tokens written along both axes."""
+    values = as_matrix(matrix, "matrix")
+    k = len(tokens)
+    if values.shape != (k, k):
+        raise ValueError(f"the matrix has shape {values.shape} but there are {k} tokens; they must match.")
+    size = max(4.0, 0.2 * k + 2.4)
+    ax = new_axes(ax, (size + 1.3, size + 0.3))
+    image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=values.max() if vmax is None else vmax)
+    ax.set_xticks(range(k))  # tick marks only: the labels are texts an explorer can rewrite
+    ax.set_yticks(range(k))
+    ax.tick_params(labelbottom=False, labelleft=False, length=2)
+    x_labels = [ax.annotate(t, xy=(i, 0), xycoords=("data", "axes fraction"), xytext=(0, -4),
+                            textcoords="offset points", rotation=90, ha="center", va="top", fontsize=8,
+                            annotation_clip=False) for i, t in enumerate(tokens)]
+    y_labels = [ax.annotate(t, xy=(0, i), xycoords=("axes fraction", "data"), xytext=(-4, 0),
+                            textcoords="offset points", ha="right", va="center", fontsize=8,
+                            annotation_clip=False) for i, t in enumerate(tokens)]
+    ax.set_xlabel(xlabel, labelpad=max(len(t) for t in tokens) * 5.2 + 6)
+    ax.set_ylabel(ylabel, labelpad=max(len(t) for t in tokens) * 5.2 + 6)
+    if title:
+        ax.set_title(title)
+    colorbar(image, ax, cbar_label)
+    ax.figure.tight_layout()
+    return TokenHeatmap(ax.figure, ax, image, x_labels, y_labels)
+
+
+def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = None, vmax: float | None = None,
+                      start: int = 0, size: int | None = None):
     """One head's ``[seq, seq]`` attention matrix (rows = queries, columns = keys) with token labels.
 
-    Returns ``(fig, ax, image)``; the image artist is what an explorer updates with ``set_data``.
+    With more than ``size`` tokens (default :data:`MAX_TOKEN_LABELS`, the most that stay
+    readable) it shows the window of queries and keys ``start .. start + size - 1`` and says so
+    in the title. Returns ``(fig, ax, image)``.
     """
     matrix = as_matrix(probs, "probs")
     if matrix.shape != (len(tokens), len(tokens)):
         raise ValueError(f"probs has shape {matrix.shape} but there are {len(tokens)} tokens; they must match.")
-    size = max(4.0, 0.32 * len(tokens) + 2)
-    ax = new_axes(ax, (size + 1, size))
-    fig = ax.figure
-    image = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=matrix.max() if vmax is None else vmax)
-    ticks = range(len(tokens))
-    ax.set_xticks(ticks, tokens, rotation=90, fontsize=8)
-    ax.set_yticks(ticks, tokens, fontsize=8)
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
-    if title:
-        ax.set_title(title)
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="attention probability")
-    fig.tight_layout()
-    return fig, ax, image
+    lo, hi = token_window(len(tokens), start, size)
+    note = window_note(lo, hi, len(tokens))
+    full_title = "\n".join(t for t in (title, note) if t) or None
+    drawn = token_heatmap(matrix[lo:hi, lo:hi], tokens[lo:hi], ax=ax, title=full_title, vmax=vmax)
+    return drawn.fig, drawn.ax, drawn.image
 
 
 def plot_token_heatmap(matrix, tokens, ax=None, title="", ylabel="layer", yticklabels=None, cmap="magma"):
