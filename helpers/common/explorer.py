@@ -223,7 +223,9 @@ class Explorer:
                 init(self, *args, **kw)
             finally:
                 self._timing_build = False
-            self.build_seconds = time.perf_counter() - wall
+            end = time.perf_counter()
+            self.build_span = (wall, end)  # lets a benchmark tell model time inside the build apart
+            self.build_seconds = end - wall
             self.build_cpu_seconds = time.process_time() - cpu
 
         cls.__init__ = timed_init
@@ -334,6 +336,12 @@ class Explorer:
 
     def _update_artists(self, **values) -> None:
         raise NotImplementedError
+
+    @property
+    def input_tokens(self) -> int | None:
+        """How many tokens the explorer's input has (its trace's length), for the benchmark."""
+        trace = getattr(self, "trace", None)
+        return getattr(trace, "seq_len", None)
 
     def describe(self) -> str:
         """One line naming the explorer and its control values (the text/plain of its output)."""
