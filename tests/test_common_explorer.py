@@ -89,3 +89,89 @@ def test_for_benchmark_values_all_update(cls, tokenizer, model):
     for v in values:
         ex.update(**v)
     assert isinstance(ex.redraw_naive(**values[0]), bytes)
+
+
+def long_text(tokenizer, model) -> str:
+    """Real sentences repeated past the model's maximum input length."""
+    from helpers.common.data import load_sentences
+    from helpers.model.trace import max_input_tokens
+
+    limit, text = max_input_tokens(tokenizer, model), ""
+    while len(tokenizer(text, truncation=False, verbose=False)["input_ids"]) <= limit + 8:
+        text = (text + " " + " ".join(load_sentences())).strip()
+    return text
+
+
+def takes_text(cls) -> bool:
+    import inspect
+
+    return "text" in inspect.signature(cls.for_benchmark).parameters
+
+
+@pytest.mark.parametrize("cls", explorer_classes(), ids=lambda c: c.__name__)
+def test_blitted_image_equals_a_full_draw_at_the_maximum_length(cls, tokenizer, model):
+    if not takes_text(cls):
+        pytest.skip(f"{cls.__name__}.for_benchmark has no text= parameter yet")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the course's truncation warning is expected
+        explorer, values = cls.for_benchmark(tokenizer, model, text=long_text(tokenizer, model))
+    from helpers.model.trace import max_input_tokens
+
+    assert explorer.input_tokens == max_input_tokens(tokenizer, model)
+    for v in [*values, *values][:12]:
+        explorer.update(**v)
+        shown = decode(explorer.image.value)[:, :, :3]
+        expected = full_draw(explorer)
+        assert shown.shape == expected.shape
+        differing = np.any(shown != expected, axis=-1).mean()
+        assert differing == 0, f"{cls.__name__} after {v}: {differing:.2%} of pixels differ from a full draw"
+    plt.close(explorer.fig)
+
+
+@pytest.mark.parametrize("cls", explorer_classes(), ids=lambda c: c.__name__)
+def test_every_explorer_leaves_a_static_picture_with_its_widget(cls, tokenizer, model):
+    import base64
+
+    from helpers.common.explorer import WIDGET_VIEW_MIMETYPE
+
+    explorer, values = cls.for_benchmark(tokenizer, model)
+    explorer.update(**values[-1])
+    bundle = explorer._repr_mimebundle_()
+    assert bundle[WIDGET_VIEW_MIMETYPE]["model_id"] == explorer.widget.model_id  # the live widget
+    png = base64.b64decode(bundle["image/png"])
+    assert png == explorer.image.value and png.startswith(b"\x89PNG")  # its picture as it is now
+    assert cls.__name__ in bundle["text/plain"]
+    assert explorer.build_seconds > 0 and explorer.build_cpu_seconds >= 0
+    plt.close(explorer.fig)
+
+
+def test_display_publishes_one_bundle_with_the_fallback(sample_trace):
+    from IPython.core.formatters import DisplayFormatter
+
+    from helpers.attention.widgets import AttentionHeadExplorer
+    from helpers.common.explorer import WIDGET_VIEW_MIMETYPE
+
+    data, _ = DisplayFormatter().format(AttentionHeadExplorer(sample_trace))
+    assert {WIDGET_VIEW_MIMETYPE, "image/png", "text/plain"} <= set(data)
+
+
+def test_label_strip_windows_line_up():
+    from helpers.common.explorer import LabelStrip
+
+    labels = ["[CLS]", "the", "bank", "##ly", "[SEP]"]
+    rows = LabelStrip(labels, 14)
+    cols = LabelStrip(labels, 14, vertical=True)
+    assert rows.rgba.shape[:2] == (5 * 14, rows.thickness)
+    assert cols.rgba.shape[:2] == (cols.thickness, 5 * 14)
+    window = rows.window(1, 3)
+    assert window.shape[0] == 3 * 14 and window[..., 3].max() > 0  # text is there
+    for i in range(5):  # every label lies inside its own band
+        band = rows.rgba[i * 14:(i + 1) * 14, :, 3]
+        assert band.max() > 0
+    assert np.array_equal(cols.window(2, 1)[..., 3], np.rot90(rows.window(2, 1)[..., 3]))
+    with pytest.raises(ValueError, match="outside"):
+        rows.window(4, 3)
+    with pytest.raises(ValueError, match="pitch"):
+        LabelStrip(labels, 2)
