@@ -175,3 +175,45 @@ def test_label_strip_windows_line_up():
         rows.window(4, 3)
     with pytest.raises(ValueError, match="pitch"):
         LabelStrip(labels, 2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("store_state", [False, True], ids=["no-widget-state", "widget-state"])
+def test_nbconvert_html_keeps_the_explorer_picture(tmp_path, store_state):
+    """A notebook showing an explorer, exported with nbconvert --execute: without stored widget
+    state the HTML shows the explorer's PNG as an <img> (offline, GitHub, the website); with it
+    (nbconvert's default) the embedded widget state holds the same picture for the ipywidgets
+    JavaScript to show."""
+    import base64
+    import json
+    import re
+    import subprocess
+    import sys
+
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from helpers.model.loading import load_model\n"
+        "from helpers.model.trace import trace_text\n"
+        "from helpers.attention.widgets import AttentionHeadExplorer\n"
+        "tokenizer, model = load_model('bundled:all-MiniLM-L6-v2', verbose=False)\n"
+        "explorer = AttentionHeadExplorer(trace_text(tokenizer, model, 'The bank by the river.'), layer=2)\n"
+        "explorer"),
+        nbformat.v4.new_code_cell("open('explorer.png', 'wb').write(explorer.image.value)")]
+    path = tmp_path / "explorer.ipynb"
+    nbformat.write(nb, path)
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute", str(path),
+                    f"--ExecutePreprocessor.store_widget_state={store_state}"], check=True, cwd=tmp_path,
+                   capture_output=True)
+    html = (tmp_path / "explorer.html").read_text()
+    picture = base64.b64encode((tmp_path / "explorer.png").read_bytes()).decode()
+    images = re.findall(r'<img [^>]*src="data:image/png;base64,([^"]+)"', html)
+    if not store_state:
+        assert picture in images, "the explorer's PNG is not an <img> of the HTML"
+    else:
+        start = html.index('<script type="application/vnd.jupyter.widget-state+json">')
+        state = json.loads(html[html.index(">", start) + 1:html.index("</script>", start)])
+        buffers = [b["data"] for m in state["state"].values() if m["model_name"] == "ImageModel"
+                   for b in m.get("buffers", [])]
+        assert picture in buffers, "the widget state in the HTML does not hold the explorer's picture"
