@@ -244,7 +244,11 @@ class Explorer:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         FigureCanvasAgg(self.fig)  # a canvas we can blit on, whatever the notebook backend
-        self.image = widgets.Image(value=self._render(), format="png")
+        width, _ = self.fig.canvas.get_width_height()
+        # Shown at the figure's own size (1 figure pixel = 1 screen pixel, so 8 pt stays 8 pt):
+        # a flex box would otherwise stretch the image to the output's width.
+        self.image = widgets.Image(value=self._render(), format="png",
+                                   layout=widgets.Layout(width=f"{width}px", max_width="100%", height="auto"))
         for name, ctl in controls.items():
             ctl.observe(self._on_change(name), names="value")
         self.widget = widgets.VBox([widgets.HBox(list(controls.values())), self.image])
