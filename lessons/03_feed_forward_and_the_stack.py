@@ -147,7 +147,8 @@ from helpers.stack.rebuild import sublayer_updates_by_hand
 
 with torch.no_grad():
     steps = sublayer_updates_by_hand(layer1, X)
-assert torch.allclose(steps["attended"], attended, atol=1e-5)
+    model_attended = layer1.attention(X[None])[0][0]  # the model's own attention block: self-attention, dense, add, LayerNorm
+assert torch.allclose(steps["attended"], model_attended, atol=1e-5)
 assert torch.allclose(steps["output"], trace.hidden(1), atol=1e-5)  # LN(attended + FFN update) is the model's layer 1
 print({k: tuple(v.shape) for k, v in steps.items()})
 
