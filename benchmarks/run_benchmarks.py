@@ -4,13 +4,22 @@
    helpers.* modules): median / p95 latency of ``explorer.update(**values)`` cycling
    through the values its ``for_benchmark`` returns, and of ``redraw_naive`` (a new
    figure each time) on the same values, in the same run, as a speed-up ratio.
-2. Every lesson executed headless (nbclient, bundled model): wall time, peak RSS of the
+2. Long inputs (issue 12): every explorer built by ``for_benchmark(tokenizer, model,
+   text=long_text)`` on a text at the model's maximum input length, and on its own default
+   text: build time (the constructor, wall and CPU; the model's own forward time inside the
+   build is given apart, since a box that classifies a new sentence must run the model once),
+   and update median / p95 (wall and CPU). With ``--bert-base`` the same rows again for a
+   bert-base-sized model (``BertModel(BertConfig())``: 12 layers, 768 wide, random weights,
+   saved under build/ with the bundled tokenizer; for timing only). An explorer whose
+   ``for_benchmark`` has no ``text`` parameter gets a "does not support text=" row.
+3. Every lesson executed headless (nbclient, bundled model): wall time, peak RSS of the
    kernel process tree, and the whole course.
 
 Usage (from the repo root):
-    .venv/bin/python benchmarks/run_benchmarks.py [--updates 40] [--naive 10] [--skip-lessons]
+    .venv/bin/python benchmarks/run_benchmarks.py [--updates 40] [--naive 10] [--skip-lessons] [--bert-base]
 
-Targets (issue 6): p95 update <= 50 ms and >= 5x faster than the naive redraw; whole
+Targets (issues 6 and 12): p95 update <= 50 ms and >= 5x faster than the naive redraw; at the
+maximum input length a build <= 2 s (model time excluded) and p95 update <= 50 ms; whole
 course <= 3 minutes on 2 CPU cores. A missed target is marked in the table and makes the
 script exit with status 1 (``--no-fail`` to only report).
 """
@@ -36,6 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 P95_TARGET_MS = 50.0
+BUILD_TARGET_S = 2.0
 SPEEDUP_TARGET = 5.0
 COURSE_TARGET_S = 180.0
 DEFAULT_OUT = ROOT / "benchmarks" / "results.md"
@@ -106,6 +116,122 @@ def bench_explorers(n_updates: int, n_naive: int) -> tuple[list[dict], list[str]
             "ratio": statistics.median(naive) / statistics.median(upd), "forward_calls": len(calls),
         })
     return rows, notes
+
+
+def long_text(tokenizer, model) -> tuple[str, int]:
+    """A text of real sentences (data/attention_sentences.txt, repeated) longer than the model's
+    maximum input length, and that maximum: explorers must truncate it to exactly that length."""
+    from helpers.common.data import load_sentences
+    from helpers.model.trace import max_input_tokens
+
+    limit = max_input_tokens(tokenizer, model)
+    sentences, text, k = load_sentences(), "", 0
+    while len(tokenizer(text, truncation=False, verbose=False)["input_ids"]) <= limit + 8:
+        text = (text + " " + sentences[k % len(sentences)]).strip()
+        k += 1
+    return text, limit
+
+
+def bert_base_random(folder: Path):
+    """A bert-base-sized BertModel with random weights (12 layers, 768 wide, 12 heads), saved
+    once under ``folder`` with the bundled tokenizer, then loaded like any checkpoint. For
+    timing only: its outputs mean nothing."""
+    from transformers import BertConfig, BertModel
+
+    from helpers.model.loading import BUNDLED_MODEL, load_model
+
+    if not (folder / "config.json").exists():
+        import torch
+
+        tokenizer, _ = load_model(BUNDLED_MODEL, verbose=False)
+        torch.manual_seed(0)
+        folder.mkdir(parents=True, exist_ok=True)
+        BertModel(BertConfig(vocab_size=tokenizer.vocab_size)).eval().save_pretrained(folder, safe_serialization=True)
+        tokenizer.save_pretrained(folder)
+    return load_model(str(folder), verbose=False)
+
+
+class ForwardClock:
+    """Forward passes of ``model`` with their start and end times (perf_counter)."""
+
+    def __init__(self, model):
+        self.spans: list[tuple[float, float]] = []
+        self._start = None
+        self._hooks = [model.register_forward_pre_hook(self._pre), model.register_forward_hook(self._post)]
+
+    def _pre(self, *args):
+        self._start = time.perf_counter()
+
+    def _post(self, *args):
+        self.spans.append((self._start, time.perf_counter()))
+
+    def seconds_within(self, span) -> float:
+        lo, hi = span
+        return sum(max(0.0, min(b, hi) - max(a, lo)) for a, b in self.spans)
+
+    def remove(self):
+        for h in self._hooks:
+            h.remove()
+
+
+def bench_long_inputs(models: dict, n_updates: int) -> tuple[list[dict], list[str]]:
+    """Build + update timings of every explorer on each model, at its default text and at the
+    model's maximum input length (see the module docstring)."""
+    import inspect
+    import warnings
+
+    import matplotlib.pyplot as plt
+
+    from helpers.common.explorer import explorer_classes
+
+    rows, notes = [], []
+    for model_name, (tokenizer, model) in models.items():
+        text, limit = long_text(tokenizer, model)
+        for cls in explorer_classes([]):
+            name = f"{cls.__module__}.{cls.__qualname__}"
+            supports_text = "text" in inspect.signature(cls.for_benchmark).parameters
+            for length, kwargs in (("default", {}), (f"max ({limit})", {"text": text})):
+                row = {"model": model_name, "name": name, "length": length}
+                if kwargs and not supports_text:
+                    rows.append({**row, "error": "does not support text= yet (for_benchmark(tokenizer, model) only)"})
+                    continue
+                clock = ForwardClock(model)
+                try:
+                    with warnings.catch_warnings(), contextlib.redirect_stdout(io.StringIO()):
+                        warnings.simplefilter("ignore")  # the truncation warning is expected here
+                        explorer, values = cls.for_benchmark(tokenizer, model, **kwargs)
+                        for v in values:  # warm-up: each value once
+                            explorer.update(**v)
+                        before = len(clock.spans)
+                        wall, cpu = [], []
+                        for i in range(n_updates):
+                            w0, c0 = time.perf_counter(), time.process_time()
+                            explorer.update(**values[i % len(values)])
+                            wall.append((time.perf_counter() - w0) * 1000)
+                            cpu.append((time.process_time() - c0) * 1000)
+                        timed_calls = len(clock.spans) - before
+                except Exception as err:  # noqa: BLE001 - one failing explorer does not stop the table
+                    rows.append({**row, "error": f"{type(err).__name__}: {str(err)[:160]}"})
+                    continue
+                finally:
+                    clock.remove()
+                    plt.close("all")
+                tokens = getattr(explorer, "input_tokens", None)
+                span = getattr(explorer, "build_span", None)
+                rows.append({**row, "tokens": tokens, "build": explorer.build_seconds,
+                             "build_cpu": explorer.build_cpu_seconds,
+                             "build_model": clock.seconds_within(span) if span else 0.0,
+                             "median": statistics.median(wall), "p95": p95(wall), "cpu_p95": p95(cpu),
+                             "forward_calls": timed_calls, "n": n_updates})
+    return rows, notes
+
+
+def load_average() -> str:
+    try:
+        one, five, _ = os.getloadavg()
+    except OSError:
+        return "unknown"
+    return f"{one:.1f} (1 min), {five:.1f} (5 min)"
 
 
 class PeakRSS:
@@ -184,10 +310,12 @@ def mark(ok: bool) -> str:
     return "✅" if ok else "❌"
 
 
-def write_results(explorers, notes, lessons, out: Path) -> bool:
+def write_results(explorers, notes, lessons, out: Path, long_rows=None, load_before: str = "") -> bool:
     ok = True
     lines = ["# Benchmark results", "", f"Generated by `benchmarks/run_benchmarks.py` on "
-             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "", f"Machine: {machine()}.", ""]
+             f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}.", "", f"Machine: {machine()}.", "",
+             f"Load average before the run: {load_before or load_average()}; after: {load_average()} "
+             f"(on a shared machine, wall times are inflated; the CPU columns are this process's own time).", ""]
     if explorers is not None:
         lines += ["## Explorer updates (bundled all-MiniLM-L6-v2)", "",
                   f"Target: p95 update ≤ {P95_TARGET_MS:.0f} ms and ≥ {SPEEDUP_TARGET:.0f}× faster than the naive redraw "
@@ -202,6 +330,26 @@ def write_results(explorers, notes, lessons, out: Path) -> bool:
         if not explorers:
             lines.append("| (no explorer found) | | | | | | | | |")
         lines += [""] + [f"- {n}" for n in notes] + ([""] if notes else [])
+    if long_rows is not None:
+        lines += ["## Long inputs: every explorer at its default text and at the model's maximum input length", "",
+                  f"Targets at the maximum length: build ≤ {BUILD_TARGET_S:.0f} s without the model's own forward time "
+                  f"(a new input must run the model once) and p95 update ≤ {P95_TARGET_MS:.0f} ms. "
+                  "Build = the explorer's constructor. Random-weight models are for timing only.", "",
+                  "| model | explorer | input | tokens | build s | of which model s | build CPU s | median ms | p95 ms | CPU p95 ms | forward passes in timed updates | target |",
+                  "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | :---: |"]
+        for r in long_rows:
+            short = r["name"].rsplit(".", 1)[-1]
+            if "error" in r:
+                lines.append(f"| {r['model']} | `{short}` | {r['length']} | | | | | | | | | {r['error'].replace('|', '/')} |")
+                continue
+            good = (r["build"] - r["build_model"] <= BUILD_TARGET_S and r["p95"] <= P95_TARGET_MS
+                    and r["forward_calls"] == 0)
+            if r["length"].startswith("max"):
+                ok &= good
+            lines.append(f"| {r['model']} | `{short}` | {r['length']} | {r['tokens'] if r['tokens'] is not None else ''} | "
+                         f"{r['build']:.2f} | {r['build_model']:.2f} | {r['build_cpu']:.2f} | {r['median']:.1f} | "
+                         f"{r['p95']:.1f} | {r['cpu_p95']:.1f} | {r['forward_calls']} | {mark(good)} |")
+        lines.append("")
     if lessons is not None:
         total = sum(r["seconds"] for r in lessons)
         lines += ["## Lessons, headless (nbclient, bundled model)", "",
@@ -257,15 +405,28 @@ def main(argv=None) -> int:
     ap.add_argument("--skip-explorers", action="store_true")
     ap.add_argument("--out", type=Path, default=DEFAULT_OUT)
     ap.add_argument("--no-fail", action="store_true", help="exit 0 even when a target is missed")
+    ap.add_argument("--skip-long", action="store_true", help="skip the long-input (maximum length) rows")
+    ap.add_argument("--bert-base", action="store_true",
+                    help="also time every explorer on a bert-base-sized model with random weights")
+    ap.add_argument("--long-updates", type=int, default=30, help="timed updates per explorer in the long-input rows")
     args = ap.parse_args(argv)
     if args.updates < 1 or args.naive < 1:
         ap.error("--updates and --naive must be at least 1")
-    explorers = notes = lessons = None
+    explorers = notes = lessons = long_rows = None
+    load_before = load_average()
     if not args.skip_explorers:
         explorers, notes = bench_explorers(args.updates, args.naive)
+        if not args.skip_long:
+            from helpers.model.loading import BUNDLED_MODEL, load_model
+
+            models = {"bundled all-MiniLM-L6-v2": tuple(load_model(BUNDLED_MODEL, verbose=False))}
+            if args.bert_base:
+                models["bert-base-sized, random"] = tuple(bert_base_random(ROOT / "build" / "bert-base-random"))
+            long_rows, long_notes = bench_long_inputs(models, args.long_updates)
+            notes += long_notes
     if not args.skip_lessons:
         lessons = bench_lessons(args.lessons)
-    ok = write_results(explorers, notes, lessons, Path(args.out))
+    ok = write_results(explorers, notes, lessons, Path(args.out), long_rows, load_before)
     results = Path(args.out).read_text()
     if Path(args.out) == DEFAULT_OUT and explorers is not None and lessons is not None:
         update_readme(ROOT / "README.md", results)  # a full run on the default file: the README follows

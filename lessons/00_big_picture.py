@@ -71,16 +71,88 @@ L, H, A = config.num_hidden_layers, config.hidden_size, config.num_attention_hea
 print(f"{L} encoder layers, hidden size {H}, {A} attention heads of size {H // A}")
 
 # %% [markdown]
+# ## The map
+#
+# Everything this course opens is in one picture. `architecture_diagram` (in
+# `helpers/architecture/plots.py`) draws a BERT encoder from `model.config`, so every size in it
+# is the loaded model's: the token ids, the three embedding tables whose rows are summed and
+# normalised into `hidden_states[0]`, then $L$ encoder layers, each an attention block and a
+# feed-forward block, each followed by a residual add and a LayerNorm. BERT puts the LayerNorm
+# *after* the add ("post-LN", as in Vaswani et al., 2017). The green skip connections carry the
+# *residual stream*: each block only adds an update to it. One layer is drawn opened up; the
+# stack repeats it $L$ times. On top sit the pooler and, for a task, a classification head.
+# The right-hand column gives each tensor's shape ($n$ tokens) and the name this course uses
+# for it. Later lessons show the same map with their part marked "you are here".
+
+# %%
+import matplotlib.pyplot as plt
+
+from helpers.architecture.plots import architecture_diagram
+
+architecture_diagram(config)
+plt.show()
+
+# %% [markdown]
+# ## Which model is this?
+#
+# Without `MODEL` and without a network connection, the course loads the bundled
+# **all-MiniLM-L6-v2**. It runs through the same `BertModel` code as BERT-base, but it is a
+# different model with a different history, and that matters every time a lesson compares a
+# number with a paper. From the model cards of the checkpoints it descends from:
+#
+# * **MiniLM** (Wang et al., 2020, *MiniLM: Deep Self-Attention Distillation for Task-Agnostic
+#   Compression of Pre-Trained Transformers*) is a small model trained to imitate a large one.
+#   `microsoft/MiniLM-L12-H384-uncased` (12 layers, 384 wide) was distilled from a
+#   BERT-base-sized UniLMv2 teacher by matching the self-attention of the teacher's last layer.
+# * `nreimers/MiniLM-L6-H384-uncased` keeps **every second layer** of that 12-layer model: 6 layers.
+# * sentence-transformers then **fine-tuned it contrastively** on about one billion sentence
+#   pairs (given one sentence of a pair, pick its partner among randomly sampled others) to
+#   produce *sentence* embeddings by **mean pooling** over the tokens: that is
+#   `sentence-transformers/all-MiniLM-L6-v2`.
+#
+# The cell below reads the loaded checkpoint's own files (helper `checkpoint_facts` in
+# `helpers/model/loading.py`): which weight tensors it holds, whether a masked-LM head is among
+# them, and how its sentence-transformers configuration pools a sentence, if it has one.
+
+# %%
+from helpers.model.loading import checkpoint_facts, describe
+
+loaded = load_model(MODEL, verbose=False)  # cached: the same model as above, with how it was chosen
+print(describe(loaded), "--", loaded.choice.reason)
+facts = checkpoint_facts(loaded)
+print("\n".join(facts.lines()))
+
+# %% [markdown]
+# What that means for the rest of the course, when the printout names the bundled model:
+#
+# * It has **no masked-LM head**, so it cannot fill in `[MASK]`, and the pooler on top of
+#   `[CLS]` (lesson 07) was never trained by its sentence objective, which pools by averaging.
+# * Published layer-by-layer findings were mostly measured on **BERT-base** (12 layers, 768
+#   wide, pre-trained with masked-LM and next-sentence prediction). Layer numbers do not line
+#   up (layer 3 of 6 is neither layer 3 nor layer 6 of 12), and contrastive fine-tuning reshapes
+#   the upper layers towards sentence similarity. When a lesson sets a number of this model
+#   beside a paper's, it names the model the paper measured; agreement or disagreement is a
+#   fact about this model, not a test of the paper. `MODEL = "bert-base-uncased"` (hub access
+#   or a local cache) compares like with like.
+#
 # ## Tokenize and run once
 #
 # The tokenizer splits the sentence into WordPiece tokens, adds `[CLS]` at the start and
-# `[SEP]` at the end, and maps every token to an id in the vocabulary. We ask the model
-# for all hidden states and all attention maps, not just the final layer.
+# `[SEP]` at the end, and maps every token to an id in the vocabulary. A model has a fixed
+# number of positions (`config.max_position_embeddings`), so an input can be at most that
+# long: `encode` (in `helpers/model/trace.py`) calls the tokenizer with `truncation=True` at
+# that maximum and warns when it drops tokens. (Without truncation, a longer input fails deep
+# inside the model with a tensor-size error.) We ask the model for all hidden states and all
+# attention maps, not just the final layer.
 
 # %%
-inputs = tokenizer(SENTENCE, return_tensors="pt")
+from helpers.model.trace import encode, max_input_tokens
+
+inputs, n_dropped = encode(tokenizer, model, SENTENCE)
+inputs.pop("offset_mapping")  # character spans of the tokens: trace_text uses them, the model does not take them
 tokens = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
-print(len(tokens), "tokens:", tokens)
+print(f"{len(tokens)} tokens (this model reads at most {max_input_tokens(tokenizer, model)}):",
+      tokens if len(tokens) <= 40 else tokens[:40] + ["..."])
 
 with torch.no_grad():
     outputs = model(**inputs, output_hidden_states=True, output_attentions=True)
@@ -142,28 +214,36 @@ except ValueError as err:
     print("ValueError:", err)
 
 # %% [markdown]
-# ## How the vectors grow with depth
+# ## Vector length at each layer
 #
-# A first look at what happens inside: the average length (L2 norm) of the token vectors
-# after each layer. Lesson 04 returns to this in detail.
+# A first look inside: the average length (L2 norm) of the token vectors after each layer,
+# from `hidden_states[0]` to `hidden_states[L]`. The printout below the chart says how the last
+# layer compares with the embeddings for this model and sentence; lesson 04 measures lengths
+# over many sentences, and asks what sets them.
 
 # %%
-import matplotlib.pyplot as plt
+from helpers.common.style import NORMAL, layer_labels
 
 norms = [trace.hidden(layer).norm(dim=-1).mean().item() for layer in range(L + 1)]
-fig, ax = plt.subplots(figsize=(6, 3))
-ax.bar(range(L + 1), norms, color="tab:blue")
-ax.set_xticks(range(L + 1), ["emb"] + [str(i) for i in range(1, L + 1)])
-ax.set_xlabel("layer"); ax.set_ylabel("mean token-vector norm")
-ax.set_title(f"{len(trace.tokens)} tokens through {L} layers")
+fig, ax = plt.subplots(figsize=(6.5, 3))
+ax.bar(range(L + 1), norms, color=NORMAL)
+ax.set_xticks(range(L + 1), layer_labels(L + 1))
+ax.set_xlabel("layer (emb = hidden_states[0])"); ax.set_ylabel("mean L2 norm")
+ax.set_title(f"mean length of the token vectors after each layer ({trace.seq_len} tokens)")
 plt.show()
-print(f"mean norm: embeddings {norms[0]:.2f}, last layer {norms[-1]:.2f}")
+change = "longer" if norms[-1] > norms[0] else "shorter"
+print(f"mean norm: embeddings {norms[0]:.2f}, last layer {norms[-1]:.2f}: the last layer's vectors are "
+      f"{change} than the embeddings here; largest after layer {max(range(L + 1), key=norms.__getitem__)}, "
+      f"smallest after layer {min(range(L + 1), key=norms.__getitem__)} (0 = embeddings)")
 
 # %% [markdown]
 # ## Summary
 #
 # * A BERT checkpoint maps $n$ tokens to $n$ vectors of size $H$ at each of its $L+1$
-#   stages; every size here was read from `model.config`, not assumed.
+#   stages; every size here, and in the diagram, was read from `model.config`, not assumed.
+# * An input longer than the model's maximum is truncated, with a warning.
+# * The bundled all-MiniLM-L6-v2 is a distilled, contrastively fine-tuned 6-layer model without
+#   a masked-LM head: its numbers are not BERT-base's.
 # * `hidden_states[-1]` *is* `last_hidden_state`; `pooler_output` is a further
 #   transformation of the `[CLS]` vector.
 # * `trace_text` keeps one forward pass so the rest of the course can look at any

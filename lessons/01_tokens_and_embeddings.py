@@ -61,6 +61,19 @@ print(f"{config.num_hidden_layers} layers, hidden {config.hidden_size}, vocab {c
       f"{config.max_position_embeddings} positions, {config.type_vocab_size} token types")
 
 # %% [markdown]
+# This lesson is the bottom of the map from lesson 00 (`architecture_diagram`, in
+# `helpers/architecture/plots.py`): the token ids and the embedding layer that turns them into
+# `hidden_states[0]`.
+
+# %%
+import matplotlib.pyplot as plt
+
+from helpers.architecture.plots import architecture_diagram
+
+architecture_diagram(config, highlight=["tokens", "embeddings"])
+plt.show()
+
+# %% [markdown]
 # ## WordPiece tokens
 #
 # BERT never sees characters or whole words. Its tokenizer (WordPiece, Wu et al., 2016,
@@ -190,6 +203,24 @@ print(f"pair matches too; |type-1 row - type-0 row| = {gap:.3f} "
       f"(a word row has mean length {emb.word_embeddings.weight.norm(dim=1).mean():.3f})")
 
 # %% [markdown]
+# The same sum as a picture. `embedding_parts` (in `helpers/embeddings/rebuild.py`) keeps every
+# step for our sentence and `embedding_sum_figure` (in `helpers/embeddings/plots.py`) draws them
+# side by side: one row per token, the first dimensions as columns. The three looked-up rows
+# and their sum share one colour scale; the LayerNorm output has its own, because normalising
+# changes the scale. Each title gives the mean length of the rows.
+
+# %%
+from helpers.embeddings.plots import embedding_sum_figure
+from helpers.embeddings.rebuild import embedding_parts
+
+parts = embedding_parts(model, trace.input_ids, trace.token_type_ids)
+assert torch.allclose(parts["layernorm"], trace.hidden(0), atol=1e-5)  # the picture shows the model's own numbers
+fig, axes = embedding_sum_figure(parts, trace.tokens)
+plt.show()
+lengths = {k: v.norm(dim=1).mean().item() for k, v in parts.items()}
+print("mean row length: " + ", ".join(f"{k} {v:.2f}" for k, v in lengths.items()))
+
+# %% [markdown]
 # ## Static word similarity
 #
 # Before any attention, a word's vector is the same in every sentence. The rows of the
@@ -215,12 +246,10 @@ similarity = V @ V.T
 print(f"{len(labels)} words kept: {labels}")
 
 # %%
-import matplotlib.pyplot as plt
-
 from helpers.embeddings.plots import similarity_heatmap
 
 if len(labels) >= 2:
-    fig, ax, _ = similarity_heatmap(similarity, labels, title="cosine similarity of input embeddings")
+    fig, ax, _ = similarity_heatmap(similarity, labels, title="cosine similarity of the words' input-embedding rows")
     plt.show()
     off = similarity - 2 * torch.eye(len(labels))  # hide the diagonal when looking for the top pair
     i, j = divmod(int(off.argmax()), len(labels))
@@ -239,8 +268,50 @@ else:
 # ## Myth check: "the embedding layer is a fixed initialisation"
 #
 # A claim one meets is that BERT's embedding table is a random initialisation that
-# pre-training leaves alone. The code says otherwise. First, the table is a parameter that
-# asks for gradients:
+# pre-training leaves alone. Here is the evidence against it, strongest first.
+#
+# **The pre-training loss reads the table directly.** BERT was pre-trained with a masked
+# language model (Devlin et al., 2019): an output layer scores every vocabulary word for each
+# masked position. In BERT's pre-training code (google-research/bert, `run_pretraining.py`)
+# that output layer's weight *is* the word-embedding table, with only a bias of its own: weight
+# tying, as in Press & Wolf (2017, *Using the Output Embedding to Improve Language Models*). In
+# `transformers` the config flag `tie_word_embeddings` makes `BertForMaskedLM` share the two.
+# We build a `BertForMaskedLM` from the loaded config (its weights are random here; the tie is
+# structural) and look:
+
+# %%
+from transformers import BertForMaskedLM
+
+mlm = BertForMaskedLM(config).eval()
+decoder = mlm.cls.predictions.decoder.weight  # [vocab, hidden]: one output score per vocabulary word
+table = mlm.bert.embeddings.word_embeddings.weight
+print(f"config.tie_word_embeddings = {config.tie_word_embeddings}")
+print(f"decoder.weight is word_embeddings.weight: {decoder is table}; "
+      f"same storage: {decoder.data_ptr() == table.data_ptr()}; shape {tuple(decoder.shape)}")
+
+# %% [markdown]
+# Because it is one tensor, one masked-LM loss sends a gradient into the table through two
+# paths: the looked-up rows of the input, and the output layer, where the softmax over the
+# whole vocabulary touches *every* row. Counted live:
+
+# %%
+mlm.zero_grad(set_to_none=True)
+ids = trace.input_ids[None]
+loss = mlm(input_ids=ids, token_type_ids=trace.token_type_ids[None], labels=ids).loss  # predict every input token
+loss.backward()
+rows_moved = int((table.grad.abs().sum(dim=1) > 0).sum())
+print(f"masked-LM loss {loss.item():.2f}: {rows_moved:,} of {config.vocab_size:,} rows of the table get a gradient; "
+      f"the input itself used {len(set(trace.input_ids.tolist()))} ids")
+assert rows_moved > len(set(trace.input_ids.tolist()))  # the output layer reaches rows the input never used
+del mlm, decoder, table, loss
+
+# %% [markdown]
+# So every pre-training step of BERT updated the embedding table. (The bundled all-MiniLM-L6-v2
+# has no masked-LM head, lesson 00; its table was trained by distillation and contrastive
+# fine-tuning through the input path below.)
+#
+# **Any training updates the rows a batch uses.** In the loaded model, the table is a
+# parameter: `requires_grad` only says that a training step *could* move it, not that one did.
 
 # %%
 table = emb.word_embeddings.weight
@@ -248,9 +319,9 @@ print(f"requires_grad = {table.requires_grad}; counted in model.parameters(): "
       f"{any(p is table for p in model.parameters())}")
 
 # %% [markdown]
-# Second, one backward pass through any loss (here the mean squared final hidden state,
-# standing in for a training loss) fills `table.grad`, and exactly the rows of the ids
-# that appeared in the input receive a non-zero gradient: a training step would move them.
+# One backward pass through any loss (here the mean squared final hidden state, standing in
+# for a training loss) fills `table.grad`, and exactly the rows of the ids that appeared in the
+# input receive a non-zero gradient: a training step would move them.
 
 # %%
 model.zero_grad(set_to_none=True)
@@ -264,10 +335,9 @@ print(f"{len(rows_with_grad)} rows got a gradient; the input used {len(used)} di
 assert rows_with_grad == used
 
 # %% [markdown]
-# Third, if the rows were the initialisation, they would still look like it. BERT's
-# `_init_weights` draws every embedding entry from $\mathcal N(0, \sigma^2)$ with
-# $\sigma$ = `config.initializer_range`, and sets the LayerNorm $\gamma$ to 1. Compare the
-# loaded weights with those statistics:
+# **A trained table no longer looks like its initialisation.** BERT's `_init_weights` draws
+# every embedding entry from $\mathcal N(0, \sigma^2)$ with $\sigma$ = `config.initializer_range`,
+# and sets the LayerNorm $\gamma$ to 1. Compare the loaded weights with those statistics:
 
 # %%
 with torch.no_grad():
@@ -291,8 +361,9 @@ else:
 #   (`trace.find_word`), not `text.split().index(word) + 1`.
 # * `hidden_states[0]` = LayerNorm(word + position + token-type rows); we rebuilt it and it
 #   matches the model to `1e-5`.
-# * The embedding table is a trained parameter: it receives gradients on the rows a batch
-#   uses, and a trained table no longer looks like its initialisation.
+# * The embedding table is trained: in BERT the masked-LM output layer *is* the table
+#   (`tie_word_embeddings`), so pre-training updates every row; any training moves the rows a
+#   batch uses; and a trained table no longer looks like its initialisation.
 #
 # ## Exercises
 #

@@ -64,6 +64,19 @@ trace = trace_text(tokenizer, model, SENTENCE)
 print(f"{L} layers, hidden {H}, {A} heads of size d = {d}; {trace.seq_len} tokens")
 
 # %% [markdown]
+# On the map of lesson 00 (`architecture_diagram`, in `helpers/architecture/plots.py`) this
+# lesson is the self-attention block at the start of every encoder layer, up to its output
+# projection.
+
+# %%
+import matplotlib.pyplot as plt
+
+from helpers.architecture.plots import architecture_diagram
+
+architecture_diagram(config, highlight="attention")
+plt.show()
+
+# %% [markdown]
 # ## Queries, keys and values
 #
 # Layer 1 reads the embedding output $X$ = `hidden_states[0]` ($n \times H$). Its
@@ -113,9 +126,9 @@ with torch.no_grad():
     scores = Qh @ Kh.transpose(-1, -2) / math.sqrt(d)
     shifted = scores - scores.max(dim=-1, keepdim=True).values  # same softmax, no overflow
     P = shifted.exp() / shifted.exp().sum(dim=-1, keepdim=True)
-assert torch.allclose(P, trace.attention(1), atol=1e-5)
-assert torch.allclose(P.sum(dim=-1), torch.ones(A, trace.seq_len), atol=1e-5)
-print(f"P {tuple(P.shape)} equals outputs.attentions[0]; max |diff| = {(P - trace.attention(1)).abs().max():.1e}; rows sum to 1")
+assert torch.allclose(P, trace.attention(1), atol=1e-5)  # our softmax against the model's own probabilities
+print(f"P {tuple(P.shape)} equals outputs.attentions[0]; max |diff| = {(P - trace.attention(1)).abs().max():.1e}")
+print(f"row sums lie in [{P.sum(dim=-1).min():.6f}, {P.sum(dim=-1).max():.6f}]: each query spreads one unit of attention over the keys")
 
 # %% [markdown]
 # ## Context vectors, merging heads, the output projection
@@ -167,17 +180,23 @@ print(f"all {L} layers: attention probabilities rebuilt and equal")
 # a short one to a length longer than both.
 
 # %%
+from helpers.attention.plots import mask_heatmap
+from helpers.model.trace import max_input_tokens
+
 SHORT = "It rained."
-batch = tokenizer([SENTENCE, SHORT], padding="max_length", max_length=max(trace.seq_len, 6) + 2, return_tensors="pt")
+length = min(max(trace.seq_len, 6) + 2, max_input_tokens(tokenizer, model))  # two [PAD]s more, within the maximum
+batch = tokenizer([SENTENCE, SHORT], padding="max_length", truncation=True, max_length=length, return_tensors="pt")
 with torch.no_grad():
     masked = model(**batch, output_attentions=True)
     unmasked = model(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"])
 mask = batch["attention_mask"]
-print("attention_mask:\n", mask)
+mask_heatmap(mask, [tokenizer.convert_ids_to_tokens(row) for row in batch["input_ids"].tolist()])
+plt.show()
 pad_keys = (mask == 0)  # [batch, seq]
 on_pads = max(layer_probs[b][..., pad_keys[b]].max().item()  # [heads, queries, padded keys]
-              for layer_probs in masked.attentions for b in range(2))
-print(f"largest probability any query gives a padded key, over all layers and heads: {on_pads:.1e}")
+              for layer_probs in masked.attentions for b in range(2) if pad_keys[b].any())
+print(f"padded keys per sentence: {pad_keys.sum(dim=1).tolist()}; largest probability any query gives a "
+      f"padded key, over all layers and heads: {on_pads:.1e}")
 
 # %% [markdown]
 # With the mask, each sentence's real tokens come out exactly as if it had been run alone.
@@ -206,6 +225,31 @@ print(f"additive mask of sentence 1: {int((additive == 0).sum())} zeros, then "
       f"{int((additive < 0).sum())} x {additive.min().item():.2e} (torch.finfo(float32).min)")
 
 # %% [markdown]
+# The whole computation of one head as a picture: the scaled scores, the scores after the
+# additive mask (the padded keys' columns become $-\infty$, drawn in grey), the softmax $P$,
+# and the context $P\cdot V$, one row per query. We use the padded batch, layer 1, head 0, and
+# a sentence of the batch that has padding; `attention_steps_figure` is in
+# `helpers/attention/plots.py`.
+
+# %%
+from helpers.attention.plots import attention_steps_figure
+from helpers.attention.rebuild import attention_scores, project_qkv, softmax_by_hand, split_heads
+
+b = 0 if pad_keys[0].any() else 1  # a sentence with padding, so the mask shows
+with torch.no_grad():
+    X_batch = model.embeddings(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"])
+    q, k, v = (split_heads(t, A) for t in project_qkv(model.encoder.layer[0].attention.self, X_batch))
+    raw_scores = attention_scores(q, k)  # [batch, heads, seq, seq]
+    with_mask = raw_scores + extended_attention_mask(mask)
+    probs_batch = softmax_by_hand(with_mask)
+    context_batch = probs_batch @ v
+assert torch.allclose(probs_batch, masked.attentions[0], atol=1e-5)  # the picture shows the model's probabilities
+fig, axes = attention_steps_figure(raw_scores[b, 0], with_mask[b, 0], probs_batch[b, 0], context_batch[b, 0],
+                                   tokenizer.convert_ids_to_tokens(batch["input_ids"][b].tolist()),
+                                   title=f"layer 1, head 0, sentence {b} of the padded batch")
+plt.show()
+
+# %% [markdown]
 # ## Looking at heads
 #
 # A heatmap shows one head: rows are queries, columns the keys they attend to.
@@ -213,19 +257,20 @@ print(f"additive mask of sentence 1: {int((additive == 0).sum())} zeros, then "
 # %%
 from helpers.attention.plots import attention_heatmap
 
-import matplotlib.pyplot as plt
-
-fig, ax, im = attention_heatmap(trace.attention(1, 0), trace.tokens, title="layer 1, head 0")
+fig, ax, im = attention_heatmap(trace.attention(1, 0), trace.tokens, title="attention probability, layer 1, head 0")
 plt.show()
 top = trace.attention(1, 0).argmax(dim=-1)
-print("layer 1 head 0: each query's favourite key:", [f"{trace.tokens[q]}->{trace.tokens[k]}" for q, k in enumerate(top.tolist())])
+favourites = [f"{trace.tokens[q]}->{trace.tokens[k]}" for q, k in enumerate(top.tolist())]
+print("layer 1 head 0: each query's favourite key:", favourites if len(favourites) <= 40 else favourites[:40] + ["..."])
 
 # %% [markdown]
 # Clark et al. (2019, *What Does BERT Look At? An Analysis of BERT's Attention*) found on
 # BERT-base that many heads put most of their weight on `[SEP]`, on `[CLS]`, on the
 # previous or next token, and a few track syntax. Explore the heads of the model you
 # loaded with the sliders: the explorer reuses `trace`, so the model does not run again
-# when you move them.
+# when you move them. For a long input it shows a window of tokens at a time, with a third
+# slider to move it. A saved or exported notebook keeps a picture of the explorer as it was
+# drawn.
 
 # %%
 from helpers.attention.widgets import AttentionHeadExplorer
@@ -250,8 +295,7 @@ print(f"forward passes during the update: {len(calls)}; image changed: {explorer
 #
 # * Self-attention projects each token to a query, a key and a value, splits them into
 #   $A$ heads of size $H/A$, and mixes the values with $\mathrm{softmax}(QK^\top/\sqrt d + M)$.
-# * We rebuilt the probabilities of every layer and they equal `outputs.attentions`; each
-#   row sums to 1.
+# * We rebuilt the probabilities of every layer and they equal `outputs.attentions`.
 # * The attention mask adds `finfo.min` to padded keys, so padding gets zero probability
 #   and real tokens come out as in an unpadded run.
 #

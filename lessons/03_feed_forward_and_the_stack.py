@@ -61,6 +61,19 @@ trace = trace_text(tokenizer, model, SENTENCE)
 print(f"{L} layers, hidden {H}, intermediate {I}, activation {config.hidden_act!r}; {trace.seq_len} tokens")
 
 # %% [markdown]
+# On the map of lesson 00 (`architecture_diagram`, in `helpers/architecture/plots.py`) this
+# lesson is the rest of every encoder layer: the two residual adds with their LayerNorms and
+# the feed-forward block, and then the whole stack of $L$ layers.
+
+# %%
+import matplotlib.pyplot as plt
+
+from helpers.architecture.plots import architecture_diagram
+
+architecture_diagram(config, highlight=["add_norm", "feed_forward"])
+plt.show()
+
+# %% [markdown]
 # ## The rest of one layer
 #
 # Lesson 02 stopped at the merged context $C$ of layer 1. A `BertLayer` continues in three
@@ -122,6 +135,53 @@ cos = torch.nn.functional.cosine_similarity(no_residual, trace.hidden(1), dim=-1
 print(f"without the second residual: mean cosine to the true layer-1 output {cos.mean():.3f} (1.0 = unchanged)")
 
 # %% [markdown]
+# ## The residual stream, layer by layer
+#
+# Each block only *adds* an update to the vector that flows past it, the residual stream:
+# $x + \text{update}$, then LayerNorm. How large are the updates next to the stream they are
+# added to? `sublayer_updates_by_hand` (in `helpers/stack/rebuild.py`) returns both updates of
+# a layer; first we check that they rebuild the layer's output:
+
+# %%
+from helpers.stack.rebuild import sublayer_updates_by_hand
+
+with torch.no_grad():
+    steps = sublayer_updates_by_hand(layer1, X)
+    model_attended = layer1.attention(X[None])[0][0]  # the model's own attention block: self-attention, dense, add, LayerNorm
+assert torch.allclose(steps["attended"], model_attended, atol=1e-5)
+assert torch.allclose(steps["output"], trace.hidden(1), atol=1e-5)  # LN(attended + FFN update) is the model's layer 1
+print({k: tuple(v.shape) for k, v in steps.items()})
+
+# %% [markdown]
+# `update_ratios` (in `helpers/stack/compute.py`) measures, per token and layer,
+# $\lVert\text{attention update}\rVert / \lVert x\rVert$ and
+# $\lVert\text{FFN update}\rVert / \lVert\text{attended}\rVert$, from cached traces (the
+# model does not run again). One sentence says little about a layer, so we measure the course's
+# data sentences (`data/attention_sentences.txt`) and draw the median with the middle half of
+# all their tokens, and your `SENTENCE` on top.
+
+# %%
+from helpers.common.data import load_sentences
+from helpers.common.progress import progress
+from helpers.stack.compute import update_ratios
+from helpers.stack.plots import plot_update_ratios
+
+data_traces = [trace_text(tokenizer, model, s) for s in progress(load_sentences(), desc="tracing the data sentences")]
+ratios, mine = update_ratios(model, data_traces), update_ratios(model, trace)
+plot_update_ratios(ratios, mine)
+plt.show()
+n_tokens = ratios["attention"].shape[1]
+for name in ("attention", "ffn"):
+    med = ratios[name].median(dim=1).values
+    print(f"{name:>9}: median ratio per layer {[round(v, 2) for v in med.tolist()]} over {n_tokens} tokens; "
+          f"largest at layer {int(med.argmax()) + 1}")
+
+# %% [markdown]
+# A ratio well below 1 means the layer nudges the stream rather than replacing it; the
+# printout gives the medians per layer for the loaded model, and the bands show how much
+# tokens differ. Because BERT is post-LN, the LayerNorm after each add rescales the stream
+# again, so these ratios describe one layer at a time.
+#
 # ## Every layer, then the whole stack
 #
 # `layer_by_hand` chains these steps. Given the true input `hidden_states[l-1]`, it
@@ -172,16 +232,14 @@ for part, n in counted.items():
     print(f"{part:<26} {n:>13,}  ({n / counted['total']:.1%})")
 
 # %%
-import matplotlib.pyplot as plt
+from helpers.stack.plots import parameter_bars
 
-from helpers.stack.plots import bar_chart
-
-parts = {k: counted[k] for k in ["embeddings", "all layers", "pooler"]}
-fig, ax, bars = bar_chart(parts, title="parameters of the loaded model", ylabel="parameters", log=True)
+fig, ax, bars = parameter_bars(counted, L)
 plt.show()
 share = counted["embeddings"] / counted["total"]
 print(f"the embedding tables hold {share:.0%} of this model's parameters"
-      + (", more than all encoder layers together" if counted["embeddings"] > counted["all layers"] else ""))
+      + (", more than all encoder layers together" if counted["embeddings"] > counted["all layers"] else
+         ", less than the encoder layers together"))
 
 # %% [markdown]
 # ## BERT-base and BERT-large without downloading them

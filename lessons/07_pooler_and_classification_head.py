@@ -61,6 +61,16 @@ L, H = config.num_hidden_layers, config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
 print(f"{L} layers, hidden size {H}; {trace.seq_len} tokens, position 0 is {trace.tokens[0]!r}")
 
+# %%
+# Where this lesson sits on the map of lesson 00 (architecture_diagram, helpers/architecture/plots.py):
+# the pooler and a classification head, on top of the encoder's last layer.
+import matplotlib.pyplot as plt
+
+from helpers.architecture.plots import architecture_diagram
+
+architecture_diagram(config, highlight=["pooler", "head"])
+plt.show()
+
 # %% [markdown]
 # ## The pooler, rebuilt
 #

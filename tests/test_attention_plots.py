@@ -4,10 +4,36 @@ import matplotlib
 import matplotlib.pyplot as plt
 import numpy as np
 import pytest
+import torch
 
-from helpers.attention.compute import attention_entropy, attention_shares, attention_shares_per_sentence, cls_attention, offset_head_scores, uniform_shares
-from helpers.attention.plots import attention_heatmap, plot_attention_shares, plot_class_shares, plot_head_lines, plot_layer_head_table, plot_layer_head_tables, plot_layer_lines, plot_token_heatmap
+from helpers.attention.compute import (
+    attention_entropy,
+    attention_shares,
+    attention_shares_per_sentence,
+    cls_attention,
+    offset_head_scores,
+    uniform_shares,
+)
+from helpers.attention.plots import (
+    MAX_TOKEN_LABELS,
+    attention_heatmap,
+    attention_steps_figure,
+    mask_heatmap,
+    plot_attention_shares,
+    plot_class_shares,
+    plot_head_lines,
+    plot_layer_head_table,
+    plot_layer_head_tables,
+    plot_layer_lines,
+    plot_token_heatmap,
+    token_window,
+)
+from helpers.attention.rebuild import attention_scores, extended_attention_mask, project_qkv, softmax_by_hand, split_heads
 from helpers.common.style import small_text
+
+
+def label_texts(ax) -> list[str]:
+    return [t.get_text() for t in ax.texts]
 
 
 def test_attention_heatmap(sample_trace):
@@ -15,10 +41,63 @@ def test_attention_heatmap(sample_trace):
     n = sample_trace.seq_len
     assert im.get_array().shape == (n, n)
     assert np.allclose(im.get_array(), sample_trace.attention(1, 0).numpy())
-    assert [t.get_text() for t in ax.get_xticklabels()] == sample_trace.tokens
-    assert [t.get_text() for t in ax.get_yticklabels()] == sample_trace.tokens
+    assert label_texts(ax) == sample_trace.tokens * 2  # keys along x, then queries along y
     assert ax.get_title() == "t"
+    assert not small_text(fig)
+    assert any("attention probability" in a.get_ylabel() for a in fig.axes if a is not ax)
     plt.close(fig)
+
+
+def test_attention_heatmap_of_a_long_input_shows_a_window_and_says_so():
+    n = 3 * MAX_TOKEN_LABELS
+    probs = np.random.default_rng(0).dirichlet(np.ones(n), size=n)
+    tokens = [f"t{i}" for i in range(n)]
+    fig, ax, im = attention_heatmap(probs, tokens, title="head", start=10)
+    k = MAX_TOKEN_LABELS
+    assert im.get_array().shape == (k, k)
+    assert np.allclose(im.get_array(), probs[10:10 + k, 10:10 + k])
+    assert label_texts(ax)[:k] == tokens[10:10 + k]
+    assert f"tokens 10\u2013{10 + k - 1} of {n}" in ax.get_title()
+    with pytest.raises(ValueError, match="valid starts"):
+        token_window(n, n - 5)
+    assert token_window(12) == (0, 12)
+    plt.close(fig)
+
+
+def test_attention_steps_figure_shows_the_model_computation(model, tokenizer):
+    batch = tokenizer(["The bank was quiet.", "It rained."], padding="max_length", max_length=10, return_tensors="pt")
+    with torch.no_grad():
+        x = model.embeddings(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"])
+        q, k, v = (split_heads(t, model.config.num_attention_heads) for t in project_qkv(model.encoder.layer[0].attention.self, x))
+        scores = attention_scores(q, k)
+        masked = scores + extended_attention_mask(batch["attention_mask"])
+        probs = softmax_by_hand(masked)
+        out = model(**batch, output_attentions=True)
+    assert torch.allclose(probs, out.attentions[0], atol=1e-5)
+    tokens = tokenizer.convert_ids_to_tokens(batch["input_ids"][1].tolist())
+    fig, axes = attention_steps_figure(scores[1, 0], masked[1, 0], probs[1, 0], probs[1, 0] @ v[1, 0], tokens, title="t")
+    assert len(axes) == 4 and not small_text(fig)
+    assert axes[0].images[0].get_clim() == axes[1].images[0].get_clim()  # the two score panels share a scale
+    shown = axes[1].images[0].get_array()
+    pads = batch["attention_mask"][1] == 0
+    assert shown.mask[:, pads.numpy()].all() and not shown.mask[:, ~pads.numpy()].any()
+    assert np.allclose(axes[2].images[0].get_array(), probs[1, 0].numpy())
+    labels = [a.get_ylabel() for a in fig.axes]
+    assert {"score", "attention probability", "context value"} <= set(labels)
+    with pytest.raises(ValueError, match="tokens"):
+        attention_steps_figure(scores[1, 0], masked[1, 0], probs[1, 0], v[1, 0], tokens[:-1])
+    plt.close(fig)
+
+
+def test_mask_heatmap(tokenizer):
+    batch = tokenizer(["The bank was quiet.", "It rained."], padding=True, return_tensors="pt")
+    tokens = [tokenizer.convert_ids_to_tokens(r) for r in batch["input_ids"].tolist()]
+    ax = mask_heatmap(batch["attention_mask"], tokens)
+    assert np.array_equal(ax.images[0].get_array(), batch["attention_mask"].numpy())
+    assert [t.get_text() for t in ax.texts] == [t for row in tokens for t in row]
+    assert not small_text(ax.figure)
+    with pytest.raises(ValueError, match="one per mask row"):
+        mask_heatmap(batch["attention_mask"], tokens[:1])
 
 
 def test_attention_heatmap_mismatch(sample_trace):

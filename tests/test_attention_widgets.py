@@ -1,12 +1,57 @@
 """helpers.attention.widgets: updates change artists and image bytes, never run the model."""
 
+import io
+import warnings
+
 import numpy as np
 import pytest
 import torch
+from PIL import Image
 
+from helpers.attention.plots import MAX_TOKEN_LABELS
 from helpers.attention.widgets import MIN_LINE_WEIGHT, ROW_PX, AttentionHeadExplorer, HeadGridExplorer, HeadLinesExplorer, pooled_maps
 from helpers.common.style import small_text
 from helpers.model.trace import trace_text
+
+
+@pytest.fixture(scope="module")
+def long_trace(tokenizer, model):
+    """A trace at the model's maximum input length (a longer text, truncated)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return trace_text(tokenizer, model, " ".join(["The bank by the river was unbelievably quiet this morning."] * 60))
+
+
+def test_long_input_shows_a_window_with_a_slider(long_trace, no_model_calls):
+    explorer = AttentionHeadExplorer(long_trace)
+    k = MAX_TOKEN_LABELS
+    assert long_trace.seq_len == long_trace.config.max_position_embeddings
+    assert explorer.window == k and explorer.controls["start"].max == long_trace.seq_len - k
+    before_labels = explorer._x_image.get_array().copy()
+    explorer.update(layer=2, head=3, start=100)
+    assert np.allclose(explorer.im.get_array(), long_trace.attention(2, 3)[100:100 + k, 100:100 + k].numpy())
+    assert "tokens 100" in explorer.ax.get_title()
+    assert not np.array_equal(explorer._x_image.get_array(), before_labels)  # the labels moved with the window
+    with pytest.raises(ValueError, match="valid starts"):
+        explorer.update(start=long_trace.seq_len)
+    assert explorer.build_seconds is not None and explorer.build_seconds > 0
+
+
+def test_short_input_has_no_window_slider(sample_trace):
+    explorer = AttentionHeadExplorer(sample_trace)
+    assert "start" not in explorer.controls and explorer.window == sample_trace.seq_len
+
+
+def test_static_fallback_is_the_current_picture(sample_trace):
+    explorer = AttentionHeadExplorer(sample_trace)
+    explorer.update(layer=2, head=1)
+    bundle = explorer._repr_mimebundle_()
+    import base64
+
+    png = base64.b64decode(bundle["image/png"])
+    assert png == explorer.image.value
+    assert Image.open(io.BytesIO(png)).size == explorer.fig.canvas.get_width_height()
+    assert "layer=2" in bundle["text/plain"]
 
 
 def test_update_changes_artists_without_model(sample_trace, no_model_calls):

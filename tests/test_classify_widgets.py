@@ -42,3 +42,19 @@ def test_logits_box_keeps_one_y_scale_that_holds_every_logit(tokenizer, model, i
         assert lo < min(0.0, float(logits.min())) and max(0.0, float(logits.max())) < hi, "a bar is cut off"
         assert lo <= limits[-1][0] and hi >= limits[-1][1], "the scale must never shrink between sentences"
         limits.append((lo, hi))
+
+
+def test_logits_box_truncates_a_long_sentence_and_says_so(tokenizer, model):
+    from helpers.classify.widgets import LogitsBox
+    from helpers.model.trace import max_input_tokens
+
+    long = " ".join(["Could you wake me up at half past six tomorrow?"] * 80)
+    box, values = LogitsBox.for_benchmark(tokenizer, model, text=long)
+    limit = max_input_tokens(tokenizer, model)
+    assert box.input_tokens == limit
+    note = box.truncation_note(long)
+    assert f"at most {limit}: truncated" in note
+    assert f"first {limit} tokens" in box.ax.get_title()
+    assert box.truncation_note(values[0]["sentence"]) == ""  # a short one fits
+    box.update(**values[0])
+    assert box.input_tokens < limit and f"first {limit}" not in box.ax.get_title()

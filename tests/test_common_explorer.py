@@ -89,3 +89,131 @@ def test_for_benchmark_values_all_update(cls, tokenizer, model):
     for v in values:
         ex.update(**v)
     assert isinstance(ex.redraw_naive(**values[0]), bytes)
+
+
+def long_text(tokenizer, model) -> str:
+    """Real sentences repeated past the model's maximum input length."""
+    from helpers.common.data import load_sentences
+    from helpers.model.trace import max_input_tokens
+
+    limit, text = max_input_tokens(tokenizer, model), ""
+    while len(tokenizer(text, truncation=False, verbose=False)["input_ids"]) <= limit + 8:
+        text = (text + " " + " ".join(load_sentences())).strip()
+    return text
+
+
+def takes_text(cls) -> bool:
+    import inspect
+
+    return "text" in inspect.signature(cls.for_benchmark).parameters
+
+
+@pytest.mark.parametrize("cls", explorer_classes(), ids=lambda c: c.__name__)
+def test_blitted_image_equals_a_full_draw_at_the_maximum_length(cls, tokenizer, model):
+    if not takes_text(cls):
+        pytest.skip(f"{cls.__name__}.for_benchmark has no text= parameter yet")
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the course's truncation warning is expected
+        explorer, values = cls.for_benchmark(tokenizer, model, text=long_text(tokenizer, model))
+    from helpers.model.trace import max_input_tokens
+
+    assert explorer.input_tokens == max_input_tokens(tokenizer, model)
+    for v in [*values, *values][:12]:
+        explorer.update(**v)
+        shown = decode(explorer.image.value)[:, :, :3]
+        expected = full_draw(explorer)
+        assert shown.shape == expected.shape
+        differing = np.any(shown != expected, axis=-1).mean()
+        assert differing == 0, f"{cls.__name__} after {v}: {differing:.2%} of pixels differ from a full draw"
+    plt.close(explorer.fig)
+
+
+@pytest.mark.parametrize("cls", explorer_classes(), ids=lambda c: c.__name__)
+def test_every_explorer_leaves_a_static_picture_with_its_widget(cls, tokenizer, model):
+    import base64
+
+    from helpers.common.explorer import WIDGET_VIEW_MIMETYPE
+
+    explorer, values = cls.for_benchmark(tokenizer, model)
+    explorer.update(**values[-1])
+    bundle = explorer._repr_mimebundle_()
+    assert bundle[WIDGET_VIEW_MIMETYPE]["model_id"] == explorer.widget.model_id  # the live widget
+    png = base64.b64decode(bundle["image/png"])
+    assert png == explorer.image.value and png.startswith(b"\x89PNG")  # its picture as it is now
+    assert cls.__name__ in bundle["text/plain"]
+    assert explorer.build_seconds > 0 and explorer.build_cpu_seconds >= 0
+    plt.close(explorer.fig)
+
+
+def test_display_publishes_one_bundle_with_the_fallback(sample_trace):
+    from IPython.core.formatters import DisplayFormatter
+
+    from helpers.attention.widgets import AttentionHeadExplorer
+    from helpers.common.explorer import WIDGET_VIEW_MIMETYPE
+
+    data, _ = DisplayFormatter().format(AttentionHeadExplorer(sample_trace))
+    assert {WIDGET_VIEW_MIMETYPE, "image/png", "text/plain"} <= set(data)
+
+
+def test_label_strip_windows_line_up():
+    from helpers.common.explorer import LabelStrip
+
+    labels = ["[CLS]", "the", "bank", "##ly", "[SEP]"]
+    rows = LabelStrip(labels, 14)
+    cols = LabelStrip(labels, 14, vertical=True)
+    assert rows.rgba.shape[:2] == (5 * 14, rows.thickness)
+    assert cols.rgba.shape[:2] == (cols.thickness, 5 * 14)
+    window = rows.window(1, 3)
+    assert window.shape[0] == 3 * 14 and window[..., 3].max() > 0  # text is there
+    for i in range(5):  # every label lies inside its own band
+        band = rows.rgba[i * 14:(i + 1) * 14, :, 3]
+        assert band.max() > 0
+    assert np.array_equal(cols.window(2, 1)[..., 3], np.rot90(rows.window(2, 1)[..., 3]))
+    with pytest.raises(ValueError, match="outside"):
+        rows.window(4, 3)
+    with pytest.raises(ValueError, match="pitch"):
+        LabelStrip(labels, 2)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("store_state", [False, True], ids=["no-widget-state", "widget-state"])
+def test_nbconvert_html_keeps_the_explorer_picture(tmp_path, store_state):
+    """A notebook showing an explorer, exported with nbconvert --execute: without stored widget
+    state the HTML shows the explorer's PNG as an <img> (offline, GitHub, the website); with it
+    (nbconvert's default) the embedded widget state holds the same picture for the ipywidgets
+    JavaScript to show."""
+    import base64
+    import json
+    import re
+    import subprocess
+    import sys
+
+    import nbformat
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(
+        "from helpers.model.loading import load_model\n"
+        "from helpers.model.trace import trace_text\n"
+        "from helpers.attention.widgets import AttentionHeadExplorer\n"
+        "tokenizer, model = load_model('bundled:all-MiniLM-L6-v2', verbose=False)\n"
+        "explorer = AttentionHeadExplorer(trace_text(tokenizer, model, 'The bank by the river.'), layer=2)\n"
+        "explorer"),
+        nbformat.v4.new_code_cell("open('explorer.png', 'wb').write(explorer.image.value)")]
+    path = tmp_path / "explorer.ipynb"
+    nbformat.write(nb, path)
+    subprocess.run([sys.executable, "-m", "jupyter", "nbconvert", "--to", "html", "--execute", str(path),
+                    f"--ExecutePreprocessor.store_widget_state={store_state}"], check=True, cwd=tmp_path,
+                   capture_output=True)
+    html = (tmp_path / "explorer.html").read_text()
+    picture = base64.b64encode((tmp_path / "explorer.png").read_bytes()).decode()
+    images = re.findall(r'<img [^>]*src="data:image/png;base64,([^"]+)"', html)
+    if not store_state:
+        assert picture in images, "the explorer's PNG is not an <img> of the HTML"
+    else:
+        start = html.index('<script type="application/vnd.jupyter.widget-state+json">')
+        state = json.loads(html[html.index(">", start) + 1:html.index("</script>", start)])
+        buffers = [b["data"] for m in state["state"].values() if m["model_name"] == "ImageModel"
+                   for b in m.get("buffers", [])]
+        assert picture in buffers, "the widget state in the HTML does not hold the explorer's picture"

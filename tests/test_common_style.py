@@ -34,3 +34,19 @@ def test_layer_labels_and_matrix_checks():
     assert style.layer_labels(4) == ["emb", "1", "2", "3"]
     with pytest.raises(ValueError, match="2-D"):
         style.as_matrix([1, 2, 3], "probs")
+
+
+def test_annotate_bars_puts_labels_inside_long_bars_and_outside_short_ones():
+    fig, ax = plt.subplots()
+    bars = ax.barh([0, 1], [10.0, 0.5])
+    texts = style.annotate_bars(ax, bars, ["ten", "half"])
+    assert [t.get_text() for t in texts] == ["ten", "half"]
+    assert texts[0].get_ha() == "right" and texts[0].get_position()[0] < 10.0  # inside
+    assert texts[1].get_ha() == "left" and texts[1].get_position()[0] > 0.5  # past the end
+
+
+def test_colorbar_can_serve_several_axes():
+    fig, axes = plt.subplots(1, 2)
+    image = axes[0].imshow([[0, 1], [1, 0]])
+    cbar = style.colorbar(image, list(axes), "shared value")
+    assert cbar.ax.get_ylabel() == "shared value"

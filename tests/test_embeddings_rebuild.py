@@ -3,7 +3,7 @@
 import pytest
 import torch
 
-from helpers.embeddings.rebuild import embeddings_by_hand, layer_norm_by_hand, static_word_vector
+from helpers.embeddings.rebuild import embedding_parts, embeddings_by_hand, layer_norm_by_hand, static_word_vector
 from helpers.model.trace import trace_text
 
 
@@ -49,3 +49,15 @@ def test_static_word_vector(model, tokenizer):
     assert vec is None and tokenizer.unk_token in pieces
     with pytest.raises(ValueError):
         static_word_vector(model, tokenizer, "  ")
+
+
+def test_embedding_parts_add_up_to_the_model(model, tokenizer):
+    pair = trace_text(tokenizer, model, "The bank was quiet.", "It rained.")
+    parts = embedding_parts(model, pair.input_ids, pair.token_type_ids)
+    emb = model.embeddings
+    assert torch.equal(parts["word"], emb.word_embeddings.weight[pair.input_ids].detach())
+    assert torch.equal(parts["token_type"][-1], emb.token_type_embeddings.weight[1].detach())  # segment B
+    assert torch.allclose(parts["sum"], parts["word"] + parts["position"] + parts["token_type"])
+    assert torch.allclose(parts["layernorm"], pair.hidden(0), atol=1e-5)
+    with pytest.raises(ValueError, match="one input"):
+        embedding_parts(model, pair.input_ids[None])

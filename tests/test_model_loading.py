@@ -85,3 +85,24 @@ def test_folder_without_checkpoint_is_a_clear_error(tmp_path):
     (tmp_path / "README.md").write_text("not a model")
     with pytest.raises(ModelLoadError, match="not a loadable checkpoint"):
         load_model(str(tmp_path), verbose=False)
+
+
+def test_checkpoint_facts_read_the_bundled_files(loaded):
+    from helpers.model.loading import checkpoint_facts
+
+    facts = checkpoint_facts(loaded)
+    assert facts.weight_file is not None
+    assert set(loaded.model.state_dict()) <= set(facts.weight_names)  # the file holds what the model loaded
+    assert not facts.has_mlm_head  # all-MiniLM-L6-v2 ships the encoder and pooler only
+    assert facts.pooling == ("mean_tokens",)  # sentence-transformers' 1_Pooling/config.json
+    assert facts.sentence_max_tokens == 256
+    text = "\n".join(facts.lines())
+    assert "masked-LM head (cls.predictions.*): no" in text and "mean_tokens" in text
+
+
+def test_checkpoint_facts_of_a_plain_folder(other_bert_dir):
+    from helpers.model.loading import checkpoint_facts, load_model
+
+    facts = checkpoint_facts(load_model(other_bert_dir, verbose=False))
+    assert facts.pooling is None and not facts.has_mlm_head
+    assert "no sentence-transformers pooling" in "\n".join(facts.lines())

@@ -19,3 +19,28 @@ def test_meta_counts_base_large():
         assert meta_model_parameter_count(cfg) == parameter_formula(cfg)["total"]
     assert 105e6 < meta_model_parameter_count(base) < 115e6
     assert 330e6 < meta_model_parameter_count(large) < 345e6
+
+
+def test_update_ratios_over_traces(model, sample_trace, data_traces):
+    import pytest
+    import torch
+
+    from helpers.stack.compute import update_ratios
+    from helpers.stack.rebuild import sublayer_updates_by_hand
+
+    ratios = update_ratios(model, data_traces)
+    n = sum(t.seq_len for t in data_traces)
+    assert set(ratios) == {"attention", "ffn"}
+    assert ratios["attention"].shape == ratios["ffn"].shape == (model.config.num_hidden_layers, n)
+    assert (ratios["attention"] > 0).all() and torch.isfinite(ratios["ffn"]).all()
+    one = update_ratios(model, sample_trace)  # a single trace works too
+    layer = model.config.num_hidden_layers
+    with torch.no_grad():  # an independent check of one entry: the update through the model's own modules
+        x = sample_trace.hidden(layer - 1)
+        module = model.encoder.layer[layer - 1]
+        attended = module.attention(x[None])[0][0]
+        ffn_update = module.output.dense(module.intermediate(attended))
+    assert torch.allclose(one["ffn"][-1], ffn_update.norm(dim=-1) / attended.norm(dim=-1), atol=1e-5)
+    assert sublayer_updates_by_hand  # imported for the reader: update_ratios is built on it
+    with pytest.raises(ValueError, match="at least one"):
+        update_ratios(model, [])

@@ -43,3 +43,16 @@ def test_gelu_and_activation():
     assert activation_by_hand(BertConfig()) is gelu_by_hand
     with pytest.raises(ValueError, match="hidden_act"):
         activation_by_hand(BertConfig(hidden_act="swish"))
+
+
+def test_sublayer_updates_rebuild_the_layer(model, sample_trace):
+    from helpers.stack.rebuild import sublayer_updates_by_hand
+
+    layer = model.encoder.layer[0]
+    x = sample_trace.hidden(0)
+    with torch.no_grad():
+        parts = sublayer_updates_by_hand(layer, x)
+        attended = layer.attention(x[None])[0][0]  # the model's own BertAttention (self-attention + output)
+    assert torch.allclose(parts["attended"], attended, atol=1e-5)
+    assert torch.allclose(parts["output"], sample_trace.hidden(1), atol=1e-5)
+    assert torch.allclose(layer.attention.output.LayerNorm(x + parts["attention_update"]), attended, atol=1e-5)

@@ -3,35 +3,182 @@ what it drew; nothing here runs the model."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import matplotlib.pyplot as plt
 import numpy as np
 from matplotlib.collections import LineCollection
+from matplotlib.colors import ListedColormap
 
 from helpers.attention.compute import TOKEN_CLASSES
-from helpers.common.style import as_matrix, colorbar, new_axes, to_numpy
+from helpers.common.style import DIVERGING, MASKED_COLOR, SEQUENTIAL, as_matrix, colorbar, new_axes, to_numpy
 
 
-def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = None, vmax: float | None = None):
+MAX_TOKEN_LABELS = 40  # more token labels than this on one axis cannot be read at 8 pt
+
+
+def token_window(n_tokens: int, start: int = 0, size: int | None = None) -> tuple[int, int]:
+    """``(start, stop)`` of the tokens a heatmap shows: all of them up to ``size`` (default
+    :data:`MAX_TOKEN_LABELS`), otherwise a window of ``size`` tokens from ``start``."""
+    size = MAX_TOKEN_LABELS if size is None else size
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"size must be a positive int, got {size!r}.")
+    size = min(size, n_tokens)
+    if isinstance(start, bool) or not isinstance(start, int) or not 0 <= start <= n_tokens - size:
+        raise ValueError(f"start {start!r} is out of range: with {n_tokens} tokens and a window of {size}, "
+                         f"valid starts are 0 to {n_tokens - size}.")
+    return start, start + size
+
+
+def window_note(start: int, stop: int, n_tokens: int) -> str:
+    """What a windowed heatmap shows, for its title ('' when it shows every token)."""
+    if stop - start >= n_tokens:
+        return ""
+    return f"tokens {start}\u2013{stop - 1} of {n_tokens} (a window; its rows need not sum to 1)"
+
+
+@dataclass
+class TokenHeatmap:
+    """The artists of a token x token heatmap that an explorer changes: the image, the
+    token labels (plain texts, so an update can rewrite and blit them) and the title."""
+
+    fig: object
+    ax: object
+    image: object
+    x_labels: list
+    y_labels: list
+
+    def set_tokens(self, tokens: list[str]) -> None:
+        for text, token in zip(self.x_labels, tokens):
+            text.set_text(token)
+        for text, token in zip(self.y_labels, tokens):
+            text.set_text(token)
+
+
+def token_heatmap(matrix, tokens: list[str], ax=None, title: str | None = None, vmin: float = 0.0,
+                  vmax: float | None = None, cmap: str = "viridis", cbar_label: str = "attention probability",
+                  xlabel: str = "key (attended to)", ylabel: str = "query (attending)") -> TokenHeatmap:
+    """A ``[k, k]`` matrix over ``k`` tokens with the tokens written along both axes."""
+    values = as_matrix(matrix, "matrix")
+    k = len(tokens)
+    if values.shape != (k, k):
+        raise ValueError(f"the matrix has shape {values.shape} but there are {k} tokens; they must match.")
+    size = max(4.0, 0.2 * k + 2.4)
+    ax = new_axes(ax, (size + 1.3, size + 0.3))
+    image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=values.max() if vmax is None else vmax)
+    ax.set_xticks(range(k))  # tick marks only: the labels are texts an explorer can rewrite
+    ax.set_yticks(range(k))
+    ax.tick_params(labelbottom=False, labelleft=False, length=2)
+    x_labels = [ax.annotate(t, xy=(i, 0), xycoords=("data", "axes fraction"), xytext=(0, -4),
+                            textcoords="offset points", rotation=90, ha="center", va="top", fontsize=8,
+                            annotation_clip=False) for i, t in enumerate(tokens)]
+    y_labels = [ax.annotate(t, xy=(0, i), xycoords=("axes fraction", "data"), xytext=(-4, 0),
+                            textcoords="offset points", ha="right", va="center", fontsize=8,
+                            annotation_clip=False) for i, t in enumerate(tokens)]
+    ax.set_xlabel(xlabel, labelpad=max(len(t) for t in tokens) * 5.2 + 6)
+    ax.set_ylabel(ylabel, labelpad=max(len(t) for t in tokens) * 5.2 + 6)
+    if title:
+        ax.set_title(title)
+    colorbar(image, ax, cbar_label)
+    ax.figure.tight_layout()
+    return TokenHeatmap(ax.figure, ax, image, x_labels, y_labels)
+
+
+def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = None, vmax: float | None = None,
+                      start: int = 0, size: int | None = None):
     """One head's ``[seq, seq]`` attention matrix (rows = queries, columns = keys) with token labels.
 
-    Returns ``(fig, ax, image)``; the image artist is what an explorer updates with ``set_data``.
+    With more than ``size`` tokens (default :data:`MAX_TOKEN_LABELS`, the most that stay
+    readable) it shows the window of queries and keys ``start .. start + size - 1`` and says so
+    in the title. Returns ``(fig, ax, image)``.
     """
     matrix = as_matrix(probs, "probs")
     if matrix.shape != (len(tokens), len(tokens)):
         raise ValueError(f"probs has shape {matrix.shape} but there are {len(tokens)} tokens; they must match.")
-    size = max(4.0, 0.32 * len(tokens) + 2)
-    ax = new_axes(ax, (size + 1, size))
-    fig = ax.figure
-    image = ax.imshow(matrix, cmap="viridis", vmin=0.0, vmax=matrix.max() if vmax is None else vmax)
-    ticks = range(len(tokens))
-    ax.set_xticks(ticks, tokens, rotation=90, fontsize=8)
-    ax.set_yticks(ticks, tokens, fontsize=8)
-    ax.set_xlabel("key (attended to)")
-    ax.set_ylabel("query (attending)")
-    if title:
-        ax.set_title(title)
-    fig.colorbar(image, ax=ax, fraction=0.046, pad=0.04, label="attention probability")
-    fig.tight_layout()
-    return fig, ax, image
+    lo, hi = token_window(len(tokens), start, size)
+    note = window_note(lo, hi, len(tokens))
+    full_title = "\n".join(t for t in (title, note) if t) or None
+    drawn = token_heatmap(matrix[lo:hi, lo:hi], tokens[lo:hi], ax=ax, title=full_title, vmax=vmax)
+    return drawn.fig, drawn.ax, drawn.image
+
+
+def attention_steps_figure(scores, masked_scores, probs, context, tokens: list[str], title: str = "",
+                           max_tokens: int = 24):
+    """One head's attention as four heatmaps in a row: the scaled scores $QK^\\top/\\sqrt d$, the
+    scores plus the additive mask (masked keys in grey: $-\\infty$ after the mask), the softmax
+    $P$, and the context $P V$ (``[seq, d]``).
+
+    ``scores``, ``masked_scores``, ``probs``: ``[seq, seq]``; ``context``: ``[seq, d]``. The two
+    score panels share one symmetric scale. Past ``max_tokens`` tokens only the first ones are
+    shown and the figure says so. Returns ``(fig, axes)``.
+    """
+    s, m, p, c = (as_matrix(x, name) for x, name in ((scores, "scores"), (masked_scores, "masked_scores"),
+                                                       (probs, "probs"), (context, "context")))
+    n = len(tokens)
+    for name, x in (("scores", s), ("masked_scores", m), ("probs", p)):
+        if x.shape != (n, n):
+            raise ValueError(f"{name} has shape {x.shape} but there are {n} tokens; it must be [{n}, {n}].")
+    if c.shape[0] != n:
+        raise ValueError(f"context has {c.shape[0]} rows but there are {n} tokens.")
+    k = min(n, max_tokens)
+    masked = m < -1e4  # finfo.min added: the key is padding
+    limit = float(np.abs(s[:k, :k]).max())
+    fig = plt.figure(figsize=(10.5, 0.21 * k + 2.5))
+    grid = fig.add_gridspec(1, 11, width_ratios=[1, 0.08, 1, 0.05, 0.36, 1, 0.05, 0.3, 0.6, 0.05, 0.02],
+                            wspace=0.05, left=0.085, right=0.93, bottom=1.05 / (0.21 * k + 2.5),
+                            top=1 - 0.75 / (0.21 * k + 2.5))
+    ax_s, ax_m, ax_p, ax_c = (fig.add_subplot(grid[0, j]) for j in (0, 2, 5, 8))
+    score_kw = dict(cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
+    ax_s.imshow(s[:k, :k], **score_kw)
+    bad = plt.get_cmap(DIVERGING).with_extremes(bad=MASKED_COLOR)
+    im_m = ax_m.imshow(np.ma.masked_array(m[:k, :k], mask=masked[:k, :k]), **{**score_kw, "cmap": bad})
+    fig.colorbar(im_m, cax=fig.add_subplot(grid[0, 3]), label="score")
+    im_p = ax_p.imshow(p[:k, :k], cmap=SEQUENTIAL, vmin=0, vmax=float(p[:k, :k].max()), aspect="auto",
+                       interpolation="nearest")
+    fig.colorbar(im_p, cax=fig.add_subplot(grid[0, 6]), label="attention probability")
+    c_limit = float(np.abs(c[:k]).max())
+    im_c = ax_c.imshow(c[:k], cmap=DIVERGING, vmin=-c_limit, vmax=c_limit, aspect="auto", interpolation="nearest")
+    fig.colorbar(im_c, cax=fig.add_subplot(grid[0, 9]), label="context value")
+    titles = ("scores QK\u1d40/\u221ad", "+ mask\n(grey: padding, \u2212\u221e)", "softmax: P\n(each row sums to 1)",
+              f"context P\u00b7V\n[{n}, {c.shape[1]}]")
+    for ax, name in zip((ax_s, ax_m, ax_p, ax_c), titles):
+        ax.set_title(name, fontsize=9)
+        ax.set_yticks(range(k), tokens[:k] if ax is ax_s else [])
+    for ax in (ax_s, ax_m, ax_p):
+        ax.set_xticks(range(k), tokens[:k], rotation=90)
+    ax_c.set_xticks([0, c.shape[1] - 1], ["0", str(c.shape[1] - 1)])
+    ax_c.set_xlabel("value dimension")
+    ax_s.set_ylabel("query")
+    ax_p.set_xlabel("key")
+    suffix = f" (first {k} of {n} tokens)" if k < n else ""
+    fig.suptitle((title + suffix) if title else suffix.strip(), fontsize=10, y=0.995)
+    return fig, [ax_s, ax_m, ax_p, ax_c]
+
+
+def mask_heatmap(attention_mask, tokens: list[list[str]], ax=None, max_positions: int = 30):
+    """A padded batch's ``attention_mask`` ``[batch, seq]`` as coloured cells (1 = real token,
+    0 = padding) with each cell's token written in it; past ``max_positions`` positions the
+    tokens are left out and the x axis counts positions. Returns the axes."""
+    mask = as_matrix(attention_mask, "attention_mask")
+    if len(tokens) != mask.shape[0] or any(len(row) != mask.shape[1] for row in tokens):
+        raise ValueError(f"tokens must be {mask.shape[0]} lists of {mask.shape[1]} tokens, one per mask row.")
+    batch, seq = mask.shape
+    write = seq <= max_positions
+    ax = new_axes(ax, (min(10.5, 0.42 * seq + 2.2) if write else 10.5, 0.95 * batch + 1.3))
+    cmap = ListedColormap([MASKED_COLOR, "#4c9be8"])
+    image = ax.imshow(mask, cmap=cmap, vmin=-0.5, vmax=1.5, aspect="auto", interpolation="nearest")
+    if write:
+        for (b, i), token in np.ndenumerate(np.array(tokens, dtype=object)):
+            ax.text(i, b, token, ha="center", va="center", rotation=90, fontsize=8,
+                    color="white" if mask[b, i] else "#444444")
+    ax.set_yticks(range(batch), [f"sentence {b}" for b in range(batch)])
+    if write:
+        ax.set_xticks(range(seq))
+    ax.set_xlabel("position")
+    bar = colorbar(image, ax, "attention_mask", ticks=[0, 1], fraction=0.03)
+    bar.ax.set_yticklabels(["0: padding", "1: real token"])
+    ax.set_title(f"attention_mask of the padded batch: {batch} \u00d7 {seq}")
+    return ax
 
 
 def plot_token_heatmap(matrix, tokens, ax=None, title="", ylabel="layer", yticklabels=None, cmap="magma",

@@ -10,59 +10,105 @@ import numpy as np
 import torch
 from matplotlib.collections import LineCollection
 
-from helpers.attention.plots import attention_heatmap, head_line_colors, head_line_segments, plot_head_lines
+from helpers.attention.plots import head_line_colors, head_line_segments, plot_head_lines, token_window
 from helpers.common.data import load_sentences
-from helpers.common.explorer import Explorer, int_slider
+from helpers.common.explorer import Explorer, LabelStrip, int_slider
 from helpers.model.trace import check_trace, trace_text
 
 
 class AttentionHeadExplorer(Explorer):
     """Layer and head sliders over one cached :class:`~helpers.model.trace.Trace`.
 
-    Moving a slider swaps the heatmap's data (``im.set_data``) and its title; the tokens,
-    and so the tick labels, stay the same. The model never runs again.
+    Moving a slider swaps the heatmap's data (``im.set_data``) and its title; the model never
+    runs again. With more tokens than stay readable (:data:`~helpers.attention.plots.MAX_TOKEN_LABELS`)
+    the heatmap shows a window of that many queries and keys, a third slider moves it, and
+    the title says which tokens are shown; the token labels are texts rewritten in place.
     """
 
-    def __init__(self, trace, layer: int = 1, head: int = 0):
+    def __init__(self, trace, layer: int = 1, head: int = 0, window: int | None = None):
         import ipywidgets as widgets
 
-        self.trace = trace
+        self.trace = check_trace(trace)
         trace.check_layer(layer, allow_embeddings=False)
         trace.check_head(head)
+        self.window = token_window(trace.seq_len, 0, window)[1]  # the window's size
+        self._att = torch.stack(trace.attentions).numpy()  # [L, heads, q, k]: one slice per move
         controls = {
             "layer": widgets.IntSlider(value=layer, min=1, max=trace.num_layers, description="layer"),
             "head": widgets.IntSlider(value=head, min=0, max=trace.num_heads - 1, description="head"),
         }
-        super().__init__(controls)
+        if self.window < trace.seq_len:
+            controls["start"] = int_slider(0, trace.seq_len - self.window, 0, "first token")
+        super().__init__(controls, start=0)
 
-    def _title(self, layer: int, head: int) -> str:
-        return f"layer {layer} of {self.trace.num_layers}, head {head} of 0..{self.trace.num_heads - 1}"
+    def _title(self, layer: int, head: int, start: int) -> str:
+        # Short: the title is redrawn on every move, and text is the costly part of a redraw.
+        where = f"  |  tokens {start}\u2013{start + self.window - 1}" if self.window < self.trace.seq_len else ""
+        return f"layer {layer} of {self.trace.num_layers}, head {head}{where}"
 
-    def _build_figure(self, layer: int, head: int):
-        fig, self.ax, self.im = attention_heatmap(
-            self.trace.attention(layer, head), self.trace.tokens, title=self._title(layer, head), vmax=1.0
-        )
+    def _window(self, layer: int, head: int, start: int):
+        stop = start + self.window
+        return self._att[layer - 1, head, start:stop, start:stop]
+
+    def _build_figure(self, layer: int, head: int, start: int):
+        # Laid out in whole pixels: every token gets `pitch` pixels, so the pre-rendered
+        # label strips (LabelStrip) line up with the heatmap's cells exactly.
+        W, dpi = self.window, plt.rcParams["figure.dpi"]
+        pitch = int(min(28, max(14, 400 // W)))
+        self._x_strip = LabelStrip(self.trace.tokens, pitch, vertical=True, dpi=dpi)
+        self._y_strip = LabelStrip(self.trace.tokens, pitch, dpi=dpi)
+        side, thick = W * pitch, self._y_strip.thickness
+        windowed = W < self.trace.seq_len
+        left, bottom, top, right = 28 + thick, 26 + thick, 66 if windowed else 50, 96
+        width, height = left + side + right, bottom + side + top
+        fig = plt.figure(figsize=(width / dpi, height / dpi), dpi=dpi)
+        ax = fig.add_axes((left / width, bottom / height, side / width, side / height))
+        self.im = ax.imshow(self._window(layer, head, start), cmap="viridis", vmin=0.0, vmax=1.0,
+                            aspect="auto", interpolation="nearest")
+        ax.set_xticks([])
+        ax.set_yticks([])
+        cax = fig.add_axes(((left + side + 14) / width, bottom / height, 14 / width, side / height))
+        fig.colorbar(self.im, cax=cax, label="attention probability")
+        fig.text((left + side / 2) / width, 6 / height, "key (attended to)", ha="center", va="bottom", fontsize=9)
+        fig.text(6 / width, (bottom + side / 2) / height, "query (attending)", ha="left", va="center",
+                 rotation=90, fontsize=9)
+        self._x_image = fig.figimage(self._x_strip.window(start, W), left, bottom - 3 - self._x_strip.rgba.shape[0],
+                                     origin="upper")
+        self._y_image = fig.figimage(self._y_strip.window(start, W), left - 3 - thick, bottom, origin="upper")
+        self.ax = ax
+        ax.set_title(self._title(layer, head, start), fontsize=9)
+        heading = "attention probability of one head (rows = queries)"
+        if windowed:
+            heading += (f"\na window of {W} of the {self.trace.seq_len} tokens, moved by 'first token'; "
+                        "rows need not sum to 1 inside it")
+        fig.text(0.5, 1 - 4 / height, heading, ha="center", va="top", fontsize=9)
         return fig
 
     def dynamic_artists(self) -> list:
-        return [self.im, self.ax.title]
+        return [self.im, self.ax.title, self._x_image, self._y_image]
 
-    def _update_artists(self, layer: int, head: int) -> None:
-        self.im.set_data(self.trace.attention(layer, head).numpy())
-        self.ax.set_title(self._title(layer, head))
+    def _update_artists(self, layer: int, head: int, start: int) -> None:
+        self.im.set_data(self._window(layer, head, start))
+        self.ax.set_title(self._title(layer, head, start), fontsize=9)
+        self._x_image.set_data(self._x_strip.window(start, self.window))
+        self._y_image.set_data(self._y_strip.window(start, self.window))
 
     def update(self, **values) -> None:
         """Validate the slider values (the same messages as the trace) and redraw in place."""
         merged = {**self.values, **values}
         self.trace.check_layer(merged["layer"], allow_embeddings=False)
         self.trace.check_head(merged["head"])
+        token_window(self.trace.seq_len, merged["start"], self.window)
         super().update(**values)
 
     @classmethod
-    def for_benchmark(cls, tokenizer, model):
-        trace = trace_text(tokenizer, model, "The bank by the river was unbelievably quiet this morning.")
+    def for_benchmark(cls, tokenizer, model, text: str | None = None):
+        trace = trace_text(tokenizer, model, text or "The bank by the river was unbelievably quiet this morning.")
         explorer = cls(trace)
         values = [{"layer": l, "head": h} for l in range(1, trace.num_layers + 1) for h in range(min(2, trace.num_heads))]
+        if "start" in explorer.controls:  # a long input: move the window too
+            last = trace.seq_len - explorer.window
+            values = [{**v, "start": (k * explorer.window // 2) % (last + 1)} for k, v in enumerate(values)]
         return explorer, values
 
 

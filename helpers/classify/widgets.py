@@ -4,7 +4,8 @@ A Text box and a Button: clicking runs the model once on the NEW sentence (a new
 not a slider move), then only changes the existing bars (``set_height``, colour) and the
 title, and redraws just those. The y-scale is shared by every sentence and widens only
 when a logit falls outside it. Results are cached per sentence, so re-showing a sentence
-never re-runs the model.
+never re-runs the model. A sentence past the model's maximum input length is truncated to it,
+and the box says how many tokens were dropped (the course's truncation warning).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import torch
 from helpers.classify.compute import extract_features
 from helpers.classify.plots import plot_logits
 from helpers.common.explorer import Explorer
+from helpers.model.trace import max_input_tokens
 
 
 class LogitsBox(Explorer):
@@ -27,6 +29,8 @@ class LogitsBox(Explorer):
         self.tokenizer, self.model, self.head, self.names = tokenizer, model, head, list(names)
         self.layer, self.pooling = layer, pooling
         self._cache: dict[str, torch.Tensor] = {}
+        self._dropped: dict[str, int] = {}  # tokens cut from a sentence past the maximum length
+        self.max_tokens = max_input_tokens(tokenizer, model)
         self.text = widgets.Text(value=sentence, description="sentence")
         self.button = widgets.Button(description="Classify")
         self.output = widgets.Output()
@@ -40,7 +44,10 @@ class LogitsBox(Explorer):
         if not isinstance(sentence, str) or not sentence.strip():
             raise ValueError("Type a sentence with at least one word.")
         if sentence not in self._cache:
-            feats = extract_features(self.tokenizer, self.model, [sentence], progress=False)
+            n = len(self.tokenizer(sentence, truncation=False, verbose=False)["input_ids"])
+            self._dropped[sentence] = max(0, n - self.max_tokens)
+            feats = extract_features(self.tokenizer, self.model, [sentence], max_length=self.max_tokens,
+                                     progress=False)
             with torch.no_grad():
                 self._cache[sentence] = self.head(feats.layer(self.layer, self.pooling))[0]
         return self._cache[sentence]
@@ -64,7 +71,8 @@ class LogitsBox(Explorer):
             bar.set_height(value)
             bar.set_color("tab:orange" if i == pred else "tab:blue")
         self._fit_ylim(float(logits.min()), float(logits.max()))
-        self.ax.set_title(f"{sentence[:50]!r} -> id {pred} ({self.names[pred]})", fontsize=9)
+        cut = f" (first {self.max_tokens} tokens)" if self._dropped.get(sentence) else ""
+        self.ax.set_title(f"{sentence[:50]!r}{cut} -> id {pred} ({self.names[pred]})", fontsize=9)
         self.prediction = pred
 
     def _fit_ylim(self, lo: float, hi: float) -> None:
@@ -81,6 +89,23 @@ class LogitsBox(Explorer):
         self.ax.set_ylim(*self._ylim)
         self._static_changed()
 
+    def truncation_note(self, sentence: str) -> str:
+        """The course's truncation warning for ``sentence``, or '' when it fits."""
+        dropped = self._dropped.get(sentence, 0)
+        if not dropped:
+            return ""
+        return (f"The input has {self.max_tokens + dropped} tokens but this model accepts at most "
+                f"{self.max_tokens}: truncated, {dropped} token(s) dropped from the end.")
+
+    @property
+    def input_tokens(self) -> int:
+        sentence = self.values["sentence"]
+        n = len(self.tokenizer(sentence, truncation=False, verbose=False)["input_ids"])
+        return min(n, self.max_tokens)
+
+    def describe(self) -> str:
+        return f"LogitsBox: {self.values['sentence'][:60]!r} -> {self.names[self.prediction]}"
+
     def update(self, **values) -> None:
         try:
             super().update(**values)
@@ -91,15 +116,18 @@ class LogitsBox(Explorer):
             return
         self.output.clear_output()
         with self.output:
+            note = self.truncation_note(self.values["sentence"])
+            if note:
+                print(note)
             print(f"predicted id {self.prediction}: {self.names[self.prediction]}")
 
     @classmethod
-    def for_benchmark(cls, tokenizer, model):
+    def for_benchmark(cls, tokenizer, model, text: str | None = None):
         from helpers.classify.compute import LinearHead
 
         torch.manual_seed(0)
         names = [f"class {i}" for i in range(5)]
         head = LinearHead(model.config.hidden_size, len(names)).eval()
-        box = cls(tokenizer, model, head, names, layer=model.config.num_hidden_layers,
-                  sentence="wake me up at seven")
-        return box, [{"sentence": "play some jazz"}, {"sentence": "wake me up at seven"}]
+        first = text or "wake me up at seven"
+        box = cls(tokenizer, model, head, names, layer=model.config.num_hidden_layers, sentence=first)
+        return box, [{"sentence": "play some jazz"}, {"sentence": first}]

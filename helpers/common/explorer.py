@@ -19,15 +19,34 @@ render draws the whole figure.
 
 Subclasses implement ``_build_figure(**values)`` (create fig and artists; return fig),
 ``_update_artists(**values)``, optionally ``redraw_naive(**values)`` (e.g. a fresh seaborn
-heatmap), and the classmethod ``for_benchmark(tokenizer, model)`` returning
-``(explorer, [values, ...])``: a built explorer on a sentence of its choosing and a list of
-control-value dicts to cycle through. ``benchmarks/`` finds every subclass through :func:`explorer_classes`.
+heatmap), and the classmethod ``for_benchmark(tokenizer, model, text=None)`` returning
+``(explorer, [values, ...])``: an explorer built on ``text`` when it is given (the benchmark
+passes a text at the model's maximum input length; the explorer must truncate it with the
+course's warning, never fail) or on a sentence of its choosing otherwise, and a list of at
+least two control-value dicts to cycle through. ``benchmarks/`` finds every subclass through
+:func:`explorer_classes`. Each explorer records how long it took to build
+(``build_seconds``, wall clock, and ``build_cpu_seconds``, this process's CPU time): the
+course's targets are a build <= 2 s and an update p95 <= 50 ms at the maximum input length.
+A view that cannot stay readable at hundreds of tokens (token tick labels) shows a window or
+the top-k keys and says so on the figure.
+
+**Static output.** Displaying an explorer publishes one output bundle holding the live
+widget view *and* a PNG of the figure as it is at that moment, plus a plain-text line
+(:meth:`Explorer._repr_mimebundle_`). A live front end (JupyterLab, Colab, ipywidgets 7 or 8)
+shows the widget; a viewer without the widget state -- GitHub, the course website, nbconvert
+on a notebook saved without widget state, or ``jupyter nbconvert --execute
+--ExecutePreprocessor.store_widget_state=False`` -- shows the PNG. (A plain ``nbconvert
+--execute`` stores the widget state, and its HTML then renders the widget -- the same
+picture -- with the ipywidgets JavaScript from a CDN.)
 """
 
 from __future__ import annotations
 
+import base64
+import functools
 import io
 import struct
+import time
 import zlib
 
 import matplotlib.pyplot as plt
@@ -68,6 +87,68 @@ _PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 def _png_chunk(tag: bytes, body: bytes) -> bytes:
     return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body))
+
+
+class LabelStrip:
+    """Text labels drawn once into one RGBA strip, so an explorer can show any window of them
+    by slicing an array instead of rendering text on every update.
+
+    Rendering a token label costs about a millisecond; an explorer that scrolls a window of 40
+    tokens through a 512-token input would re-render 80 labels per move. Here every label is
+    rendered once (FreeType, as matplotlib's Agg backend does) into a band of ``pitch`` pixels;
+    :meth:`window` returns the rows (``vertical=False``: labels read left to right, right-aligned,
+    one per row) or columns (``vertical=True``: labels rotated 90 degrees, one per column, their
+    ends at the top) of tokens ``start .. start + size - 1``. Show them with ``fig.figimage``
+    (no resampling, exact pixels) and swap windows with ``set_data``.
+    """
+
+    def __init__(self, labels: list[str], pitch: int, *, vertical: bool = False, fontsize: float = 8.0,
+                 dpi: float = 100.0, max_chars: int = 16, color=(0, 0, 0)):
+        if isinstance(pitch, bool) or not isinstance(pitch, int) or pitch < 4:
+            raise ValueError(f"pitch must be an int of at least 4 pixels, got {pitch!r}.")
+        if not labels:
+            raise ValueError("labels is empty: give at least one label.")
+        self.pitch, self.vertical, self.n = pitch, vertical, len(labels)
+        masks = [self._render(self._short(str(t), max_chars), fontsize, dpi) for t in labels]
+        self.thickness = max([m[0].shape[1] for m in masks] + [1]) + 2  # pixels across the band
+        coverage = np.zeros((self.n * pitch, self.thickness), dtype=np.uint8)
+        for i, (mask, ascent) in enumerate(masks):
+            h, w = mask.shape
+            baseline = i * pitch + (pitch + ascent) // 2  # same baseline in every band: labels line up
+            top = max(i * pitch, baseline - ascent)
+            rows = min(h, (i + 1) * pitch - top)
+            coverage[top:top + rows, self.thickness - 1 - w:self.thickness - 1] = mask[:rows]
+        if vertical:
+            coverage = np.rot90(coverage)  # text reads upwards; label ends at the top, tokens left to right
+        self.rgba = np.zeros((*coverage.shape, 4), dtype=np.uint8)
+        self.rgba[..., :3] = np.array(color, dtype=float)[:3] * 255
+        self.rgba[..., 3] = coverage
+
+    @staticmethod
+    def _short(text: str, max_chars: int) -> str:
+        return text if len(text) <= max_chars else text[: max_chars - 1] + "\u2026"
+
+    @staticmethod
+    def _render(text: str, fontsize: float, dpi: float):
+        """``(coverage mask [h, w] uint8, pixels above the baseline)`` of one label."""
+        from matplotlib.backends.backend_agg import get_hinting_flag
+        from matplotlib.font_manager import FontProperties, findfont, get_font
+
+        font = get_font(findfont(FontProperties(size=fontsize)))
+        font.clear()
+        font.set_size(fontsize, dpi)
+        font.set_text(text or " ", 0.0, flags=get_hinting_flag())
+        font.draw_glyphs_to_bitmap(antialiased=True)
+        mask = np.asarray(font.get_image()).copy()
+        descent = int(round(font.get_descent() / 64))
+        return mask, mask.shape[0] - descent
+
+    def window(self, start: int, size: int) -> np.ndarray:
+        """The RGBA pixels of labels ``start .. start + size - 1``."""
+        if not 0 <= start <= self.n - size:
+            raise ValueError(f"window {start}..{start + size - 1} is outside the {self.n} labels.")
+        lo, hi = start * self.pitch, (start + size) * self.pitch
+        return self.rgba[:, lo:hi] if self.vertical else self.rgba[lo:hi]
 
 
 def explorer_classes(failures: list[str] | None = None) -> list[type]:
@@ -115,8 +196,39 @@ def token_dropdown(trace, value: int = 0, description: str = "token"):
     return widgets.Dropdown(options=options, value=value, description=description)
 
 
+WIDGET_VIEW_MIMETYPE = "application/vnd.jupyter.widget-view+json"
+
+
 class Explorer:
     """Base class: controls + one figure updated in place. See the module docstring."""
+
+    build_seconds: float | None = None
+    build_cpu_seconds: float | None = None
+
+    def __init_subclass__(cls, **kwargs):
+        """Time every subclass's whole constructor (its own preparation included), once,
+        at the outermost ``__init__``: ``build_seconds`` and ``build_cpu_seconds``."""
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if init is None:
+            return
+
+        @functools.wraps(init)
+        def timed_init(self, *args, **kw):
+            if getattr(self, "_timing_build", False):
+                return init(self, *args, **kw)
+            self._timing_build = True
+            wall, cpu = time.perf_counter(), time.process_time()
+            try:
+                init(self, *args, **kw)
+            finally:
+                self._timing_build = False
+            end = time.perf_counter()
+            self.build_span = (wall, end)  # lets a benchmark tell model time inside the build apart
+            self.build_seconds = end - wall
+            self.build_cpu_seconds = time.process_time() - cpu
+
+        cls.__init__ = timed_init
 
     def __init__(self, controls: dict, **initial):
         import ipywidgets as widgets
@@ -132,7 +244,11 @@ class Explorer:
         from matplotlib.backends.backend_agg import FigureCanvasAgg
 
         FigureCanvasAgg(self.fig)  # a canvas we can blit on, whatever the notebook backend
-        self.image = widgets.Image(value=self._render(), format="png")
+        width, _ = self.fig.canvas.get_width_height()
+        # Shown at the figure's own size (1 figure pixel = 1 screen pixel, so 8 pt stays 8 pt):
+        # a flex box would otherwise stretch the image to the output's width.
+        self.image = widgets.Image(value=self._render(), format="png",
+                                   layout=widgets.Layout(width=f"{width}px", max_width="100%", height="auto"))
         for name, ctl in controls.items():
             ctl.observe(self._on_change(name), names="value")
         self.widget = widgets.VBox([widgets.HBox(list(controls.values())), self.image])
@@ -213,7 +329,10 @@ class Explorer:
         return png
 
     @classmethod
-    def for_benchmark(cls, tokenizer, model):
+    def for_benchmark(cls, tokenizer, model, text: str | None = None):
+        """``(explorer, [values, ...])`` for the benchmark and the pixel test: the explorer
+        built on ``text`` when given (at the model's maximum input length in the benchmark),
+        and at least two control-value dicts to cycle through."""
         raise NotImplementedError(f"{cls.__name__} does not define for_benchmark")
 
     def _build_figure(self, **values):
@@ -222,7 +341,34 @@ class Explorer:
     def _update_artists(self, **values) -> None:
         raise NotImplementedError
 
-    def _ipython_display_(self):
-        from IPython.display import display
+    @property
+    def input_tokens(self) -> int | None:
+        """How many tokens the explorer's input has (its trace's length), for the benchmark."""
+        trace = getattr(self, "trace", None)
+        return getattr(trace, "seq_len", None)
 
-        display(self.widget)
+    def describe(self) -> str:
+        """One line naming the explorer and its control values (the text/plain of its output)."""
+        shown = ", ".join(f"{k}={v!r}" for k, v in self.values.items() if k in self.controls)
+        return f"{type(self).__name__}({shown})" + ("" if not self.controls else " -- run the notebook to move the controls")
+
+    def static_png(self) -> bytes:
+        """The figure as the explorer shows it now, as PNG bytes."""
+        return self.image.value
+
+    def _repr_mimebundle_(self, include=None, exclude=None):
+        """The live widget view, with a PNG of the current figure and a text line as fallbacks.
+
+        Front ends that know widgets (JupyterLab, Notebook, Colab; ipywidgets 7 and 8) render
+        the view; static viewers (nbconvert without widget state, GitHub, the website) pick the
+        PNG. One output bundle, so nothing is shown twice.
+        """
+        widget_bundle = getattr(self.widget, "_repr_mimebundle_", None)
+        view = widget_bundle().get(WIDGET_VIEW_MIMETYPE) if widget_bundle else None  # ipywidgets 8
+        if view is None:  # ipywidgets 7 displays through _ipython_display_; the view is the model id
+            view = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
+        return {
+            WIDGET_VIEW_MIMETYPE: view,
+            "image/png": base64.b64encode(self.static_png()).decode("ascii"),
+            "text/plain": self.describe(),
+        }

@@ -34,6 +34,9 @@ COURSE_RC = {
     "image.cmap": "viridis",
 }
 HIGHLIGHT, NORMAL = "tab:orange", "tab:blue"
+SEQUENTIAL = "viridis"  # magnitudes that start at 0 (probabilities, norms)
+DIVERGING = "RdBu_r"  # signed values around 0 (weights, cosines, scores): always a symmetric scale
+MASKED_COLOR = "#d9d9d9"  # cells left out of a colour scale (a diagonal, masked keys)
 
 
 def use_course_style() -> None:
@@ -70,12 +73,28 @@ def layer_labels(n_layers_plus_one: int) -> list[str]:
 
 
 def colorbar(mappable, ax, label: str, **kw):
-    """A colourbar beside ``ax`` that always says what its colours measure."""
+    """A colourbar beside ``ax`` (one axes or a list sharing the bar) that always says what its colours measure."""
     if not isinstance(label, str) or not label.strip():
         raise ValueError("a colourbar needs a label that names the measure, e.g. 'attention probability'.")
     kw.setdefault("fraction", 0.046)
     kw.setdefault("pad", 0.04)
-    return ax.figure.colorbar(mappable, ax=ax, label=label, **kw)
+    fig = (ax[0] if isinstance(ax, (list, tuple, np.ndarray)) else ax).figure
+    return fig.colorbar(mappable, ax=ax, label=label, **kw)
+
+
+def annotate_bars(ax, bars, labels: list[str], inside_min: float = 0.35, fontsize: float = 8.5) -> list:
+    """Write ``labels`` on horizontal ``bars``: inside a bar long enough to hold it (white),
+    otherwise just past its end. Returns the texts. Values written on the bars read at a glance;
+    a log axis without values does not."""
+    texts = []
+    longest = max((b.get_width() for b in bars), default=0) or 1.0
+    for bar, label in zip(bars, labels):
+        y = bar.get_y() + bar.get_height() / 2
+        inside = bar.get_width() >= inside_min * longest
+        x = bar.get_x() + bar.get_width() + (-0.01 if inside else 0.01) * longest
+        texts.append(ax.text(x, y, label, ha="right" if inside else "left", va="center", fontsize=fontsize,
+                             color="white" if inside else "black"))
+    return texts
 
 
 def small_text(fig, min_pt: float = MIN_FONT_PT) -> list[str]:

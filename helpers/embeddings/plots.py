@@ -1,24 +1,88 @@
-"""Lesson 01 figures: similarities between static (input-embedding) word vectors."""
+"""Lesson 01 figures: similarities between static (input-embedding) word vectors, and the
+embedding sum drawn step by step."""
 
 from __future__ import annotations
 
-from helpers.common.style import as_matrix, new_axes
+import matplotlib.pyplot as plt
+import numpy as np
+
+from helpers.common.style import DIVERGING, MASKED_COLOR, as_matrix, colorbar, new_axes, to_numpy
 
 
 def similarity_heatmap(matrix, labels: list[str], ax=None, title: str | None = None):
-    """A symmetric ``[n, n]`` cosine-similarity matrix with the values written in the cells."""
+    """A symmetric ``[n, n]`` cosine-similarity matrix with the values written in the cells.
+
+    The diagonal (every word with itself, always 1) is greyed out and left out of the colour
+    scale, so the colours spread over the pairs that differ; the scale is symmetric around 0.
+    Returns ``(fig, ax, image)``.
+    """
     values = as_matrix(matrix, "matrix")
-    if values.shape != (len(labels), len(labels)):
-        raise ValueError(f"matrix has shape {values.shape} but there are {len(labels)} labels.")
-    ax = new_axes(ax, (1.0 * len(labels) + 2, 1.0 * len(labels) + 1))
+    n = len(labels)
+    if values.shape != (n, n):
+        raise ValueError(f"matrix has shape {values.shape} but there are {n} labels.")
+    off = ~np.eye(n, dtype=bool)
+    limit = float(np.abs(values[off]).max()) if n > 1 else 1.0
+    limit = max(0.05, np.ceil(limit * 20) / 20)  # round up to 0.05: a tidy colourbar end
+    ax = new_axes(ax, (0.75 * n + 2.6, 0.75 * n + 1.2))
     fig = ax.figure
-    image = ax.imshow(values, cmap="coolwarm", vmin=-1, vmax=1)
-    ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
-    ax.set_yticks(range(len(labels)), labels)
-    for i in range(len(labels)):
-        for j in range(len(labels)):
-            ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=8)
+    cmap = plt.get_cmap(DIVERGING).with_extremes(bad=MASKED_COLOR)
+    image = ax.imshow(np.ma.masked_array(values, mask=~off), cmap=cmap, vmin=-limit, vmax=limit)
+    ax.set_xticks(range(n), labels, rotation=45, ha="right")
+    ax.set_yticks(range(n), labels)
+    for i in range(n):
+        for j in range(n):
+            strong = i != j and abs(values[i, j]) > 0.6 * limit
+            ax.text(j, i, f"{values[i, j]:.2f}", ha="center", va="center", fontsize=8,
+                    color="white" if strong else ("#666666" if i == j else "black"))
+    colorbar(image, ax, "cosine similarity (diagonal, always 1, in grey)")
     if title:
         ax.set_title(title)
     fig.tight_layout()
     return fig, ax, image
+
+
+EMBEDDING_STEPS = (("word", "word rows"), ("position", "+ position rows"), ("token_type", "+ segment rows"),
+                   ("sum", "= sum"), ("layernorm", "LayerNorm(sum)\n= hidden_states[0]"))
+
+
+def embedding_sum_figure(parts: dict, tokens: list[str], dims: int = 32, max_tokens: int = 20):
+    """The embedding layer in five panels: the word, position and segment rows of each token,
+    their sum, and the LayerNorm output (``parts`` from
+    :func:`helpers.embeddings.rebuild.embedding_parts`).
+
+    Rows are tokens, columns the first ``dims`` dimensions; the first four panels share one
+    symmetric colour scale (they are added together), the LayerNorm panel has its own. Each
+    title gives the mean length of the rows. Past ``max_tokens`` tokens the first ones are
+    shown and the figure says so. Returns ``(fig, axes)``.
+    """
+    missing = [k for k, _ in EMBEDDING_STEPS if k not in parts]
+    if missing:
+        raise ValueError(f"parts lacks {missing}; build it with helpers.embeddings.rebuild.embedding_parts.")
+    arrays = {k: to_numpy(parts[k]).astype(float) for k, _ in EMBEDDING_STEPS}
+    n, width = arrays["word"].shape
+    if len(tokens) != n:
+        raise ValueError(f"{len(tokens)} tokens but the parts have {n} rows; they must match.")
+    shown, cols = min(n, max_tokens), min(dims, width)
+    raw_limit = max(float(np.abs(arrays[k][:shown, :cols]).max()) for k in ("word", "position", "token_type", "sum"))
+    ln_limit = float(np.abs(arrays["layernorm"][:shown, :cols]).max())
+    fig = plt.figure(figsize=(10.5, 0.2 * shown + 2.4))
+    grid = fig.add_gridspec(1, 8, width_ratios=[1, 1, 1, 1, 0.06, 0.5, 1, 0.06], wspace=0.12,
+                            left=0.1, right=0.93, bottom=0.12, top=0.82)
+    axes = [fig.add_subplot(grid[0, k]) for k in (0, 1, 2, 3, 6)]
+    for ax, (key, name) in zip(axes, EMBEDDING_STEPS):
+        limit = ln_limit if key == "layernorm" else raw_limit
+        image = ax.imshow(arrays[key][:shown, :cols], cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto",
+                          interpolation="nearest")
+        mean_norm = np.linalg.norm(arrays[key], axis=1).mean()
+        ax.set_title(f"{name}\nmean \u2016row\u2016 = {mean_norm:.2f}", fontsize=9)
+        ax.set_xticks([0, cols - 1], ["0", str(cols - 1)])
+        ax.set_yticks(range(shown), tokens[:shown] if ax is axes[0] else [])
+        if key in ("sum", "layernorm"):
+            cax = fig.add_subplot(grid[0, 4 if key == "sum" else 7])
+            fig.colorbar(image, cax=cax, label="value, shared by the first four" if key == "sum" else "value")
+    axes[0].set_ylabel("token")
+    fig.supxlabel(f"dimensions 0\u2013{cols - 1} of {width}", fontsize=9, y=0.01, x=0.5)
+    suffix = f" (first {shown} of {n} tokens)" if shown < n else ""
+    fig.suptitle("The embedding layer, step by step: three looked-up rows per token, added, then "
+                 f"normalised{suffix}", fontsize=10, y=0.99)
+    return fig, axes

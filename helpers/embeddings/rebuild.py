@@ -44,6 +44,30 @@ def embeddings_by_hand(model, input_ids: torch.Tensor, token_type_ids: torch.Ten
     return out[0] if unbatched else out
 
 
+def embedding_parts(model, input_ids: torch.Tensor, token_type_ids: torch.Tensor | None = None) -> dict[str, torch.Tensor]:
+    """Every step of ``BertEmbeddings`` for one input ``[seq]``, each ``[seq, hidden]``:
+    ``word``, ``position`` and ``token_type`` rows, their ``sum``, and the ``layernorm`` output
+    (which is ``hidden_states[0]``). For the step picture of lesson 01."""
+    check_bert(model)
+    ids, unbatched = as_ids(input_ids, "input_ids", model.config.vocab_size)
+    if not unbatched:
+        raise ValueError(f"input_ids must be one input [seq], got shape {tuple(input_ids.shape)}.")
+    types = torch.zeros_like(ids) if token_type_ids is None else as_ids(
+        token_type_ids, "token_type_ids", model.config.type_vocab_size)[0]
+    if types.shape != ids.shape:
+        raise ValueError(f"token_type_ids shape {tuple(types.shape)} differs from input_ids {tuple(ids.shape)}.")
+    emb = model.embeddings
+    with torch.no_grad():
+        parts = {
+            "word": emb.word_embeddings.weight[ids[0]],
+            "position": emb.position_embeddings.weight[torch.arange(ids.shape[1])],
+            "token_type": emb.token_type_embeddings.weight[types[0]],
+        }
+        parts["sum"] = parts["word"] + parts["position"] + parts["token_type"]
+        parts["layernorm"] = layer_norm_by_hand(parts["sum"], emb.LayerNorm)
+    return {k: v.detach().clone() for k, v in parts.items()}
+
+
 def static_word_vector(model, tokenizer, word: str) -> tuple[torch.Tensor | None, list[str]]:
     """The input-embedding row(s) of ``word``: ``(vector, pieces)``.
 

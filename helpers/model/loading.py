@@ -192,3 +192,73 @@ def describe(loaded: LoadedModel) -> str:
         f"{loaded.choice.name} ({cfg.num_hidden_layers} layers, hidden {cfg.hidden_size}, "
         f"{cfg.num_attention_heads} heads, vocab {cfg.vocab_size})"
     )
+
+
+@dataclass(frozen=True)
+class CheckpointFacts:
+    """What a checkpoint's own files say about it (lesson 00): is there a masked-LM head, and
+    how did its sentence-transformers configuration pool the tokens (if it has one)?"""
+
+    name: str
+    weight_file: str | None
+    weight_names: tuple[str, ...]
+    pooling: tuple[str, ...] | None  # sentence-transformers pooling modes that are on, e.g. ('mean_tokens',)
+    sentence_max_tokens: int | None  # sentence-transformers' max_seq_length
+
+    @property
+    def has_mlm_head(self) -> bool:
+        """True when the weights include BERT's masked-LM head (``cls.predictions.*``)."""
+        return any(n.startswith("cls.predictions") for n in self.weight_names)
+
+    def lines(self) -> list[str]:
+        out = [f"checkpoint: {self.name}"]
+        if self.weight_file is None:
+            out.append("weights file: not found locally, so its tensors cannot be listed")
+            return out
+        heads = sorted({n.split(".")[0] for n in self.weight_names})
+        out.append(f"{len(self.weight_names)} weight tensors, top-level modules {heads}; "
+                   f"masked-LM head (cls.predictions.*): {'yes' if self.has_mlm_head else 'no'}")
+        if self.pooling is not None:
+            out.append(f"sentence-transformers pooling: {', '.join(self.pooling) or 'none'}; "
+                       f"it truncates at {self.sentence_max_tokens} tokens")
+        else:
+            out.append("no sentence-transformers pooling configuration (1_Pooling/config.json)")
+        return out
+
+
+def _checkpoint_file(choice: ModelChoice, filename: str) -> Path | None:
+    folder = Path(choice.path)
+    if folder.is_dir():
+        path = folder / filename
+        return path if path.exists() else None
+    try:
+        from huggingface_hub import try_to_load_from_cache
+    except ImportError:
+        return None
+    hit = try_to_load_from_cache(choice.path, filename)
+    return Path(hit) if isinstance(hit, str) and os.path.exists(hit) else None
+
+
+def checkpoint_facts(loaded: LoadedModel) -> CheckpointFacts:
+    """Read the loaded checkpoint's files (weights, sentence-transformers configs) without
+    running anything: which tensors it holds and how it was meant to pool a sentence."""
+    import json
+
+    from safetensors import safe_open
+
+    choice = loaded.choice
+    weights = _checkpoint_file(choice, "model.safetensors")
+    names: tuple[str, ...] = ()
+    if weights is not None:
+        with safe_open(str(weights), framework="pt") as f:
+            names = tuple(sorted(f.keys()))
+    pooling_file = _checkpoint_file(choice, "1_Pooling/config.json")
+    pooling = max_len = None
+    if pooling_file is not None:
+        config = json.loads(pooling_file.read_text())
+        pooling = tuple(k.removeprefix("pooling_mode_") for k, v in config.items()
+                        if k.startswith("pooling_mode_") and v is True)
+        st = _checkpoint_file(choice, "sentence_bert_config.json")
+        if st is not None:
+            max_len = json.loads(st.read_text()).get("max_seq_length")
+    return CheckpointFacts(choice.name, None if weights is None else str(weights), names, pooling, max_len)

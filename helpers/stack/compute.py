@@ -1,10 +1,13 @@
-"""Lesson 03 numbers: parameter counts, counted on the model and from the config's formulas."""
+"""Lesson 03 numbers: parameter counts, counted on the model and from the config's formulas,
+and how large each sub-layer's update is next to the residual stream it is added to."""
 
 from __future__ import annotations
 
 import torch
 
 from helpers.common.checks import check_bert
+from helpers.model.trace import check_traces
+from helpers.stack.rebuild import sublayer_updates_by_hand
 
 
 def count_parameters(module: torch.nn.Module) -> int:
@@ -53,3 +56,31 @@ def meta_model_parameter_count(config) -> int:
 
     with torch.device("meta"):
         return count_parameters(BertModel(config))
+
+
+@torch.no_grad()
+def update_ratios(model, traces) -> dict[str, torch.Tensor]:
+    """Per layer and token: how large each update is next to the stream it is added to.
+
+    For encoder layer ``l`` with input ``x = hidden_states[l-1]``:
+    ``attention = |attention update| / |x|`` and ``ffn = |FFN update| / |attended|``, where
+    ``attended`` = LayerNorm(x + attention update) is the stream the feed-forward update is
+    added to. Computed by hand from each trace's cached hidden states (the model does not
+    run). Returns ``{"attention": [L, N], "ffn": [L, N]}`` over the N tokens of all traces.
+    """
+    check_bert(model)
+    traces = check_traces(traces)
+    if traces[0].num_layers != model.config.num_hidden_layers:
+        raise ValueError(f"the traces have {traces[0].num_layers} layers but the model has "
+                         f"{model.config.num_hidden_layers}: trace with this model.")
+    per_layer = {"attention": [], "ffn": []}
+    for l, layer in enumerate(model.encoder.layer, start=1):
+        att, ffn = [], []
+        for trace in traces:
+            x = trace.hidden(l - 1)
+            parts = sublayer_updates_by_hand(layer, x)
+            att.append(parts["attention_update"].norm(dim=-1) / x.norm(dim=-1))
+            ffn.append(parts["ffn_update"].norm(dim=-1) / parts["attended"].norm(dim=-1))
+        per_layer["attention"].append(torch.cat(att))
+        per_layer["ffn"].append(torch.cat(ffn))
+    return {k: torch.stack(v) for k, v in per_layer.items()}

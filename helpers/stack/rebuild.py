@@ -57,6 +57,25 @@ def feed_forward_by_hand(layer, attention_output: torch.Tensor) -> torch.Tensor:
     return layer_norm_by_hand(dense(inner, layer.output.dense) + attention_output, layer.output.LayerNorm)
 
 
+def sublayer_updates_by_hand(layer, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None) -> dict:
+    """The two updates one ``BertLayer`` adds to its residual stream, and what it does with them.
+
+    Post-LN: ``attended = LayerNorm(hidden + attention_update)`` and
+    ``output = LayerNorm(attended + ffn_update)``. Returns a dict with ``attention_update``
+    (``attention.output.dense`` of the merged context), ``attended``, ``ffn_update``
+    (``output.dense`` of the activated intermediate) and ``output`` (= the layer's output).
+    """
+    layer = check_layer_module(layer)
+    context, _ = self_attention_by_hand(layer, hidden, attention_mask)
+    out = layer.attention.output
+    attention_update = dense(context, out.dense)
+    attended = layer_norm_by_hand(hidden + attention_update, out.LayerNorm)
+    act = activation_by_hand(layer.attention.self.config)
+    ffn_update = dense(act(dense(attended, layer.intermediate.dense)), layer.output.dense)
+    output = layer_norm_by_hand(attended + ffn_update, layer.output.LayerNorm)
+    return {"attention_update": attention_update, "attended": attended, "ffn_update": ffn_update, "output": output}
+
+
 def layer_by_hand(layer, hidden: torch.Tensor, attention_mask: torch.Tensor | None = None):
     """One full ``BertLayer``: returns ``(layer output, attention probs)``."""
     context, probs = self_attention_by_hand(layer, hidden, attention_mask)
