@@ -250,10 +250,13 @@ print(f"accuracy drop over all heads: median {acc_drop.median():.1%}, largest {a
 #
 # ### Does a striking pattern mean an important head?
 #
-# Lesson 05 found heads that park most of their attention on `[CLS]` or `[SEP]`. If such a
-# pattern marked the heads the model relies on, a head's share should rank with its
-# importance. We measure importance by the loss increase on removal (finer-grained than the
-# accuracy drop) and use Spearman's rank correlation $\rho$, with a bootstrap interval that
+# Lesson 05 measured how much attention lands on `[CLS]` and `[SEP]`; Clark et al. (2019)
+# found that in bert-base many heads park most of their attention on `[SEP]` and read this as
+# a no-op. Two stories compete: a striking pattern marks a head the model relies on, or a
+# head parked on a special token does little and should matter less. Either way a head's
+# share would rank with its importance (positively or negatively). We measure importance by
+# the loss increase on removal (finer-grained than the accuracy drop) and use Spearman's
+# rank correlation $\rho$ over the $L \times A$ heads, with a bootstrap interval that
 # resamples the test utterances and recomputes both sides (`spearman_ci`).
 
 # %%
@@ -427,7 +430,9 @@ if patch:
     follows = torch.cat([p["follows"] for p in patch.values()])  # [pairs, L + 1]
     pooled = [accuracy_ci(follows[:, l]) for l in range(L + 1)]
     control = accuracy_ci(torch.cat([p["control"] for p in patch.values()]))
-    print(f"{len(follows)} pairs; without a patch the probe reads the target's own sense in {control.percent()}")
+    probe_works = control.low > 0.5
+    print(f"{len(follows)} pairs; without a patch the probe reads the target's own sense in {control.percent()}"
+          + ("" if probe_works else " -- no better than a coin: on this model the follow rates below mean little"))
 
 # %%
 from helpers.interventions.plots import plot_patch_curves
@@ -479,11 +484,12 @@ else:
 # `[CLS]` and `[SEP]` cannot be dropped, so we compare the methods on the other tokens.
 # Abnar & Zuidema compared raw attention, rollout and attention flow against blank-out
 # (occlusion) and input gradients on a small Transformer encoder they trained for
-# subject–verb agreement, and showed examples on pretrained BERT and DistilBERT; rollout and
-# flow agreed better than raw attention. We check the same on our model and head.
+# subject–verb agreement, and applied the methods to pretrained BERT; rollout and flow agreed
+# better with both than raw attention did. We check the same on our model and head.
 
 # %%
-from helpers.interventions.compute import attention_rollout, attribution_scores, paired_spearman_ci, spearman
+from helpers.interventions.compute import (OCCLUSION_PASSES, attention_rollout, attribution_scores, occlusion_windows,
+                                           paired_spearman_ci, spearman)
 from helpers.model.tokens import content_positions
 
 with torch.no_grad():
@@ -496,6 +502,10 @@ step = [s / s.sum(-1, keepdim=True) for s in step]
 assert torch.allclose(attention_rollout(trace.attentions[:2]), step[1] @ step[0], atol=1e-6)
 words = content_positions(trace)
 print(f"{SENTENCE[:60]!r} -> {test.names[pred]!r}; {len(words)} word tokens")
+runs = occlusion_windows(words, OCCLUSION_PASSES)
+if len(runs) < len(words):
+    print(f"note: to keep occlusion at {OCCLUSION_PASSES} passes, it drops runs of up to {len(runs[0])} "
+          "neighbouring tokens together")
 
 # %%
 from helpers.interventions.plots import plot_attributions
@@ -503,6 +513,8 @@ from helpers.interventions.plots import plot_attributions
 title = f"what drove {test.names[pred]!r}: four attributions, each row / its largest |score|"
 ax, shown = plot_attributions({m: s[words] for m, s in scores.items()}, [trace.tokens[i] for i in words], title=title)
 plt.show()
+if len(shown) < len(words):
+    print(f"the figure shows the {len(shown)} of {len(words)} word tokens with the highest occlusion score")
 if len(words) >= 3:
     for method in ("raw attention", "attention rollout", "gradient x input"):
         rho = paired_spearman_ci(scores[method][words], scores["occlusion"][words])
@@ -575,8 +587,10 @@ print(f"3. One gradient vs exhaustive removal: rho = {grad_vs_loss if grad_vs_lo
       f"({t_gradient:.1f} s vs {t_exhaustive:.1f} s).")
 print(f"4. Layers that can be skipped one at a time without leaving the accuracy interval: "
       f"{[l for l, ci in enumerate(skip_acc[1:], 1) if ci.overlaps(skip_acc[0])] or 'none'} of 1..{L}.")
-if patch:
+if patch and probe_works:
     print(f"5. The patched word sense is followed by at least half the pairs from layer {first_pooled}.")
+elif patch:
+    print("5. Patching: the sense probe does not beat a coin on this model, so there is no verdict.")
 print(f"whole lesson so far: {time.perf_counter() - t_start:.0f} s wall, {time.process_time() - cpu_start:.0f} s CPU")
 
 # %% [markdown]

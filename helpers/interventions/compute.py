@@ -38,6 +38,9 @@ from helpers.common.stats import Interval, bootstrap_ci
 from helpers.model.trace import Trace, check_trace, encode
 
 
+OCCLUSION_PASSES = 64  # past this many tokens, occlusion drops runs of neighbouring tokens together
+
+
 # -- sizes and argument checks (same messages as helpers.model.trace.Trace) ---------------
 
 
@@ -599,7 +602,7 @@ def occlusion_windows(positions: list, max_passes: int) -> list[list[int]]:
 
 @torch.no_grad()
 def occlusion_scores(model, classifier, trace: Trace, target: int, positions: list | None = None,
-                     max_passes: int = 64) -> torch.Tensor:
+                     max_passes: int = OCCLUSION_PASSES) -> torch.Tensor:
     """``[T]``: how much the ``target`` logit falls when a token is dropped from the input
     (the sequence gets one token shorter) and the model runs again. Special tokens are never
     dropped (NaN). Past ``max_passes`` tokens, runs of consecutive tokens are dropped together
@@ -632,7 +635,7 @@ ATTRIBUTION_METHODS = ("raw attention", "attention rollout", "gradient x input",
 
 
 def attribution_scores(model, classifier, trace: Trace, target: int, pooling: str = "mean",
-                       max_passes: int = 64) -> dict:
+                       max_passes: int = OCCLUSION_PASSES) -> dict:
     """``{method: [T]}`` for the four methods of :data:`ATTRIBUTION_METHODS`, explaining the
     ``target`` logit of ``classifier`` on ``trace``'s sentence."""
     return {
@@ -673,24 +676,25 @@ class SentenceInterventions:
         return self.skips[layer - 1] if head is None else self.heads[layer - 1, head]
 
 
-@torch.no_grad()
 def sentence_interventions(tokenizer, model, classifier, text: str, progress: bool = True) -> SentenceInterventions:
     """Run ``text`` once (truncated to the model's maximum, with the course's warning), then
     every head ablation (one batch of ``A`` copies per layer) and every layer skip."""
     L, A = model_sizes(model)
-    enc, n_dropped = encode(tokenizer, model, text)
+    enc, n_dropped = encode(tokenizer, model, text)  # called from here, so the warning names the caller's line
     enc.pop("offset_mapping", None)
-    out = model(**enc, output_hidden_states=True, return_dict=True)
-    run = CachedRun(tuple(out.hidden_states), enc["attention_mask"],
-                    [tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist())])
-    mask = run.attention_mask
-    base = classifier(run.hidden(L), mask)[0]
-    heads = torch.empty(L, A, base.shape[-1])
-    skips = torch.empty(L, base.shape[-1])
-    for layer in progress_bar(range(1, L + 1), desc="precomputing every ablation and skip", disable=not progress):
-        start = run.hidden(layer - 1)
-        gate = 1.0 - torch.eye(A)  # row h: head h removed
-        last = continue_from(model, start.expand(A, -1, -1), mask.expand(A, -1), layer - 1, {layer: gate})
-        heads[layer - 1] = classifier(last, mask.expand(A, -1))
-        skips[layer - 1] = classifier(continue_from(model, start, mask, layer), mask)[0]
+    with torch.no_grad():
+        out = model(**enc, output_hidden_states=True, return_dict=True)
+        run = CachedRun(tuple(out.hidden_states), enc["attention_mask"],
+                        [tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist())])
+        mask = run.attention_mask
+        base = classifier(run.hidden(L), mask)[0]
+        heads = torch.empty(L, A, base.shape[-1])
+        skips = torch.empty(L, base.shape[-1])
+        for layer in progress_bar(range(1, L + 1), desc="precomputing every ablation and skip",
+                                  disable=not progress):
+            start = run.hidden(layer - 1)
+            gate = 1.0 - torch.eye(A)  # row h: head h removed
+            last = continue_from(model, start.expand(A, -1, -1), mask.expand(A, -1), layer - 1, {layer: gate})
+            heads[layer - 1] = classifier(last, mask.expand(A, -1))
+            skips[layer - 1] = classifier(continue_from(model, start, mask, layer), mask)[0]
     return SentenceInterventions(text, run.tokens[0], base, heads, skips, n_dropped)

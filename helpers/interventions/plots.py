@@ -43,8 +43,8 @@ def plot_head_maps(panels, ncols: int = 2, title: str = ""):
         raise ValueError("give at least one panel.")
     nrows = -(-len(panels) // ncols)
     n_layers, n_heads = as_matrix(panels[0]["values"], "values").shape
-    fig, axes = plt.subplots(nrows, ncols, figsize=(ncols * max(4.5, 0.4 * n_heads + 2.2),
-                                                    nrows * (0.42 * n_layers + 1.8)), squeeze=False)
+    width = min(11.0, ncols * max(4.0, 0.3 * n_heads + 1.8))  # fits a notebook column at full size
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * (0.36 * n_layers + 1.6)), squeeze=False)
     for ax, panel in zip(axes.flat, panels):
         plot_layer_head_map(ax=ax, **panel)
     for ax in list(axes.flat)[len(panels):]:

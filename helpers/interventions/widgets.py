@@ -62,7 +62,7 @@ class InterventionExplorer(Explorer):
     def _build_figure(self, layer, head):
         L, A = self.effects.num_layers, self.effects.num_heads
         C = len(self.names)
-        fig, (ax_bars, ax_map) = plt.subplots(1, 2, figsize=(min(11.0, max(9.0, 0.4 * C + 0.3 * A + 4)), 4.0),
+        fig, (ax_bars, ax_map) = plt.subplots(1, 2, figsize=(min(10.0, max(8.5, 0.4 * C + 0.3 * A + 3.5)), 3.8),
                                               gridspec_kw={"width_ratios": [max(C, 4), max(A + 1, 4) * 0.8]})
         self.ax_bars, self.ax_map = ax_bars, ax_map
         x = np.arange(C)
@@ -81,8 +81,11 @@ class InterventionExplorer(Explorer):
         ax_map.set_ylabel("layer")
         ax_map.set_title(f"change of the {self.names[self.pred0]!r} logit (predicted with no change)", fontsize=9)
         colorbar(image, ax_map, "logit change")
-        self.frame = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="black", lw=2.5)
+        # a black frame with a white one inside: visible on dark and on pale cells
+        self.frame = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="black", lw=3.5)
+        self.inner = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="white", lw=1.2)
         ax_map.add_patch(self.frame)
+        ax_map.add_patch(self.inner)
         self.title = ax_bars.set_title("", fontsize=9)
         self._update_artists(layer, head)
         fig.tight_layout()
@@ -90,7 +93,7 @@ class InterventionExplorer(Explorer):
 
     def dynamic_artists(self) -> list:
         # the two lines are drawn above the bars in a full draw, so they are redrawn with them
-        return [*self.bars, self.ticks, self.zero_line, self.frame, self.title]
+        return [*self.bars, self.ticks, self.zero_line, self.frame, self.inner, self.title]
 
     def _update_artists(self, layer, head):
         self._check(layer, head)
@@ -100,7 +103,8 @@ class InterventionExplorer(Explorer):
         for i, (bar, value) in enumerate(zip(self.bars, logits)):
             bar.set_height(value)
             bar.set_color(HIGHLIGHT if i == pred else NORMAL)
-        self.frame.set_xy(((A if head == SKIP else head) - 0.5, layer - 1 - 0.5))
+        for frame in (self.frame, self.inner):
+            frame.set_xy(((A if head == SKIP else head) - 0.5, layer - 1 - 0.5))
         what = f"layer {layer} skipped" if head == SKIP else f"layer {layer}, head {head} removed"
         verdict = "unchanged" if pred == self.pred0 else f"was {self.names[self.pred0]!r}"
         self.title.set_text(f"{what}: predicts {self.names[pred]!r} ({verdict})")
