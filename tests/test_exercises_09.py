@@ -19,7 +19,8 @@ def measured(tokenizer, model, intent_data):
     classifier = C.SentenceHead(head, "mean")
     run = C.run_cached(tokenizer, model, test.texts[:12])
     y = test.labels[:12]
-    return C.ablate_every_head(model, classifier, run, y, progress=False), C.head_gate_gradients(model, classifier, run, y)
+    ablation = C.ablate_every_head(model, classifier, run, y, progress=False)
+    return ablation, C.head_gate_gradients(model, classifier, run, y)
 
 
 @pytest.fixture(scope="module")

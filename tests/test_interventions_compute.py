@@ -290,7 +290,8 @@ def test_rollout_by_hand(sample_trace):
     assert torch.allclose(rollout, steps[2] @ steps[1] @ steps[0], atol=1e-6)
     assert torch.allclose(rollout.sum(-1), torch.ones(T), atol=1e-5)
     assert torch.allclose(C.rollout_scores(sample_trace, "cls"), C.attention_rollout(sample_trace.attentions)[0])
-    assert torch.allclose(C.raw_attention_scores(sample_trace), sample_trace.attention(sample_trace.num_layers).mean(0).mean(0))
+    last = sample_trace.attention(sample_trace.num_layers)
+    assert torch.allclose(C.raw_attention_scores(sample_trace), last.mean(0).mean(0))
     with pytest.raises(ValueError, match="heads, T, T"):
         C.attention_rollout([torch.ones(3, 4)])
 
@@ -320,7 +321,8 @@ def test_occlusion_drops_the_token_and_reruns(tokenizer, model, setup, sample_tr
     with torch.no_grad():
         full = classifier(model(input_ids=torch.tensor([ids])).last_hidden_state, torch.ones(1, len(ids)))[0, 2]
         short = ids[:3] + ids[4:]
-        without = classifier(model(input_ids=torch.tensor([short])).last_hidden_state, torch.ones(1, len(short)))[0, 2]
+        hidden = model(input_ids=torch.tensor([short])).last_hidden_state
+        without = classifier(hidden, torch.ones(1, len(short)))[0, 2]
     assert torch.isclose(scores[3], full - without, atol=1e-4)
     windows = C.occlusion_windows(list(range(1, 11)), max_passes=3)
     assert len(windows) <= 3 and sum(windows, []) == list(range(1, 11))
@@ -329,6 +331,10 @@ def test_occlusion_drops_the_token_and_reruns(tokenizer, model, setup, sample_tr
     assert len(set(coarse[first].tolist())) == 1
     with pytest.raises(ValueError, match="positive int"):
         C.occlusion_windows([1, 2], 0)
+    with pytest.raises(ValueError, match="not a class of this head"):
+        C.occlusion_scores(model, classifier, sample_trace, target=99)
+    with pytest.raises(ValueError, match="not a class of this head"):
+        C.gradient_x_input(model, classifier, sample_trace, target=-1)
 
 
 def test_attribution_scores_has_every_method(model, setup, sample_trace):
@@ -353,6 +359,10 @@ def test_sentence_interventions_equal_full_runs(tokenizer, model, setup):
     skipped = classifier(C.skip_layer(model, run, 5), run.attention_mask)[0]
     assert torch.allclose(effects.logits(5, None), skipped, atol=1e-4)
     assert torch.equal(effects.logits(0, None), effects.base)
+    with pytest.raises(ValueError, match="valid heads are 0 to"):
+        effects.logits(1, A)
+    with pytest.raises(ValueError, match="valid layers are 0"):
+        effects.logits(L + 1, 0)
 
 
 @pytest.mark.slow

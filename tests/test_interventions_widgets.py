@@ -26,18 +26,28 @@ def effects(tokenizer, model, intent_data):
 def test_explorer_shows_the_cached_logits(effects, no_model_calls):
     eff, names = effects
     ex = InterventionExplorer(eff, names, layer=2, head=3)
+    lo, hi = ex.ax_bars.get_ylim()
+    every_head = torch.cat([eff.base[None], eff.heads.flatten(0, 1)])
+    assert lo < float(every_head.min()) and float(every_head.max()) < hi, "the scale holds every head removal"
     assert np.allclose([b.get_height() for b in ex.bars], eff.heads[1, 3].numpy())
     before = ex.image.value
-    ex.update(layer=4, head=SKIP)  # the model would fail the test if it ran (no_model_calls)
-    assert np.allclose([b.get_height() for b in ex.bars], eff.skips[3].numpy())
-    assert ex.frame.get_xy() == (eff.num_heads - 0.5, 3 - 0.5)
-    assert "layer 4 skipped" in ex.title.get_text() and ex.image.value != before
-    pred = int(eff.skips[3].argmax())
+    L = eff.num_layers
+    ex.update(layer=L, head=SKIP)  # the model would fail the test if it ran (no_model_calls)
+    skipped = eff.skips[L - 1].numpy()
+    assert np.allclose([b.get_height() for b in ex.bars], np.clip(skipped, lo, hi))
+    for label, value in zip(ex.cut_labels, skipped):  # a bar cut at the edge carries its value
+        assert label.get_visible() == (not lo <= value <= hi)
+        if label.get_visible():
+            assert label.get_text() == f"{value:.0f}"
+    assert ex.frame.get_xy() == (eff.num_heads - 0.5, L - 1 - 0.5)
+    assert f"layer {L} skipped" in ex.title.get_text() and ex.image.value != before
+    pred = int(eff.skips[L - 1].argmax())
     assert ex.bars[pred].get_facecolor() != ex.bars[(pred + 1) % len(names)].get_facecolor()
-    assert ex.controls["layer"].value == 4 and ex.controls["head"].value == SKIP
-    lo, hi = ex.ax_bars.get_ylim()
-    every = torch.cat([eff.base[None], eff.heads.flatten(0, 1), eff.skips])
-    assert lo < float(every.min()) and float(every.max()) < hi, "one y-scale holds every intervention"
+    assert ex.controls["layer"].value == L and ex.controls["head"].value == SKIP
+    ex.update(layer=1, head=0)
+    assert not any(label.get_visible() for label in ex.cut_labels)
+    skip_column = [t.get_text() for t in ex.ax_map.texts]
+    assert len(skip_column) == L  # the skip column's values are written in
     assert not small_text(ex.fig)
 
 

@@ -376,7 +376,7 @@ def spearman(a, b) -> float:
     return float((ra * rb).sum() / denom) if denom > 0 else float("nan")
 
 
-def _as_float_array(values, name: str) -> np.ndarray:
+def _as_float_array(values) -> np.ndarray:
     if isinstance(values, torch.Tensor):
         values = values.detach().cpu().double().numpy()
     return np.asarray(values, dtype=float)
@@ -394,7 +394,7 @@ def spearman_ci(items_a, items_b, **kw) -> Interval | None:
 
     ``None`` when a score does not vary on the full sample (rho is undefined); a resample in
     which one does not vary counts as rho = 0."""
-    a, b = _as_float_array(items_a, "items_a"), _as_float_array(items_b, "items_b")
+    a, b = _as_float_array(items_a), _as_float_array(items_b)
     if a.ndim != 2 or a.shape != b.shape:
         raise ValueError(f"give two [items, units] tables of one shape, got {a.shape} and {b.shape}.")
     if math.isnan(spearman(a.mean(0), b.mean(0))):
@@ -407,7 +407,7 @@ def spearman_ci(items_a, items_b, **kw) -> Interval | None:
 def paired_spearman_ci(a, b, **kw) -> Interval | None:
     """Spearman's rho between two scores of the same units (e.g. the tokens of a sentence),
     with a bootstrap interval that resamples the units. ``None`` when a score is constant."""
-    a, b = _as_float_array(a, "a").ravel(), _as_float_array(b, "b").ravel()
+    a, b = _as_float_array(a).ravel(), _as_float_array(b).ravel()
     if math.isnan(spearman(a, b)):
         return None
     idx = np.arange(a.size)
@@ -575,6 +575,13 @@ def rollout_scores(trace: Trace, pooling: str = "mean") -> torch.Tensor:
     return _pool_rows(attention_rollout(check_trace(trace).attentions), pooling)
 
 
+def _check_target(target, logits: torch.Tensor) -> int:
+    n = logits.shape[-1]
+    if isinstance(target, bool) or not isinstance(target, (int, np.integer)) or not 0 <= target < n:
+        raise ValueError(f"target {target!r} is not a class of this head: valid classes are 0 to {n - 1}.")
+    return int(target)
+
+
 def _trace_inputs(trace: Trace) -> dict:
     ids = trace.input_ids[None]
     return {"input_ids": ids, "token_type_ids": trace.token_type_ids[None], "attention_mask": torch.ones_like(ids)}
@@ -587,7 +594,8 @@ def gradient_x_input(model, classifier, trace: Trace, target: int) -> torch.Tens
     with torch.enable_grad():
         emb = trace.hidden(0)[None].clone().requires_grad_(True)
         last = continue_from(model, emb, inputs["attention_mask"], 0)
-        logit = classifier(last, inputs["attention_mask"])[0, target]
+        logits = classifier(last, inputs["attention_mask"])[0]
+        logit = logits[_check_target(target, logits)]
         (grad,) = torch.autograd.grad(logit, emb)
     return (grad * emb).sum(-1)[0].detach()
 
@@ -611,7 +619,8 @@ def occlusion_scores(model, classifier, trace: Trace, target: int, positions: li
     if positions is None:
         positions = [i for i, t in enumerate(trace.tokens) if t not in ("[CLS]", "[SEP]", "[PAD]")]
     inputs = _trace_inputs(trace)
-    base = classifier(model(**inputs).last_hidden_state, inputs["attention_mask"])[0, target]
+    base_logits = classifier(model(**inputs).last_hidden_state, inputs["attention_mask"])[0]
+    base = base_logits[_check_target(target, base_logits)]
     scores = torch.full((trace.seq_len,), float("nan"))
     windows = occlusion_windows(list(positions), max_passes)
     for chunk in range(0, len(windows), 16):
@@ -671,6 +680,13 @@ class SentenceInterventions:
 
     def logits(self, layer: int, head: int | None) -> torch.Tensor:
         """``head=None``: layer skipped; ``layer=0``: nothing changed."""
+        L, A = self.num_layers, self.num_heads
+        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer <= L:
+            raise ValueError(f"layer {layer!r} is out of range: valid layers are 0 (nothing changed) to {L}.")
+        if head is not None and (isinstance(head, bool) or not isinstance(head, (int, np.integer))
+                                 or not 0 <= head < A):
+            raise ValueError(f"head {head!r} is out of range: valid heads are 0 to {A - 1}, "
+                             "or None to skip the layer.")
         if layer == 0:
             return self.base
         return self.skips[layer - 1] if head is None else self.heads[layer - 1, head]

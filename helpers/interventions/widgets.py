@@ -43,11 +43,14 @@ class InterventionExplorer(Explorer):
         table = np.concatenate([effects.heads[..., self.pred0].numpy(),
                                 effects.skips[:, self.pred0, None].numpy()], 1)
         self._shift = table - float(effects.base[self.pred0])  # [L, A + 1]
-        every = np.concatenate([effects.base[None].numpy(), effects.heads.reshape(-1, len(self.names)).numpy(),
-                                effects.skips.numpy()])
-        lo, hi = min(0.0, float(every.min())), max(0.0, float(every.max()))
-        pad = 0.08 * (hi - lo) + 1e-6
-        self._ylim = (lo - pad, hi + pad)  # one scale for every intervention: bars stay comparable
+        # One y-scale for every choice, fitted to the head removals: skipping a layer can move the
+        # logits far more (the last layer's skip hands the head vectors it never saw), and a scale
+        # fitted to that would flatten every head's bars. A bar beyond the scale is cut at the edge
+        # and its value written on it.
+        usual = np.concatenate([effects.base[None].numpy(), effects.heads.reshape(-1, len(self.names)).numpy()])
+        lo, hi = min(0.0, float(usual.min())), max(0.0, float(usual.max()))
+        pad = 0.15 * (hi - lo) + 1e-6
+        self._ylim = (lo - pad, hi + pad)
         super().__init__(controls)
 
     def _check(self, layer, head) -> None:
@@ -67,20 +70,29 @@ class InterventionExplorer(Explorer):
         self.ax_bars, self.ax_map = ax_bars, ax_map
         x = np.arange(C)
         self.bars = ax_bars.bar(x, self.effects.base.numpy(), color=NORMAL)
+        self.cut_labels = [ax_bars.text(i, 0, "", ha="center", fontsize=8, color="white", fontweight="bold",
+                                        visible=False) for i in x]
         (self.ticks,) = ax_bars.plot(x, self.effects.base.numpy(), "_", color="black", ms=16, mew=2)
         self.zero_line = ax_bars.axhline(0, color="black", lw=0.5)
         ax_bars.set_xticks(x, self.names, rotation=45, ha="right")
         ax_bars.set_ylim(*self._ylim)
         ax_bars.set_ylabel("logit (black ticks: nothing changed)")
-        bound = max(float(np.abs(self._shift).max()), 1e-6)
+        # colours span the head removals; the skip column, which may lie far outside, has its values written in
+        bound = max(float(np.abs(self._shift[:, :A]).max()), 1e-6)
         image = ax_map.imshow(self._shift, aspect="auto", cmap="RdBu_r", vmin=-bound, vmax=bound)
+        for row, value in enumerate(self._shift[:, A]):
+            r, g, b, _ = image.cmap(image.norm(value))
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
+            ax_map.text(A, row, f"{value:.0f}" if abs(value) >= 9.95 else f"{value:.1f}", ha="center",
+                        va="center", fontsize=8, color="white" if dark else "black")
         step = max(1, A // 12)
         ax_map.set_xticks(list(range(0, A, step)) + [A], [str(h) for h in range(0, A, step)] + ["skip"])
         ax_map.set_yticks(range(L), [str(i) for i in range(1, L + 1)])
         ax_map.set_xlabel("head removed (last column: layer skipped)")
         ax_map.set_ylabel("layer")
         ax_map.set_title(f"change of the {self.names[self.pred0]!r} logit (predicted with no change)", fontsize=9)
-        colorbar(image, ax_map, "logit change")
+        extend = "both" if np.abs(self._shift[:, A]).max() > bound else "neither"
+        colorbar(image, ax_map, "logit change", extend=extend)
         # a black frame with a white one inside: visible on dark and on pale cells
         self.frame = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="black", lw=3.5)
         self.inner = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="white", lw=1.2)
@@ -93,16 +105,23 @@ class InterventionExplorer(Explorer):
 
     def dynamic_artists(self) -> list:
         # the two lines are drawn above the bars in a full draw, so they are redrawn with them
-        return [*self.bars, self.ticks, self.zero_line, self.frame, self.inner, self.title]
+        return [*self.bars, *self.cut_labels, self.ticks, self.zero_line, self.frame, self.inner, self.title]
 
     def _update_artists(self, layer, head):
         self._check(layer, head)
         A = self.effects.num_heads
         logits = self.effects.logits(layer, None if head == SKIP else head).numpy()
         pred = int(logits.argmax())
-        for i, (bar, value) in enumerate(zip(self.bars, logits)):
-            bar.set_height(value)
+        lo, hi = self._ylim
+        for i, (bar, label, value) in enumerate(zip(self.bars, self.cut_labels, logits)):
+            shown = min(max(value, lo), hi)
+            bar.set_height(shown)
             bar.set_color(HIGHLIGHT if i == pred else NORMAL)
+            label.set_visible(bool(shown != value))
+            if shown != value:  # cut at the edge of the scale: write the true value on the bar
+                label.set_text(f"{value:.0f}")
+                label.set_y(shown - 0.02 * (hi - lo) if value > hi else shown + 0.02 * (hi - lo))
+                label.set_va("top" if value > hi else "bottom")
         for frame in (self.frame, self.inner):
             frame.set_xy(((A if head == SKIP else head) - 0.5, layer - 1 - 0.5))
         what = f"layer {layer} skipped" if head == SKIP else f"layer {layer}, head {head} removed"
