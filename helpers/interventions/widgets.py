@@ -83,8 +83,9 @@ class InterventionExplorer(Explorer):
         for row, value in enumerate(self._shift[:, A]):
             r, g, b, _ = image.cmap(image.norm(value))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-            ax_map.text(A, row, f"{value:.0f}" if abs(value) >= 9.95 else f"{value:.1f}", ha="center",
-                        va="center", fontsize=8, color="white" if dark else "black")
+            text = f"{value:.0f}" if abs(value) >= 9.95 else f"{value:.1f}"
+            ax_map.text(A, row, "0.0" if text == "-0.0" else text, ha="center", va="center", fontsize=8,
+                        color="white" if dark else "black")
         step = max(1, A // 12)
         ax_map.set_xticks(list(range(0, A, step)) + [A], [str(h) for h in range(0, A, step)] + ["skip"])
         ax_map.set_yticks(range(L), [str(i) for i in range(1, L + 1)])
