@@ -1,0 +1,716 @@
+"""Lesson 09 numbers: change the model, measure what breaks.
+
+Everything here starts from hidden states that were computed once (:class:`CachedRun`) and
+re-runs only the encoder layers *above* the change: an intervention at layer ``l`` leaves
+layers ``1 .. l-1`` untouched, so their output is read from the cache.
+
+* head ablation -- :func:`gated_heads` multiplies each head's context vector by a gate in a
+  forward pre-hook on ``layer.attention.output`` (``BertSelfOutput``, whose ``dense`` is the
+  output projection); gate 0 removes the head. :func:`ablate_every_head` does it for every
+  head of every layer, in batches;
+* gradient head importance (Michel et al. 2019) -- :func:`head_gate_gradients`, the same gates
+  with ``requires_grad``, one forward and one backward pass;
+* layer skipping -- :func:`skip_every_layer`, layer ``l`` replaced by the identity;
+* activation patching -- :func:`patch_word_vectors`, one word's vector swapped in at layer ``l``;
+* attribution -- raw attention, :func:`attention_rollout` (Abnar & Zuidema 2020),
+  :func:`gradient_x_input`, :func:`occlusion_scores`;
+* statistics -- :func:`spearman`, :func:`spearman_ci` (a bootstrap over the test items) and
+  :func:`paired_spearman_ci` (a bootstrap over the ranked units).
+
+Layer numbering is the course's: ``0`` is the embedding output, ``1 .. L`` the encoder layers
+(``model.encoder.layer[l - 1]``); heads are ``0 .. A-1``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from helpers.attention.compute import TOKEN_CLASSES, token_class
+from helpers.classify.compute import mean_pool
+from helpers.common.progress import progress as progress_bar
+from helpers.common.stats import Interval, bootstrap_ci
+from helpers.model.trace import Trace, check_trace, encode
+
+
+OCCLUSION_PASSES = 64  # past this many tokens, occlusion drops runs of neighbouring tokens together
+
+
+# -- sizes and argument checks (same messages as helpers.model.trace.Trace) ---------------
+
+
+def model_sizes(model) -> tuple[int, int]:
+    """``(L, A)``: encoder layers and heads per layer, read from the config."""
+    return model.config.num_hidden_layers, model.config.num_attention_heads
+
+
+def check_layer(model, layer, *, allow_embeddings: bool = False) -> int:
+    """``layer`` itself when it names a layer of ``model``; a clear error otherwise."""
+    n_layers = model.config.num_hidden_layers
+    low = 0 if allow_embeddings else 1
+    if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not low <= layer <= n_layers:
+        what = "0 (embeddings) to" if allow_embeddings else "1 to"
+        raise ValueError(
+            f"layer {layer!r} is out of range: this model has {n_layers} encoder layers, "
+            f"valid layers are {what} {n_layers}."
+        )
+    return int(layer)
+
+
+def check_head(model, head) -> int:
+    """``head`` itself when it names a head of ``model``; a clear error otherwise."""
+    n_heads = model.config.num_attention_heads
+    if isinstance(head, bool) or not isinstance(head, (int, np.integer)) or not 0 <= head < n_heads:
+        raise ValueError(
+            f"head {head!r} is out of range: this model has {n_heads} heads per layer, "
+            f"valid heads are 0 to {n_heads - 1}."
+        )
+    return int(head)
+
+
+# -- one batched run, every hidden state kept -------------------------------------------------
+
+
+@dataclass
+class CachedRun:
+    """A padded batch run through the model once: ``hidden_states[l]`` is ``[B, T, H]``
+    after layer ``l`` (0 = embeddings); ``attentions[l-1]`` is ``[B, A, T, T]`` when kept."""
+
+    hidden_states: tuple
+    attention_mask: torch.Tensor  # [B, T], 1 = real token
+    tokens: list  # one list of token strings per item (padding left out)
+    attentions: tuple | None = None
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.hidden_states) - 1
+
+    def __len__(self) -> int:
+        return self.attention_mask.shape[0]
+
+    def hidden(self, layer: int) -> torch.Tensor:
+        if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer <= self.num_layers:
+            raise ValueError(f"layer {layer!r} is out of range: valid layers are 0 (embeddings) "
+                             f"to {self.num_layers}.")
+        return self.hidden_states[layer]
+
+
+def _check_texts(texts) -> list[str]:
+    if isinstance(texts, str) or not len(texts) or not all(isinstance(t, str) and t.strip() for t in texts):
+        raise ValueError("texts must be a non-empty list of non-empty strings (wrap a single sentence in a list).")
+    return list(texts)
+
+
+@torch.no_grad()
+def run_cached(tokenizer, model, texts, *, max_length: int = 32, attentions: bool = False) -> CachedRun:
+    """Pad + truncate ``texts`` to ``max_length`` tokens (as lesson 07's ``extract_features``
+    does), run them once and keep every hidden state (and, if asked, every attention map)."""
+    texts = _check_texts(texts)
+    enc = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    out = model(**enc, output_hidden_states=True, output_attentions=attentions, return_dict=True)
+    if attentions and not out.attentions:
+        raise RuntimeError("The model returned no attention weights: load it with attn_implementation='eager' "
+                           "(helpers.model.loading.load_model does).")
+    mask = enc["attention_mask"]
+    tokens = [tokenizer.convert_ids_to_tokens(ids[m.bool()].tolist()) for ids, m in zip(enc["input_ids"], mask)]
+    return CachedRun(tuple(out.hidden_states), mask, tokens, tuple(out.attentions) if attentions else None)
+
+
+def run_from_traces(traces) -> CachedRun:
+    """The hidden states of several traced sentences, right-padded into one batch."""
+    traces = [check_trace(t) for t in traces]
+    if not traces:
+        raise ValueError("need at least one Trace.")
+    longest = max(t.seq_len for t in traces)
+    n_layers = traces[0].num_layers
+    mask = torch.zeros(len(traces), longest, dtype=torch.long)
+    states = []
+    for layer in range(n_layers + 1):
+        batch = torch.zeros(len(traces), longest, traces[0].hidden_size)
+        for i, t in enumerate(traces):
+            batch[i, : t.seq_len] = t.hidden_states[layer]
+        states.append(batch)
+    for i, t in enumerate(traces):
+        mask[i, : t.seq_len] = 1
+    return CachedRun(tuple(states), mask, [list(t.tokens) for t in traces])
+
+
+def additive_mask(attention_mask: torch.Tensor, dtype=torch.float32) -> torch.Tensor:
+    """``[B, T]`` of 1/0 -> the additive ``[B, 1, 1, T]`` mask every encoder layer adds to its scores."""
+    return (1.0 - attention_mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
+
+
+def _call_layer(layer_module, hidden, mask):
+    out = layer_module(hidden, mask)
+    return out[0] if isinstance(out, tuple) else out  # transformers 4 returns a tuple, 5 a tensor
+
+
+def continue_from(model, hidden: torch.Tensor, attention_mask: torch.Tensor, after_layer: int,
+                  gates: dict | None = None) -> torch.Tensor:
+    """Run encoder layers ``after_layer + 1 .. L`` on ``hidden`` (the state after
+    ``after_layer``); returns the last hidden state ``[B, T, H]``. ``gates`` maps a layer to
+    its head gates (see :func:`gated_heads`)."""
+    check_layer(model, after_layer, allow_embeddings=True)
+    mask = additive_mask(attention_mask, hidden.dtype)
+    with gated_heads(model, gates or {}):
+        for module in model.encoder.layer[after_layer:]:
+            hidden = _call_layer(module, hidden, mask)
+    return hidden
+
+
+# -- head gates: the pre-hook on the output projection ----------------------------------------
+
+
+def _gate_hook(gate: torch.Tensor, num_heads: int):
+    """A forward pre-hook for ``BertSelfOutput``: its first input is the context ``[B, T, A*d]``
+    (the heads side by side, head ``h`` in columns ``h*d .. (h+1)*d - 1``); scale head ``h``
+    by ``gate[:, h]`` before the output projection ``dense`` mixes the heads."""
+
+    def hook(module, args):
+        context = args[0]
+        batch, seq, width = context.shape
+        g = gate if gate.ndim == 2 else gate[None]  # [B or 1, A]
+        heads = context.reshape(batch, seq, num_heads, width // num_heads) * g[:, None, :, None].to(context.dtype)
+        return (heads.reshape(batch, seq, width), *args[1:])
+
+    return hook
+
+
+@contextlib.contextmanager
+def gated_heads(model, gates: dict):
+    """Inside the ``with`` block, layer ``l``'s head contexts are multiplied by ``gates[l]``
+    (``[A]`` or ``[B, A]``: 1 keeps a head, 0 removes it). The hooks go away on exit."""
+    _, n_heads = model_sizes(model)
+    handles = []
+    try:
+        for layer, gate in gates.items():
+            check_layer(model, layer)
+            gate = torch.as_tensor(gate)
+            if gate.shape[-1] != n_heads or gate.ndim not in (1, 2):
+                raise ValueError(f"the gate of layer {layer} must be [{n_heads}] or [batch, {n_heads}], "
+                                 f"got shape {tuple(gate.shape)}.")
+            module = model.encoder.layer[layer - 1].attention.output
+            handles.append(module.register_forward_pre_hook(_gate_hook(gate, n_heads)))
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
+
+
+def ablation_gate(model, head: int) -> torch.Tensor:
+    """``[A]`` ones with a 0 at ``head``."""
+    gate = torch.ones(model_sizes(model)[1])
+    gate[check_head(model, head)] = 0.0
+    return gate
+
+
+@contextlib.contextmanager
+def ablate_head(model, layer: int, head: int):
+    """Zero one head's context vector while the ``with`` block runs (any forward pass)."""
+    with gated_heads(model, {check_layer(model, layer): ablation_gate(model, head)}):
+        yield
+
+
+# -- the classifier on top ---------------------------------------------------------------------
+
+
+class SentenceHead:
+    """A lesson-07 linear head read off the last hidden state: ``logits = head(pool(h))``."""
+
+    def __init__(self, head, pooling: str = "mean"):
+        if pooling not in ("mean", "cls"):
+            raise ValueError(f"pooling {pooling!r} is not valid: choose 'mean' or 'cls'.")
+        self.head, self.pooling = head, pooling
+
+    def __call__(self, hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
+        pooled = mean_pool(hidden, attention_mask) if self.pooling == "mean" else hidden[:, 0]
+        return self.head(pooled)
+
+
+def _labels(labels, n: int) -> torch.Tensor:
+    y = torch.as_tensor(labels, dtype=torch.long)
+    if y.shape != (n,):
+        raise ValueError(f"labels must hold one class id per item ({n}), got shape {tuple(y.shape)}.")
+    return y
+
+
+# -- 1. every head, ablated one at a time ----------------------------------------------------------
+
+
+@dataclass
+class HeadAblation:
+    """Logits of every test item with no head removed (``base``, ``[N, C]``) and with head
+    ``h`` of layer ``l`` removed (``ablated[l-1, h]``, ``[N, C]``)."""
+
+    base: torch.Tensor
+    ablated: torch.Tensor  # [L, A, N, C]
+    labels: torch.Tensor
+
+    def correct(self) -> torch.Tensor:
+        """``[L, A, N]`` 1 where the ablated model still classifies item ``n`` correctly."""
+        return (self.ablated.argmax(-1) == self.labels).float()
+
+    def base_correct(self) -> torch.Tensor:
+        return (self.base.argmax(-1) == self.labels).float()
+
+    def accuracy_drop_items(self) -> torch.Tensor:
+        """``[N, L, A]`` per item: 1 (was right, now wrong), -1 (the reverse) or 0."""
+        return (self.base_correct()[None, None] - self.correct()).permute(2, 0, 1)
+
+    def accuracy_drop(self) -> torch.Tensor:
+        """``[L, A]`` base accuracy minus accuracy with the head removed."""
+        return self.accuracy_drop_items().mean(0)
+
+    def logit_drop_items(self) -> torch.Tensor:
+        """``[N, L, A]`` how much the true class's logit fell."""
+        idx = self.labels[:, None]
+        base = self.base.gather(1, idx)[:, 0]
+        abl = self.ablated.gather(-1, idx.expand(*self.ablated.shape[:2], -1, 1))[..., 0]  # [L, A, N]
+        return (base[None, None] - abl).permute(2, 0, 1)
+
+    def loss_increase_items(self) -> torch.Tensor:
+        """``[N, L, A]`` cross-entropy with the head removed minus without."""
+        base = F.cross_entropy(self.base, self.labels, reduction="none")
+        L, A, N, C = self.ablated.shape
+        abl = F.cross_entropy(self.ablated.reshape(-1, C), self.labels.repeat(L * A), reduction="none")
+        return (abl.view(L, A, N) - base[None, None]).permute(2, 0, 1)
+
+    def drop_interval(self, layer: int, head: int, **kw) -> Interval:
+        """The accuracy drop of one head with a bootstrap interval over the test items."""
+        return bootstrap_ci(self.accuracy_drop_items()[:, layer - 1, head], **kw)
+
+
+def length_buckets(attention_mask: torch.Tensor, size: int = 10) -> list[tuple[list[int], int]]:
+    """Items sorted by length in groups of ``size``: ``[(item indices, longest length), ...]``.
+    Each group is padded only to its own longest item, so short items waste no work on padding."""
+    lengths = attention_mask.sum(1)
+    order = torch.argsort(lengths, stable=True).tolist()
+    groups = [order[i:i + size] for i in range(0, len(order), size)]
+    return [(g, int(lengths[g].max())) for g in groups]
+
+
+@torch.no_grad()
+def ablate_every_head(model, classifier, run: CachedRun, labels, *, bucket: int = 10, max_tokens: int = 24_000,
+                      progress: bool = True) -> HeadAblation:
+    """Remove each head of each layer in turn and classify every item of ``run``.
+
+    For layer ``l`` the cached state after layer ``l-1`` is repeated once per head, each copy
+    with a different head gated to 0, and only layers ``l .. L`` run: one batch of ``A x n``
+    sequences per group of ``bucket`` items of similar length (heads split further so that at
+    most ``max_tokens`` tokens run at once).
+    """
+    L, A = model_sizes(model)
+    if run.num_layers != L:
+        raise ValueError(f"the cached run has {run.num_layers} layers but the model has {L}.")
+    y = _labels(labels, len(run))
+    base = classifier(run.hidden(L), run.attention_mask)
+    out = torch.empty(L, A, len(run), base.shape[-1])
+    buckets = length_buckets(run.attention_mask, bucket)
+    for layer in progress_bar(range(1, L + 1), desc="ablating every head, layer by layer", disable=not progress):
+        for items, width in buckets:
+            start = run.hidden(layer - 1)[items, :width]
+            mask = run.attention_mask[items, :width]
+            n = len(items)
+            per_batch = max(1, max_tokens // (n * width))  # heads per forward pass
+            for first in range(0, A, per_batch):
+                heads = list(range(first, min(A, first + per_batch)))
+                gate = torch.ones(len(heads), n, A)
+                for k, h in enumerate(heads):
+                    gate[k, :, h] = 0.0  # copy k of every item loses head h
+                masks = mask.repeat(len(heads), 1)
+                last = continue_from(model, start.repeat(len(heads), 1, 1), masks, layer - 1,
+                                     {layer: gate.view(-1, A)})
+                logits = classifier(last, masks).view(len(heads), n, -1)
+                out[layer - 1, first:first + len(heads)][:, items] = logits
+    return HeadAblation(base, out, y)
+
+
+# -- 2. gradient head importance (Michel et al. 2019) ------------------------------------------------
+
+
+def head_gate_gradients(model, classifier, run: CachedRun, labels) -> torch.Tensor:
+    """``[N, L, A]``: d loss(item n) / d gate(l, h), at gate = 1, from one forward + backward.
+
+    Every item gets its own gates (all ones), so one backward pass of the summed loss gives
+    every item's gradient. Michel et al.'s head importance is the mean of their absolute values.
+    """
+    L, A = model_sizes(model)
+    y = _labels(labels, len(run))
+    gates = torch.ones(len(run), L, A, requires_grad=True)
+    with torch.enable_grad():
+        last = continue_from(model, run.hidden(0), run.attention_mask, 0,
+                             {layer: gates[:, layer - 1] for layer in range(1, L + 1)})
+        loss = F.cross_entropy(classifier(last, run.attention_mask), y, reduction="sum")
+        (grad,) = torch.autograd.grad(loss, gates)
+    return grad
+
+
+# -- rank statistics ---------------------------------------------------------------------------------
+
+
+def ranks(values) -> np.ndarray:
+    """Ranks 1..n, ties sharing their average rank (as Spearman's rho needs)."""
+    v = np.asarray(values, dtype=float).ravel()
+    order = np.argsort(v, kind="mergesort")
+    r = np.empty(len(v))
+    r[order] = np.arange(1, len(v) + 1)
+    uniq, inverse = np.unique(v, return_inverse=True)
+    sums = np.bincount(inverse, weights=r)
+    counts = np.bincount(inverse)
+    return (sums / counts)[inverse]
+
+
+def spearman(a, b) -> float:
+    """Spearman's rank correlation: Pearson's correlation of the ranks. NaN when either side is constant."""
+    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    if a.shape != b.shape or a.size < 3:
+        raise ValueError(f"need two equally long sequences of at least 3 values, got {a.size} and {b.size}.")
+    ra, rb = ranks(a), ranks(b)
+    ra, rb = ra - ra.mean(), rb - rb.mean()
+    denom = math.sqrt(float((ra**2).sum() * (rb**2).sum()))
+    return float((ra * rb).sum() / denom) if denom > 0 else float("nan")
+
+
+def _as_float_array(values) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().double().numpy()
+    return np.asarray(values, dtype=float)
+
+
+def _rho_or_zero(a, b) -> float:
+    rho = spearman(a, b)
+    return 0.0 if math.isnan(rho) else rho
+
+
+def spearman_ci(items_a, items_b, **kw) -> Interval | None:
+    """Spearman's rho between two scores of the same ``K`` units (e.g. heads), each the mean
+    over ``N`` test items of a per-item table ``[N, K]``, with a bootstrap interval that
+    resamples the items and recomputes both means.
+
+    ``None`` when a score does not vary on the full sample (rho is undefined); a resample in
+    which one does not vary counts as rho = 0."""
+    a, b = _as_float_array(items_a), _as_float_array(items_b)
+    if a.ndim != 2 or a.shape != b.shape:
+        raise ValueError(f"give two [items, units] tables of one shape, got {a.shape} and {b.shape}.")
+    if math.isnan(spearman(a.mean(0), b.mean(0))):
+        return None
+    idx = np.arange(a.shape[0])
+    return bootstrap_ci(idx.astype(float), statistic=lambda i, axis=0: _rho_or_zero(
+        a[i.astype(int)].mean(0), b[i.astype(int)].mean(0)), **kw)
+
+
+def paired_spearman_ci(a, b, **kw) -> Interval | None:
+    """Spearman's rho between two scores of the same units (e.g. the tokens of a sentence),
+    with a bootstrap interval that resamples the units. ``None`` when a score is constant."""
+    a, b = _as_float_array(a).ravel(), _as_float_array(b).ravel()
+    if math.isnan(spearman(a, b)):
+        return None
+    idx = np.arange(a.size)
+    return bootstrap_ci(idx.astype(float), statistic=lambda i, axis=0: _rho_or_zero(
+        a[i.astype(int)], b[i.astype(int)]), **kw)
+
+
+# -- lesson 05's statistics, per head ----------------------------------------------------------------
+
+
+def head_token_class_shares(run: CachedRun) -> torch.Tensor:
+    """``[N, L, A, 4]``: per item, layer and head, the share of attention on keys of each
+    class of :data:`~helpers.attention.compute.TOKEN_CLASSES`, averaged over real queries.
+
+    Lesson 05's ``attention_shares`` is this averaged over heads, for one sentence."""
+    if run.attentions is None:
+        raise ValueError("this run kept no attention maps: use run_cached(..., attentions=True).")
+    N, T = run.attention_mask.shape
+    onehot = torch.zeros(N, T, len(TOKEN_CLASSES))
+    for i, tokens in enumerate(run.tokens):
+        for j, tok in enumerate(tokens):
+            onehot[i, j, TOKEN_CLASSES.index(token_class(tok))] = 1.0
+    att = torch.stack(run.attentions, 1)  # [N, L, A, T, T]
+    per_query = att @ onehot[:, None, None]  # [N, L, A, T, 4]
+    q = run.attention_mask[:, None, None, :, None].float()
+    return (per_query * q).sum(3) / q.sum(3)
+
+
+# -- 3. layer skipping -----------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def skip_layer(model, run: CachedRun, layer: int) -> torch.Tensor:
+    """The last hidden state ``[B, T, H]`` with encoder layer ``layer`` replaced by the identity:
+    its input, the state after layer ``layer - 1``, passes straight on to layer ``layer + 1``."""
+    layer = check_layer(model, layer)
+    return continue_from(model, run.hidden(layer - 1), run.attention_mask, layer)
+
+
+def skip_every_layer(model, run: CachedRun, progress: bool = True) -> torch.Tensor:
+    """``[L + 1, B, T, H]``: index 0 the unchanged last hidden state, index ``l`` with layer ``l`` skipped."""
+    L, _ = model_sizes(model)
+    states = [run.hidden(L)]
+    for layer in progress_bar(range(1, L + 1), desc="skipping each layer", disable=not progress):
+        states.append(skip_layer(model, run, layer))
+    return torch.stack(states)
+
+
+def word_vectors(hidden: torch.Tensor, spans: list) -> torch.Tensor:
+    """``[..., B, T, H]`` hidden states -> ``[..., B, H]``: item ``i``'s word as the mean of its
+    WordPiece positions ``spans[i]`` (as lesson 06's ``word_by_layer``)."""
+    return torch.stack([hidden[..., i, list(pos), :].mean(-2) for i, pos in enumerate(spans)], -2)
+
+
+def centroid_hits(groups: dict) -> torch.Tensor:
+    """``[n_sentences, V]`` 1 where leave-one-out nearest-centroid assigns the sentence its own
+    sense, per variant ``v`` (a layer, or a skipped layer). ``groups`` is
+    ``{sense: [n, V, H]}``; the mean over sentences is lesson 06's ``sense_separation``."""
+    senses = list(groups)
+    if len(senses) < 2 or any(torch.as_tensor(v).ndim != 3 or len(v) < 2 for v in groups.values()):
+        raise ValueError("give a dict {sense: tensor [n_sentences >= 2, variants, hidden]} with at least two senses.")
+    rows = []
+    for true_idx, sense in enumerate(senses):
+        vecs = groups[sense]
+        for i in range(len(vecs)):
+            keep = torch.arange(len(vecs)) != i
+            centroids = torch.stack([vecs[keep].mean(0) if s == sense else groups[s].mean(0) for s in senses])
+            cos = F.cosine_similarity(vecs[i].unsqueeze(0), centroids, dim=-1)  # [senses, V]
+            rows.append((cos.argmax(0) == true_idx).float())
+    return torch.stack(rows)
+
+
+# -- 4. activation patching ------------------------------------------------------------------------
+
+
+@torch.no_grad()
+def patch_word_vectors(model, target: CachedRun, target_spans: list, donors: torch.Tensor,
+                       layer: int) -> torch.Tensor:
+    """Overwrite the word of every target item at ``layer`` (0 = embeddings) with ``donors``
+    (``[B, n_pieces, H]``, the donor sentence's vectors of the same word at the same layer),
+    run the layers above, and return the last hidden state ``[B, T, H]``."""
+    layer = check_layer(model, layer, allow_embeddings=True)
+    hidden = target.hidden(layer).clone()
+    for i, pos in enumerate(target_spans):
+        if len(pos) != donors.shape[1]:
+            raise ValueError(f"item {i}: the word has {len(pos)} pieces here but {donors.shape[1]} in the donor.")
+        hidden[i, list(pos)] = donors[i]
+    return continue_from(model, hidden, target.attention_mask, layer)
+
+
+def _cosine_votes(vectors: torch.Tensor, centroid_a: torch.Tensor, centroid_b: torch.Tensor) -> torch.Tensor:
+    """1 where a vector is closer (cosine) to centroid ``a`` than to ``b``."""
+    closer_a = F.cosine_similarity(vectors, centroid_a, dim=-1) > F.cosine_similarity(vectors, centroid_b, dim=-1)
+    return closer_a.float()
+
+
+def sense_patching(model, traces_a: list, traces_b: list, word: str, progress: bool = False) -> dict:
+    """Patch ``word``'s vector from each sense-``a`` sentence into each sense-``b`` sentence.
+
+    For every pair ``(i, j)`` and every layer ``l = 0 .. L``, sentence ``b_j`` runs with its
+    ``word`` vector after layer ``l`` replaced by ``a_i``'s, and lesson 06's sense probe reads
+    the word at the last layer: nearest centroid (cosine), the centroids being the unpatched
+    last-layer vectors of the *other* sentences (``a`` without ``i``, ``b`` without ``j``).
+
+    Returns ``{"follows": [pairs, L + 1]`` (1 = the probe says sense ``a``, the patch's sense),
+    ``"control": [pairs]`` (1 = unpatched ``b_j`` is read as ``b``), ``"pairs": [(i, j), ...]}``.
+    """
+    traces_a, traces_b = [check_trace(t) for t in traces_a], [check_trace(t) for t in traces_b]
+    if len(traces_a) < 2 or len(traces_b) < 2:
+        raise ValueError("need at least two sentences of each sense (a centroid leaves one out).")
+    L, _ = model_sizes(model)
+    spans_a = [t.find_word(word).positions for t in traces_a]
+    spans_b = [t.find_word(word).positions for t in traces_b]
+    last_a = torch.stack([t.hidden(L)[p].mean(0) for t, p in zip(traces_a, spans_a)])
+    last_b = torch.stack([t.hidden(L)[p].mean(0) for t, p in zip(traces_b, spans_b)])
+    pairs = [(i, j) for i in range(len(traces_a)) for j in range(len(traces_b))]
+    keep_a = [torch.arange(len(traces_a)) != i for i, _ in pairs]
+    keep_b = [torch.arange(len(traces_b)) != j for _, j in pairs]
+    cent_a = torch.stack([last_a[k].mean(0) for k in keep_a])
+    cent_b = torch.stack([last_b[k].mean(0) for k in keep_b])
+    target = run_from_traces([traces_b[j] for _, j in pairs])
+    spans = [spans_b[j] for _, j in pairs]
+    follows = []
+    for layer in progress_bar(range(L + 1), desc=f"patching {word!r} layer by layer", disable=not progress):
+        donors = torch.stack([traces_a[i].hidden(layer)[spans_a[i]] for i, _ in pairs])
+        last = patch_word_vectors(model, target, spans, donors, layer)
+        follows.append(_cosine_votes(word_vectors(last, spans), cent_a, cent_b))
+    control = 1.0 - _cosine_votes(last_b[[j for _, j in pairs]], cent_a, cent_b)
+    return {"follows": torch.stack(follows, 1), "control": control, "pairs": pairs}
+
+
+# -- 5. attribution for one decision ---------------------------------------------------------------
+
+
+def _pool_rows(matrix: torch.Tensor, pooling: str) -> torch.Tensor:
+    """The row(s) of a ``[T, T]`` token-to-token matrix that the sentence vector reads: row 0
+    for [CLS] pooling, the mean of all rows for mean pooling."""
+    return matrix[0] if pooling == "cls" else matrix.mean(0)
+
+
+def raw_attention_scores(trace: Trace, pooling: str = "mean") -> torch.Tensor:
+    """``[T]``: last-layer attention, heads averaged, read by the pooled vector."""
+    att = check_trace(trace).attention(trace.num_layers).mean(0)
+    return _pool_rows(att, pooling)
+
+
+def attention_rollout(attentions) -> torch.Tensor:
+    r"""Abnar & Zuidema (2020): $\tilde A_l = \mathrm{rownorm}(0.5\,\bar A_l + 0.5\,I)$ with
+    $\bar A_l$ the heads' average, and $R = \tilde A_L \cdots \tilde A_1$: ``[T, T]``, row ``i``
+    how much output token ``i`` draws on input token ``j``."""
+    layers = [torch.as_tensor(a) for a in attentions]
+    if not layers or any(a.ndim != 3 or a.shape[-1] != a.shape[-2] for a in layers):
+        raise ValueError("attentions must be a non-empty list of [heads, T, T] maps, one per layer.")
+    eye = torch.eye(layers[0].shape[-1])
+    rollout = eye
+    for a in layers:
+        mixed = 0.5 * a.mean(0) + 0.5 * eye
+        mixed = mixed / mixed.sum(-1, keepdim=True)
+        rollout = mixed @ rollout
+    return rollout
+
+
+def rollout_scores(trace: Trace, pooling: str = "mean") -> torch.Tensor:
+    """``[T]``: the rows of the attention rollout that the pooled vector reads."""
+    return _pool_rows(attention_rollout(check_trace(trace).attentions), pooling)
+
+
+def _check_target(target, logits: torch.Tensor) -> int:
+    n = logits.shape[-1]
+    if isinstance(target, bool) or not isinstance(target, (int, np.integer)) or not 0 <= target < n:
+        raise ValueError(f"target {target!r} is not a class of this head: valid classes are 0 to {n - 1}.")
+    return int(target)
+
+
+def _trace_inputs(trace: Trace) -> dict:
+    ids = trace.input_ids[None]
+    return {"input_ids": ids, "token_type_ids": trace.token_type_ids[None], "attention_mask": torch.ones_like(ids)}
+
+
+def gradient_x_input(model, classifier, trace: Trace, target: int) -> torch.Tensor:
+    """``[T]``: (d logit_target / d e_j) . e_j summed over the hidden size, with ``e`` the
+    embedding output (``hidden_states[0]``); a first-order estimate of what each token adds."""
+    inputs = _trace_inputs(check_trace(trace))
+    with torch.enable_grad():
+        emb = trace.hidden(0)[None].clone().requires_grad_(True)
+        last = continue_from(model, emb, inputs["attention_mask"], 0)
+        logits = classifier(last, inputs["attention_mask"])[0]
+        logit = logits[_check_target(target, logits)]
+        (grad,) = torch.autograd.grad(logit, emb)
+    return (grad * emb).sum(-1)[0].detach()
+
+
+def occlusion_windows(positions: list, max_passes: int) -> list[list[int]]:
+    """Split ``positions`` into at most ``max_passes`` runs of consecutive positions."""
+    if isinstance(max_passes, bool) or not isinstance(max_passes, int) or max_passes < 1:
+        raise ValueError(f"max_passes must be a positive int, got {max_passes!r}.")
+    width = max(1, math.ceil(len(positions) / max_passes))
+    return [positions[i:i + width] for i in range(0, len(positions), width)]
+
+
+@torch.no_grad()
+def occlusion_scores(model, classifier, trace: Trace, target: int, positions: list | None = None,
+                     max_passes: int = OCCLUSION_PASSES) -> torch.Tensor:
+    """``[T]``: how much the ``target`` logit falls when a token is dropped from the input
+    (the sequence gets one token shorter) and the model runs again. Special tokens are never
+    dropped (NaN). Past ``max_passes`` tokens, runs of consecutive tokens are dropped together
+    and each token of a run gets the run's score, so the cost stays at ``max_passes`` passes."""
+    check_trace(trace)
+    if positions is None:
+        positions = [i for i, t in enumerate(trace.tokens) if t not in ("[CLS]", "[SEP]", "[PAD]")]
+    inputs = _trace_inputs(trace)
+    base_logits = classifier(model(**inputs).last_hidden_state, inputs["attention_mask"])[0]
+    base = base_logits[_check_target(target, base_logits)]
+    scores = torch.full((trace.seq_len,), float("nan"))
+    windows = occlusion_windows(list(positions), max_passes)
+    for chunk in range(0, len(windows), 16):
+        group = windows[chunk:chunk + 16]
+        keeps = [[i for i in range(trace.seq_len) if i not in set(w)] for w in group]
+        width = max(len(k) for k in keeps)
+        ids = torch.zeros(len(group), width, dtype=torch.long)
+        types = torch.zeros_like(ids)
+        mask = torch.zeros_like(ids)
+        for r, keep in enumerate(keeps):
+            ids[r, : len(keep)] = trace.input_ids[keep]
+            types[r, : len(keep)] = trace.token_type_ids[keep]
+            mask[r, : len(keep)] = 1
+        logits = classifier(model(input_ids=ids, token_type_ids=types, attention_mask=mask).last_hidden_state, mask)
+        for r, w in enumerate(group):
+            scores[w] = base - logits[r, target]
+    return scores
+
+
+ATTRIBUTION_METHODS = ("raw attention", "attention rollout", "gradient x input", "occlusion")
+
+
+def attribution_scores(model, classifier, trace: Trace, target: int, pooling: str = "mean",
+                       max_passes: int = OCCLUSION_PASSES) -> dict:
+    """``{method: [T]}`` for the four methods of :data:`ATTRIBUTION_METHODS`, explaining the
+    ``target`` logit of ``classifier`` on ``trace``'s sentence."""
+    return {
+        "raw attention": raw_attention_scores(trace, pooling),
+        "attention rollout": rollout_scores(trace, pooling),
+        "gradient x input": gradient_x_input(model, classifier, trace, target),
+        "occlusion": occlusion_scores(model, classifier, trace, target, max_passes=max_passes),
+    }
+
+
+# -- 6. everything the explorer shows, for one sentence ---------------------------------------------
+
+
+@dataclass
+class SentenceInterventions:
+    """One sentence's logits: unchanged (``base``, ``[C]``), with head ``h`` of layer ``l``
+    removed (``heads[l-1, h]``, ``[C]``) and with layer ``l`` skipped (``skips[l-1]``)."""
+
+    text: str
+    tokens: list
+    base: torch.Tensor
+    heads: torch.Tensor  # [L, A, C]
+    skips: torch.Tensor  # [L, C]
+    n_truncated: int = 0
+
+    @property
+    def num_layers(self) -> int:
+        return self.heads.shape[0]
+
+    @property
+    def num_heads(self) -> int:
+        return self.heads.shape[1]
+
+    def logits(self, layer: int, head: int | None) -> torch.Tensor:
+        """``head=None``: layer skipped; ``layer=0``: nothing changed."""
+        L, A = self.num_layers, self.num_heads
+        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer <= L:
+            raise ValueError(f"layer {layer!r} is out of range: valid layers are 0 (nothing changed) to {L}.")
+        if head is not None and (isinstance(head, bool) or not isinstance(head, (int, np.integer))
+                                 or not 0 <= head < A):
+            raise ValueError(f"head {head!r} is out of range: valid heads are 0 to {A - 1}, "
+                             "or None to skip the layer.")
+        if layer == 0:
+            return self.base
+        return self.skips[layer - 1] if head is None else self.heads[layer - 1, head]
+
+
+def sentence_interventions(tokenizer, model, classifier, text: str, progress: bool = True) -> SentenceInterventions:
+    """Run ``text`` once (truncated to the model's maximum, with the course's warning), then
+    every head ablation (one batch of ``A`` copies per layer) and every layer skip."""
+    L, A = model_sizes(model)
+    enc, n_dropped = encode(tokenizer, model, text)  # called from here, so the warning names the caller's line
+    enc.pop("offset_mapping", None)
+    with torch.no_grad():
+        out = model(**enc, output_hidden_states=True, return_dict=True)
+        run = CachedRun(tuple(out.hidden_states), enc["attention_mask"],
+                        [tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist())])
+        mask = run.attention_mask
+        base = classifier(run.hidden(L), mask)[0]
+        heads = torch.empty(L, A, base.shape[-1])
+        skips = torch.empty(L, base.shape[-1])
+        for layer in progress_bar(range(1, L + 1), desc="precomputing every ablation and skip",
+                                  disable=not progress):
+            start = run.hidden(layer - 1)
+            gate = 1.0 - torch.eye(A)  # row h: head h removed
+            last = continue_from(model, start.expand(A, -1, -1), mask.expand(A, -1), layer - 1, {layer: gate})
+            heads[layer - 1] = classifier(last, mask.expand(A, -1))
+            skips[layer - 1] = classifier(continue_from(model, start, mask, layer), mask)[0]
+    return SentenceInterventions(text, run.tokens[0], base, heads, skips, n_dropped)

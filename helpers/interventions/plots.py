@@ -1,0 +1,159 @@
+"""Lesson 09 figures: layer x head maps, importance scatter, skipped layers, patching curves,
+attributions. Each takes data (plus an optional ``ax``) and returns what it drew."""
+
+from __future__ import annotations
+
+import matplotlib.pyplot as plt
+import numpy as np
+from matplotlib.colors import TwoSlopeNorm
+
+from helpers.common.stats import Interval
+from helpers.common.style import HIGHLIGHT, NORMAL, as_matrix, colorbar, layer_labels, new_axes, to_numpy
+
+
+def plot_layer_head_map(values, ax=None, title: str = "", cbar_label: str = "", cmap: str = "viridis",
+                        diverging: bool = False):
+    """An ``[L, A]`` map, layers 1..L down, heads across, with a labelled colourbar.
+
+    ``diverging``: white at 0, so a negative value (the model got *better*) reads differently
+    from a positive one. Returns ``(ax, image)``."""
+    values = as_matrix(values, "values")
+    n_layers, n_heads = values.shape
+    ax = new_axes(ax, (max(4.0, 0.4 * n_heads + 2), 0.4 * n_layers + 1.6))
+    norm = None
+    if diverging:
+        bound = max(float(np.abs(values).max()), 1e-9)
+        norm = TwoSlopeNorm(vcenter=0.0, vmin=-bound, vmax=bound)
+    image = ax.imshow(values, aspect="auto", cmap=cmap, norm=norm)
+    step = max(1, n_heads // 12)
+    ax.set_xticks(range(0, n_heads, step), [str(h) for h in range(0, n_heads, step)])
+    ax.set_yticks(range(n_layers), [str(i) for i in range(1, n_layers + 1)])
+    ax.set_xlabel("head")
+    ax.set_ylabel("layer")
+    ax.set_title(title)
+    colorbar(image, ax, cbar_label)
+    return ax, image
+
+
+def plot_head_maps(panels, ncols: int = 2, title: str = ""):
+    """Several :func:`plot_layer_head_map` side by side; ``panels`` is a list of dicts of its
+    keyword arguments plus ``values``. Returns the figure."""
+    panels = list(panels)
+    if not panels:
+        raise ValueError("give at least one panel.")
+    nrows = -(-len(panels) // ncols)
+    n_layers, n_heads = as_matrix(panels[0]["values"], "values").shape
+    width = min(11.0, ncols * max(4.0, 0.3 * n_heads + 1.8))  # fits a notebook column at full size
+    fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * (0.36 * n_layers + 1.6)), squeeze=False)
+    for ax, panel in zip(axes.flat, panels):
+        plot_layer_head_map(ax=ax, **panel)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.axis("off")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_importance_scatter(x, y, ax=None, xlabel: str = "", ylabel: str = "", title: str = "", labels=None):
+    """One dot per head; ``labels`` (e.g. ``"3.5"`` for layer 3 head 5) are written next to the
+    five heads with the largest ``y``."""
+    x, y = to_numpy(x).ravel(), to_numpy(y).ravel()
+    if x.shape != y.shape:
+        raise ValueError(f"x and y need one value per head each, got {x.size} and {y.size}.")
+    ax = new_axes(ax, (5, 4))
+    ax.scatter(x, y, s=18, color=NORMAL, alpha=0.7)
+    if labels is not None:
+        for i in np.argsort(-y)[:5]:
+            ax.annotate(labels[i], (x[i], y[i]), xytext=(3, 3), textcoords="offset points", fontsize=8)
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_xlabel(xlabel)
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    return ax
+
+
+def _interval_bars(ax, x, intervals, color, label):
+    est = np.array([i.estimate for i in intervals])
+    low = np.array([i.low for i in intervals])
+    high = np.array([i.high for i in intervals])
+    ax.errorbar(x, est, yerr=[est - low, high - est], fmt="o", color=color, capsize=3, label=label)
+
+
+def plot_skip_effects(panels: dict):
+    """One axes per measure: ``{title: (baseline Interval, [Interval per skipped layer 1..L], ylabel,
+    chance level or None)}``.
+
+    The baseline (nothing skipped) is the grey band, chance the dotted line. Returns the figure."""
+    if not panels:
+        raise ValueError("give at least one {title: (baseline, intervals, ylabel, chance)} panel.")
+    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.4), squeeze=False)
+    for ax, (title, (base, intervals, ylabel, chance)) in zip(axes[0], panels.items()):
+        if not isinstance(base, Interval) or not all(isinstance(i, Interval) for i in intervals):
+            raise TypeError("baseline and per-layer values must be helpers.common.stats.Interval objects.")
+        x = np.arange(1, len(intervals) + 1)
+        ax.axhspan(base.low, base.high, color="grey", alpha=0.25, label="nothing skipped (95% interval)")
+        ax.axhline(base.estimate, color="grey", lw=1)
+        _interval_bars(ax, x, intervals, HIGHLIGHT, "layer skipped")
+        if chance is not None:
+            ax.axhline(chance, color="grey", ls=":", label="chance")
+        ax.set_xticks(x, [str(i) for i in x])
+        ax.set_xlabel("skipped layer (replaced by the identity)")
+        ax.set_ylabel(ylabel)
+        ax.set_ylim(-0.02, 1.05)
+        ax.set_title(title)
+        ax.legend(loc="lower left")
+    fig.tight_layout()
+    return fig
+
+
+def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: float | None = None):
+    """Share of patched runs whose final word vector follows the patch, per patched layer
+    (0 = embeddings): a thin line per word (``curves``: ``{word: [L + 1]}``) and the pooled
+    share with its interval (``pooled``: ``[Interval] * (L + 1)``)."""
+    if not curves:
+        raise ValueError("give at least one {word: rates} curve.")
+    ax = new_axes(ax, (6.5, 3.5))
+    n = len(pooled)
+    x = np.arange(n)
+    for word, rates in curves.items():
+        ax.plot(x, to_numpy(rates), "-", lw=1, alpha=0.8, label=str(word))
+    est = np.array([i.estimate for i in pooled])
+    ax.fill_between(x, [i.low for i in pooled], [i.high for i in pooled], color="black", alpha=0.15,
+                    label="all words, 95% interval")
+    ax.plot(x, est, "o-", color="black", lw=2, label="all words")
+    if chance is not None:
+        ax.axhline(chance, color="grey", ls=":", label="half the pairs")
+    ax.set_xticks(x, layer_labels(n))
+    ax.set_ylim(-0.02, 1.05)
+    ax.set_xlabel("layer at which the word vector is patched")
+    ax.set_ylabel("share following the patch")
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens: int = 40):
+    """Methods (rows) x tokens (columns), each row divided by its largest absolute score so
+    the methods share one colour scale; red adds to the logit, blue takes away.
+
+    Past ``max_tokens`` tokens, the ``max_tokens`` with the largest score of the last row
+    (occlusion, the reference) are shown, in input order. Returns ``(ax, shown positions)``."""
+    if not scores:
+        raise ValueError("give at least one {method: scores} row.")
+    rows = {name: np.asarray(to_numpy(v), dtype=float) for name, v in scores.items()}
+    n = len(tokens)
+    if any(v.shape != (n,) for v in rows.values()):
+        raise ValueError(f"every method needs one score per token ({n}).")
+    reference = np.nan_to_num(list(rows.values())[-1], nan=-np.inf)
+    shown = np.arange(n) if n <= max_tokens else np.sort(np.argsort(-reference)[:max_tokens])
+    matrix = np.stack([v[shown] / max(np.nanmax(np.abs(v[shown])), 1e-12) for v in rows.values()])
+    ax = new_axes(ax, (max(6.0, 0.42 * len(shown) + 2.5), 0.45 * len(rows) + 2.2))
+    image = ax.imshow(np.ma.masked_invalid(matrix), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1)
+    ax.set_xticks(range(len(shown)), [tokens[i] for i in shown], rotation=70)
+    ax.set_yticks(range(len(rows)), list(rows))
+    ax.set_title(title)
+    colorbar(image, ax, "score / largest |score| of its method")
+    ax.figure.tight_layout()
+    return ax, shown

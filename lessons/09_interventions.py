@@ -1,0 +1,640 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 09 — Testing the stories by intervention: ablate, skip, patch, attribute
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/09_interventions.ipynb)
+#
+# Lessons 04–07 *looked*: at attention weights, similarities, probes. What they found is
+# correlational — a head with a striking pattern, a layer where senses separate. The
+# stronger test of what a part of the model does is to **change it and measure what
+# breaks**. In this lesson we
+#
+# 1. remove one attention head at a time and measure the classifier's accuracy;
+# 2. estimate every head's importance from a single gradient (Michel et al., 2019) and
+#    check that estimate against the exhaustive removal;
+# 3. skip whole layers;
+# 4. move one word's vector from one sentence into another and see when the model follows;
+# 5. ask four attribution methods which words drove one decision, and check them against
+#    removing the words;
+# 6. explore all of it for one sentence with a widget.
+#
+# Each experiment tests a popular story, and every verdict below is printed by the run
+# itself, with an interval, for the model you load.
+#
+# The first cell installs the course when you run it on Google Colab; on your own
+# machine it does nothing.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+import sys
+
+if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+    import subprocess
+
+    subprocess.run(["git", "clone", "-q", "--depth", "1",
+                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    sys.path.insert(0, "/content/course")
+else:
+    print("Running locally: nothing to install.")
+
+# %% [markdown]
+# ## Parameters
+#
+# `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the request whose
+# decision we attribute to its words and explore at the end.
+
+# %% tags=["parameters"]
+MODEL = None
+SENTENCE = "Please set a timer for twenty minutes so the bread does not burn."
+
+# %% [markdown]
+# ## The model, the data and one classifier, trained once
+#
+# All experiments judge the model by one classifier: lesson 07's linear head on the
+# **mean-pooled last layer** — the average of the last hidden state over the real tokens.
+# Mean pooling is how the bundled all-MiniLM-L6-v2 was trained to produce sentence
+# embeddings, so it is the model's native sentence vector. We train the head once on the
+# intent training split (`train_head` in `helpers/classify/compute.py`) and never retrain
+# it: every intervention below changes the encoder under a fixed head.
+
+# %%
+import time
+
+import numpy as np
+import torch
+
+from helpers.classify.compute import extract_features, train_head
+from helpers.common.data import load_intents
+from helpers.common.stats import accuracy_ci, bootstrap_ci
+from helpers.model.loading import load_model
+
+t_start, cpu_start = time.perf_counter(), time.process_time()
+tokenizer, model = load_model(MODEL)
+L, A, H = model.config.num_hidden_layers, model.config.num_attention_heads, model.config.hidden_size
+train, test = load_intents("train"), load_intents("test")
+feats_train = extract_features(tokenizer, model, train.texts)
+head = train_head(feats_train.layer(L, "mean"), train.labels, train.num_classes, seed=0)
+print(f"{L} layers x {A} heads, hidden size {H}; {len(train)} train / {len(test)} test utterances, "
+      f"{train.num_classes} intents")
+
+# %% [markdown]
+# ## Running only the layers above a change
+#
+# An intervention at layer $l$ leaves layers $1..l-1$ untouched, so we run the test set
+# once, keep every hidden state, and later re-run only the layers above the change.
+# `run_cached` and `continue_from` (both in `helpers/interventions/compute.py`) do this; a
+# `SentenceHead` applies the pooling and the head to a last hidden state. Two checks: running
+# all layers again from the embeddings reproduces the last layer, and the pooled vectors
+# equal lesson 07's `extract_features`, computed separately.
+
+# %%
+from helpers.interventions.compute import SentenceHead, continue_from, run_cached
+
+classifier = SentenceHead(head, pooling="mean")
+run = run_cached(tokenizer, model, test.texts, attentions=True)
+feats_test = extract_features(tokenizer, model, test.texts, progress=False)
+mask = run.attention_mask
+again = continue_from(model, run.hidden(0), mask, after_layer=0)
+assert torch.allclose(again[mask.bool()], run.hidden(L)[mask.bool()], atol=1e-4)
+assert torch.allclose(head(feats_test.layer(L, "mean")), classifier(run.hidden(L), mask), atol=1e-4)
+y = torch.tensor(test.labels)
+base_correct = (classifier(run.hidden(L), mask).argmax(-1) == y).float()
+base_acc = accuracy_ci(base_correct)
+print(f"test accuracy of the head, nothing changed: {base_acc.percent()} (95% bootstrap interval over "
+      f"the {len(test)} test utterances; chance {1 / test.num_classes:.0%})")
+
+# %% [markdown]
+# ## 1. Removing one head
+#
+# Inside a layer, head $h$ produces a context vector $c_h \in \mathbb{R}^{d}$ per token
+# ($d = H/A$). The heads are laid side by side and the output projection
+# (`attention.output.dense`, $W_O$) mixes them:
+#
+# $$\mathrm{MultiHead}(x) = W_O\,[c_1; c_2; \dots; c_A] + b_O = \sum_{h=1}^{A} W_O^{(h)} c_h + b_O .$$
+#
+# Setting $c_h = 0$ removes exactly head $h$'s term. We do it with a **forward pre-hook** on
+# `layer.attention.output` (`BertSelfOutput`): the hook receives the concatenated context
+# before `dense` and returns it with head $h$'s $d$ columns zeroed. (Older code passes a
+# `head_mask` argument to the model; recent `transformers` versions dropped it, and a hook
+# works with any version.) We check the hooked layer against the attention output computed
+# by hand with lessons 02–03's rebuilds.
+
+# %%
+from helpers.attention.rebuild import self_attention_by_hand
+from helpers.model.trace import trace_text
+from helpers.stack.rebuild import attention_output_by_hand
+
+d = H // A
+head_to_remove = 0
+layer_module = model.encoder.layer[0]
+
+
+def zero_head_hook(module, args):
+    context = args[0].clone()  # [batch, seq, A * d]: head h is columns h*d .. (h+1)*d - 1
+    context[..., head_to_remove * d:(head_to_remove + 1) * d] = 0.0
+    return (context, *args[1:])
+
+
+trace = trace_text(tokenizer, model, SENTENCE)
+x = trace.hidden(0)
+context, _ = self_attention_by_hand(layer_module, x)
+context[:, head_to_remove * d:(head_to_remove + 1) * d] = 0.0
+by_hand = attention_output_by_hand(layer_module, context, x)
+handle = layer_module.attention.output.register_forward_pre_hook(zero_head_hook)
+try:
+    hooked = layer_module.attention(x[None])[0][0]
+finally:
+    handle.remove()
+assert torch.allclose(hooked, by_hand, atol=1e-5)
+print(f"layer 1 with head {head_to_remove} removed == by hand; max change of the attention output "
+      f"{(hooked - layer_module.attention(x[None])[0][0]).abs().max():.3f}")
+
+# %% [markdown]
+# `ablate_head(model, layer, head)` in `helpers/interventions/compute.py` registers such a
+# hook while a `with` block runs. Removing one head of the first layer and running the whole
+# test set, we measure two things per utterance: whether it is still classified correctly,
+# and how far the logit of its **true** class falls. Intervals are bootstrap intervals over
+# the test utterances (`helpers/common/stats.py`).
+
+# %%
+from helpers.interventions.compute import ablate_head
+
+enc = tokenizer(test.texts, padding=True, truncation=True, max_length=32, return_tensors="pt")
+with torch.no_grad(), ablate_head(model, 1, head_to_remove):
+    logits_removed = classifier(model(**enc).last_hidden_state, enc["attention_mask"])
+logits_base = classifier(run.hidden(L), mask)
+drop_items = base_correct - (logits_removed.argmax(-1) == y).float()
+logit_drop = logits_base.gather(1, y[:, None])[:, 0] - logits_removed.gather(1, y[:, None])[:, 0]
+print(f"layer 1, head {head_to_remove} removed: accuracy drop {bootstrap_ci(drop_items).percent()}, "
+      f"true-class logit drop {bootstrap_ci(logit_drop.detach())}")
+
+# %% [markdown]
+# ## Every head of every layer
+#
+# That was one head. To map all $L \times A$ heads we run the test set once per removed head,
+# but in batches: for layer $l$ the cached state after layer $l-1$ is copied $A$ times, each
+# copy with a different head gated to 0, and only layers $l..L$ run. Utterances of similar
+# length share a batch so little work goes into padding (`ablate_every_head`).
+
+# %%
+from helpers.interventions.compute import ablate_every_head
+
+t0 = time.perf_counter()
+ablation = ablate_every_head(model, classifier, run, test.labels)
+t_exhaustive = time.perf_counter() - t0
+assert torch.allclose(ablation.ablated[0, head_to_remove], logits_removed, atol=1e-4)
+acc_drop, logit_drops = ablation.accuracy_drop(), ablation.logit_drop_items().mean(0)
+print(f"{L * A} heads removed one at a time over {len(test)} utterances in {t_exhaustive:.1f} s (wall)")
+
+# %% [markdown]
+# Beside the effect of removing a head we put what lesson 05 measured by *looking*: the
+# share of each head's attention that lands on `[CLS]` and on `[SEP]`, averaged over the
+# test utterances (`head_token_class_shares`; averaged over heads for one sentence it is
+# lesson 05's `attention_shares`, which we check).
+
+# %%
+from helpers.attention.compute import TOKEN_CLASSES, attention_shares
+from helpers.interventions.compute import head_token_class_shares
+
+shares_items = head_token_class_shares(run)  # [N, L, A, 4]
+one = trace_text(tokenizer, model, test.texts[0])
+assert torch.allclose(shares_items[0].mean(1), attention_shares(one), atol=1e-4)
+cls_share = shares_items[..., TOKEN_CLASSES.index("[CLS]")]
+sep_share = shares_items[..., TOKEN_CLASSES.index("[SEP]")]
+
+# %%
+import matplotlib.pyplot as plt
+
+from helpers.interventions.plots import plot_head_maps
+
+fig = plot_head_maps([
+    dict(values=100 * acc_drop, title="accuracy drop when the head is removed",
+         cbar_label="accuracy drop (points)", cmap="RdBu_r", diverging=True),
+    dict(values=logit_drops, title="true-class logit drop when removed", cbar_label="mean logit drop",
+         cmap="RdBu_r", diverging=True),
+    dict(values=cls_share.mean(0), title="share of attention on [CLS] (lesson 05)", cbar_label="attention share",
+         cmap="magma"),
+    dict(values=sep_share.mean(0), title="share of attention on [SEP] (lesson 05)", cbar_label="attention share",
+         cmap="magma"),
+])
+plt.show()
+
+# %%
+drop_cis = {(l, h): ablation.drop_interval(l, h) for l in range(1, L + 1) for h in range(A)}
+hurting = [k for k, ci in drop_cis.items() if ci.low > 0]
+worst = max(drop_cis, key=lambda k: (drop_cis[k].estimate, float(logit_drops[k[0] - 1, k[1]])))
+print(f"largest accuracy drop: layer {worst[0]}, head {worst[1]}: {drop_cis[worst].percent()}")
+print(f"heads whose removal lowers accuracy with an interval above 0: {len(hurting)} of {L * A}")
+print(f"accuracy drop over all heads: median {acc_drop.median():.1%}, largest {acc_drop.max():.1%}; "
+      f"true-class logit drop: median {logit_drops.median():.3f}, largest {logit_drops.max():.3f}")
+
+# %% [markdown]
+# Michel, Levy and Neubig (2019, *Are Sixteen Heads Really Better than One?*) removed single
+# heads from BERT-base fine-tuned on MNLI (and from a Transformer translation model) at test
+# time: most single heads could go without a significant loss of accuracy. Read the
+# printout to see how far that holds for this model and task; note that our test set has
+# only a hundred utterances, so an accuracy drop of one utterance is 1 %.
+#
+# ### Does a striking pattern mean an important head?
+#
+# Lesson 05 measured how much attention lands on `[CLS]` and `[SEP]`; Clark et al. (2019)
+# found that in bert-base many heads park most of their attention on `[SEP]` and read this as
+# a no-op. Two stories compete: a striking pattern marks a head the model relies on, or a
+# head parked on a special token does little and should matter less. Either way a head's
+# share would rank with its importance (positively or negatively). We measure importance by
+# the loss increase on removal (finer-grained than the accuracy drop) and use Spearman's
+# rank correlation $\rho$ over the $L \times A$ heads, with a bootstrap interval that
+# resamples the test utterances and recomputes both sides (`spearman_ci`).
+
+# %%
+from helpers.interventions.compute import spearman_ci
+
+loss_items = ablation.loss_increase_items().flatten(1)  # [N, L * A]: per utterance, per head
+pattern_rho = {}
+for name, share in [("[CLS]", cls_share), ("[SEP]", sep_share)]:
+    rho = pattern_rho[name] = spearman_ci(share.flatten(1), loss_items)
+    verdict = ("undefined: one side does not vary" if rho is None else
+               "no evidence of a link (the interval contains 0)" if rho.contains(0.0) else
+               "heads with more attention there matter MORE" if rho.low > 0 else
+               "heads with more attention there matter LESS")
+    print(f"share on {name} vs loss increase when removed: rho = {rho if rho else 'n/a'} -> {verdict}")
+
+# %% [markdown]
+# ## 2. Importance from one gradient (Michel et al., 2019)
+#
+# Removing heads one by one costs $L \times A$ passes over the data. Michel et al. put a gate
+# $\xi_h$ on every head, $\mathrm{MultiHead}(x) = \sum_h \xi_h W_O^{(h)} c_h + b_O$, and
+# scored each head by how sensitive the loss is to its gate at $\xi = 1$:
+#
+# $$I_h = \mathbb{E}_x \left| \frac{\partial \mathcal{L}(x)}{\partial \xi_h} \right| ,$$
+#
+# a first-order (Taylor) estimate of what removing the head ($\xi_h: 1 \to 0$) would do.
+# `head_gate_gradients` puts the gates in the same pre-hook, with `requires_grad`, one gate
+# set per utterance so that one forward and one backward pass give every utterance's
+# gradient. We check one gradient against a finite difference of the loss.
+
+# %%
+import torch.nn.functional as F
+
+from helpers.interventions.compute import head_gate_gradients, gated_heads
+
+t0 = time.perf_counter()
+grads = head_gate_gradients(model, classifier, run, test.labels)  # [N, L, A]
+t_gradient = time.perf_counter() - t0
+michel = grads.abs().mean(0)  # I_h, [L, A]
+
+
+def loss_with_gate(value, item=0, layer=L, h=0):
+    gate = torch.ones(A)
+    gate[h] = value
+    with torch.no_grad(), gated_heads(model, {layer: gate}):
+        last = continue_from(model, run.hidden(0)[item:item + 1], mask[item:item + 1], 0)
+        return F.cross_entropy(classifier(last, mask[item:item + 1]), y[item:item + 1]).item()
+
+
+eps = 1e-2
+finite_difference = (loss_with_gate(1 + eps) - loss_with_gate(1 - eps)) / (2 * eps)
+assert abs(finite_difference - grads[0, L - 1, 0].item()) < 1e-3 + 0.05 * abs(finite_difference)
+print(f"gradient: {t_gradient:.1f} s for all {L * A} heads (exhaustive removal: {t_exhaustive:.1f} s, wall)")
+
+# %% [markdown]
+# How well does the one-gradient estimate rank the heads the way the exhaustive removal
+# does? Each dot below is a head.
+
+# %%
+from helpers.interventions.plots import plot_importance_scatter
+
+grad_vs_loss = spearman_ci(grads.abs().flatten(1), loss_items)
+grad_vs_acc = spearman_ci(grads.abs().flatten(1), ablation.accuracy_drop_items().flatten(1))
+labels = [f"{l}.{h}" for l in range(1, L + 1) for h in range(A)]
+ax = plot_importance_scatter(michel.flatten(), loss_items.mean(0), labels=labels,
+                             xlabel="gradient importance $I_h$ (one backward pass)",
+                             ylabel="loss increase when removed",
+                             title="head importance: gradient estimate vs removal (labels: layer.head)")
+plt.show()
+for what, rho in [("loss increase", grad_vs_loss), ("accuracy drop", grad_vs_acc)]:
+    print(f"Spearman rho, gradient importance vs {what} on removal: {rho if rho else 'n/a (no variation)'}")
+
+# %% [markdown]
+# An interval well above 0 means the cheap gradient ranks heads much like the exhaustive
+# removal; read the printout for how well on this model. The two can differ because the
+# gradient describes an infinitesimal change of the gate and removal is a jump from 1 to 0.
+#
+# ## 3. Skipping a layer
+#
+# A popular story says each layer is an expert that adds one level of understanding —
+# words, then syntax, then meaning — so taking one out should break what it adds. BERT
+# writes each layer's output into a residual stream, so we can replace layer $l$ by the
+# identity, $h^{(l)} := h^{(l-1)}$, and let the layers above run as usual (`skip_layer`). We
+# measure two things:
+#
+# * the intent accuracy of the fixed head (does the model still deliver what the head reads?);
+# * lesson 06's sense separation of the ambiguous words at the last layer: leave-one-out
+#   nearest-centroid accuracy, refit on the skipped model's vectors (is the information
+#   that tells the senses apart still there?).
+
+# %%
+from helpers.common.data import load_polysemy
+from helpers.common.progress import progress
+from helpers.interventions.compute import run_from_traces, skip_every_layer, word_vectors
+from helpers.model.tokens import is_unknown
+
+skipped = skip_every_layer(model, run)  # [L + 1, N, T, H]: index 0 nothing skipped
+skip_acc = [accuracy_ci((classifier(s, mask).argmax(-1) == y).float()) for s in skipped]
+polysemy = {w: s for w, s in load_polysemy().items() if not is_unknown(tokenizer, w)}
+for word in load_polysemy():
+    if word not in polysemy:
+        print(f"note: the tokenizer maps {word!r} to {tokenizer.unk_token}; it is left out.")
+jobs = [(w, s, x) for w, senses in polysemy.items() for s, xs in senses.items() for x in xs]
+poly_traces = [trace_text(tokenizer, model, x) for _, _, x in progress(jobs, desc="tracing polysemy sentences")]
+spans = [t.find_word(w).positions for (w, _, _), t in zip(jobs, poly_traces)]
+print(f"{len(polysemy)} ambiguous words, {len(jobs)} sentences")
+
+# %%
+from helpers.context.compute import sense_separation, word_by_layer
+from helpers.interventions.compute import centroid_hits
+
+sense_hits = None
+if jobs:
+    poly_run = run_from_traces(poly_traces)
+    vectors = word_vectors(skip_every_layer(model, poly_run, progress=False), spans)  # [L + 1, n, H]
+    assert torch.allclose(vectors[0, 0], word_by_layer(poly_traces[0], jobs[0][0])[L], atol=1e-4)
+    groups = {w: {s: vectors[:, [i for i, j in enumerate(jobs) if j[:2] == (w, s)]].transpose(0, 1)
+                  for s in senses} for w, senses in polysemy.items()}
+    sense_hits = torch.cat([centroid_hits(g) for g in groups.values()])  # [n, L + 1]
+    for w, g in groups.items():  # per word, the mean is lesson 06's sense_separation
+        assert torch.allclose(centroid_hits(g).mean(0), sense_separation(g))
+    skip_sense = [accuracy_ci(sense_hits[:, v]) for v in range(L + 1)]
+
+# %%
+from helpers.interventions.plots import plot_skip_effects
+
+panels = {"intent accuracy of the fixed head": (skip_acc[0], skip_acc[1:], "test accuracy", 1 / test.num_classes)}
+if sense_hits is not None:
+    n_senses = len(next(iter(polysemy.values())))
+    panels["sense separation at the last layer (lesson 06)"] = (skip_sense[0], skip_sense[1:],
+                                                                "leave-one-out accuracy", 1 / n_senses)
+fig = plot_skip_effects(panels)
+plt.show()
+for name, (base, per_layer, _, _) in panels.items():
+    kept = [l for l, ci in enumerate(per_layer, start=1) if ci.overlaps(base)]
+    print(f"{name}: nothing skipped {base.percent()}")
+    for l, ci in enumerate(per_layer, start=1):
+        print(f"   layer {l} skipped: {ci.percent()}" + ("" if ci.overlaps(base) else "   <- interval apart"))
+    print(f"   layers that can go one at a time (interval overlaps): {kept or 'none'}")
+
+# %% [markdown]
+# If most layers can be skipped one at a time with the interval still overlapping the
+# unchanged model, the strong form of the story — every layer is an indispensable expert
+# — is not what this model does: the residual stream carries most of the information past a
+# missing layer, and later layers partly make up for it. A layer whose skip is "interval
+# apart" is one the model cannot do without. One caveat on the last layer: the head was
+# trained on the last layer's output, so skipping it hands the head layer $L-1$'s vectors,
+# which it never saw; the sense probe, refit each time, has no such handicap.
+#
+# ## 4. Activation patching: when does "bank" decide its sense?
+#
+# Lesson 06 showed that the two senses of "bank" separate in the upper layers. Patching
+# asks where the decision *lives*. We run a money sentence ("She opened a savings account at
+# the bank…"), but at layer $l$ we overwrite its "bank" vector with the "bank" vector of a
+# river sentence at the same layer, and let the layers above run. Lesson 06's probe then
+# reads the final "bank": nearest sense centroid at the last layer, the centroids computed
+# from the *other* sentences. If the final vector follows the patch (reads "river"), the
+# sense was already carried by the word's own vector at layer $l$; if it reads "money", the
+# layers above rebuilt it from the money context. We do this for every (river, money)
+# sentence pair of every word in the data (first sense patched into the second).
+
+# %%
+from helpers.interventions.compute import sense_patching
+
+patch = {}
+for w, senses in polysemy.items():
+    s_a, s_b = list(senses)[:2]
+    pick = lambda s: [t for (ww, ss, _), t in zip(jobs, poly_traces) if (ww, ss) == (w, s)]  # noqa: E731
+    patch[w] = sense_patching(model, pick(s_a), pick(s_b), w)
+    patch[w]["senses"] = (s_a, s_b)
+if patch:
+    follows = torch.cat([p["follows"] for p in patch.values()])  # [pairs, L + 1]
+    pooled = [accuracy_ci(follows[:, l]) for l in range(L + 1)]
+    control = accuracy_ci(torch.cat([p["control"] for p in patch.values()]))
+    probe_works = control.low > 0.5
+    print(f"{len(follows)} pairs; without a patch the probe reads the target's own sense in {control.percent()}"
+          + ("" if probe_works else " -- no better than a coin: on this model the follow rates below mean little"))
+
+# %%
+from helpers.interventions.plots import plot_patch_curves
+
+if patch:
+    ax = plot_patch_curves({f"{w} ({p['senses'][0]} into {p['senses'][1]})": p["follows"].mean(0)
+                            for w, p in patch.items()}, pooled, chance=0.5,
+                           title="does the final word vector follow the patched sense?")
+    plt.show()
+    for w, p in patch.items():
+        rates = p["follows"].mean(0)
+        first = next((l for l in range(L + 1) if rates[l] >= 0.5), None)
+        print(f"{w!r}: share following the patch per layer " + " ".join(f"{r:.0%}" for r in rates.tolist())
+              + f"; first layer with at least half: {first}")
+    first_pooled = next((l for l in range(L + 1) if pooled[l].estimate >= 0.5), None)
+    print(f"all words: first layer where at least half follow the patch: {first_pooled}"
+          + (f" ({pooled[first_pooled].percent()})" if first_pooled is not None else ""))
+else:
+    print("no ambiguous word of the data is in this vocabulary: patching is skipped.")
+
+# %% [markdown]
+# Patching at the embeddings (layer 0) swaps almost nothing — the word piece is the same,
+# only its position embedding differs — so there we expect the context to win; the printout
+# shows whether it does. Patching the last layer
+# replaces the vector the probe reads, so it follows the patch unless the probe itself is
+# wrong. Where the curve crosses one half is where, on average, the word's own vector
+# carries its sense strongly enough that the layers above no longer overwrite it from the
+# context. Compare that layer with where lesson 06's sense separation rose.
+#
+# ## 5. Which words drove one decision?
+#
+# Four ways to attribute the head's decision on `SENTENCE` (its predicted intent's logit)
+# to the input tokens:
+#
+# * **raw attention**: last layer, heads averaged. The head reads the mean of all token
+#   vectors, so we average the attention rows of all queries.
+# * **attention rollout** (Abnar & Zuidema, 2020): treat every layer as mixing token
+#   identities linearly, with the residual connection as an equal-weight identity path,
+#   $\tilde A_l = \mathrm{rownorm}(0.5\,\bar A_l + 0.5\,I)$, and multiply through the layers,
+#   $R = \tilde A_L \cdots \tilde A_1$ (same row averaging). Rollout **assumes** that
+#   information moves only through attention weights (averaged over heads) and the residual,
+#   in equal parts, and ignores the value vectors, the output projection, the feed-forward
+#   blocks and LayerNorm.
+# * **gradient × input**: $\sum_k e_{jk}\, \partial z / \partial e_{jk}$ on the embedding
+#   output $e$ — a first-order estimate of token $j$'s contribution.
+# * **occlusion**: drop token $j$ from the input, run again, and measure how far the logit
+#   falls. It is the only one of the four that is an intervention; we use it as the reference.
+#
+# `[CLS]` and `[SEP]` cannot be dropped, so we compare the methods on the other tokens.
+# Abnar & Zuidema compared raw attention, rollout and attention flow against blank-out
+# (occlusion) and input gradients on a small Transformer encoder they trained for
+# subject–verb agreement, and applied the methods to pretrained BERT; rollout and flow agreed
+# better with both than raw attention did. We check the same on our model and head.
+
+# %%
+from helpers.interventions.compute import (OCCLUSION_PASSES, attention_rollout, attribution_scores, occlusion_windows,
+                                           paired_spearman_ci, spearman)
+from helpers.model.tokens import content_positions
+
+with torch.no_grad():
+    z = classifier(trace.hidden(L)[None], torch.ones(1, trace.seq_len, dtype=torch.long))[0]
+pred = int(z.argmax())
+scores = attribution_scores(model, classifier, trace, pred)
+eye = torch.eye(trace.seq_len)
+step = [(0.5 * trace.attention(l).mean(0) + 0.5 * eye) for l in (1, 2)]
+step = [s / s.sum(-1, keepdim=True) for s in step]
+assert torch.allclose(attention_rollout(trace.attentions[:2]), step[1] @ step[0], atol=1e-6)
+words = content_positions(trace)
+print(f"{SENTENCE[:60]!r} -> {test.names[pred]!r}; {len(words)} word tokens")
+runs = occlusion_windows(words, OCCLUSION_PASSES)
+if len(runs) < len(words):
+    print(f"note: to keep occlusion at {OCCLUSION_PASSES} passes, it drops runs of up to {len(runs[0])} "
+          "neighbouring tokens together")
+
+# %%
+from helpers.interventions.plots import plot_attributions
+
+title = f"what drove {test.names[pred]!r}: four attributions, each row / its largest |score|"
+ax, shown = plot_attributions({m: s[words] for m, s in scores.items()}, [trace.tokens[i] for i in words], title=title)
+plt.show()
+if len(shown) < len(words):
+    print(f"the figure shows the {len(shown)} of {len(words)} word tokens with the highest occlusion score")
+if len(words) >= 3:
+    for method in ("raw attention", "attention rollout", "gradient x input"):
+        rho = paired_spearman_ci(scores[method][words], scores["occlusion"][words])
+        print(f"{method:>17} vs occlusion on this sentence: Spearman rho = {rho if rho else 'n/a'} "
+              f"(interval over its tokens)")
+else:
+    print("fewer than 3 word tokens: a rank correlation needs more.")
+
+# %% [markdown]
+# One sentence is one sample. The cell below repeats the comparison on three test
+# utterances of every intent and reports each method's mean $\rho$ with occlusion, with a
+# bootstrap interval over the utterances.
+
+# %%
+sample = test.subset(3)
+agreement = {m: [] for m in ("raw attention", "attention rollout", "gradient x input")}
+for text in progress(sample.texts, desc="attributing test utterances"):
+    t = trace_text(tokenizer, model, text)
+    with torch.no_grad():
+        target = int(classifier(t.hidden(L)[None], torch.ones(1, t.seq_len, dtype=torch.long)).argmax())
+    s = attribution_scores(model, classifier, t, target)
+    pos = content_positions(t)
+    for m in agreement:
+        rho = spearman(s[m][pos], s["occlusion"][pos]) if len(pos) >= 3 else float("nan")
+        if not np.isnan(rho):
+            agreement[m].append(rho)
+for m, rhos in agreement.items():
+    print(f"{m:>17} vs occlusion, {len(rhos)} utterances: mean rho {bootstrap_ci(rhos) if rhos else 'n/a'}")
+
+# %% [markdown]
+# Two methods whose intervals overlap are not called different. Whatever the ranking in
+# your printout, remember what each method measures: attention weights say where a head
+# *looks*, not what the looked-at vector contributes; gradients are local; occlusion changes
+# the input (a shorter sentence is also a different sentence).
+#
+# ## 6. Explore: remove a head, skip a layer
+#
+# For `SENTENCE`, we run every single-head removal and every layer skip once (a progress
+# bar), then the explorer only looks results up: choose a layer and a head (or "skip the
+# whole layer") and the bars show the new logits against the unchanged ones (black ticks).
+# The map shows, for every choice at once, how far the logit of the originally predicted
+# intent moves; the frame marks the current choice.
+
+# %%
+from helpers.interventions.compute import sentence_interventions
+from helpers.interventions.widgets import InterventionExplorer
+
+effects = sentence_interventions(tokenizer, model, classifier, SENTENCE)
+assert torch.allclose(effects.base, z, atol=1e-4)
+flips_heads = int((effects.heads.argmax(-1) != pred).sum())
+flips_skips = [l for l in range(1, L + 1) if int(effects.skips[l - 1].argmax()) != pred]
+print(f"{flips_heads} of {L * A} single-head removals change the predicted intent of SENTENCE; "
+      f"skipping layer(s) {flips_skips or 'none'} does")
+biggest = divmod(int((effects.heads[..., pred] - effects.base[pred]).abs().argmax()), A)
+explorer = InterventionExplorer(effects, test.names, layer=biggest[0] + 1, head=biggest[1])
+explorer
+
+# %% [markdown]
+# ## What the interventions say about the stories
+#
+# The cell below gathers this run's verdicts. They hold for this model, this head and this
+# data; run the lesson with another `MODEL` to see whether they travel.
+
+# %%
+rho_sep = pattern_rho["[SEP]"]
+print(f"1. Removing any single head: largest accuracy drop {drop_cis[worst].percent()} "
+      f"(layer {worst[0]}, head {worst[1]}); {len(hurting)} of {L * A} heads hurt with an interval above 0.")
+print(f"2. A head's [SEP] share vs its importance: rho = {rho_sep if rho_sep else 'n/a'}.")
+print(f"3. One gradient vs exhaustive removal: rho = {grad_vs_loss if grad_vs_loss else 'n/a'} "
+      f"({t_gradient:.1f} s vs {t_exhaustive:.1f} s).")
+print(f"4. Layers that can be skipped one at a time without leaving the accuracy interval: "
+      f"{[l for l, ci in enumerate(skip_acc[1:], 1) if ci.overlaps(skip_acc[0])] or 'none'} of 1..{L}.")
+if patch and probe_works:
+    print(f"5. The patched word sense is followed by at least half the pairs from layer {first_pooled}.")
+elif patch:
+    print("5. Patching: the sense probe does not beat a coin on this model, so there is no verdict.")
+print(f"whole lesson so far: {time.perf_counter() - t_start:.0f} s wall, {time.process_time() - cpu_start:.0f} s CPU")
+
+# %% [markdown]
+# ## Summary
+#
+# * A head is removed exactly by zeroing its context vector before the output projection
+#   (a forward pre-hook on `attention.output`); layer $l$'s change only needs layers $l..L$
+#   re-run, which makes the full $L \times A$ map cheap enough for a CPU.
+# * Looking is not testing: the rank correlation between a head's attention pattern and the
+#   damage its removal does is printed above, with its interval.
+# * Michel et al.'s gradient importance needs one backward pass instead of $L \times A$
+#   forward passes; its agreement with the exhaustive removal is printed above.
+# * Skipping layers and patching word vectors test stories about layers directly: which
+#   layers the model cannot do without, and from which layer a word's own vector carries
+#   its sense.
+# * Attention-based attributions (raw, rollout) and gradient × input are cheap; occlusion is
+#   an intervention. How well they agree is a measurement, not an assumption.
+#
+# ## Exercises
+#
+# 1. Which head's removal lowers the **true-class logit** most on average over the test set?
+#    Give `(layer, head)` with layers counted from 1, computed from `ablation`.
+# 2. Michel et al.'s importance is the mean of the *absolute* gradients. Compute it from
+#    `grads` (`[N, L, A]`) as an `[L, A]` tensor.
+# 3. Write `my_rollout(attentions)`: from a list of `[A, T, T]` attention maps, one per layer
+#    (bottom first), return the `[T, T]` attention rollout with $0.5\,\bar A + 0.5\,I$.
+# 4. For the first ambiguous word of the data (`"bank"`), at which layer does the share of
+#    pairs following the patch first reach one half? Give an int (0 = embeddings), computed
+#    from `patch`.
+
+# %%
+from helpers.exercises.lesson09 import check_exercise_1, check_exercise_2, check_exercise_3, check_exercise_4
+
+answer_1 = None  # your code here: a (layer, head) tuple
+check_exercise_1(answer_1, ablation)
+
+# %%
+answer_2 = None  # your code here: an [L, A] tensor
+check_exercise_2(answer_2, grads)
+
+# %%
+my_rollout = None  # your code here: def my_rollout(attentions): ...
+check_exercise_3(my_rollout, trace)
+
+# %%
+answer_4 = None  # your code here: an int layer
+check_exercise_4(answer_4, patch)

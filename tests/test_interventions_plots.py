@@ -1,0 +1,82 @@
+"""helpers.interventions.plots: what each function drew, in the course style (no text under 8 pt,
+labelled colourbars)."""
+
+import matplotlib.pyplot as plt
+import numpy as np
+import pytest
+
+from helpers.common.stats import Interval
+from helpers.common.style import small_text
+from helpers.interventions.plots import (plot_attributions, plot_head_maps, plot_importance_scatter,
+                                         plot_layer_head_map, plot_patch_curves, plot_skip_effects)
+
+
+def colourbar_labels(fig):
+    return [ax.get_ylabel() for ax in fig.axes if ax.get_label() == "<colorbar>"]
+
+
+def test_layer_head_maps():
+    values = np.arange(12.0).reshape(3, 4) - 4
+    ax, image = plot_layer_head_map(values, title="accuracy drop", cbar_label="points", diverging=True)
+    assert image.get_array().shape == (3, 4)
+    assert image.norm.vcenter == 0.0 and image.norm.vmin == -7 and image.norm.vmax == 7
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["1", "2", "3"]
+    assert colourbar_labels(ax.figure) == ["points"]
+    fig = plot_head_maps([dict(values=values, title="a", cbar_label="x"),
+                          dict(values=-values, title="b", cbar_label="y"),
+                          dict(values=values, title="c", cbar_label="z")], title="maps")
+    assert sorted(colourbar_labels(fig)) == ["x", "y", "z"]
+    assert not small_text(fig)
+    with pytest.raises(ValueError, match="colourbar needs a label"):
+        plot_layer_head_map(values)
+    with pytest.raises(ValueError, match="2-D"):
+        plot_layer_head_map(np.ones(4), cbar_label="x")
+
+
+def test_importance_scatter_labels_the_top_heads():
+    rng = np.random.default_rng(0)
+    x, y = rng.random(24), rng.random(24)
+    ax = plot_importance_scatter(x, y, labels=[f"{i // 4 + 1}.{i % 4}" for i in range(24)], xlabel="g", ylabel="l")
+    top = {f"{i // 4 + 1}.{i % 4}" for i in np.argsort(-y)[:5]}
+    assert {t.get_text() for t in ax.texts} == top
+    assert not small_text(ax.figure)
+    with pytest.raises(ValueError, match="one value per head"):
+        plot_importance_scatter(x, y[:3])
+
+
+def test_skip_effects_draw_one_bar_per_layer_and_the_baseline_band():
+    base = Interval(0.9, 0.85, 0.95)
+    per_layer = [Interval(0.8, 0.7, 0.9), Interval(0.5, 0.4, 0.6), Interval(0.88, 0.8, 0.93)]
+    fig = plot_skip_effects({"accuracy": (base, per_layer, "test accuracy", 0.1),
+                             "senses": (base, per_layer, "accuracy", None)})
+    assert len(fig.axes) == 2
+    ax = fig.axes[0]
+    band = [p for p in ax.patches if p.get_label().startswith("nothing skipped")][0]
+    assert np.isclose(band.get_y(), 0.85) and np.isclose(band.get_height(), 0.1)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "3"]
+    assert not small_text(fig)
+    with pytest.raises(TypeError, match="Interval"):
+        plot_skip_effects({"a": (0.9, [0.8], "acc", None)})
+
+
+def test_patch_curves_and_attributions():
+    pooled = [Interval(v, max(0, v - 0.1), min(1, v + 0.1)) for v in (0.0, 0.4, 0.9)]
+    ax = plot_patch_curves({"bank": [0.0, 0.5, 1.0], "bat": [0.1, 0.3, 0.8]}, pooled, chance=0.5, title="patch")
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["emb", "1", "2"]
+    assert "bank" in [t.get_text() for t in ax.get_legend().get_texts()]
+    assert not small_text(ax.figure)
+    tokens = ["set", "a", "timer", "now"]
+    scores = {"raw attention": [0.1, 0.2, 0.4, 0.3], "occlusion": [-1.0, 0.0, 2.0, 0.5]}
+    ax, shown = plot_attributions(scores, tokens, title="what drove it")
+    image = ax.images[0]
+    assert np.allclose(image.get_array()[1], [-0.5, 0.0, 1.0, 0.25])  # each row divided by its max |score|
+    assert colourbar_labels(ax.figure) == ["score / largest |score| of its method"]
+    assert not small_text(ax.figure)
+    many = [f"t{i}" for i in range(100)]
+    ref = np.zeros(100)
+    ref[[5, 50, 90]] = [3.0, 2.0, 1.0]
+    ax, shown = plot_attributions({"occlusion": ref}, many, max_tokens=3)
+    assert shown.tolist() == [5, 50, 90]
+    with pytest.raises(ValueError, match="one score per token"):
+        plot_attributions({"occlusion": [1.0]}, tokens)
+    plt.close("all")

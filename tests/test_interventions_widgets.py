@@ -1,0 +1,88 @@
+"""helpers.interventions.widgets: the explorer on the real bundled model; a control move never
+runs the model and only looks results up."""
+
+import time
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.classify.compute import LinearHead, train_head
+from helpers.common.style import small_text
+from helpers.interventions.compute import SentenceHead, sentence_interventions
+from helpers.interventions.widgets import SKIP, InterventionExplorer
+
+
+@pytest.fixture(scope="module")
+def effects(tokenizer, model, intent_data):
+    train, _, f_train, _ = intent_data
+    L = f_train.num_layers
+    head = train_head(f_train.layer(L, "mean"), train.labels, train.num_classes, progress=False)
+    classifier = SentenceHead(head, "mean")
+    return sentence_interventions(tokenizer, model, classifier, "wake me up at seven tomorrow", progress=False), \
+        train.names
+
+
+def test_explorer_shows_the_cached_logits(effects, no_model_calls):
+    eff, names = effects
+    ex = InterventionExplorer(eff, names, layer=2, head=3)
+    lo, hi = ex.ax_bars.get_ylim()
+    every_head = torch.cat([eff.base[None], eff.heads.flatten(0, 1)])
+    assert lo < float(every_head.min()) and float(every_head.max()) < hi, "the scale holds every head removal"
+    assert np.allclose([b.get_height() for b in ex.bars], eff.heads[1, 3].numpy())
+    before = ex.image.value
+    L = eff.num_layers
+    ex.update(layer=L, head=SKIP)  # the model would fail the test if it ran (no_model_calls)
+    skipped = eff.skips[L - 1].numpy()
+    assert np.allclose([b.get_height() for b in ex.bars], np.clip(skipped, lo, hi))
+    for label, value in zip(ex.cut_labels, skipped):  # a bar cut at the edge carries its value
+        assert label.get_visible() == (not lo <= value <= hi)
+        if label.get_visible():
+            assert label.get_text() == f"{value:.0f}"
+    assert ex.frame.get_xy() == (eff.num_heads - 0.5, L - 1 - 0.5)
+    assert f"layer {L} skipped" in ex.title.get_text() and ex.image.value != before
+    pred = int(eff.skips[L - 1].argmax())
+    assert ex.bars[pred].get_facecolor() != ex.bars[(pred + 1) % len(names)].get_facecolor()
+    assert ex.controls["layer"].value == L and ex.controls["head"].value == SKIP
+    ex.update(layer=1, head=0)
+    assert not any(label.get_visible() for label in ex.cut_labels)
+    skip_column = [t.get_text() for t in ex.ax_map.texts]
+    assert len(skip_column) == L  # the skip column's values are written in
+    assert not small_text(ex.fig)
+
+
+def test_explorer_rejects_bad_values(effects):
+    eff, names = effects
+    with pytest.raises(ValueError, match="valid layers are 1 to"):
+        InterventionExplorer(eff, names, layer=0)
+    ex = InterventionExplorer(eff, names)
+    with pytest.raises(ValueError, match="valid heads are 0 to"):
+        ex.update(head=eff.num_heads)
+    with pytest.raises(ValueError, match="one name per class"):
+        InterventionExplorer(eff, names[:3])
+    with pytest.raises(TypeError, match="sentence_interventions"):
+        InterventionExplorer({"base": 1}, names)
+
+
+@pytest.mark.slow
+def test_explorer_is_fast_at_the_maximum_input_length(tokenizer, model):
+    """Precompute once (not timed: it is the progress-bar step), then build <= 2 s, update p95 <= 50 ms."""
+    from helpers.model.trace import max_input_tokens
+
+    head = SentenceHead(LinearHead(model.config.hidden_size, 10).eval())
+    words = " ".join(["alarm"] * max_input_tokens(tokenizer, model))
+    with pytest.warns(UserWarning, match="truncated"):
+        eff = sentence_interventions(tokenizer, model, head, words, progress=False)
+    assert len(eff.tokens) == max_input_tokens(tokenizer, model)
+    t0 = time.perf_counter()
+    ex = InterventionExplorer(eff, [f"class {i}" for i in range(10)])
+    build = time.perf_counter() - t0
+    times = []
+    for i in range(30):
+        t0 = time.perf_counter()
+        ex.update(layer=1 + i % eff.num_layers, head=SKIP if i % 5 == 4 else i % eff.num_heads)
+        times.append(time.perf_counter() - t0)
+    assert build <= 2.0, f"build took {build:.2f} s"
+    # benchmarks/run_benchmarks.py holds p95 to 50 ms on an idle machine; a shared test runner
+    # gets headroom for the tail, not for the typical update.
+    assert np.median(times) <= 0.05 and sorted(times)[int(0.95 * (len(times) - 1))] <= 0.1
