@@ -78,7 +78,7 @@ print(f"{L} layers, hidden size {H}; SENTENCE has {len(trace.words())} words, {t
 # %% [markdown]
 # ## 1. The data: sentences and a tagger's labels
 #
-# `data/pos/` holds 490 English sentences written for this course, each word labelled by a
+# `data/pos/` holds a few hundred English sentences written for this course, each word labelled by a
 # real tagger, spaCy's small English pipeline (`data/pos/build_pos.py` ran it once; the course
 # does not need spaCy). Two labels per word interest us:
 #
@@ -214,7 +214,9 @@ intent_feats = extract_features(tokenizer, model, train.texts + test.texts)
 n = len(train)
 reports["intent"] = sentence_probe_report(intent_feats.mean[:, :n], train.labels, intent_feats.mean[:, n:], test.labels,
                                           train.names, seeds=seeds)
-print(f"{'task':<18}{'best layer':>11}  {'tied with best':<16}{'most selective':>15}  {'table (scaled)':<16}verdict")
+print("intent probe accuracy: " + "; ".join(f"{'emb' if l == 0 else l}: {iv.percent()}"
+                                            for l, iv in enumerate(reports["intent"].accuracy)))
+print(f"\n{'task':<18}{'best layer':>11}  {'tied with best':<16}{'most selective':>15}  {'table (scaled)':<16}verdict")
 for task, name, first, last in POPULAR_TABLE:
     r, claimed = reports[task], scaled_layers(first, last, L)
     selective = str(r.best_layer("selectivity")) if r.selectivity else "n/a"
@@ -258,7 +260,7 @@ for l in range(L + 1):
 #
 # It is 1 when $Y$ is $X$ rotated and scaled, and it ignores those changes -- an orthogonal
 # map or a uniform scale does not alter what a linear read-out can do. Our $n$ rows are the
-# tokens (no `[CLS]`/`[SEP]`) of the 100 test utterances.
+# tokens (no `[CLS]`/`[SEP]`) of the test utterances.
 #
 # The **relative weight change** of a layer takes all its parameters $\theta$ together:
 # $\lVert \theta_{\text{after}} - \theta_{\text{before}} \rVert / \lVert \theta_{\text{before}} \rVert$
@@ -282,11 +284,9 @@ assert all(p.grad is None for p in model.parameters()), "the loaded model must s
 # $\mathrm{CKA} = \mathrm{HSIC}(K, M) / \sqrt{\mathrm{HSIC}(K, K)\,\mathrm{HSIC}(M, M)}$.
 
 # %%
-from helpers.finetuning.compute import linear_cka, token_vectors
+from helpers.finetuning.compute import linear_cka
 
-before = token_vectors(tokenizer, model, test.texts, max_length=16).double()
-after = token_vectors(tokenizer, change.runs[0].model.bert, test.texts, max_length=16).double()
-X, Y = before[L], after[L]
+X, Y = change.before[L].double(), change.after[0][L].double()  # layer L, pre-trained vs seed 0
 C = torch.eye(len(X), dtype=X.dtype) - 1 / len(X)
 hsic = lambda K, M: torch.trace(K @ C @ M @ C) / (len(X) - 1) ** 2  # noqa: E731
 K, M = X @ X.T, Y @ Y.T
@@ -394,11 +394,12 @@ else:
 # the final guess takes shape (the "logit lens" of nostalgebraist, 2020, did this for GPT-2).
 #
 # What does BERT being **post-LN** mean for this? Every layer ends with
-# $h^{(l)} = \mathrm{LayerNorm}(\dots)$ (lesson 03), and so does the embedding output, so
-# every hidden state arrives at the head already normalised, on the same scale as the last
-# layer's. In a pre-LN model such as GPT-2 the residual stream grows with depth and the
-# lens must apply the final LayerNorm first. Here is the typical vector size per layer over
-# all the words of `data/pos`:
+# $h^{(l)} = \mathrm{LayerNorm}(\dots)$ (lesson 03), and so does the embedding output: every
+# hidden state is already normalised -- zero mean and unit variance over its $H$ entries,
+# before that LayerNorm's learned gain and bias -- so its size does not grow with depth and
+# the head can take any layer's vector as it is. In a pre-LN model such as GPT-2 the residual
+# stream grows with depth, and the logit lens must apply the final LayerNorm first. The typical
+# vector size per layer, over all the words of `data/pos`:
 
 # %%
 from helpers.probes.compute import norm_quartiles
@@ -486,7 +487,7 @@ check_exercise_1(control_task, features.words, upos, len(UPOS_TAGS))
 
 # %%
 cka_by_hand = None  # your function here
-check_exercise_2(cka_by_hand, before, after)
+check_exercise_2(cka_by_hand, change.before, change.after[0])
 
 # %%
 last_layer_change = None  # your number here

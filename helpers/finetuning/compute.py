@@ -207,6 +207,8 @@ class LayerChange:
     weight_change: torch.Tensor
     accuracy: list[float]
     runs: list[FinetuneResult]
+    before: torch.Tensor  # [L+1, n_tokens, H] token vectors of the pre-trained model
+    after: list[torch.Tensor]  # the same for each fine-tuned run
 
 
 def compare_finetuned(tokenizer, bert, train, test, *, seeds=(0, 1, 2), epochs: int = 3, lr: float = 1e-4,
@@ -217,11 +219,12 @@ def compare_finetuned(tokenizer, bert, train, test, *, seeds=(0, 1, 2), epochs: 
     if not seeds:
         raise ValueError("give at least one seed.")
     before = token_vectors(tokenizer, bert, test.texts, max_length)
-    cka, change, runs = [], [], []
+    cka, change, runs, after = [], [], [], []
     for seed in seeds:
         run = finetune(tokenizer, bert, train, test, "full", epochs=epochs, lr=lr, batch_size=batch_size,
                        max_length=max_length, seed=seed, progress=progress)
-        cka.append(layer_cka(before, token_vectors(tokenizer, run.model.bert, test.texts, max_length)))
+        after.append(token_vectors(tokenizer, run.model.bert, test.texts, max_length))
+        cka.append(layer_cka(before, after[-1]))
         change.append(relative_weight_change(bert, run.model.bert))
         runs.append(run)
-    return LayerChange(seeds, torch.tensor(cka), torch.tensor(change), [r.accuracy for r in runs], runs)
+    return LayerChange(seeds, torch.tensor(cka), torch.tensor(change), [r.accuracy for r in runs], runs, before, after)

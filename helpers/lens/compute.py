@@ -102,8 +102,9 @@ def apply_head(mlm, hidden: torch.Tensor) -> torch.Tensor:
 
 def mask_one_word(tokenizer, model, text: str) -> tuple[str, str]:
     """``(text with one word replaced by the mask token, that word)``. The word is one that the
-    tokenizer keeps as a single WordPiece, made of letters, nearest the middle of the part of
-    ``text`` the model reads (inputs past the maximum length are cut there)."""
+    tokenizer keeps as a single WordPiece, made of letters (at least four when there is such a
+    word, to skip "a", "the", "at"), nearest the middle of the part of ``text`` the model reads
+    (inputs past the maximum length are cut there)."""
     if not isinstance(text, str) or not text.strip():
         raise ValueError(f"text must be a non-empty string, got {text!r}.")
     enc = tokenizer(text, truncation=True, max_length=max_input_tokens(tokenizer, model), return_offsets_mapping=True)
@@ -115,7 +116,8 @@ def mask_one_word(tokenizer, model, text: str) -> tuple[str, str]:
         raise ValueError(f"text {text!r} has no word to mask.")
     words = [(pieces[0][0], pieces[-1][1], len(pieces)) for _, pieces in sorted(spans.items())]
     middle = (len(words) - 1) / 2
-    candidates = [k for k, (a, b, n) in enumerate(words) if n == 1 and text[a:b].isalpha()] or list(range(len(words)))
+    single = [k for k, (a, b, n) in enumerate(words) if n == 1 and text[a:b].isalpha()]
+    candidates = [k for k in single if words[k][1] - words[k][0] >= 4] or single or list(range(len(words)))
     k = min(candidates, key=lambda i: (abs(i - middle), i))
     a, b, _ = words[k]
     return text[:a] + tokenizer.mask_token + text[b:], text[a:b]
