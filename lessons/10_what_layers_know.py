@@ -98,7 +98,7 @@ from helpers.model.tokens import is_unknown
 
 sentences = load_pos()
 example = sentences[1]
-print(f"{len(sentences)} sentences, {sum(map(len, sentences))} words; tagger: spaCy en_core_web_sm (see data/pos/README.md)")
+print(f"{len(sentences)} sentences, {sum(map(len, sentences))} words; labels by {sentences[0].tagger}")
 print(" ".join(f"{w}/{t}" for w, t in zip(example.words, example.upos)))
 unknown = sum(is_unknown(tokenizer, w) for s in sentences for w in s.words) / sum(map(len, sentences))
 print(f"words this tokenizer maps (partly) to {tokenizer.unk_token}: {unknown:.1%}")
@@ -216,21 +216,30 @@ reports["intent"] = sentence_probe_report(intent_feats.mean[:, :n], train.labels
                                           train.names, seeds=seeds)
 print("intent probe accuracy: " + "; ".join(f"{'emb' if l == 0 else l}: {iv.percent()}"
                                             for l, iv in enumerate(reports["intent"].accuracy)))
-print(f"\n{'task':<18}{'best layer':>11}  {'tied with best':<16}{'most selective':>15}  {'table (scaled)':<16}verdict")
+print(f"\n{'task':<18}{'best layer (tied)':<20}{'most selective (tied)':<23}{'table, scaled':<15}verdict")
 for task, name, first, last in POPULAR_TABLE:
     r, claimed = reports[task], scaled_layers(first, last, L)
-    selective = str(r.best_layer("selectivity")) if r.selectivity else "n/a"
-    print(f"{name:<18}{r.best_layer():>11}  {summarize_layers(r.tied_with_best()):<16}{selective:>15}  "
-          f"{summarize_layers(claimed):<16}{table_verdict(r, claimed)}")
+    best = f"{r.best_layer()} ({summarize_layers(r.tied_with_best())})"
+    selective = (f"{r.best_layer('selectivity')} ({summarize_layers(r.tied_with_best('selectivity'))})"
+                 if r.selectivity else "n/a")
+    print(f"{name:<18}{best:<20}{selective:<23}{summarize_layers(claimed):<15}{table_verdict(r, claimed)}")
 
 # %% [markdown]
-# Read the table above row by row. "Best layer" is the layer with the highest test accuracy;
-# "tied with best" lists every layer whose interval overlaps the best one's -- the data
-# cannot rank those. A verdict of "peak inside the table's layers" supports the popular row
-# *on this model and data*; any other verdict means the simple table does not describe this
-# model. Keep in mind what differs from Tenney et al.: one linear probe per single layer here
-# versus mixing weights over all layers there, a few hundred sentences here versus OntoNotes
-# there, and a tagger's labels here versus gold annotations there.
+# Read the table above row by row. "Best layer" has the highest test accuracy; in brackets
+# are all layers whose interval overlaps the best one's -- the data cannot rank those. The
+# verdict compares that whole set with the table's layers:
+#
+# * *peak inside the table's layers* -- the best layer and all layers tied with it are where
+#   the table says: the popular row holds *on this model and data*;
+# * *best layer inside, tied with layers outside* -- the data do not contradict the row, but
+#   cannot confine the peak to it either;
+# * *best layer outside, tied with a layer inside* / *peak outside the table's layers* -- the
+#   row does not describe this model (the second more clearly);
+# * *no peak: all layers tied* -- with these intervals no layer stands out at all.
+#
+# Keep in mind what differs from Tenney et al.: one linear probe per single layer here versus
+# mixing weights over all layers there, a few hundred sentences here versus OntoNotes there,
+# and a tagger's labels here versus gold annotations there.
 #
 # The trained part-of-speech probes can tag any sentence. Here is what the probe of each
 # layer (seed 0) says about the words of `SENTENCE` (BERT's own word split; at most 12 words shown):

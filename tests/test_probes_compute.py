@@ -174,7 +174,9 @@ def test_peak_verdicts_respect_intervals():
     assert table_verdict(r, [1, 2]) == "peak inside the table's layers"
     assert table_verdict(r, [3, 4]) == "peak outside the table's layers"
     wide = _report([0.5, 0.9, 0.95, 0.8, 0.7], width=0.04)
-    assert wide.tied_with_best() == [1, 2] and table_verdict(wide, [1]) == "peak outside, tied with a layer inside"
+    assert wide.tied_with_best() == [1, 2] and table_verdict(wide, [1]) == "best layer outside, tied with a layer inside"
+    assert table_verdict(wide, [2, 3]) == "best layer inside, tied with layers outside"
+    assert table_verdict(wide, [1, 2, 3]) == "peak inside the table's layers"
     flat = _report([0.9, 0.91, 0.9], width=0.05)
     assert table_verdict(flat, [1]).startswith("no peak")
     assert summarize_layers([0, 1, 2, 5]) == "emb-2, 5" and summarize_layers([]) == "none"

@@ -120,6 +120,7 @@ class TaggedSentence:
     ner: tuple[str, ...]
     head: tuple[int, ...]
     deprel: tuple[str, ...]
+    tagger: str = ""  # which tagger produced the labels, e.g. "spacy 3.8.18 / en_core_web_sm 3.8.0"
 
     def __len__(self) -> int:
         return len(self.words)
@@ -140,7 +141,7 @@ def _tagged(row: dict, where: str) -> TaggedSentence:
         raise ValueError(f"{where}: entity labels must be 'O', 'B-TYPE' or 'I-TYPE'.")
     if any(not isinstance(h, int) or not 0 <= h < n for h in row["head"]):
         raise ValueError(f"{where}: every head must be a word index 0..{n - 1}.")
-    return TaggedSentence(row["text"], *(tuple(row[f]) for f in fields[1:]))
+    return TaggedSentence(row["text"], *(tuple(row[f]) for f in fields[1:]), tagger=str(row.get("tagger", "")))
 
 
 def load_pos(path: Path | str = POS_FILE) -> list[TaggedSentence]:

@@ -414,14 +414,17 @@ def scaled_layers(first: int, last: int, num_layers: int, of: int = POPULAR_TABL
 
 
 def table_verdict(report: ProbeReport, claimed: list[int], measure: str = "accuracy") -> str:
-    """How the measured peak of ``measure`` relates to the table's (scaled) layers, intervals respected."""
+    """How the measured peak of ``measure`` relates to the table's (scaled) layers, intervals
+    respected: the best layer and every layer tied with it (overlapping intervals) count."""
     best, tied = report.best_layer(measure), report.tied_with_best(measure)
     if len(tied) == len(report.measure(measure)):
         return "no peak: all layers tied"
-    if best in claimed:
+    if set(tied) <= set(claimed):
         return "peak inside the table's layers"
+    if best in claimed:
+        return "best layer inside, tied with layers outside"
     if set(tied) & set(claimed):
-        return "peak outside, tied with a layer inside"
+        return "best layer outside, tied with a layer inside"
     return "peak outside the table's layers"
 
 
