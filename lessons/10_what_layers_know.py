@@ -379,9 +379,10 @@ print("layers whose POS accuracy dropped (intervals apart): " + (summarize_layer
 half = list(range(1, L // 2 + 1))
 if half:
     lowest = min(half, key=lambda l: cka[l].low)
+    upper = list(range(L // 2 + 1, L + 1))
     print(f"lower half (layers {summarize_layers(half)}): CKA at least {cka[lowest].low:.3f} in every seed "
-          f"(layer {lowest}); upper half (layers {summarize_layers(list(range(L // 2 + 1, L + 1)))}): "
-          f"as low as {min(cka[l].low for l in range(L // 2 + 1, L + 1)):.3f}.")
+          f"(lowest: layer {lowest}); upper half (layers {summarize_layers(upper)}): "
+          f"as low as {min(cka[l].low for l in upper):.3f}.")
 else:
     print(f"this model has {L} layer(s): there is no lower half to freeze.")
 
@@ -446,7 +447,8 @@ if head.present:
     masked, word = mask_one_word(tokenizer, mlm, SENTENCE)
     lens = masked_lm_lens(tokenizer, mlm, masked, target=word, top_k=5)
     assert torch.allclose(lens.logits[-1], lens.model_logits, atol=1e-4), "the head by hand must match BertForMaskedLM"
-    print(f"masked {word!r}: {masked[:200]}")
+    at = masked.index(tokenizer.mask_token)
+    print(f"masked {word!r}: ...{masked[max(0, at - 80):at + 80]}...")
     ax = plot_lens(lens)
     plt.show()
     if lens.target_ranks is not None:

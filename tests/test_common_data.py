@@ -81,6 +81,7 @@ def test_pos_data_is_complete_and_matches_its_source():
 
     first = json.loads((DATA_DIR / "pos" / "pos.jsonl").read_text().splitlines()[0])
     assert first["tagger"].startswith("spacy 3.") and "en_core_web_sm" in first["tagger"]
+    assert {s.tagger for s in sentences} == {first["tagger"]}
 
 
 def test_bad_pos_file(tmp_path):

@@ -18,7 +18,8 @@ def test_lens_table(tokenizer):
     ax = plot_lens(lens)
     assert "lens" in ax.get_title()
     assert [t.get_text() for t in ax.get_yticklabels()] == ["emb", "1", "2", "3"]
-    assert len(ax.texts) == 4 * 4 and ax.texts[0].get_text() == lens.top_tokens[0][0]
+    assert len(ax.texts) == 4 * 4
+    assert ax.texts[0].get_text() == f"{lens.top_tokens[0][0]}\n{float(lens.top_probs[0, 0]):.2f}"
     assert ax.figure.axes[-1].get_ylabel() == "probability under the lens"
     assert not small_text(ax.figure)
     with pytest.raises(ValueError, match="LensResult"):

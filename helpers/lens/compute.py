@@ -139,7 +139,6 @@ class LensResult:
     target_ranks: torch.Tensor | None  # [L+1], 1 = the top prediction
 
 
-@torch.no_grad()
 def masked_lm_lens(tokenizer, mlm, text: str, *, target: str | None = None, top_k: int = 5) -> LensResult:
     """Run ``text`` (holding the mask token) once and apply the head to every layer's hidden
     state at the first mask position."""
@@ -155,9 +154,10 @@ def masked_lm_lens(tokenizer, mlm, text: str, *, target: str | None = None, top_
         raise ValueError(f"text must contain {tokenizer.mask_token} within the model's first "
                          f"{max_input_tokens(tokenizer, mlm)} tokens, e.g. 'The {tokenizer.mask_token} barked.'")
     pos = int(where[0])
-    out = mlm(**enc, output_hidden_states=True, return_dict=True)
-    hidden = torch.stack(out.hidden_states)[:, 0, pos]  # [L+1, H]
-    logits = apply_head(mlm, hidden)
+    with torch.no_grad():
+        out = mlm(**enc, output_hidden_states=True, return_dict=True)
+        hidden = torch.stack(out.hidden_states)[:, 0, pos]  # [L+1, H]
+        logits = apply_head(mlm, hidden)
     probs = logits.softmax(-1)
     top = probs.topk(min(top_k, probs.shape[-1]), dim=-1)
     tokens = [tokenizer.convert_ids_to_tokens(row.tolist()) for row in top.indices]

@@ -258,7 +258,8 @@ def train_probes(X: torch.Tensor, Y, num_classes: int, *, epochs: int = 8, batch
 
 
 def _ratio(a, axis=0):
-    """Columns ``:-1`` summed over sentences divided by the summed last column (words)."""
+    """Columns ``:-1`` summed over sentences (rows) divided by the summed last column (words);
+    :func:`~helpers.common.stats.bootstrap_ci` always passes ``axis=0``."""
     return a[:, :-1].sum(0) / a[:, -1].sum()
 
 
@@ -375,13 +376,13 @@ def sentence_probe_report(train_vectors: torch.Tensor, y_train, test_vectors: to
                           seeds=(0, 1, 2), progress: bool = True, **train_kw) -> ProbeReport:
     """:func:`probe_task` on sentence vectors (``[L+1, N, H]``, e.g. mean-pooled): each test
     sentence is its own bootstrap unit. There is no control task (it is defined on word types)."""
-    def as_features(vectors, texts_count):
-        return WordFeatures(torch.as_tensor(vectors).float(), torch.arange(texts_count), torch.zeros(texts_count, dtype=torch.long),
-                            [""] * texts_count)
+    def one_row_per_sentence(vectors) -> WordFeatures:
+        vectors = torch.as_tensor(vectors).float()
+        n = vectors.shape[1]
+        return WordFeatures(vectors, torch.arange(n), torch.zeros(n, dtype=torch.long), [""] * n)
 
-    report = probe_task(as_features(train_vectors, train_vectors.shape[1]), y_train,
-                        as_features(test_vectors, test_vectors.shape[1]), y_test, classes, seeds=seeds,
-                        progress=progress, desc="sentence probes", **train_kw)
+    report = probe_task(one_row_per_sentence(train_vectors), y_train, one_row_per_sentence(test_vectors), y_test,
+                        classes, seeds=seeds, progress=progress, desc="sentence probes", **train_kw)
     report.task = "intent"
     return report
 
