@@ -133,8 +133,8 @@ print(f"word vectors {tuple(features.vectors.shape)} = [layers+1, words, H] in {
 # $$p(y \mid w) = \mathrm{softmax}\!\left(W_l\, \frac{x^{(l)}_w - \mu_l}{\sigma_l} + b_l\right),$$
 #
 # trained with cross-entropy on the training words. High test accuracy says the tag can be
-# read off layer $l$ *by a linear map* -- but a probe with 384 or 768 inputs per class can
-# also memorise which word gets which tag. Hewitt & Liang (2019, *Designing and Interpreting
+# read off layer $l$ *by a linear map* -- but a probe with $H$ inputs per class (hundreds)
+# can also memorise which word gets which tag. Hewitt & Liang (2019, *Designing and Interpreting
 # Probes with Control Tasks*, measured on ELMo) made this measurable with a **control task**:
 # every word *type* $v$ gets a random label $c(v)$, drawn once from the empirical label
 # distribution and fixed for all its occurrences. Only memorising word types can solve it, so
@@ -151,9 +151,8 @@ from helpers.probes.compute import control_labels
 
 upos = features.labels(sentences, "upos")
 control = control_labels(features.words, upos, len(UPOS_TAGS), seed=0)
-first_test = features.sentence == test_ids[0]
-for w, y, c in list(zip([features.words[i] for i in first_test.nonzero().flatten()], upos[first_test], control[first_test]))[:8]:
-    print(f"{w:>12}  task {UPOS_TAGS[y]:<6} control {UPOS_TAGS[c]}")
+for i in (features.sentence == test_ids[0]).nonzero().flatten()[:8].tolist():  # words of the first test sentence
+    print(f"{features.words[i]:>12}  task {UPOS_TAGS[upos[i]]:<6} control {UPOS_TAGS[control[i]]}")
 same_type = {w.lower(): int(c) for w, c in zip(features.words, control)}
 assert all(same_type[w.lower()] == int(c) for w, c in zip(features.words, control)), "one control label per word type"
 
@@ -187,8 +186,9 @@ plt.show()
 
 # %% [markdown]
 # Read the bands, not just the lines: where two layers' bands overlap, this data cannot tell
-# them apart. The control line shows how much a probe gets from memorising word types alone;
-# it is highest where a word's vector is closest to a fixed code for the word type.
+# them apart. The control line shows how much a probe gets from memorising word types alone,
+# so it is high where a word's vector still identifies its word type well -- at the embedding
+# layer the vector is just the word's own embedding plus position and segment.
 #
 # ## 4. Where does each kind of knowledge peak?
 #
@@ -197,7 +197,7 @@ plt.show()
 # learned weights, and found the classical pipeline in order: part of speech earliest, then
 # constituents, dependencies, semantic roles and coreference; entity types were resolved
 # partly at layer 1 with a long tail into higher layers. They also saw the tasks sit at the
-# same depth *relative to the top* of the two models. The popular table turns this into layer
+# same depth *relative to the top* of the two models. The popular table states its layer
 # numbers for BERT-base (12 layers); `scaled_layers` maps them to this model by relative depth.
 #
 # For "sentence meaning" we probe the intents of lessons 07-08: a linear probe per layer on

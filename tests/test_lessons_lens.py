@@ -40,4 +40,4 @@ def test_lesson_10_runs_the_lens_with_a_head_and_a_too_long_sentence(random_mlm_
     assert "3 layers" in text
     assert "truncated" in text, "the course's truncation warning must be shown"
     assert "has a trained masked-LM head" in text and "masked " in text
-    assert sum("image/png" in o.get("data", {}) for o in outputs) >= 4  # probes, CKA, before/after, lens
+    assert "rank of " in text, "the lens cell must run to its end"

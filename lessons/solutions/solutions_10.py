@@ -25,8 +25,8 @@ def exercise_2(X, Y):
 
 def exercise_3(model, tuned):
     """||theta_after - theta_before|| / ||theta_before|| over every parameter of the last layer."""
-    before = dict(model.encoder.layer[-1].named_parameters())
-    after = dict(tuned.encoder.layer[-1].named_parameters())
+    before = {k: p.detach() for k, p in model.encoder.layer[-1].named_parameters()}
+    after = {k: p.detach() for k, p in tuned.encoder.layer[-1].named_parameters()}
     diff = sum(float((after[k] - before[k]).pow(2).sum()) for k in before)
     base = sum(float(p.pow(2).sum()) for p in before.values())
     return math.sqrt(diff / base)
