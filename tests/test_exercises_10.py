@@ -91,11 +91,11 @@ def test_exercise_3(model, stacks):
     tuned = stacks[2]
     assert check_exercise_3(sol.exercise_3(model, tuned), model, tuned).ok
     assert not check_exercise_3(None, model, tuned).ok
-    norm = lambda layer: sum(float(p.double().pow(2).sum()) for p in layer.parameters()) ** 0.5  # noqa: E731
+    norm = lambda layer: sum(float(p.detach().double().pow(2).sum()) for p in layer.parameters()) ** 0.5  # noqa: E731
     ratio_of_norms = abs(norm(tuned.encoder.layer[-1]) / norm(model.encoder.layer[-1]) - 1)
     fb = check_exercise_3(ratio_of_norms, model, tuned)
     assert not fb.ok and "norm of the change" in fb.message
     old, new = dict(model.encoder.layer[-1].named_parameters()), dict(tuned.encoder.layer[-1].named_parameters())
-    mean_ratio = sum(float((new[k] - old[k]).norm() / old[k].norm()) for k in old) / len(old)
+    mean_ratio = sum(float((new[k] - old[k]).detach().norm() / old[k].detach().norm()) for k in old) / len(old)
     fb = check_exercise_3(mean_ratio, model, tuned)
     assert not fb.ok and "averaged" in fb.message
