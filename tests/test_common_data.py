@@ -59,3 +59,42 @@ def test_polysemy_data_shape():
             assert len(sentences) >= 5, (word, sense)
             for s in sentences:
                 assert word in s.lower().replace(".", " ").split(), (word, s)
+
+
+def test_pos_data_is_complete_and_matches_its_source():
+    from helpers.common.data import UPOS_TAGS, load_pos
+    from helpers.model.paths import DATA_DIR
+
+    sentences = load_pos()
+    source = [s.strip() for s in (DATA_DIR / "pos" / "sentences.txt").read_text().splitlines() if s.strip()]
+    assert 300 <= len(sentences) <= 500
+    assert [s.text for s in sentences] == source, "pos.jsonl must be the tagging of sentences.txt, in order"
+    assert len({s.text for s in sentences}) == len(sentences)
+    tags = {t for s in sentences for t in s.upos}
+    assert tags <= set(UPOS_TAGS) and {"NOUN", "VERB", "ADJ", "ADP", "DET", "PROPN"} <= tags
+    assert sum(t != "O" for s in sentences for t in s.ner) >= 300
+    for s in sentences:
+        assert "".join(s.words).replace(" ", "") == s.text.replace(" ", ""), "words must cover the sentence"
+        roots = [i for i, h in enumerate(s.head) if h == i]
+        assert roots, s.text
+    import json
+
+    first = json.loads((DATA_DIR / "pos" / "pos.jsonl").read_text().splitlines()[0])
+    assert first["tagger"].startswith("spacy 3.") and "en_core_web_sm" in first["tagger"]
+    assert {s.tagger for s in sentences} == {first["tagger"]}
+
+
+def test_bad_pos_file(tmp_path):
+    from helpers.common.data import load_pos
+
+    path = tmp_path / "pos.jsonl"
+    path.write_text('{"text": "A b", "words": ["A", "b"], "upos": ["DET", "NOUNY"], "ner": ["O", "O"], '
+                    '"head": [1, 1], "deprel": ["det", "ROOT"]}\n')
+    with pytest.raises(ValueError, match="unknown UPOS tag"):
+        load_pos(path)
+    path.write_text('{"text": "A b", "words": ["A", "b"], "upos": ["DET"], "ner": ["O", "O"], '
+                    '"head": [1, 1], "deprel": ["det", "ROOT"]}\n')
+    with pytest.raises(ValueError, match="equally long"):
+        load_pos(path)
+    with pytest.raises(FileNotFoundError, match="data/pos"):
+        load_pos(tmp_path / "missing.jsonl")

@@ -37,3 +37,99 @@ def test_llrd_rates_decay_with_depth(model):
 def test_gradual_unfreezing_ends_fully_unfrozen(tokenizer, model, intent_splits):
     r = finetune(tokenizer, model, *intent_splits, "gradual unfreezing", epochs=2, progress=False)
     assert all(p.requires_grad for p in r.model.bert.encoder.layer.parameters())
+
+
+# --- lesson 10: what fine-tuning changes per layer (linear CKA, relative weight change) -------------
+
+from helpers.finetuning.compute import (  # noqa: E402
+    compare_finetuned, layer_cka, linear_cka, relative_weight_change, token_vectors,
+)
+
+
+def _cka_hsic(X, Y):
+    """CKA from the HSIC of the two n x n Gram matrices (Kornblith et al. 2019, eq. 3 and 4):
+    an independent computation of the same number."""
+    X, Y = X.double(), Y.double()
+    n = X.shape[0]
+    H = torch.eye(n, dtype=torch.float64) - torch.full((n, n), 1.0 / n, dtype=torch.float64)
+    hsic = lambda K, L: torch.trace(K @ H @ L @ H) / (n - 1) ** 2  # noqa: E731
+    K, L = X @ X.T, Y @ Y.T
+    return float(hsic(K, L) / torch.sqrt(hsic(K, K) * hsic(L, L)))
+
+
+@pytest.fixture(scope="module")
+def test_token_vectors(tokenizer, model):
+    from helpers.common.data import load_intents
+
+    return token_vectors(tokenizer, model, load_intents("test").texts[:30], max_length=16)
+
+
+def test_linear_cka_equals_the_hsic_formula(test_token_vectors):
+    g = torch.Generator().manual_seed(0)
+    X, Y = torch.randn(50, 20, generator=g), torch.randn(50, 30, generator=g)
+    assert linear_cka(X, Y) == pytest.approx(_cka_hsic(X, Y), abs=1e-10)
+    V = test_token_vectors
+    L = V.shape[0] - 1
+    assert linear_cka(V[1], V[L]) == pytest.approx(_cka_hsic(V[1], V[L]), abs=1e-8)
+    assert linear_cka(V[2], V[2]) == pytest.approx(1.0)
+
+
+def test_linear_cka_invariances(test_token_vectors):
+    X, Y = test_token_vectors[1].double(), test_token_vectors[3].double()
+    base = linear_cka(X, Y)
+    Q, _ = torch.linalg.qr(torch.randn(X.shape[1], X.shape[1], generator=torch.Generator().manual_seed(1), dtype=torch.float64))
+    assert linear_cka(X @ Q, Y) == pytest.approx(base, abs=1e-9)  # orthogonal transform
+    assert linear_cka(7.5 * X, Y) == pytest.approx(base, abs=1e-9)  # isotropic scaling
+    assert linear_cka(X + 3.0, Y) == pytest.approx(base, abs=1e-9)  # a shift (columns are centred)
+    stretch = torch.ones(X.shape[1], dtype=torch.float64)
+    stretch[: X.shape[1] // 2] = 20.0
+    assert abs(linear_cka(X * stretch, Y) - base) > 1e-3  # not invariant to anisotropic scaling
+    with pytest.raises(ValueError, match="same items"):
+        linear_cka(X, Y[:-1])
+    with pytest.raises(ValueError, match="constant"):
+        linear_cka(torch.ones(5, 3), Y[:5])
+
+
+def test_token_vectors_keep_only_real_tokens(tokenizer, model, test_token_vectors):
+    from helpers.common.data import load_intents
+
+    texts = load_intents("test").texts[:30]
+    n_real = sum(len(tokenizer(t, truncation=True, max_length=16)["input_ids"]) - 2 for t in texts)
+    L = model.config.num_hidden_layers
+    assert test_token_vectors.shape == (L + 1, n_real, model.config.hidden_size)
+    enc = tokenizer(texts[0], return_tensors="pt", truncation=True, max_length=16)
+    with torch.no_grad():
+        hs = model(**enc, output_hidden_states=True).hidden_states
+    k = enc["input_ids"].shape[1] - 2
+    assert torch.allclose(test_token_vectors[L, :k], hs[L][0, 1:-1], atol=1e-4)
+    assert layer_cka(test_token_vectors, test_token_vectors) == pytest.approx([1.0] * (L + 1))
+
+
+def test_relative_weight_change_per_layer(model):
+    L = model.config.num_hidden_layers
+    copy_ = copy.deepcopy(model)
+    assert relative_weight_change(model, copy_) == [0.0] * (L + 1)
+    layer = copy_.encoder.layer[L - 1]
+    with torch.no_grad():
+        layer.output.dense.weight.mul_(1.1)  # this one matrix grows by 10 %
+        copy_.embeddings.word_embeddings.weight.add_(1.0)  # left out: finetune freezes it
+    change = relative_weight_change(model, copy_)
+    W = model.encoder.layer[L - 1].output.dense.weight.detach().double()
+    total = sum(float(p.detach().double().pow(2).sum()) for p in model.encoder.layer[L - 1].parameters())
+    assert change[:L] == [0.0] * L
+    assert change[L] == pytest.approx(0.1 * float(W.norm()) / total ** 0.5, rel=1e-6)
+
+
+def test_compare_finetuned_leaves_the_model_untouched(tokenizer, model, intent_splits):
+    train, test = intent_splits
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    change = compare_finetuned(tokenizer, model, train, test, seeds=(0, 1), epochs=1, lr=2e-4, batch_size=16,
+                               progress=False)
+    L = model.config.num_hidden_layers
+    assert change.cka.shape == change.weight_change.shape == (2, L + 1)
+    assert torch.all((change.cka > 0) & (change.cka <= 1 + 1e-9))
+    assert torch.all(change.weight_change[:, 1:] > 0), "every encoder layer trains in full fine-tuning"
+    assert not torch.equal(change.cka[0], change.cka[1]), "the two seeds are two different runs"
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    with pytest.raises(ValueError, match="seed"):
+        compare_finetuned(tokenizer, model, train, test, seeds=())

@@ -2,7 +2,9 @@
 
 * :func:`load_sentences` -- ``attention_sentences.txt`` (lessons 04-05);
 * :func:`load_polysemy` -- ``polysemy.json``, ambiguous words in context (lesson 06);
-* :func:`load_intents` -- ``intents/``, ten intents with a fixed train/test split (lessons 07-10).
+* :func:`load_intents` -- ``intents/``, ten intents with a fixed train/test split (lessons 07-10);
+* :func:`load_pos` -- ``pos/pos.jsonl``, sentences with a tagger's POS, entity and dependency
+  labels per word (lesson 10).
 
 ``load_intents("train")`` returns an :class:`IntentSplit` with the texts, the integer
 labels and the label names, in the fixed order of the CSV file. Label ids are the
@@ -101,3 +103,61 @@ def load_polysemy(name: str = "polysemy.json") -> dict[str, dict[str, list[str]]
 def load_sentences(name: str = "attention_sentences.txt") -> list[str]:
     """Non-empty lines of a text file in ``data/``."""
     return [line.strip() for line in data_file(name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+POS_FILE = DATA_DIR / "pos" / "pos.jsonl"
+UPOS_TAGS = ("ADJ", "ADP", "ADV", "AUX", "CCONJ", "DET", "INTJ", "NOUN", "NUM", "PART", "PRON", "PROPN",
+             "PUNCT", "SCONJ", "SYM", "VERB", "X")
+
+
+@dataclass(frozen=True)
+class TaggedSentence:
+    """One sentence of ``data/pos/``: its words and one label per word (see ``data/pos/README.md``)."""
+
+    text: str
+    words: tuple[str, ...]
+    upos: tuple[str, ...]
+    ner: tuple[str, ...]
+    head: tuple[int, ...]
+    deprel: tuple[str, ...]
+    tagger: str = ""  # which tagger produced the labels, e.g. "spacy 3.8.18 / en_core_web_sm 3.8.0"
+
+    def __len__(self) -> int:
+        return len(self.words)
+
+
+def _tagged(row: dict, where: str) -> TaggedSentence:
+    fields = ("text", "words", "upos", "ner", "head", "deprel")
+    missing = [f for f in fields if f not in row]
+    if missing:
+        raise ValueError(f"{where}: missing field(s) {missing}; every line needs {fields}.")
+    n = len(row["words"])
+    if n == 0 or any(len(row[f]) != n for f in fields[2:]):
+        raise ValueError(f"{where}: words, upos, ner, head and deprel must be non-empty and equally long.")
+    bad = sorted(set(row["upos"]) - set(UPOS_TAGS))
+    if bad:
+        raise ValueError(f"{where}: unknown UPOS tag(s) {bad}; valid: {UPOS_TAGS}.")
+    if any(tag != "O" and tag[:2] not in ("B-", "I-") for tag in row["ner"]):
+        raise ValueError(f"{where}: entity labels must be 'O', 'B-TYPE' or 'I-TYPE'.")
+    if any(not isinstance(h, int) or not 0 <= h < n for h in row["head"]):
+        raise ValueError(f"{where}: every head must be a word index 0..{n - 1}.")
+    return TaggedSentence(row["text"], *(tuple(row[f]) for f in fields[1:]), tagger=str(row.get("tagger", "")))
+
+
+def load_pos(path: Path | str = POS_FILE) -> list[TaggedSentence]:
+    """Every sentence of ``data/pos/pos.jsonl``, checked, in file order."""
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: the tagged sentences live in data/pos/pos.jsonl.")
+    sentences = []
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            if line.strip():
+                try:
+                    row = json.loads(line)
+                except json.JSONDecodeError as err:
+                    raise ValueError(f"{path.name} line {line_no}: not valid JSON ({err}).") from err
+                sentences.append(_tagged(row, f"{path.name} line {line_no}"))
+    if not sentences:
+        raise ValueError(f"{path} holds no sentences.")
+    return sentences

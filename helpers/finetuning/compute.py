@@ -123,3 +123,108 @@ def classifier_accuracy(tokenizer, clf, split, max_length: int = 16) -> float:
     enc = encode_batch(tokenizer, split.texts, max_length)
     pred = clf(enc["input_ids"], enc["attention_mask"]).argmax(-1)
     return (pred == torch.tensor(split.labels)).float().mean().item()
+
+
+# ---------------------------------------------------------------------------------------------
+# Lesson 10: what fine-tuning changes, layer by layer -- linear CKA on token vectors and the
+# relative weight change of every layer, pre-trained model vs a fine-tuned copy.
+
+def _as_float_matrix(X, name: str) -> torch.Tensor:
+    X = torch.as_tensor(X)
+    if X.ndim != 2 or X.shape[0] < 2:
+        raise ValueError(f"{name} must be a [n, features] matrix with n >= 2 rows, got shape {tuple(X.shape)}.")
+    if not torch.isfinite(X).all():
+        raise ValueError(f"{name} holds NaN or infinite values.")
+    return X.double()
+
+
+def linear_cka(X, Y) -> float:
+    """Linear centered kernel alignment (Kornblith et al. 2019) of two representations of the
+    same ``n`` items (rows): ``||Yc^T Xc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F)`` with
+    column-centred ``Xc``, ``Yc``. 1 = the same up to rotation and scale; invariant to
+    orthogonal transforms and isotropic scaling, not to arbitrary linear maps."""
+    X, Y = _as_float_matrix(X, "X"), _as_float_matrix(Y, "Y")
+    if X.shape[0] != Y.shape[0]:
+        raise ValueError(f"X and Y must describe the same items: {X.shape[0]} vs {Y.shape[0]} rows.")
+    X, Y = X - X.mean(0), Y - Y.mean(0)
+    denominator = torch.linalg.matrix_norm(X.T @ X) * torch.linalg.matrix_norm(Y.T @ Y)
+    if denominator == 0:
+        raise ValueError("a representation is constant over the items: CKA is undefined.")
+    return float(torch.linalg.matrix_norm(Y.T @ X) ** 2 / denominator)
+
+
+@torch.no_grad()
+def token_vectors(tokenizer, bert, texts, max_length: int = 32, batch_size: int = 64) -> torch.Tensor:
+    """``[L+1, n_tokens, H]``: the vector of every real token (no [CLS], [SEP] or padding) of
+    ``texts`` at every layer, in a fixed order (text by text, token by token)."""
+    chunks = []
+    for start in range(0, len(texts), batch_size):
+        enc = encode_batch(tokenizer, texts[start:start + batch_size], max_length)
+        special = torch.tensor([tokenizer.get_special_tokens_mask(ids, already_has_special_tokens=True)
+                                for ids in enc["input_ids"].tolist()], dtype=torch.bool)
+        keep = enc["attention_mask"].bool() & ~special
+        hidden = torch.stack(bert(**enc, output_hidden_states=True, return_dict=True).hidden_states)
+        chunks.append(hidden[:, keep])
+    return torch.cat(chunks, 1).float()
+
+
+def layer_cka(before: torch.Tensor, after: torch.Tensor) -> list[float]:
+    """Linear CKA between two ``[L+1, n, H]`` stacks, layer by layer (0 = embeddings)."""
+    if before.shape[:2] != after.shape[:2]:
+        raise ValueError(f"the two stacks must hold the same layers and tokens: {tuple(before.shape)} vs {tuple(after.shape)}.")
+    return [linear_cka(b, a) for b, a in zip(before, after)]
+
+
+def relative_weight_change(before, after) -> list[float]:
+    """``||W_after - W_before|| / ||W_before||`` per depth, every parameter of the depth taken
+    together (Frobenius norm of all of them): ``[embeddings, layer 1, ..., layer L]``. The word
+    embeddings are left out (``finetune`` keeps them frozen)."""
+    pairs = list(zip(layer_groups(before)[:-1], layer_groups(after)[:-1]))
+    if len(pairs) != before.config.num_hidden_layers + 1 or len(layer_groups(after)) != len(layer_groups(before)):
+        raise ValueError("before and after must be BERT models of the same depth.")
+    skip = {id(before.embeddings.word_embeddings.weight), id(after.embeddings.word_embeddings.weight)}
+    out = []
+    for params_b, params_a in pairs:
+        diff = base = 0.0
+        for pb, pa in zip(params_b, params_a):
+            if id(pb) in skip or id(pa) in skip:
+                continue
+            if pb.shape != pa.shape:
+                raise ValueError(f"parameter shapes differ: {tuple(pb.shape)} vs {tuple(pa.shape)}.")
+            diff += float((pa.detach().double() - pb.detach().double()).pow(2).sum())
+            base += float(pb.detach().double().pow(2).sum())
+        out.append((diff / base) ** 0.5)
+    return out
+
+
+@dataclass
+class LayerChange:
+    """Pre-trained vs fine-tuned, one row per fine-tuning seed: ``cka`` and ``weight_change``
+    are ``[seeds, L+1]`` (index 0 = embeddings), ``accuracy`` the test accuracy of each run."""
+
+    seeds: list[int]
+    cka: torch.Tensor
+    weight_change: torch.Tensor
+    accuracy: list[float]
+    runs: list[FinetuneResult]
+    before: torch.Tensor  # [L+1, n_tokens, H] token vectors of the pre-trained model
+    after: list[torch.Tensor]  # the same for each fine-tuned run
+
+
+def compare_finetuned(tokenizer, bert, train, test, *, seeds=(0, 1, 2), epochs: int = 3, lr: float = 1e-4,
+                      batch_size: int = 16, max_length: int = 16, progress: bool = True) -> LayerChange:
+    """Fine-tune the whole model (``finetune(..., "full")``) once per seed and compare every
+    layer with the pre-trained one on the test utterances' token vectors."""
+    seeds = list(seeds)
+    if not seeds:
+        raise ValueError("give at least one seed.")
+    before = token_vectors(tokenizer, bert, test.texts, max_length)
+    cka, change, runs, after = [], [], [], []
+    for seed in seeds:
+        run = finetune(tokenizer, bert, train, test, "full", epochs=epochs, lr=lr, batch_size=batch_size,
+                       max_length=max_length, seed=seed, progress=progress)
+        after.append(token_vectors(tokenizer, run.model.bert, test.texts, max_length))
+        cka.append(layer_cka(before, after[-1]))
+        change.append(relative_weight_change(bert, run.model.bert))
+        runs.append(run)
+    return LayerChange(seeds, torch.tensor(cka), torch.tensor(change), [r.accuracy for r in runs], runs, before, after)

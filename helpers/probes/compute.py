@@ -1,0 +1,446 @@
+"""Lesson 10 numbers: word-level linear probes on every layer, with control tasks.
+
+* :func:`extract_word_features` runs the model once per batch of tagged sentences and keeps
+  the vector of each word's **first WordPiece** at every layer (0 = embeddings .. L);
+* :func:`control_labels` is the control task of Hewitt & Liang (2019, *Designing and
+  Interpreting Probes with Control Tasks*): every word type gets one random label, drawn from
+  the empirical label distribution, so only memorising word types can solve it;
+* :func:`train_probes` trains one linear softmax probe per layer **and** per label set at
+  once, as one batched matrix product (like :func:`helpers.classify.compute.probe_per_layer`);
+* :func:`probe_task` puts it together: task and control probes over several seeds, accuracy,
+  control accuracy and selectivity per layer with bootstrap intervals over test sentences.
+
+The data are split by sentence (:func:`split_sentences`): no test sentence is seen in training.
+"""
+
+from __future__ import annotations
+
+import warnings
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+import torch
+
+from helpers.common.data import UPOS_TAGS, TaggedSentence
+from helpers.common.progress import ProgressBar
+from helpers.common.progress import progress as progress_bar
+from helpers.common.stats import Interval, bootstrap_ci, seeds_interval
+from helpers.model.trace import max_input_tokens
+
+# OntoNotes entity types grouped into six coarse classes (+ "O", no entity): a few hundred
+# sentences hold too few examples of the rarer types for a per-type probe.
+ENTITY_GROUPS = {
+    "PERSON": "PERSON", "NORP": "GROUP", "ORG": "ORG",
+    "GPE": "PLACE", "LOC": "PLACE", "FAC": "PLACE",
+    "DATE": "TIME", "TIME": "TIME",
+    "CARDINAL": "NUMBER", "ORDINAL": "NUMBER", "QUANTITY": "NUMBER", "MONEY": "NUMBER", "PERCENT": "NUMBER",
+    "EVENT": "OTHER", "WORK_OF_ART": "OTHER", "LAW": "OTHER", "LANGUAGE": "OTHER", "PRODUCT": "OTHER",
+}
+ENTITY_CLASSES = ("PERSON", "GROUP", "ORG", "PLACE", "TIME", "NUMBER", "OTHER")
+# upos: every word; entity: only the words inside a named entity, labelled with the entity's type
+# (like the entity task of Tenney et al.'s edge probing: the span is given, the type is asked).
+TASKS = {"upos": UPOS_TAGS, "entity": ENTITY_CLASSES}
+
+
+def entity_class(ner_tag: str) -> str:
+    """``'B-GPE'`` -> ``'PLACE'`` (see :data:`ENTITY_GROUPS`); ``'O'`` (no entity) has no class."""
+    if ner_tag == "O":
+        raise ValueError("'O' marks a word outside every entity: it has no entity class (use task_mask).")
+    kind = ner_tag.split("-", 1)[-1]
+    if kind not in ENTITY_GROUPS:
+        raise ValueError(f"unknown entity type {kind!r} in {ner_tag!r}; known: {sorted(ENTITY_GROUPS)}.")
+    return ENTITY_GROUPS[kind]
+
+
+def _check_task(task: str) -> tuple[str, ...]:
+    if task not in TASKS:
+        raise ValueError(f"task {task!r} is not valid: choose one of {tuple(TASKS)}.")
+    return TASKS[task]
+
+
+def _check_sentences(sentences) -> list[TaggedSentence]:
+    sentences = list(sentences)
+    if not sentences or not all(isinstance(s, TaggedSentence) for s in sentences):
+        raise ValueError("sentences must be a non-empty list of TaggedSentence (from helpers.common.data.load_pos).")
+    return sentences
+
+
+@dataclass
+class WordFeatures:
+    """The first-WordPiece vector of every word at every layer: ``vectors`` is ``[L+1, N, H]``.
+
+    ``sentence[i]`` and ``position[i]`` say which sentence and which word of it row ``i`` is;
+    ``words[i]`` is the word itself.
+    """
+
+    vectors: torch.Tensor
+    sentence: torch.Tensor
+    position: torch.Tensor
+    words: list[str]
+    n_dropped: int = 0
+
+    @property
+    def num_layers(self) -> int:
+        return self.vectors.shape[0] - 1
+
+    def __len__(self) -> int:
+        return self.vectors.shape[1]
+
+    def select(self, mask: torch.Tensor) -> "WordFeatures":
+        """The rows where ``mask`` is True (e.g. the words of the training sentences)."""
+        idx = torch.as_tensor(mask).nonzero().flatten()
+        return WordFeatures(self.vectors[:, idx], self.sentence[idx], self.position[idx],
+                            [self.words[i] for i in idx.tolist()], self.n_dropped)
+
+    def of_sentences(self, ids) -> "WordFeatures":
+        """The words of the sentences numbered ``ids``."""
+        return self.select(torch.isin(self.sentence, torch.as_tensor(list(ids))))
+
+    def task_mask(self, sentences, task: str) -> torch.Tensor:
+        """Rows that carry a label for ``task``: every word for ``'upos'``, the words inside a
+        named entity for ``'entity'``."""
+        _check_task(task)
+        sentences = _check_sentences(sentences)
+        if task == "upos":
+            return torch.ones(len(self), dtype=torch.bool)
+        return torch.tensor([sentences[s].ner[p] != "O" for s, p in zip(self.sentence.tolist(), self.position.tolist())])
+
+    def labels(self, sentences, task: str) -> torch.Tensor:
+        """Class id of every row for ``task`` (``'upos'`` or ``'entity'``), read from ``sentences``;
+        for ``'entity'`` select the rows of :meth:`task_mask` first."""
+        classes = _check_task(task)
+        sentences = _check_sentences(sentences)
+        out = []
+        for s, p in zip(self.sentence.tolist(), self.position.tolist()):
+            tag = sentences[s].upos[p] if task == "upos" else entity_class(sentences[s].ner[p])
+            out.append(classes.index(tag))
+        return torch.tensor(out, dtype=torch.long)
+
+
+@torch.no_grad()
+def extract_word_features(tokenizer, model, sentences, *, batch_size: int = 32, progress: bool = True) -> WordFeatures:
+    """Run every sentence once (pre-split into its words) and keep each word's first-WordPiece
+    vector at every layer. Words whose first piece lies past the model's maximum input length
+    are left out, with a warning."""
+    sentences = _check_sentences(sentences)
+    if not getattr(tokenizer, "is_fast", False):
+        raise ValueError("extract_word_features needs a fast tokenizer (it maps pieces to words with word_ids()); "
+                         "load one with AutoTokenizer.from_pretrained(..., use_fast=True).")
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise ValueError(f"batch_size must be a positive int, got {batch_size!r}.")
+    limit = max_input_tokens(tokenizer, model)
+    # Batches of similar length waste little on padding; rows are put back in sentence order.
+    order = sorted(range(len(sentences)), key=lambda i: len(sentences[i]))
+    chunks, sent_ids, positions, words, dropped = [], [], [], [], 0
+    for start in progress_bar(range(0, len(order), batch_size), desc="word features", disable=not progress):
+        ids = order[start:start + batch_size]
+        enc = tokenizer([list(sentences[i].words) for i in ids], is_split_into_words=True, padding=True,
+                        truncation=True, max_length=limit, return_tensors="pt")
+        hidden = torch.stack(model(**enc, output_hidden_states=True, return_dict=True).hidden_states)  # [L+1, B, T, H]
+        rows, cols = [], []
+        for b, i in enumerate(ids):
+            first: dict[int, int] = {}
+            for pos, wid in enumerate(enc.word_ids(b)):
+                if wid is not None and wid not in first:
+                    first[wid] = pos
+            dropped += len(sentences[i]) - len(first)
+            for wid, pos in sorted(first.items()):
+                rows.append(b); cols.append(pos)
+                sent_ids.append(i); positions.append(wid); words.append(sentences[i].words[wid])
+        chunks.append(hidden[:, rows, cols])
+    rank = sorted(range(len(sent_ids)), key=lambda r: (sent_ids[r], positions[r]))
+    if dropped:
+        warnings.warn(f"{dropped} word(s) lie past this model's maximum input length ({limit} tokens) and were "
+                      "left out of the word features.", UserWarning, stacklevel=2)
+    vectors = torch.cat(chunks, 1).float()[:, rank]
+    return WordFeatures(vectors, torch.tensor(sent_ids)[rank], torch.tensor(positions)[rank],
+                        [words[r] for r in rank], dropped)
+
+
+def split_sentences(n_sentences: int, test_fraction: float = 0.25, seed: int = 0) -> tuple[list[int], list[int]]:
+    """A fixed random split of sentence ids ``0..n-1`` into (train, test): whole sentences, never words."""
+    if isinstance(n_sentences, bool) or not isinstance(n_sentences, int) or n_sentences < 2:
+        raise ValueError(f"n_sentences must be an int >= 2, got {n_sentences!r}.")
+    if not 0 < test_fraction < 1:
+        raise ValueError(f"test_fraction must lie strictly between 0 and 1, got {test_fraction!r}.")
+    order = torch.randperm(n_sentences, generator=torch.Generator().manual_seed(seed)).tolist()
+    n_test = min(max(1, round(test_fraction * n_sentences)), n_sentences - 1)
+    return sorted(order[n_test:]), sorted(order[:n_test])
+
+
+def control_labels(words, labels, num_classes: int, seed: int = 0) -> torch.Tensor:
+    """Hewitt & Liang's control task: every word type (lower-cased) gets one label, drawn at
+    random from the empirical distribution of ``labels``; every occurrence of the type keeps it."""
+    labels = torch.as_tensor(labels, dtype=torch.long)
+    if labels.ndim != 1 or len(labels) != len(words) or not len(words):
+        raise ValueError(f"words and labels must be equally long and non-empty, got {len(words)} and {tuple(labels.shape)}.")
+    if int(labels.min()) < 0 or int(labels.max()) >= num_classes:
+        raise ValueError(f"labels must lie in 0..{num_classes - 1}.")
+    types = sorted({w.lower() for w in words})
+    p = torch.bincount(labels, minlength=num_classes).double()
+    draws = torch.multinomial(p / p.sum(), len(types), replacement=True, generator=torch.Generator().manual_seed(seed))
+    label_of = dict(zip(types, draws.tolist()))
+    return torch.tensor([label_of[w.lower()] for w in words], dtype=torch.long)
+
+
+@dataclass
+class LayerProbes:
+    """``S`` label sets x ``L+1`` layers of linear probes, trained together.
+
+    ``weight`` is ``[L+1, H, S*C]``: probe ``(s, l)`` is ``weight[l, :, s*C:(s+1)*C]``.
+    Inputs are standardised with the training mean ``mu`` and deviation ``sigma`` of each layer."""
+
+    mu: torch.Tensor
+    sigma: torch.Tensor
+    weight: torch.Tensor
+    bias: torch.Tensor
+    num_sets: int
+    num_classes: int
+
+    @torch.no_grad()
+    def predict(self, X: torch.Tensor) -> torch.Tensor:
+        """``[L+1, N, H]`` features -> ``[S, L+1, N]`` predicted class ids."""
+        if X.ndim != 3 or X.shape[0] != self.weight.shape[0] or X.shape[2] != self.weight.shape[1]:
+            raise ValueError(f"X must be [L+1, N, H] = [{self.weight.shape[0]}, N, {self.weight.shape[1]}], got {tuple(X.shape)}.")
+        logits = torch.baddbmm(self.bias, (X.float() - self.mu) / self.sigma, self.weight)  # [L+1, N, S*C]
+        return logits.unflatten(-1, (self.num_sets, self.num_classes)).argmax(-1).permute(2, 0, 1)
+
+
+def train_probes(X: torch.Tensor, Y, num_classes: int, *, epochs: int = 8, batch_size: int = 256, lr: float = 0.01,
+                 weight_decay: float = 1e-4, seed: int = 0, progress: bool = True, desc: str = "probes") -> LayerProbes:
+    """One linear softmax probe per layer and per label set, all in one batched product.
+
+    ``X`` is ``[L+1, N, H]``; ``Y`` is ``[S, N]`` (``S`` label sets, e.g. the task with several
+    seeds and their control tasks). The loss is the sum of every probe's mean cross-entropy
+    and Adam updates each weight on its own, so every probe trains exactly as if alone.
+    Mini-batches of ``batch_size`` words, ``epochs`` passes; label set ``s`` starts from
+    weights seeded with ``seed + s``, the mini-batch order is seeded with ``seed``.
+    """
+    if not isinstance(X, torch.Tensor) or X.ndim != 3:
+        raise ValueError(f"X must be a [L+1, N, H] tensor, got {getattr(X, 'shape', type(X))}.")
+    Y = torch.as_tensor(Y, dtype=torch.long)
+    if Y.ndim == 1:
+        Y = Y[None]
+    if Y.ndim != 2 or Y.shape[1] != X.shape[1]:
+        raise ValueError(f"Y must be [S, N] with N = {X.shape[1]} words, got {tuple(Y.shape)}.")
+    if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
+        raise ValueError(f"num_classes must be an int >= 2, got {num_classes!r}.")
+    if int(Y.min()) < 0 or int(Y.max()) >= num_classes:
+        raise ValueError(f"labels must lie in 0..{num_classes - 1}.")
+    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+        raise ValueError(f"epochs must be a positive int, got {epochs!r}.")
+    g = torch.Generator().manual_seed(seed)
+    X = X.detach().float()
+    n_layers, n, hidden = X.shape
+    S, C = Y.shape[0], num_classes
+    mu, sigma = X.mean(1, keepdim=True), X.std(1, keepdim=True).clamp(min=1e-6)
+    Z = (X - mu) / sigma
+    # Each label set's probes get their own seeded initial weights, so a probe's training does
+    # not depend on which other label sets share the batch.
+    W = torch.nn.Parameter(torch.cat([torch.randn(n_layers, hidden, C, generator=torch.Generator().manual_seed(seed + s))
+                                      for s in range(S)], -1) / hidden ** 0.5)
+    b = torch.nn.Parameter(torch.zeros(n_layers, 1, S * C))
+    opt = torch.optim.Adam([W, b], lr=lr, weight_decay=weight_decay)
+    batches = (n + batch_size - 1) // batch_size
+    bar = ProgressBar(epochs * batches, desc=desc, disable=not progress)
+    for _ in range(epochs):
+        for idx in torch.randperm(n, generator=g).split(batch_size):
+            logp = torch.baddbmm(b, Z[:, idx], W).unflatten(-1, (S, C)).log_softmax(-1)  # [L+1, B, S, C]
+            target = Y[:, idx].T[None, :, :, None].expand(n_layers, -1, -1, 1)  # [L+1, B, S, 1]
+            loss = -logp.gather(-1, target).sum() / len(idx)  # sum over probes of each probe's mean loss
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            bar.update()
+    bar.close()
+    return LayerProbes(mu, sigma, W.detach(), b.detach(), S, C)
+
+
+def _ratio(a, axis=0):
+    """Columns ``:-1`` summed over sentences (rows) divided by the summed last column (words);
+    :func:`~helpers.common.stats.bootstrap_ci` always passes ``axis=0``."""
+    return a[:, :-1].sum(0) / a[:, -1].sum()
+
+
+def sentence_bootstrap(correct: torch.Tensor, sentence: torch.Tensor, *, n_boot: int = 1000, seed: int = 0) -> list[Interval]:
+    """Accuracy per layer with a bootstrap interval that resamples **test sentences**.
+
+    ``correct`` is ``[K, L+1, N]`` (K runs -- seeds -- of 0/1 outcomes, or differences of them);
+    the runs are averaged per word, then words are summed per sentence and the sentences are
+    resampled with replacement (words of one sentence are not independent)."""
+    correct = torch.as_tensor(correct, dtype=torch.float64)
+    if correct.ndim == 2:
+        correct = correct[None]
+    if correct.ndim != 3 or correct.shape[2] != len(sentence):
+        raise ValueError(f"correct must be [K, L+1, N] with N = {len(sentence)}, got {tuple(correct.shape)}.")
+    _, inverse = torch.unique(torch.as_tensor(sentence), return_inverse=True)
+    n_sent = int(inverse.max()) + 1
+    per_word = correct.mean(0).T  # [N, L+1]
+    sums = torch.zeros(n_sent, per_word.shape[1], dtype=torch.float64).index_add_(0, inverse, per_word)
+    words = torch.zeros(n_sent, dtype=torch.float64).index_add_(0, inverse, torch.ones(len(inverse), dtype=torch.float64))
+    return bootstrap_ci(torch.cat([sums, words[:, None]], 1).numpy(), _ratio, n_boot=n_boot, seed=seed)
+
+
+@dataclass
+class ProbeReport:
+    """Per layer (0 = embeddings .. L): task accuracy, control accuracy and selectivity, each an
+    :class:`~helpers.common.stats.Interval` over test sentences (mean of the seeds), and the
+    range of the task accuracy over the seeds."""
+
+    task: str
+    classes: tuple[str, ...]
+    accuracy: list[Interval]
+    control: list[Interval] | None
+    selectivity: list[Interval] | None
+    seed_range: list[Interval]
+    majority: float
+    n_train: int
+    n_test: int
+    probes: LayerProbes | None = field(default=None, repr=False)  # the trained probes (set 0 = task, seed 0)
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.accuracy) - 1
+
+    def measure(self, name: str) -> list[Interval]:
+        values = {"accuracy": self.accuracy, "control": self.control, "selectivity": self.selectivity}
+        if name not in values or values[name] is None:
+            valid = [k for k, v in values.items() if v is not None]
+            raise ValueError(f"measure {name!r} is not available for {self.task!r}: choose one of {valid}.")
+        return values[name]
+
+    def best_layer(self, measure: str = "accuracy") -> int:
+        values = self.measure(measure)
+        return max(range(len(values)), key=lambda l: values[l].estimate)
+
+    def tied_with_best(self, measure: str = "accuracy") -> list[int]:
+        """Layers whose interval overlaps the best layer's: the data cannot tell them apart from it."""
+        values = self.measure(measure)
+        best = values[self.best_layer(measure)]
+        return [l for l, v in enumerate(values) if v.overlaps(best)]
+
+
+def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes, *, seeds=(0, 1, 2),
+               control_train=None, control_test=None, progress: bool = True, desc: str = "probes",
+               **train_kw) -> ProbeReport:
+    """Train the task probes (one per seed) and, when given, the control probes (``[K, N]``
+    control labels, one row per seed) on every layer at once; evaluate on ``test``."""
+    seeds = list(seeds)
+    if len(seeds) < 2:
+        raise ValueError("give at least two seeds: the report shows the spread over seeds.")
+    y_train, y_test = torch.as_tensor(y_train), torch.as_tensor(y_test)
+    Y = [y_train] * len(seeds)
+    with_control = control_train is not None
+    if with_control:
+        control_train, control_test = torch.as_tensor(control_train), torch.as_tensor(control_test)
+        if control_train.shape[0] != len(seeds) or control_test.shape[0] != len(seeds):
+            raise ValueError(f"give one row of control labels per seed ({len(seeds)}).")
+        Y += list(control_train)
+    probes = train_probes(train.vectors, torch.stack(Y), len(classes), seed=seeds[0], progress=progress,
+                          desc=desc, **train_kw)
+    pred = probes.predict(test.vectors)  # [S, L+1, N]
+    K = len(seeds)
+    task_ok = (pred[:K] == y_test).double()
+    accuracy = sentence_bootstrap(task_ok, test.sentence)
+    seed_range = [seeds_interval(task_ok[:, l].mean(1)) for l in range(task_ok.shape[1])]
+    control = selectivity = None
+    if with_control:
+        control_ok = (pred[K:] == control_test[:, None, :]).double()
+        control = sentence_bootstrap(control_ok, test.sentence)
+        selectivity = sentence_bootstrap(task_ok - control_ok, test.sentence)
+    majority = (y_test == torch.bincount(y_train).argmax()).double().mean().item()
+    return ProbeReport("", tuple(classes), accuracy, control, selectivity, seed_range, majority, len(train), len(test),
+                       probes)
+
+
+def word_probe_report(features: WordFeatures, sentences, task: str, train_ids, test_ids, *, seeds=(0, 1, 2),
+                      progress: bool = True, **train_kw) -> ProbeReport:
+    """:func:`probe_task` for one task of ``data/pos`` with its control task, split by sentence."""
+    classes = _check_task(task)
+    features = features.select(features.task_mask(sentences, task))
+    labels = features.labels(sentences, task)
+    controls = torch.stack([control_labels(features.words, labels, len(classes), seed=s) for s in seeds])
+    train_mask = torch.isin(features.sentence, torch.as_tensor(list(train_ids)))
+    test_mask = torch.isin(features.sentence, torch.as_tensor(list(test_ids)))
+    if (train_mask & test_mask).any():
+        raise ValueError("train_ids and test_ids share a sentence: split by sentence (split_sentences).")
+    report = probe_task(features.select(train_mask), labels[train_mask], features.select(test_mask), labels[test_mask],
+                        classes, seeds=seeds, control_train=controls[:, train_mask], control_test=controls[:, test_mask],
+                        progress=progress, desc=f"{task} + control probes", **train_kw)
+    report.task = task
+    return report
+
+
+def sentence_probe_report(train_vectors: torch.Tensor, y_train, test_vectors: torch.Tensor, y_test, classes, *,
+                          seeds=(0, 1, 2), progress: bool = True, **train_kw) -> ProbeReport:
+    """:func:`probe_task` on sentence vectors (``[L+1, N, H]``, e.g. mean-pooled): each test
+    sentence is its own bootstrap unit. There is no control task (it is defined on word types)."""
+    def one_row_per_sentence(vectors) -> WordFeatures:
+        vectors = torch.as_tensor(vectors).float()
+        n = vectors.shape[1]
+        return WordFeatures(vectors, torch.arange(n), torch.zeros(n, dtype=torch.long), [""] * n)
+
+    report = probe_task(one_row_per_sentence(train_vectors), y_train, one_row_per_sentence(test_vectors), y_test,
+                        classes, seeds=seeds, progress=progress, desc="sentence probes", **train_kw)
+    report.task = "intent"
+    return report
+
+
+def trace_word_vectors(trace) -> tuple[list[str], torch.Tensor]:
+    """The words of a traced sentence (as BERT's pre-tokenizer splits them) and the vector of
+    each word's first WordPiece at every layer: ``[L+1, n_words, H]``."""
+    seen: Counter = Counter()
+    spans = []
+    for word in trace.words():
+        spans.append(trace.find_word(word, seen[word.lower()]))
+        seen[word.lower()] += 1
+    firsts = [s.first for s in spans]
+    return [s.word for s in spans], torch.stack([trace.hidden(l)[firsts] for l in range(trace.num_layers + 1)]).float()
+
+
+# The popular table, for BERT-base (12 layers): where each kind of knowledge is said to live.
+POPULAR_TABLE = (("upos", "part of speech", 1, 3), ("entity", "entities", 4, 8), ("intent", "sentence meaning", 9, 12))
+POPULAR_TABLE_DEPTH = 12
+
+
+def scaled_layers(first: int, last: int, num_layers: int, of: int = POPULAR_TABLE_DEPTH) -> list[int]:
+    """Layers ``first..last`` of an ``of``-layer model mapped to ``num_layers`` by relative depth:
+    layer ``l`` counts when its middle, ``(l - 1/2) / L``, lies in ``((first-1)/of, last/of]``.
+    (Tenney et al. 2019 saw tasks sit at the same depth *relative to the top* in BERT-base and
+    BERT-large.)"""
+    if not 1 <= first <= last <= of:
+        raise ValueError(f"need 1 <= first <= last <= {of}, got {first}..{last}.")
+    return [l for l in range(1, num_layers + 1) if (first - 1) / of < (l - 0.5) / num_layers <= last / of]
+
+
+def table_verdict(report: ProbeReport, claimed: list[int], measure: str = "accuracy") -> str:
+    """How the measured peak of ``measure`` relates to the table's (scaled) layers, intervals
+    respected: the best layer and every layer tied with it (overlapping intervals) count."""
+    best, tied = report.best_layer(measure), report.tied_with_best(measure)
+    if len(tied) == len(report.measure(measure)):
+        return "no peak: all layers tied"
+    if set(tied) <= set(claimed):
+        return "peak inside the table's layers"
+    if best in claimed:
+        return "best layer inside, tied with layers outside"
+    if set(tied) & set(claimed):
+        return "best layer outside, tied with a layer inside"
+    return "peak outside the table's layers"
+
+
+def summarize_layers(layers) -> str:
+    """``[0, 1, 2, 5]`` -> ``'emb-2, 5'`` (``emb`` is layer 0)."""
+    name = lambda l: "emb" if l == 0 else str(l)  # noqa: E731
+    runs: list[list[int]] = []
+    for l in sorted(layers):
+        if runs and l == runs[-1][1] + 1:
+            runs[-1][1] = l
+        else:
+            runs.append([l, l])
+    return ", ".join(name(a) if a == b else f"{name(a)}-{name(b)}" for a, b in runs) or "none"
+
+
+def norm_quartiles(features: WordFeatures) -> np.ndarray:
+    """``[3, L+1]``: 25th, 50th and 75th percentile of the word vectors' L2 norms at each layer."""
+    return np.percentile(features.vectors.norm(dim=-1).numpy(), [25, 50, 75], axis=1)

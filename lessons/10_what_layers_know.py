@@ -1,0 +1,505 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 10 — What each layer knows, and what fine-tuning changes
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/10_what_layers_know.ipynb)
+#
+# Two tables circulate widely. One says *"part of speech lives in layers 1–3, entities in
+# 4–8, sentence meaning in the last four"*; the other says *"freeze the lower layers, they
+# hold general features"* (lesson 08 froze the lower half). This lesson measures both on the
+# loaded model, the way the research does it:
+#
+# 1. **probes with control tasks**: a linear classifier per layer reads a word's part of
+#    speech or entity type off its vector, and a control task tells us how much of that the
+#    probe merely memorised;
+# 2. **what fine-tuning changes**: the same layers before and after fine-tuning on the
+#    intent data, compared with linear CKA and the relative change of their weights;
+# 3. **the masked-LM lens**: BERT's own word-prediction head applied to every layer, when
+#    the checkpoint has one.
+#
+# Every number below is computed in this run, with an interval; the prose says how to read
+# them, never what they are.
+#
+# The first cell installs the course when you run it on Google Colab; on your own
+# machine it does nothing.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+import sys
+
+if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+    import subprocess
+
+    subprocess.run(["git", "clone", "-q", "--depth", "1",
+                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    sys.path.insert(0, "/content/course")
+else:
+    print("Running locally: nothing to install.")
+
+# %% [markdown]
+# ## Parameters
+#
+# `MODEL` names the checkpoint (`None`: the course chooses). `SENTENCE` is the sentence whose
+# words the trained probes tag, layer by layer, and in which the masked-LM lens hides a word.
+
+# %% tags=["parameters"]
+MODEL = None
+SENTENCE = "She will book a table at the new place near the river."
+
+# %%
+import time
+
+import matplotlib.pyplot as plt
+import torch
+
+from helpers.model.loading import load_model
+from helpers.model.trace import trace_text
+
+start_wall, start_cpu = time.perf_counter(), time.process_time()
+torch.manual_seed(0)
+tokenizer, model = load_model(MODEL)
+L, H = model.config.num_hidden_layers, model.config.hidden_size
+trace = trace_text(tokenizer, model, SENTENCE)
+print(f"{L} layers, hidden size {H}; SENTENCE has {len(trace.words())} words, {trace.seq_len} tokens")
+
+# %% [markdown]
+# ## 1. The data: sentences and a tagger's labels
+#
+# `data/pos/` holds a few hundred English sentences written for this course, each word labelled by a
+# real tagger, spaCy's small English pipeline (`data/pos/build_pos.py` ran it once; the course
+# does not need spaCy). Two labels per word interest us:
+#
+# * its **Universal POS tag** (17 tags: `NOUN`, `VERB`, `ADP`, ...);
+# * for the words inside a named entity, the entity's **type**, grouped into seven classes
+#   (`PERSON`, `GROUP`, `ORG`, `PLACE`, `TIME`, `NUMBER`, `OTHER`; `ENTITY_GROUPS` in
+#   `helpers/probes/compute.py`). Like the entity task of Tenney et al.'s edge probing, the
+#   span is given and only its type is asked.
+#
+# They are a tagger's labels, not gold annotations (`data/pos/README.md` gives the tagger,
+# its version and its own accuracy). Many sentences use a word in two roles ("*book* a table"
+# / "read the *book*"), so the word alone does not decide its tag.
+
+# %%
+from helpers.common.data import load_pos
+from helpers.model.tokens import is_unknown
+
+sentences = load_pos()
+example = sentences[1]
+print(f"{len(sentences)} sentences, {sum(map(len, sentences))} words; labels by {sentences[0].tagger}")
+print(" ".join(f"{w}/{t}" for w, t in zip(example.words, example.upos)))
+unknown = sum(is_unknown(tokenizer, w) for s in sentences for w in s.words) / sum(map(len, sentences))
+print(f"words this tokenizer maps (partly) to {tokenizer.unk_token}: {unknown:.1%}")
+
+# %% [markdown]
+# ## 2. A vector per word, at every layer
+#
+# WordPiece may split a word into several tokens; like most probing work we represent a word
+# by its **first** WordPiece: for word $w$ whose first token sits at position $i_w$,
+#
+# $$x^{(l)}_w = h^{(l)}_{i_w}, \qquad l = 0 \,(\text{embeddings}), 1, \dots, L .$$
+#
+# `extract_word_features` (in `helpers/probes/compute.py`) runs each batch of sentences once,
+# pre-split into the tagger's words (`is_split_into_words=True`), and keeps $x^{(l)}_w$ for
+# every layer. We split **by sentence**: a quarter of the sentences are for testing only, so
+# no test word is read in a context the probe has seen.
+
+# %%
+from helpers.probes.compute import extract_word_features, split_sentences
+
+t0 = time.perf_counter()
+features = extract_word_features(tokenizer, model, sentences)
+train_ids, test_ids = split_sentences(len(sentences), test_fraction=0.25, seed=0)
+print(f"word vectors {tuple(features.vectors.shape)} = [layers+1, words, H] in {time.perf_counter() - t0:.1f} s; "
+      f"{len(train_ids)} train / {len(test_ids)} test sentences")
+
+# %% [markdown]
+# ## 3. A linear probe per layer, and a control task
+#
+# A **linear probe** for layer $l$ is a softmax classifier on the standardised word vector,
+#
+# $$p(y \mid w) = \mathrm{softmax}\!\left(W_l\, \frac{x^{(l)}_w - \mu_l}{\sigma_l} + b_l\right),$$
+#
+# trained with cross-entropy on the training words. High test accuracy says the tag can be
+# read off layer $l$ *by a linear map* -- but a probe with $H$ inputs per class (hundreds)
+# can also memorise which word gets which tag. Hewitt & Liang (2019, *Designing and Interpreting
+# Probes with Control Tasks*, measured on ELMo) made this measurable with a **control task**:
+# every word *type* $v$ gets a random label $c(v)$, drawn once from the empirical label
+# distribution and fixed for all its occurrences. Only memorising word types can solve it, so
+#
+# $$\text{selectivity}_l = \text{accuracy}_l(\text{task}) - \text{accuracy}_l(\text{control})$$
+#
+# is the part of the accuracy that the representation, not the probe's memory, explains.
+# (They found ELMo's first layer slightly more accurate for POS than its second, but the
+# second far more selective.) Here are a few test words with their tag and one control label:
+
+# %%
+from helpers.common.data import UPOS_TAGS
+from helpers.probes.compute import control_labels
+
+upos = features.labels(sentences, "upos")
+control = control_labels(features.words, upos, len(UPOS_TAGS), seed=0)
+for i in (features.sentence == test_ids[0]).nonzero().flatten()[:8].tolist():  # words of the first test sentence
+    print(f"{features.words[i]:>12}  task {UPOS_TAGS[upos[i]]:<6} control {UPOS_TAGS[control[i]]}")
+same_type = {w.lower(): int(c) for w, c in zip(features.words, control)}
+assert all(same_type[w.lower()] == int(c) for w, c in zip(features.words, control)), "one control label per word type"
+
+# %% [markdown]
+# `word_probe_report` trains, for each of three seeds, the task probe and a control probe
+# (each seed draws its own control labels) -- for all $L+1$ layers at once, as one batched
+# matrix product (`train_probes`), with a few mini-batch epochs of Adam. Each number is the
+# test accuracy averaged over the seeds, with a 95 % bootstrap interval that resamples **test
+# sentences** (words of one sentence are not independent; `sentence_bootstrap`).
+
+# %%
+from helpers.probes.compute import word_probe_report
+
+seeds = [0, 1, 2]
+reports = {task: word_probe_report(features, sentences, task, train_ids, test_ids, seeds=seeds)
+           for task in ("upos", "entity")}
+for task, r in reports.items():
+    print(f"{task}: {r.n_train} train / {r.n_test} test words, {len(r.classes)} classes, "
+          f"most frequent training tag on test: {r.majority:.1%}")
+    print(f"{'layer':>6} {'task accuracy':>22} {'control':>22} {'selectivity':>22}")
+    for l in range(L + 1):
+        print(f"{'emb' if l == 0 else l:>6} {r.accuracy[l].percent():>22} {r.control[l].percent():>22} "
+              f"{r.selectivity[l].percent():>22}")
+    print(f"largest spread of task accuracy over the seeds: {max(i.high - i.low for i in r.seed_range):.1%}")
+
+# %%
+from helpers.probes.plots import plot_probe_reports
+
+axes = plot_probe_reports(reports.values())
+plt.show()
+
+# %% [markdown]
+# Read the bands, not just the lines: where two layers' bands overlap, this data cannot tell
+# them apart. The control line shows how much a probe gets from memorising word types alone,
+# so it is high where a word's vector still identifies its word type well -- at the embedding
+# layer the vector is just the word's own embedding plus position and segment.
+#
+# ## 4. Where does each kind of knowledge peak?
+#
+# Tenney, Das & Pavlick (2019, *BERT Rediscovers the Classical NLP Pipeline*) probed the
+# stock BERT-base and BERT-large models (uncased) with *edge probing*, mixing all layers with
+# learned weights, and found the classical pipeline in order: part of speech earliest, then
+# constituents, dependencies, semantic roles and coreference; entity types were resolved
+# partly at layer 1 with a long tail into higher layers. They also saw the tasks sit at the
+# same depth *relative to the top* of the two models. The popular table states its layer
+# numbers for BERT-base (12 layers); `scaled_layers` maps them to this model by relative depth.
+#
+# For "sentence meaning" we probe the intents of lessons 07-08: a linear probe per layer on
+# mean-pooled sentence vectors (`sentence_probe_report`; no control task, which is defined on
+# word types).
+
+# %%
+from helpers.classify.compute import extract_features
+from helpers.common.data import load_intents
+from helpers.probes.compute import POPULAR_TABLE, scaled_layers, sentence_probe_report, summarize_layers, table_verdict
+
+train, test = load_intents("train"), load_intents("test")
+intent_feats = extract_features(tokenizer, model, train.texts + test.texts)
+n = len(train)
+reports["intent"] = sentence_probe_report(intent_feats.mean[:, :n], train.labels, intent_feats.mean[:, n:], test.labels,
+                                          train.names, seeds=seeds)
+print("intent probe accuracy: " + "; ".join(f"{'emb' if l == 0 else l}: {iv.percent()}"
+                                            for l, iv in enumerate(reports["intent"].accuracy)))
+print(f"\n{'task':<18}{'best layer (tied)':<20}{'most selective (tied)':<23}{'table, scaled':<15}verdict")
+for task, name, first, last in POPULAR_TABLE:
+    r, claimed = reports[task], scaled_layers(first, last, L)
+    best = f"{r.best_layer()} ({summarize_layers(r.tied_with_best())})"
+    selective = (f"{r.best_layer('selectivity')} ({summarize_layers(r.tied_with_best('selectivity'))})"
+                 if r.selectivity else "n/a")
+    print(f"{name:<18}{best:<20}{selective:<23}{summarize_layers(claimed):<15}{table_verdict(r, claimed)}")
+
+# %% [markdown]
+# Read the table above row by row. "Best layer" has the highest test accuracy; in brackets
+# are all layers whose interval overlaps the best one's -- the data cannot rank those. The
+# verdict compares that whole set with the table's layers:
+#
+# * *peak inside the table's layers* -- the best layer and all layers tied with it are where
+#   the table says: the popular row holds *on this model and data*;
+# * *best layer inside, tied with layers outside* -- the data do not contradict the row, but
+#   cannot confine the peak to it either;
+# * *best layer outside, tied with a layer inside* / *peak outside the table's layers* -- the
+#   row does not describe this model (the second more clearly);
+# * *no peak: all layers tied* -- with these intervals no layer stands out at all.
+#
+# Keep in mind what differs from Tenney et al.: one linear probe per single layer here versus
+# mixing weights over all layers there, a few hundred sentences here versus OntoNotes there,
+# and a tagger's labels here versus gold annotations there.
+#
+# The trained part-of-speech probes can tag any sentence. Here is what the probe of each
+# layer (seed 0) says about the words of `SENTENCE` (BERT's own word split; at most 12 words shown):
+
+# %%
+from helpers.probes.compute import trace_word_vectors
+
+words, vectors = trace_word_vectors(trace)
+tags = reports["upos"].probes.predict(vectors)[0]  # [L+1, words], task probe of seed 0
+shown = range(min(len(words), 12))
+print(f"{'layer':>6} " + " ".join(f"{words[i][:9]:>9}" for i in shown))
+for l in range(L + 1):
+    print(f"{'emb' if l == 0 else l:>6} " + " ".join(f"{UPOS_TAGS[tags[l, i]]:>9}" for i in shown))
+
+# %% [markdown]
+# ## 5. What fine-tuning changes, layer by layer
+#
+# Now we fine-tune the **whole** model on the intent data -- `compare_finetuned` calls
+# lesson 08's `finetune(..., "full")` (in `helpers/finetuning/compute.py`) on a deep copy, once
+# per seed -- and compare each layer before and after.
+#
+# **Linear CKA** (Kornblith et al. 2019, *Similarity of Neural Network Representations
+# Revisited*) compares two representations $X \in \mathbb{R}^{n \times H}$ (before) and
+# $Y \in \mathbb{R}^{n \times H}$ (after) of the same $n$ tokens. With both column-centred,
+#
+# $$\mathrm{CKA}(X, Y) = \frac{\lVert Y^\top X \rVert_F^2}{\lVert X^\top X \rVert_F\, \lVert Y^\top Y \rVert_F} \in [0, 1].$$
+#
+# It is 1 when $Y$ is $X$ rotated and scaled, and it ignores those changes -- an orthogonal
+# map or a uniform scale does not alter what a linear read-out can do. Our $n$ rows are the
+# tokens (no `[CLS]`/`[SEP]`) of the test utterances.
+#
+# The **relative weight change** of a layer takes all its parameters $\theta$ together:
+# $\lVert \theta_{\text{after}} - \theta_{\text{before}} \rVert / \lVert \theta_{\text{before}} \rVert$
+# (Frobenius norms; `relative_weight_change`). The word embeddings stay frozen in `finetune`,
+# so "emb" covers position and segment embeddings and their LayerNorm.
+#
+# To stay CPU-short: 10 utterances per intent, 2 epochs, learning rate $2 \cdot 10^{-4}$, three seeds.
+
+# %%
+from helpers.finetuning.compute import compare_finetuned
+
+change = compare_finetuned(tokenizer, model, train.subset(10), test, seeds=seeds, epochs=2, lr=2e-4, batch_size=20)
+print("test accuracy of the fine-tuned classifiers: " + ", ".join(f"{a:.1%}" for a in change.accuracy))
+assert all(p.grad is None for p in model.parameters()), "the loaded model must stay untouched"
+
+# %% [markdown]
+# Before reading the numbers, check `linear_cka` against an independent formula. Kornblith et
+# al. define CKA through the Hilbert-Schmidt independence criterion of the two $n \times n$
+# Gram matrices $K = XX^\top$, $M = YY^\top$ with the centring matrix $C = I - \frac{1}{n}\mathbf{1}\mathbf{1}^\top$:
+# $\mathrm{HSIC}(K, M) = \mathrm{tr}(KCMC)/(n-1)^2$ and
+# $\mathrm{CKA} = \mathrm{HSIC}(K, M) / \sqrt{\mathrm{HSIC}(K, K)\,\mathrm{HSIC}(M, M)}$.
+
+# %%
+from helpers.finetuning.compute import linear_cka
+
+X, Y = change.before[L].double(), change.after[0][L].double()  # layer L, pre-trained vs seed 0
+C = torch.eye(len(X), dtype=X.dtype) - 1 / len(X)
+hsic = lambda K, M: torch.trace(K @ C @ M @ C) / (len(X) - 1) ** 2  # noqa: E731
+K, M = X @ X.T, Y @ Y.T
+cka_hsic = hsic(K, M) / (hsic(K, K) * hsic(M, M)).sqrt()
+assert abs(cka_hsic.item() - linear_cka(X, Y)) < 1e-6 and abs(linear_cka(X, Y) - change.cka[0, L].item()) < 1e-5
+print(f"layer {L}, seed {seeds[0]}: CKA {linear_cka(X, Y):.4f} (feature space) = {cka_hsic.item():.4f} (HSIC of Gram matrices)")
+
+# %% [markdown]
+# Now every layer. Each value is the mean over the three fine-tuning seeds with the range of
+# the seeds (`seeds_interval` in `helpers/common/stats.py`).
+
+# %%
+from helpers.common.stats import seeds_interval
+from helpers.finetuning.plots import plot_layer_change
+
+cka = [seeds_interval(change.cka[:, l]) for l in range(L + 1)]
+moved = [seeds_interval(change.weight_change[:, l]) for l in range(L + 1)]
+print(f"{'layer':>6} {'CKA before/after':>26} {'relative weight change':>30}")
+for l in range(L + 1):
+    print(f"{'emb' if l == 0 else l:>6} {cka[l].format('.3f'):>26} {moved[l].format('.4f'):>30}")
+axes = plot_layer_change(cka, moved)
+plt.show()
+
+# %% [markdown]
+# Merchant et al. (2020, *What Happens To BERT Embeddings During Fine-tuning?*, BERT-base,
+# measured with probing, representational similarity analysis and layer ablations) found
+# fine-tuning to be conservative: it mostly changes the **top** layers (with exceptions:
+# fine-tuning for dependency parsing reconfigured most of the model). Does that hold here?
+# The check below compares the lowest and the highest encoder layer; two seed ranges that do
+# not overlap are called different.
+
+# %%
+low_to_high = [cka[l].estimate for l in range(1, L + 1)]
+most_changed = 1 + min(range(L), key=low_to_high.__getitem__)
+if cka[L].high < cka[1].low:
+    verdict = "lower at the top layer than at layer 1: the top changed more, as Merchant et al. found"
+elif cka[1].high < cka[L].low:
+    verdict = "lower at layer 1 than at the top layer: here the bottom changed more, unlike Merchant et al."
+else:
+    verdict = "not distinguishable between layer 1 and the top layer (the seed ranges overlap)"
+print(f"CKA is {verdict}; the most changed layer is {most_changed} (CKA {cka[most_changed]}).")
+falls = all(a.estimate >= b.estimate for a, b in zip(cka[1:], cka[2:]))
+print(f"mean CKA {'falls' if falls else 'does not fall'} steadily from layer 1 to layer {L}; relative weight change "
+      f"of layer 1 {moved[1].format('.4f')} vs layer {L} {moved[L].format('.4f')}.")
+
+# %% [markdown]
+# A caution on the weight change: Adam scales every parameter's step by its own gradient
+# history, so after a few steps every weight has moved by roughly the learning rate per step,
+# whatever its gradient. ‖ΔW‖/‖W‖ therefore varies less between layers than one might expect
+# and says little about *how much the function changed*; CKA measures the representation itself.
+#
+# ## 6. Does the fine-tuned model still know parts of speech?
+#
+# Merchant et al. found no catastrophic forgetting of linguistic structure. We rerun the
+# part-of-speech probe of section 3, with its control task, on the fine-tuned model of seed 0.
+
+# %%
+from helpers.probes.plots import plot_before_after
+
+tuned_features = extract_word_features(tokenizer, change.runs[0].model.bert, sentences)
+tuned = word_probe_report(tuned_features, sentences, "upos", train_ids, test_ids, seeds=seeds)
+before_pos = reports["upos"]
+axes = plot_before_after(before_pos, tuned)
+plt.show()
+print(f"{'layer':>6} {'accuracy before':>22} {'after':>22} {'selectivity before':>22} {'after':>22}")
+for l in range(L + 1):
+    print(f"{'emb' if l == 0 else l:>6} {before_pos.accuracy[l].percent():>22} {tuned.accuracy[l].percent():>22} "
+          f"{before_pos.selectivity[l].percent():>22} {tuned.selectivity[l].percent():>22}")
+lower = [l for l in range(L + 1) if tuned.accuracy[l].high < before_pos.accuracy[l].low]
+print("layers whose POS accuracy dropped (intervals apart): " + (summarize_layers(lower) if lower else "none"))
+
+# %% [markdown]
+# ### Back to lesson 08's freezing advice
+#
+# "Freeze the lower layers" assumes that fine-tuning would not change them much anyway, so
+# freezing them costs little and saves their backward pass. The numbers above test that
+# assumption for this model and task: lesson 08's "freeze lower half" froze layers
+# $1..\lfloor L/2 \rfloor$.
+
+# %%
+half = list(range(1, L // 2 + 1))
+if half:
+    lowest = min(half, key=lambda l: cka[l].low)
+    upper = list(range(L // 2 + 1, L + 1))
+    print(f"lower half (layers {summarize_layers(half)}): CKA at least {cka[lowest].low:.3f} in every seed "
+          f"(lowest: layer {lowest}); upper half (layers {summarize_layers(upper)}): "
+          f"as low as {min(cka[l].low for l in upper):.3f}.")
+else:
+    print(f"this model has {L} layer(s): there is no lower half to freeze.")
+
+# %% [markdown]
+# If the lower half's CKA stays close to 1 while the upper half's falls, full fine-tuning
+# barely used the lower layers here, and freezing them (lesson 08) gives up little of what
+# full fine-tuning does; if not, the advice does not fit this model and task. Either way this
+# is one small task with a short run -- measure on yours.
+#
+# ## 7. The masked-LM lens
+#
+# BERT was pre-trained to fill in masked words. `BertForMaskedLM` predicts them with a head,
+# `cls.predictions`, on top of the **last** layer:
+#
+# $$z = \mathrm{LayerNorm}\big(\mathrm{GELU}(W_d\, h^{(L)} + b_d)\big), \qquad \text{logits} = E\, z + b ,$$
+#
+# where $E$ is the word-embedding matrix (the decoder's weight is tied to it). The *lens*
+# feeds every layer's $h^{(l)}$ at the `[MASK]` position through the same head, to see when
+# the final guess takes shape (the "logit lens" of nostalgebraist, 2020, did this for GPT-2).
+#
+# What does BERT being **post-LN** mean for this? Every layer ends with
+# $h^{(l)} = \mathrm{LayerNorm}(\dots)$ (lesson 03), and so does the embedding output: every
+# hidden state is already normalised -- zero mean and unit variance over its $H$ entries,
+# before that LayerNorm's learned gain and bias -- so its size does not grow with depth and
+# the head can take any layer's vector as it is. In a pre-LN model such as GPT-2 the residual
+# stream grows with depth, and the logit lens must apply the final LayerNorm first. The typical
+# vector size per layer, over all the words of `data/pos`:
+
+# %%
+from helpers.probes.compute import norm_quartiles
+
+q25, med, q75 = norm_quartiles(features)
+print("word-vector norm per layer, median [25th, 75th percentile]:")
+print("  " + "; ".join(f"{'emb' if l == 0 else l}: {med[l]:.1f} [{q25[l]:.1f}, {q75[l]:.1f}]" for l in range(L + 1)))
+
+# %% [markdown]
+# Same scale is not same meaning, though: the head was trained only on layer $L$'s outputs,
+# and nothing forced earlier layers to use the same directions for the same words. The lens
+# shows what the *last layer's* read-out makes of an earlier layer, not what that layer
+# "believes".
+#
+# The lens needs trained head weights. `load_masked_lm` (in `helpers/lens/compute.py`) loads
+# the checkpoint as `BertForMaskedLM` and checks that every `cls.predictions` weight was in
+# the checkpoint, not freshly initialised at random:
+
+# %%
+from helpers.lens.compute import load_masked_lm
+
+mlm, head = load_masked_lm(model.name_or_path)
+print(head.message)
+
+# %% [markdown]
+# When the head is there, we mask one word of `SENTENCE` (a single-WordPiece word near the
+# middle, `mask_one_word`), apply the head to every layer, and check that the last layer
+# reproduces what `BertForMaskedLM` itself predicts.
+
+# %%
+from helpers.lens.compute import mask_one_word, masked_lm_lens
+from helpers.lens.plots import plot_lens
+
+if head.present:
+    masked, word = mask_one_word(tokenizer, mlm, SENTENCE)
+    lens = masked_lm_lens(tokenizer, mlm, masked, target=word, top_k=5)
+    assert torch.allclose(lens.logits[-1], lens.model_logits, atol=1e-4), "the head by hand must match BertForMaskedLM"
+    at = masked.index(tokenizer.mask_token)
+    print(f"masked {word!r}: ...{masked[max(0, at - 80):at + 80]}...")
+    ax = plot_lens(lens)
+    plt.show()
+    if lens.target_ranks is not None:
+        print(f"rank of {word!r} per layer: " + ", ".join(f"{'emb' if l == 0 else l}: {int(r)}"
+                                                         for l, r in enumerate(lens.target_ranks)))
+else:
+    print("No lens for this checkpoint; try MODEL = 'bert-base-uncased' (needs the hub or a local copy).")
+
+# %%
+wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
+print(f"lesson computations: {wall:.0f} s wall clock, {cpu:.0f} s CPU time (this process)")
+
+# %% [markdown]
+# ## Summary
+#
+# * A **linear probe per layer** reads a label off each layer's word vectors; a **control
+#   task** (random but fixed label per word type) measures what the probe memorises, and
+#   **selectivity** = task − control accuracy is what the representation explains.
+# * Where a task peaks is a measurement with an interval, not a table entry: the comparison
+#   with Tenney et al. and with the popular "1–3 / 4–8 / last four" table above is this model's
+#   answer, and layers whose intervals overlap are not ranked.
+# * **Linear CKA** compares a layer before and after fine-tuning, invariant to rotation and
+#   scale; checked against the HSIC formula. The relative weight change is a weaker signal
+#   under Adam.
+# * The part-of-speech probe on the fine-tuned model tells whether fine-tuning erased what
+#   the probe could read; CKA per layer tells whether freezing the lower layers (lesson 08)
+#   gives up much.
+# * The **masked-LM lens** applies the pre-training head to every layer; BERT's post-LN
+#   design puts every hidden state on the head's input scale, but the head was trained on the
+#   last layer only. Checkpoints without a trained head get no lens.
+#
+# ## Exercises
+#
+# 1. Write `control_task(words, labels, num_classes, seed)` returning one control label per
+#    word: each word type (lower-cased) gets one label drawn from the empirical distribution
+#    of `labels`, the same for all its occurrences.
+# 2. Write `cka(X, Y)`: linear CKA of two `[n, H]` matrices, in the feature-space form above.
+# 3. Compute the relative weight change of the **last** encoder layer of the fine-tuned model
+#    of seed 0 (`change.runs[0].model.bert.encoder.layer[-1]`) against the loaded model's
+#    (`model.encoder.layer[-1]`), all its parameters taken together.
+
+# %%
+from helpers.exercises.lesson10 import check_exercise_1, check_exercise_2, check_exercise_3
+
+control_task = None  # your function here
+check_exercise_1(control_task, features.words, upos, len(UPOS_TAGS))
+
+# %%
+cka_by_hand = None  # your function here
+check_exercise_2(cka_by_hand, change.before, change.after[0])
+
+# %%
+last_layer_change = None  # your number here
+check_exercise_3(last_layer_change, model, change.runs[0].model.bert)

@@ -1,0 +1,198 @@
+"""helpers.probes.compute on the real bundled model and the real data/pos labels."""
+
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.common.data import UPOS_TAGS, TaggedSentence, load_pos
+from helpers.common.stats import Interval
+from helpers.model.trace import trace_text
+from helpers.probes.compute import (
+    ENTITY_CLASSES, ProbeReport, control_labels, entity_class, extract_word_features, norm_quartiles, scaled_layers,
+    sentence_bootstrap, sentence_probe_report, split_sentences, summarize_layers, table_verdict, trace_word_vectors,
+    train_probes, word_probe_report,
+)
+
+
+@pytest.fixture(scope="module")
+def sentences():
+    return load_pos()
+
+
+@pytest.fixture(scope="module")
+def features(tokenizer, model, sentences):
+    return extract_word_features(tokenizer, model, sentences[:160], progress=False)
+
+
+def test_word_features_are_each_words_first_wordpiece_at_every_layer(tokenizer, model, sentences, features):
+    L = model.config.num_hidden_layers
+    assert features.vectors.shape == (L + 1, sum(len(s) for s in sentences[:160]), model.config.hidden_size)
+    # rows come sentence by sentence, word by word, whatever the batching order was
+    assert features.sentence.tolist() == [i for i, s in enumerate(sentences[:160]) for _ in s.words]
+    assert features.words == [w for s in sentences[:160] for w in s.words]
+    for i in (0, 7, 123):  # an independent single-sentence run
+        enc = tokenizer([list(sentences[i].words)], is_split_into_words=True, return_tensors="pt")
+        with torch.no_grad():
+            hs = model(**enc, output_hidden_states=True).hidden_states
+        firsts = [enc.word_ids(0).index(k) for k in range(len(sentences[i]))]
+        rows = (features.sentence == i).nonzero().flatten()
+        for l in range(L + 1):
+            assert torch.allclose(features.vectors[l, rows], hs[l][0, firsts], atol=1e-4)
+
+
+def test_words_past_the_maximum_length_are_left_out_with_a_warning(other_bert_dir):
+    from helpers.model.loading import load_model
+
+    tok, small = load_model(other_bert_dir, verbose=False)
+    n = 2 * small.config.max_position_embeddings
+    long = TaggedSentence("x", tuple(["river"] * n), ("NOUN",) * n, ("O",) * n, tuple(range(n)), ("dep",) * n)
+    with pytest.warns(UserWarning, match="maximum input length"):
+        f = extract_word_features(tok, small, [long], progress=False)
+    assert len(f) == small.config.max_position_embeddings - 2 and f.n_dropped == n - len(f)
+    assert f.position.tolist() == list(range(len(f)))
+
+
+def test_bad_inputs_get_clear_errors(tokenizer, model, sentences):
+    with pytest.raises(ValueError, match="TaggedSentence"):
+        extract_word_features(tokenizer, model, ["a plain string"], progress=False)
+    with pytest.raises(ValueError, match="batch_size"):
+        extract_word_features(tokenizer, model, sentences[:2], batch_size=0, progress=False)
+    with pytest.raises(ValueError, match="choose one of"):
+        word_probe_report(None, sentences, "dependency", [0], [1])
+
+
+def test_labels_and_entity_classes(sentences, features):
+    upos = features.labels(sentences, "upos")
+    assert [UPOS_TAGS[i] for i in upos[: len(sentences[0])]] == list(sentences[0].upos)
+    mask = features.task_mask(sentences, "entity")
+    ents = features.select(mask).labels(sentences, "entity")
+    assert 0 < int(mask.sum()) < len(features) and int(ents.max()) < len(ENTITY_CLASSES)
+    assert entity_class("B-GPE") == entity_class("I-LOC") == "PLACE" and entity_class("B-DATE") == "TIME"
+    with pytest.raises(ValueError, match="no entity class"):
+        entity_class("O")
+    with pytest.raises(ValueError, match="unknown entity type"):
+        entity_class("B-ALIEN")
+
+
+def test_split_is_by_sentence_fixed_and_complete():
+    train, test = split_sentences(100, 0.25, seed=0)
+    assert len(test) == 25 and not set(train) & set(test) and sorted(train + test) == list(range(100))
+    assert split_sentences(100, 0.25, seed=0) == (train, test) and split_sentences(100, 0.25, seed=1) != (train, test)
+    with pytest.raises(ValueError, match="test_fraction"):
+        split_sentences(10, 1.0)
+
+
+def test_control_labels_are_fixed_per_word_type_and_follow_the_label_distribution(sentences, features):
+    y = features.labels(sentences, "upos")
+    c = control_labels(features.words, y, len(UPOS_TAGS), seed=0)
+    label_of = {}
+    for w, lab in zip(features.words, c.tolist()):
+        assert label_of.setdefault(w.lower(), lab) == lab, "every occurrence of a type keeps its control label"
+    assert torch.equal(c, control_labels(features.words, y, len(UPOS_TAGS), seed=0))
+    assert not torch.equal(c, control_labels(features.words, y, len(UPOS_TAGS), seed=1))
+    empirical = torch.bincount(y, minlength=len(UPOS_TAGS)).double() / len(y)
+    per_type = torch.bincount(torch.tensor(list(label_of.values())), minlength=len(UPOS_TAGS)).double() / len(label_of)
+    assert 0.5 * (per_type - empirical).abs().sum() < 0.12
+    with pytest.raises(ValueError, match="equally long"):
+        control_labels(features.words[:3], y, len(UPOS_TAGS))
+
+
+def test_batched_probes_train_each_label_set_as_if_alone():
+    g = torch.Generator().manual_seed(0)
+    X = torch.randn(3, 400, 16, generator=g)
+    y = (X[1, :, 0] > 0).long()  # readable from layer 1 only
+    noise = torch.randint(0, 2, (400,), generator=g)
+    together = train_probes(X, torch.stack([y, noise]), 2, epochs=150, progress=False)
+    other = train_probes(X, torch.stack([y, 1 - noise]), 2, epochs=150, progress=False)
+    assert torch.allclose(together.weight[..., :2], other.weight[..., :2], atol=1e-5)
+    pred = together.predict(X)  # [S, L+1, N]
+    assert pred.shape == (2, 3, 400)
+    acc = (pred[0] == y).double().mean(1)
+    assert acc[1] > 0.95 and acc[0] < 0.7 and acc[2] < 0.7
+    with pytest.raises(ValueError, match="labels must lie"):
+        train_probes(X, torch.full((400,), 5), 2, progress=False)
+
+
+def test_sentence_bootstrap_resamples_sentences():
+    correct = torch.tensor([[[1, 1, 0, 0, 1, 1]]], dtype=torch.float64)  # K=1, one layer, 6 words
+    sentence = torch.tensor([0, 0, 1, 1, 2, 2])
+    (iv,) = sentence_bootstrap(correct, sentence)
+    assert iv.estimate == pytest.approx(4 / 6) and iv.low >= 0 and iv.high <= 1
+    # whole sentences move together: every resample is a multiple of 1/3 of sentences at 0 or 1
+    assert {round(iv.low * 3) / 3, round(iv.high * 3) / 3} <= {0.0, 1 / 3, 2 / 3, 1.0}
+    (ones,) = sentence_bootstrap(torch.ones(2, 1, 6), sentence)
+    assert (ones.estimate, ones.low, ones.high) == (1.0, 1.0, 1.0)
+    with pytest.raises(ValueError, match="correct must be"):
+        sentence_bootstrap(torch.ones(1, 1, 5), sentence)
+
+
+def test_real_pos_probe_beats_the_majority_tag_and_is_selective(sentences, features):
+    train, test = split_sentences(160, 0.25, seed=0)
+    r = word_probe_report(features, sentences, "upos", train, test, seeds=(0, 1), progress=False)
+    L = features.num_layers
+    assert r.task == "upos" and len(r.accuracy) == len(r.control) == len(r.selectivity) == L + 1
+    best = r.accuracy[r.best_layer()]
+    assert best.low > r.majority + 0.3, "a linear probe must read POS far better than the most frequent tag"
+    assert max(s.estimate for s in r.selectivity) > 0.1
+    assert r.best_layer() in r.tied_with_best()
+    assert r.probes is not None and r.probes.predict(features.vectors[:, :5]).shape == (4, L + 1, 5)
+
+
+def test_sentence_probe_report_has_no_control(intent_data):
+    train, test, f_train, f_test = intent_data
+    r = sentence_probe_report(f_train.mean, train.labels, f_test.mean, test.labels, train.names, seeds=(0, 1),
+                              progress=False)
+    assert r.task == "intent" and r.control is None and r.selectivity is None
+    with pytest.raises(ValueError, match="not available"):
+        r.best_layer("selectivity")
+    assert max(i.estimate for i in r.accuracy) > 1 / train.num_classes + 0.2
+
+
+def test_scaled_layers_reproduce_the_table_at_12_and_partition_every_depth():
+    assert [scaled_layers(a, b, 12) for a, b in ((1, 3), (4, 8), (9, 12))] == [[1, 2, 3], [4, 5, 6, 7, 8],
+                                                                               [9, 10, 11, 12]]
+    assert [scaled_layers(a, b, 24) for a, b in ((1, 3), (4, 8), (9, 12))] == [list(range(1, 7)), list(range(7, 17)),
+                                                                               list(range(17, 25))]
+    assert [scaled_layers(a, b, 6) for a, b in ((1, 3), (4, 8), (9, 12))] == [[1, 2], [3, 4], [5, 6]]
+    for L in range(3, 49):
+        parts = [scaled_layers(a, b, L) for a, b in ((1, 3), (4, 8), (9, 12))]
+        assert sorted(sum(parts, [])) == list(range(1, L + 1)) and all(parts)
+    with pytest.raises(ValueError):
+        scaled_layers(5, 3, 12)
+
+
+def _report(estimates, width=0.01):
+    ivs = [Interval(e, e - width, e + width) for e in estimates]
+    return ProbeReport("upos", UPOS_TAGS, ivs, None, None, ivs, 0.2, 10, 10)
+
+
+def test_peak_verdicts_respect_intervals():
+    r = _report([0.5, 0.9, 0.95, 0.8, 0.7])
+    assert r.best_layer() == 2 and r.tied_with_best() == [2]
+    assert table_verdict(r, [1, 2]) == "peak inside the table's layers"
+    assert table_verdict(r, [3, 4]) == "peak outside the table's layers"
+    wide = _report([0.5, 0.9, 0.95, 0.8, 0.7], width=0.04)
+    assert wide.tied_with_best() == [1, 2] and table_verdict(wide, [1]) == "best layer outside, tied with a layer inside"
+    assert table_verdict(wide, [2, 3]) == "best layer inside, tied with layers outside"
+    assert table_verdict(wide, [1, 2, 3]) == "peak inside the table's layers"
+    flat = _report([0.9, 0.91, 0.9], width=0.05)
+    assert table_verdict(flat, [1]).startswith("no peak")
+    assert summarize_layers([0, 1, 2, 5]) == "emb-2, 5" and summarize_layers([]) == "none"
+
+
+def test_trace_word_vectors_and_norms(tokenizer, model, features):
+    trace = trace_text(tokenizer, model, "The bank can book a table, and the book is on the table.")
+    words, vectors = trace_word_vectors(trace)
+    assert words == trace.words() and vectors.shape == (trace.num_layers + 1, len(words), trace.hidden_size)
+    second_table = trace.find_word("table", 1).first
+    assert torch.equal(vectors[3, len(words) - 2], trace.hidden(3)[second_table])
+    q = norm_quartiles(features)
+    assert q.shape == (3, features.num_layers + 1) and np.all(q[0] <= q[1]) and np.all(q[1] <= q[2])
+
+
+def test_no_warning_for_normal_sentences(tokenizer, model, sentences):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        extract_word_features(tokenizer, model, sentences[:3], progress=False)
