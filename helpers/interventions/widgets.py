@@ -53,6 +53,11 @@ class InterventionExplorer(Explorer):
         self._ylim = (lo - pad, hi + pad)
         super().__init__(controls)
 
+    @property
+    def input_tokens(self) -> int:
+        """How many tokens the sentence had after truncation (for the benchmark)."""
+        return len(self.effects.tokens)
+
     def _check(self, layer, head) -> None:
         L, A = self.effects.num_layers, self.effects.num_heads
         if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 1 <= layer <= L:
