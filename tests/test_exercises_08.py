@@ -2,6 +2,7 @@
 
 import torch
 
+from helpers.practice.compute import SavedForBackward
 from helpers.exercises.lesson08 import check_exercise_1, check_exercise_2, check_exercise_3
 from lessons.solutions import solutions_08 as sol
 
@@ -24,8 +25,10 @@ def test_exercise_2(tokenizer, model):
 
 
 def test_exercise_3():
-    timings = {"plain": (1000, 1.0), "checkpointed": (100, 1.5)}
-    assert check_exercise_3(sol.exercise_3(timings), timings).ok
-    fb = check_exercise_3(0.1, timings)
+    memory = {"plain": SavedForBackward(1000, 400, 10, 4), "checkpointed": SavedForBackward(100, 50, 2, 1)}
+    assert check_exercise_3(sol.exercise_3(memory), memory).ok
+    fb = check_exercise_3(0.1, memory)
     assert not fb.ok and "other way round" in fb.message
-    assert "times" in check_exercise_3(1 / 1.5, timings).message
+    fb = check_exercise_3(1400 / 150, memory)
+    assert not fb.ok and "references to the weights" in fb.message
+    assert not check_exercise_3("10", memory).ok

@@ -50,17 +50,24 @@ def check_exercise_2(kept, tokenizer, model, sentence) -> Feedback:
     return correct("one layer kept, equal to hidden_states[1].")
 
 
-def check_exercise_3(ratio, timings) -> Feedback:
-    """plain bytes / checkpointed bytes."""
+def check_exercise_3(ratio, memory) -> Feedback:
+    """plain activation bytes / checkpointed activation bytes (``memory[mode]`` is a
+    :class:`~helpers.practice.compute.SavedForBackward`)."""
     if ratio is None:
         return NO_ANSWER
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
-        return wrong(f"give a number, you gave a {type(ratio).__name__}.", "timings[mode] is (bytes, seconds).")
-    expected = timings["plain"][0] / timings["checkpointed"][0]
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) and not (
+            isinstance(ratio, torch.Tensor) and ratio.numel() == 1):
+        return wrong(f"give a number, you gave a {type(ratio).__name__}.", "memory[mode].activation_bytes is an int.")
+    ratio = float(ratio)
+    plain, ckpt = memory["plain"], memory["checkpointed"]
+    expected = plain.activation_bytes / ckpt.activation_bytes
     if math.isclose(ratio, expected, rel_tol=1e-3):
-        return correct(f"{expected:.2f}x fewer bytes with checkpointing.")
+        return correct(f"{expected:.2f}x fewer activation bytes with checkpointing.")
     if math.isclose(ratio, 1 / expected, rel_tol=1e-3):
         return wrong("you divided the other way round.", "plain bytes / checkpointed bytes.")
-    if math.isclose(ratio, timings["plain"][1] / timings["checkpointed"][1], rel_tol=1e-3):
-        return wrong("that is the ratio of times, not bytes.", "timings[mode][0] is the bytes.")
-    return wrong(f"{ratio} is not the ratio of saved bytes.", "timings['plain'][0] / timings['checkpointed'][0].")
+    with_weights = (plain.activation_bytes + plain.parameter_bytes) / (ckpt.activation_bytes + ckpt.parameter_bytes)
+    if math.isclose(ratio, with_weights, rel_tol=1e-3):
+        return wrong("you included the saved references to the weights.",
+                     "Those are the model's own weights, no extra memory: use .activation_bytes only.")
+    return wrong(f"{ratio} is not the ratio of saved activation bytes.",
+                 "memory['plain'].activation_bytes / memory['checkpointed'].activation_bytes.")
