@@ -42,10 +42,16 @@ def check_exercise_2(kept, tokenizer, model, sentence) -> Feedback:
         return wrong("the dict is empty: the forward pass must run inside the `with` block.", "Call model(**enc) inside the with block.")
     if set(kept) != {1}:
         return wrong(f"you kept layers {sorted(kept)}, only layer 1 was asked for.", "Pass [1] as the layers.")
-    enc = tokenizer([sentence], return_tensors="pt", padding=True, truncation=True, max_length=32)
+    got = kept[1]
+    if not isinstance(got, torch.Tensor) or got.ndim != 3 or got.shape[0] != 1:
+        return wrong(f"kept[1] should be a [1, tokens, H] tensor, got {getattr(got, 'shape', type(got).__name__)}.",
+                     "Run the model on one encoded sentence inside the with block.")
+    # Any truncation length is fine (encode_batch keeps 32 tokens, the lesson's `encode` the model's
+    # maximum): compare with SENTENCE encoded to as many tokens as the kept tensor has.
+    enc = tokenizer([sentence], return_tensors="pt", truncation=True, max_length=got.shape[1])
     with torch.no_grad():
         ref = model(**enc, output_hidden_states=True).hidden_states[1]
-    if kept[1].shape != ref.shape or not torch.allclose(kept[1], ref, atol=1e-5):
+    if got.shape != ref.shape or not torch.allclose(got, ref, atol=1e-5):
         return wrong("the kept tensor is not layer 1's output for SENTENCE.", "Encode SENTENCE with encode_batch(tokenizer, [SENTENCE]).")
     return correct("one layer kept, equal to hidden_states[1].")
 

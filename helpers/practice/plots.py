@@ -111,7 +111,7 @@ def plot_int8_comparison(sizes: dict, times: dict, accuracy: dict, change, betwe
     ax_acc.set_xlim(-0.6, len(names) - 0.4)
     ax_acc.set_ylim(min(a.low for a in accuracy.values()) - 0.05, 1.01)
     ax_acc.set_ylabel("test accuracy")
-    ax_acc.set_title("test accuracy, same head (95% interval)")
+    ax_acc.set_title("test accuracy of heads trained on float32 features\n(95% interval over test items and seeds)")
     change, between = to_numpy(change), to_numpy(between)
     layers = np.arange(change.shape[0])
     for values, label, color in ((change, "int8 vs float32, same sentence", "tab:orange"),
