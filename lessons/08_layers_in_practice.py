@@ -103,7 +103,7 @@ print(f"{L} layers, hidden {H}; {len(train)} train / {len(test)} test utterances
 #
 # To keep this short on a CPU we use 4 utterances per intent, 3 epochs and at most 16
 # tokens, and three seeds per strategy (`compare_finetuning` warms up first and runs the
-# strategies in turns); the word-embedding matrix stays frozen in every run (it is most of a
+# strategies in turns); the word-embedding matrix stays frozen in every run (it is a large share of a
 # small BERT's weights). These are demonstrations of cost and behaviour, not tuned results.
 
 # %%

@@ -308,16 +308,6 @@ def state_dict_bytes(module) -> int:
     return buf.getbuffer().nbytes
 
 
-def best_time(fn, repeats: int = 3) -> float:
-    """Fastest of ``repeats`` wall-clock runs of ``fn()`` (the least disturbed by other work)."""
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
-
-
 def _tensor_bytes(value):
     """The raw bytes of a state-dict value (tensors of any dtype, quantized ones, tuples of them)."""
     if isinstance(value, torch.Tensor):
