@@ -89,14 +89,15 @@ pooled = pooler_by_hand(model, h_cls)
 assert torch.allclose(pooled, trace.pooler_output, atol=1e-5)
 cos = torch.nn.functional.cosine_similarity(pooled, h_cls, dim=0).item()
 print(f"pooler by hand == model.pooler_output: True; W is {tuple(model.pooler.dense.weight.shape)}")
-print(f"cosine(raw [CLS], pooler_output) = {cos:.3f}; every pooled value lies in "
+print(f"cosine(raw [CLS], pooler_output) = {cos:.3f} for SENTENCE; every pooled value lies in "
       f"[{pooled.min():.3f}, {pooled.max():.3f}] because of the tanh")
 
 # %% [markdown]
-# So the pooler is **not** the raw `[CLS]` vector: it is a further learned transformation.
-# In the original BERT it was trained with the next-sentence-prediction objective; a
-# checkpoint trained for something else (the bundled all-MiniLM-L6-v2 was trained for
-# sentence embeddings with *mean* pooling) may leave it barely trained. That is one reason
+# So the pooler is **not** the raw `[CLS]` vector: it is a further learned transformation
+# (one sentence is not enough to say how different; the claims table at the end measures it
+# over the test set). In the original BERT it was trained with the next-sentence-prediction
+# objective; a checkpoint trained for something else (the bundled all-MiniLM-L6-v2 was trained
+# for sentence embeddings with *mean* pooling) may leave it barely trained. That is one reason
 # we treat "which vector represents the sentence" as a question to measure.
 #
 # ## The data: ten intents
@@ -109,10 +110,18 @@ from helpers.common.data import load_intents
 
 train, test = load_intents("train"), load_intents("test")
 C = train.num_classes
+y_test = torch.tensor(test.labels)
 print(f"{len(train)} train / {len(test)} test utterances, {C} intents: {', '.join(train.names)}")
 print("example:", repr(train.texts[0]), "->", train.names[train.labels[0]])
 
 # %% [markdown]
+# With only this many test utterances, one more or one fewer right answer moves an accuracy
+# by a whole step of $1/n$. So every accuracy below carries a **95% bootstrap interval over the
+# test items** (`accuracy_ci` in `helpers/common/stats.py`: resample the test set with
+# replacement 1,000 times and keep the middle 95% of the accuracies), and heads that start
+# from random weights are trained with several seeds. Two accuracies whose intervals overlap
+# are not called different.
+#
 # ## Frozen features of every layer
 #
 # We run every utterance through the model once (with `torch.no_grad`, weights untouched)
@@ -134,25 +143,48 @@ assert torch.allclose(feats_train.pooler, pooler_by_hand(model, feats_train.cls[
 # %% [markdown]
 # ## A linear head: logits → softmax → argmax
 #
-# The head is one linear layer on the last-layer `[CLS]` vector (standardized with the
-# training mean and standard deviation):
+# The head (`LinearHead` in `helpers/classify/compute.py`) is one linear layer on the
+# last-layer `[CLS]` vector, standardized with the training mean $\mu$ and standard deviation
+# $\sigma$:
 #
-# $$z = W x + b \in \mathbb{R}^{C}, \qquad p = \mathrm{softmax}(z), \qquad \hat y = \arg\max_c z_c .$$
+# $$z = W \frac{x - \mu}{\sigma} + b \in \mathbb{R}^{C}, \qquad p = \mathrm{softmax}(z), \qquad \hat y = \arg\max_c z_c .$$
 #
-# We train $W, b$ with cross-entropy, full batch, Adam, fixed seed; the BERT weights stay frozen.
+# We train $W, b$ with cross-entropy, full batch, Adam, fixed seed; the BERT weights stay
+# frozen. Below, the logits are recomputed by hand from the head's weights and checked
+# against the head.
 
 # %%
-from helpers.classify.compute import accuracy, predict, train_head
+from helpers.classify.compute import train_head
+from helpers.common.stats import accuracy_ci
 
 head = train_head(feats_train.layer(L, "cls"), train.labels, C, seed=0)
 X_test = feats_test.layer(L, "cls")
-z = head(X_test[:1]).detach()[0]
-p = torch.softmax(z, -1)
-assert torch.equal(predict(head, X_test[:1]), z.argmax().unsqueeze(0))
-print(f"first test utterance {test.texts[0]!r}: predicted id {int(z.argmax())} "
-      f"({test.names[int(z.argmax())]}), p = {p.max():.2f}")
-acc_last_cls = accuracy(head, X_test, test.labels)
-print(f"test accuracy, last-layer [CLS]: {acc_last_cls:.1%} (chance: {1 / C:.1%})")
+W, b = head.classifier.weight.detach(), head.classifier.bias.detach()
+z = ((X_test - head.mu) / head.sigma) @ W.T + b  # the formula above, by hand
+with torch.no_grad():
+    assert torch.allclose(head(X_test), z, atol=1e-4)
+p = torch.softmax(z[0], -1)
+print(f"first test utterance {test.texts[0]!r}: predicted id {int(z[0].argmax())} "
+      f"({test.names[int(z[0].argmax())]}), p = {p.max():.2f}")
+acc_head = accuracy_ci(z.argmax(-1) == y_test)
+print(f"test accuracy, last-layer [CLS]: {acc_head.percent()} (95% interval over the "
+      f"{len(test)} test items; chance {1 / C:.1%})")
+
+# %% [markdown]
+# Is 150 steps of Adam enough to train this head? An independent solver answers that:
+# scikit-learn's `LogisticRegression` (L-BFGS, the same kind of linear model) on the same
+# standardized features.
+
+# %%
+import numpy as np
+from sklearn.linear_model import LogisticRegression
+
+from helpers.classify.compute import compare_two
+
+standardize = lambda X: ((X - head.mu) / head.sigma).numpy()
+solver = LogisticRegression(max_iter=3000).fit(standardize(feats_train.layer(L, "cls")), train.labels)
+acc_sklearn = accuracy_ci(solver.predict(standardize(X_test)) == np.array(test.labels))
+print(compare_two("our Adam head", acc_head, "sklearn LogisticRegression", acc_sklearn))
 
 # %% [markdown]
 # ## Where does it go wrong?
@@ -162,15 +194,17 @@ print(f"test accuracy, last-layer [CLS]: {acc_last_cls:.1%} (chance: {1 / C:.1%}
 # %%
 import matplotlib.pyplot as plt
 
-from helpers.classify.compute import confusion_matrix
+from helpers.classify.compute import confusion_matrix, predict
 from helpers.classify.plots import plot_confusion
 
 cm = confusion_matrix(test.labels, predict(head, X_test).numpy(), C)
-ax = plot_confusion(cm, test.names)
+ax = plot_confusion(cm, test.names, title="confusion matrix of the last-layer [CLS] head: test utterances")
 plt.show()
-off = cm - torch.diag(torch.tensor(cm.diagonal())).numpy()
+off = cm.copy()
+np.fill_diagonal(off, 0)
 i, j = divmod(int(off.argmax()), C)
-print(f"most frequent confusion: {test.names[i]} -> {test.names[j]} ({off[i, j]} times)" if off.max() else "no confusions")
+print(f"{off.sum()} of {cm.sum()} test utterances misclassified; most frequent confusion: "
+      f"{test.names[i]} -> {test.names[j]} ({off[i, j]} times)" if off.max() else "no confusions")
 
 # %% [markdown]
 # ## Try it: type a sentence, see the logits
@@ -189,32 +223,40 @@ box
 #
 # A *linear probe* is the same head trained on the features of one layer. If a linear map
 # can read the intent off layer $l$, the information is there in linear form. We probe every
-# layer with both poolings.
+# layer with both poolings, three seeds each (`probe_seeds` in `helpers/classify/compute.py`
+# trains all $L+1$ probes of one seed at once, as one batched matrix product).
 
 # %%
-from helpers.classify.compute import probe_per_layer
+from helpers.classify.compute import compare_intervals, probe_seeds
 from helpers.classify.plots import plot_probe_curves
 
-probes = {pooling: probe_per_layer(feats_train, train.labels, feats_test, test.labels, C, pooling)
-          for pooling in ("cls", "mean")}
-ax = plot_probe_curves({"[CLS]": probes["cls"], "mean-pooled": probes["mean"]}, chance=1 / C)
+SEEDS = (0, 1, 2)
+probe_runs = {pooling: probe_seeds(feats_train, train.labels, feats_test, test.labels, C, pooling, seeds=SEEDS)
+              for pooling in ("cls", "mean")}
+probes = {pooling: [run.estimate for run in runs] for pooling, runs in probe_runs.items()}
+labels = {"cls": "[CLS]", "mean": "mean-pooled"}
+ax = plot_probe_curves({labels[p]: probes[p] for p in probes}, chance=1 / C,
+                       intervals={labels[p]: [run.interval() for run in runs] for p, runs in probe_runs.items()})
 plt.show()
-for pooling, accs in probes.items():
-    best = max(range(L + 1), key=accs.__getitem__)
-    print(f"{pooling:>4}: embeddings {accs[0]:.0%}, last layer {accs[L]:.0%}, best layer {best} ({accs[best]:.0%})")
+for pooling, runs in probe_runs.items():
+    print(f"{labels[pooling]:>11}: " + compare_intervals({f"layer {l}": run.interval() for l, run in enumerate(runs)}))
 
 # %% [markdown]
-# Read the printout above against the plot. At layer 0 the `[CLS]` vector is the same for
-# every sentence (token, position and segment embedding of `[CLS]`, no context yet), so its
-# probe can only guess; the mean of the embeddings already knows the words.
+# Read the printout above against the plot: the shaded bands are the intervals, and a layer
+# is only "better" than another where their bands do not overlap. At layer 0 the `[CLS]`
+# vector is the same for every sentence (token, position and segment embedding of `[CLS]`,
+# no context yet), so its probe can only guess; the mean of the embeddings already sees the
+# words, and the plot shows how far that gets.
 #
 # ## Combining layers
 #
 # Devlin et al. (2019), *BERT: Pre-training of Deep Bidirectional Transformers for Language
-# Understanding*, Table 7, compared such choices for a feature-based tagger on CoNLL-2003
-# NER with BERT-base (published dev F1, not measured here):
+# Understanding*, Table 7, compared such choices in a **different setting**: a feature-based
+# token tagger for named-entity recognition (CoNLL-2003 NER, dev F1) on **BERT-base**
+# (12 layers, 768 wide), not sentence classification on this model. Published numbers, not
+# measured here:
 #
-# | features (BERT-base, NER) | dev F1 |
+# | features (BERT-base, CoNLL-2003 NER, Devlin et al. 2019 Table 7) | dev F1 |
 # |---|---|
 # | embeddings | 91.0 |
 # | second-to-last hidden | 95.6 |
@@ -223,40 +265,80 @@ for pooling, accs in probes.items():
 # | concat of last four hidden | 96.1 |
 # | weighted sum of all 12 layers | 95.5 |
 #
-# We run the same kind of comparison live, on our task (sentence classification, not token
-# tagging) and our model. The learned weighted sum trains one scalar per layer,
-# $\alpha = \mathrm{softmax}(s)$, with the head: $x = \sum_{l=0}^{L} \alpha_l\, h^{(l)}_{[CLS]}$.
+# We run the same kind of comparison live, on our task and model, three seeds per head. The
+# learned weighted sum trains one scalar per layer, $\alpha = \mathrm{softmax}(s)$, with the
+# head: $x = \sum_{l=0}^{L} \alpha_l\, h^{(l)}_{[CLS]}$ (each layer standardized first).
 
 # %%
-from helpers.classify.compute import compare_strategies, last_k_layers
+from helpers.classify.compute import last_k_layers, strategy_accuracies
+from helpers.classify.plots import plot_layer_weights, plot_strategy_accuracies
 
 layers4, note = last_k_layers(L)
 print(f"'last four' uses {note}")
-results = compare_strategies(feats_train, train.labels, feats_test, test.labels, C)
-weights = results.pop("_layer_weights")
-for name, acc in results.items():
-    print(f"{name:<32} {acc:6.1%}")
-print("learned layer weights:", " ".join(f"{w:.2f}" for w in weights.tolist()))
+strategies = strategy_accuracies(feats_train, train.labels, feats_test, test.labels, C, seeds=SEEDS)
+fig, (ax_acc, ax_w) = plt.subplots(1, 2, figsize=(10, 3.8), width_ratios=[1.35, 1])
+plot_strategy_accuracies(strategies.accuracy, ax=ax_acc, chance=1 / C)
+plot_layer_weights(strategies.layer_weights, ax=ax_w)
+plt.show()
+
+# %%
+for name, acc in strategies.accuracy.items():
+    print(f"{name:<32} {acc.describe()}")
+print(compare_intervals({name: acc.interval() for name, acc in strategies.accuracy.items()}))
+w = strategies.layer_weights.mean(0)
+top = int(w.argmax())
+print(f"learned layer weights (mean of {len(SEEDS)} seeds): " + " ".join(f"{x:.2f}" for x in w.tolist())
+      + f"; largest on layer {top} ({w[top]:.2f}, uniform would be {1 / (L + 1):.2f})")
 
 # %% [markdown]
 # Compare the ranking in the printout with the published table: on a different task and
-# model the order can differ, which is exactly why the choice of layer is worth measuring.
+# model the order can differ, and on a test set of this size several strategies may not be
+# distinguishable at all. That is exactly why the choice of layer is worth measuring on your
+# own data, with intervals.
 #
+# ## Claims tested
+#
+# Each row: a claim often repeated about BERT's last layers, what this run measured (the
+# middle column is computed by the cell, so it stays true for any model or data), and the
+# published finding with the paper and the model it was measured on.
+
+# %%
+from IPython.display import Markdown, display
+
+from helpers.classify.compute import PUBLISHED_07, claims_markdown, compare_two, peak_layer_verdict
+from helpers.common.stats import quartiles
+
+q25, med, q75 = quartiles(torch.nn.functional.cosine_similarity(feats_test.pooler, feats_test.cls[L], dim=-1))
+acc = {name: a.interval() for name, a in strategies.accuracy.items()}
+live = {
+    "pooler": f"cosine(last-layer [CLS], pooler_output) over {len(test)} test utterances: median {med:.2f} "
+              f"(IQR {q25:.2f} to {q75:.2f})",
+    "cls": compare_two("last-layer [CLS]", acc["last layer [CLS]"], "mean pooling", acc["mean pooling, last layer"]),
+    "last": "; ".join(peak_layer_verdict(runs, labels[p]) for p, runs in probe_runs.items()),
+    "combine": compare_two("concat last four", acc["concat last four [CLS]"], "last layer", acc["last layer [CLS]"])
+               + "; " + compare_two("weighted sum", acc["weighted sum, all layers [CLS]"], "last layer", acc["last layer [CLS]"]),
+}
+rows = [(claim, live[key], published) for key, (claim, published) in PUBLISHED_07.items()]
+display(Markdown(claims_markdown(rows)))
+
+# %% [markdown]
 # ## Summary
 #
 # * `pooler_output` $= \tanh(W h_{[CLS]} + b)$, rebuilt and checked; it is not the raw `[CLS]` vector.
 # * A linear head turns a sentence vector into $C$ logits; softmax gives probabilities and
-#   argmax the class id. Trained on frozen features it takes seconds on a CPU.
+#   argmax the class id. Trained on frozen features it takes seconds on a CPU; its logits were
+#   checked by hand and its accuracy against an independent solver.
 # * Linear probes per layer show where the class becomes linearly readable; `[CLS]` and mean
 #   pooling can behave very differently, and combinations of layers (concat, learned weights)
-#   are cheap to try.
+#   are cheap to try. With a test set this small, read every comparison with its interval.
 #
 # ## Exercises
 #
 # 1. Write `pool(h_cls)` that computes the pooler output from `model.pooler.dense.weight`
 #    and `.bias` without calling the pooler module. Check it below.
 # 2. Which layer's **mean-pooled** features give the best probe accuracy? Give the layer
-#    number (0 = embeddings) as an int, computed from `probes`.
+#    number (0 = embeddings) as an int, computed from `probes`. The checker also tells you
+#    which layers are not distinguishable from it.
 # 3. Compute the confusion matrix of the head above yourself (an array with `cm[true, predicted]`).
 
 # %%
@@ -267,7 +349,7 @@ check_exercise_1(pool, model, trace)
 
 # %%
 best_mean_layer = None  # your answer here
-check_exercise_2(best_mean_layer, probes)
+check_exercise_2(best_mean_layer, probes, intervals=[run.interval() for run in probe_runs["mean"]])
 
 # %%
 my_cm = None  # your array here

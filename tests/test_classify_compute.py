@@ -3,7 +3,11 @@
 import pytest
 import torch
 
-from helpers.classify.compute import STRATEGIES, accuracy, compare_strategies, extract_features, last_k_layers, predict, probe_per_layer, strategy_features, train_head
+from helpers.classify.compute import (STRATEGIES, PUBLISHED_07, SeededAccuracy, accuracy, claims_markdown, compare_intervals,
+                                      compare_strategies, compare_two, correct_per_item, extract_features, last_k_layers,
+                                      peak_layer_verdict, predict, probe_correct_per_layer, probe_per_layer, probe_seeds,
+                                      strategy_accuracies, strategy_features, train_head)
+from helpers.common.stats import Interval, accuracy_ci
 
 
 def test_features_match_a_single_forward_pass(tokenizer, model, intent_data):
@@ -27,7 +31,13 @@ def test_head_learns_and_predicts_argmax(intent_data):
     head = train_head(ft.layer(L, "mean"), train.labels, train.num_classes, progress=False)
     assert accuracy(head, fe.layer(L, "mean"), test.labels) > 0.6  # chance is 0.1
     X = fe.layer(L, "mean")
-    assert torch.equal(predict(head, X), head(X).argmax(-1))
+    # the logits by hand from the head's weights: standardize, then x W^T + b
+    W, b = head.classifier.weight.detach(), head.classifier.bias.detach()
+    z = ((X - ft.layer(L, "mean").mean(0)) / ft.layer(L, "mean").std(0)) @ W.T + b
+    with torch.no_grad():
+        assert torch.allclose(head(X), z, atol=1e-4)
+    assert torch.equal(predict(head, X), z.argmax(-1))
+    assert torch.equal(correct_per_item(head, X, test.labels), z.argmax(-1) == torch.tensor(test.labels))
     with pytest.raises(ValueError, match="labels"):
         train_head(ft.layer(L), [0, 1], 10, progress=False)
 
@@ -53,3 +63,64 @@ def test_strategies_and_last_four_note(intent_data):
     assert w.shape == (ft.num_layers + 1,) and torch.isclose(w.sum(), torch.tensor(1.0))
     with pytest.raises(ValueError, match="unknown strategy"):
         strategy_features(ft, "best")
+
+
+def test_probe_outcomes_per_item_match_the_accuracies(intent_data):
+    train, test, ft, fe = intent_data
+    C = train.num_classes
+    correct = probe_correct_per_layer(ft, train.labels, fe, test.labels, C, "mean", progress=False, epochs=40)
+    assert correct.shape == (ft.num_layers + 1, len(test)) and correct.dtype == torch.bool
+    accs = probe_per_layer(ft, train.labels, fe, test.labels, C, "mean", progress=False, epochs=40)
+    assert accs == correct.float().mean(1).tolist()
+    runs = probe_seeds(ft, train.labels, fe, test.labels, C, "mean", seeds=(0, 1), progress=False, epochs=40)
+    assert len(runs) == ft.num_layers + 1 and runs[0].correct.shape == (2, len(test))
+    assert runs[0].correct[0].tolist() == probe_correct_per_layer(ft, train.labels, fe, test.labels, C, "mean",
+                                                                  progress=False, epochs=40, seed=0)[0].tolist()
+
+
+def test_seeded_accuracy_intervals():
+    one = SeededAccuracy(torch.tensor([[True, False, True, True] * 10]), (0,))
+    assert one.interval() == accuracy_ci(one.correct[0])  # one seed: the plain bootstrap over items
+    two = SeededAccuracy(torch.tensor([[True] * 30 + [False] * 10, [True] * 36 + [False] * 4]), (0, 1))
+    runs = [two.run_interval(0), two.run_interval(1)]
+    ci = two.interval()
+    assert ci.estimate == pytest.approx(66 / 80)
+    assert ci.low == min(r.low for r in runs) and ci.high == max(r.high for r in runs)  # spans every seed's interval
+    assert two.seed_range().low == pytest.approx(0.75) and two.seed_range().high == pytest.approx(0.9)
+    perfect = SeededAccuracy(torch.ones(2, 50, dtype=torch.bool), (0, 1))
+    assert perfect.interval().low == pytest.approx(1 - 3 / 50), "a perfect score gets the rule-of-three bound, not [1, 1]"
+    assert "rule of three" in perfect.describe()
+    with pytest.raises(ValueError, match="n_seeds"):
+        SeededAccuracy(torch.ones(2, 5, dtype=torch.bool), (0,))
+
+
+def test_comparisons_never_call_overlapping_intervals_different():
+    a, b, c = Interval(0.9, 0.85, 0.95), Interval(0.88, 0.8, 0.92), Interval(0.6, 0.5, 0.7)
+    text = compare_intervals({"a": a, "b": b, "c": c})
+    assert text.startswith("Highest accuracy: a") and "overlaps that of b" in text and "Below it (no overlap): c" in text
+    assert "not distinguishable" in compare_two("a", a, "b", b)
+    assert "a is higher" in compare_two("a", a, "c", c) and "c is higher" not in compare_two("c", c, "a", a)
+
+
+def test_peak_layer_verdict_and_claims_table():
+    runs = [SeededAccuracy(torch.tensor([[True] * k + [False] * (20 - k)]), (0,)) for k in (2, 19, 12)]
+    text = peak_layer_verdict(runs, "[CLS]")
+    assert "peak at layer 1" in text and "lower (no overlap)" in text
+    assert "peak at the last layer" in peak_layer_verdict(runs[:2], "[CLS]")
+    table = claims_markdown([("a | b", "x", "y")])
+    assert table.splitlines()[2] == "| a \\| b | x | y |"
+    with pytest.raises(ValueError, match="3 cells"):
+        claims_markdown([("only", "two")])
+    assert all(len(v) == 2 and v[1] for v in PUBLISHED_07.values())
+
+
+def test_strategy_accuracies_keep_every_seed(intent_data):
+    train, test, ft, fe = intent_data
+    res = strategy_accuracies(ft, train.labels, fe, test.labels, train.num_classes, seeds=(0, 1), progress=False, epochs=20)
+    assert set(res.accuracy) == set(STRATEGIES)
+    assert all(a.correct.shape == (2, len(test)) for a in res.accuracy.values())
+    assert res.layer_weights.shape == (2, ft.num_layers + 1)
+    assert torch.allclose(res.layer_weights.sum(1), torch.ones(2))
+    # seed 0 here is the same head as compare_strategies trains with seed 0
+    single = compare_strategies(ft, train.labels, fe, test.labels, train.num_classes, progress=False, epochs=20)
+    assert res.accuracy["last layer [CLS]"].per_seed()[0] == pytest.approx(single["last layer [CLS]"])

@@ -1,6 +1,7 @@
 """Lesson 07 solutions pass their checkers on the real model; typical wrong answers get the right hint."""
 
 
+from helpers.common.stats import Interval
 from helpers.exercises.lesson07 import check_exercise_1, check_exercise_2, check_exercise_3
 from lessons.solutions import solutions_07 as sol
 
@@ -19,6 +20,11 @@ def test_exercise_2():
     fb = check_exercise_2(2, probes)
     assert not fb.ok and "probes['mean']" in fb.hint
     assert "does not exist" in check_exercise_2(7, probes).message
+    intervals = [Interval(0.5, 0.4, 0.6), Interval(0.9, 0.75, 1.0), Interval(0.7, 0.6, 0.8)]
+    fb = check_exercise_2(1, probes, intervals)
+    assert fb.ok and "layers [2]" in fb.message and "not distinguishable" in fb.message
+    fb = check_exercise_2(1, probes, [Interval(0.5, 0.4, 0.6), Interval(0.9, 0.85, 0.95), Interval(0.7, 0.6, 0.8)])
+    assert fb.ok and "overlaps no other" in fb.message
 
 
 def test_exercise_3():

@@ -2,6 +2,7 @@
 
 import torch
 
+from helpers.practice.compute import SavedForBackward, keep_hidden_states
 from helpers.exercises.lesson08 import check_exercise_1, check_exercise_2, check_exercise_3
 from lessons.solutions import solutions_08 as sol
 
@@ -24,8 +25,24 @@ def test_exercise_2(tokenizer, model):
 
 
 def test_exercise_3():
-    timings = {"plain": (1000, 1.0), "checkpointed": (100, 1.5)}
-    assert check_exercise_3(sol.exercise_3(timings), timings).ok
-    fb = check_exercise_3(0.1, timings)
+    memory = {"plain": SavedForBackward(1000, 400, 10, 4), "checkpointed": SavedForBackward(100, 50, 2, 1)}
+    assert check_exercise_3(sol.exercise_3(memory), memory).ok
+    fb = check_exercise_3(0.1, memory)
     assert not fb.ok and "other way round" in fb.message
-    assert "times" in check_exercise_3(1 / 1.5, timings).message
+    fb = check_exercise_3(1400 / 150, memory)
+    assert not fb.ok and "references to the weights" in fb.message
+    assert not check_exercise_3("10", memory).ok
+
+
+def test_exercise_2_accepts_any_truncation_of_a_long_sentence(tokenizer, model):
+    from helpers.model.trace import encode
+
+    long = " ".join(["Remind me to buy oat milk on the way home."] * 8)  # more than 32 tokens
+    enc, _ = encode(tokenizer, model, long)
+    enc.pop("offset_mapping")
+    with keep_hidden_states(model, [1]) as kept, torch.no_grad():
+        model(**enc)
+    assert kept[1].shape[1] > 32
+    assert check_exercise_2(kept, tokenizer, model, long).ok
+    assert check_exercise_2(sol.exercise_2(tokenizer, model, long), tokenizer, model, long).ok
+    assert not check_exercise_2(kept, tokenizer, model, SENTENCE).ok

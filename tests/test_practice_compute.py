@@ -6,7 +6,12 @@ import torch
 
 from helpers.classify.compute import encode_batch
 from helpers.finetuning.compute import SentenceClassifier
-from helpers.practice.compute import FeatureCache, enable_checkpointing, keep_hidden_states, model_key, quantize_int8, saved_for_backward_bytes, state_dict_bytes
+from helpers.classify.compute import extract_features
+from helpers.finetuning.compute import finetune
+from helpers.practice.compute import (FeatureCache, checkpointing_is_on, compare_times, describe_selection, enable_checkpointing,
+                                      feature_change_per_layer, keep_hidden_states, median_range, model_key, quantize_int8,
+                                      relative_change, saved_for_backward, saved_for_backward_bytes, state_dict_bytes,
+                                      time_interleaved, training_state_bytes, try_from_pretrained, what_comes_back)
 
 
 def test_keep_hidden_states_equals_full_output(tokenizer, model):
@@ -23,16 +28,87 @@ def test_keep_hidden_states_equals_full_output(tokenizer, model):
             pass
 
 
-def test_checkpointing_saves_fewer_bytes(tokenizer, model):
+def test_checkpointing_saves_fewer_bytes_and_recomputes_every_layer(tokenizer, model):
     batch = tokenizer(["play some jazz"] * 4, padding="max_length", max_length=32, return_tensors="pt")
     y = torch.zeros(4, dtype=torch.long)
+    L = model.config.num_hidden_layers
     clf = SentenceClassifier(copy.deepcopy(model), 3)
-    plain = saved_for_backward_bytes(clf, batch, y)
+    plain = saved_for_backward(clf, batch, y)
+    assert saved_for_backward_bytes(clf, batch, y) == plain.activation_bytes
     enable_checkpointing(clf.bert)
-    ckpt = saved_for_backward_bytes(clf, batch, y)
-    assert ckpt < plain / 2
-    flag = "is_activation_checkpointing" if hasattr(model, "is_activation_checkpointing") else "is_gradient_checkpointing"
-    assert getattr(clf.bert, flag) and not getattr(model, flag), "only the copy"
+    ckpt = saved_for_backward(clf, batch, y)
+    assert ckpt.activation_bytes < plain.activation_bytes / 2
+    assert (plain.layer_calls_forward, plain.layer_calls_backward) == (L, 0)
+    assert (ckpt.layer_calls_forward, ckpt.layer_calls_backward) == (L, L), "each layer runs forward again in backward"
+    # autograd saves references to weights; they are the model's own storages, counted apart
+    param_bytes = sum(p.numel() * p.element_size() for p in clf.parameters())
+    assert 0 < plain.parameter_bytes <= param_bytes and plain.parameter_tensors > 0
+    assert checkpointing_is_on(clf.bert) and not checkpointing_is_on(model), "only the copy"
+
+
+def test_training_state_is_sixteen_bytes_per_parameter_with_adamw(tokenizer, model):
+    clf = SentenceClassifier(copy.deepcopy(model), 3)
+    opt = torch.optim.AdamW(clf.parameters(), lr=1e-5)
+    enc = tokenizer(["play some jazz", "set an alarm"], padding=True, return_tensors="pt")
+    torch.nn.functional.cross_entropy(clf(enc["input_ids"], enc["attention_mask"]), torch.tensor([0, 1])).backward()
+    opt.step()
+    state = training_state_bytes(clf, opt)
+    n = sum(p.numel() for p in clf.parameters())
+    used = sum(p.numel() for p in clf.parameters() if p.grad is not None)  # the unused pooler gets no gradient
+    assert n - used == sum(p.numel() for p in clf.bert.pooler.parameters())
+    assert state == {"weights": 4 * n, "gradients": 4 * used, "optimizer state": 8 * used}
+
+
+def test_interleaved_timing_and_the_sentences_it_allows():
+    calls = []
+    times = time_interleaved({"a": lambda: calls.append("a"), "b": lambda: calls.append("b")}, repeats=3, warmup=2)
+    assert calls == ["a", "a", "b", "b"] + ["a", "b"] * 3, "warm-up first, then in turns"
+    assert [len(v) for v in times.values()] == [3, 3]
+    r = median_range([3.0, 1.0, 2.0, 10.0])
+    assert (r.estimate, r.low, r.high) == (2.5, 1.0, 10.0)
+    assert "ranges overlap" in compare_times("a", [1.0, 2.0, 3.0], "b", [2.5, 3.5, 4.0])
+    text = compare_times("a", [1.0, 1.1, 1.2], "b", [2.0, 2.2, 2.4])
+    assert "b took 2.00x as long as a" in text and "do not overlap" in text
+    with pytest.raises(ValueError, match="repeats"):
+        time_interleaved({"a": lambda: None}, repeats=0)
+
+
+def test_describe_selection_tells_honoured_all_and_shifted_apart():
+    full = [torch.full((1, 2), float(i)) for i in range(4)]
+    assert describe_selection([1, 3], [None, full[1], None, full[3]], full)[0] == "honoured"
+    assert describe_selection([1, 3], full, full)[0] == "all"
+    verdict, text = describe_selection([1, 3], [None, full[2], None, None], full)
+    assert verdict == "mis-selected" and "entry 1 holds hidden state 2" in text
+    assert describe_selection([1], None, full)[0] == "none"
+    assert what_comes_back(lambda: 1 / 0, [1], full) == ("error", "ZeroDivisionError: division by zero")
+
+
+def test_hidden_state_lists_and_checkpointing_keywords_on_the_installed_version(tokenizer, model, loaded):
+    enc = encode_batch(tokenizer, ["set a timer for ten minutes"])
+    L = model.config.num_hidden_layers
+    with torch.no_grad():
+        full = model(**enc, output_hidden_states=True).hidden_states
+    by_argument = what_comes_back(lambda: model(**enc, output_hidden_states=[1, L]), [1, L], full)
+    assert by_argument[0] in {"honoured", "all", "mis-selected"}
+    listed, error = try_from_pretrained(loaded.choice.path, output_hidden_states=[1, L])
+    assert (listed is None) == (error is not None)
+    _, error = try_from_pretrained(loaded.choice.path, use_gradient_checkpointing=True)
+    if error is not None:
+        assert "use_gradient_checkpointing" in error
+
+
+def test_int8_leaves_the_embeddings_and_moves_the_layers(tokenizer, model):
+    q = quantize_int8(model)
+    texts = ["what's the weather like today", "play some jazz", "book a table for two"]
+    f32, f8 = extract_features(tokenizer, model, texts, progress=False), extract_features(tokenizer, q, texts, progress=False)
+    change, between = feature_change_per_layer(f32, f8, "mean")
+    L = model.config.num_hidden_layers
+    assert change.shape == between.shape == (L + 1, 3)
+    assert torch.all(change[0] == 0), "the embeddings are not nn.Linear: int8 leaves them alone"
+    assert torch.all(change[1:] > 0)
+    assert torch.allclose(between[L, 0], (f32.mean[L, 1] - f32.mean[L, 0]).norm() / f32.mean[L, 0].norm())
+    with pytest.raises(ValueError, match="shapes differ"):
+        relative_change(torch.zeros(2, 3), torch.zeros(3, 3))
 
 
 def test_quantized_copy_is_smaller_and_close(tokenizer, model):
@@ -62,5 +138,28 @@ def test_feature_cache_hits_and_keys(tokenizer, model):
     with torch.no_grad():
         other.encoder.layer[-1].output.dense.weight[0] += 1
     assert model_key(other) != model_key(model)
+    assert model_key(copy.deepcopy(model)) == model_key(model), "an identical copy may share the entries"
     with pytest.raises(ValueError, match="out of range"):
         cache.get(["x"], L + 1)
+
+
+def test_model_key_sees_every_weight(model):
+    """The key used to read only a few weights; a change anywhere else went unnoticed."""
+    for name in ("encoder.layer.0.attention.output.LayerNorm.bias", "pooler.dense.bias", "embeddings.position_embeddings.weight"):
+        other = copy.deepcopy(model)
+        with torch.no_grad():
+            other.get_parameter(name).view(-1)[-1] += 1e-4
+        assert model_key(other) != model_key(model), name
+    assert model_key(quantize_int8(model)) != model_key(model)
+
+
+def test_a_fine_tuned_copy_never_reads_the_originals_features(tokenizer, model, intent_splits):
+    cache = FeatureCache(tokenizer, model)
+    texts = intent_splits[1].texts[:6]
+    original = cache.get(texts, model.config.num_hidden_layers)
+    tuned = finetune(tokenizer, model, *intent_splits, "freeze lower half", epochs=1, progress=False).model.bert
+    shared = FeatureCache(tokenizer, tuned, store=cache.store)
+    got = shared.get(texts, model.config.num_hidden_layers)
+    assert shared.hits == 0 and shared.misses == len(texts)
+    assert not torch.allclose(got, original)
+    assert torch.allclose(got, extract_features(tokenizer, tuned, texts, progress=False).mean[-1], atol=1e-6)

@@ -1,7 +1,9 @@
 """Lesson 07: the pooler and a classification head.
 
 * ``rebuild`` -- ``BertPooler`` by hand;
-* ``compute`` -- features of every layer, linear heads, probes, layer-combination strategies;
-* ``plots`` -- confusion matrix, probe curves, logits;
+* ``compute`` -- features of every layer, linear heads, probes, layer-combination strategies,
+  accuracies over seeds with intervals (``SeededAccuracy``) and sentences that compare them;
+* ``plots`` -- confusion matrix, probe curves with interval bands, strategy accuracies,
+  learned layer weights, logits;
 * ``widgets`` -- the type-a-sentence logits box.
 """

@@ -11,6 +11,7 @@ import numpy as np
 import torch
 
 from helpers.common.progress import progress as progress_bar
+from helpers.common.stats import Interval, accuracy_ci, bootstrap_ci, seeds_interval
 
 
 POOLINGS = ("cls", "mean")
@@ -150,6 +151,128 @@ def accuracy(head, X: torch.Tensor, y) -> float:
     return (predict(head, X) == y).float().mean().item()
 
 
+def correct_per_item(head, X: torch.Tensor, y) -> torch.Tensor:
+    """``[N]`` booleans: which test items the head classifies right (for intervals over items)."""
+    y = _labels(y, len(X))
+    return predict(head, X) == y
+
+
+@dataclass
+class SeededAccuracy:
+    """Test outcomes of one classifier setting trained once per seed.
+
+    ``correct`` is ``[n_seeds, n_test]`` (True = right). :meth:`interval` covers both
+    sources of spread: it spans the 95% bootstrap intervals over the test items of every
+    seed's run; :meth:`seed_range` is the range of the per-seed accuracies alone.
+    """
+
+    correct: torch.Tensor
+    seeds: tuple
+
+    def __post_init__(self):
+        self.correct = torch.as_tensor(self.correct).bool()
+        self.seeds = tuple(self.seeds)
+        if self.correct.ndim != 2 or self.correct.shape[0] != len(self.seeds) or self.correct.shape[1] == 0:
+            raise ValueError(f"correct must be [n_seeds={len(self.seeds)}, n_test > 0], got {tuple(self.correct.shape)}.")
+
+    @property
+    def estimate(self) -> float:
+        """Accuracy averaged over seeds and items."""
+        return self.correct.float().mean().item()
+
+    @property
+    def n_items(self) -> int:
+        return self.correct.shape[1]
+
+    def per_seed(self) -> list[float]:
+        return self.correct.float().mean(1).tolist()
+
+    def run_interval(self, run: int = 0) -> Interval:
+        """95% interval over the test items of one seed's run.
+
+        A percentile bootstrap (:func:`~helpers.common.stats.accuracy_ci`), except when every
+        item was right (or every item wrong): resampling then gives the same score every
+        time and a zero-width interval, so the "rule of three" gives the approximate 95%
+        bound instead (with n items, an error rate never observed may still be up to 3/n).
+        """
+        outcomes = self.correct[run]
+        if outcomes.all() or not outcomes.any():
+            bound = min(1.0, 3 / self.n_items)
+            return Interval(1.0, 1 - bound, 1.0) if outcomes.all() else Interval(0.0, 0.0, bound)
+        return accuracy_ci(outcomes)
+
+    def interval(self) -> Interval:
+        """The mean over seeds, with an interval that spans every run's :meth:`run_interval`."""
+        runs = [self.run_interval(i) for i in range(len(self.seeds))]
+        return Interval(self.estimate, min(r.low for r in runs), max(r.high for r in runs))
+
+    def used_rule_of_three(self) -> bool:
+        """True when some run got every item right (or every item wrong)."""
+        return bool((self.correct.all(1) | ~self.correct.any(1)).any())
+
+    def seed_range(self) -> Interval | None:
+        """Mean and ``[min, max]`` of the per-seed accuracies (``None`` with one seed)."""
+        return seeds_interval(self.per_seed()) if len(self.seeds) > 1 else None
+
+    def describe(self) -> str:
+        """``93.0% [88.0, 97.0]`` plus the seeds' own range when there are several."""
+        text = self.interval().percent()
+        if self.used_rule_of_three():
+            text += " (rule of three)"
+        seeds = self.seed_range()
+        if seeds is not None:
+            text += f"; {len(self.seeds)} seeds: {100 * seeds.low:.1f}-{100 * seeds.high:.1f}%"
+        return text
+
+
+def compare_intervals(named: dict, what: str = "accuracy", fmt=Interval.percent) -> str:
+    """One sentence that ranks named estimates without calling overlapping intervals different.
+
+    The highest estimate is named; every other whose interval overlaps its interval is
+    "not distinguishable" from it on this test set; only those with no overlap are "below".
+    """
+    if not named:
+        raise ValueError("named must map at least one name to an Interval.")
+    best = max(named, key=lambda k: named[k].estimate)
+    tied = [k for k in named if k != best and named[k].overlaps(named[best])]
+    below = [k for k in named if k != best and not named[k].overlaps(named[best])]
+    text = f"Highest {what}: {best}, {fmt(named[best])}."
+    if len(named) == 1:
+        return text
+    if tied:
+        text += f" Its interval overlaps that of {_join(tied)}: not distinguishable from it on this test set."
+    else:
+        text += " Its interval overlaps no other: ahead of all the others on this test set."
+    if below:
+        text += f" Below it (no overlap): {_join(below)}."
+    return text
+
+
+def compare_two(a_name: str, a: Interval, b_name: str, b: Interval, fmt=Interval.percent) -> str:
+    """``"A 93.0% [..] vs B 89.0% [..]: not distinguishable (intervals overlap)"``, or which is higher."""
+    if a.overlaps(b):
+        verdict = "not distinguishable (the intervals overlap)"
+    else:
+        verdict = f"{a_name if a.estimate > b.estimate else b_name} is higher (the intervals do not overlap)"
+    return f"{a_name} {fmt(a)} vs {b_name} {fmt(b)}: {verdict}"
+
+
+def claims_markdown(rows, header=("popular claim", "what this model shows (this run)", "published finding (paper, model)")) -> str:
+    """A Markdown table (for ``IPython.display.Markdown``) from rows of three strings."""
+    cell = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    for row in rows:
+        if len(row) != len(header):
+            raise ValueError(f"each row needs {len(header)} cells, got {len(row)}: {row!r}.")
+        lines.append("| " + " | ".join(cell(c) for c in row) + " |")
+    return "\n".join(lines)
+
+
+def _join(names) -> str:
+    names = list(names)
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
 def confusion_matrix(y_true, y_pred, num_classes: int) -> np.ndarray:
     """``cm[i, j]`` = how many items of true class ``i`` were predicted as ``j``."""
     y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
@@ -163,7 +286,16 @@ def confusion_matrix(y_true, y_pred, num_classes: int) -> np.ndarray:
 def probe_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
                     pooling: str = "cls", progress: bool = True, epochs: int = 150, lr: float = 0.01,
                     weight_decay: float = 1e-3, seed: int = 0) -> list[float]:
-    """Test accuracy of a linear probe trained on each layer 0..L.
+    """Test accuracy of a linear probe trained on each layer 0..L (see :func:`probe_correct_per_layer`)."""
+    correct = probe_correct_per_layer(train, y_train, test, y_test, num_classes, pooling, progress=progress,
+                                      epochs=epochs, lr=lr, weight_decay=weight_decay, seed=seed)
+    return correct.float().mean(1).tolist()
+
+
+def probe_correct_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
+                            pooling: str = "cls", progress: bool = True, epochs: int = 150, lr: float = 0.01,
+                            weight_decay: float = 1e-3, seed: int = 0) -> torch.Tensor:
+    """``[L+1, N_test]`` booleans: which test items the probe of each layer 0..L gets right.
 
     All L+1 probes are trained at once as one batched matrix product: the loss is the sum of
     the per-layer losses and Adam updates every weight on its own, so each probe trains
@@ -188,7 +320,16 @@ def probe_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, y_test, 
         opt.step()
     with torch.no_grad():
         pred = torch.baddbmm(b, Zt, W).argmax(-1)  # [L+1, N_test]
-    return (pred == yt).float().mean(1).tolist()
+    return pred == yt
+
+
+def probe_seeds(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
+                pooling: str = "cls", seeds=(0, 1, 2), progress: bool = True, **kw) -> list[SeededAccuracy]:
+    """One :class:`SeededAccuracy` per layer 0..L: the probes trained once per seed."""
+    runs = [probe_correct_per_layer(train, y_train, test, y_test, num_classes, pooling, progress=False, seed=s, **kw)
+            for s in progress_bar(list(seeds), desc=f"probes ({pooling}), one run per seed", disable=not progress)]
+    correct = torch.stack(runs, 1)  # [L+1, n_seeds, N_test]
+    return [SeededAccuracy(c, seeds) for c in correct]
 
 
 def last_k_layers(num_layers: int, k: int = 4) -> tuple[list[int], str]:
@@ -232,6 +373,32 @@ def compare_strategies(train: LayerFeatures, y_train, test: LayerFeatures, y_tes
     return results
 
 
+@dataclass
+class StrategyComparison:
+    """Every strategy's :class:`SeededAccuracy` and the weighted head's learned layer weights ``[n_seeds, L+1]``."""
+
+    accuracy: dict
+    layer_weights: torch.Tensor
+
+
+def strategy_accuracies(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
+                        seeds=(0, 1, 2), progress: bool = True, **kw) -> StrategyComparison:
+    """:func:`compare_strategies` once per seed, keeping every test item's outcome."""
+    seeds = tuple(seeds)
+    correct = {name: [] for name in STRATEGIES}
+    weights = []
+    steps = [(s, name) for s in seeds for name in STRATEGIES]
+    for seed, name in progress_bar(steps, desc="strategies x seeds", disable=not progress):
+        weighted = name.startswith("weighted")
+        head = train_head(strategy_features(train, name), y_train, num_classes, weighted=weighted,
+                          progress=False, seed=seed, **kw)
+        correct[name].append(correct_per_item(head, strategy_features(test, name), y_test))
+        if weighted:
+            weights.append(head.layer_weights().detach())
+    return StrategyComparison({n: SeededAccuracy(torch.stack(c), seeds) for n, c in correct.items()},
+                              torch.stack(weights))
+
+
 # Devlin et al. 2019, BERT paper, Table 7: feature-based approach on CoNLL-2003 NER,
 # BERT-base, dev F1. Published reference numbers, not measured here.
 BERT_TABLE7 = (
@@ -242,3 +409,34 @@ BERT_TABLE7 = (
     ("concat last four hidden", 96.1),
     ("weighted sum all 12 layers", 95.5),
 )
+
+
+def peak_layer_verdict(runs, label: str) -> str:
+    """Where a list of per-layer :class:`SeededAccuracy` peaks, and whether the last layer is
+    distinguishable from that peak (their intervals overlap or not)."""
+    last = len(runs) - 1
+    top = max(range(len(runs)), key=lambda l: runs[l].estimate)
+    if top == last:
+        return f"{label} probes peak at the last layer, {runs[last].interval().percent()}"
+    same = runs[last].interval().overlaps(runs[top].interval())
+    return (f"{label} probes peak at layer {top}, {runs[top].interval().percent()}; last layer "
+            f"{runs[last].interval().percent()}: " + ("not distinguishable (overlap)" if same else "lower (no overlap)"))
+
+
+# Lesson 07's "claims tested" table: the popular claim and the published finding (paper and
+# model it was measured on). The lesson adds the middle column from its own run.
+PUBLISHED_07 = {
+    "pooler": ("`pooler_output` is the [CLS] vector",
+               "Devlin et al. 2019, BERT (BERT-base/large): the pooler is a dense + tanh layer on the final "
+               "[CLS] vector, trained with next-sentence prediction"),
+    "cls": ("[CLS] is the sentence representation",
+            "Reimers & Gurevych 2019, Sentence-BERT, Table 1 (BERT-base, no fine-tuning, STS benchmark, "
+            "Spearman x100; a similarity task, not a trained probe): [CLS] vector 16.50, mean of output vectors 46.35"),
+    "last": ("the last layer gives the best features",
+             "Liu et al. 2019, Linguistic Knowledge and Transferability of Contextual Representations (BERT-base/large, "
+             "token-level probing tasks): the middle layers of transformers transfer best; Devlin et al. 2019 Table 7 "
+             "(BERT-base, CoNLL-2003 NER dev F1): second-to-last 95.6 vs last 94.9"),
+    "combine": ("combining layers beats the last layer",
+                "Devlin et al. 2019 Table 7 (BERT-base, CoNLL-2003 NER dev F1): concat last four 96.1, "
+                "weighted sum of last four 95.9, last hidden 94.9"),
+}

@@ -1,46 +1,112 @@
-"""Lesson 07 figures: confusion matrix, probe accuracy per layer, logits per class."""
+"""Lesson 07 figures: confusion matrix, probe accuracy per layer (with intervals), strategy
+accuracies, learned layer weights, logits per class. Each takes data and returns its axes."""
 
 from __future__ import annotations
 
 import matplotlib.pyplot as plt
 import numpy as np
 
-import helpers.common.style  # noqa: F401 - the course figure style
+from helpers.common.style import HIGHLIGHT, NORMAL, colorbar, layer_labels, new_axes, to_numpy
 
 
-def plot_confusion(cm, names, ax=None):
-    """Heatmap of a confusion matrix with class names on both axes; returns the axes."""
+def plot_confusion(cm, names, ax=None, title: str = "confusion matrix: test utterances per (true, predicted) intent"):
+    """Heatmap of a confusion matrix with class names on both axes and every non-zero count
+    written in its cell; returns the axes."""
     cm = np.asarray(cm)
     if cm.ndim != 2 or cm.shape[0] != cm.shape[1] or cm.shape[0] != len(names):
         raise ValueError(f"cm must be square with one row per name ({len(names)}), got shape {cm.shape}.")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(5.5, 4.5))
-    im = ax.imshow(cm, cmap="Blues")
-    ax.set_xticks(range(len(names)), names, rotation=60, ha="right", fontsize=8)
-    ax.set_yticks(range(len(names)), names, fontsize=8)
+    ax = new_axes(ax, (6.2, 5.2))
+    im = ax.imshow(cm, cmap="Blues", vmin=0)
+    ax.set_xticks(range(len(names)), names, rotation=60, ha="right")
+    ax.set_yticks(range(len(names)), names)
     for i, j in zip(*np.nonzero(cm)):
-        ax.text(j, i, str(cm[i, j]), ha="center", va="center", fontsize=7,
+        ax.text(j, i, str(cm[i, j]), ha="center", va="center", fontsize=9,
                 color="white" if cm[i, j] > cm.max() / 2 else "black")
-    ax.set_xlabel("predicted"); ax.set_ylabel("true")
-    ax.figure.colorbar(im, ax=ax, fraction=0.046)
+    ax.set_xlabel("predicted intent")
+    ax.set_ylabel("true intent")
+    ax.set_title(title)
+    colorbar(im, ax, "test utterances")
     ax.figure.tight_layout()
     return ax
 
 
-def plot_probe_curves(curves: dict, ax=None, chance: float | None = None):
-    """One line per pooling: test accuracy against layer (0 = embeddings)."""
+def plot_probe_curves(curves: dict, ax=None, chance: float | None = None, intervals: dict | None = None,
+                      title: str = "linear-probe test accuracy per layer"):
+    """One line per pooling: test accuracy against layer (0 = embeddings).
+
+    ``intervals`` (optional) maps the same labels to one :class:`~helpers.common.stats.Interval`
+    per layer, drawn as a shaded band around the line.
+    """
     if not curves:
         raise ValueError("curves must map a label to a list of accuracies, one per layer.")
-    if ax is None:
-        _, ax = plt.subplots(figsize=(6, 3))
-    for label, accs in curves.items():
-        ax.plot(range(len(accs)), accs, marker="o", label=label)
+    ax = new_axes(ax, (6.5, 3.4))
     n = len(next(iter(curves.values())))
-    ax.set_xticks(range(n), ["emb"] + [str(i) for i in range(1, n)])
+    for label, accs in curves.items():
+        if len(accs) != n:
+            raise ValueError(f"every curve needs {n} values (one per layer); {label!r} has {len(accs)}.")
+        line, = ax.plot(range(n), accs, marker="o", label=label)
+        if intervals and label in intervals:
+            low = [i.low for i in intervals[label]]
+            high = [i.high for i in intervals[label]]
+            ax.fill_between(range(n), low, high, color=line.get_color(), alpha=0.2, lw=0)
+    ax.set_xticks(range(n), layer_labels(n))
     if chance is not None:
         ax.axhline(chance, color="gray", ls=":", label="chance")
-    ax.set_xlabel("layer"); ax.set_ylabel("test accuracy"); ax.set_ylim(0, 1.02)
-    ax.legend(fontsize=8)
+    ax.set_xlabel("layer")
+    ax.set_ylabel("test accuracy")
+    ax.set_ylim(0, 1.02)
+    ax.set_title(title + (" (bands: 95% interval over test items)" if intervals else ""))
+    ax.legend(loc="lower right")
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_strategy_accuracies(accuracy: dict, ax=None, chance: float | None = None):
+    """Horizontal interval per strategy (95% bootstrap over test items), a diamond at the
+    estimate and one dot per seed; ``accuracy`` maps names to
+    :class:`~helpers.classify.compute.SeededAccuracy`."""
+    if not accuracy:
+        raise ValueError("accuracy must map at least one strategy name to a SeededAccuracy.")
+    ax = new_axes(ax, (6.5, 3.2))
+    names = list(accuracy)
+    best = max(names, key=lambda n: accuracy[n].estimate)
+    lows = []
+    for y, name in enumerate(names):
+        acc = accuracy[name]
+        ci = acc.interval()
+        lows.append(ci.low)
+        color = HIGHLIGHT if name == best else NORMAL
+        ax.plot([ci.low, ci.high], [y, y], color=color, lw=3, alpha=0.5, solid_capstyle="butt")
+        ax.plot(acc.per_seed(), [y] * len(acc.seeds), "o", color=color, ms=4, alpha=0.8)
+        ax.plot(acc.estimate, y, "D", color=color, ms=7, mec="black", mew=0.5)
+    ax.set_yticks(range(len(names)), names)
+    ax.invert_yaxis()
+    if chance is not None and chance >= min(lows) - 0.05:
+        ax.axvline(chance, color="gray", ls=":")
+    ax.set_xlim(max(0.0, min(lows) - 0.05), 1.01)
+    ax.set_xlabel("test accuracy")
+    n_seeds = len(next(iter(accuracy.values())).seeds)
+    ax.set_title(f"test accuracy per strategy: bar = 95% interval over test items,\n"
+                 f"diamond = mean, dots = {n_seeds} seed(s); orange = highest estimate")
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_layer_weights(weights, ax=None):
+    """Learned scalar-mix weights ``[n_seeds, L+1]``: bar = mean over seeds, whisker = range,
+    dashed line = the uniform weight 1/(L+1) the training started from."""
+    weights = np.atleast_2d(to_numpy(weights).astype(float))
+    n = weights.shape[1]
+    ax = new_axes(ax, (5, 3.2))
+    mean = weights.mean(0)
+    err = np.stack([mean - weights.min(0), weights.max(0) - mean])
+    ax.bar(range(n), mean, color=NORMAL, yerr=err, capsize=3, ecolor="black")
+    ax.axhline(1 / n, color="gray", ls="--", label=f"uniform 1/{n}")
+    ax.set_xticks(range(n), layer_labels(n))
+    ax.set_xlabel("layer")
+    ax.set_ylabel("weight (softmax over layers)")
+    ax.set_title(f"learned layer weights of the weighted-sum head\n(bar: mean of {weights.shape[0]} seed(s), whisker: range)")
+    ax.legend(loc="upper left")
     ax.figure.tight_layout()
     return ax
 

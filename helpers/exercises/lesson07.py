@@ -32,8 +32,12 @@ def check_exercise_1(pool, model, trace) -> Feedback:
     return wrong("your output differs from pooler_output.", "pooler_output = tanh(W h_[CLS] + b) with model.pooler.dense.")
 
 
-def check_exercise_2(layer, probes) -> Feedback:
-    """The layer (0..L) with the highest mean-pooled probe accuracy (ties: any best layer)."""
+def check_exercise_2(layer, probes, intervals=None) -> Feedback:
+    """The layer (0..L) with the highest mean-pooled probe accuracy (ties: any best layer).
+
+    ``intervals`` (optional, one :class:`~helpers.common.stats.Interval` per layer) lets the
+    feedback name the layers that are not distinguishable from the best one.
+    """
     if layer is None:
         return NO_ANSWER
     accs = probes["mean"]
@@ -43,7 +47,14 @@ def check_exercise_2(layer, probes) -> Feedback:
         return wrong(f"layer {layer} does not exist: valid layers are 0 to {len(accs) - 1}.", "Layer 0 is the embeddings.")
     best = max(accs)
     if accs[layer] == best:
-        return correct(f"layer {layer} reaches {best:.0%}.")
+        message = f"layer {layer} reaches {best:.0%}."
+        if intervals is not None:
+            if len(intervals) != len(accs):
+                raise ValueError(f"intervals must hold one Interval per layer ({len(accs)}), got {len(intervals)}.")
+            tied = [l for l, i in enumerate(intervals) if l != layer and i.overlaps(intervals[layer])]
+            message += (f" But the intervals of layers {tied} overlap its interval: on this test set they are not "
+                        "distinguishable from it." if tied else " Its interval overlaps no other layer's.")
+        return correct(message)
     if probes["cls"][layer] == max(probes["cls"]):
         return wrong("that is the best [CLS] layer, not the best mean-pooled one.", "Look at probes['mean'].")
     return wrong(f"layer {layer} reaches {accs[layer]:.0%}, but another reaches {best:.0%}.",

@@ -42,25 +42,38 @@ def check_exercise_2(kept, tokenizer, model, sentence) -> Feedback:
         return wrong("the dict is empty: the forward pass must run inside the `with` block.", "Call model(**enc) inside the with block.")
     if set(kept) != {1}:
         return wrong(f"you kept layers {sorted(kept)}, only layer 1 was asked for.", "Pass [1] as the layers.")
-    enc = tokenizer([sentence], return_tensors="pt", padding=True, truncation=True, max_length=32)
+    got = kept[1]
+    if not isinstance(got, torch.Tensor) or got.ndim != 3 or got.shape[0] != 1:
+        return wrong(f"kept[1] should be a [1, tokens, H] tensor, got {getattr(got, 'shape', type(got).__name__)}.",
+                     "Run the model on one encoded sentence inside the with block.")
+    # Any truncation length is fine (encode_batch keeps 32 tokens, the lesson's `encode` the model's
+    # maximum): compare with SENTENCE encoded to as many tokens as the kept tensor has.
+    enc = tokenizer([sentence], return_tensors="pt", truncation=True, max_length=got.shape[1])
     with torch.no_grad():
         ref = model(**enc, output_hidden_states=True).hidden_states[1]
-    if kept[1].shape != ref.shape or not torch.allclose(kept[1], ref, atol=1e-5):
+    if got.shape != ref.shape or not torch.allclose(got, ref, atol=1e-5):
         return wrong("the kept tensor is not layer 1's output for SENTENCE.", "Encode SENTENCE with encode_batch(tokenizer, [SENTENCE]).")
     return correct("one layer kept, equal to hidden_states[1].")
 
 
-def check_exercise_3(ratio, timings) -> Feedback:
-    """plain bytes / checkpointed bytes."""
+def check_exercise_3(ratio, memory) -> Feedback:
+    """plain activation bytes / checkpointed activation bytes (``memory[mode]`` is a
+    :class:`~helpers.practice.compute.SavedForBackward`)."""
     if ratio is None:
         return NO_ANSWER
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
-        return wrong(f"give a number, you gave a {type(ratio).__name__}.", "timings[mode] is (bytes, seconds).")
-    expected = timings["plain"][0] / timings["checkpointed"][0]
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) and not (
+            isinstance(ratio, torch.Tensor) and ratio.numel() == 1):
+        return wrong(f"give a number, you gave a {type(ratio).__name__}.", "memory[mode].activation_bytes is an int.")
+    ratio = float(ratio)
+    plain, ckpt = memory["plain"], memory["checkpointed"]
+    expected = plain.activation_bytes / ckpt.activation_bytes
     if math.isclose(ratio, expected, rel_tol=1e-3):
-        return correct(f"{expected:.2f}x fewer bytes with checkpointing.")
+        return correct(f"{expected:.2f}x fewer activation bytes with checkpointing.")
     if math.isclose(ratio, 1 / expected, rel_tol=1e-3):
         return wrong("you divided the other way round.", "plain bytes / checkpointed bytes.")
-    if math.isclose(ratio, timings["plain"][1] / timings["checkpointed"][1], rel_tol=1e-3):
-        return wrong("that is the ratio of times, not bytes.", "timings[mode][0] is the bytes.")
-    return wrong(f"{ratio} is not the ratio of saved bytes.", "timings['plain'][0] / timings['checkpointed'][0].")
+    with_weights = (plain.activation_bytes + plain.parameter_bytes) / (ckpt.activation_bytes + ckpt.parameter_bytes)
+    if math.isclose(ratio, with_weights, rel_tol=1e-3):
+        return wrong("you included the saved references to the weights.",
+                     "Those are the model's own weights, no extra memory: use .activation_bytes only.")
+    return wrong(f"{ratio} is not the ratio of saved activation bytes.",
+                 "memory['plain'].activation_bytes / memory['checkpointed'].activation_bytes.")

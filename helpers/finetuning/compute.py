@@ -12,7 +12,7 @@ import torch
 
 from helpers.common.progress import ProgressBar
 
-from helpers.classify.compute import encode_batch, mean_pool
+from helpers.classify.compute import SeededAccuracy, encode_batch, mean_pool
 
 
 FINETUNE_STRATEGIES = ("full", "freeze lower half", "layer-wise lr decay", "gradual unfreezing")
@@ -65,6 +65,7 @@ class FinetuneResult:
     seconds: float
     trainable_params: int  # at the end of training
     model: SentenceClassifier
+    correct: torch.Tensor | None = None  # [n_test] booleans: which test items it got right
 
 
 def finetune(tokenizer, bert, train, test, strategy: str = "full", *, epochs: int = 2, lr: float = 1e-4,
@@ -113,9 +114,70 @@ def finetune(tokenizer, bert, train, test, strategy: str = "full", *, epochs: in
     bar.close()
     seconds = time.perf_counter() - start
     clf.eval()
-    acc = classifier_accuracy(tokenizer, clf, test, max_length)
+    right = classifier_correct(tokenizer, clf, test, max_length)
     trainable = sum(p.numel() for p in clf.parameters() if p.requires_grad)
-    return FinetuneResult(strategy, acc, seconds, trainable, clf)
+    return FinetuneResult(strategy, right.float().mean().item(), seconds, trainable, clf, right)
+
+
+def warm_up(tokenizer, bert, texts, *, max_length: int = 16, batch_size: int = 16) -> None:
+    """One untimed forward + backward on a throwaway copy of ``bert``.
+
+    The first training step in a process pays one-off costs (memory allocation, kernel
+    selection); without this, whichever run is timed first looks slower for no reason of its own.
+    """
+    clf = SentenceClassifier(copy.deepcopy(bert), 2)
+    clf.train()
+    enc = encode_batch(tokenizer, list(texts)[:batch_size], max_length)
+    clf(enc["input_ids"], enc["attention_mask"]).sum().backward()
+
+
+@dataclass
+class FinetuneComparison:
+    """Every strategy run once per seed: accuracies with intervals, seconds per run, and the
+    seed-0 model of each strategy (the others are dropped to save memory)."""
+
+    accuracy: dict  # strategy -> SeededAccuracy
+    seconds: dict  # strategy -> [seconds per seed]
+    trainable_params: dict  # strategy -> trainable parameters at the end
+    models: dict  # strategy -> SentenceClassifier of the first seed
+
+
+def compare_finetuning(tokenizer, bert, train, test, strategies=FINETUNE_STRATEGIES, seeds=(0, 1, 2), *,
+                       progress: bool = True, **kw) -> FinetuneComparison:
+    """:func:`finetune` every strategy once per seed, timed honestly.
+
+    A warm-up step runs first (:func:`warm_up`), and the runs take turns (seed 0 of every
+    strategy, then seed 1, ...) so that a slow spell of a shared machine hits every strategy
+    alike instead of the one that happened to run then.
+    """
+    strategies, seeds = tuple(strategies), tuple(seeds)
+    if not seeds or not strategies:
+        raise ValueError("give at least one strategy and one seed.")
+    warm_up(tokenizer, bert, train.texts, max_length=kw.get("max_length", 16), batch_size=kw.get("batch_size", 16))
+    correct = {s: [] for s in strategies}
+    seconds = {s: [] for s in strategies}
+    trainable, models = {}, {}
+    bar = ProgressBar(len(seeds) * len(strategies), desc="fine-tuning runs", disable=not progress)
+    for seed in seeds:
+        for strategy in strategies:
+            run = finetune(tokenizer, bert, train, test, strategy, seed=seed, progress=False, **kw)
+            correct[strategy].append(run.correct)
+            seconds[strategy].append(run.seconds)
+            trainable[strategy] = run.trainable_params
+            if seed == seeds[0]:
+                models[strategy] = run.model
+            bar.update()
+    bar.close()
+    accuracy = {s: SeededAccuracy(torch.stack(c), seeds) for s, c in correct.items()}
+    return FinetuneComparison(accuracy, seconds, trainable, models)
+
+
+@torch.no_grad()
+def classifier_correct(tokenizer, clf, split, max_length: int = 16) -> torch.Tensor:
+    """``[n]`` booleans: which items of ``split`` the classifier gets right."""
+    enc = encode_batch(tokenizer, split.texts, max_length)
+    pred = clf(enc["input_ids"], enc["attention_mask"]).argmax(-1)
+    return pred == torch.tensor(split.labels)
 
 
 @torch.no_grad()

@@ -1,17 +1,22 @@
 """Using layers in practice (lesson 08): keeping only some hidden states, activation
-checkpointing, dynamic int8 quantization, a feature cache."""
+checkpointing and what a training step holds in memory, dynamic int8 quantization, a
+feature cache, and honest timing (warm-up, repeated runs in turns, median and range)."""
 
 from __future__ import annotations
 
+import copy
+import hashlib
 import io
+import statistics
 import time
 import warnings
 from contextlib import contextmanager
-import copy
+from dataclasses import dataclass
 
 import torch
 
-from helpers.classify.compute import extract_features
+from helpers.classify.compute import LayerFeatures, extract_features
+from helpers.common.stats import Interval
 
 
 def enable_checkpointing(bert) -> str:
@@ -60,16 +65,37 @@ def keep_hidden_states(bert, layers):
             h.remove()
 
 
-def saved_for_backward_bytes(clf, enc, labels) -> int:
-    """Bytes of tensors kept alive between forward and backward of one training step.
+@dataclass
+class SavedForBackward:
+    """What autograd keeps between forward and backward of one training step.
+
+    Autograd also saves *references to the weights* (a linear layer needs ``W`` to pass the
+    gradient back to its input); those storages are the model's own parameters and cost no
+    extra memory, so they are counted apart from the activations.
+    """
+
+    activation_bytes: int  # storages that exist only for the backward pass
+    parameter_bytes: int  # saved references to parameters (already in memory as weights)
+    activation_tensors: int  # distinct storages behind activation_bytes
+    parameter_tensors: int  # distinct parameter storages among the saved tensors
+    layer_calls_forward: int = 0  # encoder-layer forward calls during the forward pass
+    layer_calls_backward: int = 0  # encoder-layer forward calls re-run during backward (recomputation)
+
+
+def saved_for_backward(clf, enc, labels) -> SavedForBackward:
+    """Storages kept alive between forward and backward of one training step of ``clf``.
 
     Counted with ``torch.autograd.graph.saved_tensors_hooks`` (every tensor autograd saves at
     the outer level) plus the input of every encoder layer (a forward pre-hook): with
     gradient checkpointing, each checkpointed layer keeps only its input, outside the outer
     hooks, and recomputes its insides during backward. Each storage is counted once, so views
-    and a layer input that autograd saves anyway are not double counted.
+    and a layer input that autograd saves anyway are not double counted. The same pre-hook
+    counts how often each encoder layer runs forward, during the forward pass and again
+    during backward: the recomputation is the extra compute checkpointing pays.
     """
     seen: dict[int, int] = {}
+    params = {p.untyped_storage().data_ptr() for p in clf.parameters()}
+    params |= {b.untyped_storage().data_ptr() for b in clf.buffers()}
 
     def count(t):
         storage = t.untyped_storage()
@@ -84,8 +110,16 @@ def saved_for_backward_bytes(clf, enc, labels) -> int:
         if recording and isinstance(hidden, torch.Tensor):
             count(hidden)
 
+    calls = {"forward": 0, "backward": 0}
     recording = True
+    def count_call(module, args):
+        calls["forward" if recording else "backward"] += 1
+
+    # Calls are counted on a module *inside* each layer: depending on the transformers
+    # version, the checkpoint wraps the layer's ``__call__`` (its hooks run again during
+    # recomputation) or only its ``forward`` (they do not); an inner module runs again either way.
     handles = [layer.register_forward_pre_hook(pre_hook, with_kwargs=True) for layer in clf.bert.encoder.layer]
+    handles += [layer.intermediate.register_forward_pre_hook(count_call) for layer in clf.bert.encoder.layer]
     clf.train()
     try:
         with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
@@ -97,7 +131,162 @@ def saved_for_backward_bytes(clf, enc, labels) -> int:
             h.remove()
         clf.zero_grad(set_to_none=True)
         clf.eval()
-    return sum(seen.values())
+    act = {k: v for k, v in seen.items() if k not in params}
+    par = {k: v for k, v in seen.items() if k in params}
+    return SavedForBackward(sum(act.values()), sum(par.values()), len(act), len(par), calls["forward"], calls["backward"])
+
+
+def saved_for_backward_bytes(clf, enc, labels) -> int:
+    """Activation bytes kept for backward (:func:`saved_for_backward`, weights not included)."""
+    return saved_for_backward(clf, enc, labels).activation_bytes
+
+
+def training_state_bytes(model, optimizer) -> dict:
+    """Bytes a training step holds besides the activations, measured from the tensors
+    themselves: the weights, their gradients and the optimizer's state (for AdamW two running
+    averages per weight, ``exp_avg`` and ``exp_avg_sq``). Run one step first, so that the
+    gradients and the optimizer state exist."""
+    nbytes = lambda t: t.numel() * t.element_size()
+    params = list(model.parameters())
+    state = [v for p in params for v in optimizer.state.get(p, {}).values()
+             if isinstance(v, torch.Tensor) and v.ndim > 0]
+    return {
+        "weights": sum(nbytes(p) for p in params),
+        "gradients": sum(nbytes(p.grad) for p in params if p.grad is not None),
+        "optimizer state": sum(nbytes(v) for v in state),
+    }
+
+
+def training_step(clf, enc, labels):
+    """A function that runs one forward + backward of ``clf`` (gradients cleared after), for timing."""
+    def step():
+        clf.train()
+        loss = torch.nn.functional.cross_entropy(clf(enc["input_ids"], enc["attention_mask"]), labels)
+        loss.backward()
+        clf.zero_grad(set_to_none=True)
+    return step
+
+
+def time_interleaved(fns: dict, repeats: int = 5, warmup: int = 1) -> dict:
+    """Wall-clock seconds of every ``fn()`` in ``fns``, ``repeats`` times each.
+
+    Each function first runs ``warmup`` times untimed (a first call pays one-off costs), then
+    the functions take turns (a, b, a, b, ...), so a slow spell of a shared machine hits all
+    of them alike. Returns ``{name: [seconds, ...]}``; summarize with :func:`median_range`.
+    """
+    if isinstance(repeats, bool) or not isinstance(repeats, int) or repeats < 1:
+        raise ValueError(f"repeats must be a positive int, got {repeats!r}.")
+    for fn in fns.values():
+        for _ in range(warmup):
+            fn()
+    times = {name: [] for name in fns}
+    for _ in range(repeats):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            fn()
+            times[name].append(time.perf_counter() - start)
+    return times
+
+
+def median_range(values) -> Interval:
+    """Median of repeated measurements with their ``[min, max]`` (``level`` 1.0 marks a range)."""
+    values = [float(v) for v in values]
+    if not values:
+        raise ValueError("give at least one measurement.")
+    return Interval(statistics.median(values), min(values), max(values), 1.0)
+
+
+def compare_times(a_name: str, a, b_name: str, b, unit: str = "s") -> str:
+    """A sentence on two sets of repeated timings that only calls a difference when the
+    ranges do not overlap, e.g. ``"checkpointed took 1.31x as long as plain (median of 5
+    runs each; the ranges do not overlap)"``."""
+    ra, rb = median_range(a), median_range(b)
+    fmt = lambda r: f"median {r.estimate:.3g} {unit}, range {r.low:.3g}-{r.high:.3g}"
+    where = f"{a_name}: {fmt(ra)}; {b_name}: {fmt(rb)} ({len(a)} and {len(b)} runs)."
+    ratio = rb.estimate / ra.estimate
+    if ra.overlaps(rb):
+        return f"{where} The ranges overlap: no difference in time measurable on this machine."
+    return f"{where} {b_name} took {ratio:.2f}x as long as {a_name}, and the ranges do not overlap."
+
+
+def hidden_state_origins(states, full) -> list:
+    """For each entry of a returned ``hidden_states`` tuple, the index of the full hidden state
+    it equals; ``None`` for an entry that is ``None``, ``-1`` for a tensor that matches none."""
+    origins = []
+    for h in states or ():
+        if h is None:
+            origins.append(None)
+            continue
+        match = [i for i, f in enumerate(full) if f.shape == h.shape and torch.allclose(f, h, atol=1e-5)]
+        origins.append(match[0] if match else -1)
+    return origins
+
+
+def describe_selection(wanted, states, full) -> tuple[str, str]:
+    """``(verdict, sentence)`` for what a forward pass returned when asked for the hidden
+    states ``wanted``: ``"honoured"`` (exactly those, each equal to that hidden state),
+    ``"all"`` (the list was read as ``True``), ``"none"`` or ``"mis-selected"``."""
+    origins = hidden_state_origins(states, full)
+    filled = {pos: o for pos, o in enumerate(origins) if o is not None}
+    n = len(full)
+    if not filled:
+        return "none", "no hidden states came back"
+    if len(origins) == n and all(o == pos for pos, o in filled.items()) and sorted(filled) == sorted(set(wanted)):
+        return "honoured", f"tensors exactly at {sorted(filled)}, each equal to that hidden state; None elsewhere"
+    if len(filled) == n and all(o == pos for pos, o in filled.items()):
+        return "all", f"all {n} hidden states: the list was read as True"
+    pairs = ", ".join(f"entry {pos} holds hidden state {o if o >= 0 else '(none of them)'}" for pos, o in filled.items())
+    return "mis-selected", f"{pairs} (asked for {sorted(set(wanted))})"
+
+
+def _error_text(err: Exception, limit: int = 220) -> str:
+    """``"TypeName: first two lines of the message"``, shortened to ``limit`` characters."""
+    lines = [line.strip() for line in str(err).splitlines() if line.strip()]
+    text = f"{type(err).__name__}: {' '.join(lines[:2])}"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def what_comes_back(run, wanted, full) -> tuple[str, str]:
+    """Call ``run()`` (a forward pass that asked for the hidden states ``wanted``) and
+    describe its ``hidden_states`` with :func:`describe_selection`; an exception becomes
+    ``("error", "TypeName: message")``."""
+    try:
+        with torch.no_grad():
+            out = run()
+    except Exception as err:  # noqa: BLE001 - the point is to show what happens
+        return "error", _error_text(err)
+    return describe_selection(wanted, getattr(out, "hidden_states", None), full)
+
+
+def checkpointing_is_on(model) -> bool:
+    """Whether activation (gradient) checkpointing is switched on, in any transformers version."""
+    for flag in ("is_activation_checkpointing", "is_gradient_checkpointing"):
+        if hasattr(type(model), flag) or hasattr(model, flag):
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # transformers 5 deprecates the old name
+                return bool(getattr(model, flag))
+    return False
+
+
+def try_from_pretrained(path: str, **kwargs):
+    """``(model, None)`` from ``AutoModel.from_pretrained(path, **kwargs)``, or ``(None, error)``
+    with the exception's type and message: for showing what a keyword does, live."""
+    from transformers import AutoModel
+    from transformers.utils import logging as hf_logging
+
+    previous = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = AutoModel.from_pretrained(path, attn_implementation="eager", use_safetensors=True, **kwargs)
+        return model.eval(), None
+    except Exception as err:  # noqa: BLE001 - the point is to show the error
+        return None, _error_text(err)
+    finally:
+        hf_logging.set_verbosity(previous)
+        hf_logging.enable_progress_bar()
 
 
 def quantize_int8(bert):
@@ -119,32 +308,45 @@ def state_dict_bytes(module) -> int:
     return buf.getbuffer().nbytes
 
 
-def best_time(fn, repeats: int = 3) -> float:
-    """Fastest of ``repeats`` wall-clock runs of ``fn()`` (the least disturbed by other work)."""
-    times = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - t)
-    return min(times)
+def _tensor_bytes(value):
+    """The raw bytes of a state-dict value (tensors of any dtype, quantized ones, tuples of them)."""
+    if isinstance(value, torch.Tensor):
+        if value.is_quantized:  # int8 values and their scales, as the floats they stand for
+            value = value.dequantize()
+        flat = value.detach().cpu().contiguous().reshape(-1)
+        return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+    if isinstance(value, (tuple, list)):
+        return b"".join(_tensor_bytes(v) for v in value)
+    return repr(value).encode()
 
 
 def model_key(bert) -> str:
-    """Identifies a model by name, sizes and a weight fingerprint (a fine-tuned copy differs)."""
+    """Identifies a model by name, sizes and a hash of **every** weight and buffer.
+
+    Any change to any weight (fine-tuning one layer, one bias, a LayerNorm) gives another key.
+    The hash reads all the weights once (a fraction of a second for a BERT-base-sized model).
+    """
     cfg = bert.config
-    with torch.no_grad():
-        w = bert.embeddings.word_embeddings.weight
-        fingerprint = float(w[:8].double().sum()) + float(bert.encoder.layer[-1].output.dense.weight[0].double().sum())
-    return f"{cfg._name_or_path}|{cfg.num_hidden_layers}x{cfg.hidden_size}|{fingerprint:.10g}"
+    digest = hashlib.blake2b(digest_size=16)
+    for name, value in sorted(bert.state_dict().items()):
+        digest.update(name.encode())
+        digest.update(_tensor_bytes(value))
+    return f"{cfg._name_or_path}|{cfg.num_hidden_layers}x{cfg.hidden_size}|{digest.hexdigest()}"
 
 
 class FeatureCache:
-    """Sentence features keyed by ``(model, layer, pooling, text)``: each text is encoded once."""
+    """Sentence features keyed by ``(model, layer, pooling, text)``: each text is encoded once.
 
-    def __init__(self, tokenizer, bert):
+    ``store`` may be shared between caches of different models (a dict, or anything with
+    ``in``/``[]``): the model part of every key is :func:`model_key`, so a model whose
+    weights differ in any way never reads another's features. The key is taken when the cache
+    is created: after changing the model's weights in place, create a new cache.
+    """
+
+    def __init__(self, tokenizer, bert, store: dict | None = None):
         self.tokenizer, self.bert = tokenizer, bert
         self.key = model_key(bert)
-        self.store: dict[tuple, torch.Tensor] = {}
+        self.store: dict[tuple, torch.Tensor] = {} if store is None else store
         self.hits = self.misses = 0
 
     def get(self, texts, layer: int, pooling: str = "mean") -> torch.Tensor:
@@ -163,3 +365,24 @@ class FeatureCache:
                     for p in ("cls", "mean"):
                         self.store[(self.key, l, p, text)] = feats.layer(l, p)[i]
         return torch.stack([self.store[k] for k in keys])
+
+
+def relative_change(reference: torch.Tensor, changed: torch.Tensor) -> torch.Tensor:
+    """``||changed - reference|| / ||reference||`` per row (``[N, H]`` -> ``[N]``)."""
+    if reference.shape != changed.shape:
+        raise ValueError(f"shapes differ: {tuple(reference.shape)} vs {tuple(changed.shape)}.")
+    return (changed - reference).norm(dim=-1) / reference.norm(dim=-1).clamp(min=1e-12)
+
+
+def feature_change_per_layer(reference: LayerFeatures, changed: LayerFeatures, pooling: str = "mean"):
+    """``(change, between)``, both ``[L+1, N]``: how far each sentence's feature moved at each
+    layer (:func:`relative_change`), and for scale how far it lies from the *next* sentence's
+    feature of the same model (``||x_{i+1} - x_i|| / ||x_i||``): a change as large as
+    ``between`` moves a sentence as far as swapping it for another sentence."""
+    ref, new = getattr(reference, pooling), getattr(changed, pooling)
+    if ref.shape != new.shape or ref.shape[1] < 2:
+        raise ValueError(f"need the same [L+1, N >= 2, H] features from both models, got {tuple(ref.shape)} "
+                         f"and {tuple(new.shape)}.")
+    change = torch.stack([relative_change(r, n) for r, n in zip(ref, new)])
+    between = torch.stack([relative_change(r, r.roll(-1, 0)) for r in ref])
+    return change, between

@@ -20,5 +20,5 @@ def exercise_2(tokenizer, model, sentence):
     return kept
 
 
-def exercise_3(timings):
-    return timings["plain"][0] / timings["checkpointed"][0]
+def exercise_3(memory):
+    return memory["plain"].activation_bytes / memory["checkpointed"].activation_bytes
