@@ -192,7 +192,7 @@ assert torch.equal(outputs.hidden_states[-1], outputs.last_hidden_state)
 cls_raw = outputs.last_hidden_state[0, 0]
 cls_pooled = outputs.pooler_output[0]
 cos = torch.nn.functional.cosine_similarity(cls_raw, cls_pooled, dim=0).item()
-print(f"hidden_states[-1] == last_hidden_state: True")
+print("hidden_states[-1] == last_hidden_state: True")
 print(f"cosine(raw [CLS], pooler_output) = {cos:.3f}  (not 1: the pooler transforms it)")
 
 # %% [markdown]

@@ -271,7 +271,7 @@ print(f"dimensions among the top 3 in at least half of the layers: "
 eta2 = compute.share_explained_by_layer(parts["norm"])
 ratio = torch.as_tensor(med_norm) / parts["gamma"].double()
 print(f"the layer explains {eta2:.0%} of the variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers")
-print(f"median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
+print("median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
 print(f"median length grows at every layer: {grows}; ||z_hat|| is sqrt(H) for every token")
 growth = ("the median length does grow layer after layer" if grows else
           f"the median length does not grow layer after layer (largest at layer {int(nmed.argmax())}, "
@@ -401,6 +401,7 @@ explorer
 
 # %%
 import pandas as pd
+from IPython.display import display
 
 claims = pd.DataFrame([
     ("A token changes most in the last layers",

@@ -398,6 +398,7 @@ lines
 
 # %%
 import pandas as pd
+from IPython.display import display
 
 best_prev = compute.best_head(prev)
 claims = pd.DataFrame([
@@ -405,7 +406,7 @@ claims = pd.DataFrame([
      f"packed pairs: largest [SEP] share {ci_packed[sep][top_sep].percent()} (layer {top_sep + 1}; uniform "
      f"{uniform_packed[sep]:.1%})", "Clark et al. 2019 (BERT-base, <= 128-token pairs): > 50 % in layers 6-10"),
     ("Many heads put most weight on [CLS]",
-     f"heads > 50 % on [CLS]: " + ", ".join(f"L{l + 1} {int((per_head_cls[l] > 0.5).sum())}" for l in range(L)),
+     "heads > 50 % on [CLS]: " + ", ".join(f"L{l + 1} {int((per_head_cls[l] > 0.5).sum())}" for l in range(L)),
      "Clark et al. 2019 (BERT-base): an early-layer pattern"),
     ("An attention weight says how much a token contributes",
      f"[CLS] at layer {top_cls + 1}: weight {shares_packed[:, top_cls, cls].mean():.1%}, norm-based "

@@ -261,6 +261,7 @@ NeighbourExplorer(trace, token=target, layer=L)
 
 # %%
 import pandas as pd
+from IPython.display import display
 
 claims = pd.DataFrame([
     ("Self-similarity falls with depth",

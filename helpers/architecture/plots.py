@@ -195,7 +195,7 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
     a0, _ = lay.box("attention", f"self-attention: query, key, value; {A} heads \u00d7 {d}\n"
                     "P = softmax(QK\u1d40/\u221ad + mask),  context = P\u00b7V", height=0.5,
                     note=f"trace.attention(l): [A, {n}, {n}] = [{A}, {n}, {n}]")
-    b0, b1 = lay.box("attention", f"attention.output.dense  (H \u2192 H)", f"update: [{n}, {H}]")
+    b0, b1 = lay.box("attention", "attention.output.dense  (H \u2192 H)", f"update: [{n}, {H}]")
     lay.arrow(a0, b1)
     c = lay.add("add_norm", "x + attention update  (residual)")
     lay.arrow(b0, c + 0.13)

@@ -11,7 +11,7 @@ import numpy as np
 import torch
 
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import Interval, accuracy_ci, bootstrap_ci, seeds_interval
+from helpers.common.stats import Interval, accuracy_ci, seeds_interval
 
 
 POOLINGS = ("cls", "mean")

@@ -103,7 +103,6 @@ def plot_similarity_spread(token_matrix, per_token, token_name: str, axes=None):
 
     token_matrix, per_token = to_numpy(token_matrix), to_numpy(per_token)
     q25, med, q75 = quartiles(per_token)
-    n = token_matrix.shape[0]
     if axes is None:
         _, axes = plt.subplots(1, 3, figsize=(10.5, 3.6), layout="constrained")
     low = float(min(token_matrix.min(), med.min()))
