@@ -15,6 +15,10 @@ setup() {
     if [ ! -x "$VENV/bin/python" ]; then
         "$PY" -m venv "$VENV"
     fi
+    # `jupyter nbconvert --execute` in this environment saves no widget state, so an exported
+    # notebook shows each explorer's static picture (the image/png beside its widget view).
+    mkdir -p "$VENV/etc/jupyter"
+    echo '{"ExecutePreprocessor": {"store_widget_state": false}}' > "$VENV/etc/jupyter/jupyter_nbconvert_config.json"
     # Installing is skipped when nothing it depends on changed since the last setup.
     local stamp="$VENV/.course-setup" want
     want="torch==${COURSE_TORCH:-2.13.0} $(cat pyproject.toml | cksum)"

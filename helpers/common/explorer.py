@@ -35,9 +35,10 @@ widget view *and* a PNG of the figure as it is at that moment, plus a plain-text
 (:meth:`Explorer._repr_mimebundle_`). A live front end (JupyterLab, Colab, ipywidgets 7 or 8)
 shows the widget; a viewer without the widget state -- GitHub, the course website, nbconvert
 on a notebook saved without widget state, or ``jupyter nbconvert --execute
---ExecutePreprocessor.store_widget_state=False`` -- shows the PNG. (A plain ``nbconvert
---execute`` stores the widget state, and its HTML then renders the widget -- the same
-picture -- with the ipywidgets JavaScript from a CDN.)
+--ExecutePreprocessor.store_widget_state=False`` -- shows the PNG. ``bash course.sh`` configures the course environment's ``jupyter nbconvert --execute``
+to save no widget state (``$VENV/etc/jupyter/jupyter_nbconvert_config.json``), so its HTML
+export shows every explorer as that image, offline too; with widget state saved, nbconvert's
+HTML would render the widget instead, with the ipywidgets JavaScript from a CDN.
 """
 
 from __future__ import annotations
