@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.common.stats import Interval, accuracy_ci, bootstrap_ci, quartiles, seeds_interval
+from helpers.common.stats import Interval, accuracy_ci, bootstrap_ci, differs, paired_difference_ci, quartiles, seeds_interval
 
 
 def test_quartiles_match_numpy_per_column():
@@ -53,3 +53,23 @@ def test_seeds_interval_is_the_range():
     assert (iv.low, iv.high) == (0.7, 0.8) and iv.estimate == pytest.approx(0.75)
     with pytest.raises(ValueError, match="two seeds"):
         seeds_interval([0.7])
+
+
+def test_all_right_uses_the_rule_of_three_not_a_zero_width_interval():
+    iv = accuracy_ci([1] * 10)
+    assert (iv.estimate, iv.high) == (1.0, 1.0) and iv.low == pytest.approx(0.7)
+    assert accuracy_ci([0] * 100).high == pytest.approx(0.03)
+
+
+def test_paired_difference_sees_what_unpaired_overlap_hides():
+    rng = np.random.default_rng(4)
+    base = rng.random(200) < 0.7
+    better = base.copy()
+    better[np.flatnonzero(~base)[:20]] = True  # 20 items fixed, none broken
+    a, b = accuracy_ci(better), accuracy_ci(base)
+    assert a.overlaps(b)  # unpaired intervals overlap ...
+    diff = paired_difference_ci(better, base)
+    assert diff.estimate == pytest.approx(0.1) and differs(diff)  # ... the paired difference excludes 0
+    assert not differs(paired_difference_ci(base, base))
+    with pytest.raises(ValueError, match="same items"):
+        paired_difference_ci(base, base[:-1])

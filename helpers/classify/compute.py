@@ -188,18 +188,9 @@ class SeededAccuracy:
         return self.correct.float().mean(1).tolist()
 
     def run_interval(self, run: int = 0) -> Interval:
-        """95% interval over the test items of one seed's run.
-
-        A percentile bootstrap (:func:`~helpers.common.stats.accuracy_ci`), except when every
-        item was right (or every item wrong): resampling then gives the same score every
-        time and a zero-width interval, so the "rule of three" gives the approximate 95%
-        bound instead (with n items, an error rate never observed may still be up to 3/n).
-        """
-        outcomes = self.correct[run]
-        if outcomes.all() or not outcomes.any():
-            bound = min(1.0, 3 / self.n_items)
-            return Interval(1.0, 1 - bound, 1.0) if outcomes.all() else Interval(0.0, 0.0, bound)
-        return accuracy_ci(outcomes)
+        """95% interval over the test items of one seed's run (:func:`~helpers.common.stats.accuracy_ci`:
+        a percentile bootstrap, or the rule of three when every item was right or every item wrong)."""
+        return accuracy_ci(self.correct[run])
 
     def interval(self) -> Interval:
         """The mean over seeds, with an interval that spans every run's :meth:`run_interval`."""

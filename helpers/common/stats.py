@@ -5,7 +5,10 @@ statistic over many tokens or sentences with a spread:
 
 * :func:`quartiles` -- median and interquartile band of a sample, per layer;
 * :func:`bootstrap_ci` -- a percentile bootstrap interval for a statistic (default: the mean);
-* :func:`accuracy_ci` -- an accuracy with a bootstrap interval over the test items;
+* :func:`accuracy_ci` -- an accuracy with a bootstrap interval over the test items (the rule of
+  three when every item is right or every item wrong);
+* :func:`paired_difference_ci`, :func:`differs` -- two measurements on the same items compared
+  item by item (a paired bootstrap of the difference);
 * :class:`Interval` -- an estimate with its interval, printed as ``0.812 [0.743, 0.875]``;
   two intervals that overlap are not called different (:meth:`Interval.overlaps`).
 
@@ -94,12 +97,37 @@ def bootstrap_ci(values, statistic=np.mean, *, n_boot: int = 1000, level: float 
 
 
 def accuracy_ci(correct, **kw) -> Interval:
-    """Accuracy of a 0/1 (or bool) vector of per-item outcomes with a bootstrap interval over items."""
+    """Accuracy of a 0/1 (or bool) vector of per-item outcomes with a 95% interval over items.
+
+    A percentile bootstrap, except when every item was right (or every item wrong): resampling
+    then gives the same score every time, a zero-width interval that would look like certainty.
+    The "rule of three" gives the approximate 95% bound instead: with ``n`` items, an error rate
+    never observed may still be as large as ``3 / n`` (10/10 right: ``[70%, 100%]``).
+    """
     array = _as_array(np.asarray(correct, dtype=float) if not isinstance(correct, torch.Tensor) else correct.float(),
                       "correct")
     if array.ndim != 1 or not np.isin(array, (0.0, 1.0)).all():
         raise ValueError("correct must be a 1-D vector of 0/1 (or True/False) outcomes, one per test item.")
+    if array.min() == array.max():
+        bound = min(1.0, 3 / array.size)
+        return Interval(1.0, 1 - bound, 1.0) if array[0] == 1 else Interval(0.0, 0.0, bound)
     return bootstrap_ci(array, **kw)
+
+
+def paired_difference_ci(a, b, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> Interval:
+    """Mean of ``a - b`` over the same items (e.g. two classifiers' 0/1 outcomes on one test set)
+    with a bootstrap interval that resamples the items once for both: the right test for two
+    numbers measured on the same items. The two differ when the interval excludes 0
+    (:func:`differs`)."""
+    a, b = _as_array(a, "a").astype(float), _as_array(b, "b").astype(float)
+    if a.shape != b.shape or a.ndim != 1:
+        raise ValueError(f"a and b must be 1-D and measured on the same items; got shapes {a.shape} and {b.shape}.")
+    return bootstrap_ci(a - b, n_boot=n_boot, level=level, seed=seed)
+
+
+def differs(interval: Interval) -> bool:
+    """True when a difference's interval excludes 0 (see :func:`paired_difference_ci`)."""
+    return interval.low > 0 or interval.high < 0
 
 
 def seeds_interval(values) -> Interval:
