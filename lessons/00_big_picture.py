@@ -175,7 +175,7 @@ print(type(outputs).__name__, "with fields:", list(outputs.keys()))
 # | `pooler_output` | $1 \times H$ | $\tanh(W h_{[CLS]} + b)$: the `[CLS]` vector passed through one more dense layer (lesson 07) |
 # | `hidden_states` | $L+1$ tensors of $1 \times n \times H$ | the embedding output followed by the output of every layer (asked for with `output_hidden_states=True`) |
 # | `attentions` | $L$ tensors of $1 \times A \times n \times n$ | every layer's attention probabilities (asked for with `output_attentions=True`; lesson 02) |
-# | `cross_attentions` | `None` | only filled when BERT is used as a decoder that attends to another encoder; never here |
+# | `cross_attentions` | empty | only filled when BERT is built as a decoder that attends to another encoder's output (`config.add_cross_attention`); empty here |
 #
 # The code derives the expected shapes from the config and checks them.
 
@@ -186,12 +186,12 @@ assert outputs.pooler_output.shape == (1, H)
 assert len(outputs.hidden_states) == L + 1
 assert all(h.shape == (1, n, H) for h in outputs.hidden_states)
 assert len(outputs.attentions) == L and all(a.shape == (1, A, n, n) for a in outputs.attentions)
-assert outputs.cross_attentions is None  # an encoder on its own has nothing to cross-attend to
+assert not outputs.cross_attentions  # empty (or None): an encoder on its own has nothing to cross-attend to
 print(f"last_hidden_state {tuple(outputs.last_hidden_state.shape)}, "
       f"pooler_output {tuple(outputs.pooler_output.shape)}, "
       f"hidden_states: {len(outputs.hidden_states)} x {tuple(outputs.hidden_states[0].shape)}, "
       f"attentions: {len(outputs.attentions)} x {tuple(outputs.attentions[0].shape)}, "
-      f"cross_attentions: {outputs.cross_attentions}")
+      f"cross_attentions: {outputs.cross_attentions!r}")
 
 # %% [markdown]
 # `hidden_states[0]` is what the embedding layer produces before any attention; entry

@@ -281,7 +281,8 @@ if len(labels) >= 2:
     print(f"most similar pair here: {labels[i]!r} and {labels[j]!r} ({similarity[i, j]:.3f})")
     if "bank" in labels:
         b = labels.index("bank")
-        print("'bank' is closest to", max((similarity[b, k].item(), labels[k]) for k in range(len(labels)) if k != b)[1])
+        others = [k for k in range(len(labels)) if k != b]
+        print("'bank' is closest to", labels[max(others, key=lambda k: similarity[b, k].item())])
 else:
     print("fewer than two of the words are in this vocabulary; nothing to compare")
 

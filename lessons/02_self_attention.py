@@ -130,7 +130,8 @@ with torch.no_grad():
 assert torch.allclose(P, trace.attention(1), atol=1e-5)  # our softmax against the model's own probabilities
 print(f"P {tuple(P.shape)} equals trace.attention(1) = outputs.attentions[0]; "
       f"max |diff| = {(P - trace.attention(1)).abs().max():.1e}")
-print(f"row sums lie in [{P.sum(dim=-1).min():.6f}, {P.sum(dim=-1).max():.6f}]: each query spreads one unit of attention over the keys")
+print(f"row sums lie in [{P.sum(dim=-1).min():.6f}, {P.sum(dim=-1).max():.6f}]: "
+      "each query spreads one unit of attention over the keys")
 
 # %% [markdown]
 # ## Context vectors, merging heads, the output projection
@@ -232,7 +233,8 @@ for b, text in enumerate([SENTENCE, SHORT]):
 from helpers.attention.rebuild import extended_attention_mask
 
 with torch.no_grad():
-    _, probs = self_attention_by_hand(model.encoder.layer[0], model.embeddings(**{k: batch[k] for k in ["input_ids", "token_type_ids"]}), mask)
+    embedded = model.embeddings(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"])
+    _, probs = self_attention_by_hand(model.encoder.layer[0], embedded, mask)
 assert torch.allclose(probs, masked.attentions[0], atol=1e-5)
 additive = extended_attention_mask(mask)[1, 0, 0]
 print(f"additive mask of sentence 1: {int((additive == 0).sum())} zeros, then "
