@@ -336,7 +336,8 @@ mlm.zero_grad(set_to_none=True)
 loss = mlm(input_ids=ids[None], token_type_ids=trace.token_type_ids[None], labels=labels[None]).loss
 loss.backward()
 rows_moved = int((table.grad.abs().sum(dim=1) > 0).sum())
-print(f"masked {k} of {trace.seq_len} tokens {[trace.tokens[i] for i in masked_at.tolist()]}; masked-LM loss "
+shown = [trace.tokens[i] for i in masked_at.tolist()][:10] + (["..."] if k > 10 else [])
+print(f"masked {k} of {trace.seq_len} tokens {shown}; masked-LM loss "
       f"{loss.item():.2f}: {rows_moved:,} of {config.vocab_size:,} rows of the table get a gradient; "
       f"the input itself used {len(set(ids.tolist()))} ids")
 assert rows_moved > len(set(ids.tolist()))  # the output layer reaches rows the input never used

@@ -272,7 +272,8 @@ plt.show()
 # A heatmap shows one head: rows are queries, columns the keys they attend to. Its colour
 # scale runs from 0 to 1, the whole range of a probability, here and in the explorer below, so
 # heads can be compared by eye: a head that spreads its attention over many keys looks dark
-# everywhere. The printout (and the explorer's title) gives the head's largest probability.
+# everywhere. The printout gives the head's largest probability, and the explorer's title the
+# largest one it shows.
 
 # %%
 from helpers.attention.plots import attention_heatmap
