@@ -231,24 +231,39 @@ except ValueError as err:
 # ## Vector length at each layer
 #
 # A first look inside: the average length (L2 norm) of the token vectors after each layer,
-# from `hidden_states[0]` to `hidden_states[L]`. The printout below the chart says how the last
-# layer compares with the embeddings for this model and sentence; lesson 04 measures lengths
-# over many sentences, and asks what sets them.
+# from `hidden_states[0]` to `hidden_states[L]`, with a 95% bootstrap interval over this
+# sentence's tokens (`bootstrap_ci`, in `helpers/common/stats.py`). The printout below the
+# chart says how the last layer compares with the embeddings for this model and sentence,
+# comparing each token with itself (`paired_difference_ci`), and which layers cannot be told
+# apart from the longest and the shortest. Lesson 04 measures lengths over many sentences, and
+# asks what sets them.
 
 # %%
+from helpers.common.stats import bootstrap_ci, differs, paired_difference_ci
 from helpers.common.style import NORMAL, layer_labels
 
-norms = [trace.hidden(layer).norm(dim=-1).mean().item() for layer in range(L + 1)]
+per_token = torch.stack([trace.hidden(layer).norm(dim=-1) for layer in range(L + 1)], dim=1)  # [tokens, L + 1]
+intervals = bootstrap_ci(per_token)  # one Interval per layer: the mean over tokens
+norms = [iv.estimate for iv in intervals]
 fig, ax = plt.subplots(figsize=(6.5, 3))
-ax.bar(range(L + 1), norms, color=NORMAL)
+ax.bar(range(L + 1), norms, color=NORMAL, yerr=[[n - iv.low for n, iv in zip(norms, intervals)],
+                                                [iv.high - n for n, iv in zip(norms, intervals)]], capsize=3)
 ax.set_xticks(range(L + 1), layer_labels(L + 1))
-ax.set_xlabel("layer (emb = hidden_states[0])"); ax.set_ylabel("mean L2 norm")
+ax.set_xlabel("layer (emb = hidden_states[0])"); ax.set_ylabel("mean L2 norm (95% interval)")
 ax.set_title(f"mean length of the token vectors after each layer ({trace.seq_len} tokens)")
 plt.show()
-change = "longer" if norms[-1] > norms[0] else "shorter"
-print(f"mean norm: embeddings {norms[0]:.2f}, last layer {norms[-1]:.2f}: the last layer's vectors are "
-      f"{change} than the embeddings here; largest after layer {max(range(L + 1), key=norms.__getitem__)}, "
-      f"smallest after layer {min(range(L + 1), key=norms.__getitem__)} (0 = embeddings)")
+
+# %%
+change = paired_difference_ci(per_token[:, -1], per_token[:, 0])  # each token: last layer minus embeddings
+verdict = ("longer than" if change.low > 0 else "shorter than") if differs(change) else "not told apart from"
+top, bottom = max(range(L + 1), key=norms.__getitem__), min(range(L + 1), key=norms.__getitem__)
+near = {l: ", ".join(f"layer {k}" for k, iv in enumerate(intervals) if k != l and iv.overlaps(intervals[l])) or "none"
+        for l in (top, bottom)}  # layers whose interval overlaps the extreme one's: not told apart from it
+print(f"mean norm: embeddings {intervals[0].format('.2f')}, last layer {intervals[-1].format('.2f')}; "
+      f"per token, last minus embeddings {change.format('.2f')}: the last layer's vectors are {verdict} "
+      f"the embeddings here")
+print(f"largest after layer {top} (interval overlaps: {near[top]}); "
+      f"smallest after layer {bottom} (interval overlaps: {near[bottom]}); layer 0 = embeddings")
 
 # %% [markdown]
 # ## Summary
