@@ -19,8 +19,8 @@
 # BERT (Devlin et al., 2019, *BERT: Pre-training of Deep Bidirectional Transformers for
 # Language Understanding*) turns a sentence into one vector per token, layer after layer.
 # In this first lesson we load a real pretrained checkpoint, run one sentence through it
-# and look at the three things it hands back. Every later lesson opens one of these
-# boxes and rebuilds it by hand.
+# and look at what it hands back. Every later lesson opens one of these boxes and
+# rebuilds it by hand.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -77,7 +77,9 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads of size {H // A
 # `helpers/architecture/plots.py`) draws a BERT encoder from `model.config`, so every size in it
 # is the loaded model's: the token ids, the three embedding tables whose rows are summed and
 # normalised into `hidden_states[0]`, then $L$ encoder layers, each an attention block and a
-# feed-forward block, each followed by a residual add and a LayerNorm. BERT puts the LayerNorm
+# feed-forward block (which widens every token vector from the hidden size $H$ to the
+# *intermediate size* $I$ = `config.intermediate_size` and back), each followed by a residual add
+# and a LayerNorm. BERT puts the LayerNorm
 # *after* the add ("post-LN", as in Vaswani et al., 2017). The green skip connections carry the
 # *residual stream*: each block only adds an update to it. One layer is drawn opened up; the
 # stack repeats it $L$ times. On top sit the pooler and, for a task, a classification head.
@@ -103,7 +105,9 @@ plt.show()
 # * **MiniLM** (Wang et al., 2020, *MiniLM: Deep Self-Attention Distillation for Task-Agnostic
 #   Compression of Pre-Trained Transformers*) is a small model trained to imitate a large one.
 #   `microsoft/MiniLM-L12-H384-uncased` (12 layers, 384 wide) was distilled from a
-#   BERT-base-sized UniLMv2 teacher by matching the self-attention of the teacher's last layer.
+#   BERT-base-sized UniLMv2 teacher by matching two things in the teacher's *last* layer: its
+#   self-attention distributions (queries against keys) and its value relation (the scaled dot
+#   products of the value vectors with each other).
 # * `nreimers/MiniLM-L6-H384-uncased` keeps **every second layer** of that 12-layer model: 6 layers.
 # * sentence-transformers then **fine-tuned it contrastively** on about one billion sentence
 #   pairs (given one sentence of a pair, pick its partner among randomly sampled others) to
@@ -129,8 +133,10 @@ print("\n".join(facts.lines()))
 #   `[CLS]` (lesson 07) was never trained by its sentence objective, which pools by averaging.
 # * Published layer-by-layer findings were mostly measured on **BERT-base** (12 layers, 768
 #   wide, pre-trained with masked-LM and next-sentence prediction). Layer numbers do not line
-#   up (layer 3 of 6 is neither layer 3 nor layer 6 of 12), and contrastive fine-tuning reshapes
-#   the upper layers towards sentence similarity. When a lesson sets a number of this model
+#   up: this model's layers were not cut out of BERT-base (its 12-layer parent was trained to
+#   imitate a teacher's last layer only), so its layer 3 of 6 corresponds to neither layer 3 nor
+#   layer 6 of BERT-base. And contrastive fine-tuning reshapes the upper layers towards sentence
+#   similarity. When a lesson sets a number of this model
 #   beside a paper's, it names the model the paper measured; agreement or disagreement is a
 #   fact about this model, not a test of the paper. `MODEL = "bert-base-uncased"` (hub access
 #   or a local cache) compares like with like.
@@ -159,15 +165,17 @@ with torch.no_grad():
 print(type(outputs).__name__, "with fields:", list(outputs.keys()))
 
 # %% [markdown]
-# ## The output triple
+# ## The output fields
 #
-# With $n$ tokens, batch size 1, $L$ layers and hidden size $H$:
+# With $n$ tokens, batch size 1, $L$ layers, hidden size $H$ and $A$ heads:
 #
 # | field | shape | what it is |
 # |---|---|---|
 # | `last_hidden_state` | $1 \times n \times H$ | one contextual vector per token after the last layer |
 # | `pooler_output` | $1 \times H$ | $\tanh(W h_{[CLS]} + b)$: the `[CLS]` vector passed through one more dense layer (lesson 07) |
-# | `hidden_states` | $L+1$ tensors of $1 \times n \times H$ | the embedding output followed by the output of every layer |
+# | `hidden_states` | $L+1$ tensors of $1 \times n \times H$ | the embedding output followed by the output of every layer (asked for with `output_hidden_states=True`) |
+# | `attentions` | $L$ tensors of $1 \times A \times n \times n$ | every layer's attention probabilities (asked for with `output_attentions=True`; lesson 02) |
+# | `cross_attentions` | empty | only filled when BERT is built as a decoder that attends to another encoder's output (`config.add_cross_attention`); empty here |
 #
 # The code derives the expected shapes from the config and checks them.
 
@@ -177,10 +185,13 @@ assert outputs.last_hidden_state.shape == (1, n, H)
 assert outputs.pooler_output.shape == (1, H)
 assert len(outputs.hidden_states) == L + 1
 assert all(h.shape == (1, n, H) for h in outputs.hidden_states)
-assert len(outputs.attentions) == L and outputs.attentions[0].shape == (1, A, n, n)
+assert len(outputs.attentions) == L and all(a.shape == (1, A, n, n) for a in outputs.attentions)
+assert not outputs.cross_attentions  # empty (or None): an encoder on its own has nothing to cross-attend to
 print(f"last_hidden_state {tuple(outputs.last_hidden_state.shape)}, "
       f"pooler_output {tuple(outputs.pooler_output.shape)}, "
-      f"hidden_states: {len(outputs.hidden_states)} x {tuple(outputs.hidden_states[0].shape)}")
+      f"hidden_states: {len(outputs.hidden_states)} x {tuple(outputs.hidden_states[0].shape)}, "
+      f"attentions: {len(outputs.attentions)} x {tuple(outputs.attentions[0].shape)}, "
+      f"cross_attentions: {outputs.cross_attentions!r}")
 
 # %% [markdown]
 # `hidden_states[0]` is what the embedding layer produces before any attention; entry
@@ -188,11 +199,12 @@ print(f"last_hidden_state {tuple(outputs.last_hidden_state.shape)}, "
 # layer output, and `pooler_output` is *not* the same thing as the raw `[CLS]` vector.
 
 # %%
-assert torch.equal(outputs.hidden_states[-1], outputs.last_hidden_state)
+same = torch.equal(outputs.hidden_states[-1], outputs.last_hidden_state)
+assert same
 cls_raw = outputs.last_hidden_state[0, 0]
 cls_pooled = outputs.pooler_output[0]
 cos = torch.nn.functional.cosine_similarity(cls_raw, cls_pooled, dim=0).item()
-print("hidden_states[-1] == last_hidden_state: True")
+print(f"torch.equal(hidden_states[-1], last_hidden_state): {same}")
 print(f"cosine(raw [CLS], pooler_output) = {cos:.3f}  (not 1: the pooler transforms it)")
 
 # %% [markdown]
@@ -200,14 +212,16 @@ print(f"cosine(raw [CLS], pooler_output) = {cos:.3f}  (not 1: the pooler transfo
 #
 # Later lessons use `trace_text` (in `helpers/model/trace.py`): it runs the model once and keeps
 # tokens, ids, the word ↔ WordPiece mapping, every hidden state and every attention map,
-# with the batch dimension removed. Its accessors check their arguments, so a layer that
-# does not exist gives a message that says which layers do.
+# with the batch dimension removed. `trace.find_word` reports which tokens a word became;
+# below we ask it about the word cut into the most WordPieces (which need not be the word with
+# the most letters). Its accessors check their arguments, so a layer that does not exist gives
+# a message that says which layers do.
 
 # %%
 trace = trace_text(tokenizer, model, SENTENCE)
 assert torch.allclose(trace.hidden(L), outputs.last_hidden_state[0])
-longest = max(trace.words(), key=lambda w: len(tokenizer.tokenize(w)))
-print(trace.find_word(longest))
+most_pieces = max(trace.words(), key=lambda w: len(trace.find_word(w).pieces))  # most WordPieces, not most letters
+print(trace.find_word(most_pieces))
 try:
     trace.hidden(L + 1)
 except ValueError as err:
@@ -217,30 +231,46 @@ except ValueError as err:
 # ## Vector length at each layer
 #
 # A first look inside: the average length (L2 norm) of the token vectors after each layer,
-# from `hidden_states[0]` to `hidden_states[L]`. The printout below the chart says how the last
-# layer compares with the embeddings for this model and sentence; lesson 04 measures lengths
-# over many sentences, and asks what sets them.
+# from `hidden_states[0]` to `hidden_states[L]`, with a 95% bootstrap interval over this
+# sentence's tokens (`bootstrap_ci`, in `helpers/common/stats.py`). The printout below the
+# chart says how the last layer compares with the embeddings for this model and sentence,
+# comparing each token with itself (`paired_difference_ci`), and which layers cannot be told
+# apart from the longest and the shortest. Lesson 04 measures lengths over many sentences, and
+# asks what sets them.
 
 # %%
+from helpers.common.stats import bootstrap_ci, differs, paired_difference_ci
 from helpers.common.style import NORMAL, layer_labels
 
-norms = [trace.hidden(layer).norm(dim=-1).mean().item() for layer in range(L + 1)]
+per_token = torch.stack([trace.hidden(layer).norm(dim=-1) for layer in range(L + 1)], dim=1)  # [tokens, L + 1]
+intervals = bootstrap_ci(per_token)  # one Interval per layer: the mean over tokens
+norms = [iv.estimate for iv in intervals]
 fig, ax = plt.subplots(figsize=(6.5, 3))
-ax.bar(range(L + 1), norms, color=NORMAL)
+ax.bar(range(L + 1), norms, color=NORMAL, yerr=[[n - iv.low for n, iv in zip(norms, intervals)],
+                                                [iv.high - n for n, iv in zip(norms, intervals)]], capsize=3)
 ax.set_xticks(range(L + 1), layer_labels(L + 1))
-ax.set_xlabel("layer (emb = hidden_states[0])"); ax.set_ylabel("mean L2 norm")
+ax.set_xlabel("layer (emb = hidden_states[0])"); ax.set_ylabel("mean L2 norm (95% interval)")
 ax.set_title(f"mean length of the token vectors after each layer ({trace.seq_len} tokens)")
 plt.show()
-change = "longer" if norms[-1] > norms[0] else "shorter"
-print(f"mean norm: embeddings {norms[0]:.2f}, last layer {norms[-1]:.2f}: the last layer's vectors are "
-      f"{change} than the embeddings here; largest after layer {max(range(L + 1), key=norms.__getitem__)}, "
-      f"smallest after layer {min(range(L + 1), key=norms.__getitem__)} (0 = embeddings)")
+
+# %%
+change = paired_difference_ci(per_token[:, -1], per_token[:, 0])  # each token: last layer minus embeddings
+verdict = ("longer than" if change.low > 0 else "shorter than") if differs(change) else "not told apart from"
+top, bottom = max(range(L + 1), key=norms.__getitem__), min(range(L + 1), key=norms.__getitem__)
+near = {l: ", ".join(f"layer {k}" for k, iv in enumerate(intervals) if k != l and iv.overlaps(intervals[l])) or "none"
+        for l in (top, bottom)}  # layers whose interval overlaps the extreme one's: not told apart from it
+print(f"mean norm: embeddings {intervals[0].format('.2f')}, last layer {intervals[-1].format('.2f')}; "
+      f"per token, last minus embeddings {change.format('.2f')}: the last layer's vectors are {verdict} "
+      f"the embeddings here")
+print(f"largest after layer {top} (interval overlaps: {near[top]}); "
+      f"smallest after layer {bottom} (interval overlaps: {near[bottom]}); layer 0 = embeddings")
 
 # %% [markdown]
 # ## Summary
 #
 # * A BERT checkpoint maps $n$ tokens to $n$ vectors of size $H$ at each of its $L+1$
 #   stages; every size here, and in the diagram, was read from `model.config`, not assumed.
+# * Asked for them, it also hands back every layer's attention probabilities (`attentions`).
 # * An input longer than the model's maximum is truncated, with a warning.
 # * The bundled all-MiniLM-L6-v2 is a distilled, contrastively fine-tuned 6-layer model without
 #   a masked-LM head: its numbers are not BERT-base's.
@@ -251,8 +281,9 @@ print(f"mean norm: embeddings {norms[0]:.2f}, last layer {norms[-1]:.2f}: the la
 #
 # ## Exercises
 #
-# 1. How many WordPiece tokens did the longest word of `SENTENCE` become? Use
-#    `trace.find_word`.
+# 1. On average, how many WordPiece tokens does one word of `SENTENCE` become? Count the words
+#    as the tokenizer splits them (`trace.words()`) and the tokens that belong to a word (every
+#    token but `[CLS]` and `[SEP]`). Give a float.
 # 2. Give the shapes of `trace.hidden(0)` and `trace.attention(1)` as a pair of tuples, and
 #    explain each dimension using `config`.
 # 3. Which exception class does `trace.attention(0)` raise? Why is there no attention at
@@ -264,8 +295,8 @@ print(f"mean norm: embeddings {norms[0]:.2f}, last layer {norms[-1]:.2f}: the la
 # %%
 from helpers.exercises.lesson00 import check_exercise_1, check_exercise_2, check_exercise_3
 
-answer_1 = None  # your code here: an int
-check_exercise_1(answer_1, trace, longest)
+answer_1 = None  # your code here: a float
+check_exercise_1(answer_1, trace)
 
 # %%
 answer_2 = None  # your code here: (hidden shape, attention shape)

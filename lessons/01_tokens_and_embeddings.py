@@ -76,9 +76,10 @@ plt.show()
 # %% [markdown]
 # ## WordPiece tokens
 #
-# BERT never sees characters or whole words. Its tokenizer (WordPiece, Wu et al., 2016,
-# *Google's Neural Machine Translation System*, as used by Devlin et al., 2019) first
-# splits the text into words and punctuation, then cuts every word into the longest pieces
+# BERT never sees characters or whole words. Its tokenizer is WordPiece: the word-piece model
+# comes from Schuster & Nakajima (2012, *Japanese and Korean Voice Search*), and BERT (Devlin et
+# al., 2019) cites its use in Wu et al. (2016, *Google's Neural Machine Translation System*). It
+# first splits the text into words and punctuation, then cuts every word into the longest pieces
 # found in a fixed vocabulary. A piece that continues a word is written with a leading
 # `##`. Two special tokens frame the input: `[CLS]` at position 0 and `[SEP]` at the end.
 
@@ -103,7 +104,10 @@ print(f"special tokens: {tokenizer.cls_token} = id {tokenizer.cls_token_id}, "
 # %% [markdown]
 # A character the vocabulary has never seen cannot be cut into known pieces at all: the
 # whole word becomes `[UNK]`. We try a few unusual strings and print what this vocabulary
-# makes of them.
+# makes of them. Before any cutting, an *uncased* tokenizer (`bert-base-uncased` and the
+# bundled model are uncased) normalises the text: it lowercases it and strips accents, so
+# "Café" and "cafe" become the same tokens. The cell checks what this tokenizer does, by
+# tokenizing both spellings.
 
 # %%
 candidates = ["🦜", "☃", "𓀀", "Ω≈ç√"]
@@ -111,6 +115,10 @@ for text in candidates:
     pieces = tokenizer.tokenize(text)
     note = "-> unknown to this vocabulary" if tokenizer.unk_token in pieces else ""
     print(f"{text!r:>10} -> {pieces} {note}")
+lowercases = tokenizer.tokenize("The") == tokenizer.tokenize("the")
+strips_accents = tokenizer.tokenize("café") == tokenizer.tokenize("cafe")
+print(f"do_lower_case = {getattr(tokenizer, 'do_lower_case', None)}; "
+      f"lowercases: {lowercases}; strips accents: {strips_accents}")
 
 # %% [markdown]
 # ## A sentence pair and `token_type_ids`
@@ -131,10 +139,10 @@ print(f"{int((pair.token_type_ids == 0).sum())} tokens of type 0, {int((pair.tok
 # A common recipe to find a word's vector is `text.split().index(word) + 1` (the `+ 1`
 # skips `[CLS]`). It counts *words separated by spaces*, but the model's positions count
 # *WordPiece tokens*: every extra piece and every punctuation mark before the word shifts
-# the true position, a word glued to punctuation ("river.") is not found at all, and
-# `.index` only ever finds the first occurrence of a repeated word.
+# the true position, and a word glued to punctuation ("river.") is not found at all.
 # The table compares the recipe with `trace.find_word`, which uses the tokenizer's own
-# word ↔ token map.
+# word ↔ token map. (`.index` compares exact strings, so "The" and "the" count as different
+# words here.)
 
 # %%
 def naive_position(text, word):
@@ -153,6 +161,21 @@ for word, naive, true in rows:
     flag = "" if naive == true else "  <- wrong" if naive is not None else "  <- recipe raises ValueError"
     print(f"{word:<15} recipe {str(naive):>5}   find_word {true:>3}{flag}")
 print(f"The recipe is wrong or fails for {sum(n != t for _, n, t in rows)} of {len(rows)} words of this sentence.")
+
+# %% [markdown]
+# One more failure: `.index` only ever finds the *first* occurrence of a word. A word that
+# truly repeats shows it; we take the word of the sentence with the most characters and write
+# it twice. `find_word(word, occurrence=1)` finds the second one.
+
+# %%
+alnum_words = [w for w in trace.words() if w.isalnum()] or trace.words()
+word = max(alnum_words, key=len).lower()
+repeated = f"{word} and {word} again"
+repeat_trace = trace_text(tokenizer, model, repeated)
+second = repeat_trace.find_word(word, occurrence=1)
+print(f"{repeated!r}: the second {word!r} is token {second.first} ({second.pieces}); "
+      f"the recipe says {naive_position(repeated, word)}, the first one's position")
+assert naive_position(repeated, word) != second.first
 
 # %% [markdown]
 # ## Rebuilding the embedding layer
@@ -199,15 +222,16 @@ with torch.no_grad():
     pair_by_hand = embeddings_by_hand(model, pair.input_ids, pair.token_type_ids)
 assert torch.allclose(pair_by_hand, pair.hidden(0), atol=1e-5)
 gap = (emb.token_type_embeddings.weight[1] - emb.token_type_embeddings.weight[0]).norm().item()
-print(f"pair matches too; |type-1 row - type-0 row| = {gap:.3f} "
-      f"(a word row has mean length {emb.word_embeddings.weight.norm(dim=1).mean():.3f})")
+print(f"pair matches too; |type-1 row - type-0 row| = {gap:.3f} (the {config.vocab_size:,} rows of the "
+      f"word table have mean length {emb.word_embeddings.weight.norm(dim=1).mean():.3f})")
 
 # %% [markdown]
 # The same sum as a picture. `embedding_parts` (in `helpers/embeddings/rebuild.py`) keeps every
 # step for our sentence and `embedding_sum_figure` (in `helpers/embeddings/plots.py`) draws them
 # side by side: one row per token, the first dimensions as columns. The three looked-up rows
 # and their sum share one colour scale; the LayerNorm output has its own, because normalising
-# changes the scale. Each title gives the mean length of the rows.
+# changes the scale. Each title gives the mean length of the rows drawn, which are this
+# sentence's rows only: the word rows of its tokens, not the whole vocabulary's as above.
 
 # %%
 from helpers.embeddings.plots import embedding_sum_figure
@@ -218,7 +242,8 @@ assert torch.allclose(parts["layernorm"], trace.hidden(0), atol=1e-5)  # the pic
 fig, axes = embedding_sum_figure(parts, trace.tokens)
 plt.show()
 lengths = {k: v.norm(dim=1).mean().item() for k, v in parts.items()}
-print("mean row length: " + ", ".join(f"{k} {v:.2f}" for k, v in lengths.items()))
+print(f"mean row length over this sentence's {trace.seq_len} tokens: "
+      + ", ".join(f"{k} {v:.2f}" for k, v in lengths.items()))
 
 # %% [markdown]
 # ## Static word similarity
@@ -256,7 +281,8 @@ if len(labels) >= 2:
     print(f"most similar pair here: {labels[i]!r} and {labels[j]!r} ({similarity[i, j]:.3f})")
     if "bank" in labels:
         b = labels.index("bank")
-        print("'bank' is closest to", max((similarity[b, k].item(), labels[k]) for k in range(len(labels)) if k != b)[1])
+        others = [k for k in range(len(labels)) if k != b]
+        print("'bank' is closest to", labels[max(others, key=lambda k: similarity[b, k].item())])
 else:
     print("fewer than two of the words are in this vocabulary; nothing to compare")
 
@@ -292,17 +318,29 @@ print(f"decoder.weight is word_embeddings.weight: {decoder is table}; "
 # %% [markdown]
 # Because it is one tensor, one masked-LM loss sends a gradient into the table through two
 # paths: the looked-up rows of the input, and the output layer, where the softmax over the
-# whole vocabulary touches *every* row. Counted live:
+# whole vocabulary touches *every* row. We mask about 15% of the sentence's word tokens as
+# BERT's pre-training did (replaced by `[MASK]`, the loss scores only those positions; labels
+# `-100` elsewhere) and count live:
 
 # %%
+from helpers.model.tokens import content_positions
+
+candidates_to_mask = torch.tensor(content_positions(trace))
+k = max(1, round(0.15 * len(candidates_to_mask)))
+masked_at = candidates_to_mask[torch.randperm(len(candidates_to_mask), generator=torch.Generator().manual_seed(0))[:k]]
+ids = trace.input_ids.clone()
+ids[masked_at] = tokenizer.mask_token_id
+labels = torch.full_like(ids, -100)  # -100: not scored
+labels[masked_at] = trace.input_ids[masked_at]  # predict the original token where it was masked
 mlm.zero_grad(set_to_none=True)
-ids = trace.input_ids[None]
-loss = mlm(input_ids=ids, token_type_ids=trace.token_type_ids[None], labels=ids).loss  # predict every input token
+loss = mlm(input_ids=ids[None], token_type_ids=trace.token_type_ids[None], labels=labels[None]).loss
 loss.backward()
 rows_moved = int((table.grad.abs().sum(dim=1) > 0).sum())
-print(f"masked-LM loss {loss.item():.2f}: {rows_moved:,} of {config.vocab_size:,} rows of the table get a gradient; "
-      f"the input itself used {len(set(trace.input_ids.tolist()))} ids")
-assert rows_moved > len(set(trace.input_ids.tolist()))  # the output layer reaches rows the input never used
+shown = [trace.tokens[i] for i in masked_at.tolist()][:10] + (["..."] if k > 10 else [])
+print(f"masked {k} of {trace.seq_len} tokens {shown}; masked-LM loss "
+      f"{loss.item():.2f}: {rows_moved:,} of {config.vocab_size:,} rows of the table get a gradient; "
+      f"the input itself used {len(set(ids.tolist()))} ids")
+assert rows_moved > len(set(ids.tolist()))  # the output layer reaches rows the input never used
 del mlm, decoder, table, loss
 
 # %% [markdown]
@@ -368,7 +406,8 @@ else:
 # ## Exercises
 #
 # 1. Find the position of the first token of the *last* word of `SENTENCE` without the
-#    split recipe.
+#    split recipe. The tokenizer counts a punctuation mark as a word; leave those out: the last
+#    word here is the last one made of letters or digits (`last_word` below).
 # 2. Compute the cosine similarity of the static embeddings of `"bank"` and `"river"`
 #    (average the rows of a word split into pieces; return `None` if a word is `[UNK]`).
 # 3. Rebuild `hidden_states[0]` of the sentence pair `pair` yourself, without
@@ -380,7 +419,8 @@ else:
 # %%
 from helpers.exercises.lesson01 import check_exercise_1, check_exercise_2, check_exercise_3
 
-last_word = [w for w in trace.words() if w.isalnum()][-1] if any(w.isalnum() for w in trace.words()) else trace.words()[-1]
+letter_words = [w for w in trace.words() if w.isalnum()]  # punctuation marks are words to the tokenizer: skip them
+last_word = letter_words[-1] if letter_words else trace.words()[-1]  # a text of punctuation only: its last mark
 answer_1 = None  # your code here, e.g. an int
 check_exercise_1(answer_1, trace, last_word)
 

@@ -126,9 +126,12 @@ with torch.no_grad():
     scores = Qh @ Kh.transpose(-1, -2) / math.sqrt(d)
     shifted = scores - scores.max(dim=-1, keepdim=True).values  # same softmax, no overflow
     P = shifted.exp() / shifted.exp().sum(dim=-1, keepdim=True)
+# trace.attention(l) counts layers from 1 like the course; the model's tuple outputs.attentions counts from 0
 assert torch.allclose(P, trace.attention(1), atol=1e-5)  # our softmax against the model's own probabilities
-print(f"P {tuple(P.shape)} equals outputs.attentions[0]; max |diff| = {(P - trace.attention(1)).abs().max():.1e}")
-print(f"row sums lie in [{P.sum(dim=-1).min():.6f}, {P.sum(dim=-1).max():.6f}]: each query spreads one unit of attention over the keys")
+print(f"P {tuple(P.shape)} equals trace.attention(1) = outputs.attentions[0]; "
+      f"max |diff| = {(P - trace.attention(1)).abs().max():.1e}")
+print(f"row sums lie in [{P.sum(dim=-1).min():.6f}, {P.sum(dim=-1).max():.6f}]: "
+      "each query spreads one unit of attention over the keys")
 
 # %% [markdown]
 # ## Context vectors, merging heads, the output projection
@@ -137,21 +140,26 @@ print(f"row sums lie in [{P.sum(dim=-1).min():.6f}, {P.sum(dim=-1).max():.6f}]: 
 # put side by side again ($n \times H$), and `attention.output.dense` projects the result:
 # $\mathrm{MultiHead}(X) = [C_1, \dots, C_A]\, W_O^\top + b_O$. (The residual and LayerNorm
 # that follow are lesson 03.) We compare the merged context with what the model's
-# `BertSelfAttention` module returns, caught with a forward hook.
+# `BertSelfAttention` module returns, and the projection with what its `attention.output.dense`
+# returns, both caught with forward hooks during one more forward pass.
 
 # %%
+output_dense = model.encoder.layer[0].attention.output.dense
 with torch.no_grad():
     context = (P @ Vh).transpose(0, 1).reshape(trace.seq_len, H)  # merge heads
-    projected = context @ model.encoder.layer[0].attention.output.dense.weight.T \
-        + model.encoder.layer[0].attention.output.dense.bias
+    projected = context @ output_dense.weight.T + output_dense.bias
 
 caught = {}
-hook = self_attention.register_forward_hook(lambda mod, args, out: caught.update(context=out[0][0]))
+hooks = [self_attention.register_forward_hook(lambda mod, args, out: caught.update(context=out[0][0])),
+         output_dense.register_forward_hook(lambda mod, args, out: caught.update(projected=out[0]))]
 with torch.no_grad():
-    model(input_ids=trace.input_ids[None])
-hook.remove()
+    model(input_ids=trace.input_ids[None], token_type_ids=trace.token_type_ids[None])
+for hook in hooks:
+    hook.remove()
 assert torch.allclose(context, caught["context"], atol=1e-5)
-print(f"context {tuple(context.shape)} matches the module; after the output dense: {tuple(projected.shape)}")
+assert torch.allclose(projected, caught["projected"], atol=1e-5)
+print(f"context {tuple(context.shape)} and its projection {tuple(projected.shape)} match the model's modules; "
+      f"max |diff| = {(projected - caught['projected']).abs().max():.1e}")
 
 # %% [markdown]
 # ## Every layer
@@ -193,22 +201,29 @@ mask = batch["attention_mask"]
 mask_heatmap(mask, [tokenizer.convert_ids_to_tokens(row) for row in batch["input_ids"].tolist()])
 plt.show()
 pad_keys = (mask == 0)  # [batch, seq]
-on_pads = max(layer_probs[b][..., pad_keys[b]].max().item()  # [heads, queries, padded keys]
-              for layer_probs in masked.attentions for b in range(2) if pad_keys[b].any())
+on_pads = 0.0  # the largest probability any query of any head gives a padded key
+for layer_probs in masked.attentions:  # [batch, heads, queries, keys], one tensor per layer
+    for b in range(len(pad_keys)):
+        if pad_keys[b].any():
+            to_pads = layer_probs[b][..., pad_keys[b]]  # [heads, queries, padded keys]
+            on_pads = max(on_pads, to_pads.max().item())
 print(f"padded keys per sentence: {pad_keys.sum(dim=1).tolist()}; largest probability any query gives a "
       f"padded key, over all layers and heads: {on_pads:.1e}")
 
 # %% [markdown]
-# With the mask, each sentence's real tokens come out exactly as if it had been run alone.
-# Without it, the real tokens attend to the `[PAD]`s and their vectors change:
+# With the mask, each sentence's real tokens come out as if it had been run alone, to
+# float32 rounding (the check allows 1e-5). Without it, the real tokens attend to the `[PAD]`s
+# and their vectors change:
 
 # %%
 for b, text in enumerate([SENTENCE, SHORT]):
     alone = trace_text(tokenizer, model, text).last_hidden_state
     n = alone.shape[0]
     assert torch.allclose(masked.last_hidden_state[b, :n], alone, atol=1e-5)
+    same = (masked.last_hidden_state[b, :n] - alone).abs().max().item()
     drift = (unmasked.last_hidden_state[b, :n] - alone).abs().max().item()
-    print(f"sentence {b}: {n} real tokens; with mask equal to the solo run; without mask max |diff| = {drift:.3f}")
+    print(f"sentence {b}: {n} real tokens; max |diff| to the solo run with the mask {same:.1e}, "
+          f"without it {drift:.3f}")
 
 # %% [markdown]
 # The by-hand version builds the same additive mask (`extended_attention_mask`) and
@@ -218,7 +233,8 @@ for b, text in enumerate([SENTENCE, SHORT]):
 from helpers.attention.rebuild import extended_attention_mask
 
 with torch.no_grad():
-    _, probs = self_attention_by_hand(model.encoder.layer[0], model.embeddings(**{k: batch[k] for k in ["input_ids", "token_type_ids"]}), mask)
+    embedded = model.embeddings(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"])
+    _, probs = self_attention_by_hand(model.encoder.layer[0], embedded, mask)
 assert torch.allclose(probs, masked.attentions[0], atol=1e-5)
 additive = extended_attention_mask(mask)[1, 0, 0]
 print(f"additive mask of sentence 1: {int((additive == 0).sum())} zeros, then "
@@ -226,7 +242,8 @@ print(f"additive mask of sentence 1: {int((additive == 0).sum())} zeros, then "
 
 # %% [markdown]
 # The whole computation of one head as a picture: the scaled scores, the scores after the
-# additive mask (the padded keys' columns become $-\infty$, drawn in grey), the softmax $P$,
+# additive mask (the padded keys' columns become `finfo.min`, effectively $-\infty$, drawn in
+# grey), the softmax $P$,
 # and the context $P\cdot V$, one row per query. We use the padded batch, layer 1, head 0, and
 # a sentence of the batch that has padding; `attention_steps_figure` is in
 # `helpers/attention/plots.py`.
@@ -252,21 +269,28 @@ plt.show()
 # %% [markdown]
 # ## Looking at heads
 #
-# A heatmap shows one head: rows are queries, columns the keys they attend to.
+# A heatmap shows one head: rows are queries, columns the keys they attend to. Its colour
+# scale runs from 0 to 1, the whole range of a probability, here and in the explorer below, so
+# heads can be compared by eye: a head that spreads its attention over many keys looks dark
+# everywhere. The printout gives the head's largest probability, and the explorer's title the
+# largest one it shows.
 
 # %%
 from helpers.attention.plots import attention_heatmap
 
-fig, ax, im = attention_heatmap(trace.attention(1, 0), trace.tokens, title="attention probability, layer 1, head 0")
+fig, ax, im = attention_heatmap(trace.attention(1, 0), trace.tokens, vmax=1.0,
+                                title="attention probability, layer 1, head 0")
 plt.show()
 top = trace.attention(1, 0).argmax(dim=-1)
 favourites = [f"{trace.tokens[q]}->{trace.tokens[k]}" for q, k in enumerate(top.tolist())]
-print("layer 1 head 0: each query's favourite key:", favourites if len(favourites) <= 40 else favourites[:40] + ["..."])
+print(f"layer 1 head 0: largest probability {trace.attention(1, 0).max():.2f}; each query's favourite key:",
+      favourites if len(favourites) <= 40 else favourites[:40] + ["..."])
 
 # %% [markdown]
 # Clark et al. (2019, *What Does BERT Look At? An Analysis of BERT's Attention*) found on
-# BERT-base that many heads put most of their weight on `[SEP]`, on `[CLS]`, on the
-# previous or next token, and a few track syntax. Explore the heads of the model you
+# BERT-base that many heads put most of their weight on `[SEP]`, on `[CLS]`, or on punctuation
+# (periods and commas, mostly in the deeper layers), others on the previous or next token, and
+# a few track syntax. Explore the heads of the model you
 # loaded with the sliders: the explorer reuses `trace`, so the model does not run again
 # when you move them. For a long input it shows a window of tokens at a time, with a third
 # slider to move it. A saved or exported notebook keeps a picture of the explorer as it was
@@ -297,13 +321,14 @@ print(f"forward passes during the update: {len(calls)}; image changed: {explorer
 #   $A$ heads of size $H/A$, and mixes the values with $\mathrm{softmax}(QK^\top/\sqrt d + M)$.
 # * We rebuilt the probabilities of every layer and they equal `outputs.attentions`.
 # * The attention mask adds `finfo.min` to padded keys, so padding gets zero probability
-#   and real tokens come out as in an unpadded run.
+#   and real tokens come out as in an unpadded run (to float32 rounding).
 #
 # ## Exercises
 #
 # 1. Rebuild the attention matrix of the *last* layer's *last* head by hand
 #    (`[seq, seq]`), using only the weights and `trace.hidden`.
-# 2. In layer 1, head 0, which key position does the `[CLS]` query attend to most?
+# 2. In the head named in the cell below (a middle layer, a middle head: the explorer shows
+#    it), which key position does the `[CLS]` query attend to most?
 #
 # Solutions: `lessons/solutions/solutions_02.py`.
 
@@ -314,5 +339,7 @@ answer_1 = None  # your code here: a [seq, seq] tensor
 check_exercise_1(answer_1, model, trace, layer=L, head=A - 1)
 
 # %%
+layer_2, head_2 = max(1, L // 2), A // 2
+print(f"exercise 2: layer {layer_2}, head {head_2}")
 answer_2 = None  # your code here: an int
-check_exercise_2(answer_2, trace, layer=1, head=0)
+check_exercise_2(answer_2, trace, layer=layer_2, head=head_2)

@@ -76,10 +76,11 @@ plt.show()
 # %% [markdown]
 # ## The rest of one layer
 #
-# Lesson 02 stopped at the merged context $C$ of layer 1. A `BertLayer` continues in three
-# steps, each followed by a residual connection (He et al., 2016, *Deep Residual Learning*)
-# and a LayerNorm (Ba et al., 2016, *Layer Normalization*), "post-LN" as in Vaswani et al.
-# (2017):
+# Lesson 02 stopped at the merged context $C$ of layer 1. A `BertLayer` finishes its two
+# blocks, attention and feed-forward, and each block ends with a residual connection (He et
+# al., 2016, *Deep Residual Learning*) and a LayerNorm (Ba et al., 2016, *Layer
+# Normalization*), "post-LN" as in Vaswani et al. (2017). The attention block ends with its
+# output projection:
 #
 # $$A = \mathrm{LayerNorm}\big(X + C W_O^\top + b_O\big) \qquad\text{(attention.output)}$$
 #
@@ -103,7 +104,7 @@ print("attention block output", tuple(attended.shape))
 #
 # Every token then goes, on its own, through a two-layer network that widens to $I$ and
 # narrows back to $H$, with GELU (Hendrycks & Gimpel, 2016, *Gaussian Error Linear Units*)
-# in between, then another residual and LayerNorm:
+# in between (no residual or LayerNorm inside it), then the block's residual and LayerNorm:
 #
 # $$\mathrm{GELU}(x) = x\,\Phi(x) = \tfrac{x}{2}\big(1 + \mathrm{erf}(x/\sqrt2)\big),\qquad
 # \text{out} = \mathrm{LayerNorm}\big(A + \mathrm{GELU}(A W_1^\top + b_1) W_2^\top + b_2\big).$$
@@ -125,14 +126,16 @@ print(f"intermediate {tuple(inner.shape)} -> layer output {tuple(layer_out.shape
       f"max |diff| = {(layer_out - trace.hidden(1)).abs().max():.1e}")
 
 # %% [markdown]
-# How much do the residuals matter? Drop the second one and the output is a different
-# vector altogether; the printout measures how far it moves.
+# How much do the residuals matter? Drop the second one, keep everything else, and compare
+# the output with the true one: the printout measures how far it moves.
 
 # %%
 with torch.no_grad():
-    no_residual = layer_norm_by_hand(inner @ layer1.output.dense.weight.T + layer1.output.dense.bias, layer1.output.LayerNorm)
+    ffn_update = inner @ layer1.output.dense.weight.T + layer1.output.dense.bias
+    no_residual = layer_norm_by_hand(ffn_update, layer1.output.LayerNorm)  # LN(update), not LN(A + update)
 cos = torch.nn.functional.cosine_similarity(no_residual, trace.hidden(1), dim=-1)
-print(f"without the second residual: mean cosine to the true layer-1 output {cos.mean():.3f} (1.0 = unchanged)")
+print(f"without the second residual: cosine to the true layer-1 output, mean over tokens {cos.mean():.3f} "
+      f"(range {cos.min():.3f} to {cos.max():.3f}; 1.0 = unchanged)")
 
 # %% [markdown]
 # ## The residual stream, layer by layer
@@ -147,7 +150,8 @@ from helpers.stack.rebuild import sublayer_updates_by_hand
 
 with torch.no_grad():
     steps = sublayer_updates_by_hand(layer1, X)
-    model_attended = layer1.attention(X[None])[0][0]  # the model's own attention block: self-attention, dense, add, LayerNorm
+    # the model's own attention block: self-attention, dense, add, LayerNorm
+    model_attended = layer1.attention(X[None])[0][0]
 assert torch.allclose(steps["attended"], model_attended, atol=1e-5)
 assert torch.allclose(steps["output"], trace.hidden(1), atol=1e-5)  # LN(attended + FFN update) is the model's layer 1
 print({k: tuple(v.shape) for k, v in steps.items()})
@@ -155,32 +159,38 @@ print({k: tuple(v.shape) for k, v in steps.items()})
 # %% [markdown]
 # `update_ratios` (in `helpers/stack/compute.py`) measures, per token and layer,
 # $\lVert\text{attention update}\rVert / \lVert x\rVert$ and
-# $\lVert\text{FFN update}\rVert / \lVert\text{attended}\rVert$, from cached traces (the
-# model does not run again). One sentence says little about a layer, so we measure the course's
-# data sentences (`data/attention_sentences.txt`) and draw the median with the middle half of
-# all their tokens, and your `SENTENCE` on top.
+# $\lVert\text{FFN update}\rVert / \lVert\text{attended}\rVert$. It starts from each trace's
+# cached hidden states and re-runs every sublayer by hand on them (`sublayer_updates_by_hand`);
+# the model's own forward pass does not run. One sentence says little about a layer, so we
+# measure the course's data sentences (`data/attention_sentences.txt`) and draw the median with
+# the middle half of all their tokens, and your `SENTENCE` on top. Tokens of one sentence are
+# not independent, so the printout takes the sentence as the unit: each sentence's median per
+# layer, their mean, and a bootstrap interval over sentences (`ratio_intervals`).
 
 # %%
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
-from helpers.stack.compute import update_ratios
+from helpers.stack.compute import ratio_intervals, update_ratios
 from helpers.stack.plots import plot_update_ratios
 
 data_traces = [trace_text(tokenizer, model, s) for s in progress(load_sentences(), desc="tracing the data sentences")]
 ratios, mine = update_ratios(model, data_traces), update_ratios(model, trace)
 plot_update_ratios(ratios, mine)
 plt.show()
-n_tokens = ratios["attention"].shape[1]
-for name in ("attention", "ffn"):
-    med = ratios[name].median(dim=1).values
-    print(f"{name:>9}: median ratio per layer {[round(v, 2) for v in med.tolist()]} over {n_tokens} tokens; "
-          f"largest at layer {int(med.argmax()) + 1}")
+intervals = ratio_intervals(ratios, data_traces)
+print(f"per layer: mean over {len(data_traces)} sentences of each sentence's median ratio [95% interval]")
+for name, per_layer in intervals.items():
+    top = max(range(len(per_layer)), key=lambda l: per_layer[l].estimate)
+    tied = [l + 1 for l, iv in enumerate(per_layer) if iv.overlaps(per_layer[top])]  # not told apart from the top
+    print(f"{name:>9}: " + ", ".join(f"{l + 1}: {iv.format('.2f')}" for l, iv in enumerate(per_layer)))
+    print(f"{'':>9}  highest estimate at layer {top + 1}; layers whose interval overlaps it: {tied}")
 
 # %% [markdown]
 # A ratio well below 1 means the layer nudges the stream rather than replacing it; the
-# printout gives the medians per layer for the loaded model, and the bands show how much
-# tokens differ. Because BERT is post-LN, the LayerNorm after each add rescales the stream
-# again, so these ratios describe one layer at a time.
+# printout gives the per-layer numbers for the loaded model, with the layers it cannot tell
+# apart from the highest one, and the bands show how much tokens differ. Because BERT is
+# post-LN, the LayerNorm after each add rescales the stream again, so these ratios describe
+# one layer at a time.
 #
 # ## Every layer, then the whole stack
 #
@@ -228,8 +238,13 @@ from helpers.stack.compute import parameter_breakdown, parameter_formula
 
 counted, formula = parameter_breakdown(model), parameter_formula(config)
 assert counted == formula
-for part, n in counted.items():
-    print(f"{part:<26} {n:>13,}  ({n / counted['total']:.1%})")
+assert counted["embeddings"] + counted["all layers"] + counted["pooler"] == sum(p.numel() for p in model.parameters())
+rows = [("embeddings", "embeddings"), (f"all layers ({L} x one layer)", "all layers"), ("  one layer", "one layer"),
+        ("    attention", "attention (one layer)"), ("    feed-forward", "feed-forward (one layer)"),
+        ("pooler", "pooler"), ("total", "total")]
+for label, key in rows:  # an indented row is a part of the row above it
+    print(f"{label:<28} {counted[key]:>13,}  ({counted[key] / counted['total']:6.1%})")
+print("(the unindented rows above the total add up to it; indented rows are parts of the row above)")
 
 # %%
 from helpers.stack.plots import parameter_bars
@@ -245,41 +260,52 @@ print(f"the embedding tables hold {share:.0%} of this model's parameters"
 # ## BERT-base and BERT-large without downloading them
 #
 # Devlin et al. (2019, *BERT*, Section 3) give BERT-BASE ($L=12, H=768, A=12$) as 110M
-# parameters and BERT-LARGE ($L=24, H=1024, A=16$) as 340M. A `BertConfig` is enough to
-# check: built on the `meta` device a model has shapes but no memory, so counting it costs
-# nothing, and the formula must agree with it.
+# parameters and BERT-LARGE ($L=24, H=1024, A=16$) as 340M: rounded totals, without saying
+# what they include. A `BertConfig` is enough to check: built on the `meta` device a model has
+# shapes but no memory, so counting it costs nothing, and the formula must agree with it. We
+# count `BertModel` and also `BertForPreTraining`, which adds the heads BERT was pre-trained
+# with: the masked-LM transform and output bias (its output weight is the word table, lesson
+# 01) and the next-sentence classifier (`pretraining_heads_formula` counts them from the config).
 
 # %%
 from transformers import BertConfig
 
-from helpers.stack.compute import meta_model_parameter_count
+from helpers.stack.compute import (meta_model_parameter_count, meta_pretraining_parameter_count,
+                                   pretraining_heads_formula)
 
 sizes = {"base": BertConfig(),  # the defaults are BERT-base
          "large": BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)}
 claims = {"base": 110e6, "large": 340e6}
 for name, cfg in sizes.items():
-    on_meta = meta_model_parameter_count(cfg)
+    on_meta, with_heads = meta_model_parameter_count(cfg), meta_pretraining_parameter_count(cfg)
     assert on_meta == parameter_formula(cfg)["total"]
-    print(f"BERT-{name:<5}: {on_meta:,} = {on_meta / 1e6:.1f}M (paper: {claims[name] / 1e6:.0f}M)")
+    assert with_heads - on_meta == sum(pretraining_heads_formula(cfg).values())
+    gap = (claims[name] - with_heads) / 1e6  # what the pre-training heads leave unexplained
+    verdict = "within the paper's rounding" if abs(gap) < 0.5 else f"{gap:+.1f}M left that the heads do not explain"
+    print(f"BERT-{name:<5}: BertModel {on_meta / 1e6:.1f}M, with the pre-training heads {with_heads / 1e6:.1f}M; "
+          f"paper {claims[name] / 1e6:.0f}M: {verdict}")
 
 # %% [markdown]
-# The printout shows how close the counts come to the rounded figures of the paper (the
-# paper's count may differ in what it includes, e.g. the pre-training heads).
+# The printout says, for each size, whether the pre-training heads account for the paper's
+# figure. Where a gap remains, the paper does not say where it comes from (it gives only the
+# totals), so this notebook cannot either.
 #
 # ## Summary
 #
-# * A BERT layer is attention → dense + residual + LayerNorm → intermediate dense + GELU →
-#   output dense + residual + LayerNorm; we rebuilt it and it equals `hidden_states[l]`
-#   for every layer.
+# * A BERT layer is two blocks, each ending in a residual and a LayerNorm: attention → dense
+#   + residual + LayerNorm, then intermediate dense + GELU → output dense + residual +
+#   LayerNorm; we rebuilt it and it equals `hidden_states[l]` for every layer.
 # * Chaining our own layers from our own embeddings reproduces `last_hidden_state`.
 # * Parameter counts follow from the config; a `meta`-device model checks the formula for
 #   any size without downloading weights.
 #
 # ## Exercises
 #
-# 1. From `config` alone, how many parameters does one encoder layer have?
-# 2. How many parameters does `BertModel(sizes["large"])` have (pooler included)? Use a
-#    formula, then check with `meta_model_parameter_count`.
+# 1. From `sizes["large"]` alone, how many parameters does one encoder layer of BERT-large
+#    have?
+# 2. How many parameters does `BertModel` have in the BERT-Small configuration of the BERT
+#    miniatures (Turc et al., 2019, *Well-Read Students Learn Better*: $L=4, H=512, A=8$,
+#    $I=2048$), pooler included? Use a formula, then check with `meta_model_parameter_count`.
 # 3. Rebuild the output of the *last* encoder layer from `trace.hidden(L - 1)` without
 #    `layer_by_hand`.
 #
@@ -289,11 +315,12 @@ for name, cfg in sizes.items():
 from helpers.exercises.lesson03 import check_exercise_1, check_exercise_2, check_exercise_3
 
 answer_1 = None  # your code here: an int
-check_exercise_1(answer_1, config)
+check_exercise_1(answer_1, sizes["large"])
 
 # %%
+small = BertConfig(num_hidden_layers=4, hidden_size=512, num_attention_heads=8, intermediate_size=2048)
 answer_2 = None  # your code here: an int
-check_exercise_2(answer_2, sizes["large"])
+check_exercise_2(answer_2, small)
 
 # %%
 answer_3 = None  # your code here: a [seq, hidden] tensor

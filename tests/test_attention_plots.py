@@ -15,6 +15,7 @@ from helpers.attention.compute import (
     uniform_shares,
 )
 from helpers.attention.plots import (
+    FIGURE_MAX_WIDTH,
     MAX_TOKEN_LABELS,
     attention_heatmap,
     attention_steps_figure,
@@ -36,6 +37,12 @@ def label_texts(ax) -> list[str]:
     return [t.get_text() for t in ax.texts]
 
 
+def overlapping(texts) -> list[str]:
+    """Neighbouring labels whose drawn boxes overlap (the figure must be drawn first)."""
+    boxes = [(t.get_text(), t.get_window_extent()) for t in texts if t.get_visible() and t.get_text()]
+    return [f"{a!r}/{b!r}" for (a, box_a), (b, box_b) in zip(boxes, boxes[1:]) if box_a.overlaps(box_b)]
+
+
 def test_attention_heatmap(sample_trace):
     fig, ax, im = attention_heatmap(sample_trace.attention(1, 0), sample_trace.tokens, title="t")
     n = sample_trace.seq_len
@@ -55,6 +62,9 @@ def test_attention_heatmap_of_a_long_input_shows_a_window_and_says_so():
     fig, ax, im = attention_heatmap(probs, tokens, title="head", start=10)
     k = MAX_TOKEN_LABELS
     assert im.get_array().shape == (k, k)
+    assert fig.get_size_inches()[0] <= FIGURE_MAX_WIDTH  # wider pictures get shrunk, and their text with them
+    fig.canvas.draw()
+    assert not overlapping(ax.texts[:k]) and not overlapping(ax.texts[k:])  # 40 labels per axis still fit
     assert np.allclose(im.get_array(), probs[10:10 + k, 10:10 + k])
     assert label_texts(ax)[:k] == tokens[10:10 + k]
     assert f"tokens 10\u2013{10 + k - 1} of {n}" in ax.get_title()
@@ -77,15 +87,31 @@ def test_attention_steps_figure_shows_the_model_computation(model, tokenizer):
     tokens = tokenizer.convert_ids_to_tokens(batch["input_ids"][1].tolist())
     fig, axes = attention_steps_figure(scores[1, 0], masked[1, 0], probs[1, 0], probs[1, 0] @ v[1, 0], tokens, title="t")
     assert len(axes) == 4 and not small_text(fig)
+    assert fig.get_size_inches()[0] <= FIGURE_MAX_WIDTH
     assert axes[0].images[0].get_clim() == axes[1].images[0].get_clim()  # the two score panels share a scale
     shown = axes[1].images[0].get_array()
     pads = batch["attention_mask"][1] == 0
     assert shown.mask[:, pads.numpy()].all() and not shown.mask[:, ~pads.numpy()].any()
     assert np.allclose(axes[2].images[0].get_array(), probs[1, 0].numpy())
     labels = [a.get_ylabel() for a in fig.axes]
-    assert {"score", "attention probability", "context value"} <= set(labels)
+    assert {"score (both panels)", "attention probability", "context value"} <= set(labels)
     with pytest.raises(ValueError, match="tokens"):
         attention_steps_figure(scores[1, 0], masked[1, 0], probs[1, 0], v[1, 0], tokens[:-1])
+    plt.close(fig)
+
+
+def test_attention_steps_figure_fits_its_most_tokens_at_8pt():
+    k = 20  # the default max_tokens
+    rng = np.random.default_rng(0)
+    scores = rng.normal(size=(k, k))
+    probs = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
+    tokens = [f"tok{i:02d}" for i in range(k)]
+    fig, axes = attention_steps_figure(scores, scores, probs, rng.normal(size=(k, 8)), tokens)
+    assert fig.get_size_inches()[0] <= FIGURE_MAX_WIDTH and not small_text(fig)
+    fig.canvas.draw()
+    for ax in axes[:3]:
+        assert not overlapping(ax.get_xticklabels())
+    assert not overlapping(axes[0].get_yticklabels()) and not overlapping(axes[2].get_yticklabels())
     plt.close(fig)
 
 
@@ -95,7 +121,7 @@ def test_mask_heatmap(tokenizer):
     ax = mask_heatmap(batch["attention_mask"], tokens)
     assert np.array_equal(ax.images[0].get_array(), batch["attention_mask"].numpy())
     assert [t.get_text() for t in ax.texts] == [t for row in tokens for t in row]
-    assert not small_text(ax.figure)
+    assert not small_text(ax.figure) and ax.figure.get_size_inches()[0] <= FIGURE_MAX_WIDTH
     with pytest.raises(ValueError, match="one per mask row"):
         mask_heatmap(batch["attention_mask"], tokens[:1])
 

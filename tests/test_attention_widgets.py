@@ -66,6 +66,19 @@ def test_update_changes_artists_without_model(sample_trace, no_model_calls):
     assert f"layer {last_l}" in explorer.ax.get_title()
 
 
+def test_every_head_on_one_scale_and_the_title_gives_the_peak(sample_trace, long_trace, no_model_calls):
+    explorer = AttentionHeadExplorer(sample_trace)
+    for layer, head in [(1, 0), (sample_trace.num_layers, sample_trace.num_heads - 1)]:
+        explorer.update(layer=layer, head=head)
+        assert explorer.im.get_clim() == (0.0, 1.0)  # the same scale as lesson 02's heatmap
+        assert explorer.ax.get_title().endswith(f"max {sample_trace.attention(layer, head).max():.2f}")
+    windowed = AttentionHeadExplorer(long_trace)
+    windowed.update(layer=2, head=3, start=100)
+    k = windowed.window
+    peak = long_trace.attention(2, 3)[100:100 + k, 100:100 + k].max()  # the largest value shown, not the whole head's
+    assert windowed.ax.get_title().endswith(f"max {peak:.2f}")
+
+
 def test_slider_drives_update(sample_trace, no_model_calls):
     explorer = AttentionHeadExplorer(sample_trace)
     explorer.controls["head"].value = 1

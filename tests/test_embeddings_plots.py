@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from helpers.common.style import small_text
-from helpers.embeddings.plots import embedding_sum_figure, similarity_heatmap
+from helpers.embeddings.plots import FIGURE_MAX_WIDTH, embedding_sum_figure, similarity_heatmap
 from helpers.embeddings.rebuild import embedding_parts
 
 
@@ -34,7 +34,10 @@ def test_embedding_sum_figure(model, sample_trace):
     assert axes[4].images[0].get_clim() != raw[0]
     assert np.allclose(axes[3].images[0].get_array(), parts["sum"][:, :16].numpy())
     assert [t.get_text() for t in axes[0].get_yticklabels()] == sample_trace.tokens
-    assert not small_text(fig)
+    assert not small_text(fig) and fig.get_size_inches()[0] <= FIGURE_MAX_WIDTH
+    fig.canvas.draw()
+    titles = [ax.title.get_window_extent() for ax in axes]
+    assert not any(a.overlaps(b) for a, b in zip(titles, titles[1:]))  # neighbouring panel titles stay apart
     fig, axes = embedding_sum_figure(parts, sample_trace.tokens, max_tokens=4)
     assert axes[0].images[0].get_array().shape[0] == 4 and "first 4 of" in fig._suptitle.get_text()
     with pytest.raises(ValueError, match="lacks"):

@@ -25,9 +25,14 @@ def test_exercise_1(model, sample_trace):
 
 
 def test_exercise_2(sample_trace):
-    assert check_exercise_2(S.solution_2(sample_trace, 1, 0), sample_trace, 1, 0).ok
-    column = int(sample_trace.attention(1, 0)[:, 0].argmax())
-    fb = check_exercise_2(column, sample_trace, 1, 0)
-    if column != S.solution_2(sample_trace, 1, 0):
-        assert not fb.ok and "Row 0" in fb.hint
-    assert not check_exercise_2("1", sample_trace, 1, 0).ok
+    L, A = sample_trace.num_layers, sample_trace.num_heads
+    layer, head = max(1, L // 2), A // 2  # the head lesson 02 asks about
+    assert check_exercise_2(S.solution_2(sample_trace, layer, head), sample_trace, layer, head).ok
+    # the typical slip, a column instead of row 0, on a head where the two differ
+    layer, head = next((l, h) for l in range(1, L + 1) for h in range(A)
+                       if int(sample_trace.attention(l, h)[:, 0].argmax()) != S.solution_2(sample_trace, l, h))
+    column = int(sample_trace.attention(layer, head)[:, 0].argmax())
+    fb = check_exercise_2(column, sample_trace, layer, head)
+    assert not fb.ok and "Row 0" in fb.hint
+    assert not check_exercise_2("1", sample_trace, layer, head).ok
+    assert not check_exercise_2(None, sample_trace, layer, head).ok

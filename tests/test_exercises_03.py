@@ -1,33 +1,44 @@
 """Lesson 03 solutions pass their checkers; typical wrong answers get the right hint."""
 
 import torch
-from transformers import BertConfig
+from transformers import BertConfig, BertModel
 
 from helpers.exercises.lesson03 import check_exercise_1, check_exercise_2, check_exercise_3
 from helpers.attention.rebuild import self_attention_by_hand
 from helpers.embeddings.rebuild import layer_norm_by_hand
-from helpers.stack.compute import meta_model_parameter_count
+from helpers.stack.compute import meta_model_parameter_count, parameter_formula
 from helpers.stack.rebuild import attention_output_by_hand
 from lessons.solutions import solutions_03 as S
 
 LARGE = BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)
+SMALL = BertConfig(num_hidden_layers=4, hidden_size=512, num_attention_heads=8, intermediate_size=2048)  # lesson 03, exercise 2
 
 
 def test_exercise_1(model):
-    cfg = model.config
-    assert check_exercise_1(S.solution_1(cfg), cfg).ok
-    H, I = cfg.hidden_size, cfg.intermediate_size
-    fb = check_exercise_1(4 * H * H + 2 * H * I, cfg)
-    assert not fb.ok and "bias" in fb.hint
-    assert not check_exercise_1(None, cfg).ok
-    assert not check_exercise_1(1.5, cfg).ok
+    for cfg in (LARGE, model.config):  # the lesson asks about BERT-large; any config works
+        assert check_exercise_1(S.solution_1(cfg), cfg).ok
+        # independently: the parameters of one layer of a meta-device BertModel
+        with torch.device("meta"):
+            assert S.solution_1(cfg) == sum(p.numel() for p in BertModel(cfg).encoder.layer[0].parameters())
+        H, I = cfg.hidden_size, cfg.intermediate_size
+        fb = check_exercise_1(4 * H * H + 2 * H * I, cfg)
+        assert not fb.ok and "bias" in fb.hint
+        fb = check_exercise_1(S.solution_1(cfg) - 4 * H, cfg)
+        assert not fb.ok and "LayerNorm" in fb.message
+    assert not check_exercise_1(None, LARGE).ok
+    assert not check_exercise_1(1.5, LARGE).ok
 
 
 def test_exercise_2():
-    assert S.solution_2(LARGE) == meta_model_parameter_count(LARGE)
-    assert check_exercise_2(S.solution_2(LARGE), LARGE).ok
-    fb = check_exercise_2(S.solution_2(LARGE) - (1024 * 1024 + 1024), LARGE)
+    for cfg in (SMALL, LARGE):
+        assert S.solution_2(cfg) == meta_model_parameter_count(cfg)
+        assert check_exercise_2(S.solution_2(cfg), cfg).ok
+    H = SMALL.hidden_size
+    fb = check_exercise_2(S.solution_2(SMALL) - (H * H + H), SMALL)
     assert not fb.ok and "pooler" in fb.hint
+    fb = check_exercise_2(S.solution_2(SMALL) - parameter_formula(SMALL)["embeddings"], SMALL)
+    assert not fb.ok and "embedding" in fb.message
+    assert not check_exercise_2(S.solution_2(LARGE), SMALL).ok  # the count of another size
 
 
 def test_exercise_3(model, sample_trace):

@@ -15,6 +15,7 @@ from helpers.common.style import DIVERGING, MASKED_COLOR, SEQUENTIAL, as_matrix,
 
 
 MAX_TOKEN_LABELS = 40  # more token labels than this on one axis cannot be read at 8 pt
+FIGURE_MAX_WIDTH = 9.0  # inches: front ends shrink wider pictures to the output width, and 8 pt text with them
 
 
 def token_window(n_tokens: int, start: int = 0, size: int | None = None) -> tuple[int, int]:
@@ -63,7 +64,7 @@ def token_heatmap(matrix, tokens: list[str], ax=None, title: str | None = None, 
     k = len(tokens)
     if values.shape != (k, k):
         raise ValueError(f"the matrix has shape {values.shape} but there are {k} tokens; they must match.")
-    size = max(4.0, 0.2 * k + 2.4)
+    size = min(max(4.0, 0.2 * k + 2.4), FIGURE_MAX_WIDTH - 1.3)  # 40 tokens still get 8 pt labels
     ax = new_axes(ax, (size + 1.3, size + 0.3))
     image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=values.max() if vmax is None else vmax)
     ax.set_xticks(range(k))  # tick marks only: the labels are texts an explorer can rewrite
@@ -103,14 +104,16 @@ def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = Non
 
 
 def attention_steps_figure(scores, masked_scores, probs, context, tokens: list[str], title: str = "",
-                           max_tokens: int = 24):
-    """One head's attention as four heatmaps in a row: the scaled scores $QK^\\top/\\sqrt d$, the
-    scores plus the additive mask (masked keys in grey: $-\\infty$ after the mask), the softmax
-    $P$, and the context $P V$ (``[seq, d]``).
+                           max_tokens: int = 20):
+    """One head's attention as four heatmaps, in reading order: the scaled scores
+    $QK^\\top/\\sqrt d$, the scores plus the additive mask (masked keys in grey: ``finfo.min``,
+    effectively $-\\infty$), the softmax $P$, and the context $P V$ (``[seq, d]``).
 
-    ``scores``, ``masked_scores``, ``probs``: ``[seq, seq]``; ``context``: ``[seq, d]``. The two
-    score panels share one symmetric scale. Past ``max_tokens`` tokens only the first ones are
-    shown and the figure says so. Returns ``(fig, axes)``.
+    Two rows of two panels, so every token label has room at 8 pt within
+    :data:`FIGURE_MAX_WIDTH`; the panels of a row share their rows (the queries), so only the
+    left one names them. ``scores``, ``masked_scores``, ``probs``: ``[seq, seq]``; ``context``:
+    ``[seq, d]``. The two score panels share one symmetric scale. Past ``max_tokens`` tokens
+    only the first ones are shown and the figure says so. Returns ``(fig, axes)``.
     """
     s, m, p, c = (as_matrix(x, name) for x, name in ((scores, "scores"), (masked_scores, "masked_scores"),
                                                        (probs, "probs"), (context, "context")))
@@ -123,35 +126,41 @@ def attention_steps_figure(scores, masked_scores, probs, context, tokens: list[s
     k = min(n, max_tokens)
     masked = m < -1e4  # finfo.min added: the key is padding
     limit = float(np.abs(s[:k, :k]).max())
-    fig = plt.figure(figsize=(10.5, 0.21 * k + 2.5))
-    grid = fig.add_gridspec(1, 11, width_ratios=[1, 0.08, 1, 0.05, 0.36, 1, 0.05, 0.3, 0.6, 0.05, 0.02],
-                            wspace=0.05, left=0.085, right=0.93, bottom=1.05 / (0.21 * k + 2.5),
-                            top=1 - 0.75 / (0.21 * k + 2.5))
-    ax_s, ax_m, ax_p, ax_c = (fig.add_subplot(grid[0, j]) for j in (0, 2, 5, 8))
+    # Heights in inches: a panel gives every token 0.14 in (more than an 8 pt label needs);
+    # below each panel, room for the rotated token labels; above, for the two-line titles.
+    label_room = 0.065 * max(len(t) for t in tokens[:k]) + 0.15
+    panel, title_room, top_room = 0.14 * k + 0.3, 0.45, 0.3
+    height = top_room + 2 * (title_room + panel + label_room)
+    fig = plt.figure(figsize=(FIGURE_MAX_WIDTH, height))
+    grid = fig.add_gridspec(2, 5, width_ratios=[1, 0.05, 0.28, 1, 0.05], wspace=0.08,
+                            hspace=(title_room + label_room) / panel, left=0.12, right=0.92,
+                            bottom=label_room / height, top=1 - (top_room + title_room) / height)
+    ax_s, ax_m = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 3])
+    ax_p, ax_c = fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 3])
     score_kw = dict(cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
     ax_s.imshow(s[:k, :k], **score_kw)
     bad = plt.get_cmap(DIVERGING).with_extremes(bad=MASKED_COLOR)
     im_m = ax_m.imshow(np.ma.masked_array(m[:k, :k], mask=masked[:k, :k]), **{**score_kw, "cmap": bad})
-    fig.colorbar(im_m, cax=fig.add_subplot(grid[0, 3]), label="score")
+    fig.colorbar(im_m, cax=fig.add_subplot(grid[0, 4]), label="score (both panels)")
     im_p = ax_p.imshow(p[:k, :k], cmap=SEQUENTIAL, vmin=0, vmax=float(p[:k, :k].max()), aspect="auto",
                        interpolation="nearest")
-    fig.colorbar(im_p, cax=fig.add_subplot(grid[0, 6]), label="attention probability")
+    fig.colorbar(im_p, cax=fig.add_subplot(grid[1, 1]), label="attention probability")
     c_limit = float(np.abs(c[:k]).max())
     im_c = ax_c.imshow(c[:k], cmap=DIVERGING, vmin=-c_limit, vmax=c_limit, aspect="auto", interpolation="nearest")
-    fig.colorbar(im_c, cax=fig.add_subplot(grid[0, 9]), label="context value")
-    titles = ("scores QK\u1d40/\u221ad", "+ mask\n(grey: padding, \u2212\u221e)", "softmax: P\n(each row sums to 1)",
-              f"context P\u00b7V\n[{n}, {c.shape[1]}]")
+    fig.colorbar(im_c, cax=fig.add_subplot(grid[1, 4]), label="context value")
+    titles = ("1. scores QK\u1d40/\u221ad", "2. + mask\n(grey: padding, finfo.min \u2248 \u2212\u221e)",
+              "3. softmax: P (each row sums to 1)", f"4. context P\u00b7V  [{n}, {c.shape[1]}]")
     for ax, name in zip((ax_s, ax_m, ax_p, ax_c), titles):
         ax.set_title(name, fontsize=9)
-        ax.set_yticks(range(k), tokens[:k] if ax is ax_s else [])
+        ax.set_yticks(range(k), tokens[:k] if ax in (ax_s, ax_p) else [])
     for ax in (ax_s, ax_m, ax_p):
         ax.set_xticks(range(k), tokens[:k], rotation=90)
     ax_c.set_xticks([0, c.shape[1] - 1], ["0", str(c.shape[1] - 1)])
     ax_c.set_xlabel("value dimension")
     ax_s.set_ylabel("query")
-    ax_p.set_xlabel("key")
+    ax_p.set_ylabel("query")
     suffix = f" (first {k} of {n} tokens)" if k < n else ""
-    fig.suptitle((title + suffix) if title else suffix.strip(), fontsize=10, y=0.995)
+    fig.suptitle((title + suffix) if title else suffix.strip(), fontsize=10, y=1 - 0.05 / height, va="top")
     return fig, [ax_s, ax_m, ax_p, ax_c]
 
 
@@ -164,7 +173,8 @@ def mask_heatmap(attention_mask, tokens: list[list[str]], ax=None, max_positions
         raise ValueError(f"tokens must be {mask.shape[0]} lists of {mask.shape[1]} tokens, one per mask row.")
     batch, seq = mask.shape
     write = seq <= max_positions
-    ax = new_axes(ax, (min(10.5, 0.42 * seq + 2.2) if write else 10.5, 0.95 * batch + 1.3))
+    width = min(FIGURE_MAX_WIDTH, 0.42 * seq + 2.2) if write else FIGURE_MAX_WIDTH
+    ax = new_axes(ax, (width, 0.95 * batch + 1.3))
     cmap = ListedColormap([MASKED_COLOR, "#4c9be8"])
     image = ax.imshow(mask, cmap=cmap, vmin=-0.5, vmax=1.5, aspect="auto", interpolation="nearest")
     if write:

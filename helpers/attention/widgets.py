@@ -19,7 +19,8 @@ from helpers.model.trace import check_trace, trace_text
 class AttentionHeadExplorer(Explorer):
     """Layer and head sliders over one cached :class:`~helpers.model.trace.Trace`.
 
-    Moving a slider swaps the heatmap's data (``im.set_data``) and its title; the model never
+    Moving a slider swaps the heatmap's data (``im.set_data``) and its title, which gives the
+    largest probability shown (every head is drawn on the same 0-1 scale); the model never
     runs again. With more tokens than stay readable (:data:`~helpers.attention.plots.MAX_TOKEN_LABELS`)
     the heatmap shows a window of that many queries and keys, a third slider moves it, and
     the title says which tokens are shown; the token labels are texts rewritten in place.
@@ -43,8 +44,11 @@ class AttentionHeadExplorer(Explorer):
 
     def _title(self, layer: int, head: int, start: int) -> str:
         # Short: the title is redrawn on every move, and text is the costly part of a redraw.
+        # Every head shares the 0-1 colour scale, so the title gives the largest probability
+        # shown: a head that spreads its attention is dark everywhere, and this says how dark.
         where = f"  |  tokens {start}\u2013{start + self.window - 1}" if self.window < self.trace.seq_len else ""
-        return f"layer {layer} of {self.trace.num_layers}, head {head}{where}"
+        peak = float(self._window(layer, head, start).max())
+        return f"layer {layer} of {self.trace.num_layers}, head {head}{where}  |  max {peak:.2f}"
 
     def _window(self, layer: int, head: int, start: int):
         stop = start + self.window

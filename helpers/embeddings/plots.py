@@ -8,6 +8,8 @@ import numpy as np
 
 from helpers.common.style import DIVERGING, MASKED_COLOR, as_matrix, colorbar, new_axes, to_numpy
 
+FIGURE_MAX_WIDTH = 9.0  # inches: front ends shrink wider pictures to the output width, and 8 pt text with them
+
 
 def similarity_heatmap(matrix, labels: list[str], ax=None, title: str | None = None):
     """A symmetric ``[n, n]`` cosine-similarity matrix with the values written in the cells.
@@ -23,7 +25,8 @@ def similarity_heatmap(matrix, labels: list[str], ax=None, title: str | None = N
     off = ~np.eye(n, dtype=bool)
     limit = float(np.abs(values[off]).max()) if n > 1 else 1.0
     limit = max(0.05, np.ceil(limit * 20) / 20)  # round up to 0.05: a tidy colourbar end
-    ax = new_axes(ax, (0.75 * n + 2.6, 0.75 * n + 1.2))
+    side = min(0.75 * n + 2.6, FIGURE_MAX_WIDTH)
+    ax = new_axes(ax, (side, side - 1.4))
     fig = ax.figure
     cmap = plt.get_cmap(DIVERGING).with_extremes(bad=MASKED_COLOR)
     image = ax.imshow(np.ma.masked_array(values, mask=~off), cmap=cmap, vmin=-limit, vmax=limit)
@@ -65,16 +68,16 @@ def embedding_sum_figure(parts: dict, tokens: list[str], dims: int = 32, max_tok
     shown, cols = min(n, max_tokens), min(dims, width)
     raw_limit = max(float(np.abs(arrays[k][:shown, :cols]).max()) for k in ("word", "position", "token_type", "sum"))
     ln_limit = float(np.abs(arrays["layernorm"][:shown, :cols]).max())
-    fig = plt.figure(figsize=(10.5, 0.2 * shown + 2.4))
-    grid = fig.add_gridspec(1, 8, width_ratios=[1, 1, 1, 1, 0.06, 0.5, 1, 0.06], wspace=0.12,
-                            left=0.1, right=0.93, bottom=0.12, top=0.82)
+    fig = plt.figure(figsize=(FIGURE_MAX_WIDTH, 0.2 * shown + 2.4))
+    grid = fig.add_gridspec(1, 8, width_ratios=[1, 1, 1, 1, 0.06, 0.55, 1, 0.06], wspace=0.18,
+                            left=0.09, right=0.93, bottom=0.12, top=0.82)
     axes = [fig.add_subplot(grid[0, k]) for k in (0, 1, 2, 3, 6)]
     for ax, (key, name) in zip(axes, EMBEDDING_STEPS):
         limit = ln_limit if key == "layernorm" else raw_limit
         image = ax.imshow(arrays[key][:shown, :cols], cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto",
                           interpolation="nearest")
         mean_norm = np.linalg.norm(arrays[key], axis=1).mean()
-        ax.set_title(f"{name}\nmean \u2016row\u2016 = {mean_norm:.2f}", fontsize=9)
+        ax.set_title(f"{name}\nmean \u2016row\u2016 {mean_norm:.2f}", fontsize=8.5)
         ax.set_xticks([0, cols - 1], ["0", str(cols - 1)])
         ax.set_yticks(range(shown), tokens[:shown] if ax is axes[0] else [])
         if key in ("sum", "layernorm"):

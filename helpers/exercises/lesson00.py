@@ -2,24 +2,40 @@
 
 from __future__ import annotations
 
+import torch
+
 from helpers.exercises import Feedback, NO_ANSWER, correct, wrong
 
 
-def check_exercise_1(answer, trace, word: str) -> Feedback:
-    """Exercise 1: how many WordPiece tokens ``word`` became in ``trace``."""
+def _close(a: float, b: float) -> bool:
+    return abs(a - b) < 1e-6 * max(1.0, abs(b))
+
+
+def check_exercise_1(answer, trace) -> Feedback:
+    """Exercise 1: WordPiece tokens per word of the traced input (tokens of [CLS]/[SEP] excluded)."""
     if answer is None:
         return NO_ANSWER
-    if not isinstance(answer, int) or isinstance(answer, bool):
-        return wrong(f"the answer should be an int, not a {type(answer).__name__}.", "Use len(...) of the word's pieces.")
-    span = trace.find_word(word)
-    if answer == len(span.pieces):
-        return correct(f"{word!r} became {len(span.pieces)} token(s): {span.pieces}.")
-    if answer == len(word):
-        return wrong(f"{answer} is the number of characters in {word!r}, not of its tokens.",
-                     "WordPiece splits into sub-words, not letters: look at trace.find_word(word).pieces.")
-    if answer == 1 and len(span.pieces) > 1:
-        return wrong(f"{word!r} is one word but not one token.", "Count trace.find_word(word).pieces.")
-    return wrong(f"{answer} is not the number of pieces of {word!r}.", "len(trace.find_word(word).pieces)")
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return wrong(f"the answer should be a float, not a {type(answer).__name__}.",
+                     "Divide the number of word tokens by the number of words.")
+    words = trace.words()
+    in_words = sum(wid is not None for wid in trace.word_ids)  # tokens the tokenizer maps back to a word
+    ref = in_words / len(words)
+    if _close(answer, ref):
+        return correct(f"{in_words} tokens for {len(words)} words: {ref:.3f} tokens per word.")
+    if _close(answer, trace.seq_len / len(words)):
+        return wrong("that counts [CLS] and [SEP] as pieces of words.",
+                     f"Leave out the special tokens: {trace.seq_len} tokens in all, but not all belong to a word.")
+    split = trace.text.split()
+    if split and _close(answer, in_words / len(split)):
+        return wrong("text.split() glues punctuation to its word, but the tokenizer splits it off as a word of its own.",
+                     f"Count trace.words() ({len(words)} words), not text.split() ({len(split)}).")
+    if answer and _close(1 / answer, ref):
+        return wrong("that is words per token, the inverse.", "Tokens divided by words.")
+    return wrong(f"{answer} is not the number of tokens per word.",
+                 "len(trace.words()) words; count the tokens other than [CLS] and [SEP]; divide.")
 
 
 def check_exercise_2(answer, trace) -> Feedback:

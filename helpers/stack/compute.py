@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from helpers.common.checks import check_bert
+from helpers.common.stats import Interval, bootstrap_ci
 from helpers.model.trace import check_traces
 from helpers.stack.rebuild import sublayer_updates_by_hand
 
@@ -58,6 +59,31 @@ def meta_model_parameter_count(config) -> int:
         return count_parameters(BertModel(config))
 
 
+def pretraining_heads_formula(config) -> dict[str, int]:
+    """What ``BertForPreTraining`` adds on top of ``BertModel``, from the config alone: the
+    masked-LM transform (dense H -> H and a LayerNorm), the masked-LM output layer (its weight
+    is the word-embedding table, as in BERT's pre-training, so only its bias is new) and the
+    next-sentence classifier (dense H -> 2)."""
+    if not getattr(config, "tie_word_embeddings", True):
+        raise ValueError("this formula counts BERT's pre-training heads with the output layer tied to the word "
+                         "table (config.tie_word_embeddings=True); the config unties them.")
+    H, V = config.hidden_size, config.vocab_size
+    return {
+        "masked-LM transform": H * H + H + 2 * H,
+        "masked-LM output bias": V,
+        "next-sentence head": 2 * H + 2,
+    }
+
+
+def meta_pretraining_parameter_count(config) -> int:
+    """Build ``BertForPreTraining(config)`` (``BertModel`` with the masked-LM and next-sentence
+    heads BERT was pre-trained with) on the meta device and count; a tied weight counts once."""
+    from transformers import BertForPreTraining
+
+    with torch.device("meta"):
+        return count_parameters(BertForPreTraining(config))
+
+
 @torch.no_grad()
 def update_ratios(model, traces) -> dict[str, torch.Tensor]:
     """Per layer and token: how large each update is next to the stream it is added to.
@@ -84,3 +110,25 @@ def update_ratios(model, traces) -> dict[str, torch.Tensor]:
         per_layer["attention"].append(torch.cat(att))
         per_layer["ffn"].append(torch.cat(ffn))
     return {k: torch.stack(v) for k, v in per_layer.items()}
+
+
+def ratio_intervals(ratios: dict, traces, *, n_boot: int = 1000, seed: int = 0) -> dict[str, list[Interval]]:
+    """Per layer, a number with an interval for each entry of :func:`update_ratios` ``(model, traces)``.
+
+    Tokens of one sentence are not independent, so the sentence is the unit: each sentence's
+    median ratio per layer, then their mean over sentences with a bootstrap interval that
+    resamples sentences (:func:`helpers.common.stats.bootstrap_ci`). Returns
+    ``{"attention": [Interval per layer], "ffn": [...]}``.
+    """
+    traces = check_traces(traces)
+    lengths = [t.seq_len for t in traces]
+    if len(traces) < 2:
+        raise ValueError("an interval over sentences needs at least two traces.")
+    result = {}
+    for name, values in ratios.items():
+        if values.shape[1] != sum(lengths):
+            raise ValueError(f"ratios[{name!r}] covers {values.shape[1]} tokens but the traces hold {sum(lengths)}: "
+                             "pass the traces the ratios were computed on.")
+        per_sentence = torch.stack([chunk.median(dim=1).values for chunk in torch.split(values, lengths, dim=1)])
+        result[name] = bootstrap_ci(per_sentence, n_boot=n_boot, seed=seed)  # [sentences, layers] -> per layer
+    return result

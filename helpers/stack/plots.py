@@ -13,7 +13,7 @@ def bar_chart(values: dict[str, float], ax=None, title: str | None = None, ylabe
     """Bars labelled by the dict keys; returns ``(fig, ax, bars)``."""
     if not isinstance(values, dict) or not values:
         raise ValueError("values must be a non-empty dict of label -> number.")
-    ax = new_axes(ax, (max(5.0, 0.9 * len(values) + 2), 3.5))
+    ax = new_axes(ax, (min(9.0, max(5.0, 0.9 * len(values) + 2)), 3.5))  # at most 9 in: wider pictures get shrunk
     fig = ax.figure
     labels = list(values)
     bars = ax.bar(range(len(labels)), [float(values[k]) for k in labels], color=NORMAL)

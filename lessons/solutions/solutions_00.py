@@ -1,9 +1,10 @@
 """Worked solutions for lesson 00's exercises."""
 
 
-def solution_1(trace, word: str) -> int:
-    """How many WordPiece tokens ``word`` became."""
-    return len(trace.find_word(word).pieces)
+def solution_1(trace) -> float:
+    """WordPiece tokens per word: every token but [CLS] and [SEP] belongs to a word."""
+    in_words = [t for t in trace.tokens if t not in ("[CLS]", "[SEP]")]
+    return len(in_words) / len(trace.words())  # words as the tokenizer split them, punctuation included
 
 
 def solution_2(trace):
