@@ -237,7 +237,7 @@ for l in range(L):
 # bootstrap cannot tell apart from it: each replicate resamples the same tokens for all
 # transitions, and resamples the control pairs too, so the control's own uncertainty counts.
 # The share of tokens whose own biggest turn is at each transition is printed for the raw and
-# the adjusted cosine: the control moves it.
+# the adjusted cosine, to see how much the control changes that count.
 
 # %%
 turn = compute.rank_layers(per_token, control=cross_samples, statistic=np.median, lowest=True)

@@ -184,7 +184,7 @@ for layer in range(L):
 # Like for like with Clark et al. The comparison prints which model each number comes from.
 # The largest share is named together with every layer that a **paired** bootstrap over the
 # same inputs cannot tell apart from it (`compute.extreme_layer`). The paired comparison
-# measures each input's own difference between two layers, which varies much less than the
+# measures each input's own difference between two layers, which can vary much less than the
 # inputs do, so two layers whose separate intervals overlap can still be told apart; the
 # closest other layer's paired difference is printed. "Share ÷ uniform share" is each share
 # relative to what evenly spread attention would give on inputs of that length.
@@ -204,10 +204,16 @@ for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
     if rest:
         near = max(rest, key=lambda j: float(shares_packed[:, j, k].mean()))
         print(f"    closest other layer {near + 1}: {ci_packed[k][near].percent()}, paired difference "
-              f"{paired_difference_ci(shares_packed[:, near, k], shares_packed[:, top, k]).percent()}")
+              f"{paired_difference_ci(shares_packed[:, near, k], shares_packed[:, top, k]).percent(2)}")
     print(f"    at layer {top + 1}, share / uniform share: packed {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, "
           f"short {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share {ci_short[k][top].percent()})")
 print(f"  [SEP]: layers surely above half: {over_half or 'none'}")
+
+# %% [markdown]
+# Clark et al.'s pattern is about single heads, so we count, per layer, the heads that put
+# more than half of their attention on `[CLS]`, beside their finding:
+
+# %%
 print("Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<= 128 tokens): over half of the "
       "attention on [SEP] in layers 6-10; early heads attend to [CLS] (Fig. 2).")
 per_head_cls = torch.stack([torch.stack(t.attentions)[..., 0].mean(-1) for t in packed]).mean(0)  # [L, A]
@@ -324,6 +330,11 @@ plots.plot_layer_lines({"trained": self_trained, "same config, random weights": 
                        reference=inv_n, reference_label="uniform 1/n (short pairs)",
                        title="attention probability of [CLS] on itself (heads averaged)", ylabel="attention probability")
 plt.show()
+
+# %% [markdown]
+# Per layer, with the trained-minus-random difference measured on each input (paired):
+
+# %%
 t_ci, r_ci = bootstrap_ci(self_trained), bootstrap_ci(self_random)
 diff_ci = [paired_difference_ci(self_trained[:, l], self_random[:, l]) for l in range(L)]
 for l in range(L):
@@ -380,7 +391,7 @@ rest = [j for j in range(L) if j not in focused_tied]
 if rest:
     near = min(rest, key=lambda j: e_packed[j].estimate)
     gap = paired_difference_ci(ent_packed.mean(-1)[:, near], ent_packed.mean(-1)[:, focused])
-    print(f"closest other layer {near + 1} ({e_packed[near]}): paired difference {gap}")
+    print(f"closest other layer {near + 1} ({e_packed[near]}): paired difference {gap.format('.4f')}")
 
 # %% [markdown]
 # ## Previous-token and next-token heads

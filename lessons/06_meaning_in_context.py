@@ -26,8 +26,10 @@
 # tokens of a sentence a token is closest to as it climbs the stack.
 #
 # Every per-layer statistic is measured over a dozen ambiguous words, with a bootstrap 95 %
-# interval; two numbers whose intervals overlap are not called different. Where your
-# `SENTENCE` contains one of the words, it is placed beside the aggregate.
+# interval. Where a statistic peaks is never one layer read off the means: the layers are
+# compared on the same words or sentences (a paired bootstrap), and every layer that cannot
+# be told apart from the peak is named. Where your `SENTENCE` contains one of the words, it
+# is placed beside the aggregate, with an interval of its own.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -156,6 +158,8 @@ best_gap = gap_rank.extreme
 print(f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); not distinguishable from it (paired): "
       f"layers {gap_rank.tied}; at the embeddings it is {gap_ci[0]}, "
       + ("not distinguishable from the largest." if 0 in gap_rank.tied else "below the largest."))
+print(f"paired difference to layer {best_gap}: "
+      + "; ".join(f"{'emb' if l == 0 else l}: {d}" for l, d in enumerate(gap_rank.differences) if l != best_gap))
 
 # %% [markdown]
 # ## Can a layer tell the senses apart?
@@ -240,8 +244,9 @@ print(f"words whose layer-0 accuracy differs from their shuffles (p < 0.05): "
 
 # %%
 raw_self = torch.stack([compute.self_similarity(torch.cat(list(s.values()))) for s in groups.values()])  # [words, L+1]
-ax = plots.plot_words_and_mean(dict(zip(groups, raw_self - baseline)), ylabel="adjusted cosine",
-                               title="self-similarity minus the random-pair baseline")
+ax = plots.plot_words_and_mean(dict(zip(groups, raw_self - baseline)), ylabel="cosine",
+                               title="self-similarity: minus the random-pair baseline, and raw",
+                               highlight={"raw self-similarity, mean over words": raw_self.mean(0)})
 plt.show()
 raw_rank = rank_layers(raw_self, lowest=True)
 adj_rank = rank_layers(raw_self, lowest=True, control=baseline_samples)
@@ -363,6 +368,8 @@ with pd.option_context("display.max_colwidth", None):
 #    layer with its interval (`accuracy_ci` over the word's sentences). Which is the
 #    **lowest** layer whose interval overlaps the interval of the best layer (the one with
 #    the highest accuracy; the lowest of them if several tie)? Give an int (0 = embeddings).
+#    Overlap is the cautious rule for intervals measured separately; the paired test used
+#    above is sharper, but with one word's ten sentences even it has little to go on.
 # 2. Write `my_self_similarity(vectors)` that takes a `[n, H]` tensor of one word's vectors
 #    in `n` contexts at one layer and returns the mean cosine over all pairs of *different*
 #    contexts, as a float.
