@@ -28,9 +28,9 @@
 # of the data sentences** with its spread (the median and the interquartile band, or a
 # mean with a bootstrap 95 % interval). One token of one sentence can be unusual; a story
 # about a layer is only told from the aggregate. Along the way we meet two traps of
-# "what each layer does" write-ups: raw cosine similarity is inflated in some layers
-# (*anisotropy*), so it needs the right baseline; and a vector's length is set largely by
-# the LayerNorm that ends every layer, which we take apart.
+# "what each layer does" write-ups: raw cosine similarity can be inflated by *anisotropy*
+# (Ethayarajh 2019, on BERT-base), so it needs the right baseline; and a vector's length is
+# set largely by the LayerNorm that ends every layer, which we take apart.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -64,13 +64,11 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # ## Load the model and trace the sentences once
 #
 # `trace_text` (in `helpers/model/trace.py`) runs the model once and keeps every hidden
-# state; everything in this lesson is computed from cached traces. Besides `SENTENCE` we
-# trace the data sentences: the eight of `data/attention_sentences.txt` and the short
-# two-sentence paragraphs of `data/sentence_pairs.tsv` (both written for the course,
-# CC0). Their tokens give the aggregate and the random tokens of the baselines.
+# state; everything in this lesson is computed from cached traces.
 
 # %%
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 
 from helpers.model.loading import load_model
@@ -86,11 +84,18 @@ loaded = load_model(MODEL)
 tokenizer, model = loaded
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
+print(f"model {loaded.choice.name}: {L} layers, hidden size {H}; SENTENCE has {trace.seq_len} tokens")
+
+# %% [markdown]
+# Besides `SENTENCE` we trace the data sentences: the eight of `data/attention_sentences.txt`
+# and the short two-sentence paragraphs of `data/sentence_pairs.tsv` (both written for the
+# course, CC0). Their tokens give the aggregate and the random tokens of the baselines.
+
+# %%
 data_texts = load_sentences() + [f"{a} {b}" for a, b in load_sentence_pairs()]
 others = [trace_text(tokenizer, model, s) for s in progress(data_texts, desc="tracing data sentences")]
 n_content = sum(len(compute.positions_of_kind(t, "content")) for t in others)
-print(f"model {loaded.choice.name}: {L} layers, hidden size {H}")
-print(f"SENTENCE has {trace.seq_len} tokens; {len(others)} data sentences hold {n_content} content tokens")
+print(f"{len(others)} data sentences hold {n_content} content tokens")
 
 # %% [markdown]
 # We follow two tokens of `SENTENCE`: `[CLS]` (position 0) and the first WordPiece of the
@@ -144,160 +149,21 @@ by_hand = torch.stack([
 per_token = compute.consecutive_cosines_per_token(others, "content")  # [N, L]
 cls_per_token = compute.consecutive_cosines_per_token(others, "[CLS]")
 ax = plots.plot_consecutive(by_hand, per_token=per_token)
-ax.set_title("layer-to-layer cosine: data tokens (median, IQR) and this token")
+ax.set_title("layer-to-layer cosine (raw): data tokens (median, IQR) and this token")
 plt.show()
 print(f"by hand vs compute.consecutive_cosines: largest difference "
       f"{(by_hand - compute.consecutive_cosines(trace, TOKEN)).abs().max():.1e}")
 q25, med, q75 = quartiles(per_token)
 names = plots.transition_labels(L)
-own_biggest = torch.bincount(per_token.argmin(dim=1), minlength=L)
 for l in range(L):
-    print(f"{names[l]:>6}: data median {med[l]:.3f} [IQR {q25[l]:.3f}-{q75[l]:.3f}]; "
-          f"[CLS] median {quartiles(cls_per_token)[1][l]:.3f}; this token {by_hand[l]:.3f}; "
-          f"biggest turn of {own_biggest[l] / len(per_token):.0%} of the data tokens")
+    print(f"{names[l]:>6}: raw data median {med[l]:.3f} [IQR {q25[l]:.3f}-{q75[l]:.3f}]; "
+          f"[CLS] median {quartiles(cls_per_token)[1][l]:.3f}; this token {by_hand[l]:.3f}")
 
 # %% [markdown]
-# The aggregate answers "where do tokens turn most?"; the last column says how many tokens
-# agree with it. Your token is an aside beside it:
-
-# %%
-turn = int(med.argmin())
-print(f"Over {len(per_token)} data tokens the biggest turn is at {names[turn]} "
-      f"(median cosine {med[turn]:.3f}, IQR {q25[turn]:.3f}-{q75[turn]:.3f}); "
-      f"it is the biggest turn of {own_biggest[turn] / len(per_token):.0%} of them.")
-mine = int(by_hand.argmin())
-agree = "the same transition" if mine == turn else "a different transition"
-print(f"Aside: {NAME} of SENTENCE turns most at {names[mine]} ({by_hand[mine]:.3f}): {agree}.")
-
-# %% [markdown]
-# ## How long is the vector?
+# These are raw cosines. Before we read "where do tokens turn most?" off them, we need to know
+# how similar two vectors one layer apart are when they have *nothing* to do with each other:
+# if that baseline changes from layer to layer, so does every raw cosine, whatever the token.
 #
-# The L2 norm $\lVert h^{(l)} \rVert = \sqrt{\sum_i h_i^2}$ per layer, for our token (bars)
-# and for the data tokens (median and interquartile band). Write-ups often read the length
-# as meaning ("the model grows more confident, so the vector grows"); the next sections test
-# that reading.
-
-# %%
-norms = compute.layer_norms(trace, TOKEN)
-norms_data = compute.layer_norms_per_token(others, "content")  # [N, L+1]
-ax = plots.plot_layer_norms(norms, title=f"L2 norm per layer: {NAME} and the data tokens", per_token=norms_data)
-plt.show()
-nq25, nmed, nq75 = quartiles(norms_data)
-for l in range(L + 1):
-    print(f"layer {'emb' if l == 0 else l:>3}: data median {nmed[l]:6.2f} [IQR {nq25[l]:.2f}-{nq75[l]:.2f}]; "
-          f"this token {norms[l]:6.2f}")
-grows = bool((torch.diff(torch.as_tensor(nmed)) > 0).all())
-print(f"The median length {'grows at every layer' if grows else 'does not grow at every layer'}: "
-      f"shortest at layer {int(nmed.argmin())}, longest at layer {int(nmed.argmax())}.")
-
-# %% [markdown]
-# ## Where the length comes from: every layer ends in LayerNorm
-#
-# BERT is post-LN: each layer, and the embedding sum before them, ends in a LayerNorm,
-#
-# $$h = \gamma \odot \hat z + \beta, \qquad \hat z = \frac{x - \mu(x)}{\sqrt{\sigma^2(x) + \epsilon}},$$
-#
-# where $x$ is the residual sum, $\mu, \sigma^2$ its mean and variance over the $H$
-# dimensions, and $\gamma$ (`weight`), $\beta$ (`bias`) are learned, one pair per layer.
-# Because $\hat z$ has mean 0 and variance 1, $\lVert \hat z \rVert = \sqrt{H}$ for
-# **every** token at **every** layer. We capture $x$ with forward hooks
-# (`compute.layer_norm_inputs`), rebuild $h$ by hand and check it against the trace.
-
-# %%
-inputs = compute.layer_norm_inputs(tokenizer, model, SENTENCE)  # L+1 tensors [seq, H]
-z_norms = []
-for layer, (x, ln) in enumerate(zip(inputs, compute.final_layer_norms(model))):
-    z_hat = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, unbiased=False, keepdim=True) + ln.eps)
-    rebuilt = ln.weight * z_hat + ln.bias
-    assert torch.allclose(rebuilt, trace.hidden(layer), atol=1e-4), f"layer {layer} does not end in its LayerNorm"
-    z_norms.append(z_hat.norm(dim=-1))
-z_norms = torch.stack(z_norms)
-print(f"every hidden state equals gamma * z_hat + beta of its layer's LayerNorm (checked on {trace.seq_len} tokens)")
-print(f"||z_hat|| over all tokens and layers: {z_norms.min():.3f} .. {z_norms.max():.3f}; sqrt(H) = {H ** 0.5:.3f}")
-
-# %% [markdown]
-# So the only things that can make one vector longer than another are $\gamma$, $\beta$ and
-# *which* dimensions $\hat z$ puts its (fixed) energy in. With $s = \gamma \odot \hat z = h - \beta$,
-#
-# $$\lVert h \rVert^2 = \lVert \gamma \odot \hat z \rVert^2 + 2\langle \gamma \odot \hat z, \beta\rangle + \lVert \beta \rVert^2 ,$$
-#
-# and if $\hat z$ spread its energy evenly ($\hat z_i^2 = 1$), $\lVert \gamma \odot \hat z \rVert$
-# would be $\lVert \gamma \rVert$: a number fixed by the weights, the same for every token.
-# `compute.norm_parts` measures each term on the data tokens with this model's own $\gamma$ and $\beta$.
-
-# %%
-parts = compute.norm_parts(others, model, "content")
-ax = plots.plot_norm_parts(parts, token_norms=norms, token_name=NAME)
-plt.show()
-med_norm, med_scaled = quartiles(parts["norm"])[1], quartiles(parts["scaled"])[1]
-for l in range(L + 1):
-    print(f"layer {'emb' if l == 0 else l:>3}: median ||h|| {med_norm[l]:6.2f}, ||gamma*z_hat|| {med_scaled[l]:6.2f}, "
-          f"||gamma|| {parts['gamma'][l]:6.2f}, ||beta|| {parts['beta'][l]:5.2f}, "
-          f"median 2<s,beta> {quartiles(parts['cross'])[1][l]:7.2f}")
-
-# %% [markdown]
-# Kovaleva, Kulshreshtha, Rogers and Rumshisky (2021, *BERT Busters: Outlier Dimensions that
-# Disrupt Transformers*) found, in BERT-base and other pre-trained Transformers, a few
-# dimensions whose LayerNorm scale and bias are outliers (more than 3 standard deviations
-# from the mean) at the same positions in every layer; switching them off breaks the model.
-# Two measurements on this model: the share of $\lVert h\rVert^2$ carried by its 3 largest
-# dimensions (an even spread would give $3/H$), and the dimensions that pass Kovaleva et al.'s
-# 3σ test on $\gamma$ or $\beta$.
-
-# %%
-shares = compute.energy_by_dimension(others, "content")  # [L+1, H]
-dims, top_share = compute.top_dimensions(shares, k=3)
-ax = plots.plot_top_dimension_share(top_share, dims, H)
-plt.show()
-outliers = compute.layer_norm_outliers(model, n_sigma=3.0)
-for l in range(L + 1):
-    both = sorted(set(dims[l].tolist()) & set(outliers[l]))
-    print(f"layer {'emb' if l == 0 else l:>3}: top 3 dims {dims[l].tolist()} carry {top_share[l]:.1%} of ||h||^2 "
-          f"(even spread {3 / H:.1%}); LayerNorm 3-sigma outliers {outliers[l]}; in both: {both}")
-recurring = torch.bincount(dims.flatten(), minlength=H)
-print(f"dimensions among the top 3 in at least half of the layers: "
-      f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
-
-# %% [markdown]
-# **Testing the reading "norms grow because the model grows more confident".** If length
-# tracked the model's confidence about a token, two things would follow: lengths would
-# differ mostly *between tokens* (confident here, unsure there), and they would grow layer
-# after layer. Measured on the data tokens: the share of the variance of $\lVert h \rVert$
-# (all tokens, all layers) that the layer alone explains, whether the median grows at every
-# layer, and how close the median length is to $\lVert\gamma\rVert$, the length fixed by the
-# weights alone.
-
-# %%
-eta2 = compute.share_explained_by_layer(parts["norm"])
-ratio = torch.as_tensor(med_norm) / parts["gamma"].double()
-print(f"the layer explains {eta2:.0%} of the variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers")
-print("median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
-print(f"median length grows at every layer: {grows}; ||z_hat|| is sqrt(H) for every token")
-growth = ("the median length does grow layer after layer" if grows else
-          f"the median length does not grow layer after layer (largest at layer {int(nmed.argmax())}, "
-          f"smallest at layer {int(nmed.argmin())})")
-share = "most" if eta2 >= 0.5 else "a large part" if eta2 >= 0.25 else "a small part"
-print(f"Verdict for this model: {growth}; the layer alone explains {share} ({eta2:.0%}) of the variance; "
-      "with ||z_hat|| fixed, what is left is gamma, beta and which dimensions a token uses, not a confidence knob.")
-
-# %% [markdown]
-# ## Which layers look alike?
-#
-# Comparing *every* pair of layers gives an $(L+1) \times (L+1)$ matrix of cosines. Left:
-# our token; middle: the median over the data tokens on the same colour scale; right: the
-# interquartile width, i.e. how much tokens disagree about each pair of layers.
-
-# %%
-sim = compute.interlayer_similarity(trace, TOKEN)
-sim_data = compute.interlayer_similarity_per_token(others, "content")  # [N, L+1, L+1]
-plots.plot_similarity_spread(sim, sim_data, NAME)
-plt.show()
-s25, smed, s75 = quartiles(sim_data[:, 0, L])
-print(f"embedding vs last layer: data median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}]; {NAME}: {sim[0, L]:.3f}")
-s25, smed, s75 = quartiles(sim_data[:, 1, L])
-print(f"layer 1 vs last layer:   data median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}]; {NAME}: {sim[1, L]:.3f}")
-
-# %% [markdown]
 # ## The anisotropy caution, with the right control
 #
 # Ethayarajh (2019, *How Contextual are Contextualized Word Representations? Comparing the
@@ -364,20 +230,182 @@ for l in range(L):
     print(f"{names[l]:>6}: adjusted data median {amed[l]:.3f} [IQR {a25[l]:.3f}-{a75[l]:.3f}]; this token {adjusted[l]:.3f}")
 
 # %% [markdown]
+# ## Where do tokens turn most?
+#
+# Now the question can be answered from the adjusted values. `compute.rank_layers` finds the
+# transition with the lowest median adjusted cosine and every transition a **paired**
+# bootstrap cannot tell apart from it: each replicate resamples the same tokens for all
+# transitions, and resamples the control pairs too, so the control's own uncertainty counts.
+# The share of tokens whose own biggest turn is at each transition is printed for the raw and
+# the adjusted cosine, to see how much the control changes that count.
+
+# %%
+turn = compute.rank_layers(per_token, control=cross_samples, statistic=np.median, lowest=True)
+raw_share = torch.bincount(per_token.argmin(dim=1), minlength=L) / len(per_token)
+adj_share = torch.bincount(adjusted_data.argmin(dim=1), minlength=L) / len(per_token)
+for l in range(L):
+    print(f"{names[l]:>6}: adjusted median {turn.intervals[l]}, minus the lowest {turn.differences[l]}; "
+          f"biggest turn of {adj_share[l]:.0%} of the tokens (raw cosine: {raw_share[l]:.0%})")
+print(f"Over {len(per_token)} data tokens the lowest adjusted median is at {names[turn.extreme]}; not "
+      f"distinguishable from it (paired bootstrap): {[names[j] for j in turn.tied]}.")
+mine = int(adjusted.argmin())
+agree = "one of them" if mine in turn.tied else "not one of them"
+print(f"Aside: {NAME} of SENTENCE turns most (adjusted) at {names[mine]} ({adjusted[mine]:.3f}): {agree}.")
+
+# %% [markdown]
+# ## How long is the vector?
+#
+# The L2 norm $\lVert h^{(l)} \rVert = \sqrt{\sum_i h_i^2}$ per layer, for our token (bars)
+# and for the data tokens (median and interquartile band). Write-ups often read the length
+# as meaning ("the model grows more confident, so the vector grows"); the next sections test
+# that reading.
+
+# %%
+norms = compute.layer_norms(trace, TOKEN)
+norms_data = compute.layer_norms_per_token(others, "content")  # [N, L+1]
+ax = plots.plot_layer_norms(norms, title=f"L2 norm per layer: {NAME} and the data tokens", per_token=norms_data)
+plt.show()
+nq25, nmed, nq75 = quartiles(norms_data)
+for l in range(L + 1):
+    print(f"layer {'emb' if l == 0 else l:>3}: data median {nmed[l]:6.2f} [IQR {nq25[l]:.2f}-{nq75[l]:.2f}]; "
+          f"this token {norms[l]:6.2f}")
+grows = bool((torch.diff(torch.as_tensor(nmed)) > 0).all())
+print(f"The median length {'grows at every layer' if grows else 'does not grow at every layer'}: "
+      f"shortest at layer {int(nmed.argmin())}, longest at layer {int(nmed.argmax())}.")
+
+# %% [markdown]
+# ## Where the length comes from: every layer ends in LayerNorm
+#
+# BERT is post-LN: each layer, and the embedding sum before them, ends in a LayerNorm,
+#
+# $$h = \gamma \odot \hat z + \beta, \qquad \hat z = \frac{x - \mu(x)}{\sqrt{\sigma^2(x) + \epsilon}},$$
+#
+# where $x$ is the residual sum, $\mu, \sigma^2$ its mean and variance over the $H$
+# dimensions, and $\gamma$ (`weight`), $\beta$ (`bias`) are learned, one pair per layer.
+# Because $\hat z$ has mean 0 and variance $\sigma^2/(\sigma^2+\epsilon) \approx 1$,
+# $\lVert \hat z \rVert \approx \sqrt{H}$ for **every** token at **every** layer (equal up to the
+# tiny $\epsilon$). We capture $x$ with forward hooks (`compute.layer_norm_inputs`), rebuild
+# $h$ by hand and check it against the trace.
+
+# %%
+inputs = compute.layer_norm_inputs(tokenizer, model, SENTENCE)  # L+1 tensors [seq, H]
+z_norms = []
+for layer, (x, ln) in enumerate(zip(inputs, compute.final_layer_norms(model))):
+    z_hat = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, unbiased=False, keepdim=True) + ln.eps)
+    rebuilt = ln.weight * z_hat + ln.bias
+    assert torch.allclose(rebuilt, trace.hidden(layer), atol=1e-4), f"layer {layer} does not end in its LayerNorm"
+    z_norms.append(z_hat.norm(dim=-1))
+z_norms = torch.stack(z_norms)
+print(f"every hidden state equals gamma * z_hat + beta of its layer's LayerNorm (checked on {trace.seq_len} tokens)")
+print(f"||z_hat|| over all tokens and layers: {z_norms.min():.3f} .. {z_norms.max():.3f}; sqrt(H) = {H ** 0.5:.3f}")
+
+# %% [markdown]
+# So the only things that can make one vector longer than another are $\gamma$, $\beta$ and
+# *which* dimensions $\hat z$ puts its (fixed) energy in. With $s = \gamma \odot \hat z = h - \beta$,
+#
+# $$\lVert h \rVert^2 = \lVert \gamma \odot \hat z \rVert^2 + 2\langle \gamma \odot \hat z, \beta\rangle + \lVert \beta \rVert^2 ,$$
+#
+# and if $\hat z$ spread its energy evenly ($\hat z_i^2 = 1$), $\lVert \gamma \odot \hat z \rVert$
+# would be $\lVert \gamma \rVert$: a number fixed by the weights, the same for every token.
+# `compute.norm_parts` measures each term on the data tokens with this model's own $\gamma$ and $\beta$.
+
+# %%
+parts = compute.norm_parts(others, model, "content")
+ax = plots.plot_norm_parts(parts, token_norms=norms, token_name=NAME)
+plt.show()
+med_norm, med_scaled = quartiles(parts["norm"])[1], quartiles(parts["scaled"])[1]
+for l in range(L + 1):
+    print(f"layer {'emb' if l == 0 else l:>3}: median ||h|| {med_norm[l]:6.2f}, ||gamma*z_hat|| {med_scaled[l]:6.2f}, "
+          f"||gamma|| {parts['gamma'][l]:6.2f}, ||beta|| {parts['beta'][l]:5.2f}, "
+          f"median 2<s,beta> {quartiles(parts['cross'])[1][l]:7.2f}")
+
+# %% [markdown]
+# Kovaleva, Kulshreshtha, Rogers and Rumshisky (2021, *BERT Busters: Outlier Dimensions that
+# Disrupt Transformers*) found, in BERT-base and other pre-trained Transformers, a few
+# dimensions whose LayerNorm scale and bias are outliers (more than 3 standard deviations
+# from the mean) at the same positions in every layer; switching them off breaks the model.
+# Two measurements on this model: the share of $\lVert h\rVert^2$ carried by its 3 largest
+# dimensions (an even spread would give $3/H$), and the dimensions that pass Kovaleva et al.'s
+# 3σ test on $\gamma$ or $\beta$, layer by layer and in every layer at once.
+
+# %%
+shares = compute.energy_by_dimension(others, "content")  # [L+1, H]
+dims, top_share = compute.top_dimensions(shares, k=3)
+ax = plots.plot_top_dimension_share(top_share, dims, H)
+plt.show()
+outliers = compute.layer_norm_outliers(model, n_sigma=3.0)
+for l in range(L + 1):
+    both = sorted(set(dims[l].tolist()) & set(outliers[l]))
+    print(f"layer {'emb' if l == 0 else l:>3}: top 3 dims {dims[l].tolist()} carry {top_share[l]:.1%} of ||h||^2 "
+          f"(even spread {3 / H:.1%}); LayerNorm 3-sigma outliers {outliers[l]}; in both: {both}")
+recurring = torch.bincount(dims.flatten(), minlength=H)
+every_layer = compute.outliers_in_every_layer(outliers)
+print(f"dimensions among the top 3 in at least half of the layers: "
+      f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
+print(f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers: {every_layer or 'none'}")
+
+# %% [markdown]
+# **Testing the reading "norms grow because the model grows more confident".** If length
+# tracked the model's confidence about a token, two things would follow: lengths would
+# differ mostly *between tokens* (confident here, unsure there), and they would grow layer
+# after layer. Measured on the data tokens: the share of the variance of $\lVert h \rVert$
+# (all tokens, all layers) that the layer alone explains (the rest lies between the tokens
+# of a layer), whether the median grows at every layer, and how close the median length is
+# to $\lVert\gamma\rVert$, the length fixed by the weights alone.
+
+# %%
+eta2 = compute.share_explained_by_layer(parts["norm"])
+ratio = torch.as_tensor(med_norm) / parts["gamma"].double()
+print(f"the layer explains {eta2:.0%} of the variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers; "
+      f"{1 - eta2:.0%} lies between the tokens of a layer")
+print("median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
+print(f"Prediction 1, lengths differ mostly between tokens: {'met' if eta2 < 0.5 else 'not met'} "
+      f"({1 - eta2:.0%} of the variance between tokens, {eta2:.0%} between layers).")
+print(f"Prediction 2, the median length grows at every layer: {'met' if grows else 'not met'} "
+      f"(longest at layer {int(nmed.argmax())}, shortest at layer {int(nmed.argmin())}).")
+
+# %% [markdown]
+# Neither test can show that the length *is* confidence, and neither rules it out: the
+# decomposition above only says that $\lVert\hat z\rVert$ itself is the same for every token,
+# so whatever varies comes from $\gamma$, $\beta$ and *which* dimensions a token uses. Whether
+# that choice of dimensions carries something like confidence is a question these numbers
+# do not answer.
+#
+# ## Which layers look alike?
+#
+# Comparing *every* pair of layers gives an $(L+1) \times (L+1)$ matrix of cosines. Left:
+# our token; middle: the median over the data tokens, both on the full cosine scale
+# $[-1, 1]$; right: the interquartile width, i.e. how much tokens disagree about each pair
+# of layers.
+
+# %%
+sim = compute.interlayer_similarity(trace, TOKEN)
+sim_data = compute.interlayer_similarity_per_token(others, "content")  # [N, L+1, L+1]
+plots.plot_similarity_spread(sim, sim_data, NAME)
+plt.show()
+s25, smed, s75 = quartiles(sim_data[:, 0, L])
+print(f"embedding vs last layer: data median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}]; {NAME}: {sim[0, L]:.3f}")
+s25, smed, s75 = quartiles(sim_data[:, 1, L])
+print(f"layer 1 vs last layer:   data median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}]; {NAME}: {sim[1, L]:.3f}")
+
+# %% [markdown]
 # ## A 2-D trajectory
 #
 # PCA finds the two directions along which the vectors of *all* tokens of `SENTENCE` at
 # *all* layers vary most; projecting `[CLS]` and our token onto them draws each one's path
 # (arrows point from the embeddings to the last layer). Each token gets its own panel,
-# zoomed to its path; within a panel both axes use the same scale, and each axis says how
-# much of the variance its component explains: read the paths as a sketch.
+# centred on its path; both panels and both axes use **one** scale, so path lengths compare
+# by eye, and each axis says how much of the variance its component explains: read the paths
+# as a sketch.
 
 # %%
 coords = compute.pca_trajectory(trace, [0, TOKEN])
 explained = compute.pca_variance_ratio(trace, 2)
 axes = plots.plot_trajectory(coords, ["[CLS]", trace.tokens[TOKEN]], explained=explained)
 plt.show()
+lengths = compute.path_lengths(coords)
 print(f"PC 1 and PC 2 explain {explained.sum():.0%} of the variance of all {trace.seq_len * (L + 1)} vectors")
+print(f"path length in the PC plane: [CLS] {lengths[0]:.2f}, {NAME} {lengths[1]:.2f}")
 
 # %% [markdown]
 # ## Explore
@@ -396,32 +424,19 @@ explorer
 # %% [markdown]
 # ## Claims tested
 #
-# Each popular claim beside what this model shows (built from the numbers above) and the
-# published finding with the paper and the model it was measured on.
+# Each popular claim beside what this model shows and the published finding with the paper
+# and the model it was measured on. `compute.claim_rows` builds the rows from the numbers
+# above; every verdict in them is computed.
 
 # %%
 import pandas as pd
 from IPython.display import display
 
-claims = pd.DataFrame([
-    ("A token changes most in the last layers",
-     f"{names[turn]} has the lowest median cosine ({med[turn]:.3f}); biggest turn of "
-     f"{own_biggest[turn] / len(per_token):.0%} of {len(per_token)} tokens",
-     "Ethayarajh 2019 (BERT-base): upper layers are the most context-specific"),
-    ("Upper layers are a narrow cone (high random-pair cosine)",
-     f"same-layer baseline emb {within_ci[0]}, layer {L} {within_ci[L]}",
-     "Ethayarajh 2019 (BERT-base, ELMo, GPT-2): anisotropic in all non-input layers, more so higher up"),
-    ("A layer-to-layer cosine can be read against the mean of the two same-layer baselines",
-     f"at {names[L - 1]}: matching control {cross_ci[L - 1]} vs mean of two {mean_of_two[L - 1]:.3f}",
-     "Ethayarajh 2019 defined only within-layer baselines"),
-    ("Norms grow because the model grows more confident",
-     f"||z_hat|| = sqrt(H) always; layer explains {eta2:.0%} of the variance of ||h||; "
-     f"median grows every layer: {grows}",
-     "Kovaleva et al. 2021 (BERT-base and others): a few LayerNorm outlier dimensions dominate"),
-    ("A few dimensions dominate the vector",
-     f"top 3 dims carry {top_share.min():.0%}-{top_share.max():.0%} of ||h||^2 (even: {3 / H:.1%})",
-     "Kovaleva et al. 2021 (BERT-base): outliers at the same positions in every layer"),
-], columns=["popular claim", f"this model ({loaded.choice.name}), live", "published finding (paper, model)"])
+rows = compute.claim_rows(turn=turn, transition_names=names, turn_share=float(adj_share[turn.extreme]),
+                          within_ci=within_ci, cross_ci=cross_ci, mean_of_two=mean_of_two, eta2=eta2, grows=grows,
+                          top_share=top_share, k=3, hidden_size=H, every_layer_outliers=every_layer)
+claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
+                                     "published finding (paper, model)"])
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 
@@ -430,11 +445,14 @@ with pd.option_context("display.max_colwidth", None):
 #
 # * Per-layer stories are read from the data tokens' median and spread; one token of one
 #   sentence is an aside (the printouts show whether yours is typical).
-# * Each layer ends in LayerNorm, $h = \gamma\odot\hat z + \beta$ with $\lVert\hat z\rVert =
-#   \sqrt H$ for every token: a vector's length comes from $\gamma$, $\beta$ and which
-#   dimensions it uses, and a few dimensions carry an outsized share (Kovaleva et al. 2021).
 # * A raw cosine is read against a random-pair control that matches it: same layer for
 #   a within-layer similarity (Ethayarajh 2019), one layer apart for a layer-to-layer one.
+#   "Where tokens turn most" is named from the adjusted values, with every transition a
+#   paired bootstrap cannot tell apart.
+# * Each layer ends in LayerNorm, $h = \gamma\odot\hat z + \beta$ with $\lVert\hat z\rVert
+#   \approx \sqrt H$ for every token: a vector's length comes from $\gamma$, $\beta$ and which
+#   dimensions it uses. How much the largest dimensions carry is measured above; Kovaleva et
+#   al. (2021, BERT-base) found the LayerNorm outliers that go with them.
 # * A 2-D PCA projection is a sketch of the trajectory, not the full story.
 #
 # ## Exercises
@@ -443,21 +461,23 @@ with pd.option_context("display.max_colwidth", None):
 #    such that the cosine between layer `l` and `l + 1` of token 0 is lowest.
 # 2. Write a function `my_norms(trace, token)` returning the L2 norm of the token's vector at
 #    every layer as a tensor of shape `[L + 1]`, without `compute.layer_norms`.
-# 3. Compare `TOKEN`'s vector at the embedding layer with itself at the last layer:
-#    `sim[0, L]` minus the matching control, the mean cosine between a random token at
-#    layer 0 and a *different* random token at layer `L` (use
-#    `compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L)`). Is it still positive?
+# 3. Compare `TOKEN`'s vector at **layer 1** with itself at the last layer: `sim[1, L]` minus
+#    the matching control, the mean cosine between a random token at layer 1 and a
+#    *different* random token at layer `L`. Draw the control with
+#    `compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=...)`, choosing the gap and
+#    the column yourself. Give the adjusted value as a float; the checker tells you whether
+#    anything is left once the control is removed.
 
 # %%
 from helpers.exercises.lesson04 import check_exercise_1, check_exercise_2, check_exercise_3
 
 answer_1 = None  # your code here: an int
-print(check_exercise_1(answer_1, trace))
+check_exercise_1(answer_1, trace)
 
 # %%
 my_norms = None  # your code here: def my_norms(trace, token): ...
-print(check_exercise_2(my_norms, trace))
+check_exercise_2(my_norms, trace)
 
 # %%
 answer_3 = None  # your code here: a float
-print(check_exercise_3(answer_3, trace, TOKEN, others))
+check_exercise_3(answer_3, trace, TOKEN, others)

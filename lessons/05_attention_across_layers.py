@@ -51,6 +51,10 @@ else:
 
 # %% [markdown]
 # ## Parameters
+#
+# `MODEL` names the checkpoint (`None`: the course chooses; any hub id or local folder
+# works). `SENTENCE` is the text whose attention maps we draw; the aggregates come from the
+# data sets below. Nothing below depends on a particular size or sentence.
 
 # %% tags=["parameters"]
 MODEL = None
@@ -77,23 +81,28 @@ from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
 from helpers.common.progress import progress
-from helpers.common.stats import bootstrap_ci, quartiles
+from helpers.common.stats import bootstrap_ci, differs, paired_difference_ci, quartiles
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
 L, A = model.config.num_hidden_layers, model.config.num_attention_heads
 trace = trace_text(tokenizer, model, SENTENCE)
+row_sums = torch.stack(trace.attentions).sum(dim=-1)
+print(f"model {loaded.choice.name}: {L} layers x {A} heads; SENTENCE has {trace.seq_len} tokens")
+print(f"every attention row of SENTENCE sums to 1 (largest deviation {(row_sums - 1).abs().max():.1e})")
+
+# %% [markdown]
+# Now the two data sets, each input traced once:
+
+# %%
 pairs = compute.load_sentence_pairs()
 short = [trace_text(tokenizer, model, a, b) for a, b in progress(pairs, desc="tracing short pairs")]
 packed = [trace_text(tokenizer, model, a, b)
           for a, b in progress(compute.packed_pairs(pairs, tokenizer, max_tokens=128), desc="tracing packed pairs")]
-print(f"model {loaded.choice.name}: {L} layers x {A} heads; SENTENCE has {trace.seq_len} tokens")
 for name, group in (("short pairs", short), ("packed pairs", packed)):
     n = torch.tensor([float(t.seq_len) for t in group])
     print(f"{name:>12}: {len(group)} inputs, length median {n.median():.0f} (range {n.min():.0f}-{n.max():.0f}), "
           f"{sum(t.tokens.count('[SEP]') for t in group) // len(group)} [SEP] each")
-rows = torch.stack(trace.attentions).sum(dim=-1)
-print(f"every attention row of SENTENCE sums to 1 (largest deviation {(rows - 1).abs().max():.1e})")
 
 # %% [markdown]
 # ## What does [CLS] look at?
@@ -148,9 +157,9 @@ print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
 # Clark, Khandelwal, Levy and Manning (2019, *What Does BERT Look At? An Analysis of BERT's
 # Attention*) measured this on **BERT-base**, over 1,000 Wikipedia inputs of two
 # consecutive paragraphs, up to 128 tokens: in layers 6–10 over half of the attention goes
-# to `[SEP]`, and many heads in the early layers put most of their weight on `[CLS]`. Their
-# reading: when a head's pattern does not apply, it parks its attention on a token present
-# in every input, a **no-op**. The packed pairs are the like-for-like comparison; the short
+# to `[SEP]`, and early heads attend to `[CLS]` (their Fig. 2). They speculate that when a
+# head's pattern does not apply, it parks its attention on a token present in every input,
+# a **no-op**. The packed pairs are the like-for-like comparison; the short
 # pairs show what a short input does to the same numbers.
 
 # %%
@@ -164,7 +173,7 @@ plots.plot_class_shares({"short pairs": shares_short, "packed pairs": shares_pac
 plt.show()
 ci_packed = [bootstrap_ci(shares_packed[:, :, k]) for k in range(4)]
 ci_short = [bootstrap_ci(shares_short[:, :, k]) for k in range(4)]
-print("packed pairs, mean [95 % CI] (short pairs' mean in brackets):")
+print("packed pairs, mean [95 % CI] (short pairs' mean in parentheses):")
 print("uniform: " + " | ".join(f"{c} {uniform_packed[k]:.1%} ({uniform_short[k]:.1%})"
                                for k, c in enumerate(compute.TOKEN_CLASSES)))
 for layer in range(L):
@@ -172,23 +181,41 @@ for layer in range(L):
                                              for k, c in enumerate(compute.TOKEN_CLASSES)))
 
 # %% [markdown]
-# Like for like with Clark et al. The comparison prints which model each number comes from;
-# the ratio "share ÷ uniform share" is the part of a share that is not explained by the
-# input's length.
+# Like for like with Clark et al. The comparison prints which model each number comes from.
+# The largest share is named together with every layer that a **paired** bootstrap over the
+# same inputs cannot tell apart from it (`compute.extreme_layer`). The paired comparison
+# measures each input's own difference between two layers, which can vary much less than the
+# inputs do, so two layers whose separate intervals overlap can still be told apart; the
+# closest other layer's paired difference is printed. "Share ÷ uniform share" is each share
+# relative to what evenly spread attention would give on inputs of that length.
 
 # %%
 sep, cls = compute.TOKEN_CLASSES.index("[SEP]"), compute.TOKEN_CLASSES.index("[CLS]")
-top_sep = max(range(L), key=lambda l: ci_packed[sep][l].estimate)
-top_cls = max(range(L), key=lambda l: ci_packed[cls][l].estimate)
+sep_top = compute.extreme_layer(shares_packed[:, :, sep])
+cls_top = compute.extreme_layer(shares_packed[:, :, cls])
+top_sep, top_cls = sep_top[0], cls_top[0]
 over_half = [l + 1 for l in range(L) if ci_packed[sep][l].low > 0.5]
 print(f"This model ({loaded.choice.name}), packed pairs (median {quartiles([t.seq_len for t in packed])[1]:.0f} tokens):")
-print(f"  largest [SEP] share {ci_packed[sep][top_sep].percent()} at layer {top_sep + 1} "
-      f"= {ci_packed[sep][top_sep].estimate / uniform_packed[sep]:.1f}x uniform; layers surely above half: {over_half or 'none'}")
-print(f"  largest [CLS] share {ci_packed[cls][top_cls].percent()} at layer {top_cls + 1} "
-      f"= {ci_packed[cls][top_cls].estimate / uniform_packed[cls]:.1f}x uniform")
-print(f"  same layers on the short pairs: [SEP] {ci_short[sep][top_sep].percent()}, [CLS] {ci_short[cls][top_cls].percent()}")
+for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
+    name = compute.TOKEN_CLASSES[k]
+    print(f"  largest {name} share {ci_packed[k][top].percent()} at layer {top + 1}; not distinguishable from it "
+          f"(paired): layers {[j + 1 for j in tied]}")
+    rest = [j for j in range(L) if j not in tied]
+    if rest:
+        near = max(rest, key=lambda j: float(shares_packed[:, j, k].mean()))
+        print(f"    closest other layer {near + 1}: {ci_packed[k][near].percent()}, paired difference "
+              f"{paired_difference_ci(shares_packed[:, near, k], shares_packed[:, top, k]).percent(2)}")
+    print(f"    at layer {top + 1}, share / uniform share: packed {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, "
+          f"short {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share {ci_short[k][top].percent()})")
+print(f"  [SEP]: layers surely above half: {over_half or 'none'}")
+
+# %% [markdown]
+# Clark et al.'s pattern is about single heads, so we count, per layer, the heads that put
+# more than half of their attention on `[CLS]`, beside their finding:
+
+# %%
 print("Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<= 128 tokens): over half of the "
-      "attention on [SEP] in layers 6-10; many early-layer heads mostly on [CLS].")
+      "attention on [SEP] in layers 6-10; early heads attend to [CLS] (Fig. 2).")
 per_head_cls = torch.stack([torch.stack(t.attentions)[..., 0].mean(-1) for t in packed]).mean(0)  # [L, A]
 print("heads with more than half of their attention on [CLS], per layer (packed pairs): "
       + ", ".join(f"{l + 1}: {int((per_head_cls[l] > 0.5).sum())}/{A}" for l in range(L)))
@@ -198,8 +225,11 @@ print("heads with more than half of their attention on [CLS], per layer (packed 
 # particular gives each token $1/n$: on a 20-token input that is 5 % per token, on a
 # 128-token input under 1 %. Every share of a short input starts higher, before any pattern
 # of the model. The printout above shows the same layer on the short and the packed pairs:
-# that difference is the length at work, and it is why Clark et al.'s numbers can only be
-# compared with inputs of their length.
+# that difference is largely the length at work, and it is why Clark et al.'s numbers can only
+# be compared with inputs of their length. Largely, not only: the two sets also differ in
+# content (a packed input joins several pairs), and the "÷ uniform" ratios printed above show
+# what remains once the length's share is divided out; where they differ between the two
+# sets, the length does not explain everything.
 #
 # ## Norm-based attention: does the attended vector matter?
 #
@@ -208,10 +238,11 @@ print("heads with more than half of their attention on [CLS], per layer (packed 
 # vectors, one per key:
 #
 # $$\text{output.dense}(\text{context})_i = \sum_{h=1}^{A}\sum_{j} \alpha^{h}_{ij}\, f_h(x_j) + b_O,
-# \qquad f_h(x) = (x W_V + b_V)_h\, W_O^{h},$$
+# \qquad f_h(x) = (x W_V^\top + b_V)_h\, (W_O^{h})^\top,$$
 #
-# where $(\cdot)_h$ is head $h$'s slice of the `value` vector and $W_O^h$ the matching columns
-# of `attention.output.dense`. A key can receive a large weight $\alpha_{ij}$ and still add
+# in lesson 02's convention ($XW^\top$, with $W$ the `weight` of an `nn.Linear`), where
+# $(\cdot)_h$ is head $h$'s slice of the `value` vector and $W_O^h$ the matching columns of
+# `attention.output.dense.weight`. A key can receive a large weight $\alpha_{ij}$ and still add
 # little, if $\lVert f(x_j)\rVert$ is small; they measure $\lVert \alpha_{ij} f(x_j)\rVert$.
 # We build $f$ (`compute.transformed_values`) and check it against the model: capture what
 # `attention.output.dense` returns with a hook, and rebuild it from $\alpha$ and $f$.
@@ -245,7 +276,7 @@ for k in (cls, sep):
     w_ci, n_ci = bootstrap_ci(shares_packed[:, :, k]), bootstrap_ci(norm_packed[:, :, k])
     for l in range(L):
         print(f"{compute.TOKEN_CLASSES[k]} layer {l + 1}: weight {w_ci[l].percent()}, norm-based {n_ci[l].percent()} "
-              f"({n_ci[l].estimate / max(w_ci[l].estimate, 1e-9):.0%} of it remains)")
+              f"(norm-based / weight = {n_ci[l].estimate / max(w_ci[l].estimate, 1e-9):.0%})")
 ratio = torch.nanmean(fnorms[:, :, cls] / fnorms[:, :, 3], dim=0)
 print("||f(x)|| of [CLS] / ||f(x)|| of ordinary tokens, per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
 
@@ -273,18 +304,24 @@ if enriched:
 else:
     print("In no layer does [SEP] get more than twice its uniform share: this model gives [SEP] little attention to "
           "explain, boundary or not.")
-print("Clark et al. (2019, BERT-base): [SEP] attention behaves as a no-op (small gradients); Kobayashi et al. "
-      "(2020, BERT-base): ||f(x)|| of [SEP] is small, so its norm-based share is far below its weight share.")
+print("Clark et al. (2019, BERT-base) speculate that attention to [SEP] serves as a no-op, supported by small "
+      "gradients; Kobayashi et al. (2020, BERT-base): ||f(x)|| of [SEP] is small, so its norm-based share is far "
+      "below its weight share.")
 
 # %% [markdown]
 # **"[CLS] attends to itself in early layers because it has not learned to look yet."** A
 # model that has not learned where to look is one with random weights: we build one with
 # the same configuration (`compute.untrained_like`, random initialisation, used only for
-# this comparison) and measure $[CLS]\to[CLS]$ on the same short pairs, against $1/n$.
+# this comparison) and measure $[CLS]\to[CLS]$ on the same short pairs as the trained model,
+# against $1/n$. Be clear about what this test can show: BERT's initial weights are small, so
+# a random model's attention scores are near zero and its attention is close to uniform,
+# $1/n$, *by construction*. Any trained head that departs from uniform will "differ"; the
+# test says where the trained model's `[CLS]` self-attention is learned, not why. The claim
+# also says *early*: the per-layer values show where $[CLS]\to[CLS]$ is high.
 
 # %%
 untrained = compute.untrained_like(model, seed=0)
-random_traces = [trace_text(tokenizer, untrained, a, b) for a, b in progress(pairs[:20], desc="untrained model")]
+random_traces = [trace_text(tokenizer, untrained, a, b) for a, b in progress(pairs, desc="untrained model")]
 self_trained = torch.stack([torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in short])  # [n, L]
 self_random = torch.stack([torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in random_traces])
 inv_n = torch.tensor([1.0 / t.seq_len for t in short]).mean()
@@ -293,11 +330,22 @@ plots.plot_layer_lines({"trained": self_trained, "same config, random weights": 
                        reference=inv_n, reference_label="uniform 1/n (short pairs)",
                        title="attention probability of [CLS] on itself (heads averaged)", ylabel="attention probability")
 plt.show()
+
+# %% [markdown]
+# Per layer, with the trained-minus-random difference measured on each input (paired):
+
+# %%
 t_ci, r_ci = bootstrap_ci(self_trained), bootstrap_ci(self_random)
+diff_ci = [paired_difference_ci(self_trained[:, l], self_random[:, l]) for l in range(L)]
 for l in range(L):
-    print(f"layer {l + 1}: trained {t_ci[l].percent()}, random weights {r_ci[l].percent()}, 1/n {inv_n:.1%}")
-learned = [l + 1 for l in range(L) if not t_ci[l].overlaps(r_ci[l])]
-print(f"Layers where the trained model's [CLS] self-attention differs from the untrained one: {learned or 'none'}.")
+    print(f"layer {l + 1}: trained {t_ci[l].percent()}, random weights {r_ci[l].percent()}, 1/n {inv_n:.1%}; "
+          f"paired difference {diff_ci[l].percent()}")
+learned = [l + 1 for l in range(L) if differs(diff_ci[l])]
+peak, peak_tied = compute.extreme_layer(self_trained)
+print(f"Layers where the trained model's [CLS] self-attention differs from the random-weight one (same "
+      f"{len(short)} inputs, paired): {learned or 'none'}.")
+print(f"Trained [CLS] -> [CLS] is highest at layer {peak + 1}; not distinguishable from it: "
+      f"{[j + 1 for j in peak_tied]}; above half in layers {[l + 1 for l in range(L) if t_ci[l].low > 0.5] or 'none'}.")
 
 # %% [markdown]
 # ## Focused and broad heads: entropy
@@ -335,9 +383,15 @@ ax = plots.plot_layer_lines({"packed pairs": ent_packed.mean(-1), "short pairs":
                             ylabel="entropy ÷ log n")
 plt.show()
 e_packed = bootstrap_ci(ent_packed.mean(-1))
-focused = min(range(L), key=lambda l: e_packed[l].estimate)
+focused, focused_tied = compute.extreme_layer(ent_packed.mean(-1), lowest=True)
 print("packed pairs per layer: " + ", ".join(f"{l + 1}: {e_packed[l]}" for l in range(L)))
-print(f"the most focused layer on the packed pairs is layer {focused + 1} ({e_packed[focused]})")
+print(f"lowest mean entropy on the packed pairs: layer {focused + 1} ({e_packed[focused]}); not distinguishable "
+      f"from it (paired bootstrap over the same inputs): layers {[j + 1 for j in focused_tied]}")
+rest = [j for j in range(L) if j not in focused_tied]
+if rest:
+    near = min(rest, key=lambda j: e_packed[j].estimate)
+    gap = paired_difference_ci(ent_packed.mean(-1)[:, near], ent_packed.mean(-1)[:, focused])
+    print(f"closest other layer {near + 1} ({e_packed[near]}): paired difference {gap.format('.4f')}")
 
 # %% [markdown]
 # ## Previous-token and next-token heads
@@ -381,7 +435,7 @@ grid
 #
 # The same numbers drawn as lines: queries on the left, keys on the right, each line's
 # opacity equal to the attention weight. It starts on the best previous-token head, so
-# the lines slope one row up. A long input is shown as a window of tokens with a `start`
+# the lines slope one row up when that head's score (printed above) is high. A long input is shown as a window of tokens with a `start`
 # slider. (The optional `bertviz` package draws interactive views like this in the
 # browser; the course does not need it.)
 
@@ -393,36 +447,23 @@ lines
 # %% [markdown]
 # ## Claims tested
 #
-# Each popular claim beside what this model shows (built from the numbers above) and the
-# published finding with the paper and the model it was measured on.
+# Each popular claim beside what this model shows and the published finding with the paper
+# and the model it was measured on. `compute.claim_rows` builds the rows from the numbers
+# above; every verdict in them is computed.
 
 # %%
 import pandas as pd
 from IPython.display import display
 
 best_prev = compute.best_head(prev)
-claims = pd.DataFrame([
-    ("Over half of the attention goes to [SEP] in the middle layers",
-     f"packed pairs: largest [SEP] share {ci_packed[sep][top_sep].percent()} (layer {top_sep + 1}; uniform "
-     f"{uniform_packed[sep]:.1%})", "Clark et al. 2019 (BERT-base, <= 128-token pairs): > 50 % in layers 6-10"),
-    ("Many heads put most weight on [CLS]",
-     "heads > 50 % on [CLS]: " + ", ".join(f"L{l + 1} {int((per_head_cls[l] > 0.5).sum())}" for l in range(L)),
-     "Clark et al. 2019 (BERT-base): an early-layer pattern"),
-    ("An attention weight says how much a token contributes",
-     f"[CLS] at layer {top_cls + 1}: weight {shares_packed[:, top_cls, cls].mean():.1%}, norm-based "
-     f"{norm_packed[:, top_cls, cls].mean():.1%}", "Kobayashi et al. 2020 (BERT-base): weights on [CLS], [SEP], "
-     "punctuation shrink once ||f(x)|| counts"),
-    ("[SEP] gets attention because it marks the sentence boundary",
-     f"[SEP] up to {sep_ratio.max():.1f}x uniform, punctuation up to {punct_ratio.max():.1f}x; norm-based [SEP] share "
-     f"{sep_norm.min():.0%}-{sep_norm.max():.0%} of its weight share",
-     "Clark et al. 2019 (BERT-base): a no-op; Kobayashi et al. 2020 (BERT-base): small ||f(x)||"),
-    ("[CLS] attends to itself early because it has not learned to look",
-     f"layer 1 trained {t_ci[0].percent()} vs random weights {r_ci[0].percent()}; differ in layers {learned or 'none'}",
-     "untested in the papers; a random-weight model of the same size is the test"),
-    ("Some heads just look at the previous token",
-     f"layer {best_prev[0]}, head {best_prev[1]}: {bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]).percent()}",
-     "Clark et al. 2019 (BERT-base): several heads put most attention on the previous or next token"),
-], columns=["popular claim", f"this model ({loaded.choice.name}), live", "published finding (paper, model)"])
+rows = compute.claim_rows(
+    sep_ci=ci_packed[sep], sep_top=sep_top, cls_top=cls_top, uniform_sep=float(uniform_packed[sep]),
+    heads_on_cls=[int((per_head_cls[l] > 0.5).sum()) for l in range(L)], n_heads=A,
+    weight_cls=bootstrap_ci(shares_packed[:, :, cls]), norm_cls=bootstrap_ci(norm_packed[:, :, cls]),
+    sep_ratio=sep_ratio, punct_ratio=punct_ratio, sep_norm=sep_norm, self_trained=t_ci, self_random=r_ci,
+    self_learned=learned, prev_head=best_prev[:2], prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]))
+claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
+                                     "published finding (paper, model)"])
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 
@@ -448,8 +489,8 @@ with pd.option_context("display.max_colwidth", None):
 from helpers.exercises.lesson05 import check_exercise_1, check_exercise_2
 
 answer_1 = None  # your code here: a float
-print(check_exercise_1(answer_1, trace))
+check_exercise_1(answer_1, trace)
 
 # %%
 answer_2 = None  # your code here: a (layer, head) tuple
-print(check_exercise_2(answer_2, trace))
+check_exercise_2(answer_2, trace)

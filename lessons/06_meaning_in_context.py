@@ -26,8 +26,10 @@
 # tokens of a sentence a token is closest to as it climbs the stack.
 #
 # Every per-layer statistic is measured over a dozen ambiguous words, with a bootstrap 95 %
-# interval; two numbers whose intervals overlap are not called different. Where your
-# `SENTENCE` contains one of the words, it is placed beside the aggregate.
+# interval. Where a statistic peaks is never one layer read off the means: the layers are
+# compared on the same words or sentences (a paired bootstrap), and every layer that cannot
+# be told apart from the peak is named. Where your `SENTENCE` contains one of the words, it
+# is placed beside the aggregate, with an interval of its own.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -48,6 +50,11 @@ else:
 
 # %% [markdown]
 # ## Parameters
+#
+# `MODEL` names the checkpoint (`None`: the course chooses; any hub id or local folder
+# works). `SENTENCE` is placed beside the aggregate when it contains one of the data's words,
+# and gives the example of the nearest-neighbour section. Nothing below depends on a
+# particular size or sentence.
 
 # %% tags=["parameters"]
 MODEL = None
@@ -63,6 +70,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 
 # %%
 import matplotlib.pyplot as plt
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -70,9 +78,9 @@ from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
-from helpers.common.stats import accuracy_ci, bootstrap_ci
+from helpers.common.stats import Interval, accuracy_ci, bootstrap_ci
 from helpers.context import compute, plots
-from helpers.layerwalk.compute import baseline_adjusted, random_pair_baseline, random_pair_cosines
+from helpers.layerwalk.compute import random_pair_cosines, rank_layers
 from helpers.model.tokens import is_unknown, longest_word
 
 loaded = load_model(MODEL)
@@ -87,11 +95,11 @@ for word, senses in polysemy.items():
 # that the tokenizer splits into several WordPieces is represented by the **mean of its
 # pieces** (`compute.word_by_layer` in `helpers/context/compute.py`, which finds them with
 # `trace.find_word`). As a check that does not go through that helper, the pieces found
-# must spell the word.
+# must spell the word. We also keep the word's position in each sentence.
 
 # %%
 jobs = [(w, s, x) for w, senses in polysemy.items() for s, xs in senses.items() for x in xs]
-vectors, traces, kept = {}, [], []
+vectors, positions, traces = {}, {}, []
 for word, sense, text in progress(jobs, desc="tracing polysemy sentences"):
     if is_unknown(tokenizer, word):
         continue
@@ -99,8 +107,8 @@ for word, sense, text in progress(jobs, desc="tracing polysemy sentences"):
     span = t.find_word(word)
     assert "".join(p.removeprefix("##") for p in span.pieces) == word.lower(), f"{span} does not spell {word!r}"
     traces.append(t)
-    kept.append(word)
     vectors.setdefault(word, {}).setdefault(sense, []).append(compute.word_by_layer(t, word))
+    positions.setdefault(word, {}).setdefault(sense, []).append(span.first)
 groups = {w: {s: torch.stack(v) for s, v in senses.items()} for w, senses in vectors.items()}
 skipped = [w for w in polysemy if w not in groups]
 if not groups:
@@ -116,11 +124,13 @@ print(f"words split into several pieces: {[w for w in groups if len(tokenizer.to
 #
 # As in lesson 04, we first measure how similar two *random* tokens of different sentences
 # are at each layer (Ethayarajh, 2019, who defined this within-layer baseline):
-# similarities below only mean something above it.
+# similarities below only mean something above it. `random_pair_cosines` is defined in
+# `helpers/layerwalk/compute.py`; its samples give the mean and a bootstrap interval.
 
 # %%
-baseline = random_pair_baseline(traces, n_pairs=500, seed=0)
-baseline_ci = bootstrap_ci(random_pair_cosines(traces, n_pairs=500, seed=0))
+baseline_samples = random_pair_cosines(traces, n_pairs=500, seed=0)  # [500, L+1]
+baseline = baseline_samples.mean(dim=0)
+baseline_ci = bootstrap_ci(baseline_samples)
 print("random-pair cosine per layer (mean, 95 % interval): "
       + "; ".join(f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(baseline_ci)))
 
@@ -131,19 +141,25 @@ print("random-pair cosine per layer (mean, 95 % interval): "
 # sentences) minus the mean cosine between uses of **different** senses
 # (`compute.within_across_gap`). At layer 0 the word's token embedding is the same
 # everywhere and only the position embedding differs; the gap that opens in higher layers
-# is what context adds. Each word is a grey line; the blue line is the mean over words.
+# is what context adds. Each word is a grey line; the blue line is the mean over words
+# (`plots.plot_words_and_mean`, in `helpers/context/plots.py`). The largest gap is named with
+# every layer a **paired** bootstrap over the words cannot tell apart from it (`rank_layers`,
+# in `helpers/layerwalk/compute.py`: each replicate resamples the same words for all layers).
 
 # %%
 gaps = {word: compute.within_across_gap(senses) for word, senses in groups.items()}
 ax = plots.plot_words_and_mean(gaps, title="within-sense minus across-sense cosine", ylabel="cosine gap",
                                reference=0.0, reference_label="no gap")
 plt.show()
-gap_ci = bootstrap_ci(torch.stack(list(gaps.values())))
-best_gap = max(range(L + 1), key=lambda l: gap_ci[l].estimate)
+gap_rank = rank_layers(torch.stack(list(gaps.values())), lowest=False)
+gap_ci = gap_rank.intervals
 print("mean gap over words: " + "; ".join(f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(gap_ci)))
-print(f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); at the embeddings it is {gap_ci[0]}; "
-      + ("these intervals overlap: not called different." if gap_ci[0].overlaps(gap_ci[best_gap]) else
-         "the intervals do not overlap."))
+best_gap = gap_rank.extreme
+print(f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); not distinguishable from it (paired): "
+      f"layers {gap_rank.tied}; at the embeddings it is {gap_ci[0]}, "
+      + ("not distinguishable from the largest." if 0 in gap_rank.tied else "below the largest."))
+print(f"paired difference to layer {best_gap}: "
+      + "; ".join(f"{'emb' if l == 0 else l}: {d}" for l, d in enumerate(gap_rank.differences) if l != best_gap))
 
 # %% [markdown]
 # ## Can a layer tell the senses apart?
@@ -151,10 +167,10 @@ print(f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); at the
 # The *sense-separation score* of a layer is a leave-one-out nearest-centroid accuracy:
 # leave one sentence out, average the vectors of each sense over the rest,
 # $c_s = \frac{1}{|S_s|}\sum_{i \in S_s} h_i$, and assign the left-out sentence to the sense
-# with the most similar centroid, $\arg\max_s \cos(h, c_s)$. Chance is 50 % for two senses.
-# Each sentence is one test item, so an accuracy gets a bootstrap interval over its
-# sentences (`accuracy_ci`); one word has only ten, which the width of its interval shows.
-# First one item by hand:
+# with the most similar centroid, $\arg\max_s \cos(h, c_s)$. Each sentence is one test item,
+# so an accuracy gets a bootstrap interval over its sentences (`accuracy_ci`; when every
+# sentence is right the rule of three gives the interval); one word has only ten, which the
+# width of its interval shows. First one item by hand:
 
 # %%
 word0, senses0 = next(iter(groups.items()))
@@ -166,117 +182,169 @@ outcomes = {w: compute.sense_separation_outcomes(s) for w, s in groups.items()} 
 print(f"{word0!r}, first {names[0]!r} sentence classified correctly per layer, by hand: {by_hand.tolist()}")
 print(f"compute.sense_separation_outcomes agrees: {bool((outcomes[word0][0] == by_hand).all())}")
 
+# %% [markdown]
+# Chance would be 50 % for two senses, but a flat 50 % line is the wrong reference here.
+# With no signal, a sentence's own centroid rests on one sentence fewer than the other
+# sense's, so it is noisier and, for vectors that share a common direction (as a layer's
+# vectors do), on average a little farther away: the rule tends to score **below** chance.
+# The right reference is the same rule on the same vectors with the sense labels shuffled
+# (`compute.permutation_accuracy`, 200 seeded shuffles): the grey band below.
+
 # %%
 pooled = torch.cat(list(outcomes.values()))  # every sentence of every word
+acc_rank = rank_layers(pooled.float(), lowest=False)  # paired: the same sentences at every layer
 pooled_ci = [accuracy_ci(pooled[:, l]) for l in range(L + 1)]
 word_ci = {w: [accuracy_ci(o[:, l]) for l in range(L + 1)] for w, o in outcomes.items()}
-plots.plot_accuracy_panels(word_ci, pooled=pooled_ci, chance=1 / len(names))
+null = {w: compute.permutation_accuracy(s, n_perm=200, seed=0) for w, s in groups.items()}
+null["all words, pooled"] = torch.stack([null[w] * len(outcomes[w]) for w in groups]).sum(0) / len(pooled)
+plots.plot_accuracy_panels(word_ci, pooled=pooled_ci, null=null)
 plt.show()
 print(f"pooled over {len(pooled)} sentences: " + "; ".join(f"{'emb' if l == 0 else l}: {ci.percent(0)}"
                                                          for l, ci in enumerate(pooled_ci)))
-best_acc = max(range(L + 1), key=lambda l: pooled_ci[l].estimate)
-print(f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; embeddings {pooled_ci[0].percent(0)}: "
-      + ("intervals overlap, not called different" if pooled_ci[0].overlaps(pooled_ci[best_acc]) else
-         "the intervals do not overlap"))
-same_as_best = [l for l in range(L + 1) if pooled_ci[l].overlaps(pooled_ci[best_acc])]
-print(f"layers whose interval overlaps the best layer's (not called worse): {same_as_best}")
+best_acc = acc_rank.extreme
+print(f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not distinguishable from it (paired bootstrap over "
+      f"the same sentences): layers {acc_rank.tied}")
 
 # %% [markdown]
-# At the embedding layer the vectors of one word differ only by position (and, for a word
-# split into pieces, nothing else), so an accuracy above chance there says where the word
-# sits in our sentences, not what it means.
-#
+# At the embedding layer a word's vectors differ only by the position embedding (the token
+# and segment embeddings are the same in every sentence; a word split into pieces is the mean
+# of the same pieces each time), so a layer-0 accuracy away from the shuffled ones says where
+# the word sits in our sentences, not what it means. Per word, the share of shuffles that
+# score at least as far from the shuffles' mean as the real labels do (a two-sided
+# permutation p-value). With ten sentences a word's shuffles can spread far from 50 % (the grey
+# bands above); the two words furthest from their shuffles are printed with the word's token
+# position in each sentence, per sense, so you can see whether position could explain them.
+
+# %%
+null_pooled = np.percentile(null["all words, pooled"][:, 0].numpy(), [2.5, 50, 97.5])
+print(f"layer 0, pooled: {pooled_ci[0].percent(0)}; shuffled labels: median {null_pooled[1]:.0%} "
+      f"(95 % range {null_pooled[0]:.0%}-{null_pooled[2]:.0%}; chance {1 / len(names):.0%})")
+p_values = {}
+for w in groups:
+    shuffled, acc = null[w][:, 0], float(outcomes[w][:, 0].float().mean())
+    p_values[w] = float(((shuffled - shuffled.mean()).abs() >= abs(acc - shuffled.mean()) - 1e-9).float().mean())
+for w in sorted(p_values, key=p_values.get)[:2]:
+    where = "; ".join(f"{s}: {positions[w][s]}" for s in groups[w])
+    print(f"  {w!r}: {outcomes[w][:, 0].float().mean():.0%} at layer 0, shuffled mean {null[w][:, 0].mean():.0%}, "
+          f"p = {p_values[w]:.2f}; positions of {w!r}, {where}")
+print(f"words whose layer-0 accuracy differs from their shuffles (p < 0.05): "
+      f"{[w for w, p in p_values.items() if p < 0.05] or 'none'}")
+
+# %% [markdown]
 # ## Self-similarity across layers
 #
 # Ethayarajh (2019) defines a word's *self-similarity* at a layer as the mean cosine between
-# its vectors in different contexts, and found on BERT-base that it falls in the upper
-# layers: the more contextual the layer, the less a word looks like itself. We pool both
-# senses of each word and subtract the within-layer random-pair baseline, as he did.
+# its vectors in different contexts, and found on BERT-base that it is lowest in the upper
+# layers: the more contextual the layer, the less a word looks like itself. He also
+# subtracted the within-layer random-pair baseline. We pool both senses of each word and
+# print three things per layer: the raw self-similarity (mean over words), the baseline, and
+# the adjusted value. The adjusted intervals resample the random pairs as well as the words,
+# so the baseline's own uncertainty counts; "lowest" is named with every layer a paired
+# bootstrap cannot tell apart.
 
 # %%
-self_sim = {w: baseline_adjusted(compute.self_similarity(torch.cat(list(s.values()))), baseline)
-            for w, s in groups.items()}
-ax = plots.plot_words_and_mean(self_sim, title="self-similarity minus the random-pair baseline",
-                               ylabel="adjusted cosine")
+raw_self = torch.stack([compute.self_similarity(torch.cat(list(s.values()))) for s in groups.values()])  # [words, L+1]
+ax = plots.plot_words_and_mean(dict(zip(groups, raw_self - baseline)), ylabel="cosine",
+                               title="self-similarity: minus the random-pair baseline, and raw",
+                               highlight={"raw self-similarity, mean over words": raw_self.mean(0)})
 plt.show()
-self_ci = bootstrap_ci(torch.stack(list(self_sim.values())))
-low = min(range(L + 1), key=lambda l: self_ci[l].estimate)
-print("mean over words: " + "; ".join(f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(self_ci)))
-print(f"lowest at layer {low} ({self_ci[low]}); embeddings {self_ci[0]}; last layer {self_ci[L]}")
-if low != L:
-    rise = "higher than" if not self_ci[L].overlaps(self_ci[low]) else "not distinguishable from"
-    print(f"the last layer's self-similarity is {rise} the lowest one: it does not simply fall with depth here.")
+raw_rank = rank_layers(raw_self, lowest=True)
+adj_rank = rank_layers(raw_self, lowest=True, control=baseline_samples)
+for l in range(L + 1):
+    print(f"layer {'emb' if l == 0 else l:>3}: raw {raw_rank.intervals[l]}, baseline {baseline_ci[l]}, "
+          f"adjusted {adj_rank.intervals[l]}")
+print(f"raw self-similarity lowest at layers {raw_rank.tied}; adjusted lowest at layers {adj_rank.tied}")
+
+# %% [markdown]
+# Does the last layer follow Ethayarajh's BERT-base finding, and does the answer depend on
+# the baseline? The verdict is computed from the two rankings above:
+
+# %%
+raw_last, adj_last = L in raw_rank.tied, L in adj_rank.tied
+if raw_last and adj_last:
+    print("raw and adjusted self-similarity are both lowest at the last layer, as Ethayarajh found for BERT-base.")
+elif raw_last:
+    print(f"the raw self-similarity is lowest at the last layer, as Ethayarajh found for BERT-base; the adjusted one is "
+          f"not, because the baseline drops there ({baseline_ci[L - 1]} at layer {L - 1}, {baseline_ci[L]} at layer "
+          f"{L}): that difference comes from the baseline, not from the word's own vectors.")
+elif adj_last:
+    print(f"the adjusted self-similarity is lowest at the last layer but the raw one is not: the baseline rises there "
+          f"({baseline_ci[L - 1]} at layer {L - 1}, {baseline_ci[L]} at layer {L}), so the fall comes from the baseline.")
 else:
-    print("the last layer is the least self-similar here, as Ethayarajh found for BERT-base.")
+    print("neither the raw nor the adjusted self-similarity is lowest at the last layer: it does not simply fall "
+          "with depth here.")
 
 # %% [markdown]
 # ## Your sentence beside the aggregate
 #
-# If `SENTENCE` contains one of the twelve words, where does its use sit? The cosine
-# between its vector and each sense's centroid (the mean over the data sentences), per layer:
+# If `SENTENCE` contains one of the twelve words, where does its use sit? Per layer, the
+# margin "cosine with the first sense's centroid minus cosine with the second's"
+# (`compute.centroid_margin`), with a bootstrap interval that resamples the data sentences
+# behind each centroid. Where the interval contains 0 the layer is **undecided**: the
+# centroids rest on five sentences each, and a margin that small is within their noise.
 
 # %%
 trace = trace_text(tokenizer, model, SENTENCE)
 present = [w for w in groups if any(x.lower() == w for x in trace.words())]
 if present:
     word = present[0]
-    mine = compute.centroid_similarity(compute.word_by_layer(trace, word), groups[word])
-    for sense, cos in mine.items():
-        print(f"{word!r} in SENTENCE vs the {sense!r} centroid: " + ", ".join(f"{c:.2f}" for c in cos.tolist()))
-    closer = [max(mine, key=lambda s: mine[s][l]) for l in range(L + 1)]
-    print(f"nearer sense per layer (emb .. {L}): {closer}")
+    first, second = groups[word]
+    margins = compute.centroid_margin(compute.word_by_layer(trace, word), groups[word])
+    for l, m in enumerate(margins):
+        verdict = first if m.low > 0 else second if m.high < 0 else "undecided"
+        print(f"layer {'emb' if l == 0 else l:>3}: cos with {first!r} minus cos with {second!r} = {m}: {verdict}")
 else:
     print(f"SENTENCE contains none of {sorted(groups)}: nothing to place beside the aggregate.")
 
 # %% [markdown]
 # ## Nearest neighbours inside one sentence
 #
-# Which other tokens of `SENTENCE` is a token closest to? We pick the longest word of
-# `SENTENCE` (by code) and list its nearest tokens at the embedding layer and at the last
-# layer. Neighbours at layer 0 reflect the embeddings alone (token plus position); higher
-# up each vector has mixed in its context. This is one sentence: read it as an example.
+# Which other tokens of `SENTENCE` is a word closest to? We pick the word of `SENTENCE` that
+# the tokenizer splits into the most pieces (by code), represent it by the mean of its pieces
+# as above, and list its nearest tokens at the embedding layer and at the last layer, leaving
+# out its own pieces (`compute.word_neighbours`). Each cosine is printed beside the
+# random-pair baseline of its layer: a neighbour no nearer than two random tokens is not
+# near. This is one sentence: read it as an example.
 
 # %%
-target = trace.find_word(longest_word(trace, tokenizer)).first
-k = min(3, trace.seq_len - 1)
-for layer in (0, L):
-    near = compute.nearest_neighbours(trace, target, layer, k=k)
-    print(f"layer {layer}: {trace.tokens[target]!r} is closest to " + ", ".join(f"{t!r} ({c:.2f})" for _, t, c in near))
+word = longest_word(trace, tokenizer)
+k = min(3, trace.seq_len - len(trace.find_word(word).positions))
+near = {layer: compute.word_neighbours(trace, word, layer, k=k) for layer in (0, L)}
+for layer, found in near.items():
+    above = sum(c > baseline_ci[layer].high for _, _, c in found)
+    print(f"layer {layer}: {word!r} is closest to " + ", ".join(f"{t!r} ({c:.2f})" for _, t, c in found)
+          + f"; random-pair baseline {baseline_ci[layer]}; {above} of {k} above it")
+same = len({p for p, _, _ in near[0]} & {p for p, _, _ in near[L]})
+print(f"{same} of the {k} nearest tokens are the same at layer 0 and layer {L}")
 
 # %% [markdown]
-# Pick a token and a layer: the left bars are its cosine with every token of the sentence
-# (the chosen token in orange), the right bars its nearest tokens by name. The explorer
-# reuses the cached trace.
+# Pick a token and a layer: the left bars are its cosine with every other token of the
+# sentence (the chosen one is left out and marked), the right bars its nearest tokens by
+# name, both with the random-pair baseline of the layer dashed. The explorer
+# (`helpers/context/widgets.py`) works on single tokens and reuses the cached trace.
 
 # %%
 from helpers.context.widgets import NeighbourExplorer
 
-NeighbourExplorer(trace, token=target, layer=L)
+NeighbourExplorer(trace, token=trace.find_word(word).first, layer=L, baseline=baseline)
 
 # %% [markdown]
 # ## Claims tested
 #
-# Each popular claim beside what this model shows (built from the numbers above) and the
-# published finding with the paper and the model it was measured on.
+# Each popular claim beside what this model shows and the published finding with the paper
+# and the model it was measured on. `compute.claim_rows` builds the rows from the numbers
+# above; every verdict in them is computed.
 
 # %%
 import pandas as pd
 from IPython.display import display
 
-claims = pd.DataFrame([
-    ("Self-similarity falls with depth",
-     f"adjusted: emb {self_ci[0]}, lowest layer {low} {self_ci[low]}, last {self_ci[L]}",
-     "Ethayarajh 2019 (BERT-base): self-similarity falls in the upper layers"),
-    ("Senses separate in the upper layers",
-     f"pooled accuracy: emb {pooled_ci[0].percent(0)}, best layer {best_acc} {pooled_ci[best_acc].percent(0)}",
-     "Coenen et al. 2019 (BERT-base): senses occupy distinct regions; nearest-neighbour WSD F1 71.1"),
-    ("Same-sense uses are closer than different-sense uses",
-     f"mean gap at layer {best_gap}: {gap_ci[best_gap]} (emb {gap_ci[0]})",
-     "Ethayarajh 2019 (BERT-base): upper-layer vectors are context-specific"),
-    ("The embedding layer knows nothing about the sense",
-     f"emb accuracy {pooled_ci[0].percent(0)} vs chance {1 / len(names):.0%}: position alone",
-     "by construction: layer 0 is token + position + segment embedding"),
-], columns=["popular claim", f"this model ({loaded.choice.name}), live", "published finding (paper, model)"])
+shuffled0 = null["all words, pooled"][:, 0].numpy()  # layer 0, pooled: mean and 95 % range of the shuffles
+chance_null = Interval(float(shuffled0.mean()), *map(float, np.percentile(shuffled0, [2.5, 97.5])))
+rows = compute.claim_rows(raw_self=raw_rank, adj_self=adj_rank, gap=gap_rank, accuracy=acc_rank,
+                          chance_null=chance_null, n_senses=len(names))
+claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
+                                     "published finding (paper, model)"])
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 
@@ -285,16 +353,23 @@ with pd.option_context("display.max_colwidth", None):
 #
 # * The two senses of an ambiguous word separate once context is mixed in; the printouts
 #   show, with intervals over words and sentences, where the gap and the accuracy peak for
-#   your model, and which layers cannot be told apart.
-# * Self-similarity, read against the random-pair baseline, measures how contextual a layer
-#   is (Ethayarajh, 2019, BERT-base: it falls in the upper layers); the printout says
-#   whether your model's last layer follows.
-# * Nearest neighbours inside a sentence change from layer to layer.
+#   your model and which layers cannot be told apart from the peak.
+# * A leave-one-out accuracy is read against shuffled labels, not a flat chance line; at the
+#   embedding layer only the word's position can separate its uses.
+# * Self-similarity is read raw *and* against the random-pair baseline (Ethayarajh, 2019,
+#   BERT-base: lowest in the upper layers); the printout says whether your model's last layer
+#   follows and whether the answer comes from the baseline.
+# * One use of a word is placed against the sense centroids with an interval: a small margin
+#   is undecided. Nearest neighbours inside a sentence are read against the same baseline.
 #
 # ## Exercises
 #
-# 1. For the first word of the data set, which layer gives the **highest** sense-separation
-#    accuracy? Give the lowest such layer as an int (0 = embeddings).
+# 1. For the first word of the data set, compute the sense-separation accuracy of every
+#    layer with its interval (`accuracy_ci` over the word's sentences). Which is the
+#    **lowest** layer whose interval overlaps the interval of the best layer (the one with
+#    the highest accuracy; the lowest of them if several tie)? Give an int (0 = embeddings).
+#    Overlap is the cautious rule for intervals measured separately; the paired test used
+#    above is sharper, but with one word's ten sentences even it has little to go on.
 # 2. Write `my_self_similarity(vectors)` that takes a `[n, H]` tensor of one word's vectors
 #    in `n` contexts at one layer and returns the mean cosine over all pairs of *different*
 #    contexts, as a float.
@@ -303,8 +378,8 @@ with pd.option_context("display.max_colwidth", None):
 from helpers.exercises.lesson06 import check_exercise_1, check_exercise_2
 
 answer_1 = None  # your code here: an int
-print(check_exercise_1(answer_1, groups))
+check_exercise_1(answer_1, groups)
 
 # %%
 my_self_similarity = None  # your code here: def my_self_similarity(vectors): ...
-print(check_exercise_2(my_self_similarity, groups))
+check_exercise_2(my_self_similarity, groups)

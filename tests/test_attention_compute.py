@@ -127,3 +127,30 @@ def test_untrained_like_attends_evenly(tokenizer, model):
                        random_model.encoder.layer[0].attention.self.query.weight)
     t = trace_text(tokenizer, random_model, "The bank by the river was quiet.")
     assert normalized_entropy(t).min() > 0.9  # nothing learned: close to uniform attention
+
+
+def test_extreme_layer_names_every_layer_a_paired_test_cannot_separate(data_traces):
+    from helpers.attention.compute import attention_shares_per_sentence, claim_rows, extreme_layer
+    from helpers.common.stats import bootstrap_ci
+
+    shares = attention_shares_per_sentence(data_traces)[:, :, 0]  # [n, L] share on [CLS]
+    best, tied = extreme_layer(shares)
+    assert best == int(shares.mean(0).argmax()) and best in tied
+    low, _ = extreme_layer(shares, lowest=True)
+    assert low == int(shares.mean(0).argmin())
+    # paired: every input's value plus a constant differs from it, though the spreads overlap
+    col = shares[:, 0].double()
+    best, tied = extreme_layer(torch.stack([col, col + 1e-3], dim=1))
+    assert best == 1 and tied == [1]
+    best, tied = extreme_layer(torch.stack([col, col.flip(0)], dim=1))  # the same values, reshuffled
+    assert tied == [0, 1]
+    with pytest.raises(ValueError, match="n_inputs"):
+        extreme_layer(col)
+    L = data_traces[0].num_layers
+    ci = bootstrap_ci(shares)
+    rows = claim_rows(sep_ci=ci, sep_top=(0, [0]), cls_top=(0, [0]), uniform_sep=0.1, heads_on_cls=[1] * L, n_heads=12,
+                      weight_cls=ci, norm_cls=ci, sep_ratio=[1.0] * L, punct_ratio=[1.0] * L, sep_norm=[0.5] * L,
+                      self_trained=ci, self_random=ci, self_learned=[], prev_head=(1, 2), prev_ci=ci[0])
+    assert len(rows) == 6 and all(len(r) == 3 for r in rows)
+    assert "not smaller" in rows[2][1]  # the same intervals: the norm-based share is not called smaller
+    assert "speculate" in rows[3][2]

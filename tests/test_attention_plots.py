@@ -211,3 +211,16 @@ def test_layer_lines_and_class_shares(sample_trace, data_traces):
     top = float(per_input.mean(0).max())
     assert axes[0].get_ylim()[1] >= top  # nothing clipped
     assert not small_text(axes[0].figure)
+
+
+def test_lesson05_figures_fit_the_notebook_width(sample_trace, data_traces):
+    """Front ends shrink wider images, and their 8 pt text with them: at most about 9 in."""
+    prev, nxt = offset_head_scores(sample_trace, -1), offset_head_scores(sample_trace, 1)
+    figures = [
+        plot_layer_head_tables({"previous": prev, "next": nxt}, cbar_label="mean attention")[0].figure,
+        plot_layer_head_table(prev, cbar_label="score").figure,
+        plot_class_shares({"data": attention_shares_per_sentence(data_traces)})[0].figure,
+        plot_token_heatmap(torch.rand(3, 60), [f"t{i}" for i in range(60)]).figure,
+        plot_layer_lines({"data": attention_shares_per_sentence(data_traces)[:, :, 0]}).figure,
+    ]
+    assert all(fig.get_figwidth() <= 9 for fig in figures)

@@ -88,3 +88,86 @@ def test_nearest_neighbours(sample_trace):
     assert near[0][1] == sample_trace.tokens[near[0][0]]
     with pytest.raises(ValueError, match="k must be"):
         nearest_neighbours(sample_trace, 2, 1, k=sample_trace.seq_len)
+
+
+@pytest.fixture(scope="module")
+def bank_groups(tokenizer, model):
+    senses = load_polysemy()["bank"]
+    return {s: torch.stack([word_by_layer(trace_text(tokenizer, model, x), "bank") for x in xs])
+            for s, xs in senses.items()}
+
+
+def test_permutation_accuracy_is_the_same_rule_on_shuffled_labels(bank_groups):
+    from helpers.context.compute import _loo_outcomes, permutation_accuracy
+
+    vecs = torch.cat(list(bank_groups.values()))
+    sizes = [len(v) for v in bank_groups.values()]
+    labels = torch.cat([torch.full((n,), i) for i, n in enumerate(sizes)])
+    # the batched rule with the true labels is the rule itself
+    assert torch.equal(_loo_outcomes(vecs, labels[None], 2)[0], sense_separation_outcomes(bank_groups))
+    # a shuffle, computed independently by the one-at-a-time rule on the relabelled groups
+    perm = labels[torch.randperm(len(labels), generator=torch.Generator().manual_seed(3))]
+    relabelled = {i: vecs[perm == i] for i in range(2)}
+    order = torch.cat([torch.nonzero(perm == i).flatten() for i in range(2)])
+    batched = _loo_outcomes(vecs, perm[None], 2)[0][order]
+    assert torch.equal(batched, sense_separation_outcomes(relabelled))
+    null = permutation_accuracy(bank_groups, n_perm=50, seed=0)
+    assert null.shape == (50, vecs.shape[1]) and torch.equal(null, permutation_accuracy(bank_groups, 50, seed=0))
+    # no signal on average: the shuffles score below the real labels at the last layer
+    assert null[:, -1].mean() < sense_separation(bank_groups)[-1]
+
+
+def test_permutation_accuracy_is_below_chance_without_signal():
+    from helpers.context.compute import permutation_accuracy
+
+    # vectors that share a mean (like a layer's token vectors) and carry no sense at all: a
+    # sentence's own centroid rests on one sentence fewer, so it is noisier and farther away
+    gen = torch.Generator().manual_seed(0)
+    shared = 2 * torch.randn(1, 2, 16, generator=gen)
+    noise = {s: shared + torch.randn(5, 2, 16, generator=gen) for s in ("a", "b")}
+    assert permutation_accuracy(noise, n_perm=300).mean() < 0.5
+
+
+def test_centroid_margin(bank_groups, sample_trace):
+    from helpers.context.compute import centroid_margin
+
+    vec = word_by_layer(sample_trace, "bank")
+    margins = centroid_margin(vec, bank_groups, n_boot=200)
+    first, second = bank_groups.values()
+    by_hand = F.cosine_similarity(vec, first.mean(0), dim=-1) - F.cosine_similarity(vec, second.mean(0), dim=-1)
+    assert torch.allclose(torch.tensor([m.estimate for m in margins], dtype=torch.float64), by_hand.double(), atol=1e-6)
+    assert all(m.high > m.low for m in margins)  # five sentences per centroid: never a zero-width interval
+    with pytest.raises(ValueError, match="exactly two"):
+        centroid_margin(vec, {**bank_groups, "third": first})
+
+
+def test_word_neighbours_leave_out_the_word_itself(sample_trace):
+    from helpers.context.compute import word_neighbours
+
+    span = sample_trace.find_word("unbelievably")
+    L = sample_trace.num_layers
+    near = word_neighbours(sample_trace, "unbelievably", L, k=3)
+    assert len(near) == 3 and not {p for p, _, _ in near} & set(span.positions)
+    h = sample_trace.hidden(L)
+    mean = h[span.positions].mean(0)
+    best = max((i for i in range(sample_trace.seq_len) if i not in span.positions),
+               key=lambda i: float(F.cosine_similarity(mean, h[i], dim=0)))
+    assert near[0][0] == best and near[0][2] == pytest.approx(float(F.cosine_similarity(mean, h[best], dim=0)), abs=1e-5)
+    with pytest.raises(ValueError, match="k must be"):
+        word_neighbours(sample_trace, "unbelievably", L, k=sample_trace.seq_len)
+
+
+def test_claim_rows_verdicts(bank_groups):
+    from helpers.common.stats import Interval
+    from helpers.context.compute import claim_rows
+    from helpers.layerwalk.compute import rank_layers
+
+    outcomes = sense_separation_outcomes(bank_groups).float()
+    raw = torch.stack([self_similarity(v) for v in bank_groups.values()])  # 2 "words"
+    acc = rank_layers(outcomes, lowest=False)
+    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
+                      accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2)
+    assert len(rows) == 4 and "Coenen" in rows[1][2] and "Coenen" in rows[2][2]
+    emb = outcomes[:, 0].mean()
+    assert ("inside" if 0.3 <= emb <= 0.6 else "outside") in rows[3][1]
+    assert ("are among" if 0 in acc.tied else "are not among") in rows[1][1]

@@ -40,3 +40,16 @@ def test_accuracy_panels_one_per_word():
     assert all(ax.get_ylim() == axes[0].get_ylim() for ax in axes)
     assert np.allclose(axes[1].lines[0].get_ydata(), [0.8, 1.0, 1.0])
     assert not small_text(axes[0].figure)
+
+
+def test_accuracy_panels_draw_the_shuffled_labels():
+    outcomes = {w: torch.tensor([[1, 1, 1]] * 8 + [[0, 1, 1]] * 2, dtype=torch.bool) for w in ("bank", "bat")}
+    per_word = {w: [accuracy_ci(o[:, l]) for l in range(3)] for w, o in outcomes.items()}
+    shuffled = torch.rand(50, 3)
+    axes = plot_accuracy_panels(per_word, null={"bank": shuffled})
+    assert axes[0].figure.get_figwidth() <= 9
+    grey = [line for line in axes[0].lines if line.get_linestyle() == "--"]
+    assert len(grey) == 1 and np.allclose(grey[0].get_ydata(), shuffled.mean(0).numpy())
+    assert len(axes[0].collections) == len(axes[1].collections) + 1  # the shuffled band
+    assert "shuffled" in axes[0].figure.get_supxlabel()
+    assert not small_text(axes[0].figure)

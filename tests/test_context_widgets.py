@@ -16,18 +16,28 @@ def heights(ex):
 
 
 def test_neighbours(sample_trace, no_model_calls):
-    ex = NeighbourExplorer(sample_trace, token=2, layer=0)
+    L = sample_trace.num_layers
+    baseline = np.linspace(0.1, 0.3, L + 1)
+    ex = NeighbourExplorer(sample_trace, token=2, layer=0, baseline=baseline)
     before, png = heights(ex), ex.image.value
-    assert before[2] == pytest.approx(1.0, abs=1e-5)
-    ex.update(layer=sample_trace.num_layers)
+    assert before[2] == 0.0  # the token's cosine with itself (1 by definition) is left out, and marked
+    assert list(ex.self_marker.get_xdata()) == [2]
+    ex.update(layer=L)
     after = heights(ex)
     assert not np.allclose(after, before)
-    h = sample_trace.hidden(sample_trace.num_layers)
-    assert np.allclose(after, F.cosine_similarity(h[2:3], h, dim=-1).numpy(), atol=1e-5)
+    h = sample_trace.hidden(L)
+    expected = F.cosine_similarity(h[2:3], h, dim=-1).numpy()
+    expected[2] = 0.0
+    assert np.allclose(after, expected, atol=1e-5)
     assert ex.image.value != png and "cosine of 'bank'" in ex.title.get_text()
-    best = nearest_neighbours(sample_trace, 2, sample_trace.num_layers, k=ex.k)
+    assert list(ex.base_line.get_ydata()) == [baseline[L]] * 2 and f"{baseline[L]:.2f}" in ex.title.get_text()
+    assert list(ex.near_base.get_xdata()) == [baseline[L]] * 2
+    best = nearest_neighbours(sample_trace, 2, L, k=ex.k)
     assert [t.get_text() for t in ex.near_labels] == [f"{p}: {tok}" for p, tok, _ in best]
-    assert not small_text(ex.fig)
+    assert not small_text(ex.fig) and ex.fig.get_figwidth() <= 9
+    assert not NeighbourExplorer(sample_trace, token=2, layer=0).base_line.get_visible()  # no baseline given
+    with pytest.raises(ValueError, match="one value per layer"):
+        NeighbourExplorer(sample_trace, baseline=baseline[:2])
 
 
 def test_long_input_names_positions_not_tokens(tokenizer, model):

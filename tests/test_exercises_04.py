@@ -44,14 +44,25 @@ def test_exercise_2(sample_trace):
 def test_exercise_3(sample_trace, others):
     token = sample_trace.find_word("unbelievably").first
     L = sample_trace.num_layers
-    assert ex.check_exercise_3(sol.solution_3(sample_trace, token, others), sample_trace, token, others).ok
-    raw = float(compute.interlayer_similarity(sample_trace, token)[0, L])
+    good = ex.check_exercise_3(sol.solution_3(sample_trace, token, others), sample_trace, token, others)
+    assert good.ok and "control" in good.message
+    raw = float(compute.interlayer_similarity(sample_trace, token)[1, L])
     fb = ex.check_exercise_3(torch.tensor(raw), sample_trace, token, others)
-    assert not fb.ok and "raw" in fb.message and "layer 0" in fb.hint
+    assert not fb.ok and "raw" in fb.message and "layer 1" in fb.hint
+    # the formula must not be handed out: no hint names the gap or the column
+    for hint in (fb.hint, ex.check_exercise_3(None, sample_trace, token, others).hint):
+        assert "gap=L" not in hint and "[:, 1]" not in hint
+    column0 = raw - float(compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L - 1)[:, 0].mean())
+    fb = ex.check_exercise_3(column0, sample_trace, token, others)
+    assert not fb.ok and "column 0" in fb.message
+    emb = raw - float(compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L)[:, 0].mean())
+    fb = ex.check_exercise_3(emb, sample_trace, token, others)
+    assert not fb.ok and "gap=L" in fb.message
     within = compute.random_pair_baseline(others, n_pairs=500, seed=0)
-    old_way = raw - float(within[0] + within[L]) / 2  # the mean of two same-layer baselines
+    old_way = raw - float(within[1] + within[L]) / 2  # the mean of two same-layer baselines
     fb = ex.check_exercise_3(old_way, sample_trace, token, others)
-    assert not fb.ok and "same-layer" in fb.message and "gap=L" in fb.hint
+    assert not fb.ok and "same-layer" in fb.message
     fb = ex.check_exercise_3(raw - float(within[L]), sample_trace, token, others)
     assert not fb.ok and "same-layer" in fb.message
     assert "number" in ex.check_exercise_3("x", sample_trace, token, others).message
+    assert not ex.check_exercise_3(sol.solution_3(sample_trace, token, others) + 0.05, sample_trace, token, others).ok

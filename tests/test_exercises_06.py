@@ -27,13 +27,27 @@ def test_no_answer(groups):
 
 
 def test_exercise_1(groups):
+    from helpers.common.stats import accuracy_ci
+
     best = sol.solution_1(groups)
-    assert ex.check_exercise_1(best, groups).ok
-    acc = compute.sense_separation(next(iter(groups.values())))
-    worst = int(acc.argmin())
-    if acc[worst] < acc.max():
-        assert not ex.check_exercise_1(worst, groups).ok
+    fb = ex.check_exercise_1(best, groups)
+    assert fb.ok
+    outcomes = compute.sense_separation_outcomes(next(iter(groups.values())))
+    acc = outcomes.float().mean(0)
+    top = int(acc.argmax())
+    cis = [accuracy_ci(outcomes[:, l]) for l in range(len(acc))]
+    assert cis[best].overlaps(cis[top]) and not any(cis[l].overlaps(cis[top]) for l in range(best))
+    if top != best:
+        wrong_best = ex.check_exercise_1(top, groups)
+        assert not wrong_best.ok and "best layer itself" in wrong_best.message
+    later = [l for l in range(best + 1, len(acc)) if l != top and cis[l].overlaps(cis[top])]
+    if later:
+        assert "lower layer" in ex.check_exercise_1(later[0], groups).message
+    apart = [l for l in range(len(acc)) if not cis[l].overlaps(cis[top])]
+    if apart:
+        assert "does not overlap" in ex.check_exercise_1(apart[0], groups).message
     assert "does not exist" in ex.check_exercise_1(len(acc), groups).message
+    assert "int" in ex.check_exercise_1(1.0, groups).message
 
 
 def test_exercise_2(groups):

@@ -172,3 +172,73 @@ def test_pca_trajectory(sample_trace):
 def test_type_errors():
     with pytest.raises(TypeError, match="Trace"):
         layer_norms("not a trace")
+
+
+def test_rank_layers_is_paired_and_counts_the_control(data_traces):
+    import numpy as np
+
+    from helpers.layerwalk.compute import rank_layers
+
+    per_token = consecutive_cosines_per_token(data_traces, "content").double()  # [N, L]
+    control = random_pair_cosines(data_traces, n_pairs=200, seed=0, gap=1).double()  # [200, L]
+    ranking = rank_layers(per_token, control=control, statistic=np.median, lowest=True)
+    expected = np.median(per_token.numpy(), axis=0) - control.numpy().mean(axis=0)  # independent of the helper
+    assert np.allclose([i.estimate for i in ranking.intervals], expected)
+    assert ranking.extreme == int(np.argmin(expected)) and ranking.extreme in ranking.tied
+    assert all(i.low <= i.estimate <= i.high for i in ranking.intervals)
+    # paired: a column that is every token's value plus 0.001 differs from it, although the two
+    # columns' separate intervals overlap almost entirely
+    col = per_token[:, 0]
+    paired = rank_layers(torch.stack([col, col + 0.001], dim=1), lowest=True)
+    assert paired.extreme == 0 and paired.tied == [0]
+    assert paired.intervals[0].overlaps(paired.intervals[1])
+    assert abs(paired.differences[1].estimate - 0.001) < 1e-9
+    # the control's own uncertainty widens the intervals
+    without = rank_layers(per_token, statistic=np.median, lowest=True)
+    width = lambda r: np.mean([i.high - i.low for i in r.intervals])  # noqa: E731
+    assert width(ranking) > width(without)
+    highest = rank_layers(per_token, lowest=False)
+    assert highest.extreme == int(per_token.mean(0).argmax())
+    with pytest.raises(ValueError, match="columns"):
+        rank_layers(per_token, control=control[:, :1])
+    with pytest.raises(ValueError, match="n_items"):
+        rank_layers(per_token[:1])
+
+
+def test_outliers_in_every_layer_and_path_lengths(model, sample_trace):
+    from helpers.layerwalk.compute import outliers_in_every_layer, path_lengths
+
+    flagged = layer_norm_outliers(model)
+    assert outliers_in_every_layer(flagged) == sorted(set.intersection(*map(set, flagged)))
+    assert outliers_in_every_layer([[1, 2, 5], [2, 5, 7], [5, 2]]) == [2, 5]
+    coords = pca_trajectory(sample_trace, [0, 2])
+    by_hand = sum(float((coords[1, l + 1] - coords[1, l]).norm()) for l in range(coords.shape[1] - 1))
+    assert path_lengths(coords)[1].item() == pytest.approx(by_hand, rel=1e-5)
+    with pytest.raises(ValueError, match="paths"):
+        path_lengths(coords[0])
+
+
+def test_claim_rows_verdicts_follow_the_numbers(data_traces, model):
+    import numpy as np
+
+    from helpers.common.stats import bootstrap_ci
+    from helpers.layerwalk.compute import claim_rows, rank_layers
+
+    per_token = consecutive_cosines_per_token(data_traces)
+    L = data_traces[0].num_layers
+    within = bootstrap_ci(random_pair_cosines(data_traces, n_pairs=100, gap=0))
+    cross_samples = random_pair_cosines(data_traces, n_pairs=100, gap=1)
+    turn = rank_layers(per_token, control=cross_samples, statistic=np.median)
+    names = [f"{a}→{a + 1}" for a in range(L)]
+    parts = norm_parts(data_traces, model)
+    eta2 = share_explained_by_layer(parts["norm"])
+    dims, share = top_dimensions(energy_by_dimension(data_traces), k=3)
+    rows = claim_rows(turn=turn, transition_names=names, turn_share=0.5, within_ci=within,
+                      cross_ci=bootstrap_ci(cross_samples), mean_of_two=torch.zeros(L), eta2=eta2, grows=False,
+                      top_share=share, k=3, hidden_size=data_traces[0].hidden_size, every_layer_outliers=[])
+    assert len(rows) == 5 and all(len(r) == 3 for r in rows)
+    assert names[turn.extreme] in rows[0][1]
+    assert ("is among them" if L - 1 in turn.tied else "is not among them") in rows[0][1]
+    met = "met" if eta2 < 0.5 else "not met"
+    assert f"between tokens': {met} ({1 - eta2:.0%}" in rows[3][1] and "every layer': not met" in rows[3][1]
+    assert "none" in rows[4][1] and "Kovaleva" in rows[4][2]

@@ -92,3 +92,27 @@ def test_trajectory(sample_trace):
     assert len(single.lines) == 2
     with pytest.raises(ValueError, match="names"):
         plot_trajectory(coords, ["only one"])
+
+
+def test_figures_fit_the_notebook_width(sample_trace, data_traces):
+    """Front ends shrink wider images, and their 8 pt text with them: at most about 9 in."""
+    axes = plot_similarity_spread(interlayer_similarity(sample_trace, 2), interlayer_similarity_per_token(data_traces),
+                                  "'bank'")
+    assert axes[0].figure.get_figwidth() <= 9
+    assert axes[0].images[0].get_clim() == (-1, 1)  # the full cosine scale: no truncated range
+    axes = plot_trajectory(pca_trajectory(sample_trace, [0, 2]), ["[CLS]", "bank"])
+    assert axes[0].figure.get_figwidth() <= 9
+
+
+def test_trajectory_panels_share_one_scale(sample_trace):
+    axes = plot_trajectory(pca_trajectory(sample_trace, [0, 2]), ["[CLS]", "bank"])
+    spans = [(ax.get_xlim()[1] - ax.get_xlim()[0], ax.get_ylim()[1] - ax.get_ylim()[0]) for ax in axes]
+    assert spans[0] == pytest.approx(spans[1])  # the same data span in every panel: path lengths compare
+
+
+def test_norm_figures_keep_bands_and_legend_readable(sample_trace, data_traces, model):
+    ax = plot_layer_norms(layer_norms(sample_trace, 2), per_token=layer_norms_per_token(data_traces))
+    ax.figure.canvas.draw()
+    assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1  # beside the bars, not on them
+    ax = plot_norm_parts(norm_parts(data_traces, model))
+    assert any(c.get_hatch() for c in ax.collections)  # the second band is hatched, visible over the first

@@ -35,3 +35,7 @@ def test_for_benchmark_builds_on_a_given_text(tokenizer, model):
     assert ex.trace.seq_len == max_input_tokens(tokenizer, model)
     for v in values:
         ex.update(**v)
+
+
+def test_figure_fits_the_notebook_width(sample_trace):
+    assert LayerWalkExplorer(sample_trace, token=1, layer=1).fig.get_figwidth() <= 9

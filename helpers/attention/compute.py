@@ -11,6 +11,7 @@ import unicodedata
 
 import torch
 
+from helpers.common.stats import differs, paired_difference_ci
 from helpers.model.paths import data_file
 from helpers.model.trace import Trace, check_trace, check_traces
 
@@ -244,3 +245,70 @@ def untrained_like(model, seed: int = 0):
     with torch.random.fork_rng():  # seeded, without touching the caller's random state
         torch.manual_seed(seed)
         return BertModel(config, add_pooling_layer=False).eval()
+
+
+# -- naming "the" layer: the extreme one and every layer the same inputs cannot tell apart ----
+
+def extreme_layer(values, lowest: bool = False) -> tuple[int, list[int]]:
+    """``(index, tied)`` for ``values [n_inputs, layers]``: the column (0-based) with the highest
+    (``lowest=True``: lowest) mean over the inputs, and every column whose **paired** difference
+    to it (:func:`~helpers.common.stats.paired_difference_ci`, the same inputs resampled for
+    both) has a 95 % interval containing 0 -- the extreme column included. Name all of
+    ``tied``, never one winner, when they are more than one."""
+    values = torch.as_tensor(values, dtype=torch.float64)
+    if values.ndim != 2 or values.shape[0] < 2:
+        raise ValueError(f"values must be [n_inputs >= 2, layers], got shape {tuple(values.shape)}.")
+    means = values.mean(dim=0)
+    best = int(means.argmin() if lowest else means.argmax())
+    tied = [j for j in range(values.shape[1])
+            if j == best or not differs(paired_difference_ci(values[:, j], values[:, best]))]
+    return best, tied
+
+
+# -- lesson 05's "claims tested" table --------------------------------------------------------
+
+def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[int, list[int]], uniform_sep: float,
+               heads_on_cls: list[int], n_heads: int, weight_cls: list, norm_cls: list, sep_ratio, punct_ratio,
+               sep_norm, self_trained: list, self_random: list, self_learned: list[int], prev_head: tuple[int, int],
+               prev_ci) -> list[tuple[str, str, str]]:
+    """Lesson 05's claims table: ``(popular claim, this model's live numbers, published finding
+    with paper and model)``, every verdict computed from the numbers it is given.
+
+    ``sep_ci``: [SEP] share per layer (intervals, packed pairs); ``sep_top``/``cls_top``: the
+    :func:`extreme_layer` of the [SEP] and [CLS] shares; ``heads_on_cls``: heads per layer with
+    more than half of their attention on [CLS]; ``weight_cls``/``norm_cls``: [CLS] share per
+    layer by weight and norm-based (intervals); ``sep_ratio``/``punct_ratio``: share / uniform
+    share per layer; ``sep_norm``: norm-based / weight share of [SEP] per layer;
+    ``self_trained``/``self_random``: [CLS]->[CLS] per layer (intervals), trained and random
+    weights; ``self_learned``: 1-based layers where they differ (paired)."""
+    L = len(sep_ci)
+    over_half = [l + 1 for l in range(L) if sep_ci[l].low > 0.5]
+    s, c = sep_top[0], cls_top[0]
+    mostly_self = [l + 1 for l in range(L) if self_trained[l].low > 0.5]
+    return [
+        ("Over half of the attention goes to [SEP] in the middle layers",
+         f"packed pairs: largest [SEP] share {sep_ci[s].percent()} (layers {[j + 1 for j in sep_top[1]]}; uniform "
+         f"{uniform_sep:.1%}); layers surely above half: {over_half or 'none'}",
+         "Clark et al. 2019 (BERT-base, <= 128-token pairs): > 50 % in layers 6-10"),
+        ("Many heads put most weight on [CLS]",
+         f"heads > 50 % on [CLS] (of {n_heads}): " + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_on_cls)),
+         "Clark et al. 2019 (BERT-base, Fig. 2): early heads attend to [CLS]"),
+        ("An attention weight says how much a token contributes",
+         f"[CLS] at layer {c + 1}: weight {weight_cls[c].percent()}, norm-based {norm_cls[c].percent()}: "
+         + ("the norm-based share is smaller" if norm_cls[c].high < weight_cls[c].low else
+            "the norm-based share is not smaller"),
+         "Kobayashi et al. 2020 (BERT-base): weights on [CLS], [SEP], punctuation shrink once ||f(x)|| counts"),
+        ("[SEP] gets attention because it marks the sentence boundary",
+         f"[SEP] up to {float(max(sep_ratio)):.1f}x uniform, punctuation up to {float(max(punct_ratio)):.1f}x; "
+         f"norm-based [SEP] share {float(min(sep_norm)):.0%}-{float(max(sep_norm)):.0%} of its weight share",
+         "Clark et al. 2019 (BERT-base) speculate a no-op (small gradients); Kobayashi et al. 2020 (BERT-base): "
+         "small ||f(x)||"),
+        ("[CLS] attends to itself early because it has not learned to look",
+         f"[CLS] -> [CLS] above half in layers {mostly_self or 'none'} of {L}; layer 1 {self_trained[0].percent()}; "
+         f"differs from random weights (which give about 1/n by construction) in layers {self_learned or 'none'}",
+         "untested in the papers; a random-weight model shows only what an unlearned model does"),
+        ("Some heads just look at the previous token",
+         f"layer {prev_head[0]}, head {prev_head[1]}: {prev_ci.percent()} on the previous token",
+         "Clark et al. 2019 (BERT-base): heads that attend heavily to the previous or next token, especially in "
+         "earlier layers"),
+    ]

@@ -207,7 +207,7 @@ def plot_token_heatmap(matrix, tokens, ax=None, title="", ylabel="layer", ytickl
     if n > max_tokens:
         keep = np.sort(np.argsort(-matrix.max(axis=0), kind="stable")[:max_tokens])
     labels = [tokens[j] if n <= max_tokens else f"{j}:{tokens[j]}" for j in keep]
-    ax = new_axes(ax, (min(10.0, max(5, 0.3 * len(keep) + 2)), 0.35 * matrix.shape[0] + 1.8))
+    ax = new_axes(ax, (min(8.8, max(5, 0.3 * len(keep) + 2)), 0.35 * matrix.shape[0] + 1.8))
     im = ax.imshow(matrix[:, keep], aspect="auto", cmap=cmap, vmin=0)
     ax.set_xticks(range(len(keep)), labels, rotation=70)
     rows = yticklabels or [str(i) for i in range(1, matrix.shape[0] + 1)]
@@ -255,7 +255,7 @@ def plot_layer_head_table(values, ax=None, title="", cbar_label="", cmap="viridi
     if values.ndim != 2:
         raise ValueError(f"values must be [layers, heads], got {values.shape}.")
     n_layers, n_heads = values.shape
-    ax = new_axes(ax, (max(4, 0.6 * n_heads + 1.8), 0.42 * n_layers + 1.5))
+    ax = new_axes(ax, (min(8.8, max(4, 0.6 * n_heads + 1.8)), 0.42 * n_layers + 1.5))
     im = ax.imshow(values, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
     ax.set_xticks(range(n_heads), [str(h) for h in range(n_heads)])
     ax.set_yticks(range(n_layers), [str(i) for i in range(1, n_layers + 1)])
@@ -281,7 +281,7 @@ def plot_layer_head_tables(tables: dict, cbar_label: str, cmap="Blues", axes=Non
     vmax = max(float(a.max()) for a in arrays.values())
     if axes is None:
         height = len(arrays) * (0.42 * n_layers + 1.0) + 0.6
-        _, axes = plt.subplots(len(arrays), 1, figsize=(min(10.0, 0.62 * n_heads + 2.5), height),
+        _, axes = plt.subplots(len(arrays), 1, figsize=(min(8.8, 0.62 * n_heads + 2.5), height),
                                squeeze=False, layout="constrained")
         axes = list(axes[:, 0])
     for ax, (name, values) in zip(axes, arrays.items()):
@@ -298,7 +298,7 @@ def plot_layer_lines(groups: dict, ax=None, title="", ylabel="", reference=None,
     ``reference``: a number or ``[L]`` drawn dashed (e.g. the uniform share)."""
     from helpers.common.stats import bootstrap_ci
 
-    ax = new_axes(ax, (6.5, 3.2))
+    ax = new_axes(ax, (5.8, 3.2))
     colors = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
     n_layers = None
     for i, (label, values) in enumerate(groups.items()):
@@ -336,7 +336,7 @@ def plot_class_shares(groups: dict, uniform: dict | None = None, classes=TOKEN_C
     if axes is None:
         cols = min(len(classes), 2)
         rows = int(np.ceil(len(classes) / cols))
-        fig, axes = plt.subplots(rows, cols, figsize=(10, 2.6 * rows + 0.8), sharey=True, squeeze=False,
+        fig, axes = plt.subplots(rows, cols, figsize=(8.8, 2.5 * rows + 0.8), sharey=True, squeeze=False,
                                  layout="constrained")
         axes = list(axes.flat)
         fig.suptitle(title)

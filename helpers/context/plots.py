@@ -65,10 +65,13 @@ def plot_words_and_mean(per_word: dict, ax=None, title="", ylabel="", reference=
 
 
 def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = None, axes=None,
-                         title="sense separation: leave-one-out accuracy with 95 % interval"):
+                         title="sense separation: leave-one-out accuracy with 95 % interval", null: dict | None = None):
     """One small panel per word (shared axes) of an accuracy per layer, each a list of
     :class:`~helpers.common.stats.Interval` (estimate and bootstrap interval over the test
-    sentences); ``pooled`` (all words' sentences together) gets the first panel."""
+    sentences); ``pooled`` (all words' sentences together) gets the first panel. ``null``
+    (``{name: [n_shuffles, layers]}``, e.g. :func:`~helpers.context.compute.permutation_accuracy`;
+    key ``"all words, pooled"`` for the pooled panel) draws what shuffled labels score: a grey
+    band (2.5-97.5 percentiles) with its mean dashed; ``chance`` draws a flat dotted line."""
     import matplotlib.pyplot as plt
 
     panels = ({"all words, pooled": pooled} if pooled is not None else {}) | dict(per_word)
@@ -78,7 +81,7 @@ def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = Non
     cols = min(5, n)
     rows = int(np.ceil(n / cols))
     if axes is None:
-        fig, axes = plt.subplots(rows, cols, figsize=(10, 2.2 * rows + 0.9), sharex=True, sharey=True,
+        fig, axes = plt.subplots(rows, cols, figsize=(8.8, 2.1 * rows + 0.9), sharex=True, sharey=True,
                                  squeeze=False, layout="constrained")
         for ax in axes.flat[n:]:
             ax.axis("off")
@@ -88,6 +91,11 @@ def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = Non
         est = np.array([c.estimate for c in intervals])
         x = np.arange(len(est))
         color = HIGHLIGHT if name == "all words, pooled" else NORMAL
+        if null is not None and name in null:
+            shuffled = to_numpy(null[name]).astype(float)
+            lo, hi = np.percentile(shuffled, [2.5, 97.5], axis=0)
+            ax.fill_between(x, lo, hi, color="tab:grey", alpha=0.3, lw=0)
+            ax.plot(x, shuffled.mean(axis=0), "--", color="tab:grey", lw=1)
         ax.fill_between(x, [c.low for c in intervals], [c.high for c in intervals], color=color, alpha=0.25, lw=0)
         ax.plot(x, est, "o-", color=color, ms=4)
         if chance is not None:
@@ -98,7 +106,12 @@ def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = Non
         ax.tick_params(labelbottom=True)  # every panel keeps its layer labels (the grid may end short)
         if i % cols == 0:
             ax.set_ylabel("accuracy")
-    axes[0].figure.supxlabel("layer (dotted: chance; band: bootstrap 95 % interval over the sentences)", fontsize=9)
+    parts = ["colour band: bootstrap 95 % interval over the sentences"]
+    if null is not None:
+        parts.append("grey: shuffled sense labels (95 % range, mean dashed)")
+    if chance is not None:
+        parts.append("dotted: chance")
+    axes[0].figure.supxlabel("layer (" + "; ".join(parts) + ")", fontsize=9)
     return axes
 
 

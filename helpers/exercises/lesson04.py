@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from helpers.common.stats import bootstrap_ci
 from helpers.layerwalk import compute
 from helpers.exercises import Feedback, check_shape, correct, no_answer, wrong
 
@@ -60,33 +61,55 @@ def check_exercise_2(my_norms, trace) -> Feedback:
 
 
 def check_exercise_3(answer, trace, token, others) -> Feedback:
-    """Cosine between ``token`` at the embedding layer and at the last layer, minus the matching
-    control: random token at layer 0 vs a different random token at layer L (``others``: data traces)."""
+    """Cosine between ``token`` at layer 1 and at the last layer, minus the matching control: a
+    random token at layer 1 against a different random token (another sentence) at layer L
+    (``others``: the data traces the control is drawn from)."""
     if answer is None:
-        return no_answer("Set answer_3 to a float: sim[0, L] - compute.random_pair_cosines(others, n_pairs=500, "
-                         "seed=0, gap=L).mean().")
+        return no_answer("Set answer_3 to a float: the raw cosine between layer 1 and the last layer, minus the "
+                         "matching control.")
     try:
         value = float(answer)
     except (TypeError, ValueError):
         return wrong(f"answer should be a number, but you gave a {type(answer).__name__}.", "Use .item() on a tensor.")
     L = trace.num_layers
-    raw = float(compute.interlayer_similarity(trace, token)[0, L])
-    control = float(compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L).mean())
+    if L < 2:
+        return wrong(f"this model has {L} layer: layer 1 is the last one, there is nothing to compare.",
+                     "Run the lesson with a model of at least 2 layers.")
+    raw = float(compute.interlayer_similarity(trace, token)[1, L])
+    samples = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L - 1)  # column l: layer l vs l + L - 1
+    control = float(samples[:, 1].mean())
     expected = raw - control
     within = compute.random_pair_baseline(others, n_pairs=500, seed=0)
+    emb_to_last = float(compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L)[:, 0].mean())
+
+    def near(x: float) -> bool:
+        return abs(value - x) < 1e-4 and abs(value - expected) > 1e-4
+
     if abs(value - raw) < 1e-4:
         return wrong(f"{value:.3f} is the raw cosine: the control has not been subtracted.",
-                     "Subtract the mean cosine of random pairs taken one at layer 0, the other at layer L.")
-    if abs(value - (raw - float(within[0] + within[L]) / 2)) < 1e-4 and abs(value - expected) > 1e-4:
+                     "Subtract the mean cosine of random pairs taken one at layer 1, the other at the last layer.")
+    if near(raw - float(samples[:, 0].mean())):
+        return wrong("you took column 0 of the samples: that control compares the embeddings with layer L - 1.",
+                     "Column l of random_pair_cosines(..., gap=g) compares layer l with layer l + g.")
+    if near(raw - emb_to_last):
+        return wrong("with gap=L the control compares the embeddings with the last layer, not layer 1.",
+                     "The gap is the number of layers between layer 1 and the last layer.")
+    if near(raw - float(within[1] + within[L]) / 2):
         return wrong("you subtracted the mean of the two same-layer baselines: that does not match a comparison "
-                     "across layers.", "Use compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L): "
-                     "two different tokens, L layers apart.")
-    if any(abs(value - (raw - float(within[l]))) < 1e-4 for l in (0, L)) and abs(value - expected) > 1e-4:
-        return wrong("you subtracted a same-layer baseline.",
-                     "The control compares a random token at layer 0 with a different one at layer L (gap=L).")
+                     "across layers.", "The control pairs two different tokens, one at layer 1, one at the last "
+                     "layer: random_pair_cosines with a gap.")
+    if near(raw - float(within[1])) or near(raw - float(within[L])):
+        return wrong("you subtracted a same-layer baseline (gap=0).",
+                     "The control compares a random token at layer 1 with a different one at the last layer.")
     if abs(value - expected) > 1e-3:
         return wrong(f"{value:.3f} is not the adjusted value.",
-                     "Adjusted = sim[0, L] - random_pair_cosines(others, n_pairs=500, seed=0, gap=L).mean().")
-    sign = "still positive" if expected > 0 else "not positive"
-    return correct(f"adjusted similarity {expected:.3f} (raw {raw:.3f}, control {control:.3f}): {sign} once "
-                   "unrelated tokens' similarity across the same layers is removed.")
+                     "Raw: the token's cosine between layer 1 and the last layer. Control: the mean of the column "
+                     "of random_pair_cosines that pairs layer 1 with the last layer.")
+    ci = bootstrap_ci(samples[:, 1])
+    if raw > ci.high:
+        verdict = "the raw cosine lies above the control's whole 95 % interval: something of the token is left"
+    elif raw < ci.low:
+        verdict = "the raw cosine lies below the control's 95 % interval: less alike than unrelated tokens"
+    else:
+        verdict = "the raw cosine lies inside the control's 95 % interval: nothing is left beyond the control"
+    return correct(f"adjusted similarity {expected:.3f} (raw {raw:.3f}, control {ci}): {verdict}.")

@@ -4,30 +4,45 @@ from __future__ import annotations
 
 import torch
 
+from helpers.common.stats import accuracy_ci
 from helpers.context import compute
 from helpers.exercises import Feedback, correct, no_answer, wrong
 
 
 def check_exercise_1(answer, groups) -> Feedback:
-    """Lowest layer with the highest sense-separation accuracy for the first word in ``groups``."""
+    """The lowest layer whose accuracy interval (``accuracy_ci`` over the sentences) overlaps the
+    interval of the best layer (highest accuracy, the lowest such layer on a tie), for the first
+    word in ``groups``."""
     if answer is None:
         return no_answer("Set answer_1 to an int layer (0 = embeddings).")
     if isinstance(answer, bool) or not isinstance(answer, int):
         return wrong(f"answer should be an int layer, but you gave a {type(answer).__name__}.",
-                     "Use int(tensor.argmax()).")
+                     "Use int(...) on a tensor index.")
     word, senses = next(iter(groups.items()))
-    acc = compute.sense_separation(senses)
-    n = acc.shape[0]
+    outcomes = compute.sense_separation_outcomes(senses)  # [n_sentences, layers]
+    n = outcomes.shape[1]
     if not 0 <= answer < n:
         return wrong(f"layer {answer} does not exist: valid layers are 0 to {n - 1}.", "Layer 0 is the embeddings.")
+    cis = [accuracy_ci(outcomes[:, l]) for l in range(n)]
+    acc = outcomes.float().mean(dim=0)
     best = int(torch.nonzero(acc == acc.max())[0])
-    if acc[answer] == acc.max() and answer != best:
-        return wrong(f"layer {answer} ties for the best accuracy, but it is not the lowest such layer.",
-                     "torch.argmax returns the first maximum; or scan from layer 0 upwards.")
-    if answer != best:
-        return wrong(f"layer {answer} reaches {acc[answer]:.0%}, below the best {acc.max():.0%}.",
-                     f"Compute compute.sense_separation(groups[{word!r}]) and take the argmax.")
-    return correct(f"for {word!r}, layer {best} is the first to reach {acc.max():.0%}.")
+    overlapping = [l for l in range(n) if cis[l].overlaps(cis[best])]
+    expected = overlapping[0]
+    if answer == best and best != expected:
+        return wrong(f"layer {best} is the best layer itself ({cis[best].percent(0)}); the question asks for the "
+                     "lowest layer whose interval overlaps its interval.",
+                     "Compare every layer's interval with the best layer's, starting from layer 0.")
+    if answer != expected and answer in overlapping:
+        return wrong(f"layer {answer}'s interval {cis[answer].percent(0)} does overlap the best layer's, but so does "
+                     "a lower layer's.", "Start from layer 0 and take the first layer that overlaps.")
+    if answer != expected:
+        return wrong(f"layer {answer}'s interval {cis[answer].percent(0)} does not overlap the best layer's "
+                     f"{cis[best].percent(0)}.",
+                     "Two intervals overlap when each one's low end lies below the other's high end.")
+    note = (": with ten sentences even the embeddings cannot be told apart from the best layer" if expected == 0
+            else "")
+    return correct(f"for {word!r} the best layer is {best} ({cis[best].percent(0)}), and layer {expected} "
+                   f"({cis[expected].percent(0)}) is the lowest whose interval overlaps it{note}.")
 
 
 def check_exercise_2(my_self_similarity, groups) -> Feedback:

@@ -6,9 +6,13 @@ embedding output, ``1 .. L`` the encoder layers."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
+import numpy as np
 import torch
 import torch.nn.functional as F
 
+from helpers.common.stats import Interval
 from helpers.model.tokens import content_positions
 from helpers.model.trace import Trace, check_trace, check_traces
 
@@ -308,3 +312,132 @@ def share_explained_by_layer(values) -> float:
     total = ((values - values.mean()) ** 2).sum()
     between = (values.shape[0] * (values.mean(dim=0) - values.mean()) ** 2).sum()
     return float(between / total) if total > 0 else 0.0
+
+
+# -- naming "the" layer: the extreme one and every layer not distinguishable from it ------------
+
+@dataclass(frozen=True)
+class LayerRanking:
+    """The column (layer or transition) with the lowest or highest statistic, and every column
+    that a paired bootstrap cannot tell apart from it (see :func:`rank_layers`)."""
+
+    intervals: list  # per column: the statistic (minus the control) with its bootstrap interval
+    extreme: int  # the column with the lowest (or highest) estimate
+    tied: list  # columns whose paired difference to ``extreme`` has an interval containing 0
+    differences: list  # per column: statistic(column) - statistic(extreme), with its interval
+
+
+def rank_layers(values, *, lowest: bool = True, control=None, statistic=np.mean, n_boot: int = 1000,
+                level: float = 0.95, seed: int = 0) -> LayerRanking:
+    """Which column of ``values [n_items, layers]`` has the lowest (``lowest=True``) or highest
+    ``statistic`` over the items, and which columns cannot be told apart from it.
+
+    The items (rows) are resampled once for all columns, so the comparison is *paired*: every
+    replicate measures all layers on the same items. ``control [n_pairs, layers]`` (e.g. random
+    pair cosines) is subtracted as its mean and resampled independently, so its own uncertainty
+    enters every interval. A column is ``tied`` with the extreme one when the bootstrap interval
+    of its difference to the extreme contains 0 (the extreme column itself is always tied).
+    """
+    array = _as_2d(values, "values")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
+        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}.")
+    rng = np.random.default_rng(seed)
+    n, k = array.shape
+    boots = np.stack([statistic(array[rng.integers(0, n, n)], axis=0) for _ in range(n_boot)])  # [n_boot, k]
+    estimate = np.asarray(statistic(array, axis=0), dtype=float)
+    if control is not None:
+        ctrl = _as_2d(control, "control")
+        if ctrl.shape[1] != k:
+            raise ValueError(f"control has {ctrl.shape[1]} columns but values {k}: measure both on the same layers.")
+        m = ctrl.shape[0]
+        boots = boots - np.stack([ctrl[rng.integers(0, m, m)].mean(axis=0) for _ in range(n_boot)])
+        estimate = estimate - ctrl.mean(axis=0)
+    extreme = int(np.argmin(estimate) if lowest else np.argmax(estimate))
+    alpha = (1 - level) / 2
+    low, high = np.quantile(boots, [alpha, 1 - alpha], axis=0)
+    diffs = boots - boots[:, [extreme]]
+    dlow, dhigh = np.quantile(diffs, [alpha, 1 - alpha], axis=0)
+    d_est = estimate - estimate[extreme]
+    intervals = [Interval(float(e), float(lo), float(hi), level) for e, lo, hi in zip(estimate, low, high)]
+    differences = [Interval(float(e), float(lo), float(hi), level) for e, lo, hi in zip(d_est, dlow, dhigh)]
+    tied = [j for j in range(k) if j == extreme or dlow[j] <= 0 <= dhigh[j]]
+    return LayerRanking(intervals, extreme, tied, differences)
+
+
+def _as_2d(values, name: str) -> np.ndarray:
+    if isinstance(values, torch.Tensor):
+        values = values.detach().cpu().double().numpy()
+    array = np.asarray(values, dtype=float)
+    if array.ndim != 2 or array.shape[0] < 2 or array.shape[1] < 1:
+        raise ValueError(f"{name} must be [n_items >= 2, layers], got shape {array.shape}.")
+    if not np.all(np.isfinite(array)):
+        raise ValueError(f"{name} holds NaN or infinite values.")
+    return array
+
+
+def outliers_in_every_layer(outliers: list[list[int]]) -> list[int]:
+    """The dimensions flagged (:func:`layer_norm_outliers`) in *every* layer: Kovaleva et al.
+    (2021) found BERT-base's outliers at the same positions throughout the model."""
+    if not outliers:
+        return []
+    common = set(outliers[0])
+    for flagged in outliers[1:]:
+        common &= set(flagged)
+    return sorted(common)
+
+
+def path_lengths(coords) -> torch.Tensor:
+    """Length of each path ``[k, layers, d]`` (e.g. :func:`pca_trajectory`): the sum of its
+    step lengths, ``[k]``, in the units of the projection."""
+    coords = torch.as_tensor(coords)
+    if coords.ndim != 3 or coords.shape[1] < 2:
+        raise ValueError(f"coords must be [paths, layers >= 2, dims], got shape {tuple(coords.shape)}.")
+    return (coords[:, 1:] - coords[:, :-1]).norm(dim=-1).sum(dim=1)
+
+
+# -- lesson 04's "claims tested" table --------------------------------------------------------
+
+def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: float, within_ci: list,
+               cross_ci: list, mean_of_two, eta2: float, grows: bool, top_share, k: int, hidden_size: int,
+               every_layer_outliers: list[int]) -> list[tuple[str, str, str]]:
+    """Lesson 04's claims table: ``(popular claim, this model's live numbers and verdict,
+    published finding with paper and model)`` per row, every verdict computed from the numbers.
+
+    ``turn`` ranks the baseline-adjusted layer-to-layer cosines (:func:`rank_layers`, lowest
+    first), ``turn_share`` is the share of tokens whose own biggest adjusted turn is there;
+    ``within_ci``/``cross_ci`` are the same-layer and one-layer-apart controls; ``eta2`` is
+    :func:`share_explained_by_layer` of the norms; ``top_share`` the share of ``||h||^2`` in the
+    ``k`` largest dimensions per layer."""
+    L = len(within_ci) - 1
+    names = transition_names
+    last_among = (L - 1) in turn.tied
+    first, last = within_ci[0], within_ci[L]
+    cone = ("not distinguishable from" if first.overlaps(last) else
+            "above" if last.estimate > first.estimate else "below")
+    top_share = torch.as_tensor(top_share)
+    return [
+        ("A token changes most in the last layers",
+         f"lowest adjusted median cosine at {names[turn.extreme]} ({turn.intervals[turn.extreme]}); not "
+         f"distinguishable from it: {[names[j] for j in turn.tied]}; the last transition is "
+         f"{'among' if last_among else 'not among'} them; biggest adjusted turn of {turn_share:.0%} of the tokens",
+         "Ethayarajh 2019 (BERT-base): upper layers are the most context-specific -- measured as self-similarity "
+         "across contexts, not this layer-to-layer cosine"),
+        ("Upper layers are a narrow cone (high random-pair cosine)",
+         f"same-layer baseline: layer {L} {last} is {cone} the embeddings' {first}",
+         "Ethayarajh 2019 (BERT-base, ELMo, GPT-2): anisotropic in all non-input layers, more so higher up"),
+        ("A layer-to-layer cosine can be read against the mean of the two same-layer baselines",
+         f"at {names[L - 1]}: matching control {cross_ci[L - 1]} vs mean of two {float(mean_of_two[L - 1]):.3f}",
+         "Ethayarajh 2019 defined only within-layer baselines"),
+        ("Norms grow because the model grows more confident",
+         f"prediction 'lengths differ mostly between tokens': {'met' if eta2 < 0.5 else 'not met'} "
+         f"({1 - eta2:.0%} of the variance lies between tokens of a layer); prediction 'they grow at every layer': "
+         f"{'met' if grows else 'not met'}",
+         "no published test; a course measurement (it cannot show what the length means)"),
+        ("A few dimensions dominate the vector",
+         f"top {k} dims carry {top_share.min():.1%}-{top_share.max():.1%} of ||h||^2 (even spread: {k / hidden_size:.1%}); "
+         f"LayerNorm 3-sigma outliers in every layer: {every_layer_outliers or 'none'}",
+         "Kovaleva et al. 2021 (BERT-base and others): outlier LayerNorm scales and biases at the same "
+         "positions in every layer"),
+    ]

@@ -18,16 +18,22 @@ def transition_labels(n_transitions: int) -> list[str]:
     return [f"{a}→{b}" for a, b in zip(names[:-1], names[1:])]
 
 
-def plot_median_band(per_token, ax=None, x=None, label="data tokens: median", color=NORMAL, band_label=None):
-    """Median of ``per_token [N, layers]`` over the tokens with its interquartile band; returns the axes."""
+def plot_median_band(per_token, ax=None, x=None, label="data tokens: median", color=NORMAL, band_label=None,
+                     hatch=None):
+    """Median of ``per_token [N, layers]`` over the tokens with its interquartile band; returns the axes.
+    With ``hatch`` (e.g. ``"//"``) the band is drawn as a hatched outline instead of a filled area,
+    so it stays visible where it overlaps another band."""
     values = to_numpy(per_token)
     if values.ndim != 2 or values.shape[0] < 1:
         raise ValueError(f"per_token must be [n_tokens, layers], got shape {values.shape}.")
     ax = new_axes(ax, (6, 3))
     q25, med, q75 = quartiles(values)
     x = np.arange(values.shape[1]) if x is None else np.asarray(x)
-    ax.fill_between(x, q25, q75, color=color, alpha=0.2, lw=0,
-                    label=band_label or f"interquartile band ({values.shape[0]} tokens)")
+    band_label = band_label or f"interquartile band ({values.shape[0]} tokens)"
+    if hatch:
+        ax.fill_between(x, q25, q75, facecolor="none", edgecolor=color, hatch=hatch, lw=1.0, label=band_label)
+    else:
+        ax.fill_between(x, q25, q75, color=color, alpha=0.2, lw=0, label=band_label)
     ax.plot(x, med, "o-", color=color, label=label)
     return ax
 
@@ -41,7 +47,7 @@ def plot_layer_norms(norms, ax=None, title="L2 norm per layer", per_token=None):
            label="this token" if per_token is not None else None)
     if per_token is not None:
         plot_median_band(per_token, ax=ax)
-        ax.legend(loc="lower left")
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))  # beside the bars, never on them
     ax.set_xticks(range(len(norms)), layer_labels(len(norms)))
     ax.set_xlabel("layer")
     ax.set_ylabel("L2 norm ‖h‖")
@@ -73,8 +79,9 @@ def plot_consecutive(cosines, adjusted=None, ax=None, per_token=None, per_token_
 
 
 def plot_similarity_heatmap(matrix, labels=None, ax=None, title="cosine between layers", vmin=None, vmax=None,
-                            cbar_label="cosine", annotate=None, **kwargs):
-    """Heatmap of a square layer-by-layer matrix, annotated at >= 8 pt when it is small enough."""
+                            cbar_label="cosine", annotate=None, colorbar_on: bool = True, **kwargs):
+    """Heatmap of a square layer-by-layer matrix, annotated at >= 8 pt when it is small enough
+    (``colorbar_on=False``: the caller draws one colourbar for several panels)."""
     matrix = to_numpy(matrix)
     if matrix.ndim != 2 or matrix.shape[0] != matrix.shape[1]:
         raise ValueError(f"matrix must be square, got shape {matrix.shape}.")
@@ -92,25 +99,31 @@ def plot_similarity_heatmap(matrix, labels=None, ax=None, title="cosine between 
     ax.set_xlabel("layer")
     ax.set_ylabel("layer")
     ax.set_title(title)
-    colorbar(im, ax, cbar_label)
+    if colorbar_on:
+        colorbar(im, ax, cbar_label)
     return ax
 
 
 def plot_similarity_spread(token_matrix, per_token, token_name: str, axes=None):
-    """Three panels: one token's layer-by-layer cosine matrix, the data tokens' median matrix on
-    the *same* colour scale, and the interquartile width of the data tokens (the spread)."""
+    """Three panels: one token's layer-by-layer cosine matrix and the data tokens' median matrix,
+    both on the full cosine scale [-1, 1] (one diverging colour map, one colourbar, so a
+    truncated range cannot exaggerate differences), and the interquartile width of the data
+    tokens (the spread) on its own scale."""
     import matplotlib.pyplot as plt
 
     token_matrix, per_token = to_numpy(token_matrix), to_numpy(per_token)
     q25, med, q75 = quartiles(per_token)
     if axes is None:
-        _, axes = plt.subplots(1, 3, figsize=(10.5, 3.6), layout="constrained")
-    low = float(min(token_matrix.min(), med.min()))
-    plot_similarity_heatmap(token_matrix, ax=axes[0], title=f"cosine between layers, {token_name}", vmin=low, vmax=1)
-    plot_similarity_heatmap(med, ax=axes[1], title=f"median cosine, {per_token.shape[0]} data tokens", vmin=low,
-                            vmax=1)
-    plot_similarity_heatmap(q75 - q25, ax=axes[2], title="spread: interquartile width", cmap="magma",
+        _, axes = plt.subplots(1, 3, figsize=(8.8, 3.3), layout="constrained")
+    scale = dict(vmin=-1, vmax=1, cmap="RdBu_r", colorbar_on=False)
+    plot_similarity_heatmap(token_matrix, ax=axes[0], title=f"cosine, {token_name}", **scale)
+    plot_similarity_heatmap(med, ax=axes[1], title=f"median, {per_token.shape[0]} data tokens", **scale)
+    axes[1].set_ylabel("")
+    axes[0].figure.colorbar(axes[0].images[0], ax=list(axes[:2]), label="cosine between layers", fraction=0.05,
+                            pad=0.02)
+    plot_similarity_heatmap(q75 - q25, ax=axes[2], title="spread: interquartile width", cmap="magma", vmin=0,
                             cbar_label="q75 − q25 of the cosine")
+    axes[2].set_ylabel("")
     return axes
 
 
@@ -146,7 +159,7 @@ def plot_norm_parts(parts: dict, ax=None, token_norms=None, token_name: str = "t
     x = np.arange(norm.shape[1])
     plot_median_band(norm, ax=ax, x=x, label="‖h‖, data tokens: median", color=NORMAL)
     plot_median_band(scaled, ax=ax, x=x, label="‖γ⊙ẑ‖ = ‖h − β‖: median", color="tab:purple",
-                     band_label="interquartile band of ‖γ⊙ẑ‖")
+                     band_label="interquartile band of ‖γ⊙ẑ‖ (hatched)", hatch="////")
     ax.plot(x, to_numpy(parts["gamma"]), "^--", color="tab:green", label="‖γ‖ (ẑ spread evenly)")
     ax.plot(x, to_numpy(parts["beta"]), "v--", color="tab:brown", label="‖β‖")
     if token_norms is not None:
@@ -237,8 +250,9 @@ def _draw_path(ax, path, name, color):
 def plot_trajectory(coords, names, ax=None, explained=None):
     """PCA paths ``[k, L + 1, 2]`` with one arrow per layer step (the direction of travel), a
     marker and a non-overlapping 8 pt label per layer, equal scales on both axes and the %
-    variance of each component. Without ``ax``: one panel per token (each zoomed to its path,
-    equal aspect), so a short path is not lost beside a long one; returns the axes."""
+    variance of each component. Without ``ax``: one panel per token, each centred on its path
+    and all on **one** scale (the same span in data units on both axes of every panel), so path
+    lengths compare by eye; returns the axes."""
     import matplotlib.pyplot as plt
 
     coords = to_numpy(coords)
@@ -248,18 +262,23 @@ def plot_trajectory(coords, names, ax=None, explained=None):
     colors = [NORMAL, HIGHLIGHT, "tab:green", "tab:red", "tab:purple"]
     if ax is None:
         k = len(names)
-        fig, axes = plt.subplots(1, k, figsize=(min(10.0, 4.6 * k), 4.4), squeeze=False, layout="constrained")
+        fig, axes = plt.subplots(1, k, figsize=(min(8.8, 4.4 * k), 4.4), squeeze=False, layout="constrained")
         axes = list(axes[0])
         groups = [[i] for i in range(k)]
         fig.suptitle("trajectory through the layers: PCA of all tokens at all layers (arrows: emb → last)")
     else:
         axes, groups = [ax], [list(range(len(names)))]
         ax.set_title("trajectory through the layers (PCA of all tokens, all layers)")
+    # One span for every panel: the largest extent of any path (x or y), plus a margin.
+    span = max(float(np.ptp(coords[members][:, :, d])) for members in groups for d in (0, 1))
+    span = 1.3 * span if span > 0 else 1.0
     for panel, members in zip(axes, groups):
         for i in members:
             _draw_path(panel, coords[i, :, :2], names[i], colors[i % len(colors)])
-        panel.set_aspect("equal", adjustable="datalim")
-        panel.margins(0.2)
+        centre = [(coords[members][:, :, d].min() + coords[members][:, :, d].max()) / 2 for d in (0, 1)]
+        panel.set_xlim(centre[0] - span / 2, centre[0] + span / 2)
+        panel.set_ylim(centre[1] - span / 2, centre[1] + span / 2)
+        panel.set_aspect("equal", adjustable="box")
         if len(members) == 1:
             panel.set_title(f"token {names[members[0]]!r}")
         if explained is not None:

@@ -34,13 +34,13 @@ class LayerWalkExplorer(Explorer):
 
     def _build_figure(self, token, layer):
         n = self.trace.num_layers + 1
-        fig, (ax_norm, ax_sim, ax_dim) = plt.subplots(1, 3, figsize=(12, 3.2))
+        fig, (ax_norm, ax_sim, ax_dim) = plt.subplots(1, 3, figsize=(9, 3.2))
         self.norm_bars = ax_norm.bar(range(n), self._norms[token], color=NORMAL)
         ax_norm.set_xticks(range(n), layer_labels(n))
         ax_norm.set_ylim(0, self._norms.max() * 1.1)
         ax_norm.set_xlabel("layer")
         ax_norm.set_ylabel("L2 norm")
-        ax_norm.set_title("L2 norm per layer (orange: shown layer)")
+        ax_norm.set_title("L2 norm (orange: shown layer)")
         (self.sim_line,) = ax_sim.plot(range(n), self._sims[token, layer], "o-")
         (self.sim_marker,) = ax_sim.plot([layer], [1.0], "o", color=HIGHLIGHT, ms=10)
         ax_sim.set_xticks(range(n), layer_labels(n))
@@ -51,7 +51,7 @@ class LayerWalkExplorer(Explorer):
         self.dim_bars = ax_dim.bar(range(self.n_dims), self._dims[layer, token], color=NORMAL)
         lim = float(np.abs(self._dims).max()) * 1.1
         ax_dim.set_ylim(-lim, lim)
-        ax_dim.set_title(f"value of the first {self.n_dims} dimensions")
+        ax_dim.set_title(f"first {self.n_dims} dimensions")
         ax_dim.set_xlabel("dimension")
         ax_dim.set_ylabel("value")
         self.suptitle = fig.suptitle("")

@@ -16,11 +16,12 @@ def my_norms(trace, token) -> torch.Tensor:
 
 
 def solution_3(trace, token, others) -> float:
-    """Cosine(embedding, last layer) of ``token`` minus the matching control: a random content
-    token at layer 0 against a different random one (another sentence) at layer L."""
+    """Cosine(layer 1, last layer) of ``token`` minus the matching control: a random content
+    token at layer 1 against a different random one (another sentence) at layer L."""
     from helpers.layerwalk import compute
 
     L = trace.num_layers
-    raw = torch.nn.functional.cosine_similarity(trace.hidden(0)[token], trace.hidden(L)[token], dim=0)
-    control = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L)[:, 0].mean()
+    raw = torch.nn.functional.cosine_similarity(trace.hidden(1)[token], trace.hidden(L)[token], dim=0)
+    # gap = L - 1 layers apart; column l pairs layer l with layer l + gap, so column 1 is layer 1 vs L
+    control = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L - 1)[:, 1].mean()
     return float(raw - control)
