@@ -115,7 +115,7 @@ def plot_int8_comparison(sizes: dict, times: dict, accuracy: dict, change, betwe
     change, between = to_numpy(change), to_numpy(between)
     layers = np.arange(change.shape[0])
     for values, label, color in ((change, "int8 vs float32, same sentence", "tab:orange"),
-                                 (between, "two different sentences, float32", "gray")):
+                                 (between, "a sentence vs a random other one, float32", "gray")):
         q25, med, q75 = quartiles(values.T)
         ax_change.plot(layers, med, "o-", color=color, label=label, ms=4)
         ax_change.fill_between(layers, q25, q75, color=color, alpha=0.2, lw=0)
