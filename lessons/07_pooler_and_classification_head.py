@@ -226,10 +226,11 @@ print(f"the 150-step head and sklearn predict the same intent for {(pred_sklearn
 for name, right in (("150 steps", correct_head), ("600 steps", correct_long)):
     print(textwrap.fill(compare_two_paired(name, right, "sklearn", correct_sklearn), 110, subsequent_indent="    "))
 short_gap, long_gap = (differs(paired_difference(right, correct_sklearn)) for right in (correct_head, correct_long))
-print("verdict: " + ("150 steps already match the independent solver on this test set" if not short_gap else
-                     "150 steps stop short on this model, 600 reach the solver; every head below trains 150 steps "
-                     "alike, so they compare like with like, but can sit below a fully trained head" if not long_gap else
-                     "even 600 steps stay apart from the solver: the two objectives (penalties) differ"))
+print(textwrap.fill("verdict: " + (
+    "150 steps already match the independent solver on this test set" if not short_gap else
+    "150 steps stop short on this model, 600 reach the solver; every head below trains 150 steps alike, so they "
+    "compare like with like, but can sit below a fully trained head" if not long_gap else
+    "even 600 steps stay apart from the solver: the two objectives (penalties) differ"), 110, subsequent_indent="    "))
 # %% [markdown]
 # ## Where does it go wrong?
 #
@@ -322,7 +323,7 @@ from helpers.classify.plots import plot_layer_weights, plot_strategy_accuracies
 layers4, note = last_k_layers(L)
 print(f"'last four' uses {note}")
 strategies = strategy_accuracies(feats_train, train.labels, feats_test, test.labels, C, seeds=SEEDS)
-fig, (ax_acc, ax_w) = plt.subplots(1, 2, figsize=(9, 3.9), width_ratios=[1.35, 1])
+fig, (ax_acc, ax_w) = plt.subplots(1, 2, figsize=(8.6, 4.2), width_ratios=[1.35, 1])
 plot_strategy_accuracies(strategies.accuracy, ax=ax_acc, chance=1 / C)
 plot_layer_weights(strategies.layer_weights, ax=ax_w)
 plt.show()
@@ -347,12 +348,13 @@ probe_last, strategy_last = probe_runs["cls"][L], strategies.accuracy["last laye
 s0 = SEEDS.index(0)  # the seed of the first head
 mismatch = int((correct_head != probe_last.correct[s0]).sum()) + int((probe_last.correct != strategy_last.correct).sum())
 if mismatch == 0:
-    print(f"same answers on every test item, every seed: the first head's {accuracy_ci(correct_head).percent()} is "
-          f"seed 0 of the probe and of the strategy, whose {len(SEEDS)}-seed result is {strategy_last.describe()}")
+    text = (f"same answers on every test item, every seed: the first head's {accuracy_ci(correct_head).percent()} is "
+            f"seed 0 of the probe and of the strategy, whose {len(SEEDS)}-seed result is {strategy_last.describe()}")
 else:
-    print(f"{mismatch} (item, seed) answers differ between the first head, the probe and the strategy "
-          f"(floating-point rounding of the batched probe trainer); the {len(SEEDS)}-seed results: probe "
-          f"{probe_last.describe()}, strategy {strategy_last.describe()}")
+    text = (f"{mismatch} (item, seed) answers differ between the first head, the probe and the strategy "
+            f"(floating-point rounding of the batched probe trainer); the {len(SEEDS)}-seed results: probe "
+            f"{probe_last.describe()}, strategy {strategy_last.describe()}")
+print(textwrap.fill(text, 110, subsequent_indent="    "))
 
 # %% [markdown]
 # Compare the ranking in the printout with the published table: on a different task and

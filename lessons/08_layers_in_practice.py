@@ -282,7 +282,7 @@ share = memory["plain"].activation_bytes / total["plain"]
 print(f"with {method}(): the activations shrink "
       f"{memory['plain'].activation_bytes / memory['checkpointed'].activation_bytes:.1f}x, the whole step's memory "
       f"{total['plain'] / total['checkpointed']:.2f}x;\n  without it the activations are {share:.0%} of the step's "
-      f"memory at this batch (they grow with batch size and length, the other parts do not)")
+      f"memory at this batch\n  (the activations grow with batch size and length, the other parts do not)")
 
 # %% [markdown]
 # The recomputation is the price: each checkpointed layer runs its forward a second time
@@ -320,8 +320,8 @@ assert torch.allclose(X_train, extract_features(tokenizer, model, train.texts, p
 misses = cache.misses
 second = cache.get(train.texts[:5], max(L - 1, 0), "cls")  # another layer and pooling
 assert cache.misses == misses, "the first pass cached every layer: no text may be encoded again"
-print(f"first call {cold:.2f} s (one run: it includes the model's forward passes); repeated calls: median "
-      f"{median_range(warm).estimate * 1e3:.2f} ms [{min(warm) * 1e3:.2f}, {max(warm) * 1e3:.2f}] over {len(warm)} calls\n"
+print(f"first call {cold:.2f} s (one run: it includes the model's forward passes)\nrepeated calls: median "
+      f"{median_range(warm).estimate * 1e3:.2f} ms [{min(warm) * 1e3:.2f}, {max(warm) * 1e3:.2f}] over {len(warm)} calls; "
       f"{cache.misses} texts encoded, {cache.hits} answered from the cache (the other layer too)")
 
 # %% [markdown]
@@ -340,9 +340,10 @@ assert shared.hits == 0 and shared.misses == 20, "the fine-tuned copy must not r
 moved = relative_change(X_train[:20], X_tuned).median().item()
 apart = relative_change(X_train, X_train[random_partners(len(X_train))]).median().item()
 print(f"fine-tuned copy on the shared store: {shared.hits} hits, {shared.misses} misses")
-print(f"fine-tuning ('full', lr {FT_LR:g}) moved the last-layer features by a median {moved:.1%} of their length; "
-      f"two different\n  training utterances lie a median {apart:.1%} apart in the original model: fine-tuning moved "
-      + ("a sentence further than swapping it for another" if moved > apart else "a sentence less far than swapping it for another"))
+print(textwrap.fill(
+    f"fine-tuning ('full', lr {FT_LR:g}) moved the last-layer features by a median {moved:.1%} of their length; "
+    f"two different training utterances lie a median {apart:.1%} apart in the original model: fine-tuning moved "
+    f"a sentence {'further' if moved > apart else 'less far'} than swapping it for another", 110, subsequent_indent="    "))
 
 # %% [markdown]
 # ## 5. Dynamic int8 quantization
@@ -390,8 +391,9 @@ print(textwrap.fill("test accuracy: " + compare_two_paired("float32", acc["float
 same = (predict(heads[0], feats["float32"].layer(L, "mean")) == predict(heads[0], feats["int8"].layer(L, "mean"))).float()
 print(f"the seed-0 head gives the same answer on {same.mean():.0%} of the {len(test)} test utterances")
 m, b = change[L].median().item(), between[L].median().item()
-print(f"last layer: int8 moves a sentence's feature by a median {m:.1%} of its length; a test sentence and a random "
-      f"other one\n  lie a median {b:.1%} apart (ratio {m / max(b, 1e-12):.2f})")
+print(textwrap.fill(f"last layer: int8 moves a sentence's feature by a median {m:.1%} of its length; a test sentence "
+                    f"and a random other one lie a median {b:.1%} apart (ratio {m / max(b, 1e-12):.2f})", 110,
+                    subsequent_indent="    "))
 
 # %% [markdown]
 # The printouts above are the trade, in numbers: how much smaller the file got, whether int8

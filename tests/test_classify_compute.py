@@ -176,3 +176,20 @@ def test_layer_weights_summary_names_the_overlapping_seed_ranges():
                                                          "overlaps its range")
     with pytest.raises(ValueError, match="n_seeds"):
         layer_weights_summary(torch.ones(3))
+
+
+def test_paired_difference_with_seeds_spans_every_seeds_pair():
+    from helpers.common.stats import paired_difference_ci
+
+    g = torch.Generator().manual_seed(0)
+    a = SeededAccuracy(torch.rand(3, 80, generator=g) < 0.9, (0, 1, 2))
+    b = SeededAccuracy(torch.rand(3, 80, generator=g) < 0.7, (0, 1, 2))
+    per_seed = [paired_difference_ci(a.correct[i].float(), b.correct[i].float()) for i in range(3)]
+    d = paired_difference(a, b)
+    assert d.estimate == pytest.approx(a.estimate - b.estimate)
+    assert d.low == min(r.low for r in per_seed) and d.high == max(r.high for r in per_seed)
+    one = b.correct[0]  # a single run is paired with every seed of the other
+    assert paired_difference(a, one).low == min(paired_difference_ci(a.correct[i].float(), one.float()).low for i in range(3))
+    with pytest.raises(ValueError, match="same number of seeds"):
+        paired_difference(a, SeededAccuracy(b.correct[:2], (0, 1)))
+    assert "spanning the 3 seeds' intervals" in compare_paired({"a": a, "b": b})

@@ -266,14 +266,31 @@ def outcome_interval(outcomes) -> Interval:
     return outcomes.interval() if isinstance(outcomes, SeededAccuracy) else accuracy_ci(per_item(outcomes))
 
 
+def _runs(outcomes) -> torch.Tensor:
+    """``[n_runs, n_items]`` floats: the per-seed outcomes of a :class:`SeededAccuracy`, or one run."""
+    if isinstance(outcomes, SeededAccuracy):
+        return outcomes.correct.float()
+    return per_item(outcomes)[None]
+
+
 def paired_difference(a, b) -> Interval:
     """Accuracy of ``a`` minus accuracy of ``b``, measured on the **same** test items: the
-    per-item outcomes (averaged over seeds) are subtracted item by item and the items
-    resampled once for both (:func:`~helpers.common.stats.paired_difference_ci`)."""
-    a, b = per_item(a), per_item(b)
-    if a.shape != b.shape:
-        raise ValueError(f"a and b must be measured on the same test items: {a.numel()} vs {b.numel()} items.")
-    return paired_difference_ci(a, b)
+    per-item outcomes are subtracted item by item and the items resampled once for both
+    (:func:`~helpers.common.stats.paired_difference_ci`).
+
+    With several seeds (:class:`SeededAccuracy`), run ``i`` of ``a`` is paired with run ``i`` of
+    ``b`` (a single run is paired with every run of the other) and the interval spans every
+    pair's interval, as :meth:`SeededAccuracy.interval` does, so that the randomness of training
+    counts as well as the choice of test items. The estimate is the difference of the means.
+    """
+    A, B = _runs(a), _runs(b)
+    if A.shape[1] != B.shape[1]:
+        raise ValueError(f"a and b must be measured on the same test items: {A.shape[1]} vs {B.shape[1]} items.")
+    if len(A) != len(B) and 1 not in (len(A), len(B)):
+        raise ValueError(f"a and b must have the same number of seeds (or one run), got {len(A)} and {len(B)}.")
+    A, B = A.expand(max(len(A), len(B)), -1), B.expand(max(len(A), len(B)), -1)
+    runs = [paired_difference_ci(x, y) for x, y in zip(A, B)]
+    return Interval(float(A.mean() - B.mean()), min(r.low for r in runs), max(r.high for r in runs))
 
 
 def points(interval: Interval) -> str:
@@ -291,7 +308,7 @@ def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110)
     """
     if not named:
         raise ValueError("named must map at least one name to a SeededAccuracy or per-item outcomes.")
-    est = {k: per_item(v).mean().item() for k, v in named.items()}
+    est = {k: _runs(v).mean().item() for k, v in named.items()}
     best = max(named, key=est.__getitem__)
     lines = [f"Highest {what}: {best}, {outcome_interval(named[best]).percent()}."]
     if len(named) > 1:
@@ -299,13 +316,16 @@ def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110)
         tied = [f"{k} ({points(d)})" for k, d in diffs.items() if not differs(d)]
         below = [f"{k} ({points(d)})" for k, d in diffs.items() if differs(d)]
         n = per_item(named[best]).numel()
-        lines.append(f"Each other one minus it, paired on the same {n} test items (95% interval):")
+        seeds = max(len(_runs(v)) for v in named.values())
+        lines.append(f"Each other one minus it, paired on the same {n} test items (95% interval"
+                     + (f", spanning the {seeds} seeds' intervals):" if seeds > 1 else "):"))
         lines.append("not distinguishable from it (the interval includes 0): " + (_join(tied) if tied else "none") + ".")
         if below:
             lines.append(f"lower (the interval excludes 0): {_join(below)}.")
     if width is None:
         return " ".join(lines)
-    return "\n".join(textwrap.fill(line, width, initial_indent="  " if i else "", subsequent_indent="    ")
+    return "\n".join(textwrap.fill(line, width, initial_indent="  " if i else "", subsequent_indent="    ",
+                                   break_on_hyphens=False)
                      for i, line in enumerate(lines))
 
 
@@ -313,7 +333,9 @@ def compare_two_paired(a_name: str, a, b_name: str, b) -> str:
     """``"A 88.0% [..] vs B 92.0% [..]; A - B paired on the same 100 items: -4.0 points [..]:
     not distinguishable"``, or which one is higher when the difference's interval excludes 0."""
     d = paired_difference(a, b)
-    if differs(d):
+    if d.low == d.high == 0:
+        verdict = "right and wrong on exactly the same items"
+    elif differs(d):
         verdict = f"{a_name if d.estimate > 0 else b_name} is higher (the interval excludes 0)"
     else:
         verdict = "not distinguishable (the interval includes 0)"
