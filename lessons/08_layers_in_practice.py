@@ -1,10 +1,14 @@
 # ---
 # jupyter:
 #   jupytext:
+#     cell_metadata_filter: tags,-all
 #     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-all
 #     text_representation:
 #       extension: .py
 #       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 #   kernelspec:
 #     display_name: Python 3
 #     language: python
@@ -74,9 +78,12 @@ print(f"{L} layers, hidden {H}; {len(train)} train / {len(test)} test utterances
 # first run of anything pays one-off costs (memory allocation, kernel selection). So every
 # timing below starts with an untimed warm-up, runs each candidate several times *in turns*
 # (a, b, a, b, ...) so that a slow spell hits all of them alike, and reports the median with
-# the range. Accuracies carry a 95% interval over the test items (and over seeds for anything
-# trained). Two numbers whose ranges or intervals overlap are not called different, and the
-# sentences that compare them are computed by the cells, not written in advance.
+# the range; two timings whose ranges overlap are not called different. Accuracies carry a
+# 95% interval over the test items (and over seeds for anything trained). Two classifiers
+# tested on the same items are compared item by item, as in lesson 07: the 95% interval of the
+# paired difference (`paired_difference` in `helpers/classify/compute.py`) must exclude 0
+# before they are called different. The sentences that compare them are computed by the
+# cells, not written in advance.
 #
 # ## 1. Fine-tuning strategies
 #
@@ -104,7 +111,9 @@ print(f"{L} layers, hidden {H}; {len(train)} train / {len(test)} test utterances
 # To keep this short on a CPU we use 4 utterances per intent, 3 epochs and at most 16
 # tokens, and three seeds per strategy (`compare_finetuning` warms up first and runs the
 # strategies in turns); the word-embedding matrix stays frozen in every run (it is a large share of a
-# small BERT's weights). These are demonstrations of cost and behaviour, not tuned results.
+# small BERT's weights). So few steps only move the weights at a learning rate well above the
+# usual ones for BERT (the cell prints how far above). These are demonstrations of cost and
+# behaviour, not tuned results.
 
 # %%
 from helpers.finetuning.compute import FINETUNE_STRATEGIES, compare_finetuning
@@ -112,42 +121,53 @@ from helpers.practice.compute import model_key
 from helpers.practice.plots import plot_accuracy_vs_time
 
 key_before = model_key(model)  # a hash of every weight of the loaded model
-FT_SEEDS = (0, 1, 2)
+FT_SEEDS, FT_LR = (0, 1, 2), 3e-4
 runs = compare_finetuning(tokenizer, model, train.subset(4), test, FINETUNE_STRATEGIES, seeds=FT_SEEDS,
-                          epochs=3, lr=3e-4, batch_size=20)
+                          epochs=3, lr=FT_LR, batch_size=20)
 assert model_key(model) == key_before, "the loaded model must stay untouched"
 ax = plot_accuracy_vs_time(runs.accuracy, runs.seconds)
 plt.show()
+# Devlin et al. (2019), Appendix A.3, fine-tune BERT with Adam at 5e-5, 3e-5 or 2e-5
+print(f"learning rate {FT_LR:g}: {FT_LR / 5e-5:.0f}-{FT_LR / 2e-5:.0f}x the rates Devlin et al. (2019) "
+      f"recommend for fine-tuning BERT (5e-5 to 2e-5)")
 
 # %%
-from helpers.classify.compute import compare_intervals
+import textwrap
+
+from helpers.classify.compute import compare_paired
 from helpers.practice.compute import compare_times, median_range
 
-print(f"{'strategy':<22}{'test accuracy [95% interval]; seeds':<44}{'seconds: median [range]':<26}trainable at end")
+print(f"{'strategy':<22}{'test accuracy [95% interval]; seeds':<44}{'training s/run: median [range]':<32}"
+      "trainable at end")
 for s in FINETUNE_STRATEGIES:
-    print(f"{s:<22}{runs.accuracy[s].describe():<44}{median_range(runs.seconds[s]).format('.2f'):<26}"
+    print(f"{s:<22}{runs.accuracy[s].describe():<44}{median_range(runs.seconds[s]).format('.2f'):<32}"
           f"{runs.trainable_params[s]:,}")
-print(compare_intervals({s: a.interval() for s, a in runs.accuracy.items()}))
-print(compare_times("full", runs.seconds["full"], "freeze lower half", runs.seconds["freeze lower half"]))
+print("(training s/run: wall-clock seconds of one run's training loop, this machine; test evaluation not included)")
+print(compare_paired(runs.accuracy))
+print(textwrap.fill(compare_times("full", runs.seconds["full"], "freeze lower half", runs.seconds["freeze lower half"]),
+                    110, subsequent_indent="    "))
 
 # %% [markdown]
 # Read the figure and the printout together. Freezing layers removes the backward pass
 # through them and their optimizer updates: whether that shows up as fewer seconds on your
 # machine is the last printed line. With this little data, the accuracy intervals are wide;
-# the line above them says which strategies this test set can tell apart. With a larger data
-# set and more epochs the ranking can change: measure it on yours.
+# the paired comparison above them says which strategies this test set can tell apart. With
+# a larger data set and more epochs the ranking can change: measure it on yours. This section
+# measures cost and accuracy only; which layers each strategy moves, and how far, is what
+# lesson 10 measures.
 #
 # ## 2. Keep only the hidden states you need
 #
 # A recipe seen in the wild passes a list, `output_hidden_states=[8, 10, 12]`, hoping to get
 # only three layers back -- either to the forward call or to `from_pretrained`, which stores
 # it in the model's config. What happens depends on the transformers version. The course
-# authors tried both paths on the bundled model, asking for hidden states $[2, 4, 6]$ of 7:
+# authors tried both paths on the bundled model, asking for hidden states $[2, 4, 6]$ of 7
+# (**checked on 2026-12-02**; newer versions may behave differently again):
 #
 # | transformers | forward argument | `from_pretrained(..., output_hidden_states=[...])` |
 # |---|---|---|
 # | 4.57 | read as `True`: all 7 states | accepted; then read as `True`: all 7 |
-# | 5.15 (Colab at the time of writing) | read as `True`: all 7 states | refused: `StrictDataclassFieldValidationError` (the config field must be a bool) |
+# | 5.15 (Colab's version on 2026-12-02) | read as `True`: all 7 states | refused: `StrictDataclassFieldValidationError` (the config field must be a bool) |
 # | 5.17 | selects, but shifted: entries 2 and 4 hold states 3 and 5, nothing for 6 | refused, as in 5.15 |
 # | 5.22 | shifted, as in 5.17 | accepted; shifted, as in 5.17 |
 # | 5.23, 5.24 | honoured: states 2, 4, 6, `None` elsewhere | honoured |
@@ -250,18 +270,19 @@ ax = plot_training_memory(parts, title=f"memory one training step holds, {B} utt
 plt.show()
 n_params = sum(p.numel() for p in clfs["plain"].parameters())
 unused = sum(p.numel() for p in clfs["plain"].parameters() if p.grad is None)
-print(f"{n_params:,} parameters; measured {sum(state.values()) / n_params:.1f} bytes per parameter "
-      f"for weights + gradients + AdamW state ({', '.join(f'{k} {v / 2**20:.0f} MiB' for k, v in state.items())}); "
-      f"{unused:,} parameters got no gradient (not used by this classifier), so no optimizer state either")
+print(f"{n_params:,} parameters; measured {sum(state.values()) / n_params:.1f} bytes per parameter for weights + "
+      f"gradients + AdamW state:\n  {', '.join(f'{k} {v / 2**20:.0f} MiB' for k, v in state.items())}; "
+      f"{unused:,} parameters got no gradient\n  (not used by this classifier), so no optimizer state either")
 for mode, m in memory.items():
-    print(f"{mode:>12}: activations {m.activation_bytes / 2**20:6.1f} MiB in {m.activation_tensors} tensors; "
-          f"also saved: {m.parameter_tensors} references to weights ({m.parameter_bytes / 2**20:.0f} MiB, not extra); "
-          f"layer forwards {m.layer_calls_forward} + {m.layer_calls_backward} recomputed in backward")
+    print(f"{mode}: activations {m.activation_bytes / 2**20:.1f} MiB in {m.activation_tensors} tensors; layer forwards "
+          f"{m.layer_calls_forward} + {m.layer_calls_backward} recomputed in backward\n  also saved: "
+          f"{m.parameter_tensors} references to weights ({m.parameter_bytes / 2**20:.0f} MiB, not extra)")
 total = {mode: sum(p.values()) for mode, p in parts.items()}
 share = memory["plain"].activation_bytes / total["plain"]
-print(f"with {method}(): the activations shrink {memory['plain'].activation_bytes / memory['checkpointed'].activation_bytes:.1f}x, "
-      f"the whole step's memory {total['plain'] / total['checkpointed']:.2f}x; without it the activations are {share:.0%} "
-      f"of the step's memory at this batch (they grow with batch size and length, the other parts do not)")
+print(f"with {method}(): the activations shrink "
+      f"{memory['plain'].activation_bytes / memory['checkpointed'].activation_bytes:.1f}x, the whole step's memory "
+      f"{total['plain'] / total['checkpointed']:.2f}x;\n  without it the activations are {share:.0%} of the step's "
+      f"memory at this batch\n  (the activations grow with batch size and length, the other parts do not)")
 
 # %% [markdown]
 # The recomputation is the price: each checkpointed layer runs its forward a second time
@@ -273,8 +294,8 @@ from helpers.practice.compute import time_interleaved, training_step
 
 step_times = time_interleaved({mode: training_step(clf, inputs, labels) for mode, clf in clfs.items()},
                               repeats=5, warmup=1)
-print("one forward + backward: " + compare_times("plain", step_times["plain"], "checkpointed",
-                                                  step_times["checkpointed"]))
+print(textwrap.fill("one forward + backward: " + compare_times("plain", step_times["plain"], "checkpointed",
+                                                                step_times["checkpointed"]), 110, subsequent_indent="    "))
 
 # %% [markdown]
 # ## 4. A feature cache
@@ -289,29 +310,40 @@ print("one forward + backward: " + compare_times("plain", step_times["plain"], "
 # %%
 from helpers.practice.compute import FeatureCache
 
+from helpers.classify.compute import extract_features
+
 cache = FeatureCache(tokenizer, model)
 t = time.perf_counter(); X_train = cache.get(train.texts, L, "mean"); cold = time.perf_counter() - t
 warm = time_interleaved({"cached": lambda: cache.get(train.texts, L, "mean")}, repeats=5, warmup=0)["cached"]
-assert torch.equal(X_train, cache.get(train.texts, L, "mean"))
-second = cache.get(train.texts[:5], L - 1, "cls")  # another layer: still no model call
-print(f"first call {cold:.2f} s (one run: it includes the model's forward passes); repeated calls: median "
+# the cached features against a fresh, independent run of the model
+assert torch.allclose(X_train, extract_features(tokenizer, model, train.texts, progress=False).layer(L, "mean"), atol=1e-5)
+misses = cache.misses
+second = cache.get(train.texts[:5], max(L - 1, 0), "cls")  # another layer and pooling
+assert cache.misses == misses, "the first pass cached every layer: no text may be encoded again"
+print(f"first call {cold:.2f} s (one run: it includes the model's forward passes)\nrepeated calls: median "
       f"{median_range(warm).estimate * 1e3:.2f} ms [{min(warm) * 1e3:.2f}, {max(warm) * 1e3:.2f}] over {len(warm)} calls; "
-      f"{cache.misses} texts encoded, {cache.hits} answered from the cache")
+      f"{cache.misses} texts encoded, {cache.hits} answered from the cache (the other layer too)")
 
 # %% [markdown]
 # Does a fine-tuned copy really never read the original's features? Test it on one from
-# section 1: give it a cache that **shares the original's store**.
+# section 1: give it a cache that **shares the original's store**. For scale, the cell also
+# measures how far apart two different utterances' features lie in the original model (each
+# paired with a randomly chosen other one, `random_partners` in `helpers/practice/compute.py`).
 
 # %%
-from helpers.practice.compute import relative_change
+from helpers.practice.compute import random_partners, relative_change
 
 tuned = runs.models["full"].bert
 shared = FeatureCache(tokenizer, tuned, store=cache.store)
 X_tuned = shared.get(train.texts[:20], L, "mean")
 assert shared.hits == 0 and shared.misses == 20, "the fine-tuned copy must not read the original's entries"
-moved = relative_change(X_train[:20], X_tuned)
-print(f"fine-tuned copy on the shared store: {shared.hits} hits, {shared.misses} misses; its features differ "
-      f"from the original's by a median {moved.median():.1%} of their length")
+moved = relative_change(X_train[:20], X_tuned).median().item()
+apart = relative_change(X_train, X_train[random_partners(len(X_train))]).median().item()
+print(f"fine-tuned copy on the shared store: {shared.hits} hits, {shared.misses} misses")
+print(textwrap.fill(
+    f"fine-tuning ('full', lr {FT_LR:g}) moved the last-layer features by a median {moved:.1%} of their length; "
+    f"two different training utterances lie a median {apart:.1%} apart in the original model: fine-tuning moved "
+    f"a sentence {'further' if moved > apart else 'less far'} than swapping it for another", 110, subsequent_indent="    "))
 
 # %% [markdown]
 # ## 5. Dynamic int8 quantization
@@ -323,7 +355,8 @@ print(f"fine-tuned copy on the shared store: {shared.hits} hits, {shared.misses}
 # things: the size of the saved weights, the time for a batch, the test accuracy of a head
 # trained on float32 features (three seeds) when it is fed int8 features, and -- per layer --
 # how far int8 moves each sentence's feature. For scale, the last panel also shows how far a
-# sentence's feature lies from the next test sentence's.
+# sentence's feature lies from another test sentence's, chosen at random (the test file is
+# sorted by intent, so its *next* sentence would mostly share the intent).
 
 # %%
 from helpers.classify.compute import SeededAccuracy, correct_per_item, extract_features, train_head
@@ -346,18 +379,21 @@ axes = plot_int8_comparison(sizes, speed, {n: a.interval() for n, a in acc.items
 plt.show()
 
 # %%
-from helpers.classify.compute import compare_two, predict
+from helpers.classify.compute import compare_two_paired, predict
 
 embed = state_dict_bytes(model.embeddings)
 print(f"size: {sizes['float32'] / 2**20:.1f} MiB -> {sizes['int8'] / 2**20:.1f} MiB "
       f"({sizes['int8'] / sizes['float32']:.0%}); the embeddings ({embed / 2**20:.1f} MiB) are not nn.Linear and stay float32")
-print(f"{len(few)} sentences: " + compare_times("float32", speed["float32"], "int8", speed["int8"]))
-print("test accuracy: " + compare_two("float32", acc["float32"].interval(), "int8", acc["int8"].interval()))
+print(textwrap.fill(f"{len(few)} sentences: " + compare_times("float32", speed["float32"], "int8", speed["int8"]),
+                    110, subsequent_indent="    "))
+print(textwrap.fill("test accuracy: " + compare_two_paired("float32", acc["float32"], "int8", acc["int8"]), 110,
+                    subsequent_indent="    "))
 same = (predict(heads[0], feats["float32"].layer(L, "mean")) == predict(heads[0], feats["int8"].layer(L, "mean"))).float()
 print(f"the seed-0 head gives the same answer on {same.mean():.0%} of the {len(test)} test utterances")
 m, b = change[L].median().item(), between[L].median().item()
-print(f"last layer: int8 moves a sentence's feature by a median {m:.1%} of its length; two different test "
-      f"sentences lie a median {b:.1%} apart (ratio {m / max(b, 1e-12):.2f})")
+print(textwrap.fill(f"last layer: int8 moves a sentence's feature by a median {m:.1%} of its length; a test sentence "
+                    f"and a random other one lie a median {b:.1%} apart (ratio {m / max(b, 1e-12):.2f})", 110,
+                    subsequent_indent="    "))
 
 # %% [markdown]
 # The printouts above are the trade, in numbers: how much smaller the file got, whether int8
@@ -367,9 +403,11 @@ print(f"last layer: int8 moves a sentence's feature by a median {m:.1%} of its l
 #
 # ## Summary
 #
-# * Fine-tuning strategies differ in which layers move and how fast; freezing lower layers
-#   removes part of the backward pass. All runs here started from a deep copy, and the
-#   loaded model's weight hash was checked unchanged.
+# * Fine-tuning strategies differ in cost: freezing lower layers removes part of the backward
+#   pass (the seconds are printed in section 1). Whether their accuracies differ on this data
+#   is the paired verdict printed there; which layers each one moves is lesson 10's subject.
+#   All runs here started from a deep copy, and the loaded model's weight hash was checked
+#   unchanged.
 # * What `output_hidden_states=[...]` does depends on the transformers version and on whether
 #   it goes to the forward call or to `from_pretrained` (check it, as above); forward hooks on
 #   `model.encoder.layer[i]` keep only what you need in any version.
@@ -387,8 +425,12 @@ print(f"last layer: int8 moves a sentence's feature by a median {m:.1%} of its l
 #    embeddings (index 0) and layers 1..L under layer-wise decay, $\eta\,\xi^{L+1-l}$.
 # 2. Using `keep_hidden_states`, collect the output of layer 1 only for `SENTENCE` and
 #    hand the kept dict to the checker.
-# 3. How many times more activation bytes does the plain step save for backward than the
-#    checkpointed one? Compute the ratio from `memory` (weights not included).
+# 3. Section 3 printed how many times more activation bytes the plain step saves for
+#    backward than the checkpointed one, for 8 utterances x 32 tokens. Measure the same
+#    ratio for **4 utterances padded to 64 tokens** (the first four training utterances, built
+#    like `batch` there, with their labels), using `saved_for_backward` on both `clfs`
+#    (weights not included). Same number of tokens, longer sentences: does the ratio grow
+#    or shrink?
 
 # %%
 from helpers.exercises.lesson08 import check_exercise_1, check_exercise_2, check_exercise_3
@@ -402,4 +444,4 @@ check_exercise_2(kept_layer1, tokenizer, model, SENTENCE)
 
 # %%
 ratio = None  # your number here
-check_exercise_3(ratio, memory)
+check_exercise_3(ratio, clfs, tokenizer, train, memory)

@@ -4,9 +4,10 @@ import pytest
 import torch
 
 from helpers.classify.compute import (STRATEGIES, PUBLISHED_07, SeededAccuracy, accuracy, claims_markdown, compare_intervals,
-                                      compare_strategies, compare_two, correct_per_item, extract_features, last_k_layers,
-                                      peak_layer_verdict, predict, probe_correct_per_layer, probe_per_layer, probe_seeds,
-                                      strategy_accuracies, strategy_features, train_head)
+                                      compare_paired, compare_strategies, compare_two, compare_two_paired, correct_per_item,
+                                      extract_features, last_k_layers, layer_weights_summary, paired_difference,
+                                      peak_layer_verdict, per_item, predict, probe_correct_per_layer, probe_per_layer,
+                                      probe_seeds, strategy_accuracies, strategy_features, train_head)
 from helpers.common.stats import Interval, accuracy_ci
 
 
@@ -105,7 +106,9 @@ def test_comparisons_never_call_overlapping_intervals_different():
 def test_peak_layer_verdict_and_claims_table():
     runs = [SeededAccuracy(torch.tensor([[True] * k + [False] * (20 - k)]), (0,)) for k in (2, 19, 12)]
     text = peak_layer_verdict(runs, "[CLS]")
-    assert "peak at layer 1" in text and "lower (no overlap)" in text
+    assert "peak at layer 1" in text and "paired difference -35.0 points" in text and "lower (the interval excludes 0)" in text
+    close = [SeededAccuracy(torch.tensor([[True] * k + [False] * (20 - k)]), (0,)) for k in (19, 18)]
+    assert "not distinguishable (the interval includes 0)" in peak_layer_verdict(close + close[1:], "[CLS]")
     assert "peak at the last layer" in peak_layer_verdict(runs[:2], "[CLS]")
     table = claims_markdown([("a | b", "x", "y")])
     assert table.splitlines()[2] == "| a \\| b | x | y |"
@@ -124,3 +127,69 @@ def test_strategy_accuracies_keep_every_seed(intent_data):
     # seed 0 here is the same head as compare_strategies trains with seed 0
     single = compare_strategies(ft, train.labels, fe, test.labels, train.num_classes, progress=False, epochs=20)
     assert res.accuracy["last layer [CLS]"].per_seed()[0] == pytest.approx(single["last layer [CLS]"])
+
+
+def test_batched_probe_is_the_head_train_head_trains(intent_data):
+    """The probe of every layer starts where train_head starts and trains the same way, so it
+    answers every test item as a head trained alone on that layer does (an independent loop)."""
+    train, test, ft, fe = intent_data
+    C = train.num_classes
+    for pooling in ("cls", "mean"):
+        batched = probe_correct_per_layer(ft, train.labels, fe, test.labels, C, pooling, progress=False, epochs=40, seed=1)
+        alone = torch.stack([correct_per_item(train_head(ft.layer(l, pooling), train.labels, C, epochs=40, seed=1,
+                                                         progress=False), fe.layer(l, pooling), test.labels)
+                             for l in range(ft.num_layers + 1)])
+        assert torch.equal(batched, alone)
+
+
+def test_paired_comparisons_use_the_item_by_item_difference():
+    best = torch.ones(100, dtype=torch.bool)
+    best[:5] = False  # 95 right
+    worse = best.clone()
+    worse[5:10] = False  # the same items wrong, and 5 more: 90 right
+    other = torch.ones(100, dtype=torch.bool)
+    other[50:60] = False  # 90 right, but on other items
+    assert torch.equal(per_item(SeededAccuracy(torch.stack([best, worse]), (0, 1))), (best.float() + worse.float()) / 2)
+    d = paired_difference(worse, best)
+    assert d.estimate == pytest.approx(-0.05) and d.high < 0, "never better on any item: the difference excludes 0"
+    assert accuracy_ci(worse).overlaps(accuracy_ci(best)), "while the two separate intervals overlap"
+    assert paired_difference(other, best).high > 0, "wrong on other items: not distinguishable"
+    text = compare_paired({"best": best, "worse": worse, "other": other}, width=None)
+    assert text.startswith("Highest accuracy: best, 95.0%")
+    assert "not distinguishable from it (the interval includes 0): other (-5.0 points" in text
+    assert "Lower (the interval excludes 0): worse (-5.0 points" in text.replace("lower", "Lower")
+    assert all(len(line) <= 110 for line in compare_paired({f"layer {i}": other for i in range(9)} | {"best": best}).splitlines())
+    two = compare_two_paired("best", best, "worse", worse)
+    assert "best minus worse, paired on the same 100 test items: +5.0 points" in two and "best is higher" in two
+    assert "not distinguishable" in compare_two_paired("other", other, "best", best)
+    with pytest.raises(ValueError, match="same test items"):
+        paired_difference(best, best[:50])
+
+
+def test_layer_weights_summary_names_the_overlapping_seed_ranges():
+    w = torch.tensor([[0.1, 0.3, 0.6], [0.2, 0.35, 0.45]])
+    text = layer_weights_summary(w)
+    assert "0.15" in text and "0.10-0.20" in text and "0.45-0.60" in text
+    assert text.splitlines()[-1] == "largest mean on layer 2 (0.53); its seed range overlaps no other layer's"
+    w = torch.tensor([[0.1, 0.42, 0.48], [0.2, 0.4, 0.4]])
+    assert layer_weights_summary(w).splitlines()[-1] == ("largest mean on layer 2 (0.44); the seed range of layer 1 "
+                                                         "overlaps its range")
+    with pytest.raises(ValueError, match="n_seeds"):
+        layer_weights_summary(torch.ones(3))
+
+
+def test_paired_difference_with_seeds_spans_every_seeds_pair():
+    from helpers.common.stats import paired_difference_ci
+
+    g = torch.Generator().manual_seed(0)
+    a = SeededAccuracy(torch.rand(3, 80, generator=g) < 0.9, (0, 1, 2))
+    b = SeededAccuracy(torch.rand(3, 80, generator=g) < 0.7, (0, 1, 2))
+    per_seed = [paired_difference_ci(a.correct[i].float(), b.correct[i].float()) for i in range(3)]
+    d = paired_difference(a, b)
+    assert d.estimate == pytest.approx(a.estimate - b.estimate)
+    assert d.low == min(r.low for r in per_seed) and d.high == max(r.high for r in per_seed)
+    one = b.correct[0]  # a single run is paired with every seed of the other
+    assert paired_difference(a, one).low == min(paired_difference_ci(a.correct[i].float(), one.float()).low for i in range(3))
+    with pytest.raises(ValueError, match="same number of seeds"):
+        paired_difference(a, SeededAccuracy(b.correct[:2], (0, 1)))
+    assert "spanning the 3 seeds' intervals" in compare_paired({"a": a, "b": b})

@@ -47,6 +47,11 @@ def test_strategy_accuracies_and_layer_weights():
     assert tuple(interval_line.get_xdata()) == (acc["good"].interval().low, acc["good"].interval().high)
     assert list(ax.lines[1].get_xdata()) == acc["good"].per_seed()  # one dot per seed
     assert "test accuracy" in ax.get_title() and not small_text(ax.figure)
+    assert ax.get_xlim()[0] > 0 and f"axis starts at {ax.get_xlim()[0]:.2f}" in ax.get_xlabel(), "a zoomed axis says so"
+    assert "chance 0.10 is off the left edge" in ax.get_xlabel()
+    full = {"weak": SeededAccuracy(torch.tensor([[True] * 1 + [False] * 19]), (0,))}
+    ax = plot_strategy_accuracies(full, chance=0.1)
+    assert ax.get_xlim()[0] == 0 and ax.get_xlabel() == "test accuracy"
     weights = torch.tensor([[0.2, 0.3, 0.5], [0.1, 0.4, 0.5]])
     ax = plot_layer_weights(weights)
     assert [round(p.get_height(), 6) for p in ax.patches] == [0.15, 0.35, 0.5]

@@ -1,7 +1,9 @@
 """Lesson 07 solutions pass their checkers on the real model; typical wrong answers get the right hint."""
 
+import torch
 
-from helpers.common.stats import Interval
+from helpers.classify.compute import SeededAccuracy, paired_difference, probe_seeds
+from helpers.common.stats import Interval, differs
 from helpers.exercises.lesson07 import check_exercise_1, check_exercise_2, check_exercise_3
 from lessons.solutions import solutions_07 as sol
 
@@ -27,8 +29,35 @@ def test_exercise_2():
     assert fb.ok and "overlaps no other" in fb.message
 
 
+def test_exercise_2_pairs_the_layers_on_the_test_items(intent_data):
+    train, test, ft, fe = intent_data
+    runs = probe_seeds(ft, train.labels, fe, test.labels, train.num_classes, "mean", seeds=(0, 1), progress=False,
+                       epochs=60)
+    probes = {"mean": [r.estimate for r in runs], "cls": [0.0] * len(runs)}
+    best = sol.exercise_2(probes)
+    fb = check_exercise_2(best, probes, runs=runs)
+    assert fb.ok and "paired" in fb.message
+    # the layers it names are exactly those whose paired difference to the best includes 0
+    tied = [l for l in range(len(runs)) if l != best and not differs(paired_difference(runs[l], runs[best]))]
+    assert (f"layers {tied}" in fb.message) if tied else ("every other layer is distinguishable" in fb.message)
+
+
 def test_exercise_3():
     y, p = [0, 1, 1, 2], [1, 1, 1, 2]
     assert check_exercise_3(sol.exercise_3(y, p, 3), y, p, 3).ok
     fb = check_exercise_3(sol.exercise_3(y, p, 3).T, y, p, 3)
     assert not fb.ok and "cm[true, predicted]" in fb.hint
+
+
+def test_exercise_2_paired_is_sharper_than_overlap():
+    # layer 1 is right on 95 items; layer 0 on the same items but 5 (90): their own intervals
+    # overlap, yet item by item layer 0 is never better, so the paired difference excludes 0
+    best = torch.ones(100, dtype=torch.bool)
+    best[:5] = False
+    worse = best.clone()
+    worse[5:10] = False
+    runs = [SeededAccuracy(worse[None], (0,)), SeededAccuracy(best[None], (0,))]
+    assert runs[0].interval().overlaps(runs[1].interval())
+    probes = {"mean": [0.90, 0.95], "cls": [0.1, 0.1]}
+    fb = check_exercise_2(1, probes, runs=runs)
+    assert fb.ok and "every other layer is distinguishable" in fb.message

@@ -1,9 +1,12 @@
 """Lesson 08 solutions pass their checkers on the real model; typical wrong answers get the right hint."""
 
+import copy
+
 import torch
 
-from helpers.practice.compute import SavedForBackward, keep_hidden_states
-from helpers.exercises.lesson08 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson08 import check_exercise_1, check_exercise_2, check_exercise_3, exercise_3_batch
+from helpers.finetuning.compute import SentenceClassifier
+from helpers.practice.compute import enable_checkpointing, keep_hidden_states, saved_for_backward
 from lessons.solutions import solutions_08 as sol
 
 SENTENCE = "add eggs to my shopping list"
@@ -24,14 +27,39 @@ def test_exercise_2(tokenizer, model):
     assert not check_exercise_2(wrong_layer, tokenizer, model, SENTENCE).ok
 
 
-def test_exercise_3():
-    memory = {"plain": SavedForBackward(1000, 400, 10, 4), "checkpointed": SavedForBackward(100, 50, 2, 1)}
-    assert check_exercise_3(sol.exercise_3(memory), memory).ok
-    fb = check_exercise_3(0.1, memory)
+def _classifiers(model, train):
+    """The lesson's two classifiers: plain and with checkpointing switched on."""
+    torch.manual_seed(0)
+    clfs = {mode: SentenceClassifier(copy.deepcopy(model), train.num_classes) for mode in ("plain", "checkpointed")}
+    enable_checkpointing(clfs["checkpointed"].bert)
+    return clfs
+
+
+def test_exercise_3(tokenizer, model, intent_splits):
+    train, _ = intent_splits
+    clfs = _classifiers(model, train)
+    batch = tokenizer(train.texts[:8], padding="max_length", truncation=True, max_length=32, return_tensors="pt")
+    inputs, labels = {k: batch[k] for k in ("input_ids", "attention_mask")}, torch.tensor(train.labels[:8])
+    memory = {mode: saved_for_backward(clf, inputs, labels) for mode, clf in clfs.items()}
+    answer = sol.exercise_3(clfs, tokenizer, train)
+    fb = check_exercise_3(answer, clfs, tokenizer, train, memory)
+    assert fb.ok and "4 x 64" in fb.message
+    # an independent count of the new batch agrees with the worked solution
+    inputs4, labels4 = exercise_3_batch(tokenizer, train)
+    assert inputs4["input_ids"].shape == (4, 64)
+    plain, ckpt = (saved_for_backward(clfs[mode], inputs4, labels4) for mode in ("plain", "checkpointed"))
+    assert answer == plain.activation_bytes / ckpt.activation_bytes
+    lesson_ratio = memory["plain"].activation_bytes / memory["checkpointed"].activation_bytes
+    assert abs(answer - lesson_ratio) > 0.01 * lesson_ratio, "the exercise must ask for a number the lesson does not print"
+    fb = check_exercise_3(lesson_ratio, clfs, tokenizer, train, memory)
+    assert not fb.ok and "8 x 32" in fb.message
+    fb = check_exercise_3(1 / answer, clfs, tokenizer, train, memory)
     assert not fb.ok and "other way round" in fb.message
-    fb = check_exercise_3(1400 / 150, memory)
+    with_weights = (plain.activation_bytes + plain.parameter_bytes) / (ckpt.activation_bytes + ckpt.parameter_bytes)
+    fb = check_exercise_3(with_weights, clfs, tokenizer, train, memory)
     assert not fb.ok and "references to the weights" in fb.message
-    assert not check_exercise_3("10", memory).ok
+    assert not check_exercise_3("10", clfs, tokenizer, train, memory).ok
+    assert not check_exercise_3(None, clfs, tokenizer, train, memory).ok
 
 
 def test_exercise_2_accepts_any_truncation_of_a_long_sentence(tokenizer, model):

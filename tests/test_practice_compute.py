@@ -9,7 +9,7 @@ from helpers.finetuning.compute import SentenceClassifier
 from helpers.classify.compute import extract_features
 from helpers.finetuning.compute import finetune
 from helpers.practice.compute import (FeatureCache, checkpointing_is_on, compare_times, describe_selection, enable_checkpointing,
-                                      feature_change_per_layer, keep_hidden_states, median_range, model_key, quantize_int8,
+                                      feature_change_per_layer, keep_hidden_states, random_partners, median_range, model_key, quantize_int8,
                                       relative_change, saved_for_backward, saved_for_backward_bytes, state_dict_bytes,
                                       time_interleaved, training_state_bytes, try_from_pretrained, what_comes_back)
 
@@ -106,7 +106,9 @@ def test_int8_leaves_the_embeddings_and_moves_the_layers(tokenizer, model):
     assert change.shape == between.shape == (L + 1, 3)
     assert torch.all(change[0] == 0), "the embeddings are not nn.Linear: int8 leaves them alone"
     assert torch.all(change[1:] > 0)
-    assert torch.allclose(between[L, 0], (f32.mean[L, 1] - f32.mean[L, 0]).norm() / f32.mean[L, 0].norm())
+    partner = int(random_partners(3)[0])
+    assert partner != 0
+    assert torch.allclose(between[L, 0], (f32.mean[L, partner] - f32.mean[L, 0]).norm() / f32.mean[L, 0].norm())
     with pytest.raises(ValueError, match="shapes differ"):
         relative_change(torch.zeros(2, 3), torch.zeros(3, 3))
 
@@ -163,3 +165,17 @@ def test_a_fine_tuned_copy_never_reads_the_originals_features(tokenizer, model, 
     assert shared.hits == 0 and shared.misses == len(texts)
     assert not torch.allclose(got, original)
     assert torch.allclose(got, extract_features(tokenizer, tuned, texts, progress=False).mean[-1], atol=1e-6)
+
+
+def test_random_partners_pair_across_a_sorted_set():
+    partners = random_partners(100, seed=0)
+    assert torch.equal(partners, random_partners(100, seed=0)), "seeded"
+    assert not torch.equal(partners, random_partners(100, seed=1))
+    assert (partners != torch.arange(100)).all(), "nobody is their own partner"
+    assert sorted(partners.tolist()) == list(range(100)), "every item is someone's partner once"
+    labels = torch.arange(100) // 10  # sorted by class, like data/intents/test.csv
+    next_same = (labels == labels.roll(-1)).float().mean().item()
+    random_same = (labels == labels[partners]).float().mean().item()
+    assert next_same == pytest.approx(0.9) and random_same < 0.3
+    with pytest.raises(ValueError, match="at least 2"):
+        random_partners(1)

@@ -19,6 +19,7 @@ def test_accuracy_against_time_draws_every_run():
     assert [list(d.get_xdata()) for d in dots] == [[2.0, 3.0], [1.0, 1.5]]
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["full", "frozen"]
     assert "accuracy" in ax.get_title() and not small_text(ax.figure)
+    assert f"axis starts at {ax.get_ylim()[0]:.2f}" in ax.get_ylabel(), "a y-axis that does not start at 0 says so"
     with pytest.raises(ValueError, match="same"):
         plot_accuracy_vs_time(acc, {"full": [1.0, 2.0]})
 
@@ -46,6 +47,8 @@ def test_int8_comparison_panels():
     assert "2 sentences" in ax_time.get_title()
     medians = [line.get_ydata() for line in ax_change.lines]
     assert np.allclose(medians[0], [0.0, 0.25, 0.35]) and np.allclose(medians[1], [1.1, 0.85, 1.2])
+    assert ax_acc.get_ylim()[0] == pytest.approx(0.83) and "axis starts at 0.83" in ax_acc.get_ylabel()
+    assert "random other" in ax_change.get_legend().get_texts()[1].get_text()
     assert not small_text(ax_size.figure)
     with pytest.raises(ValueError, match="same names"):
         plot_int8_comparison({"a": 1}, {"b": [1]}, {"a": Interval(1, 1, 1)}, change, between)

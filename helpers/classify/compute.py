@@ -5,13 +5,14 @@ strategies never re-run the model. Layer ``0`` is the embedding output."""
 
 from __future__ import annotations
 
+import textwrap
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import Interval, accuracy_ci, seeds_interval
+from helpers.common.stats import Interval, accuracy_ci, differs, paired_difference_ci, seeds_interval
 
 
 POOLINGS = ("cls", "mean")
@@ -248,6 +249,100 @@ def compare_two(a_name: str, a: Interval, b_name: str, b: Interval, fmt=Interval
     return f"{a_name} {fmt(a)} vs {b_name} {fmt(b)}: {verdict}"
 
 
+def per_item(outcomes) -> torch.Tensor:
+    """``[n_items]`` floats: the share of runs that got each test item right -- the mean over
+    seeds of a :class:`SeededAccuracy`, or a 1-D 0/1 (bool) vector as it is."""
+    if isinstance(outcomes, SeededAccuracy):
+        return outcomes.correct.float().mean(0)
+    values = torch.as_tensor(np.asarray(outcomes) if not isinstance(outcomes, torch.Tensor) else outcomes).float()
+    if values.ndim != 1 or values.numel() == 0:
+        raise ValueError(f"give a SeededAccuracy or a 1-D vector of per-item outcomes, got shape {tuple(values.shape)}.")
+    return values
+
+
+def outcome_interval(outcomes) -> Interval:
+    """The accuracy of a :class:`SeededAccuracy` (:meth:`SeededAccuracy.interval`) or of a 1-D
+    vector of per-item outcomes (:func:`~helpers.common.stats.accuracy_ci`)."""
+    return outcomes.interval() if isinstance(outcomes, SeededAccuracy) else accuracy_ci(per_item(outcomes))
+
+
+def _runs(outcomes) -> torch.Tensor:
+    """``[n_runs, n_items]`` floats: the per-seed outcomes of a :class:`SeededAccuracy`, or one run."""
+    if isinstance(outcomes, SeededAccuracy):
+        return outcomes.correct.float()
+    return per_item(outcomes)[None]
+
+
+def paired_difference(a, b) -> Interval:
+    """Accuracy of ``a`` minus accuracy of ``b``, measured on the **same** test items: the
+    per-item outcomes are subtracted item by item and the items resampled once for both
+    (:func:`~helpers.common.stats.paired_difference_ci`).
+
+    With several seeds (:class:`SeededAccuracy`), run ``i`` of ``a`` is paired with run ``i`` of
+    ``b`` (a single run is paired with every run of the other) and the interval spans every
+    pair's interval, as :meth:`SeededAccuracy.interval` does, so that the randomness of training
+    counts as well as the choice of test items. The estimate is the difference of the means.
+    """
+    A, B = _runs(a), _runs(b)
+    if A.shape[1] != B.shape[1]:
+        raise ValueError(f"a and b must be measured on the same test items: {A.shape[1]} vs {B.shape[1]} items.")
+    if len(A) != len(B) and 1 not in (len(A), len(B)):
+        raise ValueError(f"a and b must have the same number of seeds (or one run), got {len(A)} and {len(B)}.")
+    A, B = A.expand(max(len(A), len(B)), -1), B.expand(max(len(A), len(B)), -1)
+    runs = [paired_difference_ci(x, y) for x, y in zip(A, B)]
+    return Interval(float(A.mean() - B.mean()), min(r.low for r in runs), max(r.high for r in runs))
+
+
+def points(interval: Interval) -> str:
+    """An accuracy difference in percentage points: ``+4.0 points [-1.0, +9.0]``."""
+    return f"{100 * interval.estimate:+.1f} points [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
+
+
+def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110) -> str:
+    """A few lines that rank classifiers tested on the same items, pairing each with the best.
+
+    ``named`` maps names to :class:`SeededAccuracy` (or 1-D per-item outcomes). The highest
+    estimate is named; every other is compared with it item by item (:func:`paired_difference`)
+    and called lower only when the 95% interval of the difference excludes 0. Lines are wrapped
+    at ``width`` characters (``None``: one line).
+    """
+    if not named:
+        raise ValueError("named must map at least one name to a SeededAccuracy or per-item outcomes.")
+    est = {k: _runs(v).mean().item() for k, v in named.items()}
+    best = max(named, key=est.__getitem__)
+    lines = [f"Highest {what}: {best}, {outcome_interval(named[best]).percent()}."]
+    if len(named) > 1:
+        diffs = {k: paired_difference(v, named[best]) for k, v in named.items() if k != best}
+        tied = [f"{k} ({points(d)})" for k, d in diffs.items() if not differs(d)]
+        below = [f"{k} ({points(d)})" for k, d in diffs.items() if differs(d)]
+        n = per_item(named[best]).numel()
+        seeds = max(len(_runs(v)) for v in named.values())
+        lines.append(f"Each other one minus it, paired on the same {n} test items (95% interval"
+                     + (f", spanning the {seeds} seeds' intervals):" if seeds > 1 else "):"))
+        lines.append("not distinguishable from it (the interval includes 0): " + (_join(tied) if tied else "none") + ".")
+        if below:
+            lines.append(f"lower (the interval excludes 0): {_join(below)}.")
+    if width is None:
+        return " ".join(lines)
+    return "\n".join(textwrap.fill(line, width, initial_indent="  " if i else "", subsequent_indent="    ",
+                                   break_on_hyphens=False)
+                     for i, line in enumerate(lines))
+
+
+def compare_two_paired(a_name: str, a, b_name: str, b) -> str:
+    """``"A 88.0% [..] vs B 92.0% [..]; A - B paired on the same 100 items: -4.0 points [..]:
+    not distinguishable"``, or which one is higher when the difference's interval excludes 0."""
+    d = paired_difference(a, b)
+    if d.low == d.high == 0:
+        verdict = "right and wrong on exactly the same items"
+    elif differs(d):
+        verdict = f"{a_name if d.estimate > 0 else b_name} is higher (the interval excludes 0)"
+    else:
+        verdict = "not distinguishable (the interval includes 0)"
+    return (f"{a_name} {outcome_interval(a).percent()} vs {b_name} {outcome_interval(b).percent()}; "
+            f"{a_name} minus {b_name}, paired on the same {per_item(a).numel()} test items: {points(d)}: {verdict}")
+
+
 def claims_markdown(rows, header=("popular claim", "what this model shows (this run)", "published finding (paper, model)")) -> str:
     """A Markdown table (for ``IPython.display.Markdown``) from rows of three strings."""
     cell = lambda text: str(text).replace("|", "\\|").replace("\n", " ")
@@ -296,11 +391,14 @@ def probe_correct_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, 
         raise ValueError(f"pooling {pooling!r} is not valid: choose one of {POOLINGS}.")
     X, Xt = getattr(train, pooling).float(), getattr(test, pooling).float()  # [L+1, N, H]
     y, yt = _labels(y_train, X.shape[1]), _labels(y_test, Xt.shape[1])
-    torch.manual_seed(seed)
     mu, sigma = X.mean(1, keepdim=True), X.std(1, keepdim=True).clamp(min=1e-6)
     n_layers, _, hidden = X.shape
-    W = torch.nn.Parameter(torch.randn(n_layers, hidden, num_classes) / hidden ** 0.5)
-    b = torch.nn.Parameter(torch.zeros(n_layers, 1, num_classes))
+    # The same start as train_head: nn.Linear's initialisation drawn after manual_seed(seed),
+    # copied to every layer, so each probe is the head train_head would train on that layer.
+    torch.manual_seed(seed)
+    start = torch.nn.Linear(hidden, num_classes)
+    W = torch.nn.Parameter(start.weight.detach().T.repeat(n_layers, 1, 1).contiguous())  # [L+1, H, C]
+    b = torch.nn.Parameter(start.bias.detach().repeat(n_layers, 1, 1).contiguous())  # [L+1, 1, C]
     opt = torch.optim.Adam([W, b], lr=lr, weight_decay=weight_decay)
     Z, Zt = (X - mu) / sigma, (Xt - mu) / sigma
     for _ in progress_bar(range(epochs), desc=f"probes ({pooling}, all layers)", disable=not progress):
@@ -390,6 +488,31 @@ def strategy_accuracies(train: LayerFeatures, y_train, test: LayerFeatures, y_te
                               torch.stack(weights))
 
 
+def layer_weights_summary(weights) -> str:
+    """The learned scalar-mix weights ``[n_seeds, L+1]`` as a small table (per layer: mean and
+    min-max over seeds), then the layer with the largest mean and the layers whose seed range
+    overlaps that layer's."""
+    weights = torch.as_tensor(weights, dtype=torch.float64)
+    if weights.ndim != 2 or weights.shape[1] < 2:
+        raise ValueError(f"weights must be [n_seeds, L+1] with L >= 1, got shape {tuple(weights.shape)}.")
+    mean, low, high = weights.mean(0), weights.min(0).values, weights.max(0).values
+    top = int(mean.argmax())
+    n_seeds = weights.shape[0]
+    lines = [f"learned layer weights over {n_seeds} seed(s) (uniform would be {1 / len(mean):.2f}):",
+             f"{'layer':<8}" + "".join(f"{l:>11}" for l in range(len(mean))),
+             f"{'mean':<8}" + "".join(f"{m:>11.2f}" for m in mean.tolist()),
+             f"{'min-max':<8}" + "".join(f"{f'{lo:.2f}-{hi:.2f}':>11}" for lo, hi in zip(low.tolist(), high.tolist()))]
+    tied = [str(l) for l in range(len(mean)) if l != top and low[l] <= high[top] and low[top] <= high[l]]
+    verdict = f"largest mean on layer {top} ({mean[top]:.2f})"
+    if n_seeds == 1:
+        verdict += "; one seed, so no seed range to compare"
+    elif tied:
+        verdict += f"; the seed range{'s' if len(tied) > 1 else ''} of layer{'s' if len(tied) > 1 else ''} {_join(tied)} overlap{'' if len(tied) > 1 else 's'} its range"
+    else:
+        verdict += "; its seed range overlaps no other layer's"
+    return "\n".join(lines + [verdict])
+
+
 # Devlin et al. 2019, BERT paper, Table 7: feature-based approach on CoNLL-2003 NER,
 # BERT-base, dev F1. Published reference numbers, not measured here.
 BERT_TABLE7 = (
@@ -404,14 +527,15 @@ BERT_TABLE7 = (
 
 def peak_layer_verdict(runs, label: str) -> str:
     """Where a list of per-layer :class:`SeededAccuracy` peaks, and whether the last layer is
-    distinguishable from that peak (their intervals overlap or not)."""
+    distinguishable from that peak (paired on the same test items, :func:`paired_difference`)."""
     last = len(runs) - 1
     top = max(range(len(runs)), key=lambda l: runs[l].estimate)
     if top == last:
         return f"{label} probes peak at the last layer, {runs[last].interval().percent()}"
-    same = runs[last].interval().overlaps(runs[top].interval())
+    d = paired_difference(runs[last], runs[top])
     return (f"{label} probes peak at layer {top}, {runs[top].interval().percent()}; last layer "
-            f"{runs[last].interval().percent()}: " + ("not distinguishable (overlap)" if same else "lower (no overlap)"))
+            f"{runs[last].interval().percent()}, paired difference {points(d)}: "
+            + ("lower (the interval excludes 0)" if differs(d) else "not distinguishable (the interval includes 0)"))
 
 
 # Lesson 07's "claims tested" table: the popular claim and the published finding (paper and

@@ -83,11 +83,16 @@ def plot_strategy_accuracies(accuracy: dict, ax=None, chance: float | None = Non
     ax.invert_yaxis()
     if chance is not None and chance >= min(lows) - 0.05:
         ax.axvline(chance, color="gray", ls=":")
-    ax.set_xlim(max(0.0, min(lows) - 0.05), 1.01)
-    ax.set_xlabel("test accuracy")
+    start = max(0.0, min(lows) - 0.05)
+    ax.set_xlim(start, 1.01)
+    if start > 0:  # a zoomed axis must say so: the bars would otherwise look far apart
+        note = f"chance {chance:.2f} is off the left edge" if chance is not None and chance < start else ""
+        ax.set_xlabel(f"test accuracy (axis starts at {start:.2f}, not 0{'; ' + note if note else ''})")
+    else:
+        ax.set_xlabel("test accuracy")
     n_seeds = len(next(iter(accuracy.values())).seeds)
-    ax.set_title(f"test accuracy per strategy: bar = 95% interval over test items,\n"
-                 f"diamond = mean, dots = {n_seeds} seed(s); orange = highest estimate")
+    ax.set_title(f"test accuracy per strategy\nbar: 95% interval over test items, diamond: mean,\n"
+                 f"dots: {n_seeds} seed(s); orange: highest estimate")
     ax.figure.tight_layout()
     return ax
 
@@ -105,7 +110,7 @@ def plot_layer_weights(weights, ax=None):
     ax.set_xticks(range(n), layer_labels(n))
     ax.set_xlabel("layer")
     ax.set_ylabel("weight (softmax over layers)")
-    ax.set_title(f"learned layer weights of the weighted-sum head\n(bar: mean of {weights.shape[0]} seed(s), whisker: range)")
+    ax.set_title(f"learned layer weights of the\nweighted-sum head (bar: mean of\n{weights.shape[0]} seed(s), whisker: range)")
     ax.legend(loc="upper left")
     ax.figure.tight_layout()
     return ax

@@ -5,6 +5,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from helpers.classify.compute import paired_difference
+from helpers.common.stats import differs
 from helpers.exercises import Feedback, NO_ANSWER, correct, wrong
 
 
@@ -32,11 +34,14 @@ def check_exercise_1(pool, model, trace) -> Feedback:
     return wrong("your output differs from pooler_output.", "pooler_output = tanh(W h_[CLS] + b) with model.pooler.dense.")
 
 
-def check_exercise_2(layer, probes, intervals=None) -> Feedback:
+def check_exercise_2(layer, probes, intervals=None, runs=None) -> Feedback:
     """The layer (0..L) with the highest mean-pooled probe accuracy (ties: any best layer).
 
-    ``intervals`` (optional, one :class:`~helpers.common.stats.Interval` per layer) lets the
-    feedback name the layers that are not distinguishable from the best one.
+    ``runs`` (optional, one :class:`~helpers.classify.compute.SeededAccuracy` per layer) lets
+    the feedback name the layers that are not distinguishable from the best one, compared
+    item by item on the test set (:func:`~helpers.classify.compute.paired_difference`);
+    ``intervals`` (one :class:`~helpers.common.stats.Interval` per layer) does the same by
+    overlap, for when only intervals are at hand.
     """
     if layer is None:
         return NO_ANSWER
@@ -48,9 +53,15 @@ def check_exercise_2(layer, probes, intervals=None) -> Feedback:
     best = max(accs)
     if accs[layer] == best:
         message = f"layer {layer} reaches {best:.0%}."
-        if intervals is not None:
-            if len(intervals) != len(accs):
-                raise ValueError(f"intervals must hold one Interval per layer ({len(accs)}), got {len(intervals)}.")
+        for given, name in ((runs, "runs"), (intervals, "intervals")):
+            if given is not None and len(given) != len(accs):
+                raise ValueError(f"{name} must hold one entry per layer ({len(accs)}), got {len(given)}.")
+        if runs is not None:
+            tied = [l for l in range(len(accs)) if l != layer and not differs(paired_difference(runs[l], runs[layer]))]
+            message += (f" But paired with it on the same test items, layers {tied} are not distinguishable from it "
+                        "(the interval of the difference includes 0)." if tied else
+                        " Paired on the same test items, every other layer is distinguishable from it.")
+        elif intervals is not None:
             tied = [l for l, i in enumerate(intervals) if l != layer and i.overlaps(intervals[layer])]
             message += (f" But the intervals of layers {tied} overlap its interval: on this test set they are not "
                         "distinguishable from it." if tied else " Its interval overlaps no other layer's.")

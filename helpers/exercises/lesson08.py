@@ -56,24 +56,47 @@ def check_exercise_2(kept, tokenizer, model, sentence) -> Feedback:
     return correct("one layer kept, equal to hidden_states[1].")
 
 
-def check_exercise_3(ratio, memory) -> Feedback:
-    """plain activation bytes / checkpointed activation bytes (``memory[mode]`` is a
-    :class:`~helpers.practice.compute.SavedForBackward`)."""
+EXERCISE_3_BATCH = (4, 64)  # utterances, padded length
+
+
+def exercise_3_batch(tokenizer, train):
+    """The batch exercise 3 asks for: the first 4 training utterances padded to 64 tokens, and their labels."""
+    n, length = EXERCISE_3_BATCH
+    batch = tokenizer(train.texts[:n], padding="max_length", truncation=True, max_length=length, return_tensors="pt")
+    return {k: batch[k] for k in ("input_ids", "attention_mask")}, torch.tensor(train.labels[:n])
+
+
+def check_exercise_3(ratio, clfs, tokenizer, train, memory) -> Feedback:
+    """plain activation bytes / checkpointed activation bytes for the batch of
+    :func:`exercise_3_batch`, measured here with ``saved_for_backward`` on ``clfs``.
+    ``memory`` holds the lesson's own measurement (8 x 32), to recognise it when it is handed in."""
     if ratio is None:
         return NO_ANSWER
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) and not (
             isinstance(ratio, torch.Tensor) and ratio.numel() == 1):
         return wrong(f"give a number, you gave a {type(ratio).__name__}.", "memory[mode].activation_bytes is an int.")
+    from helpers.practice.compute import saved_for_backward
+
     ratio = float(ratio)
-    plain, ckpt = memory["plain"], memory["checkpointed"]
+    inputs, labels = exercise_3_batch(tokenizer, train)
+    plain, ckpt = (saved_for_backward(clfs[mode], inputs, labels) for mode in ("plain", "checkpointed"))
     expected = plain.activation_bytes / ckpt.activation_bytes
+    lesson = memory["plain"].activation_bytes / memory["checkpointed"].activation_bytes
+    n, length = EXERCISE_3_BATCH
     if math.isclose(ratio, expected, rel_tol=1e-3):
-        return correct(f"{expected:.2f}x fewer activation bytes with checkpointing.")
+        trend = "grows" if expected > lesson else "shrinks" if expected < lesson else "stays the same"
+        return correct(f"{expected:.2f}x fewer activation bytes with checkpointing at {n} x {length} tokens, "
+                       f"against {lesson:.2f}x at the lesson's batch: with longer sentences the ratio {trend}.")
+    if math.isclose(ratio, lesson, rel_tol=1e-3):
+        return wrong("that is the ratio for the lesson's batch of 8 x 32 tokens, printed in section 3.",
+                     f"Build a new batch of the first {n} training utterances padded to {length} tokens and measure "
+                     "it with saved_for_backward.")
     if math.isclose(ratio, 1 / expected, rel_tol=1e-3):
         return wrong("you divided the other way round.", "plain bytes / checkpointed bytes.")
     with_weights = (plain.activation_bytes + plain.parameter_bytes) / (ckpt.activation_bytes + ckpt.parameter_bytes)
     if math.isclose(ratio, with_weights, rel_tol=1e-3):
         return wrong("you included the saved references to the weights.",
                      "Those are the model's own weights, no extra memory: use .activation_bytes only.")
-    return wrong(f"{ratio} is not the ratio of saved activation bytes.",
-                 "memory['plain'].activation_bytes / memory['checkpointed'].activation_bytes.")
+    return wrong(f"{ratio} is not the ratio of saved activation bytes for {n} utterances x {length} tokens.",
+                 f"tokenizer(train.texts[:{n}], padding='max_length', truncation=True, max_length={length}), then "
+                 "saved_for_backward(clfs[mode], inputs, labels).activation_bytes for both modes.")

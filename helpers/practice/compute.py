@@ -374,15 +374,31 @@ def relative_change(reference: torch.Tensor, changed: torch.Tensor) -> torch.Ten
     return (changed - reference).norm(dim=-1) / reference.norm(dim=-1).clamp(min=1e-12)
 
 
-def feature_change_per_layer(reference: LayerFeatures, changed: LayerFeatures, pooling: str = "mean"):
+def random_partners(n: int, seed: int = 0) -> torch.Tensor:
+    """``[n]`` indices: item ``i``'s partner ``partners[i]``, a seeded random pairing in which no
+    item is its own partner (a random order, each item paired with the next one in it).
+
+    Neighbours in a file are often alike (a data set sorted by class puts items of one class
+    together), so "the next item" is a poor stand-in for "another item"."""
+    if isinstance(n, bool) or not isinstance(n, int) or n < 2:
+        raise ValueError(f"need at least 2 items to pair, got {n!r}.")
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+    partners = torch.empty(n, dtype=torch.long)
+    partners[order] = order.roll(-1)
+    return partners
+
+
+def feature_change_per_layer(reference: LayerFeatures, changed: LayerFeatures, pooling: str = "mean", seed: int = 0):
     """``(change, between)``, both ``[L+1, N]``: how far each sentence's feature moved at each
-    layer (:func:`relative_change`), and for scale how far it lies from the *next* sentence's
-    feature of the same model (``||x_{i+1} - x_i|| / ||x_i||``): a change as large as
+    layer (:func:`relative_change`), and for scale how far it lies from another, randomly
+    chosen sentence's feature of the same model (``||x_j - x_i|| / ||x_i||`` with
+    ``j = random_partners(N, seed)[i]``, the same partner at every layer): a change as large as
     ``between`` moves a sentence as far as swapping it for another sentence."""
     ref, new = getattr(reference, pooling), getattr(changed, pooling)
     if ref.shape != new.shape or ref.shape[1] < 2:
         raise ValueError(f"need the same [L+1, N >= 2, H] features from both models, got {tuple(ref.shape)} "
                          f"and {tuple(new.shape)}.")
+    partners = random_partners(ref.shape[1], seed)
     change = torch.stack([relative_change(r, n) for r, n in zip(ref, new)])
-    between = torch.stack([relative_change(r, r.roll(-1, 0)) for r in ref])
+    between = torch.stack([relative_change(r, r[partners]) for r in ref])
     return change, between

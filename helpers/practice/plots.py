@@ -34,7 +34,7 @@ def plot_accuracy_vs_time(accuracy: dict, seconds: dict, ax=None):
                     yerr=[[acc.estimate - ci.low], [ci.high - acc.estimate]], fmt="D", ms=7,
                     color=dots.get_color(), mec="black", mew=0.5, capsize=3, label=name)
     ax.set_xlabel("training seconds per run (wall clock, this machine)")
-    ax.set_ylabel("test accuracy")
+    ax.set_ylabel("test accuracy" + (f" (axis starts at {ax.get_ylim()[0]:.2f})" if ax.get_ylim()[0] > 0 else ""))
     n = len(next(iter(accuracy.values())).seeds)
     ax.set_title(f"fine-tuning: test accuracy against training time ({n} seeds per strategy)\n"
                  "dots: runs; diamond: median time, mean accuracy; whiskers: time range, 95% interval")
@@ -109,13 +109,14 @@ def plot_int8_comparison(sizes: dict, times: dict, accuracy: dict, change, betwe
                         color=colors[i], capsize=4, ms=7)
     ax_acc.set_xticks(x, names)
     ax_acc.set_xlim(-0.6, len(names) - 0.4)
-    ax_acc.set_ylim(min(a.low for a in accuracy.values()) - 0.05, 1.01)
-    ax_acc.set_ylabel("test accuracy")
+    bottom = max(0.0, min(a.low for a in accuracy.values()) - 0.05)
+    ax_acc.set_ylim(bottom, 1.01)
+    ax_acc.set_ylabel("test accuracy" + (f" (axis starts at {bottom:.2f})" if bottom > 0 else ""))
     ax_acc.set_title("test accuracy of heads trained on float32 features\n(95% interval over test items and seeds)")
     change, between = to_numpy(change), to_numpy(between)
     layers = np.arange(change.shape[0])
     for values, label, color in ((change, "int8 vs float32, same sentence", "tab:orange"),
-                                 (between, "two different sentences, float32", "gray")):
+                                 (between, "a sentence vs a random other one, float32", "gray")):
         q25, med, q75 = quartiles(values.T)
         ax_change.plot(layers, med, "o-", color=color, label=label, ms=4)
         ax_change.fill_between(layers, q25, q75, color=color, alpha=0.2, lw=0)

@@ -3,7 +3,7 @@
 import torch
 
 from helpers.classify.compute import encode_batch
-from helpers.practice.compute import keep_hidden_states
+from helpers.practice.compute import keep_hidden_states, saved_for_backward
 
 
 def exercise_1():
@@ -20,5 +20,9 @@ def exercise_2(tokenizer, model, sentence):
     return kept
 
 
-def exercise_3(memory):
+def exercise_3(clfs, tokenizer, train):
+    batch = tokenizer(train.texts[:4], padding="max_length", truncation=True, max_length=64, return_tensors="pt")
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask")}
+    labels = torch.tensor(train.labels[:4])
+    memory = {mode: saved_for_backward(clf, inputs, labels) for mode, clf in clfs.items()}
     return memory["plain"].activation_bytes / memory["checkpointed"].activation_bytes
