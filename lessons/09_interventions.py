@@ -281,13 +281,18 @@ print(f"true-class logit drop over all heads: median {logit_drops.median():.3f},
 # First, where does *this* model park its attention?
 
 # %%
+from helpers.common.stats import paired_difference_ci
+
 parked = {name: share.mean(0) for name, share in [("[CLS]", cls_share), ("[SEP]", sep_share)]}  # [L, A] each
 for name, s in parked.items():
     print(f"{name}: mean share over heads {s.mean():.2f}, largest {s.max():.2f}; "
           f"heads with more than half their attention there: {int((s > 0.5).sum())} of {L * A}")
-park_token = max(parked, key=lambda name: float(parked[name].mean()))
-print(f"this model parks more attention on {park_token}"
-      + (", as Clark et al. found for bert-base" if park_token == "[SEP]" else
+# per utterance, mean over all heads: [CLS] share minus [SEP] share, paired over the utterances
+cls_minus_sep = paired_difference_ci(cls_share.flatten(1).mean(1), sep_share.flatten(1).mean(1))
+park_token = "[CLS]" if cls_minus_sep.low > 0 else "[SEP]" if cls_minus_sep.high < 0 else None
+print(f"[CLS] share - [SEP] share, mean over heads, paired over the utterances: {cls_minus_sep}\n-> "
+      + ("no difference between the two" if park_token is None else f"this model parks more attention on {park_token}")
+      + ("" if park_token is None else ", as Clark et al. found for bert-base" if park_token == "[SEP]" else
          ", unlike the middle layers of Clark et al.'s bert-base, where [SEP] collects it"))
 
 # %% [markdown]
@@ -365,7 +370,9 @@ ax = plot_importance_scatter(michel.flatten(), loss_items.mean(0), labels=labels
                              ylabel="loss increase when removed",
                              title="head importance: gradient estimate vs removal (labels: layer.head)")
 plt.show()
-undefined = f" (undefined in {grad_vs_loss.undefined:.0%} of resamples)" if grad_vs_loss and grad_vs_loss.undefined else ""
+undefined = ""
+if grad_vs_loss and grad_vs_loss.undefined:
+    undefined = f" (undefined in {grad_vs_loss.undefined:.0%} of resamples)"
 print(f"Spearman rho, gradient importance vs loss increase on removal: "
       f"{grad_vs_loss if grad_vs_loss else 'n/a (no variation)'}{undefined}")
 
@@ -467,16 +474,17 @@ for name, (c, _, _) in items.items():  # c: [L + 1, items], row 0 nothing skippe
 # tell from 0, the strong form of the story — every layer is an indispensable expert
 # — is not what this model does: the residual stream carries most of the information past a
 # missing layer, and later layers partly make up for it. A layer marked "differs" is one the
-# model cannot do without. One caveat on the last layer: the head was
-# trained on the last layer's output, so skipping it hands the head layer $L-1$'s vectors,
-# which it never saw; the sense probe, refit each time, has no such handicap.
+# model cannot do without. One caveat on the last layer: the head was trained on the last
+# layer's output, so skipping it hands the head layer $L-1$'s vectors, which it never saw;
+# the sense probe, refit each time, has no such handicap.
 #
 # ## 4. Activation patching: when does "bank" decide its sense?
 #
 # Lesson 06 measured, layer by layer, where the senses of each ambiguous word separate (its
-# printout says where, for the model you load). Patching asks where the decision *lives*. We run a money sentence ("She opened a savings account at
-# the bank…"), but at layer $l$ we overwrite its "bank" vector with the "bank" vector of a
-# river sentence at the same layer, and let the layers above run. Lesson 06's probe then
+# printout says where, for the model you load). Patching asks where the decision *lives*.
+# We run a money sentence ("She opened a savings account at the bank…"), but at layer $l$
+# we overwrite its "bank" vector with the "bank" vector of a river sentence at the same
+# layer, and let the layers above run. Lesson 06's probe then
 # reads the final "bank": nearest sense centroid at the last layer, the centroids computed
 # from the *other* sentences. If the final vector follows the patch (reads "river"), the
 # sense was already carried by the word's own vector at layer $l$; if it reads "money", the
@@ -621,8 +629,6 @@ for m, r in rhos.items():
 # bootstrap over the utterances (`paired_difference_ci` in `helpers/common/stats.py`).
 
 # %%
-from helpers.common.stats import paired_difference_ci
-
 rollout_gain = None
 if both.sum() > 1:
     rollout_gain = paired_difference_ci(rhos["attention rollout"][both], rhos["raw attention"][both])
@@ -632,7 +638,7 @@ rollout_verdict = ("n/a: too few utterances" if rollout_gain is None else
                    if rollout_gain.high < 0 else
                    "not distinguishable (the interval contains 0): no advantage for rollout on this model and head")
 print(f"rho(rollout, occlusion) - rho(raw attention, occlusion), paired over {both.sum()} utterances: "
-      f"{rollout_gain if rollout_gain else 'n/a'} -> {rollout_verdict}")
+      f"{rollout_gain if rollout_gain else 'n/a'}\n-> {rollout_verdict}")
 
 # %% [markdown]
 # Remember what each method measures: attention weights say where a head
@@ -678,12 +684,14 @@ explorer
 # %%
 print(f"1. Removing any single head: {len(hurting)} of {L * A} heads lower the accuracy with an interval above 0; "
       f"the largest drop, {drop_cis[worst].percent()}, is tied with {len(tied) - 1} other head(s).")
-print(f"2. This model parks more attention on {park_token}. A head's share vs its importance (loss increase): "
+where = ("Neither [CLS] nor [SEP] collects more attention" if park_token is None else
+         f"This model parks more attention on {park_token}")
+print(f"2. {where}. A head's share vs its importance (loss increase): "
       + "; ".join(f"{name} rho = {rho if rho else 'n/a'}" for name, rho in pattern_rho.items()) + ".")
 print(f"3. One gradient vs exhaustive removal: rho = {grad_vs_loss if grad_vs_loss else 'n/a'} "
       f"({t_gradient:.1f} s vs {t_exhaustive:.1f} s).")
-print(f"4. Layers whose skip changes nothing the paired interval can tell from 0, of 1..{L}: "
-      + "; ".join(f"{name}: {layers or 'none'}" for name, layers in can_go.items()) + ".")
+print(f"4. Layers whose skip changes nothing the paired interval can tell from 0, of 1..{L}:\n"
+      + "\n".join(f"   {name}: {layers or 'none'}" for name, layers in can_go.items()))
 if patch and probe_works:
     print("5. Patching: " + (f"from layer {first_pooled}, the patched sense is followed by a majority of the pairs "
                              f"(interval above one half)." if first_pooled is not None else

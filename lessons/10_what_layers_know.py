@@ -216,16 +216,20 @@ from helpers.common.data import load_intents
 from helpers.probes.compute import POPULAR_TABLE, scaled_layers, sentence_probe_report, summarize_layers, table_verdict
 
 train, test = load_intents("train"), load_intents("test")
-feats_train, feats_test = extract_features(tokenizer, model, train.texts), extract_features(tokenizer, model, test.texts)
+feats_train = extract_features(tokenizer, model, train.texts)
+feats_test = extract_features(tokenizer, model, test.texts)
 reports["intent"] = sentence_probe_report(feats_train, train.labels, feats_test, test.labels, train.names,
                                           pooling="mean", seeds=seeds)
-print("intent probe accuracy: " + "; ".join(f"{'emb' if l == 0 else l}: {iv.percent()}"
-                                            for l, iv in enumerate(reports["intent"].accuracy)))
+items = [f"{'emb' if l == 0 else l}: {iv.percent()}" for l, iv in enumerate(reports["intent"].accuracy)]
+print("intent probe accuracy per layer (lesson 07's probe):")
+for k in range(0, len(items), 4):
+    print("  " + "; ".join(items[k:k + 4]))
 print(f"\n{'task':<18}{'best layer (tied)':<20}{'most selective (tied)':<23}{'table, scaled':<15}verdict")
 for task, name, first, last in POPULAR_TABLE:
     r, claimed = reports[task], scaled_layers(first, last, L)
-    best = f"{r.best_layer()} ({summarize_layers(r.tied_with_best())})"
-    selective = (f"{r.best_layer('selectivity')} ({summarize_layers(r.tied_with_best('selectivity'))})"
+    best = f"{summarize_layers([r.best_layer()])} ({summarize_layers(r.tied_with_best())})"
+    selective = (f"{summarize_layers([r.best_layer('selectivity')])} "
+                 f"({summarize_layers(r.tied_with_best('selectivity'))})"
                  if r.selectivity else "n/a")
     print(f"{name:<18}{best:<20}{selective:<23}{summarize_layers(claimed):<15}{table_verdict(r, claimed)}")
 
@@ -386,7 +390,8 @@ rises = [(a, a + 1) for a in range(1, L) if cka[a + 1].estimate > cka[a].estimat
 blurred = [(a, a + 1) for a in range(1, L) if paired(a + 1, a).contains(0.0)]
 print(f"from layer 1 to {L}, mean CKA " + ("never rises from one layer to the next" if not rises else
                                        "rises at " + ", ".join(f"{a}->{b}" for a, b in rises))
-      + "; neighbours the paired difference cannot tell apart: " + (", ".join(f"{a}-{b}" for a, b in blurred) or "none"))
+      + "; neighbours the paired difference cannot tell apart: "
+      + (", ".join(f"{a}-{b}" for a, b in blurred) or "none"))
 
 # %% [markdown]
 # A caution on the weight change: Adam scales every parameter's step by its own gradient
@@ -433,7 +438,8 @@ print(f"{'layer':>6} {'accuracy before':>20} {'after':>20} {'after - before (pai
 for l in range(L + 1):
     d = pos_change[l]
     print(f"{'emb' if l == 0 else l:>6} {before_pos.accuracy[l].percent():>20} {tuned.accuracy[l].percent():>20} "
-          f"{100 * d.estimate:>+9.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}] pts {tuned.selectivity[l].percent():>20}")
+          f"{100 * d.estimate:>+9.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}] pts "
+          f"{tuned.selectivity[l].percent():>20}")
 lower = [l for l, d in enumerate(pos_change) if d.high < 0]
 higher = [l for l, d in enumerate(pos_change) if d.low > 0]
 print(f"layers whose POS accuracy fell (paired interval below 0): {summarize_layers(lower)}; "

@@ -86,6 +86,8 @@ def test_patch_curves_and_attributions():
     ref[[5, 50, 90]] = [3.0, 2.0, 1.0]
     ax, shown = plot_attributions({"occlusion": ref}, many, max_tokens=3)
     assert shown.tolist() == [5, 50, 90]
+    ax, shown = plot_attributions({"occlusion": ref}, many)  # the default: the 30 highest, at most 9 in wide
+    assert len(shown) == 30 and ax.figure.get_figwidth() <= 9.0 and not small_text(ax.figure)
     with pytest.raises(ValueError, match="one score per token"):
         plot_attributions({"occlusion": [1.0]}, tokens)
     plt.close("all")

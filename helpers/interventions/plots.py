@@ -139,7 +139,7 @@ def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: fl
     return ax
 
 
-def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens: int = 40):
+def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens: int = 30):
     """Methods (rows) x tokens (columns), each row divided by its largest absolute score so
     the methods share one colour scale; red adds to the logit, blue takes away.
 
@@ -154,7 +154,7 @@ def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens
     reference = np.nan_to_num(list(rows.values())[-1], nan=-np.inf)
     shown = np.arange(n) if n <= max_tokens else np.sort(np.argsort(-reference)[:max_tokens])
     matrix = np.stack([v[shown] / max(np.nanmax(np.abs(v[shown])), 1e-12) for v in rows.values()])
-    ax = new_axes(ax, (max(6.0, 0.42 * len(shown) + 2.5), 0.45 * len(rows) + 2.2))
+    ax = new_axes(ax, (min(9.0, max(6.0, 0.42 * len(shown) + 2.5)), 0.45 * len(rows) + 2.2))  # <= 9 in wide
     image = ax.imshow(np.ma.masked_invalid(matrix), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1)
     ax.set_xticks(range(len(shown)), [tokens[i] for i in shown], rotation=70)
     ax.set_yticks(range(len(rows)), list(rows))

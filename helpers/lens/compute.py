@@ -86,8 +86,8 @@ def load_masked_lm(path, name: str | None = None):
     if missing:
         where = "" if stored_head is None else " (its safetensors file stores no cls.predictions.* tensor)" \
             if not stored_head else f" (its safetensors file stores only {list(stored_head)})"
-        message = (f"{name or path} has no trained masked-LM head: {len(missing)} of the {len(HEAD_KEYS)} weights of "
-                   f"cls.predictions are missing from the checkpoint{where}, so the lens has nothing real to apply.")
+        message = (f"{name or path} has no trained masked-LM head:\n  {len(missing)} of the {len(HEAD_KEYS)} weights of "
+                   f"cls.predictions are missing from the checkpoint{where},\n  so the lens has nothing real to apply.")
         return None, HeadCheck(False, missing, stored_head, message)
     mlm.eval()
     return mlm, HeadCheck(True, (), stored_head, f"{name or path} has a trained masked-LM head (every cls.predictions weight "
