@@ -78,10 +78,9 @@ import torch
 
 from helpers.classify.compute import extract_features, train_head
 from helpers.common.data import load_intents
-from helpers.common.stats import accuracy_ci, bootstrap_ci
+from helpers.common.stats import accuracy_ci, bootstrap_ci, differs
 from helpers.model.loading import load_model
 
-t_start, cpu_start = time.perf_counter(), time.process_time()
 tokenizer, model = load_model(MODEL)
 L, A, H = model.config.num_hidden_layers, model.config.num_attention_heads, model.config.hidden_size
 train, test = load_intents("train"), load_intents("test")
@@ -99,6 +98,10 @@ print(f"{L} layers x {A} heads, hidden size {H}; {len(train)} train / {len(test)
 # `SentenceHead` applies the pooling and the head to a last hidden state. Two checks: running
 # all layers again from the embeddings reproduces the last layer, and the pooled vectors
 # equal lesson 07's `extract_features`, computed separately.
+#
+# Numbering, once for the whole lesson: **layers count from 1** -- layer 1 is
+# `model.encoder.layer[0]`, layer $L$ is `model.encoder.layer[L - 1]`, and "layer 0" is the
+# embedding output -- while **heads count from 0**, as their columns in the weight matrices do.
 
 # %%
 from helpers.interventions.compute import SentenceHead, continue_from, run_cached
@@ -113,8 +116,10 @@ assert torch.allclose(head(feats_test.layer(L, "mean")), classifier(run.hidden(L
 y = torch.tensor(test.labels)
 base_correct = (classifier(run.hidden(L), mask).argmax(-1) == y).float()
 base_acc = accuracy_ci(base_correct)
-print(f"test accuracy of the head, nothing changed: {base_acc.percent()} (95% bootstrap interval over "
-      f"the {len(test)} test utterances; chance {1 / test.num_classes:.0%})")
+how = ("the rule of three: every utterance is right" if base_correct.min() == 1
+       else "a bootstrap over the utterances")
+print(f"test accuracy of the head, nothing changed: {base_acc.percent()} (95% interval over the {len(test)} "
+      f"test utterances, {how}; chance {1 / test.num_classes:.0%})")
 
 # %% [markdown]
 # ## 1. Removing one head
@@ -129,17 +134,12 @@ print(f"test accuracy of the head, nothing changed: {base_acc.percent()} (95% bo
 # `layer.attention.output` (`BertSelfOutput`): the hook receives the concatenated context
 # before `dense` and returns it with head $h$'s $d$ columns zeroed. (Older code passes a
 # `head_mask` argument to the model; recent `transformers` versions dropped it, and a hook
-# works with any version.) We check the hooked layer against the attention output computed
-# by hand with lessons 02–03's rebuilds.
+# works with any version.)
 
 # %%
-from helpers.attention.rebuild import self_attention_by_hand
-from helpers.model.trace import trace_text
-from helpers.stack.rebuild import attention_output_by_hand
-
 d = H // A
 head_to_remove = 0
-layer_module = model.encoder.layer[0]
+layer_module = model.encoder.layer[0]  # layer 1
 
 
 def zero_head_hook(module, args):
@@ -147,6 +147,15 @@ def zero_head_hook(module, args):
     context[..., head_to_remove * d:(head_to_remove + 1) * d] = 0.0
     return (context, *args[1:])
 
+
+# %% [markdown]
+# We check the hooked layer against the attention output computed by hand with lessons
+# 02–03's rebuilds, with the same head's columns of the context zeroed.
+
+# %%
+from helpers.attention.rebuild import self_attention_by_hand
+from helpers.model.trace import trace_text
+from helpers.stack.rebuild import attention_output_by_hand
 
 trace = trace_text(tokenizer, model, SENTENCE)
 x = trace.hidden(0)
@@ -166,19 +175,26 @@ print(f"layer 1 with head {head_to_remove} removed == by hand; max change of the
 # `ablate_head(model, layer, head)` in `helpers/interventions/compute.py` registers such a
 # hook while a `with` block runs. Removing one head of the first layer and running the whole
 # test set, we measure two things per utterance: whether it is still classified correctly,
-# and how far the logit of its **true** class falls. Intervals are bootstrap intervals over
-# the test utterances (`helpers/common/stats.py`).
+# and how far the logit of its **true** class falls.
+#
+# Both models are measured on the *same* utterances, so we compare them **paired**: the
+# interval comes from resampling the utterances once for both (`paired_accuracy_difference`
+# in `helpers/interventions/compute.py`, built on `paired_difference_ci` in
+# `helpers/common/stats.py`). When not a single utterance changes, a bootstrap would give an
+# interval of zero width; the rule of three bounds the unseen rate of changes by $3/n$ instead.
 
 # %%
-from helpers.interventions.compute import ablate_head
+from helpers.interventions.compute import ablate_head, paired_accuracy_difference
 
 enc = tokenizer(test.texts, padding=True, truncation=True, max_length=32, return_tensors="pt")
 with torch.no_grad(), ablate_head(model, 1, head_to_remove):
     logits_removed = classifier(model(**enc).last_hidden_state, enc["attention_mask"])
 logits_base = classifier(run.hidden(L), mask)
-drop_items = base_correct - (logits_removed.argmax(-1) == y).float()
+removed_correct = (logits_removed.argmax(-1) == y).float()
+changed = int((removed_correct != base_correct).sum())
 logit_drop = logits_base.gather(1, y[:, None])[:, 0] - logits_removed.gather(1, y[:, None])[:, 0]
-print(f"layer 1, head {head_to_remove} removed: accuracy drop {bootstrap_ci(drop_items).percent()}, "
+print(f"layer 1, head {head_to_remove} removed: {changed} of {len(test)} utterances change their outcome; "
+      f"accuracy drop {paired_accuracy_difference(base_correct, removed_correct).percent()} (paired), "
       f"true-class logit drop {bootstrap_ci(logit_drop.detach())}")
 
 # %% [markdown]
@@ -225,21 +241,30 @@ fig = plot_head_maps([
          cbar_label="accuracy drop (points)", cmap="RdBu_r", diverging=True),
     dict(values=logit_drops, title="true-class logit drop when removed", cbar_label="mean logit drop",
          cmap="RdBu_r", diverging=True),
-    dict(values=cls_share.mean(0), title="share of attention on [CLS] (lesson 05)", cbar_label="attention share",
-         cmap="magma"),
-    dict(values=sep_share.mean(0), title="share of attention on [SEP] (lesson 05)", cbar_label="attention share",
-         cmap="magma"),
+    dict(values=cls_share.mean(0), title="share of attention on [CLS] (lesson 05)",
+         cbar_label="attention share (0..1)", cmap="magma", vmin=0, vmax=1),
+    dict(values=sep_share.mean(0), title="share of attention on [SEP] (lesson 05)",
+         cbar_label="attention share (0..1)", cmap="magma", vmin=0, vmax=1),
 ])
 plt.show()
+
+# %% [markdown]
+# The two lower maps share one colour scale, 0 to 1, so their colours compare directly. Below,
+# each head's accuracy drop is paired on the test utterances as above. Rather than crown the
+# head with the largest drop, we count the heads whose interval overlaps it: those the data
+# cannot rank below it.
 
 # %%
 drop_cis = {(l, h): ablation.drop_interval(l, h) for l in range(1, L + 1) for h in range(A)}
 hurting = [k for k, ci in drop_cis.items() if ci.low > 0]
 worst = max(drop_cis, key=lambda k: (drop_cis[k].estimate, float(logit_drops[k[0] - 1, k[1]])))
-print(f"largest accuracy drop: layer {worst[0]}, head {worst[1]}: {drop_cis[worst].percent()}")
+tied = [k for k, ci in drop_cis.items() if ci.overlaps(drop_cis[worst])]
+tied_text = (f"only layer {worst[0]}, head {worst[1]}" if len(tied) == 1 else
+             ", ".join(f"{l}.{h}" for l, h in tied) if len(tied) <= 8 else f"{len(tied)} of {L * A} heads")
+print(f"largest accuracy drop {drop_cis[worst].percent()} (layer {worst[0]}, head {worst[1]}); "
+      f"heads whose interval overlaps it (layer.head): {tied_text}")
 print(f"heads whose removal lowers accuracy with an interval above 0: {len(hurting)} of {L * A}")
-print(f"accuracy drop over all heads: median {acc_drop.median():.1%}, largest {acc_drop.max():.1%}; "
-      f"true-class logit drop: median {logit_drops.median():.3f}, largest {logit_drops.max():.3f}")
+print(f"true-class logit drop over all heads: median {logit_drops.median():.3f}, largest {logit_drops.max():.3f}")
 
 # %% [markdown]
 # Michel, Levy and Neubig (2019, *Are Sixteen Heads Really Better than One?*) removed single
@@ -250,14 +275,34 @@ print(f"accuracy drop over all heads: median {acc_drop.median():.1%}, largest {a
 #
 # ### Does a striking pattern mean an important head?
 #
-# Lesson 05 measured how much attention lands on `[CLS]` and `[SEP]`; Clark et al. (2019)
-# found that in bert-base many heads park most of their attention on `[SEP]` and read this as
-# a no-op. Two stories compete: a striking pattern marks a head the model relies on, or a
+# Lesson 05 measured how much attention lands on `[CLS]` and `[SEP]`; Clark et al. (2019,
+# *What Does BERT Look At?*) found that in bert-base over half the attention of layers 6–10
+# lands on `[SEP]` (early layers attend much to `[CLS]`) and read this parking as a no-op.
+# First, where does *this* model park its attention?
+
+# %%
+from helpers.common.stats import paired_difference_ci
+
+parked = {name: share.mean(0) for name, share in [("[CLS]", cls_share), ("[SEP]", sep_share)]}  # [L, A] each
+for name, s in parked.items():
+    print(f"{name}: mean share over heads {s.mean():.2f}, largest {s.max():.2f}; "
+          f"heads with more than half their attention there: {int((s > 0.5).sum())} of {L * A}")
+# per utterance, mean over all heads: [CLS] share minus [SEP] share, paired over the utterances
+cls_minus_sep = paired_difference_ci(cls_share.flatten(1).mean(1), sep_share.flatten(1).mean(1))
+park_token = "[CLS]" if cls_minus_sep.low > 0 else "[SEP]" if cls_minus_sep.high < 0 else None
+print(f"[CLS] share - [SEP] share, mean over heads, paired over the utterances: {cls_minus_sep}\n-> "
+      + ("no difference between the two" if park_token is None else f"this model parks more attention on {park_token}")
+      + ("" if park_token is None else ", as Clark et al. found for bert-base" if park_token == "[SEP]" else
+         ", unlike the middle layers of Clark et al.'s bert-base, where [SEP] collects it"))
+
+# %% [markdown]
+# Two stories compete: a striking pattern marks a head the model relies on, or a
 # head parked on a special token does little and should matter less. Either way a head's
 # share would rank with its importance (positively or negatively). We measure importance by
 # the loss increase on removal (finer-grained than the accuracy drop) and use Spearman's
 # rank correlation $\rho$ over the $L \times A$ heads, with a bootstrap interval that
-# resamples the test utterances and recomputes both sides (`spearman_ci`).
+# resamples the test utterances and recomputes both sides (`spearman_ci`; a resample in which
+# one side does not vary has no $\rho$ and is left out -- the printout says how often).
 
 # %%
 from helpers.interventions.compute import spearman_ci
@@ -270,7 +315,8 @@ for name, share in [("[CLS]", cls_share), ("[SEP]", sep_share)]:
                "no evidence of a link (the interval contains 0)" if rho.contains(0.0) else
                "heads with more attention there matter MORE" if rho.low > 0 else
                "heads with more attention there matter LESS")
-    print(f"share on {name} vs loss increase when removed: rho = {rho if rho else 'n/a'} -> {verdict}")
+    undefined = f" (undefined in {rho.undefined:.0%} of resamples)" if rho and rho.undefined else ""
+    print(f"share on {name} vs loss increase when removed: rho = {rho if rho else 'n/a'}{undefined} -> {verdict}")
 
 # %% [markdown]
 # ## 2. Importance from one gradient (Michel et al., 2019)
@@ -318,20 +364,25 @@ print(f"gradient: {t_gradient:.1f} s for all {L * A} heads (exhaustive removal: 
 from helpers.interventions.plots import plot_importance_scatter
 
 grad_vs_loss = spearman_ci(grads.abs().flatten(1), loss_items)
-grad_vs_acc = spearman_ci(grads.abs().flatten(1), ablation.accuracy_drop_items().flatten(1))
 labels = [f"{l}.{h}" for l in range(1, L + 1) for h in range(A)]
 ax = plot_importance_scatter(michel.flatten(), loss_items.mean(0), labels=labels,
                              xlabel="gradient importance $I_h$ (one backward pass)",
                              ylabel="loss increase when removed",
                              title="head importance: gradient estimate vs removal (labels: layer.head)")
 plt.show()
-for what, rho in [("loss increase", grad_vs_loss), ("accuracy drop", grad_vs_acc)]:
-    print(f"Spearman rho, gradient importance vs {what} on removal: {rho if rho else 'n/a (no variation)'}")
+undefined = ""
+if grad_vs_loss and grad_vs_loss.undefined:
+    undefined = f" (undefined in {grad_vs_loss.undefined:.0%} of resamples)"
+print(f"Spearman rho, gradient importance vs loss increase on removal: "
+      f"{grad_vs_loss if grad_vs_loss else 'n/a (no variation)'}{undefined}")
 
 # %% [markdown]
 # An interval well above 0 means the cheap gradient ranks heads much like the exhaustive
 # removal; read the printout for how well on this model. The two can differ because the
 # gradient describes an infinitesimal change of the gate and removal is a jump from 1 to 0.
+# We rank by the loss increase, not by the accuracy drop: the accuracy drop moves only when
+# a prediction flips, so all heads whose removal flips none tie at 0 and a rank correlation
+# would mostly rank ties; the loss increase moves with every logit.
 #
 # ## 3. Skipping a layer
 #
@@ -344,7 +395,9 @@ for what, rho in [("loss increase", grad_vs_loss), ("accuracy drop", grad_vs_acc
 # * the intent accuracy of the fixed head (does the model still deliver what the head reads?);
 # * lesson 06's sense separation of the ambiguous words at the last layer: leave-one-out
 #   nearest-centroid accuracy, refit on the skipped model's vectors (is the information
-#   that tells the senses apart still there?).
+#   that tells the senses apart still there?). We load lesson 06's data the way lesson 06
+#   does: `data/polysemy.json` and `data/polysemy_more.json`, two senses per word, five
+#   sentences per sense.
 
 # %%
 from helpers.common.data import load_polysemy
@@ -353,9 +406,10 @@ from helpers.interventions.compute import run_from_traces, skip_every_layer, wor
 from helpers.model.tokens import is_unknown
 
 skipped = skip_every_layer(model, run)  # [L + 1, N, T, H]: index 0 nothing skipped
-skip_acc = [accuracy_ci((classifier(s, mask).argmax(-1) == y).float()) for s in skipped]
-polysemy = {w: s for w, s in load_polysemy().items() if not is_unknown(tokenizer, w)}
-for word in load_polysemy():
+skip_correct = torch.stack([(classifier(s, mask).argmax(-1) == y).float() for s in skipped])  # [L + 1, N]
+all_words = {**load_polysemy(), **load_polysemy("polysemy_more.json")}  # as lesson 06
+polysemy = {w: s for w, s in all_words.items() if not is_unknown(tokenizer, w)}
+for word in all_words:
     if word not in polysemy:
         print(f"note: the tokenizer maps {word!r} to {tokenizer.unk_token}; it is left out.")
 jobs = [(w, s, x) for w, senses in polysemy.items() for s, xs in senses.items() for x in xs]
@@ -363,9 +417,16 @@ poly_traces = [trace_text(tokenizer, model, x) for _, _, x in progress(jobs, des
 spans = [t.find_word(w).positions for (w, _, _), t in zip(jobs, poly_traces)]
 print(f"{len(polysemy)} ambiguous words, {len(jobs)} sentences")
 
+# %% [markdown]
+# For the senses we reuse lesson 06's own function, `sense_separation_outcomes` (in
+# `helpers/context/compute.py`): it takes `{sense: [sentences, variants, H]}` and returns one
+# row per sentence, one column per variant -- there the variants were layers, here they are
+# "nothing skipped" and "layer $l$ skipped", all read at the last layer. Two checks that do
+# not go through it: the unskipped vectors are lesson 06's `word_by_layer` at layer $L$, and
+# one sentence's outcome is recomputed by hand (centroids without it, nearest by cosine).
+
 # %%
-from helpers.context.compute import sense_separation, word_by_layer
-from helpers.interventions.compute import centroid_hits
+from helpers.context.compute import sense_separation_outcomes, word_by_layer
 
 sense_hits = None
 if jobs:
@@ -373,52 +434,71 @@ if jobs:
     vectors = word_vectors(skip_every_layer(model, poly_run, progress=False), spans)  # [L + 1, n, H]
     assert torch.allclose(vectors[0, 0], word_by_layer(poly_traces[0], jobs[0][0])[L], atol=1e-4)
     groups = {w: {s: vectors[:, [i for i, j in enumerate(jobs) if j[:2] == (w, s)]].transpose(0, 1)
-                  for s in senses} for w, senses in polysemy.items()}
-    sense_hits = torch.cat([centroid_hits(g) for g in groups.values()])  # [n, L + 1]
-    for w, g in groups.items():  # per word, the mean is lesson 06's sense_separation
-        assert torch.allclose(centroid_hits(g).mean(0), sense_separation(g))
-    skip_sense = [accuracy_ci(sense_hits[:, v]) for v in range(L + 1)]
+                  for s in senses} for w, senses in polysemy.items()}  # {word: {sense: [5, L + 1, H]}}
+    outcomes = {w: sense_separation_outcomes(g).float() for w, g in groups.items()}  # {word: [n, L + 1]}
+    sense_hits = torch.cat(list(outcomes.values()))
+    word0, senses0 = next(iter(groups.items()))
+    own, *others = senses0.values()  # held out: sentence 0 of the first word's first sense
+    centroids = torch.stack([own[1:].mean(0)] + [o.mean(0) for o in others])  # [senses, L + 1, H]
+    by_hand = (F.cosine_similarity(own[0][None], centroids, dim=-1).argmax(0) == 0).float()
+    assert torch.equal(by_hand, outcomes[word0][0])
+
+# %% [markdown]
+# Each skip is compared with the unchanged model **paired** on the same items -- test
+# utterances for the intents, sentences for the senses (`paired_accuracy_difference`).
+# A layer "can go" when the interval of that difference contains 0.
 
 # %%
 from helpers.interventions.plots import plot_skip_effects
 
-panels = {"intent accuracy of the fixed head": (skip_acc[0], skip_acc[1:], "test accuracy", 1 / test.num_classes)}
+items = {"intent accuracy of the fixed head": (skip_correct, "test accuracy", 1 / test.num_classes)}
 if sense_hits is not None:
     n_senses = len(next(iter(polysemy.values())))
-    panels["sense separation at the last layer (lesson 06)"] = (skip_sense[0], skip_sense[1:],
-                                                                "leave-one-out accuracy", 1 / n_senses)
+    items["sense separation at the last layer (lesson 06)"] = (sense_hits.T, "leave-one-out accuracy", 1 / n_senses)
+panels = {name: (accuracy_ci(c[0]), [accuracy_ci(v) for v in c[1:]], ylabel, chance)
+          for name, (c, ylabel, chance) in items.items()}
 fig = plot_skip_effects(panels)
 plt.show()
-for name, (base, per_layer, _, _) in panels.items():
-    kept = [l for l, ci in enumerate(per_layer, start=1) if ci.overlaps(base)]
-    print(f"{name}: nothing skipped {base.percent()}")
-    for l, ci in enumerate(per_layer, start=1):
-        print(f"   layer {l} skipped: {ci.percent()}" + ("" if ci.overlaps(base) else "   <- interval apart"))
-    print(f"   layers that can go one at a time (interval overlaps): {kept or 'none'}")
+can_go = {}
+for name, (c, _, _) in items.items():  # c: [L + 1, items], row 0 nothing skipped
+    changes = [paired_accuracy_difference(c[l], c[0]) for l in range(1, L + 1)]
+    can_go[name] = [l for l, d in enumerate(changes, start=1) if not differs(d)]
+    print(f"{name}: nothing skipped {panels[name][0].percent()} ({c.shape[1]} items)")
+    for l, d in enumerate(changes, start=1):
+        print(f"   layer {l} skipped: {panels[name][1][l - 1].percent()}, change {100 * d.estimate:+.1f} "
+              f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}] points" + ("" if l in can_go[name] else "   <- differs"))
+    print(f"   layers that can go one at a time (the change's interval contains 0): {can_go[name] or 'none'}")
 
 # %% [markdown]
-# If most layers can be skipped one at a time with the interval still overlapping the
-# unchanged model, the strong form of the story — every layer is an indispensable expert
+# If most layers can be skipped one at a time without a change that the paired interval can
+# tell from 0, the strong form of the story — every layer is an indispensable expert
 # — is not what this model does: the residual stream carries most of the information past a
-# missing layer, and later layers partly make up for it. A layer whose skip is "interval
-# apart" is one the model cannot do without. One caveat on the last layer: the head was
-# trained on the last layer's output, so skipping it hands the head layer $L-1$'s vectors,
-# which it never saw; the sense probe, refit each time, has no such handicap.
+# missing layer, and later layers partly make up for it. A layer marked "differs" is one the
+# model cannot do without. One caveat on the last layer: the head was trained on the last
+# layer's output, so skipping it hands the head layer $L-1$'s vectors, which it never saw;
+# the sense probe, refit each time, has no such handicap.
 #
 # ## 4. Activation patching: when does "bank" decide its sense?
 #
-# Lesson 06 showed that the two senses of "bank" separate in the upper layers. Patching
-# asks where the decision *lives*. We run a money sentence ("She opened a savings account at
-# the bank…"), but at layer $l$ we overwrite its "bank" vector with the "bank" vector of a
-# river sentence at the same layer, and let the layers above run. Lesson 06's probe then
+# Lesson 06 measured, layer by layer, where the senses of each ambiguous word separate (its
+# printout says where, for the model you load). Patching asks where the decision *lives*.
+# We run a money sentence ("She opened a savings account at the bank…"), but at layer $l$
+# we overwrite its "bank" vector with the "bank" vector of a river sentence at the same
+# layer, and let the layers above run. Lesson 06's probe then
 # reads the final "bank": nearest sense centroid at the last layer, the centroids computed
 # from the *other* sentences. If the final vector follows the patch (reads "river"), the
 # sense was already carried by the word's own vector at layer $l$; if it reads "money", the
 # layers above rebuilt it from the money context. We do this for every (river, money)
 # sentence pair of every word in the data (first sense patched into the second).
+#
+# The pairs are not independent: every donor sentence is paired with every target sentence
+# of its word, so each sentence takes part in several pairs. The interval therefore resamples **sentences** on both
+# sides, within each word, and weights every pair by how often both of its sentences were
+# drawn (`pair_cluster_bootstrap`); resampling the pairs would pretend we had many more
+# independent observations than we do.
 
 # %%
-from helpers.interventions.compute import sense_patching
+from helpers.interventions.compute import pair_cluster_bootstrap, sense_patching
 
 patch = {}
 for w, senses in polysemy.items():
@@ -427,29 +507,27 @@ for w, senses in polysemy.items():
     patch[w] = sense_patching(model, pick(s_a), pick(s_b), w)
     patch[w]["senses"] = (s_a, s_b)
 if patch:
-    follows = torch.cat([p["follows"] for p in patch.values()])  # [pairs, L + 1]
-    pooled = [accuracy_ci(follows[:, l]) for l in range(L + 1)]
-    control = accuracy_ci(torch.cat([p["control"] for p in patch.values()]))
+    n_pairs = sum(len(p["pairs"]) for p in patch.values())
+    pooled = pair_cluster_bootstrap(patch.values(), "follows")  # one Interval per patched layer 0..L
+    control = pair_cluster_bootstrap(patch.values(), "control")[0]
     probe_works = control.low > 0.5
-    print(f"{len(follows)} pairs; without a patch the probe reads the target's own sense in {control.percent()}"
+    print(f"{len(patch)} words, {n_pairs} pairs; without a patch the probe reads the target's own sense in "
+          f"{control.percent()}"
           + ("" if probe_works else " -- no better than a coin: on this model the follow rates below mean little"))
 
 # %%
 from helpers.interventions.plots import plot_patch_curves
 
 if patch:
-    ax = plot_patch_curves({f"{w} ({p['senses'][0]} into {p['senses'][1]})": p["follows"].mean(0)
-                            for w, p in patch.items()}, pooled, chance=0.5,
+    ax = plot_patch_curves({w: p["follows"].mean(0) for w, p in patch.items()}, pooled, chance=0.5,
                            title="does the final word vector follow the patched sense?")
     plt.show()
-    for w, p in patch.items():
-        rates = p["follows"].mean(0)
-        first = next((l for l in range(L + 1) if rates[l] >= 0.5), None)
-        print(f"{w!r}: share following the patch per layer " + " ".join(f"{r:.0%}" for r in rates.tolist())
-              + f"; first layer with at least half: {first}")
-    first_pooled = next((l for l in range(L + 1) if pooled[l].estimate >= 0.5), None)
-    print(f"all words: first layer where at least half follow the patch: {first_pooled}"
-          + (f" ({pooled[first_pooled].percent()})" if first_pooled is not None else ""))
+    print("all words, share following the patch per patched layer: "
+          + "; ".join(f"{'emb' if l == 0 else l}: {ci.percent(0)}" for l, ci in enumerate(pooled)))
+    first_pooled = next((l for l in range(L + 1) if pooled[l].low > 0.5), None)
+    print("first layer whose interval lies above one half: "
+          + (f"{first_pooled} ({pooled[first_pooled].percent()})" if first_pooled is not None else
+             "none -- no patched layer is followed by a majority that the interval can tell from a coin"))
 else:
     print("no ambiguous word of the data is in this vocabulary: patching is skipped.")
 
@@ -458,9 +536,10 @@ else:
 # only its position embedding differs — so there we expect the context to win; the printout
 # shows whether it does. Patching the last layer
 # replaces the vector the probe reads, so it follows the patch unless the probe itself is
-# wrong. Where the curve crosses one half is where, on average, the word's own vector
-# carries its sense strongly enough that the layers above no longer overwrite it from the
-# context. Compare that layer with where lesson 06's sense separation rose.
+# wrong. Where the pooled interval rises above one half is where, on average, the word's own
+# vector carries its sense strongly enough that the layers above no longer overwrite it from
+# the context. Compare that layer with where lesson 06's sense separation rose. (The grey
+# lines are single words, each from a handful of sentences: read them as noisy.)
 #
 # ## 5. Which words drove one decision?
 #
@@ -538,15 +617,31 @@ for text in progress(sample.texts, desc="attributing test utterances"):
     s = attribution_scores(model, classifier, t, target)
     pos = content_positions(t)
     for m in agreement:
-        rho = spearman(s[m][pos], s["occlusion"][pos]) if len(pos) >= 3 else float("nan")
-        if not np.isnan(rho):
-            agreement[m].append(rho)
-for m, rhos in agreement.items():
-    print(f"{m:>17} vs occlusion, {len(rhos)} utterances: mean rho {bootstrap_ci(rhos) if rhos else 'n/a'}")
+        agreement[m].append(spearman(s[m][pos], s["occlusion"][pos]) if len(pos) >= 3 else float("nan"))
+rhos = {m: np.array(v) for m, v in agreement.items()}  # NaN: too few tokens, or a constant score
+both = ~np.isnan(np.stack(list(rhos.values()))).any(0)  # utterances where every method has a rho
+for m, r in rhos.items():
+    print(f"{m:>17} vs occlusion, {both.sum()} utterances: mean rho {bootstrap_ci(r[both]) if both.any() else 'n/a'}")
 
 # %% [markdown]
-# Two methods whose intervals overlap are not called different. Whatever the ranking in
-# your printout, remember what each method measures: attention weights say where a head
+# Abnar & Zuidema's claim is a comparison of two methods on the *same* utterances, so we
+# test it paired: the per-utterance difference of $\rho$, rollout minus raw attention, with a
+# bootstrap over the utterances (`paired_difference_ci` in `helpers/common/stats.py`).
+
+# %%
+rollout_gain = None
+if both.sum() > 1:
+    rollout_gain = paired_difference_ci(rhos["attention rollout"][both], rhos["raw attention"][both])
+rollout_verdict = ("n/a: too few utterances" if rollout_gain is None else
+                   "rollout agrees better with occlusion, as Abnar & Zuidema found" if rollout_gain.low > 0 else
+                   "raw attention agrees better with occlusion, unlike Abnar & Zuidema's finding"
+                   if rollout_gain.high < 0 else
+                   "not distinguishable (the interval contains 0): no advantage for rollout on this model and head")
+print(f"rho(rollout, occlusion) - rho(raw attention, occlusion), paired over {both.sum()} utterances: "
+      f"{rollout_gain if rollout_gain else 'n/a'}\n-> {rollout_verdict}")
+
+# %% [markdown]
+# Remember what each method measures: attention weights say where a head
 # *looks*, not what the looked-at vector contributes; gradients are local; occlusion changes
 # the input (a shorter sentence is also a different sentence).
 #
@@ -556,7 +651,10 @@ for m, rhos in agreement.items():
 # bar), then the explorer only looks results up: choose a layer and a head (or "skip the
 # whole layer") and the bars show the new logits against the unchanged ones (black ticks).
 # The map shows, for every choice at once, how far the logit of the originally predicted
-# intent moves; the frame marks the current choice.
+# intent moves; the frame marks the current choice. Its colours span the head removals; when a
+# layer skip moves the logit further, the skip column is clipped (the colour bar says where)
+# and its values are written in the cells. A logit can rise while the prediction flips:
+# another intent's logit may rise more. The printout spells out each skip that flips it.
 
 # %%
 from helpers.interventions.compute import sentence_interventions
@@ -568,6 +666,11 @@ flips_heads = int((effects.heads.argmax(-1) != pred).sum())
 flips_skips = [l for l in range(1, L + 1) if int(effects.skips[l - 1].argmax()) != pred]
 print(f"{flips_heads} of {L * A} single-head removals change the predicted intent of SENTENCE; "
       f"skipping layer(s) {flips_skips or 'none'} does")
+for l in flips_skips:
+    new = int(effects.skips[l - 1].argmax())
+    moved = effects.skips[l - 1] - effects.base
+    print(f"  skipping layer {l}: the {test.names[pred]!r} logit changes by {moved[pred]:+.1f}, "
+          f"the {test.names[new]!r} logit by {moved[new]:+.1f}, so {test.names[new]!r} wins")
 biggest = divmod(int((effects.heads[..., pred] - effects.base[pred]).abs().argmax()), A)
 explorer = InterventionExplorer(effects, test.names, layer=biggest[0] + 1, head=biggest[1])
 explorer
@@ -579,19 +682,23 @@ explorer
 # data; run the lesson with another `MODEL` to see whether they travel.
 
 # %%
-rho_sep = pattern_rho["[SEP]"]
-print(f"1. Removing any single head: largest accuracy drop {drop_cis[worst].percent()} "
-      f"(layer {worst[0]}, head {worst[1]}); {len(hurting)} of {L * A} heads hurt with an interval above 0.")
-print(f"2. A head's [SEP] share vs its importance: rho = {rho_sep if rho_sep else 'n/a'}.")
+print(f"1. Removing any single head: {len(hurting)} of {L * A} heads lower the accuracy with an interval above 0; "
+      f"the largest drop, {drop_cis[worst].percent()}, is tied with {len(tied) - 1} other head(s).")
+where = ("Neither [CLS] nor [SEP] collects more attention" if park_token is None else
+         f"This model parks more attention on {park_token}")
+print(f"2. {where}. A head's share vs its importance (loss increase): "
+      + "; ".join(f"{name} rho = {rho if rho else 'n/a'}" for name, rho in pattern_rho.items()) + ".")
 print(f"3. One gradient vs exhaustive removal: rho = {grad_vs_loss if grad_vs_loss else 'n/a'} "
       f"({t_gradient:.1f} s vs {t_exhaustive:.1f} s).")
-print(f"4. Layers that can be skipped one at a time without leaving the accuracy interval: "
-      f"{[l for l, ci in enumerate(skip_acc[1:], 1) if ci.overlaps(skip_acc[0])] or 'none'} of 1..{L}.")
+print(f"4. Layers whose skip changes nothing the paired interval can tell from 0, of 1..{L}:\n"
+      + "\n".join(f"   {name}: {layers or 'none'}" for name, layers in can_go.items()))
 if patch and probe_works:
-    print(f"5. The patched word sense is followed by at least half the pairs from layer {first_pooled}.")
+    print("5. Patching: " + (f"from layer {first_pooled}, the patched sense is followed by a majority of the pairs "
+                             f"(interval above one half)." if first_pooled is not None else
+                             "no patched layer is followed by a majority that the interval can tell from a coin."))
 elif patch:
     print("5. Patching: the sense probe does not beat a coin on this model, so there is no verdict.")
-print(f"whole lesson so far: {time.perf_counter() - t_start:.0f} s wall, {time.process_time() - cpu_start:.0f} s CPU")
+print(f"6. Rollout vs raw attention, agreement with occlusion: {rollout_verdict}.")
 
 # %% [markdown]
 # ## Summary

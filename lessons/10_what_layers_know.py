@@ -68,9 +68,9 @@ import torch
 from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 
-start_wall, start_cpu = time.perf_counter(), time.process_time()
 torch.manual_seed(0)
-tokenizer, model = load_model(MODEL)
+loaded = load_model(MODEL)
+tokenizer, model = loaded
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
 print(f"{L} layers, hidden size {H}; SENTENCE has {len(trace.words())} words, {trace.seq_len} tokens")
@@ -192,17 +192,23 @@ plt.show()
 #
 # ## 4. Where does each kind of knowledge peak?
 #
-# Tenney, Das & Pavlick (2019, *BERT Rediscovers the Classical NLP Pipeline*) probed the
+# Tenney, Das & Pavlick (2019, *BERT Rediscovers the Classical NLP Pipeline*, ACL) probed the
 # stock BERT-base and BERT-large models (uncased) with *edge probing*, mixing all layers with
-# learned weights, and found the classical pipeline in order: part of speech earliest, then
-# constituents, dependencies, semantic roles and coreference; entity types were resolved
-# partly at layer 1 with a long tail into higher layers. They also saw the tasks sit at the
-# same depth *relative to the top* of the two models. The popular table states its layer
-# numbers for BERT-base (12 layers); `scaled_layers` maps them to this model by relative depth.
+# learned weights. Their abstract finds the regions responsible for each step "in the expected
+# sequence: POS tagging, parsing, NER, semantic roles, then coreference". On entities, their
+# Section 4 ("Linguistic Patterns", measured on BERT-large) adds that "for entity labeling
+# many examples are resolved in layer 1, but with a long tail thereafter". They saw the same
+# order in BERT-base, with each task at about the same depth *relative to the top* of the
+# two models (their Section 4, "Comparison of Encoders", and Appendix A.1). The popular table
+# states its layer numbers for BERT-base (12 layers); `scaled_layers` maps them to this model
+# by relative depth.
 #
-# For "sentence meaning" we probe the intents of lessons 07-08: a linear probe per layer on
-# mean-pooled sentence vectors (`sentence_probe_report`; no control task, which is defined on
-# word types).
+# For "sentence meaning" we probe the intents of lessons 07-08 with **lesson 07's probe**
+# itself: a linear probe per layer on mean-pooled sentence vectors, trained once per seed by
+# `probe_seeds` (in `helpers/classify/compute.py`), so the numbers are the ones lesson 07
+# prints for its mean-pooled probes; `sentence_probe_report` only puts them in this lesson's
+# report form (each interval spans every seed's 95 % interval over the test utterances, as
+# in lesson 07). There is no control task (it is defined on word types).
 
 # %%
 from helpers.classify.compute import extract_features
@@ -210,17 +216,20 @@ from helpers.common.data import load_intents
 from helpers.probes.compute import POPULAR_TABLE, scaled_layers, sentence_probe_report, summarize_layers, table_verdict
 
 train, test = load_intents("train"), load_intents("test")
-intent_feats = extract_features(tokenizer, model, train.texts + test.texts)
-n = len(train)
-reports["intent"] = sentence_probe_report(intent_feats.mean[:, :n], train.labels, intent_feats.mean[:, n:], test.labels,
-                                          train.names, seeds=seeds)
-print("intent probe accuracy: " + "; ".join(f"{'emb' if l == 0 else l}: {iv.percent()}"
-                                            for l, iv in enumerate(reports["intent"].accuracy)))
+feats_train = extract_features(tokenizer, model, train.texts)
+feats_test = extract_features(tokenizer, model, test.texts)
+reports["intent"] = sentence_probe_report(feats_train, train.labels, feats_test, test.labels, train.names,
+                                          pooling="mean", seeds=seeds)
+items = [f"{'emb' if l == 0 else l}: {iv.percent()}" for l, iv in enumerate(reports["intent"].accuracy)]
+print("intent probe accuracy per layer (lesson 07's probe):")
+for k in range(0, len(items), 4):
+    print("  " + "; ".join(items[k:k + 4]))
 print(f"\n{'task':<18}{'best layer (tied)':<20}{'most selective (tied)':<23}{'table, scaled':<15}verdict")
 for task, name, first, last in POPULAR_TABLE:
     r, claimed = reports[task], scaled_layers(first, last, L)
-    best = f"{r.best_layer()} ({summarize_layers(r.tied_with_best())})"
-    selective = (f"{r.best_layer('selectivity')} ({summarize_layers(r.tied_with_best('selectivity'))})"
+    best = f"{summarize_layers([r.best_layer()])} ({summarize_layers(r.tied_with_best())})"
+    selective = (f"{summarize_layers([r.best_layer('selectivity')])} "
+                 f"({summarize_layers(r.tied_with_best('selectivity'))})"
                  if r.selectivity else "n/a")
     print(f"{name:<18}{best:<20}{selective:<23}{summarize_layers(claimed):<15}{table_verdict(r, claimed)}")
 
@@ -242,17 +251,25 @@ for task, name, first, last in POPULAR_TABLE:
 # and a tagger's labels here versus gold annotations there.
 #
 # The trained part-of-speech probes can tag any sentence. Here is what the probe of each
-# layer (seed 0) says about the words of `SENTENCE` (BERT's own word split; at most 12 words shown):
+# layer (seed 0) says about the words of `SENTENCE` (BERT's own word split). Where every
+# layer gives a word the same tag there is nothing to see, so the table shows only the words
+# on which the layers disagree (at most 12 of them).
 
 # %%
 from helpers.probes.compute import trace_word_vectors
 
 words, vectors = trace_word_vectors(trace)
 tags = reports["upos"].probes.predict(vectors)[0]  # [L+1, words], task probe of seed 0
-shown = range(min(len(words), 12))
-print(f"{'layer':>6} " + " ".join(f"{words[i][:9]:>9}" for i in shown))
-for l in range(L + 1):
-    print(f"{'emb' if l == 0 else l:>6} " + " ".join(f"{UPOS_TAGS[tags[l, i]]:>9}" for i in shown))
+agreed = [i for i in range(len(words)) if len(set(tags[:, i].tolist())) == 1]
+disputed = [i for i in range(len(words)) if i not in agreed]
+same = " ".join(f"{words[i]}/{UPOS_TAGS[tags[0, i]]}" for i in agreed[:20]) + (" ..." if len(agreed) > 20 else "")
+print(f"every layer gives each of the {len(words)} words the same tag: {same}" if not disputed else
+      f"{len(agreed)} of {len(words)} words get the same tag from every layer: {same}")
+if disputed:
+    print(f"words on which the layers disagree ({len(disputed)}, at most 12 shown):")
+    print(f"{'layer':>6} " + " ".join(f"{words[i][:9]:>9}" for i in disputed[:12]))
+    for l in range(L + 1):
+        print(f"{'emb' if l == 0 else l:>6} " + " ".join(f"{UPOS_TAGS[tags[l, i]]:>9}" for i in disputed[:12]))
 
 # %% [markdown]
 # ## 5. What fine-tuning changes, layer by layer
@@ -276,14 +293,24 @@ for l in range(L + 1):
 # (Frobenius norms; `relative_weight_change`). The word embeddings stay frozen in `finetune`,
 # so "emb" covers position and segment embeddings and their LayerNorm.
 #
-# To stay CPU-short: 10 utterances per intent, 2 epochs, learning rate $2 \cdot 10^{-4}$, three seeds.
+# To stay CPU-short the fine-tuning is **mild**: a few utterances per intent, two epochs, one
+# learning rate, three seeds (the cell prints how much). A longer or stronger fine-tune may
+# move the layers further; what follows describes this short run. `model_key` (lesson 08's
+# hash of every weight, in `helpers/practice/compute.py`) checks that the loaded model itself
+# was not changed: every run trains a copy.
 
 # %%
 from helpers.finetuning.compute import compare_finetuned
+from helpers.practice.compute import model_key
 
-change = compare_finetuned(tokenizer, model, train.subset(10), test, seeds=seeds, epochs=2, lr=2e-4, batch_size=20)
-print("test accuracy of the fine-tuned classifiers: " + ", ".join(f"{a:.1%}" for a in change.accuracy))
-assert all(p.grad is None for p in model.parameters()), "the loaded model must stay untouched"
+tune_train, tune_epochs, tune_lr = train.subset(10), 2, 2e-4
+key_before = model_key(model)
+change = compare_finetuned(tokenizer, model, tune_train, test, seeds=seeds, epochs=tune_epochs, lr=tune_lr,
+                           batch_size=20)
+assert model_key(model) == key_before, "the loaded model must stay untouched"
+print(f"fine-tuned on {len(tune_train)} utterances for {tune_epochs} epochs (learning rate {tune_lr:g}), "
+      f"{len(seeds)} seeds; test accuracy of the fine-tuned classifiers: "
+      + ", ".join(f"{a:.1%}" for a in change.accuracy))
 
 # %% [markdown]
 # Before reading the numbers, check `linear_cka` against an independent formula. Kornblith et
@@ -304,19 +331,31 @@ assert abs(cka_hsic.item() - linear_cka(X, Y)) < 1e-6 and abs(linear_cka(X, Y) -
 print(f"layer {L}, seed {seeds[0]}: CKA {linear_cka(X, Y):.4f} (feature space) = {cka_hsic.item():.4f} (HSIC of Gram matrices)")
 
 # %% [markdown]
-# Now every layer. Each value is the mean over the three fine-tuning seeds with the range of
-# the seeds (`seeds_interval` in `helpers/common/stats.py`).
+# Now every layer. Two sources of spread matter. The **seeds** give the range over the
+# fine-tuning runs (`seeds_interval` in `helpers/common/stats.py`). The **test utterances**
+# are a sample too, and the tokens of one utterance are not independent. `cka_jackknife` (in
+# `helpers/finetuning/compute.py`) leaves one utterance out at a time -- all its tokens -- and
+# recomputes the seed-averaged CKA of every layer, exactly, from sums of the Gram matrices
+# over utterances, without running the model again; the spread of those values gives a 95 %
+# interval (`jackknife_interval`). A bootstrap would draw utterances with replacement, and a
+# repeated token matches its copy perfectly before and after, which pushes CKA up; leaving
+# utterances out repeats nothing. The figure's CKA whiskers are the jackknife interval.
 
 # %%
 from helpers.common.stats import seeds_interval
+from helpers.finetuning.compute import jackknife_interval
 from helpers.finetuning.plots import plot_layer_change
 
-cka = [seeds_interval(change.cka[:, l]) for l in range(L + 1)]
+loo = change.cka_jackknife()  # [utterances, L+1]: seed-averaged CKA, one utterance left out per row
+cka = [jackknife_interval(change.cka[:, l].mean(), loo[:, l]) for l in range(L + 1)]
+cka_seeds = [seeds_interval(change.cka[:, l]) for l in range(L + 1)]
 moved = [seeds_interval(change.weight_change[:, l]) for l in range(L + 1)]
-print(f"{'layer':>6} {'CKA before/after':>26} {'relative weight change':>30}")
+print(f"{'layer':>6} {'CKA [95% jackknife]':>27} {'CKA seed range':>16} {'relative weight change':>30}")
 for l in range(L + 1):
-    print(f"{'emb' if l == 0 else l:>6} {cka[l].format('.3f'):>26} {moved[l].format('.4f'):>30}")
-axes = plot_layer_change(cka, moved)
+    print(f"{'emb' if l == 0 else l:>6} {cka[l].format('.4f'):>27} {cka_seeds[l].low:>8.4f}-{cka_seeds[l].high:.4f} "
+          f"{moved[l].format('.4f'):>30}")
+axes = plot_layer_change(cka, moved, whiskers=(f"95% jackknife interval over the {len(test)} test utterances",
+                                               f"range over {len(seeds)} seeds"))
 plt.show()
 
 # %% [markdown]
@@ -324,35 +363,69 @@ plt.show()
 # measured with probing, representational similarity analysis and layer ablations) found
 # fine-tuning to be conservative: it mostly changes the **top** layers (with exceptions:
 # fine-tuning for dependency parsing reconfigured most of the model). Does that hold here?
-# The check below compares the lowest and the highest encoder layer; two seed ranges that do
-# not overlap are called different.
+# The check below compares the lowest and the highest encoder layer **paired** -- CKA of layer
+# $L$ minus CKA of layer 1, with the same utterance left out of both. The same paired
+# difference tells which layers the data cannot rank below the most changed one, and which
+# neighbouring layers it cannot tell apart.
 
 # %%
-low_to_high = [cka[l].estimate for l in range(1, L + 1)]
-most_changed = 1 + min(range(L), key=low_to_high.__getitem__)
-if cka[L].high < cka[1].low:
+top_minus_bottom = jackknife_interval(cka[L].estimate - cka[1].estimate, loo[:, L] - loo[:, 1])
+if top_minus_bottom.high < 0:
     verdict = "lower at the top layer than at layer 1: the top changed more, as Merchant et al. found"
-elif cka[1].high < cka[L].low:
+elif top_minus_bottom.low > 0:
     verdict = "lower at layer 1 than at the top layer: here the bottom changed more, unlike Merchant et al."
 else:
-    verdict = "not distinguishable between layer 1 and the top layer (the seed ranges overlap)"
-print(f"CKA is {verdict}; the most changed layer is {most_changed} (CKA {cka[most_changed]}).")
-falls = all(a.estimate >= b.estimate for a, b in zip(cka[1:], cka[2:]))
-print(f"mean CKA {'falls' if falls else 'does not fall'} steadily from layer 1 to layer {L}; relative weight change "
-      f"of layer 1 {moved[1].format('.4f')} vs layer {L} {moved[L].format('.4f')}.")
+    verdict = "not distinguishable between layer 1 and the top layer (the paired interval contains 0)"
+print(f"CKA(layer {L}) - CKA(layer 1) = {top_minus_bottom}: CKA is {verdict}.")
+def paired(a: int, b: int):
+    """CKA of layer a minus layer b, with a jackknife interval (the same utterance left out of both)."""
+    return jackknife_interval(cka[a].estimate - cka[b].estimate, loo[:, a] - loo[:, b])
+
+
+most_changed = min(range(1, L + 1), key=lambda l: cka[l].estimate)
+tied = [l for l in range(1, L + 1) if paired(l, most_changed).low <= 0]
+print(f"lowest mean CKA: layer {most_changed} ({cka[most_changed]}); encoder layers the paired difference cannot "
+      f"rank above it: {summarize_layers(tied)}")
+rises = [(a, a + 1) for a in range(1, L) if cka[a + 1].estimate > cka[a].estimate]
+blurred = [(a, a + 1) for a in range(1, L) if paired(a + 1, a).contains(0.0)]
+print(f"from layer 1 to {L}, mean CKA " + ("never rises from one layer to the next" if not rises else
+                                       "rises at " + ", ".join(f"{a}->{b}" for a, b in rises))
+      + "; neighbours the paired difference cannot tell apart: "
+      + (", ".join(f"{a}-{b}" for a, b in blurred) or "none"))
 
 # %% [markdown]
 # A caution on the weight change: Adam scales every parameter's step by its own gradient
 # history, so after a few steps every weight has moved by roughly the learning rate per step,
-# whatever its gradient. ‖ΔW‖/‖W‖ therefore varies less between layers than one might expect
-# and says little about *how much the function changed*; CKA measures the representation itself.
+# whatever its gradient. $\lVert \Delta W \rVert$ then says more about the optimiser, the
+# number of steps and the number of parameters than about how much a layer's *function*
+# changed; CKA measures the representation itself. Which of the two norms drives the ratio here? The cell
+# prints both per layer, and splits the change of $\log(\lVert \Delta W \rVert / \lVert W \rVert)$
+# from layer 1 to layer $L$ into the part from $\lVert \Delta W \rVert$ and the part from $\lVert W \rVert$.
+
+# %%
+import math
+
+size, step = change.weight_norm, change.delta_norm.mean(0)  # ||W|| per layer, ||dW|| mean over the seeds
+print(f"{'layer':>6} {'||W||':>10} {'||dW|| (mean of seeds)':>24} {'ratio':>8}")
+for l in range(L + 1):
+    print(f"{'emb' if l == 0 else l:>6} {size[l]:>10.2f} {step[l]:>24.4f} {step[l] / size[l]:>8.4f}")
+if L > 1:
+    from_step, from_size = math.log(step[L] / step[1]), -math.log(size[L] / size[1])
+    driver = "||dW||" if abs(from_step) > abs(from_size) else "||W||"
+    print(f"layer 1 -> {L}: log ratio changes by {from_step + from_size:+.3f} = {from_step:+.3f} from ||dW|| "
+          f"{from_size:+.3f} from ||W||: mostly {driver}.")
 #
 # ## 6. Does the fine-tuned model still know parts of speech?
 #
 # Merchant et al. found no catastrophic forgetting of linguistic structure. We rerun the
 # part-of-speech probe of section 3, with its control task, on the fine-tuned model of seed 0.
+# Both probes are tested on the same words, so the comparison is **paired**: per word, the
+# outcome after minus before, with the test sentences resampled once for both
+# (`paired_accuracy_change` in `helpers/probes/compute.py`). Keep in mind how mild this
+# fine-tune was (printed above): a longer one may forget more.
 
 # %%
+from helpers.probes.compute import paired_accuracy_change
 from helpers.probes.plots import plot_before_after
 
 tuned_features = extract_word_features(tokenizer, change.runs[0].model.bert, sentences)
@@ -360,12 +433,17 @@ tuned = word_probe_report(tuned_features, sentences, "upos", train_ids, test_ids
 before_pos = reports["upos"]
 axes = plot_before_after(before_pos, tuned)
 plt.show()
-print(f"{'layer':>6} {'accuracy before':>22} {'after':>22} {'selectivity before':>22} {'after':>22}")
+pos_change = paired_accuracy_change(tuned, before_pos)
+print(f"{'layer':>6} {'accuracy before':>20} {'after':>20} {'after - before (paired)':>26} {'selectivity after':>20}")
 for l in range(L + 1):
-    print(f"{'emb' if l == 0 else l:>6} {before_pos.accuracy[l].percent():>22} {tuned.accuracy[l].percent():>22} "
-          f"{before_pos.selectivity[l].percent():>22} {tuned.selectivity[l].percent():>22}")
-lower = [l for l in range(L + 1) if tuned.accuracy[l].high < before_pos.accuracy[l].low]
-print("layers whose POS accuracy dropped (intervals apart): " + (summarize_layers(lower) if lower else "none"))
+    d = pos_change[l]
+    print(f"{'emb' if l == 0 else l:>6} {before_pos.accuracy[l].percent():>20} {tuned.accuracy[l].percent():>20} "
+          f"{100 * d.estimate:>+9.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}] pts "
+          f"{tuned.selectivity[l].percent():>20}")
+lower = [l for l, d in enumerate(pos_change) if d.high < 0]
+higher = [l for l, d in enumerate(pos_change) if d.low > 0]
+print(f"layers whose POS accuracy fell (paired interval below 0): {summarize_layers(lower)}; "
+      f"rose: {summarize_layers(higher)}")
 
 # %% [markdown]
 # ### Back to lesson 08's freezing advice
@@ -378,11 +456,11 @@ print("layers whose POS accuracy dropped (intervals apart): " + (summarize_layer
 # %%
 half = list(range(1, L // 2 + 1))
 if half:
-    lowest = min(half, key=lambda l: cka[l].low)
+    lowest = min(half, key=lambda l: cka_seeds[l].low)
     upper = list(range(L // 2 + 1, L + 1))
-    print(f"lower half (layers {summarize_layers(half)}): CKA at least {cka[lowest].low:.3f} in every seed "
+    print(f"lower half (layers {summarize_layers(half)}): CKA at least {cka_seeds[lowest].low:.3f} in every seed "
           f"(lowest: layer {lowest}); upper half (layers {summarize_layers(upper)}): "
-          f"as low as {min(cka[l].low for l in upper):.3f}.")
+          f"as low as {min(cka_seeds[l].low for l in upper):.3f}.")
 else:
     print(f"this model has {L} layer(s): there is no lower half to freeze.")
 
@@ -431,7 +509,7 @@ print("  " + "; ".join(f"{'emb' if l == 0 else l}: {med[l]:.1f} [{q25[l]:.1f}, {
 # %%
 from helpers.lens.compute import load_masked_lm
 
-mlm, head = load_masked_lm(model.name_or_path)
+mlm, head = load_masked_lm(model.name_or_path, name=loaded.choice.name)
 print(head.message)
 
 # %% [markdown]
@@ -456,10 +534,6 @@ if head.present:
                                                          for l, r in enumerate(lens.target_ranks)))
 else:
     print("No lens for this checkpoint; try MODEL = 'bert-base-uncased' (needs the hub or a local copy).")
-
-# %%
-wall, cpu = time.perf_counter() - start_wall, time.process_time() - start_cpu
-print(f"lesson computations: {wall:.0f} s wall clock, {cpu:.0f} s CPU time (this process)")
 
 # %% [markdown]
 # ## Summary

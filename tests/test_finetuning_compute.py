@@ -72,7 +72,8 @@ def test_compare_finetuning_keeps_every_run(tokenizer, model, intent_splits):
 # --- lesson 10: what fine-tuning changes per layer (linear CKA, relative weight change) -------------
 
 from helpers.finetuning.compute import (  # noqa: E402
-    compare_finetuned, layer_cka, linear_cka, relative_weight_change, token_vectors,
+    cka_jackknife, compare_finetuned, jackknife_interval, layer_cka, layer_weight_norms, linear_cka,
+    relative_weight_change, token_owners, token_vectors, weighted_cka,
 )
 
 
@@ -148,6 +149,55 @@ def test_relative_weight_change_per_layer(model):
     total = sum(float(p.detach().double().pow(2).sum()) for p in model.encoder.layer[L - 1].parameters())
     assert change[:L] == [0.0] * L
     assert change[L] == pytest.approx(0.1 * float(W.norm()) / total ** 0.5, rel=1e-6)
+    sizes, moves = layer_weight_norms(model, copy_)
+    assert sizes[L] == pytest.approx(total ** 0.5) and moves[L] == pytest.approx(0.1 * float(W.norm()), rel=1e-6)
+    assert [m / s for m, s in zip(moves, sizes)] == change
+
+
+def test_token_owners_name_the_text_of_every_token_row(tokenizer):
+    from helpers.common.data import load_intents
+
+    texts = load_intents("test").texts[:30]
+    owners = token_owners(tokenizer, texts, max_length=16, batch_size=7)  # batches must not matter
+    lengths = [len(tokenizer(t, truncation=True, max_length=16)["input_ids"]) - 2 for t in texts]
+    assert owners.tolist() == [i for i, n in enumerate(lengths) for _ in range(n)]
+
+
+def test_weighted_cka_equals_cka_on_repeated_rows(tokenizer, test_token_vectors):
+    from helpers.common.data import load_intents
+
+    owners = token_owners(tokenizer, load_intents("test").texts[:30], max_length=16)
+    X = test_token_vectors[2].double()
+    Y = X @ torch.randn(X.shape[1], X.shape[1], generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    counts = torch.tensor([[1.0] * 30, [2.0, 0.0, 3.0] + [1.0] * 27])
+    got = weighted_cka(X, Y, owners, counts)
+    rows = torch.cat([torch.nonzero(owners == u).flatten().repeat(int(c)) for u, c in enumerate(counts[1])])
+    assert got[0].item() == pytest.approx(linear_cka(X, Y), abs=1e-9)
+    assert got[1].item() == pytest.approx(linear_cka(X[rows], Y[rows]), abs=1e-9)  # repeating rows for real
+    with pytest.raises(ValueError, match="one weight per text"):
+        weighted_cka(X, Y, owners, torch.ones(29))
+
+
+def test_cka_jackknife_leaves_each_text_out(tokenizer, test_token_vectors):
+    from helpers.common.data import load_intents
+
+    owners = token_owners(tokenizer, load_intents("test").texts[:30], max_length=16)
+    before = test_token_vectors[:3]
+    g = torch.Generator().manual_seed(3)
+    afters = [before + 0.3 * torch.randn(before.shape, generator=g) for _ in range(2)]
+    loo = cka_jackknife(before, afters, owners)
+    assert loo.shape == (30, 3)
+    for u, l in [(0, 1), (17, 2)]:
+        keep = owners != u
+        by_hand = sum(linear_cka(before[l][keep], a[l][keep]) for a in afters) / 2
+        assert loo[u, l].item() == pytest.approx(by_hand, abs=1e-9)
+    # the jackknife standard error of a mean is the usual standard error s / sqrt(n)
+    x = torch.randn(40, generator=g, dtype=torch.float64)
+    means = torch.stack([torch.cat([x[:i], x[i + 1:]]).mean() for i in range(40)])
+    iv = jackknife_interval(float(x.mean()), means)
+    assert (iv.high - iv.low) / 2 == pytest.approx(1.959964 * float(x.std() / 40 ** 0.5), rel=1e-4)
+    with pytest.raises(ValueError, match="one text index per token"):
+        cka_jackknife(before, afters, owners[:-1])
 
 
 def test_compare_finetuned_leaves_the_model_untouched(tokenizer, model, intent_splits):
@@ -161,5 +211,10 @@ def test_compare_finetuned_leaves_the_model_untouched(tokenizer, model, intent_s
     assert torch.all(change.weight_change[:, 1:] > 0), "every encoder layer trains in full fine-tuning"
     assert not torch.equal(change.cka[0], change.cka[1]), "the two seeds are two different runs"
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert torch.allclose(change.weight_change, change.delta_norm / change.weight_norm)
+    assert change.owners.shape == (change.before.shape[1],)
+    loo = change.cka_jackknife()
+    assert loo.shape == (len(test.texts), L + 1)
+    assert torch.allclose(loo.mean(0), change.cka.double().mean(0), atol=0.05)  # leaving one text out moves little
     with pytest.raises(ValueError, match="seed"):
         compare_finetuned(tokenizer, model, train, test, seeds=())

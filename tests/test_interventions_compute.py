@@ -14,8 +14,8 @@ from helpers.attention.compute import attention_shares
 from helpers.attention.rebuild import self_attention_by_hand
 from helpers.classify.compute import LinearHead, train_head
 from helpers.common.data import load_polysemy
-from helpers.common.stats import Interval
-from helpers.context.compute import sense_separation, word_by_layer
+from helpers.common.stats import Interval, bootstrap_ci, paired_difference_ci
+from helpers.context.compute import word_by_layer
 from helpers.interventions import compute as C
 from helpers.model.trace import trace_text
 from helpers.stack.rebuild import attention_output_by_hand
@@ -124,7 +124,30 @@ def test_head_ablation_measures(model, setup):
     loss = F.cross_entropy(ablation.ablated[2, 3], y, reduction="none") - F.cross_entropy(ablation.base, y,
                                                                                            reduction="none")
     assert torch.allclose(ablation.loss_increase_items()[:, 2, 3], loss, atol=1e-5)
-    assert isinstance(ablation.drop_interval(3, 3), Interval)
+    drop = ablation.drop_interval(3, 3)  # paired: unchanged minus removed, on the same items
+    assert isinstance(drop, Interval)
+    assert math.isclose(drop.estimate, base_right.float().mean() - now_right.float().mean(), abs_tol=1e-6)
+    if torch.equal(base_right, now_right):
+        assert drop.low < 0 < drop.high, "no item changed: the rule of three, not a zero-width interval"
+
+
+def test_paired_accuracy_difference():
+    rng = np.random.default_rng(0)
+    a = rng.integers(0, 2, 80).astype(float)
+    b = a.copy()
+    b[:10] = 1 - b[:10]  # ten items flip
+    d = C.paired_accuracy_difference(a, b)
+    assert d == paired_difference_ci(a, b)
+    assert d.estimate == pytest.approx(a.mean() - b.mean())
+    # paired: narrower than two independent accuracy intervals would suggest
+    unpaired = bootstrap_ci(a).high - bootstrap_ci(a).low + bootstrap_ci(b).high - bootstrap_ci(b).low
+    assert d.high - d.low < unpaired
+    same = C.paired_accuracy_difference(a, a)  # nothing changed: rule of three on the 80 items
+    assert (same.estimate, same.low, same.high) == (0.0, pytest.approx(-3 / 80), pytest.approx(3 / 80))
+    with pytest.raises(ValueError, match="same items"):
+        C.paired_accuracy_difference(a, a[:5])
+    with pytest.raises(ValueError, match="0/1"):
+        C.paired_accuracy_difference(a + 0.5, a)
 
 
 def test_gate_gradients_match_finite_differences(model, setup):
@@ -168,7 +191,20 @@ def test_spearman_intervals():
     assert ci.low <= C.spearman(items_a.mean(0), items_b.mean(0)) <= ci.high and ci.low > 0.5
     noise = C.spearman_ci(items_a, rng.normal(size=(50, 30)))
     assert noise.contains(0.0)
+    assert ci.undefined == 0.0 and noise.undefined == 0.0
     assert C.spearman_ci(items_a, np.ones((50, 30))) is None
+    # one side varies only through a few items: resamples without them have no rho and are left
+    # out (not counted as rho = 0, which would drag the interval to 0)
+    sparse = np.zeros((50, 30))
+    sparse[:2] = items_a[:2] + 5.0
+    rare = C.spearman_ci(items_a, sparse)
+    rhos = []
+    for idx in np.random.default_rng(0).integers(0, 50, size=(1000, 50)):
+        rhos.append(C.spearman(items_a[idx].mean(0), sparse[idx].mean(0)))
+    rhos = np.array(rhos)
+    assert rare.undefined == pytest.approx(np.isnan(rhos).mean())
+    assert 0.1 < rare.undefined < 0.5
+    assert rare.low == pytest.approx(np.quantile(rhos[~np.isnan(rhos)], 0.025))
     paired = C.paired_spearman_ci(np.arange(10), np.arange(10) ** 2)
     assert paired.estimate == 1.0
     with pytest.raises(ValueError, match="one shape"):
@@ -215,18 +251,14 @@ def bank(tokenizer, model):
     return {s: [trace_text(tokenizer, model, x) for x in xs] for s, xs in senses.items()}
 
 
-def test_word_vectors_and_centroid_hits_match_lesson_06(model, bank):
+def test_word_vectors_match_lesson_06(model, bank):
     traces = [t for ts in bank.values() for t in ts]
     run = C.run_from_traces(traces)
     spans = [t.find_word("bank").positions for t in traces]
     vecs = C.word_vectors(torch.stack(run.hidden_states), spans)  # [L + 1, n, H]
+    assert vecs.shape == (model.config.num_hidden_layers + 1, len(traces), model.config.hidden_size)
     for i in (0, 7):
         assert torch.allclose(vecs[:, i], word_by_layer(traces[i], "bank"), atol=1e-5)
-    n = len(next(iter(bank.values())))
-    groups = {s: vecs[:, k * n:(k + 1) * n].transpose(0, 1) for k, s in enumerate(bank)}
-    hits = C.centroid_hits(groups)
-    assert hits.shape == (2 * n, model.config.num_hidden_layers + 1)
-    assert torch.allclose(hits.mean(0), sense_separation(groups))
 
 
 # -- activation patching -----------------------------------------------------------------------------
@@ -274,6 +306,33 @@ def test_sense_patching(model, bank):
     assert result["follows"][0, L].item() == expected
     with pytest.raises(ValueError, match="is not in the input"):
         C.sense_patching(model, bank["river"], bank["money"], "river")
+
+
+def _pairs(n_a, n_b, outcome):
+    pairs = [(i, j) for i in range(n_a) for j in range(n_b)]
+    return {"pairs": pairs, "follows": torch.tensor([[float(outcome(i, j))] for i, j in pairs])}
+
+
+def test_pair_cluster_bootstrap_resamples_sentences_not_pairs():
+    # the outcome depends only on the target sentence: 10 of 20 targets say 1. The pairs repeat
+    # each target 5 times, so the honest spread is that of 20 targets, not of 100 pairs.
+    result = _pairs(5, 20, lambda i, j: j < 10)
+    (ci,) = C.pair_cluster_bootstrap([result])
+    assert ci.estimate == 0.5
+    targets = bootstrap_ci(np.array([1.0] * 10 + [0.0] * 10))
+    pairs = bootstrap_ci(result["follows"][:, 0].numpy())
+    width = ci.high - ci.low
+    assert width == pytest.approx(targets.high - targets.low, rel=0.25)
+    assert width > 1.5 * (pairs.high - pairs.low)
+    # two words pooled: the estimate is the share over all pairs
+    other = _pairs(3, 4, lambda i, j: 1)
+    (both,) = C.pair_cluster_bootstrap([result, other])
+    assert both.estimate == pytest.approx((50 + 12) / 112)
+    # every pair the same: the rule of three over the fewer sentences of a side (3 + 5 donors)
+    (ones,) = C.pair_cluster_bootstrap([_pairs(5, 20, lambda i, j: 1), other])
+    assert (ones.estimate, ones.high) == (1.0, 1.0) and ones.low == pytest.approx(1 - 3 / 8)
+    with pytest.raises(ValueError, match="sense_patching results"):
+        C.pair_cluster_bootstrap([{"follows": torch.ones(2)}])
 
 
 # -- attribution ----------------------------------------------------------------------------------------

@@ -27,6 +27,9 @@ def test_layer_head_maps():
                           dict(values=values, title="c", cbar_label="z")], title="maps")
     assert sorted(colourbar_labels(fig)) == ["x", "y", "z"]
     assert not small_text(fig)
+    assert fig.get_figwidth() <= 9.0, "front ends shrink wider figures below 8 pt"
+    _, shares = plot_layer_head_map(values / 20 + 0.3, cbar_label="share", vmin=0, vmax=1)
+    assert (shares.norm.vmin, shares.norm.vmax) == (0, 1), "shares side by side use one 0..1 scale"
     with pytest.raises(ValueError, match="colourbar needs a label"):
         plot_layer_head_map(values)
     with pytest.raises(ValueError, match="2-D"):
@@ -55,6 +58,10 @@ def test_skip_effects_draw_one_bar_per_layer_and_the_baseline_band():
     assert np.isclose(band.get_y(), 0.85) and np.isclose(band.get_height(), 0.1)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["1", "2", "3"]
     assert not small_text(fig)
+    assert fig.get_figwidth() <= 9.0
+    assert ax.get_legend() is None and len(fig.legends) == 1, "one legend below the panels, over no data"
+    legend_box = fig.legends[0].get_window_extent(fig.canvas.get_renderer())
+    assert all(legend_box.y1 <= a.get_window_extent().y0 for a in fig.axes)
     with pytest.raises(TypeError, match="Interval"):
         plot_skip_effects({"a": (0.9, [0.8], "acc", None)})
 
@@ -63,7 +70,9 @@ def test_patch_curves_and_attributions():
     pooled = [Interval(v, max(0, v - 0.1), min(1, v + 0.1)) for v in (0.0, 0.4, 0.9)]
     ax = plot_patch_curves({"bank": [0.0, 0.5, 1.0], "bat": [0.1, 0.3, 0.8]}, pooled, chance=0.5, title="patch")
     assert [t.get_text() for t in ax.get_xticklabels()] == ["emb", "1", "2"]
-    assert "bank" in [t.get_text() for t in ax.get_legend().get_texts()]
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "one word" in legend and "all words" in legend and "bank" not in legend  # words are thin grey lines
+    assert len(ax.lines) >= 3 and ax.figure.get_figwidth() <= 9.0
     assert not small_text(ax.figure)
     tokens = ["set", "a", "timer", "now"]
     scores = {"raw attention": [0.1, 0.2, 0.4, 0.3], "occlusion": [-1.0, 0.0, 2.0, 0.5]}
@@ -77,6 +86,8 @@ def test_patch_curves_and_attributions():
     ref[[5, 50, 90]] = [3.0, 2.0, 1.0]
     ax, shown = plot_attributions({"occlusion": ref}, many, max_tokens=3)
     assert shown.tolist() == [5, 50, 90]
+    ax, shown = plot_attributions({"occlusion": ref}, many)  # the default: the 30 highest, at most 9 in wide
+    assert len(shown) == 30 and ax.figure.get_figwidth() <= 9.0 and not small_text(ax.figure)
     with pytest.raises(ValueError, match="one score per token"):
         plot_attributions({"occlusion": [1.0]}, tokens)
     plt.close("all")

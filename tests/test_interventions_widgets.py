@@ -49,6 +49,11 @@ def test_explorer_shows_the_cached_logits(effects, no_model_calls):
     skip_column = [t.get_text() for t in ex.ax_map.texts]
     assert len(skip_column) == L  # the skip column's values are written in
     assert not small_text(ex.fig)
+    assert ex.fig.get_figwidth() <= 9.0
+    shift = (torch.cat([eff.heads[..., ex.pred0], eff.skips[:, ex.pred0, None]], 1) - eff.base[ex.pred0]).abs()
+    cbar = next(a for a in ex.fig.axes if a.get_label() == "<colorbar>")
+    beyond = bool(shift[:, -1].max() > shift[:, :-1].max())
+    assert ("clipped" in cbar.get_ylabel()) == beyond, "the colour bar says when the skip column is clipped"
 
 
 def test_explorer_rejects_bad_values(effects):

@@ -33,6 +33,9 @@ def test_the_bundled_checkpoint_has_no_head_and_gets_no_lens():
     assert set(check.missing) == set(HEAD_KEYS)
     assert check.stored_keys == ()  # its safetensors file stores no cls.predictions tensor at all
     assert "no trained masked-LM head" in check.message
+    _, named = load_masked_lm(bundled_model_path(), name="bundled:all-MiniLM-L6-v2")
+    assert named.message.startswith("bundled:all-MiniLM-L6-v2 has no trained masked-LM head")
+    assert bundled_model_path() not in named.message, "the lesson shows the model's name, not a local folder"
 
 
 def test_a_checkpoint_with_a_head_is_recognised(random_mlm_dir):

@@ -22,5 +22,7 @@ def test_lens_table(tokenizer):
     assert ax.texts[0].get_text() == f"{lens.top_tokens[0][0]}\n{float(lens.top_probs[0, 0]):.2f}"
     assert ax.figure.axes[-1].get_ylabel() == "probability under the lens"
     assert not small_text(ax.figure)
+    wide = plot_lens(masked_lm_lens(tokenizer, mlm, f"The {tokenizer.mask_token} barked.", top_k=8))
+    assert wide.figure.get_figwidth() <= 9.0
     with pytest.raises(ValueError, match="LensResult"):
         plot_lens(type("Fake", (), {"top_probs": torch.zeros(3), "top_tokens": []})())

@@ -10,9 +10,9 @@ from helpers.common.data import UPOS_TAGS, TaggedSentence, load_pos
 from helpers.common.stats import Interval
 from helpers.model.trace import trace_text
 from helpers.probes.compute import (
-    ENTITY_CLASSES, ProbeReport, control_labels, entity_class, extract_word_features, norm_quartiles, scaled_layers,
-    sentence_bootstrap, sentence_probe_report, split_sentences, summarize_layers, table_verdict, trace_word_vectors,
-    train_probes, word_probe_report,
+    ENTITY_CLASSES, ProbeReport, control_labels, entity_class, extract_word_features, norm_quartiles,
+    paired_accuracy_change, scaled_layers, sentence_bootstrap, sentence_probe_report, split_sentences, summarize_layers,
+    table_verdict, trace_word_vectors, train_probes, word_probe_report,
 )
 
 
@@ -138,16 +138,46 @@ def test_real_pos_probe_beats_the_majority_tag_and_is_selective(sentences, featu
     assert max(s.estimate for s in r.selectivity) > 0.1
     assert r.best_layer() in r.tied_with_best()
     assert r.probes is not None and r.probes.predict(features.vectors[:, :5]).shape == (4, L + 1, 5)
+    assert r.task_correct.shape == (2, L + 1, r.n_test) and len(r.test_sentence) == r.n_test
 
 
-def test_sentence_probe_report_has_no_control(intent_data):
+def test_paired_accuracy_change_resamples_sentences_once_for_both(sentences, features):
+    train, test = split_sentences(160, 0.25, seed=0)
+    before = word_probe_report(features, sentences, "upos", train, test, seeds=(0, 1), progress=False)
+    same = paired_accuracy_change(before, before)
+    assert all((d.estimate, d.low, d.high) == (0.0, 0.0, 0.0) for d in same)
+    # a second report on the same words whose outcomes differ from the first on a few words
+    after = ProbeReport(**{**before.__dict__})
+    flipped = before.task_correct.clone()
+    flipped[:, :, :40] = 1 - flipped[:, :, :40]
+    after.task_correct = flipped
+    change = paired_accuracy_change(after, before)
+    by_hand = (flipped.mean(0) - before.task_correct.mean(0)).mean(1)  # per layer, over the test words
+    assert [d.estimate for d in change] == pytest.approx(by_hand.tolist())
+    assert all(d.low <= d.estimate <= d.high for d in change)
+    other = word_probe_report(features, sentences, "upos", test, train, seeds=(0, 1), progress=False)
+    with pytest.raises(ValueError, match="same test words"):
+        paired_accuracy_change(other, before)
+    with pytest.raises(ValueError, match="per-word outcomes"):
+        paired_accuracy_change(_report([0.5, 0.6]), before)
+
+
+def test_sentence_probe_report_is_lesson_07s_probe(intent_data):
+    from helpers.classify.compute import probe_seeds
+
     train, test, f_train, f_test = intent_data
-    r = sentence_probe_report(f_train.mean, train.labels, f_test.mean, test.labels, train.names, seeds=(0, 1),
-                              progress=False)
+    r = sentence_probe_report(f_train, train.labels, f_test, test.labels, train.names, seeds=(0, 1), progress=False)
     assert r.task == "intent" and r.control is None and r.selectivity is None
     with pytest.raises(ValueError, match="not available"):
         r.best_layer("selectivity")
     assert max(i.estimate for i in r.accuracy) > 1 / train.num_classes + 0.2
+    runs = probe_seeds(f_train, train.labels, f_test, test.labels, train.num_classes, "mean", seeds=(0, 1),
+                       progress=False)  # what lesson 07 prints for its mean-pooled probes
+    assert [i.estimate for i in r.accuracy] == pytest.approx([run.estimate for run in runs])
+    assert all(i.low <= i.estimate <= i.high for i in r.accuracy)
+    assert r.n_train == len(train.labels) and r.n_test == len(test.labels)
+    with pytest.raises(ValueError, match="two seeds"):
+        sentence_probe_report(f_train, train.labels, f_test, test.labels, train.names, seeds=(0,), progress=False)
 
 
 def test_scaled_layers_reproduce_the_table_at_12_and_partition_every_depth():

@@ -25,11 +25,13 @@ def test_probe_reports_figure_shares_scales_and_names_measures():
     assert [t.get_text() for t in axes[0, 0].get_xticklabels()] == ["emb", "1", "2", "3"]
     assert len(axes[0, 0].collections) == 2  # one interval band per line (task, control)
     assert not small_text(axes[0, 0].figure)
+    assert axes[0, 0].figure.get_figwidth() <= 9.0, "front ends shrink wider figures below 8 pt"
 
 
 def test_before_after_and_bad_input():
     axes = plot_before_after(_report("upos", UPOS_TAGS), _report("upos", UPOS_TAGS, -0.05))
     assert [t.get_text() for t in axes[0].get_legend().get_texts()] == ["pre-trained", "fine-tuned"]
+    assert axes[0].figure.get_figwidth() <= 9.0
     with pytest.raises(ValueError, match="same task"):
         plot_before_after(_report("upos", UPOS_TAGS), _report("entity", ENTITY_CLASSES))
     with pytest.raises(ValueError, match="one Interval per layer"):

@@ -14,8 +14,10 @@ layers ``1 .. l-1`` untouched, so their output is read from the cache.
 * activation patching -- :func:`patch_word_vectors`, one word's vector swapped in at layer ``l``;
 * attribution -- raw attention, :func:`attention_rollout` (Abnar & Zuidema 2020),
   :func:`gradient_x_input`, :func:`occlusion_scores`;
-* statistics -- :func:`spearman`, :func:`spearman_ci` (a bootstrap over the test items) and
-  :func:`paired_spearman_ci` (a bootstrap over the ranked units).
+* statistics -- :func:`paired_accuracy_difference` (two 0/1 outcome vectors on the same items),
+  :func:`spearman`, :func:`spearman_ci` (a bootstrap over the test items),
+  :func:`paired_spearman_ci` (a bootstrap over the ranked units) and
+  :func:`pair_cluster_bootstrap` (patched sentence pairs, resampling the sentences on both sides).
 
 Layer numbering is the course's: ``0`` is the embedding output, ``1 .. L`` the encoder layers
 (``model.encoder.layer[l - 1]``); heads are ``0 .. A-1``.
@@ -34,7 +36,7 @@ import torch.nn.functional as F
 from helpers.attention.compute import TOKEN_CLASSES, token_class
 from helpers.classify.compute import mean_pool
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import Interval, bootstrap_ci
+from helpers.common.stats import Interval, bootstrap_ci, paired_difference_ci
 from helpers.model.trace import Trace, check_trace, encode
 
 
@@ -281,8 +283,9 @@ class HeadAblation:
         return (abl.view(L, A, N) - base[None, None]).permute(2, 0, 1)
 
     def drop_interval(self, layer: int, head: int, **kw) -> Interval:
-        """The accuracy drop of one head with a bootstrap interval over the test items."""
-        return bootstrap_ci(self.accuracy_drop_items()[:, layer - 1, head], **kw)
+        """The accuracy drop of one head (unchanged minus head removed), paired on the test items
+        (:func:`paired_accuracy_difference`)."""
+        return paired_accuracy_difference(self.base_correct(), self.correct()[layer - 1, head], **kw)
 
 
 def length_buckets(attention_mask: torch.Tensor, size: int = 10) -> list[tuple[list[int], int]]:
@@ -350,6 +353,26 @@ def head_gate_gradients(model, classifier, run: CachedRun, labels) -> torch.Tens
     return grad
 
 
+# -- paired accuracies and rank statistics -------------------------------------------------------------
+
+
+def paired_accuracy_difference(a, b, **kw) -> Interval:
+    """Accuracy of ``a`` minus accuracy of ``b``, two 0/1 outcome vectors on the same items,
+    with a paired bootstrap interval (:func:`~helpers.common.stats.paired_difference_ci`).
+
+    When no item changed its outcome, every resample gives 0 and the bootstrap interval has no
+    width; the rule of three bounds the unseen rate of changed items instead: with ``n`` items,
+    a change never observed may still happen to as many as ``3 / n`` of them, so the
+    difference lies in ``[-3/n, 3/n]``."""
+    a, b = _as_float_array(a).ravel(), _as_float_array(b).ravel()
+    if a.shape != b.shape or not a.size or not np.isin(np.concatenate([a, b]), (0.0, 1.0)).all():
+        raise ValueError(f"a and b must be 0/1 outcomes of the same items; got {a.size} and {b.size} values.")
+    if np.array_equal(a, b):
+        bound = min(1.0, 3 / a.size)
+        return Interval(0.0, -bound, bound)
+    return paired_difference_ci(a, b, **kw)
+
+
 # -- rank statistics ---------------------------------------------------------------------------------
 
 
@@ -382,37 +405,54 @@ def _as_float_array(values) -> np.ndarray:
     return np.asarray(values, dtype=float)
 
 
-def _rho_or_zero(a, b) -> float:
-    rho = spearman(a, b)
-    return 0.0 if math.isnan(rho) else rho
+@dataclass(frozen=True)
+class RankInterval(Interval):
+    """A rank correlation with its bootstrap interval; ``undefined`` is the share of resamples
+    in which one side did not vary (rho undefined): they are left out of the interval."""
+
+    undefined: float = 0.0
 
 
-def spearman_ci(items_a, items_b, **kw) -> Interval | None:
+def _defined_bootstrap(statistic, n: int, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> RankInterval:
+    """Percentile bootstrap of ``statistic(indices)`` over ``n`` units, leaving out the
+    resamples where it is NaN (undefined) and reporting their share."""
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
+        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
+    rng = np.random.default_rng(seed)
+    values = np.array([statistic(idx) for idx in rng.integers(0, n, size=(n_boot, n))])
+    defined = values[~np.isnan(values)]
+    estimate = statistic(np.arange(n))
+    if not defined.size:
+        return RankInterval(estimate, math.nan, math.nan, level, 1.0)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(defined, [alpha, 1 - alpha])
+    return RankInterval(estimate, float(low), float(high), level, 1 - defined.size / values.size)
+
+
+def spearman_ci(items_a, items_b, **kw) -> RankInterval | None:
     """Spearman's rho between two scores of the same ``K`` units (e.g. heads), each the mean
     over ``N`` test items of a per-item table ``[N, K]``, with a bootstrap interval that
     resamples the items and recomputes both means.
 
-    ``None`` when a score does not vary on the full sample (rho is undefined); a resample in
-    which one does not vary counts as rho = 0."""
+    ``None`` when a score does not vary on the full sample (rho is undefined). A resample in
+    which one side does not vary is left out of the interval; ``.undefined`` says how often
+    that happened (a large share means the score hardly varies: read the interval with care)."""
     a, b = _as_float_array(items_a), _as_float_array(items_b)
     if a.ndim != 2 or a.shape != b.shape:
         raise ValueError(f"give two [items, units] tables of one shape, got {a.shape} and {b.shape}.")
     if math.isnan(spearman(a.mean(0), b.mean(0))):
         return None
-    idx = np.arange(a.shape[0])
-    return bootstrap_ci(idx.astype(float), statistic=lambda i, axis=0: _rho_or_zero(
-        a[i.astype(int)].mean(0), b[i.astype(int)].mean(0)), **kw)
+    return _defined_bootstrap(lambda i: spearman(a[i].mean(0), b[i].mean(0)), a.shape[0], **kw)
 
 
-def paired_spearman_ci(a, b, **kw) -> Interval | None:
+def paired_spearman_ci(a, b, **kw) -> RankInterval | None:
     """Spearman's rho between two scores of the same units (e.g. the tokens of a sentence),
-    with a bootstrap interval that resamples the units. ``None`` when a score is constant."""
+    with a bootstrap interval that resamples the units (resamples where a side is constant
+    are left out, see :class:`RankInterval`). ``None`` when a score is constant."""
     a, b = _as_float_array(a).ravel(), _as_float_array(b).ravel()
     if math.isnan(spearman(a, b)):
         return None
-    idx = np.arange(a.size)
-    return bootstrap_ci(idx.astype(float), statistic=lambda i, axis=0: _rho_or_zero(
-        a[i.astype(int)], b[i.astype(int)]), **kw)
+    return _defined_bootstrap(lambda i: spearman(a[i], b[i]), a.size, **kw)
 
 
 # -- lesson 05's statistics, per head ----------------------------------------------------------------
@@ -460,24 +500,6 @@ def word_vectors(hidden: torch.Tensor, spans: list) -> torch.Tensor:
     """``[..., B, T, H]`` hidden states -> ``[..., B, H]``: item ``i``'s word as the mean of its
     WordPiece positions ``spans[i]`` (as lesson 06's ``word_by_layer``)."""
     return torch.stack([hidden[..., i, list(pos), :].mean(-2) for i, pos in enumerate(spans)], -2)
-
-
-def centroid_hits(groups: dict) -> torch.Tensor:
-    """``[n_sentences, V]`` 1 where leave-one-out nearest-centroid assigns the sentence its own
-    sense, per variant ``v`` (a layer, or a skipped layer). ``groups`` is
-    ``{sense: [n, V, H]}``; the mean over sentences is lesson 06's ``sense_separation``."""
-    senses = list(groups)
-    if len(senses) < 2 or any(torch.as_tensor(v).ndim != 3 or len(v) < 2 for v in groups.values()):
-        raise ValueError("give a dict {sense: tensor [n_sentences >= 2, variants, hidden]} with at least two senses.")
-    rows = []
-    for true_idx, sense in enumerate(senses):
-        vecs = groups[sense]
-        for i in range(len(vecs)):
-            keep = torch.arange(len(vecs)) != i
-            centroids = torch.stack([vecs[keep].mean(0) if s == sense else groups[s].mean(0) for s in senses])
-            cos = F.cosine_similarity(vecs[i].unsqueeze(0), centroids, dim=-1)  # [senses, V]
-            rows.append((cos.argmax(0) == true_idx).float())
-    return torch.stack(rows)
 
 
 # -- 4. activation patching ------------------------------------------------------------------------
@@ -537,6 +559,57 @@ def sense_patching(model, traces_a: list, traces_b: list, word: str, progress: b
         follows.append(_cosine_votes(word_vectors(last, spans), cent_a, cent_b))
     control = 1.0 - _cosine_votes(last_b[[j for _, j in pairs]], cent_a, cent_b)
     return {"follows": torch.stack(follows, 1), "control": control, "pairs": pairs}
+
+
+def pair_cluster_bootstrap(results, key: str = "follows", *, n_boot: int = 1000, level: float = 0.95,
+                           seed: int = 0) -> list[Interval]:
+    """The share of patched pairs with outcome 1, pooled over words, with an interval that
+    resamples **sentences**, not pairs.
+
+    ``results`` is a list of :func:`sense_patching` outputs (one per word). The ``n_a x n_b``
+    pairs of a word reuse each donor and each target sentence many times, so they are not
+    independent; every resample draws, within each word, ``n_a`` donor and ``n_b`` target
+    sentences with replacement and weights each pair by how often both of its sentences were
+    drawn (a two-sided cluster bootstrap). ``results[w][key]`` is ``[pairs]`` or
+    ``[pairs, K]``; returns one :class:`~helpers.common.stats.Interval` per column. A column
+    where every pair has the same outcome gets the rule-of-three bound over the fewer of the
+    donor or target sentences (a zero-width interval would look like certainty)."""
+    results = list(results)
+    if not results or any(key not in r or "pairs" not in r for r in results):
+        raise ValueError(f"give a list of sense_patching results, each with {key!r} and 'pairs'.")
+    if not 0 < level < 1:
+        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}.")
+    rng = np.random.default_rng(seed)
+    columns = None
+    num = den = 0.0
+    n_donors = n_targets = 0
+    for r in results:
+        values = _as_float_array(r[key])
+        values = values[:, None] if values.ndim == 1 else values  # [pairs, K]
+        if columns is not None and values.shape[1] != columns:
+            raise ValueError("every word's results need the same number of columns (layers).")
+        columns = values.shape[1]
+        i, j = (np.array(v) for v in zip(*r["pairs"]))
+        n_a, n_b = int(i.max()) + 1, int(j.max()) + 1
+        n_donors, n_targets = n_donors + n_a, n_targets + n_b
+        count_a = np.stack([np.bincount(d, minlength=n_a) for d in rng.integers(0, n_a, (n_boot, n_a))])
+        count_b = np.stack([np.bincount(d, minlength=n_b) for d in rng.integers(0, n_b, (n_boot, n_b))])
+        weights = count_a[:, i] * count_b[:, j]  # [n_boot, pairs]
+        num = num + weights @ values  # [n_boot, K]
+        den = den + weights.sum(1, keepdims=True)
+    pooled = np.concatenate([_as_float_array(r[key]).reshape(len(r["pairs"]), -1) for r in results])
+    boots = num / den
+    alpha = (1 - level) / 2
+    low, high = np.quantile(boots, [alpha, 1 - alpha], axis=0)
+    bound = min(1.0, 3 / min(n_donors, n_targets))
+    out = []
+    for k in range(columns):
+        est = float(pooled[:, k].mean())
+        if pooled[:, k].min() == pooled[:, k].max():
+            out.append(Interval(est, est - bound if est == 1 else 0.0, 1.0 if est == 1 else bound, level))
+        else:
+            out.append(Interval(est, float(low[k]), float(high[k]), level))
+    return out
 
 
 # -- 5. attribution for one decision ---------------------------------------------------------------

@@ -12,11 +12,12 @@ from helpers.common.style import HIGHLIGHT, NORMAL, as_matrix, colorbar, layer_l
 
 
 def plot_layer_head_map(values, ax=None, title: str = "", cbar_label: str = "", cmap: str = "viridis",
-                        diverging: bool = False):
+                        diverging: bool = False, vmin: float | None = None, vmax: float | None = None):
     """An ``[L, A]`` map, layers 1..L down, heads across, with a labelled colourbar.
 
     ``diverging``: white at 0, so a negative value (the model got *better*) reads differently
-    from a positive one. Returns ``(ax, image)``."""
+    from a positive one. ``vmin``/``vmax`` fix the colour scale (e.g. 0..1 for shares, so
+    that two maps side by side read alike). Returns ``(ax, image)``."""
     values = as_matrix(values, "values")
     n_layers, n_heads = values.shape
     ax = new_axes(ax, (max(4.0, 0.4 * n_heads + 2), 0.4 * n_layers + 1.6))
@@ -24,6 +25,8 @@ def plot_layer_head_map(values, ax=None, title: str = "", cbar_label: str = "", 
     if diverging:
         bound = max(float(np.abs(values).max()), 1e-9)
         norm = TwoSlopeNorm(vcenter=0.0, vmin=-bound, vmax=bound)
+    elif vmin is not None or vmax is not None:
+        norm = plt.Normalize(vmin=vmin, vmax=vmax)
     image = ax.imshow(values, aspect="auto", cmap=cmap, norm=norm)
     step = max(1, n_heads // 12)
     ax.set_xticks(range(0, n_heads, step), [str(h) for h in range(0, n_heads, step)])
@@ -43,7 +46,7 @@ def plot_head_maps(panels, ncols: int = 2, title: str = ""):
         raise ValueError("give at least one panel.")
     nrows = -(-len(panels) // ncols)
     n_layers, n_heads = as_matrix(panels[0]["values"], "values").shape
-    width = min(11.0, ncols * max(4.0, 0.3 * n_heads + 1.8))  # fits a notebook column at full size
+    width = min(9.0, ncols * max(4.0, 0.3 * n_heads + 1.8))  # front ends shrink wider images: keep <= 9 in
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * (0.36 * n_layers + 1.6)), squeeze=False)
     for ax, panel in zip(axes.flat, panels):
         plot_layer_head_map(ax=ax, **panel)
@@ -84,10 +87,11 @@ def plot_skip_effects(panels: dict):
     """One axes per measure: ``{title: (baseline Interval, [Interval per skipped layer 1..L], ylabel,
     chance level or None)}``.
 
-    The baseline (nothing skipped) is the grey band, chance the dotted line. Returns the figure."""
+    The baseline (nothing skipped) is the grey band, chance the dotted line; one legend below
+    the panels, so that it covers no data. Returns the figure."""
     if not panels:
         raise ValueError("give at least one {title: (baseline, intervals, ylabel, chance)} panel.")
-    fig, axes = plt.subplots(1, len(panels), figsize=(5 * len(panels), 3.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(min(9.0, 4.5 * len(panels)), 3.8), squeeze=False)
     for ax, (title, (base, intervals, ylabel, chance)) in zip(axes[0], panels.items()):
         if not isinstance(base, Interval) or not all(isinstance(i, Interval) for i in intervals):
             raise TypeError("baseline and per-layer values must be helpers.common.stats.Interval objects.")
@@ -102,22 +106,23 @@ def plot_skip_effects(panels: dict):
         ax.set_ylabel(ylabel)
         ax.set_ylim(-0.02, 1.05)
         ax.set_title(title)
-        ax.legend(loc="lower left")
-    fig.tight_layout()
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False)
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return fig
 
 
 def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: float | None = None):
     """Share of patched runs whose final word vector follows the patch, per patched layer
-    (0 = embeddings): a thin line per word (``curves``: ``{word: [L + 1]}``) and the pooled
-    share with its interval (``pooled``: ``[Interval] * (L + 1)``)."""
+    (0 = embeddings): a thin grey line per word (``curves``: ``{word: [L + 1]}``) and the
+    pooled share with its interval (``pooled``: ``[Interval] * (L + 1)``)."""
     if not curves:
         raise ValueError("give at least one {word: rates} curve.")
-    ax = new_axes(ax, (6.5, 3.5))
+    ax = new_axes(ax, (7.0, 3.5))
     n = len(pooled)
     x = np.arange(n)
-    for word, rates in curves.items():
-        ax.plot(x, to_numpy(rates), "-", lw=1, alpha=0.8, label=str(word))
+    for k, rates in enumerate(curves.values()):
+        ax.plot(x, to_numpy(rates), "-", lw=0.8, color="grey", alpha=0.6, label="one word" if k == 0 else None)
     est = np.array([i.estimate for i in pooled])
     ax.fill_between(x, [i.low for i in pooled], [i.high for i in pooled], color="black", alpha=0.15,
                     label="all words, 95% interval")
@@ -134,7 +139,7 @@ def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: fl
     return ax
 
 
-def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens: int = 40):
+def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens: int = 30):
     """Methods (rows) x tokens (columns), each row divided by its largest absolute score so
     the methods share one colour scale; red adds to the logit, blue takes away.
 
@@ -149,7 +154,7 @@ def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens
     reference = np.nan_to_num(list(rows.values())[-1], nan=-np.inf)
     shown = np.arange(n) if n <= max_tokens else np.sort(np.argsort(-reference)[:max_tokens])
     matrix = np.stack([v[shown] / max(np.nanmax(np.abs(v[shown])), 1e-12) for v in rows.values()])
-    ax = new_axes(ax, (max(6.0, 0.42 * len(shown) + 2.5), 0.45 * len(rows) + 2.2))
+    ax = new_axes(ax, (min(9.0, max(6.0, 0.42 * len(shown) + 2.5)), 0.45 * len(rows) + 2.2))  # <= 9 in wide
     image = ax.imshow(np.ma.masked_invalid(matrix), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1)
     ax.set_xticks(range(len(shown)), [tokens[i] for i in shown], rotation=70)
     ax.set_yticks(range(len(rows)), list(rows))

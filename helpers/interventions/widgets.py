@@ -70,7 +70,7 @@ class InterventionExplorer(Explorer):
     def _build_figure(self, layer, head):
         L, A = self.effects.num_layers, self.effects.num_heads
         C = len(self.names)
-        fig, (ax_bars, ax_map) = plt.subplots(1, 2, figsize=(min(10.0, max(8.5, 0.4 * C + 0.3 * A + 3.5)), 3.8),
+        fig, (ax_bars, ax_map) = plt.subplots(1, 2, figsize=(min(9.0, max(8.0, 0.4 * C + 0.3 * A + 3.5)), 3.8),
                                               gridspec_kw={"width_ratios": [max(C, 4), max(A + 1, 4) * 0.8]})
         self.ax_bars, self.ax_map = ax_bars, ax_map
         x = np.arange(C)
@@ -96,9 +96,11 @@ class InterventionExplorer(Explorer):
         ax_map.set_yticks(range(L), [str(i) for i in range(1, L + 1)])
         ax_map.set_xlabel("head removed (last column: layer skipped)")
         ax_map.set_ylabel("layer")
-        ax_map.set_title(f"change of the {self.names[self.pred0]!r} logit (predicted with no change)", fontsize=9)
-        extend = "both" if np.abs(self._shift[:, A]).max() > bound else "neither"
-        colorbar(image, ax_map, "logit change", extend=extend)
+        ax_map.set_title(f"change of the {self.names[self.pred0]!r} logit", fontsize=9)
+        clipped = bool(np.abs(self._shift[:, A]).max() > bound)
+        # the colours span the head removals only; a skip beyond them is clipped, its value written in
+        colorbar(image, ax_map, f"logit change (clipped at ±{bound:.2g})" if clipped else "logit change",
+                 extend="both" if clipped else "neither")
         # a black frame with a white one inside: visible on dark and on pale cells
         self.frame = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="black", lw=3.5)
         self.inner = Rectangle((-0.5, -0.5), 1, 1, fill=False, edgecolor="white", lw=1.2)

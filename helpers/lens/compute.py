@@ -56,11 +56,13 @@ def checkpoint_keys(path) -> list[str] | None:
         return sorted(fh.keys())
 
 
-def load_masked_lm(path):
+def load_masked_lm(path, name: str | None = None):
     """``(BertForMaskedLM or None, HeadCheck)`` for the checkpoint at ``path`` (a folder or a hub name).
 
     The model is returned only when every weight of ``cls.predictions`` (:data:`HEAD_KEYS`)
-    was in the checkpoint -- not when transformers had to initialise it at random."""
+    was in the checkpoint -- not when transformers had to initialise it at random. ``name``
+    is how the message calls the checkpoint (e.g. ``load_model``'s choice), so that it names
+    the model rather than a folder of this machine; the default is ``path`` itself."""
     from transformers import BertForMaskedLM
     from transformers.utils import logging as hf_logging
 
@@ -84,11 +86,11 @@ def load_masked_lm(path):
     if missing:
         where = "" if stored_head is None else " (its safetensors file stores no cls.predictions.* tensor)" \
             if not stored_head else f" (its safetensors file stores only {list(stored_head)})"
-        message = (f"{path} has no trained masked-LM head: {len(missing)} of the {len(HEAD_KEYS)} weights of "
-                   f"cls.predictions are missing from the checkpoint{where}, so the lens has nothing real to apply.")
+        message = (f"{name or path} has no trained masked-LM head:\n  {len(missing)} of the {len(HEAD_KEYS)} weights of "
+                   f"cls.predictions are missing from the checkpoint{where},\n  so the lens has nothing real to apply.")
         return None, HeadCheck(False, missing, stored_head, message)
     mlm.eval()
-    return mlm, HeadCheck(True, (), stored_head, f"{path} has a trained masked-LM head (every cls.predictions weight "
+    return mlm, HeadCheck(True, (), stored_head, f"{name or path} has a trained masked-LM head (every cls.predictions weight "
                                                  "was in the checkpoint).")
 
 

@@ -17,7 +17,7 @@ def plot_lens(result, ax=None):
         raise ValueError("result must be a LensResult from helpers.lens.compute.masked_lm_lens.")
     n_layers, k = probs.shape
     if ax is None:
-        _, ax = plt.subplots(figsize=(1.5 * k + 2.2, 0.5 * n_layers + 1.4))
+        _, ax = plt.subplots(figsize=(min(9.0, 1.3 * k + 2.2), 0.5 * n_layers + 1.4))  # front ends shrink wider ones
     im = ax.imshow(probs, cmap="Blues", vmin=0, vmax=1, aspect="auto")
     for l in range(n_layers):
         for j in range(k):

@@ -8,7 +8,11 @@
 * :func:`train_probes` trains one linear softmax probe per layer **and** per label set at
   once, as one batched matrix product (like :func:`helpers.classify.compute.probe_per_layer`);
 * :func:`probe_task` puts it together: task and control probes over several seeds, accuracy,
-  control accuracy and selectivity per layer with bootstrap intervals over test sentences.
+  control accuracy and selectivity per layer with bootstrap intervals over test sentences;
+  :func:`paired_accuracy_change` compares two reports on the same test words (e.g. before and
+  after fine-tuning), resampling the test sentences once for both;
+* :func:`sentence_probe_report` is lesson 07's sentence-level probe (``probe_seeds``) in the
+  same report form.
 
 The data are split by sentence (:func:`split_sentences`): no test sentence is seen in training.
 """
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
+from helpers.classify.compute import probe_seeds
 from helpers.common.data import UPOS_TAGS, TaggedSentence
 from helpers.common.progress import ProgressBar
 from helpers.common.progress import progress as progress_bar
@@ -298,6 +303,8 @@ class ProbeReport:
     n_train: int
     n_test: int
     probes: LayerProbes | None = field(default=None, repr=False)  # the trained probes (set 0 = task, seed 0)
+    task_correct: torch.Tensor | None = field(default=None, repr=False)  # [seeds, L+1, n_test] 0/1 outcomes
+    test_sentence: torch.Tensor | None = field(default=None, repr=False)  # [n_test] sentence of each test word
 
     @property
     def num_layers(self) -> int:
@@ -351,7 +358,22 @@ def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes
         selectivity = sentence_bootstrap(task_ok - control_ok, test.sentence)
     majority = (y_test == torch.bincount(y_train).argmax()).double().mean().item()
     return ProbeReport("", tuple(classes), accuracy, control, selectivity, seed_range, majority, len(train), len(test),
-                       probes)
+                       probes, task_ok, test.sentence)
+
+
+def paired_accuracy_change(after: ProbeReport, before: ProbeReport, **kw) -> list[Interval]:
+    """Per layer: task accuracy of ``after`` minus ``before`` (each averaged over its seeds),
+    two reports on the **same** test words, with one bootstrap over the test sentences for both
+    (:func:`sentence_bootstrap` of the per-word differences) -- the paired comparison."""
+    for r in (after, before):
+        if r.task_correct is None or r.test_sentence is None:
+            raise ValueError("both reports need their per-word outcomes: make them with word_probe_report.")
+    same_words = after.task_correct.shape[1:] == before.task_correct.shape[1:] and torch.equal(
+        after.test_sentence, before.test_sentence)
+    if not same_words:
+        raise ValueError("the two reports were not measured on the same test words and layers.")
+    diff = after.task_correct.mean(0) - before.task_correct.mean(0)  # [L+1, N]
+    return sentence_bootstrap(diff[None], before.test_sentence, **kw)
 
 
 def word_probe_report(features: WordFeatures, sentences, task: str, train_ids, test_ids, *, seeds=(0, 1, 2),
@@ -372,19 +394,23 @@ def word_probe_report(features: WordFeatures, sentences, task: str, train_ids, t
     return report
 
 
-def sentence_probe_report(train_vectors: torch.Tensor, y_train, test_vectors: torch.Tensor, y_test, classes, *,
-                          seeds=(0, 1, 2), progress: bool = True, **train_kw) -> ProbeReport:
-    """:func:`probe_task` on sentence vectors (``[L+1, N, H]``, e.g. mean-pooled): each test
-    sentence is its own bootstrap unit. There is no control task (it is defined on word types)."""
-    def one_row_per_sentence(vectors) -> WordFeatures:
-        vectors = torch.as_tensor(vectors).float()
-        n = vectors.shape[1]
-        return WordFeatures(vectors, torch.arange(n), torch.zeros(n, dtype=torch.long), [""] * n)
-
-    report = probe_task(one_row_per_sentence(train_vectors), y_train, one_row_per_sentence(test_vectors), y_test,
-                        classes, seeds=seeds, progress=progress, desc="sentence probes", **train_kw)
-    report.task = "intent"
-    return report
+def sentence_probe_report(train, y_train, test, y_test, classes, *, pooling: str = "mean", seeds=(0, 1, 2),
+                          progress: bool = True, **kw) -> ProbeReport:
+    """Lesson 07's sentence probe (:func:`helpers.classify.compute.probe_seeds`: one linear
+    probe per layer, trained once per seed) on ``LayerFeatures`` from
+    :func:`helpers.classify.compute.extract_features`, as a :class:`ProbeReport`: the same
+    numbers lesson 07 prints. Each layer's interval spans every seed's 95 % interval over the
+    test items (``SeededAccuracy.interval``). There is no control task (it is defined on word types)."""
+    seeds = list(seeds)
+    if len(seeds) < 2:
+        raise ValueError("give at least two seeds: the report shows the spread over seeds.")
+    runs = probe_seeds(train, y_train, test, y_test, len(classes), pooling, seeds=seeds, progress=progress, **kw)
+    y_train, y_test = torch.as_tensor(y_train), torch.as_tensor(y_test)
+    majority = (y_test == torch.bincount(y_train).argmax()).double().mean().item()
+    correct = torch.stack([r.correct for r in runs], 1).double()  # [seeds, L+1, N]
+    return ProbeReport("intent", tuple(classes), [r.interval() for r in runs], None, None,
+                       [seeds_interval(r.per_seed()) for r in runs], majority, len(y_train), len(y_test),
+                       None, correct, torch.arange(len(y_test)))
 
 
 def trace_word_vectors(trace) -> tuple[list[str], torch.Tensor]:

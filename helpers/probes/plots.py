@@ -53,7 +53,8 @@ def plot_probe_reports(reports, axes=None):
     if not reports or any(r.control is None for r in reports):
         raise ValueError("give a list of ProbeReport that have a control task (word_probe_report makes them).")
     if axes is None:
-        _, axes = plt.subplots(2, len(reports), figsize=(4.6 * len(reports), 5.6), sharey="row", squeeze=False)
+        _, axes = plt.subplots(2, len(reports), figsize=(min(9.0, 4.5 * len(reports)), 5.6), sharey="row",
+                               squeeze=False)
     axes = np.asarray(axes).reshape(2, len(reports))
     for col, r in enumerate(reports):
         name = TASK_TITLES.get(r.task, r.task)
@@ -75,7 +76,7 @@ def plot_before_after(before, after, labels=("pre-trained", "fine-tuned"), axes=
     if before.task != after.task or before.selectivity is None or after.selectivity is None:
         raise ValueError("give two ProbeReport of the same task, both with a control task.")
     if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(9.2, 3.2))
+        _, axes = plt.subplots(1, 2, figsize=(9.0, 3.2))
     name = TASK_TITLES.get(before.task, before.task)
     plot_layer_intervals({labels[0]: before.accuracy, labels[1]: after.accuracy}, axes[0],
                          title=f"{name}: probe accuracy", ylabel="test accuracy")
