@@ -36,7 +36,7 @@ import torch.nn.functional as F
 from helpers.attention.compute import TOKEN_CLASSES, token_class
 from helpers.classify.compute import mean_pool
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import Interval, bootstrap_ci, paired_difference_ci
+from helpers.common.stats import Interval, paired_difference_ci
 from helpers.model.trace import Trace, check_trace, encode
 
 
