@@ -64,7 +64,13 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # ## Load the model and trace the sentences once
 #
 # `trace_text` (in `helpers/model/trace.py`) runs the model once and keeps every hidden
-# state; everything in this lesson is computed from cached traces.
+# state; everything in this lesson is computed from cached traces. The other modules used:
+# `helpers/model/loading.py` (`load_model`), `helpers/model/tokens.py` (`longest_word`),
+# `helpers/common/data.py` (`load_sentences`), `helpers/attention/compute.py`
+# (`load_sentence_pairs`), `helpers/common/stats.py` (`bootstrap_ci`, `paired_difference_ci`,
+# `quartiles`: the intervals behind every verdict), and this lesson's
+# `helpers/layerwalk/compute.py` (the measures), `helpers/layerwalk/plots.py` (the figures) and
+# `helpers/layerwalk/widgets.py` (the explorer).
 
 # %%
 import matplotlib.pyplot as plt
@@ -75,7 +81,7 @@ from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
-from helpers.common.stats import bootstrap_ci, quartiles
+from helpers.common.stats import bootstrap_ci, paired_difference_ci, quartiles
 from helpers.attention.compute import load_sentence_pairs
 from helpers.layerwalk import compute, plots
 from helpers.model.tokens import longest_word
@@ -87,7 +93,7 @@ trace = trace_text(tokenizer, model, SENTENCE)
 print(f"model {loaded.choice.name}: {L} layers, hidden size {H}; SENTENCE has {trace.seq_len} tokens")
 
 # %% [markdown]
-# Besides `SENTENCE` we trace the data sentences: the eight of `data/attention_sentences.txt`
+# Besides `SENTENCE` we trace the data sentences: those of `data/attention_sentences.txt`
 # and the short two-sentence paragraphs of `data/sentence_pairs.tsv` (both written for the
 # course, CC0). Their tokens give the aggregate and the random tokens of the baselines.
 
@@ -95,7 +101,8 @@ print(f"model {loaded.choice.name}: {L} layers, hidden size {H}; SENTENCE has {t
 data_texts = load_sentences() + [f"{a} {b}" for a, b in load_sentence_pairs()]
 others = [trace_text(tokenizer, model, s) for s in progress(data_texts, desc="tracing data sentences")]
 n_content = sum(len(compute.positions_of_kind(t, "content")) for t in others)
-print(f"{len(others)} data sentences hold {n_content} content tokens")
+print(f"{len(others)} data sentences ({len(load_sentences())} single sentences, the rest pairs) "
+      f"hold {n_content} content tokens")
 
 # %% [markdown]
 # We follow two tokens of `SENTENCE`: `[CLS]` (position 0) and the first WordPiece of the
@@ -202,16 +209,26 @@ for l in range(L + 1):
 # *Understanding Contrastive Representation Learning through Alignment and Uniformity on the
 # Hypersphere*) defined this "uniformity", and Gao, Yao and Chen (2021, *SimCSE*) measured it
 # on BERT-base *sentence* embeddings, where contrastive training improved it. Token vectors
-# of such a model's last layer can therefore break the BERT-base pattern. Two intervals that
-# overlap are not called different:
+# of such a model's last layer can therefore break the BERT-base pattern. So we read the
+# whole profile, not just the two ends: the layer with the highest baseline and every layer a
+# paired bootstrap cannot tell apart from it (`compute.rank_layers`; the same random pairs at
+# every layer), whether that peak is above the embeddings, and whether the last layer drops
+# from it (paired differences, `paired_difference_ci` in `helpers/common/stats.py`):
 
 # %%
-first, last = within_ci[0], within_ci[L]
-if first.overlaps(last):
-    trend = "not distinguishable from"
-else:
-    trend = "higher than" if last.estimate > first.estimate else "lower than"
-print(f"This model ({loaded.choice.name}): last-layer baseline {last} is {trend} the embedding baseline {first}.")
+peak_rank = compute.rank_layers(within_samples, lowest=False)
+peak = peak_rank.extreme
+up = paired_difference_ci(within_samples[:, peak], within_samples[:, 0])
+drop = paired_difference_ci(within_samples[:, L], within_samples[:, peak])
+steps = [paired_difference_ci(within_samples[:, l], within_samples[:, l - 1]) for l in range(1, L + 1)]
+rises = [l for l, d in enumerate(steps, start=1) if d.low > 0]
+print(f"This model ({loaded.choice.name}): the within-layer baseline is highest at layer {peak} ({within_ci[peak]}); "
+      f"not distinguishable from it (paired): layers {peak_rank.tied}")
+print(f"  peak minus embeddings: {up} -> " + ("above the embeddings" if up.low > 0 else "below the embeddings"
+                                               if up.high < 0 else "not told apart from the embeddings"))
+print(f"  last layer minus peak: {drop} -> " + ("not told apart from the peak" if L in peak_rank.tied else
+                                                "the last layer drops from the peak"))
+print(f"  significant rises from one layer to the next at layers {rises or 'none'}")
 print("Ethayarajh (2019), BERT-base: random-word cosine generally higher in the upper layers.")
 
 # %% [markdown]
@@ -343,6 +360,9 @@ every_layer = compute.outliers_in_every_layer(outliers)
 print(f"dimensions among the top 3 in at least half of the layers: "
       f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
 print(f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers: {every_layer or 'none'}")
+overlap = [l for l in range(L + 1) if set(dims[l].tolist()) & set(outliers[l])]
+print(f"layers where a top-3 dimension is also a LayerNorm outlier of that layer: "
+      f"{['emb' if l == 0 else l for l in overlap] or 'none'}")
 
 # %% [markdown]
 # **Testing the reading "norms grow because the model grows more confident".** If length
@@ -354,19 +374,23 @@ print(f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers: {every_la
 # to $\lVert\gamma\rVert$, the length fixed by the weights alone.
 
 # %%
-eta2 = compute.share_explained_by_layer(parts["norm"])
+eta2_ci = compute.share_explained_by_layer_ci(parts["norm"], seed=0)  # bootstrap over the tokens
+eta2 = eta2_ci.estimate
+pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "undecided (its interval contains 50 %)"
 ratio = torch.as_tensor(med_norm) / parts["gamma"].double()
 print(f"the layer explains {eta2:.0%} of the variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers; "
-      f"{1 - eta2:.0%} lies between the tokens of a layer")
+      f"{1 - eta2:.0%} lies between the tokens of a layer; the layer's share with its interval: {eta2_ci.percent(0)}")
 print("median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
-print(f"Prediction 1, lengths differ mostly between tokens: {'met' if eta2 < 0.5 else 'not met'} "
+print(f"Prediction 1, lengths differ mostly between tokens: {pred1} "
       f"({1 - eta2:.0%} of the variance between tokens, {eta2:.0%} between layers).")
 print(f"Prediction 2, the median length grows at every layer: {'met' if grows else 'not met'} "
       f"(longest at layer {int(nmed.argmax())}, shortest at layer {int(nmed.argmin())}).")
+if not grows:
+    print("So the premise of the reading, that norms grow layer after layer, fails for this model.")
 
 # %% [markdown]
-# Neither test can show that the length *is* confidence, and neither rules it out: the
-# decomposition above only says that $\lVert\hat z\rVert$ itself is the same for every token,
+# Neither test can show that the length *is* confidence (where the premise fails, as printed,
+# there is nothing growing to explain): the decomposition above only says that $\lVert\hat z\rVert$ itself is the same for every token,
 # so whatever varies comes from $\gamma$, $\beta$ and *which* dimensions a token uses. Whether
 # that choice of dimensions carries something like confidence is a question these numbers
 # do not answer.
@@ -383,10 +407,23 @@ sim = compute.interlayer_similarity(trace, TOKEN)
 sim_data = compute.interlayer_similarity_per_token(others, "content")  # [N, L+1, L+1]
 plots.plot_similarity_spread(sim, sim_data, NAME)
 plt.show()
-s25, smed, s75 = quartiles(sim_data[:, 0, L])
-print(f"embedding vs last layer: data median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}]; {NAME}: {sim[0, L]:.3f}")
-s25, smed, s75 = quartiles(sim_data[:, 1, L])
-print(f"layer 1 vs last layer:   data median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}]; {NAME}: {sim[1, L]:.3f}")
+
+# %% [markdown]
+# These are raw cosines, and cells of this matrix are the trap of the baseline section: how
+# alike two *unrelated* tokens are at layers $a$ and $b$ changes with the pair of layers. So
+# each cell gets its matching control, a random token at layer $a$ against a different random
+# token at layer $b$ (`compute.cross_layer_control_matrix`), and the median minus the control is
+# drawn beside the control (off the diagonal; on it, a token against itself is 1).
+
+# %%
+ctrl = compute.cross_layer_control_matrix(others, n_pairs=500, seed=0)  # [L+1, L+1]
+med_matrix = torch.as_tensor(quartiles(sim_data)[1], dtype=ctrl.dtype)
+plots.plot_adjusted_matrix(ctrl, med_matrix - ctrl)
+plt.show()
+for a_, b_ in ((0, L), (1, L)):
+    s25, smed, s75 = quartiles(sim_data[:, a_, b_])
+    print(f"{'embedding' if a_ == 0 else f'layer {a_}'} vs last layer: data median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}], "
+          f"control {ctrl[a_, b_]:.3f}, median minus control {smed - ctrl[a_, b_]:.3f}; {NAME}: {sim[a_, b_]:.3f}")
 
 # %% [markdown]
 # ## A 2-D trajectory
@@ -434,7 +471,8 @@ from IPython.display import display
 
 rows = compute.claim_rows(turn=turn, transition_names=names, turn_share=float(adj_share[turn.extreme]),
                           within_ci=within_ci, cross_ci=cross_ci, mean_of_two=mean_of_two, eta2=eta2, grows=grows,
-                          top_share=top_share, k=3, hidden_size=H, every_layer_outliers=every_layer)
+                          top_share=top_share, k=3, hidden_size=H, every_layer_outliers=every_layer,
+                          peak=peak_rank, peak_up=up, eta2_ci=eta2_ci)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
                                      "published finding (paper, model)"])
 with pd.option_context("display.max_colwidth", None):
@@ -451,8 +489,11 @@ with pd.option_context("display.max_colwidth", None):
 #   paired bootstrap cannot tell apart.
 # * Each layer ends in LayerNorm, $h = \gamma\odot\hat z + \beta$ with $\lVert\hat z\rVert
 #   \approx \sqrt H$ for every token: a vector's length comes from $\gamma$, $\beta$ and which
-#   dimensions it uses. How much the largest dimensions carry is measured above; Kovaleva et
-#   al. (2021, BERT-base) found the LayerNorm outliers that go with them.
+#   dimensions it uses. Kovaleva et al. (2021, BERT-base) found LayerNorm outlier dimensions at
+#   the same positions in every layer; whether this model has them, and whether they are its
+#   largest dimensions, is printed above.
+# * The within-layer baseline is read as a profile over the layers (peak, ties, the last
+#   layer against the peak), and an inter-layer cosine matrix beside its cross-layer control.
 # * A 2-D PCA projection is a sketch of the trajectory, not the full story.
 #
 # ## Exercises

@@ -71,7 +71,11 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # * **packed pairs**: consecutive pairs joined into two segments of up to 128 tokens in
 #   all (`compute.packed_pairs`), the length Clark et al. (2019) used.
 #
-# Every number below comes from these cached traces (`helpers/attention/compute.py`).
+# Every number below comes from these cached traces. The modules used:
+# `helpers/model/loading.py` (`load_model`), `helpers/model/trace.py` (`trace_text`), this
+# lesson's `helpers/attention/compute.py` (the measures), `helpers/attention/plots.py` (the
+# figures) and `helpers/attention/widgets.py` (the explorers), and `helpers/common/stats.py`
+# (`bootstrap_ci`, `paired_difference_ci`, `differs`, `quartiles`: every interval and verdict).
 
 # %%
 import matplotlib.pyplot as plt
@@ -187,7 +191,10 @@ for layer in range(L):
 # measures each input's own difference between two layers, which can vary much less than the
 # inputs do, so two layers whose separate intervals overlap can still be told apart; the
 # closest other layer's paired difference is printed. "Share ÷ uniform share" is each share
-# relative to what evenly spread attention would give on inputs of that length.
+# relative to what evenly spread attention would give on inputs of that length. The packed
+# set is small (its size is printed): with so few inputs a percentile bootstrap is too narrow,
+# so `compute.extreme_layer` widens each paired interval to the Student-t interval where that is
+# wider (`compute.paired_difference`), and an interval touching 0 counts as "not told apart".
 
 # %%
 sep, cls = compute.TOKEN_CLASSES.index("[SEP]"), compute.TOKEN_CLASSES.index("[CLS]")
@@ -195,7 +202,8 @@ sep_top = compute.extreme_layer(shares_packed[:, :, sep])
 cls_top = compute.extreme_layer(shares_packed[:, :, cls])
 top_sep, top_cls = sep_top[0], cls_top[0]
 over_half = [l + 1 for l in range(L) if ci_packed[sep][l].low > 0.5]
-print(f"This model ({loaded.choice.name}), packed pairs (median {quartiles([t.seq_len for t in packed])[1]:.0f} tokens):")
+print(f"This model ({loaded.choice.name}), packed pairs ({len(packed)} inputs, median "
+      f"{quartiles([t.seq_len for t in packed])[1]:.0f} tokens):")
 for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
     name = compute.TOKEN_CLASSES[k]
     print(f"  largest {name} share {ci_packed[k][top].percent()} at layer {top + 1}; not distinguishable from it "
@@ -204,33 +212,62 @@ for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
     if rest:
         near = max(rest, key=lambda j: float(shares_packed[:, j, k].mean()))
         print(f"    closest other layer {near + 1}: {ci_packed[k][near].percent()}, paired difference "
-              f"{paired_difference_ci(shares_packed[:, near, k], shares_packed[:, top, k]).percent(2)}")
+              f"{compute.paired_difference(shares_packed[:, near, k], shares_packed[:, top, k]).percent(2)}")
     print(f"    at layer {top + 1}, share / uniform share: packed {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, "
           f"short {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share {ci_short[k][top].percent()})")
 print(f"  [SEP]: layers surely above half: {over_half or 'none'}")
 
 # %% [markdown]
-# Clark et al.'s pattern is about single heads, so we count, per layer, the heads that put
-# more than half of their attention on `[CLS]`, beside their finding:
+# Clark et al.'s pattern is about single heads: their Fig. 2 plots each head's mean attention
+# on `[CLS]`, with no cut-off. Per head we take its `[CLS]` share divided by the uniform share
+# $1/n$ of each input (`compute.head_key_ratio`) with a bootstrap interval over the packed
+# inputs. The count below uses **the course's own** threshold, not Clark's: heads whose
+# interval lies above 10x uniform. The figure shows every head, as their strip plot does.
 
 # %%
 print("Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<= 128 tokens): over half of the "
-      "attention on [SEP] in layers 6-10; early heads attend to [CLS] (Fig. 2).")
-per_head_cls = torch.stack([torch.stack(t.attentions)[..., 0].mean(-1) for t in packed]).mean(0)  # [L, A]
-print("heads with more than half of their attention on [CLS], per layer (packed pairs): "
-      + ", ".join(f"{l + 1}: {int((per_head_cls[l] > 0.5).sum())}/{A}" for l in range(L)))
+      "attention on [SEP] in layers 6-10; early heads attend to [CLS] (Fig. 2, no threshold).")
+head_ratio = compute.head_key_ratio(packed, key=0)  # [n, L, A]: [CLS] share / (1/n)
+head_ci = [bootstrap_ci(head_ratio[:, l]) for l in range(L)]  # per layer: one interval per head
+ax = plots.plot_head_strip(head_ci, reference=10.0, reference_label="10x uniform\n(course threshold)", log=True,
+                          ylabel="[CLS] share ÷ 1/n", title="each head's attention on [CLS] ÷ uniform share, packed pairs")
+plt.show()
+heads_on_cls = [sum(ci.low > 10 for ci in head_ci[l]) for l in range(L)]
+print(f"heads whose [CLS] share is surely above 10x uniform, per layer (of {A}; {len(packed)} packed inputs): "
+      + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_on_cls)))
+print("largest head per layer: " + ", ".join(f"{l + 1}: {max(head_ci[l], key=lambda c: c.estimate).format('.0f')}x"
+                                           for l in range(L)))
+share_cls = bootstrap_ci(shares_packed[:, :, compute.TOKEN_CLASSES.index("[CLS]")])
+print("share of all attention on [CLS], per layer: " + ", ".join(f"{l + 1}: {share_cls[l].percent(0)}" for l in range(L)))
 
-# %% [markdown]
-# **How short inputs inflate shares.** With $n$ tokens, a head that looks at nothing in
-# particular gives each token $1/n$: on a 20-token input that is 5 % per token, on a
-# 128-token input under 1 %. Every share of a short input starts higher, before any pattern
-# of the model. The printout above shows the same layer on the short and the packed pairs:
-# that difference is largely the length at work, and it is why Clark et al.'s numbers can only
-# be compared with inputs of their length. Largely, not only: the two sets also differ in
-# content (a packed input joins several pairs), and the "÷ uniform" ratios printed above show
-# what remains once the length's share is divided out; where they differ between the two
-# sets, the length does not explain everything.
-#
+# **How input length moves the shares.** With $n$ tokens, a head that looks at nothing in
+# particular gives each token $1/n$. A class with a fixed number of tokens (`[CLS]`: one,
+# `[SEP]`: two) therefore starts higher on a short input, before any pattern of the model;
+# punctuation and ordinary words grow in number with the input, so their uniform share $k/n$
+# need not (the uniform row above shows it for these two sets). Dividing a share by $k/n$
+# removes that starting point. It does not remove every length effect: a token that collects
+# about the same share whatever $n$ (a "sink") has a ratio that grows with $n$. The cell
+# below computes, per class and layer, whether the "share ÷ uniform share" of the short and
+# the packed pairs differ (different inputs: an unpaired bootstrap,
+# `compute.unpaired_difference_ci`). Where they differ, dividing by $k/n$ has not made the two
+# lengths comparable; the two sets also differ in content (a packed input joins several pairs).
+
+# %%
+med_short, med_packed = (quartiles([t.seq_len for t in g])[1] for g in (short, packed))
+print(f"uniform share of one token: short pairs (median {med_short:.0f} tokens) {1 / med_short:.1%}, "
+      f"packed pairs (median {med_packed:.0f}) {1 / med_packed:.1%}")
+uni_s = torch.stack([compute.uniform_shares(t) for t in short])  # [n, 4], per input
+uni_p = torch.stack([compute.uniform_shares(t) for t in packed])
+length_differs = {}
+for k, c in enumerate(compute.TOKEN_CLASSES):
+    d = [compute.unpaired_difference_ci(shares_short[:, l, k] / uni_s[:, k], shares_packed[:, l, k] / uni_p[:, k])
+         for l in range(L)]
+    length_differs[c] = [l + 1 for l in range(L) if differs(d[l])]
+    print(f"{c}: share ÷ uniform, short minus packed per layer: " + ", ".join(f"{l + 1}: {x.format('.2f')}"
+                                                                               for l, x in enumerate(d)))
+print("layers where the ratios of the two lengths differ: "
+      + "; ".join(f"{c} {v or 'none'}" for c, v in length_differs.items()))
+
 # ## Norm-based attention: does the attended vector matter?
 #
 # Kobayashi, Kuribayashi, Yokoi and Inui (2020, *Attention is Not Only a Weight: Analyzing
@@ -272,11 +309,22 @@ plots.plot_class_shares({"weight α": shares_packed, "norm ‖α f(x)‖": norm_
                         title="share on each kind of key: attention weight vs norm-based (packed pairs)")
 plt.show()
 fnorms = compute.value_norms_by_class(packed, model)  # [n, L, 4]
-for k in (cls, sep):
+punct = compute.TOKEN_CLASSES.index("punctuation")
+norm_vs_weight = {}
+for k in (cls, sep, punct):
     w_ci, n_ci = bootstrap_ci(shares_packed[:, :, k]), bootstrap_ci(norm_packed[:, :, k])
-    for l in range(L):
-        print(f"{compute.TOKEN_CLASSES[k]} layer {l + 1}: weight {w_ci[l].percent()}, norm-based {n_ci[l].percent()} "
-              f"(norm-based / weight = {n_ci[l].estimate / max(w_ci[l].estimate, 1e-9):.0%})")
+    norm_vs_weight[compute.TOKEN_CLASSES[k]] = compute.compare_layers(norm_packed[:, :, k], shares_packed[:, :, k])
+    print(f"{compute.TOKEN_CLASSES[k]}: " + "; ".join(f"L{l + 1} weight {w_ci[l].percent()}, norm-based "
+                                                       f"{n_ci[l].percent()}" for l in range(L)))
+for c, where in norm_vs_weight.items():
+    print(f"{c}, norm-based share vs weight share (paired, {len(packed)} inputs): smaller in layers "
+          f"{where['below'] or 'none'}; larger in {where['above'] or 'none'}; not told apart in {where['untold'] or 'none'}")
+follow = [c for c, w in norm_vs_weight.items() if len(w["below"]) == L]
+other = {c: w["above"] for c, w in norm_vs_weight.items() if w["above"]}
+print("Kobayashi et al. (2020, BERT-base): the shares of [CLS], [SEP] and punctuation shrink once ||f(x)|| counts. "
+      f"This model: smaller in every layer for {follow or 'none of them'}"
+      + ("; the opposite (larger) for " + ", ".join(f"{c} in layers {v}" for c, v in other.items()) if other else "")
+      + ".")
 ratio = torch.nanmean(fnorms[:, :, cls] / fnorms[:, :, 3], dim=0)
 print("||f(x)|| of [CLS] / ||f(x)|| of ordinary tokens, per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
 
@@ -290,7 +338,6 @@ print("||f(x)|| of [CLS] / ||f(x)|| of ordinary tokens, per layer: " + ", ".join
 # "share ÷ uniform share" (1 = no more than evenly spread attention):
 
 # %%
-punct = compute.TOKEN_CLASSES.index("punctuation")
 sep_ratio = (shares_packed[:, :, sep] / uniform_packed[sep]).mean(0)
 punct_ratio = (shares_packed[:, :, punct] / uniform_packed[punct]).mean(0)
 sep_norm = norm_packed[:, :, sep].mean(0) / shares_packed[:, :, sep].mean(0)
@@ -385,13 +432,14 @@ plt.show()
 e_packed = bootstrap_ci(ent_packed.mean(-1))
 focused, focused_tied = compute.extreme_layer(ent_packed.mean(-1), lowest=True)
 print("packed pairs per layer: " + ", ".join(f"{l + 1}: {e_packed[l]}" for l in range(L)))
-print(f"lowest mean entropy on the packed pairs: layer {focused + 1} ({e_packed[focused]}); not distinguishable "
-      f"from it (paired bootstrap over the same inputs): layers {[j + 1 for j in focused_tied]}")
+print(f"lowest mean entropy on the {len(packed)} packed pairs: layer {focused + 1} ({e_packed[focused]}); not distinguishable "
+      f"from it (paired over the same inputs, Student-t where wider): layers {[j + 1 for j in focused_tied]}")
 rest = [j for j in range(L) if j not in focused_tied]
 if rest:
     near = min(rest, key=lambda j: e_packed[j].estimate)
-    gap = paired_difference_ci(ent_packed.mean(-1)[:, near], ent_packed.mean(-1)[:, focused])
-    print(f"closest other layer {near + 1} ({e_packed[near]}): paired difference {gap.format('.4f')}")
+    gap = compute.paired_difference(ent_packed.mean(-1)[:, near], ent_packed.mean(-1)[:, focused])
+    print(f"closest other layer {near + 1} ({e_packed[near]}): paired difference {gap.format('.2e')} "
+          f"({len(packed)} inputs; bootstrap widened to the Student-t interval)")
 
 # %% [markdown]
 # ## Previous-token and next-token heads
@@ -458,7 +506,8 @@ from IPython.display import display
 best_prev = compute.best_head(prev)
 rows = compute.claim_rows(
     sep_ci=ci_packed[sep], sep_top=sep_top, cls_top=cls_top, uniform_sep=float(uniform_packed[sep]),
-    heads_on_cls=[int((per_head_cls[l] > 0.5).sum()) for l in range(L)], n_heads=A,
+    heads_on_cls=heads_on_cls, head_threshold=10.0, n_heads=A, norm_vs_weight=norm_vs_weight,
+    length_differs=length_differs,
     weight_cls=bootstrap_ci(shares_packed[:, :, cls]), norm_cls=bootstrap_ci(norm_packed[:, :, cls]),
     sep_ratio=sep_ratio, punct_ratio=punct_ratio, sep_norm=sep_norm, self_trained=t_ci, self_random=r_ci,
     self_learned=learned, prev_head=best_prev[:2], prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]))
@@ -470,11 +519,15 @@ with pd.option_context("display.max_colwidth", None):
 # %% [markdown]
 # ## Summary
 #
-# * Attention shares are only comparable at equal input length: read them against the
-#   uniform share $k/n$; the packed pairs are the like-for-like comparison with Clark et al.
-#   (2019, BERT-base).
-# * A large weight on `[CLS]` or `[SEP]` need not move much: norm-based attention
-#   (Kobayashi et al. 2020) weighs each key by the size of what it passes on.
+# * Read attention shares against the uniform share $k/n$: it is the reference, but it does
+#   not remove every length effect (the printout says for which classes and layers the short
+#   and packed ratios still differ); the packed pairs are the like-for-like comparison with
+#   Clark et al. (2019, BERT-base).
+# * Norm-based attention (Kobayashi et al. 2020, BERT-base) weighs each key by the size of what
+#   it passes on; the printout says for which of `[CLS]`, `[SEP]` and punctuation it is smaller
+#   or larger than the weight share in your model.
+# * Verdicts on the packed pairs rest on few inputs (printed beside them); an interval that
+#   touches 0 is "not told apart".
 # * Entropy divided by $\log n$ separates focused heads from broad ones across lengths;
 #   offset scores find previous-token and next-token heads.
 #

@@ -25,8 +25,8 @@
 # come apart, how much a word's vector varies across contexts at each layer, and which
 # tokens of a sentence a token is closest to as it climbs the stack.
 #
-# Every per-layer statistic is measured over a dozen ambiguous words, with a bootstrap 95 %
-# interval. Where a statistic peaks is never one layer read off the means: the layers are
+# Every per-layer statistic is measured over the ambiguous words of the course data (printed
+# below), with a bootstrap 95 % interval. Where a statistic peaks is never one layer read off the means: the layers are
 # compared on the same words or sentences (a paired bootstrap), and every layer that cannot
 # be told apart from the peak is named. Where your `SENTENCE` contains one of the words, it
 # is placed beside the aggregate, with an interval of its own.
@@ -63,10 +63,17 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %% [markdown]
 # ## The data: ambiguous words in context
 #
-# `data/polysemy.json` and `data/polysemy_more.json` hold twelve ambiguous English words,
-# two senses each and five sentences per sense, written for this course (CC0). The data are
-# English: if the tokenizer maps a word to its unknown token (as a Chinese vocabulary may),
-# we say so and skip it.
+# `data/polysemy.json` and `data/polysemy_more.json` hold ambiguous English words, two senses
+# each, written for this course (CC0); the cell below prints the words and the number of
+# sentences per sense. The data are English: if the tokenizer maps a word to its unknown token
+# (as a Chinese vocabulary may), we say so and skip it.
+#
+# The modules used: `helpers/model/loading.py` (`load_model`), `helpers/model/trace.py`
+# (`trace_text`), `helpers/model/tokens.py` (`is_unknown`, `longest_word`),
+# `helpers/common/data.py` (`load_polysemy`), `helpers/common/stats.py` (`Interval`,
+# `bootstrap_ci`, `accuracy_ci`, `paired_difference_ci`, `differs`: every interval and verdict
+# below), `helpers/layerwalk/compute.py` (`random_pair_cosines`, `rank_layers`) and this
+# lesson's `helpers/context/compute.py` and `helpers/context/plots.py`.
 
 # %%
 import matplotlib.pyplot as plt
@@ -78,7 +85,7 @@ from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
-from helpers.common.stats import Interval, accuracy_ci, bootstrap_ci
+from helpers.common.stats import Interval, accuracy_ci, bootstrap_ci, differs, paired_difference_ci
 from helpers.context import compute, plots
 from helpers.layerwalk.compute import random_pair_cosines, rank_layers
 from helpers.model.tokens import is_unknown, longest_word
@@ -95,20 +102,24 @@ for word, senses in polysemy.items():
 # that the tokenizer splits into several WordPieces is represented by the **mean of its
 # pieces** (`compute.word_by_layer` in `helpers/context/compute.py`, which finds them with
 # `trace.find_word`). As a check that does not go through that helper, the pieces found
-# must spell the word. We also keep the word's position in each sentence.
+# must spell the word (up to case). We also keep the word's position in each sentence and its
+# token ids.
 
 # %%
 jobs = [(w, s, x) for w, senses in polysemy.items() for s, xs in senses.items() for x in xs]
-vectors, positions, traces = {}, {}, []
+vectors, positions, ids, traces = {}, {}, {}, []
 for word, sense, text in progress(jobs, desc="tracing polysemy sentences"):
     if is_unknown(tokenizer, word):
         continue
     t = trace_text(tokenizer, model, text)
     span = t.find_word(word)
-    assert "".join(p.removeprefix("##") for p in span.pieces) == word.lower(), f"{span} does not spell {word!r}"
+    spelled = "".join(p.removeprefix("##") for p in span.pieces)
+    if spelled.lower() != word.lower():
+        raise ValueError(f"in {text!r} the pieces {span.pieces} found for {word!r} spell {spelled!r}, not the word.")
     traces.append(t)
     vectors.setdefault(word, {}).setdefault(sense, []).append(compute.word_by_layer(t, word))
     positions.setdefault(word, {}).setdefault(sense, []).append(span.first)
+    ids.setdefault(word, set()).add(tuple(t.input_ids[span.positions].tolist()))
 groups = {w: {s: torch.stack(v) for s, v in senses.items()} for w, senses in vectors.items()}
 skipped = [w for w in polysemy if w not in groups]
 if not groups:
@@ -118,6 +129,9 @@ print(f"{len(traces)} sentences traced for {len(groups)} words; vectors per sens
       f"{tuple(next(iter(next(iter(groups.values())).values())).shape)}")
 print(f"words split into several pieces: {[w for w in groups if len(tokenizer.tokenize(w)) > 1] or 'none'}; "
       f"skipped (unknown to the tokenizer): {skipped or 'none'}")
+same_ids = all(len(v) == 1 for v in ids.values())  # e.g. 'Spring' and 'spring' differ in a cased vocabulary
+print("every word has the same token ids in all its sentences" if same_ids else
+      f"words with different token ids in different sentences: {[w for w, v in ids.items() if len(v) > 1]}")
 
 # %% [markdown]
 # ## The anisotropy baseline, again
@@ -169,8 +183,8 @@ print(f"paired difference to layer {best_gap}: "
 # $c_s = \frac{1}{|S_s|}\sum_{i \in S_s} h_i$, and assign the left-out sentence to the sense
 # with the most similar centroid, $\arg\max_s \cos(h, c_s)$. Each sentence is one test item,
 # so an accuracy gets a bootstrap interval over its sentences (`accuracy_ci`; when every
-# sentence is right the rule of three gives the interval); one word has only ten, which the
-# width of its interval shows. First one item by hand:
+# sentence is right the rule of three gives the interval); one word has only the sentences
+# printed above, which the width of its interval shows. First one item by hand:
 
 # %%
 word0, senses0 = next(iter(groups.items()))
@@ -206,12 +220,13 @@ print(f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not distinguish
       f"the same sentences): layers {acc_rank.tied}")
 
 # %% [markdown]
-# At the embedding layer a word's vectors differ only by the position embedding (the token
-# and segment embeddings are the same in every sentence; a word split into pieces is the mean
-# of the same pieces each time), so a layer-0 accuracy away from the shuffled ones says where
-# the word sits in our sentences, not what it means. Per word, the share of shuffles that
+# At the embedding layer, where a word has the same token ids in every sentence (printed after
+# the tracing: a cased vocabulary can give "Spring" and "spring" different ids), its vectors
+# differ only by the position embedding (the segment embedding is the same too; a word split
+# into pieces is the mean of the same pieces each time), so a layer-0 accuracy away from the
+# shuffled ones says where the word sits in our sentences, not what it means. Per word, the share of shuffles that
 # score at least as far from the shuffles' mean as the real labels do (a two-sided
-# permutation p-value). With ten sentences a word's shuffles can spread far from 50 % (the grey
+# permutation p-value). With so few sentences a word's shuffles can spread far from 50 % (the grey
 # bands above); the two words furthest from their shuffles are printed with the word's token
 # position in each sentence, per sense, so you can see whether position could explain them.
 
@@ -234,13 +249,13 @@ print(f"words whose layer-0 accuracy differs from their shuffles (p < 0.05): "
 # ## Self-similarity across layers
 #
 # Ethayarajh (2019) defines a word's *self-similarity* at a layer as the mean cosine between
-# its vectors in different contexts, and found on BERT-base that it is lowest in the upper
-# layers: the more contextual the layer, the less a word looks like itself. He also
-# subtracted the within-layer random-pair baseline. We pool both senses of each word and
-# print three things per layer: the raw self-similarity (mean over words), the baseline, and
-# the adjusted value. The adjusted intervals resample the random pairs as well as the words,
-# so the baseline's own uncertainty counts; "lowest" is named with every layer a paired
-# bootstrap cannot tell apart.
+# its vectors in different contexts. He reads it **minus** the within-layer random-pair
+# baseline ("self-similarity above expected"), and on BERT-base (and ELMo, GPT-2) found that
+# this adjusted value falls almost monotonically with depth: the upper layers are the most
+# context-specific. We pool both senses of each word and print three things per layer: the
+# raw self-similarity (mean over words), the baseline, and the adjusted value. The adjusted
+# intervals resample the random pairs as well as the words, so the baseline's own uncertainty
+# counts; "lowest" is named with every layer a paired bootstrap cannot tell apart.
 
 # %%
 raw_self = torch.stack([compute.self_similarity(torch.cat(list(s.values()))) for s in groups.values()])  # [words, L+1]
@@ -256,32 +271,45 @@ for l in range(L + 1):
 print(f"raw self-similarity lowest at layers {raw_rank.tied}; adjusted lowest at layers {adj_rank.tied}")
 
 # %% [markdown]
-# Does the last layer follow Ethayarajh's BERT-base finding, and does the answer depend on
-# the baseline? The verdict is computed from the two rankings above:
+# Does this model follow Ethayarajh on the like-for-like value, the adjusted one? Each step
+# from one layer to the next is a paired difference (`compute.layer_steps`, in
+# `helpers/context/compute.py`: the words and the random pairs are resampled once for all
+# layers); a step whose interval contains 0 is not told apart from no step. The raw ranking is
+# printed as the trap it is: where it disagrees, the cause is the baseline, and the code
+# compares the baseline at the two layers (paired over the same random pairs) before saying so.
 
 # %%
-raw_last, adj_last = L in raw_rank.tied, L in adj_rank.tied
-if raw_last and adj_last:
-    print("raw and adjusted self-similarity are both lowest at the last layer, as Ethayarajh found for BERT-base.")
-elif raw_last:
-    print(f"the raw self-similarity is lowest at the last layer, as Ethayarajh found for BERT-base; the adjusted one is "
-          f"not, because the baseline drops there ({baseline_ci[L - 1]} at layer {L - 1}, {baseline_ci[L]} at layer "
-          f"{L}): that difference comes from the baseline, not from the word's own vectors.")
-elif adj_last:
-    print(f"the adjusted self-similarity is lowest at the last layer but the raw one is not: the baseline rises there "
-          f"({baseline_ci[L - 1]} at layer {L - 1}, {baseline_ci[L]} at layer {L}), so the fall comes from the baseline.")
+steps = compute.layer_steps(raw_self, control=baseline_samples)  # adjusted value, step l-1 -> l
+kind = ["rise" if d.low > 0 else "fall" if d.high < 0 else "untold" for d in steps]
+for l, (d, what) in enumerate(zip(steps, kind), start=1):
+    print(f"adjusted, {'emb' if l == 1 else l - 1} -> {l}: {d} ({'not told apart from 0' if what == 'untold' else what})")
+rises = [l for l, what in enumerate(kind, start=1) if what == "rise"]
+adj_low, last_low = adj_rank.extreme, L in adj_rank.tied
+print(f"adjusted self-similarity lowest at layers {adj_rank.tied} (last layer {'among' if last_low else 'not among'} them; "
+      f"layer {adj_low} is in the {'upper' if adj_low > L / 2 else 'lower'} half of the {L}); "
+      f"significant rises at layers {rises or 'none'}.")
+follows = last_low and not rises
+print("as Ethayarajh found on BERT-base: it falls with depth, with no significant rise, to its lowest at the top."
+      if follows else "unlike Ethayarajh's BERT-base finding (an almost monotonic fall to the upper layers): "
+      + ("the last layer is not among the lowest" if not last_low else "it is lowest at the top")
+      + (f", and it rises significantly at the steps into layers {rises}." if rises else "."))
+if raw_rank.tied != adj_rank.tied:
+    d = paired_difference_ci(baseline_samples[:, raw_rank.extreme], baseline_samples[:, adj_low])
+    cause = (f"the baseline is {'lower' if d.high < 0 else 'higher'} at layer {raw_rank.extreme} than at layer {adj_low} "
+             f"by {d} (paired), which is what moves the lowest point" if differs(d) else
+             f"the baselines at layers {raw_rank.extreme} and {adj_low} are not told apart ({d}, paired)")
+    print(f"the raw value alone would put the lowest at layers {raw_rank.tied}; {cause}.")
 else:
-    print("neither the raw nor the adjusted self-similarity is lowest at the last layer: it does not simply fall "
-          "with depth here.")
+    print(f"the raw value puts the lowest at the same layers {raw_rank.tied}.")
 
 # %% [markdown]
 # ## Your sentence beside the aggregate
 #
-# If `SENTENCE` contains one of the twelve words, where does its use sit? Per layer, the
+# If `SENTENCE` contains one of the words printed above, where does its use sit? Per layer, the
 # margin "cosine with the first sense's centroid minus cosine with the second's"
 # (`compute.centroid_margin`), with a bootstrap interval that resamples the data sentences
 # behind each centroid. Where the interval contains 0 the layer is **undecided**: the
-# centroids rest on five sentences each, and a margin that small is within their noise.
+# centroids rest on the few sentences of each sense, and a margin that small is within their noise.
 
 # %%
 trace = trace_text(tokenizer, model, SENTENCE)
@@ -302,18 +330,26 @@ else:
 # Which other tokens of `SENTENCE` is a word closest to? We pick the word of `SENTENCE` that
 # the tokenizer splits into the most pieces (by code), represent it by the mean of its pieces
 # as above, and list its nearest tokens at the embedding layer and at the last layer, leaving
-# out its own pieces (`compute.word_neighbours`). Each cosine is printed beside the
-# random-pair baseline of its layer: a neighbour no nearer than two random tokens is not
-# near. This is one sentence: read it as an example.
+# out its own pieces (`compute.word_neighbours`). The cross-sentence random-pair baseline is the
+# wrong reference here: the neighbours share the word's sentence, the word is a mean of pieces,
+# and we keep only the top few, and all three raise a cosine. The control
+# (`compute.neighbour_control`) does the same with no particular word: the mean of as many
+# consecutive pieces of a random data sentence, and its top cosines with the other tokens of
+# *that* sentence. A neighbour counts as near only above the control's 95th percentile for the
+# same rank. This is one sentence: read it as an example.
 
 # %%
 word = longest_word(trace, tokenizer)
-k = min(3, trace.seq_len - len(trace.find_word(word).positions))
+n_pieces = len(trace.find_word(word).positions)
+k = min(3, trace.seq_len - n_pieces)
 near = {layer: compute.word_neighbours(trace, word, layer, k=k) for layer in (0, L)}
+control = compute.neighbour_control(traces, n_pieces=n_pieces, k=k, seed=0)  # [spans, L+1, k]
 for layer, found in near.items():
-    above = sum(c > baseline_ci[layer].high for _, _, c in found)
-    print(f"layer {layer}: {word!r} is closest to " + ", ".join(f"{t!r} ({c:.2f})" for _, t, c in found)
-          + f"; random-pair baseline {baseline_ci[layer]}; {above} of {k} above it")
+    top95 = np.percentile(control[:, layer].numpy(), 95, axis=0)  # per rank
+    above = sum(c > t for (_, _, c), t in zip(found, top95))
+    print(f"layer {layer}: {word!r} ({n_pieces} piece(s)) is closest to "
+          + ", ".join(f"{t!r} ({c:.2f}; control {q:.2f})" for (_, t, c), q in zip(found, top95))
+          + f"; {above} of {k} above the control's 95th percentile")
 same = len({p for p, _, _ in near[0]} & {p for p, _, _ in near[L]})
 print(f"{same} of the {k} nearest tokens are the same at layer 0 and layer {L}")
 
@@ -321,12 +357,17 @@ print(f"{same} of the {k} nearest tokens are the same at layer 0 and layer {L}")
 # Pick a token and a layer: the left bars are its cosine with every other token of the
 # sentence (the chosen one is left out and marked), the right bars its nearest tokens by
 # name, both with the random-pair baseline of the layer dashed. The explorer
-# (`helpers/context/widgets.py`) works on single tokens and reuses the cached trace.
+# (`helpers/context/widgets.py`) works on single tokens and reuses the cached trace. It starts
+# on a word of one piece (a data word of `SENTENCE` if there is one): on a piece of a split
+# word, the word's other pieces would top the list, which says nothing about its neighbours.
+# Its dashed line is the cross-sentence baseline, lower than the same-sentence control above.
 
 # %%
 from helpers.context.widgets import NeighbourExplorer
 
-NeighbourExplorer(trace, token=trace.find_word(word).first, layer=L, baseline=baseline)
+single = [w for w in present + trace.words() if len(trace.find_word(w).positions) == 1]
+start = trace.find_word(single[0]).first if single else trace.find_word(word).first
+NeighbourExplorer(trace, token=start, layer=L, baseline=baseline)
 
 # %% [markdown]
 # ## Claims tested
@@ -342,7 +383,7 @@ from IPython.display import display
 shuffled0 = null["all words, pooled"][:, 0].numpy()  # layer 0, pooled: mean and 95 % range of the shuffles
 chance_null = Interval(float(shuffled0.mean()), *map(float, np.percentile(shuffled0, [2.5, 97.5])))
 rows = compute.claim_rows(raw_self=raw_rank, adj_self=adj_rank, gap=gap_rank, accuracy=acc_rank,
-                          chance_null=chance_null, n_senses=len(names))
+                          chance_null=chance_null, n_senses=len(names), adj_steps=steps, same_ids=same_ids)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
                                      "published finding (paper, model)"])
 with pd.option_context("display.max_colwidth", None):
@@ -355,10 +396,12 @@ with pd.option_context("display.max_colwidth", None):
 #   show, with intervals over words and sentences, where the gap and the accuracy peak for
 #   your model and which layers cannot be told apart from the peak.
 # * A leave-one-out accuracy is read against shuffled labels, not a flat chance line; at the
-#   embedding layer only the word's position can separate its uses.
-# * Self-similarity is read raw *and* against the random-pair baseline (Ethayarajh, 2019,
-#   BERT-base: lowest in the upper layers); the printout says whether your model's last layer
-#   follows and whether the answer comes from the baseline.
+#   embedding layer, where a word's token ids are the same in every sentence (printed),
+#   only its position can separate its uses.
+# * Self-similarity is compared with Ethayarajh (2019, BERT-base) on his measure, minus the
+#   random-pair baseline, step by step with paired intervals; the printout says whether your
+#   model follows him, and where the raw value would say otherwise, whether the baseline
+#   differs between the two layers.
 # * One use of a word is placed against the sense centroids with an interval: a small margin
 #   is undecided. Nearest neighbours inside a sentence are read against the same baseline.
 #
@@ -369,7 +412,7 @@ with pd.option_context("display.max_colwidth", None):
 #    **lowest** layer whose interval overlaps the interval of the best layer (the one with
 #    the highest accuracy; the lowest of them if several tie)? Give an int (0 = embeddings).
 #    Overlap is the cautious rule for intervals measured separately; the paired test used
-#    above is sharper, but with one word's ten sentences even it has little to go on.
+#    above is sharper, but with one word's few sentences even it has little to go on.
 # 2. Write `my_self_similarity(vectors)` that takes a `[n, H]` tensor of one word's vectors
 #    in `n` contexts at one layer and returns the mean cosine over all pairs of *different*
 #    contexts, as a float.

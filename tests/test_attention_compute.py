@@ -154,3 +154,40 @@ def test_extreme_layer_names_every_layer_a_paired_test_cannot_separate(data_trac
     assert len(rows) == 6 and all(len(r) == 3 for r in rows)
     assert "not smaller" in rows[2][1]  # the same intervals: the norm-based share is not called smaller
     assert "speculate" in rows[3][2]
+
+
+def test_paired_difference_is_at_least_as_wide_as_the_t_interval():
+    from scipy import stats
+
+    from helpers.attention.compute import paired_difference, paired_t_interval
+
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(14, generator=gen), torch.randn(14, generator=gen)
+    t = paired_t_interval(a, b)
+    by_hand = stats.t.interval(0.95, 13, loc=float((a - b).mean()), scale=float((a - b).std()) / 14 ** 0.5)
+    assert (t.low, t.high) == pytest.approx(by_hand)
+    both = paired_difference(a, b)
+    assert both.low <= t.low and both.high >= t.high
+
+
+def test_unpaired_difference_and_compare_layers():
+    from helpers.attention.compute import compare_layers, unpaired_difference_ci
+
+    gen = torch.Generator().manual_seed(0)
+    a, b = 1 + 0.1 * torch.randn(20, generator=gen), 0.1 * torch.randn(30, generator=gen)
+    d = unpaired_difference_ci(a, b)
+    assert d.estimate == pytest.approx(float(a.double().mean() - b.double().mean())) and d.low > 0.9
+    base = torch.randn(16, 3, generator=gen)
+    wobble = 0.01 * torch.tensor([1.0, -1.0] * 8)  # mean exactly 0
+    other = base + torch.tensor([0.5, -0.5, 0.0]) + wobble[:, None]
+    assert compare_layers(other, base) == {"above": [1], "below": [2], "untold": [3]}
+
+
+def test_head_key_ratio_is_the_share_times_n(data_traces):
+    from helpers.attention.compute import head_key_ratio
+
+    ratio = head_key_ratio(data_traces, key=0)
+    t = data_traces[1]
+    assert ratio.shape == (len(data_traces), t.num_layers, t.attention(1).shape[0])
+    by_hand = t.attention(2)[3, :, 0].mean() * t.seq_len  # layer 2, head 3, every query on [CLS]
+    assert float(ratio[1, 1, 3]) == pytest.approx(float(by_hand), rel=1e-5)

@@ -224,3 +224,15 @@ def test_lesson05_figures_fit_the_notebook_width(sample_trace, data_traces):
         plot_layer_lines({"data": attention_shares_per_sentence(data_traces)[:, :, 0]}).figure,
     ]
     assert all(fig.get_figwidth() <= 9 for fig in figures)
+
+
+def test_head_strip_one_dot_per_head():
+    from helpers.attention.plots import plot_head_strip
+    from helpers.common.stats import Interval
+
+    cis = [[Interval(float(h + 1), float(h), float(h + 2)) for h in range(5)] for _ in range(3)]
+    ax = plot_head_strip(cis, reference=10.0, reference_label="10x", log=True, ylabel="ratio", title="t")
+    dots = [line for line in ax.lines if line.get_marker() == "o"]
+    assert sum(len(line.get_xdata()) for line in dots) == 15
+    assert ax.get_yscale() == "log" and not small_text(ax.figure)
+    assert ax.figure.get_size_inches()[0] <= FIGURE_MAX_WIDTH

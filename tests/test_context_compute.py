@@ -171,3 +171,58 @@ def test_claim_rows_verdicts(bank_groups):
     emb = outcomes[:, 0].mean()
     assert ("inside" if 0.3 <= emb <= 0.6 else "outside") in rows[3][1]
     assert ("are among" if 0 in acc.tied else "are not among") in rows[1][1]
+
+
+def test_layer_steps_match_a_hand_difference_and_carry_the_control():
+    from helpers.context.compute import layer_steps
+
+    gen = torch.Generator().manual_seed(0)
+    values = torch.tensor([0.9, 0.7, 0.5, 0.6]) + 0.01 * torch.randn(12, 4, generator=gen)  # 12 items, 4 layers
+    steps = layer_steps(values)
+    means = values.double().mean(0)
+    assert len(steps) == 3
+    assert [s.estimate for s in steps] == pytest.approx((means[1:] - means[:-1]).tolist())
+    assert steps[0].high < 0 and steps[2].low > 0  # a clear fall, then a clear rise
+    control = torch.tensor([0.0, 0.0, 0.0, 0.3]) + 0.01 * torch.randn(50, 4, generator=gen)
+    adjusted = layer_steps(values, control=control)
+    by_hand = (means[3] - control.double().mean(0)[3]) - (means[2] - control.double().mean(0)[2])
+    assert adjusted[2].estimate == pytest.approx(float(by_hand))
+    assert adjusted[2].high < 0  # the control's rise turns the raw rise into a fall
+    with pytest.raises(ValueError, match="columns"):
+        layer_steps(values, control=control[:, :3])
+
+
+def test_neighbour_control_matches_a_hand_span(data_traces):
+    from helpers.context.compute import neighbour_control
+
+    ctrl = neighbour_control(data_traces, n_pieces=2, k=3, n_spans=5, seed=0)
+    L = data_traces[0].num_layers
+    assert ctrl.shape == (5, L + 1, 3)
+    assert (ctrl[..., :-1] >= ctrl[..., 1:] - 1e-6).all()  # best first
+    # one span by hand: the same draws as the helper, recomputed with a plain loop
+    gen = torch.Generator().manual_seed(0)
+    t = data_traces[int(torch.randint(len(data_traces), (1,), generator=gen))]
+    inner = [i for i, w in enumerate(t.word_ids) if w is not None]
+    start = inner[int(torch.randint(len(inner) - 1, (1,), generator=gen))]
+    query = t.hidden(2)[[start, start + 1]].mean(0)
+    cos = sorted((float(F.cosine_similarity(query, t.hidden(2)[j], dim=0)) for j in range(t.seq_len)
+                  if j not in (start, start + 1)), reverse=True)
+    assert ctrl[0, 2].tolist() == pytest.approx(cos[:3], abs=1e-5)
+    with pytest.raises(ValueError, match="n_pieces"):
+        neighbour_control(data_traces, n_pieces=0, k=3)
+
+
+def test_claim_rows_self_similarity_uses_the_adjusted_steps(bank_groups):
+    from helpers.common.stats import Interval
+    from helpers.context.compute import claim_rows
+    from helpers.layerwalk.compute import rank_layers
+
+    outcomes = sense_separation_outcomes(bank_groups)
+    raw = torch.stack([self_similarity(v) for v in bank_groups.values()])
+    L = raw.shape[1] - 1
+    steps = [Interval(-0.1, -0.2, -0.05)] * (L - 1) + [Interval(0.1, 0.05, 0.2)]
+    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
+                      accuracy=rank_layers(outcomes.float(), lowest=False), chance_null=Interval(0.5, 0.3, 0.7),
+                      n_senses=2, adj_steps=steps, same_ids=False)
+    assert f"rises from one layer to the next at layers [{L}]" in rows[0][1]
+    assert "minus the random-pair baseline" in rows[0][2] and "different token ids" in rows[3][1]

@@ -242,3 +242,41 @@ def test_claim_rows_verdicts_follow_the_numbers(data_traces, model):
     met = "met" if eta2 < 0.5 else "not met"
     assert f"between tokens': {met} ({1 - eta2:.0%}" in rows[3][1] and "every layer': not met" in rows[3][1]
     assert "none" in rows[4][1] and "Kovaleva" in rows[4][2]
+    # with the profile and the interval of eta2: the cone row reports the peak, prediction 1 can be undecided
+    from helpers.common.stats import Interval, paired_difference_ci
+
+    within_samples = random_pair_cosines(data_traces, n_pairs=100, gap=0)
+    peak = rank_layers(within_samples, lowest=False)
+    up = paired_difference_ci(within_samples[:, peak.extreme], within_samples[:, 0])
+    rows = claim_rows(turn=turn, transition_names=names, turn_share=0.5, within_ci=within,
+                      cross_ci=bootstrap_ci(cross_samples), mean_of_two=torch.zeros(L), eta2=0.45, grows=False,
+                      top_share=share, k=3, hidden_size=data_traces[0].hidden_size, every_layer_outliers=[],
+                      peak=peak, peak_up=up, eta2_ci=Interval(0.45, 0.4, 0.55))
+    assert f"highest at layer {peak.extreme}" in rows[1][1]
+    assert ("tied with the peak" if L in peak.tied else "drops from the peak") in rows[1][1]
+    assert "between tokens': undecided" in rows[3][1]
+
+
+def test_cross_layer_control_matrix_matches_random_pair_cosines(data_traces):
+    from helpers.layerwalk.compute import cross_layer_control_matrix, random_pair_cosines
+
+    ctrl = cross_layer_control_matrix(data_traces, n_pairs=50, seed=0)
+    L = data_traces[0].num_layers
+    assert ctrl.shape == (L + 1, L + 1) and torch.allclose(ctrl, ctrl.T)
+    for a, b in ((0, L), (1, L), (2, 2)):
+        by_hand = random_pair_cosines(data_traces, n_pairs=50, seed=0, gap=b - a)[:, a].mean()
+        assert float(ctrl[a, b]) == pytest.approx(float(by_hand), abs=1e-6)
+
+
+def test_share_explained_by_layer_ci_brackets_the_estimate():
+    from helpers.layerwalk.compute import share_explained_by_layer, share_explained_by_layer_ci
+
+    gen = torch.Generator().manual_seed(0)
+    layered = torch.arange(4.0) + 0.1 * torch.randn(30, 4, generator=gen)  # the layer explains nearly all
+    ci = share_explained_by_layer_ci(layered)
+    assert ci.estimate == pytest.approx(share_explained_by_layer(layered))
+    assert ci.low <= ci.estimate <= ci.high and ci.low > 0.9
+    noise = torch.randn(30, 4, generator=gen)  # the layer explains little
+    assert share_explained_by_layer_ci(noise).high < 0.5
+    with pytest.raises(ValueError, match="n_tokens"):
+        share_explained_by_layer_ci(torch.ones(4))

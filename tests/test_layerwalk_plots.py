@@ -116,3 +116,17 @@ def test_norm_figures_keep_bands_and_legend_readable(sample_trace, data_traces, 
     assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1  # beside the bars, not on them
     ax = plot_norm_parts(norm_parts(data_traces, model))
     assert any(c.get_hatch() for c in ax.collections)  # the second band is hatched, visible over the first
+
+
+def test_adjusted_matrix_masks_the_diagonal(data_traces):
+    from helpers.layerwalk.plots import plot_adjusted_matrix
+
+    L = data_traces[0].num_layers
+    ctrl = torch.full((L + 1, L + 1), 0.2)
+    adjusted = torch.full((L + 1, L + 1), 0.5)
+    axes = plot_adjusted_matrix(ctrl, adjusted)
+    shown = axes[1].images[0].get_array()
+    assert np.ma.is_masked(shown[0, 0]) or np.isnan(shown[0, 0])
+    assert float(shown[0, L]) == pytest.approx(0.5) and float(axes[0].images[0].get_array()[0, L]) == pytest.approx(0.2)
+    assert "nan" not in [t.get_text() for t in axes[1].texts]
+    assert not small_text(axes[0].figure) and axes[0].figure.get_size_inches()[0] <= 9

@@ -11,7 +11,7 @@ import unicodedata
 
 import torch
 
-from helpers.common.stats import differs, paired_difference_ci
+from helpers.common.stats import Interval, differs, paired_difference_ci
 from helpers.model.paths import data_file
 from helpers.model.trace import Trace, check_trace, check_traces
 
@@ -249,20 +249,74 @@ def untrained_like(model, seed: int = 0):
 
 # -- naming "the" layer: the extreme one and every layer the same inputs cannot tell apart ----
 
+def paired_t_interval(a, b, level: float = 0.95) -> Interval:
+    """Mean of ``a - b`` over the same items with a Student-t interval (``n - 1`` degrees of
+    freedom). With a dozen items the percentile bootstrap is too narrow; this interval is the
+    small-sample check beside it."""
+    from scipy.stats import t as student_t
+
+    d = torch.as_tensor(a, dtype=torch.float64) - torch.as_tensor(b, dtype=torch.float64)
+    if d.ndim != 1 or d.numel() < 2:
+        raise ValueError(f"a and b must be 1-D, on the same >= 2 items; got {tuple(d.shape)}.")
+    n, mean = d.numel(), float(d.mean())
+    half = float(student_t.ppf(0.5 + level / 2, n - 1)) * float(d.std()) / n ** 0.5
+    return Interval(mean, mean - half, mean + half, level)
+
+
+def paired_difference(a, b) -> Interval:
+    """The cautious paired interval of ``mean(a - b)``: the union of the percentile bootstrap
+    (:func:`~helpers.common.stats.paired_difference_ci`) and the Student-t interval
+    (:func:`paired_t_interval`), so a handful of items cannot make it too narrow."""
+    boot, tint = paired_difference_ci(a, b), paired_t_interval(a, b)
+    return Interval(boot.estimate, min(boot.low, tint.low), max(boot.high, tint.high))
+
+
 def extreme_layer(values, lowest: bool = False) -> tuple[int, list[int]]:
     """``(index, tied)`` for ``values [n_inputs, layers]``: the column (0-based) with the highest
     (``lowest=True``: lowest) mean over the inputs, and every column whose **paired** difference
-    to it (:func:`~helpers.common.stats.paired_difference_ci`, the same inputs resampled for
-    both) has a 95 % interval containing 0 -- the extreme column included. Name all of
-    ``tied``, never one winner, when they are more than one."""
+    to it (:func:`paired_difference`: the percentile bootstrap over the same inputs, widened to
+    the Student-t interval where that is wider, as it is with few inputs) has a 95 % interval
+    containing 0 -- the extreme column included. Name all of ``tied``, never one winner, when
+    they are more than one."""
     values = torch.as_tensor(values, dtype=torch.float64)
     if values.ndim != 2 or values.shape[0] < 2:
         raise ValueError(f"values must be [n_inputs >= 2, layers], got shape {tuple(values.shape)}.")
     means = values.mean(dim=0)
     best = int(means.argmin() if lowest else means.argmax())
     tied = [j for j in range(values.shape[1])
-            if j == best or not differs(paired_difference_ci(values[:, j], values[:, best]))]
+            if j == best or not differs(paired_difference(values[:, j], values[:, best]))]
     return best, tied
+
+
+def unpaired_difference_ci(a, b, n_boot: int = 1000, seed: int = 0) -> Interval:
+    """``mean(a) - mean(b)`` for two *different* sets of items, each resampled on its own
+    (percentile bootstrap, 95 %)."""
+    a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    if a.ndim != 1 or b.ndim != 1 or len(a) < 2 or len(b) < 2:
+        raise ValueError(f"a and b must be 1-D with >= 2 items each; got {tuple(a.shape)} and {tuple(b.shape)}.")
+    gen = torch.Generator().manual_seed(seed)
+    boots = (a[torch.randint(len(a), (n_boot, len(a)), generator=gen)].mean(1)
+             - b[torch.randint(len(b), (n_boot, len(b)), generator=gen)].mean(1))
+    low, high = torch.quantile(boots, torch.tensor([0.025, 0.975], dtype=torch.float64))
+    return Interval(float(a.mean() - b.mean()), float(low), float(high))
+
+
+def compare_layers(a, b) -> dict[str, list[int]]:
+    """Per layer, the paired difference ``a - b`` over the same inputs (``a``, ``b``:
+    ``[n_inputs, L]``): ``{"above": [...], "below": [...], "untold": [...]}``, 1-based layers
+    (:func:`paired_difference`; an interval touching 0 is untold)."""
+    a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    out = {"above": [], "below": [], "untold": []}
+    for l in range(a.shape[1]):
+        d = paired_difference(a[:, l], b[:, l])
+        out["above" if d.low > 0 else "below" if d.high < 0 else "untold"].append(l + 1)
+    return out
+
+
+def head_key_ratio(traces, key: int = 0) -> torch.Tensor:
+    """Each head's mean attention on position ``key`` (0: [CLS]) divided by the uniform share
+    ``1 / n`` of its input: ``[n_traces, L, heads]`` (1 = no more than evenly spread)."""
+    return torch.stack([torch.stack(t.attentions)[..., key].mean(-1) * t.seq_len for t in check_traces(traces)])
 
 
 # -- lesson 05's "claims tested" table --------------------------------------------------------
@@ -270,7 +324,8 @@ def extreme_layer(values, lowest: bool = False) -> tuple[int, list[int]]:
 def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[int, list[int]], uniform_sep: float,
                heads_on_cls: list[int], n_heads: int, weight_cls: list, norm_cls: list, sep_ratio, punct_ratio,
                sep_norm, self_trained: list, self_random: list, self_learned: list[int], prev_head: tuple[int, int],
-               prev_ci) -> list[tuple[str, str, str]]:
+               prev_ci, norm_vs_weight: dict | None = None, head_threshold: float | None = None,
+               length_differs: dict | None = None) -> list[tuple[str, str, str]]:
     """Lesson 05's claims table: ``(popular claim, this model's live numbers, published finding
     with paper and model)``, every verdict computed from the numbers it is given.
 
@@ -280,7 +335,11 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
     layer by weight and norm-based (intervals); ``sep_ratio``/``punct_ratio``: share / uniform
     share per layer; ``sep_norm``: norm-based / weight share of [SEP] per layer;
     ``self_trained``/``self_random``: [CLS]->[CLS] per layer (intervals), trained and random
-    weights; ``self_learned``: 1-based layers where they differ (paired)."""
+    weights; ``self_learned``: 1-based layers where they differ (paired); ``norm_vs_weight``:
+    ``{class: compare_layers(norm, weight)}``, which then replaces the [CLS]-only cell;
+    ``head_threshold``: when given, ``heads_on_cls`` counts heads whose [CLS] share ÷ 1/n lies
+    surely above it (the course's threshold, not the paper's); ``length_differs``: ``{class:
+    layers where share ÷ uniform differs between short and packed inputs}``."""
     L = len(sep_ci)
     over_half = [l + 1 for l in range(L) if sep_ci[l].low > 0.5]
     s, c = sep_top[0], cls_top[0]
@@ -290,13 +349,26 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
          f"packed pairs: largest [SEP] share {sep_ci[s].percent()} (layers {[j + 1 for j in sep_top[1]]}; uniform "
          f"{uniform_sep:.1%}); layers surely above half: {over_half or 'none'}",
          "Clark et al. 2019 (BERT-base, <= 128-token pairs): > 50 % in layers 6-10"),
+    ] + ([] if length_differs is None else [
+        ("Dividing by the uniform share k/n makes shares comparable across input lengths",
+         "share ÷ uniform differs between short and packed pairs in layers: "
+         + "; ".join(f"{k} {v or 'none'}" for k, v in length_differs.items()),
+         "a check of the course's own reading, not a published finding: a sink that keeps its share whatever "
+         "the length has a ratio growing with n"),
+    ]) + [
         ("Many heads put most weight on [CLS]",
-         f"heads > 50 % on [CLS] (of {n_heads}): " + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_on_cls)),
-         "Clark et al. 2019 (BERT-base, Fig. 2): early heads attend to [CLS]"),
+         (f"heads > 50 % on [CLS] (of {n_heads}): " if head_threshold is None else
+          f"heads surely above {head_threshold:g}x uniform on [CLS] (the course's threshold; of {n_heads}): ")
+         + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_on_cls)),
+         "Clark et al. 2019 (BERT-base, Fig. 2, each head's mean attention on [CLS], no threshold): early heads "
+         "attend to [CLS]"),
         ("An attention weight says how much a token contributes",
-         f"[CLS] at layer {c + 1}: weight {weight_cls[c].percent()}, norm-based {norm_cls[c].percent()}: "
-         + ("the norm-based share is smaller" if norm_cls[c].high < weight_cls[c].low else
-            "the norm-based share is not smaller"),
+         (f"[CLS] at layer {c + 1}: weight {weight_cls[c].percent()}, norm-based {norm_cls[c].percent()}: "
+          + ("the norm-based share is smaller" if norm_cls[c].high < weight_cls[c].low else
+             "the norm-based share is not smaller")) if norm_vs_weight is None else
+         "norm-based vs weight share, paired: " + "; ".join(
+             f"{k} smaller in layers {w['below'] or 'none'}, larger in {w['above'] or 'none'}"
+             for k, w in norm_vs_weight.items()),
          "Kobayashi et al. 2020 (BERT-base): weights on [CLS], [SEP], punctuation shrink once ||f(x)|| counts"),
         ("[SEP] gets attention because it marks the sentence boundary",
          f"[SEP] up to {float(max(sep_ratio)):.1f}x uniform, punctuation up to {float(max(punct_ratio)):.1f}x; "

@@ -393,3 +393,29 @@ def plot_head_lines(weights, tokens, ax=None, title=""):
     ax.axis("off")
     ax.set_title(title)
     return ax
+
+
+def plot_head_strip(intervals: list, ax=None, title="", ylabel="", reference=None, reference_label="",
+                    log: bool = False):
+    """One strip per layer, one dot per head with its 95 % interval (``intervals``: per layer a
+    list of :class:`~helpers.common.stats.Interval`, one per head), as Clark et al. (2019, Fig. 2)
+    show each head's attention on [CLS]. ``reference``: a number drawn dashed."""
+    ax = new_axes(ax, (6.4, 3.2))
+    n_layers = len(intervals)
+    for l, cis in enumerate(intervals):
+        n = len(cis)
+        x = l + 1 + (np.arange(n) - (n - 1) / 2) * min(0.06, 0.7 / max(n, 1))
+        est = np.array([c.estimate for c in cis])
+        err = np.array([[c.estimate - c.low for c in cis], [c.high - c.estimate for c in cis]])
+        ax.errorbar(x, est, yerr=err, fmt="o", ms=3.5, lw=0.8, color="tab:blue",
+                    label="one head (mean, 95 % CI)" if l == 0 else None)
+    if reference is not None:
+        ax.axhline(reference, ls="--", color="tab:grey", label=reference_label)
+    if log:
+        ax.set_yscale("log")
+    ax.set_xticks(np.arange(1, n_layers + 1))
+    ax.set_xlabel("encoder layer")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    return ax

@@ -3,6 +3,7 @@ separation, nearest neighbours."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 
@@ -212,9 +213,76 @@ def word_neighbours(trace: Trace, word: str, layer: int, k: int = 3, occurrence:
     return [(others[int(i)], trace.tokens[others[int(i)]], float(c)) for c, i in zip(top.values, top.indices)]
 
 
+def neighbour_control(traces, n_pieces: int, k: int, n_spans: int = 300, seed: int = 0) -> torch.Tensor:
+    """What :func:`word_neighbours` gives with no particular word: ``[n_spans, layers, k]``, the
+    ``k`` largest cosines (best first) between the mean of ``n_pieces`` consecutive non-special
+    tokens of a random sentence of ``traces`` and the other tokens *of the same sentence*.
+
+    It matches the neighbour list on all three things that raise a cosine without meaning:
+    the tokens share a sentence, the query is a mean of the same number of pieces, and only the
+    top ``k`` are kept. A neighbour is nearer than expected only above this control's spread."""
+    traces = [check_trace(t) for t in traces]
+    for name, v in (("n_pieces", n_pieces), ("k", k), ("n_spans", n_spans)):
+        if isinstance(v, bool) or not isinstance(v, int) or v < 1:
+            raise ValueError(f"{name} must be a positive int, got {v!r}.")
+    usable = [t for t in traces if sum(w is not None for w in t.word_ids) >= n_pieces and t.seq_len - n_pieces >= k]
+    if not usable:
+        raise ValueError(f"no trace has {n_pieces} non-special tokens and {k} others: give longer sentences.")
+    gen = torch.Generator().manual_seed(seed)
+    out = []
+    for _ in range(n_spans):
+        t = usable[int(torch.randint(len(usable), (1,), generator=gen))]
+        inner = [i for i, w in enumerate(t.word_ids) if w is not None]
+        start = inner[int(torch.randint(len(inner) - n_pieces + 1, (1,), generator=gen))]
+        span = list(range(start, start + n_pieces))
+        others = [i for i in range(t.seq_len) if i not in span]
+        stack = torch.stack(t.hidden_states)  # [layers, seq, hidden]
+        cos = F.cosine_similarity(stack[:, span].mean(dim=1, keepdim=True), stack[:, others], dim=-1)
+        out.append(cos.topk(k, dim=-1).values)  # [layers, k]
+    return torch.stack(out)
+
+
+# -- a profile across layers: is each step from one layer to the next a rise, a fall, or untold? --
+
+def layer_steps(values, control=None, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> list:
+    """``statistic[l] - statistic[l - 1]`` for ``l = 1 .. layers - 1`` with a paired bootstrap
+    interval: a list of :class:`~helpers.common.stats.Interval`, one per step.
+
+    ``values [n_items, layers]``: the items (e.g. words) are resampled once for all layers.
+    ``control [n_pairs, layers]`` (e.g. random-pair cosines, the same pairs at every layer) is
+    subtracted as its column mean and its rows are resampled once for all layers too, so the
+    step of ``values - control`` carries the control's uncertainty. A step whose interval lies
+    above 0 is a rise, below 0 a fall, and one containing 0 cannot be told apart from no step."""
+    from helpers.common.stats import Interval
+    from helpers.layerwalk.compute import _as_2d
+
+    array = _as_2d(values, "values")
+    if array.shape[1] < 2:
+        raise ValueError(f"values need at least two layers to have a step, got shape {array.shape}.")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
+        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
+    rng = np.random.default_rng(seed)
+    n = array.shape[0]
+    boots = np.stack([array[rng.integers(0, n, n)].mean(axis=0) for _ in range(n_boot)])  # [n_boot, layers]
+    estimate = array.mean(axis=0)
+    if control is not None:
+        ctrl = _as_2d(control, "control")
+        if ctrl.shape[1] != array.shape[1]:
+            raise ValueError(f"control has {ctrl.shape[1]} columns but values {array.shape[1]}: "
+                             "measure both on the same layers.")
+        m = ctrl.shape[0]
+        boots = boots - np.stack([ctrl[rng.integers(0, m, m)].mean(axis=0) for _ in range(n_boot)])
+        estimate = estimate - ctrl.mean(axis=0)
+    steps, est = np.diff(boots, axis=1), np.diff(estimate)
+    alpha = (1 - level) / 2
+    low, high = np.quantile(steps, [alpha, 1 - alpha], axis=0)
+    return [Interval(float(e), float(lo), float(hi), level) for e, lo, hi in zip(est, low, high)]
+
+
 # -- lesson 06's "claims tested" table --------------------------------------------------------
 
-def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int) -> list[tuple[str, str, str]]:
+def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int, adj_steps=None,
+               same_ids: bool | None = None) -> list[tuple[str, str, str]]:
     """Lesson 06's claims table: ``(popular claim, this model's live numbers and verdict,
     published finding with paper and model)``; every verdict is computed.
 
@@ -222,7 +290,9 @@ def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int)
     of the raw and baseline-adjusted self-similarity; ``gap``: ranking (highest first) of the
     within-minus-across gap; ``accuracy``: ranking (highest first) of the pooled accuracy;
     ``chance_null``: the pooled permutation accuracy at layer 0 as an Interval (mean and 95 %
-    range of the shuffles)."""
+    range of the shuffles); ``adj_steps``: :func:`layer_steps` of the adjusted self-similarity;
+    ``same_ids``: whether every word has the same token ids in all its sentences (then layer 0
+    can only separate uses by position)."""
     L = len(raw_self.intervals) - 1
 
     def layers(ranking):
@@ -232,10 +302,14 @@ def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int)
     emb_vs_null = ("inside" if chance_null.low <= emb_acc.estimate <= chance_null.high else "outside")
     return [
         ("Self-similarity falls with depth",
-         f"raw: lowest at layers {layers(raw_self)} (last layer {'among' if L in raw_self.tied else 'not among'} "
-         f"them); minus the random-pair baseline: lowest at layers {layers(adj_self)} (last layer "
-         f"{'among' if L in adj_self.tied else 'not among'} them)",
-         "Ethayarajh 2019 (BERT-base): self-similarity is lowest in the upper layers"),
+         f"minus the random-pair baseline (his measure): lowest at layers {layers(adj_self)} (last layer "
+         f"{'among' if L in adj_self.tied else 'not among'} them)"
+         + ("" if adj_steps is None else
+            f"; significant rises from one layer to the next at layers "
+            f"{[l for l, d in enumerate(adj_steps, start=1) if d.low > 0] or 'none'}")
+         + f"; raw alone: lowest at layers {layers(raw_self)}",
+         "Ethayarajh 2019 (BERT-base, also ELMo and GPT-2): self-similarity minus the random-pair baseline "
+         "falls almost monotonically with depth, lowest in the upper layers"),
         ("Senses separate in the upper layers",
          f"pooled accuracy: emb {emb_acc.percent(0)}, best at layers {layers(accuracy)} "
          f"({accuracy.intervals[accuracy.extreme].percent(0)}); the embeddings "
@@ -250,7 +324,9 @@ def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int)
          "Coenen et al. 2019 (BERT-base): the uses of a word form well-separated clusters by sense"),
         ("The embedding layer knows nothing about the sense",
          f"emb accuracy {emb_acc.percent(0)}; shuffled labels give {chance_null.percent(0)} (mean and 95 % range; "
-         f"chance {1 / n_senses:.0%}): {emb_vs_null} the shuffled range",
-         "by construction: layer 0 is token + position + segment embedding, so only the word's position "
-         "can separate its uses"),
+         f"chance {1 / n_senses:.0%}): {emb_vs_null} the shuffled range"
+         + ("" if same_ids is None else "; every word has the same token ids in all its sentences"
+            if same_ids else "; some words have different token ids in different sentences (e.g. a cased vocabulary)"),
+         "by construction: layer 0 is token + position + segment embedding, so where a word has the same "
+         "token ids in every sentence only its position can separate its uses"),
     ]

@@ -213,6 +213,21 @@ def cross_layer_baseline(traces, layer_a: int, layer_b: int, n_pairs: int = 500,
     return random_pair_cosines(traces, n_pairs, seed, gap=high - low)[:, low].mean()
 
 
+def cross_layer_control_matrix(traces, n_pairs: int = 500, seed: int = 0) -> torch.Tensor:
+    """``[L + 1, L + 1]``: entry ``(a, b)`` is the mean cosine between a random token at layer
+    ``a`` and a *different* random token (another sentence) at layer ``b`` -- the control that
+    matches the inter-layer cosine of one token between those two layers (the diagonal is the
+    within-layer baseline). Subtract it before comparing cells of an inter-layer matrix."""
+    traces = check_traces(traces)
+    L = traces[0].num_layers
+    out = torch.zeros(L + 1, L + 1)
+    for gap in range(L + 1):
+        means = random_pair_cosines(traces, n_pairs, seed, gap=gap).mean(dim=0)  # [L + 1 - gap]
+        for a in range(L + 1 - gap):
+            out[a, a + gap] = out[a + gap, a] = means[a]
+    return out
+
+
 # -- norms: every hidden state is the output of a LayerNorm ---------------------------------
 
 def final_layer_norms(model) -> list:
@@ -314,6 +329,22 @@ def share_explained_by_layer(values) -> float:
     return float(between / total) if total > 0 else 0.0
 
 
+def share_explained_by_layer_ci(values, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> Interval:
+    """:func:`share_explained_by_layer` with a percentile bootstrap interval over the tokens
+    (rows of ``values [N, L + 1]``; each replicate keeps a token's layers together)."""
+    values = torch.as_tensor(values, dtype=torch.float64)
+    if values.ndim != 2 or values.shape[0] < 2:
+        raise ValueError(f"values must be [n_tokens >= 2, layers], got shape {tuple(values.shape)}.")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
+        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
+    gen = torch.Generator().manual_seed(seed)
+    n = values.shape[0]
+    boots = np.array([share_explained_by_layer(values[torch.randint(n, (n,), generator=gen)]) for _ in range(n_boot)])
+    alpha = (1 - level) / 2
+    low, high = np.quantile(boots, [alpha, 1 - alpha])
+    return Interval(share_explained_by_layer(values), float(low), float(high), level)
+
+
 # -- naming "the" layer: the extreme one and every layer not distinguishable from it ------------
 
 @dataclass(frozen=True)
@@ -401,7 +432,8 @@ def path_lengths(coords) -> torch.Tensor:
 
 def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: float, within_ci: list,
                cross_ci: list, mean_of_two, eta2: float, grows: bool, top_share, k: int, hidden_size: int,
-               every_layer_outliers: list[int]) -> list[tuple[str, str, str]]:
+               every_layer_outliers: list[int], peak: LayerRanking | None = None, peak_up: Interval | None = None,
+               eta2_ci: Interval | None = None) -> list[tuple[str, str, str]]:
     """Lesson 04's claims table: ``(popular claim, this model's live numbers and verdict,
     published finding with paper and model)`` per row, every verdict computed from the numbers.
 
@@ -409,7 +441,10 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
     first), ``turn_share`` is the share of tokens whose own biggest adjusted turn is there;
     ``within_ci``/``cross_ci`` are the same-layer and one-layer-apart controls; ``eta2`` is
     :func:`share_explained_by_layer` of the norms; ``top_share`` the share of ``||h||^2`` in the
-    ``k`` largest dimensions per layer."""
+    ``k`` largest dimensions per layer. Optional: ``peak`` ranks the same-layer baseline
+    (highest first, :func:`rank_layers` on the paired random-pair samples) and ``peak_up`` is
+    the paired difference peak minus embeddings: then the cone row reports the profile; and
+    ``eta2_ci``, the interval of ``eta2``, makes prediction 1 "undecided" when it straddles 0.5."""
     L = len(within_ci) - 1
     names = transition_names
     last_among = (L - 1) in turn.tied
@@ -417,6 +452,18 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
     cone = ("not distinguishable from" if first.overlaps(last) else
             "above" if last.estimate > first.estimate else "below")
     top_share = torch.as_tensor(top_share)
+    if peak is None or peak_up is None:
+        cone_cell = f"same-layer baseline: layer {L} {last} is {cone} the embeddings' {first}"
+    else:
+        p = peak.extreme
+        cone_cell = (f"same-layer baseline highest at layer {p} ({peak.intervals[p]}; tied: {peak.tied}), "
+                     + ("above" if peak_up.low > 0 else "below" if peak_up.high < 0 else "not told apart from")
+                     + f" the embeddings' {first}; the last layer {last} "
+                     + ("is tied with the peak" if L in peak.tied else "drops from the peak"))
+    if eta2_ci is None:
+        pred1 = "met" if eta2 < 0.5 else "not met"
+    else:
+        pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "undecided"
     return [
         ("A token changes most in the last layers",
          f"lowest adjusted median cosine at {names[turn.extreme]} ({turn.intervals[turn.extreme]}); not "
@@ -425,15 +472,16 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
          "Ethayarajh 2019 (BERT-base): upper layers are the most context-specific -- measured as self-similarity "
          "across contexts, not this layer-to-layer cosine"),
         ("Upper layers are a narrow cone (high random-pair cosine)",
-         f"same-layer baseline: layer {L} {last} is {cone} the embeddings' {first}",
+         cone_cell,
          "Ethayarajh 2019 (BERT-base, ELMo, GPT-2): anisotropic in all non-input layers, more so higher up"),
         ("A layer-to-layer cosine can be read against the mean of the two same-layer baselines",
          f"at {names[L - 1]}: matching control {cross_ci[L - 1]} vs mean of two {float(mean_of_two[L - 1]):.3f}",
          "Ethayarajh 2019 defined only within-layer baselines"),
         ("Norms grow because the model grows more confident",
-         f"prediction 'lengths differ mostly between tokens': {'met' if eta2 < 0.5 else 'not met'} "
-         f"({1 - eta2:.0%} of the variance lies between tokens of a layer); prediction 'they grow at every layer': "
-         f"{'met' if grows else 'not met'}",
+         f"prediction 'lengths differ mostly between tokens': {pred1} "
+         f"({1 - eta2:.0%} of the variance lies between tokens of a layer"
+         + ("" if eta2_ci is None else f"; layer share {eta2_ci.percent(0)}") + "); prediction 'they grow at every layer': "
+         + ("met" if grows else "not met"),
          "no published test; a course measurement (it cannot show what the length means)"),
         ("A few dimensions dominate the vector",
          f"top {k} dims carry {top_share.min():.1%}-{top_share.max():.1%} of ||h||^2 (even spread: {k / hidden_size:.1%}); "

@@ -93,6 +93,8 @@ def plot_similarity_heatmap(matrix, labels=None, ax=None, title="cosine between 
     ax.set_yticks(range(n), labels)
     if annotate if annotate is not None else n <= 9:
         for (i, j), v in np.ndenumerate(matrix):
+            if not np.isfinite(v):
+                continue  # a masked cell stays blank
             r, g, b, _ = im.cmap(im.norm(v))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
             ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if dark else "black")
@@ -124,6 +126,25 @@ def plot_similarity_spread(token_matrix, per_token, token_name: str, axes=None):
     plot_similarity_heatmap(q75 - q25, ax=axes[2], title="spread: interquartile width", cmap="magma", vmin=0,
                             cbar_label="q75 − q25 of the cosine")
     axes[2].set_ylabel("")
+    return axes
+
+
+def plot_adjusted_matrix(control, adjusted, axes=None):
+    """Two panels on one diverging scale [-1, 1]: the cross-layer control matrix (a random token
+    at layer ``a`` vs a different one at layer ``b``) and the data median minus that control.
+    The diagonal of the adjusted panel (a token against itself, minus the within-layer
+    baseline) is masked: it is not a comparison between layers."""
+    import matplotlib.pyplot as plt
+
+    control, adjusted = to_numpy(control).astype(float), to_numpy(adjusted).astype(float).copy()
+    np.fill_diagonal(adjusted, np.nan)
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(7.6, 3.4), layout="constrained")
+    scale = dict(vmin=-1, vmax=1, cmap="RdBu_r", colorbar_on=False)
+    plot_similarity_heatmap(control, ax=axes[0], title="control: random-pair cosine", **scale)
+    plot_similarity_heatmap(adjusted, ax=axes[1], title="data median cosine minus control", **scale)
+    axes[1].set_ylabel("")
+    axes[0].figure.colorbar(axes[0].images[0], ax=list(axes), label="cosine between layers", fraction=0.05, pad=0.02)
     return axes
 
 
