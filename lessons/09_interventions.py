@@ -67,13 +67,13 @@ SENTENCE = "Please set a timer for twenty minutes so the bread does not burn."
 # **mean-pooled last layer** — the average of the last hidden state over the real tokens.
 # Whether that is the model's own sentence vector depends on the checkpoint: a
 # sentence-embedding model such as the bundled all-MiniLM-L6-v2 was trained to produce its
-# sentence vectors by mean pooling, while a plain BERT checkpoint was never trained to give a
-# sentence vector at all. The cell prints which holds for the checkpoint you loaded, read
+# sentence vectors by mean pooling, while a plain BERT checkpoint such as bert-base-uncased
+# was never trained to pool its tokens by the mean. The second cell prints which holds for the checkpoint you loaded, read
 # from its own sentence-transformers configuration (lesson 00's `checkpoint_facts`). We
 # train the head once on the intent training split (`train_head` in
 # `helpers/classify/compute.py`) and never retrain it: every intervention below changes the
 # encoder under a fixed head. Every utterance is cut to `MAX_LEN` tokens, in every cell
-# below; the cell counts the utterances that are longer and warns if there are any.
+# below; the first cell counts the utterances that are longer and warns if there are any.
 
 # %%
 import time
@@ -525,8 +525,8 @@ for name, (c, _, _) in items.items():  # c: [L + 1, items], row 0 nothing skippe
 # %% [markdown]
 # If most layers can be skipped one at a time without a change that the paired interval can
 # tell from 0, the strong form of the story — every layer is an indispensable expert
-# — is not what this model does: the residual stream carries most of the information past a
-# missing layer. A layer marked "lowers" is one whose removal measurably lowers this measure
+# — is not what this model does: through the residual stream, the layers above still receive
+# the missing layer's input and work from it. A layer marked "lowers" is one whose removal measurably lowers this measure
 # on these items; that is weaker than "the model cannot do without it" -- read the accuracy
 # that remains in the same line.
 #
