@@ -65,13 +65,19 @@ SENTENCE = "Please set a timer for twenty minutes so the bread does not burn."
 #
 # All experiments judge the model by one classifier: lesson 07's linear head on the
 # **mean-pooled last layer** — the average of the last hidden state over the real tokens.
-# Mean pooling is how the bundled all-MiniLM-L6-v2 was trained to produce sentence
-# embeddings, so it is the model's native sentence vector. We train the head once on the
-# intent training split (`train_head` in `helpers/classify/compute.py`) and never retrain
-# it: every intervention below changes the encoder under a fixed head.
+# Whether that is the model's own sentence vector depends on the checkpoint: a
+# sentence-embedding model such as the bundled all-MiniLM-L6-v2 was trained to produce its
+# sentence vectors by mean pooling, while a plain BERT checkpoint such as bert-base-uncased
+# was never trained to pool its tokens by the mean. The second cell prints which holds for the checkpoint you loaded, read
+# from its own sentence-transformers configuration (lesson 00's `checkpoint_facts`). We
+# train the head once on the intent training split (`train_head` in
+# `helpers/classify/compute.py`) and never retrain it: every intervention below changes the
+# encoder under a fixed head. Every utterance is cut to `MAX_LEN` tokens, in every cell
+# below; the first cell counts the utterances that are longer and warns if there are any.
 
 # %%
 import time
+import warnings
 
 import numpy as np
 import torch
@@ -79,15 +85,32 @@ import torch
 from helpers.classify.compute import extract_features, train_head
 from helpers.common.data import load_intents
 from helpers.common.stats import accuracy_ci, bootstrap_ci, differs
-from helpers.model.loading import load_model
+from helpers.interventions.compute import count_truncated
+from helpers.model.loading import checkpoint_facts, load_model
 
-tokenizer, model = load_model(MODEL)
+MAX_LEN = 32  # tokens per utterance, [CLS] and [SEP] included; longer utterances are cut
+loaded = load_model(MODEL)
+tokenizer, model = loaded
 L, A, H = model.config.num_hidden_layers, model.config.num_attention_heads, model.config.hidden_size
 train, test = load_intents("train"), load_intents("test")
-feats_train = extract_features(tokenizer, model, train.texts)
+n_cut = count_truncated(tokenizer, train.texts + test.texts, MAX_LEN)
+if n_cut:
+    warnings.warn(f"{n_cut} utterances are longer than MAX_LEN = {MAX_LEN} tokens and are cut.", stacklevel=1)
+feats_train = extract_features(tokenizer, model, train.texts, max_length=MAX_LEN)
 head = train_head(feats_train.layer(L, "mean"), train.labels, train.num_classes, seed=0)
 print(f"{L} layers x {A} heads, hidden size {H}; {len(train)} train / {len(test)} test utterances, "
-      f"{train.num_classes} intents")
+      f"{train.num_classes} intents; {n_cut} utterances longer than MAX_LEN = {MAX_LEN} tokens")
+
+# %%
+pooling = checkpoint_facts(loaded).pooling  # None: no sentence-transformers configuration
+native = pooling is not None and "mean_tokens" in pooling
+print(f"{loaded.choice.name}: " + (
+    "its sentence-transformers configuration pools the mean of the tokens, so the mean-pooled last layer "
+    "is the sentence vector it was trained to produce" if native else
+    f"its sentence-transformers configuration pools by {', '.join(pooling) or 'nothing'}, so mean pooling is "
+    "our choice here, not the model's" if pooling is not None else
+    "no sentence-transformers configuration: it was not trained to produce a sentence vector, and mean "
+    "pooling is our choice here, not the model's"))
 
 # %% [markdown]
 # ## Running only the layers above a change
@@ -107,8 +130,8 @@ print(f"{L} layers x {A} heads, hidden size {H}; {len(train)} train / {len(test)
 from helpers.interventions.compute import SentenceHead, continue_from, run_cached
 
 classifier = SentenceHead(head, pooling="mean")
-run = run_cached(tokenizer, model, test.texts, attentions=True)
-feats_test = extract_features(tokenizer, model, test.texts, progress=False)
+run = run_cached(tokenizer, model, test.texts, max_length=MAX_LEN, attentions=True)
+feats_test = extract_features(tokenizer, model, test.texts, max_length=MAX_LEN, progress=False)
 mask = run.attention_mask
 again = continue_from(model, run.hidden(0), mask, after_layer=0)
 assert torch.allclose(again[mask.bool()], run.hidden(L)[mask.bool()], atol=1e-4)
@@ -186,7 +209,7 @@ print(f"layer 1 with head {head_to_remove} removed == by hand; max change of the
 # %%
 from helpers.interventions.compute import ablate_head, paired_accuracy_difference
 
-enc = tokenizer(test.texts, padding=True, truncation=True, max_length=32, return_tensors="pt")
+enc = tokenizer(test.texts, padding=True, truncation=True, max_length=MAX_LEN, return_tensors="pt")
 with torch.no_grad(), ablate_head(model, 1, head_to_remove):
     logits_removed = classifier(model(**enc).last_hidden_state, enc["attention_mask"])
 logits_base = classifier(run.hidden(L), mask)
@@ -251,18 +274,23 @@ plt.show()
 # %% [markdown]
 # The two lower maps share one colour scale, 0 to 1, so their colours compare directly. Below,
 # each head's accuracy drop is paired on the test utterances as above. Rather than crown the
-# head with the largest drop, we count the heads whose interval overlaps it: those the data
-# cannot rank below it.
+# head with the largest drop, we count the heads that the paired difference cannot rank below
+# it: for every head, its drop and the largest drop are measured on the same utterances, so
+# we take the difference per utterance, resample the utterances once for both, and call the
+# head tied when that interval contains 0 (`HeadAblation.tied_with`). Two overlapping
+# intervals would not do: the paired difference is sharper, because both drops share the
+# utterances' noise.
 
 # %%
 drop_cis = {(l, h): ablation.drop_interval(l, h) for l in range(1, L + 1) for h in range(A)}
 hurting = [k for k, ci in drop_cis.items() if ci.low > 0]
 worst = max(drop_cis, key=lambda k: (drop_cis[k].estimate, float(logit_drops[k[0] - 1, k[1]])))
-tied = [k for k, ci in drop_cis.items() if ci.overlaps(drop_cis[worst])]
+tied = ablation.tied_with(*worst)  # paired on the same utterances; includes the worst head itself
 tied_text = (f"only layer {worst[0]}, head {worst[1]}" if len(tied) == 1 else
              ", ".join(f"{l}.{h}" for l, h in tied) if len(tied) <= 8 else f"{len(tied)} of {L * A} heads")
+print(f"one utterance is {100 / len(test):.1f} points of accuracy on these {len(test)} test utterances")
 print(f"largest accuracy drop {drop_cis[worst].percent()} (layer {worst[0]}, head {worst[1]}); "
-      f"heads whose interval overlaps it (layer.head): {tied_text}")
+      f"heads the paired difference cannot rank below it (layer.head): {tied_text}")
 print(f"heads whose removal lowers accuracy with an interval above 0: {len(hurting)} of {L * A}")
 print(f"true-class logit drop over all heads: median {logit_drops.median():.3f}, largest {logit_drops.max():.3f}")
 
@@ -270,8 +298,8 @@ print(f"true-class logit drop over all heads: median {logit_drops.median():.3f},
 # Michel, Levy and Neubig (2019, *Are Sixteen Heads Really Better than One?*) removed single
 # heads from BERT-base fine-tuned on MNLI (and from a Transformer translation model) at test
 # time: most single heads could go without a significant loss of accuracy. Read the
-# printout to see how far that holds for this model and task; note that our test set has
-# only a hundred utterances, so an accuracy drop of one utterance is 1 %.
+# printout to see how far that holds for this model and task, and note how small our test
+# set is: the printout says how many points of accuracy a single utterance is worth.
 #
 # ### Does a striking pattern mean an important head?
 #
@@ -300,23 +328,37 @@ print(f"[CLS] share - [SEP] share, mean over heads, paired over the utterances: 
 # head parked on a special token does little and should matter less. Either way a head's
 # share would rank with its importance (positively or negatively). We measure importance by
 # the loss increase on removal (finer-grained than the accuracy drop) and use Spearman's
-# rank correlation $\rho$ over the $L \times A$ heads, with a bootstrap interval that
-# resamples the test utterances and recomputes both sides (`spearman_ci`; a resample in which
-# one side does not vary has no $\rho$ and is left out -- the printout says how often).
+# rank correlation $\rho$.
+#
+# One trap: the heads of a layer have much in common -- their depth, and how directly the
+# head reads what they write (the heads of layer $L$ write straight into the pooled vector).
+# If one layer's heads all park less *and* all matter more, a correlation over all
+# $L \times A$ heads would rank layers, not heads. So the verdict ranks each head only
+# against the other heads of its own layer: $\rho$ within each layer, averaged over the
+# layers (`within_group_spearman_ci`), with a bootstrap interval that resamples the test
+# utterances and recomputes both sides. The correlation over all heads is printed beside it,
+# to show how much the layers alone contribute. (A resample or a layer in which one side
+# does not vary has no $\rho$ and is left out; the printout says how often.)
 
 # %%
-from helpers.interventions.compute import spearman_ci
+from helpers.interventions.compute import spearman_ci, within_group_spearman_ci
 
-loss_items = ablation.loss_increase_items().flatten(1)  # [N, L * A]: per utterance, per head
+loss_by_layer = ablation.loss_increase_items()  # [N, L, A]: per utterance, per head
+loss_items = loss_by_layer.flatten(1)  # [N, L * A]
 pattern_rho = {}
 for name, share in [("[CLS]", cls_share), ("[SEP]", sep_share)]:
-    rho = pattern_rho[name] = spearman_ci(share.flatten(1), loss_items)
+    across = spearman_ci(share.flatten(1), loss_items)
+    rho = pattern_rho[name] = within_group_spearman_ci(share, loss_by_layer)
     verdict = ("undefined: one side does not vary" if rho is None else
-               "no evidence of a link (the interval contains 0)" if rho.contains(0.0) else
-               "heads with more attention there matter MORE" if rho.low > 0 else
-               "heads with more attention there matter LESS")
+               "no evidence of a link within layers (the interval contains 0)" if rho.contains(0.0) else
+               f"within a layer, heads with more attention on {name} matter MORE" if rho.low > 0 else
+               f"within a layer, heads with more attention on {name} matter LESS")
     undefined = f" (undefined in {rho.undefined:.0%} of resamples)" if rho and rho.undefined else ""
-    print(f"share on {name} vs loss increase when removed: rho = {rho if rho else 'n/a'}{undefined} -> {verdict}")
+    print(f"share on {name} vs loss increase when removed:\n"
+          f"   over all {L * A} heads (ranks layers too): rho = {across if across else 'n/a'}\n"
+          f"   within each layer: " + ("n/a" if rho is None else
+                                       ", ".join(f"{l}: {r:+.2f}" for l, r in enumerate(rho.per_group, start=1)))
+          + f"\n   mean within layers: rho = {rho if rho else 'n/a'}{undefined}\n-> {verdict}")
 
 # %% [markdown]
 # ## 2. Importance from one gradient (Michel et al., 2019)
@@ -446,12 +488,18 @@ if jobs:
 # %% [markdown]
 # Each skip is compared with the unchanged model **paired** on the same items -- test
 # utterances for the intents, sentences for the senses (`paired_accuracy_difference`).
-# A layer "can go" when the interval of that difference contains 0.
+# A layer "can go" when the interval of that difference contains 0; its skip "lowers" the
+# measure when the interval lies below 0. One case is marked apart: skipping layer $L$ under
+# the fixed head. The head was trained on layer $L$'s output, so that skip hands it layer
+# $L-1$'s vectors, which it never saw; a drop there is a mismatch between the head and its
+# input, not evidence about what layer $L$ does. The sense probe, refit each time, has no
+# such handicap.
 
 # %%
 from helpers.interventions.plots import plot_skip_effects
 
-items = {"intent accuracy of the fixed head": (skip_correct, "test accuracy", 1 / test.num_classes)}
+intent_name = "intent accuracy of the fixed head"
+items = {intent_name: (skip_correct, "test accuracy", 1 / test.num_classes)}
 if sense_hits is not None:
     n_senses = len(next(iter(polysemy.values())))
     items["sense separation at the last layer (lesson 06)"] = (sense_hits.T, "leave-one-out accuracy", 1 / n_senses)
@@ -459,24 +507,28 @@ panels = {name: (accuracy_ci(c[0]), [accuracy_ci(v) for v in c[1:]], ylabel, cha
           for name, (c, ylabel, chance) in items.items()}
 fig = plot_skip_effects(panels)
 plt.show()
-can_go = {}
+can_go, lowers, mismatch = {}, {}, {}
 for name, (c, _, _) in items.items():  # c: [L + 1, items], row 0 nothing skipped
     changes = [paired_accuracy_difference(c[l], c[0]) for l in range(1, L + 1)]
+    fixed_head = name == intent_name  # the fixed head never saw layer L - 1's vectors
     can_go[name] = [l for l, d in enumerate(changes, start=1) if not differs(d)]
+    mismatch[name] = fixed_head and differs(changes[L - 1])
+    lowers[name] = [l for l, d in enumerate(changes, start=1) if d.high < 0 and not (fixed_head and l == L)]
     print(f"{name}: nothing skipped {panels[name][0].percent()} ({c.shape[1]} items)")
     for l, d in enumerate(changes, start=1):
+        mark = ("" if not differs(d) else "   <- head mismatch, not read as a layer effect" if fixed_head and l == L
+                else "   <- lowers" if d.high < 0 else "   <- raises")
         print(f"   layer {l} skipped: {panels[name][1][l - 1].percent()}, change {100 * d.estimate:+.1f} "
-              f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}] points" + ("" if l in can_go[name] else "   <- differs"))
+              f"[{100 * d.low:+.1f}, {100 * d.high:+.1f}] points{mark}")
     print(f"   layers that can go one at a time (the change's interval contains 0): {can_go[name] or 'none'}")
 
 # %% [markdown]
 # If most layers can be skipped one at a time without a change that the paired interval can
 # tell from 0, the strong form of the story — every layer is an indispensable expert
-# — is not what this model does: the residual stream carries most of the information past a
-# missing layer, and later layers partly make up for it. A layer marked "differs" is one the
-# model cannot do without. One caveat on the last layer: the head was trained on the last
-# layer's output, so skipping it hands the head layer $L-1$'s vectors, which it never saw;
-# the sense probe, refit each time, has no such handicap.
+# — is not what this model does: through the residual stream, the layers above still receive
+# the missing layer's input and work from it. A layer marked "lowers" is one whose removal measurably lowers this measure
+# on these items; that is weaker than "the model cannot do without it" -- read the accuracy
+# that remains in the same line.
 #
 # ## 4. Activation patching: when does "bank" decide its sense?
 #
@@ -683,15 +735,22 @@ explorer
 
 # %%
 print(f"1. Removing any single head: {len(hurting)} of {L * A} heads lower the accuracy with an interval above 0; "
-      f"the largest drop, {drop_cis[worst].percent()}, is tied with {len(tied) - 1} other head(s).")
+      f"the paired difference cannot rank {len(tied) - 1} other head(s) below the largest drop, "
+      f"{drop_cis[worst].percent()}.")
 where = ("Neither [CLS] nor [SEP] collects more attention" if park_token is None else
          f"This model parks more attention on {park_token}")
-print(f"2. {where}. A head's share vs its importance (loss increase): "
-      + "; ".join(f"{name} rho = {rho if rho else 'n/a'}" for name, rho in pattern_rho.items()) + ".")
+print(f"2. {where}. A head's share vs its importance (loss increase), heads ranked within their layer: "
+      + "; ".join(f"{name} mean rho = {rho if rho else 'n/a'} ("
+                  + ("n/a" if rho is None else "no link shown" if rho.contains(0.0) else
+                     "more share, MORE importance" if rho.low > 0 else "more share, LESS importance") + ")"
+                  for name, rho in pattern_rho.items()) + ".")
 print(f"3. One gradient vs exhaustive removal: rho = {grad_vs_loss if grad_vs_loss else 'n/a'} "
       f"({t_gradient:.1f} s vs {t_exhaustive:.1f} s).")
-print(f"4. Layers whose skip changes nothing the paired interval can tell from 0, of 1..{L}:\n"
-      + "\n".join(f"   {name}: {layers or 'none'}" for name, layers in can_go.items()))
+print(f"4. Skipping one layer of 1..{L}: layers whose removal measurably lowers the measure "
+      "(paired interval below 0):\n"
+      + "\n".join(f"   {name}: {lowers[name] or 'none'}"
+                  + (f" (skipping layer {L} also does, but there the fixed head meets vectors it never saw, "
+                     "so it is not read as a layer effect)" if mismatch[name] else "") for name in items))
 if patch and probe_works:
     print("5. Patching: " + (f"from layer {first_pooled}, the patched sense is followed by a majority of the pairs "
                              f"(interval above one half)." if first_pooled is not None else
@@ -707,12 +766,13 @@ print(f"6. Rollout vs raw attention, agreement with occlusion: {rollout_verdict}
 #   (a forward pre-hook on `attention.output`); layer $l$'s change only needs layers $l..L$
 #   re-run, which makes the full $L \times A$ map cheap enough for a CPU.
 # * Looking is not testing: the rank correlation between a head's attention pattern and the
-#   damage its removal does is printed above, with its interval.
+#   damage its removal does is printed above, with its interval -- ranked within each layer,
+#   because a correlation over all heads also ranks the layers.
 # * Michel et al.'s gradient importance needs one backward pass instead of $L \times A$
 #   forward passes; its agreement with the exhaustive removal is printed above.
 # * Skipping layers and patching word vectors test stories about layers directly: which
-#   layers the model cannot do without, and from which layer a word's own vector carries
-#   its sense.
+#   layers' removal measurably lowers a measure, and from which layer a word's own vector
+#   carries its sense.
 # * Attention-based attributions (raw, rollout) and gradient × input are cheap; occlusion is
 #   an intervention. How well they agree is a measurement, not an assumption.
 #
@@ -724,9 +784,11 @@ print(f"6. Rollout vs raw attention, agreement with occlusion: {rollout_verdict}
 #    `grads` (`[N, L, A]`) as an `[L, A]` tensor.
 # 3. Write `my_rollout(attentions)`: from a list of `[A, T, T]` attention maps, one per layer
 #    (bottom first), return the `[T, T]` attention rollout with $0.5\,\bar A + 0.5\,I$.
-# 4. For the first ambiguous word of the data (`"bank"`), at which layer does the share of
-#    pairs following the patch first reach one half? Give an int (0 = embeddings), computed
-#    from `patch`.
+# 4. For the first ambiguous word of `patch` (`next(iter(patch))`), apply the lesson's rule
+#    to that word alone: which is the first patched layer whose interval of the share of pairs
+#    following the patch lies above one half? Compute the intervals with
+#    `pair_cluster_bootstrap` on that word's result only. Give an int (0 = embeddings), or
+#    `None` if no layer's interval lies above one half.
 
 # %%
 from helpers.exercises.lesson09 import check_exercise_1, check_exercise_2, check_exercise_3, check_exercise_4
@@ -743,5 +805,5 @@ my_rollout = None  # your code here: def my_rollout(attentions): ...
 check_exercise_3(my_rollout, trace)
 
 # %%
-answer_4 = None  # your code here: an int layer
+answer_4 = ...  # your code here: an int layer, or None if no layer qualifies
 check_exercise_4(answer_4, patch)

@@ -36,7 +36,7 @@ def test_no_answer(measured, patch, sample_trace):
     assert "no answer" in ex.check_exercise_1(None, ablation).message
     assert "no answer" in ex.check_exercise_2(None, grads).message
     assert "no answer" in ex.check_exercise_3(None, sample_trace).message
-    assert "no answer" in ex.check_exercise_4(None, patch).message
+    assert "no answer" in ex.check_exercise_4(..., patch).message
 
 
 def test_exercise_1(measured):
@@ -89,13 +89,34 @@ def test_exercise_3(sample_trace):
 
 
 def test_exercise_4(patch):
+    intervals = C.pair_cluster_bootstrap([patch["bank"]], "follows")
     first = sol.solution_4(patch)
+    assert first == next((l for l, ci in enumerate(intervals) if ci.low > 0.5), None)  # the lesson's rule
     assert ex.check_exercise_4(first, patch).ok
+    n = len(intervals)
+    for answer in [None, *range(n)]:
+        if answer != first:
+            assert not ex.check_exercise_4(answer, patch).ok
     rates = patch["bank"]["follows"].mean(0)
-    later = [l for l in range(first + 1, len(rates)) if rates[l] >= 0.5]
-    if later:
-        fb = ex.check_exercise_4(later[0], patch)
-        assert not fb.ok and "earlier layer" in fb.message
-    if first > 0:
-        assert not ex.check_exercise_4(first - 1, patch).ok
-    assert "does not exist" in ex.check_exercise_4(len(rates), patch).message
+    by_point = next((l for l in range(n) if rates[l] >= 0.5), None)
+    if by_point is not None and by_point != first:
+        assert "interval" in ex.check_exercise_4(by_point, patch).message
+    assert "does not exist" in ex.check_exercise_4(n, patch).message
+    assert not ex.check_exercise_4(1.0, patch).ok
+
+
+def test_exercise_4_interval_rule_differs_from_the_point_rule():
+    """Synthetic patch results: 10 x 10 pairs, layer 0 followed by the pairs of 5 donors (a share
+    of one half, an interval around it), layer 1 by all (rule of three: [70%, 100%]). The point
+    rule says 0, the lesson's rule 1; with no layer above one half, the answer is None."""
+    pairs = [(i, j) for i in range(10) for j in range(10)]
+    follows = torch.zeros(100, 2)
+    follows[:50, 0] = 1  # pairs are ordered by donor: donors 0-4
+    follows[:, 1] = 1
+    result = {"w": {"follows": follows, "control": torch.ones(100), "pairs": pairs}}
+    assert sol.solution_4(result) == 1 and ex.check_exercise_4(1, result).ok
+    fb = ex.check_exercise_4(0, result)
+    assert not fb.ok and "interval" in fb.message
+    none = {"w": {"follows": follows[:, :1], "control": torch.ones(100), "pairs": pairs}}
+    assert sol.solution_4(none) is None and ex.check_exercise_4(None, none).ok
+    assert not ex.check_exercise_4(0, none).ok

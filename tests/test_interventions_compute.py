@@ -150,6 +150,35 @@ def test_paired_accuracy_difference():
         C.paired_accuracy_difference(a + 0.5, a)
 
 
+def test_tied_with_uses_the_paired_difference_of_the_drops():
+    """Heads tied with a given one are those whose paired accuracy difference on the same items
+    has an interval containing 0 -- recomputed here with paired_difference_ci directly."""
+    n, n_layers, n_heads = 60, 2, 3
+    labels = torch.zeros(n, dtype=torch.long)
+    base = torch.tensor([[1.0, 0.0]]).repeat(n, 1)  # every item right
+    ablated = base.repeat(n_layers, n_heads, 1, 1).clone()  # [L, A, N, C]
+    wrong = {(0, 0): range(0, 12), (0, 1): range(0, 10), (0, 2): range(0, 1), (1, 1): range(30, 42)}
+    for (l, h), items in wrong.items():
+        ablated[l, h, list(items)] = torch.tensor([0.0, 1.0])
+    ablation = C.HeadAblation(base, ablated, labels)
+    tied = ablation.tied_with(1, 0)  # the largest drop, 12 items
+    correct = ablation.correct()
+    expected = []
+    for l in range(n_layers):
+        for h in range(n_heads):
+            a, b = correct[l, h].numpy(), correct[0, 0].numpy()
+            d = paired_difference_ci(a, b) if not np.array_equal(a, b) else Interval(0.0, -1.0, 1.0)
+            if not (d.low > 0 or d.high < 0):
+                expected.append((l + 1, h))
+    assert tied == expected
+    assert (1, 0) in tied and (1, 1) in tied  # 10 of the same 12 items: cannot be ranked below
+    assert (1, 2) not in tied and (2, 0) not in tied  # 1 and 0 items: paired, clearly lower
+    # (2, 1) drops as much but on other items: the paired difference has a wide interval around 0
+    assert (2, 1) in tied
+    with pytest.raises(ValueError, match="not a head"):
+        ablation.tied_with(0, 0)
+
+
 def test_gate_gradients_match_finite_differences(model, setup):
     classifier, run, y, _ = setup
     grads = C.head_gate_gradients(model, classifier, run, y)
@@ -209,6 +238,35 @@ def test_spearman_intervals():
     assert paired.estimate == 1.0
     with pytest.raises(ValueError, match="one shape"):
         C.spearman_ci(items_a, items_b[:, :5])
+
+
+def test_within_group_spearman_removes_a_between_group_confound():
+    """Across all units the groups dominate (rho < 0); within each group the link is positive.
+    The pooled estimate is the mean of scipy's rho per group; the interval resamples items."""
+    from scipy.stats import spearmanr
+
+    rng = np.random.default_rng(2)
+    n, groups, units = 40, 4, 10
+    x = rng.normal(size=(groups, units)) + 5 * np.arange(groups)[:, None]  # groups shifted up
+    y = x - 10 * np.arange(groups)[:, None]  # ... and down: across groups the ranks run opposite
+    items_a = x[None] + rng.normal(0, 0.3, (n, groups, units))
+    items_b = y[None] + rng.normal(0, 0.3, (n, groups, units))
+    overall = C.spearman_ci(items_a.reshape(n, -1), items_b.reshape(n, -1))
+    assert overall.high < 0
+    within = C.within_group_spearman_ci(items_a, items_b)
+    by_scipy = [spearmanr(items_a.mean(0)[g], items_b.mean(0)[g]).statistic for g in range(groups)]
+    assert within.per_group == pytest.approx(by_scipy)
+    assert within.estimate == pytest.approx(np.mean(by_scipy))
+    assert within.low > 0.5 and within.low <= within.estimate <= within.high
+    noise = C.within_group_spearman_ci(items_a, rng.normal(size=(n, groups, units)))
+    assert noise.contains(0.0)
+    flat = items_b.copy()
+    flat[:, 0] = 1.0  # group 0 constant: left out of the mean, the others still count
+    part = C.within_group_spearman_ci(items_a, flat)
+    assert np.isnan(part.per_group[0]) and part.estimate == pytest.approx(np.mean(by_scipy[1:]))
+    assert C.within_group_spearman_ci(items_a, np.ones_like(items_a)) is None
+    with pytest.raises(ValueError, match="groups, units"):
+        C.within_group_spearman_ci(items_a[..., :2], items_b[..., :2])
 
 
 # -- lesson 05's statistics per head ----------------------------------------------------------------
@@ -425,6 +483,23 @@ def test_sentence_interventions_equal_full_runs(tokenizer, model, setup):
 
 
 @pytest.mark.slow
+def test_run_cached_warns_when_a_text_is_truncated(tokenizer, model):
+    short, long_text = "set a timer", " ".join(["please play some music in the kitchen"] * 6)
+    n_long = len(tokenizer(long_text)["input_ids"])
+    assert n_long > 32
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = C.run_cached(tokenizer, model, [short, long_text], max_length=32)
+    assert run.n_truncated == 1 and any("1 of 2 texts" in str(w.message) for w in caught)
+    assert run.attention_mask.shape[1] == 32
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert C.run_cached(tokenizer, model, [short, long_text], max_length=n_long).n_truncated == 0
+    assert C.count_truncated(tokenizer, [short, long_text], 5) == 1 + (len(tokenizer(short)["input_ids"]) > 5)
+    with pytest.raises(ValueError, match="max_length"):
+        C.count_truncated(tokenizer, [short], 2)
+
+
 def test_sentence_interventions_truncate_with_the_course_warning(tokenizer, model):
     head = C.SentenceHead(LinearHead(model.config.hidden_size, 3).eval())
     long_text = " ".join(["the bank by the river"] * 130)

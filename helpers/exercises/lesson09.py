@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from helpers.exercises import Feedback, correct, no_answer, wrong
-from helpers.interventions.compute import HeadAblation, attention_rollout
+from helpers.interventions.compute import HeadAblation, attention_rollout, pair_cluster_bootstrap
 
 
 def _is_int(x) -> bool:
@@ -104,28 +104,49 @@ def check_exercise_3(my_rollout, trace) -> Feedback:
 
 
 def check_exercise_4(answer, patch: dict) -> Feedback:
-    """Lowest layer where at least half the pairs of the first word follow the patch."""
-    if answer is None:
-        return no_answer("Set answer_4 to an int layer (0 = embeddings).")
+    """The lesson's rule on the first word alone: the lowest patched layer whose interval of the
+    share of pairs following the patch (:func:`pair_cluster_bootstrap` on that word's result)
+    lies above one half; ``None`` when no layer's does. ``...`` means "not answered yet"."""
+    if answer is Ellipsis:
+        return no_answer("Set answer_4 to an int layer (0 = embeddings), or None if no layer's interval lies "
+                         "above one half.")
     if not patch:
         return wrong("no ambiguous word was patched with this vocabulary.", "Run the lesson with an English model.")
-    if not _is_int(answer):
-        return wrong(f"answer should be an int layer, got a {type(answer).__name__}.", "Use int(...).")
+    if answer is not None and not _is_int(answer):
+        return wrong(f"answer should be an int layer or None, got a {type(answer).__name__}.", "Use int(...).")
     word, result = next(iter(patch.items()))
+    intervals = pair_cluster_bootstrap([result], "follows")
+    n = len(intervals)
+    first = next((layer for layer, ci in enumerate(intervals) if ci.low > 0.5), None)
     rates = result["follows"].mean(0)
-    n = len(rates)
-    if not 0 <= answer < n:
+    by_point = next((layer for layer in range(n) if rates[layer] >= 0.5), None)
+    if answer is not None and not 0 <= answer < n:
         return wrong(f"layer {answer} does not exist: valid layers are 0 (embeddings) to {n - 1}.",
                      "Layer 0 is the embedding output.")
-    first = next((layer for layer in range(n) if rates[layer] >= 0.5), None)
-    if first is None:
-        return wrong(f"for {word!r} no layer reaches one half.", "Look at patch[word]['follows'].mean(0).")
     if answer == first:
-        return correct(f"for {word!r}, from layer {first} on at least half the pairs follow the patch "
-                       f"({rates[first]:.0%} there).")
-    if rates[answer] >= 0.5:
-        return wrong(f"at layer {answer} the share is {rates[answer]:.0%}, but an earlier layer already "
-                     "reaches one half.",
-                     "Scan from layer 0 upwards and stop at the first layer with a share >= 0.5.")
-    return wrong(f"at layer {answer} only {rates[answer]:.0%} of the pairs follow the patch.",
-                 "Average patch[word]['follows'] over the pairs (dim 0): one share per layer.")
+        if first is None:
+            best = max(range(n), key=lambda layer: intervals[layer].low)
+            return correct(f"for {word!r} no layer's interval lies above one half: the highest lower bound is "
+                           f"layer {best}'s, {intervals[best].percent()}.")
+        return correct(f"for {word!r}, layer {first} is the first whose interval lies above one half: "
+                       f"{intervals[first].percent()}.")
+    if answer is None:
+        return wrong(f"layer {first}'s interval, {intervals[first].percent()}, lies above one half.",
+                     "Compare each layer's interval's lower bound (.low) with 0.5.")
+    if first is None:
+        if answer == by_point:
+            return wrong(f"at layer {answer} the share reaches one half ({rates[answer]:.0%}), but its interval, "
+                         f"{intervals[answer].percent()}, does not lie above one half.",
+                         "The lesson's rule reads the interval, not the share: here no layer qualifies, so the "
+                         "answer is None.")
+        return wrong(f"at layer {answer} the interval is {intervals[answer].percent()}: it does not lie above "
+                     "one half.", "Check every layer's interval; if none lies above one half, answer None.")
+    if answer == by_point and intervals[answer].low <= 0.5:
+        return wrong(f"layer {answer} is the first whose share reaches one half ({rates[answer]:.0%}), but its "
+                     f"interval, {intervals[answer].percent()}, does not lie above one half.",
+                     "Use pair_cluster_bootstrap([patch[word]]) and the first layer whose interval has .low > 0.5.")
+    if intervals[answer].low > 0.5:
+        return wrong(f"layer {answer}'s interval lies above one half, but an earlier layer's already does.",
+                     "Scan from layer 0 upwards and stop at the first interval with .low > 0.5.")
+    return wrong(f"at layer {answer} the interval is {intervals[answer].percent()}: it does not lie above one half.",
+                 "Compute pair_cluster_bootstrap([patch[word]], 'follows'): one interval per layer.")

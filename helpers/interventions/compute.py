@@ -15,7 +15,9 @@ layers ``1 .. l-1`` untouched, so their output is read from the cache.
 * attribution -- raw attention, :func:`attention_rollout` (Abnar & Zuidema 2020),
   :func:`gradient_x_input`, :func:`occlusion_scores`;
 * statistics -- :func:`paired_accuracy_difference` (two 0/1 outcome vectors on the same items),
+  :meth:`HeadAblation.tied_with` (heads the paired difference cannot rank below a given one),
   :func:`spearman`, :func:`spearman_ci` (a bootstrap over the test items),
+  :func:`within_group_spearman_ci` (rho within each layer, averaged: no ranking of layers),
   :func:`paired_spearman_ci` (a bootstrap over the ranked units) and
   :func:`pair_cluster_bootstrap` (patched sentence pairs, resampling the sentences on both sides).
 
@@ -27,6 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +39,7 @@ import torch.nn.functional as F
 from helpers.attention.compute import TOKEN_CLASSES, token_class
 from helpers.classify.compute import mean_pool
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import Interval, paired_difference_ci
+from helpers.common.stats import Interval, differs, paired_difference_ci
 from helpers.model.trace import Trace, check_trace, encode
 
 
@@ -87,6 +90,7 @@ class CachedRun:
     attention_mask: torch.Tensor  # [B, T], 1 = real token
     tokens: list  # one list of token strings per item (padding left out)
     attentions: tuple | None = None
+    n_truncated: int = 0  # how many texts were longer than max_length and lost tokens
 
     @property
     def num_layers(self) -> int:
@@ -108,11 +112,25 @@ def _check_texts(texts) -> list[str]:
     return list(texts)
 
 
+def count_truncated(tokenizer, texts, max_length: int) -> int:
+    """How many of ``texts`` have more than ``max_length`` tokens (special tokens included),
+    i.e. lose tokens when truncated to ``max_length``."""
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 3:
+        raise ValueError(f"max_length must be an int >= 3 (room for [CLS], a token and [SEP]), got {max_length!r}.")
+    lengths = [len(ids) for ids in tokenizer(_check_texts(texts), truncation=False, verbose=False)["input_ids"]]
+    return sum(n > max_length for n in lengths)
+
+
 @torch.no_grad()
 def run_cached(tokenizer, model, texts, *, max_length: int = 32, attentions: bool = False) -> CachedRun:
     """Pad + truncate ``texts`` to ``max_length`` tokens (as lesson 07's ``extract_features``
-    does), run them once and keep every hidden state (and, if asked, every attention map)."""
+    does), run them once and keep every hidden state (and, if asked, every attention map).
+    Warns when a text is longer than ``max_length`` and is cut (``.n_truncated`` counts them)."""
     texts = _check_texts(texts)
+    n_truncated = count_truncated(tokenizer, texts, max_length)
+    if n_truncated:
+        warnings.warn(f"{n_truncated} of {len(texts)} texts are longer than max_length={max_length} tokens and "
+                      "were truncated: the model sees only their first tokens.", stacklevel=2)
     enc = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
     out = model(**enc, output_hidden_states=True, output_attentions=attentions, return_dict=True)
     if attentions and not out.attentions:
@@ -120,7 +138,8 @@ def run_cached(tokenizer, model, texts, *, max_length: int = 32, attentions: boo
                            "(helpers.model.loading.load_model does).")
     mask = enc["attention_mask"]
     tokens = [tokenizer.convert_ids_to_tokens(ids[m.bool()].tolist()) for ids, m in zip(enc["input_ids"], mask)]
-    return CachedRun(tuple(out.hidden_states), mask, tokens, tuple(out.attentions) if attentions else None)
+    return CachedRun(tuple(out.hidden_states), mask, tokens, tuple(out.attentions) if attentions else None,
+                     n_truncated)
 
 
 def run_from_traces(traces) -> CachedRun:
@@ -287,6 +306,20 @@ class HeadAblation:
         (:func:`paired_accuracy_difference`)."""
         return paired_accuracy_difference(self.base_correct(), self.correct()[layer - 1, head], **kw)
 
+    def tied_with(self, layer: int, head: int, **kw) -> list[tuple[int, int]]:
+        """The heads ``(layer, head)`` whose accuracy drop the data cannot rank below the drop of
+        the given head: the paired difference of the two drops on the same items (given head's
+        drop minus the other's, i.e. the other's accuracy minus the given one's, resampling the
+        items once for both, :func:`paired_accuracy_difference`) has an interval that contains 0.
+        The given head itself is included. Layers count from 1."""
+        n_layers, n_heads = self.ablated.shape[:2]
+        if not (1 <= layer <= n_layers and 0 <= head < n_heads):
+            raise ValueError(f"({layer}, {head}) is not a head: layers are 1 to {n_layers}, heads 0 to {n_heads - 1}.")
+        correct = self.correct()
+        ref = correct[layer - 1, head]
+        return [(l + 1, h) for l in range(n_layers) for h in range(n_heads)
+                if (l + 1, h) == (layer, head) or not differs(paired_accuracy_difference(correct[l, h], ref, **kw))]
+
 
 def length_buckets(attention_mask: torch.Tensor, size: int = 10) -> list[tuple[list[int], int]]:
     """Items sorted by length in groups of ``size``: ``[(item indices, longest length), ...]``.
@@ -443,6 +476,44 @@ def spearman_ci(items_a, items_b, **kw) -> RankInterval | None:
     if math.isnan(spearman(a.mean(0), b.mean(0))):
         return None
     return _defined_bootstrap(lambda i: spearman(a[i].mean(0), b[i].mean(0)), a.shape[0], **kw)
+
+
+@dataclass(frozen=True)
+class PooledRankInterval(RankInterval):
+    """The mean of several groups' rank correlations (e.g. one per layer) with its bootstrap
+    interval; ``per_group`` holds each group's rho on the full sample (NaN: undefined there)."""
+
+    per_group: tuple = ()
+
+
+def within_group_spearman_ci(items_a, items_b, **kw) -> PooledRankInterval | None:
+    """Spearman's rho computed **within each group** and averaged over the groups.
+
+    ``items_a`` and ``items_b`` are ``[N, G, K]`` per-item tables (e.g. ``[utterances, layers,
+    heads]``); each side is averaged over the ``N`` items, then rho is taken over the ``K`` units
+    of each group separately, and the mean over groups is reported. Ranking units only against
+    others of their own group removes whatever differs *between* groups (e.g. a layer whose
+    heads all score high on both sides). The interval resamples the ``N`` items and recomputes
+    everything; a group whose rho is undefined in a resample (one side constant) is left out of
+    that resample's mean. ``None`` when no group has a defined rho on the full sample."""
+    a, b = _as_float_array(items_a), _as_float_array(items_b)
+    if a.ndim != 3 or a.shape != b.shape or a.shape[2] < 3:
+        raise ValueError(f"give two [items, groups, units] tables of one shape with at least 3 units per group, "
+                         f"got {a.shape} and {b.shape}.")
+
+    def per_group(idx) -> np.ndarray:
+        ma, mb = a[idx].mean(0), b[idx].mean(0)
+        return np.array([spearman(ma[g], mb[g]) for g in range(a.shape[1])])
+
+    def pooled(idx) -> float:
+        rhos = per_group(idx)
+        return float(np.nanmean(rhos)) if not np.isnan(rhos).all() else math.nan
+
+    full = per_group(np.arange(a.shape[0]))
+    if np.isnan(full).all():
+        return None
+    ci = _defined_bootstrap(pooled, a.shape[0], **kw)
+    return PooledRankInterval(ci.estimate, ci.low, ci.high, ci.level, ci.undefined, tuple(float(r) for r in full))
 
 
 def paired_spearman_ci(a, b, **kw) -> RankInterval | None:

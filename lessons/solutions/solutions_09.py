@@ -2,6 +2,8 @@
 
 import torch
 
+from helpers.interventions.compute import pair_cluster_bootstrap
+
 
 def solution_1(ablation) -> tuple[int, int]:
     """The head whose removal lowers the true-class logit most on average; layers from 1."""
@@ -27,7 +29,8 @@ def my_rollout(attentions) -> torch.Tensor:
     return rollout
 
 
-def solution_4(patch: dict) -> int:
-    """First layer at which at least half the pairs of the first word follow the patch."""
-    rates = next(iter(patch.values()))["follows"].mean(0)
-    return next(layer for layer in range(len(rates)) if rates[layer] >= 0.5)
+def solution_4(patch: dict) -> int | None:
+    """The lesson's rule on the first word alone: the first patched layer whose interval (a
+    cluster bootstrap over that word's sentences) lies above one half; None if there is none."""
+    intervals = pair_cluster_bootstrap([next(iter(patch.values()))], "follows")  # one Interval per layer 0..L
+    return next((layer for layer, ci in enumerate(intervals) if ci.low > 0.5), None)
