@@ -261,14 +261,15 @@ for task, name, first, last in POPULAR_TABLE:
 # * *best layer inside, tied with layers outside* -- the data do not contradict the row, but
 #   cannot confine the peak to it either;
 # * *best layer outside, tied with a layer inside* / *peak outside the table's layers* -- the
-#   row does not describe this model (the second more clearly);
+#   row does not describe this model (the second more clearly).
 #
-# Even when the embeddings are told apart from the best, look at how much room they leave: a
-# task at, say, 95 % from layer 0 leaves a few points for all the layers together, and the row
-# then says little about where "sentence meaning" is built. Intent can largely be read from
-# which words occur, and the course's bundled checkpoint, all-MiniLM-L6-v2, was trained (by
-# sentence-transformers) to mean-pool its last layer into sentence vectors; a task that needs
-# composition (pairs that differ only in word order or negation) would test the row more sharply.
+# Even when the embeddings are told apart from the best, look at how much room they leave (the
+# "gain over emb" column): a task the embeddings nearly solve leaves only a few points for all
+# the layers together, and its row then says little about where that knowledge is built.
+# Intent can largely be read from which words occur, and the course's bundled checkpoint,
+# all-MiniLM-L6-v2, was trained (by sentence-transformers) to mean-pool its last layer into
+# sentence vectors; a task that needs composition (pairs that differ only in word order or
+# negation) would test the "sentence meaning" row more sharply.
 #
 # Keep in mind what differs from Tenney et al.: one linear probe per single layer here versus
 # mixing weights over all layers there, a few hundred sentences here versus OntoNotes there,
