@@ -25,7 +25,8 @@
 #    speech or entity type off its vector, and a control task tells us how much of that the
 #    probe merely memorised;
 # 2. **what fine-tuning changes**: the same layers before and after fine-tuning on the
-#    intent data, compared with linear CKA and the relative change of their weights;
+#    intent data, compared with linear CKA and the relative change of their weights, and
+#    tested by an intervention: the pre-trained lower half put back into the fine-tuned model;
 # 3. **the masked-LM lens**: BERT's own word-prediction head applied to every layer, when
 #    the checkpoint has one.
 #
@@ -185,8 +186,12 @@ axes = plot_probe_reports(reports.values())
 plt.show()
 
 # %% [markdown]
-# Read the bands, not just the lines: where two layers' bands overlap, this data cannot tell
-# them apart. The control line shows how much a probe gets from memorising word types alone,
+# Read the bands, not just the lines -- but two bands that overlap do not yet mean two layers
+# are tied. Every layer is tested on the **same** words, and a word that is hard for one layer
+# tends to be hard for the next, so section 4 compares layers **paired**: per word, the outcome
+# at one layer minus the outcome at the other, with the test sentences resampled once for both
+# (a cluster bootstrap, as above). That difference can exclude 0 while the two bands overlap.
+# The control line shows how much a probe gets from memorising word types alone,
 # so it is high where a word's vector still identifies its word type well -- at the embedding
 # layer the vector is just the word's own embedding plus position and segment.
 #
@@ -208,7 +213,13 @@ plt.show()
 # `probe_seeds` (in `helpers/classify/compute.py`), so the numbers are the ones lesson 07
 # prints for its mean-pooled probes; `sentence_probe_report` only puts them in this lesson's
 # report form (each interval spans every seed's 95 % interval over the test utterances, as
-# in lesson 07). There is no control task (it is defined on word types).
+# in lesson 07), and two of its layers are compared exactly as lesson 07's paired printout
+# compares them (`paired_difference`: seed $i$ paired with seed $i$ on the same utterances), so
+# the two lessons rank the same layers. There is no control task (it is defined on word types).
+#
+# One more column guards against a probe that cannot discriminate: **gain over emb**, the best
+# layer minus layer 0 (the embeddings, no context at all), paired on the same test items. A
+# task the embeddings already solve cannot show where a layer adds anything.
 
 # %%
 from helpers.classify.compute import extract_features
@@ -224,27 +235,41 @@ items = [f"{'emb' if l == 0 else l}: {iv.percent()}" for l, iv in enumerate(repo
 print("intent probe accuracy per layer (lesson 07's probe):")
 for k in range(0, len(items), 4):
     print("  " + "; ".join(items[k:k + 4]))
-print(f"\n{'task':<18}{'best layer (tied)':<20}{'most selective (tied)':<23}{'table, scaled':<15}verdict")
+print(f"\n{'task':<18}{'best (tied)':<13}{'gain over emb, points':<23}{'most selective (tied)':<23}"
+      f"{'table, scaled':<15}verdict")
 for task, name, first, last in POPULAR_TABLE:
     r, claimed = reports[task], scaled_layers(first, last, L)
     best = f"{summarize_layers([r.best_layer()])} ({summarize_layers(r.tied_with_best())})"
+    g = r.gain_over_embeddings()
+    gain = f"{100 * g.estimate:+.1f} [{100 * g.low:+.1f}, {100 * g.high:+.1f}]"
     selective = (f"{summarize_layers([r.best_layer('selectivity')])} "
                  f"({summarize_layers(r.tied_with_best('selectivity'))})"
                  if r.selectivity else "n/a")
-    print(f"{name:<18}{best:<20}{selective:<23}{summarize_layers(claimed):<15}{table_verdict(r, claimed)}")
+    print(f"{name:<18}{best:<13}{gain:<23}{selective:<23}{summarize_layers(claimed):<15}{table_verdict(r, claimed)}")
 
 # %% [markdown]
-# Read the table above row by row. "Best layer" has the highest test accuracy; in brackets
-# are all layers whose interval overlaps the best one's -- the data cannot rank those. The
-# verdict compares that whole set with the table's layers:
+# Read the table above row by row. "Best" is the layer with the highest test accuracy; in
+# brackets are all layers the paired difference cannot rank below it (its 95 % interval of
+# layer minus best contains 0) -- the data cannot rank those. The verdict compares that whole
+# set with the table's layers:
 #
+# * *not testable here* -- layer 0, the embeddings without any context, is among the tied
+#   layers: the probe reads the label off the words alone about as well as off any layer, so it
+#   cannot show that any layer adds it (a ceiling, not evidence for or against the row);
 # * *peak inside the table's layers* -- the best layer and all layers tied with it are where
 #   the table says: the popular row holds *on this model and data*;
 # * *best layer inside, tied with layers outside* -- the data do not contradict the row, but
 #   cannot confine the peak to it either;
 # * *best layer outside, tied with a layer inside* / *peak outside the table's layers* -- the
-#   row does not describe this model (the second more clearly);
-# * *no peak: all layers tied* -- with these intervals no layer stands out at all.
+#   row does not describe this model (the second more clearly).
+#
+# Even when the embeddings are told apart from the best, look at how much room they leave (the
+# "gain over emb" column): a task the embeddings nearly solve leaves only a few points for all
+# the layers together, and its row then says little about where that knowledge is built.
+# Intent can largely be read from which words occur, and the course's bundled checkpoint,
+# all-MiniLM-L6-v2, was trained (by sentence-transformers) to mean-pool its last layer into
+# sentence vectors; a task that needs composition (pairs that differ only in word order or
+# negation) would test the "sentence meaning" row more sharply.
 #
 # Keep in mind what differs from Tenney et al.: one linear probe per single layer here versus
 # mixing weights over all layers there, a few hundred sentences here versus OntoNotes there,
@@ -293,24 +318,51 @@ if disputed:
 # (Frobenius norms; `relative_weight_change`). The word embeddings stay frozen in `finetune`,
 # so "emb" covers position and segment embeddings and their LayerNorm.
 #
-# To stay CPU-short the fine-tuning is **mild**: a few utterances per intent, two epochs, one
-# learning rate, three seeds (the cell prints how much). A longer or stronger fine-tune may
-# move the layers further; what follows describes this short run. `model_key` (lesson 08's
+# To stay CPU-short the fine-tuning is **short**: a few utterances per intent, two epochs, one
+# learning rate, three seeds. Short is not gentle, though: the cell prints the number of
+# optimiser steps and the learning rate next to the range Devlin et al. (2019, *BERT*, Appendix
+# A.3) searched for BERT-base, $2 \cdot 10^{-5}$ to $5 \cdot 10^{-5}$. What follows describes
+# this one run; a longer or different fine-tune may change the picture. `model_key` (lesson 08's
 # hash of every weight, in `helpers/practice/compute.py`) checks that the loaded model itself
 # was not changed: every run trains a copy.
 
 # %%
+import math
+
 from helpers.finetuning.compute import compare_finetuned
 from helpers.practice.compute import model_key
 
-tune_train, tune_epochs, tune_lr = train.subset(10), 2, 2e-4
+tune_train, tune_epochs, tune_lr, tune_batch = train.subset(10), 2, 2e-4, 20
+DEVLIN_LR = (2e-5, 5e-5)  # Devlin et al. 2019, Appendix A.3: the learning rates searched for fine-tuning
 key_before = model_key(model)
 change = compare_finetuned(tokenizer, model, tune_train, test, seeds=seeds, epochs=tune_epochs, lr=tune_lr,
-                           batch_size=20)
+                           batch_size=tune_batch)
 assert model_key(model) == key_before, "the loaded model must stay untouched"
-print(f"fine-tuned on {len(tune_train)} utterances for {tune_epochs} epochs (learning rate {tune_lr:g}), "
-      f"{len(seeds)} seeds; test accuracy of the fine-tuned classifiers: "
-      + ", ".join(f"{a:.1%}" for a in change.accuracy))
+steps = tune_epochs * math.ceil(len(tune_train) / tune_batch)
+print(f"fine-tuned on {len(tune_train)} utterances, {tune_epochs} epochs of batches of {tune_batch} = {steps} "
+      f"optimiser steps per seed, {len(seeds)} seeds; learning rate {tune_lr:g} = "
+      f"{tune_lr / DEVLIN_LR[1]:.0f}-{tune_lr / DEVLIN_LR[0]:.0f}x Devlin et al.'s {DEVLIN_LR[0]:g}-{DEVLIN_LR[1]:g}")
+
+# %% [markdown]
+# How good are these fine-tuned classifiers, and is fine-tuning worth it here at all? Section 4's
+# frozen probe already reads intent off the unchanged model. For a fair comparison we train
+# that frozen probe (lesson 07's, on the mean-pooled last layer -- the same form as the
+# fine-tuned classifier's head) on the **same** training utterances with the same seeds, and
+# compare the two on the same test utterances, paired seed by seed (`paired_difference`).
+
+# %%
+from helpers.classify.compute import SeededAccuracy, paired_difference, points, probe_seeds
+
+tuned_acc = SeededAccuracy(torch.stack([run.correct for run in change.runs]), seeds)
+feats_tune = extract_features(tokenizer, model, tune_train.texts)
+frozen_acc = probe_seeds(feats_tune, tune_train.labels, feats_test, test.labels, tune_train.num_classes, "mean",
+                         seeds=seeds, progress=False)[L]
+gap = paired_difference(tuned_acc, frozen_acc)
+verdict = "higher than" if gap.low > 0 else "lower than" if gap.high < 0 else "not told apart from"
+print(f"fine-tuned, whole model:              {tuned_acc.describe()}")
+print(f"frozen model, probe on mean layer {L}: {frozen_acc.describe()} (same {len(tune_train)} training utterances)")
+print(f"fine-tuned minus frozen, paired on the {len(test)} test utterances: {points(gap)}: "
+      f"fine-tuning is {verdict} the frozen probe here")
 
 # %% [markdown]
 # Before reading the numbers, check `linear_cka` against an independent formula. Kornblith et
@@ -403,8 +455,6 @@ print(f"from layer 1 to {L}, mean CKA " + ("never rises from one layer to the ne
 # from layer 1 to layer $L$ into the part from $\lVert \Delta W \rVert$ and the part from $\lVert W \rVert$.
 
 # %%
-import math
-
 size, step = change.weight_norm, change.delta_norm.mean(0)  # ||W|| per layer, ||dW|| mean over the seeds
 print(f"{'layer':>6} {'||W||':>10} {'||dW|| (mean of seeds)':>24} {'ratio':>8}")
 for l in range(L + 1):
@@ -414,15 +464,16 @@ if L > 1:
     driver = "||dW||" if abs(from_step) > abs(from_size) else "||W||"
     print(f"layer 1 -> {L}: log ratio changes by {from_step + from_size:+.3f} = {from_step:+.3f} from ||dW|| "
           f"{from_size:+.3f} from ||W||: mostly {driver}.")
-#
+
+# %% [markdown]
 # ## 6. Does the fine-tuned model still know parts of speech?
 #
 # Merchant et al. found no catastrophic forgetting of linguistic structure. We rerun the
 # part-of-speech probe of section 3, with its control task, on the fine-tuned model of seed 0.
 # Both probes are tested on the same words, so the comparison is **paired**: per word, the
 # outcome after minus before, with the test sentences resampled once for both
-# (`paired_accuracy_change` in `helpers/probes/compute.py`). Keep in mind how mild this
-# fine-tune was (printed above): a longer one may forget more.
+# (`paired_accuracy_change` in `helpers/probes/compute.py`). Keep in mind how short this
+# fine-tune was (printed above): a longer or different one may forget more.
 
 # %%
 from helpers.probes.compute import paired_accuracy_change
@@ -448,10 +499,12 @@ print(f"layers whose POS accuracy fell (paired interval below 0): {summarize_lay
 # %% [markdown]
 # ### Back to lesson 08's freezing advice
 #
-# "Freeze the lower layers" assumes that fine-tuning would not change them much anyway, so
-# freezing them costs little and saves their backward pass. The numbers above test that
-# assumption for this model and task: lesson 08's "freeze lower half" froze layers
-# $1..\lfloor L/2 \rfloor$.
+# "Freeze the lower layers" assumes that full fine-tuning would not need to change them much
+# anyway, so freezing them costs little and saves their backward pass. Lesson 08's "freeze
+# lower half" froze the embeddings and layers $1..\lfloor L/2 \rfloor$. The CKA profile alone
+# cannot test this: CKA at layer $l$ compares $h^{(l)}$, which carries the changes of **every
+# layer below** it, so CKA can fall with depth even if every layer's weights moved alike
+# (compare the relative weight changes above). Here are the two halves' CKA anyway:
 
 # %%
 half = list(range(1, L // 2 + 1))
@@ -465,10 +518,48 @@ else:
     print(f"this model has {L} layer(s): there is no lower half to freeze.")
 
 # %% [markdown]
-# If the lower half's CKA stays close to 1 while the upper half's falls, full fine-tuning
-# barely used the lower layers here, and freezing them (lesson 08) gives up little of what
-# full fine-tuning does; if not, the advice does not fit this model and task. Either way this
-# is one small task with a short run -- measure on yours.
+# A direct test is an **intervention**: take each fine-tuned model, put the pre-trained
+# embeddings and layers $1..\lfloor L/2 \rfloor$ back -- what lesson 08 kept frozen -- with no
+# training at all, and measure its test accuracy, paired with the fully fine-tuned model on
+# the same utterances. If the fine-tuned upper layers and head still work on top of the
+# *unchanged* lower half, what fine-tuning did to the lower half was not needed here.
+
+# %%
+import copy
+
+from helpers.finetuning.compute import classifier_correct
+
+
+def with_pretrained_lower_half(clf):
+    """A copy of a fine-tuned classifier whose embeddings and layers 1..L//2 are the pre-trained ones again."""
+    clf = copy.deepcopy(clf)
+    clf.bert.embeddings.load_state_dict(model.embeddings.state_dict())
+    for l in half:
+        clf.bert.encoder.layer[l - 1].load_state_dict(model.encoder.layer[l - 1].state_dict())
+    return clf.eval()
+
+
+assert torch.equal(classifier_correct(tokenizer, change.runs[0].model, test), change.runs[0].correct), \
+    "evaluating a fine-tuned model again must reproduce its test outcomes"
+put_back = SeededAccuracy(torch.stack([classifier_correct(tokenizer, with_pretrained_lower_half(run.model), test)
+                                       for run in change.runs]), seeds)
+cost = paired_difference(put_back, tuned_acc)
+restored = "pre-trained embeddings" + (f" + layers {summarize_layers(half)}" if half else "") + " put back"
+print(f"{'fine-tuned, all layers':<{len(restored)}}: {tuned_acc.describe()}")
+print(f"{restored}: {put_back.describe()}")
+print(f"put back minus fine-tuned, paired: {points(cost)}: " + (
+    "a measurable loss -- the fine-tuned upper layers rely on what fine-tuning changed below them" if cost.high < 0
+    else "a measurable gain -- the lower half's changes hurt this test set" if cost.low > 0
+    else "no difference measurable on this test set -- the lower half's changes were not needed here"))
+
+# %% [markdown]
+# Read the verdict above with its limits. *No measurable difference* supports the freezing
+# advice for this model and task: full fine-tuning changed the lower half, but the model does
+# not need those changes. *A measurable loss* says the upper layers were tuned to a changed
+# lower half -- yet a model trained with that half frozen from the start can adapt its upper
+# layers to it, which is what lesson 08's "freeze lower half" measured. The intervention bounds
+# what full fine-tuning used, not what freezing costs. Either way this is one small task with a
+# short run -- measure on yours.
 #
 # ## 7. The masked-LM lens
 #
@@ -485,9 +576,10 @@ else:
 # $h^{(l)} = \mathrm{LayerNorm}(\dots)$ (lesson 03), and so does the embedding output: every
 # hidden state is already normalised -- zero mean and unit variance over its $H$ entries,
 # before that LayerNorm's learned gain and bias -- so its size does not grow with depth and
-# the head can take any layer's vector as it is. In a pre-LN model such as GPT-2 the residual
-# stream grows with depth, and the logit lens must apply the final LayerNorm first. The typical
-# vector size per layer, over all the words of `data/pos`:
+# the head can take any layer's vector as it is. Each LayerNorm has its own gain, so the sizes
+# are similar, not equal. In a pre-LN model such as GPT-2 the residual stream grows with depth,
+# and the logit lens must apply the final LayerNorm first. The typical vector size per layer,
+# over all the words of `data/pos`:
 
 # %%
 from helpers.probes.compute import norm_quartiles
@@ -495,9 +587,12 @@ from helpers.probes.compute import norm_quartiles
 q25, med, q75 = norm_quartiles(features)
 print("word-vector norm per layer, median [25th, 75th percentile]:")
 print("  " + "; ".join(f"{'emb' if l == 0 else l}: {med[l]:.1f} [{q25[l]:.1f}, {q75[l]:.1f}]" for l in range(L + 1)))
+small, large = int(med.argmin()), int(med.argmax())
+print(f"largest median / smallest median: {med[large] / med[small]:.2f} (layer {large} / layer {small}); "
+      f"median at layer {L} / layer 1: {med[L] / med[1]:.2f}" if L > 0 else "")
 
 # %% [markdown]
-# Same scale is not same meaning, though: the head was trained only on layer $L$'s outputs,
+# A similar scale is not the same meaning, though: the head was trained only on layer $L$'s outputs,
 # and nothing forced earlier layers to use the same directions for the same words. The lens
 # shows what the *last layer's* read-out makes of an earlier layer, not what that layer
 # "believes".
@@ -543,16 +638,22 @@ else:
 #   **selectivity** = task − control accuracy is what the representation explains.
 # * Where a task peaks is a measurement with an interval, not a table entry: the comparison
 #   with Tenney et al. and with the popular "1–3 / 4–8 / last four" table above is this model's
-#   answer, and layers whose intervals overlap are not ranked.
+#   answer. Layers are tested on the same items, so they are ranked by a **paired** difference
+#   (test sentences resampled once for both layers), not by whether their intervals overlap;
+#   a task the embeddings already solve (layer 0 tied with the best) cannot test the table.
 # * **Linear CKA** compares a layer before and after fine-tuning, invariant to rotation and
-#   scale; checked against the HSIC formula. The relative weight change is a weaker signal
-#   under Adam.
+#   scale; checked against the HSIC formula. It carries the changes of every layer below, so it
+#   can fall with depth even when all layers move alike. The relative weight change is a weaker
+#   signal under Adam.
+# * Fine-tuning is compared with the frozen probe trained on the same utterances, paired on the
+#   same test items: it need not beat it.
 # * The part-of-speech probe on the fine-tuned model tells whether fine-tuning erased what
-#   the probe could read; CKA per layer tells whether freezing the lower layers (lesson 08)
-#   gives up much.
+#   the probe could read; putting the pre-trained lower half back into the fine-tuned model
+#   (an intervention, not CKA) tells whether full fine-tuning needed what it changed there.
 # * The **masked-LM lens** applies the pre-training head to every layer; BERT's post-LN
-#   design puts every hidden state on the head's input scale, but the head was trained on the
-#   last layer only. Checkpoints without a trained head get no lens.
+#   design keeps every hidden state at a similar scale (printed above), not growing with
+#   depth, but the head was trained on the last layer only. Checkpoints without a trained head
+#   get no lens.
 #
 # ## Exercises
 #

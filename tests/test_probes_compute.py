@@ -7,7 +7,6 @@ import pytest
 import torch
 
 from helpers.common.data import UPOS_TAGS, TaggedSentence, load_pos
-from helpers.common.stats import Interval
 from helpers.model.trace import trace_text
 from helpers.probes.compute import (
     ENTITY_CLASSES, ProbeReport, control_labels, entity_class, extract_word_features, norm_quartiles,
@@ -136,7 +135,10 @@ def test_real_pos_probe_beats_the_majority_tag_and_is_selective(sentences, featu
     best = r.accuracy[r.best_layer()]
     assert best.low > r.majority + 0.3, "a linear probe must read POS far better than the most frequent tag"
     assert max(s.estimate for s in r.selectivity) > 0.1
-    assert r.best_layer() in r.tied_with_best()
+    assert r.best_layer() in r.tied_with_best() and r.best_layer("selectivity") in r.tied_with_best("selectivity")
+    sel = r.differences(0, "selectivity")
+    by_hand = (r.task_correct - r.control_correct).mean(0)
+    assert [d.estimate for d in sel] == pytest.approx((by_hand - by_hand[0]).mean(1).tolist())
     assert r.probes is not None and r.probes.predict(features.vectors[:, :5]).shape == (4, L + 1, 5)
     assert r.task_correct.shape == (2, L + 1, r.n_test) and len(r.test_sentence) == r.n_test
 
@@ -159,7 +161,8 @@ def test_paired_accuracy_change_resamples_sentences_once_for_both(sentences, fea
     with pytest.raises(ValueError, match="same test words"):
         paired_accuracy_change(other, before)
     with pytest.raises(ValueError, match="per-word outcomes"):
-        paired_accuracy_change(_report([0.5, 0.6]), before)
+        paired_accuracy_change(ProbeReport("upos", UPOS_TAGS, before.accuracy, None, None, before.accuracy, 0.2, 10, 10),
+                               before)
 
 
 def test_sentence_probe_report_is_lesson_07s_probe(intent_data):
@@ -193,23 +196,86 @@ def test_scaled_layers_reproduce_the_table_at_12_and_partition_every_depth():
         scaled_layers(5, 3, 12)
 
 
-def _report(estimates, width=0.01):
-    ivs = [Interval(e, e - width, e + width) for e in estimates]
-    return ProbeReport("upos", UPOS_TAGS, ivs, None, None, ivs, 0.2, 10, 10)
+def _report(correct, sentence=None, pairing="sentences"):
+    """A report from per-word outcomes ``[seeds, L+1, N]`` (sentence ``i // 2`` holds words ``2i, 2i+1``)."""
+    correct = torch.as_tensor(correct, dtype=torch.float64)
+    sentence = torch.arange(correct.shape[2]) // 2 if sentence is None else sentence
+    ivs = sentence_bootstrap(correct, sentence)
+    return ProbeReport("upos", UPOS_TAGS, ivs, None, None, ivs, 0.2, 10, correct.shape[2], None, correct, sentence,
+                       None, pairing)
 
 
-def test_peak_verdicts_respect_intervals():
-    r = _report([0.5, 0.9, 0.95, 0.8, 0.7])
-    assert r.best_layer() == 2 and r.tied_with_best() == [2]
-    assert table_verdict(r, [1, 2]) == "peak inside the table's layers"
-    assert table_verdict(r, [3, 4]) == "peak outside the table's layers"
-    wide = _report([0.5, 0.9, 0.95, 0.8, 0.7], width=0.04)
-    assert wide.tied_with_best() == [1, 2] and table_verdict(wide, [1]) == "best layer outside, tied with a layer inside"
-    assert table_verdict(wide, [2, 3]) == "best layer inside, tied with layers outside"
+def _layers(*wrong, n=200):
+    """One seed; layer ``l`` gets every word right except the first ``wrong[l]`` of the given order."""
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(0))
+    out = torch.ones(1, len(wrong), n)
+    for l, k in enumerate(wrong):
+        out[0, l, order[:k]] = 0
+    return out
+
+
+def test_ties_come_from_paired_differences_not_from_overlapping_intervals():
+    # layer 2 is wrong on a subset of layer 1's mistakes: their own intervals overlap, but on the
+    # same words layer 1 is never better, so the paired difference ranks it below layer 2
+    r = _report(_layers(60, 26, 16, 40))
+    assert r.best_layer() == 2 and r.accuracy[1].overlaps(r.accuracy[2])
+    d = r.differences(2)
+    assert d[1].high < 0 and (d[2].estimate, d[2].low, d[2].high) == (0.0, 0.0, 0.0)
+    assert r.tied_with_best() == [2]
+    assert d[1].estimate == pytest.approx(r.accuracy[1].estimate - r.accuracy[2].estimate)
+    assert r.gain_over_embeddings().estimate == pytest.approx((60 - 16) / 200) and r.gain_over_embeddings().low > 0
+    # independent outcomes at the same accuracy cannot be ranked: layer 1 is tied with the best
+    noisy = _layers(60, 16, 16, 40)
+    noisy[0, 1] = noisy[0, 1, torch.randperm(200, generator=torch.Generator().manual_seed(1))]
+    assert 1 in _report(noisy).tied_with_best()
+    with pytest.raises(ValueError, match="per-item outcomes"):
+        ProbeReport("upos", UPOS_TAGS, r.accuracy, None, None, r.accuracy, 0.2, 10, 10).tied_with_best()
+    with pytest.raises(ValueError, match="reference"):
+        r.differences(9)
+
+
+def test_word_ties_resample_whole_sentences_once_for_both_layers():
+    correct = torch.tensor([[[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1]]], dtype=torch.float64)
+    sentence = torch.tensor([0, 0, 1, 1, 2, 2])
+    (first, _) = _report(correct, sentence).differences(1)
+    # the two mistakes sit in one sentence: every resample moves them together, in thirds of the words
+    assert first.estimate == pytest.approx(2 / 6)
+    assert {round(first.low * 3, 6), round(first.high * 3, 6)} <= {0.0, 1.0, 2.0, 3.0}
+
+
+def test_peak_verdicts_use_the_paired_ties():
+    sharp = _report(_layers(80, 30, 10, 40, 60))
+    assert sharp.best_layer() == 2 and sharp.tied_with_best() == [2]
+    assert table_verdict(sharp, [1, 2]) == "peak inside the table's layers"
+    assert table_verdict(sharp, [3, 4]) == "peak outside the table's layers"
+    close = _layers(80, 10, 10, 40, 60)
+    close[0, 1] = close[0, 1, torch.randperm(200, generator=torch.Generator().manual_seed(2))]
+    wide = _report(close)
+    assert wide.tied_with_best() == [1, 2] and wide.best_layer() in (1, 2)
+    inside, outside = wide.best_layer(), 3 - wide.best_layer()
+    assert table_verdict(wide, [outside]) == "best layer outside, tied with a layer inside"
+    assert table_verdict(wide, [inside, 3]) == "best layer inside, tied with layers outside"
     assert table_verdict(wide, [1, 2, 3]) == "peak inside the table's layers"
-    flat = _report([0.9, 0.91, 0.9], width=0.05)
-    assert table_verdict(flat, [1]).startswith("no peak")
+    flat = _layers(10, 10, 10)
+    for l in (1, 2):
+        flat[0, l] = flat[0, l, torch.randperm(200, generator=torch.Generator().manual_seed(l))]
+    assert table_verdict(_report(flat), [1]) == "not testable here: layer 0 already at 95.0%, tied with the best"
     assert summarize_layers([0, 1, 2, 5]) == "emb-2, 5" and summarize_layers([]) == "none"
+
+
+def test_sentence_probe_ties_are_lesson_07s_paired_comparison(intent_data):
+    from helpers.classify.compute import paired_difference, probe_seeds
+    from helpers.common.stats import differs
+
+    train, test, f_train, f_test = intent_data
+    r = sentence_probe_report(f_train, train.labels, f_test, test.labels, train.names, seeds=(0, 1), progress=False)
+    runs = probe_seeds(f_train, train.labels, f_test, test.labels, train.num_classes, "mean", seeds=(0, 1),
+                       progress=False)
+    best = max(range(len(runs)), key=lambda l: runs[l].estimate)  # lesson 07's compare_paired picks it so
+    by_07 = [l for l, run in enumerate(runs) if not differs(paired_difference(run, runs[best]))]
+    assert r.pairing == "seeds" and r.best_layer() == best and r.tied_with_best() == by_07
+    assert [(d.low, d.high) for d in r.differences(best)] == [
+        (pytest.approx(p.low), pytest.approx(p.high)) for p in (paired_difference(run, runs[best]) for run in runs)]
 
 
 def test_trace_word_vectors_and_norms(tokenizer, model, features):

@@ -10,7 +10,9 @@
 * :func:`probe_task` puts it together: task and control probes over several seeds, accuracy,
   control accuracy and selectivity per layer with bootstrap intervals over test sentences;
   :func:`paired_accuracy_change` compares two reports on the same test words (e.g. before and
-  after fine-tuning), resampling the test sentences once for both;
+  after fine-tuning), resampling the test sentences once for both; :meth:`ProbeReport.differences`
+  compares two layers of one report the same way (all layers are tested on the same words), and
+  :meth:`ProbeReport.tied_with_best` rests on it, never on overlapping intervals;
 * :func:`sentence_probe_report` is lesson 07's sentence-level probe (``probe_seeds``) in the
   same report form.
 
@@ -26,11 +28,11 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from helpers.classify.compute import probe_seeds
+from helpers.classify.compute import SeededAccuracy, paired_difference, probe_seeds
 from helpers.common.data import UPOS_TAGS, TaggedSentence
 from helpers.common.progress import ProgressBar
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import Interval, bootstrap_ci, seeds_interval
+from helpers.common.stats import Interval, bootstrap_ci, differs, seeds_interval
 from helpers.model.trace import max_input_tokens
 
 # OntoNotes entity types grouped into six coarse classes (+ "O", no entity): a few hundred
@@ -291,7 +293,14 @@ def sentence_bootstrap(correct: torch.Tensor, sentence: torch.Tensor, *, n_boot:
 class ProbeReport:
     """Per layer (0 = embeddings .. L): task accuracy, control accuracy and selectivity, each an
     :class:`~helpers.common.stats.Interval` over test sentences (mean of the seeds), and the
-    range of the task accuracy over the seeds."""
+    range of the task accuracy over the seeds.
+
+    ``task_correct`` (and ``control_correct``) keep every seed's 0/1 outcome on every test item,
+    so two layers can be compared **paired**, on the same items (:meth:`differences`).
+    ``pairing`` says how: ``"sentences"`` (word tasks) resamples the test sentences once for
+    both layers, like :func:`sentence_bootstrap`; ``"seeds"`` (lesson 07's sentence probes)
+    pairs seed ``i`` with seed ``i`` and spans every pair's interval, exactly as lesson 07's
+    ``compare_paired`` does, so both lessons call the same layers tied."""
 
     task: str
     classes: tuple[str, ...]
@@ -305,6 +314,8 @@ class ProbeReport:
     probes: LayerProbes | None = field(default=None, repr=False)  # the trained probes (set 0 = task, seed 0)
     task_correct: torch.Tensor | None = field(default=None, repr=False)  # [seeds, L+1, n_test] 0/1 outcomes
     test_sentence: torch.Tensor | None = field(default=None, repr=False)  # [n_test] sentence of each test word
+    control_correct: torch.Tensor | None = field(default=None, repr=False)  # [seeds, L+1, n_test] control outcomes
+    pairing: str = "sentences"
 
     @property
     def num_layers(self) -> int:
@@ -321,11 +332,42 @@ class ProbeReport:
         values = self.measure(measure)
         return max(range(len(values)), key=lambda l: values[l].estimate)
 
+    def _outcomes(self, measure: str) -> torch.Tensor:
+        """``[seeds, L+1, n_test]`` per-item outcomes whose mean is ``measure``."""
+        self.measure(measure)
+        if self.task_correct is None or self.test_sentence is None:
+            raise ValueError("this report keeps no per-item outcomes, so its layers cannot be compared paired: "
+                             "make it with word_probe_report or sentence_probe_report.")
+        if measure == "accuracy":
+            return self.task_correct.double()
+        if self.control_correct is None:
+            raise ValueError(f"this report keeps no per-item control outcomes: {measure!r} cannot be compared paired.")
+        if measure == "control":
+            return self.control_correct.double()
+        return self.task_correct.double() - self.control_correct.double()
+
+    def differences(self, reference: int, measure: str = "accuracy") -> list[Interval]:
+        """Per layer ``l``: ``measure`` of layer ``l`` minus that of layer ``reference``, paired on
+        the same test items (see ``pairing``); the two differ when the interval excludes 0."""
+        outcomes = self._outcomes(measure)
+        if isinstance(reference, bool) or not isinstance(reference, int) or not 0 <= reference < outcomes.shape[1]:
+            raise ValueError(f"reference must be a layer in 0..{outcomes.shape[1] - 1}, got {reference!r}.")
+        if self.pairing == "seeds":
+            runs = [SeededAccuracy(outcomes[:, l] > 0.5, tuple(range(len(outcomes)))) for l in range(outcomes.shape[1])]
+            return [paired_difference(run, runs[reference]) for run in runs]
+        if self.pairing != "sentences":
+            raise ValueError(f"pairing must be 'sentences' or 'seeds', got {self.pairing!r}.")
+        diff = outcomes.mean(0) - outcomes.mean(0)[reference]  # [L+1, n_test]: one bootstrap for every layer
+        return sentence_bootstrap(diff[None], self.test_sentence)
+
     def tied_with_best(self, measure: str = "accuracy") -> list[int]:
-        """Layers whose interval overlaps the best layer's: the data cannot tell them apart from it."""
-        values = self.measure(measure)
-        best = values[self.best_layer(measure)]
-        return [l for l, v in enumerate(values) if v.overlaps(best)]
+        """Layers the paired difference cannot rank below the best one: its 95 % interval of
+        (layer minus best), on the same test items, contains 0 (:meth:`differences`)."""
+        return [l for l, d in enumerate(self.differences(self.best_layer(measure), measure)) if not differs(d)]
+
+    def gain_over_embeddings(self, measure: str = "accuracy") -> Interval:
+        """Best layer minus layer 0 (the embeddings), paired on the same test items."""
+        return self.differences(0, measure)[self.best_layer(measure)]
 
 
 def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes, *, seeds=(0, 1, 2),
@@ -358,7 +400,7 @@ def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes
         selectivity = sentence_bootstrap(task_ok - control_ok, test.sentence)
     majority = (y_test == torch.bincount(y_train).argmax()).double().mean().item()
     return ProbeReport("", tuple(classes), accuracy, control, selectivity, seed_range, majority, len(train), len(test),
-                       probes, task_ok, test.sentence)
+                       probes, task_ok, test.sentence, control_ok if with_control else None)
 
 
 def paired_accuracy_change(after: ProbeReport, before: ProbeReport, **kw) -> list[Interval]:
@@ -410,7 +452,7 @@ def sentence_probe_report(train, y_train, test, y_test, classes, *, pooling: str
     correct = torch.stack([r.correct for r in runs], 1).double()  # [seeds, L+1, N]
     return ProbeReport("intent", tuple(classes), [r.interval() for r in runs], None, None,
                        [seeds_interval(r.per_seed()) for r in runs], majority, len(y_train), len(y_test),
-                       None, correct, torch.arange(len(y_test)))
+                       None, correct, torch.arange(len(y_test)), None, "seeds")
 
 
 def trace_word_vectors(trace) -> tuple[list[str], torch.Tensor]:
@@ -441,11 +483,13 @@ def scaled_layers(first: int, last: int, num_layers: int, of: int = POPULAR_TABL
 
 
 def table_verdict(report: ProbeReport, claimed: list[int], measure: str = "accuracy") -> str:
-    """How the measured peak of ``measure`` relates to the table's (scaled) layers, intervals
-    respected: the best layer and every layer tied with it (overlapping intervals) count."""
+    """How the measured peak of ``measure`` relates to the table's (scaled) layers: the best
+    layer and every layer the paired difference cannot rank below it count
+    (:meth:`ProbeReport.tied_with_best`). When the embeddings (layer 0) are among them, the
+    probe cannot show that any layer adds what it reads: the row is not testable here."""
     best, tied = report.best_layer(measure), report.tied_with_best(measure)
-    if len(tied) == len(report.measure(measure)):
-        return "no peak: all layers tied"
+    if 0 in tied:
+        return f"not testable here: layer 0 already at {report.measure(measure)[0].estimate:.1%}, tied with the best"
     if set(tied) <= set(claimed):
         return "peak inside the table's layers"
     if best in claimed:
