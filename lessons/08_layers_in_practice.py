@@ -76,9 +76,13 @@ print(f"{L} layers, hidden {H}; {len(train)} train / {len(test)} test utterances
 # %% [markdown]
 # **How this lesson measures.** Timings on a shared or busy computer jump around, and the
 # first run of anything pays one-off costs (memory allocation, kernel selection). So every
-# timing below starts with an untimed warm-up, runs each candidate several times *in turns*
-# (a, b, a, b, ...) so that a slow spell hits all of them alike, and reports the median with
-# the range; two timings whose ranges overlap are not called different. Accuracies carry a
+# timing below starts with an untimed warm-up and runs the two candidates *in turns*
+# (a, b, a, b, ...), so that a slow spell hits both alike. Each turn gives one ratio, b's time
+# over a's (`compare_times` in `helpers/practice/compute.py`); we report the median ratio and its
+# range, and call one faster only when the ratio falls on the same side of 1 in **every** turn
+# and a sign test makes that unlikely by chance ($p < 0.05$, so at least 6 turns; we take 9).
+# A single slow run then cannot hide a steady difference, as it could if we only asked
+# whether the two ranges of times overlap. Accuracies carry a
 # 95% interval over the test items (and over seeds for anything trained). Two classifiers
 # tested on the same items are compared item by item, as in lesson 07: the 95% interval of the
 # paired difference (`paired_difference` in `helpers/classify/compute.py`) must exclude 0
@@ -90,7 +94,8 @@ print(f"{L} layers, hidden {H}; {len(train)} train / {len(test)} test utterances
 # Fine-tuning updates BERT's weights together with a head. The classifier here
 # (`SentenceClassifier` in `helpers/finetuning/compute.py`) is BERT, mean pooling of the last layer and a
 # linear layer, $z = W\,\mathrm{mean}_i(h^{(L)}_i) + b$. Every run starts from a
-# `copy.deepcopy` of the loaded model, so `model` itself is never changed. Four strategies:
+# `copy.deepcopy` of the loaded model, so `model` itself is never changed. Four fine-tuning
+# strategies and one baseline that fine-tunes nothing:
 #
 # * **full**: all layers train at one learning rate $\eta$;
 # * **freeze lower half**: embeddings and layers $1..\lfloor L/2 \rfloor$ are frozen, so they
@@ -106,14 +111,20 @@ print(f"{L} layers, hidden {H}; {len(train)} train / {len(test)} test utterances
 #   Classification*, "discriminative fine-tuning"; Sun et al., 2019, *How to Fine-Tune BERT for
 #   Text Classification?*): layer $l$ trains with $\eta_l = \eta\, \xi^{\,L+1-l}$, $\xi < 1$;
 # * **gradual unfreezing** (Howard & Ruder, 2018): the first epoch trains only the head, each
-#   later epoch unfreezes more layers from the top.
+#   later epoch unfreezes more layers from the top;
+# * **frozen encoder, head only**, the baseline: BERT is not trained at all; only the linear
+#   head is, on the mean-pooled last layer, the way lesson 07 trains its heads (standardized
+#   features, full-batch Adam at learning rate 0.01, `HEAD_STEPS` steps, which reached an
+#   independent solver there). At the fine-tuning learning rate and these few steps a head alone
+#   would barely leave its random start, so it gets its own, converged training. If no
+#   fine-tuning strategy beats it, fine-tuning bought nothing on this data.
 #
-# To keep this short on a CPU we use 4 utterances per intent, 3 epochs and at most 16
-# tokens, and three seeds per strategy (`compare_finetuning` warms up first and runs the
-# strategies in turns); the word-embedding matrix stays frozen in every run (it is a large share of a
-# small BERT's weights). So few steps only move the weights at a learning rate well above the
-# usual ones for BERT (the cell prints how far above). These are demonstrations of cost and
-# behaviour, not tuned results.
+# To keep this short on a CPU, every strategy sees the same few utterances per intent, the same
+# seeds, a few epochs and short inputs (the cell names and prints each number); `compare_finetuning`
+# warms up first and runs the strategies in turns. The word-embedding matrix stays frozen in every
+# run (it is a large share of a small BERT's weights). So few steps only move the weights at a
+# learning rate well above the usual ones for BERT (the cell prints how far above). These are
+# demonstrations of cost and behaviour, not tuned results.
 
 # %%
 from helpers.finetuning.compute import FINETUNE_STRATEGIES, compare_finetuning
@@ -121,9 +132,15 @@ from helpers.practice.compute import model_key
 from helpers.practice.plots import plot_accuracy_vs_time
 
 key_before = model_key(model)  # a hash of every weight of the loaded model
-FT_SEEDS, FT_LR = (0, 1, 2), 3e-4
-runs = compare_finetuning(tokenizer, model, train.subset(4), test, FINETUNE_STRATEGIES, seeds=FT_SEEDS,
-                          epochs=3, lr=FT_LR, batch_size=20)
+FT_SEEDS, FT_LR, FT_EPOCHS, FT_BATCH = (0, 1, 2), 3e-4, 3, 20
+FT_PER_INTENT, FT_MAX_LEN, HEAD_STEPS = 4, 16, 600  # utterances per intent; tokens per input; baseline head's steps
+ft_train = train.subset(FT_PER_INTENT)
+print(f"{len(ft_train)} training utterances ({FT_PER_INTENT} per intent), {FT_EPOCHS} epochs of batches of "
+      f"{FT_BATCH}, inputs cut at {FT_MAX_LEN} tokens (longest here: "
+      f"{max(len(tokenizer(t)['input_ids']) for t in ft_train.texts + test.texts)}), seeds {FT_SEEDS}; "
+      f"baseline head: {HEAD_STEPS} steps")
+runs = compare_finetuning(tokenizer, model, ft_train, test, FINETUNE_STRATEGIES, seeds=FT_SEEDS, epochs=FT_EPOCHS,
+                          lr=FT_LR, batch_size=FT_BATCH, max_length=FT_MAX_LEN, head_steps=HEAD_STEPS)
 assert model_key(model) == key_before, "the loaded model must stay untouched"
 ax = plot_accuracy_vs_time(runs.accuracy, runs.seconds)
 plt.show()
@@ -135,23 +152,43 @@ print(f"learning rate {FT_LR:g}: {FT_LR / 5e-5:.0f}-{FT_LR / 2e-5:.0f}x the rate
 import textwrap
 
 from helpers.classify.compute import compare_paired
+from helpers.finetuning.compute import baseline_verdict
 from helpers.practice.compute import compare_times, median_range
 
-print(f"{'strategy':<22}{'test accuracy [95% interval]; seeds':<44}{'training s/run: median [range]':<32}"
+print(f"{'strategy':<27}{'test accuracy [95% interval]; seeds':<44}{'training s/run: median [range]':<32}"
       "trainable at end")
 for s in FINETUNE_STRATEGIES:
-    print(f"{s:<22}{runs.accuracy[s].describe():<44}{median_range(runs.seconds[s]).format('.2f'):<32}"
+    print(f"{s:<27}{runs.accuracy[s].describe():<44}{median_range(runs.seconds[s]).format('.2f'):<32}"
           f"{runs.trainable_params[s]:,}")
 print("(training s/run: wall-clock seconds of one run's training loop, this machine; test evaluation not included)")
 print(compare_paired(runs.accuracy))
-print(textwrap.fill(compare_times("full", runs.seconds["full"], "freeze lower half", runs.seconds["freeze lower half"]),
+print(textwrap.fill(baseline_verdict(runs.accuracy), 110, subsequent_indent="    "))
+
+# %% [markdown]
+# The seconds per run above are three runs each, too few to compare in turns. For the cost of
+# freezing, time one training step (forward + backward of one batch) of the seed-0 "full" and
+# "freeze lower half" models from section 1, nine times in turns.
+
+# %%
+from helpers.classify.compute import encode_batch
+from helpers.practice.compute import time_interleaved, training_step
+
+step_batch = encode_batch(tokenizer, ft_train.texts[:FT_BATCH], FT_MAX_LEN)
+step_labels = torch.tensor(ft_train.labels[:FT_BATCH])
+timed = ("full", "freeze lower half")
+ft_step = time_interleaved({s: training_step(runs.models[s], step_batch, step_labels) for s in timed}, repeats=9)
+for s in timed:
+    runs.models[s].eval()  # training_step switched them to training mode (dropout); later sections read features
+print(textwrap.fill(f"one training step, {len(step_labels)} utterances: "
+                    + compare_times("full", ft_step["full"], "freeze lower half", ft_step["freeze lower half"]),
                     110, subsequent_indent="    "))
 
 # %% [markdown]
-# Read the figure and the printout together. Freezing layers removes the backward pass
+# Read the figure and the printouts together. Freezing layers removes the backward pass
 # through them and their optimizer updates: whether that shows up as fewer seconds on your
 # machine is the last printed line. With this little data, the accuracy intervals are wide;
-# the paired comparison above them says which strategies this test set can tell apart. With
+# the paired comparisons above say which strategies this test set can tell apart, and whether
+# any of them beats leaving the encoder as it is. With
 # a larger data set and more epochs the ranking can change: measure it on yours. This section
 # measures cost and accuracy only; which layers each strategy moves, and how far, is what
 # lesson 10 measures.
@@ -161,8 +198,9 @@ print(textwrap.fill(compare_times("full", runs.seconds["full"], "freeze lower ha
 # A recipe seen in the wild passes a list, `output_hidden_states=[8, 10, 12]`, hoping to get
 # only three layers back -- either to the forward call or to `from_pretrained`, which stores
 # it in the model's config. What happens depends on the transformers version. The course
-# authors tried both paths on the bundled model, asking for hidden states $[2, 4, 6]$ of 7
-# (**checked on 2026-12-02**; newer versions may behave differently again):
+# authors checked this by installing each transformers version below in turn and trying both
+# paths on the bundled model, asking for hidden states $[2, 4, 6]$ of 7 (**checked on
+# 2026-12-02**; newer versions may behave differently again):
 #
 # | transformers | forward argument | `from_pretrained(..., output_hidden_states=[...])` |
 # |---|---|---|
@@ -172,8 +210,10 @@ print(textwrap.fill(compare_times("full", runs.seconds["full"], "freeze lower ha
 # | 5.22 | shifted, as in 5.17 | accepted; shifted, as in 5.17 |
 # | 5.23, 5.24 | honoured: states 2, 4, 6, `None` elsewhere | honoured |
 #
-# Do not trust a table for your version: the next cell asks the installed one, for three layer
-# numbers of this model, both ways, and compares every returned tensor with the full list.
+# This table is a record of that check, not something this notebook re-runs. For the version you
+# have installed, the statement that counts is the next cell's printout: it asks the installed
+# transformers, for three layer numbers of this model, both ways, and compares every returned
+# tensor with the full list.
 
 # %%
 import transformers
@@ -290,10 +330,8 @@ print(f"with {method}(): the activations shrink "
 # that costs depends on the machine; measured in turns after a warm-up:
 
 # %%
-from helpers.practice.compute import time_interleaved, training_step
-
 step_times = time_interleaved({mode: training_step(clf, inputs, labels) for mode, clf in clfs.items()},
-                              repeats=5, warmup=1)
+                              repeats=9, warmup=1)
 print(textwrap.fill("one forward + backward: " + compare_times("plain", step_times["plain"], "checkpointed",
                                                                 step_times["checkpointed"]), 110, subsequent_indent="    "))
 
@@ -350,8 +388,9 @@ print(textwrap.fill(
 #
 # `torch.ao.quantization.quantize_dynamic` replaces every `nn.Linear` by a version whose weights
 # are stored as 8-bit integers (one scale per tensor); activations are quantized on the fly,
-# one scale per tensor and batch. torch 2.13 still ships it but marks it deprecated in favour
-# of the separate `torchao` package; `quantize_int8` silences that warning. We measure four
+# one scale per tensor and batch. Recent torch versions still ship it but mark it deprecated in
+# favour of the separate `torchao` package (the cell prints the installed torch version and
+# whether it warned); `quantize_int8` keeps that warning out of the output. We measure four
 # things: the size of the saved weights, the time for a batch, the test accuracy of a head
 # trained on float32 features (three seeds) when it is fed int8 features, and -- per layer --
 # how far int8 moves each sentence's feature. For scale, the last panel also shows how far a
@@ -360,15 +399,15 @@ print(textwrap.fill(
 
 # %%
 from helpers.classify.compute import SeededAccuracy, correct_per_item, extract_features, train_head
-from helpers.practice.compute import feature_change_per_layer, quantize_int8, state_dict_bytes
+from helpers.practice.compute import feature_change_per_layer, quantize_int8_with_warnings, state_dict_bytes
 from helpers.practice.plots import plot_int8_comparison
 
-qmodel = quantize_int8(model)
+qmodel, quant_warnings = quantize_int8_with_warnings(model)
 models = {"float32": model, "int8": qmodel}
 sizes = {name: state_dict_bytes(m) for name, m in models.items()}
 few = test.texts[:32]
 speed = time_interleaved({name: lambda m=m: extract_features(tokenizer, m, few, progress=False)
-                          for name, m in models.items()}, repeats=5, warmup=1)
+                          for name, m in models.items()}, repeats=9, warmup=1)
 feats = {name: extract_features(tokenizer, m, test.texts, progress=False) for name, m in models.items()}
 heads = [train_head(X_train, train.labels, C, seed=s, progress=False) for s in FT_SEEDS]
 acc = {name: SeededAccuracy(torch.stack([correct_per_item(h, f.layer(L, "mean"), test.labels) for h in heads]), FT_SEEDS)
@@ -382,6 +421,11 @@ plt.show()
 from helpers.classify.compute import compare_two_paired, predict
 
 embed = state_dict_bytes(model.embeddings)
+deprecated = [w for w in quant_warnings if "deprecat" in w.lower()]
+print(textwrap.fill(f"torch {torch.__version__}: quantize_dynamic " + (
+    f"warned that it is deprecated: {deprecated[0][:160]}" if deprecated else
+    "raised no deprecation warning" + (f" ({len(quant_warnings)} other warning(s))" if quant_warnings else "")),
+    110, subsequent_indent="    "))
 print(f"size: {sizes['float32'] / 2**20:.1f} MiB -> {sizes['int8'] / 2**20:.1f} MiB "
       f"({sizes['int8'] / sizes['float32']:.0%}); the embeddings ({embed / 2**20:.1f} MiB) are not nn.Linear and stay float32")
 print(textwrap.fill(f"{len(few)} sentences: " + compare_times("float32", speed["float32"], "int8", speed["int8"]),
@@ -404,8 +448,9 @@ print(textwrap.fill(f"last layer: int8 moves a sentence's feature by a median {m
 # ## Summary
 #
 # * Fine-tuning strategies differ in cost: freezing lower layers removes part of the backward
-#   pass (the seconds are printed in section 1). Whether their accuracies differ on this data
-#   is the paired verdict printed there; which layers each one moves is lesson 10's subject.
+#   pass (the per-step times in turns are printed in section 1). Whether their accuracies
+#   differ on this data, and whether any of them beats a frozen encoder with a trained head, are
+#   the paired verdicts printed there; which layers each one moves is lesson 10's subject.
 #   All runs here started from a deep copy, and the loaded model's weight hash was checked
 #   unchanged.
 # * What `output_hidden_states=[...]` does depends on the transformers version and on whether

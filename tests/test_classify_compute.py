@@ -1,5 +1,7 @@
 """helpers.classify.compute on the real bundled model."""
 
+import warnings
+
 import pytest
 import torch
 
@@ -193,3 +195,17 @@ def test_paired_difference_with_seeds_spans_every_seeds_pair():
     with pytest.raises(ValueError, match="same number of seeds"):
         paired_difference(a, SeededAccuracy(b.correct[:2], (0, 1)))
     assert "spanning the 3 seeds' intervals" in compare_paired({"a": a, "b": b})
+
+
+def test_encode_batch_warns_when_it_truncates(tokenizer):
+    from helpers.classify.compute import encode_batch
+
+    long = " ".join(["word"] * 40)
+    with pytest.warns(UserWarning, match="1 of 2 text"):
+        enc = encode_batch(tokenizer, ["short one", long], max_length=16)
+    assert enc["input_ids"].shape[1] == 16
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        encode_batch(tokenizer, ["short one"], max_length=16)
+    with pytest.raises(ValueError, match="max_length"):
+        encode_batch(tokenizer, ["a"], max_length=1)

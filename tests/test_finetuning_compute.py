@@ -218,3 +218,38 @@ def test_compare_finetuned_leaves_the_model_untouched(tokenizer, model, intent_s
     assert torch.allclose(loo.mean(0), change.cka.double().mean(0), atol=0.05)  # leaving one text out moves little
     with pytest.raises(ValueError, match="seed"):
         compare_finetuned(tokenizer, model, train, test, seeds=())
+
+
+def test_frozen_head_only_baseline_moves_no_bert_weight(tokenizer, model, intent_splits):
+    from helpers.classify.compute import encode_batch, mean_pool, train_head
+    from helpers.finetuning.compute import FROZEN
+
+    train, test = intent_splits
+    r = finetune(tokenizer, model, train, test, FROZEN, head_steps=50, progress=False)
+    assert all(torch.equal(p, q) for p, q in zip(r.model.bert.parameters(), model.parameters()))
+    assert r.trainable_params == sum(p.numel() for p in r.model.classifier.parameters())
+    # the folded classifier gives the logits of lesson 07's standardized head, computed independently
+    enc = encode_batch(tokenizer, test.texts, 16)
+    with torch.no_grad():
+        X = mean_pool(model(**enc).last_hidden_state, enc["attention_mask"])
+        Xtr_enc = encode_batch(tokenizer, train.texts, 16)
+        Xtr = mean_pool(model(**Xtr_enc).last_hidden_state, Xtr_enc["attention_mask"])
+    head = train_head(Xtr, train.labels, train.num_classes, epochs=50, seed=0, progress=False)
+    with torch.no_grad():
+        assert torch.allclose(r.model(enc["input_ids"], enc["attention_mask"]), head(X), atol=1e-4)
+
+
+def test_baseline_verdict_names_who_beats_it():
+    from helpers.classify.compute import SeededAccuracy
+    from helpers.finetuning.compute import FROZEN, baseline_verdict
+
+    n = 60
+    base = SeededAccuracy(torch.tensor([[True] * 30 + [False] * 30]), (0,))
+    better = SeededAccuracy(torch.tensor([[True] * 58 + [False] * 2]), (0,))
+    same = SeededAccuracy(torch.tensor([[True] * 31 + [False] * (n - 31)]), (0,))
+    text = baseline_verdict({"full": better, "other": same, FROZEN: base})
+    assert "above the baseline (the interval excludes 0): full." in text and "verdict: full beats" in text
+    text = baseline_verdict({"other": same, FROZEN: base})
+    assert "verdict: no fine-tuning strategy beats" in text
+    with pytest.raises(ValueError, match="at least one other"):
+        baseline_verdict({FROZEN: base})

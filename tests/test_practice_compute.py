@@ -8,7 +8,7 @@ from helpers.classify.compute import encode_batch
 from helpers.finetuning.compute import SentenceClassifier
 from helpers.classify.compute import extract_features
 from helpers.finetuning.compute import finetune
-from helpers.practice.compute import (FeatureCache, checkpointing_is_on, compare_times, describe_selection, enable_checkpointing,
+from helpers.practice.compute import (FeatureCache, checkpointing_is_on, compare_times, sign_test_p, describe_selection, enable_checkpointing,
                                       feature_change_per_layer, keep_hidden_states, random_partners, median_range, model_key, quantize_int8,
                                       relative_change, saved_for_backward, saved_for_backward_bytes, state_dict_bytes,
                                       time_interleaved, training_state_bytes, try_from_pretrained, what_comes_back)
@@ -66,9 +66,19 @@ def test_interleaved_timing_and_the_sentences_it_allows():
     assert [len(v) for v in times.values()] == [3, 3]
     r = median_range([3.0, 1.0, 2.0, 10.0])
     assert (r.estimate, r.low, r.high) == (2.5, 1.0, 10.0)
-    assert "ranges overlap" in compare_times("a", [1.0, 2.0, 3.0], "b", [2.5, 3.5, 4.0])
-    text = compare_times("a", [1.0, 1.1, 1.2], "b", [2.0, 2.2, 2.4])
-    assert "b took 2.00x as long as a" in text and "do not overlap" in text
+    # too few turns: even a steady 2x cannot be called with 3 turns
+    assert "too few" in compare_times("a", [1.0, 1.1, 1.2], "b", [2.0, 2.2, 2.4])
+    # nine turns, every ratio below 1, one slow outlier of b: called (the old overlap rule could not)
+    a, b = [0.08] * 9, [0.04] * 8 + [0.085]
+    text = compare_times("a", a, "b", b)
+    assert "b is faster in every turn" not in text  # the outlier turn is above 1
+    assert "1 of 9 ratios above 1, 8 below" in text and "no difference is called" in text
+    b[-1] = 0.079
+    text = compare_times("a", a, "b", b)
+    assert "b is faster in every turn" in text and "0.50x" in text and "p = 0.0039" in text
+    assert sign_test_p(9, 9) == pytest.approx(2 / 2 ** 9) and sign_test_p(3, 6) == 1.0
+    with pytest.raises(ValueError, match="same"):
+        compare_times("a", [1.0], "b", [1.0, 2.0])
     with pytest.raises(ValueError, match="repeats"):
         time_interleaved({"a": lambda: None}, repeats=0)
 
@@ -179,3 +189,12 @@ def test_random_partners_pair_across_a_sorted_set():
     assert next_same == pytest.approx(0.9) and random_same < 0.3
     with pytest.raises(ValueError, match="at least 2"):
         random_partners(1)
+
+
+def test_quantize_with_warnings_hands_them_back():
+    from helpers.practice.compute import quantize_int8_with_warnings
+
+    q, messages = quantize_int8_with_warnings(torch.nn.Sequential(torch.nn.Linear(4, 3)))
+    assert all(isinstance(m, str) for m in messages)
+    x = torch.randn(2, 4)
+    assert q(x).shape == (2, 3)

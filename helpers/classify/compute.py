@@ -6,6 +6,7 @@ strategies never re-run the model. Layer ``0`` is the embedding output."""
 from __future__ import annotations
 
 import textwrap
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -46,8 +47,17 @@ def _check_texts(texts) -> list[str]:
 
 
 def encode_batch(tokenizer, texts, max_length: int = 32):
-    """Pad + truncate a list of texts to ``max_length`` tokens."""
-    return tokenizer(_check_texts(texts), padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    """Pad + truncate a list of texts to ``max_length`` tokens; warns when a text is cut."""
+    texts = _check_texts(texts)
+    if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
+        raise ValueError(f"max_length must be an int >= 2 (room for [CLS] and [SEP]), got {max_length!r}.")
+    lengths = [len(ids) for ids in tokenizer(texts)["input_ids"]]
+    cut = [n for n in lengths if n > max_length]
+    if cut:
+        warnings.warn(f"{len(cut)} of {len(texts)} text(s) are longer than max_length={max_length} tokens "
+                      f"(longest: {max(cut)}) and were truncated: the model sees only their first "
+                      f"{max_length} tokens.", stacklevel=2)
+    return tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
 
 
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -527,13 +537,17 @@ BERT_TABLE7 = (
 
 def peak_layer_verdict(runs, label: str) -> str:
     """Where a list of per-layer :class:`SeededAccuracy` peaks, and whether the last layer is
-    distinguishable from that peak (paired on the same test items, :func:`paired_difference`)."""
+    distinguishable from that peak (paired on the same test items, :func:`paired_difference`).
+    The peak is the argmax on the test items themselves, which the sentence says: its score is
+    optimistic, and the paired difference to it is, if anything, too large."""
     last = len(runs) - 1
     top = max(range(len(runs)), key=lambda l: runs[l].estimate)
     if top == last:
-        return f"{label} probes peak at the last layer, {runs[last].interval().percent()}"
+        return (f"{label} probes peak at the last layer, {runs[last].interval().percent()} (the peak is picked on the "
+                "test items, so its score is optimistic)")
     d = paired_difference(runs[last], runs[top])
-    return (f"{label} probes peak at layer {top}, {runs[top].interval().percent()}; last layer "
+    return (f"{label} probes peak at layer {top}, {runs[top].interval().percent()} (picked on the test items, so "
+            f"optimistic); last layer "
             f"{runs[last].interval().percent()}, paired difference {points(d)}: "
             + ("lower (the interval excludes 0)" if differs(d) else "not distinguishable (the interval includes 0)"))
 

@@ -14,10 +14,14 @@ import torch
 from helpers.common.progress import ProgressBar
 from helpers.common.stats import Interval
 
-from helpers.classify.compute import SeededAccuracy, encode_batch, mean_pool
+from helpers.classify.compute import SeededAccuracy, encode_batch, mean_pool, train_head
 
 
-FINETUNE_STRATEGIES = ("full", "freeze lower half", "layer-wise lr decay", "gradual unfreezing")
+FROZEN = "frozen encoder, head only"
+FINETUNE_STRATEGIES = ("full", "freeze lower half", "layer-wise lr decay", "gradual unfreezing", FROZEN)
+# The head-only baseline trains its head as lesson 07 does (standardized features, full-batch
+# Adam at lr 0.01): this many steps reach an independent solver there.
+HEAD_STEPS = 600
 
 
 class SentenceClassifier(torch.nn.Module):
@@ -70,9 +74,32 @@ class FinetuneResult:
     correct: torch.Tensor | None = None  # [n_test] booleans: which test items it got right
 
 
+def _frozen_head_only(tokenizer, clf, train, max_length: int, head_steps: int, seed: int) -> None:
+    """The baseline: no BERT weight changes; a linear head on the mean-pooled last layer, trained
+    like lesson 07's (:func:`~helpers.classify.compute.train_head`) and folded into
+    ``clf.classifier``: ``W ((x - mu) / sigma) + b = (W / sigma) x + (b - (W / sigma) mu)``."""
+    _set_trainable(clf.bert.parameters(), False)
+    clf.bert.eval()
+    enc = encode_batch(tokenizer, train.texts, max_length)
+    with torch.no_grad():
+        X = mean_pool(clf.bert(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state,
+                      enc["attention_mask"])
+    head = train_head(X, train.labels, train.num_classes, epochs=head_steps, seed=seed, progress=False)
+    with torch.no_grad():
+        W = head.classifier.weight / head.sigma
+        clf.classifier.weight.copy_(W)
+        clf.classifier.bias.copy_(head.classifier.bias - W @ head.mu)
+
+
 def finetune(tokenizer, bert, train, test, strategy: str = "full", *, epochs: int = 2, lr: float = 1e-4,
-             batch_size: int = 16, max_length: int = 16, seed: int = 0, progress: bool = True) -> FinetuneResult:
-    """Fine-tune a deep copy of ``bert`` + a linear head on an :class:`~helpers.common.data.IntentSplit`."""
+             batch_size: int = 16, max_length: int = 16, seed: int = 0, progress: bool = True,
+             head_steps: int = HEAD_STEPS) -> FinetuneResult:
+    """Fine-tune a deep copy of ``bert`` + a linear head on an :class:`~helpers.common.data.IntentSplit`.
+
+    ``"frozen encoder, head only"`` (:data:`FROZEN`) is the baseline that fine-tunes nothing: the
+    encoder stays as loaded and only the head is trained, as in lesson 07 (standardized features,
+    full-batch Adam at lr 0.01 for ``head_steps`` steps; ``epochs``, ``lr`` and ``batch_size`` do not
+    apply to it). Its seconds include the forward pass that computes its features."""
     if strategy not in FINETUNE_STRATEGIES:
         raise ValueError(f"strategy {strategy!r} is not valid: choose one of {FINETUNE_STRATEGIES}.")
     if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
@@ -93,6 +120,14 @@ def finetune(tokenizer, bert, train, test, strategy: str = "full", *, epochs: in
         opt = torch.optim.AdamW(llrd_param_groups(clf, lr))
     elif strategy != "freeze lower half":
         opt = torch.optim.AdamW([p for p in clf.parameters() if p.requires_grad], lr=lr)
+    if strategy == FROZEN:
+        start = time.perf_counter()
+        _frozen_head_only(tokenizer, clf, train, max_length, head_steps, seed)
+        seconds = time.perf_counter() - start
+        clf.eval()
+        right = classifier_correct(tokenizer, clf, test, max_length)
+        trainable = sum(p.numel() for p in clf.classifier.parameters())
+        return FinetuneResult(strategy, right.float().mean().item(), seconds, trainable, clf, right)
     enc = encode_batch(tokenizer, train.texts, max_length)
     y = torch.tensor(train.labels)
     g = torch.Generator().manual_seed(seed)
@@ -403,3 +438,28 @@ def compare_finetuned(tokenizer, bert, train, test, *, seeds=(0, 1, 2), epochs: 
     weight_norm, delta_norm = torch.tensor(sizes, dtype=torch.float64), torch.tensor(moves, dtype=torch.float64)
     return LayerChange(seeds, torch.tensor(cka), delta_norm / weight_norm, [r.accuracy for r in runs], runs, before,
                        after, weight_norm, delta_norm, token_owners(tokenizer, test.texts, max_length))
+
+
+def baseline_verdict(accuracy: dict, baseline: str = FROZEN) -> str:
+    """Each strategy against the baseline that fine-tunes nothing, paired on the same test items
+    and seeds (:func:`~helpers.classify.compute.paired_difference`): which beat it, which fall
+    below it, which this test set cannot tell from it -- and a closing verdict."""
+    from helpers.classify.compute import _join, paired_difference, points
+    from helpers.common.stats import differs
+
+    if baseline not in accuracy or len(accuracy) < 2:
+        raise ValueError(f"accuracy must hold {baseline!r} and at least one other strategy.")
+    diffs = {s: paired_difference(a, accuracy[baseline]) for s, a in accuracy.items() if s != baseline}
+    above = [s for s, d in diffs.items() if differs(d) and d.estimate > 0]
+    below = [s for s, d in diffs.items() if differs(d) and d.estimate < 0]
+    lines = [f"each strategy minus '{baseline}', paired on the same test items and seeds: "
+             + "; ".join(f"{s} {points(d)}" for s, d in diffs.items()) + "."]
+    if above:
+        lines.append(f"above the baseline (the interval excludes 0): {_join(above)}.")
+    if below:
+        lines.append(f"below the baseline (the interval excludes 0): {_join(below)}.")
+    lines.append("verdict: " + (f"{_join(above)} beat{'s' if len(above) == 1 else ''} not fine-tuning at all here"
+                                if above else "no fine-tuning strategy beats the frozen encoder with a trained head "
+                                "on this data" + (f"; {_join(below)} fall{'s' if len(below) == 1 else ''} below it"
+                                                  if below else "")) + ".")
+    return " ".join(lines)

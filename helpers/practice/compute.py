@@ -7,6 +7,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import io
+import math
 import statistics
 import time
 import warnings
@@ -196,17 +197,44 @@ def median_range(values) -> Interval:
     return Interval(statistics.median(values), min(values), max(values), 1.0)
 
 
+def sign_test_p(above: int, n: int) -> float:
+    """Two-sided sign test: the chance, if each of ``n`` paired ratios fell above or below 1
+    with probability 1/2, of a split at least as lopsided as ``above`` of ``n``."""
+    if n < 1 or not 0 <= above <= n:
+        raise ValueError(f"need 0 <= above <= n and n >= 1, got above={above}, n={n}.")
+    k = min(above, n - above)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
+
+
 def compare_times(a_name: str, a, b_name: str, b, unit: str = "s") -> str:
-    """A sentence on two sets of repeated timings that only calls a difference when the
-    ranges do not overlap, e.g. ``"checkpointed took 1.31x as long as plain (median of 5
-    runs each; the ranges do not overlap)"``."""
+    """A sentence on two sets of timings taken in turns (a, b, a, b, ... as
+    :func:`time_interleaved` takes them), compared turn by turn.
+
+    Each turn gives one ratio ``b_i / a_i``: both ran back to back, so a slow spell of the
+    machine hits both. The sentence reports the median ratio and its range, and calls a
+    difference only when **every** ratio lies on the same side of 1 and a sign test makes that
+    unlikely by chance (two-sided ``p < 0.05``, which needs at least 6 turns); one slow run
+    can no longer hide a steady difference, as an overlap of the two ranges could."""
+    a, b = [float(v) for v in a], [float(v) for v in b]
+    if len(a) != len(b) or not a:
+        raise ValueError(f"give the same, non-zero number of timings for both, taken in turns: {len(a)} and {len(b)}.")
+    if min(a + b) <= 0:
+        raise ValueError("timings must be positive.")
     ra, rb = median_range(a), median_range(b)
     fmt = lambda r: f"median {r.estimate:.3g} {unit}, range {r.low:.3g}-{r.high:.3g}"
-    where = f"{a_name}: {fmt(ra)}; {b_name}: {fmt(rb)} ({len(a)} and {len(b)} runs)."
-    ratio = rb.estimate / ra.estimate
-    if ra.overlaps(rb):
-        return f"{where} The ranges overlap: no difference in time measurable on this machine."
-    return f"{where} {b_name} took {ratio:.2f}x as long as {a_name}, and the ranges do not overlap."
+    ratios = [y / x for x, y in zip(a, b)]
+    rr = median_range(ratios)
+    above, below = sum(r > 1 for r in ratios), sum(r < 1 for r in ratios)
+    n = len(ratios)
+    p = sign_test_p(above, above + below) if above + below else 1.0
+    text = (f"{a_name}: {fmt(ra)}; {b_name}: {fmt(rb)} ({n} turns). Per turn, {b_name} / {a_name} = median "
+            f"{rr.estimate:.2f}x, range {rr.low:.2f}-{rr.high:.2f}x; {above} of {n} ratios above 1, {below} below")
+    if (above == n or below == n) and p < 0.05:
+        return (f"{text} (sign test p = {p:.2g}): {b_name} is {'slower' if above == n else 'faster'} in every turn, "
+                f"taking about {rr.estimate:.2f}x as long.")
+    if n < 6:
+        return f"{text}: {n} turns are too few to call a difference (a sign test needs at least 6, all one way)."
+    return f"{text} (sign test p = {p:.2g}): not one way in every turn, so no difference is called on this machine."
 
 
 def hidden_state_origins(states, full) -> list:
@@ -291,12 +319,20 @@ def try_from_pretrained(path: str, **kwargs):
 
 def quantize_int8(bert):
     """A dynamically int8-quantized copy (Linear weights int8, activations quantized on the fly)."""
+    return quantize_int8_with_warnings(bert)[0]
+
+
+def quantize_int8_with_warnings(bert) -> tuple:
+    """``(quantized copy, [warning messages])``: :func:`quantize_int8`, with the warnings the
+    installed torch raised on the way (recent versions mark ``torch.ao.quantization`` deprecated,
+    successor: ``torchao``) kept out of the output and handed back, so a lesson can print them."""
     from torch.ao.quantization import quantize_dynamic
 
-    with warnings.catch_warnings():
-        # torch 2.13 marks torch.ao.quantization deprecated (successor: torchao); it still works.
-        warnings.simplefilter("ignore")
-        return quantize_dynamic(copy.deepcopy(bert), {torch.nn.Linear}, dtype=torch.qint8)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        qmodel = quantize_dynamic(copy.deepcopy(bert), {torch.nn.Linear}, dtype=torch.qint8)
+    messages = list(dict.fromkeys(str(w.message).splitlines()[0] for w in caught))
+    return qmodel, messages
 
 
 def state_dict_bytes(module) -> int:
