@@ -183,10 +183,9 @@ assert torch.allclose(feats_train.pooler, pooler_by_hand(model, feats_train.cls[
 # head's weights and checked against the head.
 
 # %%
-from helpers.classify.compute import train_head
+from helpers.classify.compute import SHORT_STEPS, train_head  # SHORT_STEPS: the steps of this first head
 from helpers.common.stats import accuracy_ci
 
-SHORT_STEPS = 150  # full-batch Adam steps of this first head
 t0 = time.perf_counter()
 head = train_head(feats_train.layer(L, "cls"), train.labels, C, epochs=SHORT_STEPS, seed=0)
 train_seconds = time.perf_counter() - t0
@@ -226,7 +225,8 @@ standardize = lambda X: ((X - head.mu) / head.sigma).numpy()
 solver = LogisticRegression(max_iter=3000).fit(standardize(feats_train.layer(L, "cls")), train.labels)
 pred_sklearn = torch.as_tensor(solver.predict(standardize(X_test)))
 correct_sklearn = pred_sklearn == y_test
-HEAD_STEPS = 4 * SHORT_STEPS  # the steps of every head below
+from helpers.classify.compute import HEAD_STEPS  # 4 x SHORT_STEPS: the steps of every head below
+
 long_head = train_head(feats_train.layer(L, "cls"), train.labels, C, epochs=HEAD_STEPS, seed=0, progress=False)
 correct_long = correct_per_item(long_head, X_test, test.labels)
 print(f"the {SHORT_STEPS}-step head and sklearn predict the same intent for "

@@ -127,13 +127,14 @@ print(f"{L} layers, hidden {H}; {len(train)} train / {len(test)} test utterances
 # demonstrations of cost and behaviour, not tuned results.
 
 # %%
+from helpers.classify.compute import HEAD_STEPS  # lesson 07's steps for a linear head
 from helpers.finetuning.compute import FINETUNE_STRATEGIES, compare_finetuning
 from helpers.practice.compute import model_key
 from helpers.practice.plots import plot_accuracy_vs_time
 
 key_before = model_key(model)  # a hash of every weight of the loaded model
 FT_SEEDS, FT_LR, FT_EPOCHS, FT_BATCH = (0, 1, 2), 3e-4, 3, 20
-FT_PER_INTENT, FT_MAX_LEN, HEAD_STEPS = 4, 16, 600  # utterances per intent; tokens per input; baseline head's steps
+FT_PER_INTENT, FT_MAX_LEN = 4, 16  # utterances per intent; tokens per input
 ft_train = train.subset(FT_PER_INTENT)
 print(f"{len(ft_train)} training utterances ({FT_PER_INTENT} per intent), {FT_EPOCHS} epochs of batches of "
       f"{FT_BATCH}, inputs cut at {FT_MAX_LEN} tokens (longest here: "

@@ -210,7 +210,7 @@ plt.show()
 #
 # For "sentence meaning" we probe the intents of lessons 07-08 with **lesson 07's probe**
 # itself: a linear probe per layer on mean-pooled sentence vectors, trained once per seed by
-# `probe_seeds` (in `helpers/classify/compute.py`), so the numbers are the ones lesson 07
+# `probe_seeds` (in `helpers/classify/compute.py`) for lesson 07's `HEAD_STEPS` steps, so the numbers are the ones lesson 07
 # prints for its mean-pooled probes; `sentence_probe_report` only puts them in this lesson's
 # report form (each interval spans every seed's 95 % interval over the test utterances, as
 # in lesson 07), and two of its layers are compared exactly as lesson 07's paired printout
@@ -224,13 +224,14 @@ plt.show()
 # %%
 from helpers.classify.compute import extract_features
 from helpers.common.data import load_intents
+from helpers.classify.compute import HEAD_STEPS
 from helpers.probes.compute import POPULAR_TABLE, scaled_layers, sentence_probe_report, summarize_layers, table_verdict
 
 train, test = load_intents("train"), load_intents("test")
 feats_train = extract_features(tokenizer, model, train.texts)
 feats_test = extract_features(tokenizer, model, test.texts)
 reports["intent"] = sentence_probe_report(feats_train, train.labels, feats_test, test.labels, train.names,
-                                          pooling="mean", seeds=seeds)
+                                          pooling="mean", seeds=seeds, epochs=HEAD_STEPS)
 items = [f"{'emb' if l == 0 else l}: {iv.percent()}" for l, iv in enumerate(reports["intent"].accuracy)]
 print("intent probe accuracy per layer (lesson 07's probe):")
 for k in range(0, len(items), 4):

@@ -119,6 +119,13 @@ class WeightedLayerHead(torch.nn.Module):
         return self.classifier((self.layer_weights()[None, :, None] * z).sum(1))
 
 
+# Full-batch Adam steps of a linear head on the intent features. Lesson 07 shows that
+# SHORT_STEPS stop short of an independent solver and HEAD_STEPS reach it; every head and probe
+# after that check (lessons 07 and 10) trains HEAD_STEPS.
+SHORT_STEPS = 150
+HEAD_STEPS = 4 * SHORT_STEPS
+
+
 def _labels(y, n: int) -> torch.Tensor:
     y = torch.as_tensor(y, dtype=torch.long)
     if y.ndim != 1 or len(y) != n:

@@ -14,14 +14,14 @@ import torch
 from helpers.common.progress import ProgressBar
 from helpers.common.stats import Interval
 
-from helpers.classify.compute import SeededAccuracy, encode_batch, mean_pool, train_head
+from helpers.classify.compute import HEAD_STEPS, SeededAccuracy, encode_batch, mean_pool, train_head
 
 
 FROZEN = "frozen encoder, head only"
 FINETUNE_STRATEGIES = ("full", "freeze lower half", "layer-wise lr decay", "gradual unfreezing", FROZEN)
 # The head-only baseline trains its head as lesson 07 does (standardized features, full-batch
-# Adam at lr 0.01): this many steps reach an independent solver there.
-HEAD_STEPS = 600
+# Adam at lr 0.01) for HEAD_STEPS (from helpers.classify.compute), the steps that reach an
+# independent solver there.
 
 
 class SentenceClassifier(torch.nn.Module):

@@ -22,7 +22,7 @@ def plot_accuracy_vs_time(accuracy: dict, seconds: dict, ax=None):
     """
     if not accuracy or set(accuracy) != set(seconds):
         raise ValueError("accuracy and seconds must map the same, non-empty set of strategy names.")
-    ax = new_axes(ax, (6.5, 3.8))
+    ax = new_axes(ax, (8.5, 3.8))
     for name, acc in accuracy.items():
         secs = np.asarray(seconds[name], dtype=float)
         if len(secs) != len(acc.seeds):
@@ -38,7 +38,8 @@ def plot_accuracy_vs_time(accuracy: dict, seconds: dict, ax=None):
     n = len(next(iter(accuracy.values())).seeds)
     ax.set_title(f"fine-tuning: test accuracy against training time ({n} seeds per strategy)\n"
                  "dots: runs; diamond: median time, mean accuracy; whiskers: time range, 95% interval")
-    ax.legend(loc="best")
+    # outside the axes: with five strategies "best" still covered a run
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     ax.figure.tight_layout()
     return ax
 
