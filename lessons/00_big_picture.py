@@ -257,13 +257,14 @@ plt.show()
 change = paired_difference_ci(per_token[:, -1], per_token[:, 0])  # each token: last layer minus embeddings
 verdict = ("longer than" if change.low > 0 else "shorter than") if differs(change) else "not told apart from"
 top, bottom = max(range(L + 1), key=norms.__getitem__), min(range(L + 1), key=norms.__getitem__)
-near = {l: ", ".join(f"layer {k}" for k, iv in enumerate(intervals) if k != l and iv.overlaps(intervals[l])) or "none"
-        for l in (top, bottom)}  # layers whose interval overlaps the extreme one's: not told apart from it
+near = {l: ", ".join(f"layer {k}" for k in range(L + 1)  # same tokens, so compare each token with itself
+                    if k != l and not differs(paired_difference_ci(per_token[:, k], per_token[:, l]))) or "none"
+        for l in (top, bottom)}
 print(f"mean norm: embeddings {intervals[0].format('.2f')}, last layer {intervals[-1].format('.2f')}; "
       f"per token, last minus embeddings {change.format('.2f')}: the last layer's vectors are {verdict} "
       f"the embeddings here")
-print(f"largest after layer {top} (interval overlaps: {near[top]}); "
-      f"smallest after layer {bottom} (interval overlaps: {near[bottom]}); layer 0 = embeddings")
+print(f"largest after layer {top} (not told apart, paired per token: {near[top]}); "
+      f"smallest after layer {bottom} (not told apart: {near[bottom]}); layer 0 = embeddings")
 
 # %% [markdown]
 # ## Summary

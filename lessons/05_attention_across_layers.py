@@ -240,6 +240,7 @@ print("largest head per layer: " + ", ".join(f"{l + 1}: {max(head_ci[l], key=lam
 share_cls = bootstrap_ci(shares_packed[:, :, compute.TOKEN_CLASSES.index("[CLS]")])
 print("share of all attention on [CLS], per layer: " + ", ".join(f"{l + 1}: {share_cls[l].percent(0)}" for l in range(L)))
 
+# %% [markdown]
 # **How input length moves the shares.** With $n$ tokens, a head that looks at nothing in
 # particular gives each token $1/n$. A class with a fixed number of tokens (`[CLS]`: one,
 # `[SEP]`: two) therefore starts higher on a short input, before any pattern of the model;
@@ -268,6 +269,7 @@ for k, c in enumerate(compute.TOKEN_CLASSES):
 print("layers where the ratios of the two lengths differ: "
       + "; ".join(f"{c} {v or 'none'}" for c, v in length_differs.items()))
 
+# %% [markdown]
 # ## Norm-based attention: does the attended vector matter?
 #
 # Kobayashi, Kuribayashi, Yokoi and Inui (2020, *Attention is Not Only a Weight: Analyzing
