@@ -317,6 +317,11 @@ def plot_layer_lines(groups: dict, ax=None, title="", ylabel="", reference=None,
     if reference is not None:
         ref = np.broadcast_to(np.asarray(to_numpy(reference), dtype=float), (n_layers,))
         ax.plot(np.arange(1, n_layers + 1), ref, "--", color="tab:grey", label=reference_label)
+    return _label_layer_axes(ax, n_layers, ylabel, title)
+
+
+def _label_layer_axes(ax, n_layers: int, ylabel: str, title: str):
+    """Encoder layers 1..n_layers on x, the labels, and the legend outside on the right."""
     ax.set_xticks(np.arange(1, n_layers + 1))
     ax.set_xlabel("encoder layer")
     ax.set_ylabel(ylabel)
@@ -413,9 +418,4 @@ def plot_head_strip(intervals: list, ax=None, title="", ylabel="", reference=Non
         ax.axhline(reference, ls="--", color="tab:grey", label=reference_label)
     if log:
         ax.set_yscale("log")
-    ax.set_xticks(np.arange(1, n_layers + 1))
-    ax.set_xlabel("encoder layer")
-    ax.set_ylabel(ylabel)
-    ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
-    return ax
+    return _label_layer_axes(ax, n_layers, ylabel, title)
