@@ -75,7 +75,8 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # `helpers/model/loading.py` (`load_model`), `helpers/model/trace.py` (`trace_text`), this
 # lesson's `helpers/attention/compute.py` (the measures), `helpers/attention/plots.py` (the
 # figures) and `helpers/attention/widgets.py` (the explorers), and `helpers/common/stats.py`
-# (`bootstrap_ci`, `paired_difference_ci`, `differs`, `quartiles`: every interval and verdict).
+# (`bootstrap_ci`, `paired_difference_ci`, `cautious_paired_difference_ci`, `unpaired_difference_ci`, `differs`,
+# `quartiles`: every interval and verdict).
 
 # %%
 import matplotlib.pyplot as plt
@@ -85,7 +86,8 @@ from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
 from helpers.common.progress import progress
-from helpers.common.stats import bootstrap_ci, differs, paired_difference_ci, quartiles
+from helpers.common.stats import (bootstrap_ci, cautious_paired_difference_ci, differs, paired_difference_ci, quartiles,
+                                  unpaired_difference_ci)
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
@@ -194,7 +196,7 @@ for layer in range(L):
 # relative to what evenly spread attention would give on inputs of that length. The packed
 # set is small (its size is printed): with so few inputs a percentile bootstrap is too narrow,
 # so `compute.extreme_layer` widens each paired interval to the Student-t interval where that is
-# wider (`compute.paired_difference`), and an interval touching 0 counts as "not told apart".
+# wider (`cautious_paired_difference_ci`), and an interval touching 0 counts as "not told apart".
 
 # %%
 sep, cls = compute.TOKEN_CLASSES.index("[SEP]"), compute.TOKEN_CLASSES.index("[CLS]")
@@ -212,7 +214,7 @@ for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
     if rest:
         near = max(rest, key=lambda j: float(shares_packed[:, j, k].mean()))
         print(f"    closest other layer {near + 1}: {ci_packed[k][near].percent()}, paired difference "
-              f"{compute.paired_difference(shares_packed[:, near, k], shares_packed[:, top, k]).percent(2)}")
+              f"{cautious_paired_difference_ci(shares_packed[:, near, k], shares_packed[:, top, k]).percent(2)}")
     print(f"    at layer {top + 1}, share / uniform share: packed {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, "
           f"short {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share {ci_short[k][top].percent()})")
 print(f"  [SEP]: layers surely above half: {over_half or 'none'}")
@@ -250,7 +252,7 @@ print("share of all attention on [CLS], per layer: " + ", ".join(f"{l + 1}: {sha
 # about the same share whatever $n$ (a "sink") has a ratio that grows with $n$. The cell
 # below computes, per class and layer, whether the "share ÷ uniform share" of the short and
 # the packed pairs differ (different inputs: an unpaired bootstrap,
-# `compute.unpaired_difference_ci`). Where they differ, dividing by $k/n$ has not made the two
+# `unpaired_difference_ci`). Where they differ, dividing by $k/n$ has not made the two
 # lengths comparable; the two sets also differ in content (a packed input joins several pairs).
 
 # %%
@@ -261,7 +263,7 @@ uni_s = torch.stack([compute.uniform_shares(t) for t in short])  # [n, 4], per i
 uni_p = torch.stack([compute.uniform_shares(t) for t in packed])
 length_differs = {}
 for k, c in enumerate(compute.TOKEN_CLASSES):
-    d = [compute.unpaired_difference_ci(shares_short[:, l, k] / uni_s[:, k], shares_packed[:, l, k] / uni_p[:, k])
+    d = [unpaired_difference_ci(shares_short[:, l, k] / uni_s[:, k], shares_packed[:, l, k] / uni_p[:, k])
          for l in range(L)]
     length_differs[c] = [l + 1 for l in range(L) if differs(d[l])]
     print(f"{c}: share ÷ uniform, short minus packed per layer: " + ", ".join(f"{l + 1}: {x.format('.2f')}"
@@ -439,7 +441,7 @@ print(f"lowest mean entropy on the {len(packed)} packed pairs: layer {focused + 
 rest = [j for j in range(L) if j not in focused_tied]
 if rest:
     near = min(rest, key=lambda j: e_packed[j].estimate)
-    gap = compute.paired_difference(ent_packed.mean(-1)[:, near], ent_packed.mean(-1)[:, focused])
+    gap = cautious_paired_difference_ci(ent_packed.mean(-1)[:, near], ent_packed.mean(-1)[:, focused])
     print(f"closest other layer {near + 1} ({e_packed[near]}): paired difference {gap.format('.2e')} "
           f"({len(packed)} inputs; bootstrap widened to the Student-t interval)")
 

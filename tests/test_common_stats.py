@@ -73,3 +73,26 @@ def test_paired_difference_sees_what_unpaired_overlap_hides():
     assert not differs(paired_difference_ci(base, base))
     with pytest.raises(ValueError, match="same items"):
         paired_difference_ci(base, base[:-1])
+
+
+def test_paired_difference_is_at_least_as_wide_as_the_t_interval():
+    from scipy import stats
+
+    from helpers.common.stats import cautious_paired_difference_ci, paired_t_interval
+
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(14, generator=gen), torch.randn(14, generator=gen)
+    t = paired_t_interval(a, b)
+    by_hand = stats.t.interval(0.95, 13, loc=float((a - b).mean()), scale=float((a - b).std()) / 14 ** 0.5)
+    assert (t.low, t.high) == pytest.approx(by_hand)
+    both = cautious_paired_difference_ci(a, b)
+    assert both.low <= t.low and both.high >= t.high
+
+
+def test_unpaired_difference_resamples_each_set_on_its_own():
+    from helpers.common.stats import unpaired_difference_ci
+
+    gen = torch.Generator().manual_seed(0)
+    a, b = 1 + 0.1 * torch.randn(20, generator=gen), 0.1 * torch.randn(30, generator=gen)
+    d = unpaired_difference_ci(a, b)
+    assert d.estimate == pytest.approx(float(a.double().mean() - b.double().mean())) and d.low > 0.9

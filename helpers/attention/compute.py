@@ -11,7 +11,7 @@ import unicodedata
 
 import torch
 
-from helpers.common.stats import Interval, differs, paired_difference_ci
+from helpers.common.stats import cautious_paired_difference_ci, differs
 from helpers.model.paths import data_file
 from helpers.model.trace import Trace, check_trace, check_traces
 
@@ -249,32 +249,10 @@ def untrained_like(model, seed: int = 0):
 
 # -- naming "the" layer: the extreme one and every layer the same inputs cannot tell apart ----
 
-def paired_t_interval(a, b, level: float = 0.95) -> Interval:
-    """Mean of ``a - b`` over the same items with a Student-t interval (``n - 1`` degrees of
-    freedom). With a dozen items the percentile bootstrap is too narrow; this interval is the
-    small-sample check beside it."""
-    from scipy.stats import t as student_t
-
-    d = torch.as_tensor(a, dtype=torch.float64) - torch.as_tensor(b, dtype=torch.float64)
-    if d.ndim != 1 or d.numel() < 2:
-        raise ValueError(f"a and b must be 1-D, on the same >= 2 items; got {tuple(d.shape)}.")
-    n, mean = d.numel(), float(d.mean())
-    half = float(student_t.ppf(0.5 + level / 2, n - 1)) * float(d.std()) / n ** 0.5
-    return Interval(mean, mean - half, mean + half, level)
-
-
-def paired_difference(a, b) -> Interval:
-    """The cautious paired interval of ``mean(a - b)``: the union of the percentile bootstrap
-    (:func:`~helpers.common.stats.paired_difference_ci`) and the Student-t interval
-    (:func:`paired_t_interval`), so a handful of items cannot make it too narrow."""
-    boot, tint = paired_difference_ci(a, b), paired_t_interval(a, b)
-    return Interval(boot.estimate, min(boot.low, tint.low), max(boot.high, tint.high))
-
-
 def extreme_layer(values, lowest: bool = False) -> tuple[int, list[int]]:
     """``(index, tied)`` for ``values [n_inputs, layers]``: the column (0-based) with the highest
     (``lowest=True``: lowest) mean over the inputs, and every column whose **paired** difference
-    to it (:func:`paired_difference`: the percentile bootstrap over the same inputs, widened to
+    to it (:func:`~helpers.common.stats.cautious_paired_difference_ci`: the percentile bootstrap over the same inputs, widened to
     the Student-t interval where that is wider, as it is with few inputs) has a 95 % interval
     containing 0 -- the extreme column included. Name all of ``tied``, never one winner, when
     they are more than one."""
@@ -284,31 +262,18 @@ def extreme_layer(values, lowest: bool = False) -> tuple[int, list[int]]:
     means = values.mean(dim=0)
     best = int(means.argmin() if lowest else means.argmax())
     tied = [j for j in range(values.shape[1])
-            if j == best or not differs(paired_difference(values[:, j], values[:, best]))]
+            if j == best or not differs(cautious_paired_difference_ci(values[:, j], values[:, best]))]
     return best, tied
-
-
-def unpaired_difference_ci(a, b, n_boot: int = 1000, seed: int = 0) -> Interval:
-    """``mean(a) - mean(b)`` for two *different* sets of items, each resampled on its own
-    (percentile bootstrap, 95 %)."""
-    a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
-    if a.ndim != 1 or b.ndim != 1 or len(a) < 2 or len(b) < 2:
-        raise ValueError(f"a and b must be 1-D with >= 2 items each; got {tuple(a.shape)} and {tuple(b.shape)}.")
-    gen = torch.Generator().manual_seed(seed)
-    boots = (a[torch.randint(len(a), (n_boot, len(a)), generator=gen)].mean(1)
-             - b[torch.randint(len(b), (n_boot, len(b)), generator=gen)].mean(1))
-    low, high = torch.quantile(boots, torch.tensor([0.025, 0.975], dtype=torch.float64))
-    return Interval(float(a.mean() - b.mean()), float(low), float(high))
 
 
 def compare_layers(a, b) -> dict[str, list[int]]:
     """Per layer, the paired difference ``a - b`` over the same inputs (``a``, ``b``:
     ``[n_inputs, L]``): ``{"above": [...], "below": [...], "untold": [...]}``, 1-based layers
-    (:func:`paired_difference`; an interval touching 0 is untold)."""
+    (:func:`~helpers.common.stats.cautious_paired_difference_ci`; an interval touching 0 is untold)."""
     a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
     out = {"above": [], "below": [], "untold": []}
     for l in range(a.shape[1]):
-        d = paired_difference(a[:, l], b[:, l])
+        d = cautious_paired_difference_ci(a[:, l], b[:, l])
         out["above" if d.low > 0 else "below" if d.high < 0 else "untold"].append(l + 1)
     return out
 
