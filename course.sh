@@ -2,7 +2,12 @@
 # One entry point for a fresh machine:
 #   bash course.sh lab [ARGS]  set up, then open JupyterLab on lessons/ (ARGS go to `jupyter lab`,
 #                              e.g. --no-browser --port 8899)
-#   bash course.sh test   set up, then run the whole test suite (what CI runs)
+#   bash course.sh test [--all] [ARGS]  set up, then test: the unit tests and every lesson once (nbval,
+#                              quick budget), about 5 minutes on 2 cores. --all adds everything else: every
+#                              lesson with another BERT size and with an input past the maximum length, the
+#                              static-export check and the site tests (both read the lessons the book build
+#                              executed: run `bash course.sh book` first), the browser tests (what CI runs).
+#                              ARGS go to pytest.
 #   bash course.sh sync   regenerate every lessons/*.ipynb from its py:percent source
 #   bash course.sh book [ARGS]  set up, run every lesson offline and build the website in build/site/
 #                              (ARGS go to book/build.py, e.g. --only 00,03 or --no-execute)
@@ -48,9 +53,16 @@ test)
     setup
     export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
     "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
-    "$VENV/bin/python" tests/nbval_prepare.py build/nbval
     shift
-    exec "$VENV/bin/python" -m pytest tests build/nbval \
+    tier=(-m "not slow and not browser")
+    if [ "${1:-}" = "--all" ]; then
+        tier=()
+        shift
+    fi
+    # nbval runs copies of the lessons with BUDGET = "quick" (tests/nbval_prepare.py); the full
+    # budget runs once, in the book build.
+    "$VENV/bin/python" tests/nbval_prepare.py build/nbval
+    exec "$VENV/bin/python" -m pytest tests build/nbval ${tier[@]+"${tier[@]}"} \
         --nbval-lax --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg "$@"
     ;;
 book)
@@ -65,7 +77,7 @@ sync)
     "$VENV/bin/jupytext" --update --to ipynb lessons/[0-9]*.py  # --update keeps cell ids stable
     ;;
 *)
-    echo "usage: bash course.sh {lab [jupyter lab options]|test [pytest options]|book [build options]|sync}" >&2
+    echo "usage: bash course.sh {lab [jupyter lab options]|test [--all] [pytest options]|book [build options]|sync}" >&2
     exit 2
     ;;
 esac

@@ -5,6 +5,8 @@
 # about a minute to install here); it runs on the CPU like Colab's CPU runtime. The main
 # environment uses the local CPU build of 2.13.0 instead (see course.sh).
 # Overrides: COLAB_PYTHON (interpreter), COLAB_VENV (folder), COLAB_TORCH (version).
+# Every lesson runs with BUDGET = "quick" (tests/lesson_params.py): this run checks the versions, the
+# full budget runs once, in the book build.
 # Exit status: non-zero when any lesson fails. Prints one PASS/FAIL line per lesson.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -56,10 +58,12 @@ import sys, time
 from pathlib import Path
 import nbformat
 from nbclient import NotebookClient
+sys.path.insert(0, "tests")
+from lesson_params import quick  # BUDGET = "quick": this run checks the versions; the full budget runs in the book build
 
 failed = 0
 for path in sorted(Path("lessons").glob("[0-9]*.ipynb")):
-    nb = nbformat.read(path, as_version=4)
+    nb = quick(nbformat.read(path, as_version=4))
     t = time.perf_counter()
     try:
         NotebookClient(nb, timeout=900, kernel_name="python3",

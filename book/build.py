@@ -4,8 +4,11 @@ Steps (all offline):
 
 1. **Execute.** Every ``lessons/[0-9][0-9]_*.ipynb`` (new lessons appear by themselves) runs
    with nbclient in ``lessons/`` as its working directory, the way Jupyter runs it, with
-   ``HF_HUB_OFFLINE=1`` so ``MODEL = None`` picks the bundled checkpoint. The executed copies
-   go to ``build/book/executed/``; the committed notebooks stay output-free.
+   ``HF_HUB_OFFLINE=1`` so ``MODEL = None`` picks the bundled checkpoint, at the lessons' full
+   ``BUDGET`` (the only full run of the course's checks), with no widget state saved (as the
+   course's nbconvert configuration: an explorer shows its picture). The executed copies go to
+   ``build/book/executed/`` and the static-export and site tests read them instead of running the
+   lessons again; the committed notebooks stay output-free.
 2. **Prepare the pages** in ``build/book/src/``: ``index.md`` is generated from README.md (its
    title, opening paragraph and lesson table), so the home page never drifts from the README.
    Each lesson page is its executed notebook with, in the site's copy only: the Colab badge
@@ -83,7 +86,7 @@ def execute(source: Path, dest: Path, timeout: int = 1200) -> tuple[float, float
 
     nb = nbformat.read(source, as_version=4)
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
-    client = NotebookClient(nb, timeout=timeout, kernel_name="python3",
+    client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=False,
                             resources={"metadata": {"path": str(source.parent)}},
                             # the kernel's own log (a TCP-transport notice per start) is noise here;
                             # what the lesson prints or warns goes into its outputs as usual

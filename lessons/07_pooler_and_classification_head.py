@@ -47,19 +47,25 @@ else:
 #
 # `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the sentence whose
 # `[CLS]` vector we pool and whose logits the text box starts with.
+#
+# `BUDGET` sizes the expensive work (`None`: the course chooses, `"full"` on the bundled model; `"quick"`: fewer
+# test items and seeds, for a fast check or a large model on a CPU; `choose_budget` in `helpers/common/budget.py`).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "Could you wake me up at half past six tomorrow?"
+BUDGET = None  # None: the course chooses; "full" or "quick" (fewer items and seeds)
 
 # %%
 import torch
 
+from helpers.common.budget import choose_budget
 from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 
 torch.manual_seed(0)
 tokenizer, model = load_model(MODEL)
+budget = choose_budget(BUDGET, model)
 config = model.config
 L, H = config.num_hidden_layers, config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
@@ -288,7 +294,7 @@ box
 from helpers.classify.compute import compare_paired, probe_seeds
 from helpers.classify.plots import plot_probe_curves
 
-SEEDS = (0, 1, 2)
+SEEDS = budget.pick((0, 1, 2), (0, 1))
 probe_runs = {pooling: probe_seeds(feats_train, train.labels, feats_test, test.labels, C, pooling, seeds=SEEDS,
                                    epochs=HEAD_STEPS) for pooling in ("cls", "mean")}
 probes = {pooling: [run.estimate for run in runs] for pooling, runs in probe_runs.items()}

@@ -49,10 +49,14 @@ else:
 #
 # `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is used to show
 # which hidden states a forward pass returns.
+#
+# `BUDGET` sizes the expensive work (`None`: the course chooses, `"full"` on the bundled model; `"quick"`: fewer
+# test items and seeds, for a fast check or a large model on a CPU; `choose_budget` in `helpers/common/budget.py`).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "Remind me to buy oat milk on the way home."
+BUDGET = None  # None: the course chooses; "full" or "quick" (fewer items and seeds)
 
 # %%
 import copy
@@ -62,12 +66,14 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from helpers.common.budget import choose_budget
 from helpers.model.loading import load_model
 from helpers.common.data import load_intents
 
 torch.manual_seed(0); np.random.seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 train, test = load_intents("train"), load_intents("test")
 C = train.num_classes
@@ -133,7 +139,7 @@ from helpers.practice.compute import model_key
 from helpers.practice.plots import plot_accuracy_vs_time
 
 key_before = model_key(model)  # a hash of every weight of the loaded model
-FT_SEEDS, FT_LR, FT_EPOCHS, FT_BATCH = (0, 1, 2), 3e-4, 3, 20
+FT_SEEDS, FT_LR, FT_EPOCHS, FT_BATCH = budget.pick((0, 1, 2), (0, 1)), 3e-4, 3, 20
 FT_PER_INTENT, FT_MAX_LEN = 4, 16  # utterances per intent; tokens per input
 ft_train = train.subset(FT_PER_INTENT)
 print(f"{len(ft_train)} training utterances ({FT_PER_INTENT} per intent), {FT_EPOCHS} epochs of batches of "

@@ -55,10 +55,14 @@ else:
 #
 # `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the request whose
 # decision we attribute to its words and explore at the end.
+#
+# `BUDGET` sizes the expensive work (`None`: the course chooses, `"full"` on the bundled model; `"quick"`: fewer
+# test items and seeds, for a fast check or a large model on a CPU; `choose_budget` in `helpers/common/budget.py`).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "Please set a timer for twenty minutes so the bread does not burn."
+BUDGET = None  # None: the course chooses; "full" or "quick" (fewer items and seeds)
 
 # %% [markdown]
 # ## The model, the data and one classifier, trained once
@@ -86,11 +90,13 @@ from helpers.classify.compute import extract_features, train_head
 from helpers.common.data import load_intents
 from helpers.common.stats import accuracy_ci, bootstrap_ci, differs
 from helpers.interventions.compute import count_truncated
+from helpers.common.budget import choose_budget
 from helpers.model.loading import checkpoint_facts, load_model
 
 MAX_LEN = 32  # tokens per utterance, [CLS] and [SEP] included; longer utterances are cut
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+budget = choose_budget(BUDGET, model)
 L, A, H = model.config.num_hidden_layers, model.config.num_attention_heads, model.config.hidden_size
 train, test = load_intents("train"), load_intents("test")
 n_cut = count_truncated(tokenizer, train.texts + test.texts, MAX_LEN)

@@ -55,10 +55,14 @@ else:
 #
 # `MODEL` names the checkpoint (`None`: the course chooses). `SENTENCE` is the sentence whose
 # words the trained probes tag, layer by layer, and in which the masked-LM lens hides a word.
+#
+# `BUDGET` sizes the expensive work (`None`: the course chooses, `"full"` on the bundled model; `"quick"`: fewer
+# test items and seeds, for a fast check or a large model on a CPU; `choose_budget` in `helpers/common/budget.py`).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "She will book a table at the new place near the river."
+BUDGET = None  # None: the course chooses; "full" or "quick" (fewer items and seeds)
 
 # %%
 import time
@@ -66,12 +70,14 @@ import time
 import matplotlib.pyplot as plt
 import torch
 
+from helpers.common.budget import choose_budget
 from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 
 torch.manual_seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
 print(f"{L} layers, hidden size {H}; SENTENCE has {len(trace.words())} words, {trace.seq_len} tokens")

@@ -1,4 +1,6 @@
-"""Copy every lesson notebook into a build folder for nbval, with expected outputs filled in.
+"""Copy every lesson notebook into a build folder for nbval, with expected outputs filled in and
+``BUDGET = "quick"`` injected after the parameters cell (``lesson_params.quick``): the test run
+executes each lesson once, small; the full budget runs in the book build.
 
 The committed ``lessons/*.ipynb`` carry no outputs (Colab opens them, and outputs would go
 stale). nbval compares a cell marked ``# NBVAL_CHECK_OUTPUT`` with its stored output, so the
@@ -17,6 +19,8 @@ import sys
 from pathlib import Path
 
 import nbformat
+
+from lesson_params import quick
 
 ROOT = Path(__file__).resolve().parent.parent
 LESSONS = ROOT / "lessons"
@@ -45,6 +49,7 @@ def prepare(src: Path, out_dir: Path) -> Path:
     for cell, text in zip(cells, expected):
         cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=text)] if text else []
         cell.execution_count = 1  # nbval ignores outputs of cells it thinks were never run
+    quick(nb)
     dest = out_dir / src.name
     nbformat.write(nb, dest)
     return dest

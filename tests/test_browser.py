@@ -7,7 +7,9 @@ widget Image's src changed); where it shows a text box with a button (lesson 07'
 box), type a new sentence, click, and assert the same.
 
 The notebooks are copied to a temporary root (with data/ and helpers/ linked) so JupyterLab's
-autosave can never write outputs into the committed lessons/*.ipynb.
+autosave can never write outputs into the committed lessons/*.ipynb; each copy runs with
+``BUDGET = "quick"`` (``lesson_params.quick``): the browser test checks the front end, the full
+budget runs once, in the book build.
 
 Skips with a reason when Chromium or Playwright is missing, unless COURSE_REQUIRE_BROWSER=1
 (set by .ci/run), in which case it fails.
@@ -16,11 +18,13 @@ Skips with a reason when Chromium or Playwright is missing, unless COURSE_REQUIR
 from __future__ import annotations
 
 import os
-import shutil
 
 import pytest
 
+import nbformat
+
 import browser_support as bs  # tests/ is on sys.path (rootdir conftest)
+from lesson_params import quick
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -34,7 +38,7 @@ def lab_root(tmp_path_factory):
     root = tmp_path_factory.mktemp("lab")
     (root / "lessons").mkdir()
     for nb in LESSONS:
-        shutil.copy(nb, root / "lessons" / nb.name)
+        nbformat.write(quick(nbformat.read(nb, as_version=4)), root / "lessons" / nb.name)
     for name in ("data", "helpers"):
         if (bs.ROOT / name).exists():
             (root / name).symlink_to(bs.ROOT / name)

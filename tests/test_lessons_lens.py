@@ -10,7 +10,7 @@ import jupytext
 import pytest
 from nbclient import NotebookClient
 
-from test_lessons_other_models import with_parameters
+from lesson_params import quick
 
 LESSON = Path(__file__).resolve().parent.parent / "lessons" / "10_what_layers_know.py"
 
@@ -32,7 +32,7 @@ def random_mlm_bert_dir(tmp_path_factory, tokenizer):
 @pytest.mark.slow
 def test_lesson_10_runs_the_lens_with_a_head_and_a_too_long_sentence(random_mlm_bert_dir, tmp_path):
     long_sentence = " ".join(["The keeper locked the gate of the old lighthouse before the storm."] * 20)
-    nb = with_parameters(jupytext.read(LESSON), MODEL=random_mlm_bert_dir, SENTENCE=long_sentence)
+    nb = quick(jupytext.read(LESSON), MODEL=random_mlm_bert_dir, SENTENCE=long_sentence)
     NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.output_type == "error"]

@@ -1,13 +1,19 @@
 """Every lesson runs top to bottom with another BERT size and another sentence, and with a
 sentence past the model's maximum input length.
 
-The lessons' ``parameters`` cell is overridden (papermill convention): ``MODEL`` points at a
-3-layer, 64-wide, 4-head BERT folder and ``SENTENCE`` at a text none of the lessons uses.
-All equality checks inside the lessons must still hold.
+The lessons' ``parameters`` cell is overridden (papermill convention, ``lesson_params``):
 
-The long-input run keeps the lesson's model (the bundled one) and sets ``SENTENCE`` to real
-sentences repeated past the model's maximum length: every lesson must run to the end, with the
-course's truncation warning ("... truncated, N token(s) dropped ...") and no error.
+* the **other-model run** points ``MODEL`` at a 3-layer, 64-wide, 4-head BERT folder and
+  ``SENTENCE`` at a text none of the lessons uses. All equality checks inside the lessons must
+  still hold;
+* the **long-input run** keeps the lesson's model (the bundled one) and sets ``SENTENCE`` to real
+  sentences repeated past the model's maximum length: every lesson must run to the end, with the
+  course's truncation warning ("... truncated, N token(s) dropped ...") and no error.
+
+Both runs use ``BUDGET = "quick"`` (they change the inputs, not the amount of work; the full
+budget runs once, in the book build) and share **one kernel per lesson**: the notebook executed is
+the other-model run, a ``%reset -f`` (a clean namespace, imports and the loaded bundled model kept
+in the kernel), then the long-input run. The two tests read their own half of that one execution.
 """
 
 from pathlib import Path
@@ -17,30 +23,13 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
+from lesson_params import quick
+
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 SOURCES = sorted(LESSONS.glob("[0-9]*.py"))
 OTHER_SENTENCE = "Yesterday, my grandmother's neighbour repainted the lighthouse near Reykjavik."
 TRUNCATION_WARNING = "truncated"  # helpers.model.trace.encode: "... accepts at most N: truncated, K token(s) dropped ..."
-
-
-def with_parameters(nb, **params):
-    cell = next(c for c in nb.cells if "parameters" in c.metadata.get("tags", []))
-    overrides = "\n".join(f"{k} = {v!r}" for k, v in params.items())
-    index = nb.cells.index(cell)
-    nb.cells.insert(index + 1, nbformat.v4.new_code_cell("# injected parameters\n" + overrides))
-    return nb
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
-def test_lesson_runs_with_other_model_and_sentence(source, other_bert_dir, tmp_path):
-    nb = with_parameters(jupytext.read(source), MODEL=other_bert_dir, SENTENCE=OTHER_SENTENCE)
-    client = NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
-    client.execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.output_type == "error"]
-    assert not errors
-    text = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
-    assert f"{other_bert_dir}" in text or "3 layers" in text, "the lesson did not use the injected MODEL"
+SEPARATOR = "# --- the long-input run starts here\n%reset -f"
 
 
 def long_sentence(tokenizer, model) -> str:
@@ -55,15 +44,54 @@ def long_sentence(tokenizer, model) -> str:
     return text
 
 
+def _outputs(cells):
+    return [o for c in cells if c.cell_type == "code" for o in c.get("outputs", [])]
+
+
+@pytest.fixture(scope="module")
+def long_text(tokenizer, model):
+    return long_sentence(tokenizer, model)
+
+
+_RUNS: dict[str, tuple[list, list]] = {}
+
+
+@pytest.fixture
+def both_runs(request, other_bert_dir, long_text, tmp_path_factory):
+    """``(other-model cells, long-input cells)`` of one execution of the lesson (cached per lesson)."""
+    source = request.param
+    if source.stem not in _RUNS:
+        first = quick(jupytext.read(source), MODEL=other_bert_dir, SENTENCE=OTHER_SENTENCE)
+        second = quick(jupytext.read(source), SENTENCE=long_text)
+        nb = first
+        split = len(nb.cells)
+        nb.cells = nb.cells + [nbformat.v4.new_code_cell(SEPARATOR)] + second.cells
+        client = NotebookClient(nb, timeout=900, kernel_name="python3", allow_errors=True,
+                                resources={"metadata": {"path": str(tmp_path_factory.mktemp(source.stem))}})
+        client.execute()
+        _RUNS[source.stem] = (nb.cells[:split], nb.cells[split + 1:])
+    return _RUNS[source.stem]
+
+
+def _errors(cells) -> list[str]:
+    return [f"{o.ename}: {o.evalue}" for o in _outputs(cells) if o.output_type == "error"]
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
-def test_lesson_runs_with_a_sentence_past_the_maximum_length(source, tokenizer, model, tmp_path):
-    nb = with_parameters(jupytext.read(source), SENTENCE=long_sentence(tokenizer, model))
-    client = NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}})
-    client.execute()
-    errors = [f"{o.ename}: {o.evalue}" for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-              if o.output_type == "error"]
-    assert not errors, errors
-    stderr = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
-                     if o.get("name") == "stderr")
+@pytest.mark.parametrize("both_runs", SOURCES, ids=lambda p: p.stem, indirect=True)
+def test_lesson_runs_with_other_model_and_sentence(both_runs, other_bert_dir):
+    cells, _ = both_runs
+    errors = _errors(cells)
+    assert not errors, errors[:1]
+    text = "".join(o.get("text", "") for o in _outputs(cells))
+    assert f"{other_bert_dir}" in text or "3 layers" in text, "the lesson did not use the injected MODEL"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("both_runs", SOURCES, ids=lambda p: p.stem, indirect=True)
+def test_lesson_runs_with_a_sentence_past_the_maximum_length(both_runs):
+    _, cells = both_runs
+    errors = _errors(cells)
+    assert not errors, errors[:1]
+    stderr = "".join(o.get("text", "") for o in _outputs(cells) if o.get("name") == "stderr")
     assert TRUNCATION_WARNING in stderr, "the long SENTENCE was not truncated with the course's warning"
