@@ -4,7 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.common.stats import Interval, accuracy_ci, bootstrap_ci, differs, paired_difference_ci, quartiles, seeds_interval
+from helpers.common.stats import (Interval, SeedSpread, accuracy_ci, bootstrap_ci, clopper_pearson, cluster_bootstrap_ci,
+                                  differs, holm, mcnemar, paired_difference_ci, quartiles, rule_of_three, seeds_interval,
+                                  seeds_items_ci, verdict)
 
 
 def test_quartiles_match_numpy_per_column():
@@ -55,10 +57,91 @@ def test_seeds_interval_is_the_range():
         seeds_interval([0.7])
 
 
-def test_all_right_uses_the_rule_of_three_not_a_zero_width_interval():
+def test_accuracy_is_exact_clopper_pearson_also_when_every_item_is_right():
+    from scipy.stats import beta
+
     iv = accuracy_ci([1] * 10)
-    assert (iv.estimate, iv.high) == (1.0, 1.0) and iv.low == pytest.approx(0.7)
-    assert accuracy_ci([0] * 100).high == pytest.approx(0.03)
+    assert (iv.estimate, iv.high) == (1.0, 1.0) and iv.low == pytest.approx(0.025 ** (1 / 10))  # 0.692
+    assert accuracy_ci([0] * 100).high == pytest.approx(1 - 0.025 ** (1 / 100))
+    k, n = 37, 50
+    got = accuracy_ci([1] * k + [0] * (n - k))
+    assert (got.low, got.high) == pytest.approx((beta.ppf(0.025, k, n - k + 1), beta.ppf(0.975, k + 1, n - k)))
+    assert rule_of_three(10) == pytest.approx(0.3)  # one-sided, and wider than the exact two-sided bound here
+
+
+def test_clopper_pearson_covers_at_least_the_nominal_rate():
+    rng = np.random.default_rng(7)
+    for p_true in (0.5, 0.9, 0.98):
+        hits = [clopper_pearson(int(k), 60).contains(p_true) for k in rng.binomial(60, p_true, size=400)]
+        assert np.mean(hits) >= 0.93  # exact: conservative, never much below 95%
+
+
+def test_mcnemar_uses_only_the_items_where_the_two_disagree():
+    from scipy.stats import binomtest
+
+    a = np.array([1] * 50 + [1] * 9 + [0] * 2 + [0] * 39)
+    b = np.array([1] * 50 + [0] * 9 + [1] * 2 + [0] * 39)
+    m = mcnemar(a, b)
+    assert (m.a_only, m.b_only, m.n) == (9, 2, 100)
+    assert m.p_value == pytest.approx(binomtest(9, 11, 0.5).pvalue)
+    assert m.difference.estimate == pytest.approx(0.07)
+    assert m.difference.low > 0 if m.p_value < 0.05 else m.difference.low <= 0
+    same = mcnemar(a, a)
+    assert same.p_value == 1.0 and same.verdict().kind == "inconclusive"
+
+
+def test_mcnemar_interval_excludes_zero_exactly_when_the_test_rejects():
+    rng = np.random.default_rng(8)
+    for _ in range(60):
+        a, b = rng.random(80) < 0.8, rng.random(80) < 0.7
+        m = mcnemar(a, b)
+        assert (m.difference.low > 0 or m.difference.high < 0) == (m.p_value < 0.05)
+
+
+def test_holm_matches_the_step_down_rule():
+    assert np.allclose(holm([0.01, 0.04, 0.03, 0.5]), [0.04, 0.09, 0.09, 0.5])
+    assert np.allclose(holm([[0.2, 0.001]]), [[0.2, 0.002]])
+    with pytest.raises(ValueError):
+        holm([1.5])
+
+
+def test_verdicts_never_call_an_interval_through_zero_no_effect():
+    wide = Interval(0.01, -0.05, 0.07)
+    assert verdict(wide).kind == "inconclusive" and "not evidence of no difference" in verdict(wide).text
+    assert verdict(wide, margin=0.02).kind == "inconclusive"
+    narrow = Interval(0.001, -0.004, 0.006)
+    assert verdict(narrow, margin=0.02).kind == "equivalent"
+    assert verdict(Interval(0.05, 0.02, 0.08), a="x", b="y").text.startswith("x higher than y")
+    assert verdict(Interval(-0.05, -0.08, -0.02)).kind == "lower"
+    assert verdict(wide, p_value=0.01).kind == "higher"  # an (adjusted) p-value decides when given
+    with pytest.raises(ValueError, match="margin"):
+        verdict(narrow, margin=0)
+
+
+def test_cluster_bootstrap_widens_when_items_share_a_unit():
+    rng = np.random.default_rng(9)
+    clusters = np.repeat(np.arange(15), 8)
+    values = np.repeat(rng.normal(size=15), 8) + 0.1 * rng.normal(size=120)  # items of a cluster move together
+    per_item, per_cluster = bootstrap_ci(values), cluster_bootstrap_ci(values, clusters)
+    assert per_cluster.estimate == pytest.approx(values.mean())
+    assert (per_cluster.high - per_cluster.low) > 2 * (per_item.high - per_item.low)
+    cols = cluster_bootstrap_ci(np.stack([values, 2 * values], 1), clusters)
+    assert cols[1].high == pytest.approx(2 * cols[0].high)
+    with pytest.raises(ValueError, match="one unit per item"):
+        cluster_bootstrap_ci(values, clusters[:-1])
+
+
+def test_seeds_and_items_are_both_resampled():
+    rng = np.random.default_rng(10)
+    seed_effect = rng.normal(0, 0.05, size=(5, 1))
+    values = 0.02 + seed_effect + rng.normal(0, 0.02, size=(5, 300))
+    both = seeds_items_ci(values)
+    items_only = bootstrap_ci(values.mean(0))
+    assert both.estimate == pytest.approx(values.mean())
+    assert (both.high - both.low) > 1.5 * (items_only.high - items_only.low)  # the seed spread counts
+    spread = SeedSpread(tuple(values.mean(1)))
+    assert spread.n == 5 and spread.sd == pytest.approx(np.std(values.mean(1), ddof=1))
+    assert "over 5 seeds" in spread.format(".1f", percent=True)
 
 
 def test_paired_difference_sees_what_unpaired_overlap_hides():

