@@ -5,9 +5,10 @@ import warnings
 import pytest
 import torch
 
-from helpers.classify.compute import (STRATEGIES, PUBLISHED_07, SeededAccuracy, accuracy, claims_markdown, compare_intervals,
-                                      compare_paired, compare_strategies, compare_two, compare_two_paired, correct_per_item,
-                                      extract_features, last_k_layers, layer_weights_summary, paired_difference,
+from helpers.classify.compute import (STRATEGIES, PUBLISHED_07, SeededAccuracy, accuracy, claims_markdown,
+                                      compare_paired, compare_strategies, compare_two_paired, correct_per_item,
+                                      extract_features, last_k_layers, layer_weights_summary, layers_tied_with_peak,
+                                      paired_comparison, paired_difference,
                                       peak_layer_verdict, per_item, predict, probe_correct_per_layer, probe_per_layer,
                                       probe_seeds, strategy_accuracies, strategy_features, train_head)
 from helpers.common.stats import Interval, accuracy_ci
@@ -82,36 +83,32 @@ def test_probe_outcomes_per_item_match_the_accuracies(intent_data):
 
 
 def test_seeded_accuracy_intervals():
+    from helpers.common.stats import seeds_items_ci
+
     one = SeededAccuracy(torch.tensor([[True, False, True, True] * 10]), (0,))
-    assert one.interval() == accuracy_ci(one.correct[0])  # one seed: the plain bootstrap over items
+    assert one.interval() == accuracy_ci(one.correct[0])  # one seed: the exact interval over items
     two = SeededAccuracy(torch.tensor([[True] * 30 + [False] * 10, [True] * 36 + [False] * 4]), (0, 1))
-    runs = [two.run_interval(0), two.run_interval(1)]
     ci = two.interval()
+    assert ci == seeds_items_ci(two.correct.double().numpy())  # seeds and items resampled together
     assert ci.estimate == pytest.approx(66 / 80)
-    assert ci.low == min(r.low for r in runs) and ci.high == max(r.high for r in runs)  # spans every seed's interval
-    assert two.seed_range().low == pytest.approx(0.75) and two.seed_range().high == pytest.approx(0.9)
-    perfect = SeededAccuracy(torch.ones(2, 50, dtype=torch.bool), (0, 1))
-    assert perfect.interval().low == pytest.approx(1 - 3 / 50), "a perfect score gets the rule-of-three bound, not [1, 1]"
-    assert "rule of three" in perfect.describe()
+    spread = two.seed_spread()
+    assert (min(spread.values), max(spread.values)) == pytest.approx((0.75, 0.9)) and "2 seeds x 40 items" in two.describe()
+    perfect = SeededAccuracy(torch.ones(1, 50, dtype=torch.bool), (0,))
+    assert perfect.interval().low == pytest.approx(0.025 ** (1 / 50)), "a perfect score gets the exact bound, not [1, 1]"
     with pytest.raises(ValueError, match="n_seeds"):
         SeededAccuracy(torch.ones(2, 5, dtype=torch.bool), (0,))
 
 
-def test_comparisons_never_call_overlapping_intervals_different():
-    a, b, c = Interval(0.9, 0.85, 0.95), Interval(0.88, 0.8, 0.92), Interval(0.6, 0.5, 0.7)
-    text = compare_intervals({"a": a, "b": b, "c": c})
-    assert text.startswith("Highest accuracy: a") and "overlaps that of b" in text and "Below it (no overlap): c" in text
-    assert "not distinguishable" in compare_two("a", a, "b", b)
-    assert "a is higher" in compare_two("a", a, "c", c) and "c is higher" not in compare_two("c", c, "a", a)
-
-
-def test_peak_layer_verdict_and_claims_table():
-    runs = [SeededAccuracy(torch.tensor([[True] * k + [False] * (20 - k)]), (0,)) for k in (2, 19, 12)]
+def test_peak_layer_verdict_compares_every_layer_also_when_the_peak_is_last():
+    rng = torch.Generator().manual_seed(0)
+    outcome = lambda p: SeededAccuracy(torch.rand(1, 200, generator=rng) < p, (0,))  # noqa: E731
+    runs = [outcome(0.2), outcome(0.9), outcome(0.88), outcome(0.95)]
+    top, tied, verdicts = layers_tied_with_peak(runs)
+    assert top == 3 and 0 not in tied and verdicts[0].kind == "lower"
     text = peak_layer_verdict(runs, "[CLS]")
-    assert "peak at layer 1" in text and "paired difference -35.0 points" in text and "lower (the interval excludes 0)" in text
-    close = [SeededAccuracy(torch.tensor([[True] * k + [False] * (20 - k)]), (0,)) for k in (19, 18)]
-    assert "not distinguishable (the interval includes 0)" in peak_layer_verdict(close + close[1:], "[CLS]")
-    assert "peak at the last layer" in peak_layer_verdict(runs[:2], "[CLS]")
+    assert "peak at the last layer" in text and "Holm over 3 layers" in text
+    same = [outcome(0.9)] * 3
+    assert layers_tied_with_peak(same)[1] == [1, 2], "identical layers are never called lower"
     table = claims_markdown([("a | b", "x", "y")])
     assert table.splitlines()[2] == "| a \\| b | x | y |"
     with pytest.raises(ValueError, match="3 cells"):
@@ -148,22 +145,26 @@ def test_paired_comparisons_use_the_item_by_item_difference():
     best = torch.ones(100, dtype=torch.bool)
     best[:5] = False  # 95 right
     worse = best.clone()
-    worse[5:10] = False  # the same items wrong, and 5 more: 90 right
+    worse[5:15] = False  # the same items wrong, and 10 more: 85 right
     other = torch.ones(100, dtype=torch.bool)
     other[50:60] = False  # 90 right, but on other items
     assert torch.equal(per_item(SeededAccuracy(torch.stack([best, worse]), (0, 1))), (best.float() + worse.float()) / 2)
-    d = paired_difference(worse, best)
-    assert d.estimate == pytest.approx(-0.05) and d.high < 0, "never better on any item: the difference excludes 0"
+    comp = paired_comparison(worse, best)
+    assert comp.method == "exact McNemar test" and comp.difference.estimate == pytest.approx(-0.10)
+    assert comp.difference.high < 0 and comp.p_value < 0.01, "never better on any item: the exact test sees it"
     assert accuracy_ci(worse).overlaps(accuracy_ci(best)), "while the two separate intervals overlap"
-    assert paired_difference(other, best).high > 0, "wrong on other items: not distinguishable"
+    assert paired_difference(other, best).high > 0, "wrong on other items: inconclusive"
     text = compare_paired({"best": best, "worse": worse, "other": other}, width=None)
-    assert text.startswith("Highest accuracy: best, 95.0%")
-    assert "not distinguishable from it (the interval includes 0): other (-5.0 points" in text
-    assert "Lower (the interval excludes 0): worse (-5.0 points" in text.replace("lower", "Lower")
+    assert text.startswith("Highest accuracy: best, 95.0%") and "Holm-adjusted over the 2 comparisons" in text
+    assert "inconclusive (not shown lower): other (-5.0 points" in text
+    assert "lower (adjusted p < 0.05): worse (-10.0 points" in text
+    assert "no effect" not in text and "not distinguishable" not in text
     assert all(len(line) <= 110 for line in compare_paired({f"layer {i}": other for i in range(9)} | {"best": best}).splitlines())
     two = compare_two_paired("best", best, "worse", worse)
-    assert "best minus worse, paired on the same 100 test items: +5.0 points" in two and "best is higher" in two
-    assert "not distinguishable" in compare_two_paired("other", other, "best", best)
+    assert "paired on the same 100 test items (exact McNemar test): best higher than worse" in two
+    assert "inconclusive" in compare_two_paired("other", other, "best", best)
+    assert "equivalent within +/-2.0 points" in compare_paired({"a": best, "b": best.clone()}, margin=0.02)
+    assert "right and wrong on exactly the same items" in compare_two_paired("a", best, "b", best.clone())
     with pytest.raises(ValueError, match="same test items"):
         paired_difference(best, best[:50])
 
@@ -180,21 +181,21 @@ def test_layer_weights_summary_names_the_overlapping_seed_ranges():
         layer_weights_summary(torch.ones(3))
 
 
-def test_paired_difference_with_seeds_spans_every_seeds_pair():
-    from helpers.common.stats import paired_difference_ci
+def test_paired_difference_with_seeds_resamples_seeds_and_items():
+    from helpers.common.stats import seeds_items_ci
 
     g = torch.Generator().manual_seed(0)
     a = SeededAccuracy(torch.rand(3, 80, generator=g) < 0.9, (0, 1, 2))
     b = SeededAccuracy(torch.rand(3, 80, generator=g) < 0.7, (0, 1, 2))
-    per_seed = [paired_difference_ci(a.correct[i].float(), b.correct[i].float()) for i in range(3)]
-    d = paired_difference(a, b)
-    assert d.estimate == pytest.approx(a.estimate - b.estimate)
-    assert d.low == min(r.low for r in per_seed) and d.high == max(r.high for r in per_seed)
+    comp = paired_comparison(a, b)
+    assert comp.method == "bootstrap over seeds and items" and comp.n_seeds == 3
+    assert comp.difference == seeds_items_ci((a.correct.double() - b.correct.double()).numpy())
+    assert comp.difference90.low >= comp.difference.low and comp.difference90.high <= comp.difference.high
     one = b.correct[0]  # a single run is paired with every seed of the other
-    assert paired_difference(a, one).low == min(paired_difference_ci(a.correct[i].float(), one.float()).low for i in range(3))
+    assert paired_difference(a, one).estimate == pytest.approx(a.estimate - one.float().mean().item())
     with pytest.raises(ValueError, match="same number of seeds"):
         paired_difference(a, SeededAccuracy(b.correct[:2], (0, 1)))
-    assert "spanning the 3 seeds' intervals" in compare_paired({"a": a, "b": b})
+    assert "bootstrap over seeds and items" in compare_paired({"a": a, "b": b})
 
 
 def test_encode_batch_warns_when_it_truncates(tokenizer):

@@ -13,7 +13,8 @@ import numpy as np
 import torch
 
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import Interval, accuracy_ci, differs, paired_difference_ci, seeds_interval
+from helpers.common.stats import (Interval, SeedSpread, Verdict, accuracy_ci, bootstrap_p_value, holm, mcnemar,
+                                  seeds_items_ci, verdict)
 
 
 POOLINGS = ("cls", "mean")
@@ -179,16 +180,18 @@ def correct_per_item(head, X: torch.Tensor, y) -> torch.Tensor:
 class SeededAccuracy:
     """Test outcomes of one classifier setting trained once per seed.
 
-    ``correct`` is ``[n_seeds, n_test]`` (True = right). :meth:`interval` covers both
-    sources of spread: it spans the 95% bootstrap intervals over the test items of every
-    seed's run; :meth:`seed_range` is the range of the per-seed accuracies alone.
+    ``correct`` is ``[n_seeds, n_test]`` (True = right). :meth:`interval` is the 95% interval of the
+    accuracy with **both** sources of spread: a two-way bootstrap that resamples the seeds and the
+    test items (:func:`~helpers.common.stats.seeds_items_ci`); with one seed, the exact
+    Clopper-Pearson interval over the items. :meth:`seed_spread` is the spread of the per-seed
+    accuracies alone, reported as such (mean, SD and range over the seeds).
     """
 
     correct: torch.Tensor
     seeds: tuple
 
     def __post_init__(self):
-        self.correct = torch.as_tensor(self.correct).bool()
+        self.correct = torch.as_tensor(self.correct).bool().cpu()  # cpu: per-item outcomes for statistics
         self.seeds = tuple(self.seeds)
         if self.correct.ndim != 2 or self.correct.shape[0] != len(self.seeds) or self.correct.shape[1] == 0:
             raise ValueError(f"correct must be [n_seeds={len(self.seeds)}, n_test > 0], got {tuple(self.correct.shape)}.")
@@ -206,64 +209,32 @@ class SeededAccuracy:
         return self.correct.float().mean(1).tolist()
 
     def run_interval(self, run: int = 0) -> Interval:
-        """95% interval over the test items of one seed's run (:func:`~helpers.common.stats.accuracy_ci`:
-        a percentile bootstrap, or the rule of three when every item was right or every item wrong)."""
+        """Exact 95% interval over the test items of one seed's run (:func:`~helpers.common.stats.accuracy_ci`)."""
         return accuracy_ci(self.correct[run])
 
     def interval(self) -> Interval:
-        """The mean over seeds, with an interval that spans every run's :meth:`run_interval`."""
-        runs = [self.run_interval(i) for i in range(len(self.seeds))]
-        return Interval(self.estimate, min(r.low for r in runs), max(r.high for r in runs))
+        """The mean over seeds and items with a 95% interval that resamples both (one seed: over items)."""
+        if len(self.seeds) == 1:
+            return self.run_interval(0)
+        return seeds_items_ci(self.correct.double().numpy())
 
-    def used_rule_of_three(self) -> bool:
-        """True when some run got every item right (or every item wrong)."""
-        return bool((self.correct.all(1) | ~self.correct.any(1)).any())
+    def seed_spread(self) -> SeedSpread | None:
+        """Mean, SD and range of the per-seed accuracies (``None`` with one seed)."""
+        return SeedSpread(tuple(self.per_seed())) if len(self.seeds) > 1 else None
 
     def seed_range(self) -> Interval | None:
         """Mean and ``[min, max]`` of the per-seed accuracies (``None`` with one seed)."""
-        return seeds_interval(self.per_seed()) if len(self.seeds) > 1 else None
+        spread = self.seed_spread()
+        return None if spread is None else Interval(spread.mean, min(spread.values), max(spread.values), 1.0)
 
     def describe(self) -> str:
-        """``93.0% [88.0, 97.0]`` plus the seeds' own range when there are several."""
+        """``84.1% [82.9, 85.3] (5 seeds x 3080 items; seed SD 0.4 pt, range 83.6-84.7%)``."""
         text = self.interval().percent()
-        if self.used_rule_of_three():
-            text += " (rule of three)"
-        seeds = self.seed_range()
-        if seeds is not None:
-            text += f"; {len(self.seeds)} seeds: {100 * seeds.low:.1f}-{100 * seeds.high:.1f}%"
-        return text
-
-
-def compare_intervals(named: dict, what: str = "accuracy", fmt=Interval.percent) -> str:
-    """One sentence that ranks named estimates without calling overlapping intervals different.
-
-    The highest estimate is named; every other whose interval overlaps its interval is
-    "not distinguishable" from it on this test set; only those with no overlap are "below".
-    """
-    if not named:
-        raise ValueError("named must map at least one name to an Interval.")
-    best = max(named, key=lambda k: named[k].estimate)
-    tied = [k for k in named if k != best and named[k].overlaps(named[best])]
-    below = [k for k in named if k != best and not named[k].overlaps(named[best])]
-    text = f"Highest {what}: {best}, {fmt(named[best])}."
-    if len(named) == 1:
-        return text
-    if tied:
-        text += f" Its interval overlaps that of {_join(tied)}: not distinguishable from it on this test set."
-    else:
-        text += " Its interval overlaps no other: ahead of all the others on this test set."
-    if below:
-        text += f" Below it (no overlap): {_join(below)}."
-    return text
-
-
-def compare_two(a_name: str, a: Interval, b_name: str, b: Interval, fmt=Interval.percent) -> str:
-    """``"A 93.0% [..] vs B 89.0% [..]: not distinguishable (intervals overlap)"``, or which is higher."""
-    if a.overlaps(b):
-        verdict = "not distinguishable (the intervals overlap)"
-    else:
-        verdict = f"{a_name if a.estimate > b.estimate else b_name} is higher (the intervals do not overlap)"
-    return f"{a_name} {fmt(a)} vs {b_name} {fmt(b)}: {verdict}"
+        spread = self.seed_spread()
+        if spread is None:
+            return f"{text} (exact interval over {self.n_items} items, one seed)"
+        return (f"{text} ({len(self.seeds)} seeds x {self.n_items} items; seed SD {100 * spread.sd:.1f} pt, range "
+                f"{100 * min(spread.values):.1f}-{100 * max(spread.values):.1f}%)")
 
 
 def per_item(outcomes) -> torch.Tensor:
@@ -271,7 +242,7 @@ def per_item(outcomes) -> torch.Tensor:
     seeds of a :class:`SeededAccuracy`, or a 1-D 0/1 (bool) vector as it is."""
     if isinstance(outcomes, SeededAccuracy):
         return outcomes.correct.float().mean(0)
-    values = torch.as_tensor(np.asarray(outcomes) if not isinstance(outcomes, torch.Tensor) else outcomes).float()
+    values = torch.as_tensor(np.asarray(outcomes) if not isinstance(outcomes, torch.Tensor) else outcomes).float().cpu()  # cpu: outcomes for statistics
     if values.ndim != 1 or values.numel() == 0:
         raise ValueError(f"give a SeededAccuracy or a 1-D vector of per-item outcomes, got shape {tuple(values.shape)}.")
     return values
@@ -290,24 +261,53 @@ def _runs(outcomes) -> torch.Tensor:
     return per_item(outcomes)[None]
 
 
-def paired_difference(a, b) -> Interval:
-    """Accuracy of ``a`` minus accuracy of ``b``, measured on the **same** test items: the
-    per-item outcomes are subtracted item by item and the items resampled once for both
-    (:func:`~helpers.common.stats.paired_difference_ci`).
+@dataclass(frozen=True)
+class PairedComparison:
+    """A minus B on the same test items: the 95% and 90% intervals of the accuracy difference, a
+    two-sided p-value, and how they were computed (``method``)."""
 
-    With several seeds (:class:`SeededAccuracy`), run ``i`` of ``a`` is paired with run ``i`` of
-    ``b`` (a single run is paired with every run of the other) and the interval spans every
-    pair's interval, as :meth:`SeededAccuracy.interval` does, so that the randomness of training
-    counts as well as the choice of test items. The estimate is the difference of the means.
+    difference: Interval
+    difference90: Interval
+    p_value: float
+    method: str
+    n_items: int
+    n_seeds: int
+
+    def verdict(self, a: str = "A", b: str = "B", margin: float | None = None, p_value: float | None = None) -> Verdict:
+        """:func:`~helpers.common.stats.verdict` by the course's rules (``p_value``: e.g. Holm-adjusted)."""
+        return verdict(self.difference, a=a, b=b, margin=margin, equivalence_interval=self.difference90,
+                       p_value=self.p_value if p_value is None else p_value, percent=True)
+
+
+def paired_comparison(a, b) -> PairedComparison:
+    """Accuracy of ``a`` minus accuracy of ``b``, measured on the **same** test items.
+
+    One run each: the exact McNemar test on the items where the two disagree
+    (:func:`~helpers.common.stats.mcnemar`), with its exact interval. Several seeds
+    (:class:`SeededAccuracy`; run ``i`` of ``a`` paired with run ``i`` of ``b``, a single run paired
+    with every run of the other): the per-item, per-seed differences are resampled over seeds and
+    items together (:func:`~helpers.common.stats.seeds_items_ci`), and the p-value is the bootstrap's.
     """
     A, B = _runs(a), _runs(b)
     if A.shape[1] != B.shape[1]:
         raise ValueError(f"a and b must be measured on the same test items: {A.shape[1]} vs {B.shape[1]} items.")
     if len(A) != len(B) and 1 not in (len(A), len(B)):
         raise ValueError(f"a and b must have the same number of seeds (or one run), got {len(A)} and {len(B)}.")
-    A, B = A.expand(max(len(A), len(B)), -1), B.expand(max(len(A), len(B)), -1)
-    runs = [paired_difference_ci(x, y) for x, y in zip(A, B)]
-    return Interval(float(A.mean() - B.mean()), min(r.low for r in runs), max(r.high for r in runs))
+    n_seeds = max(len(A), len(B))
+    if n_seeds == 1:
+        m = mcnemar(A[0].numpy(), B[0].numpy())
+        return PairedComparison(m.difference, m.difference90, m.p_value, "exact McNemar test", A.shape[1], 1)
+    D = (A.expand(n_seeds, -1) - B.expand(n_seeds, -1)).double().numpy()
+    ci, boots = seeds_items_ci(D, return_boots=True)
+    low90, high90 = np.quantile(boots, [0.05, 0.95])
+    p = 1.0 if not D.any() else bootstrap_p_value(boots)
+    return PairedComparison(ci, Interval(ci.estimate, float(low90), float(high90), 0.90), p,
+                            "bootstrap over seeds and items", A.shape[1], n_seeds)
+
+
+def paired_difference(a, b) -> Interval:
+    """The 95% interval of accuracy(a) - accuracy(b) on the same items (:func:`paired_comparison`)."""
+    return paired_comparison(a, b).difference
 
 
 def points(interval: Interval) -> str:
@@ -315,13 +315,16 @@ def points(interval: Interval) -> str:
     return f"{100 * interval.estimate:+.1f} points [{100 * interval.low:+.1f}, {100 * interval.high:+.1f}]"
 
 
-def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110) -> str:
+def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110, margin: float | None = None) -> str:
     """A few lines that rank classifiers tested on the same items, pairing each with the best.
 
     ``named`` maps names to :class:`SeededAccuracy` (or 1-D per-item outcomes). The highest
-    estimate is named; every other is compared with it item by item (:func:`paired_difference`)
-    and called lower only when the 95% interval of the difference excludes 0. Lines are wrapped
-    at ``width`` characters (``None``: one line).
+    estimate is named; every other is compared with it item by item (:func:`paired_comparison`),
+    with the p-values **Holm-adjusted** over those comparisons. An other one is "lower" when its
+    adjusted p < 0.05; else, with a ``margin`` (in accuracy, e.g. 0.02, stated before the
+    measurement), "equivalent" when its 90% interval lies inside the margin; else "inconclusive".
+    The best is picked on the same test items, so its lead is, if anything, overstated. Lines are
+    wrapped at ``width`` characters (``None``: one line).
     """
     if not named:
         raise ValueError("named must map at least one name to a SeededAccuracy or per-item outcomes.")
@@ -329,16 +332,23 @@ def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110)
     best = max(named, key=est.__getitem__)
     lines = [f"Highest {what}: {best}, {outcome_interval(named[best]).percent()}."]
     if len(named) > 1:
-        diffs = {k: paired_difference(v, named[best]) for k, v in named.items() if k != best}
-        tied = [f"{k} ({points(d)})" for k, d in diffs.items() if not differs(d)]
-        below = [f"{k} ({points(d)})" for k, d in diffs.items() if differs(d)]
-        n = per_item(named[best]).numel()
-        seeds = max(len(_runs(v)) for v in named.values())
-        lines.append(f"Each other one minus it, paired on the same {n} test items (95% interval"
-                     + (f", spanning the {seeds} seeds' intervals):" if seeds > 1 else "):"))
-        lines.append("not distinguishable from it (the interval includes 0): " + (_join(tied) if tied else "none") + ".")
-        if below:
-            lines.append(f"lower (the interval excludes 0): {_join(below)}.")
+        others = [k for k in named if k != best]
+        comps = {k: paired_comparison(named[k], named[best]) for k in others}
+        adjusted = dict(zip(others, holm([comps[k].p_value for k in others])))
+        verdicts = {k: comps[k].verdict(k, best, margin=margin, p_value=adjusted[k]) for k in others}
+        groups = {kind: [f"{k} ({points(comps[k].difference)}, adjusted p {adjusted[k]:.2g})" for k in others
+                         if verdicts[k].kind == kind] for kind in ("lower", "higher", "equivalent", "inconclusive")}
+        first = comps[others[0]]
+        lines.append(f"Each other one minus it, paired on the same {first.n_items} test items ({first.method}, 95% "
+                     f"interval; p-values Holm-adjusted over the {len(others)} comparisons):")
+        if groups["lower"]:
+            lines.append(f"lower (adjusted p < 0.05): {_join(groups['lower'])}.")
+        if groups["equivalent"]:
+            lines.append(f"equivalent within +/-{100 * margin:.1f} points (90% interval inside the margin): "
+                         f"{_join(groups['equivalent'])}.")
+        if groups["inconclusive"]:
+            lines.append("inconclusive (not shown lower" + ("" if margin is None else ", not shown equivalent")
+                         + f"): {_join(groups['inconclusive'])}.")
     if width is None:
         return " ".join(lines)
     return "\n".join(textwrap.fill(line, width, initial_indent="  " if i else "", subsequent_indent="    ",
@@ -346,18 +356,16 @@ def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110)
                      for i, line in enumerate(lines))
 
 
-def compare_two_paired(a_name: str, a, b_name: str, b) -> str:
-    """``"A 88.0% [..] vs B 92.0% [..]; A - B paired on the same 100 items: -4.0 points [..]:
-    not distinguishable"``, or which one is higher when the difference's interval excludes 0."""
-    d = paired_difference(a, b)
-    if d.low == d.high == 0:
-        verdict = "right and wrong on exactly the same items"
-    elif differs(d):
-        verdict = f"{a_name if d.estimate > 0 else b_name} is higher (the interval excludes 0)"
+def compare_two_paired(a_name: str, a, b_name: str, b, margin: float | None = None) -> str:
+    """``"A 88.0% [..] vs B 92.0% [..]; A - B paired on the same 100 items (exact McNemar test):
+    inconclusive: ..."`` -- the verdict by the course's rules (:class:`~helpers.common.stats.Verdict`)."""
+    comp = paired_comparison(a, b)
+    if comp.difference.low == comp.difference.high == 0 and comp.p_value == 1.0:
+        text = "right and wrong on exactly the same items"
     else:
-        verdict = "not distinguishable (the interval includes 0)"
-    return (f"{a_name} {outcome_interval(a).percent()} vs {b_name} {outcome_interval(b).percent()}; "
-            f"{a_name} minus {b_name}, paired on the same {per_item(a).numel()} test items: {points(d)}: {verdict}")
+        text = comp.verdict(a_name, b_name, margin=margin).text
+    return (f"{a_name} {outcome_interval(a).percent()} vs {b_name} {outcome_interval(b).percent()}; paired on the "
+            f"same {comp.n_items} test items ({comp.method}): {text}")
 
 
 def claims_markdown(rows, header=("popular claim", "what this model shows (this run)", "published finding (paper, model)")) -> str:
@@ -542,21 +550,34 @@ BERT_TABLE7 = (
 )
 
 
-def peak_layer_verdict(runs, label: str) -> str:
-    """Where a list of per-layer :class:`SeededAccuracy` peaks, and whether the last layer is
-    distinguishable from that peak (paired on the same test items, :func:`paired_difference`).
-    The peak is the argmax on the test items themselves, which the sentence says: its score is
-    optimistic, and the paired difference to it is, if anything, too large."""
-    last = len(runs) - 1
+def layers_tied_with_peak(runs, margin: float | None = None) -> tuple[int, list[int], dict]:
+    """``(peak, tied, verdicts)`` for per-layer :class:`SeededAccuracy` runs (index = layer): the layer
+    with the highest accuracy, the layers **not shown lower** than it (every other layer compared
+    with it paired on the same items, p-values Holm-adjusted over the layers), and each layer's
+    :class:`~helpers.common.stats.Verdict`. The peak is picked on the test items themselves, so its
+    score is optimistic."""
     top = max(range(len(runs)), key=lambda l: runs[l].estimate)
-    if top == last:
-        return (f"{label} probes peak at the last layer, {runs[last].interval().percent()} (the peak is picked on the "
-                "test items, so its score is optimistic)")
-    d = paired_difference(runs[last], runs[top])
-    return (f"{label} probes peak at layer {top}, {runs[top].interval().percent()} (picked on the test items, so "
-            f"optimistic); last layer "
-            f"{runs[last].interval().percent()}, paired difference {points(d)}: "
-            + ("lower (the interval excludes 0)" if differs(d) else "not distinguishable (the interval includes 0)"))
+    others = [l for l in range(len(runs)) if l != top]
+    comps = {l: paired_comparison(runs[l], runs[top]) for l in others}
+    adjusted = dict(zip(others, holm([comps[l].p_value for l in others]))) if others else {}
+    verdicts = {l: comps[l].verdict(f"layer {l}", f"layer {top}", margin=margin, p_value=adjusted[l]) for l in others}
+    tied = [l for l in others if verdicts[l].kind != "lower"]
+    return top, tied, verdicts
+
+
+def peak_layer_verdict(runs, label: str, margin: float | None = None) -> str:
+    """Where a list of per-layer :class:`SeededAccuracy` peaks, and which layers the paired
+    comparisons (Holm-adjusted over the layers) cannot place below it -- always computed, also when
+    the peak is the last layer."""
+    last = len(runs) - 1
+    top, tied, verdicts = layers_tied_with_peak(runs, margin)
+    where = "the last layer" if top == last else f"layer {top}"
+    text = (f"{label} probes peak at {where}, {runs[top].interval().percent()} (picked on the test items, so "
+            f"optimistic); not shown lower than it (Holm over {len(runs) - 1} layers): "
+            + (", ".join("emb" if l == 0 else str(l) for l in tied) if tied else "no other layer"))
+    if top != last:
+        text += f"; last layer: {verdicts[last].kind}, {points(verdicts[last].difference)}"
+    return text
 
 
 # Lesson 07's "claims tested" table: the popular claim and the published finding (paper and
