@@ -1,28 +1,104 @@
 """helpers.finetuning.compute on the real bundled model."""
 
 import copy
+
 import pytest
 import torch
 
-from helpers.finetuning.compute import SentenceClassifier, compare_finetuning, finetune, llrd_param_groups
+from helpers.finetuning.compute import (FINETUNE_STRATEGIES, FREEZE, FROZEN, FULL, GRADUAL, LLRD, LPFT,
+                                        FinetuneConfig, SentenceClassifier, classifier_correct, finetune_run,
+                                        finetune_study, llrd_param_groups, run_key)
+
+TINY = FinetuneConfig(max_epochs=2, patience=1, batch_size=10, max_length=24, head_steps=30)
 
 
-def test_finetune_strategies_leave_the_loaded_model_untouched(tokenizer, model, intent_splits):
+@pytest.fixture(scope="module")
+def splits(intent_splits):
+    """3 train + 1 dev utterances per intent (the dev carved from training data), 2 test per intent."""
     train, test = intent_splits
-    before = {k: v.clone() for k, v in model.state_dict().items()}
+    from helpers.common.data import load_intents
+
+    rest, dev = load_intents("train").subset(4).split_off(1, seed=0)
+    return rest, dev, test
+
+
+def _state(model):
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def test_every_strategy_trains_a_copy_and_freezes_what_it_says(tokenizer, model, splits):
+    before = _state(model)
     L = model.config.num_hidden_layers
-    res = {s: finetune(tokenizer, model, train, test, s, epochs=2, progress=False) for s in
-           ("full", "freeze lower half")}
-    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
-    assert res["freeze lower half"].trainable_params < res["full"].trainable_params
-    frozen = res["freeze lower half"].model.bert
+    runs = {s: finetune_run(tokenizer, model, *splits, s, config=TINY, keep_model=True) for s in FINETUNE_STRATEGIES}
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items()), "the loaded model stays untouched"
+    frozen = runs[FREEZE].model.bert
     assert not any(p.requires_grad for p in frozen.encoder.layer[0].parameters())
     assert all(p.requires_grad for p in frozen.encoder.layer[L - 1].parameters())
-    # the trained copy really changed
-    assert not torch.equal(res["full"].model.bert.encoder.layer[L - 1].output.dense.weight,
-                           model.encoder.layer[L - 1].output.dense.weight)
+    assert torch.equal(frozen.encoder.layer[0].output.dense.weight, model.encoder.layer[0].output.dense.weight)
+    assert runs[FREEZE].trainable_params < runs[FULL].trainable_params
+    assert all(torch.equal(p, q) for p, q in zip(runs[FROZEN].model.bert.parameters(), model.parameters()))
+    assert runs[FROZEN].trainable_params == sum(p.numel() for p in runs[FROZEN].model.classifier.parameters())
+    for s in (FULL, LPFT, LLRD, GRADUAL):
+        assert not torch.equal(runs[s].model.bert.encoder.layer[L - 1].output.dense.weight,
+                               model.encoder.layer[L - 1].output.dense.weight), f"{s} trained nothing"
+        assert torch.equal(runs[s].model.bert.embeddings.word_embeddings.weight, model.embeddings.word_embeddings.weight)
+    head_only = finetune_run(tokenizer, model, *splits, GRADUAL, keep_model=True,
+                             config=FinetuneConfig(max_epochs=1, batch_size=10, max_length=24, head_steps=30))
+    assert all(torch.equal(p, q) for p, q in zip(head_only.model.bert.parameters(), model.parameters())), \
+        "gradual unfreezing trains the head alone in its first epoch"
+    opened = finetune_run(tokenizer, model, *splits, GRADUAL, keep_model=True, config=FinetuneConfig(
+        max_epochs=3, unfreeze_epochs=2, patience=3, batch_size=10, max_length=24, head_steps=30))
+    assert all(p.requires_grad for p in opened.model.bert.encoder.layer.parameters())
     with pytest.raises(ValueError, match="choose one of"):
-        finetune(tokenizer, model, train, test, "magic")
+        finetune_run(tokenizer, model, *splits, "magic")
+
+
+def test_a_run_reports_its_dev_curve_steps_and_test_outcomes(tokenizer, model, splits):
+    train, dev, test = splits
+    run = finetune_run(tokenizer, model, train, dev, test, FULL, config=TINY, keep_model=True)
+    per_epoch = -(-len(train) // TINY.batch_size)
+    assert [step for step, _, _ in run.dev_curve] == [per_epoch * (e + 1) for e in range(len(run.dev_curve))]
+    assert run.steps == run.dev_curve[-1][0] and run.best_step in [s for s, _, _ in run.dev_curve]
+    best_loss = min(loss for _, loss, _ in run.dev_curve)
+    kept = [loss for step, loss, _ in run.dev_curve if step == run.best_step][0]
+    assert kept == best_loss, "the weights of the best dev epoch are the ones kept"
+    # the outcomes are what the kept model predicts, computed here independently
+    enc = tokenizer(test.texts, padding=True, truncation=True, max_length=TINY.max_length, return_tensors="pt")
+    with torch.no_grad():
+        pred = run.model(enc["input_ids"], enc["attention_mask"]).argmax(-1)
+    assert torch.equal(pred == torch.tensor(test.labels), run.correct)
+    assert torch.equal(classifier_correct(tokenizer, run.model, test, TINY.max_length), run.correct)
+
+
+def test_runs_are_seeded_and_deterministic(tokenizer, model, splits):
+    a = finetune_run(tokenizer, model, *splits, FULL, seed=3, config=TINY, keep_model=True)
+    b = finetune_run(tokenizer, model, *splits, FULL, seed=3, config=TINY, keep_model=True)
+    assert torch.equal(a.correct, b.correct) and a.dev_curve == b.dev_curve
+    assert all(torch.equal(p, q) for p, q in zip(a.model.parameters(), b.model.parameters()))
+    c = finetune_run(tokenizer, model, *splits, FULL, seed=4, config=TINY, keep_model=True)
+    assert not torch.equal(a.model.classifier.weight, c.model.classifier.weight)
+
+
+def test_the_frozen_probe_is_lesson_07s_head_folded_in(tokenizer, model, splits):
+    from helpers.classify.compute import encode_batch, mean_pool, train_head
+
+    train, dev, test = splits
+    r = finetune_run(tokenizer, model, train, dev, test, FROZEN, config=TINY, keep_model=True)
+    enc, tr = encode_batch(tokenizer, test.texts, 24), encode_batch(tokenizer, train.texts, 24)
+    with torch.no_grad():
+        X = mean_pool(model(**enc).last_hidden_state, enc["attention_mask"])
+        Xtr = mean_pool(model(**tr).last_hidden_state, tr["attention_mask"])
+    head = train_head(Xtr, train.labels, train.num_classes, epochs=TINY.head_steps, seed=0, progress=False)
+    with torch.no_grad():
+        assert torch.allclose(r.model(enc["input_ids"], enc["attention_mask"]), head(X), atol=1e-4)
+
+
+def test_lp_ft_starts_from_the_probe_head(tokenizer, model, splits):
+    one_epoch = FinetuneConfig(max_epochs=1, patience=1, batch_size=10, max_length=24, head_steps=30, lr=1e-12, warmup=0.0)
+    probe = finetune_run(tokenizer, model, *splits, FROZEN, config=one_epoch, keep_model=True)
+    lpft = finetune_run(tokenizer, model, *splits, LPFT, config=one_epoch, keep_model=True)
+    # with a vanishing learning rate, LP-FT is still where it started: the probe's head
+    assert torch.allclose(lpft.model.classifier.weight, probe.model.classifier.weight, atol=1e-5)
 
 
 def test_llrd_rates_decay_with_depth(model):
@@ -34,45 +110,38 @@ def test_llrd_rates_decay_with_depth(model):
         llrd_param_groups(clf, 1.0, 1.5)
 
 
-def test_gradual_unfreezing_ends_fully_unfrozen(tokenizer, model, intent_splits):
-    r = finetune(tokenizer, model, *intent_splits, "gradual unfreezing", epochs=2, progress=False)
-    assert all(p.requires_grad for p in r.model.bert.encoder.layer.parameters())
+def test_config_checks_its_numbers():
+    with pytest.raises(ValueError, match="max_epochs"):
+        FinetuneConfig(max_epochs=0)
+    with pytest.raises(ValueError, match="lr"):
+        FinetuneConfig(lr=2.0)
+    assert "Devlin" in FinetuneConfig().describe()
 
 
-def test_finetune_is_seeded_and_deterministic(tokenizer, model, intent_splits):
-    a = finetune(tokenizer, model, *intent_splits, "full", epochs=1, seed=3, progress=False)
-    b = finetune(tokenizer, model, *intent_splits, "full", epochs=1, seed=3, progress=False)
-    assert torch.equal(a.correct, b.correct)
-    assert all(torch.equal(p, q) for p, q in zip(a.model.parameters(), b.model.parameters()))
-    c = finetune(tokenizer, model, *intent_splits, "full", epochs=1, seed=4, progress=False)
-    assert not torch.equal(a.model.classifier.weight, c.model.classifier.weight)
-
-
-def test_compare_finetuning_keeps_every_run(tokenizer, model, intent_splits):
-    train, test = intent_splits
-    before = {k: v.clone() for k, v in model.state_dict().items()}
-    res = compare_finetuning(tokenizer, model, train, test, ("full", "freeze lower half"), seeds=(0, 1),
-                             epochs=1, progress=False)
-    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
-    assert set(res.accuracy) == {"full", "freeze lower half"} == set(res.models)
-    assert res.accuracy["full"].correct.shape == (2, len(test))
-    assert all(len(v) == 2 and min(v) > 0 for v in res.seconds.values())
-    # the seed-0 run inside the comparison is the same run as finetune(seed=0) on its own
-    alone = finetune(tokenizer, model, train, test, "full", epochs=1, seed=0, progress=False)
-    assert torch.equal(res.accuracy["full"].correct[0], alone.correct)
-    # its outcomes are what the returned model predicts
-    enc = tokenizer(test.texts, padding=True, truncation=True, max_length=16, return_tensors="pt")
-    with torch.no_grad():
-        pred = res.models["full"](enc["input_ids"], enc["attention_mask"]).argmax(-1)
-    assert torch.equal(pred == torch.tensor(test.labels), res.accuracy["full"].correct[0])
-    with pytest.raises(ValueError, match="at least one"):
-        compare_finetuning(tokenizer, model, train, test, (), progress=False)
+def test_a_study_reads_identical_runs_from_the_cache(tokenizer, model, splits, tmp_path, monkeypatch):
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    first = finetune_study(tokenizer, model, *splits, (FROZEN, FULL), seeds=(0, 1), config=TINY, keep_models=[FULL],
+                           progress=False)
+    assert first.from_cache() == 0 and first.accuracy(FULL).correct.shape == (2, len(splits[2]))
+    again = finetune_study(tokenizer, model, *splits, (FROZEN, FULL), seeds=(0, 1), config=TINY, keep_models=[FULL],
+                           progress=False)
+    assert again.from_cache() == 4
+    assert torch.equal(again.accuracy(FULL).correct, first.accuracy(FULL).correct)
+    for a, b in zip(again.models(FULL), first.models(FULL)):
+        assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
+    # anything that changes a run changes its key
+    key = lambda **kw: run_key("m", *splits, kw.get("s", FULL), kw.get("seed", 0), kw.get("config", TINY))  # noqa: E731
+    assert len({key(), key(s=LPFT), key(seed=1), key(config=FinetuneConfig())}) == 4
+    monkeypatch.setenv("COURSE_CACHE", "off")
+    assert finetune_study(tokenizer, model, *splits, (FROZEN,), seeds=(0,), config=TINY, progress=False).from_cache() == 0
+    with pytest.raises(ValueError, match="unknown strategies"):
+        finetune_study(tokenizer, model, *splits, ("magic",), progress=False)
 
 
 # --- lesson 10: what fine-tuning changes per layer (linear CKA, relative weight change) -------------
 
 from helpers.finetuning.compute import (  # noqa: E402
-    cka_jackknife, compare_finetuned, jackknife_interval, layer_cka, layer_weight_norms, linear_cka,
+    cka_jackknife, jackknife_interval, layer_change, swap_in_correct, layer_cka, layer_weight_norms, linear_cka,
     relative_weight_change, token_owners, token_vectors, weighted_cka,
 )
 
@@ -200,11 +269,15 @@ def test_cka_jackknife_leaves_each_text_out(tokenizer, test_token_vectors):
         cka_jackknife(before, afters, owners[:-1])
 
 
-def test_compare_finetuned_leaves_the_model_untouched(tokenizer, model, intent_splits):
-    train, test = intent_splits
-    before = {k: v.clone() for k, v in model.state_dict().items()}
-    change = compare_finetuned(tokenizer, model, train, test, seeds=(0, 1), epochs=1, lr=2e-4, batch_size=16,
-                               progress=False)
+@pytest.fixture(scope="module")
+def full_runs(tokenizer, model, splits):
+    return [finetune_run(tokenizer, model, *splits, FULL, seed=seed, config=TINY, keep_model=True) for seed in (0, 1)]
+
+
+def test_layer_change_compares_every_layer_of_every_run(tokenizer, model, splits, full_runs):
+    test = splits[2]
+    before = _state(model)
+    change = layer_change(tokenizer, model, full_runs, test, max_length=16)
     L = model.config.num_hidden_layers
     assert change.cka.shape == change.weight_change.shape == (2, L + 1)
     assert torch.all((change.cka > 0) & (change.cka <= 1 + 1e-9))
@@ -212,44 +285,44 @@ def test_compare_finetuned_leaves_the_model_untouched(tokenizer, model, intent_s
     assert not torch.equal(change.cka[0], change.cka[1]), "the two seeds are two different runs"
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
     assert torch.allclose(change.weight_change, change.delta_norm / change.weight_norm)
-    assert change.owners.shape == (change.before.shape[1],)
     loo = change.cka_jackknife()
     assert loo.shape == (len(test.texts), L + 1)
-    assert torch.allclose(loo.mean(0), change.cka.double().mean(0), atol=0.05)  # leaving one text out moves little
-    with pytest.raises(ValueError, match="seed"):
-        compare_finetuned(tokenizer, model, train, test, seeds=())
+    assert torch.allclose(loo.mean(0), change.cka.double().mean(0), atol=0.05)
+    with pytest.raises(ValueError, match="kept their models"):
+        layer_change(tokenizer, model, [], test)
 
 
-def test_frozen_head_only_baseline_moves_no_bert_weight(tokenizer, model, intent_splits):
-    from helpers.classify.compute import encode_batch, mean_pool, train_head
-    from helpers.finetuning.compute import FROZEN
-
-    train, test = intent_splits
-    r = finetune(tokenizer, model, train, test, FROZEN, head_steps=50, progress=False)
-    assert all(torch.equal(p, q) for p, q in zip(r.model.bert.parameters(), model.parameters()))
-    assert r.trainable_params == sum(p.numel() for p in r.model.classifier.parameters())
-    # the folded classifier gives the logits of lesson 07's standardized head, computed independently
-    enc = encode_batch(tokenizer, test.texts, 16)
-    with torch.no_grad():
-        X = mean_pool(model(**enc).last_hidden_state, enc["attention_mask"])
-        Xtr_enc = encode_batch(tokenizer, train.texts, 16)
-        Xtr = mean_pool(model(**Xtr_enc).last_hidden_state, Xtr_enc["attention_mask"])
-    head = train_head(Xtr, train.labels, train.num_classes, epochs=50, seed=0, progress=False)
-    with torch.no_grad():
-        assert torch.allclose(r.model(enc["input_ids"], enc["attention_mask"]), head(X), atol=1e-4)
+def test_swap_in_puts_back_one_layer_and_nothing_else(tokenizer, model, splits, full_runs):
+    test = splits[2]
+    run = full_runs[0]
+    L = model.config.num_hidden_layers
+    for depth in (0, L):
+        right = swap_in_correct(tokenizer, model, run, test, depth, max_length=TINY.max_length)
+        assert right.shape == run.correct.shape and right.dtype == torch.bool
+    # an independent rebuild of the swapped model for the top layer gives the same outcomes
+    clf = copy.deepcopy(run.model)
+    for (name, p), q in zip(clf.bert.encoder.layer[L - 1].named_parameters(), model.encoder.layer[L - 1].parameters()):
+        p.data.copy_(q.data)
+    assert torch.equal(classifier_correct(tokenizer, clf, test, TINY.max_length),
+                       swap_in_correct(tokenizer, model, run, test, L, max_length=TINY.max_length))
+    assert not torch.equal(run.model.bert.encoder.layer[L - 1].output.dense.weight,
+                           model.encoder.layer[L - 1].output.dense.weight), "the run itself stays fine-tuned"
+    with pytest.raises(ValueError, match="out of range"):
+        swap_in_correct(tokenizer, model, run, test, L + 1)
 
 
 def test_baseline_verdict_names_who_beats_it():
     from helpers.classify.compute import SeededAccuracy
-    from helpers.finetuning.compute import FROZEN, baseline_verdict
+    from helpers.finetuning.compute import baseline_verdict
 
     n = 60
     base = SeededAccuracy(torch.tensor([[True] * 30 + [False] * 30]), (0,))
     better = SeededAccuracy(torch.tensor([[True] * 58 + [False] * 2]), (0,))
     same = SeededAccuracy(torch.tensor([[True] * 31 + [False] * (n - 31)]), (0,))
     text = baseline_verdict({"full": better, "other": same, FROZEN: base})
-    assert "above the baseline (the interval excludes 0): full." in text and "verdict: full beats" in text
+    assert "above the baseline: full." in text and "verdict: full beats" in text and "inconclusive: other." in text
+    assert "Holm-adjusted over 2" in text
     text = baseline_verdict({"other": same, FROZEN: base})
-    assert "verdict: no fine-tuning strategy beats" in text
+    assert "verdict: no fine-tuning strategy is shown to beat" in text
     with pytest.raises(ValueError, match="at least one other"):
         baseline_verdict({FROZEN: base})

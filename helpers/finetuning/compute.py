@@ -1,12 +1,18 @@
-"""Fine-tuning BERT with a classification head (lesson 08): strategies that treat layers
-differently. Every run trains a ``copy.deepcopy`` of the model, so the cached model that
-:func:`helpers.model.loading.load_model` hands out is never changed."""
+"""Fine-tuning BERT with a classification head (lessons 08 and 10): strategies that treat layers
+differently, trained to convergence on a dev split (:class:`FinetuneConfig`, :func:`finetune_run`,
+:func:`finetune_study`, with a disk cache so that lesson 10 reuses lesson 08's runs), and lesson 10's
+measures of what fine-tuning changed, layer by layer. Every run trains a ``copy.deepcopy`` of the
+model, so the cached model that :func:`helpers.model.loading.load_model` hands out is never changed."""
 
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
+import os
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
+from pathlib import Path
 from statistics import NormalDist
 
 import torch
@@ -17,11 +23,16 @@ from helpers.common.stats import Interval
 from helpers.classify.compute import HEAD_STEPS, SeededAccuracy, encode_batch, mean_pool, train_head
 
 
-FROZEN = "frozen encoder, head only"
-FINETUNE_STRATEGIES = ("full", "freeze lower half", "layer-wise lr decay", "gradual unfreezing", FROZEN)
-# The head-only baseline trains its head as lesson 07 does (standardized features, full-batch
-# Adam at lr 0.01) for HEAD_STEPS (from helpers.classify.compute), the steps that reach an
-# independent solver there.
+FROZEN = "frozen encoder, linear probe"
+FULL = "full fine-tuning"
+LPFT = "linear probe, then fine-tuning"
+FREEZE = "freeze lower half"
+LLRD = "layer-wise lr decay"
+GRADUAL = "gradual unfreezing"
+FINETUNE_STRATEGIES = (FROZEN, FULL, LPFT, FREEZE, LLRD, GRADUAL)
+# Devlin et al. (2019), Appendix A.3: the fine-tuning learning rates they searched for BERT.
+DEVLIN_LRS = (5e-5, 4e-5, 3e-5, 2e-5)
+ENGINE_VERSION = 1  # part of every cache key: bump it when a change alters what a run computes
 
 
 class SentenceClassifier(torch.nn.Module):
@@ -30,7 +41,8 @@ class SentenceClassifier(torch.nn.Module):
     def __init__(self, bert, num_classes: int):
         super().__init__()
         self.bert = bert
-        self.classifier = torch.nn.Linear(bert.config.hidden_size, num_classes)
+        self.classifier = torch.nn.Linear(bert.config.hidden_size, num_classes,
+                                          device=next(bert.parameters()).device)
 
     def forward(self, input_ids, attention_mask, **kw):
         out = self.bert(input_ids=input_ids, attention_mask=attention_mask, **kw)
@@ -64,164 +76,356 @@ def _set_trainable(params, flag: bool) -> None:
         p.requires_grad_(flag)
 
 
+@dataclass(frozen=True)
+class FinetuneConfig:
+    """How every fine-tuning run trains (lesson 08's recipe; lesson 10 reuses it).
+
+    AdamW at ``lr`` (in Devlin et al.'s range, :data:`DEVLIN_LRS`) with weight decay, a linear
+    warm-up over the first ``warmup`` share of the step budget and a linear decay to 0 at the end of
+    it; the budget is ``max_epochs`` epochs of batches of ``batch_size``. After every epoch the dev
+    split is scored; training stops when the dev loss has not improved by ``min_delta`` for ``patience`` epochs
+    (early stopping: the run *converged* on dev) and the weights of the best epoch are kept. The
+    word-embedding matrix stays frozen in every run (it is half of a small BERT's weights).
+    ``head_steps`` trains the linear probe of the frozen and LP-FT strategies (lesson 07's head).
+    """
+
+    lr: float = 5e-5
+    warmup: float = 0.1
+    max_epochs: int = 10
+    patience: int = 2
+    min_delta: float = 0.01  # a dev loss must beat the best by this much to count as an improvement
+    batch_size: int = 16
+    max_length: int = 64
+    weight_decay: float = 0.01
+    llrd_decay: float = 0.8
+    unfreeze_epochs: int = 3  # gradual unfreezing: head only in epoch 0, every layer trains from this epoch on
+    head_steps: int = HEAD_STEPS
+
+    def __post_init__(self):
+        for name in ("max_epochs", "patience", "batch_size", "max_length", "unfreeze_epochs", "head_steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}.")
+        if not 0 < self.lr < 1 or not 0 <= self.warmup < 1:
+            raise ValueError(f"lr must lie in (0, 1) and warmup in [0, 1), got {self.lr!r} and {self.warmup!r}.")
+
+    def describe(self) -> str:
+        return (f"AdamW lr {self.lr:g} (Devlin et al.'s range {min(DEVLIN_LRS):g}-{max(DEVLIN_LRS):g}), weight decay "
+                f"{self.weight_decay:g}, linear warm-up over {self.warmup:.0%} of the budget then linear decay; batches "
+                f"of {self.batch_size}; at most {self.max_epochs} epochs, early stopping when the dev loss has not "
+                f"improved by {self.min_delta:g} for {self.patience} epochs (the best epoch's weights are kept)")
+
+
 @dataclass
-class FinetuneResult:
+class FinetuneRun:
+    """One strategy, one seed: which test items it got right, its dev curve, its cost."""
+
     strategy: str
-    accuracy: float
-    seconds: float
-    trainable_params: int  # at the end of training
-    model: SentenceClassifier
-    correct: torch.Tensor | None = None  # [n_test] booleans: which test items it got right
+    seed: int
+    correct: torch.Tensor  # [n_test] bool, on the CPU
+    dev_curve: list  # [(optimiser steps so far, dev loss, dev accuracy)] after every epoch
+    steps: int  # optimiser steps run
+    best_step: int  # the steps at the best dev epoch (the weights kept)
+    converged: bool  # stopped by the dev loss (True) or by the step budget (False)
+    seconds: float  # wall-clock seconds of the training loop (dev scoring included, test scoring not)
+    trainable_params: int
+    from_cache: bool = False
+    model: SentenceClassifier | None = None
+
+    @property
+    def accuracy(self) -> float:
+        return self.correct.float().mean().item()
 
 
-def _frozen_head_only(tokenizer, clf, train, max_length: int, head_steps: int, seed: int) -> None:
-    """The baseline: no BERT weight changes; a linear head on the mean-pooled last layer, trained
-    like lesson 07's (:func:`~helpers.classify.compute.train_head`) and folded into
-    ``clf.classifier``: ``W ((x - mu) / sigma) + b = (W / sigma) x + (b - (W / sigma) mu)``."""
-    _set_trainable(clf.bert.parameters(), False)
+def _device(module) -> torch.device:
+    return next(module.parameters()).device
+
+
+class _Tokens:
+    """A split tokenized once (no padding); batches are padded to their longest text."""
+
+    def __init__(self, tokenizer, split, max_length: int):
+        enc = tokenizer(list(split.texts), truncation=True, max_length=max_length)
+        self.ids, self.tokenizer = enc["input_ids"], tokenizer
+        self.labels = torch.tensor(split.labels)  # cpu: moved with each batch
+        self.lengths = [len(ids) for ids in self.ids]
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def batch(self, rows, device):
+        padded = self.tokenizer.pad({"input_ids": [self.ids[i] for i in rows]}, return_tensors="pt")
+        return (padded["input_ids"].to(device), padded["attention_mask"].to(device),
+                self.labels[torch.as_tensor(rows)].to(device))
+
+    def shuffled_batches(self, batch_size: int, generator) -> list[list[int]]:
+        """A random order, then texts of similar length batched together (less padding) and the
+        batches shuffled: every text once per epoch."""
+        order = torch.randperm(len(self), generator=generator).tolist()
+        window = 8 * batch_size
+        batches = []
+        for start in range(0, len(order), window):
+            chunk = sorted(order[start:start + window], key=self.lengths.__getitem__)
+            batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
+        return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
+
+    def eval_batches(self, batch_size: int = 128) -> list[list[int]]:
+        order = sorted(range(len(self)), key=self.lengths.__getitem__)
+        return [order[i:i + batch_size] for i in range(0, len(order), batch_size)]
+
+
+@torch.no_grad()
+def _score(clf, tokens: _Tokens) -> tuple[float, torch.Tensor]:
+    """(mean cross-entropy, [n] right/wrong on the CPU) of ``clf`` on a tokenized split, in eval mode."""
+    was_training = clf.training
+    clf.eval()
+    device, total = _device(clf), 0.0
+    right = torch.zeros(len(tokens), dtype=torch.bool)  # cpu: per-item outcomes for statistics
+    for rows in tokens.eval_batches():
+        ids, mask, y = tokens.batch(rows, device)
+        logits = clf(ids, mask)
+        total += float(torch.nn.functional.cross_entropy(logits, y, reduction="sum"))
+        right[torch.as_tensor(rows)] = (logits.argmax(-1) == y).cpu()
+    clf.train(was_training)
+    return total / len(tokens), right
+
+
+def _linear_probe_head(tokenizer, clf, train, config: FinetuneConfig, seed: int) -> None:
+    """Lesson 07's head on the frozen mean-pooled last layer (standardized features, full-batch Adam,
+    ``head_steps``), folded into ``clf.classifier``: ``W ((x - mu) / sigma) + b = (W / sigma) x + (b - (W / sigma) mu)``."""
+    tokens = _Tokens(tokenizer, train, config.max_length)
+    device = _device(clf)
     clf.bert.eval()
-    enc = encode_batch(tokenizer, train.texts, max_length)
+    rows_all, feats = [], []
     with torch.no_grad():
-        X = mean_pool(clf.bert(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state,
-                      enc["attention_mask"])
-    head = train_head(X, train.labels, train.num_classes, epochs=head_steps, seed=seed, progress=False)
+        for rows in tokens.eval_batches():
+            ids, mask, _ = tokens.batch(rows, device)
+            feats.append(mean_pool(clf.bert(input_ids=ids, attention_mask=mask).last_hidden_state, mask))
+            rows_all += rows
+    X = torch.empty(len(tokens), feats[0].shape[1], device=device)
+    X[torch.as_tensor(rows_all, device=device)] = torch.cat(feats)
+    head = train_head(X, train.labels, train.num_classes, epochs=config.head_steps, seed=seed, progress=False)
     with torch.no_grad():
         W = head.classifier.weight / head.sigma
         clf.classifier.weight.copy_(W)
         clf.classifier.bias.copy_(head.classifier.bias - W @ head.mu)
 
 
-def finetune(tokenizer, bert, train, test, strategy: str = "full", *, epochs: int = 2, lr: float = 1e-4,
-             batch_size: int = 16, max_length: int = 16, seed: int = 0, progress: bool = True,
-             head_steps: int = HEAD_STEPS) -> FinetuneResult:
-    """Fine-tune a deep copy of ``bert`` + a linear head on an :class:`~helpers.common.data.IntentSplit`.
-
-    ``"frozen encoder, head only"`` (:data:`FROZEN`) is the baseline that fine-tunes nothing: the
-    encoder stays as loaded and only the head is trained, as in lesson 07 (standardized features,
-    full-batch Adam at lr 0.01 for ``head_steps`` steps; ``epochs``, ``lr`` and ``batch_size`` do not
-    apply to it). Its seconds include the forward pass that computes its features."""
-    if strategy not in FINETUNE_STRATEGIES:
-        raise ValueError(f"strategy {strategy!r} is not valid: choose one of {FINETUNE_STRATEGIES}.")
-    if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
-        raise ValueError(f"epochs must be a positive int, got {epochs!r}.")
-    torch.manual_seed(seed)
-    clf = SentenceClassifier(copy.deepcopy(bert), train.num_classes)
+def _optimizer(clf, strategy: str, config: FinetuneConfig, L: int):
     groups = layer_groups(clf.bert)
-    L = len(groups) - 2
-    # The word-embedding matrix (vocab x H) is most of a small BERT's weights and gets sparse
-    # gradients: freezing it in every strategy keeps CPU steps fast and the comparison fair.
-    clf.bert.embeddings.word_embeddings.weight.requires_grad_(False)
-    groups[0] = [p for p in groups[0] if p is not clf.bert.embeddings.word_embeddings.weight]
-    if strategy == "freeze lower half":
+    if strategy == FREEZE:
         for params in groups[: 1 + L // 2]:  # embeddings + layers 1..L//2
             _set_trainable(params, False)
-        opt = torch.optim.AdamW([p for p in clf.parameters() if p.requires_grad], lr=lr)
-    if strategy == "layer-wise lr decay":
-        opt = torch.optim.AdamW(llrd_param_groups(clf, lr))
-    elif strategy != "freeze lower half":
-        opt = torch.optim.AdamW([p for p in clf.parameters() if p.requires_grad], lr=lr)
-    if strategy == FROZEN:
-        start = time.perf_counter()
-        _frozen_head_only(tokenizer, clf, train, max_length, head_steps, seed)
-        seconds = time.perf_counter() - start
-        clf.eval()
-        right = classifier_correct(tokenizer, clf, test, max_length)
-        trainable = sum(p.numel() for p in clf.classifier.parameters())
-        return FinetuneResult(strategy, right.float().mean().item(), seconds, trainable, clf, right)
-    enc = encode_batch(tokenizer, train.texts, max_length)
-    y = torch.tensor(train.labels)
-    g = torch.Generator().manual_seed(seed)
-    steps_per_epoch = (len(y) + batch_size - 1) // batch_size
-    start = time.perf_counter()
-    clf.train()
-    bar = ProgressBar(epochs * steps_per_epoch, desc=strategy, disable=not progress)
-    for epoch in range(epochs):
-        if strategy == "gradual unfreezing":
-            # epoch 0 trains the head only; each later epoch unfreezes the next block of layers from the top
-            n_open = round(epoch * (L + 1) / max(epochs - 1, 1))
-            for depth, params in enumerate(groups[:-1]):
-                _set_trainable(params, depth > L - n_open)
-        for idx in torch.randperm(len(y), generator=g).split(batch_size):
-            loss = torch.nn.functional.cross_entropy(
-                clf(enc["input_ids"][idx], enc["attention_mask"][idx]), y[idx])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()  # AdamW skips parameters whose grad is None (frozen ones)
-            bar.update()
-    bar.close()
-    seconds = time.perf_counter() - start
-    clf.eval()
-    right = classifier_correct(tokenizer, clf, test, max_length)
-    trainable = sum(p.numel() for p in clf.parameters() if p.requires_grad)
-    return FinetuneResult(strategy, right.float().mean().item(), seconds, trainable, clf, right)
+    if strategy == LLRD:
+        param_groups = llrd_param_groups(clf, config.lr, config.llrd_decay)
+    else:
+        param_groups = [{"params": [p for p in clf.parameters() if p.requires_grad], "lr": config.lr}]
+    # AdamW leaves out of the update every parameter whose .grad is None (frozen for now, or for good)
+    return torch.optim.AdamW(param_groups, weight_decay=config.weight_decay)
 
 
-def warm_up(tokenizer, bert, texts, *, max_length: int = 16, batch_size: int = 16) -> None:
-    """One untimed forward + backward on a throwaway copy of ``bert``.
+def _unfreeze_for_epoch(clf, epoch: int, config: FinetuneConfig, L: int) -> None:
+    """Gradual unfreezing (Howard & Ruder, 2018): epoch 0 trains the head only; each later epoch opens
+    the next block of layers from the top, every layer (and the embeddings) from ``unfreeze_epochs`` on."""
+    groups = layer_groups(clf.bert)[:-1]  # depth 0 = embeddings .. L
+    n_open = len(groups) if epoch >= config.unfreeze_epochs else round(epoch * len(groups) / config.unfreeze_epochs)
+    for depth, params in enumerate(groups):
+        _set_trainable(params, depth >= len(groups) - n_open)
+    clf.bert.embeddings.word_embeddings.weight.requires_grad_(False)
 
-    The first training step in a process pays one-off costs (memory allocation, kernel
-    selection); without this, whichever run is timed first looks slower for no reason of its own.
+
+def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, seed: int = 0,
+                 config: FinetuneConfig = FinetuneConfig(), keep_model: bool = False,
+                 progress: bool = False) -> FinetuneRun:
+    """Train a deep copy of ``bert`` + a linear head with one strategy of :data:`FINETUNE_STRATEGIES`
+    and score it on ``test`` (``train``, ``dev``, ``test``: :class:`~helpers.common.data.IntentSplit`).
+
+    * ``FROZEN``: no BERT weight changes; lesson 07's linear probe on the mean-pooled last layer;
+    * ``FULL``: every weight (but the word embeddings) from a randomly initialised head;
+    * ``LPFT``: the linear probe first, then full fine-tuning from that head (Kumar et al., 2022);
+    * ``FREEZE``: embeddings and layers 1..L//2 frozen; ``LLRD``: layer ``l`` at ``lr * decay**(L+1-l)``;
+    * ``GRADUAL``: gradual unfreezing from the top (:func:`_unfreeze_for_epoch`).
+
+    The recipe is :class:`FinetuneConfig`; the loaded ``bert`` is never changed.
     """
-    clf = SentenceClassifier(copy.deepcopy(bert), 2)
-    clf.train()
-    enc = encode_batch(tokenizer, list(texts)[:batch_size], max_length)
-    clf(enc["input_ids"], enc["attention_mask"]).sum().backward()
+    if strategy not in FINETUNE_STRATEGIES:
+        raise ValueError(f"strategy {strategy!r} is not valid: choose one of {FINETUNE_STRATEGIES}.")
+    if train.names != dev.names or train.names != test.names:
+        raise ValueError("train, dev and test must share one label set (the same intent names in the same order).")
+    torch.manual_seed(seed)
+    clf = SentenceClassifier(copy.deepcopy(bert), train.num_classes)
+    clf.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    L = bert.config.num_hidden_layers
+    device = _device(clf)
+    test_tokens = _Tokens(tokenizer, test, config.max_length)
+    start = time.perf_counter()
+    if strategy in (FROZEN, LPFT):
+        _linear_probe_head(tokenizer, clf, train, config, seed)
+    if strategy == FROZEN:
+        seconds = time.perf_counter() - start
+        _set_trainable(clf.bert.parameters(), False)
+        clf.eval()
+        dev_loss, dev_right = _score(clf, _Tokens(tokenizer, dev, config.max_length))
+        _, right = _score(clf, test_tokens)
+        return FinetuneRun(strategy, seed, right, [(config.head_steps, dev_loss, dev_right.float().mean().item())],
+                           config.head_steps, config.head_steps, True, seconds,
+                           sum(p.numel() for p in clf.classifier.parameters()), model=clf if keep_model else None)
+    tokens, dev_tokens = _Tokens(tokenizer, train, config.max_length), _Tokens(tokenizer, dev, config.max_length)
+    opt = _optimizer(clf, strategy, config, L)
+    g = torch.Generator().manual_seed(seed)  # cpu: the order of the training texts
+    per_epoch = (len(tokens) + config.batch_size - 1) // config.batch_size
+    budget, warm = per_epoch * config.max_epochs, int(config.warmup * per_epoch * config.max_epochs)
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        opt, lambda step: (step + 1) / max(warm, 1) if step < warm else max(0.0, (budget - step) / max(budget - warm, 1)))
+    best = (float("inf"), None, 0)  # dev loss, state, steps
+    curve, steps, stale, converged = [], 0, 0, False
+    bar = ProgressBar(budget, desc=strategy, disable=not progress)
+    for epoch in range(config.max_epochs):
+        if strategy == GRADUAL:
+            _unfreeze_for_epoch(clf, epoch, config, L)
+        clf.train()
+        for rows in tokens.shuffled_batches(config.batch_size, g):
+            ids, mask, y = tokens.batch(rows, device)
+            loss = torch.nn.functional.cross_entropy(clf(ids, mask), y)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            opt.step()
+            schedule.step()
+            steps += 1
+            bar.update()
+        dev_loss, dev_right = _score(clf, dev_tokens)
+        curve.append((steps, dev_loss, dev_right.float().mean().item()))
+        unfrozen = strategy != GRADUAL or epoch >= config.unfreeze_epochs
+        if dev_loss < best[0] - config.min_delta or best[1] is None:
+            best, stale = (dev_loss, copy.deepcopy(clf.state_dict()), steps), 0
+        else:
+            if dev_loss < best[0]:  # better, but by less than min_delta: keep these weights, count no progress
+                best = (dev_loss, copy.deepcopy(clf.state_dict()), steps)
+            stale += int(unfrozen)
+        if stale >= config.patience:
+            converged = True
+            break
+    bar.close()
+    clf.load_state_dict(best[1])
+    seconds = time.perf_counter() - start
+    _, right = _score(clf, test_tokens)
+    trainable = sum(p.numel() for p in clf.parameters() if p.requires_grad)
+    return FinetuneRun(strategy, seed, right, curve, steps, best[2], converged, seconds, trainable,
+                       model=clf.eval() if keep_model else None)
+
+
+# -- a disk cache, so that lesson 10 reuses lesson 08's runs (and a rerun of a lesson is fast) --------
+def cache_dir() -> Path | None:
+    """Where fine-tuning runs are kept: ``$COURSE_CACHE/finetune`` (default ``~/.cache/bert-layer-by-layer``);
+    ``COURSE_CACHE=off`` keeps nothing."""
+    root = os.environ.get("COURSE_CACHE", str(Path.home() / ".cache" / "bert-layer-by-layer"))
+    return None if root.lower() in ("off", "0", "none", "") else Path(root) / "finetune"
+
+
+def run_key(bert_key: str, train, dev, test, strategy: str, seed: int, config: FinetuneConfig) -> str:
+    """A hash of everything a run depends on: the model's weights (``bert_key``, from
+    :func:`~helpers.practice.compute.model_key`), the three splits, the strategy, the seed, the recipe,
+    the engine's version and torch's."""
+    blob = json.dumps([ENGINE_VERSION, torch.__version__, bert_key, strategy, seed, asdict(config),
+                       [(list(s.texts), list(s.labels), list(s.names)) for s in (train, dev, test)]])
+    return hashlib.sha256(blob.encode()).hexdigest()[:24]
+
+
+def _save(folder: Path, run: FinetuneRun) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    meta = {k: v for k, v in asdict(run).items() if k not in ("model", "correct", "from_cache")}
+    torch.save({"meta": meta, "correct": run.correct}, folder / "run.pt")
+    if run.model is not None:  # the weights that can differ from the loaded model's
+        state = {k: v.cpu() for k, v in run.model.state_dict().items() if k != "bert.embeddings.word_embeddings.weight"}
+        torch.save(state, folder / "model.pt")
+
+
+def _load(folder: Path, bert, num_classes: int, keep_model: bool) -> FinetuneRun | None:
+    if not (folder / "run.pt").exists() or (keep_model and not (folder / "model.pt").exists()):
+        return None
+    saved = torch.load(folder / "run.pt", weights_only=True)
+    meta = saved["meta"]
+    meta["dev_curve"] = [tuple(point) for point in meta["dev_curve"]]
+    model = None
+    if keep_model:
+        model = SentenceClassifier(copy.deepcopy(bert), num_classes)
+        missing, unexpected = model.load_state_dict(torch.load(folder / "model.pt", weights_only=True), strict=False)
+        if unexpected or missing != ["bert.embeddings.word_embeddings.weight"]:
+            return None
+        model.eval()
+    return FinetuneRun(correct=saved["correct"], from_cache=True, model=model, **meta)
 
 
 @dataclass
-class FinetuneComparison:
-    """Every strategy run once per seed: accuracies with intervals, seconds per run, and the
-    seed-0 model of each strategy (the others are dropped to save memory)."""
+class FinetuneStudy:
+    """Every strategy run once per seed on the same splits: ``runs[strategy]`` is a list over seeds."""
 
-    accuracy: dict  # strategy -> SeededAccuracy
-    seconds: dict  # strategy -> [seconds per seed]
-    trainable_params: dict  # strategy -> trainable parameters at the end
-    models: dict  # strategy -> SentenceClassifier of the first seed
+    config: FinetuneConfig
+    seeds: tuple
+    runs: dict
+
+    @property
+    def strategies(self) -> tuple:
+        return tuple(self.runs)
+
+    def accuracy(self, strategy: str) -> SeededAccuracy:
+        return SeededAccuracy(torch.stack([r.correct for r in self.runs[strategy]]), self.seeds)
+
+    def accuracies(self) -> dict:
+        return {s: self.accuracy(s) for s in self.runs}
+
+    def seconds(self, strategy: str) -> list[float]:
+        return [r.seconds for r in self.runs[strategy]]
+
+    def steps(self, strategy: str) -> list[int]:
+        return [r.steps for r in self.runs[strategy]]
+
+    def converged(self, strategy: str) -> int:
+        return sum(r.converged for r in self.runs[strategy])
+
+    def from_cache(self) -> int:
+        return sum(r.from_cache for runs in self.runs.values() for r in runs)
+
+    def models(self, strategy: str) -> list:
+        return [r.model for r in self.runs[strategy]]
 
 
-def compare_finetuning(tokenizer, bert, train, test, strategies=FINETUNE_STRATEGIES, seeds=(0, 1, 2), *,
-                       progress: bool = True, **kw) -> FinetuneComparison:
-    """:func:`finetune` every strategy once per seed, timed honestly.
+def finetune_study(tokenizer, bert, train, dev, test, strategies=FINETUNE_STRATEGIES, seeds=(0, 1, 2, 3, 4), *,
+                   config: FinetuneConfig = FinetuneConfig(), keep_models=(), progress: bool = True) -> FinetuneStudy:
+    """:func:`finetune_run` for every strategy and seed, seed by seed (so a slow spell of a shared
+    machine hits every strategy alike), each run read from the disk cache (:func:`cache_dir`) when
+    an identical run was made before and written to it otherwise. ``keep_models``: the strategies
+    whose trained models are kept (lesson 10 reads the fine-tuned layers)."""
+    from helpers.practice.compute import model_key
 
-    A warm-up step runs first (:func:`warm_up`), and the runs take turns (seed 0 of every
-    strategy, then seed 1, ...) so that a slow spell of a shared machine hits every strategy
-    alike instead of the one that happened to run then.
-    """
-    strategies, seeds = tuple(strategies), tuple(seeds)
-    if not seeds or not strategies:
-        raise ValueError("give at least one strategy and one seed.")
-    warm_up(tokenizer, bert, train.texts, max_length=kw.get("max_length", 16), batch_size=kw.get("batch_size", 16))
-    correct = {s: [] for s in strategies}
-    seconds = {s: [] for s in strategies}
-    trainable, models = {}, {}
+    strategies, seeds, keep = tuple(strategies), tuple(seeds), set(keep_models)
+    if not strategies or not seeds or len(set(seeds)) != len(seeds):
+        raise ValueError("give at least one strategy and one seed, the seeds distinct.")
+    unknown = [s for s in strategies + tuple(keep) if s not in FINETUNE_STRATEGIES]
+    if unknown:
+        raise ValueError(f"unknown strategies {unknown}: choose from {FINETUNE_STRATEGIES}.")
+    bert_key, root = model_key(bert), cache_dir()
+    runs = {s: [] for s in strategies}
     bar = ProgressBar(len(seeds) * len(strategies), desc="fine-tuning runs", disable=not progress)
     for seed in seeds:
         for strategy in strategies:
-            run = finetune(tokenizer, bert, train, test, strategy, seed=seed, progress=False, **kw)
-            correct[strategy].append(run.correct)
-            seconds[strategy].append(run.seconds)
-            trainable[strategy] = run.trainable_params
-            if seed == seeds[0]:
-                models[strategy] = run.model
+            folder = None if root is None else root / run_key(bert_key, train, dev, test, strategy, seed, config)
+            run = None if folder is None else _load(folder, bert, train.num_classes, strategy in keep)
+            if run is None:
+                run = finetune_run(tokenizer, bert, train, dev, test, strategy, seed=seed, config=config,
+                                   keep_model=strategy in keep)
+                if folder is not None:
+                    _save(folder, run)
+            runs[strategy].append(run)
             bar.update()
     bar.close()
-    accuracy = {s: SeededAccuracy(torch.stack(c), seeds) for s, c in correct.items()}
-    return FinetuneComparison(accuracy, seconds, trainable, models)
+    return FinetuneStudy(config, seeds, runs)
 
 
 @torch.no_grad()
-def classifier_correct(tokenizer, clf, split, max_length: int = 16) -> torch.Tensor:
-    """``[n]`` booleans: which items of ``split`` the classifier gets right."""
-    enc = encode_batch(tokenizer, split.texts, max_length)
-    pred = clf(enc["input_ids"], enc["attention_mask"]).argmax(-1)
-    return pred == torch.tensor(split.labels)
-
-
-@torch.no_grad()
-def classifier_accuracy(tokenizer, clf, split, max_length: int = 16) -> float:
-    enc = encode_batch(tokenizer, split.texts, max_length)
-    pred = clf(enc["input_ids"], enc["attention_mask"]).argmax(-1)
-    return (pred == torch.tensor(split.labels)).float().mean().item()
+def classifier_correct(tokenizer, clf, split, max_length: int = 64) -> torch.Tensor:
+    """``[n]`` booleans on the CPU: which items of ``split`` the classifier gets right."""
+    return _score(clf, _Tokens(tokenizer, split, max_length))[1]
 
 
 # ---------------------------------------------------------------------------------------------
@@ -403,7 +607,7 @@ class LayerChange:
     cka: torch.Tensor
     weight_change: torch.Tensor
     accuracy: list[float]
-    runs: list[FinetuneResult]
+    runs: list[FinetuneRun]
     before: torch.Tensor  # [L+1, n_tokens, H] token vectors of the pre-trained model
     after: list[torch.Tensor]  # the same for each fine-tuned run
     weight_norm: torch.Tensor | None = None  # [L+1]
@@ -418,48 +622,70 @@ class LayerChange:
         return cka_jackknife(self.before, self.after, self.owners)
 
 
-def compare_finetuned(tokenizer, bert, train, test, *, seeds=(0, 1, 2), epochs: int = 3, lr: float = 1e-4,
-                      batch_size: int = 16, max_length: int = 16, progress: bool = True) -> LayerChange:
-    """Fine-tune the whole model (``finetune(..., "full")``) once per seed and compare every
-    layer with the pre-trained one on the test utterances' token vectors."""
-    seeds = list(seeds)
-    if not seeds:
-        raise ValueError("give at least one seed.")
+def layer_change(tokenizer, bert, runs, test, *, max_length: int = 64) -> LayerChange:
+    """Compare every layer of each fine-tuned run (:class:`FinetuneRun` with its ``model``, one per
+    seed, e.g. ``study.runs[FULL]``) with the pre-trained ``bert``: linear CKA of the test
+    utterances' token vectors and the relative weight change, per depth."""
+    runs = list(runs)
+    if not runs or any(r.model is None for r in runs):
+        raise ValueError("give fine-tuning runs that kept their models (finetune_study(..., keep_models=[...])).")
     before = token_vectors(tokenizer, bert, test.texts, max_length)
-    cka, sizes, moves, runs, after = [], None, [], [], []
-    for seed in seeds:
-        run = finetune(tokenizer, bert, train, test, "full", epochs=epochs, lr=lr, batch_size=batch_size,
-                       max_length=max_length, seed=seed, progress=progress)
+    cka, sizes, moves, after = [], None, [], []
+    for run in runs:
         after.append(token_vectors(tokenizer, run.model.bert, test.texts, max_length))
         cka.append(layer_cka(before, after[-1]))
         sizes, moved = layer_weight_norms(bert, run.model.bert)
         moves.append(moved)
-        runs.append(run)
     weight_norm, delta_norm = torch.tensor(sizes, dtype=torch.float64), torch.tensor(moves, dtype=torch.float64)
-    return LayerChange(seeds, torch.tensor(cka), delta_norm / weight_norm, [r.accuracy for r in runs], runs, before,
-                       after, weight_norm, delta_norm, token_owners(tokenizer, test.texts, max_length))
+    return LayerChange([r.seed for r in runs], torch.tensor(cka), delta_norm / weight_norm, [r.accuracy for r in runs],
+                       runs, before, after, weight_norm, delta_norm, token_owners(tokenizer, test.texts, max_length))
 
 
-def baseline_verdict(accuracy: dict, baseline: str = FROZEN) -> str:
-    """Each strategy against the baseline that fine-tunes nothing, paired on the same test items
-    and seeds (:func:`~helpers.classify.compute.paired_difference`): which beat it, which fall
-    below it, which this test set cannot tell from it -- and a closing verdict."""
-    from helpers.classify.compute import _join, paired_difference, points
-    from helpers.common.stats import differs
+def swap_in_correct(tokenizer, bert, run, test, depth: int, *, max_length: int = 64) -> torch.Tensor:
+    """The swap-in test for one layer: a copy of the fine-tuned ``run.model`` with the **pre-trained**
+    weights of one depth put back (0 = embeddings, ``l`` = layer ``l``), everything else as fine-tuned;
+    ``[n_test]`` right/wrong. Its accuracy minus the fine-tuned model's is what that layer's *own*
+    change contributes, given the fine-tuned layers around it (its input still carries every change below)."""
+    L = bert.config.num_hidden_layers
+    if isinstance(depth, bool) or not isinstance(depth, int) or not 0 <= depth <= L:
+        raise ValueError(f"depth {depth!r} is out of range: 0 (embeddings) to {L}.")
+    clf = copy.deepcopy(run.model)
+    source = bert.embeddings if depth == 0 else bert.encoder.layer[depth - 1]
+    target = clf.bert.embeddings if depth == 0 else clf.bert.encoder.layer[depth - 1]
+    target.load_state_dict(source.state_dict())
+    return classifier_correct(tokenizer, clf, test, max_length)
+
+
+def baseline_verdict(accuracy: dict, baseline: str = FROZEN, margin: float | None = None) -> str:
+    """Each strategy against the baseline that fine-tunes nothing, paired on the same test items and
+    seeds (:func:`~helpers.classify.compute.paired_comparison`), p-values Holm-adjusted over the
+    strategies: which beat it, which fall below it, which are inconclusive -- and a closing verdict."""
+    from helpers.classify.compute import _join, paired_comparison, points
+    from helpers.common.stats import holm
 
     if baseline not in accuracy or len(accuracy) < 2:
         raise ValueError(f"accuracy must hold {baseline!r} and at least one other strategy.")
-    diffs = {s: paired_difference(a, accuracy[baseline]) for s, a in accuracy.items() if s != baseline}
-    above = [s for s, d in diffs.items() if differs(d) and d.estimate > 0]
-    below = [s for s, d in diffs.items() if differs(d) and d.estimate < 0]
-    lines = [f"each strategy minus '{baseline}', paired on the same test items and seeds: "
-             + "; ".join(f"{s} {points(d)}" for s, d in diffs.items()) + "."]
+    others = [s for s in accuracy if s != baseline]
+    comps = {s: paired_comparison(accuracy[s], accuracy[baseline]) for s in others}
+    adjusted = dict(zip(others, holm([comps[s].p_value for s in others])))
+    verdicts = {s: comps[s].verdict(s, baseline, margin=margin, p_value=adjusted[s]) for s in others}
+    above = [s for s in others if verdicts[s].kind == "higher"]
+    below = [s for s in others if verdicts[s].kind == "lower"]
+    same = [s for s in others if verdicts[s].kind == "equivalent"]
+    open_ = [s for s in others if verdicts[s].kind == "inconclusive"]
+    lines = [f"each strategy minus '{baseline}', paired on the same test items and seeds "
+             f"({comps[others[0]].method}; p Holm-adjusted over {len(others)}): "
+             + "; ".join(f"{s} {points(comps[s].difference)} (p {adjusted[s]:.2g})" for s in others) + "."]
     if above:
-        lines.append(f"above the baseline (the interval excludes 0): {_join(above)}.")
+        lines.append(f"above the baseline: {_join(above)}.")
     if below:
-        lines.append(f"below the baseline (the interval excludes 0): {_join(below)}.")
+        lines.append(f"below the baseline: {_join(below)}.")
+    if same:
+        lines.append(f"equivalent within +/-{100 * margin:.1f} points: {_join(same)}.")
+    if open_:
+        lines.append(f"inconclusive: {_join(open_)}.")
     lines.append("verdict: " + (f"{_join(above)} beat{'s' if len(above) == 1 else ''} not fine-tuning at all here"
-                                if above else "no fine-tuning strategy beats the frozen encoder with a trained head "
-                                "on this data" + (f"; {_join(below)} fall{'s' if len(below) == 1 else ''} below it"
-                                                  if below else "")) + ".")
+                                if above else "no fine-tuning strategy is shown to beat the frozen encoder with a trained "
+                                "probe on this data" + (f"; {_join(below)} fall{'s' if len(below) == 1 else ''} below it"
+                                                        if below else "")) + ".")
     return " ".join(lines)
