@@ -173,7 +173,7 @@ assert all(same_type[w.lower()] == int(c) for w, c in zip(features.words, contro
 # %%
 from helpers.probes.compute import word_probe_report
 
-seeds = [0, 1, 2]
+seeds = list(budget.pick((0, 1, 2), (0, 1)))  # probe seeds (the head's start)
 reports = {task: word_probe_report(features, sentences, task, train_ids, test_ids, seeds=seeds)
            for task in ("upos", "entity")}
 for task, r in reports.items():
@@ -214,28 +214,29 @@ plt.show()
 # states its layer numbers for BERT-base (12 layers); `scaled_layers` maps them to this model
 # by relative depth.
 #
-# For "sentence meaning" we probe the intents of lessons 07-08 with **lesson 07's probe**
-# itself: a linear probe per layer on mean-pooled sentence vectors, trained once per seed by
-# `probe_seeds` (in `helpers/classify/compute.py`) for lesson 07's `HEAD_STEPS` steps, so the numbers are the ones lesson 07
-# prints for its mean-pooled probes; `sentence_probe_report` only puts them in this lesson's
-# report form (each interval spans every seed's 95 % interval over the test utterances, as
-# in lesson 07), and two of its layers are compared exactly as lesson 07's paired printout
-# compares them (`paired_difference`: seed $i$ paired with seed $i$ on the same utterances), so
-# the two lessons rank the same layers. There is no control task (it is defined on word types).
+# For "sentence meaning" we probe intents: the few-shot BANKING77 task of lesson 08 (the same
+# intents, training and test utterances: `lesson_setup` in `helpers/finetuning/compute.py`), with
+# **lesson 07's probe** itself -- a linear probe per layer on mean-pooled sentence vectors,
+# trained once per seed by `probe_seeds` (in `helpers/classify/compute.py`) for lesson 07's
+# `HEAD_STEPS` steps. `sentence_probe_report` puts the results in this lesson's report form: each
+# layer's accuracy with a 95 % interval that resamples seeds and test utterances together, and
+# layers compared paired, seed $i$ with seed $i$ on the same utterances, exactly as lesson 07
+# compares them. There is no control task (it is defined on word types).
 #
 # One more column guards against a probe that cannot discriminate: **gain over emb**, the best
 # layer minus layer 0 (the embeddings, no context at all), paired on the same test items. A
 # task the embeddings already solve cannot show where a layer adds anything.
 
 # %%
-from helpers.classify.compute import extract_features
-from helpers.common.data import load_intents
-from helpers.classify.compute import HEAD_STEPS
+from helpers.classify.compute import HEAD_STEPS, extract_features
+from helpers.finetuning.compute import lesson_setup
 from helpers.probes.compute import POPULAR_TABLE, scaled_layers, sentence_probe_report, summarize_layers, table_verdict
 
-train, test = load_intents("train"), load_intents("test")
-feats_train = extract_features(tokenizer, model, train.texts)
-feats_test = extract_features(tokenizer, model, test.texts)
+intent_task, recipe, SEEDS = lesson_setup(budget)  # lesson 08's task, recipe and seeds
+train, test = intent_task.train, intent_task.test
+print(intent_task.describe())
+feats_train = extract_features(tokenizer, model, train.texts, max_length=recipe.max_length)
+feats_test = extract_features(tokenizer, model, test.texts, max_length=recipe.max_length)
 reports["intent"] = sentence_probe_report(feats_train, train.labels, feats_test, test.labels, train.names,
                                           pooling="mean", seeds=seeds, epochs=HEAD_STEPS)
 items = [f"{'emb' if l == 0 else l}: {iv.percent()}" for l, iv in enumerate(reports["intent"].accuracy)]
@@ -256,8 +257,9 @@ for task, name, first, last in POPULAR_TABLE:
 
 # %% [markdown]
 # Read the table above row by row. "Best" is the layer with the highest test accuracy; in
-# brackets are all layers the paired difference cannot rank below it (its 95 % interval of
-# layer minus best contains 0) -- the data cannot rank those. The verdict compares that whole
+# brackets are all layers **not shown lower** than it: every other layer is compared with the best
+# on the same test items, and the p-values are Holm-adjusted over the layers (a layer is shown
+# lower when its adjusted p < 0.05) -- the data cannot rank those below the best. The verdict compares that whole
 # set with the table's layers:
 #
 # * *not testable here* -- layer 0, the embeddings without any context, is among the tied
@@ -306,9 +308,12 @@ if disputed:
 # %% [markdown]
 # ## 5. What fine-tuning changes, layer by layer
 #
-# Now we fine-tune the **whole** model on the intent data -- `compare_finetuned` calls
-# lesson 08's `finetune(..., "full")` (in `helpers/finetuning/compute.py`) on a deep copy, once
-# per seed -- and compare each layer before and after.
+# Now the **whole** model fine-tuned on the intent task: lesson 08's "full fine-tuning" runs --
+# the same task, recipe and five seeds (`lesson_setup`), trained until the dev loss stopped
+# improving, with warm-up, linear decay and a learning rate in Devlin et al.'s range
+# (`finetune_study` in `helpers/finetuning/compute.py`; when lesson 08 ran first on this machine,
+# its runs come from the disk cache, otherwise they are trained here). Lesson 08's frozen
+# probe is trained too, for the comparison. Then each layer is compared before and after.
 #
 # **Linear CKA** (Kornblith et al. 2019, *Similarity of Neural Network Representations
 # Revisited*) compares two representations $X \in \mathbb{R}^{n \times H}$ (before) and
@@ -322,54 +327,32 @@ if disputed:
 #
 # The **relative weight change** of a layer takes all its parameters $\theta$ together:
 # $\lVert \theta_{\text{after}} - \theta_{\text{before}} \rVert / \lVert \theta_{\text{before}} \rVert$
-# (Frobenius norms; `relative_weight_change`). The word embeddings stay frozen in `finetune`,
-# so "emb" covers position and segment embeddings and their LayerNorm.
-#
-# To stay CPU-short the fine-tuning is **short**: a few utterances per intent, two epochs, one
-# learning rate, three seeds. Short is not gentle, though: the cell prints the number of
-# optimiser steps and the learning rate next to the range Devlin et al. (2019, *BERT*, Appendix
-# A.3) searched for BERT-base, $2 \cdot 10^{-5}$ to $5 \cdot 10^{-5}$. What follows describes
-# this one run; a longer or different fine-tune may change the picture. `model_key` (lesson 08's
-# hash of every weight, in `helpers/practice/compute.py`) checks that the loaded model itself
-# was not changed: every run trains a copy.
+# (Frobenius norms; `relative_weight_change`). The word embeddings stay frozen in every run,
+# so "emb" covers position and segment embeddings and their LayerNorm. `model_key` (lesson 08's
+# hash of every weight, in `helpers/practice/compute.py`) checks that the loaded model itself was
+# not changed: every run trains a copy.
 
 # %%
-import math
+import textwrap
 
-from helpers.finetuning.compute import compare_finetuned
+from helpers.classify.compute import compare_two_paired
+from helpers.finetuning.compute import FROZEN, FULL, finetune_study, layer_change
 from helpers.practice.compute import model_key
 
-tune_train, tune_epochs, tune_lr, tune_batch = train.subset(10), 2, 2e-4, 20
-DEVLIN_LR = (2e-5, 5e-5)  # Devlin et al. 2019, Appendix A.3: the learning rates searched for fine-tuning
 key_before = model_key(model)
-change = compare_finetuned(tokenizer, model, tune_train, test, seeds=seeds, epochs=tune_epochs, lr=tune_lr,
-                           batch_size=tune_batch)
+study = finetune_study(tokenizer, model, intent_task.train, intent_task.dev, intent_task.test, (FROZEN, FULL), seeds=SEEDS, config=recipe,
+                       keep_models=[FULL])
 assert model_key(model) == key_before, "the loaded model must stay untouched"
-steps = tune_epochs * math.ceil(len(tune_train) / tune_batch)
-print(f"fine-tuned on {len(tune_train)} utterances, {tune_epochs} epochs of batches of {tune_batch} = {steps} "
-      f"optimiser steps per seed, {len(seeds)} seeds; learning rate {tune_lr:g} = "
-      f"{tune_lr / DEVLIN_LR[1]:.0f}-{tune_lr / DEVLIN_LR[0]:.0f}x Devlin et al.'s {DEVLIN_LR[0]:g}-{DEVLIN_LR[1]:g}")
-
-# %% [markdown]
-# How good are these fine-tuned classifiers, and is fine-tuning worth it here at all? Section 4's
-# frozen probe already reads intent off the unchanged model. For a fair comparison we train
-# that frozen probe (lesson 07's, on the mean-pooled last layer -- the same form as the
-# fine-tuned classifier's head) on the **same** training utterances with the same seeds, and
-# compare the two on the same test utterances, paired seed by seed (`paired_difference`).
-
-# %%
-from helpers.classify.compute import SeededAccuracy, paired_difference, points, probe_seeds
-
-tuned_acc = SeededAccuracy(torch.stack([run.correct for run in change.runs]), seeds)
-feats_tune = extract_features(tokenizer, model, tune_train.texts)
-frozen_acc = probe_seeds(feats_tune, tune_train.labels, feats_test, test.labels, tune_train.num_classes, "mean",
-                         seeds=seeds, progress=False)[L]
-gap = paired_difference(tuned_acc, frozen_acc)
-verdict = "higher than" if gap.low > 0 else "lower than" if gap.high < 0 else "not told apart from"
-print(f"fine-tuned, whole model:              {tuned_acc.describe()}")
-print(f"frozen model, probe on mean layer {L}: {frozen_acc.describe()} (same {len(tune_train)} training utterances)")
-print(f"fine-tuned minus frozen, paired on the {len(test)} test utterances: {points(gap)}: "
-      f"fine-tuning is {verdict} the frozen probe here")
+runs = study.runs[FULL]
+print(f"{recipe.describe()}")
+print(f"full fine-tuning, {len(SEEDS)} seeds: {[r.steps for r in runs]} optimiser steps, best dev epoch at "
+      f"{[r.best_step for r in runs]}; stopped by the dev loss in {study.converged(FULL)} of {len(SEEDS)} runs"
+      + (f" ({study.from_cache()} of {2 * len(SEEDS)} runs read from the disk cache)" if study.from_cache() else ""))
+tuned_acc, frozen_acc = study.accuracy(FULL), study.accuracy(FROZEN)
+print(f"fine-tuned, whole model:         {tuned_acc.describe()}")
+print(f"frozen model, probe on mean layer {L}: {frozen_acc.describe()}")
+print(textwrap.fill(compare_two_paired("fine-tuned", tuned_acc, "frozen probe", frozen_acc), 110, subsequent_indent="    "))
+change = layer_change(tokenizer, model, runs, intent_task.test, max_length=recipe.max_length)
 
 # %% [markdown]
 # Before reading the numbers, check `linear_cka` against an independent formula. Kornblith et
@@ -381,17 +364,17 @@ print(f"fine-tuned minus frozen, paired on the {len(test)} test utterances: {poi
 # %%
 from helpers.finetuning.compute import linear_cka
 
-X, Y = change.before[L].double(), change.after[0][L].double()  # layer L, pre-trained vs seed 0
+X, Y = change.before[L].double(), change.after[0][L].double()  # layer L, pre-trained vs the first seed
 C = torch.eye(len(X), dtype=X.dtype) - 1 / len(X)
 hsic = lambda K, M: torch.trace(K @ C @ M @ C) / (len(X) - 1) ** 2  # noqa: E731
 K, M = X @ X.T, Y @ Y.T
 cka_hsic = hsic(K, M) / (hsic(K, K) * hsic(M, M)).sqrt()
 assert abs(cka_hsic.item() - linear_cka(X, Y)) < 1e-6 and abs(linear_cka(X, Y) - change.cka[0, L].item()) < 1e-5
-print(f"layer {L}, seed {seeds[0]}: CKA {linear_cka(X, Y):.4f} (feature space) = {cka_hsic.item():.4f} (HSIC of Gram matrices)")
+print(f"layer {L}, seed {SEEDS[0]}: CKA {linear_cka(X, Y):.4f} (feature space) = {cka_hsic.item():.4f} (HSIC of Gram matrices)")
 
 # %% [markdown]
-# Now every layer. Two sources of spread matter. The **seeds** give the range over the
-# fine-tuning runs (`seeds_interval` in `helpers/common/stats.py`). The **test utterances**
+# Now every layer. Two sources of spread matter. The **seeds** give the spread over the
+# fine-tuning runs (reported as such: the range over the five runs). The **test utterances**
 # are a sample too, and the tokens of one utterance are not independent. `cka_jackknife` (in
 # `helpers/finetuning/compute.py`) leaves one utterance out at a time -- all its tokens -- and
 # recomputes the seed-averaged CKA of every layer, exactly, from sums of the Gram matrices
@@ -409,12 +392,12 @@ loo = change.cka_jackknife()  # [utterances, L+1]: seed-averaged CKA, one uttera
 cka = [jackknife_interval(change.cka[:, l].mean(), loo[:, l]) for l in range(L + 1)]
 cka_seeds = [seeds_interval(change.cka[:, l]) for l in range(L + 1)]
 moved = [seeds_interval(change.weight_change[:, l]) for l in range(L + 1)]
-print(f"{'layer':>6} {'CKA [95% jackknife]':>27} {'CKA seed range':>16} {'relative weight change':>30}")
+print(f"{'layer':>6} {'CKA [95% jackknife]':>27} {'CKA seed range':>16} {'relative weight change (seed range)':>38}")
 for l in range(L + 1):
     print(f"{'emb' if l == 0 else l:>6} {cka[l].format('.4f'):>27} {cka_seeds[l].low:>8.4f}-{cka_seeds[l].high:.4f} "
-          f"{moved[l].format('.4f'):>30}")
-axes = plot_layer_change(cka, moved, whiskers=(f"95% jackknife interval over the {len(test)} test utterances",
-                                               f"range over {len(seeds)} seeds"))
+          f"{moved[l].format('.4f'):>38}")
+axes = plot_layer_change(cka, moved, whiskers=(f"95% jackknife interval over the {len(intent_task.test)} test utterances",
+                                               f"range over {len(SEEDS)} seeds"))
 plt.show()
 
 # %% [markdown]
@@ -424,44 +407,55 @@ plt.show()
 # fine-tuning for dependency parsing reconfigured most of the model). Does that hold here?
 # The check below compares the lowest and the highest encoder layer **paired** -- CKA of layer
 # $L$ minus CKA of layer 1, with the same utterance left out of both. The same paired
-# difference tells which layers the data cannot rank below the most changed one, and which
-# neighbouring layers it cannot tell apart.
+# difference, with Holm's adjustment over the layers, tells which layers the data cannot rank
+# above the most changed one.
 
 # %%
-top_minus_bottom = jackknife_interval(cka[L].estimate - cka[1].estimate, loo[:, L] - loo[:, 1])
-if top_minus_bottom.high < 0:
-    verdict = "lower at the top layer than at layer 1: the top changed more, as Merchant et al. found"
-elif top_minus_bottom.low > 0:
-    verdict = "lower at layer 1 than at the top layer: here the bottom changed more, unlike Merchant et al."
-else:
-    verdict = "not distinguishable between layer 1 and the top layer (the paired interval contains 0)"
-print(f"CKA(layer {L}) - CKA(layer 1) = {top_minus_bottom}: CKA is {verdict}.")
+from statistics import NormalDist
+
+from helpers.common.stats import holm
+
+
 def paired(a: int, b: int):
     """CKA of layer a minus layer b, with a jackknife interval (the same utterance left out of both)."""
     return jackknife_interval(cka[a].estimate - cka[b].estimate, loo[:, a] - loo[:, b])
 
 
+def p_value(interval) -> float:
+    """Two-sided normal p-value of "the difference is 0" from a 95% jackknife interval."""
+    se = (interval.high - interval.low) / (2 * NormalDist().inv_cdf(0.975))
+    return 1.0 if se == 0 else 2 * (1 - NormalDist().cdf(abs(interval.estimate) / se))
+
+
+top_minus_bottom = paired(L, 1) if L > 1 else None
+if top_minus_bottom is None:
+    print(f"this model has {L} layer: nothing to compare")
+else:
+    kind = ("lower at the top layer than at layer 1: the top changed more, as Merchant et al. found"
+            if top_minus_bottom.high < 0 else
+            "lower at layer 1 than at the top layer: here the bottom changed more, unlike Merchant et al."
+            if top_minus_bottom.low > 0 else "inconclusive between layer 1 and the top layer (the paired interval "
+            "contains 0; that is not evidence that they changed alike)")
+    print(f"CKA(layer {L}) - CKA(layer 1) = {top_minus_bottom}: CKA is {kind}.")
 most_changed = min(range(1, L + 1), key=lambda l: cka[l].estimate)
-tied = [l for l in range(1, L + 1) if paired(l, most_changed).low <= 0]
-print(f"lowest mean CKA: layer {most_changed} ({cka[most_changed]}); encoder layers the paired difference cannot "
-      f"rank above it: {summarize_layers(tied)}")
-rises = [(a, a + 1) for a in range(1, L) if cka[a + 1].estimate > cka[a].estimate]
-blurred = [(a, a + 1) for a in range(1, L) if paired(a + 1, a).contains(0.0)]
-print(f"from layer 1 to {L}, mean CKA " + ("never rises from one layer to the next" if not rises else
-                                       "rises at " + ", ".join(f"{a}->{b}" for a, b in rises))
-      + "; neighbours the paired difference cannot tell apart: "
-      + (", ".join(f"{a}-{b}" for a, b in blurred) or "none"))
+others = [l for l in range(1, L + 1) if l != most_changed]
+adjusted = dict(zip(others, holm([p_value(paired(l, most_changed)) for l in others]))) if others else {}
+tied = [most_changed] + [l for l in others if adjusted[l] >= 0.05]
+print(f"lowest mean CKA: layer {most_changed} ({cka[most_changed]}); encoder layers not shown above it (Holm over "
+      f"{len(others)} layers): {summarize_layers(sorted(tied))}")
 
 # %% [markdown]
 # A caution on the weight change: Adam scales every parameter's step by its own gradient
-# history, so after a few steps every weight has moved by roughly the learning rate per step,
-# whatever its gradient. $\lVert \Delta W \rVert$ then says more about the optimiser, the
-# number of steps and the number of parameters than about how much a layer's *function*
-# changed; CKA measures the representation itself. Which of the two norms drives the ratio here? The cell
-# prints both per layer, and splits the change of $\log(\lVert \Delta W \rVert / \lVert W \rVert)$
-# from layer 1 to layer $L$ into the part from $\lVert \Delta W \rVert$ and the part from $\lVert W \rVert$.
+# history, so every weight moves by roughly the learning rate per step, whatever its gradient.
+# $\lVert \Delta W \rVert$ then says more about the optimiser, the number of steps and the number
+# of parameters than about how much a layer's *function* changed; CKA measures the representation
+# itself. Which of the two norms drives the ratio here? The cell prints both per layer, and
+# splits the change of $\log(\lVert \Delta W \rVert / \lVert W \rVert)$ from layer 1 to layer $L$
+# into the part from $\lVert \Delta W \rVert$ and the part from $\lVert W \rVert$.
 
 # %%
+import math
+
 size, step = change.weight_norm, change.delta_norm.mean(0)  # ||W|| per layer, ||dW|| mean over the seeds
 print(f"{'layer':>6} {'||W||':>10} {'||dW|| (mean of seeds)':>24} {'ratio':>8}")
 for l in range(L + 1):
@@ -473,68 +467,88 @@ if L > 1:
           f"{from_size:+.3f} from ||W||: mostly {driver}.")
 
 # %% [markdown]
+# ### Whose change is it? The swap-in test
+#
+# CKA at layer $l$ compares $h^{(l)}$, which carries the changes of **every layer below** as well
+# as layer $l$'s own: a layer can look changed only because its input changed. An intervention
+# separates the two. Take each fine-tuned model, put the **pre-trained** weights of one layer back
+# (`swap_in_correct` in `helpers/finetuning/compute.py`), keep everything else fine-tuned, and
+# measure the test accuracy, paired with the fine-tuned model on the same utterances and seeds. A
+# drop says the rest of the fine-tuned model relies on that layer's *own* change; the layers are
+# compared with Holm's adjustment over the $L + 1$ swaps.
+
+# %%
+from helpers.classify.compute import SeededAccuracy, paired_comparison, points
+from helpers.common.progress import progress
+from helpers.finetuning.compute import swap_in_correct
+from helpers.finetuning.plots import plot_swap_in
+
+swapped = [SeededAccuracy(torch.stack([swap_in_correct(tokenizer, model, run, intent_task.test, depth,
+                                                       max_length=recipe.max_length) for run in runs]), SEEDS)
+           for depth in progress(range(L + 1), desc="swap-in, one layer at a time")]
+swap = [paired_comparison(s, tuned_acc) for s in swapped]
+swap_p = holm([c.p_value for c in swap])
+ax = plot_swap_in([c.difference for c in swap])
+plt.show()
+for depth, (c, p) in enumerate(zip(swap, swap_p)):
+    kind = c.verdict(p_value=p).kind
+    print(f"{'emb' if depth == 0 else f'layer {depth}':>8} put back: {points(c.difference)} (Holm-adjusted p {p:.2g}): "
+          + {"lower": "accuracy falls -- its own change is needed", "higher": "accuracy rises -- its change hurt",
+             "inconclusive": "inconclusive (not shown to matter, not shown not to)"}.get(kind, kind))
+
+# %% [markdown]
 # ## 6. Does the fine-tuned model still know parts of speech?
 #
 # Merchant et al. found no catastrophic forgetting of linguistic structure. We rerun the
-# part-of-speech probe of section 3, with its control task, on the fine-tuned model of seed 0.
-# Both probes are tested on the same words, so the comparison is **paired**: per word, the
-# outcome after minus before, with the test sentences resampled once for both
-# (`paired_accuracy_change` in `helpers/probes/compute.py`). Keep in mind how short this
-# fine-tune was (printed above): a longer or different one may forget more.
+# part-of-speech probe of section 3, with its control task, on the fine-tuned model of the first
+# seed (one model, to keep the lesson short; the other seeds are the same recipe). Both probes are
+# tested on the same words, so the comparison is **paired**: per word, the outcome after minus
+# before, with the test sentences resampled once for both (`paired_accuracy_change` in
+# `helpers/probes/compute.py`), and the layers Holm-adjusted.
 
 # %%
 from helpers.probes.compute import paired_accuracy_change
 from helpers.probes.plots import plot_before_after
 
-tuned_features = extract_word_features(tokenizer, change.runs[0].model.bert, sentences)
+tuned_features = extract_word_features(tokenizer, runs[0].model.bert, sentences)
 tuned = word_probe_report(tuned_features, sentences, "upos", train_ids, test_ids, seeds=seeds)
 before_pos = reports["upos"]
 axes = plot_before_after(before_pos, tuned)
 plt.show()
 pos_change = paired_accuracy_change(tuned, before_pos)
+pos_p = holm([p_value(d) if d.high > d.low else 1.0 for d in pos_change])
 print(f"{'layer':>6} {'accuracy before':>20} {'after':>20} {'after - before (paired)':>26} {'selectivity after':>20}")
 for l in range(L + 1):
     d = pos_change[l]
     print(f"{'emb' if l == 0 else l:>6} {before_pos.accuracy[l].percent():>20} {tuned.accuracy[l].percent():>20} "
           f"{100 * d.estimate:>+9.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}] pts "
           f"{tuned.selectivity[l].percent():>20}")
-lower = [l for l, d in enumerate(pos_change) if d.high < 0]
-higher = [l for l, d in enumerate(pos_change) if d.low > 0]
-print(f"layers whose POS accuracy fell (paired interval below 0): {summarize_layers(lower)}; "
-      f"rose: {summarize_layers(higher)}")
+lower = [l for l, d in enumerate(pos_change) if d.estimate < 0 and pos_p[l] < 0.05]
+higher = [l for l, d in enumerate(pos_change) if d.estimate > 0 and pos_p[l] < 0.05]
+print(f"layers whose POS accuracy fell (Holm-adjusted p < 0.05, normal approximation of the paired bootstrap): "
+      f"{summarize_layers(lower)}; rose: {summarize_layers(higher)}; the others: inconclusive")
 
 # %% [markdown]
 # ### Back to lesson 08's freezing advice
 #
 # "Freeze the lower layers" assumes that full fine-tuning would not need to change them much
 # anyway, so freezing them costs little and saves their backward pass. Lesson 08's "freeze
-# lower half" froze the embeddings and layers $1..\lfloor L/2 \rfloor$. The CKA profile alone
-# cannot test this: CKA at layer $l$ compares $h^{(l)}$, which carries the changes of **every
-# layer below** it, so CKA can fall with depth even if every layer's weights moved alike
-# (compare the relative weight changes above). Here are the two halves' CKA anyway:
-
-# %%
-half = list(range(1, L // 2 + 1))
-if half:
-    lowest = min(half, key=lambda l: cka_seeds[l].low)
-    upper = list(range(L // 2 + 1, L + 1))
-    print(f"lower half (layers {summarize_layers(half)}): CKA at least {cka_seeds[lowest].low:.3f} in every seed "
-          f"(lowest: layer {lowest}); upper half (layers {summarize_layers(upper)}): "
-          f"as low as {min(cka_seeds[l].low for l in upper):.3f}.")
-else:
-    print(f"this model has {L} layer(s): there is no lower half to freeze.")
-
-# %% [markdown]
-# A direct test is an **intervention**: take each fine-tuned model, put the pre-trained
-# embeddings and layers $1..\lfloor L/2 \rfloor$ back -- what lesson 08 kept frozen -- with no
-# training at all, and measure its test accuracy, paired with the fully fine-tuned model on
-# the same utterances. If the fine-tuned upper layers and head still work on top of the
-# *unchanged* lower half, what fine-tuning did to the lower half was not needed here.
+# lower half" froze the embeddings and layers $1..\lfloor L/2 \rfloor$. The swap-in test above put
+# back one layer at a time; here the whole lower half goes back at once -- what lesson 08 kept
+# frozen -- with no training at all, paired with the fully fine-tuned model on the same utterances.
+#
+# A claim that the lower half's changes were *not needed* is a claim of no effect, so it needs a
+# margin stated before the measurement: we call the two **equivalent** if the 90 % interval of the
+# accuracy difference lies within $\pm$`MARGIN` (two one-sided tests, TOST), and otherwise report a
+# difference or *inconclusive*.
 
 # %%
 import copy
 
 from helpers.finetuning.compute import classifier_correct
+
+MARGIN = 0.02  # accuracy, stated before the measurement: within +/-2 points counts as "no loss"
+half = list(range(1, L // 2 + 1))
 
 
 def with_pretrained_lower_half(clf):
@@ -546,27 +560,28 @@ def with_pretrained_lower_half(clf):
     return clf.eval()
 
 
-assert torch.equal(classifier_correct(tokenizer, change.runs[0].model, test), change.runs[0].correct), \
-    "evaluating a fine-tuned model again must reproduce its test outcomes"
-put_back = SeededAccuracy(torch.stack([classifier_correct(tokenizer, with_pretrained_lower_half(run.model), test)
-                                       for run in change.runs]), seeds)
-cost = paired_difference(put_back, tuned_acc)
+assert torch.equal(classifier_correct(tokenizer, runs[0].model, intent_task.test, recipe.max_length), runs[0].correct), \
+    "scoring a fine-tuned model again must reproduce its test outcomes"
+put_back = SeededAccuracy(torch.stack([classifier_correct(tokenizer, with_pretrained_lower_half(run.model), intent_task.test,
+                                                          recipe.max_length) for run in runs]), SEEDS)
 restored = "pre-trained embeddings" + (f" + layers {summarize_layers(half)}" if half else "") + " put back"
 print(f"{'fine-tuned, all layers':<{len(restored)}}: {tuned_acc.describe()}")
 print(f"{restored}: {put_back.describe()}")
-print(f"put back minus fine-tuned, paired: {points(cost)}: " + (
-    "a measurable loss -- the fine-tuned upper layers rely on what fine-tuning changed below them" if cost.high < 0
-    else "a measurable gain -- the lower half's changes hurt this test set" if cost.low > 0
-    else "no difference measurable on this test set -- the lower half's changes were not needed here"))
+put_back_verdict = paired_comparison(put_back, tuned_acc).verdict("put back", "fine-tuned", margin=MARGIN)
+print(textwrap.fill(put_back_verdict.text, 110, subsequent_indent="    "))
+print({"lower": "-> the fine-tuned upper layers rely on what fine-tuning changed below them",
+       "higher": "-> the lower half's changes hurt this test set",
+       "equivalent": f"-> within +/-{100 * MARGIN:.0f} points, full fine-tuning did not need what it changed in the lower half",
+       "inconclusive": "-> this test set cannot tell whether the lower half's changes mattered"}[put_back_verdict.kind])
 
 # %% [markdown]
-# Read the verdict above with its limits. *No measurable difference* supports the freezing
-# advice for this model and task: full fine-tuning changed the lower half, but the model does
-# not need those changes. *A measurable loss* says the upper layers were tuned to a changed
-# lower half -- yet a model trained with that half frozen from the start can adapt its upper
-# layers to it, which is what lesson 08's "freeze lower half" measured. The intervention bounds
-# what full fine-tuning used, not what freezing costs. Either way this is one small task with a
-# short run -- measure on yours.
+# Read the verdict above with its limits. *Equivalent* supports the freezing advice for this model
+# and task, at the stated margin: full fine-tuning changed the lower half, but the model does not
+# need those changes. *Lower* says the upper layers were tuned to a changed lower half -- yet a
+# model trained with that half frozen from the start can adapt its upper layers to it, which is
+# what lesson 08's "freeze lower half" measured. The intervention bounds what full fine-tuning used,
+# not what freezing costs. *Inconclusive* says neither. Either way this is one few-shot task --
+# measure on yours.
 #
 # ## 7. The masked-LM lens
 #
@@ -652,11 +667,14 @@ else:
 #   scale; checked against the HSIC formula. It carries the changes of every layer below, so it
 #   can fall with depth even when all layers move alike. The relative weight change is a weaker
 #   signal under Adam.
-# * Fine-tuning is compared with the frozen probe trained on the same utterances, paired on the
-#   same test items: it need not beat it.
+# * Fine-tuning here is lesson 08's converged runs (early stopping on a dev split, five seeds), compared
+#   with the frozen probe on the same utterances, paired: it need not beat it.
+# * The **swap-in test** puts one layer's pre-trained weights back into the fine-tuned model: a
+#   drop separates what that layer's own change contributes from what it inherits from below,
+#   which CKA cannot do.
 # * The part-of-speech probe on the fine-tuned model tells whether fine-tuning erased what
-#   the probe could read; putting the pre-trained lower half back into the fine-tuned model
-#   (an intervention, not CKA) tells whether full fine-tuning needed what it changed there.
+#   the probe could read; putting the whole pre-trained lower half back (with an equivalence
+#   margin stated first) tests whether full fine-tuning needed what it changed there.
 # * The **masked-LM lens** applies the pre-training head to every layer; BERT's post-LN
 #   design keeps every hidden state at a similar scale (printed above), not growing with
 #   depth, but the head was trained on the last layer only. Checkpoints without a trained head
@@ -669,7 +687,7 @@ else:
 #    of `labels`, the same for all its occurrences.
 # 2. Write `cka(X, Y)`: linear CKA of two `[n, H]` matrices, in the feature-space form above.
 # 3. Compute the relative weight change of the **last** encoder layer of the fine-tuned model
-#    of seed 0 (`change.runs[0].model.bert.encoder.layer[-1]`) against the loaded model's
+#    of the first seed (`change.runs[0].model.bert.encoder.layer[-1]`) against the loaded model's
 #    (`model.encoder.layer[-1]`), all its parameters taken together.
 
 # %%

@@ -11,6 +11,7 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from statistics import NormalDist
@@ -95,7 +96,7 @@ class FinetuneConfig:
     patience: int = 2
     min_delta: float = 0.01  # a dev loss must beat the best by this much to count as an improvement
     batch_size: int = 16
-    max_length: int = 64
+    max_length: int = 96  # tokens per utterance; BANKING77's longest has 82
     weight_decay: float = 0.01
     llrd_decay: float = 0.8
     unfreeze_epochs: int = 3  # gradual unfreezing: head only in epoch 0, every layer trains from this epoch on
@@ -145,6 +146,12 @@ class _Tokens:
     """A split tokenized once (no padding); batches are padded to their longest text."""
 
     def __init__(self, tokenizer, split, max_length: int):
+        full = tokenizer(list(split.texts))["input_ids"]
+        cut = [len(ids) for ids in full if len(ids) > max_length]
+        if cut:
+            warnings.warn(f"{len(cut)} of {len(full)} text(s) are longer than max_length={max_length} tokens (longest: "
+                          f"{max(cut)}) and were truncated: the model sees only their first {max_length} tokens.",
+                          stacklevel=3)
         enc = tokenizer(list(split.texts), truncation=True, max_length=max_length)
         self.ids, self.tokenizer = enc["input_ids"], tokenizer
         self.labels = torch.tensor(split.labels)  # cpu: moved with each batch
@@ -312,6 +319,59 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
     trainable = sum(p.numel() for p in clf.parameters() if p.requires_grad)
     return FinetuneRun(strategy, seed, right, curve, steps, best[2], converged, seconds, trainable,
                        model=clf.eval() if keep_model else None)
+
+
+@dataclass(frozen=True)
+class FewShotTask:
+    """A few-shot intent task cut from BANKING77: ``train`` and ``dev`` (carved from the drawn training
+    utterances, never from the test set) and ``test``, all with the same ``intents``."""
+
+    train: object
+    dev: object
+    test: object
+    intents: tuple
+    shots: int
+
+    def describe(self) -> str:
+        return (f"BANKING77, {len(self.intents)} of its 77 intents, {self.shots} training utterances per intent drawn "
+                f"with a seed ({len(self.train)} train + {len(self.dev)} dev, the dev carved out of them); "
+                f"{len(self.test)} test utterances ({len(self.test) // len(self.intents)} per intent)")
+
+
+def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent: int = 2,
+                  test_per_intent: int | None = None, seed: int = 0) -> FewShotTask:
+    """BANKING77 (:func:`~helpers.common.data.load_banking77`) cut to a CPU-sized few-shot task:
+    ``n_intents`` intents drawn with ``seed`` (``None``: all 77), ``shots`` training utterances per
+    intent (Casanueva et al. use 10 and 30), of which ``dev_per_intent`` become the dev split, and
+    the chosen intents' test utterances (all, or a stratified ``test_per_intent`` of them)."""
+    import random
+
+    from helpers.common.data import load_banking77
+
+    train_all, test_all = load_banking77("train"), load_banking77("test")
+    if n_intents is not None and (isinstance(n_intents, bool) or not isinstance(n_intents, int)
+                                  or not 2 <= n_intents <= train_all.num_classes):
+        raise ValueError(f"n_intents must be None (all) or an int from 2 to {train_all.num_classes}, got {n_intents!r}.")
+    if not isinstance(dev_per_intent, int) or not 1 <= dev_per_intent < shots:
+        raise ValueError(f"dev_per_intent must be an int from 1 to shots - 1 = {shots - 1}, got {dev_per_intent!r}.")
+    names = train_all.names if n_intents is None else tuple(sorted(random.Random(seed).sample(train_all.names, n_intents)))
+    drawn = train_all.only(names).sample(shots, seed=seed)
+    train, dev = drawn.split_off(dev_per_intent, seed=seed)
+    test = test_all.only(names)
+    if test_per_intent is not None:
+        test = test.sample(test_per_intent, seed=seed)
+    return FewShotTask(train, dev, test, names, shots)
+
+
+def lesson_setup(budget) -> tuple[FewShotTask, FinetuneConfig, tuple]:
+    """``(task, recipe, seeds)`` that lessons 08 and 10 share, for a :class:`~helpers.common.budget.Budget`,
+    so that lesson 10 finds lesson 08's runs in the disk cache. Full: 20 of the 77 intents, 10-shot
+    (8 train + 2 dev per intent), 20 test utterances per intent, at most 15 epochs, 5 seeds. Quick:
+    5 intents, 6-shot, 6 test utterances per intent, 2 epochs, 2 seeds (a check that the code runs)."""
+    task = few_shot_task(**budget.pick(dict(n_intents=20, shots=10, dev_per_intent=2, test_per_intent=20),
+                                       dict(n_intents=5, shots=6, dev_per_intent=2, test_per_intent=6)))
+    recipe = budget.pick(FinetuneConfig(max_epochs=15), FinetuneConfig(max_epochs=2, head_steps=100))
+    return task, recipe, budget.pick((0, 1, 2, 3, 4), (0, 1))
 
 
 # -- a disk cache, so that lesson 10 reuses lesson 08's runs (and a rerun of a lesson is fast) --------

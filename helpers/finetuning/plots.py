@@ -1,4 +1,5 @@
-"""Lesson 10 figure: what fine-tuning changed, layer by layer (CKA and relative weight change)."""
+"""Fine-tuning figures: the dev curves of every strategy (lesson 08) and what fine-tuning changed, layer by
+layer (lesson 10: CKA, relative weight change, the swap-in test)."""
 
 from __future__ import annotations
 
@@ -45,3 +46,58 @@ def plot_layer_change(cka, weight_change, axes=None, whiskers=("range over the s
     axes[1].set_ylim(0, None)
     axes[0].figure.tight_layout()
     return axes
+
+
+def plot_dev_curves(study, ax=None, measure: str = "accuracy"):
+    """Dev accuracy (or loss) after every epoch against optimiser steps, one colour per fine-tuning
+    strategy: a thin line per seed, a cross where early stopping kept the weights (the best dev
+    epoch), and a dashed line at the frozen probe's mean dev score when the study has it. The curve
+    flattening before the cross is what "converged" means here. Returns the axes."""
+    from helpers.finetuning.compute import FROZEN
+
+    if measure not in ("accuracy", "loss"):
+        raise ValueError(f"measure must be 'accuracy' or 'loss', got {measure!r}.")
+    column = 2 if measure == "accuracy" else 1
+    if ax is None:
+        _, ax = plt.subplots(figsize=(8.6, 3.8))
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for k, (strategy, runs) in enumerate(study.runs.items()):
+        color = colors[k % len(colors)]
+        if strategy == FROZEN:
+            ax.axhline(np.mean([r.dev_curve[-1][column] for r in runs]), color=color, ls="--", lw=1.2, label=strategy)
+            continue
+        for i, run in enumerate(runs):
+            steps = [pt[0] for pt in run.dev_curve]
+            values = [pt[column] for pt in run.dev_curve]
+            ax.plot(steps, values, color=color, lw=1.0, alpha=0.75, label=strategy if i == 0 else None)
+            best = [pt[column] for pt in run.dev_curve if pt[0] == run.best_step]
+            ax.plot([run.best_step], best, "x", color=color, ms=7, mew=1.8)
+    ax.set_xlabel("optimiser steps")
+    ax.set_ylabel(f"dev {measure}")
+    n = len(study.seeds)
+    ax.set_title(f"dev {measure} after every epoch, {n} seeds per strategy\n"
+                 "x: the epoch early stopping kept; dashed: the frozen probe")
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+    ax.figure.tight_layout()
+    return ax
+
+
+def plot_swap_in(drops, ax=None, title: str = "swap-in test: one layer's pre-trained weights put back"):
+    """Accuracy change (points) when the pre-trained weights of one depth are put back into the
+    fine-tuned model, per depth (0 = embeddings), with 95% intervals (seeds x test items). Below 0:
+    that layer's own fine-tuned change was needed by the rest of the fine-tuned model. Returns the axes."""
+    drops = _intervals(drops, "drops")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.4, 3.4))
+    x = np.arange(len(drops))
+    est = np.array([100 * d.estimate for d in drops])
+    err = np.array([[100 * (d.estimate - d.low) for d in drops], [100 * (d.high - d.estimate) for d in drops]])
+    ax.bar(x, est, color="#7a9cc6", width=0.6)
+    ax.errorbar(x, est, yerr=err, fmt="none", ecolor="black", capsize=3, lw=1)
+    ax.axhline(0, color="black", lw=0.8)
+    ax.set_xticks(x, layer_labels(len(drops)))
+    ax.set_xlabel("layer whose pre-trained weights are put back")
+    ax.set_ylabel("test accuracy change (points)")
+    ax.set_title(f"{title}\n(bars: mean over seeds; whiskers: 95% interval, seeds x test items)")
+    ax.figure.tight_layout()
+    return ax

@@ -7,7 +7,9 @@ from __future__ import annotations
 import copy
 import hashlib
 import io
+import contextlib
 import math
+from pathlib import Path
 import statistics
 import time
 import warnings
@@ -229,12 +231,73 @@ def compare_times(a_name: str, a, b_name: str, b, unit: str = "s") -> str:
     p = sign_test_p(above, above + below) if above + below else 1.0
     text = (f"{a_name}: {fmt(ra)}; {b_name}: {fmt(rb)} ({n} turns). Per turn, {b_name} / {a_name} = median "
             f"{rr.estimate:.2f}x, range {rr.low:.2f}-{rr.high:.2f}x; {above} of {n} ratios above 1, {below} below")
-    if (above == n or below == n) and p < 0.05:
-        return (f"{text} (sign test p = {p:.2g}): {b_name} is {'slower' if above == n else 'faster'} in every turn, "
-                f"taking about {rr.estimate:.2f}x as long.")
+    if p < 0.05:
+        slower = above > below
+        return (f"{text} (sign test p = {p:.2g}): {b_name} is {'slower' if slower else 'faster'}, taking about "
+                f"{rr.estimate:.2f}x as long (a difference called from the sign test's p < 0.05).")
     if n < 6:
-        return f"{text}: {n} turns are too few to call a difference (a sign test needs at least 6, all one way)."
-    return f"{text} (sign test p = {p:.2g}): not one way in every turn, so no difference is called on this machine."
+        return (f"{text}: inconclusive -- {n} turns are too few for a sign test to reach p < 0.05 "
+                "(it needs at least 6, all one way).")
+    return f"{text} (sign test p = {p:.2g}): inconclusive on this machine (p >= 0.05), not evidence of equal speed."
+
+
+@contextlib.contextmanager
+def _quiet_native_stderr():
+    """Silence what C++ code writes to file descriptor 2 (the profiler's start/stop lines)."""
+    import os
+    import sys
+
+    sys.stderr.flush()
+    saved, devnull = os.dup(2), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 2)
+    try:
+        yield
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
+def peak_step_memory(clf, enc, labels) -> int:
+    """Peak bytes allocated **during** one training step of ``clf`` (forward + backward), above what
+    was allocated before it: the most memory the step's own tensors (activations, temporaries of
+    the backward pass, the gradients) held at any moment. Measured by the allocator itself: on the
+    CPU from the profiler's memory events ("Total Allocated" after every allocation and free), on
+    CUDA from ``torch.cuda.max_memory_allocated``. Gradients from an earlier step are cleared first."""
+    clf.zero_grad(set_to_none=True)
+    clf.train()
+    device = next(clf.parameters()).device
+    try:
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+            base = torch.cuda.memory_allocated(device)
+            torch.cuda.reset_peak_memory_stats(device)
+            torch.nn.functional.cross_entropy(clf(enc["input_ids"], enc["attention_mask"]), labels).backward()
+            torch.cuda.synchronize(device)
+            return int(torch.cuda.max_memory_allocated(device) - base)
+        import json
+        import tempfile
+
+        from torch.profiler import ProfilerActivity, profile
+
+        with _quiet_native_stderr(), profile(activities=[ProfilerActivity.CPU], profile_memory=True) as prof:
+            torch.nn.functional.cross_entropy(clf(enc["input_ids"], enc["attention_mask"]), labels).backward()
+        with tempfile.TemporaryDirectory() as folder:
+            trace = Path(folder) / "trace.json"
+            with _quiet_native_stderr():
+                prof.export_chrome_trace(str(trace))
+            events = json.loads(trace.read_text())["traceEvents"]
+        memory = sorted((e for e in events if e.get("name") == "[memory]" and e.get("args", {}).get("Device Type", 0) == 0),
+                        key=lambda e: e["ts"])
+        if not memory:
+            raise RuntimeError("the profiler recorded no memory events; this torch build cannot measure the peak.")
+        # "Total Allocated" is the allocator's running total for the whole process: the step's own
+        # memory is its peak minus the total just before the step's first allocation.
+        first = memory[0]["args"]
+        return int(max(e["args"]["Total Allocated"] for e in memory) - (first["Total Allocated"] - first["Bytes"]))
+    finally:
+        clf.zero_grad(set_to_none=True)
+        clf.eval()
 
 
 def hidden_state_origins(states, full) -> list:
@@ -379,8 +442,8 @@ class FeatureCache:
     is created: after changing the model's weights in place, create a new cache.
     """
 
-    def __init__(self, tokenizer, bert, store: dict | None = None):
-        self.tokenizer, self.bert = tokenizer, bert
+    def __init__(self, tokenizer, bert, store: dict | None = None, max_length: int = 128):
+        self.tokenizer, self.bert, self.max_length = tokenizer, bert, max_length
         self.key = model_key(bert)
         self.store: dict[tuple, torch.Tensor] = {} if store is None else store
         self.hits = self.misses = 0
@@ -395,7 +458,7 @@ class FeatureCache:
         self.misses += len(missing)
         self.hits += len(keys) - len(missing)
         if missing:
-            feats = extract_features(self.tokenizer, self.bert, missing, progress=False)
+            feats = extract_features(self.tokenizer, self.bert, missing, progress=False, max_length=self.max_length)
             for i, text in enumerate(missing):
                 for l in range(L + 1):  # one pass gives every layer: cache them all
                     for p in ("cls", "mean"):

@@ -28,11 +28,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from helpers.classify.compute import SeededAccuracy, paired_difference, probe_seeds
+from helpers.classify.compute import SeededAccuracy, paired_comparison, paired_difference, probe_seeds
 from helpers.common.data import UPOS_TAGS, TaggedSentence
 from helpers.common.progress import ProgressBar
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import Interval, bootstrap_ci, differs, seeds_interval
+from helpers.common.stats import (Interval, bootstrap_ci, bootstrap_p_value, cluster_bootstrap_ci, differs, holm,
+                                  seeds_interval)
 from helpers.model.trace import max_input_tokens
 
 # OntoNotes entity types grouped into six coarse classes (+ "O", no entity): a few hundred
@@ -360,10 +361,35 @@ class ProbeReport:
         diff = outcomes.mean(0) - outcomes.mean(0)[reference]  # [L+1, n_test]: one bootstrap for every layer
         return sentence_bootstrap(diff[None], self.test_sentence)
 
+    def p_values(self, reference: int, measure: str = "accuracy") -> list[float]:
+        """Per layer: the two-sided p-value of "layer ``l`` and ``reference`` score the same", from the
+        same paired resampling as :meth:`differences` (1.0 for the reference itself)."""
+        outcomes = self._outcomes(measure)
+        out = []
+        for l in range(outcomes.shape[1]):
+            if l == reference:
+                out.append(1.0)
+            elif self.pairing == "seeds":
+                runs = [SeededAccuracy(outcomes[:, k] > 0.5, tuple(range(len(outcomes)))) for k in (l, reference)]
+                out.append(paired_comparison(*runs).p_value)
+            else:
+                diff = (outcomes.mean(0)[l] - outcomes.mean(0)[reference]).numpy()
+                if not diff.any():
+                    out.append(1.0)
+                    continue
+                _, boots = cluster_bootstrap_ci(diff, self.test_sentence.numpy(), return_boots=True)
+                out.append(bootstrap_p_value(boots))
+        return out
+
     def tied_with_best(self, measure: str = "accuracy") -> list[int]:
-        """Layers the paired difference cannot rank below the best one: its 95 % interval of
-        (layer minus best), on the same test items, contains 0 (:meth:`differences`)."""
-        return [l for l, d in enumerate(self.differences(self.best_layer(measure), measure)) if not differs(d)]
+        """The best layer and every layer **not shown lower** than it: each other layer is compared
+        with the best paired on the same test items (:meth:`p_values`), with the p-values
+        Holm-adjusted over those layers; a layer is shown lower when its adjusted p < 0.05."""
+        best = self.best_layer(measure)
+        p = self.p_values(best, measure)
+        others = [l for l in range(len(p)) if l != best]
+        adjusted = dict(zip(others, holm([p[l] for l in others]))) if others else {}
+        return sorted([best] + [l for l in others if adjusted[l] >= 0.05])
 
     def gain_over_embeddings(self, measure: str = "accuracy") -> Interval:
         """Best layer minus layer 0 (the embeddings), paired on the same test items."""
