@@ -174,8 +174,8 @@ print(textwrap.fill(baseline_verdict(runs.accuracy), 110, subsequent_indent="   
 from helpers.classify.compute import encode_batch
 from helpers.practice.compute import time_interleaved, training_step
 
-step_batch = encode_batch(tokenizer, ft_train.texts[:FT_BATCH], FT_MAX_LEN)
-step_labels = torch.tensor(ft_train.labels[:FT_BATCH])
+step_batch = encode_batch(tokenizer, ft_train.texts[:FT_BATCH], FT_MAX_LEN, device=model.device)
+step_labels = torch.tensor(ft_train.labels[:FT_BATCH], device=model.device)
 timed = ("full", "freeze lower half")
 ft_step = time_interleaved({s: training_step(runs.models[s], step_batch, step_labels) for s in timed}, repeats=9)
 for s in timed:
@@ -292,8 +292,9 @@ del loaded_with
 from helpers.finetuning.compute import SentenceClassifier
 from helpers.practice.compute import enable_checkpointing, saved_for_backward, training_state_bytes
 
-batch = tokenizer(train.texts[:8], padding="max_length", truncation=True, max_length=32, return_tensors="pt")
-inputs, labels = {k: batch[k] for k in ("input_ids", "attention_mask")}, torch.tensor(train.labels[:8])
+batch = tokenizer(train.texts[:8], padding="max_length", truncation=True, max_length=32,
+                  return_tensors="pt").to(model.device)
+inputs, labels = {k: batch[k] for k in ("input_ids", "attention_mask")}, torch.tensor(train.labels[:8], device=model.device)
 clfs = {mode: SentenceClassifier(copy.deepcopy(model), C) for mode in ("plain", "checkpointed")}
 method = enable_checkpointing(clfs["checkpointed"].bert)
 memory = {mode: saved_for_backward(clf, inputs, labels) for mode, clf in clfs.items()}

@@ -15,6 +15,7 @@ from helpers.common.progress import ProgressBar
 from helpers.common.stats import Interval
 
 from helpers.classify.compute import HEAD_STEPS, SeededAccuracy, encode_batch, mean_pool, train_head
+from helpers.model.trace import device_of, model_device, synchronize
 
 
 FROZEN = "frozen encoder, head only"
@@ -30,7 +31,8 @@ class SentenceClassifier(torch.nn.Module):
     def __init__(self, bert, num_classes: int):
         super().__init__()
         self.bert = bert
-        self.classifier = torch.nn.Linear(bert.config.hidden_size, num_classes)
+        # drawn on the CPU (the same head on every device), then put where the encoder is
+        self.classifier = torch.nn.Linear(bert.config.hidden_size, num_classes).to(model_device(bert))
 
     def forward(self, input_ids, attention_mask, **kw):
         out = self.bert(input_ids=input_ids, attention_mask=attention_mask, **kw)
@@ -80,7 +82,7 @@ def _frozen_head_only(tokenizer, clf, train, max_length: int, head_steps: int, s
     ``clf.classifier``: ``W ((x - mu) / sigma) + b = (W / sigma) x + (b - (W / sigma) mu)``."""
     _set_trainable(clf.bert.parameters(), False)
     clf.bert.eval()
-    enc = encode_batch(tokenizer, train.texts, max_length)
+    enc = encode_batch(tokenizer, train.texts, max_length, device=model_device(clf))
     with torch.no_grad():
         X = mean_pool(clf.bert(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"]).last_hidden_state,
                       enc["attention_mask"])
@@ -121,17 +123,20 @@ def finetune(tokenizer, bert, train, test, strategy: str = "full", *, epochs: in
     elif strategy != "freeze lower half":
         opt = torch.optim.AdamW([p for p in clf.parameters() if p.requires_grad], lr=lr)
     if strategy == FROZEN:
+        synchronize()  # on a GPU, time the work itself, not only its launch
         start = time.perf_counter()
         _frozen_head_only(tokenizer, clf, train, max_length, head_steps, seed)
+        synchronize()
         seconds = time.perf_counter() - start
         clf.eval()
         right = classifier_correct(tokenizer, clf, test, max_length)
         trainable = sum(p.numel() for p in clf.classifier.parameters())
         return FinetuneResult(strategy, right.float().mean().item(), seconds, trainable, clf, right)
-    enc = encode_batch(tokenizer, train.texts, max_length)
-    y = torch.tensor(train.labels)
+    enc = encode_batch(tokenizer, train.texts, max_length, device=model_device(clf))
+    y = torch.tensor(train.labels, device=model_device(clf))
     g = torch.Generator().manual_seed(seed)
     steps_per_epoch = (len(y) + batch_size - 1) // batch_size
+    synchronize()  # on a GPU, time the training itself, not only its launch
     start = time.perf_counter()
     clf.train()
     bar = ProgressBar(epochs * steps_per_epoch, desc=strategy, disable=not progress)
@@ -141,7 +146,7 @@ def finetune(tokenizer, bert, train, test, strategy: str = "full", *, epochs: in
             n_open = round(epoch * (L + 1) / max(epochs - 1, 1))
             for depth, params in enumerate(groups[:-1]):
                 _set_trainable(params, depth > L - n_open)
-        for idx in torch.randperm(len(y), generator=g).split(batch_size):
+        for idx in torch.randperm(len(y), generator=g).to(y.device).split(batch_size):
             loss = torch.nn.functional.cross_entropy(
                 clf(enc["input_ids"][idx], enc["attention_mask"][idx]), y[idx])
             opt.zero_grad()
@@ -149,6 +154,7 @@ def finetune(tokenizer, bert, train, test, strategy: str = "full", *, epochs: in
             opt.step()  # AdamW skips parameters whose grad is None (frozen ones)
             bar.update()
     bar.close()
+    synchronize()
     seconds = time.perf_counter() - start
     clf.eval()
     right = classifier_correct(tokenizer, clf, test, max_length)
@@ -164,7 +170,7 @@ def warm_up(tokenizer, bert, texts, *, max_length: int = 16, batch_size: int = 1
     """
     clf = SentenceClassifier(copy.deepcopy(bert), 2)
     clf.train()
-    enc = encode_batch(tokenizer, list(texts)[:batch_size], max_length)
+    enc = encode_batch(tokenizer, list(texts)[:batch_size], max_length, device=model_device(clf))
     clf(enc["input_ids"], enc["attention_mask"]).sum().backward()
 
 
@@ -212,16 +218,16 @@ def compare_finetuning(tokenizer, bert, train, test, strategies=FINETUNE_STRATEG
 @torch.no_grad()
 def classifier_correct(tokenizer, clf, split, max_length: int = 16) -> torch.Tensor:
     """``[n]`` booleans: which items of ``split`` the classifier gets right."""
-    enc = encode_batch(tokenizer, split.texts, max_length)
+    enc = encode_batch(tokenizer, split.texts, max_length, device=model_device(clf))
     pred = clf(enc["input_ids"], enc["attention_mask"]).argmax(-1)
-    return pred == torch.tensor(split.labels)
+    return pred == torch.tensor(split.labels, device=pred.device)
 
 
 @torch.no_grad()
 def classifier_accuracy(tokenizer, clf, split, max_length: int = 16) -> float:
-    enc = encode_batch(tokenizer, split.texts, max_length)
+    enc = encode_batch(tokenizer, split.texts, max_length, device=model_device(clf))
     pred = clf(enc["input_ids"], enc["attention_mask"]).argmax(-1)
-    return (pred == torch.tensor(split.labels)).float().mean().item()
+    return (pred == torch.tensor(split.labels, device=pred.device)).float().mean().item()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -230,7 +236,7 @@ def classifier_accuracy(tokenizer, clf, split, max_length: int = 16) -> float:
 # model vs a fine-tuned copy.
 
 def _as_float_matrix(X, name: str) -> torch.Tensor:
-    X = torch.as_tensor(X)
+    X = torch.as_tensor(X, device=device_of(X))
     if X.ndim != 2 or X.shape[0] < 2:
         raise ValueError(f"{name} must be a [n, features] matrix with n >= 2 rows, got shape {tuple(X.shape)}.")
     if not torch.isfinite(X).all():
@@ -256,7 +262,7 @@ def linear_cka(X, Y) -> float:
 def _real_tokens(tokenizer, enc) -> torch.Tensor:
     """``[B, T]`` True at the real tokens of a padded batch: no [CLS], [SEP] or padding."""
     special = torch.tensor([tokenizer.get_special_tokens_mask(ids, already_has_special_tokens=True)
-                            for ids in enc["input_ids"].tolist()], dtype=torch.bool)
+                            for ids in enc["input_ids"].tolist()], dtype=torch.bool, device=enc["attention_mask"].device)
     return enc["attention_mask"].bool() & ~special
 
 
@@ -266,7 +272,7 @@ def token_vectors(tokenizer, bert, texts, max_length: int = 32, batch_size: int 
     ``texts`` at every layer, in a fixed order (text by text, token by token)."""
     chunks = []
     for start in range(0, len(texts), batch_size):
-        enc = encode_batch(tokenizer, texts[start:start + batch_size], max_length)
+        enc = encode_batch(tokenizer, texts[start:start + batch_size], max_length, device=model_device(bert))
         hidden = torch.stack(bert(**enc, output_hidden_states=True, return_dict=True).hidden_states)
         chunks.append(hidden[:, _real_tokens(tokenizer, enc)])
     return torch.cat(chunks, 1).float()
@@ -276,8 +282,8 @@ def token_owners(tokenizer, texts, max_length: int = 32, batch_size: int = 64) -
     """``[n_tokens]``: which text each row of :func:`token_vectors` (same arguments) comes from."""
     owners = []
     for start in range(0, len(texts), batch_size):
-        keep = _real_tokens(tokenizer, encode_batch(tokenizer, texts[start:start + batch_size], max_length))
-        rows = torch.arange(start, start + keep.shape[0])[:, None].expand_as(keep)
+        keep = _real_tokens(tokenizer, encode_batch(tokenizer, texts[start:start + batch_size], max_length))  # cpu: token bookkeeping, no model
+        rows = torch.arange(start, start + keep.shape[0], device=keep.device)[:, None].expand_as(keep)
         owners.append(rows[keep])
     return torch.cat(owners)
 
@@ -329,18 +335,18 @@ def weighted_cka(X, Y, owners, counts) -> torch.Tensor:
     ``S(K, M) = w^T (K o M) w - (2/N) sum_i w_i (Kw)_i (Mw)_i + (w^T K w)(w^T M w) / N^2``,
     and ``CKA = S(K, M) / sqrt(S(K, K) S(M, M))``."""
     X, Y = _as_float_matrix(X, "X"), _as_float_matrix(Y, "Y")
-    owners = torch.as_tensor(owners, dtype=torch.long)
+    owners = torch.as_tensor(owners, dtype=torch.long, device=X.device)
     if X.shape[0] != Y.shape[0] or owners.shape != (X.shape[0],):
         raise ValueError(f"X, Y and owners must describe the same tokens: {X.shape[0]}, {Y.shape[0]}, "
                          f"{tuple(owners.shape)}.")
     _, inverse = torch.unique(owners, return_inverse=True)
     n_texts = int(inverse.max()) + 1
-    C = torch.as_tensor(counts, dtype=torch.float64)
+    C = torch.as_tensor(counts, dtype=torch.float64, device=X.device)
     C = C[None] if C.ndim == 1 else C
     if C.ndim != 2 or C.shape[1] != n_texts:
         raise ValueError(f"counts must be [B, {n_texts}] (one weight per text), got {tuple(C.shape)}.")
-    G = torch.zeros(len(inverse), n_texts, dtype=torch.float64)
-    G[torch.arange(len(inverse)), inverse] = 1.0  # token -> text, one-hot
+    G = torch.zeros(len(inverse), n_texts, dtype=torch.float64, device=X.device)
+    G[torch.arange(len(inverse), device=X.device), inverse] = 1.0  # token -> text, one-hot
     w, N = C @ G.T, C @ G.sum(0)  # [B, n] token weights, [B] their sums
     X, Y = X - X.mean(0), Y - Y.mean(0)  # CKA ignores shifts; centring first keeps the sums well conditioned
     grams = {"K": X @ X.T, "M": Y @ Y.T}
@@ -364,8 +370,8 @@ def cka_jackknife(before: torch.Tensor, afters, owners) -> torch.Tensor:
     Why not a bootstrap: drawing texts with replacement repeats some of them, and a repeated
     token matches its copy perfectly in both representations, which pushes CKA up; leaving
     texts out repeats nothing."""
-    afters = [torch.as_tensor(a) for a in afters]
-    owners = torch.as_tensor(owners, dtype=torch.long)
+    afters = [torch.as_tensor(a, device=before.device) for a in afters]
+    owners = torch.as_tensor(owners, dtype=torch.long, device=before.device)
     if before.ndim != 3 or not afters or any(a.shape != before.shape for a in afters):
         raise ValueError("give a [L+1, n, H] stack before and a non-empty list of stacks of the same shape after.")
     if owners.shape != (before.shape[1],):
@@ -373,7 +379,7 @@ def cka_jackknife(before: torch.Tensor, afters, owners) -> torch.Tensor:
     n_texts = len(torch.unique(owners))
     if n_texts < 3:
         raise ValueError(f"the jackknife needs at least 3 texts, got {n_texts}.")
-    leave_one_out = 1.0 - torch.eye(n_texts, dtype=torch.float64)  # row u: every text but u, once
+    leave_one_out = 1.0 - torch.eye(n_texts, dtype=torch.float64, device=before.device)  # row u: every text but u, once
     return torch.stack([sum(weighted_cka(before[l], a[l], owners, leave_one_out) for a in afters) / len(afters)
                         for l in range(before.shape[0])], 1)
 
@@ -381,7 +387,7 @@ def cka_jackknife(before: torch.Tensor, afters, owners) -> torch.Tensor:
 def jackknife_interval(estimate: float, leave_one_out, level: float = 0.95) -> Interval:
     """``estimate`` with a normal interval from the jackknife standard error of ``n``
     leave-one-out values: ``se = sqrt((n-1)/n * sum((v_i - mean(v))^2))``."""
-    values = torch.as_tensor(leave_one_out, dtype=torch.float64).flatten()
+    values = torch.as_tensor(leave_one_out, dtype=torch.float64, device="cpu").flatten()  # cpu: an interval from results
     if values.numel() < 3 or not torch.isfinite(values).all():
         raise ValueError("give at least 3 finite leave-one-out values.")
     if not 0 < level < 1:
@@ -435,8 +441,10 @@ def compare_finetuned(tokenizer, bert, train, test, *, seeds=(0, 1, 2), epochs: 
         sizes, moved = layer_weight_norms(bert, run.model.bert)
         moves.append(moved)
         runs.append(run)
-    weight_norm, delta_norm = torch.tensor(sizes, dtype=torch.float64), torch.tensor(moves, dtype=torch.float64)
-    return LayerChange(seeds, torch.tensor(cka), delta_norm / weight_norm, [r.accuracy for r in runs], runs, before,
+    weight_norm = torch.tensor(sizes, dtype=torch.float64)  # cpu: a table of Python floats (results)
+    delta_norm = torch.tensor(moves, dtype=torch.float64)  # cpu: a table of Python floats (results)
+    cka = torch.tensor(cka)  # cpu: a table of Python floats (results)
+    return LayerChange(seeds, cka, delta_norm / weight_norm, [r.accuracy for r in runs], runs, before,
                        after, weight_norm, delta_norm, token_owners(tokenizer, test.texts, max_length))
 
 
