@@ -13,7 +13,7 @@ import torch
 
 from helpers.common.stats import cautious_paired_difference_ci, differs
 from helpers.model.paths import data_file
-from helpers.model.trace import Trace, check_trace, check_traces
+from helpers.model.trace import Trace, check_trace, check_traces, device_of, model_device
 
 
 TOKEN_CLASSES = ("[CLS]", "[SEP]", "punctuation", "other")
@@ -34,7 +34,7 @@ def token_class(token: str) -> str:
 def class_onehot(trace: Trace) -> torch.Tensor:
     """``[seq, 4]``: row ``j`` marks the class (:data:`TOKEN_CLASSES`) of token ``j``."""
     classes = [token_class(t) for t in check_trace(trace).tokens]
-    return torch.tensor([[c == k for k in TOKEN_CLASSES] for c in classes], dtype=torch.float32)
+    return torch.tensor([[c == k for k in TOKEN_CLASSES] for c in classes], dtype=torch.float32, device=trace.device)
 
 
 def attention_shares(trace: Trace, queries: list[int] | None = None) -> torch.Tensor:
@@ -86,13 +86,13 @@ def offset_head_scores(trace: Trace, offset: int) -> torch.Tensor:
     if abs(offset) >= n:
         raise ValueError(f"offset {offset} is too large for a sequence of {n} tokens.")
     att = torch.stack(trace.attentions)
-    queries = torch.arange(max(0, -offset), min(n, n - offset))
+    queries = torch.arange(max(0, -offset), min(n, n - offset), device=att.device)
     return att[:, :, queries, queries + offset].mean(dim=-1)
 
 
 def best_head(scores: torch.Tensor) -> tuple[int, int, float]:
     """``(layer, head, score)`` of the highest entry of an ``[L, heads]`` table; layer is 1-based."""
-    scores = torch.as_tensor(scores)
+    scores = torch.as_tensor(scores, device=device_of(scores))
     if scores.ndim != 2:
         raise ValueError(f"scores must be an [layers, heads] table, got shape {tuple(scores.shape)}.")
     flat = int(scores.argmax())
@@ -156,7 +156,7 @@ def uniform_shares(trace: Trace) -> torch.Tensor:
     against this: with 20 tokens, two [SEP] get 10 % by doing nothing special; with 128, 1.6 %."""
     check_trace(trace)
     classes = [token_class(t) for t in trace.tokens]
-    return torch.tensor([classes.count(k) / len(classes) for k in TOKEN_CLASSES])
+    return torch.tensor([classes.count(k) / len(classes) for k in TOKEN_CLASSES], device=trace.device)
 
 
 def attention_shares_per_sentence(traces) -> torch.Tensor:
@@ -170,7 +170,7 @@ def normalized_entropy(trace: Trace) -> torch.Tensor:
     check_trace(trace)
     if trace.seq_len < 2:
         raise ValueError("a normalized entropy needs at least 2 tokens.")
-    return attention_entropy(trace) / torch.log(torch.tensor(float(trace.seq_len)))
+    return attention_entropy(trace) / torch.log(torch.tensor(float(trace.seq_len), device=trace.device))
 
 
 # -- norm-based attention (Kobayashi et al. 2020) --------------------------------------------
@@ -229,7 +229,7 @@ def value_norms_by_class(traces, model) -> torch.Tensor:
         norms = transformed_value_norms(trace, model).mean(dim=1)  # [L, seq]
         onehot = class_onehot(trace)
         counts = onehot.sum(dim=0)
-        out.append((norms @ onehot) / counts.where(counts > 0, torch.tensor(float("nan"))))
+        out.append((norms @ onehot) / counts.where(counts > 0, torch.tensor(float("nan"), device=counts.device)))
     return torch.stack(out)
 
 
@@ -244,7 +244,7 @@ def untrained_like(model, seed: int = 0):
     config._attn_implementation = "eager"  # attention weights are returned, as load_model's models do
     with torch.random.fork_rng():  # seeded, without touching the caller's random state
         torch.manual_seed(seed)
-        return BertModel(config, add_pooling_layer=False).eval()
+        return BertModel(config, add_pooling_layer=False).eval().to(model_device(model))  # drawn on the CPU, then moved
 
 
 # -- naming "the" layer: the extreme one and every layer the same inputs cannot tell apart ----
@@ -256,7 +256,7 @@ def extreme_layer(values, lowest: bool = False) -> tuple[int, list[int]]:
     the Student-t interval where that is wider, as it is with few inputs) has a 95 % interval
     containing 0 -- the extreme column included. Name all of ``tied``, never one winner, when
     they are more than one."""
-    values = torch.as_tensor(values, dtype=torch.float64)
+    values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
     if values.ndim != 2 or values.shape[0] < 2:
         raise ValueError(f"values must be [n_inputs >= 2, layers], got shape {tuple(values.shape)}.")
     means = values.mean(dim=0)
@@ -270,7 +270,8 @@ def compare_layers(a, b) -> dict[str, list[int]]:
     """Per layer, the paired difference ``a - b`` over the same inputs (``a``, ``b``:
     ``[n_inputs, L]``): ``{"above": [...], "below": [...], "untold": [...]}``, 1-based layers
     (:func:`~helpers.common.stats.cautious_paired_difference_ci`; an interval touching 0 is untold)."""
-    a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    a = torch.as_tensor(a, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
+    b = torch.as_tensor(b, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
     out = {"above": [], "below": [], "untold": []}
     for l in range(a.shape[1]):
         d = cautious_paired_difference_ci(a[:, l], b[:, l])

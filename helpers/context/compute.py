@@ -7,7 +7,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from helpers.model.trace import Trace, check_trace
+from helpers.model.trace import Trace, check_trace, device_of
 
 
 def word_by_layer(trace: Trace, word: str, occurrence: int = 0) -> torch.Tensor:
@@ -25,7 +25,7 @@ def _check_groups(groups: dict) -> dict[str, torch.Tensor]:
         raise ValueError("give a dict {sense: tensor [n, L+1, hidden]} with at least two senses.")
     out = {}
     for sense, vecs in groups.items():
-        vecs = torch.as_tensor(vecs)
+        vecs = torch.as_tensor(vecs, device=device_of(vecs))
         if vecs.ndim != 3 or vecs.shape[0] < 2:
             raise ValueError(
                 f"sense {sense!r}: expected a tensor [n_sentences >= 2, layers, hidden], got shape {tuple(vecs.shape)}."
@@ -48,12 +48,12 @@ def self_similarity(vectors: torch.Tensor) -> torch.Tensor:
     ``vectors`` is ``[n_contexts, layers, hidden]``; the diagonal (a context with itself) is
     left out. This is Ethayarajh's (2019) *self-similarity*.
     """
-    vectors = torch.as_tensor(vectors)
+    vectors = torch.as_tensor(vectors, device=device_of(vectors))
     if vectors.ndim != 3 or vectors.shape[0] < 2:
         raise ValueError(f"vectors must be [n_contexts >= 2, layers, hidden], got shape {tuple(vectors.shape)}.")
     n = vectors.shape[0]
     cos = _pairwise_cos(vectors, vectors)
-    off_diag = ~torch.eye(n, dtype=torch.bool)
+    off_diag = ~torch.eye(n, dtype=torch.bool, device=vectors.device)
     return cos[:, off_diag].mean(dim=-1)
 
 
@@ -80,7 +80,7 @@ def sense_separation_outcomes(groups: dict) -> torch.Tensor:
     for true_idx, sense in enumerate(senses):
         vecs = groups[sense]
         for i in range(vecs.shape[0]):
-            keep = torch.arange(vecs.shape[0]) != i
+            keep = torch.arange(vecs.shape[0], device=vecs.device) != i
             centroids = torch.stack(
                 [groups[s][keep].mean(0) if s == sense else groups[s].mean(0) for s in senses]
             )  # [senses, layers, hidden]
@@ -108,7 +108,7 @@ def centroid_similarity(vector: torch.Tensor, groups: dict) -> dict[str, torch.T
     """Cosine between one use of a word (``[layers, hidden]``) and each sense's centroid:
     ``{sense: [layers]}``."""
     groups = _check_groups(groups)
-    vector = torch.as_tensor(vector)
+    vector = torch.as_tensor(vector, device=next(iter(groups.values())).device)
     shape = next(iter(groups.values())).shape[1:]
     if vector.shape != shape:
         raise ValueError(f"vector must be [layers, hidden] = {tuple(shape)}, got {tuple(vector.shape)}.")
@@ -146,9 +146,10 @@ def permutation_accuracy(groups: dict, n_perm: int = 200, seed: int = 0) -> torc
         raise ValueError(f"n_perm must be a positive int, got {n_perm!r}.")
     vecs = torch.cat(list(groups.values()))  # [n, layers, hidden]
     sizes = [v.shape[0] for v in groups.values()]
-    labels = torch.cat([torch.full((s,), i) for i, s in enumerate(sizes)])
+    labels = torch.cat([torch.full((s,), i) for i, s in enumerate(sizes)])  # cpu: shuffled by a seeded CPU generator
     gen = torch.Generator().manual_seed(seed)
-    perms = torch.stack([labels[torch.randperm(len(labels), generator=gen)] for _ in range(n_perm)])  # [P, n]
+    perms = torch.stack([labels[torch.randperm(len(labels), generator=gen)]  # cpu: seeded shuffles, moved next
+                         for _ in range(n_perm)]).to(vecs.device)  # [P, n]
     return _loo_outcomes(vecs, perms, len(sizes)).float().mean(dim=1)
 
 
@@ -178,8 +179,8 @@ def centroid_margin(vector: torch.Tensor, groups: dict, n_boot: int = 1000, seed
         raise ValueError(f"a margin compares exactly two senses; got {len(groups)}: {list(groups)}.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
         raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
-    vector = torch.as_tensor(vector)
     a, b = groups.values()
+    vector = torch.as_tensor(vector, device=a.device)
     if vector.shape != a.shape[1:]:
         raise ValueError(f"vector must be [layers, hidden] = {tuple(a.shape[1:])}, got {tuple(vector.shape)}.")
     gen = torch.Generator().manual_seed(seed)
@@ -187,10 +188,11 @@ def centroid_margin(vector: torch.Tensor, groups: dict, n_boot: int = 1000, seed
     def margin(ca, cb):  # [..., layers, hidden] centroids -> [..., layers]
         return F.cosine_similarity(vector, ca, dim=-1) - F.cosine_similarity(vector, cb, dim=-1)
 
-    boot_a = a[torch.randint(len(a), (n_boot, len(a)), generator=gen)].mean(dim=1)  # [n_boot, layers, hidden]
-    boot_b = b[torch.randint(len(b), (n_boot, len(b)), generator=gen)].mean(dim=1)
+    boot_a = a[torch.randint(len(a), (n_boot, len(a)), generator=gen).to(a.device)].mean(dim=1)  # [n_boot, layers, hidden]
+    boot_b = b[torch.randint(len(b), (n_boot, len(b)), generator=gen).to(b.device)].mean(dim=1)
     boots = margin(boot_a, boot_b)  # [n_boot, layers]
-    low, high = torch.quantile(boots.double(), torch.tensor([0.025, 0.975], dtype=torch.float64), dim=0)
+    low, high = torch.quantile(boots.cpu().double(), torch.tensor([0.025, 0.975], dtype=torch.float64),  # cpu: float64 quantiles
+                               dim=0)
     est = margin(a.mean(0), b.mean(0))
     return [Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(est, low, high)]
 
@@ -231,9 +233,9 @@ def neighbour_control(traces, n_pieces: int, k: int, n_spans: int = 300, seed: i
     gen = torch.Generator().manual_seed(seed)
     out = []
     for _ in range(n_spans):
-        t = usable[int(torch.randint(len(usable), (1,), generator=gen))]
+        t = usable[int(torch.randint(len(usable), (1,), generator=gen))]  # cpu: a seeded draw, read as an int
         inner = [i for i, w in enumerate(t.word_ids) if w is not None]
-        start = inner[int(torch.randint(len(inner) - n_pieces + 1, (1,), generator=gen))]
+        start = inner[int(torch.randint(len(inner) - n_pieces + 1, (1,), generator=gen))]  # cpu: a seeded draw, read as an int
         span = list(range(start, start + n_pieces))
         others = [i for i in range(t.seq_len) if i not in span]
         stack = torch.stack(t.hidden_states)  # [layers, seq, hidden]
