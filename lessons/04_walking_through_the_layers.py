@@ -302,7 +302,7 @@ for l in range(L + 1):
 norm_steps = compute.step_verdicts(norms_data, clusters=sentence_of)
 for l, v in enumerate(norm_steps, start=1):
     step = {"higher": "grows", "lower": "shrinks"}.get(v.kind, "inconclusive")
-    print(f"  mean length, layer {'emb' if l == 1 else l - 1} -> {l}: {v.difference.format('.3g')}, "
+    print(f"  mean length, {'emb' if l == 1 else f'layer {l - 1}'} -> layer {l}: {v.difference.format('.3g')}, "
           f"Holm-adjusted p = {v.p_value:.2g}: {step}")
 grows = ("met" if all(v.kind == "higher" for v in norm_steps) else
          "not met" if any(v.kind == "lower" for v in norm_steps) else "inconclusive")
@@ -389,8 +389,9 @@ print(f"layers where a top-3 dimension is also a LayerNorm outlier of that layer
 # differ mostly *between tokens* (confident here, unsure there), and they would grow layer
 # after layer. Measured on the data tokens: the share of the variance of $\lVert h \rVert$
 # (all tokens, all layers) that the layer alone explains (the rest lies between the tokens
-# of a layer), whether the median grows at every layer, and how close the median length is
-# to $\lVert\gamma\rVert$, the length fixed by the weights alone.
+# of a layer; its interval resamples sentences), whether the mean length grows at every step
+# (above), and how close the median length is to $\lVert\gamma\rVert$, the length fixed by the
+# weights alone.
 
 # %%
 eta2_ci = compute.share_explained_by_layer_ci(parts["norm"], seed=0, clusters=sentence_of)  # resampling sentences
@@ -398,7 +399,8 @@ eta2 = eta2_ci.estimate
 pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "inconclusive (its interval contains 50 %)"
 ratio = torch.as_tensor(med_norm) / parts["gamma"].double()
 print(f"the layer explains {eta2:.0%} of the variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers; "
-      f"{1 - eta2:.0%} lies between the tokens of a layer; the layer's share with its interval: {eta2_ci.percent(0)}")
+      f"{1 - eta2:.0%} lies between the tokens of a layer; the layer's share with its interval (resampling sentences): "
+      f"{eta2_ci.percent(0)}")
 print("median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
 print(f"Prediction 1, lengths differ mostly between tokens: {pred1} "
       f"({1 - eta2:.0%} of the variance between tokens, {eta2:.0%} between layers).")

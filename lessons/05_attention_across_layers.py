@@ -276,7 +276,8 @@ uni_s = torch.stack([compute.uniform_shares(t) for t in short])  # [n, 4], per i
 uni_p = torch.stack([compute.uniform_shares(t) for t in packed])
 length_differs = {}
 for k, c in enumerate(compute.TOKEN_CLASSES):
-    d = compute.compare_unpaired_layers(shares_short[:, :, k] / uni_s[:, k:k + 1], shares_packed[:, :, k] / uni_p[:, k:k + 1])
+    d = compute.compare_unpaired_layers(shares_short[:, :, k] / uni_s[:, k:k + 1],
+                                        shares_packed[:, :, k] / uni_p[:, k:k + 1])
     length_differs[c] = d["above"] + d["below"]
     print(f"{c}: share ÷ uniform, short minus packed per layer: " + ", ".join(f"{l + 1}: {x.format('.2f')}"
                                                                                for l, x in enumerate(d["intervals"])))
@@ -316,7 +317,9 @@ print(f"sum over heads and keys of alpha * f(x) + b_O equals the model's attenti
 
 # %% [markdown]
 # Now the shares again, once with the weights $\alpha_{ij}$ and once with
-# $\lVert\alpha_{ij} f(x_j)\rVert$ (each query's row rescaled to sum to 1), on the packed pairs:
+# $\lVert\alpha_{ij} f(x_j)\rVert$ (each query's row rescaled to sum to 1), on the packed pairs.
+# Per class and layer the two are compared on the same inputs (`compute.compare_layers`: the
+# cautious paired p-value, Holm-adjusted over the $L$ layers of the class):
 
 # %%
 norm_packed = torch.stack([compute.norm_attention_shares(t, model) for t in progress(packed, desc="norm-based attention")])
@@ -352,7 +355,9 @@ print("||f(x)|| of [CLS] / ||f(x)|| of ordinary tokens, per layer: " + ", ".join
 # were what draws attention, punctuation (mostly the full stops that end each sentence:
 # boundaries too, inside every segment) should be enriched as well, and what `[SEP]` passes
 # on should count, i.e. its norm-based share should stay. Measured on the packed pairs, as
-# "share ÷ uniform share" (1 = no more than evenly spread attention):
+# "share ÷ uniform share" (1 = no more than evenly spread attention); whether `[SEP]` gets
+# surely more than twice its uniform share is a one-sided test per layer, Holm-adjusted over the
+# $L$ layers (`compute.above_threshold`, on each input's own ratio):
 
 # %%
 sep_ratio = (shares_packed[:, :, sep] / uniform_packed[sep]).mean(0)
@@ -364,13 +369,13 @@ for l in range(L):
 sep_excess = shares_packed[:, :, sep] / uni_p[:, sep:sep + 1]  # per input: [SEP] share ÷ that input's uniform share
 enriched = [l + 1 for l in compute.above_threshold(sep_excess, 2.0)["above"]]
 if enriched:
-    print(f"[SEP] gets surely more than twice its uniform share (one-sided, Holm over {L} layers) in layers {enriched}; "
-          "there the norm-based share keeps " + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched)
+    print(f"[SEP] gets surely more than twice its uniform share (one-sided, Holm over {L} layers) in layers "
+          f"{enriched}; there the norm-based share keeps " + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched)
           + " of the weight share.")
 else:
     print(f"In no layer is [SEP] shown to get more than twice its uniform share (one-sided, Holm over {L} layers; "
-          f"largest per-input mean {sep_excess.mean(0).max():.1f}x): this model gives [SEP] no shown excess of attention to explain, "
-          "boundary or not.")
+          f"largest per-input mean {sep_excess.mean(0).max():.1f}x): this model gives [SEP] no shown excess of "
+          "attention to explain, boundary or not.")
 print("Clark et al. (2019, BERT-base) speculate that attention to [SEP] serves as a no-op, supported by small "
       "gradients; Kobayashi et al. (2020, BERT-base): ||f(x)|| of [SEP] is small, so its norm-based share is far "
       "below its weight share.")

@@ -258,10 +258,10 @@ print(f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not shown diffe
 # position in each sentence, per sense, so you can see whether position could explain them.
 
 # %%
-null_pooled = np.percentile(null["all words, pooled"][:, 0].numpy(), [2.5, 50, 97.5])
+null_pooled = np.percentile(null["all words, pooled"][:, 0].numpy(), [2.5, 97.5])
 emb_null_p = compute.permutation_p_value(float(pooled[:, 0].mean()), null["all words, pooled"][:, 0])
-print(f"layer 0, pooled: {pooled_ci[0].percent(0)}; shuffled labels: median {null_pooled[1]:.0%} "
-      f"(95 % range {null_pooled[0]:.0%}-{null_pooled[2]:.0%}; chance {1 / len(names):.0%}); permutation p = "
+print(f"layer 0, pooled: {pooled_ci[0].percent(0)}; shuffled labels: mean {null['all words, pooled'][:, 0].mean():.0%} "
+      f"(95 % range {null_pooled[0]:.0%}-{null_pooled[1]:.0%}; chance {1 / len(names):.0%}); permutation p = "
       f"{emb_null_p:.2g}: " + ("differs from the shuffles" if emb_null_p < 0.05 else
                                 "inconclusive (not shown different from the shuffles)"))
 null0 = {w: compute.layer_null(g, 0, seed=seed) for (w, g), seed in
@@ -329,7 +329,8 @@ rises = [l for l, v in enumerate(steps, start=1) if v.kind == "higher"]
 adj_low, last_low = adj_rank.extreme, L in adj_rank.tied
 print(f"adjusted self-similarity lowest at layer {adj_low}, not shown different from it: layers {adj_rank.tied} "
       f"(last layer {'among' if last_low else 'not among'} them; layer {adj_low} is in the "
-      f"{'upper' if adj_low > L / 2 else 'lower'} half of the {L}); rises (Holm over {L} steps) at layers {rises or 'none'}.")
+      f"{'upper' if adj_low > L / 2 else 'lower'} half of the {L}); rises (Holm over {L} steps) at layers "
+      f"{rises or 'none'}.")
 follows = last_low and not rises
 print("as Ethayarajh found on BERT-base: no step rises, and the top layer is among the lowest."
       if follows else "unlike Ethayarajh's BERT-base finding (an almost monotonic fall to the upper layers): "

@@ -52,7 +52,8 @@ def check_exercise_1(answer, groups) -> Feedback:
 
     if abs(got.estimate + expected.estimate) < 1e-6 and abs(expected.estimate) > 1e-6:
         return wrong(f"your estimate {got.estimate:+.3f} has the wrong sign: that is the embeddings minus the last "
-                     "layer.", "Subtract the embeddings' outcome (layer 0) from the last layer's, sentence by sentence.")
+                     "layer.", "Subtract the embeddings' outcome (layer 0) from the last layer's, sentence by "
+                     "sentence.")
     if abs(got.estimate - expected.estimate) > 1e-6:
         return wrong(f"the estimate {got.estimate:+.3f} is not the mean paired difference over all "
                      f"{len(diffs)} sentences.", "Per sentence: outcome at the last layer minus outcome at layer 0 "
