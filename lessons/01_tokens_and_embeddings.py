@@ -276,7 +276,7 @@ from helpers.embeddings.plots import similarity_heatmap
 if len(labels) >= 2:
     fig, ax, _ = similarity_heatmap(similarity, labels, title="cosine similarity of the words' input-embedding rows")
     plt.show()
-    off = similarity - 2 * torch.eye(len(labels))  # hide the diagonal when looking for the top pair
+    off = similarity - 2 * torch.eye(len(labels), device=similarity.device)  # hide the diagonal when looking for the top pair
     i, j = divmod(int(off.argmax()), len(labels))
     print(f"most similar pair here: {labels[i]!r} and {labels[j]!r} ({similarity[i, j]:.3f})")
     if "bank" in labels:
@@ -308,7 +308,7 @@ else:
 # %%
 from transformers import BertForMaskedLM
 
-mlm = BertForMaskedLM(config).eval()
+mlm = BertForMaskedLM(config).eval().to(model.device)
 decoder = mlm.cls.predictions.decoder.weight  # [vocab, hidden]: one output score per vocabulary word
 table = mlm.bert.embeddings.word_embeddings.weight
 print(f"config.tie_word_embeddings = {config.tie_word_embeddings}")

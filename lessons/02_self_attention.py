@@ -193,7 +193,8 @@ from helpers.model.trace import max_input_tokens
 
 SHORT = "It rained."
 length = min(max(trace.seq_len, 6) + 2, max_input_tokens(tokenizer, model))  # two [PAD]s more, within the maximum
-batch = tokenizer([SENTENCE, SHORT], padding="max_length", truncation=True, max_length=length, return_tensors="pt")
+batch = tokenizer([SENTENCE, SHORT], padding="max_length", truncation=True, max_length=length,
+                  return_tensors="pt").to(model.device)
 with torch.no_grad():
     masked = model(**batch, output_attentions=True)
     unmasked = model(input_ids=batch["input_ids"], token_type_ids=batch["token_type_ids"])

@@ -138,7 +138,7 @@ print(f"following token {TOKEN} ({NAME}) and [CLS] (token 0)")
 vectors = compute.token_by_layer(trace, TOKEN)  # [L+1, H]
 with torch.no_grad():
     fresh = model(**tokenizer(SENTENCE, return_tensors="pt", truncation=True,
-                              max_length=trace.seq_len)).last_hidden_state[0]
+                              max_length=trace.seq_len).to(model.device)).last_hidden_state[0]
 assert torch.allclose(vectors[L], fresh[TOKEN], atol=1e-5)
 n_show = min(6, H)
 print("layer " + "".join(f"{f'dim {d}':>9}" for d in range(n_show)))
@@ -397,7 +397,7 @@ print(f"layers where a top-3 dimension is also a LayerNorm outlier of that layer
 eta2_ci = compute.share_explained_by_layer_ci(parts["norm"], seed=0, clusters=sentence_of)  # resampling sentences
 eta2 = eta2_ci.estimate
 pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "inconclusive (its interval contains 50 %)"
-ratio = torch.as_tensor(med_norm) / parts["gamma"].double()
+ratio = torch.as_tensor(med_norm) / parts["gamma"].cpu().double()
 print(f"the layer explains {eta2:.0%} of the variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers; "
       f"{1 - eta2:.0%} lies between the tokens of a layer; the layer's share with its interval (resampling sentences): "
       f"{eta2_ci.percent(0)}")
@@ -440,7 +440,7 @@ plt.show()
 
 # %%
 ctrl = compute.cross_layer_control_matrix(others, n_pairs=500, seed=0)  # [L+1, L+1]
-med_matrix = torch.as_tensor(quartiles(sim_data)[1], dtype=ctrl.dtype)
+med_matrix = torch.as_tensor(quartiles(sim_data)[1], dtype=ctrl.dtype, device=ctrl.device)
 plots.plot_adjusted_matrix(ctrl, med_matrix - ctrl)
 plt.show()
 for a_, b_ in ((0, L), (1, L)):

@@ -306,7 +306,7 @@ captured = {}
 hooks = [layer.attention.output.dense.register_forward_hook(lambda mod, args, out, l=l: captured.__setitem__(l, out[0]))
          for l, layer in enumerate(model.encoder.layer, start=1)]
 with torch.no_grad():
-    model(**tokenizer(SENTENCE, return_tensors="pt", truncation=True, max_length=trace.seq_len))
+    model(**tokenizer(SENTENCE, return_tensors="pt", truncation=True, max_length=trace.seq_len).to(model.device))
 for hook in hooks:
     hook.remove()
 for l in range(1, L + 1):

@@ -258,7 +258,7 @@ print(f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not shown diffe
 # position in each sentence, per sense, so you can see whether position could explain them.
 
 # %%
-null_pooled = np.percentile(null["all words, pooled"][:, 0].numpy(), [2.5, 97.5])
+null_pooled = np.percentile(null["all words, pooled"][:, 0].cpu().numpy(), [2.5, 97.5])
 emb_null_p = compute.permutation_p_value(float(pooled[:, 0].mean()), null["all words, pooled"][:, 0])
 print(f"layer 0, pooled: {pooled_ci[0].percent(0)}; shuffled labels: mean {null['all words, pooled'][:, 0].mean():.0%} "
       f"(95 % range {null_pooled[0]:.0%}-{null_pooled[1]:.0%}; chance {1 / len(names):.0%}); permutation p = "
@@ -391,7 +391,7 @@ k = min(3, trace.seq_len - n_pieces)
 near = {layer: compute.word_neighbours(trace, word, layer, k=k) for layer in (0, L)}
 control = compute.neighbour_control(traces, n_pieces=n_pieces, k=k, seed=0)  # [spans, L+1, k]
 for layer, found in near.items():
-    top95 = np.percentile(control[:, layer].numpy(), 95, axis=0)  # per rank
+    top95 = np.percentile(control[:, layer].cpu().numpy(), 95, axis=0)  # per rank
     above = sum(c > t for (_, _, c), t in zip(found, top95))
     print(f"layer {layer}: {word!r} ({n_pieces} piece(s)) is closest to "
           + ", ".join(f"{t!r} ({c:.2f}; control {q:.2f})" for (_, t, c), q in zip(found, top95))
@@ -426,7 +426,7 @@ NeighbourExplorer(trace, token=start, layer=L, baseline=baseline)
 import pandas as pd
 from IPython.display import display
 
-shuffled0 = null["all words, pooled"][:, 0].numpy()  # layer 0, pooled: mean and 95 % range of the shuffles
+shuffled0 = null["all words, pooled"][:, 0].cpu().numpy()  # layer 0, pooled: mean and 95 % range of the shuffles
 chance_null = Interval(float(shuffled0.mean()), *map(float, np.percentile(shuffled0, [2.5, 97.5])))
 rows = compute.claim_rows(raw_self=raw_rank, adj_self=adj_rank, gap=gap_rank, accuracy=acc_rank,
                           chance_null=chance_null, n_senses=len(names), adj_steps=steps, same_ids=same_ids,

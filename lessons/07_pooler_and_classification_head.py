@@ -134,7 +134,7 @@ from helpers.common.data import load_intents
 
 train, test = load_intents("train"), load_intents("test")
 C = train.num_classes
-y_test = torch.tensor(test.labels)
+y_test = torch.tensor(test.labels, device=model.device)
 print(f"{len(train)} train / {len(test)} test utterances, {C} intents: {', '.join(train.names)}")
 print("example:", repr(train.texts[0]), "->", train.names[train.labels[0]])
 
@@ -227,9 +227,9 @@ from sklearn.linear_model import LogisticRegression
 from helpers.classify.compute import compare_two_paired, correct_per_item, paired_difference
 from helpers.common.stats import differs
 
-standardize = lambda X: ((X - head.mu) / head.sigma).numpy()
+standardize = lambda X: ((X - head.mu) / head.sigma).cpu().numpy()
 solver = LogisticRegression(max_iter=3000).fit(standardize(feats_train.layer(L, "cls")), train.labels)
-pred_sklearn = torch.as_tensor(solver.predict(standardize(X_test)))
+pred_sklearn = torch.as_tensor(solver.predict(standardize(X_test)), device=model.device)
 correct_sklearn = pred_sklearn == y_test
 from helpers.classify.compute import HEAD_STEPS  # 4 x SHORT_STEPS: the steps of every head below
 
@@ -257,7 +257,7 @@ import matplotlib.pyplot as plt
 from helpers.classify.compute import confusion_matrix, predict
 from helpers.classify.plots import plot_confusion
 
-cm = confusion_matrix(test.labels, predict(long_head, X_test).numpy(), C)
+cm = confusion_matrix(test.labels, predict(long_head, X_test).cpu().numpy(), C)
 ax = plot_confusion(cm, test.names, title=f"confusion matrix, last-layer [CLS] head ({HEAD_STEPS} steps): test utterances")
 plt.show()
 off = cm.copy()

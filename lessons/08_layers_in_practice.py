@@ -231,8 +231,8 @@ for params in layer_groups(frozen_half.bert)[: 1 + L // 2]:
     for p_ in params:
         p_.requires_grad_(False)
 step_batch = tokenizer(task.train.texts[:recipe.batch_size], padding=True, truncation=True,
-                       max_length=recipe.max_length, return_tensors="pt")
-step_labels = torch.tensor(task.train.labels[:recipe.batch_size])
+                       max_length=recipe.max_length, return_tensors="pt").to(model.device)
+step_labels = torch.tensor(task.train.labels[:recipe.batch_size], device=model.device)
 ft_step = time_interleaved({"full": training_step(full_clf, step_batch, step_labels),
                             FREEZE: training_step(frozen_half, step_batch, step_labels)}, repeats=9)
 full_clf.eval()  # training_step switched it to training mode (dropout); later sections read features
@@ -348,8 +348,9 @@ del loaded_with
 from helpers.finetuning.compute import SentenceClassifier
 from helpers.practice.compute import enable_checkpointing, saved_for_backward, training_state_bytes
 
-batch = tokenizer(train.texts[:8], padding="max_length", truncation=True, max_length=32, return_tensors="pt")
-inputs, labels = {k: batch[k] for k in ("input_ids", "attention_mask")}, torch.tensor(train.labels[:8])
+batch = tokenizer(train.texts[:8], padding="max_length", truncation=True, max_length=32,
+                  return_tensors="pt").to(model.device)
+inputs, labels = {k: batch[k] for k in ("input_ids", "attention_mask")}, torch.tensor(train.labels[:8], device=model.device)
 clfs = {mode: SentenceClassifier(copy.deepcopy(model), C) for mode in ("plain", "checkpointed")}
 method = enable_checkpointing(clfs["checkpointed"].bert)
 memory = {mode: saved_for_backward(clf, inputs, labels) for mode, clf in clfs.items()}
@@ -396,7 +397,8 @@ from helpers.practice.compute import peak_step_memory
 
 peaks = {}
 for length in (T, 4 * T):
-    long_batch = tokenizer(train.texts[:B], padding="max_length", truncation=True, max_length=length, return_tensors="pt")
+    long_batch = tokenizer(train.texts[:B], padding="max_length", truncation=True, max_length=length,
+                           return_tensors="pt").to(model.device)
     long_inputs = {k: long_batch[k] for k in ("input_ids", "attention_mask")}
     peaks[length] = {mode: peak_step_memory(clf, long_inputs, labels) for mode, clf in clfs.items()}
 grads = state["gradients"]

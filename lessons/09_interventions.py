@@ -142,7 +142,7 @@ mask = run.attention_mask
 again = continue_from(model, run.hidden(0), mask, after_layer=0)
 assert torch.allclose(again[mask.bool()], run.hidden(L)[mask.bool()], atol=1e-4)
 assert torch.allclose(head(feats_test.layer(L, "mean")), classifier(run.hidden(L), mask), atol=1e-4)
-y = torch.tensor(test.labels)
+y = torch.tensor(test.labels, device=model.device)
 base_correct = (classifier(run.hidden(L), mask).argmax(-1) == y).float()
 base_acc = accuracy_ci(base_correct)
 how = ("the rule of three: every utterance is right" if base_correct.min() == 1
@@ -215,7 +215,7 @@ print(f"layer 1 with head {head_to_remove} removed == by hand; max change of the
 # %%
 from helpers.interventions.compute import ablate_head, paired_accuracy_difference
 
-enc = tokenizer(test.texts, padding=True, truncation=True, max_length=MAX_LEN, return_tensors="pt")
+enc = tokenizer(test.texts, padding=True, truncation=True, max_length=MAX_LEN, return_tensors="pt").to(model.device)
 with torch.no_grad(), ablate_head(model, 1, head_to_remove):
     logits_removed = classifier(model(**enc).last_hidden_state, enc["attention_mask"])
 logits_base = classifier(run.hidden(L), mask)
@@ -630,10 +630,10 @@ from helpers.interventions.compute import (OCCLUSION_PASSES, attention_rollout, 
 from helpers.model.tokens import content_positions
 
 with torch.no_grad():
-    z = classifier(trace.hidden(L)[None], torch.ones(1, trace.seq_len, dtype=torch.long))[0]
+    z = classifier(trace.hidden(L)[None], torch.ones(1, trace.seq_len, dtype=torch.long, device=model.device))[0]
 pred = int(z.argmax())
 scores = attribution_scores(model, classifier, trace, pred)
-eye = torch.eye(trace.seq_len)
+eye = torch.eye(trace.seq_len, device=model.device)
 step = [(0.5 * trace.attention(l).mean(0) + 0.5 * eye) for l in (1, 2)]
 step = [s / s.sum(-1, keepdim=True) for s in step]
 assert torch.allclose(attention_rollout(trace.attentions[:2]), step[1] @ step[0], atol=1e-6)
@@ -671,7 +671,7 @@ agreement = {m: [] for m in ("raw attention", "attention rollout", "gradient x i
 for text in progress(sample.texts, desc="attributing test utterances"):
     t = trace_text(tokenizer, model, text)
     with torch.no_grad():
-        target = int(classifier(t.hidden(L)[None], torch.ones(1, t.seq_len, dtype=torch.long)).argmax())
+        target = int(classifier(t.hidden(L)[None], torch.ones(1, t.seq_len, dtype=torch.long, device=model.device)).argmax())
     s = attribution_scores(model, classifier, t, target)
     pos = content_positions(t)
     for m in agreement:

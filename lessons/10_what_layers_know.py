@@ -365,7 +365,7 @@ change = layer_change(tokenizer, model, runs, intent_task.test, max_length=recip
 from helpers.finetuning.compute import linear_cka
 
 X, Y = change.before[L].double(), change.after[0][L].double()  # layer L, pre-trained vs the first seed
-C = torch.eye(len(X), dtype=X.dtype) - 1 / len(X)
+C = torch.eye(len(X), dtype=X.dtype, device=X.device) - 1 / len(X)
 hsic = lambda K, M: torch.trace(K @ C @ M @ C) / (len(X) - 1) ** 2  # noqa: E731
 K, M = X @ X.T, Y @ Y.T
 cka_hsic = hsic(K, M) / (hsic(K, K) * hsic(M, M)).sqrt()

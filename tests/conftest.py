@@ -4,6 +4,12 @@ import os
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+# Fine-tuning runs are cached on disk (helpers.finetuning.compute.cache_dir); the tests and the
+# lessons they execute start from an empty cache of their own, so every run is really made.
+if "COURSE_CACHE" not in os.environ:
+    import tempfile
+
+    os.environ["COURSE_CACHE"] = tempfile.mkdtemp(prefix="course-cache-")
 
 import pytest  # noqa: E402
 

@@ -98,3 +98,28 @@ def test_bad_pos_file(tmp_path):
         load_pos(path)
     with pytest.raises(FileNotFoundError, match="data/pos"):
         load_pos(tmp_path / "missing.jsonl")
+
+
+def test_banking77_splits_sizes_and_few_shot_draws():
+    import json
+
+    from helpers.common.data import load_banking77
+    from helpers.model.paths import DATA_DIR
+
+    train, test = load_banking77("train"), load_banking77("test")
+    assert (len(train), len(test), train.num_classes) == (10_003, 3_080, 77) and train.names == test.names
+    source = json.loads((DATA_DIR / "banking77" / "SOURCE.json").read_text())
+    assert source["splits"]["train"]["utterances"] == len(train) and "CC BY 4.0" in source["licence"]
+    assert all(test.labels.count(c) == 40 for c in range(77))
+    few = train.sample(10, seed=0)
+    assert len(few) == 770 and all(few.labels.count(c) == 10 for c in range(77))
+    assert few.texts == train.sample(10, seed=0).texts and few.texts != train.sample(10, seed=1).texts
+    assert set(few.texts) <= set(train.texts)
+    rest, dev = few.split_off(2, seed=0)
+    assert (len(rest), len(dev)) == (616, 154) and not set(rest.texts) & set(dev.texts)
+    sub = test.only(train.names[:3])
+    assert sub.names == train.names[:3] and set(sub.labels) == {0, 1, 2} and len(sub) == 120
+    with pytest.raises(ValueError, match="fewer than"):
+        train.sample(500)
+    with pytest.raises(ValueError, match="unknown"):
+        test.only(["no_such_intent"])

@@ -25,3 +25,28 @@ def test_layer_change_figure():
         plot_layer_change([0.5, 0.6], moved[:2])
     with pytest.raises(ValueError, match="whiskers"):
         plot_layer_change(cka, moved, whiskers=("only one",))
+
+
+def test_dev_curves_and_swap_in_figures(tokenizer, model, intent_splits):
+    from helpers.common.data import load_intents
+    from helpers.finetuning.compute import FROZEN, FULL, FinetuneConfig, finetune_study
+    from helpers.finetuning.plots import plot_dev_curves, plot_swap_in
+
+    train, dev = load_intents("train").subset(4).split_off(1, seed=0)
+    study = finetune_study(tokenizer, model, train, dev, intent_splits[1], (FROZEN, FULL), seeds=(0, 1),
+                           config=FinetuneConfig(max_epochs=2, patience=2, batch_size=10, max_length=24, head_steps=20),
+                           progress=False)
+    ax = plot_dev_curves(study)
+    assert "dev accuracy" in ax.get_title() and "2 seeds" in ax.get_title()
+    lines = [l for l in ax.get_lines() if l.get_label() == FULL]
+    assert lines and list(lines[0].get_xdata()) == [pt[0] for pt in study.runs[FULL][0].dev_curve]
+    assert any(l.get_linestyle() == "--" for l in ax.get_lines()), "the frozen probe is the dashed line"
+    assert "dev loss" in plot_dev_curves(study, measure="loss").get_ylabel()
+    assert not small_text(ax.figure)
+    with pytest.raises(ValueError, match="measure"):
+        plot_dev_curves(study, measure="f1")
+    drops = [Interval(0.0, -0.01, 0.01), Interval(-0.05, -0.08, -0.02), Interval(-0.01, -0.03, 0.01)]
+    ax = plot_swap_in(drops)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["emb", "1", "2"] and "swap-in" in ax.get_title()
+    assert [round(b.get_height(), 6) for b in ax.patches] == [0.0, -5.0, -1.0]
+    assert not small_text(ax.figure)

@@ -106,3 +106,74 @@ def test_checkpoint_facts_of_a_plain_folder(other_bert_dir):
     facts = checkpoint_facts(load_model(other_bert_dir, verbose=False))
     assert facts.pooling is None and not facts.has_mlm_head
     assert "no sentence-transformers pooling" in "\n".join(facts.lines())
+
+
+# -- the device, chosen once (COURSE_DEVICE) --------------------------------------------------------
+
+
+def test_course_device_cpu_loads_there_and_the_message_names_it(monkeypatch, capsys):
+    from helpers.model.trace import model_device, trace_text
+
+    monkeypatch.setenv(loading.DEVICE_ENV_VAR, "cpu")
+    tok, model = load_model(BUNDLED_MODEL)
+    out = capsys.readouterr().out
+    assert out.startswith("Using bundled:all-MiniLM-L6-v2 (") and " on cpu -- " in out
+    assert model_device(model) == torch.device("cpu")
+    trace = trace_text(tok, model, "The bank by the river.")
+    assert trace.device == model_device(model) and trace.input_ids.device == model_device(model)
+
+
+def test_default_device_is_the_cpu(monkeypatch):
+    monkeypatch.delenv(loading.DEVICE_ENV_VAR, raising=False)
+    assert loading.resolve_device() == torch.device("cpu")
+    monkeypatch.setenv(loading.DEVICE_ENV_VAR, "  ")  # set but empty: the default too
+    assert loading.resolve_device() == torch.device("cpu")
+
+
+def test_cache_is_per_checkpoint_and_device(monkeypatch, loaded):
+    monkeypatch.delenv(loading.DEVICE_ENV_VAR, raising=False)
+    assert load_model(BUNDLED_MODEL, verbose=False) is loaded
+    assert load_model(BUNDLED_MODEL, device="cpu", verbose=False) is loaded
+    assert (loaded.choice.path, "cpu") in loading._CACHE
+
+
+@pytest.mark.parametrize("value", ["gpu", "cuda0", "cuda:x", "tpu", "cpu:1"])
+def test_invalid_device_is_a_clear_error(monkeypatch, value):
+    monkeypatch.setenv(loading.DEVICE_ENV_VAR, value)
+    with pytest.raises(ModelLoadError) as info:
+        load_model(BUNDLED_MODEL, verbose=False)
+    msg = str(info.value)
+    assert repr(value) in msg and "$COURSE_DEVICE" in msg and "is not valid" in msg
+    assert "'cpu', 'cuda', 'cuda:N'" in msg and "'mps'" in msg
+
+
+@pytest.mark.parametrize("value", ["cuda", "cuda:0", "CUDA"])
+def test_cuda_without_a_gpu_is_a_clear_error_not_a_fallback(monkeypatch, value):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)  # as on this CPU-only machine
+    monkeypatch.setenv(loading.DEVICE_ENV_VAR, value)
+    with pytest.raises(ModelLoadError) as info:
+        load_model(BUNDLED_MODEL, verbose=False)
+    msg = str(info.value)
+    assert repr(value) in msg and "not available" in msg and "torch.cuda.is_available() is False" in msg
+    assert "'cpu'" in msg
+
+
+def test_cuda_on_this_machine_is_not_available_unless_it_has_a_gpu(monkeypatch):
+    monkeypatch.setenv(loading.DEVICE_ENV_VAR, "cuda")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    with pytest.raises(ModelLoadError, match="not available"):
+        load_model(BUNDLED_MODEL, verbose=False)
+
+
+def test_mps_without_apple_silicon_is_a_clear_error(monkeypatch):
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    with pytest.raises(ModelLoadError, match=r"'mps' \(from argument device=\) is not available"):
+        load_model(BUNDLED_MODEL, device="mps", verbose=False)
+
+
+def test_device_argument_wins_over_the_env_var(monkeypatch, loaded):
+    monkeypatch.setenv(loading.DEVICE_ENV_VAR, "not-a-device")
+    assert load_model(BUNDLED_MODEL, device="cpu", verbose=False) is loaded
+    with pytest.raises(ModelLoadError, match="from argument device="):
+        load_model(BUNDLED_MODEL, device="gpu", verbose=False)

@@ -7,8 +7,8 @@ import torch
 from helpers.classify.compute import encode_batch
 from helpers.finetuning.compute import SentenceClassifier
 from helpers.classify.compute import extract_features
-from helpers.finetuning.compute import finetune
-from helpers.practice.compute import (FeatureCache, checkpointing_is_on, compare_times, sign_test_p, describe_selection, enable_checkpointing,
+from helpers.practice.compute import (FeatureCache, checkpointing_is_on, compare_times, describe_selection, enable_checkpointing,
+                                      peak_step_memory, sign_test_p,
                                       feature_change_per_layer, keep_hidden_states, random_partners, median_range, model_key, quantize_int8,
                                       relative_change, saved_for_backward, saved_for_backward_bytes, state_dict_bytes,
                                       time_interleaved, training_state_bytes, try_from_pretrained, what_comes_back)
@@ -67,15 +67,17 @@ def test_interleaved_timing_and_the_sentences_it_allows():
     r = median_range([3.0, 1.0, 2.0, 10.0])
     assert (r.estimate, r.low, r.high) == (2.5, 1.0, 10.0)
     # too few turns: even a steady 2x cannot be called with 3 turns
-    assert "too few" in compare_times("a", [1.0, 1.1, 1.2], "b", [2.0, 2.2, 2.4])
-    # nine turns, every ratio below 1, one slow outlier of b: called (the old overlap rule could not)
+    assert "inconclusive" in compare_times("a", [1.0, 1.1, 1.2], "b", [2.0, 2.2, 2.4])  # too few turns
+    # nine turns, 8 of 9 ratios below 1 (one slow outlier of b): the sign test's p = 0.039 calls it
     a, b = [0.08] * 9, [0.04] * 8 + [0.085]
     text = compare_times("a", a, "b", b)
-    assert "b is faster in every turn" not in text  # the outlier turn is above 1
-    assert "1 of 9 ratios above 1, 8 below" in text and "no difference is called" in text
-    b[-1] = 0.079
+    assert "1 of 9 ratios above 1, 8 below" in text and "p = 0.039" in text and "b is faster" in text
+    # 7 of 9: p = 0.18, inconclusive -- and never called "equally fast"
+    b = [0.04] * 7 + [0.085] * 2
     text = compare_times("a", a, "b", b)
-    assert "b is faster in every turn" in text and "0.50x" in text and "p = 0.0039" in text
+    assert "inconclusive" in text and "not evidence of equal speed" in text and "faster" not in text
+    b = [0.04] * 9
+    assert "b is faster" in compare_times("a", a, "b", b) and "0.50x" in compare_times("a", a, "b", b)
     assert sign_test_p(9, 9) == pytest.approx(2 / 2 ** 9) and sign_test_p(3, 6) == 1.0
     with pytest.raises(ValueError, match="same"):
         compare_times("a", [1.0], "b", [1.0, 2.0])
@@ -166,15 +168,44 @@ def test_model_key_sees_every_weight(model):
 
 
 def test_a_fine_tuned_copy_never_reads_the_originals_features(tokenizer, model, intent_splits):
+    from helpers.common.data import load_intents
+    from helpers.finetuning.compute import FREEZE, FinetuneConfig, finetune_run
+
     cache = FeatureCache(tokenizer, model)
     texts = intent_splits[1].texts[:6]
     original = cache.get(texts, model.config.num_hidden_layers)
-    tuned = finetune(tokenizer, model, *intent_splits, "freeze lower half", epochs=1, progress=False).model.bert
+    train, dev = load_intents("train").subset(4).split_off(1, seed=0)
+    tuned = finetune_run(tokenizer, model, train, dev, intent_splits[1], FREEZE, keep_model=True,
+                         config=FinetuneConfig(max_epochs=1, batch_size=10, max_length=24, head_steps=20)).model.bert
     shared = FeatureCache(tokenizer, tuned, store=cache.store)
     got = shared.get(texts, model.config.num_hidden_layers)
     assert shared.hits == 0 and shared.misses == len(texts)
     assert not torch.allclose(got, original)
     assert torch.allclose(got, extract_features(tokenizer, tuned, texts, progress=False).mean[-1], atol=1e-6)
+
+
+def test_peak_step_memory_is_the_allocators_peak(tokenizer, model, intent_splits):
+    """The peak of one step is at least the gradients it creates, the same on a second call, larger for
+    longer inputs, and with checkpointing it falls where the activations dominate."""
+    import copy
+
+    from helpers.finetuning.compute import SentenceClassifier
+
+    texts, labels = intent_splits[0].texts[:4], torch.tensor(intent_splits[0].labels[:4])
+    plain, ckpt = (SentenceClassifier(copy.deepcopy(model), 10) for _ in range(2))
+    enable_checkpointing(ckpt.bert)
+
+    def batch(length):
+        enc = tokenizer(texts, padding="max_length", truncation=True, max_length=length, return_tensors="pt")
+        return {k: enc[k] for k in ("input_ids", "attention_mask")}
+
+    short, long = batch(16), batch(256)
+    torch.nn.functional.cross_entropy(plain(**short), labels).backward()  # the gradients one step creates
+    grads = sum(p.grad.numel() * p.grad.element_size() for p in plain.parameters() if p.grad is not None)
+    first = peak_step_memory(plain, short, labels)
+    assert first >= grads and peak_step_memory(plain, short, labels) == first
+    assert peak_step_memory(plain, long, labels) > first
+    assert peak_step_memory(ckpt, long, labels) < peak_step_memory(plain, long, labels)
 
 
 def test_random_partners_pair_across_a_sorted_set():

@@ -14,7 +14,7 @@ import torch
 
 from helpers.common.stats import Interval, bootstrap_p_value, cautious_paired_difference_ci, holm
 from helpers.model.paths import data_file
-from helpers.model.trace import Trace, check_trace, check_traces
+from helpers.model.trace import Trace, check_trace, check_traces, device_of, model_device
 
 
 TOKEN_CLASSES = ("[CLS]", "[SEP]", "punctuation", "other")
@@ -35,7 +35,7 @@ def token_class(token: str) -> str:
 def class_onehot(trace: Trace) -> torch.Tensor:
     """``[seq, 4]``: row ``j`` marks the class (:data:`TOKEN_CLASSES`) of token ``j``."""
     classes = [token_class(t) for t in check_trace(trace).tokens]
-    return torch.tensor([[c == k for k in TOKEN_CLASSES] for c in classes], dtype=torch.float32)
+    return torch.tensor([[c == k for k in TOKEN_CLASSES] for c in classes], dtype=torch.float32, device=trace.device)
 
 
 def attention_shares(trace: Trace, queries: list[int] | None = None) -> torch.Tensor:
@@ -87,13 +87,13 @@ def offset_head_scores(trace: Trace, offset: int) -> torch.Tensor:
     if abs(offset) >= n:
         raise ValueError(f"offset {offset} is too large for a sequence of {n} tokens.")
     att = torch.stack(trace.attentions)
-    queries = torch.arange(max(0, -offset), min(n, n - offset))
+    queries = torch.arange(max(0, -offset), min(n, n - offset), device=att.device)
     return att[:, :, queries, queries + offset].mean(dim=-1)
 
 
 def best_head(scores: torch.Tensor) -> tuple[int, int, float]:
     """``(layer, head, score)`` of the highest entry of an ``[L, heads]`` table; layer is 1-based."""
-    scores = torch.as_tensor(scores)
+    scores = torch.as_tensor(scores, device=device_of(scores))
     if scores.ndim != 2:
         raise ValueError(f"scores must be an [layers, heads] table, got shape {tuple(scores.shape)}.")
     flat = int(scores.argmax())
@@ -157,7 +157,7 @@ def uniform_shares(trace: Trace) -> torch.Tensor:
     against this: with 20 tokens, two [SEP] get 10 % by doing nothing special; with 128, 1.6 %."""
     check_trace(trace)
     classes = [token_class(t) for t in trace.tokens]
-    return torch.tensor([classes.count(k) / len(classes) for k in TOKEN_CLASSES])
+    return torch.tensor([classes.count(k) / len(classes) for k in TOKEN_CLASSES], device=trace.device)
 
 
 def attention_shares_per_sentence(traces) -> torch.Tensor:
@@ -171,7 +171,7 @@ def normalized_entropy(trace: Trace) -> torch.Tensor:
     check_trace(trace)
     if trace.seq_len < 2:
         raise ValueError("a normalized entropy needs at least 2 tokens.")
-    return attention_entropy(trace) / torch.log(torch.tensor(float(trace.seq_len)))
+    return attention_entropy(trace) / torch.log(torch.tensor(float(trace.seq_len), device=trace.device))
 
 
 # -- norm-based attention (Kobayashi et al. 2020) --------------------------------------------
@@ -230,7 +230,7 @@ def value_norms_by_class(traces, model) -> torch.Tensor:
         norms = transformed_value_norms(trace, model).mean(dim=1)  # [L, seq]
         onehot = class_onehot(trace)
         counts = onehot.sum(dim=0)
-        out.append((norms @ onehot) / counts.where(counts > 0, torch.tensor(float("nan"))))
+        out.append((norms @ onehot) / counts.where(counts > 0, torch.tensor(float("nan"), device=counts.device)))
     return torch.stack(out)
 
 
@@ -245,7 +245,7 @@ def untrained_like(model, seed: int = 0):
     config._attn_implementation = "eager"  # attention weights are returned, as load_model's models do
     with torch.random.fork_rng():  # seeded, without touching the caller's random state
         torch.manual_seed(seed)
-        return BertModel(config, add_pooling_layer=False).eval()
+        return BertModel(config, add_pooling_layer=False).eval().to(model_device(model))  # drawn on the CPU, then moved
 
 
 # -- naming "the" layer, and per-layer comparisons: paired, cautious with few inputs, Holm-adjusted --
@@ -287,7 +287,7 @@ def paired_p_values(a, b, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
 
 
 def _as_2d_float(values, name: str) -> np.ndarray:
-    array = torch.as_tensor(values, dtype=torch.float64).numpy()
+    array = torch.as_tensor(values, dtype=torch.float64).cpu().numpy()  # cpu: float64 statistics on results
     if array.ndim != 2 or array.shape[0] < 2:
         raise ValueError(f"{name} must be [n_inputs >= 2, layers], got shape {array.shape}.")
     return array
@@ -340,8 +340,8 @@ def compare_unpaired_layers(a, b, n_boot: int = 1000, seed: int = 0, alpha: floa
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"a and b must have the same layers; got {a.shape[1]} and {b.shape[1]}.")
     gen = torch.Generator().manual_seed(seed)
-    ia = torch.randint(len(a), (n_boot, len(a)), generator=gen).numpy()
-    ib = torch.randint(len(b), (n_boot, len(b)), generator=gen).numpy()
+    ia = torch.randint(len(a), (n_boot, len(a)), generator=gen).numpy()  # cpu: seeded draws, index a NumPy array
+    ib = torch.randint(len(b), (n_boot, len(b)), generator=gen).numpy()  # cpu: seeded draws, index a NumPy array
     boots = a[ia].mean(axis=1) - b[ib].mean(axis=1)  # [n_boot, L]
     low, high = np.quantile(boots, [0.025, 0.975], axis=0)
     est = a.mean(axis=0) - b.mean(axis=0)

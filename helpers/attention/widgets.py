@@ -33,7 +33,7 @@ class AttentionHeadExplorer(Explorer):
         trace.check_layer(layer, allow_embeddings=False)
         trace.check_head(head)
         self.window = token_window(trace.seq_len, 0, window)[1]  # the window's size
-        self._att = torch.stack(trace.attentions).numpy()  # [L, heads, q, k]: one slice per move
+        self._att = torch.stack(trace.attentions).cpu().numpy()  # [L, heads, q, k]: one slice per move
         controls = {
             "layer": widgets.IntSlider(value=layer, min=1, max=trace.num_layers, description="layer"),
             "head": widgets.IntSlider(value=head, min=0, max=trace.num_heads - 1, description="head"),
@@ -129,13 +129,13 @@ def pooled_maps(att: torch.Tensor, max_size: int = GRID_PIXELS) -> tuple[np.ndar
     n = att.shape[-1]
     block = max(1, math.ceil(n / max_size))
     if block == 1:
-        return att.numpy(), 1
+        return att.cpu().numpy(), 1
     lead = att.shape[:-2]
     flat = att.reshape(-1, 1, n, n)
     pad = block * math.ceil(n / block) - n
     flat = torch.nn.functional.pad(flat, (0, pad, 0, pad))  # zeros: attention is never negative
     pooled = torch.nn.functional.max_pool2d(flat, block)
-    return pooled.reshape(*lead, *pooled.shape[-2:]).numpy(), block
+    return pooled.reshape(*lead, *pooled.shape[-2:]).cpu().numpy(), block
 
 
 class HeadGridExplorer(Explorer):
@@ -237,7 +237,7 @@ class HeadLinesExplorer(Explorer):
         trace.check_head(head)
         self.window = max(2, min(int(window), trace.seq_len))
         self.windowed = trace.seq_len > self.window
-        self._att = torch.stack(trace.attentions).numpy()
+        self._att = torch.stack(trace.attentions).cpu().numpy()
         controls = {
             "layer": int_slider(1, trace.num_layers, layer, "layer"),
             "head": int_slider(0, trace.num_heads - 1, head, "head"),

@@ -15,6 +15,7 @@ import torch
 from helpers.common.progress import progress as progress_bar
 from helpers.common.stats import (Interval, SeedSpread, Verdict, accuracy_ci, bootstrap_p_value, holm, mcnemar,
                                   seeds_items_ci, verdict)
+from helpers.model.trace import device_of, model_device
 
 
 POOLINGS = ("cls", "mean")
@@ -47,8 +48,9 @@ def _check_texts(texts) -> list[str]:
     return list(texts)
 
 
-def encode_batch(tokenizer, texts, max_length: int = 32):
-    """Pad + truncate a list of texts to ``max_length`` tokens; warns when a text is cut."""
+def encode_batch(tokenizer, texts, max_length: int = 32, *, device=None):
+    """Pad + truncate a list of texts to ``max_length`` tokens; warns when a text is cut.
+    ``device``: where the tensors go (pass the model's, ``model_device(model)``); default the CPU."""
     texts = _check_texts(texts)
     if isinstance(max_length, bool) or not isinstance(max_length, int) or max_length < 2:
         raise ValueError(f"max_length must be an int >= 2 (room for [CLS] and [SEP]), got {max_length!r}.")
@@ -58,7 +60,8 @@ def encode_batch(tokenizer, texts, max_length: int = 32):
         warnings.warn(f"{len(cut)} of {len(texts)} text(s) are longer than max_length={max_length} tokens "
                       f"(longest: {max(cut)}) and were truncated: the model sees only their first "
                       f"{max_length} tokens.", stacklevel=2)
-    return tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    return tokenizer(texts, padding=True, truncation=True, max_length=max_length,
+                     return_tensors="pt").to("cpu" if device is None else device)
 
 
 def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tensor:
@@ -75,7 +78,7 @@ def extract_features(tokenizer, model, texts, *, batch_size: int = 64, max_lengt
     cls, mean, pooled = [], [], []
     batches = range(0, len(texts), batch_size)
     for start in progress_bar(batches, desc="features", disable=not progress):
-        enc = encode_batch(tokenizer, texts[start:start + batch_size], max_length)
+        enc = encode_batch(tokenizer, texts[start:start + batch_size], max_length, device=model_device(model))
         out = model(**enc, output_hidden_states=True, return_dict=True)
         hs = torch.stack(out.hidden_states)  # [L+1, B, T, H]
         cls.append(hs[:, :, 0])
@@ -90,8 +93,8 @@ class LinearHead(torch.nn.Module):
 
     def __init__(self, in_features: int, num_classes: int, mean=None, std=None):
         super().__init__()
-        self.register_buffer("mu", torch.zeros(in_features) if mean is None else mean)
-        self.register_buffer("sigma", torch.ones(in_features) if std is None else std)
+        self.register_buffer("mu", torch.zeros(in_features, device=device_of(mean, std)) if mean is None else mean)
+        self.register_buffer("sigma", torch.ones(in_features, device=device_of(mean, std)) if std is None else std)
         self.classifier = torch.nn.Linear(in_features, num_classes)
 
     def forward(self, x):
@@ -107,9 +110,9 @@ class WeightedLayerHead(torch.nn.Module):
     def __init__(self, num_layers_plus_one: int, hidden: int, num_classes: int, mean=None, std=None):
         super().__init__()
         shape = (num_layers_plus_one, hidden)
-        self.register_buffer("mu", torch.zeros(shape) if mean is None else mean)
-        self.register_buffer("sigma", torch.ones(shape) if std is None else std)
-        self.layer_logits = torch.nn.Parameter(torch.zeros(num_layers_plus_one))
+        self.register_buffer("mu", torch.zeros(shape, device=device_of(mean, std)) if mean is None else mean)
+        self.register_buffer("sigma", torch.ones(shape, device=device_of(mean, std)) if std is None else std)
+        self.layer_logits = torch.nn.Parameter(torch.zeros(num_layers_plus_one, device=device_of(mean, std)))
         self.classifier = torch.nn.Linear(hidden, num_classes)
 
     def layer_weights(self) -> torch.Tensor:
@@ -127,8 +130,8 @@ SHORT_STEPS = 150
 HEAD_STEPS = 4 * SHORT_STEPS
 
 
-def _labels(y, n: int) -> torch.Tensor:
-    y = torch.as_tensor(y, dtype=torch.long)
+def _labels(y, n: int, device=None) -> torch.Tensor:
+    y = torch.as_tensor(y, dtype=torch.long, device=device)
     if y.ndim != 1 or len(y) != n:
         raise ValueError(f"labels must be a 1-D sequence of {n} class ids, got shape {tuple(y.shape)}.")
     return y
@@ -141,14 +144,14 @@ def train_head(X: torch.Tensor, y, num_classes: int, *, weighted: bool = False, 
         raise ValueError(f"X must be a {'[N, L+1, H]' if weighted else '[N, H]'} tensor, got {getattr(X, 'shape', type(X))}.")
     if isinstance(num_classes, bool) or not isinstance(num_classes, int) or num_classes < 2:
         raise ValueError(f"num_classes must be an int >= 2, got {num_classes!r}.")
-    y = _labels(y, len(X))
+    y = _labels(y, len(X), X.device)
     if int(y.max()) >= num_classes or int(y.min()) < 0:
         raise ValueError(f"labels must lie in 0..{num_classes - 1}.")
     torch.manual_seed(seed)
     X = X.detach().float()
     mu, sigma = X.mean(0), X.std(0).clamp(min=1e-6)
     head = (WeightedLayerHead(X.shape[1], X.shape[2], num_classes, mu, sigma) if weighted
-            else LinearHead(X.shape[1], num_classes, mu, sigma))
+            else LinearHead(X.shape[1], num_classes, mu, sigma)).to(X.device)  # initialised on the CPU, then moved
     opt = torch.optim.Adam(head.parameters(), lr=lr, weight_decay=weight_decay)
     for _ in progress_bar(range(epochs), desc="training head", disable=not progress):
         opt.zero_grad()
@@ -161,18 +164,18 @@ def train_head(X: torch.Tensor, y, num_classes: int, *, weighted: bool = False, 
 
 @torch.no_grad()
 def predict(head, X: torch.Tensor) -> torch.Tensor:
-    """argmax of the logits: one class id per row."""
-    return head(X.float()).argmax(-1)
+    """argmax of the logits: one class id per row (``X`` goes to the head's device)."""
+    return head(X.float().to(model_device(head))).argmax(-1)
 
 
 def accuracy(head, X: torch.Tensor, y) -> float:
-    y = _labels(y, len(X))
+    y = _labels(y, len(X), model_device(head))
     return (predict(head, X) == y).float().mean().item()
 
 
 def correct_per_item(head, X: torch.Tensor, y) -> torch.Tensor:
     """``[N]`` booleans: which test items the head classifies right (for intervals over items)."""
-    y = _labels(y, len(X))
+    y = _labels(y, len(X), model_device(head))
     return predict(head, X) == y
 
 
@@ -216,7 +219,7 @@ class SeededAccuracy:
         """The mean over seeds and items with a 95% interval that resamples both (one seed: over items)."""
         if len(self.seeds) == 1:
             return self.run_interval(0)
-        return seeds_items_ci(self.correct.double().numpy())
+        return seeds_items_ci(self.correct.double().cpu().numpy())
 
     def seed_spread(self) -> SeedSpread | None:
         """Mean, SD and range of the per-seed accuracies (``None`` with one seed)."""
@@ -295,9 +298,9 @@ def paired_comparison(a, b) -> PairedComparison:
         raise ValueError(f"a and b must have the same number of seeds (or one run), got {len(A)} and {len(B)}.")
     n_seeds = max(len(A), len(B))
     if n_seeds == 1:
-        m = mcnemar(A[0].numpy(), B[0].numpy())
+        m = mcnemar(A[0].cpu().numpy(), B[0].cpu().numpy())
         return PairedComparison(m.difference, m.difference90, m.p_value, "exact McNemar test", A.shape[1], 1)
-    D = (A.expand(n_seeds, -1) - B.expand(n_seeds, -1)).double().numpy()
+    D = (A.expand(n_seeds, -1) - B.expand(n_seeds, -1)).double().cpu().numpy()
     ci, boots = seeds_items_ci(D, return_boots=True)
     low90, high90 = np.quantile(boots, [0.05, 0.95])
     p = 1.0 if not D.any() else bootstrap_p_value(boots)
@@ -386,7 +389,7 @@ def _join(names) -> str:
 
 def confusion_matrix(y_true, y_pred, num_classes: int) -> np.ndarray:
     """``cm[i, j]`` = how many items of true class ``i`` were predicted as ``j``."""
-    y_true, y_pred = np.asarray(y_true), np.asarray(y_pred)
+    y_true, y_pred = (np.asarray(y.cpu() if isinstance(y, torch.Tensor) else y) for y in (y_true, y_pred))
     if y_true.shape != y_pred.shape:
         raise ValueError(f"y_true and y_pred differ in shape: {y_true.shape} vs {y_pred.shape}.")
     cm = np.zeros((num_classes, num_classes), dtype=int)
@@ -415,13 +418,13 @@ def probe_correct_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, 
     if pooling not in POOLINGS:
         raise ValueError(f"pooling {pooling!r} is not valid: choose one of {POOLINGS}.")
     X, Xt = getattr(train, pooling).float(), getattr(test, pooling).float()  # [L+1, N, H]
-    y, yt = _labels(y_train, X.shape[1]), _labels(y_test, Xt.shape[1])
+    y, yt = _labels(y_train, X.shape[1], X.device), _labels(y_test, Xt.shape[1], Xt.device)
     mu, sigma = X.mean(1, keepdim=True), X.std(1, keepdim=True).clamp(min=1e-6)
     n_layers, _, hidden = X.shape
     # The same start as train_head: nn.Linear's initialisation drawn after manual_seed(seed),
     # copied to every layer, so each probe is the head train_head would train on that layer.
     torch.manual_seed(seed)
-    start = torch.nn.Linear(hidden, num_classes)
+    start = torch.nn.Linear(hidden, num_classes).to(X.device)  # initialised on the CPU, then moved
     W = torch.nn.Parameter(start.weight.detach().T.repeat(n_layers, 1, 1).contiguous())  # [L+1, H, C]
     b = torch.nn.Parameter(start.bias.detach().repeat(n_layers, 1, 1).contiguous())  # [L+1, 1, C]
     opt = torch.optim.Adam([W, b], lr=lr, weight_decay=weight_decay)
@@ -517,7 +520,7 @@ def layer_weights_summary(weights) -> str:
     """The learned scalar-mix weights ``[n_seeds, L+1]`` as a small table (per layer: mean and
     min-max over seeds), then the layer with the largest mean and the layers whose seed range
     overlaps that layer's."""
-    weights = torch.as_tensor(weights, dtype=torch.float64)
+    weights = torch.as_tensor(weights, dtype=torch.float64, device="cpu")  # cpu: a float64 table of results
     if weights.ndim != 2 or weights.shape[1] < 2:
         raise ValueError(f"weights must be [n_seeds, L+1] with L >= 1, got shape {tuple(weights.shape)}.")
     mean, low, high = weights.mean(0), weights.min(0).values, weights.max(0).values

@@ -12,7 +12,7 @@ from helpers.common.style import HIGHLIGHT, NORMAL, colorbar, layer_labels, new_
 def plot_confusion(cm, names, ax=None, title: str = "confusion matrix: test utterances per (true, predicted) intent"):
     """Heatmap of a confusion matrix with class names on both axes and every non-zero count
     written in its cell; returns the axes."""
-    cm = np.asarray(cm)
+    cm = np.asarray(to_numpy(cm))
     if cm.ndim != 2 or cm.shape[0] != cm.shape[1] or cm.shape[0] != len(names):
         raise ValueError(f"cm must be square with one row per name ({len(names)}), got shape {cm.shape}.")
     ax = new_axes(ax, (6.2, 5.2))
@@ -118,7 +118,7 @@ def plot_layer_weights(weights, ax=None):
 
 def plot_logits(logits, names, ax=None):
     """Bar per class; the predicted class is highlighted. Returns ``(ax, bars)``."""
-    logits = np.asarray(logits, dtype=float)
+    logits = np.asarray(to_numpy(logits), dtype=float)
     if logits.shape != (len(names),):
         raise ValueError(f"logits must have one value per class ({len(names)}), got shape {logits.shape}.")
     if ax is None:

@@ -54,7 +54,7 @@ class LogitsBox(Explorer):
 
     def _build_figure(self, sentence):
         logits = self.logits_for(sentence)
-        self.ax, self.bars = plot_logits(logits.numpy(), self.names)
+        self.ax, self.bars = plot_logits(logits.cpu().numpy(), self.names)
         self.zero_line = self.ax.lines[0]  # the axhline at 0, drawn over the bars
         self._ylim = None
         self._update_artists(sentence)

@@ -160,7 +160,8 @@ def paired_t_interval(a, b, level: float = 0.95) -> Interval:
     small-sample check beside it."""
     from scipy.stats import t as student_t
 
-    d = torch.as_tensor(a, dtype=torch.float64) - torch.as_tensor(b, dtype=torch.float64)
+    d = (torch.as_tensor(a, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
+         - torch.as_tensor(b, dtype=torch.float64, device="cpu"))  # cpu: float64 statistics on results
     if d.ndim != 1 or d.numel() < 2:
         raise ValueError(f"a and b must be 1-D, on the same >= 2 items; got {tuple(d.shape)}.")
     n, mean = d.numel(), float(d.mean())
@@ -179,13 +180,14 @@ def cautious_paired_difference_ci(a, b) -> Interval:
 def unpaired_difference_ci(a, b, n_boot: int = 1000, seed: int = 0) -> Interval:
     """``mean(a) - mean(b)`` for two *different* sets of items, each resampled on its own
     (percentile bootstrap, 95 %)."""
-    a, b = torch.as_tensor(a, dtype=torch.float64), torch.as_tensor(b, dtype=torch.float64)
+    a = torch.as_tensor(a, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
+    b = torch.as_tensor(b, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
     if a.ndim != 1 or b.ndim != 1 or len(a) < 2 or len(b) < 2:
         raise ValueError(f"a and b must be 1-D with >= 2 items each; got {tuple(a.shape)} and {tuple(b.shape)}.")
     gen = torch.Generator().manual_seed(seed)
-    boots = (a[torch.randint(len(a), (n_boot, len(a)), generator=gen)].mean(1)
-             - b[torch.randint(len(b), (n_boot, len(b)), generator=gen)].mean(1))
-    low, high = torch.quantile(boots, torch.tensor([0.025, 0.975], dtype=torch.float64))
+    boots = (a[torch.randint(len(a), (n_boot, len(a)), generator=gen)].mean(1)  # cpu: seeded bootstrap indices
+             - b[torch.randint(len(b), (n_boot, len(b)), generator=gen)].mean(1))  # cpu: seeded bootstrap indices
+    low, high = torch.quantile(boots, torch.tensor([0.025, 0.975], dtype=torch.float64))  # cpu: quantile levels
     return Interval(float(a.mean() - b.mean()), float(low), float(high))
 
 

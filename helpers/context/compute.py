@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 
 from helpers.common.stats import Verdict
-from helpers.model.trace import Trace, check_trace
+from helpers.model.trace import Trace, check_trace, device_of
 
 
 def word_by_layer(trace: Trace, word: str, occurrence: int = 0) -> torch.Tensor:
@@ -26,7 +26,7 @@ def _check_groups(groups: dict) -> dict[str, torch.Tensor]:
         raise ValueError("give a dict {sense: tensor [n, L+1, hidden]} with at least two senses.")
     out = {}
     for sense, vecs in groups.items():
-        vecs = torch.as_tensor(vecs)
+        vecs = torch.as_tensor(vecs, device=device_of(vecs))
         if vecs.ndim != 3 or vecs.shape[0] < 2:
             raise ValueError(
                 f"sense {sense!r}: expected a tensor [n_sentences >= 2, layers, hidden], got shape {tuple(vecs.shape)}."
@@ -49,12 +49,12 @@ def self_similarity(vectors: torch.Tensor) -> torch.Tensor:
     ``vectors`` is ``[n_contexts, layers, hidden]``; the diagonal (a context with itself) is
     left out. This is Ethayarajh's (2019) *self-similarity*.
     """
-    vectors = torch.as_tensor(vectors)
+    vectors = torch.as_tensor(vectors, device=device_of(vectors))
     if vectors.ndim != 3 or vectors.shape[0] < 2:
         raise ValueError(f"vectors must be [n_contexts >= 2, layers, hidden], got shape {tuple(vectors.shape)}.")
     n = vectors.shape[0]
     cos = _pairwise_cos(vectors, vectors)
-    off_diag = ~torch.eye(n, dtype=torch.bool)
+    off_diag = ~torch.eye(n, dtype=torch.bool, device=vectors.device)
     return cos[:, off_diag].mean(dim=-1)
 
 
@@ -81,7 +81,7 @@ def sense_separation_outcomes(groups: dict) -> torch.Tensor:
     for true_idx, sense in enumerate(senses):
         vecs = groups[sense]
         for i in range(vecs.shape[0]):
-            keep = torch.arange(vecs.shape[0]) != i
+            keep = torch.arange(vecs.shape[0], device=vecs.device) != i
             centroids = torch.stack(
                 [groups[s][keep].mean(0) if s == sense else groups[s].mean(0) for s in senses]
             )  # [senses, layers, hidden]
@@ -109,7 +109,7 @@ def centroid_similarity(vector: torch.Tensor, groups: dict) -> dict[str, torch.T
     """Cosine between one use of a word (``[layers, hidden]``) and each sense's centroid:
     ``{sense: [layers]}``."""
     groups = _check_groups(groups)
-    vector = torch.as_tensor(vector)
+    vector = torch.as_tensor(vector, device=next(iter(groups.values())).device)
     shape = next(iter(groups.values())).shape[1:]
     if vector.shape != shape:
         raise ValueError(f"vector must be [layers, hidden] = {tuple(shape)}, got {tuple(vector.shape)}.")
@@ -156,11 +156,12 @@ def permutation_accuracy(groups: dict, n_perm: int = 200, seed: int | np.random.
             raise ValueError(f"layers must list layers 0 to {vecs.shape[1] - 1}, got {layers!r}.")
         vecs = vecs[:, list(layers)]
     sizes = [v.shape[0] for v in groups.values()]
-    labels = torch.cat([torch.full((s,), i) for i, s in enumerate(sizes)])
+    labels = torch.cat([torch.full((s,), i) for i, s in enumerate(sizes)])  # cpu: shuffled by a seeded CPU generator
     if isinstance(seed, np.random.SeedSequence):
         seed = int(seed.generate_state(1)[0])
     gen = torch.Generator().manual_seed(seed)
-    perms = torch.stack([labels[torch.randperm(len(labels), generator=gen)] for _ in range(n_perm)])  # [P, n]
+    perms = torch.stack([labels[torch.randperm(len(labels), generator=gen)]  # cpu: seeded shuffles, moved next
+                         for _ in range(n_perm)]).to(vecs.device)  # [P, n]
     return torch.cat([_loo_outcomes(vecs, chunk, len(sizes)).float().mean(dim=1)
                       for chunk in perms.split(250)])  # in chunks: the batched rule holds [P, n, senses, layers, H]
 
@@ -187,7 +188,7 @@ def permutation_p_value(observed: float, null, exact: bool = False) -> float:
     of shuffles at least as far from the shuffles' mean as ``observed``. Random shuffles count the
     real labels as one more shuffle, ``(1 + count) / (1 + n_perm)`` (never 0); ``exact=True`` when
     ``null`` is every relabelling (:func:`layer_null`), the real one among them: ``count / n``."""
-    null = torch.as_tensor(null, dtype=torch.float64).flatten()
+    null = torch.as_tensor(null, dtype=torch.float64, device="cpu").flatten()  # cpu: a p-value from results
     if null.numel() < 1:
         raise ValueError("null must hold at least one shuffled accuracy.")
     centre = null.mean()
@@ -213,8 +214,8 @@ def layer_null(groups: dict, layer: int, n_perm: int = 2000, seed: int | np.rand
     sizes = [v.shape[0] for v in groups.values()]
     n = sum(sizes)
     if len(sizes) == 2 and math.comb(n, sizes[0]) <= max_exact:
-        first = torch.tensor(list(itertools.combinations(range(n), sizes[0])))  # [C, sizes[0]]
-        labels = torch.ones(len(first), n, dtype=torch.long)
+        first = torch.tensor(list(itertools.combinations(range(n), sizes[0])), device=vecs.device)  # [C, sizes[0]]
+        labels = torch.ones(len(first), n, dtype=torch.long, device=vecs.device)
         labels.scatter_(1, first, 0)
         acc = torch.cat([_loo_outcomes(vecs[:, layer:layer + 1], chunk, 2).float().mean(dim=1)
                          for chunk in labels.split(250)])
@@ -255,7 +256,7 @@ def centroid_margin_verdicts(vector: torch.Tensor, groups: dict, n_boot: int = 1
 
     intervals, boots = _centroid_margin(vector, groups, n_boot, seed)
     first, second = (f"cos with the {s!r} centroid" for s in groups)
-    p_adj = holm_bootstrap_p(boots.numpy())
+    p_adj = holm_bootstrap_p(boots.cpu().numpy())
     return [verdict(iv, a=first, b=second, p_value=float(p), alpha=alpha) for iv, p in zip(intervals, p_adj)]
 
 
@@ -267,8 +268,8 @@ def _centroid_margin(vector, groups, n_boot, seed):
         raise ValueError(f"a margin compares exactly two senses; got {len(groups)}: {list(groups)}.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
         raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
-    vector = torch.as_tensor(vector)
     a, b = groups.values()
+    vector = torch.as_tensor(vector, device=a.device)
     if vector.shape != a.shape[1:]:
         raise ValueError(f"vector must be [layers, hidden] = {tuple(a.shape[1:])}, got {tuple(vector.shape)}.")
     gen = torch.Generator().manual_seed(seed)
@@ -276,10 +277,11 @@ def _centroid_margin(vector, groups, n_boot, seed):
     def margin(ca, cb):  # [..., layers, hidden] centroids -> [..., layers]
         return F.cosine_similarity(vector, ca, dim=-1) - F.cosine_similarity(vector, cb, dim=-1)
 
-    boot_a = a[torch.randint(len(a), (n_boot, len(a)), generator=gen)].mean(dim=1)  # [n_boot, layers, hidden]
-    boot_b = b[torch.randint(len(b), (n_boot, len(b)), generator=gen)].mean(dim=1)
+    boot_a = a[torch.randint(len(a), (n_boot, len(a)), generator=gen).to(a.device)].mean(dim=1)  # [n_boot, layers, hidden]
+    boot_b = b[torch.randint(len(b), (n_boot, len(b)), generator=gen).to(b.device)].mean(dim=1)
     boots = margin(boot_a, boot_b)  # [n_boot, layers]
-    low, high = torch.quantile(boots.double(), torch.tensor([0.025, 0.975], dtype=torch.float64), dim=0)
+    low, high = torch.quantile(boots.cpu().double(), torch.tensor([0.025, 0.975], dtype=torch.float64),  # cpu: float64 quantiles
+                               dim=0)
     est = margin(a.mean(0), b.mean(0))
     return [Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(est, low, high)], boots.double()
 
@@ -320,9 +322,9 @@ def neighbour_control(traces, n_pieces: int, k: int, n_spans: int = 300, seed: i
     gen = torch.Generator().manual_seed(seed)
     out = []
     for _ in range(n_spans):
-        t = usable[int(torch.randint(len(usable), (1,), generator=gen))]
+        t = usable[int(torch.randint(len(usable), (1,), generator=gen))]  # cpu: a seeded draw, read as an int
         inner = [i for i, w in enumerate(t.word_ids) if w is not None]
-        start = inner[int(torch.randint(len(inner) - n_pieces + 1, (1,), generator=gen))]
+        start = inner[int(torch.randint(len(inner) - n_pieces + 1, (1,), generator=gen))]  # cpu: a seeded draw, read as an int
         span = list(range(start, start + n_pieces))
         others = [i for i in range(t.seq_len) if i not in span]
         stack = torch.stack(t.hidden_states)  # [layers, seq, hidden]

@@ -37,9 +37,9 @@ class NeighbourExplorer(Explorer):
         self.trace = check_trace(trace)
         self.k = max(1, min(int(k), trace.seq_len - 1)) if trace.seq_len > 1 else 0
         stack = F.normalize(torch.stack(trace.hidden_states), dim=-1)
-        self._cos = (stack @ stack.transpose(1, 2)).numpy()  # [L+1, seq, seq]
+        self._cos = (stack @ stack.transpose(1, 2)).cpu().numpy()  # [L+1, seq, seq]
         if baseline is not None:
-            baseline = np.asarray(torch.as_tensor(baseline, dtype=torch.float64))
+            baseline = np.asarray(torch.as_tensor(baseline, dtype=torch.float64, device="cpu"))  # cpu: drawn as a line
             if baseline.shape != (trace.num_layers + 1,):
                 raise ValueError(f"baseline must hold one value per layer 0..{trace.num_layers}, "
                                  f"got shape {baseline.shape}.")

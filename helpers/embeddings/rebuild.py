@@ -36,7 +36,7 @@ def embeddings_by_hand(model, input_ids: torch.Tensor, token_type_ids: torch.Ten
     seq = ids.shape[1]
     if seq > model.config.max_position_embeddings:
         raise ValueError(f"{seq} tokens, but the model has only {model.config.max_position_embeddings} positions.")
-    positions = torch.arange(seq)
+    positions = torch.arange(seq, device=emb.position_embeddings.weight.device)
     word = emb.word_embeddings.weight[ids]  # a lookup is just row indexing
     position = emb.position_embeddings.weight[positions]  # broadcasts over the batch
     token_type = emb.token_type_embeddings.weight[types]
@@ -60,7 +60,7 @@ def embedding_parts(model, input_ids: torch.Tensor, token_type_ids: torch.Tensor
     with torch.no_grad():
         parts = {
             "word": emb.word_embeddings.weight[ids[0]],
-            "position": emb.position_embeddings.weight[torch.arange(ids.shape[1])],
+            "position": emb.position_embeddings.weight[torch.arange(ids.shape[1], device=emb.position_embeddings.weight.device)],
             "token_type": emb.token_type_embeddings.weight[types[0]],
         }
         parts["sum"] = parts["word"] + parts["position"] + parts["token_type"]
@@ -80,5 +80,5 @@ def static_word_vector(model, tokenizer, word: str) -> tuple[torch.Tensor | None
     ids = tokenizer.convert_tokens_to_ids(pieces)
     if not ids or tokenizer.unk_token_id in ids:
         return None, pieces
-    rows = model.embeddings.word_embeddings.weight[torch.tensor(ids)]
+    rows = model.embeddings.word_embeddings.weight[torch.tensor(ids, device=model.embeddings.word_embeddings.weight.device)]
     return rows.mean(dim=0).detach(), pieces

@@ -46,7 +46,7 @@ def check_exercise_2(my_norms, trace) -> Feedback:
         except Exception as err:  # noqa: BLE001 - the learner's code may fail any way
             return wrong(f"my_norms(trace, {token}) raised {type(err).__name__}: {err}",
                          "Use trace.hidden(layer)[token] for layer in range(trace.num_layers + 1).")
-        result = torch.as_tensor(result, dtype=torch.float32)
+        result = torch.as_tensor(result, dtype=torch.float32, device=trace.device)
         shaped = check_shape(result, (trace.num_layers + 1,), f"my_norms(trace, {token})")
         if shaped is not None:
             return shaped

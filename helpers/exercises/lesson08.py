@@ -7,6 +7,7 @@ import math
 import torch
 
 from helpers.exercises import Feedback, NO_ANSWER, correct, wrong
+from helpers.model.trace import model_device
 
 
 def check_exercise_1(lrs) -> Feedback:
@@ -48,7 +49,7 @@ def check_exercise_2(kept, tokenizer, model, sentence) -> Feedback:
                      "Run the model on one encoded sentence inside the with block.")
     # Any truncation length is fine (encode_batch keeps 32 tokens, the lesson's `encode` the model's
     # maximum): compare with SENTENCE encoded to as many tokens as the kept tensor has.
-    enc = tokenizer([sentence], return_tensors="pt", truncation=True, max_length=got.shape[1])
+    enc = tokenizer([sentence], return_tensors="pt", truncation=True, max_length=got.shape[1]).to(model_device(model))
     with torch.no_grad():
         ref = model(**enc, output_hidden_states=True).hidden_states[1]
     if got.shape != ref.shape or not torch.allclose(got, ref, atol=1e-5):
@@ -59,11 +60,14 @@ def check_exercise_2(kept, tokenizer, model, sentence) -> Feedback:
 EXERCISE_3_BATCH = (4, 64)  # utterances, padded length
 
 
-def exercise_3_batch(tokenizer, train):
-    """The batch exercise 3 asks for: the first 4 training utterances padded to 64 tokens, and their labels."""
+def exercise_3_batch(tokenizer, train, device=None):
+    """The batch exercise 3 asks for: the first 4 training utterances padded to 64 tokens, and their
+    labels, on ``device`` (the classifier's; default the CPU)."""
     n, length = EXERCISE_3_BATCH
-    batch = tokenizer(train.texts[:n], padding="max_length", truncation=True, max_length=length, return_tensors="pt")
-    return {k: batch[k] for k in ("input_ids", "attention_mask")}, torch.tensor(train.labels[:n])
+    device = "cpu" if device is None else device
+    batch = tokenizer(train.texts[:n], padding="max_length", truncation=True, max_length=length,
+                      return_tensors="pt").to(device)
+    return {k: batch[k] for k in ("input_ids", "attention_mask")}, torch.tensor(train.labels[:n], device=device)
 
 
 def check_exercise_3(ratio, clfs, tokenizer, train, memory) -> Feedback:
@@ -78,7 +82,7 @@ def check_exercise_3(ratio, clfs, tokenizer, train, memory) -> Feedback:
     from helpers.practice.compute import saved_for_backward
 
     ratio = float(ratio)
-    inputs, labels = exercise_3_batch(tokenizer, train)
+    inputs, labels = exercise_3_batch(tokenizer, train, model_device(clfs["plain"]))
     plain, ckpt = (saved_for_backward(clfs[mode], inputs, labels) for mode in ("plain", "checkpointed"))
     expected = plain.activation_bytes / ckpt.activation_bytes
     lesson = memory["plain"].activation_bytes / memory["checkpointed"].activation_bytes

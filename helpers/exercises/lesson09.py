@@ -73,7 +73,7 @@ def check_exercise_3(my_rollout, trace) -> Feedback:
                      "Write `def my_rollout(attentions): ...` and pass the function itself.")
     attentions = list(trace.attentions)
     try:
-        got = torch.as_tensor(my_rollout(attentions)).float()
+        got = torch.as_tensor(my_rollout(attentions), device=trace.device).float()
     except Exception as err:  # noqa: BLE001 - learner code
         return wrong(f"my_rollout raised {type(err).__name__}: {err}",
                      "Average the heads, mix in the identity, renormalise the rows, multiply layer by layer.")
@@ -83,7 +83,7 @@ def check_exercise_3(my_rollout, trace) -> Feedback:
                      "Average over the heads (dim 0) of each layer's map.")
     if torch.allclose(got, expected, atol=1e-5):
         return correct("your rollout matches, layer by layer.")
-    eye = torch.eye(expected.shape[0])
+    eye = torch.eye(expected.shape[0], device=expected.device)
     mixed = [0.5 * a.mean(0) + 0.5 * eye for a in attentions]
     mixed = [m / m.sum(-1, keepdim=True) for m in mixed]
     reversed_order = eye

@@ -14,7 +14,7 @@ from helpers.finetuning.compute import linear_cka
 
 def _as_ids(values, n: int, num_classes: int, what: str):
     try:
-        array = np.asarray(torch.as_tensor(values).tolist() if isinstance(values, torch.Tensor) else values)
+        array = np.asarray(values.tolist() if isinstance(values, torch.Tensor) else values)
     except Exception:  # noqa: BLE001 - the learner's value, report its type
         return None, wrong(f"{what} should be a list or tensor of class ids, you gave a {type(values).__name__}.",
                            "Return one int per word.")
@@ -34,11 +34,11 @@ def check_exercise_1(control_task, words, labels, num_classes: int) -> Feedback:
     if not callable(control_task):
         return wrong(f"control_task should be a function, you gave a {type(control_task).__name__}.",
                      "Define `def control_task(words, labels, num_classes, seed): ...`.")
-    labels = np.asarray(torch.as_tensor(labels).tolist())
+    labels = np.asarray(torch.as_tensor(labels, device="cpu").tolist())  # cpu: read into NumPy
     outputs = []
     for seed in (0, 1):
         try:
-            got = control_task(list(words), torch.as_tensor(labels), num_classes, seed)
+            got = control_task(list(words), torch.as_tensor(labels), num_classes, seed)  # cpu: drawn with a CPU generator
         except Exception as err:  # noqa: BLE001 - the learner's code, report what broke
             return wrong(f"control_task(..., seed={seed}) raised {type(err).__name__}: {err}",
                          "It receives the words (list of str), the labels (tensor of ids), num_classes and a seed.")

@@ -22,6 +22,7 @@ from helpers.common.progress import ProgressBar
 from helpers.common.stats import Interval
 
 from helpers.classify.compute import HEAD_STEPS, SeededAccuracy, encode_batch, mean_pool, train_head
+from helpers.model.trace import device_of, model_device, synchronize
 
 
 FROZEN = "frozen encoder, linear probe"
@@ -42,8 +43,8 @@ class SentenceClassifier(torch.nn.Module):
     def __init__(self, bert, num_classes: int):
         super().__init__()
         self.bert = bert
-        self.classifier = torch.nn.Linear(bert.config.hidden_size, num_classes,
-                                          device=next(bert.parameters()).device)
+        # drawn on the CPU (the same head on every device), then put where the encoder is
+        self.classifier = torch.nn.Linear(bert.config.hidden_size, num_classes).to(model_device(bert))
 
     def forward(self, input_ids, attention_mask, **kw):
         out = self.bert(input_ids=input_ids, attention_mask=attention_mask, **kw)
@@ -161,20 +162,20 @@ class _Tokens:
         return len(self.ids)
 
     def batch(self, rows, device):
-        padded = self.tokenizer.pad({"input_ids": [self.ids[i] for i in rows]}, return_tensors="pt")
-        return (padded["input_ids"].to(device), padded["attention_mask"].to(device),
-                self.labels[torch.as_tensor(rows)].to(device))
+        padded = self.tokenizer.pad({"input_ids": [self.ids[i] for i in rows]}, return_tensors="pt").to(device)
+        return (padded["input_ids"], padded["attention_mask"],
+                self.labels[torch.as_tensor(rows)].to(device))  # cpu: row indices into the CPU labels
 
     def shuffled_batches(self, batch_size: int, generator) -> list[list[int]]:
         """A random order, then texts of similar length batched together (less padding) and the
         batches shuffled: every text once per epoch."""
-        order = torch.randperm(len(self), generator=generator).tolist()
+        order = torch.randperm(len(self), generator=generator).tolist()  # cpu: a seeded order, read as ints
         window = 8 * batch_size
         batches = []
         for start in range(0, len(order), window):
             chunk = sorted(order[start:start + window], key=self.lengths.__getitem__)
             batches += [chunk[i:i + batch_size] for i in range(0, len(chunk), batch_size)]
-        return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]
+        return [batches[i] for i in torch.randperm(len(batches), generator=generator).tolist()]  # cpu: seeded ints
 
     def eval_batches(self, batch_size: int = 128) -> list[list[int]]:
         order = sorted(range(len(self)), key=self.lengths.__getitem__)
@@ -192,7 +193,7 @@ def _score(clf, tokens: _Tokens) -> tuple[float, torch.Tensor]:
         ids, mask, y = tokens.batch(rows, device)
         logits = clf(ids, mask)
         total += float(torch.nn.functional.cross_entropy(logits, y, reduction="sum"))
-        right[torch.as_tensor(rows)] = (logits.argmax(-1) == y).cpu()
+        right[torch.as_tensor(rows)] = (logits.argmax(-1) == y).cpu()  # cpu: outcomes for statistics
     clf.train(was_training)
     return total / len(tokens), right
 
@@ -265,10 +266,12 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
     L = bert.config.num_hidden_layers
     device = _device(clf)
     test_tokens = _Tokens(tokenizer, test, config.max_length)
+    synchronize()  # on a GPU, time the work itself, not only its launch
     start = time.perf_counter()
     if strategy in (FROZEN, LPFT):
         _linear_probe_head(tokenizer, clf, train, config, seed)
     if strategy == FROZEN:
+        synchronize()
         seconds = time.perf_counter() - start
         _set_trainable(clf.bert.parameters(), False)
         clf.eval()
@@ -314,6 +317,7 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
             break
     bar.close()
     clf.load_state_dict(best[1])
+    synchronize()
     seconds = time.perf_counter() - start
     _, right = _score(clf, test_tokens)
     trainable = sum(p.numel() for p in clf.parameters() if p.requires_grad)
@@ -494,7 +498,7 @@ def classifier_correct(tokenizer, clf, split, max_length: int = 64) -> torch.Ten
 # model vs a fine-tuned copy.
 
 def _as_float_matrix(X, name: str) -> torch.Tensor:
-    X = torch.as_tensor(X)
+    X = torch.as_tensor(X, device=device_of(X))
     if X.ndim != 2 or X.shape[0] < 2:
         raise ValueError(f"{name} must be a [n, features] matrix with n >= 2 rows, got shape {tuple(X.shape)}.")
     if not torch.isfinite(X).all():
@@ -520,7 +524,7 @@ def linear_cka(X, Y) -> float:
 def _real_tokens(tokenizer, enc) -> torch.Tensor:
     """``[B, T]`` True at the real tokens of a padded batch: no [CLS], [SEP] or padding."""
     special = torch.tensor([tokenizer.get_special_tokens_mask(ids, already_has_special_tokens=True)
-                            for ids in enc["input_ids"].tolist()], dtype=torch.bool)
+                            for ids in enc["input_ids"].tolist()], dtype=torch.bool, device=enc["attention_mask"].device)
     return enc["attention_mask"].bool() & ~special
 
 
@@ -530,7 +534,7 @@ def token_vectors(tokenizer, bert, texts, max_length: int = 32, batch_size: int 
     ``texts`` at every layer, in a fixed order (text by text, token by token)."""
     chunks = []
     for start in range(0, len(texts), batch_size):
-        enc = encode_batch(tokenizer, texts[start:start + batch_size], max_length)
+        enc = encode_batch(tokenizer, texts[start:start + batch_size], max_length, device=model_device(bert))
         hidden = torch.stack(bert(**enc, output_hidden_states=True, return_dict=True).hidden_states)
         chunks.append(hidden[:, _real_tokens(tokenizer, enc)])
     return torch.cat(chunks, 1).float()
@@ -540,8 +544,8 @@ def token_owners(tokenizer, texts, max_length: int = 32, batch_size: int = 64) -
     """``[n_tokens]``: which text each row of :func:`token_vectors` (same arguments) comes from."""
     owners = []
     for start in range(0, len(texts), batch_size):
-        keep = _real_tokens(tokenizer, encode_batch(tokenizer, texts[start:start + batch_size], max_length))
-        rows = torch.arange(start, start + keep.shape[0])[:, None].expand_as(keep)
+        keep = _real_tokens(tokenizer, encode_batch(tokenizer, texts[start:start + batch_size], max_length))  # cpu: token bookkeeping, no model
+        rows = torch.arange(start, start + keep.shape[0], device=keep.device)[:, None].expand_as(keep)
         owners.append(rows[keep])
     return torch.cat(owners)
 
@@ -593,18 +597,18 @@ def weighted_cka(X, Y, owners, counts) -> torch.Tensor:
     ``S(K, M) = w^T (K o M) w - (2/N) sum_i w_i (Kw)_i (Mw)_i + (w^T K w)(w^T M w) / N^2``,
     and ``CKA = S(K, M) / sqrt(S(K, K) S(M, M))``."""
     X, Y = _as_float_matrix(X, "X"), _as_float_matrix(Y, "Y")
-    owners = torch.as_tensor(owners, dtype=torch.long)
+    owners = torch.as_tensor(owners, dtype=torch.long, device=X.device)
     if X.shape[0] != Y.shape[0] or owners.shape != (X.shape[0],):
         raise ValueError(f"X, Y and owners must describe the same tokens: {X.shape[0]}, {Y.shape[0]}, "
                          f"{tuple(owners.shape)}.")
     _, inverse = torch.unique(owners, return_inverse=True)
     n_texts = int(inverse.max()) + 1
-    C = torch.as_tensor(counts, dtype=torch.float64)
+    C = torch.as_tensor(counts, dtype=torch.float64, device=X.device)
     C = C[None] if C.ndim == 1 else C
     if C.ndim != 2 or C.shape[1] != n_texts:
         raise ValueError(f"counts must be [B, {n_texts}] (one weight per text), got {tuple(C.shape)}.")
-    G = torch.zeros(len(inverse), n_texts, dtype=torch.float64)
-    G[torch.arange(len(inverse)), inverse] = 1.0  # token -> text, one-hot
+    G = torch.zeros(len(inverse), n_texts, dtype=torch.float64, device=X.device)
+    G[torch.arange(len(inverse), device=X.device), inverse] = 1.0  # token -> text, one-hot
     w, N = C @ G.T, C @ G.sum(0)  # [B, n] token weights, [B] their sums
     X, Y = X - X.mean(0), Y - Y.mean(0)  # CKA ignores shifts; centring first keeps the sums well conditioned
     grams = {"K": X @ X.T, "M": Y @ Y.T}
@@ -628,8 +632,8 @@ def cka_jackknife(before: torch.Tensor, afters, owners) -> torch.Tensor:
     Why not a bootstrap: drawing texts with replacement repeats some of them, and a repeated
     token matches its copy perfectly in both representations, which pushes CKA up; leaving
     texts out repeats nothing."""
-    afters = [torch.as_tensor(a) for a in afters]
-    owners = torch.as_tensor(owners, dtype=torch.long)
+    afters = [torch.as_tensor(a, device=before.device) for a in afters]
+    owners = torch.as_tensor(owners, dtype=torch.long, device=before.device)
     if before.ndim != 3 or not afters or any(a.shape != before.shape for a in afters):
         raise ValueError("give a [L+1, n, H] stack before and a non-empty list of stacks of the same shape after.")
     if owners.shape != (before.shape[1],):
@@ -637,7 +641,7 @@ def cka_jackknife(before: torch.Tensor, afters, owners) -> torch.Tensor:
     n_texts = len(torch.unique(owners))
     if n_texts < 3:
         raise ValueError(f"the jackknife needs at least 3 texts, got {n_texts}.")
-    leave_one_out = 1.0 - torch.eye(n_texts, dtype=torch.float64)  # row u: every text but u, once
+    leave_one_out = 1.0 - torch.eye(n_texts, dtype=torch.float64, device=before.device)  # row u: every text but u, once
     return torch.stack([sum(weighted_cka(before[l], a[l], owners, leave_one_out) for a in afters) / len(afters)
                         for l in range(before.shape[0])], 1)
 
@@ -645,7 +649,7 @@ def cka_jackknife(before: torch.Tensor, afters, owners) -> torch.Tensor:
 def jackknife_interval(estimate: float, leave_one_out, level: float = 0.95) -> Interval:
     """``estimate`` with a normal interval from the jackknife standard error of ``n``
     leave-one-out values: ``se = sqrt((n-1)/n * sum((v_i - mean(v))^2))``."""
-    values = torch.as_tensor(leave_one_out, dtype=torch.float64).flatten()
+    values = torch.as_tensor(leave_one_out, dtype=torch.float64, device="cpu").flatten()  # cpu: an interval from results
     if values.numel() < 3 or not torch.isfinite(values).all():
         raise ValueError("give at least 3 finite leave-one-out values.")
     if not 0 < level < 1:
@@ -696,8 +700,9 @@ def layer_change(tokenizer, bert, runs, test, *, max_length: int = 64) -> LayerC
         cka.append(layer_cka(before, after[-1]))
         sizes, moved = layer_weight_norms(bert, run.model.bert)
         moves.append(moved)
-    weight_norm, delta_norm = torch.tensor(sizes, dtype=torch.float64), torch.tensor(moves, dtype=torch.float64)
-    return LayerChange([r.seed for r in runs], torch.tensor(cka), delta_norm / weight_norm, [r.accuracy for r in runs],
+    weight_norm, delta_norm = torch.tensor(sizes, dtype=torch.float64), torch.tensor(moves, dtype=torch.float64)  # cpu: result tables
+    cka = torch.tensor(cka)  # cpu: a result table
+    return LayerChange([r.seed for r in runs], cka, delta_norm / weight_norm, [r.accuracy for r in runs],
                        runs, before, after, weight_norm, delta_norm, token_owners(tokenizer, test.texts, max_length))
 
 

@@ -40,7 +40,7 @@ from helpers.attention.compute import TOKEN_CLASSES, token_class
 from helpers.classify.compute import mean_pool
 from helpers.common.progress import progress as progress_bar
 from helpers.common.stats import Interval, differs, paired_difference_ci
-from helpers.model.trace import Trace, check_trace, encode
+from helpers.model.trace import Trace, check_trace, device_of, encode, model_device
 
 
 OCCLUSION_PASSES = 64  # past this many tokens, occlusion drops runs of neighbouring tokens together
@@ -131,7 +131,8 @@ def run_cached(tokenizer, model, texts, *, max_length: int = 32, attentions: boo
     if n_truncated:
         warnings.warn(f"{n_truncated} of {len(texts)} texts are longer than max_length={max_length} tokens and "
                       "were truncated: the model sees only their first tokens.", stacklevel=2)
-    enc = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt")
+    enc = tokenizer(texts, padding=True, truncation=True, max_length=max_length,
+                    return_tensors="pt").to(model_device(model))
     out = model(**enc, output_hidden_states=True, output_attentions=attentions, return_dict=True)
     if attentions and not out.attentions:
         raise RuntimeError("The model returned no attention weights: load it with attn_implementation='eager' "
@@ -149,10 +150,10 @@ def run_from_traces(traces) -> CachedRun:
         raise ValueError("need at least one Trace.")
     longest = max(t.seq_len for t in traces)
     n_layers = traces[0].num_layers
-    mask = torch.zeros(len(traces), longest, dtype=torch.long)
+    mask = torch.zeros(len(traces), longest, dtype=torch.long, device=traces[0].device)
     states = []
     for layer in range(n_layers + 1):
-        batch = torch.zeros(len(traces), longest, traces[0].hidden_size)
+        batch = torch.zeros(len(traces), longest, traces[0].hidden_size, device=traces[0].device)
         for i, t in enumerate(traces):
             batch[i, : t.seq_len] = t.hidden_states[layer]
         states.append(batch)
@@ -211,7 +212,7 @@ def gated_heads(model, gates: dict):
     try:
         for layer, gate in gates.items():
             check_layer(model, layer)
-            gate = torch.as_tensor(gate)
+            gate = torch.as_tensor(gate, device=model_device(model))
             if gate.shape[-1] != n_heads or gate.ndim not in (1, 2):
                 raise ValueError(f"the gate of layer {layer} must be [{n_heads}] or [batch, {n_heads}], "
                                  f"got shape {tuple(gate.shape)}.")
@@ -225,7 +226,7 @@ def gated_heads(model, gates: dict):
 
 def ablation_gate(model, head: int) -> torch.Tensor:
     """``[A]`` ones with a 0 at ``head``."""
-    gate = torch.ones(model_sizes(model)[1])
+    gate = torch.ones(model_sizes(model)[1], device=model_device(model))
     gate[check_head(model, head)] = 0.0
     return gate
 
@@ -253,8 +254,8 @@ class SentenceHead:
         return self.head(pooled)
 
 
-def _labels(labels, n: int) -> torch.Tensor:
-    y = torch.as_tensor(labels, dtype=torch.long)
+def _labels(labels, n: int, device=None) -> torch.Tensor:
+    y = torch.as_tensor(labels, dtype=torch.long, device=device)
     if y.shape != (n,):
         raise ValueError(f"labels must hold one class id per item ({n}), got shape {tuple(y.shape)}.")
     return y
@@ -343,9 +344,9 @@ def ablate_every_head(model, classifier, run: CachedRun, labels, *, bucket: int 
     L, A = model_sizes(model)
     if run.num_layers != L:
         raise ValueError(f"the cached run has {run.num_layers} layers but the model has {L}.")
-    y = _labels(labels, len(run))
+    y = _labels(labels, len(run), run.attention_mask.device)
     base = classifier(run.hidden(L), run.attention_mask)
-    out = torch.empty(L, A, len(run), base.shape[-1])
+    out = torch.empty(L, A, len(run), base.shape[-1], device=base.device)
     buckets = length_buckets(run.attention_mask, bucket)
     for layer in progress_bar(range(1, L + 1), desc="ablating every head, layer by layer", disable=not progress):
         for items, width in buckets:
@@ -355,7 +356,7 @@ def ablate_every_head(model, classifier, run: CachedRun, labels, *, bucket: int 
             per_batch = max(1, max_tokens // (n * width))  # heads per forward pass
             for first in range(0, A, per_batch):
                 heads = list(range(first, min(A, first + per_batch)))
-                gate = torch.ones(len(heads), n, A)
+                gate = torch.ones(len(heads), n, A, device=start.device)
                 for k, h in enumerate(heads):
                     gate[k, :, h] = 0.0  # copy k of every item loses head h
                 masks = mask.repeat(len(heads), 1)
@@ -376,8 +377,8 @@ def head_gate_gradients(model, classifier, run: CachedRun, labels) -> torch.Tens
     every item's gradient. Michel et al.'s head importance is the mean of their absolute values.
     """
     L, A = model_sizes(model)
-    y = _labels(labels, len(run))
-    gates = torch.ones(len(run), L, A, requires_grad=True)
+    y = _labels(labels, len(run), run.attention_mask.device)
+    gates = torch.ones(len(run), L, A, requires_grad=True, device=run.attention_mask.device)
     with torch.enable_grad():
         last = continue_from(model, run.hidden(0), run.attention_mask, 0,
                              {layer: gates[:, layer - 1] for layer in range(1, L + 1)})
@@ -411,7 +412,7 @@ def paired_accuracy_difference(a, b, **kw) -> Interval:
 
 def ranks(values) -> np.ndarray:
     """Ranks 1..n, ties sharing their average rank (as Spearman's rho needs)."""
-    v = np.asarray(values, dtype=float).ravel()
+    v = _as_float_array(values).ravel()
     order = np.argsort(v, kind="mergesort")
     r = np.empty(len(v))
     r[order] = np.arange(1, len(v) + 1)
@@ -423,7 +424,7 @@ def ranks(values) -> np.ndarray:
 
 def spearman(a, b) -> float:
     """Spearman's rank correlation: Pearson's correlation of the ranks. NaN when either side is constant."""
-    a, b = np.asarray(a, dtype=float).ravel(), np.asarray(b, dtype=float).ravel()
+    a, b = _as_float_array(a).ravel(), _as_float_array(b).ravel()
     if a.shape != b.shape or a.size < 3:
         raise ValueError(f"need two equally long sequences of at least 3 values, got {a.size} and {b.size}.")
     ra, rb = ranks(a), ranks(b)
@@ -537,10 +538,11 @@ def head_token_class_shares(run: CachedRun) -> torch.Tensor:
     if run.attentions is None:
         raise ValueError("this run kept no attention maps: use run_cached(..., attentions=True).")
     N, T = run.attention_mask.shape
-    onehot = torch.zeros(N, T, len(TOKEN_CLASSES))
+    onehot = torch.zeros(N, T, len(TOKEN_CLASSES))  # cpu: filled cell by cell, then moved
     for i, tokens in enumerate(run.tokens):
         for j, tok in enumerate(tokens):
             onehot[i, j, TOKEN_CLASSES.index(token_class(tok))] = 1.0
+    onehot = onehot.to(run.attention_mask.device)
     att = torch.stack(run.attentions, 1)  # [N, L, A, T, T]
     per_query = att @ onehot[:, None, None]  # [N, L, A, T, 4]
     q = run.attention_mask[:, None, None, :, None].float()
@@ -617,8 +619,8 @@ def sense_patching(model, traces_a: list, traces_b: list, word: str, progress: b
     last_a = torch.stack([t.hidden(L)[p].mean(0) for t, p in zip(traces_a, spans_a)])
     last_b = torch.stack([t.hidden(L)[p].mean(0) for t, p in zip(traces_b, spans_b)])
     pairs = [(i, j) for i in range(len(traces_a)) for j in range(len(traces_b))]
-    keep_a = [torch.arange(len(traces_a)) != i for i, _ in pairs]
-    keep_b = [torch.arange(len(traces_b)) != j for _, j in pairs]
+    keep_a = [torch.arange(len(traces_a), device=last_a.device) != i for i, _ in pairs]
+    keep_b = [torch.arange(len(traces_b), device=last_b.device) != j for _, j in pairs]
     cent_a = torch.stack([last_a[k].mean(0) for k in keep_a])
     cent_b = torch.stack([last_b[k].mean(0) for k in keep_b])
     target = run_from_traces([traces_b[j] for _, j in pairs])
@@ -702,10 +704,10 @@ def attention_rollout(attentions) -> torch.Tensor:
     r"""Abnar & Zuidema (2020): $\tilde A_l = \mathrm{rownorm}(0.5\,\bar A_l + 0.5\,I)$ with
     $\bar A_l$ the heads' average, and $R = \tilde A_L \cdots \tilde A_1$: ``[T, T]``, row ``i``
     how much output token ``i`` draws on input token ``j``."""
-    layers = [torch.as_tensor(a) for a in attentions]
+    layers = [torch.as_tensor(a, device=device_of(*attentions)) for a in attentions]
     if not layers or any(a.ndim != 3 or a.shape[-1] != a.shape[-2] for a in layers):
         raise ValueError("attentions must be a non-empty list of [heads, T, T] maps, one per layer.")
-    eye = torch.eye(layers[0].shape[-1])
+    eye = torch.eye(layers[0].shape[-1], device=layers[0].device)
     rollout = eye
     for a in layers:
         mixed = 0.5 * a.mean(0) + 0.5 * eye
@@ -765,13 +767,13 @@ def occlusion_scores(model, classifier, trace: Trace, target: int, positions: li
     inputs = _trace_inputs(trace)
     base_logits = classifier(model(**inputs).last_hidden_state, inputs["attention_mask"])[0]
     base = base_logits[_check_target(target, base_logits)]
-    scores = torch.full((trace.seq_len,), float("nan"))
+    scores = torch.full((trace.seq_len,), float("nan"), device=trace.device)
     windows = occlusion_windows(list(positions), max_passes)
     for chunk in range(0, len(windows), 16):
         group = windows[chunk:chunk + 16]
         keeps = [[i for i in range(trace.seq_len) if i not in set(w)] for w in group]
         width = max(len(k) for k in keeps)
-        ids = torch.zeros(len(group), width, dtype=torch.long)
+        ids = torch.zeros(len(group), width, dtype=torch.long, device=trace.device)
         types = torch.zeros_like(ids)
         mask = torch.zeros_like(ids)
         for r, keep in enumerate(keeps):
@@ -848,12 +850,12 @@ def sentence_interventions(tokenizer, model, classifier, text: str, progress: bo
                         [tokenizer.convert_ids_to_tokens(enc["input_ids"][0].tolist())])
         mask = run.attention_mask
         base = classifier(run.hidden(L), mask)[0]
-        heads = torch.empty(L, A, base.shape[-1])
-        skips = torch.empty(L, base.shape[-1])
+        heads = torch.empty(L, A, base.shape[-1], device=base.device)
+        skips = torch.empty(L, base.shape[-1], device=base.device)
         for layer in progress_bar(range(1, L + 1), desc="precomputing every ablation and skip",
                                   disable=not progress):
             start = run.hidden(layer - 1)
-            gate = 1.0 - torch.eye(A)  # row h: head h removed
+            gate = 1.0 - torch.eye(A, device=base.device)  # row h: head h removed
             last = continue_from(model, start.expand(A, -1, -1), mask.expand(A, -1), layer - 1, {layer: gate})
             heads[layer - 1] = classifier(last, mask.expand(A, -1))
             skips[layer - 1] = classifier(continue_from(model, start, mask, layer), mask)[0]

@@ -40,14 +40,14 @@ class InterventionExplorer(Explorer):
             "head": widgets.Dropdown(options=options, value=head, description="change"),
         }
         self.pred0 = int(effects.base.argmax())
-        table = np.concatenate([effects.heads[..., self.pred0].numpy(),
-                                effects.skips[:, self.pred0, None].numpy()], 1)
+        table = np.concatenate([effects.heads[..., self.pred0].cpu().numpy(),
+                                effects.skips[:, self.pred0, None].cpu().numpy()], 1)
         self._shift = table - float(effects.base[self.pred0])  # [L, A + 1]
         # One y-scale for every choice, fitted to the head removals: skipping a layer can move the
         # logits far more (the last layer's skip hands the head vectors it never saw), and a scale
         # fitted to that would flatten every head's bars. A bar beyond the scale is cut at the edge
         # and its value written on it.
-        usual = np.concatenate([effects.base[None].numpy(), effects.heads.reshape(-1, len(self.names)).numpy()])
+        usual = np.concatenate([effects.base[None].cpu().numpy(), effects.heads.reshape(-1, len(self.names)).cpu().numpy()])
         lo, hi = min(0.0, float(usual.min())), max(0.0, float(usual.max()))
         pad = 0.15 * (hi - lo) + 1e-6
         self._ylim = (lo - pad, hi + pad)
@@ -74,10 +74,10 @@ class InterventionExplorer(Explorer):
                                               gridspec_kw={"width_ratios": [max(C, 4), max(A + 1, 4) * 0.8]})
         self.ax_bars, self.ax_map = ax_bars, ax_map
         x = np.arange(C)
-        self.bars = ax_bars.bar(x, self.effects.base.numpy(), color=NORMAL)
+        self.bars = ax_bars.bar(x, self.effects.base.cpu().numpy(), color=NORMAL)
         self.cut_labels = [ax_bars.text(i, 0, "", ha="center", fontsize=8, color="white", fontweight="bold",
                                         visible=False) for i in x]
-        (self.ticks,) = ax_bars.plot(x, self.effects.base.numpy(), "_", color="black", ms=16, mew=2)
+        (self.ticks,) = ax_bars.plot(x, self.effects.base.cpu().numpy(), "_", color="black", ms=16, mew=2)
         self.zero_line = ax_bars.axhline(0, color="black", lw=0.5)
         ax_bars.set_xticks(x, self.names, rotation=45, ha="right")
         ax_bars.set_ylim(*self._ylim)
@@ -118,7 +118,7 @@ class InterventionExplorer(Explorer):
     def _update_artists(self, layer, head):
         self._check(layer, head)
         A = self.effects.num_heads
-        logits = self.effects.logits(layer, None if head == SKIP else head).numpy()
+        logits = self.effects.logits(layer, None if head == SKIP else head).cpu().numpy()
         pred = int(logits.argmax())
         lo, hi = self._ylim
         for i, (bar, label, value) in enumerate(zip(self.bars, self.cut_labels, logits)):

@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from helpers.common.stats import Interval, Verdict, bootstrap_p_value, holm, verdict
 from helpers.model.tokens import content_positions
-from helpers.model.trace import Trace, check_trace, check_traces
+from helpers.model.trace import Trace, check_trace, check_traces, device_of
 
 
 def token_by_layer(trace: Trace, token: int) -> torch.Tensor:
@@ -69,7 +69,8 @@ def random_pair_baseline(traces, n_pairs: int = 500, seed: int = 0) -> torch.Ten
 
 def baseline_adjusted(similarity: torch.Tensor, baseline: torch.Tensor) -> torch.Tensor:
     """``similarity - baseline`` per layer (Ethayarajh 2019's adjustment for anisotropy)."""
-    similarity, baseline = torch.as_tensor(similarity), torch.as_tensor(baseline)
+    device = device_of(similarity, baseline)
+    similarity, baseline = torch.as_tensor(similarity, device=device), torch.as_tensor(baseline, device=device)
     if similarity.shape[-1] != baseline.shape[-1]:
         raise ValueError(
             f"similarity has {similarity.shape[-1]} layers but baseline has {baseline.shape[-1]}: "
@@ -179,7 +180,7 @@ def _random_pairs(traces, n_pairs: int, seed: int) -> list:
     gen = torch.Generator().manual_seed(seed)
     pairs = []
     while len(pairs) < n_pairs:
-        a, b = torch.randint(len(pool), (2,), generator=gen).tolist()
+        a, b = torch.randint(len(pool), (2,), generator=gen).tolist()  # cpu: seeded draws, read as ints
         if pool[a][0] != pool[b][0]:
             pairs.append((pool[a], pool[b]))
     return pairs
@@ -220,7 +221,7 @@ def cross_layer_control_matrix(traces, n_pairs: int = 500, seed: int = 0) -> tor
     within-layer baseline). Subtract it before comparing cells of an inter-layer matrix."""
     traces = check_traces(traces)
     L = traces[0].num_layers
-    out = torch.zeros(L + 1, L + 1)
+    out = torch.zeros(L + 1, L + 1, device=traces[0].device)
     for gap in range(L + 1):
         means = random_pair_cosines(traces, n_pairs, seed, gap=gap).mean(dim=0)  # [L + 1 - gap]
         for a in range(L + 1 - gap):
@@ -297,7 +298,7 @@ def energy_by_dimension(traces, kind: str = "content") -> torch.Tensor:
 def top_dimensions(shares: torch.Tensor, k: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
     """The ``k`` dimensions with the largest share per layer and the share they carry together:
     ``(dims [L + 1, k], share [L + 1])``."""
-    shares = torch.as_tensor(shares)
+    shares = torch.as_tensor(shares, device=device_of(shares))
     if shares.ndim != 2 or not 1 <= k <= shares.shape[1]:
         raise ValueError(f"shares must be [layers, hidden] and k from 1 to hidden, got {tuple(shares.shape)}, k={k}.")
     top = shares.topk(k, dim=1)
@@ -321,7 +322,7 @@ def layer_norm_outliers(model, n_sigma: float = 3.0) -> list[list[int]]:
 def share_explained_by_layer(values) -> float:
     """Fraction of the variance of ``values [N, L + 1]`` (all tokens, all layers) explained by
     the layer alone (eta squared: between-layer variance over total variance)."""
-    values = torch.as_tensor(values, dtype=torch.float64)
+    values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
     if values.ndim != 2 or values.numel() < 2:
         raise ValueError(f"values must be [n_tokens, layers], got shape {tuple(values.shape)}.")
     total = ((values - values.mean()) ** 2).sum()
@@ -335,13 +336,13 @@ def share_explained_by_layer_ci(values, n_boot: int = 1000, level: float = 0.95,
     (rows of ``values [N, L + 1]``; each replicate keeps a token's layers together), or over whole
     ``clusters`` (one label per row, e.g. :func:`cluster_labels`: the tokens of one sentence are not
     independent, so the sentence is the unit to resample)."""
-    values = torch.as_tensor(values, dtype=torch.float64)
+    values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
     if values.ndim != 2 or values.shape[0] < 2:
         raise ValueError(f"values must be [n_tokens >= 2, layers], got shape {tuple(values.shape)}.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
         raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
     rng = np.random.default_rng(seed)
-    boots = np.array([share_explained_by_layer(values[torch.as_tensor(i)])
+    boots = np.array([share_explained_by_layer(values[torch.as_tensor(i, device="cpu")])  # cpu: index the cpu values
                       for i in _resample_rows(values.shape[0], clusters, n_boot, rng)])
     alpha = (1 - level) / 2
     low, high = np.quantile(boots, [alpha, 1 - alpha])
@@ -527,7 +528,7 @@ def outliers_in_every_layer(outliers: list[list[int]]) -> list[int]:
 def path_lengths(coords) -> torch.Tensor:
     """Length of each path ``[k, layers, d]`` (e.g. :func:`pca_trajectory`): the sum of its
     step lengths, ``[k]``, in the units of the projection."""
-    coords = torch.as_tensor(coords)
+    coords = torch.as_tensor(coords, device=device_of(coords))
     if coords.ndim != 3 or coords.shape[1] < 2:
         raise ValueError(f"coords must be [paths, layers >= 2, dims], got shape {tuple(coords.shape)}.")
     return (coords[:, 1:] - coords[:, :-1]).norm(dim=-1).sum(dim=1)
@@ -556,7 +557,7 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
     names = transition_names
     last_among = (L - 1) in turn.tied
     first, last = within_ci[0], within_ci[L]
-    top_share = torch.as_tensor(top_share)
+    top_share = torch.as_tensor(top_share, device=device_of(top_share))
     if peak is None or peak_up is None:  # separate intervals only: apart means different, overlapping proves nothing
         cone = ("inconclusive against (separate intervals overlap; no paired test given)" if first.overlaps(last) else
                 "above" if last.estimate > first.estimate else "below")

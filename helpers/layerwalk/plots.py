@@ -28,7 +28,7 @@ def plot_median_band(per_token, ax=None, x=None, label="data tokens: median", co
         raise ValueError(f"per_token must be [n_tokens, layers], got shape {values.shape}.")
     ax = new_axes(ax, (6, 3))
     q25, med, q75 = quartiles(values)
-    x = np.arange(values.shape[1]) if x is None else np.asarray(x)
+    x = np.arange(values.shape[1]) if x is None else np.asarray(to_numpy(x))
     band_label = band_label or f"interquartile band ({values.shape[0]} tokens)"
     if hatch:
         ax.fill_between(x, q25, q75, facecolor="none", edgecolor=color, hatch=hatch, lw=1.0, label=band_label)

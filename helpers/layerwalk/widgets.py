@@ -23,9 +23,9 @@ class LayerWalkExplorer(Explorer):
         # Cache everything the controls can ask for, in batched products (a 512-token input
         # builds in well under a second): per-token norms and layer-to-layer cosines.
         stack = torch.stack(trace.hidden_states)  # [L+1, seq, hidden]
-        self._norms = stack.norm(dim=-1).T.numpy()  # [seq, L+1]
-        self._sims = interlayer_similarity_all_tokens(trace).numpy()  # [seq, L+1, L+1]
-        self._dims = stack[:, :, : self.n_dims].numpy()  # [L+1, seq, d]
+        self._norms = stack.norm(dim=-1).T.cpu().numpy()  # [seq, L+1]
+        self._sims = interlayer_similarity_all_tokens(trace).cpu().numpy()  # [seq, L+1, L+1]
+        self._dims = stack[:, :, : self.n_dims].cpu().numpy()  # [L+1, seq, d]
         controls = {
             "token": token_dropdown(trace, token),
             "layer": int_slider(0, trace.num_layers, layer, "layer"),

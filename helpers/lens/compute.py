@@ -56,8 +56,9 @@ def checkpoint_keys(path) -> list[str] | None:
         return sorted(fh.keys())
 
 
-def load_masked_lm(path, name: str | None = None):
-    """``(BertForMaskedLM or None, HeadCheck)`` for the checkpoint at ``path`` (a folder or a hub name).
+def load_masked_lm(path, name: str | None = None, *, device=None):
+    """``(BertForMaskedLM or None, HeadCheck)`` for the checkpoint at ``path`` (a folder or a hub name),
+    on ``device`` (default: the course's device, :func:`helpers.model.loading.resolve_device`).
 
     The model is returned only when every weight of ``cls.predictions`` (:data:`HEAD_KEYS`)
     was in the checkpoint -- not when transformers had to initialise it at random. ``name``
@@ -65,6 +66,8 @@ def load_masked_lm(path, name: str | None = None):
     the model rather than a folder of this machine; the default is ``path`` itself."""
     from transformers import BertForMaskedLM
     from transformers.utils import logging as hf_logging
+
+    from helpers.model.loading import resolve_device
 
     if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
         raise ValueError(f"path must name a checkpoint folder or hub id, got {path!r} "
@@ -89,7 +92,7 @@ def load_masked_lm(path, name: str | None = None):
         message = (f"{name or path} has no trained masked-LM head:\n  {len(missing)} of the {len(HEAD_KEYS)} weights of "
                    f"cls.predictions are missing from the checkpoint{where},\n  so the lens has nothing real to apply.")
         return None, HeadCheck(False, missing, stored_head, message)
-    mlm.eval()
+    mlm.eval().to(resolve_device(device))
     return mlm, HeadCheck(True, (), stored_head, f"{name or path} has a trained masked-LM head (every cls.predictions weight "
                                                  "was in the checkpoint).")
 

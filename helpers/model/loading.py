@@ -11,11 +11,18 @@ Resolution order (see :func:`resolve_model_name`):
 
 An explicit name that cannot be loaded is an error: the course never swaps in
 another model behind the learner's back.
+
+The device is chosen once, here (:func:`resolve_device`): the ``device=`` argument of
+:func:`load_model`, else the environment variable ``COURSE_DEVICE`` (``cpu``, ``cuda``,
+``cuda:N`` or ``mps``), else the CPU. The model is moved there after loading, and every helper
+puts its tensors on the model's device (:func:`helpers.model.trace.model_device`). A device
+that is not valid or not available is an error, never a silent fall-back to the CPU.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import urllib.parse
 from dataclasses import dataclass
@@ -27,8 +34,12 @@ DEFAULT_HUB_MODEL = "bert-base-uncased"
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
 ENV_VAR = "BERT_COURSE_MODEL"
 HUB_TIMEOUT_S = 2.0
+DEVICE_ENV_VAR = "COURSE_DEVICE"
+DEFAULT_DEVICE = "cpu"  # until the GPU path has run on a real GPU, cuda/mps are opt-in
+VALID_DEVICES = "'cpu', 'cuda', 'cuda:N' (N = 0, 1, ...) or 'mps'"
+_DEVICE_RE = re.compile(r"cpu|mps|cuda(:\d+)?")
 
-_CACHE: dict[str, "LoadedModel"] = {}
+_CACHE: dict[tuple[str, str], "LoadedModel"] = {}
 
 
 class ModelLoadError(RuntimeError):
@@ -114,6 +125,40 @@ def resolve_model_name(name: str | None = None) -> ModelChoice:
     )
 
 
+def resolve_device(device: str | torch.device | None = None) -> torch.device:
+    """The device to load onto: the ``device`` argument, else ``$COURSE_DEVICE``, else the CPU.
+
+    Accepted: ``cpu``, ``cuda``, ``cuda:N`` and ``mps``. A value that is none of these, or a
+    GPU that this machine does not have, raises :class:`ModelLoadError` saying what was asked,
+    what is wrong and what is valid: the course never falls back to another device silently."""
+    if device is not None:
+        value, source = str(device), "argument device="
+    elif os.environ.get(DEVICE_ENV_VAR, "").strip():
+        value, source = os.environ[DEVICE_ENV_VAR], f"${DEVICE_ENV_VAR}"
+    else:
+        return torch.device(DEFAULT_DEVICE)
+    text = value.strip().lower()
+    if not _DEVICE_RE.fullmatch(text):
+        raise ModelLoadError(f"Device {value!r} (from {source}) is not valid: use {VALID_DEVICES}, "
+                             f"or unset {DEVICE_ENV_VAR} to run on the CPU.")
+    if text.startswith("cuda"):
+        if not torch.cuda.is_available():
+            raise ModelLoadError(f"Device {value!r} (from {source}) is not available: torch.cuda.is_available() is "
+                                 f"False on this machine (no NVIDIA GPU, no driver, or a CPU-only torch build). "
+                                 f"Use 'cpu' (or unset {DEVICE_ENV_VAR}); valid values are {VALID_DEVICES}.")
+        index = int(text.split(":")[1]) if ":" in text else 0
+        if index >= torch.cuda.device_count():
+            raise ModelLoadError(f"Device {value!r} (from {source}) is not available: this machine has "
+                                 f"{torch.cuda.device_count()} CUDA device(s), numbered 0 to "
+                                 f"{torch.cuda.device_count() - 1}.")
+        text = f"cuda:{index}"  # one name per GPU: "cuda" and "cuda:0" share a cache entry
+    if text == "mps" and not torch.backends.mps.is_available():
+        raise ModelLoadError(f"Device {value!r} (from {source}) is not available: torch.backends.mps.is_available() "
+                             f"is False on this machine (MPS needs Apple silicon and a macOS build of torch). "
+                             f"Use 'cpu' (or unset {DEVICE_ENV_VAR}); valid values are {VALID_DEVICES}.")
+    return torch.device(text)
+
+
 def _explain_failure(choice: ModelChoice, err: Exception) -> str:
     looks_like_path = os.sep in choice.name or choice.name.startswith(".")
     if looks_like_path and not Path(choice.path).is_dir():
@@ -144,23 +189,28 @@ def _check_bert(model: torch.nn.Module, choice: ModelChoice) -> None:
         )
 
 
-def load_model(name: str | None = None, *, verbose: bool = True) -> LoadedModel:
-    """Load tokenizer + model (eager attention, eval mode, safetensors only).
+def load_model(name: str | None = None, *, device: str | torch.device | None = None,
+               verbose: bool = True) -> LoadedModel:
+    """Load tokenizer + model (eager attention, eval mode, safetensors only) onto one device.
 
     Returns a :class:`LoadedModel`; unpack it as ``tokenizer, model = load_model(MODEL)``
-    or use ``.choice`` to see which checkpoint was picked and why. Results are cached
-    per resolved name, so every lesson cell that calls this is cheap after the first.
+    or use ``.choice`` to see which checkpoint was picked and why. ``device`` (``cpu``,
+    ``cuda``, ``cuda:N``, ``mps``) wins over ``$COURSE_DEVICE``; the default is the CPU (see
+    :func:`resolve_device`). Results are cached per resolved name and device, so every lesson
+    cell that calls this is cheap after the first.
     """
     choice = resolve_model_name(name)
-    if choice.path not in _CACHE:
-        _CACHE[choice.path] = _load_uncached(choice)
-    loaded = _CACHE[choice.path]
+    target = resolve_device(device)
+    key = (choice.path, str(target))
+    if key not in _CACHE:
+        _CACHE[key] = _load_uncached(choice, target)
+    loaded = _CACHE[key]
     if verbose:
-        print(f"Using {describe(loaded)} -- {choice.reason}.")
+        print(f"Using {describe(loaded)} on {target} -- {choice.reason}.")
     return loaded
 
 
-def _load_uncached(choice: ModelChoice) -> LoadedModel:
+def _load_uncached(choice: ModelChoice, device: torch.device | None = None) -> LoadedModel:
     from transformers import AutoModel, AutoTokenizer
     from transformers.utils import logging as hf_logging
 
@@ -182,6 +232,8 @@ def _load_uncached(choice: ModelChoice) -> LoadedModel:
         hf_logging.enable_progress_bar()
     _check_bert(model, choice)
     model.eval()
+    if device is not None:
+        model.to(device)
     return LoadedModel(tokenizer, model, choice)
 
 

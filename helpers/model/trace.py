@@ -72,6 +72,11 @@ class Trace:
     def last_hidden_state(self) -> torch.Tensor:
         return self.hidden_states[-1]
 
+    @property
+    def device(self) -> torch.device:
+        """Where the traced tensors live: the model's device."""
+        return self.hidden_states[0].device
+
     # -- validation -----------------------------------------------------
     def check_layer(self, layer: int, *, allow_embeddings: bool = True) -> int:
         low = 0 if allow_embeddings else 1
@@ -179,6 +184,26 @@ def _check_text(value, name: str) -> str:
     return value
 
 
+def model_device(model) -> torch.device:
+    """The device ``model``'s weights are on (where its inputs must go)."""
+    return next(model.parameters()).device
+
+
+def synchronize() -> None:
+    """Wait until a GPU has finished the work queued so far (CUDA and MPS run asynchronously), so
+    that a wall-clock timing covers it. Nothing to wait for on the CPU."""
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        torch.cuda.synchronize()
+    if torch.backends.mps.is_available():
+        torch.mps.synchronize()
+
+
+def device_of(*values, default=None):
+    """The device of the first tensor among ``values``; ``default`` (``None``: the CPU, torch's
+    default) when none is a tensor. For results that follow the tensors they were made from."""
+    return next((v.device for v in values if isinstance(v, torch.Tensor)), default)
+
+
 def max_input_tokens(tokenizer, model) -> int:
     """The longest input (special tokens included) this model accepts."""
     limit = model.config.max_position_embeddings
@@ -191,7 +216,7 @@ def max_input_tokens(tokenizer, model) -> int:
 def encode(tokenizer, model, text: str, text_pair: str | None = None):
     """Tokenize with truncation to the model's maximum, warning when tokens are dropped.
 
-    Returns ``(encoding, n_dropped)``.
+    Returns ``(encoding, n_dropped)``, its tensors on the model's device.
     """
     _check_text(text, "text")
     if text_pair is not None:
@@ -213,7 +238,7 @@ def encode(tokenizer, model, text: str, text_pair: str | None = None):
         max_length=limit,
         return_tensors="pt",
         return_offsets_mapping=True,
-    )
+    ).to(model_device(model))
     return enc, n_dropped
 
 

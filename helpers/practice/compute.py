@@ -20,6 +20,7 @@ import torch
 
 from helpers.classify.compute import LayerFeatures, extract_features
 from helpers.common.stats import Interval
+from helpers.model.trace import synchronize
 
 
 def enable_checkpointing(bert) -> str:
@@ -185,8 +186,10 @@ def time_interleaved(fns: dict, repeats: int = 5, warmup: int = 1) -> dict:
     times = {name: [] for name in fns}
     for _ in range(repeats):
         for name, fn in fns.items():
+            synchronize()  # on a GPU, time the work itself, not only its launch
             start = time.perf_counter()
             fn()
+            synchronize()
             times[name].append(time.perf_counter() - start)
     return times
 
@@ -359,11 +362,14 @@ def checkpointing_is_on(model) -> bool:
     return False
 
 
-def try_from_pretrained(path: str, **kwargs):
+def try_from_pretrained(path: str, *, device=None, **kwargs):
     """``(model, None)`` from ``AutoModel.from_pretrained(path, **kwargs)``, or ``(None, error)``
-    with the exception's type and message: for showing what a keyword does, live."""
+    with the exception's type and message: for showing what a keyword does, live. The model goes
+    to ``device`` (default: the course's device, :func:`helpers.model.loading.resolve_device`)."""
     from transformers import AutoModel
     from transformers.utils import logging as hf_logging
+
+    from helpers.model.loading import resolve_device
 
     previous = hf_logging.get_verbosity()
     hf_logging.set_verbosity_error()
@@ -372,7 +378,7 @@ def try_from_pretrained(path: str, **kwargs):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             model = AutoModel.from_pretrained(path, attn_implementation="eager", use_safetensors=True, **kwargs)
-        return model.eval(), None
+        return model.eval().to(resolve_device(device)), None
     except Exception as err:  # noqa: BLE001 - the point is to show the error
         return None, _error_text(err)
     finally:
@@ -388,12 +394,14 @@ def quantize_int8(bert):
 def quantize_int8_with_warnings(bert) -> tuple:
     """``(quantized copy, [warning messages])``: :func:`quantize_int8`, with the warnings the
     installed torch raised on the way (recent versions mark ``torch.ao.quantization`` deprecated,
-    successor: ``torchao``) kept out of the output and handed back, so a lesson can print them."""
+    successor: ``torchao``) kept out of the output and handed back, so a lesson can print them.
+    Dynamic int8 quantization runs on the CPU only: the copy is made there, whatever the device of
+    ``bert`` (helpers given it, e.g. ``extract_features``, put its inputs on the CPU)."""
     from torch.ao.quantization import quantize_dynamic
 
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        qmodel = quantize_dynamic(copy.deepcopy(bert), {torch.nn.Linear}, dtype=torch.qint8)
+        qmodel = quantize_dynamic(copy.deepcopy(bert).cpu(), {torch.nn.Linear}, dtype=torch.qint8)
     messages = list(dict.fromkeys(str(w.message).splitlines()[0] for w in caught))
     return qmodel, messages
 
@@ -413,7 +421,7 @@ def _tensor_bytes(value):
         if value.is_quantized:  # int8 values and their scales, as the floats they stand for
             value = value.dequantize()
         flat = value.detach().cpu().contiguous().reshape(-1)
-        return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""
+        return flat.view(torch.uint8).numpy().tobytes() if flat.numel() else b""  # cpu: flat was moved above
     if isinstance(value, (tuple, list)):
         return b"".join(_tensor_bytes(v) for v in value)
     return repr(value).encode()
@@ -481,8 +489,8 @@ def random_partners(n: int, seed: int = 0) -> torch.Tensor:
     together), so "the next item" is a poor stand-in for "another item"."""
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"need at least 2 items to pair, got {n!r}.")
-    order = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
-    partners = torch.empty(n, dtype=torch.long)
+    order = torch.randperm(n, generator=torch.Generator().manual_seed(seed))  # cpu: a seeded draw (indices)
+    partners = torch.empty(n, dtype=torch.long)  # cpu: indices; they index tensors on any device
     partners[order] = order.roll(-1)
     return partners
 
@@ -497,7 +505,8 @@ def feature_change_per_layer(reference: LayerFeatures, changed: LayerFeatures, p
     if ref.shape != new.shape or ref.shape[1] < 2:
         raise ValueError(f"need the same [L+1, N >= 2, H] features from both models, got {tuple(ref.shape)} "
                          f"and {tuple(new.shape)}.")
-    partners = random_partners(ref.shape[1], seed)
+    new = new.to(ref.device)  # e.g. int8 features, made on the CPU
+    partners = random_partners(ref.shape[1], seed).to(ref.device)
     change = torch.stack([relative_change(r, n) for r, n in zip(ref, new)])
     between = torch.stack([relative_change(r, r[partners]) for r in ref])
     return change, between

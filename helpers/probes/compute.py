@@ -34,7 +34,7 @@ from helpers.common.progress import ProgressBar
 from helpers.common.progress import progress as progress_bar
 from helpers.common.stats import (Interval, bootstrap_ci, bootstrap_p_value, cluster_bootstrap_ci, differs, holm,
                                   seeds_interval)
-from helpers.model.trace import max_input_tokens
+from helpers.model.trace import device_of, max_input_tokens, model_device
 
 # OntoNotes entity types grouped into six coarse classes (+ "O", no entity): a few hundred
 # sentences hold too few examples of the rarer types for a per-type probe.
@@ -97,13 +97,13 @@ class WordFeatures:
 
     def select(self, mask: torch.Tensor) -> "WordFeatures":
         """The rows where ``mask`` is True (e.g. the words of the training sentences)."""
-        idx = torch.as_tensor(mask).nonzero().flatten()
+        idx = torch.as_tensor(mask, device=self.vectors.device).nonzero().flatten()
         return WordFeatures(self.vectors[:, idx], self.sentence[idx], self.position[idx],
                             [self.words[i] for i in idx.tolist()], self.n_dropped)
 
     def of_sentences(self, ids) -> "WordFeatures":
         """The words of the sentences numbered ``ids``."""
-        return self.select(torch.isin(self.sentence, torch.as_tensor(list(ids))))
+        return self.select(torch.isin(self.sentence, torch.as_tensor(list(ids), device=self.sentence.device)))
 
     def task_mask(self, sentences, task: str) -> torch.Tensor:
         """Rows that carry a label for ``task``: every word for ``'upos'``, the words inside a
@@ -111,8 +111,9 @@ class WordFeatures:
         _check_task(task)
         sentences = _check_sentences(sentences)
         if task == "upos":
-            return torch.ones(len(self), dtype=torch.bool)
-        return torch.tensor([sentences[s].ner[p] != "O" for s, p in zip(self.sentence.tolist(), self.position.tolist())])
+            return torch.ones(len(self), dtype=torch.bool, device=self.vectors.device)
+        return torch.tensor([sentences[s].ner[p] != "O" for s, p in zip(self.sentence.tolist(), self.position.tolist())],
+                            device=self.vectors.device)
 
     def labels(self, sentences, task: str) -> torch.Tensor:
         """Class id of every row for ``task`` (``'upos'`` or ``'entity'``), read from ``sentences``;
@@ -123,7 +124,7 @@ class WordFeatures:
         for s, p in zip(self.sentence.tolist(), self.position.tolist()):
             tag = sentences[s].upos[p] if task == "upos" else entity_class(sentences[s].ner[p])
             out.append(classes.index(tag))
-        return torch.tensor(out, dtype=torch.long)
+        return torch.tensor(out, dtype=torch.long, device=self.vectors.device)
 
 
 @torch.no_grad()
@@ -144,7 +145,7 @@ def extract_word_features(tokenizer, model, sentences, *, batch_size: int = 32, 
     for start in progress_bar(range(0, len(order), batch_size), desc="word features", disable=not progress):
         ids = order[start:start + batch_size]
         enc = tokenizer([list(sentences[i].words) for i in ids], is_split_into_words=True, padding=True,
-                        truncation=True, max_length=limit, return_tensors="pt")
+                        truncation=True, max_length=limit, return_tensors="pt").to(model_device(model))
         hidden = torch.stack(model(**enc, output_hidden_states=True, return_dict=True).hidden_states)  # [L+1, B, T, H]
         rows, cols = [], []
         for b, i in enumerate(ids):
@@ -162,7 +163,8 @@ def extract_word_features(tokenizer, model, sentences, *, batch_size: int = 32, 
         warnings.warn(f"{dropped} word(s) lie past this model's maximum input length ({limit} tokens) and were "
                       "left out of the word features.", UserWarning, stacklevel=2)
     vectors = torch.cat(chunks, 1).float()[:, rank]
-    return WordFeatures(vectors, torch.tensor(sent_ids)[rank], torch.tensor(positions)[rank],
+    return WordFeatures(vectors, torch.tensor(sent_ids, device=vectors.device)[rank],
+                        torch.tensor(positions, device=vectors.device)[rank],
                         [words[r] for r in rank], dropped)
 
 
@@ -172,7 +174,7 @@ def split_sentences(n_sentences: int, test_fraction: float = 0.25, seed: int = 0
         raise ValueError(f"n_sentences must be an int >= 2, got {n_sentences!r}.")
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction must lie strictly between 0 and 1, got {test_fraction!r}.")
-    order = torch.randperm(n_sentences, generator=torch.Generator().manual_seed(seed)).tolist()
+    order = torch.randperm(n_sentences, generator=torch.Generator().manual_seed(seed)).tolist()  # cpu: a seeded split, read as ints
     n_test = min(max(1, round(test_fraction * n_sentences)), n_sentences - 1)
     return sorted(order[n_test:]), sorted(order[:n_test])
 
@@ -180,7 +182,8 @@ def split_sentences(n_sentences: int, test_fraction: float = 0.25, seed: int = 0
 def control_labels(words, labels, num_classes: int, seed: int = 0) -> torch.Tensor:
     """Hewitt & Liang's control task: every word type (lower-cased) gets one label, drawn at
     random from the empirical distribution of ``labels``; every occurrence of the type keeps it."""
-    labels = torch.as_tensor(labels, dtype=torch.long)
+    device = device_of(labels)  # the control labels go where the labels are
+    labels = torch.as_tensor(labels, dtype=torch.long, device="cpu")  # cpu: drawn with a seeded CPU generator
     if labels.ndim != 1 or len(labels) != len(words) or not len(words):
         raise ValueError(f"words and labels must be equally long and non-empty, got {len(words)} and {tuple(labels.shape)}.")
     if int(labels.min()) < 0 or int(labels.max()) >= num_classes:
@@ -189,7 +192,7 @@ def control_labels(words, labels, num_classes: int, seed: int = 0) -> torch.Tens
     p = torch.bincount(labels, minlength=num_classes).double()
     draws = torch.multinomial(p / p.sum(), len(types), replacement=True, generator=torch.Generator().manual_seed(seed))
     label_of = dict(zip(types, draws.tolist()))
-    return torch.tensor([label_of[w.lower()] for w in words], dtype=torch.long)
+    return torch.tensor([label_of[w.lower()] for w in words], dtype=torch.long, device=device)
 
 
 @dataclass
@@ -227,7 +230,7 @@ def train_probes(X: torch.Tensor, Y, num_classes: int, *, epochs: int = 8, batch
     """
     if not isinstance(X, torch.Tensor) or X.ndim != 3:
         raise ValueError(f"X must be a [L+1, N, H] tensor, got {getattr(X, 'shape', type(X))}.")
-    Y = torch.as_tensor(Y, dtype=torch.long)
+    Y = torch.as_tensor(Y, dtype=torch.long, device=X.device)
     if Y.ndim == 1:
         Y = Y[None]
     if Y.ndim != 2 or Y.shape[1] != X.shape[1]:
@@ -246,14 +249,15 @@ def train_probes(X: torch.Tensor, Y, num_classes: int, *, epochs: int = 8, batch
     Z = (X - mu) / sigma
     # Each label set's probes get their own seeded initial weights, so a probe's training does
     # not depend on which other label sets share the batch.
-    W = torch.nn.Parameter(torch.cat([torch.randn(n_layers, hidden, C, generator=torch.Generator().manual_seed(seed + s))
-                                      for s in range(S)], -1) / hidden ** 0.5)
-    b = torch.nn.Parameter(torch.zeros(n_layers, 1, S * C))
+    draws = [torch.randn(n_layers, hidden, C, generator=torch.Generator().manual_seed(seed + s)).to(X.device)
+             for s in range(S)]  # drawn on the CPU, the same on every device
+    W = torch.nn.Parameter(torch.cat(draws, -1) / hidden ** 0.5)
+    b = torch.nn.Parameter(torch.zeros(n_layers, 1, S * C, device=X.device))
     opt = torch.optim.Adam([W, b], lr=lr, weight_decay=weight_decay)
     batches = (n + batch_size - 1) // batch_size
     bar = ProgressBar(epochs * batches, desc=desc, disable=not progress)
     for _ in range(epochs):
-        for idx in torch.randperm(n, generator=g).split(batch_size):
+        for idx in torch.randperm(n, generator=g).to(X.device).split(batch_size):
             logp = torch.baddbmm(b, Z[:, idx], W).unflatten(-1, (S, C)).log_softmax(-1)  # [L+1, B, S, C]
             target = Y[:, idx].T[None, :, :, None].expand(n_layers, -1, -1, 1)  # [L+1, B, S, 1]
             loss = -logp.gather(-1, target).sum() / len(idx)  # sum over probes of each probe's mean loss
@@ -277,17 +281,18 @@ def sentence_bootstrap(correct: torch.Tensor, sentence: torch.Tensor, *, n_boot:
     ``correct`` is ``[K, L+1, N]`` (K runs -- seeds -- of 0/1 outcomes, or differences of them);
     the runs are averaged per word, then words are summed per sentence and the sentences are
     resampled with replacement (words of one sentence are not independent)."""
-    correct = torch.as_tensor(correct, dtype=torch.float64)
+    correct = torch.as_tensor(correct, dtype=torch.float64, device="cpu")  # cpu: float64 bootstrap on results
     if correct.ndim == 2:
         correct = correct[None]
     if correct.ndim != 3 or correct.shape[2] != len(sentence):
         raise ValueError(f"correct must be [K, L+1, N] with N = {len(sentence)}, got {tuple(correct.shape)}.")
-    _, inverse = torch.unique(torch.as_tensor(sentence), return_inverse=True)
+    _, inverse = torch.unique(torch.as_tensor(sentence, device="cpu"), return_inverse=True)  # cpu: with correct
     n_sent = int(inverse.max()) + 1
     per_word = correct.mean(0).T  # [N, L+1]
-    sums = torch.zeros(n_sent, per_word.shape[1], dtype=torch.float64).index_add_(0, inverse, per_word)
-    words = torch.zeros(n_sent, dtype=torch.float64).index_add_(0, inverse, torch.ones(len(inverse), dtype=torch.float64))
-    return bootstrap_ci(torch.cat([sums, words[:, None]], 1).numpy(), _ratio, n_boot=n_boot, seed=seed)
+    sums = torch.zeros(n_sent, per_word.shape[1], dtype=torch.float64).index_add_(0, inverse, per_word)  # cpu: with correct
+    words = torch.zeros(n_sent, dtype=torch.float64).index_add_(  # cpu: with correct
+        0, inverse, torch.ones(len(inverse), dtype=torch.float64))  # cpu: with correct
+    return bootstrap_ci(torch.cat([sums, words[:, None]], 1).cpu().numpy(), _ratio, n_boot=n_boot, seed=seed)
 
 
 @dataclass
@@ -373,11 +378,11 @@ class ProbeReport:
                 runs = [SeededAccuracy(outcomes[:, k] > 0.5, tuple(range(len(outcomes)))) for k in (l, reference)]
                 out.append(paired_comparison(*runs).p_value)
             else:
-                diff = (outcomes.mean(0)[l] - outcomes.mean(0)[reference]).numpy()
+                diff = (outcomes.mean(0)[l] - outcomes.mean(0)[reference]).cpu().numpy()
                 if not diff.any():
                     out.append(1.0)
                     continue
-                _, boots = cluster_bootstrap_ci(diff, self.test_sentence.numpy(), return_boots=True)
+                _, boots = cluster_bootstrap_ci(diff, self.test_sentence.cpu().numpy(), return_boots=True)
                 out.append(bootstrap_p_value(boots))
         return out
 
@@ -404,11 +409,13 @@ def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes
     seeds = list(seeds)
     if len(seeds) < 2:
         raise ValueError("give at least two seeds: the report shows the spread over seeds.")
-    y_train, y_test = torch.as_tensor(y_train), torch.as_tensor(y_test)
+    device = train.vectors.device
+    y_train, y_test = torch.as_tensor(y_train, device=device), torch.as_tensor(y_test, device=device)
     Y = [y_train] * len(seeds)
     with_control = control_train is not None
     if with_control:
-        control_train, control_test = torch.as_tensor(control_train), torch.as_tensor(control_test)
+        control_train = torch.as_tensor(control_train, device=device)
+        control_test = torch.as_tensor(control_test, device=device)
         if control_train.shape[0] != len(seeds) or control_test.shape[0] != len(seeds):
             raise ValueError(f"give one row of control labels per seed ({len(seeds)}).")
         Y += list(control_train)
@@ -451,8 +458,8 @@ def word_probe_report(features: WordFeatures, sentences, task: str, train_ids, t
     features = features.select(features.task_mask(sentences, task))
     labels = features.labels(sentences, task)
     controls = torch.stack([control_labels(features.words, labels, len(classes), seed=s) for s in seeds])
-    train_mask = torch.isin(features.sentence, torch.as_tensor(list(train_ids)))
-    test_mask = torch.isin(features.sentence, torch.as_tensor(list(test_ids)))
+    train_mask = torch.isin(features.sentence, torch.as_tensor(list(train_ids), device=features.sentence.device))
+    test_mask = torch.isin(features.sentence, torch.as_tensor(list(test_ids), device=features.sentence.device))
     if (train_mask & test_mask).any():
         raise ValueError("train_ids and test_ids share a sentence: split by sentence (split_sentences).")
     report = probe_task(features.select(train_mask), labels[train_mask], features.select(test_mask), labels[test_mask],
@@ -473,12 +480,13 @@ def sentence_probe_report(train, y_train, test, y_test, classes, *, pooling: str
     if len(seeds) < 2:
         raise ValueError("give at least two seeds: the report shows the spread over seeds.")
     runs = probe_seeds(train, y_train, test, y_test, len(classes), pooling, seeds=seeds, progress=progress, **kw)
-    y_train, y_test = torch.as_tensor(y_train), torch.as_tensor(y_test)
+    y_train = torch.as_tensor(y_train, device="cpu")  # cpu: labels for the majority baseline only
+    y_test = torch.as_tensor(y_test, device="cpu")  # cpu: labels for the majority baseline only
     majority = (y_test == torch.bincount(y_train).argmax()).double().mean().item()
     correct = torch.stack([r.correct for r in runs], 1).double()  # [seeds, L+1, N]
     return ProbeReport("intent", tuple(classes), [r.interval() for r in runs], None, None,
                        [seeds_interval(r.per_seed()) for r in runs], majority, len(y_train), len(y_test),
-                       None, correct, torch.arange(len(y_test)), None, "seeds")
+                       None, correct, torch.arange(len(y_test), device=correct.device), None, "seeds")
 
 
 def trace_word_vectors(trace) -> tuple[list[str], torch.Tensor]:
@@ -539,4 +547,4 @@ def summarize_layers(layers) -> str:
 
 def norm_quartiles(features: WordFeatures) -> np.ndarray:
     """``[3, L+1]``: 25th, 50th and 75th percentile of the word vectors' L2 norms at each layer."""
-    return np.percentile(features.vectors.norm(dim=-1).numpy(), [25, 50, 75], axis=1)
+    return np.percentile(features.vectors.norm(dim=-1).cpu().numpy(), [25, 50, 75], axis=1)

@@ -20,7 +20,7 @@ def solution_2(grads: torch.Tensor) -> torch.Tensor:
 def my_rollout(attentions) -> torch.Tensor:
     """Attention rollout (Abnar & Zuidema 2020) from a list of [A, T, T] maps, bottom layer first."""
     n = attentions[0].shape[-1]
-    eye = torch.eye(n)
+    eye = torch.eye(n, device=attentions[0].device)
     rollout = eye
     for att in attentions:
         mixed = 0.5 * att.mean(0) + 0.5 * eye  # heads averaged, residual as an identity path
