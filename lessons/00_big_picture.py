@@ -234,12 +234,19 @@ except ValueError as err:
 # from `hidden_states[0]` to `hidden_states[L]`, with a 95% bootstrap interval over this
 # sentence's tokens (`bootstrap_ci`, in `helpers/common/stats.py`). The printout below the
 # chart says how the last layer compares with the embeddings for this model and sentence,
-# comparing each token with itself (`paired_difference_ci`), and which layers cannot be told
-# apart from the longest and the shortest. Lesson 04 measures lengths over many sentences, and
-# asks what sets them.
+# comparing each token with itself (`paired_difference_ci`), and which layers are not shown to
+# differ from the longest and the shortest.
+#
+# The course reads every such comparison by one set of rules (`verdict`, in
+# `helpers/common/stats.py`): a difference whose interval excludes 0 is a difference; one whose
+# interval includes 0 is **inconclusive**, never "no difference" (claiming *no* difference would
+# need a margin stated in advance). When one layer is compared with many others, as with the
+# longest below, the p-values are **Holm-adjusted** over those comparisons (`rank_layers`, in
+# `helpers/layerwalk/compute.py`, which lesson 04 explains). Lesson 04 measures lengths over many
+# sentences, and asks what sets them.
 
 # %%
-from helpers.common.stats import bootstrap_ci, differs, paired_difference_ci
+from helpers.common.stats import bootstrap_ci, paired_difference_ci, verdict
 from helpers.common.style import NORMAL, layer_labels
 
 per_token = torch.stack([trace.hidden(layer).norm(dim=-1) for layer in range(L + 1)], dim=1)  # [tokens, L + 1]
@@ -254,17 +261,17 @@ ax.set_title(f"mean length of the token vectors after each layer ({trace.seq_len
 plt.show()
 
 # %%
+from helpers.layerwalk.compute import rank_layers
+
 change = paired_difference_ci(per_token[:, -1], per_token[:, 0])  # each token: last layer minus embeddings
-verdict = ("longer than" if change.low > 0 else "shorter than") if differs(change) else "not told apart from"
-top, bottom = max(range(L + 1), key=norms.__getitem__), min(range(L + 1), key=norms.__getitem__)
-near = {l: ", ".join(f"layer {k}" for k in range(L + 1)  # same tokens, so compare each token with itself
-                    if k != l and not differs(paired_difference_ci(per_token[:, k], per_token[:, l]))) or "none"
-        for l in (top, bottom)}
-print(f"mean norm: embeddings {intervals[0].format('.2f')}, last layer {intervals[-1].format('.2f')}; "
-      f"per token, last minus embeddings {change.format('.2f')}: the last layer's vectors are {verdict} "
-      f"the embeddings here")
-print(f"largest after layer {top} (not told apart, paired per token: {near[top]}); "
-      f"smallest after layer {bottom} (not told apart: {near[bottom]}); layer 0 = embeddings")
+print(f"mean norm: embeddings {intervals[0].format('.2f')}, last layer {intervals[-1].format('.2f')}; per token, "
+      + str(verdict(change, a="last layer", b="embeddings")))
+longest, shortest = rank_layers(per_token, lowest=False), rank_layers(per_token, lowest=True)  # paired per token
+for name, r in (("largest", longest), ("smallest", shortest)):
+    near = ", ".join(f"layer {k}" for k in r.tied if k != r.extreme) or "none"
+    print(f"{name} after layer {r.extreme}; not shown different from it (paired per token, Holm over "
+          f"{r.family_size} comparisons): {near}")
+print("(layer 0 = embeddings)")
 
 # %% [markdown]
 # ## Summary

@@ -165,12 +165,18 @@ print({k: tuple(v.shape) for k, v in steps.items()})
 # measure the course's data sentences (`data/attention_sentences.txt`) and draw the median with
 # the middle half of all their tokens, and your `SENTENCE` on top. Tokens of one sentence are
 # not independent, so the printout takes the sentence as the unit: each sentence's median per
-# layer, their mean, and a bootstrap interval over sentences (`ratio_intervals`).
+# layer (`per_sentence_medians`), their mean, and a bootstrap interval over sentences
+# (`ratio_intervals`). Which layers are not shown to differ from the highest one is decided on
+# the same sentences, paired: every other layer's difference to the highest, a bootstrap p-value
+# each, Holm-adjusted over the $L - 1$ comparisons (`rank_layers`, in
+# `helpers/layerwalk/compute.py`; lesson 04 uses it throughout). Two layers whose separate
+# intervals overlap can still differ on the same sentences, so overlap would be the wrong test.
 
 # %%
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
-from helpers.stack.compute import ratio_intervals, update_ratios
+from helpers.layerwalk.compute import rank_layers
+from helpers.stack.compute import per_sentence_medians, ratio_intervals, update_ratios
 from helpers.stack.plots import plot_update_ratios
 
 data_traces = [trace_text(tokenizer, model, s) for s in progress(load_sentences(), desc="tracing the data sentences")]
@@ -179,16 +185,18 @@ plot_update_ratios(ratios, mine)
 plt.show()
 intervals = ratio_intervals(ratios, data_traces)
 print(f"per layer: mean over {len(data_traces)} sentences of each sentence's median ratio [95% interval]")
-for name, per_layer in intervals.items():
-    top = max(range(len(per_layer)), key=lambda l: per_layer[l].estimate)
-    tied = [l + 1 for l, iv in enumerate(per_layer) if iv.overlaps(per_layer[top])]  # not told apart from the top
-    print(f"{name:>9}: " + ", ".join(f"{l + 1}: {iv.format('.2f')}" for l, iv in enumerate(per_layer)))
-    print(f"{'':>9}  highest estimate at layer {top + 1}; layers whose interval overlaps it: {tied}")
+for name, per_sentence in per_sentence_medians(ratios, data_traces).items():
+    ranking = rank_layers(per_sentence, lowest=False)  # paired: the same sentences at every layer
+    top = ranking.extreme
+    print(f"{name:>9}: " + ", ".join(f"{l + 1}: {iv.format('.2f')}" for l, iv in enumerate(intervals[name])))
+    print(f"{'':>9}  highest at layer {top + 1}; not shown different from it (paired over the sentences, Holm over "
+          f"{ranking.family_size} comparisons): layers {[l + 1 for l in ranking.tied]}")
 
 # %% [markdown]
 # A ratio well below 1 means the layer nudges the stream rather than replacing it; the
-# printout gives the per-layer numbers for the loaded model, with the layers it cannot tell
-# apart from the highest one, and the bands show how much tokens differ. Because BERT is
+# printout gives the per-layer numbers for the loaded model, with the layers not shown to differ
+# from the highest one ("not shown different" is not "the same": the data may just be too few),
+# and the bands show how much tokens differ. Because BERT is
 # post-LN, the LayerNorm after each add rescales the stream again, so these ratios describe
 # one layer at a time.
 #

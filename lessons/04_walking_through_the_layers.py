@@ -67,8 +67,9 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # state; everything in this lesson is computed from cached traces. The other modules used:
 # `helpers/model/loading.py` (`load_model`), `helpers/model/tokens.py` (`longest_word`),
 # `helpers/common/data.py` (`load_sentences`), `helpers/attention/compute.py`
-# (`load_sentence_pairs`), `helpers/common/stats.py` (`bootstrap_ci`, `paired_difference_ci`,
-# `quartiles`: the intervals behind every verdict), and this lesson's
+# (`load_sentence_pairs`), `helpers/common/stats.py` (`bootstrap_ci`, `cluster_bootstrap_ci`,
+# `paired_difference_ci`, `verdict`, `quartiles`: the intervals behind every verdict, and the
+# course's rules for reading them), and this lesson's
 # `helpers/layerwalk/compute.py` (the measures), `helpers/layerwalk/plots.py` (the figures) and
 # `helpers/layerwalk/widgets.py` (the explorer).
 
@@ -81,7 +82,7 @@ from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
-from helpers.common.stats import bootstrap_ci, paired_difference_ci, quartiles
+from helpers.common.stats import bootstrap_ci, paired_difference_ci, quartiles, verdict
 from helpers.attention.compute import load_sentence_pairs
 from helpers.layerwalk import compute, plots
 from helpers.model.tokens import longest_word
@@ -96,13 +97,20 @@ print(f"model {loaded.choice.name}: {L} layers, hidden size {H}; SENTENCE has {t
 # Besides `SENTENCE` we trace the data sentences: those of `data/attention_sentences.txt`
 # and the short two-sentence paragraphs of `data/sentence_pairs.tsv` (both written for the
 # course, CC0). Their tokens give the aggregate and the random tokens of the baselines.
+#
+# How the verdicts below are read (the course's rules, `helpers/common/stats.py`): the tokens of
+# one sentence are not independent, so every interval over data tokens resamples whole
+# **sentences** (`compute.cluster_labels` names each token's sentence); a difference whose 95 %
+# interval includes 0 is **inconclusive**, not "no difference"; and when many layers are compared
+# with the extreme one, or every step from one layer to the next is tested, the p-values are
+# **Holm-adjusted** over those comparisons.
 
 # %%
 data_texts = load_sentences() + [f"{a} {b}" for a, b in load_sentence_pairs()]
 others = [trace_text(tokenizer, model, s) for s in progress(data_texts, desc="tracing data sentences")]
-n_content = sum(len(compute.positions_of_kind(t, "content")) for t in others)
+sentence_of = compute.cluster_labels(others, "content")  # the sentence of every content token
 print(f"{len(others)} data sentences ({len(load_sentences())} single sentences, the rest pairs) "
-      f"hold {n_content} content tokens")
+      f"hold {len(sentence_of)} content tokens")
 
 # %% [markdown]
 # We follow two tokens of `SENTENCE`: `[CLS]` (position 0) and the first WordPiece of the
@@ -210,25 +218,26 @@ for l in range(L + 1):
 # Hypersphere*) defined this "uniformity", and Gao, Yao and Chen (2021, *SimCSE*) measured it
 # on BERT-base *sentence* embeddings, where contrastive training improved it. Token vectors
 # of such a model's last layer can therefore break the BERT-base pattern. So we read the
-# whole profile, not just the two ends: the layer with the highest baseline and every layer a
-# paired bootstrap cannot tell apart from it (`compute.rank_layers`; the same random pairs at
-# every layer), whether that peak is above the embeddings, and whether the last layer drops
-# from it (paired differences, `paired_difference_ci` in `helpers/common/stats.py`):
+# whole profile, not just the two ends: the layer with the highest baseline and every layer that
+# a paired comparison does not show to differ from it (`compute.rank_layers`: the same random
+# pairs at every layer, a bootstrap p-value per layer, Holm-adjusted over the $L$ comparisons
+# with the peak), whether that peak is above the embeddings (one paired difference,
+# `paired_difference_ci`, read by `verdict` in `helpers/common/stats.py`), whether the last layer
+# drops from it, and which steps from one layer to the next rise (`compute.step_verdicts`: Holm
+# over the $L$ steps). Each random pair is its own two tokens, so the pairs are what is resampled.
 
 # %%
 peak_rank = compute.rank_layers(within_samples, lowest=False)
 peak = peak_rank.extreme
-up = paired_difference_ci(within_samples[:, peak], within_samples[:, 0])
-drop = paired_difference_ci(within_samples[:, L], within_samples[:, peak])
-steps = [paired_difference_ci(within_samples[:, l], within_samples[:, l - 1]) for l in range(1, L + 1)]
-rises = [l for l, d in enumerate(steps, start=1) if d.low > 0]
+up = verdict(paired_difference_ci(within_samples[:, peak], within_samples[:, 0]), a=f"layer {peak}", b="embeddings")
+drop = peak_rank.verdict(L, a="last layer", b=f"peak (layer {peak})")  # Holm-adjusted p, as the ties
+steps = compute.step_verdicts(within_samples, names=["embeddings"] + [f"layer {l}" for l in range(1, L + 1)])
+rises = [l for l, v in enumerate(steps, start=1) if v.kind == "higher"]
 print(f"This model ({loaded.choice.name}): the within-layer baseline is highest at layer {peak} ({within_ci[peak]}); "
-      f"not distinguishable from it (paired): layers {peak_rank.tied}")
-print(f"  peak minus embeddings: {up} -> " + ("above the embeddings" if up.low > 0 else "below the embeddings"
-                                               if up.high < 0 else "not told apart from the embeddings"))
-print(f"  last layer minus peak: {drop} -> " + ("not told apart from the peak" if L in peak_rank.tied else
-                                                "the last layer drops from the peak"))
-print(f"  significant rises from one layer to the next at layers {rises or 'none'}")
+      f"not shown different from it (paired, Holm over {peak_rank.family_size} comparisons): layers {peak_rank.tied}")
+print(f"  peak minus embeddings: {up}")
+print(f"  last layer minus peak: " + (f"{drop}" if L != peak else "the last layer is the peak"))
+print(f"  rises from one layer to the next (Holm over {L} steps) at layers {rises or 'none'}")
 print("Ethayarajh (2019), BERT-base: random-word cosine generally higher in the upper layers.")
 
 # %% [markdown]
@@ -250,21 +259,24 @@ for l in range(L):
 # ## Where do tokens turn most?
 #
 # Now the question can be answered from the adjusted values. `compute.rank_layers` finds the
-# transition with the lowest median adjusted cosine and every transition a **paired**
-# bootstrap cannot tell apart from it: each replicate resamples the same tokens for all
-# transitions, and resamples the control pairs too, so the control's own uncertainty counts.
-# The share of tokens whose own biggest turn is at each transition is printed for the raw and
-# the adjusted cosine, to see how much the control changes that count.
+# transition with the lowest median adjusted cosine and every transition that a **paired**
+# comparison does not show to differ from it: each replicate resamples the same sentences (all
+# their tokens) for all transitions, and resamples the control pairs too, so the control's own
+# uncertainty counts; the $L - 1$ comparisons with the lowest are Holm-adjusted. The share of
+# tokens whose own biggest turn is at each transition is printed for the raw and the adjusted
+# cosine, to see how much the control changes that count.
 
 # %%
-turn = compute.rank_layers(per_token, control=cross_samples, statistic=np.median, lowest=True)
+turn = compute.rank_layers(per_token, control=cross_samples, statistic=np.median, lowest=True,
+                           clusters=sentence_of, unit="sentences")
 raw_share = torch.bincount(per_token.argmin(dim=1), minlength=L) / len(per_token)
 adj_share = torch.bincount(adjusted_data.argmin(dim=1), minlength=L) / len(per_token)
 for l in range(L):
     print(f"{names[l]:>6}: adjusted median {turn.intervals[l]}, minus the lowest {turn.differences[l]}; "
           f"biggest turn of {adj_share[l]:.0%} of the tokens (raw cosine: {raw_share[l]:.0%})")
-print(f"Over {len(per_token)} data tokens the lowest adjusted median is at {names[turn.extreme]}; not "
-      f"distinguishable from it (paired bootstrap): {[names[j] for j in turn.tied]}.")
+print(f"Over {len(per_token)} data tokens of {len(others)} sentences the lowest adjusted median is at "
+      f"{names[turn.extreme]}; not shown different from it (paired, resampling sentences, Holm over "
+      f"{turn.family_size} comparisons): {[names[j] for j in turn.tied]}.")
 mine = int(adjusted.argmin())
 agree = "one of them" if mine in turn.tied else "not one of them"
 print(f"Aside: {NAME} of SENTENCE turns most (adjusted) at {names[mine]} ({adjusted[mine]:.3f}): {agree}.")
@@ -275,7 +287,8 @@ print(f"Aside: {NAME} of SENTENCE turns most (adjusted) at {names[mine]} ({adjus
 # The L2 norm $\lVert h^{(l)} \rVert = \sqrt{\sum_i h_i^2}$ per layer, for our token (bars)
 # and for the data tokens (median and interquartile band). Write-ups often read the length
 # as meaning ("the model grows more confident, so the vector grows"); the next sections test
-# that reading.
+# that reading. Whether the length grows from one layer to the next is read from the mean length
+# per step (`compute.step_verdicts`, resampling sentences, Holm over the $L$ steps).
 
 # %%
 norms = compute.layer_norms(trace, TOKEN)
@@ -286,9 +299,15 @@ nq25, nmed, nq75 = quartiles(norms_data)
 for l in range(L + 1):
     print(f"layer {'emb' if l == 0 else l:>3}: data median {nmed[l]:6.2f} [IQR {nq25[l]:.2f}-{nq75[l]:.2f}]; "
           f"this token {norms[l]:6.2f}")
-grows = bool((torch.diff(torch.as_tensor(nmed)) > 0).all())
-print(f"The median length {'grows at every layer' if grows else 'does not grow at every layer'}: "
-      f"shortest at layer {int(nmed.argmin())}, longest at layer {int(nmed.argmax())}.")
+norm_steps = compute.step_verdicts(norms_data, clusters=sentence_of)
+for l, v in enumerate(norm_steps, start=1):
+    step = {"higher": "grows", "lower": "shrinks"}.get(v.kind, "inconclusive")
+    print(f"  mean length, {'emb' if l == 1 else f'layer {l - 1}'} -> layer {l}: {v.difference.format('.3g')}, "
+          f"Holm-adjusted p = {v.p_value:.2g}: {step}")
+grows = ("met" if all(v.kind == "higher" for v in norm_steps) else
+         "not met" if any(v.kind == "lower" for v in norm_steps) else "inconclusive")
+print(f"Mean length grows at every step (Holm over {L} steps): {grows}; "
+      f"the median is shortest at layer {int(nmed.argmin())}, longest at layer {int(nmed.argmax())}.")
 
 # %% [markdown]
 # ## Where the length comes from: every layer ends in LayerNorm
@@ -370,27 +389,31 @@ print(f"layers where a top-3 dimension is also a LayerNorm outlier of that layer
 # differ mostly *between tokens* (confident here, unsure there), and they would grow layer
 # after layer. Measured on the data tokens: the share of the variance of $\lVert h \rVert$
 # (all tokens, all layers) that the layer alone explains (the rest lies between the tokens
-# of a layer), whether the median grows at every layer, and how close the median length is
-# to $\lVert\gamma\rVert$, the length fixed by the weights alone.
+# of a layer; its interval resamples sentences), whether the mean length grows at every step
+# (above), and how close the median length is to $\lVert\gamma\rVert$, the length fixed by the
+# weights alone.
 
 # %%
-eta2_ci = compute.share_explained_by_layer_ci(parts["norm"], seed=0)  # bootstrap over the tokens
+eta2_ci = compute.share_explained_by_layer_ci(parts["norm"], seed=0, clusters=sentence_of)  # resampling sentences
 eta2 = eta2_ci.estimate
-pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "undecided (its interval contains 50 %)"
+pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "inconclusive (its interval contains 50 %)"
 ratio = torch.as_tensor(med_norm) / parts["gamma"].cpu().double()
 print(f"the layer explains {eta2:.0%} of the variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers; "
-      f"{1 - eta2:.0%} lies between the tokens of a layer; the layer's share with its interval: {eta2_ci.percent(0)}")
+      f"{1 - eta2:.0%} lies between the tokens of a layer; the layer's share with its interval (resampling sentences): "
+      f"{eta2_ci.percent(0)}")
 print("median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
 print(f"Prediction 1, lengths differ mostly between tokens: {pred1} "
       f"({1 - eta2:.0%} of the variance between tokens, {eta2:.0%} between layers).")
-print(f"Prediction 2, the median length grows at every layer: {'met' if grows else 'not met'} "
-      f"(longest at layer {int(nmed.argmax())}, shortest at layer {int(nmed.argmin())}).")
-if not grows:
-    print("So the premise of the reading, that norms grow layer after layer, fails for this model.")
+print(f"Prediction 2, the mean length grows at every layer (each step Holm-adjusted): {grows} "
+      f"(median longest at layer {int(nmed.argmax())}, shortest at layer {int(nmed.argmin())}).")
+if grows == "not met":
+    print("So the premise of the reading, that norms grow layer after layer, fails for this model: "
+          "at least one step is a significant fall.")
 
 # %% [markdown]
 # Neither test can show that the length *is* confidence (where the premise fails, as printed,
-# there is nothing growing to explain): the decomposition above only says that $\lVert\hat z\rVert$ itself is the same for every token,
+# there is nothing growing to explain; where a verdict is inconclusive, these data do not
+# decide it): the decomposition above only says that $\lVert\hat z\rVert$ itself is the same for every token,
 # so whatever varies comes from $\gamma$, $\beta$ and *which* dimensions a token uses. Whether
 # that choice of dimensions carries something like confidence is a question these numbers
 # do not answer.
@@ -486,14 +509,16 @@ with pd.option_context("display.max_colwidth", None):
 # * A raw cosine is read against a random-pair control that matches it: same layer for
 #   a within-layer similarity (Ethayarajh 2019), one layer apart for a layer-to-layer one.
 #   "Where tokens turn most" is named from the adjusted values, with every transition a
-#   paired bootstrap cannot tell apart.
+#   paired comparison (resampling sentences, Holm-adjusted) does not show to differ: "not shown
+#   different", never "the same".
 # * Each layer ends in LayerNorm, $h = \gamma\odot\hat z + \beta$ with $\lVert\hat z\rVert
 #   \approx \sqrt H$ for every token: a vector's length comes from $\gamma$, $\beta$ and which
 #   dimensions it uses. Kovaleva et al. (2021, BERT-base) found LayerNorm outlier dimensions at
 #   the same positions in every layer; whether this model has them, and whether they are its
 #   largest dimensions, is printed above.
-# * The within-layer baseline is read as a profile over the layers (peak, ties, the last
-#   layer against the peak), and an inter-layer cosine matrix beside its cross-layer control.
+# * The within-layer baseline is read as a profile over the layers (the peak, the layers not
+#   shown different from it, the last layer against the peak), and an inter-layer cosine matrix
+#   beside its cross-layer control.
 # * A 2-D PCA projection is a sketch of the trajectory, not the full story.
 #
 # ## Exercises

@@ -75,8 +75,14 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # `helpers/model/loading.py` (`load_model`), `helpers/model/trace.py` (`trace_text`), this
 # lesson's `helpers/attention/compute.py` (the measures), `helpers/attention/plots.py` (the
 # figures) and `helpers/attention/widgets.py` (the explorers), and `helpers/common/stats.py`
-# (`bootstrap_ci`, `paired_difference_ci`, `cautious_paired_difference_ci`, `unpaired_difference_ci`, `differs`,
-# `quartiles`: every interval and verdict).
+# (`bootstrap_ci`, `cautious_paired_difference_ci`, `holm`, `quartiles`: every interval, and the
+# course's rules for reading them).
+#
+# The rules, in short: each input is one unit (every interval resamples inputs); a difference
+# whose interval includes 0 is **inconclusive**, not "no difference"; with few inputs a paired
+# interval is widened to the Student-t interval where that is wider (and its p-value is the larger
+# of the two); and where many layers or heads are tested at once, the p-values are
+# **Holm-adjusted** over them (`holm`), as each printout says.
 
 # %%
 import matplotlib.pyplot as plt
@@ -86,8 +92,7 @@ from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
 from helpers.common.progress import progress
-from helpers.common.stats import (bootstrap_ci, cautious_paired_difference_ci, differs, paired_difference_ci, quartiles,
-                                  unpaired_difference_ci)
+from helpers.common.stats import bootstrap_ci, cautious_paired_difference_ci, quartiles
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
@@ -188,28 +193,31 @@ for layer in range(L):
 
 # %% [markdown]
 # Like for like with Clark et al. The comparison prints which model each number comes from.
-# The largest share is named together with every layer that a **paired** bootstrap over the
-# same inputs cannot tell apart from it (`compute.extreme_layer`). The paired comparison
+# The largest share is named together with every layer that a **paired** comparison over the
+# same inputs does not show to differ from it (`compute.extreme_layer`). The paired comparison
 # measures each input's own difference between two layers, which can vary much less than the
-# inputs do, so two layers whose separate intervals overlap can still be told apart; the
-# closest other layer's paired difference is printed. "Share ÷ uniform share" is each share
-# relative to what evenly spread attention would give on inputs of that length. The packed
-# set is small (its size is printed): with so few inputs a percentile bootstrap is too narrow,
-# so `compute.extreme_layer` widens each paired interval to the Student-t interval where that is
-# wider (`cautious_paired_difference_ci`), and an interval touching 0 counts as "not told apart".
+# inputs do, so two layers whose separate intervals overlap can still differ; the closest other
+# layer's paired difference is printed. "Share ÷ uniform share" is each share relative to what
+# evenly spread attention would give on inputs of that length. The packed set is small (its size
+# is printed): with so few inputs a percentile bootstrap is too sure of itself, so
+# `compute.extreme_layer` takes for each layer the larger of the bootstrap's and the paired
+# Student-t test's p-value (`compute.paired_p_values`; the matching interval is
+# `cautious_paired_difference_ci`) and Holm-adjusts the $L - 1$ comparisons with the largest. A
+# layer it lists is "not shown different", never "the same". "Surely above half" is a one-sided
+# test per layer, Holm-adjusted over the $L$ layers (`compute.above_threshold`).
 
 # %%
 sep, cls = compute.TOKEN_CLASSES.index("[SEP]"), compute.TOKEN_CLASSES.index("[CLS]")
 sep_top = compute.extreme_layer(shares_packed[:, :, sep])
 cls_top = compute.extreme_layer(shares_packed[:, :, cls])
 top_sep, top_cls = sep_top[0], cls_top[0]
-over_half = [l + 1 for l in range(L) if ci_packed[sep][l].low > 0.5]
+over_half = [l + 1 for l in compute.above_threshold(shares_packed[:, :, sep], 0.5)["above"]]
 print(f"This model ({loaded.choice.name}), packed pairs ({len(packed)} inputs, median "
       f"{quartiles([t.seq_len for t in packed])[1]:.0f} tokens):")
 for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
     name = compute.TOKEN_CLASSES[k]
-    print(f"  largest {name} share {ci_packed[k][top].percent()} at layer {top + 1}; not distinguishable from it "
-          f"(paired): layers {[j + 1 for j in tied]}")
+    print(f"  largest {name} share {ci_packed[k][top].percent()} at layer {top + 1}; not shown different from it "
+          f"(paired, Holm over {L - 1} comparisons): layers {[j + 1 for j in tied]}")
     rest = [j for j in range(L) if j not in tied]
     if rest:
         near = max(rest, key=lambda j: float(shares_packed[:, j, k].mean()))
@@ -217,14 +225,16 @@ for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
               f"{cautious_paired_difference_ci(shares_packed[:, near, k], shares_packed[:, top, k]).percent(2)}")
     print(f"    at layer {top + 1}, share / uniform share: packed {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, "
           f"short {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share {ci_short[k][top].percent()})")
-print(f"  [SEP]: layers surely above half: {over_half or 'none'}")
+print(f"  [SEP]: layers surely above half (one-sided, Holm over {L} layers): {over_half or 'none'}")
 
 # %% [markdown]
 # Clark et al.'s pattern is about single heads: their Fig. 2 plots each head's mean attention
 # on `[CLS]`, with no cut-off. Per head we take its `[CLS]` share divided by the uniform share
 # $1/n$ of each input (`compute.head_key_ratio`) with a bootstrap interval over the packed
-# inputs. The count below uses **the course's own** threshold, not Clark's: heads whose
-# interval lies above 10x uniform. The figure shows every head, as their strip plot does.
+# inputs. The count below uses **the course's own** threshold, not Clark's: heads surely above
+# 10x uniform, by a one-sided test per head (the larger of the bootstrap's and the Student-t
+# test's p) Holm-adjusted over all $L \times A$ heads (`compute.above_threshold`), since that
+# many heads are tested at once. The figure shows every head, as their strip plot does.
 
 # %%
 print("Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<= 128 tokens): over half of the "
@@ -234,9 +244,10 @@ head_ci = [bootstrap_ci(head_ratio[:, l]) for l in range(L)]  # per layer: one i
 ax = plots.plot_head_strip(head_ci, reference=10.0, reference_label="10x uniform\n(course threshold)", log=True,
                           ylabel="[CLS] share ÷ 1/n", title="each head's attention on [CLS] ÷ uniform share, packed pairs")
 plt.show()
-heads_on_cls = [sum(ci.low > 10 for ci in head_ci[l]) for l in range(L)]
-print(f"heads whose [CLS] share is surely above 10x uniform, per layer (of {A}; {len(packed)} packed inputs): "
-      + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_on_cls)))
+surely = compute.above_threshold(head_ratio.reshape(len(packed), L * A), 10.0)["above"]  # column l * A + h
+heads_on_cls = [sum(j // A == l for j in surely) for l in range(L)]
+print(f"heads whose [CLS] share is surely above 10x uniform (one-sided, Holm over all {L * A} heads), per layer "
+      f"(of {A}; {len(packed)} packed inputs): " + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_on_cls)))
 print("largest head per layer: " + ", ".join(f"{l + 1}: {max(head_ci[l], key=lambda c: c.estimate).format('.0f')}x"
                                            for l in range(L)))
 share_cls = bootstrap_ci(shares_packed[:, :, compute.TOKEN_CLASSES.index("[CLS]")])
@@ -251,9 +262,11 @@ print("share of all attention on [CLS], per layer: " + ", ".join(f"{l + 1}: {sha
 # removes that starting point. It does not remove every length effect: a token that collects
 # about the same share whatever $n$ (a "sink") has a ratio that grows with $n$. The cell
 # below computes, per class and layer, whether the "share ÷ uniform share" of the short and
-# the packed pairs differ (different inputs: an unpaired bootstrap,
-# `unpaired_difference_ci`). Where they differ, dividing by $k/n$ has not made the two
-# lengths comparable; the two sets also differ in content (a packed input joins several pairs).
+# the packed pairs differ (different inputs: an unpaired bootstrap that resamples each set on
+# its own, `compute.compare_unpaired_layers`, with a p-value per layer Holm-adjusted over the $L$
+# layers of a class). Where they differ, dividing by $k/n$ has not made the two lengths
+# comparable; the two sets also differ in content (a packed input joins several pairs), and they
+# share their sentences, so read this as a description of these two sets.
 
 # %%
 med_short, med_packed = (quartiles([t.seq_len for t in g])[1] for g in (short, packed))
@@ -263,13 +276,13 @@ uni_s = torch.stack([compute.uniform_shares(t) for t in short])  # [n, 4], per i
 uni_p = torch.stack([compute.uniform_shares(t) for t in packed])
 length_differs = {}
 for k, c in enumerate(compute.TOKEN_CLASSES):
-    d = [unpaired_difference_ci(shares_short[:, l, k] / uni_s[:, k], shares_packed[:, l, k] / uni_p[:, k])
-         for l in range(L)]
-    length_differs[c] = [l + 1 for l in range(L) if differs(d[l])]
+    d = compute.compare_unpaired_layers(shares_short[:, :, k] / uni_s[:, k:k + 1],
+                                        shares_packed[:, :, k] / uni_p[:, k:k + 1])
+    length_differs[c] = d["above"] + d["below"]
     print(f"{c}: share ÷ uniform, short minus packed per layer: " + ", ".join(f"{l + 1}: {x.format('.2f')}"
-                                                                               for l, x in enumerate(d)))
-print("layers where the ratios of the two lengths differ: "
-      + "; ".join(f"{c} {v or 'none'}" for c, v in length_differs.items()))
+                                                                               for l, x in enumerate(d["intervals"])))
+print("layers where the ratios of the two lengths differ (Holm over the layers of each class): "
+      + "; ".join(f"{c} {sorted(v) or 'none'}" for c, v in length_differs.items()))
 
 # %% [markdown]
 # ## Norm-based attention: does the attended vector matter?
@@ -304,7 +317,9 @@ print(f"sum over heads and keys of alpha * f(x) + b_O equals the model's attenti
 
 # %% [markdown]
 # Now the shares again, once with the weights $\alpha_{ij}$ and once with
-# $\lVert\alpha_{ij} f(x_j)\rVert$ (each query's row rescaled to sum to 1), on the packed pairs:
+# $\lVert\alpha_{ij} f(x_j)\rVert$ (each query's row rescaled to sum to 1), on the packed pairs.
+# Per class and layer the two are compared on the same inputs (`compute.compare_layers`: the
+# cautious paired p-value, Holm-adjusted over the $L$ layers of the class):
 
 # %%
 norm_packed = torch.stack([compute.norm_attention_shares(t, model) for t in progress(packed, desc="norm-based attention")])
@@ -321,8 +336,9 @@ for k in (cls, sep, punct):
     print(f"{compute.TOKEN_CLASSES[k]}: " + "; ".join(f"L{l + 1} weight {w_ci[l].percent()}, norm-based "
                                                        f"{n_ci[l].percent()}" for l in range(L)))
 for c, where in norm_vs_weight.items():
-    print(f"{c}, norm-based share vs weight share (paired, {len(packed)} inputs): smaller in layers "
-          f"{where['below'] or 'none'}; larger in {where['above'] or 'none'}; not told apart in {where['untold'] or 'none'}")
+    print(f"{c}, norm-based share vs weight share (paired, {len(packed)} inputs, Holm over {L} layers): smaller in "
+          f"layers {where['below'] or 'none'}; larger in {where['above'] or 'none'}; inconclusive in "
+          f"{where['inconclusive'] or 'none'}")
 follow = [c for c, w in norm_vs_weight.items() if len(w["below"]) == L]
 other = {c: w["above"] for c, w in norm_vs_weight.items() if w["above"]}
 print("Kobayashi et al. (2020, BERT-base): the shares of [CLS], [SEP] and punctuation shrink once ||f(x)|| counts. "
@@ -339,7 +355,9 @@ print("||f(x)|| of [CLS] / ||f(x)|| of ordinary tokens, per layer: " + ", ".join
 # were what draws attention, punctuation (mostly the full stops that end each sentence:
 # boundaries too, inside every segment) should be enriched as well, and what `[SEP]` passes
 # on should count, i.e. its norm-based share should stay. Measured on the packed pairs, as
-# "share ÷ uniform share" (1 = no more than evenly spread attention):
+# "share ÷ uniform share" (1 = no more than evenly spread attention); whether `[SEP]` gets
+# surely more than twice its uniform share is a one-sided test per layer, Holm-adjusted over the
+# $L$ layers (`compute.above_threshold`, on each input's own ratio):
 
 # %%
 sep_ratio = (shares_packed[:, :, sep] / uniform_packed[sep]).mean(0)
@@ -348,13 +366,16 @@ sep_norm = norm_packed[:, :, sep].mean(0) / shares_packed[:, :, sep].mean(0)
 for l in range(L):
     print(f"layer {l + 1}: [SEP] {sep_ratio[l]:.1f}x uniform, punctuation {punct_ratio[l]:.1f}x uniform; "
           f"norm-based [SEP] share = {sep_norm[l]:.0%} of its weight share")
-enriched = [l + 1 for l in range(L) if sep_ratio[l] > 2]
+sep_excess = shares_packed[:, :, sep] / uni_p[:, sep:sep + 1]  # per input: [SEP] share ÷ that input's uniform share
+enriched = [l + 1 for l in compute.above_threshold(sep_excess, 2.0)["above"]]
 if enriched:
-    print(f"[SEP] gets more than twice its uniform share in layers {enriched}; there the norm-based share keeps "
-          + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched) + " of the weight share.")
+    print(f"[SEP] gets surely more than twice its uniform share (one-sided, Holm over {L} layers) in layers "
+          f"{enriched}; there the norm-based share keeps " + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched)
+          + " of the weight share.")
 else:
-    print("In no layer does [SEP] get more than twice its uniform share: this model gives [SEP] little attention to "
-          "explain, boundary or not.")
+    print(f"In no layer is [SEP] shown to get more than twice its uniform share (one-sided, Holm over {L} layers; "
+          f"largest per-input mean {sep_excess.mean(0).max():.1f}x): this model gives [SEP] no shown excess of "
+          "attention to explain, boundary or not.")
 print("Clark et al. (2019, BERT-base) speculate that attention to [SEP] serves as a no-op, supported by small "
       "gradients; Kobayashi et al. (2020, BERT-base): ||f(x)|| of [SEP] is small, so its norm-based share is far "
       "below its weight share.")
@@ -383,20 +404,24 @@ plots.plot_layer_lines({"trained": self_trained, "same config, random weights": 
 plt.show()
 
 # %% [markdown]
-# Per layer, with the trained-minus-random difference measured on each input (paired):
+# Per layer, with the trained-minus-random difference measured on each input (paired,
+# `compute.compare_layers`: Holm over the $L$ layers), the highest layer with every layer not
+# shown different from it, and the layers surely above one half (one-sided, Holm):
 
 # %%
 t_ci, r_ci = bootstrap_ci(self_trained), bootstrap_ci(self_random)
-diff_ci = [paired_difference_ci(self_trained[:, l], self_random[:, l]) for l in range(L)]
+trained_vs_random = compute.compare_layers(self_trained, self_random)
 for l in range(L):
     print(f"layer {l + 1}: trained {t_ci[l].percent()}, random weights {r_ci[l].percent()}, 1/n {inv_n:.1%}; "
-          f"paired difference {diff_ci[l].percent()}")
-learned = [l + 1 for l in range(L) if differs(diff_ci[l])]
+          f"paired difference {trained_vs_random['intervals'][l].percent()}")
+learned = sorted(trained_vs_random["above"] + trained_vs_random["below"])
 peak, peak_tied = compute.extreme_layer(self_trained)
+self_over_half = [l + 1 for l in compute.above_threshold(self_trained, 0.5)["above"]]
 print(f"Layers where the trained model's [CLS] self-attention differs from the random-weight one (same "
-      f"{len(short)} inputs, paired): {learned or 'none'}.")
-print(f"Trained [CLS] -> [CLS] is highest at layer {peak + 1}; not distinguishable from it: "
-      f"{[j + 1 for j in peak_tied]}; above half in layers {[l + 1 for l in range(L) if t_ci[l].low > 0.5] or 'none'}.")
+      f"{len(short)} inputs, paired, Holm over {L} layers): {learned or 'none'}; inconclusive in "
+      f"{trained_vs_random['inconclusive'] or 'none'}.")
+print(f"Trained [CLS] -> [CLS] is highest at layer {peak + 1}; not shown different from it (paired, Holm): "
+      f"{[j + 1 for j in peak_tied]}; surely above half (one-sided, Holm) in layers {self_over_half or 'none'}.")
 
 # %% [markdown]
 # ## Focused and broad heads: entropy
@@ -436,8 +461,9 @@ plt.show()
 e_packed = bootstrap_ci(ent_packed.mean(-1))
 focused, focused_tied = compute.extreme_layer(ent_packed.mean(-1), lowest=True)
 print("packed pairs per layer: " + ", ".join(f"{l + 1}: {e_packed[l]}" for l in range(L)))
-print(f"lowest mean entropy on the {len(packed)} packed pairs: layer {focused + 1} ({e_packed[focused]}); not distinguishable "
-      f"from it (paired over the same inputs, Student-t where wider): layers {[j + 1 for j in focused_tied]}")
+print(f"lowest mean entropy on the {len(packed)} packed pairs: layer {focused + 1} ({e_packed[focused]}); not shown "
+      f"different from it (paired over the same inputs, the larger of the bootstrap and Student-t p, Holm over "
+      f"{L - 1} comparisons): layers {[j + 1 for j in focused_tied]}")
 rest = [j for j in range(L) if j not in focused_tied]
 if rest:
     near = min(rest, key=lambda j: e_packed[j].estimate)
@@ -514,7 +540,8 @@ rows = compute.claim_rows(
     length_differs=length_differs,
     weight_cls=bootstrap_ci(shares_packed[:, :, cls]), norm_cls=bootstrap_ci(norm_packed[:, :, cls]),
     sep_ratio=sep_ratio, punct_ratio=punct_ratio, sep_norm=sep_norm, self_trained=t_ci, self_random=r_ci,
-    self_learned=learned, prev_head=best_prev[:2], prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]))
+    self_learned=learned, prev_head=best_prev[:2], prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]),
+    sep_over_half=over_half, self_over_half=self_over_half)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
                                      "published finding (paper, model)"])
 with pd.option_context("display.max_colwidth", None):
@@ -530,8 +557,9 @@ with pd.option_context("display.max_colwidth", None):
 # * Norm-based attention (Kobayashi et al. 2020, BERT-base) weighs each key by the size of what
 #   it passes on; the printout says for which of `[CLS]`, `[SEP]` and punctuation it is smaller
 #   or larger than the weight share in your model.
-# * Verdicts on the packed pairs rest on few inputs (printed beside them); an interval that
-#   touches 0 is "not told apart".
+# * Verdicts on the packed pairs rest on few inputs (printed beside them); a difference whose
+#   interval includes 0 is "inconclusive", never "no difference", and where many layers or heads
+#   are tested at once the verdicts are Holm-adjusted.
 # * Entropy divided by $\log n$ separates focused heads from broad ones across lengths;
 #   offset scores find previous-token and next-token heads.
 #

@@ -26,10 +26,13 @@
 # tokens of a sentence a token is closest to as it climbs the stack.
 #
 # Every per-layer statistic is measured over the ambiguous words of the course data (printed
-# below), with a bootstrap 95 % interval. Where a statistic peaks is never one layer read off the means: the layers are
-# compared on the same words or sentences (a paired bootstrap), and every layer that cannot
-# be told apart from the peak is named. Where your `SENTENCE` contains one of the words, it
-# is placed beside the aggregate, with an interval of its own.
+# below), with a bootstrap 95 % interval that resamples **words**: a word's sentences share its
+# sense centroids, so they are not independent. Where a statistic peaks is never one layer read
+# off the means: the layers are compared on the same words (a paired bootstrap), the comparisons
+# with the peak are Holm-adjusted, and every layer not shown different from the peak is named
+# ("not shown different", never "the same"). An interval that includes 0 is inconclusive. Where
+# your `SENTENCE` contains one of the words, it is placed beside the aggregate, with an interval
+# of its own.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -71,9 +74,11 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # The modules used: `helpers/model/loading.py` (`load_model`), `helpers/model/trace.py`
 # (`trace_text`), `helpers/model/tokens.py` (`is_unknown`, `longest_word`),
 # `helpers/common/data.py` (`load_polysemy`), `helpers/common/stats.py` (`Interval`,
-# `bootstrap_ci`, `accuracy_ci`, `paired_difference_ci`, `differs`: every interval and verdict
-# below), `helpers/layerwalk/compute.py` (`random_pair_cosines`, `rank_layers`) and this
-# lesson's `helpers/context/compute.py` and `helpers/context/plots.py`.
+# `bootstrap_ci`, `accuracy_ci`, `cluster_bootstrap_ci`, `paired_difference_ci`, `verdict`,
+# `holm`: every interval and verdict below), `helpers/layerwalk/compute.py`
+# (`random_pair_cosines`, `rank_layers`, `step_verdicts`), `helpers/attention/compute.py`
+# (`above_threshold`) and this lesson's `helpers/context/compute.py` and
+# `helpers/context/plots.py`.
 
 # %%
 import matplotlib.pyplot as plt
@@ -85,9 +90,11 @@ from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
-from helpers.common.stats import Interval, accuracy_ci, bootstrap_ci, differs, paired_difference_ci
+from helpers.attention.compute import above_threshold
+from helpers.common.stats import (Interval, accuracy_ci, bootstrap_ci, cluster_bootstrap_ci, holm, paired_difference_ci,
+                                  verdict)
 from helpers.context import compute, plots
-from helpers.layerwalk.compute import random_pair_cosines, rank_layers
+from helpers.layerwalk.compute import random_pair_cosines, rank_layers, step_verdicts
 from helpers.model.tokens import is_unknown, longest_word
 
 loaded = load_model(MODEL)
@@ -157,23 +164,31 @@ print("random-pair cosine per layer (mean, 95 % interval): "
 # everywhere and only the position embedding differs; the gap that opens in higher layers
 # is what context adds. Each word is a grey line; the blue line is the mean over words
 # (`plots.plot_words_and_mean`, in `helpers/context/plots.py`). The largest gap is named with
-# every layer a **paired** bootstrap over the words cannot tell apart from it (`rank_layers`,
-# in `helpers/layerwalk/compute.py`: each replicate resamples the same words for all layers).
+# every layer that a **paired** comparison over the words does not show to differ from it
+# (`rank_layers`, in `helpers/layerwalk/compute.py`: each replicate resamples the same words for
+# all layers; a bootstrap p-value per layer, Holm-adjusted over the $L$ comparisons). Whether the
+# gap is above 0 at each layer is a one-sided test per layer, Holm-adjusted over the layers
+# (`above_threshold`, in `helpers/attention/compute.py`; with a dozen words it takes the larger of
+# the bootstrap's and the Student-t test's p).
 
 # %%
 gaps = {word: compute.within_across_gap(senses) for word, senses in groups.items()}
 ax = plots.plot_words_and_mean(gaps, title="within-sense minus across-sense cosine", ylabel="cosine gap",
                                reference=0.0, reference_label="no gap")
 plt.show()
-gap_rank = rank_layers(torch.stack(list(gaps.values())), lowest=False)
+gap_values = torch.stack(list(gaps.values()))  # [words, L + 1]
+gap_rank = rank_layers(gap_values, lowest=False, unit="words")
 gap_ci = gap_rank.intervals
 print("mean gap over words: " + "; ".join(f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(gap_ci)))
 best_gap = gap_rank.extreme
-print(f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); not distinguishable from it (paired): "
-      f"layers {gap_rank.tied}; at the embeddings it is {gap_ci[0]}, "
-      + ("not distinguishable from the largest." if 0 in gap_rank.tied else "below the largest."))
-print(f"paired difference to layer {best_gap}: "
-      + "; ".join(f"{'emb' if l == 0 else l}: {d}" for l, d in enumerate(gap_rank.differences) if l != best_gap))
+print(f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); not shown different from it (paired, "
+      f"Holm over {gap_rank.family_size} comparisons): layers {gap_rank.tied}; at the embeddings it is {gap_ci[0]}, "
+      + ("not shown different from the largest." if 0 in gap_rank.tied else "below the largest."))
+print(f"paired difference to layer {best_gap} [95 % interval], Holm-adjusted p: "
+      + "; ".join(f"{'emb' if l == 0 else l}: {d}, p = {gap_rank.p_values[l]:.2g}"
+                  for l, d in enumerate(gap_rank.differences) if l != best_gap))
+gap_above_zero = above_threshold(gap_values, 0.0)["above"]  # 0-based columns = layers
+print(f"gap surely above 0 (one-sided, Holm over {L + 1} layers) at layers {gap_above_zero or 'none'}")
 
 # %% [markdown]
 # ## Can a layer tell the senses apart?
@@ -182,9 +197,12 @@ print(f"paired difference to layer {best_gap}: "
 # leave one sentence out, average the vectors of each sense over the rest,
 # $c_s = \frac{1}{|S_s|}\sum_{i \in S_s} h_i$, and assign the left-out sentence to the sense
 # with the most similar centroid, $\arg\max_s \cos(h, c_s)$. Each sentence is one test item,
-# so an accuracy gets a bootstrap interval over its sentences (`accuracy_ci`; when every
-# sentence is right the rule of three gives the interval); one word has only the sentences
-# printed above, which the width of its interval shows. First one item by hand:
+# so one word's accuracy gets the exact (Clopper-Pearson) interval over its sentences
+# (`accuracy_ci`; exact also when every sentence is right, where the "rule of three", $1 - 3/n$,
+# would only be a one-sided bound); one word has only the sentences printed above, which the
+# width of its interval shows. Pooled over all words, the sentences of one word are not
+# independent (they share the word's centroids and vectors), so the pooled accuracy's interval
+# resamples **words** (`cluster_bootstrap_ci`). First one item by hand:
 
 # %%
 word0, senses0 = next(iter(groups.items()))
@@ -202,48 +220,67 @@ print(f"compute.sense_separation_outcomes agrees: {bool((outcomes[word0][0] == b
 # sense's, so it is noisier and, for vectors that share a common direction (as a layer's
 # vectors do), on average a little farther away: the rule tends to score **below** chance.
 # The right reference is the same rule on the same vectors with the sense labels shuffled
-# (`compute.permutation_accuracy`, 200 seeded shuffles): the grey band below.
+# (`compute.permutation_null`: 200 seeded shuffles per word, each word with its own seed, so the
+# words' shuffles are independent and their pooled null is not made wider by shuffling every
+# word the same way): the grey band below. The best layer is named with every layer not shown
+# different from it: the same sentences at every layer, words resampled, Holm over the $L$
+# comparisons (`rank_layers` with `clusters`).
 
 # %%
-pooled = torch.cat(list(outcomes.values()))  # every sentence of every word
-acc_rank = rank_layers(pooled.float(), lowest=False)  # paired: the same sentences at every layer
-pooled_ci = [accuracy_ci(pooled[:, l]) for l in range(L + 1)]
+pooled = torch.cat(list(outcomes.values())).float()  # every sentence of every word, [sentences, L + 1]
+word_of = np.concatenate([[w] * len(o) for w, o in outcomes.items()])  # each sentence's word: the cluster
+pooled_ci = cluster_bootstrap_ci(pooled, word_of, n_boot=2000)  # resampling words, one interval per layer
+acc_rank = rank_layers(pooled, lowest=False, clusters=word_of, n_boot=2000, unit="words")  # the same draws, paired
 word_ci = {w: [accuracy_ci(o[:, l]) for l in range(L + 1)] for w, o in outcomes.items()}
-null = {w: compute.permutation_accuracy(s, n_perm=200, seed=0) for w, s in groups.items()}
-null["all words, pooled"] = torch.stack([null[w] * len(outcomes[w]) for w in groups]).sum(0) / len(pooled)
+null = compute.permutation_null(groups, n_perm=200, seed=0)
 plots.plot_accuracy_panels(word_ci, pooled=pooled_ci, null=null)
 plt.show()
-print(f"pooled over {len(pooled)} sentences: " + "; ".join(f"{'emb' if l == 0 else l}: {ci.percent(0)}"
-                                                         for l, ci in enumerate(pooled_ci)))
+print(f"pooled over {len(pooled)} sentences of {len(outcomes)} words (95 % interval resampling words): "
+      + "; ".join(f"{'emb' if l == 0 else l}: {ci.percent(0)}" for l, ci in enumerate(pooled_ci)))
 best_acc = acc_rank.extreme
-print(f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not distinguishable from it (paired bootstrap over "
-      f"the same sentences): layers {acc_rank.tied}")
+print(f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not shown different from it (paired, resampling "
+      f"words, Holm over {acc_rank.family_size} comparisons): layers {acc_rank.tied}")
 
 # %% [markdown]
 # At the embedding layer, where a word has the same token ids in every sentence (printed after
 # the tracing: a cased vocabulary can give "Spring" and "spring" different ids), its vectors
 # differ only by the position embedding (the segment embedding is the same too; a word split
 # into pieces is the mean of the same pieces each time), so a layer-0 accuracy away from the
-# shuffled ones says where the word sits in our sentences, not what it means. Per word, the share of shuffles that
-# score at least as far from the shuffles' mean as the real labels do (a two-sided
-# permutation p-value). With so few sentences a word's shuffles can spread far from 50 % (the grey
+# shuffled ones says where the word sits in our sentences, not what it means. The verdict is the
+# pooled one: the share of pooled shuffles at least as far from their mean as the real labels
+# (a two-sided permutation p-value, counting the real labels as one more shuffle,
+# `compute.permutation_p_value`). Per word, a word's few sentences can be relabelled in only so
+# many ways, so `compute.layer_null` scores every one of them (an exact test), and the words'
+# p-values are Holm-adjusted over the words. The smallest p-value a word can reach is set by that
+# number of relabellings: the cell prints whether, with this many words, any word could pass the
+# adjustment at all. With so few sentences a word's shuffles can spread far from 50 % (the grey
 # bands above); the two words furthest from their shuffles are printed with the word's token
 # position in each sentence, per sense, so you can see whether position could explain them.
 
 # %%
-null_pooled = np.percentile(null["all words, pooled"][:, 0].cpu().numpy(), [2.5, 50, 97.5])
-print(f"layer 0, pooled: {pooled_ci[0].percent(0)}; shuffled labels: median {null_pooled[1]:.0%} "
-      f"(95 % range {null_pooled[0]:.0%}-{null_pooled[2]:.0%}; chance {1 / len(names):.0%})")
-p_values = {}
-for w in groups:
-    shuffled, acc = null[w][:, 0], float(outcomes[w][:, 0].float().mean())
-    p_values[w] = float(((shuffled - shuffled.mean()).abs() >= abs(acc - shuffled.mean()) - 1e-9).float().mean())
+null_pooled = np.percentile(null["all words, pooled"][:, 0].cpu().numpy(), [2.5, 97.5])
+emb_null_p = compute.permutation_p_value(float(pooled[:, 0].mean()), null["all words, pooled"][:, 0])
+print(f"layer 0, pooled: {pooled_ci[0].percent(0)}; shuffled labels: mean {null['all words, pooled'][:, 0].mean():.0%} "
+      f"(95 % range {null_pooled[0]:.0%}-{null_pooled[1]:.0%}; chance {1 / len(names):.0%}); permutation p = "
+      f"{emb_null_p:.2g}: " + ("differs from the shuffles" if emb_null_p < 0.05 else
+                                "inconclusive (not shown different from the shuffles)"))
+null0 = {w: compute.layer_null(g, 0, seed=seed) for (w, g), seed in
+         zip(groups.items(), np.random.SeedSequence(1).spawn(len(groups)))}  # {word: (accuracies, exact)}
+p_values = {w: compute.permutation_p_value(float(outcomes[w][:, 0].float().mean()), acc, exact=exact)
+            for w, (acc, exact) in null0.items()}
+smallest = {w: compute.permutation_p_value(float(acc[(acc - acc.mean()).abs().argmax()]), acc, exact=exact)
+            for w, (acc, exact) in null0.items()}  # the p of the most extreme relabelling: the best a word can do
+p_holm = dict(zip(p_values, holm(list(p_values.values()))))
 for w in sorted(p_values, key=p_values.get)[:2]:
     where = "; ".join(f"{s}: {positions[w][s]}" for s in groups[w])
-    print(f"  {w!r}: {outcomes[w][:, 0].float().mean():.0%} at layer 0, shuffled mean {null[w][:, 0].mean():.0%}, "
-          f"p = {p_values[w]:.2f}; positions of {w!r}, {where}")
-print(f"words whose layer-0 accuracy differs from their shuffles (p < 0.05): "
-      f"{[w for w, p in p_values.items() if p < 0.05] or 'none'}")
+    print(f"  {w!r}: {outcomes[w][:, 0].float().mean():.0%} at layer 0, shuffled mean {null0[w][0].mean():.0%}, "
+          f"p = {p_values[w]:.2f} ({'exact' if null0[w][1] else 'sampled'}; Holm over {len(p_values)} words: "
+          f"{p_holm[w]:.2f}); positions of {w!r}, {where}")
+print(f"words whose layer-0 accuracy differs from their shuffles (Holm over {len(groups)} words): "
+      f"{[w for w, p in p_holm.items() if p < 0.05] or 'none'}"
+      + (f" -- the smallest p any word can reach is {min(smallest.values()):.3f}, so none could pass the "
+         "adjustment: per word this test is inconclusive by construction, the pooled test decides"
+         if len(groups) * min(smallest.values()) >= 0.05 else ""))
 
 # %% [markdown]
 # ## Self-similarity across layers
@@ -255,7 +292,8 @@ print(f"words whose layer-0 accuracy differs from their shuffles (p < 0.05): "
 # context-specific. We pool both senses of each word and print three things per layer: the
 # raw self-similarity (mean over words), the baseline, and the adjusted value. The adjusted
 # intervals resample the random pairs as well as the words, so the baseline's own uncertainty
-# counts; "lowest" is named with every layer a paired bootstrap cannot tell apart.
+# counts; "lowest" is named with every layer a paired comparison does not show to differ from it
+# (Holm over the $L$ comparisons).
 
 # %%
 raw_self = torch.stack([compute.self_similarity(torch.cat(list(s.values()))) for s in groups.values()])  # [words, L+1]
@@ -263,41 +301,46 @@ ax = plots.plot_words_and_mean(dict(zip(groups, raw_self - baseline)), ylabel="c
                                title="self-similarity: minus the random-pair baseline, and raw",
                                highlight={"raw self-similarity, mean over words": raw_self.mean(0)})
 plt.show()
-raw_rank = rank_layers(raw_self, lowest=True)
-adj_rank = rank_layers(raw_self, lowest=True, control=baseline_samples)
+raw_rank = rank_layers(raw_self, lowest=True, unit="words")
+adj_rank = rank_layers(raw_self, lowest=True, control=baseline_samples, unit="words")
 for l in range(L + 1):
     print(f"layer {'emb' if l == 0 else l:>3}: raw {raw_rank.intervals[l]}, baseline {baseline_ci[l]}, "
           f"adjusted {adj_rank.intervals[l]}")
-print(f"raw self-similarity lowest at layers {raw_rank.tied}; adjusted lowest at layers {adj_rank.tied}")
+print(f"lowest (with the layers not shown different from it, paired, Holm over {L} comparisons): raw at layer "
+      f"{raw_rank.extreme} {raw_rank.tied}; adjusted at layer {adj_rank.extreme} {adj_rank.tied}")
 
 # %% [markdown]
 # Does this model follow Ethayarajh on the like-for-like value, the adjusted one? Each step
-# from one layer to the next is a paired difference (`compute.layer_steps`, in
-# `helpers/context/compute.py`: the words and the random pairs are resampled once for all
-# layers); a step whose interval contains 0 is not told apart from no step. The raw ranking is
+# from one layer to the next is a paired difference (`step_verdicts`, in
+# `helpers/layerwalk/compute.py`: the words and the random pairs are resampled once for all
+# layers, and the $L$ steps' p-values are Holm-adjusted); a step that is neither a significant
+# rise nor a significant fall is inconclusive, which is not the same as flat. The raw ranking is
 # printed as the trap it is: where it disagrees, the cause is the baseline, and the code
 # compares the baseline at the two layers (paired over the same random pairs) before saying so.
 
 # %%
-steps = compute.layer_steps(raw_self, control=baseline_samples)  # adjusted value, step l-1 -> l
-kind = ["rise" if d.low > 0 else "fall" if d.high < 0 else "untold" for d in steps]
-for l, (d, what) in enumerate(zip(steps, kind), start=1):
-    print(f"adjusted, {'emb' if l == 1 else l - 1} -> {l}: {d} ({'not told apart from 0' if what == 'untold' else what})")
-rises = [l for l, what in enumerate(kind, start=1) if what == "rise"]
+layer_names = ["emb"] + [f"layer {l}" for l in range(1, L + 1)]
+steps = step_verdicts(raw_self, control=baseline_samples, names=layer_names)  # adjusted value, step l-1 -> l
+kind = {"higher": "rise", "lower": "fall", "inconclusive": "inconclusive"}
+for l, v in enumerate(steps, start=1):
+    print(f"adjusted, {layer_names[l - 1]} -> {layer_names[l]}: {v.difference}, Holm-adjusted p = {v.p_value:.2g}: "
+          f"{kind[v.kind]}")
+rises = [l for l, v in enumerate(steps, start=1) if v.kind == "higher"]
 adj_low, last_low = adj_rank.extreme, L in adj_rank.tied
-print(f"adjusted self-similarity lowest at layers {adj_rank.tied} (last layer {'among' if last_low else 'not among'} them; "
-      f"layer {adj_low} is in the {'upper' if adj_low > L / 2 else 'lower'} half of the {L}); "
-      f"significant rises at layers {rises or 'none'}.")
+print(f"adjusted self-similarity lowest at layer {adj_low}, not shown different from it: layers {adj_rank.tied} "
+      f"(last layer {'among' if last_low else 'not among'} them; layer {adj_low} is in the "
+      f"{'upper' if adj_low > L / 2 else 'lower'} half of the {L}); rises (Holm over {L} steps) at layers "
+      f"{rises or 'none'}.")
 follows = last_low and not rises
-print("as Ethayarajh found on BERT-base: it falls with depth, with no significant rise, to its lowest at the top."
+print("as Ethayarajh found on BERT-base: no step rises, and the top layer is among the lowest."
       if follows else "unlike Ethayarajh's BERT-base finding (an almost monotonic fall to the upper layers): "
       + ("the last layer is not among the lowest" if not last_low else "it is lowest at the top")
       + (f", and it rises significantly at the steps into layers {rises}." if rises else "."))
 if raw_rank.tied != adj_rank.tied:
-    d = paired_difference_ci(baseline_samples[:, raw_rank.extreme], baseline_samples[:, adj_low])
-    cause = (f"the baseline is {'lower' if d.high < 0 else 'higher'} at layer {raw_rank.extreme} than at layer {adj_low} "
-             f"by {d} (paired), which is what moves the lowest point" if differs(d) else
-             f"the baselines at layers {raw_rank.extreme} and {adj_low} are not told apart ({d}, paired)")
+    d = verdict(paired_difference_ci(baseline_samples[:, raw_rank.extreme], baseline_samples[:, adj_low]),
+                a=f"baseline at layer {raw_rank.extreme}", b=f"baseline at layer {adj_low}")
+    cause = (f"{d} (paired over the same random pairs), which is what moves the lowest point" if d.differs else
+             f"the baselines at the two layers do not explain it: {d}")
     print(f"the raw value alone would put the lowest at layers {raw_rank.tied}; {cause}.")
 else:
     print(f"the raw value puts the lowest at the same layers {raw_rank.tied}.")
@@ -307,9 +350,11 @@ else:
 #
 # If `SENTENCE` contains one of the words printed above, where does its use sit? Per layer, the
 # margin "cosine with the first sense's centroid minus cosine with the second's"
-# (`compute.centroid_margin`), with a bootstrap interval that resamples the data sentences
-# behind each centroid. Where the interval contains 0 the layer is **undecided**: the
-# centroids rest on the few sentences of each sense, and a margin that small is within their noise.
+# (`compute.centroid_margin_verdicts`), with a bootstrap interval that resamples the data
+# sentences behind each centroid, and a p-value per layer Holm-adjusted over the $L + 1$ layers
+# (every layer is read at once). Where a layer's margin is not shown to differ from 0 it is
+# **inconclusive**: the centroids rest on the few sentences of each sense, and a margin that small
+# is within their noise (which does not make the two senses equally near).
 
 # %%
 trace = trace_text(tokenizer, model, SENTENCE)
@@ -317,10 +362,11 @@ present = [w for w in groups if any(x.lower() == w for x in trace.words())]
 if present:
     word = present[0]
     first, second = groups[word]
-    margins = compute.centroid_margin(compute.word_by_layer(trace, word), groups[word])
+    margins = compute.centroid_margin_verdicts(compute.word_by_layer(trace, word), groups[word])
     for l, m in enumerate(margins):
-        verdict = first if m.low > 0 else second if m.high < 0 else "undecided"
-        print(f"layer {'emb' if l == 0 else l:>3}: cos with {first!r} minus cos with {second!r} = {m}: {verdict}")
+        nearer = {"higher": f"nearer {first!r}", "lower": f"nearer {second!r}"}.get(m.kind, "inconclusive")
+        print(f"layer {'emb' if l == 0 else l:>3}: cos with {first!r} minus cos with {second!r} = {m.difference}, "
+              f"Holm-adjusted p = {m.p_value:.2g}: {nearer}")
 else:
     print(f"SENTENCE contains none of {sorted(groups)}: nothing to place beside the aggregate.")
 
@@ -383,7 +429,8 @@ from IPython.display import display
 shuffled0 = null["all words, pooled"][:, 0].cpu().numpy()  # layer 0, pooled: mean and 95 % range of the shuffles
 chance_null = Interval(float(shuffled0.mean()), *map(float, np.percentile(shuffled0, [2.5, 97.5])))
 rows = compute.claim_rows(raw_self=raw_rank, adj_self=adj_rank, gap=gap_rank, accuracy=acc_rank,
-                          chance_null=chance_null, n_senses=len(names), adj_steps=steps, same_ids=same_ids)
+                          chance_null=chance_null, n_senses=len(names), adj_steps=steps, same_ids=same_ids,
+                          emb_null_p=emb_null_p, gap_above_zero=gap_above_zero)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
                                      "published finding (paper, model)"])
 with pd.option_context("display.max_colwidth", None):
@@ -393,8 +440,9 @@ with pd.option_context("display.max_colwidth", None):
 # ## Summary
 #
 # * The two senses of an ambiguous word separate once context is mixed in; the printouts
-#   show, with intervals over words and sentences, where the gap and the accuracy peak for
-#   your model and which layers cannot be told apart from the peak.
+#   show, with intervals that resample words, where the gap and the accuracy peak for your
+#   model and which layers are not shown different from the peak (Holm-adjusted): "not shown
+#   different" is inconclusive, not "the same".
 # * A leave-one-out accuracy is read against shuffled labels, not a flat chance line; at the
 #   embedding layer, where a word's token ids are the same in every sentence (printed),
 #   only its position can separate its uses.
@@ -403,16 +451,17 @@ with pd.option_context("display.max_colwidth", None):
 #   model follows him, and where the raw value would say otherwise, whether the baseline
 #   differs between the two layers.
 # * One use of a word is placed against the sense centroids with an interval: a small margin
-#   is undecided. Nearest neighbours inside a sentence are read against the same baseline.
+#   is inconclusive. Nearest neighbours inside a sentence are read against the same baseline.
 #
 # ## Exercises
 #
-# 1. For the first word of the data set, compute the sense-separation accuracy of every
-#    layer with its interval (`accuracy_ci` over the word's sentences). Which is the
-#    **lowest** layer whose interval overlaps the interval of the best layer (the one with
-#    the highest accuracy; the lowest of them if several tie)? Give an int (0 = embeddings).
-#    Overlap is the cautious rule for intervals measured separately; the paired test used
-#    above is sharper, but with one word's few sentences even it has little to go on.
+# 1. Pooled over every word, how does the **last** layer's sense separation compare with the
+#    embeddings'? Each sentence gives a paired difference, its outcome at the last layer minus
+#    its outcome at layer 0 (1, 0 or -1; `compute.sense_separation_outcomes` gives the outcomes).
+#    A word's sentences share its centroids, so they are not independent: give the mean difference
+#    with a 95 % interval that resamples **words**, `cluster_bootstrap_ci(differences, word_of,
+#    seed=0)` with `word_of` naming each sentence's word (sentences in the order of `groups`). The
+#    checker tells you what the course's `verdict` makes of your interval.
 # 2. Write `my_self_similarity(vectors)` that takes a `[n, H]` tensor of one word's vectors
 #    in `n` contexts at one layer and returns the mean cosine over all pairs of *different*
 #    contexts, as a float.
@@ -420,7 +469,7 @@ with pd.option_context("display.max_colwidth", None):
 # %%
 from helpers.exercises.lesson06 import check_exercise_1, check_exercise_2
 
-answer_1 = None  # your code here: an int
+answer_1 = None  # your code here: an Interval (or (estimate, low, high))
 check_exercise_1(answer_1, groups)
 
 # %%

@@ -152,18 +152,84 @@ def test_extreme_layer_names_every_layer_a_paired_test_cannot_separate(data_trac
                       weight_cls=ci, norm_cls=ci, sep_ratio=[1.0] * L, punct_ratio=[1.0] * L, sep_norm=[0.5] * L,
                       self_trained=ci, self_random=ci, self_learned=[], prev_head=(1, 2), prev_ci=ci[0])
     assert len(rows) == 6 and all(len(r) == 3 for r in rows)
-    assert "not smaller" in rows[2][1]  # the same intervals: the norm-based share is not called smaller
+    # the same intervals: the norm-based share is not called smaller, nor "the same"
+    assert "inconclusive" in rows[2][1] and "not smaller" not in rows[2][1]
     assert "speculate" in rows[3][2]
+    rows = claim_rows(sep_ci=ci, sep_top=(0, [0]), cls_top=(0, [0]), uniform_sep=0.1, heads_on_cls=[1] * L, n_heads=12,
+                      weight_cls=ci, norm_cls=ci, sep_ratio=[1.0] * L, punct_ratio=[1.0] * L, sep_norm=[0.5] * L,
+                      self_trained=ci, self_random=ci, self_learned=[], prev_head=(1, 2), prev_ci=ci[0],
+                      sep_over_half=[2], self_over_half=[])
+    assert "Holm over the layers: [2]" in rows[0][1] and "above half (one-sided, Holm) in layers none" in rows[4][1]
+
+
+def test_extreme_layer_adjusts_for_the_number_of_comparisons():
+    """Nine layers each a little below the best: every one differs from it on its own (p < 0.05),
+    but not after Holm's adjustment over the nine comparisons, so all stay tied."""
+    import numpy as np
+    from scipy.stats import ttest_rel
+
+    from helpers.attention.compute import extreme_layer, paired_p_values
+    from helpers.common.stats import holm
+
+    gen = torch.Generator().manual_seed(1)
+    best = torch.randn(40, generator=gen, dtype=torch.float64)
+    others = [best - 0.4 - torch.randn(40, generator=gen, dtype=torch.float64) for _ in range(9)]
+    values = torch.stack([best] + others, dim=1)  # [40, 10]
+    raw = paired_p_values(values[:, 1:], values[:, :1].expand(-1, 9))
+    t_only = np.array([ttest_rel(values[:, j].numpy(), values[:, 0].numpy()).pvalue for j in range(1, 10)])
+    assert (raw >= t_only - 1e-12).all()  # cautious: never smaller than the Student-t test's p
+    top, tied, p_adj = extreme_layer(values, return_p=True)
+    assert top == 0 and p_adj[0] == 1.0
+    assert np.allclose(p_adj[1:], holm(raw))
+    assert tied == [0] + [j for j in range(1, 10) if p_adj[j] >= 0.05]
+    alone = [j for j in range(1, 10) if raw[j - 1] < 0.05]
+    assert any(j in tied for j in alone), "the example needs a layer that only the adjustment keeps tied"
 
 
 def test_compare_layers():
     from helpers.attention.compute import compare_layers
+    from helpers.common.stats import cautious_paired_difference_ci
 
     gen = torch.Generator().manual_seed(0)
     base = torch.randn(16, 3, generator=gen)
     wobble = 0.01 * torch.tensor([1.0, -1.0] * 8)  # mean exactly 0
     other = base + torch.tensor([0.5, -0.5, 0.0]) + wobble[:, None]
-    assert compare_layers(other, base) == {"above": [1], "below": [2], "untold": [3]}
+    out = compare_layers(other, base)
+    assert (out["above"], out["below"], out["inconclusive"]) == ([1], [2], [3])
+    assert out["intervals"][0] == cautious_paired_difference_ci(other[:, 0], base[:, 0])
+    assert out["p_holm"][2] > 0.05 and max(out["p_holm"][:2]) < 0.05
+
+
+def test_compare_unpaired_layers_matches_the_unpaired_interval():
+    from helpers.attention.compute import compare_unpaired_layers
+    from helpers.common.stats import unpaired_difference_ci
+
+    gen = torch.Generator().manual_seed(0)
+    a = torch.randn(30, 3, generator=gen, dtype=torch.float64) + torch.tensor([1.0, -1.0, 0.0], dtype=torch.float64)
+    b = torch.randn(20, 3, generator=gen, dtype=torch.float64)
+    out = compare_unpaired_layers(a, b)
+    for l in range(3):  # the same draws as the one-layer helper
+        ref = unpaired_difference_ci(a[:, l], b[:, l])
+        got = out["intervals"][l]
+        assert got.estimate == pytest.approx(ref.estimate) and got.low == pytest.approx(ref.low)
+        assert got.high == pytest.approx(ref.high)
+    assert out["above"] == [1] and out["below"] == [2]
+    assert (out["inconclusive"] == [3]) == (out["p_holm"][2] >= 0.05)
+    with pytest.raises(ValueError, match="same layers"):
+        compare_unpaired_layers(a, b[:, :2])
+
+
+def test_above_threshold_is_one_sided_and_holm_adjusted():
+    from helpers.attention.compute import above_threshold
+
+    gen = torch.Generator().manual_seed(0)
+    noise = 0.1 * torch.randn(14, 72, generator=gen, dtype=torch.float64)
+    values = noise + 12.0  # 72 "heads", all far above 10: every one passes, even after Holm over 72
+    values[:, 5] = 9.0 + noise[:, 5]  # one below
+    values[:, 6] = 10.0 + noise[:, 6]  # one at the threshold: not surely above
+    out = above_threshold(values, 10.0)
+    assert out["above"] == [j for j in range(72) if j not in (5, 6)]
+    assert out["p_holm"][5] > 0.5 and out["intervals"][0].low > 11.8
 
 
 def test_head_key_ratio_is_the_share_times_n(data_traces):

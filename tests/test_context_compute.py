@@ -171,6 +171,19 @@ def test_claim_rows_verdicts(bank_groups):
     emb = outcomes[:, 0].mean()
     assert ("inside" if 0.3 <= emb <= 0.6 else "outside") in rows[3][1]
     assert ("are among" if 0 in acc.tied else "are not among") in rows[1][1]
+    assert f"not shown different from it (paired, Holm over {acc.family_size})" in rows[1][1]
+    # with the permutation p-value and the one-sided gap test, the verdicts use them
+    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
+                      accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2, emb_null_p=0.4,
+                      gap_above_zero=[1, 2])
+    L = raw.shape[1] - 1
+    assert "not shown different from the shuffles (permutation p = 0.4): inconclusive" in rows[3][1]
+    assert "knows nothing" not in rows[3][1].replace("not evidence that it knows nothing", "")
+    assert f"not shown above 0 (one-sided, Holm) in layers {list(range(3, L + 1))}" in rows[2][1]
+    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
+                      accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2, emb_null_p=0.001,
+                      gap_above_zero=list(range(1, L + 1)))
+    assert "differs from the shuffles" in rows[3][1] and "in every layer past the embeddings" in rows[2][1]
 
 
 def test_layer_steps_match_a_hand_difference_and_carry_the_control():
@@ -220,9 +233,79 @@ def test_claim_rows_self_similarity_uses_the_adjusted_steps(bank_groups):
     outcomes = sense_separation_outcomes(bank_groups)
     raw = torch.stack([self_similarity(v) for v in bank_groups.values()])
     L = raw.shape[1] - 1
+    from helpers.common.stats import verdict
+
     steps = [Interval(-0.1, -0.2, -0.05)] * (L - 1) + [Interval(0.1, 0.05, 0.2)]
+    for given in (steps, [verdict(d) for d in steps]):  # bare intervals, or the verdicts of step_verdicts
+        rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
+                          accuracy=rank_layers(outcomes.float(), lowest=False), chance_null=Interval(0.5, 0.3, 0.7),
+                          n_senses=2, adj_steps=given, same_ids=False)
+        assert f"rises from one layer to the next at layers [{L}]" in rows[0][1]
     rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
                       accuracy=rank_layers(outcomes.float(), lowest=False), chance_null=Interval(0.5, 0.3, 0.7),
                       n_senses=2, adj_steps=steps, same_ids=False)
     assert f"rises from one layer to the next at layers [{L}]" in rows[0][1]
     assert "minus the random-pair baseline" in rows[0][2] and "different token ids" in rows[3][1]
+
+
+def test_permutation_null_seeds_each_word_on_its_own(bank_groups):
+    """Two words with the same number of sentences: one seed for both would give them the same
+    shuffles (so their nulls move together and a pooled null is too wide); permutation_null
+    gives each word its own, reproducible, shuffles."""
+    import numpy as np
+
+    from helpers.context.compute import permutation_accuracy, permutation_null
+
+    twin = {s: v.flip(0) for s, v in bank_groups.items()}  # same sizes, the sentences in another order
+    by_word = {"bank": bank_groups, "twin": twin}
+    null = permutation_null(by_word, n_perm=60, seed=0)
+    children = np.random.SeedSequence(0).spawn(2)
+    assert torch.equal(null["bank"], permutation_accuracy(bank_groups, n_perm=60, seed=children[0]))
+    assert torch.equal(null["twin"], permutation_accuracy(twin, n_perm=60, seed=children[1]))
+    assert torch.equal(null["bank"], permutation_null(by_word, n_perm=60, seed=0)["bank"])  # reproducible
+    # the old way, one seed for every word, shuffles twin words alike: flipping both the sentences
+    # and the shuffles gives back the very same accuracies
+    same_seed = permutation_accuracy(twin, n_perm=60, seed=0)
+    assert not torch.equal(null["twin"], same_seed)
+    sizes = {w: sum(len(v) for v in g.values()) for w, g in by_word.items()}
+    pooled = (null["bank"] * sizes["bank"] + null["twin"] * sizes["twin"]) / sum(sizes.values())
+    assert torch.allclose(null["all words, pooled"], pooled)
+    with pytest.raises(ValueError, match="layers"):
+        permutation_accuracy(bank_groups, n_perm=5, layers=[99])
+
+
+def test_layer_null_is_exact_for_two_small_senses(bank_groups):
+    import math
+
+    from helpers.context.compute import layer_null, permutation_p_value, sense_separation_outcomes
+
+    acc, exact = layer_null(bank_groups, 0)
+    sizes = [len(v) for v in bank_groups.values()]
+    assert exact and len(acc) == math.comb(sum(sizes), sizes[0])
+    observed = float(sense_separation_outcomes(bank_groups)[:, 0].float().mean())
+    assert any(abs(float(a) - observed) < 1e-9 for a in acc)  # the real labelling is one of them
+    p = permutation_p_value(observed, acc, exact=True)
+    by_hand = float(((acc - acc.mean()).abs() >= abs(observed - float(acc.mean())) - 1e-9).double().mean())
+    assert p == pytest.approx(by_hand) and p >= 1 / len(acc)
+    sampled, exact = layer_null(bank_groups, 0, n_perm=40, max_exact=10)
+    assert not exact and sampled.shape == (40,)
+    assert permutation_p_value(observed, sampled) >= 1 / 41  # random shuffles: never 0
+    with pytest.raises(ValueError, match="layer must be"):
+        layer_null(bank_groups, 99)
+
+
+def test_centroid_margin_verdicts_are_holm_adjusted(bank_groups, sample_trace):
+    from helpers.common.stats import bootstrap_p_value, holm
+    from helpers.context.compute import _centroid_margin, centroid_margin, centroid_margin_verdicts
+
+    vec = word_by_layer(sample_trace, "bank")
+    verdicts = centroid_margin_verdicts(vec, bank_groups, n_boot=400)
+    margins = centroid_margin(vec, bank_groups, n_boot=400)
+    assert [v.difference for v in verdicts] == margins
+    _, boots = _centroid_margin(vec, bank_groups, 400, 0)
+    raw = [bootstrap_p_value(boots[:, l].numpy()) for l in range(boots.shape[1])]
+    assert [v.p_value for v in verdicts] == pytest.approx(list(holm(raw)))
+    for v in verdicts:
+        assert v.kind in ("higher", "lower", "inconclusive")
+        assert (v.kind == "inconclusive") == (v.p_value >= 0.05)
+        assert v.text.startswith("inconclusive") == (v.kind == "inconclusive")

@@ -15,7 +15,7 @@ from lessons.solutions import solutions_06 as sol
 def groups(tokenizer, model):
     data = load_polysemy()
     out = {}
-    for word in list(data)[:2]:
+    for word in list(data)[:4]:
         out[word] = {s: torch.stack([compute.word_by_layer(trace_text(tokenizer, model, x), word) for x in xs])
                      for s, xs in data[word].items()}
     return out
@@ -27,27 +27,34 @@ def test_no_answer(groups):
 
 
 def test_exercise_1(groups):
-    from helpers.common.stats import accuracy_ci
+    import numpy as np
 
-    best = sol.solution_1(groups)
-    fb = ex.check_exercise_1(best, groups)
-    assert fb.ok
-    outcomes = compute.sense_separation_outcomes(next(iter(groups.values())))
-    acc = outcomes.float().mean(0)
-    top = int(acc.argmax())
-    cis = [accuracy_ci(outcomes[:, l]) for l in range(len(acc))]
-    assert cis[best].overlaps(cis[top]) and not any(cis[l].overlaps(cis[top]) for l in range(best))
-    if top != best:
-        wrong_best = ex.check_exercise_1(top, groups)
-        assert not wrong_best.ok and "best layer itself" in wrong_best.message
-    later = [l for l in range(best + 1, len(acc)) if l != top and cis[l].overlaps(cis[top])]
-    if later:
-        assert "lower layer" in ex.check_exercise_1(later[0], groups).message
-    apart = [l for l in range(len(acc)) if not cis[l].overlaps(cis[top])]
-    if apart:
-        assert "does not overlap" in ex.check_exercise_1(apart[0], groups).message
-    assert "does not exist" in ex.check_exercise_1(len(acc), groups).message
-    assert "int" in ex.check_exercise_1(1.0, groups).message
+    from helpers.common.stats import bootstrap_ci, cluster_bootstrap_ci
+
+    answer = sol.solution_1(groups)
+    fb = ex.check_exercise_1(answer, groups)
+    assert fb.ok, fb
+    # independent of the solution: the per-sentence differences from the helper's outcomes
+    diffs = torch.cat([(o[:, -1] - o[:, 0]) for o in
+                       (compute.sense_separation_outcomes(s).float() for s in groups.values())])
+    words = np.array([w for w, s in groups.items() for _ in range(sum(len(v) for v in s.values()))])
+    assert answer.estimate == pytest.approx(float(diffs.mean()))
+    expected = cluster_bootstrap_ci(diffs, words, seed=0)
+    assert (answer.low, answer.high) == pytest.approx((expected.low, expected.high))
+    # the verdict follows the interval: inconclusive exactly when it includes 0
+    assert ("inconclusive" in fb.message) == (expected.low <= 0 <= expected.high)
+    assert ex.check_exercise_1((answer.estimate, answer.low, answer.high), groups).ok
+    # resampling sentences one by one is the mistake the checker names
+    by_sentence = bootstrap_ci(diffs, n_boot=2000, seed=0)
+    fb = ex.check_exercise_1(by_sentence, groups)
+    assert not fb.ok and "resamples sentences" in fb.message and "cluster_bootstrap_ci" in fb.hint
+    flipped = ex.check_exercise_1((-answer.estimate, -answer.high, -answer.low), groups)
+    assert not flipped.ok and ("wrong sign" in flipped.message or answer.estimate == 0)
+    assert "not the one that resamples words" in ex.check_exercise_1(
+        (answer.estimate, answer.low - 0.1, answer.high), groups).message
+    assert "Interval or three numbers" in ex.check_exercise_1(1.0, groups).message
+    one_word = dict(list(groups.items())[:1])
+    assert "at least two words" in ex.check_exercise_1(answer, one_word).message
 
 
 def test_exercise_2(groups):

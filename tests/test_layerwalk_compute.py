@@ -253,8 +253,15 @@ def test_claim_rows_verdicts_follow_the_numbers(data_traces, model):
                       top_share=share, k=3, hidden_size=data_traces[0].hidden_size, every_layer_outliers=[],
                       peak=peak, peak_up=up, eta2_ci=Interval(0.45, 0.4, 0.55))
     assert f"highest at layer {peak.extreme}" in rows[1][1]
-    assert ("tied with the peak" if L in peak.tied else "drops from the peak") in rows[1][1]
-    assert "between tokens': undecided" in rows[3][1]
+    expected = ("is the peak" if peak.extreme == L else "is not shown different from the peak" if L in peak.tied
+                else "drops from the peak")
+    assert expected in rows[1][1]
+    assert "between tokens': inconclusive" in rows[3][1]
+    assert "Holm over" in rows[0][1] and "distinguishable" not in rows[0][1] and "tied" not in rows[1][1]
+    assert "grow at every layer': inconclusive" in claim_rows(
+        turn=turn, transition_names=names, turn_share=0.5, within_ci=within, cross_ci=bootstrap_ci(cross_samples),
+        mean_of_two=torch.zeros(L), eta2=0.45, grows="inconclusive", top_share=share, k=3,
+        hidden_size=data_traces[0].hidden_size, every_layer_outliers=[])[3][1]
 
 
 def test_cross_layer_control_matrix_matches_random_pair_cosines(data_traces):
@@ -280,3 +287,88 @@ def test_share_explained_by_layer_ci_brackets_the_estimate():
     assert share_explained_by_layer_ci(noise).high < 0.5
     with pytest.raises(ValueError, match="n_tokens"):
         share_explained_by_layer_ci(torch.ones(4))
+
+
+def test_rank_layers_ties_are_holm_adjusted():
+    """Nine columns each a little above the lowest: each differs from it on its own bootstrap
+    p-value, but the tie set is decided after Holm's adjustment over the nine comparisons."""
+    import numpy as np
+
+    from helpers.common.stats import bootstrap_p_value, holm
+    from helpers.layerwalk.compute import rank_layers
+
+    gen = torch.Generator().manual_seed(0)
+    low = torch.randn(30, generator=gen, dtype=torch.float64)
+    values = torch.stack([low] + [low + 0.45 + torch.randn(30, generator=gen, dtype=torch.float64)
+                                  for _ in range(9)], dim=1)
+    r = rank_layers(values, lowest=True)
+    assert r.extreme == 0 and r.family_size == 9 and r.p_values[0] == 1.0
+    # the same bootstrap by hand: rows resampled once for all columns, p per column, then Holm
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 30, size=(1000, 30))
+    boots = np.stack([values.numpy()[i].mean(0) for i in idx])
+    raw = [bootstrap_p_value(boots[:, j] - boots[:, 0]) for j in range(1, 10)]
+    assert np.allclose(r.p_values[1:], holm(raw))
+    assert r.tied == [0] + [j for j in range(1, 10) if r.p_values[j] >= 0.05]
+    unadjusted = [j for j in range(1, 10) if raw[j - 1] >= 0.05]
+    assert set(unadjusted) < set(r.tied), "the example needs a column that only the adjustment keeps tied"
+    v = r.verdict(r.tied[-1], a="x", b="lowest")
+    assert v.kind == "inconclusive" and v.text.startswith("inconclusive") and "p = " in v.text
+    apart = [j for j in range(1, 10) if j not in r.tied]
+    if apart:
+        assert r.verdict(apart[0]).kind == "higher"
+
+
+def test_rank_layers_resamples_clusters(data_traces):
+    """Tokens of one sentence resampled together: the intervals match cluster_bootstrap_ci's (the
+    same draws), not those of resampling tokens one by one."""
+    import numpy as np
+
+    from helpers.common.stats import cluster_bootstrap_ci
+    from helpers.layerwalk.compute import cluster_labels, rank_layers
+
+    norms = layer_norms_per_token(data_traces, "content").double()  # [N, L + 1]
+    labels = cluster_labels(data_traces, "content")
+    assert labels.shape == (norms.shape[0],)
+    assert list(np.bincount(labels)) == [len(content_positions(t)) for t in data_traces]
+    by_sentence = rank_layers(norms, lowest=False, clusters=labels, n_boot=2000, unit="sentences")
+    reference = cluster_bootstrap_ci(norms, labels, n_boot=2000)
+    for got, ref in zip(by_sentence.intervals, reference):
+        assert (got.low, got.high) == pytest.approx((ref.low, ref.high))
+    by_token = rank_layers(norms, lowest=False, n_boot=2000)
+    assert by_sentence.unit == "sentences" and by_token.unit == "items"
+    assert all(abs(a.low - b.low) > 1e-6 for a, b in zip(by_sentence.intervals, by_token.intervals))
+    with pytest.raises(ValueError, match="one unit per item"):
+        rank_layers(norms, clusters=labels[:-1])
+
+
+def test_step_verdicts_follow_the_steps_and_holm():
+    import numpy as np
+
+    from helpers.common.stats import bootstrap_p_value, holm
+    from helpers.layerwalk.compute import step_verdicts
+
+    gen = torch.Generator().manual_seed(0)
+    values = torch.tensor([0.9, 0.7, 0.7, 0.8]) + 0.05 * torch.randn(20, 4, generator=gen)
+    steps = step_verdicts(values, names=["emb", "1", "2", "3"])
+    means = values.double().mean(0)
+    assert [v.difference.estimate for v in steps] == pytest.approx((means[1:] - means[:-1]).tolist())
+    assert steps[0].kind == "lower" and steps[2].kind == "higher" and steps[0].text.startswith("1 lower than emb")
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 20, size=(1000, 20))
+    boots = np.diff(np.stack([values.double().numpy()[i].mean(0) for i in idx]), axis=1)
+    assert [v.p_value for v in steps] == pytest.approx(list(holm([bootstrap_p_value(b) for b in boots.T])))
+    assert steps[1].kind == ("inconclusive" if steps[1].p_value >= 0.05 else steps[1].kind)
+    with pytest.raises(ValueError, match="names"):
+        step_verdicts(values, names=["a"])
+
+
+def test_share_explained_by_layer_ci_can_resample_sentences(data_traces):
+    from helpers.layerwalk.compute import cluster_labels, share_explained_by_layer_ci
+
+    norms = layer_norms_per_token(data_traces, "content")
+    by_token = share_explained_by_layer_ci(norms, seed=0)
+    by_sentence = share_explained_by_layer_ci(norms, seed=0, clusters=cluster_labels(data_traces, "content"))
+    assert by_token.estimate == by_sentence.estimate
+    assert by_sentence.low <= by_sentence.estimate <= by_sentence.high
+    assert (by_sentence.low, by_sentence.high) != (by_token.low, by_token.high)  # whole sentences were drawn

@@ -88,6 +88,10 @@ def test_ratio_intervals_are_over_sentences(model, data_traces):
     for layer, interval in enumerate(intervals["ffn"]):
         assert interval.estimate == pytest.approx(medians[:, layer].mean().item(), rel=1e-5)
         assert interval.low <= interval.estimate <= interval.high and interval.low < interval.high
+    from helpers.stack.compute import per_sentence_medians
+
+    per_sentence = per_sentence_medians(ratios, data_traces)
+    assert torch.allclose(per_sentence["ffn"], medians, atol=1e-6)  # the unit lesson 03's comparisons resample
     with pytest.raises(ValueError, match="tokens"):
         ratio_intervals(ratios, data_traces[:-1])
     with pytest.raises(ValueError, match="two traces"):

@@ -9,9 +9,10 @@ from __future__ import annotations
 import csv
 import unicodedata
 
+import numpy as np
 import torch
 
-from helpers.common.stats import cautious_paired_difference_ci, differs
+from helpers.common.stats import Interval, bootstrap_p_value, cautious_paired_difference_ci, holm
 from helpers.model.paths import data_file
 from helpers.model.trace import Trace, check_trace, check_traces, device_of, model_device
 
@@ -247,36 +248,129 @@ def untrained_like(model, seed: int = 0):
         return BertModel(config, add_pooling_layer=False).eval().to(model_device(model))  # drawn on the CPU, then moved
 
 
-# -- naming "the" layer: the extreme one and every layer the same inputs cannot tell apart ----
+# -- naming "the" layer, and per-layer comparisons: paired, cautious with few inputs, Holm-adjusted --
 
-def extreme_layer(values, lowest: bool = False) -> tuple[int, list[int]]:
+def _paired_boots(d: np.ndarray, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+    """Bootstrap replicates of the mean of ``d [n, k]`` over its rows, the rows resampled once for
+    all columns (the same draws as :func:`~helpers.common.stats.bootstrap_ci` with this seed)."""
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, d.shape[0], size=(n_boot, d.shape[0]))
+    return d[idx].mean(axis=1)  # [n_boot, k]
+
+
+def _t_p(d: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
+    """Student-t p-values of "mean of column = 0" for ``d [n, k]`` (``alternative`` "two-sided"
+    or "greater"); a column with no spread gets p = 1 at mean 0 and p = 0 otherwise."""
+    from scipy.stats import t as student_t
+
+    n = d.shape[0]
+    mean, sd = d.mean(axis=0), d.std(axis=0, ddof=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        t = np.where(sd > 0, mean / (sd / np.sqrt(n)), np.sign(mean) * np.inf)
+    p = 2 * student_t.sf(np.abs(t), n - 1) if alternative == "two-sided" else student_t.sf(t, n - 1)
+    return np.where(np.isnan(t), 1.0, p)
+
+
+def paired_p_values(a, b, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
+    """Per column of ``a``, ``b`` (``[n_inputs, k]``, measured on the same inputs): the cautious
+    two-sided p-value of "mean(a - b) = 0", the larger of the paired bootstrap's
+    (:func:`~helpers.common.stats.bootstrap_p_value`) and the paired Student-t test's -- the
+    p-value that matches :func:`~helpers.common.stats.cautious_paired_difference_ci` (few inputs
+    make a percentile bootstrap too sure of itself). Not adjusted: see :func:`holm`."""
+    a, b = _as_2d_float(a, "a"), _as_2d_float(b, "b")
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must be measured on the same inputs and layers; got {a.shape} and {b.shape}.")
+    d = a - b
+    boots = _paired_boots(d, n_boot, seed)
+    p_boot = np.array([bootstrap_p_value(boots[:, j]) for j in range(d.shape[1])])
+    return np.maximum(p_boot, _t_p(d))
+
+
+def _as_2d_float(values, name: str) -> np.ndarray:
+    array = torch.as_tensor(values, dtype=torch.float64).cpu().numpy()  # cpu: float64 statistics on results
+    if array.ndim != 2 or array.shape[0] < 2:
+        raise ValueError(f"{name} must be [n_inputs >= 2, layers], got shape {array.shape}.")
+    return array
+
+
+def extreme_layer(values, lowest: bool = False, alpha: float = 0.05, return_p: bool = False):
     """``(index, tied)`` for ``values [n_inputs, layers]``: the column (0-based) with the highest
-    (``lowest=True``: lowest) mean over the inputs, and every column whose **paired** difference
-    to it (:func:`~helpers.common.stats.cautious_paired_difference_ci`: the percentile bootstrap over the same inputs, widened to
-    the Student-t interval where that is wider, as it is with few inputs) has a 95 % interval
-    containing 0 -- the extreme column included. Name all of ``tied``, never one winner, when
-    they are more than one."""
-    values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
-    if values.ndim != 2 or values.shape[0] < 2:
-        raise ValueError(f"values must be [n_inputs >= 2, layers], got shape {tuple(values.shape)}.")
-    means = values.mean(dim=0)
+    (``lowest=True``: lowest) mean over the inputs, and every column a paired comparison does not
+    show to differ from it -- the extreme column included. Each other column is compared with the
+    extreme one on the same inputs by the cautious p-value of :func:`paired_p_values` (bootstrap or
+    Student-t, whichever is larger), and the ``layers - 1`` p-values are Holm-adjusted
+    (:func:`~helpers.common.stats.holm`): ``tied`` columns have an adjusted p >= ``alpha``, which
+    says "not shown different", never "the same". Name all of ``tied``, never one winner, when
+    they are more than one. ``return_p=True`` adds the adjusted p per column (1 for the extreme)."""
+    array = _as_2d_float(values, "values")
+    means = array.mean(axis=0)
     best = int(means.argmin() if lowest else means.argmax())
-    tied = [j for j in range(values.shape[1])
-            if j == best or not differs(cautious_paired_difference_ci(values[:, j], values[:, best]))]
-    return best, tied
+    others = [j for j in range(array.shape[1]) if j != best]
+    p_adj = np.ones(array.shape[1])
+    if others:
+        p = paired_p_values(array[:, others], np.repeat(array[:, [best]], len(others), axis=1))
+        p_adj[others] = holm(p)
+    tied = [j for j in range(array.shape[1]) if j == best or p_adj[j] >= alpha]
+    return (best, tied, [float(x) for x in p_adj]) if return_p else (best, tied)
 
 
-def compare_layers(a, b) -> dict[str, list[int]]:
+def compare_layers(a, b, alpha: float = 0.05) -> dict:
     """Per layer, the paired difference ``a - b`` over the same inputs (``a``, ``b``:
-    ``[n_inputs, L]``): ``{"above": [...], "below": [...], "untold": [...]}``, 1-based layers
-    (:func:`~helpers.common.stats.cautious_paired_difference_ci`; an interval touching 0 is untold)."""
-    a = torch.as_tensor(a, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
-    b = torch.as_tensor(b, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
-    out = {"above": [], "below": [], "untold": []}
-    for l in range(a.shape[1]):
-        d = cautious_paired_difference_ci(a[:, l], b[:, l])
-        out["above" if d.low > 0 else "below" if d.high < 0 else "untold"].append(l + 1)
+    ``[n_inputs, L]``), decided by the cautious p-value of :func:`paired_p_values`, Holm-adjusted
+    over the ``L`` layers: ``{"above": [...], "below": [...], "inconclusive": [...]}`` (1-based
+    layers), plus ``"intervals"`` (:func:`~helpers.common.stats.cautious_paired_difference_ci` per
+    layer) and ``"p_holm"`` (the adjusted p per layer). "inconclusive" is not "no difference"."""
+    a, b = _as_2d_float(a, "a"), _as_2d_float(b, "b")
+    p_adj = holm(paired_p_values(a, b))
+    out = {"above": [], "below": [], "inconclusive": [],
+           "intervals": [cautious_paired_difference_ci(a[:, l], b[:, l]) for l in range(a.shape[1])],
+           "p_holm": [float(p) for p in p_adj]}
+    for l, (d, p) in enumerate(zip(out["intervals"], p_adj)):
+        out["inconclusive" if p >= alpha or d.estimate == 0 else "above" if d.estimate > 0 else "below"].append(l + 1)
     return out
+
+
+def compare_unpaired_layers(a, b, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict:
+    """Per layer, ``mean(a) - mean(b)`` for two *different* sets of inputs (``a [n_a, L]``,
+    ``b [n_b, L]``), each set resampled on its own (the draws of
+    :func:`~helpers.common.stats.unpaired_difference_ci`, once for all layers), with a two-sided
+    bootstrap p-value per layer, Holm-adjusted over the ``L`` layers: the same keys as
+    :func:`compare_layers`."""
+    a, b = _as_2d_float(a, "a"), _as_2d_float(b, "b")
+    if a.shape[1] != b.shape[1]:
+        raise ValueError(f"a and b must have the same layers; got {a.shape[1]} and {b.shape[1]}.")
+    gen = torch.Generator().manual_seed(seed)
+    ia = torch.randint(len(a), (n_boot, len(a)), generator=gen).numpy()  # cpu: seeded draws, index a NumPy array
+    ib = torch.randint(len(b), (n_boot, len(b)), generator=gen).numpy()  # cpu: seeded draws, index a NumPy array
+    boots = a[ia].mean(axis=1) - b[ib].mean(axis=1)  # [n_boot, L]
+    low, high = np.quantile(boots, [0.025, 0.975], axis=0)
+    est = a.mean(axis=0) - b.mean(axis=0)
+    p_adj = holm([bootstrap_p_value(boots[:, l]) for l in range(a.shape[1])])
+    out = {"above": [], "below": [], "inconclusive": [],
+           "intervals": [Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(est, low, high)],
+           "p_holm": [float(p) for p in p_adj]}
+    for l, (e, p) in enumerate(zip(est, p_adj)):
+        out["inconclusive" if p >= alpha or e == 0 else "above" if e > 0 else "below"].append(l + 1)
+    return out
+
+
+def above_threshold(values, threshold: float, alpha: float = 0.05, seed: int = 0) -> dict:
+    """Which columns of ``values [n_inputs, k]`` (layers, or every head of every layer flattened)
+    have a mean surely above ``threshold``: a one-sided test per column, the larger of the
+    bootstrap p (share of replicates at or below the threshold, at least ``1 / n_boot``) and the
+    one-sided Student-t p, Holm-adjusted over the ``k`` columns. ``n_boot`` grows with ``k`` so that
+    the bootstrap's smallest p can pass Holm. Returns ``{"above": [0-based columns], "intervals":
+    [bootstrap 95 % interval per column], "p_holm": [...]}``."""
+    array = _as_2d_float(values, "values")
+    k = array.shape[1]
+    n_boot = max(2000, 40 * k)
+    boots = _paired_boots(array, n_boot, seed)  # [n_boot, k]
+    p_boot = np.maximum((boots <= threshold).mean(axis=0), 1 / n_boot)
+    p_adj = holm(np.maximum(p_boot, _t_p(array - threshold, alternative="greater")))
+    low, high = np.quantile(boots, [0.025, 0.975], axis=0)
+    return {"above": [j for j in range(k) if p_adj[j] < alpha],
+            "intervals": [Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(array.mean(0), low, high)],
+            "p_holm": [float(p) for p in p_adj]}
 
 
 def head_key_ratio(traces, key: int = 0) -> torch.Tensor:
@@ -291,7 +385,8 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
                heads_on_cls: list[int], n_heads: int, weight_cls: list, norm_cls: list, sep_ratio, punct_ratio,
                sep_norm, self_trained: list, self_random: list, self_learned: list[int], prev_head: tuple[int, int],
                prev_ci, norm_vs_weight: dict | None = None, head_threshold: float | None = None,
-               length_differs: dict | None = None) -> list[tuple[str, str, str]]:
+               length_differs: dict | None = None, sep_over_half: list[int] | None = None,
+               self_over_half: list[int] | None = None) -> list[tuple[str, str, str]]:
     """Lesson 05's claims table: ``(popular claim, this model's live numbers, published finding
     with paper and model)``, every verdict computed from the numbers it is given.
 
@@ -305,34 +400,42 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
     ``{class: compare_layers(norm, weight)}``, which then replaces the [CLS]-only cell;
     ``head_threshold``: when given, ``heads_on_cls`` counts heads whose [CLS] share ÷ 1/n lies
     surely above it (the course's threshold, not the paper's); ``length_differs``: ``{class:
-    layers where share ÷ uniform differs between short and packed inputs}``."""
+    layers where share ÷ uniform differs between short and packed inputs}``;
+    ``sep_over_half``/``self_over_half``: 1-based layers whose [SEP] share / [CLS]->[CLS] share is
+    above one half by :func:`above_threshold` (one-sided, Holm over the layers); without them, a
+    layer counts when its interval lies above one half (unadjusted). Layers listed beside a
+    largest value are those not shown different from it (Holm-adjusted, :func:`extreme_layer`)."""
     L = len(sep_ci)
-    over_half = [l + 1 for l in range(L) if sep_ci[l].low > 0.5]
+    over_half = sep_over_half if sep_over_half is not None else [l + 1 for l in range(L) if sep_ci[l].low > 0.5]
     s, c = sep_top[0], cls_top[0]
-    mostly_self = [l + 1 for l in range(L) if self_trained[l].low > 0.5]
+    mostly_self = (self_over_half if self_over_half is not None else
+                   [l + 1 for l in range(L) if self_trained[l].low > 0.5])
+    holm_note = "" if sep_over_half is None else ", one-sided, Holm over the layers"
     return [
         ("Over half of the attention goes to [SEP] in the middle layers",
-         f"packed pairs: largest [SEP] share {sep_ci[s].percent()} (layers {[j + 1 for j in sep_top[1]]}; uniform "
-         f"{uniform_sep:.1%}); layers surely above half: {over_half or 'none'}",
+         f"packed pairs: largest [SEP] share {sep_ci[s].percent()} at layer {s + 1} (not shown different from it, "
+         f"paired, Holm: layers {[j + 1 for j in sep_top[1]]}; uniform {uniform_sep:.1%}); layers surely above half"
+         f"{holm_note}: {over_half or 'none'}",
          "Clark et al. 2019 (BERT-base, <= 128-token pairs): > 50 % in layers 6-10"),
     ] + ([] if length_differs is None else [
         ("Dividing by the uniform share k/n makes shares comparable across input lengths",
-         "share ÷ uniform differs between short and packed pairs in layers: "
+         "share ÷ uniform differs between short and packed pairs (Holm over the layers) in layers: "
          + "; ".join(f"{k} {v or 'none'}" for k, v in length_differs.items()),
          "a check of the course's own reading, not a published finding: a sink that keeps its share whatever "
          "the length has a ratio growing with n"),
     ]) + [
         ("Many heads put most weight on [CLS]",
          (f"heads > 50 % on [CLS] (of {n_heads}): " if head_threshold is None else
-          f"heads surely above {head_threshold:g}x uniform on [CLS] (the course's threshold; of {n_heads}): ")
+          f"heads surely above {head_threshold:g}x uniform on [CLS] (the course's threshold, one-sided, Holm over "
+          f"all heads; of {n_heads} per layer): ")
          + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_on_cls)),
          "Clark et al. 2019 (BERT-base, Fig. 2, each head's mean attention on [CLS], no threshold): early heads "
          "attend to [CLS]"),
         ("An attention weight says how much a token contributes",
          (f"[CLS] at layer {c + 1}: weight {weight_cls[c].percent()}, norm-based {norm_cls[c].percent()}: "
           + ("the norm-based share is smaller" if norm_cls[c].high < weight_cls[c].low else
-             "the norm-based share is not smaller")) if norm_vs_weight is None else
-         "norm-based vs weight share, paired: " + "; ".join(
+             "inconclusive (separate intervals overlap; no paired test given)")) if norm_vs_weight is None else
+         "norm-based vs weight share, paired, Holm over the layers: " + "; ".join(
              f"{k} smaller in layers {w['below'] or 'none'}, larger in {w['above'] or 'none'}"
              for k, w in norm_vs_weight.items()),
          "Kobayashi et al. 2020 (BERT-base): weights on [CLS], [SEP], punctuation shrink once ||f(x)|| counts"),
@@ -342,8 +445,9 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
          "Clark et al. 2019 (BERT-base) speculate a no-op (small gradients); Kobayashi et al. 2020 (BERT-base): "
          "small ||f(x)||"),
         ("[CLS] attends to itself early because it has not learned to look",
-         f"[CLS] -> [CLS] above half in layers {mostly_self or 'none'} of {L}; layer 1 {self_trained[0].percent()}; "
-         f"differs from random weights (which give about 1/n by construction) in layers {self_learned or 'none'}",
+         f"[CLS] -> [CLS] surely above half{'' if self_over_half is None else ' (one-sided, Holm)'} in layers "
+         f"{mostly_self or 'none'} of {L}; layer 1 {self_trained[0].percent()}; differs from random weights (which "
+         f"give about 1/n by construction; paired, Holm) in layers {self_learned or 'none'}",
          "untested in the papers; a random-weight model shows only what an unlearned model does"),
         ("Some heads just look at the previous token",
          f"layer {prev_head[0]}, head {prev_head[1]}: {prev_ci.percent()} on the previous token",

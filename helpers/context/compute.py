@@ -7,6 +7,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
+from helpers.common.stats import Verdict
 from helpers.model.trace import Trace, check_trace, device_of
 
 
@@ -132,7 +133,8 @@ def nearest_neighbours(trace: Trace, token: int, layer: int, k: int = 3) -> list
 
 # -- what a leave-one-out accuracy looks like with no signal: a label-permutation null --------
 
-def permutation_accuracy(groups: dict, n_perm: int = 200, seed: int = 0) -> torch.Tensor:
+def permutation_accuracy(groups: dict, n_perm: int = 200, seed: int | np.random.SeedSequence = 0,
+                         layers: list[int] | None = None) -> torch.Tensor:
     """Leave-one-out nearest-centroid accuracy (:func:`sense_separation`) after shuffling the
     sense labels, ``[n_perm, layers]``: what the same rule scores on these very vectors when the
     labels carry no information. Use its spread instead of a flat ``1 / n_senses`` line: with
@@ -140,17 +142,85 @@ def permutation_accuracy(groups: dict, n_perm: int = 200, seed: int = 0) -> torc
     so it is noisier and, for vectors that share a mean (as a layer's vectors do), on average
     a little farther away: the rule tends to score below chance. A confound (e.g. the word's
     position) shows up as a score outside this spread. Each shuffle keeps the number of sentences per
-    sense; all shuffles are seeded."""
+    sense; all shuffles are seeded. Shuffling several words? Give each its own seed
+    (:func:`permutation_null` does): with one seed for all, words of the same size get the same
+    shuffles, their nulls move together and a pooled null comes out too wide. ``layers`` restricts
+    the rule to some layers (columns of the result, in that order)."""
     groups = _check_groups(groups)
     if isinstance(n_perm, bool) or not isinstance(n_perm, int) or n_perm < 1:
         raise ValueError(f"n_perm must be a positive int, got {n_perm!r}.")
     vecs = torch.cat(list(groups.values()))  # [n, layers, hidden]
+    if layers is not None:
+        bad = [l for l in layers if not isinstance(l, int) or not 0 <= l < vecs.shape[1]]
+        if bad or not layers:
+            raise ValueError(f"layers must list layers 0 to {vecs.shape[1] - 1}, got {layers!r}.")
+        vecs = vecs[:, list(layers)]
     sizes = [v.shape[0] for v in groups.values()]
     labels = torch.cat([torch.full((s,), i) for i, s in enumerate(sizes)])  # cpu: shuffled by a seeded CPU generator
+    if isinstance(seed, np.random.SeedSequence):
+        seed = int(seed.generate_state(1)[0])
     gen = torch.Generator().manual_seed(seed)
     perms = torch.stack([labels[torch.randperm(len(labels), generator=gen)]  # cpu: seeded shuffles, moved next
                          for _ in range(n_perm)]).to(vecs.device)  # [P, n]
-    return _loo_outcomes(vecs, perms, len(sizes)).float().mean(dim=1)
+    return torch.cat([_loo_outcomes(vecs, chunk, len(sizes)).float().mean(dim=1)
+                      for chunk in perms.split(250)])  # in chunks: the batched rule holds [P, n, senses, layers, H]
+
+
+def permutation_null(groups_by_word: dict, n_perm: int = 200, seed: int = 0,
+                     layers: list[int] | None = None) -> dict[str, torch.Tensor]:
+    """:func:`permutation_accuracy` for every word of ``groups_by_word`` (``{word: {sense: [n, layers,
+    hidden]}}``), each word shuffled with its **own** seed (children of one ``SeedSequence(seed)``,
+    so the words' shuffles are independent and the whole is reproducible), plus
+    ``"all words, pooled"``: the accuracy over all sentences of one shuffle of every word, i.e. the
+    words' nulls weighted by their number of sentences. ``{name: [n_perm, layers]}``."""
+    if not isinstance(groups_by_word, dict) or not groups_by_word:
+        raise ValueError("give {word: {sense: tensor [n, layers, hidden]}} with at least one word.")
+    children = np.random.SeedSequence(seed).spawn(len(groups_by_word))
+    null = {w: permutation_accuracy(g, n_perm=n_perm, seed=c, layers=layers)
+            for (w, g), c in zip(groups_by_word.items(), children)}
+    sizes = {w: sum(v.shape[0] for v in g.values()) for w, g in groups_by_word.items()}
+    null["all words, pooled"] = sum(null[w] * sizes[w] for w in groups_by_word) / sum(sizes.values())
+    return null
+
+
+def permutation_p_value(observed: float, null, exact: bool = False) -> float:
+    """Two-sided permutation p-value of an accuracy against its shuffles ``null [n_perm]``: the share
+    of shuffles at least as far from the shuffles' mean as ``observed``. Random shuffles count the
+    real labels as one more shuffle, ``(1 + count) / (1 + n_perm)`` (never 0); ``exact=True`` when
+    ``null`` is every relabelling (:func:`layer_null`), the real one among them: ``count / n``."""
+    null = torch.as_tensor(null, dtype=torch.float64, device="cpu").flatten()  # cpu: a p-value from results
+    if null.numel() < 1:
+        raise ValueError("null must hold at least one shuffled accuracy.")
+    centre = null.mean()
+    count = int(((null - centre).abs() >= abs(float(observed) - float(centre)) - 1e-9).sum())
+    return count / null.numel() if exact else (1 + count) / (1 + null.numel())
+
+
+def layer_null(groups: dict, layer: int, n_perm: int = 2000, seed: int | np.random.SeedSequence = 0,
+               max_exact: int = 5000) -> tuple[torch.Tensor, bool]:
+    """The leave-one-out nearest-centroid accuracy at one ``layer`` under relabelling, for a
+    permutation test: ``(accuracies [n], exact)``. With two senses and at most ``max_exact`` ways to
+    choose which sentences carry the first label, **every** relabelling is scored (``exact=True``:
+    an exact test, the real labels among them); otherwise ``n_perm`` seeded shuffles
+    (:func:`permutation_accuracy`). The smallest p-value a word can reach is set by how few
+    relabellings it has."""
+    import itertools
+    import math
+
+    groups = _check_groups(groups)
+    vecs = torch.cat(list(groups.values()))  # [n, layers, hidden]
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < vecs.shape[1]:
+        raise ValueError(f"layer must be an int from 0 to {vecs.shape[1] - 1}, got {layer!r}.")
+    sizes = [v.shape[0] for v in groups.values()]
+    n = sum(sizes)
+    if len(sizes) == 2 and math.comb(n, sizes[0]) <= max_exact:
+        first = torch.tensor(list(itertools.combinations(range(n), sizes[0])), device=vecs.device)  # [C, sizes[0]]
+        labels = torch.ones(len(first), n, dtype=torch.long, device=vecs.device)
+        labels.scatter_(1, first, 0)
+        acc = torch.cat([_loo_outcomes(vecs[:, layer:layer + 1], chunk, 2).float().mean(dim=1)
+                         for chunk in labels.split(250)])
+        return acc[:, 0], True
+    return permutation_accuracy(groups, n_perm=n_perm, seed=seed, layers=[layer])[:, 0], False
 
 
 def _loo_outcomes(vecs: torch.Tensor, labels: torch.Tensor, n_senses: int) -> torch.Tensor:
@@ -171,7 +241,26 @@ def centroid_margin(vector: torch.Tensor, groups: dict, n_boot: int = 1000, seed
     """``cos(vector, centroid of sense 1) - cos(vector, centroid of sense 2)`` per layer, with a
     bootstrap 95 % interval that resamples the sentences of each sense (the centroids rest on a
     handful of sentences each): a list of :class:`~helpers.common.stats.Interval`, one per layer.
-    A layer whose interval contains 0 cannot say which sense is nearer. Exactly two senses."""
+    A layer whose interval contains 0 is inconclusive about which sense is nearer (see
+    :func:`centroid_margin_verdicts` for the verdicts over all layers). Exactly two senses."""
+    return _centroid_margin(vector, groups, n_boot, seed)[0]
+
+
+def centroid_margin_verdicts(vector: torch.Tensor, groups: dict, n_boot: int = 1000, seed: int = 0,
+                             alpha: float = 0.05) -> list:
+    """:func:`centroid_margin` read as one :class:`~helpers.common.stats.Verdict` per layer: "higher"
+    (nearer the first sense), "lower" (nearer the second) or "inconclusive", decided by a two-sided
+    bootstrap p-value per layer Holm-adjusted over the layers (every layer is read at once)."""
+    from helpers.common.stats import verdict
+    from helpers.layerwalk.compute import holm_bootstrap_p
+
+    intervals, boots = _centroid_margin(vector, groups, n_boot, seed)
+    first, second = (f"cos with the {s!r} centroid" for s in groups)
+    p_adj = holm_bootstrap_p(boots.cpu().numpy())
+    return [verdict(iv, a=first, b=second, p_value=float(p), alpha=alpha) for iv, p in zip(intervals, p_adj)]
+
+
+def _centroid_margin(vector, groups, n_boot, seed):
     from helpers.common.stats import Interval
 
     groups = _check_groups(groups)
@@ -194,7 +283,7 @@ def centroid_margin(vector: torch.Tensor, groups: dict, n_boot: int = 1000, seed
     low, high = torch.quantile(boots.cpu().double(), torch.tensor([0.025, 0.975], dtype=torch.float64),  # cpu: float64 quantiles
                                dim=0)
     est = margin(a.mean(0), b.mean(0))
-    return [Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(est, low, high)]
+    return [Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(est, low, high)], boots.double()
 
 
 # -- nearest neighbours of a whole word (the mean of its pieces), its own pieces left out ----
@@ -244,89 +333,97 @@ def neighbour_control(traces, n_pieces: int, k: int, n_spans: int = 300, seed: i
     return torch.stack(out)
 
 
-# -- a profile across layers: is each step from one layer to the next a rise, a fall, or untold? --
+# -- a profile across layers: is each step from one layer to the next a rise, a fall, or inconclusive? --
 
-def layer_steps(values, control=None, *, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> list:
-    """``statistic[l] - statistic[l - 1]`` for ``l = 1 .. layers - 1`` with a paired bootstrap
-    interval: a list of :class:`~helpers.common.stats.Interval`, one per step.
+def layer_steps(values, control=None, *, n_boot: int = 1000, seed: int = 0, clusters=None) -> list:
+    """``statistic[l] - statistic[l - 1]`` for ``l = 1 .. layers - 1`` with a paired bootstrap 95 %
+    interval: a list of :class:`~helpers.common.stats.Interval`, one per step -- the differences
+    behind :func:`~helpers.layerwalk.compute.step_verdicts`, which also decides each step (rise,
+    fall or inconclusive) with p-values Holm-adjusted over the steps; read the steps with it.
 
-    ``values [n_items, layers]``: the items (e.g. words) are resampled once for all layers.
-    ``control [n_pairs, layers]`` (e.g. random-pair cosines, the same pairs at every layer) is
-    subtracted as its column mean and its rows are resampled once for all layers too, so the
-    step of ``values - control`` carries the control's uncertainty. A step whose interval lies
-    above 0 is a rise, below 0 a fall, and one containing 0 cannot be told apart from no step."""
-    from helpers.common.stats import Interval
-    from helpers.layerwalk.compute import _as_2d
+    ``values [n_items, layers]``: the items (e.g. words; or ``clusters`` of items) are resampled
+    once for all layers. ``control [n_pairs, layers]`` (e.g. random-pair cosines, the same pairs at
+    every layer) is subtracted as its column mean and its rows are resampled once for all layers
+    too, so the step of ``values - control`` carries the control's uncertainty."""
+    from helpers.layerwalk.compute import step_verdicts
 
-    array = _as_2d(values, "values")
-    if array.shape[1] < 2:
-        raise ValueError(f"values need at least two layers to have a step, got shape {array.shape}.")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
-        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
-    rng = np.random.default_rng(seed)
-    n = array.shape[0]
-    boots = np.stack([array[rng.integers(0, n, n)].mean(axis=0) for _ in range(n_boot)])  # [n_boot, layers]
-    estimate = array.mean(axis=0)
-    if control is not None:
-        ctrl = _as_2d(control, "control")
-        if ctrl.shape[1] != array.shape[1]:
-            raise ValueError(f"control has {ctrl.shape[1]} columns but values {array.shape[1]}: "
-                             "measure both on the same layers.")
-        m = ctrl.shape[0]
-        boots = boots - np.stack([ctrl[rng.integers(0, m, m)].mean(axis=0) for _ in range(n_boot)])
-        estimate = estimate - ctrl.mean(axis=0)
-    steps, est = np.diff(boots, axis=1), np.diff(estimate)
-    alpha = (1 - level) / 2
-    low, high = np.quantile(steps, [alpha, 1 - alpha], axis=0)
-    return [Interval(float(e), float(lo), float(hi), level) for e, lo, hi in zip(est, low, high)]
+    return [v.difference for v in step_verdicts(values, control, n_boot=n_boot, seed=seed, clusters=clusters)]
 
 
 # -- lesson 06's "claims tested" table --------------------------------------------------------
 
 def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int, adj_steps=None,
-               same_ids: bool | None = None) -> list[tuple[str, str, str]]:
+               same_ids: bool | None = None, emb_null_p: float | None = None,
+               gap_above_zero: list | None = None) -> list[tuple[str, str, str]]:
     """Lesson 06's claims table: ``(popular claim, this model's live numbers and verdict,
     published finding with paper and model)``; every verdict is computed.
 
     ``raw_self``/``adj_self``: :class:`~helpers.layerwalk.compute.LayerRanking` (lowest first)
     of the raw and baseline-adjusted self-similarity; ``gap``: ranking (highest first) of the
-    within-minus-across gap; ``accuracy``: ranking (highest first) of the pooled accuracy;
+    within-minus-across gap; ``accuracy``: ranking (highest first) of the pooled accuracy (its
+    ``tied`` layers are those not shown different from the best, Holm-adjusted);
     ``chance_null``: the pooled permutation accuracy at layer 0 as an Interval (mean and 95 %
-    range of the shuffles); ``adj_steps``: :func:`layer_steps` of the adjusted self-similarity;
-    ``same_ids``: whether every word has the same token ids in all its sentences (then layer 0
-    can only separate uses by position)."""
+    range of the shuffles); ``emb_null_p``: the permutation p-value of the pooled layer-0 accuracy
+    against those shuffles (then the verdict uses it); ``adj_steps``: the steps of the adjusted
+    self-similarity, :class:`~helpers.common.stats.Verdict` s from
+    :func:`~helpers.layerwalk.compute.step_verdicts` (Holm over the steps) or bare Intervals (a
+    step counts as a rise when its interval lies above 0); ``gap_above_zero``: the layers whose gap
+    is surely above 0 (one-sided, Holm over the layers); ``same_ids``: whether every word has the
+    same token ids in all its sentences (then layer 0 can only separate uses by position)."""
     L = len(raw_self.intervals) - 1
 
+    def name(j):
+        return "emb" if j == 0 else j
+
     def layers(ranking):
-        return [("emb" if j == 0 else j) for j in ranking.tied]
+        return [name(j) for j in ranking.tied]
+
+    def extreme(ranking, percent=False):
+        iv = ranking.intervals[ranking.extreme]
+        return (f"layer {name(ranking.extreme)} ({iv.percent(0) if percent else iv}), not shown different from it "
+                f"(paired, Holm over {ranking.family_size}): {layers(ranking)}")
+
+    def rose(d):
+        return d.kind == "higher" if isinstance(d, Verdict) else d.low > 0
 
     emb_acc = accuracy.intervals[0]
-    emb_vs_null = ("inside" if chance_null.low <= emb_acc.estimate <= chance_null.high else "outside")
+    if emb_null_p is None:
+        emb_vs_null = ("inside" if chance_null.low <= emb_acc.estimate <= chance_null.high else "outside")
+        emb_verdict = f"{emb_vs_null} the shuffled range"
+    else:
+        emb_verdict = (f"differs from the shuffles (permutation p = {emb_null_p:.2g})" if emb_null_p < 0.05 else
+                       f"not shown different from the shuffles (permutation p = {emb_null_p:.2g}): inconclusive, "
+                       "not evidence that it knows nothing")
+    if gap_above_zero is None:
+        gap_text = ("a gap above 0 in every layer past the embeddings" if all(i.low > 0 for i in gap.intervals[1:])
+                    else "not above 0 in every layer past the embeddings")
+    else:
+        missing = [j for j in range(1, L + 1) if j not in gap_above_zero]
+        gap_text = ("surely above 0 (one-sided, Holm) in every layer past the embeddings" if not missing else
+                    f"not shown above 0 (one-sided, Holm) in layers {missing}")
     return [
         ("Self-similarity falls with depth",
-         f"minus the random-pair baseline (his measure): lowest at layers {layers(adj_self)} (last layer "
+         f"minus the random-pair baseline (his measure): lowest at {extreme(adj_self)} (last layer "
          f"{'among' if L in adj_self.tied else 'not among'} them)"
          + ("" if adj_steps is None else
-            f"; significant rises from one layer to the next at layers "
-            f"{[l for l, d in enumerate(adj_steps, start=1) if d.low > 0] or 'none'}")
-         + f"; raw alone: lowest at layers {layers(raw_self)}",
+            f"; rises from one layer to the next at layers "
+            f"{[l for l, d in enumerate(adj_steps, start=1) if rose(d)] or 'none'}")
+         + f"; raw alone: lowest at {extreme(raw_self)}",
          "Ethayarajh 2019 (BERT-base, also ELMo and GPT-2): self-similarity minus the random-pair baseline "
          "falls almost monotonically with depth, lowest in the upper layers"),
         ("Senses separate in the upper layers",
-         f"pooled accuracy: emb {emb_acc.percent(0)}, best at layers {layers(accuracy)} "
-         f"({accuracy.intervals[accuracy.extreme].percent(0)}); the embeddings "
-         f"{'are' if 0 in accuracy.tied else 'are not'} among the best",
+         f"pooled accuracy (resampling {accuracy.unit}): emb {emb_acc.percent(0)}, best at "
+         f"{extreme(accuracy, percent=True)}; the embeddings "
+         f"{'are' if 0 in accuracy.tied else 'are not'} among them",
          "Coenen et al. 2019 (BERT-base): a nearest-centroid word-sense classifier reaches F1 71.1, its "
          "accuracy rising through the layers"),
         ("Same-sense uses are closer than different-sense uses",
-         f"within- minus across-sense cosine largest at layers {layers(gap)} ({gap.intervals[gap.extreme]}); "
-         f"at the embeddings {gap.intervals[0]}: "
-         + ("a gap above 0 in every layer past the embeddings" if all(i.low > 0 for i in gap.intervals[1:])
-            else "not above 0 in every layer past the embeddings"),
+         f"within- minus across-sense cosine largest at {extreme(gap)}; "
+         f"at the embeddings {gap.intervals[0]}: " + gap_text,
          "Coenen et al. 2019 (BERT-base): the uses of a word form well-separated clusters by sense"),
         ("The embedding layer knows nothing about the sense",
          f"emb accuracy {emb_acc.percent(0)}; shuffled labels give {chance_null.percent(0)} (mean and 95 % range; "
-         f"chance {1 / n_senses:.0%}): {emb_vs_null} the shuffled range"
+         f"chance {1 / n_senses:.0%}): {emb_verdict}"
          + ("" if same_ids is None else "; every word has the same token ids in all its sentences"
             if same_ids else "; some words have different token ids in different sentences (e.g. a cased vocabulary)"),
          "by construction: layer 0 is token + position + segment embedding, so where a word has the same "

@@ -65,13 +65,17 @@ def plot_words_and_mean(per_word: dict, ax=None, title="", ylabel="", reference=
 
 
 def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = None, axes=None,
-                         title="sense separation: leave-one-out accuracy with 95 % interval", null: dict | None = None):
+                         title="sense separation: leave-one-out accuracy with 95 % interval", null: dict | None = None,
+                         band="95 % interval: a word's exact one over its sentences; pooled: resampling words"):
     """One small panel per word (shared axes) of an accuracy per layer, each a list of
-    :class:`~helpers.common.stats.Interval` (estimate and bootstrap interval over the test
-    sentences); ``pooled`` (all words' sentences together) gets the first panel. ``null``
-    (``{name: [n_shuffles, layers]}``, e.g. :func:`~helpers.context.compute.permutation_accuracy`;
+    :class:`~helpers.common.stats.Interval` (estimate and 95 % interval: a word's exact interval over
+    its sentences, :func:`~helpers.common.stats.accuracy_ci`); ``pooled`` (all words' sentences
+    together, its interval resampling words, :func:`~helpers.common.stats.cluster_bootstrap_ci`)
+    gets the first panel. ``null`` (``{name: [n_shuffles, layers]}``, e.g.
+    :func:`~helpers.context.compute.permutation_null`;
     key ``"all words, pooled"`` for the pooled panel) draws what shuffled labels score: a grey
-    band (2.5-97.5 percentiles) with its mean dashed; ``chance`` draws a flat dotted line."""
+    band (2.5-97.5 percentiles) with its mean dashed; ``chance`` draws a flat dotted line; ``band``
+    says in the axis label what the coloured bands are."""
     import matplotlib.pyplot as plt
 
     panels = ({"all words, pooled": pooled} if pooled is not None else {}) | dict(per_word)
@@ -106,7 +110,7 @@ def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = Non
         ax.tick_params(labelbottom=True)  # every panel keeps its layer labels (the grid may end short)
         if i % cols == 0:
             ax.set_ylabel("accuracy")
-    parts = ["colour band: bootstrap 95 % interval over the sentences"]
+    parts = [f"colour band: {band}"]
     if null is not None:
         parts.append("grey: shuffled sense labels (95 % range, mean dashed)")
     if chance is not None:

@@ -111,5 +111,6 @@ def check_exercise_3(answer, trace, token, others) -> Feedback:
     elif raw < ci.low:
         verdict = "the raw cosine lies below the control's 95 % interval: less alike than unrelated tokens"
     else:
-        verdict = "the raw cosine lies inside the control's 95 % interval: nothing is left beyond the control"
+        verdict = ("the raw cosine lies inside the control's 95 % interval: inconclusive -- this one token is "
+                   "not shown to differ from unrelated tokens, which is not evidence that nothing is left")
     return correct(f"adjusted similarity {expected:.3f} (raw {raw:.3f}, control {ci}): {verdict}.")

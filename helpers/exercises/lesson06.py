@@ -2,47 +2,74 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from helpers.common.stats import accuracy_ci
+from helpers.common.stats import Interval, bootstrap_ci, cluster_bootstrap_ci, verdict
 from helpers.context import compute
 from helpers.exercises import Feedback, correct, no_answer, wrong
 
 
+def _last_minus_embeddings(groups):
+    """Per sentence of every word: outcome at the last layer minus at the embeddings (1, 0 or -1),
+    and the word of each sentence."""
+    diffs, words = [], []
+    for word, senses in groups.items():
+        outcomes = compute.sense_separation_outcomes(senses).float()  # [n_sentences, layers]
+        diffs.append(outcomes[:, -1] - outcomes[:, 0])
+        words += [word] * len(outcomes)
+    return torch.cat(diffs), np.array(words)
+
+
+def _as_interval(answer):
+    if isinstance(answer, Interval):
+        return answer
+    try:
+        estimate, low, high = (float(x) for x in answer)
+    except (TypeError, ValueError):
+        return None
+    return Interval(estimate, low, high)
+
+
 def check_exercise_1(answer, groups) -> Feedback:
-    """The lowest layer whose accuracy interval (``accuracy_ci`` over the sentences) overlaps the
-    interval of the best layer (highest accuracy, the lowest such layer on a tie), for the first
-    word in ``groups``."""
+    """The pooled accuracy of the last layer minus the embeddings', paired per sentence, with a 95 %
+    interval that resamples **words** (``cluster_bootstrap_ci(differences, word_of_each_sentence,
+    seed=0)``): a word's sentences share its centroids, so the word is the independent unit."""
     if answer is None:
-        return no_answer("Set answer_1 to an int layer (0 = embeddings).")
-    if isinstance(answer, bool) or not isinstance(answer, int):
-        return wrong(f"answer should be an int layer, but you gave a {type(answer).__name__}.",
-                     "Use int(...) on a tensor index.")
-    word, senses = next(iter(groups.items()))
-    outcomes = compute.sense_separation_outcomes(senses)  # [n_sentences, layers]
-    n = outcomes.shape[1]
-    if not 0 <= answer < n:
-        return wrong(f"layer {answer} does not exist: valid layers are 0 to {n - 1}.", "Layer 0 is the embeddings.")
-    cis = [accuracy_ci(outcomes[:, l]) for l in range(n)]
-    acc = outcomes.float().mean(dim=0)
-    best = int(torch.nonzero(acc == acc.max())[0])
-    overlapping = [l for l in range(n) if cis[l].overlaps(cis[best])]
-    expected = overlapping[0]
-    if answer == best and best != expected:
-        return wrong(f"layer {best} is the best layer itself ({cis[best].percent(0)}); the question asks for the "
-                     "lowest layer whose interval overlaps its interval.",
-                     "Compare every layer's interval with the best layer's, starting from layer 0.")
-    if answer != expected and answer in overlapping:
-        return wrong(f"layer {answer}'s interval {cis[answer].percent(0)} does overlap the best layer's, but so does "
-                     "a lower layer's.", "Start from layer 0 and take the first layer that overlaps.")
-    if answer != expected:
-        return wrong(f"layer {answer}'s interval {cis[answer].percent(0)} does not overlap the best layer's "
-                     f"{cis[best].percent(0)}.",
-                     "Two intervals overlap when each one's low end lies below the other's high end.")
-    note = (": with ten sentences even the embeddings cannot be told apart from the best layer" if expected == 0
-            else "")
-    return correct(f"for {word!r} the best layer is {best} ({cis[best].percent(0)}), and layer {expected} "
-                   f"({cis[expected].percent(0)}) is the lowest whose interval overlaps it{note}.")
+        return no_answer("Set answer_1 to the Interval returned by cluster_bootstrap_ci (or (estimate, low, high)).")
+    if len(groups) < 2:
+        return wrong(f"this needs at least two words to resample, but groups holds {len(groups)}.",
+                     "Run the lesson with the full polysemy data (every word of `groups`).")
+    got = _as_interval(answer)
+    if got is None:
+        return wrong(f"answer should be an Interval or three numbers (estimate, low, high), not a "
+                     f"{type(answer).__name__}.", "cluster_bootstrap_ci(values, clusters) returns an Interval.")
+    diffs, words = _last_minus_embeddings(groups)
+    expected = cluster_bootstrap_ci(diffs, words, seed=0)
+
+    def same(a: Interval, b: Interval, tol: float = 1e-6) -> bool:
+        return all(abs(x - y) < tol for x, y in ((a.estimate, b.estimate), (a.low, b.low), (a.high, b.high)))
+
+    if abs(got.estimate + expected.estimate) < 1e-6 and abs(expected.estimate) > 1e-6:
+        return wrong(f"your estimate {got.estimate:+.3f} has the wrong sign: that is the embeddings minus the last "
+                     "layer.", "Subtract the embeddings' outcome (layer 0) from the last layer's, sentence by "
+                     "sentence.")
+    if abs(got.estimate - expected.estimate) > 1e-6:
+        return wrong(f"the estimate {got.estimate:+.3f} is not the mean paired difference over all "
+                     f"{len(diffs)} sentences.", "Per sentence: outcome at the last layer minus outcome at layer 0 "
+                     "(each 0 or 1), then the mean over every sentence of every word.")
+    by_sentence = [bootstrap_ci(diffs, n_boot=n, seed=0) for n in (1000, 2000)]
+    if any(same(got, b) for b in by_sentence):
+        return wrong(f"your interval [{got.low:+.3f}, {got.high:+.3f}] resamples sentences one by one; a word's "
+                     f"sentences share its centroids, so they are not independent (the word-resampled interval is "
+                     f"[{expected.low:+.3f}, {expected.high:+.3f}]).",
+                     "Use cluster_bootstrap_ci(differences, clusters=word_of_each_sentence, seed=0).")
+    if not same(got, expected):
+        return wrong(f"the interval [{got.low:+.3f}, {got.high:+.3f}] is not the one that resamples words.",
+                     "cluster_bootstrap_ci(differences, clusters=word_of_each_sentence, seed=0), with the sentences "
+                     "in the order of `groups` and the other arguments left at their defaults.")
+    v = verdict(expected, a="last layer", b="embeddings", percent=True)
+    return correct(f"over {len(diffs)} sentences of {len(groups)} words, resampling words: {v}.")
 
 
 def check_exercise_2(my_self_similarity, groups) -> Feedback:

@@ -12,7 +12,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from helpers.common.stats import Interval
+from helpers.common.stats import Interval, Verdict, bootstrap_p_value, holm, verdict
 from helpers.model.tokens import content_positions
 from helpers.model.trace import Trace, check_trace, check_traces, device_of
 
@@ -330,46 +330,111 @@ def share_explained_by_layer(values) -> float:
     return float(between / total) if total > 0 else 0.0
 
 
-def share_explained_by_layer_ci(values, n_boot: int = 1000, level: float = 0.95, seed: int = 0) -> Interval:
+def share_explained_by_layer_ci(values, n_boot: int = 1000, level: float = 0.95, seed: int = 0,
+                                clusters=None) -> Interval:
     """:func:`share_explained_by_layer` with a percentile bootstrap interval over the tokens
-    (rows of ``values [N, L + 1]``; each replicate keeps a token's layers together)."""
+    (rows of ``values [N, L + 1]``; each replicate keeps a token's layers together), or over whole
+    ``clusters`` (one label per row, e.g. :func:`cluster_labels`: the tokens of one sentence are not
+    independent, so the sentence is the unit to resample)."""
     values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
     if values.ndim != 2 or values.shape[0] < 2:
         raise ValueError(f"values must be [n_tokens >= 2, layers], got shape {tuple(values.shape)}.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
         raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
-    gen = torch.Generator().manual_seed(seed)
-    n = values.shape[0]
-    boots = np.array([share_explained_by_layer(values[torch.randint(n, (n,), generator=gen)])  # cpu: seeded bootstrap
-                      for _ in range(n_boot)])
+    rng = np.random.default_rng(seed)
+    boots = np.array([share_explained_by_layer(values[torch.as_tensor(i, device="cpu")])  # cpu: index the cpu values
+                      for i in _resample_rows(values.shape[0], clusters, n_boot, rng)])
     alpha = (1 - level) / 2
     low, high = np.quantile(boots, [alpha, 1 - alpha])
     return Interval(share_explained_by_layer(values), float(low), float(high), level)
 
 
-# -- naming "the" layer: the extreme one and every layer not distinguishable from it ------------
+# -- naming "the" layer: the extreme one and every layer a Holm-adjusted paired test cannot separate
+
+def cluster_labels(traces, kind: str = "content") -> np.ndarray:
+    """The sentence (trace index) of every token of ``kind`` in ``traces``, in the order of
+    :func:`pooled_vectors` and the ``*_per_token`` functions: the cluster labels that make a
+    bootstrap resample whole sentences (tokens of one sentence are not independent)."""
+    traces = check_traces(traces)
+    return np.concatenate([np.full(len(positions_of_kind(t, kind)), i) for i, t in enumerate(traces)])
+
+
+def _resample_rows(n: int, clusters, n_boot: int, rng) -> list:
+    """``n_boot`` bootstrap draws of row indices: rows one by one, or whole clusters of rows."""
+    if clusters is None:
+        return list(rng.integers(0, n, size=(n_boot, n)))
+    labels = np.asarray(clusters)
+    if labels.shape != (n,):
+        raise ValueError(f"clusters must name one unit per item: {n} labels, got shape {labels.shape}.")
+    units, index = np.unique(labels, return_inverse=True)
+    if units.size < 2:
+        raise ValueError("a cluster bootstrap needs at least two clusters.")
+    members = [np.flatnonzero(index == u) for u in range(units.size)]
+    draws = rng.integers(0, units.size, size=(n_boot, units.size))  # the draws of cluster_bootstrap_ci
+    return [np.concatenate([members[u] for u in d]) for d in draws]
+
+
+def holm_bootstrap_p(boot_differences, skip=None) -> np.ndarray:
+    """Holm-adjusted two-sided bootstrap p-values of "difference = 0", one per column of
+    ``boot_differences [n_boot, k]`` (bootstrap replicates of ``k`` differences, e.g. every layer
+    minus the extreme one): :func:`~helpers.common.stats.bootstrap_p_value` per column, then
+    :func:`~helpers.common.stats.holm` over the columns, so the family of ``k`` comparisons
+    keeps its 5 % error rate together. Column ``skip`` (the extreme compared with itself) is left
+    out of the family and gets p = 1."""
+    boots = np.asarray(boot_differences, dtype=float)
+    if boots.ndim != 2 or boots.shape[0] < 100:
+        raise ValueError(f"boot_differences must be [n_boot >= 100, k], got shape {boots.shape}.")
+    k = boots.shape[1]
+    family = [j for j in range(k) if j != skip]
+    adjusted = np.ones(k)
+    if family:
+        adjusted[family] = holm([bootstrap_p_value(boots[:, j]) for j in family])
+    return adjusted
+
 
 @dataclass(frozen=True)
 class LayerRanking:
     """The column (layer or transition) with the lowest or highest statistic, and every column
-    that a paired bootstrap cannot tell apart from it (see :func:`rank_layers`)."""
+    that a paired comparison with it, Holm-adjusted over the comparisons, does not show to
+    differ (see :func:`rank_layers`)."""
 
     intervals: list  # per column: the statistic (minus the control) with its bootstrap interval
     extreme: int  # the column with the lowest (or highest) estimate
-    tied: list  # columns whose paired difference to ``extreme`` has an interval containing 0
-    differences: list  # per column: statistic(column) - statistic(extreme), with its interval
+    tied: list  # the extreme and every column whose Holm-adjusted p against it is >= alpha: not shown different
+    differences: list  # per column: statistic(column) - statistic(extreme), with its (unadjusted) 95 % interval
+    p_values: list | None = None  # per column: Holm-adjusted bootstrap p of "column - extreme = 0" (1 for the extreme)
+    alpha: float = 0.05
+    unit: str = "items"  # what the bootstrap resampled: "items", or the clusters' name (e.g. "sentences")
+
+    def verdict(self, column: int, a: str | None = None, b: str | None = None) -> Verdict:
+        """The course's :func:`~helpers.common.stats.verdict` of ``column`` minus the extreme one,
+        decided by its Holm-adjusted p: "higher", "lower" or "inconclusive" (never "the same")."""
+        a = a or f"column {column}"
+        b = b or f"column {self.extreme}"
+        p = None if self.p_values is None else float(self.p_values[column])
+        return verdict(self.differences[column], a=a, b=b, p_value=p, alpha=self.alpha)
+
+    @property
+    def family_size(self) -> int:
+        """How many comparisons the Holm adjustment covered (every column but the extreme)."""
+        return len(self.intervals) - 1
 
 
 def rank_layers(values, *, lowest: bool = True, control=None, statistic=np.mean, n_boot: int = 1000,
-                level: float = 0.95, seed: int = 0) -> LayerRanking:
+                level: float = 0.95, seed: int = 0, clusters=None, unit: str | None = None,
+                alpha: float = 0.05) -> LayerRanking:
     """Which column of ``values [n_items, layers]`` has the lowest (``lowest=True``) or highest
-    ``statistic`` over the items, and which columns cannot be told apart from it.
+    ``statistic`` over the items, and which columns are not shown to differ from it.
 
     The items (rows) are resampled once for all columns, so the comparison is *paired*: every
-    replicate measures all layers on the same items. ``control [n_pairs, layers]`` (e.g. random
-    pair cosines) is subtracted as its mean and resampled independently, so its own uncertainty
-    enters every interval. A column is ``tied`` with the extreme one when the bootstrap interval
-    of its difference to the extreme contains 0 (the extreme column itself is always tied).
+    replicate measures all layers on the same items. ``clusters`` (one label per row, e.g. the
+    sentence of each token or the word of each sentence) resamples whole clusters instead, when
+    rows that share a unit are not independent. ``control [n_pairs, layers]`` (e.g. random pair
+    cosines) is subtracted as its mean and resampled independently, so its own uncertainty enters
+    every interval. Each column is compared with the extreme one by a two-sided bootstrap p-value
+    of their difference, Holm-adjusted over the ``layers - 1`` comparisons
+    (:func:`holm_bootstrap_p`); ``tied`` holds the extreme column and every column whose adjusted p
+    is at least ``alpha``: "not shown different", never "the same".
     """
     array = _as_2d(values, "values")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
@@ -378,7 +443,8 @@ def rank_layers(values, *, lowest: bool = True, control=None, statistic=np.mean,
         raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}.")
     rng = np.random.default_rng(seed)
     n, k = array.shape
-    boots = np.stack([statistic(array[rng.integers(0, n, n)], axis=0) for _ in range(n_boot)])  # [n_boot, k]
+    draws = _resample_rows(n, clusters, n_boot, rng)
+    boots = np.stack([statistic(array[i], axis=0) for i in draws])  # [n_boot, k]
     estimate = np.asarray(statistic(array, axis=0), dtype=float)
     if control is not None:
         ctrl = _as_2d(control, "control")
@@ -388,15 +454,53 @@ def rank_layers(values, *, lowest: bool = True, control=None, statistic=np.mean,
         boots = boots - np.stack([ctrl[rng.integers(0, m, m)].mean(axis=0) for _ in range(n_boot)])
         estimate = estimate - ctrl.mean(axis=0)
     extreme = int(np.argmin(estimate) if lowest else np.argmax(estimate))
-    alpha = (1 - level) / 2
-    low, high = np.quantile(boots, [alpha, 1 - alpha], axis=0)
+    tail = (1 - level) / 2
+    low, high = np.quantile(boots, [tail, 1 - tail], axis=0)
     diffs = boots - boots[:, [extreme]]
-    dlow, dhigh = np.quantile(diffs, [alpha, 1 - alpha], axis=0)
+    dlow, dhigh = np.quantile(diffs, [tail, 1 - tail], axis=0)
     d_est = estimate - estimate[extreme]
     intervals = [Interval(float(e), float(lo), float(hi), level) for e, lo, hi in zip(estimate, low, high)]
     differences = [Interval(float(e), float(lo), float(hi), level) for e, lo, hi in zip(d_est, dlow, dhigh)]
-    tied = [j for j in range(k) if j == extreme or dlow[j] <= 0 <= dhigh[j]]
-    return LayerRanking(intervals, extreme, tied, differences)
+    p_adj = holm_bootstrap_p(diffs, skip=extreme)
+    tied = [j for j in range(k) if j == extreme or p_adj[j] >= alpha]
+    unit = unit or ("clusters" if clusters is not None else "items")
+    return LayerRanking(intervals, extreme, tied, differences, [float(p) for p in p_adj], alpha, unit)
+
+
+def step_verdicts(values, control=None, *, n_boot: int = 1000, seed: int = 0, clusters=None, names=None,
+                  alpha: float = 0.05) -> list[Verdict]:
+    """Each step ``statistic[l] - statistic[l - 1]`` of the mean of ``values [n_items, layers]``
+    (minus ``control``'s mean, as :func:`rank_layers`), as a :class:`~helpers.common.stats.Verdict`:
+    "higher" (a rise), "lower" (a fall) or "inconclusive", decided by the two-sided bootstrap
+    p-value Holm-adjusted over the ``layers - 1`` steps. Items (or ``clusters``) and the control's
+    rows are each resampled once for all layers, so every step is paired. ``names`` labels the
+    columns in the verdicts' text (default ``"layer 0"``, ...)."""
+    array = _as_2d(values, "values")
+    if array.shape[1] < 2:
+        raise ValueError(f"values need at least two layers to have a step, got shape {array.shape}.")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
+        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
+    rng = np.random.default_rng(seed)
+    n = array.shape[0]
+    boots = np.stack([array[i].mean(axis=0) for i in _resample_rows(n, clusters, n_boot, rng)])
+    estimate = array.mean(axis=0)
+    if control is not None:
+        ctrl = _as_2d(control, "control")
+        if ctrl.shape[1] != array.shape[1]:
+            raise ValueError(f"control has {ctrl.shape[1]} columns but values {array.shape[1]}: "
+                             "measure both on the same layers.")
+        m = ctrl.shape[0]
+        boots = boots - np.stack([ctrl[rng.integers(0, m, m)].mean(axis=0) for _ in range(n_boot)])
+        estimate = estimate - ctrl.mean(axis=0)
+    steps, est = np.diff(boots, axis=1), np.diff(estimate)
+    low, high = np.quantile(steps, [0.025, 0.975], axis=0)
+    p_adj = holm_bootstrap_p(steps)
+    names = [f"layer {j}" for j in range(array.shape[1])] if names is None else list(names)
+    if len(names) != array.shape[1]:
+        raise ValueError(f"names must label the {array.shape[1]} columns, got {len(names)}.")
+    return [verdict(Interval(float(e), float(lo), float(hi)), a=names[l + 1], b=names[l], p_value=float(p),
+                    alpha=alpha)
+            for l, (e, lo, hi, p) in enumerate(zip(est, low, high, p_adj))]
 
 
 def _as_2d(values, name: str) -> np.ndarray:
@@ -433,7 +537,7 @@ def path_lengths(coords) -> torch.Tensor:
 # -- lesson 04's "claims tested" table --------------------------------------------------------
 
 def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: float, within_ci: list,
-               cross_ci: list, mean_of_two, eta2: float, grows: bool, top_share, k: int, hidden_size: int,
+               cross_ci: list, mean_of_two, eta2: float, grows: bool | str, top_share, k: int, hidden_size: int,
                every_layer_outliers: list[int], peak: LayerRanking | None = None, peak_up: Interval | None = None,
                eta2_ci: Interval | None = None) -> list[tuple[str, str, str]]:
     """Lesson 04's claims table: ``(popular claim, this model's live numbers and verdict,
@@ -442,34 +546,41 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
     ``turn`` ranks the baseline-adjusted layer-to-layer cosines (:func:`rank_layers`, lowest
     first), ``turn_share`` is the share of tokens whose own biggest adjusted turn is there;
     ``within_ci``/``cross_ci`` are the same-layer and one-layer-apart controls; ``eta2`` is
-    :func:`share_explained_by_layer` of the norms; ``top_share`` the share of ``||h||^2`` in the
+    :func:`share_explained_by_layer` of the norms; ``grows`` whether the length grows at every layer
+    (a bool, or the verdict in words: "met", "not met" or "inconclusive"); ``top_share`` the share of ``||h||^2`` in the
     ``k`` largest dimensions per layer. Optional: ``peak`` ranks the same-layer baseline
     (highest first, :func:`rank_layers` on the paired random-pair samples) and ``peak_up`` is
-    the paired difference peak minus embeddings: then the cone row reports the profile; and
-    ``eta2_ci``, the interval of ``eta2``, makes prediction 1 "undecided" when it straddles 0.5."""
+    the paired difference peak minus embeddings (an Interval or its :class:`Verdict`): then the cone
+    row reports the profile; and ``eta2_ci``, the interval of ``eta2``, makes prediction 1
+    "inconclusive" when it straddles 0.5."""
     L = len(within_ci) - 1
     names = transition_names
     last_among = (L - 1) in turn.tied
     first, last = within_ci[0], within_ci[L]
-    cone = ("not distinguishable from" if first.overlaps(last) else
-            "above" if last.estimate > first.estimate else "below")
     top_share = torch.as_tensor(top_share, device=device_of(top_share))
-    if peak is None or peak_up is None:
+    if peak is None or peak_up is None:  # separate intervals only: apart means different, overlapping proves nothing
+        cone = ("inconclusive against (separate intervals overlap; no paired test given)" if first.overlaps(last) else
+                "above" if last.estimate > first.estimate else "below")
         cone_cell = f"same-layer baseline: layer {L} {last} is {cone} the embeddings' {first}"
     else:
         p = peak.extreme
-        cone_cell = (f"same-layer baseline highest at layer {p} ({peak.intervals[p]}; tied: {peak.tied}), "
-                     + ("above" if peak_up.low > 0 else "below" if peak_up.high < 0 else "not told apart from")
-                     + f" the embeddings' {first}; the last layer {last} "
-                     + ("is tied with the peak" if L in peak.tied else "drops from the peak"))
+        up = peak_up if isinstance(peak_up, Verdict) else verdict(peak_up)
+        cone_cell = (f"same-layer baseline highest at layer {p} ({peak.intervals[p]}; not shown different from it, "
+                     f"Holm over {peak.family_size} comparisons: {peak.tied}), "
+                     + {"higher": "above", "lower": "below"}.get(up.kind, "inconclusive against")
+                     + f" the embeddings' {first} (peak minus embeddings {up.difference})"
+                     + f"; the last layer {last} "
+                     + ("is the peak" if L == p else "is not shown different from the peak" if L in peak.tied
+                        else "drops from the peak"))
     if eta2_ci is None:
         pred1 = "met" if eta2 < 0.5 else "not met"
     else:
-        pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "undecided"
+        pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "inconclusive"
     return [
         ("A token changes most in the last layers",
          f"lowest adjusted median cosine at {names[turn.extreme]} ({turn.intervals[turn.extreme]}); not "
-         f"distinguishable from it: {[names[j] for j in turn.tied]}; the last transition is "
+         f"shown different from it (paired, resampling {turn.unit}, Holm over {turn.family_size} comparisons): "
+         f"{[names[j] for j in turn.tied]}; the last transition is "
          f"{'among' if last_among else 'not among'} them; biggest adjusted turn of {turn_share:.0%} of the tokens",
          "Ethayarajh 2019 (BERT-base): upper layers are the most context-specific -- measured as self-similarity "
          "across contexts, not this layer-to-layer cosine"),
@@ -483,7 +594,7 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
          f"prediction 'lengths differ mostly between tokens': {pred1} "
          f"({1 - eta2:.0%} of the variance lies between tokens of a layer"
          + ("" if eta2_ci is None else f"; layer share {eta2_ci.percent(0)}") + "); prediction 'they grow at every layer': "
-         + ("met" if grows else "not met"),
+         + (grows if isinstance(grows, str) else "met" if grows else "not met"),
          "no published test; a course measurement (it cannot show what the length means)"),
         ("A few dimensions dominate the vector",
          f"top {k} dims carry {top_share.min():.1%}-{top_share.max():.1%} of ||h||^2 (even spread: {k / hidden_size:.1%}); "

@@ -112,14 +112,10 @@ def update_ratios(model, traces) -> dict[str, torch.Tensor]:
     return {k: torch.stack(v) for k, v in per_layer.items()}
 
 
-def ratio_intervals(ratios: dict, traces, *, n_boot: int = 1000, seed: int = 0) -> dict[str, list[Interval]]:
-    """Per layer, a number with an interval for each entry of :func:`update_ratios` ``(model, traces)``.
-
-    Tokens of one sentence are not independent, so the sentence is the unit: each sentence's
-    median ratio per layer, then their mean over sentences with a bootstrap interval that
-    resamples sentences (:func:`helpers.common.stats.bootstrap_ci`). Returns
-    ``{"attention": [Interval per layer], "ffn": [...]}``.
-    """
+def per_sentence_medians(ratios: dict, traces) -> dict[str, torch.Tensor]:
+    """Each sentence's median of every entry of :func:`update_ratios` ``(model, traces)``, per layer:
+    ``{"attention": [n_sentences, L], "ffn": [...]}``. Tokens of one sentence are not independent,
+    so the sentence is the unit every interval and comparison of lesson 03 resamples."""
     traces = check_traces(traces)
     lengths = [t.seq_len for t in traces]
     if len(traces) < 2:
@@ -129,6 +125,17 @@ def ratio_intervals(ratios: dict, traces, *, n_boot: int = 1000, seed: int = 0) 
         if values.shape[1] != sum(lengths):
             raise ValueError(f"ratios[{name!r}] covers {values.shape[1]} tokens but the traces hold {sum(lengths)}: "
                              "pass the traces the ratios were computed on.")
-        per_sentence = torch.stack([chunk.median(dim=1).values for chunk in torch.split(values, lengths, dim=1)])
-        result[name] = bootstrap_ci(per_sentence, n_boot=n_boot, seed=seed)  # [sentences, layers] -> per layer
+        result[name] = torch.stack([chunk.median(dim=1).values for chunk in torch.split(values, lengths, dim=1)])
     return result
+
+
+def ratio_intervals(ratios: dict, traces, *, n_boot: int = 1000, seed: int = 0) -> dict[str, list[Interval]]:
+    """Per layer, a number with an interval for each entry of :func:`update_ratios` ``(model, traces)``.
+
+    Tokens of one sentence are not independent, so the sentence is the unit: each sentence's
+    median ratio per layer (:func:`per_sentence_medians`), then their mean over sentences with a
+    bootstrap interval that resamples sentences (:func:`helpers.common.stats.bootstrap_ci`). Returns
+    ``{"attention": [Interval per layer], "ffn": [...]}``.
+    """
+    return {name: bootstrap_ci(per_sentence, n_boot=n_boot, seed=seed)  # [sentences, layers] -> per layer
+            for name, per_sentence in per_sentence_medians(ratios, traces).items()}

@@ -4,29 +4,27 @@ import torch
 import torch.nn.functional as F
 
 
-def solution_1(groups) -> int:
-    """Lowest layer whose accuracy interval overlaps the best layer's, first word: the
-    leave-one-out nearest-centroid outcomes by hand, then ``accuracy_ci`` per layer."""
-    from helpers.common.stats import accuracy_ci
+def solution_1(groups):
+    """The pooled accuracy of the last layer minus the embeddings', paired per sentence, with a 95 %
+    interval that resamples words: the leave-one-out nearest-centroid outcomes by hand, then
+    ``cluster_bootstrap_ci`` with each sentence's word as its cluster."""
+    from helpers.common.stats import cluster_bootstrap_ci
 
-    senses = list(next(iter(groups.values())).values())
-    n_layers = senses[0].shape[1]
-    outcomes = []  # one row per sentence: correct at each layer?
-    for true, vecs in enumerate(senses):
-        for i in range(vecs.shape[0]):
-            rest = [torch.cat([v[:i], v[i + 1:]]) if s == true else v for s, v in enumerate(senses)]
-            row = []
-            for layer in range(n_layers):
-                centroids = torch.stack([r[:, layer].mean(0) for r in rest])
-                guess = F.cosine_similarity(vecs[i, layer].unsqueeze(0), centroids, dim=-1).argmax()
-                row.append(bool(guess == true))
-            outcomes.append(row)
-    outcomes = torch.tensor(outcomes)
-    accuracy = outcomes.float().mean(dim=0)
-    best = int(accuracy.argmax())  # argmax returns the first (lowest) of tied maxima
-    intervals = [accuracy_ci(outcomes[:, layer]) for layer in range(n_layers)]
-    return next(layer for layer in range(n_layers)
-                if intervals[layer].low <= intervals[best].high and intervals[best].low <= intervals[layer].high)
+    differences, word_of = [], []
+    for word, by_sense in groups.items():
+        senses = list(by_sense.values())
+        last = senses[0].shape[1] - 1
+        for true, vecs in enumerate(senses):
+            for i in range(vecs.shape[0]):
+                rest = [torch.cat([v[:i], v[i + 1:]]) if s == true else v for s, v in enumerate(senses)]
+                right = []
+                for layer in (0, last):
+                    centroids = torch.stack([r[:, layer].mean(0) for r in rest])
+                    guess = F.cosine_similarity(vecs[i, layer].unsqueeze(0), centroids, dim=-1).argmax()
+                    right.append(float(guess == true))
+                differences.append(right[1] - right[0])
+                word_of.append(word)
+    return cluster_bootstrap_ci(torch.tensor(differences), word_of, seed=0)
 
 
 def my_self_similarity(vectors) -> float:
