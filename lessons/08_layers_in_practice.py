@@ -15,7 +15,6 @@
 #     name: python3
 # ---
 
-
 # %% [markdown]
 # # 08 — Using the layers in practice
 #
@@ -44,7 +43,6 @@ if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
-
 
 # %% [markdown]
 # ## Parameters
