@@ -165,13 +165,16 @@ if study.from_cache():
           "(identical runs made earlier on this machine; their seconds are from then)")
 
 # %% [markdown]
-# First the dev curves: did every run converge? Each line is one seed's dev accuracy after each
-# epoch; the cross marks the epoch whose weights early stopping kept.
+# First the dev curves: did every run converge? Each line is one seed's dev loss (left: what early
+# stopping reads) and dev accuracy (right) after each epoch; the cross marks the epoch whose
+# weights early stopping kept.
 
 # %%
 from helpers.finetuning.plots import plot_dev_curves
 
-ax = plot_dev_curves(study)
+fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11.5, 3.9))
+plot_dev_curves(study, ax=ax_loss, measure="loss", legend=False)
+plot_dev_curves(study, ax=ax_acc)
 plt.show()
 for s in FINETUNE_STRATEGIES[1:]:
     print(f"{s:<32} converged (stopped by the dev loss) in {study.converged(s)} of {len(SEEDS)} runs; "

@@ -163,7 +163,9 @@ def test_paired_comparisons_use_the_item_by_item_difference():
     two = compare_two_paired("best", best, "worse", worse)
     assert "paired on the same 100 test items (exact McNemar test): best higher than worse" in two
     assert "inconclusive" in compare_two_paired("other", other, "best", best)
-    assert "equivalent within +/-2.0 points" in compare_paired({"a": best, "b": best.clone()}, margin=0.02)
+    assert "inconclusive" in compare_paired({"a": best, "b": best.clone()}, margin=0.02), "100 items cannot show +/-2"
+    many = torch.ones(3000, dtype=torch.bool)
+    assert "equivalent within +/-2.0 points" in compare_paired({"a": many, "b": many.clone()}, margin=0.02)
     assert "right and wrong on exactly the same items" in compare_two_paired("a", best, "b", best.clone())
     with pytest.raises(ValueError, match="same test items"):
         paired_difference(best, best[:50])

@@ -88,6 +88,9 @@ def test_mcnemar_uses_only_the_items_where_the_two_disagree():
     assert m.difference.low > 0 if m.p_value < 0.05 else m.difference.low <= 0
     same = mcnemar(a, a)
     assert same.p_value == 1.0 and same.verdict().kind == "inconclusive"
+    # nothing changed on 100 items: still not "equivalent within 1 point" (the unseen share can be ~3%)
+    assert same.difference.high == pytest.approx(1 - 0.025 ** (1 / 100)) and same.verdict(margin=0.01).kind == "inconclusive"
+    assert mcnemar([1] * 2000, [1] * 2000).verdict(margin=0.01).kind == "equivalent"
 
 
 def test_mcnemar_interval_excludes_zero_exactly_when_the_test_rejects():

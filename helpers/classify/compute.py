@@ -363,8 +363,9 @@ def compare_two_paired(a_name: str, a, b_name: str, b, margin: float | None = No
     """``"A 88.0% [..] vs B 92.0% [..]; A - B paired on the same 100 items (exact McNemar test):
     inconclusive: ..."`` -- the verdict by the course's rules (:class:`~helpers.common.stats.Verdict`)."""
     comp = paired_comparison(a, b)
-    if comp.difference.low == comp.difference.high == 0 and comp.p_value == 1.0:
-        text = "right and wrong on exactly the same items"
+    if _runs(a).shape == _runs(b).shape and torch.equal(_runs(a), _runs(b)):
+        text = (f"right and wrong on exactly the same items ({comp.verdict(a_name, b_name, margin=margin).kind}: "
+                "no item differs, but a test set this size bounds how many could)")
     else:
         text = comp.verdict(a_name, b_name, margin=margin).text
     return (f"{a_name} {outcome_interval(a).percent()} vs {b_name} {outcome_interval(b).percent()}; paired on the "

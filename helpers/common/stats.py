@@ -291,7 +291,8 @@ def mcnemar(a_correct, b_correct) -> McNemar:
     items. Only the items where they disagree carry information: under "same accuracy" each is
     equally likely to favour A or B (a sign test). The interval of the accuracy difference is the
     Clopper-Pearson interval of that share, conditional on the number of disagreements, mapped to
-    ``(a_only - b_only) / n``; it excludes 0 exactly when the test rejects at 5%."""
+    ``(a_only - b_only) / n``; it excludes 0 exactly when the test rejects at 5%. When no item differs,
+    the interval is +/- the exact upper bound on the share of items that could differ (0 seen in n)."""
     from scipy.stats import binomtest
 
     a, b = _binary(a_correct, "a_correct"), _binary(b_correct, "b_correct")
@@ -302,8 +303,14 @@ def mcnemar(a_correct, b_correct) -> McNemar:
     m = a_only + b_only
     est = (a_only - b_only) / n
     if m == 0:
-        zero = Interval(0.0, 0.0, 0.0)
-        return McNemar(n, 0, 0, 1.0, zero, zero)
+        # No item changed: the share of items that *could* change is still only bounded, by the exact
+        # upper bound of 0 in n (1 - (alpha/2)^(1/n)); a zero-width interval would let any test set,
+        # however small, claim equivalence.
+        def unseen(level):
+            u = 1 - ((1 - level) / 2) ** (1 / n)
+            return Interval(0.0, -u, u, level)
+
+        return McNemar(n, 0, 0, 1.0, unseen(0.95), unseen(0.90))
     p = float(binomtest(a_only, m, 0.5).pvalue)
 
     def interval(level):

@@ -48,7 +48,7 @@ def plot_layer_change(cka, weight_change, axes=None, whiskers=("range over the s
     return axes
 
 
-def plot_dev_curves(study, ax=None, measure: str = "accuracy"):
+def plot_dev_curves(study, ax=None, measure: str = "accuracy", legend: bool = True):
     """Dev accuracy (or loss) after every epoch against optimiser steps, one colour per fine-tuning
     strategy: a thin line per seed, a cross where early stopping kept the weights (the best dev
     epoch), and a dashed line at the frozen probe's mean dev score when the study has it. The curve
@@ -75,9 +75,10 @@ def plot_dev_curves(study, ax=None, measure: str = "accuracy"):
     ax.set_xlabel("optimiser steps")
     ax.set_ylabel(f"dev {measure}")
     n = len(study.seeds)
-    ax.set_title(f"dev {measure} after every epoch, {n} seeds per strategy\n"
-                 "x: the epoch early stopping kept; dashed: the frozen probe")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+    ax.set_title(f"dev {measure} per epoch, {n} seeds per strategy\n"
+                 "x: the weights kept; dashed: the frozen probe")
+    if legend:
+        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
     ax.figure.tight_layout()
     return ax
 
