@@ -4,7 +4,8 @@ import pytest
 import torch
 
 from helpers.classify.compute import train_head
-from helpers.common.data import load_polysemy
+from helpers.common.data import load_banking77, load_polysemy
+from helpers.common.stats import bootstrap_ci
 from helpers.exercises import lesson09 as ex
 from helpers.interventions import compute as C
 from helpers.model.trace import trace_text
@@ -12,35 +13,45 @@ from lessons.solutions import solutions_09 as sol
 
 
 @pytest.fixture(scope="module")
-def measured(tokenizer, model, intent_data):
-    train, test, f_train, _ = intent_data
-    L = f_train.num_layers
-    head = train_head(f_train.layer(L, "mean"), train.labels, train.num_classes, progress=False)
+def measured(tokenizer, model):
+    """A head on a small BANKING77 cut (six intents) and its ablation, gradients and skips on 12
+    test utterances, as the lesson computes them."""
+    train_all, test_all = load_banking77("train"), load_banking77("test")
+    names = train_all.names[:6]
+    train, test = train_all.only(names).sample(6, seed=0), test_all.only(names).sample(2, seed=0)
+    head = train_head(C.pooled_features(tokenizer, model, train.texts, max_length=64, progress=False), train.labels,
+                      train.num_classes, progress=False)
     classifier = C.SentenceHead(head, "mean")
-    run = C.run_cached(tokenizer, model, test.texts[:12])
-    y = test.labels[:12]
+    run = C.run_cached(tokenizer, model, test.texts, max_length=64)
+    y = test.labels
     ablation = C.ablate_every_head(model, classifier, run, y, progress=False)
-    return ablation, C.head_gate_gradients(model, classifier, run, y)
+    skips = C.skip_every_layer(model, run, progress=False, readout=classifier)
+    skip_correct = (skips.argmax(-1) == torch.tensor(y)).float()
+    return ablation, C.head_gate_gradients(model, classifier, run, y), skip_correct
 
 
 @pytest.fixture(scope="module")
 def patch(tokenizer, model):
-    senses = load_polysemy()["bank"]
-    traces = {s: [trace_text(tokenizer, model, x) for x in xs[:3]] for s, xs in senses.items()}
-    a, b = list(traces)
-    return {"bank": C.sense_patching(model, traces[a], traces[b], "bank")}
+    words = load_polysemy()
+    out = {}
+    for word in words:  # four words, three sentences of each sense
+        traces = {s: [trace_text(tokenizer, model, x) for x in xs[:3]] for s, xs in words[word].items()}
+        a, b = list(traces)
+        out[word] = C.sense_patching(model, traces[a], traces[b], word)
+    return out
 
 
 def test_no_answer(measured, patch, sample_trace):
-    ablation, grads = measured
+    ablation, grads, skip_correct = measured
     assert "no answer" in ex.check_exercise_1(None, ablation).message
     assert "no answer" in ex.check_exercise_2(None, grads).message
     assert "no answer" in ex.check_exercise_3(None, sample_trace).message
-    assert "no answer" in ex.check_exercise_4(..., patch).message
+    assert "no answer" in ex.check_exercise_4(None, patch).message
+    assert "no answer" in ex.check_exercise_5(None, skip_correct).message
 
 
 def test_exercise_1(measured):
-    ablation, _ = measured
+    ablation, _, _ = measured
     layer, head = sol.solution_1(ablation)
     assert ex.check_exercise_1((layer, head), ablation).ok
     fb = ex.check_exercise_1((layer - 1, head), ablation)  # counted from 0
@@ -53,7 +64,7 @@ def test_exercise_1(measured):
 
 
 def test_exercise_2(measured):
-    _, grads = measured
+    _, grads, _ = measured
     assert ex.check_exercise_2(sol.solution_2(grads), grads).ok
     fb = ex.check_exercise_2(grads.mean(0).abs(), grads)
     assert not fb.ok and "absolute value of the mean" in fb.message
@@ -89,34 +100,47 @@ def test_exercise_3(sample_trace):
 
 
 def test_exercise_4(patch):
-    intervals = C.pair_cluster_bootstrap([patch["bank"]], "follows")
-    first = sol.solution_4(patch)
-    assert first == next((l for l, ci in enumerate(intervals) if ci.low > 0.5), None)  # the lesson's rule
-    assert ex.check_exercise_4(first, patch).ok
-    n = len(intervals)
-    for answer in [None, *range(n)]:
-        if answer != first:
-            assert not ex.check_exercise_4(answer, patch).ok
-    rates = patch["bank"]["follows"].mean(0)
-    by_point = next((l for l in range(n) if rates[l] >= 0.5), None)
-    if by_point is not None and by_point != first:
-        assert "interval" in ex.check_exercise_4(by_point, patch).message
-    assert "does not exist" in ex.check_exercise_4(n, patch).message
-    assert not ex.check_exercise_4(1.0, patch).ok
+    pooled, _, _ = C.word_cluster_shares(patch, "follows")
+    ratio = sol.solution_4(patch, pooled)
+    pairs = bootstrap_ci(torch.cat([p["follows"][:, 1] for p in patch.values()]).numpy())
+    assert ratio == pytest.approx((pairs.high - pairs.low) / (pooled[1].high - pooled[1].low))
+    fb = ex.check_exercise_4(ratio, patch)
+    assert fb.ok, fb.message
+    assert ex.check_exercise_4(ratio * 1.02, patch).ok  # a different bootstrap draw is close enough
+    assert ratio < 0.9, "resampling words gives the wider interval"
+    fb = ex.check_exercise_4(1 / ratio, patch)
+    assert not fb.ok and "inverse" in fb.message
+    assert not ex.check_exercise_4(ratio * 2 + 1, patch).ok
+    assert not ex.check_exercise_4("0.5", patch).ok
+    assert not ex.check_exercise_4(ratio, {"bank": patch["bank"]}).ok  # one word: no word resampling
 
 
-def test_exercise_4_interval_rule_differs_from_the_point_rule():
-    """Synthetic patch results: 10 x 10 pairs, layer 0 followed by the pairs of 5 donors (a share
-    of one half, an interval around it), layer 1 by all (rule of three: [70%, 100%]). The point
-    rule says 0, the lesson's rule 1; with no layer above one half, the answer is None."""
-    pairs = [(i, j) for i in range(10) for j in range(10)]
-    follows = torch.zeros(100, 2)
-    follows[:50, 0] = 1  # pairs are ordered by donor: donors 0-4
-    follows[:, 1] = 1
-    result = {"w": {"follows": follows, "control": torch.ones(100), "pairs": pairs}}
-    assert sol.solution_4(result) == 1 and ex.check_exercise_4(1, result).ok
-    fb = ex.check_exercise_4(0, result)
-    assert not fb.ok and "interval" in fb.message
-    none = {"w": {"follows": follows[:, :1], "control": torch.ones(100), "pairs": pairs}}
-    assert sol.solution_4(none) is None and ex.check_exercise_4(None, none).ok
-    assert not ex.check_exercise_4(0, none).ok
+def test_exercise_5_on_the_model(measured):
+    _, _, skip_correct = measured
+    answer = sol.solution_5(skip_correct)
+    fb = ex.check_exercise_5(answer, skip_correct)
+    assert fb.ok, fb.message
+    n_layers = skip_correct.shape[0] - 1
+    assert not ex.check_exercise_5([0], skip_correct).ok
+    assert "counted from 1" in ex.check_exercise_5([n_layers + 1], skip_correct).message
+    assert not ex.check_exercise_5([str(n_layers)], skip_correct).ok
+
+
+def test_exercise_5_hints_follow_the_verdict_rules():
+    """Synthetic outcomes on 100 items, four layers: layer 1 turns 12 right answers wrong (lower
+    after Holm), layer 2 six (p = 0.03 unadjusted, not after Holm), layer 3 turns 12 wrong answers
+    right (higher), layer 4 changes nothing."""
+    base = torch.zeros(100)
+    base[:70] = 1
+    rows = [base.clone() for _ in range(5)]
+    rows[1][:12] = 0
+    rows[2][:6] = 0
+    rows[3][70:82] = 1
+    skip_correct = torch.stack(rows)
+    assert sol.solution_5(skip_correct) == [1]
+    assert ex.check_exercise_5([1], skip_correct).ok
+    assert "unadjusted" in ex.check_exercise_5([1, 2], skip_correct).message
+    assert "raises" in ex.check_exercise_5([1, 3], skip_correct).message
+    assert "can go" in ex.check_exercise_5([2, 3, 4], skip_correct).message
+    assert "once, sorted" in ex.check_exercise_5([1, 1], skip_correct).message
+    assert not ex.check_exercise_5([4], skip_correct).ok

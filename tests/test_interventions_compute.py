@@ -12,9 +12,9 @@ import torch.nn.functional as F
 
 from helpers.attention.compute import attention_shares
 from helpers.attention.rebuild import self_attention_by_hand
-from helpers.classify.compute import LinearHead, train_head
-from helpers.common.data import load_polysemy
-from helpers.common.stats import Interval, bootstrap_ci, paired_difference_ci
+from helpers.classify.compute import LinearHead, extract_features, train_head
+from helpers.common.data import load_banking77, load_polysemy
+from helpers.common.stats import Interval, bootstrap_ci, cluster_bootstrap_ci, holm, mcnemar
 from helpers.context.compute import word_by_layer
 from helpers.interventions import compute as C
 from helpers.model.trace import trace_text
@@ -22,13 +22,22 @@ from helpers.stack.rebuild import attention_output_by_hand
 
 
 @pytest.fixture(scope="module")
-def setup(tokenizer, model, intent_data):
-    """A head trained on the mean-pooled last layer of a small intent subset, and its test run."""
-    train, test, f_train, _ = intent_data
-    L = model.config.num_hidden_layers
-    head = train_head(f_train.layer(L, "mean"), train.labels, train.num_classes, progress=False)
+def banking():
+    """A small BANKING77 cut, as the lesson's quick budget: six intents, 8 training and 3 test
+    utterances of each (seeded)."""
+    train_all, test_all = load_banking77("train"), load_banking77("test")
+    names = train_all.names[:6]
+    return train_all.only(names).sample(8, seed=0), test_all.only(names).sample(3, seed=0)
+
+
+@pytest.fixture(scope="module")
+def setup(tokenizer, model, banking):
+    """A head trained on the mean-pooled last layer of the BANKING77 cut, and its test run."""
+    train, test = banking
+    head = train_head(C.pooled_features(tokenizer, model, train.texts, max_length=64, progress=False), train.labels,
+                      train.num_classes, progress=False)
     classifier = C.SentenceHead(head, "mean")
-    run = C.run_cached(tokenizer, model, test.texts[:16], attentions=True)
+    run = C.run_cached(tokenizer, model, test.texts[:16], attentions=True, token_shares=True, batch_size=5)
     return classifier, run, torch.tensor(test.labels[:16]), test.texts[:16]
 
 
@@ -69,6 +78,39 @@ def test_continue_from_the_embeddings_reproduces_the_model(model, setup):
     assert torch.allclose(again[m], run.hidden(run.num_layers)[m], atol=1e-4)
     middle = C.continue_from(model, run.hidden(3), run.attention_mask, 3)
     assert torch.allclose(middle[m], run.hidden(run.num_layers)[m], atol=1e-4)
+
+
+def test_run_cached_in_buckets_equals_one_padded_batch(tokenizer, model, setup):
+    """Groups of similar length give the hidden states and attention maps of one padded batch (a
+    plain model call), at every real position."""
+    _, run, _, texts = setup
+    enc = tokenizer(texts, padding=True, return_tensors="pt")
+    with torch.no_grad():
+        out = model(**enc, output_hidden_states=True, output_attentions=True)
+    m = enc["attention_mask"].bool()
+    assert torch.equal(run.attention_mask, enc["attention_mask"])
+    for layer in (0, 3, run.num_layers):
+        assert torch.allclose(run.hidden(layer)[m], out.hidden_states[layer][m], atol=1e-4)
+    keys = m[:, None, None, :] & m[:, None, :, None]  # [N, 1, T, T]: real query and key
+    for layer in (1, run.num_layers):
+        got, want = run.attentions[layer - 1], out.attentions[layer - 1]
+        assert torch.allclose(got.masked_select(keys), want.masked_select(keys), atol=1e-5)
+    assert run.tokens[0] == tokenizer.convert_ids_to_tokens(enc["input_ids"][0][m[0]].tolist())
+    with pytest.raises(ValueError, match="positive int"):
+        C.length_buckets(run.attention_mask, 0)
+
+
+def test_pooled_features_equal_lesson_07(tokenizer, model, banking):
+    train, _ = banking
+    texts = train.texts[:20]
+    ours = C.pooled_features(tokenizer, model, texts, max_length=64, batch_size=7, progress=False)
+    lesson07 = extract_features(tokenizer, model, texts, max_length=64, progress=False)
+    L = model.config.num_hidden_layers
+    assert torch.allclose(ours, lesson07.layer(L, "mean"), atol=1e-4)
+    assert torch.allclose(C.pooled_features(tokenizer, model, texts, max_length=64, pooling="cls", progress=False),
+                          lesson07.layer(L, "cls"), atol=1e-4)
+    with pytest.raises(ValueError, match="pooling"):
+        C.pooled_features(tokenizer, model, texts, pooling="max")
 
 
 def test_run_from_traces_pads_the_traces(tokenizer, model):
@@ -124,56 +166,101 @@ def test_head_ablation_measures(model, setup):
     loss = F.cross_entropy(ablation.ablated[2, 3], y, reduction="none") - F.cross_entropy(ablation.base, y,
                                                                                            reduction="none")
     assert torch.allclose(ablation.loss_increase_items()[:, 2, 3], loss, atol=1e-5)
-    drop = ablation.drop_interval(3, 3)  # paired: unchanged minus removed, on the same items
-    assert isinstance(drop, Interval)
-    assert math.isclose(drop.estimate, base_right.float().mean() - now_right.float().mean(), abs_tol=1e-6)
-    if torch.equal(base_right, now_right):
-        assert drop.low < 0 < drop.high, "no item changed: the rule of three, not a zero-width interval"
+    change = ablation.change(3, 3, margin=0.01)  # removed minus unchanged, on the same items
+    assert math.isclose(change.difference.estimate, now_right.float().mean() - base_right.float().mean(),
+                        abs_tol=1e-6)
+    assert change.p_value == mcnemar(now_right.float(), base_right.float()).p_value
+    changes = ablation.changes(margin=0.01)
+    assert len(changes) == len(ablation.heads()) == ablation.ablated.shape[0] * ablation.ablated.shape[1]
+    assert changes[ablation.heads().index((3, 3))].p_value == change.p_value
+    assert [c.adjusted_p for c in changes] == pytest.approx(holm([c.p_value for c in changes]).tolist())
+    assert sum(C.count_kinds(changes).values()) == len(changes)
+    with pytest.raises(ValueError, match="not a head"):
+        ablation.change(0, 0)
 
 
-def test_paired_accuracy_difference():
+def test_outcome_changes_mcnemar_holm_and_the_margin():
+    """Independent items: McNemar's exact p (checked with scipy's binomial test on the items that
+    changed), Holm over the interventions, "equivalent" only inside the margin and only when the
+    items can resolve it."""
+    from scipy.stats import binomtest
+
     rng = np.random.default_rng(0)
-    a = rng.integers(0, 2, 80).astype(float)
-    b = a.copy()
-    b[:10] = 1 - b[:10]  # ten items flip
-    d = C.paired_accuracy_difference(a, b)
-    assert d == paired_difference_ci(a, b)
-    assert d.estimate == pytest.approx(a.mean() - b.mean())
-    # paired: narrower than two independent accuracy intervals would suggest
-    unpaired = bootstrap_ci(a).high - bootstrap_ci(a).low + bootstrap_ci(b).high - bootstrap_ci(b).low
-    assert d.high - d.low < unpaired
-    same = C.paired_accuracy_difference(a, a)  # nothing changed: rule of three on the 80 items
-    assert (same.estimate, same.low, same.high) == (0.0, pytest.approx(-3 / 80), pytest.approx(3 / 80))
+    n = 800
+    base = (rng.random(n) < 0.8).astype(float)
+    rows = np.stack([base.copy() for _ in range(3)])
+    rows[0, np.flatnonzero(base)[:40]] = 0  # 40 items become wrong: a clear drop
+    rows[1, np.flatnonzero(base)[:2]] = 0  # two wrong, two right: a tiny change either way
+    rows[1, np.flatnonzero(1 - base)[:2]] = 1
+    # row 2: nothing changes
+    changes = C.outcome_changes(rows, base, ["drop", "tiny", "none"], margin=0.01)
+    assert changes[0].p_value == pytest.approx(binomtest(0, 40, 0.5).pvalue)
+    assert changes[1].p_value == pytest.approx(binomtest(2, 4, 0.5).pvalue)
+    assert [c.adjusted_p for c in changes] == pytest.approx(holm([c.p_value for c in changes]).tolist())
+    assert [c.kind for c in changes] == ["lower", "equivalent", "equivalent"]
+    assert changes[0].difference.estimate == pytest.approx(-40 / n) and changes[0].n_changed == 40
+    assert "lowers" in changes[0].describe() and changes[0].method == "exact McNemar test"
+    # nothing changed: not a zero-width interval, but what n items could hide (about 3 / n)
+    none = changes[2]
+    assert none.difference.low == pytest.approx(-C.unseen_rate(n, 0.95)) and none.difference.high > 0
+    assert none.equivalence_interval.high == pytest.approx(C.unseen_rate(n, 0.90))
+    # without a margin, no change is ever "equivalent"; on 20 items, a 1-point margin can never be met
+    assert {c.kind for c in C.outcome_changes(rows[1:], base, ["tiny", "none"])} == {"inconclusive"}
+    small = C.outcome_changes(rows[2:, :20], base[:20], ["none"], margin=0.01)[0]
+    assert small.kind == "inconclusive" and small.equivalence_interval.high > 0.1
     with pytest.raises(ValueError, match="same items"):
-        C.paired_accuracy_difference(a, a[:5])
-    with pytest.raises(ValueError, match="0/1"):
-        C.paired_accuracy_difference(a + 0.5, a)
+        C.outcome_changes(rows, base[:5], ["a", "b", "c"])
+    with pytest.raises(ValueError, match="one name per"):
+        C.outcome_changes(rows, base, ["a"])
+    with pytest.raises(ValueError, match="margin"):
+        C.outcome_changes(rows, base, ["a", "b", "c"], margin=0)
 
 
-def test_tied_with_uses_the_paired_difference_of_the_drops():
-    """Heads tied with a given one are those whose paired accuracy difference on the same items
-    has an interval containing 0 -- recomputed here with paired_difference_ci directly."""
+def test_outcome_changes_resample_clusters():
+    """Items that share a unit: the interval is cluster_bootstrap_ci's, the resolution counts units."""
+    rng = np.random.default_rng(1)
+    words = np.repeat(np.arange(12), 10)
+    base = np.ones(120)
+    after = base.copy()
+    after[words < 4] = rng.integers(0, 2, 40)  # only the first four words change
+    (change,) = C.outcome_changes(after[None], base, ["skip"], clusters=words, margin=0.01)
+    direct = cluster_bootstrap_ci(after - base, words, n_boot=2000)
+    assert (change.difference.low, change.difference.high) == pytest.approx((direct.low, direct.high))
+    assert change.method == "cluster bootstrap over 12 units"
+    (same,) = C.outcome_changes(base[None], base, ["none"], clusters=words, margin=0.01)
+    assert same.kind == "inconclusive" and same.difference.high == pytest.approx(C.unseen_rate(12, 0.95))
+    with pytest.raises(ValueError, match="one unit per item"):
+        C.outcome_changes(after[None], base, ["skip"], clusters=words[:5])
+
+
+def test_unseen_rate_is_the_exact_bound_of_a_zero_count():
+    assert C.unseen_rate(100, 0.90) == pytest.approx(1 - 0.05 ** (1 / 100))
+    assert C.unseen_rate(100, 0.90) == pytest.approx(3 / 100, rel=0.02)  # the rule of three
+
+
+def test_tied_with_uses_mcnemar_with_holm():
+    """Heads tied with a given one are those whose accuracy (with the head removed) is not shown
+    higher than the given head's: McNemar on the same items, Holm over the other heads --
+    recomputed here with mcnemar and holm directly."""
     n, n_layers, n_heads = 60, 2, 3
     labels = torch.zeros(n, dtype=torch.long)
     base = torch.tensor([[1.0, 0.0]]).repeat(n, 1)  # every item right
     ablated = base.repeat(n_layers, n_heads, 1, 1).clone()  # [L, A, N, C]
-    wrong = {(0, 0): range(0, 12), (0, 1): range(0, 10), (0, 2): range(0, 1), (1, 1): range(30, 42)}
+    wrong = {(0, 0): range(0, 14), (0, 1): range(0, 12), (0, 2): range(0, 1), (1, 1): range(30, 44)}
     for (l, h), items in wrong.items():
         ablated[l, h, list(items)] = torch.tensor([0.0, 1.0])
     ablation = C.HeadAblation(base, ablated, labels)
-    tied = ablation.tied_with(1, 0)  # the largest drop, 12 items
+    tied = ablation.tied_with(1, 0)  # the largest drop, 14 items
     correct = ablation.correct()
-    expected = []
-    for l in range(n_layers):
-        for h in range(n_heads):
-            a, b = correct[l, h].numpy(), correct[0, 0].numpy()
-            d = paired_difference_ci(a, b) if not np.array_equal(a, b) else Interval(0.0, -1.0, 1.0)
-            if not (d.low > 0 or d.high < 0):
-                expected.append((l + 1, h))
-    assert tied == expected
-    assert (1, 0) in tied and (1, 1) in tied  # 10 of the same 12 items: cannot be ranked below
-    assert (1, 2) not in tied and (2, 0) not in tied  # 1 and 0 items: paired, clearly lower
-    # (2, 1) drops as much but on other items: the paired difference has a wide interval around 0
+    others = [(l, h) for l in range(n_layers) for h in range(n_heads) if (l, h) != (0, 0)]
+    tests = [mcnemar(correct[l, h].numpy(), correct[0, 0].numpy()) for l, h in others]
+    adjusted = holm([t.p_value for t in tests])
+    expected = [(1, 0)] + [(l + 1, h) for (l, h), t, p in zip(others, tests, adjusted)
+                           if not (p < 0.05 and t.a_only > t.b_only)]
+    assert sorted(tied) == sorted(expected)
+    assert (1, 0) in tied and (1, 1) in tied  # 12 of the same 14 items: cannot be ranked below
+    assert (1, 2) not in tied and (2, 0) not in tied  # 1 and 0 items: shown to drop less
+    # (2, 1) drops as much but on other items: McNemar sees 28 disagreements, split evenly
     assert (2, 1) in tied
     with pytest.raises(ValueError, match="not a head"):
         ablation.tied_with(0, 0)
@@ -195,6 +282,8 @@ def test_gate_gradients_match_finite_differences(model, setup):
     for item, layer, head in [(0, L, 2), (3, 2, 7)]:
         fd = (loss(item, layer, head, 1.01) - loss(item, layer, head, 0.99)) / 0.02
         assert abs(fd - grads[item, layer - 1, head].item()) < 1e-4 + 0.05 * abs(fd)
+    # groups of similar length: each item's gradient does not depend on the grouping
+    assert torch.allclose(C.head_gate_gradients(model, classifier, run, y, bucket=3), grads, atol=1e-5)
 
 
 # -- statistics -------------------------------------------------------------------------------------
@@ -280,6 +369,12 @@ def test_head_shares_average_to_lesson_05(tokenizer, model, setup):
     assert torch.allclose(shares.sum(-1), torch.ones(len(texts), L, A), atol=1e-4)
     for i in (0, 5):
         assert torch.allclose(shares[i].mean(1), attention_shares(trace_text(tokenizer, model, texts[i])), atol=1e-4)
+    # the shares kept during the run equal those computed from the kept attention maps
+    from_maps = C.head_token_class_shares(C.CachedRun(run.hidden_states, run.attention_mask, run.tokens,
+                                                      run.attentions))
+    assert torch.allclose(shares, from_maps, atol=1e-5)
+    with pytest.raises(ValueError, match="token_shares=True"):
+        C.head_token_class_shares(C.CachedRun(run.hidden_states, run.attention_mask, run.tokens))
 
 
 # -- layer skipping -------------------------------------------------------------------------------------
@@ -301,6 +396,11 @@ def test_skip_layer_equals_an_identity_hook_on_the_full_model(tokenizer, model, 
     assert skipped.shape[0] == model.config.num_hidden_layers + 1
     assert torch.equal(skipped[0], run.hidden(run.num_layers))
     assert torch.allclose(skipped[-1], run.hidden(run.num_layers - 1))  # skipping the last layer: its input
+    classifier = setup[0]
+    logits = C.skip_every_layer(model, run, progress=False, readout=classifier, bucket=4)
+    assert logits.shape == (skipped.shape[0], len(texts), classifier.head.classifier.out_features)
+    for layer in (0, 3):
+        assert torch.allclose(logits[layer], classifier(skipped[layer], run.attention_mask), atol=1e-4)
 
 
 @pytest.fixture(scope="module")
@@ -366,31 +466,51 @@ def test_sense_patching(model, bank):
         C.sense_patching(model, bank["river"], bank["money"], "river")
 
 
-def _pairs(n_a, n_b, outcome):
+def _pairs(n_a, n_b, outcome, k=1):
     pairs = [(i, j) for i in range(n_a) for j in range(n_b)]
-    return {"pairs": pairs, "follows": torch.tensor([[float(outcome(i, j))] for i, j in pairs])}
+    return {"pairs": pairs, "follows": torch.tensor([[float(outcome(i, j))] * k for i, j in pairs])}
 
 
-def test_pair_cluster_bootstrap_resamples_sentences_not_pairs():
-    # the outcome depends only on the target sentence: 10 of 20 targets say 1. The pairs repeat
-    # each target 5 times, so the honest spread is that of 20 targets, not of 100 pairs.
-    result = _pairs(5, 20, lambda i, j: j < 10)
-    (ci,) = C.pair_cluster_bootstrap([result])
-    assert ci.estimate == 0.5
-    targets = bootstrap_ci(np.array([1.0] * 10 + [0.0] * 10))
-    pairs = bootstrap_ci(result["follows"][:, 0].numpy())
-    width = ci.high - ci.low
-    assert width == pytest.approx(targets.high - targets.low, rel=0.25)
-    assert width > 1.5 * (pairs.high - pairs.low)
-    # two words pooled: the estimate is the share over all pairs
-    other = _pairs(3, 4, lambda i, j: 1)
-    (both,) = C.pair_cluster_bootstrap([result, other])
-    assert both.estimate == pytest.approx((50 + 12) / 112)
-    # every pair the same: the rule of three over the fewer sentences of a side (3 + 5 donors)
-    (ones,) = C.pair_cluster_bootstrap([_pairs(5, 20, lambda i, j: 1), other])
-    assert (ones.estimate, ones.high) == (1.0, 1.0) and ones.low == pytest.approx(1 - 3 / 8)
-    with pytest.raises(ValueError, match="sense_patching results"):
-        C.pair_cluster_bootstrap([{"follows": torch.ones(2)}])
+def test_word_cluster_shares_resample_words():
+    """The pooled share resamples whole words (cluster_bootstrap_ci with the word as the cluster),
+    which is wider than resampling the pairs as if independent."""
+    results = {f"w{k}": _pairs(5, 5, lambda i, j, k=k: (i + j + k) % 3 == 0) for k in range(8)}
+    (ci,), boots, word_shares = C.word_cluster_shares(results)
+    values = np.concatenate([r["follows"][:, 0].numpy() for r in results.values()])
+    clusters = np.repeat(list(results), 25)
+    direct = cluster_bootstrap_ci(values, clusters, n_boot=2000)
+    assert (ci.estimate, ci.low, ci.high) == pytest.approx((direct.estimate, direct.low, direct.high))
+    assert boots.shape == (2000, 1) and word_shares.shape == (8, 1)
+    assert word_shares[:, 0] == pytest.approx([r["follows"].mean().item() for r in results.values()])
+    # every pair alike: the exact interval of 8 out of 8 words, not a zero-width one
+    (ones,), _, _ = C.word_cluster_shares({f"w{k}": _pairs(5, 5, lambda i, j: 1) for k in range(8)})
+    assert (ones.estimate, ones.high) == (1.0, 1.0) and ones.low == pytest.approx(0.025 ** (1 / 8))
+    with pytest.raises(ValueError, match="at least two words"):
+        C.word_cluster_shares({"w": _pairs(3, 3, lambda i, j: 1)})
+
+
+def test_share_verdicts_need_the_words_to_agree():
+    """p = max(bootstrap p, sign test over the words), Holm over the columns. Three unanimous words
+    cannot show a majority (sign test 0.25); twelve can; a share near one half stays inconclusive."""
+    from scipy.stats import binomtest
+
+    few = {f"w{k}": _pairs(5, 5, lambda i, j: 1, k=2) for k in range(3)}
+    few["w0"]["follows"][:3, 1] = 0  # column 1 varies a little
+    verdicts = C.share_verdicts(*C.word_cluster_shares(few))
+    assert [v.kind for v in verdicts] == ["inconclusive", "inconclusive"]
+    assert verdicts[0].p_value == pytest.approx(binomtest(3, 3, 0.5).pvalue)
+    many = {f"w{k}": _pairs(5, 5, lambda i, j, k=k: (i + j + k) % 5 != 0, k=1) for k in range(12)}
+    (v,) = C.share_verdicts(*C.word_cluster_shares(many))
+    assert v.kind == "above" and v.share.estimate == pytest.approx(0.8)
+    half = {f"w{k}": _pairs(4, 4, lambda i, j, k=k: (i + k) % 2 == 0) for k in range(12)}
+    (h,) = C.share_verdicts(*C.word_cluster_shares(half))
+    assert h.kind == "inconclusive"
+    below = {f"w{k}": _pairs(5, 5, lambda i, j: 0) for k in range(12)}
+    (b,) = C.share_verdicts(*C.word_cluster_shares(below))
+    assert b.kind == "below"
+    assert C.sign_test_p([0.5, 0.5]) == 1.0
+    with pytest.raises(ValueError, match="per interval"):
+        C.share_verdicts([Interval(0.5, 0.4, 0.6)], np.zeros((10, 2)), np.zeros((3, 1)))
 
 
 # -- attribution ----------------------------------------------------------------------------------------

@@ -8,32 +8,55 @@ import pytest
 import torch
 
 from helpers.classify.compute import LinearHead, train_head
+from helpers.common.data import load_banking77
 from helpers.common.style import small_text
-from helpers.interventions.compute import SentenceHead, sentence_interventions
-from helpers.interventions.widgets import SKIP, InterventionExplorer
+from helpers.interventions.compute import SentenceHead, pooled_features, sentence_interventions
+from helpers.interventions.widgets import MAX_BARS, SKIP, InterventionExplorer, shown_classes
 
 
 @pytest.fixture(scope="module")
-def effects(tokenizer, model, intent_data):
-    train, _, f_train, _ = intent_data
-    L = f_train.num_layers
-    head = train_head(f_train.layer(L, "mean"), train.labels, train.num_classes, progress=False)
+def effects(tokenizer, model):
+    """A head on 20 BANKING77 intents (more than the explorer's bars), a banking request's effects."""
+    train_all = load_banking77("train")
+    train = train_all.only(train_all.names[:20]).sample(4, seed=0)
+    head = train_head(pooled_features(tokenizer, model, train.texts, max_length=64, progress=False), train.labels,
+                      train.num_classes, progress=False)
     classifier = SentenceHead(head, "mean")
-    return sentence_interventions(tokenizer, model, classifier, "wake me up at seven tomorrow", progress=False), \
-        train.names
+    text = "I still have not received my new card, what should I do?"
+    return sentence_interventions(tokenizer, model, classifier, text, progress=False), train.names
+
+
+def test_the_bars_show_every_prediction_and_the_highest_logits(effects):
+    eff, names = effects
+    shown = shown_classes(eff)
+    predicted = {int(eff.base.argmax())} | set(eff.heads.argmax(-1).flatten().tolist()) | set(
+        eff.skips.argmax(-1).tolist())
+    assert predicted <= set(shown) and len(shown) == max(MAX_BARS, len(predicted)) < len(names)
+    base = eff.base.numpy()
+    assert list(base[shown]) == sorted(base[shown], reverse=True)
+    rest = [c for c in range(len(names)) if c not in shown]
+    if len(predicted) < MAX_BARS:  # the fill: no class left out has a higher unchanged logit than a filled one
+        filled = [c for c in shown if c not in predicted]
+        assert base[rest].max() <= base[filled].min()
+    assert shown_classes(eff, max_bars=1) == sorted(predicted, key=lambda c: -base[c])
+    with pytest.raises(ValueError, match="positive int"):
+        shown_classes(eff, max_bars=0)
 
 
 def test_explorer_shows_the_cached_logits(effects, no_model_calls):
     eff, names = effects
     ex = InterventionExplorer(eff, names, layer=2, head=3)
     lo, hi = ex.ax_bars.get_ylim()
-    every_head = torch.cat([eff.base[None], eff.heads.flatten(0, 1)])
+    shown = ex.shown
+    assert shown == shown_classes(eff) and len(ex.bars) == len(shown)
+    assert [t.get_text() for t in ex.ax_bars.get_xticklabels()] == [names[c] for c in shown]
+    every_head = torch.cat([eff.base[None], eff.heads.flatten(0, 1)])[:, shown]
     assert lo < float(every_head.min()) and float(every_head.max()) < hi, "the scale holds every head removal"
-    assert np.allclose([b.get_height() for b in ex.bars], eff.heads[1, 3].numpy())
+    assert np.allclose([b.get_height() for b in ex.bars], eff.heads[1, 3, shown].numpy())
     before = ex.image.value
     L = eff.num_layers
     ex.update(layer=L, head=SKIP)  # the model would fail the test if it ran (no_model_calls)
-    skipped = eff.skips[L - 1].numpy()
+    skipped = eff.skips[L - 1].numpy()[shown]
     assert np.allclose([b.get_height() for b in ex.bars], np.clip(skipped, lo, hi))
     for label, value in zip(ex.cut_labels, skipped):  # a bar cut at the edge carries its value
         assert label.get_visible() == (not lo <= value <= hi)
@@ -41,8 +64,8 @@ def test_explorer_shows_the_cached_logits(effects, no_model_calls):
             assert label.get_text() == f"{value:.0f}"
     assert ex.frame.get_xy() == (eff.num_heads - 0.5, L - 1 - 0.5)
     assert f"layer {L} skipped" in ex.title.get_text() and ex.image.value != before
-    pred = int(eff.skips[L - 1].argmax())
-    assert ex.bars[pred].get_facecolor() != ex.bars[(pred + 1) % len(names)].get_facecolor()
+    pred = shown.index(int(eff.skips[L - 1].argmax()))  # the new prediction always has a bar
+    assert ex.bars[pred].get_facecolor() != ex.bars[(pred + 1) % len(shown)].get_facecolor()
     assert ex.controls["layer"].value == L and ex.controls["head"].value == SKIP
     ex.update(layer=1, head=0)
     assert not any(label.get_visible() for label in ex.cut_labels)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import torch
 
+from helpers.common.stats import bootstrap_ci
 from helpers.exercises import Feedback, correct, no_answer, wrong
-from helpers.interventions.compute import HeadAblation, attention_rollout, pair_cluster_bootstrap
+from helpers.interventions.compute import HeadAblation, attention_rollout, outcome_changes, word_cluster_shares
 
 
 def _is_int(x) -> bool:
@@ -104,49 +105,80 @@ def check_exercise_3(my_rollout, trace) -> Feedback:
 
 
 def check_exercise_4(answer, patch: dict) -> Feedback:
-    """The lesson's rule on the first word alone: the lowest patched layer whose interval of the
-    share of pairs following the patch (:func:`pair_cluster_bootstrap` on that word's result)
-    lies above one half; ``None`` when no layer's does. ``...`` means "not answered yet"."""
-    if answer is Ellipsis:
-        return no_answer("Set answer_4 to an int layer (0 = embeddings), or None if no layer's interval lies "
-                         "above one half.")
-    if not patch:
-        return wrong("no ambiguous word was patched with this vocabulary.", "Run the lesson with an English model.")
-    if answer is not None and not _is_int(answer):
-        return wrong(f"answer should be an int layer or None, got a {type(answer).__name__}.", "Use int(...).")
-    word, result = next(iter(patch.items()))
-    intervals = pair_cluster_bootstrap([result], "follows")
-    n = len(intervals)
-    first = next((layer for layer, ci in enumerate(intervals) if ci.low > 0.5), None)
-    rates = result["follows"].mean(0)
-    by_point = next((layer for layer in range(n) if rates[layer] >= 0.5), None)
-    if answer is not None and not 0 <= answer < n:
-        return wrong(f"layer {answer} does not exist: valid layers are 0 (embeddings) to {n - 1}.",
-                     "Layer 0 is the embedding output.")
-    if answer == first:
-        if first is None:
-            best = max(range(n), key=lambda layer: intervals[layer].low)
-            return correct(f"for {word!r} no layer's interval lies above one half: the highest lower bound is "
-                           f"layer {best}'s, {intervals[best].percent()}.")
-        return correct(f"for {word!r}, layer {first} is the first whose interval lies above one half: "
-                       f"{intervals[first].percent()}.")
+    """The width of a bootstrap over the pairs of patched layer 1 (``bootstrap_ci`` with its
+    defaults) divided by the width of the lesson's interval resampling words
+    (:func:`word_cluster_shares`)."""
     if answer is None:
-        return wrong(f"layer {first}'s interval, {intervals[first].percent()}, lies above one half.",
-                     "Compare each layer's interval's lower bound (.low) with 0.5.")
-    if first is None:
-        if answer == by_point:
-            return wrong(f"at layer {answer} the share reaches one half ({rates[answer]:.0%}), but its interval, "
-                         f"{intervals[answer].percent()}, does not lie above one half.",
-                         "The lesson's rule reads the interval, not the share: here no layer qualifies, so the "
-                         "answer is None.")
-        return wrong(f"at layer {answer} the interval is {intervals[answer].percent()}: it does not lie above "
-                     "one half.", "Check every layer's interval; if none lies above one half, answer None.")
-    if answer == by_point and intervals[answer].low <= 0.5:
-        return wrong(f"layer {answer} is the first whose share reaches one half ({rates[answer]:.0%}), but its "
-                     f"interval, {intervals[answer].percent()}, does not lie above one half.",
-                     "Use pair_cluster_bootstrap([patch[word]]) and the first layer whose interval has .low > 0.5.")
-    if intervals[answer].low > 0.5:
-        return wrong(f"layer {answer}'s interval lies above one half, but an earlier layer's already does.",
-                     "Scan from layer 0 upwards and stop at the first interval with .low > 0.5.")
-    return wrong(f"at layer {answer} the interval is {intervals[answer].percent()}: it does not lie above one half.",
-                 "Compute pair_cluster_bootstrap([patch[word]], 'follows'): one interval per layer.")
+        return no_answer("Set answer_4 to a float: the pair-bootstrap width divided by the word-bootstrap width.")
+    if len(patch) < 2:
+        return wrong("fewer than two ambiguous words were patched with this vocabulary.",
+                     "Run the lesson with an English model.")
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)) and not (
+            isinstance(answer, torch.Tensor) and answer.numel() == 1):
+        return wrong(f"answer should be a number, got a {type(answer).__name__}.", "Use float(...).")
+    answer = float(answer)
+    pooled, _, _ = word_cluster_shares(patch, "follows")
+
+    def ratio(layer: int) -> float:
+        pairs = bootstrap_ci(torch.cat([p["follows"][:, layer] for p in patch.values()]).cpu().numpy())
+        width = pooled[layer].high - pooled[layer].low
+        return (pairs.high - pairs.low) / width if width > 0 else float("nan")
+
+    expected = ratio(1)
+    if abs(answer - expected) <= 0.05 * abs(expected) + 1e-9:
+        return correct(f"{expected:.2f}: resampling pairs as if independent gives an interval "
+                       + (f"{1 / expected:.1f} times too narrow" if expected < 1 else "no narrower here")
+                       + f" -- the {sum(len(p['pairs']) for p in patch.values())} pairs come from only "
+                       f"{len(patch)} words.")
+    if abs(answer - 1 / expected) <= 0.05 / abs(expected) + 1e-9:
+        return wrong("that is the inverse ratio.", "Divide the pair-bootstrap width by the word-bootstrap width.")
+    if pooled[0].high > pooled[0].low and abs(answer - ratio(0)) <= 0.05 * abs(ratio(0)) + 1e-9:
+        return wrong("that is column 0, the embeddings.", "Patched layer 1 is column 1 of 'follows'.")
+    return wrong(f"expected about {expected:.2f}, got {answer:.2f}.",
+                 "bootstrap_ci(torch.cat([p['follows'][:, 1] for p in patch.values()]).numpy()); width = high - "
+                 "low; divide by pooled[1].high - pooled[1].low.")
+
+
+def _is_layer_list(answer) -> bool:
+    return isinstance(answer, (list, tuple)) and all(_is_int(v) for v in answer)
+
+
+def check_exercise_5(answer, skip_correct) -> Feedback:
+    """The layers whose skip lowers the accuracy: exact McNemar of each skip against nothing skipped,
+    p-values Holm-adjusted over the ``L`` layers, adjusted p < 0.05 and fewer right
+    (:func:`outcome_changes`, the lesson's rule)."""
+    if answer is None:
+        return no_answer("Set answer_5 to a sorted list of layers (ints, counted from 1).")
+    if not _is_layer_list(answer):
+        return wrong(f"answer should be a list of int layers, got {answer!r}.",
+                     "For example [1, 6]; convert tensor values with int(...).")
+    outcomes = torch.as_tensor(skip_correct, device="cpu").float()  # cpu: outcomes for statistics
+    n_layers = outcomes.shape[0] - 1
+    if any(not 1 <= layer <= n_layers for layer in answer):
+        return wrong(f"layers are counted from 1 to {n_layers} here; got {sorted(answer)}.",
+                     "Row l of skip_correct is layer l skipped; row 0 is nothing skipped, not a layer.")
+    if list(answer) != sorted(set(answer)):
+        return wrong("give each layer once, sorted.", "Use sorted(...).")
+    changes = outcome_changes(outcomes[1:], outcomes[0], [f"layer {l}" for l in range(1, n_layers + 1)])
+    expected = [l for l, c in enumerate(changes, start=1) if c.kind == "lower"]
+    if list(answer) == expected:
+        return correct(f"layers {expected or 'none'}: " + ("; ".join(
+            f"{l}: adjusted p = {changes[l - 1].adjusted_p:.2g}" for l in expected) if expected else
+            "no skip is shown to lower the accuracy after Holm's adjustment") + ".")
+    unadjusted = [l for l, c in enumerate(changes, start=1) if c.p_value < 0.05 and c.difference.estimate < 0]
+    either_way = [l for l, c in enumerate(changes, start=1) if c.kind in ("lower", "higher")]
+    not_shown = [l for l, c in enumerate(changes, start=1) if c.kind != "lower"]
+    if list(answer) == unadjusted:
+        return wrong("those are the layers with an unadjusted p < 0.05.",
+                     f"Holm-adjust the {n_layers} p-values together (holm([...])) before comparing with 0.05.")
+    if list(answer) == either_way and either_way != expected:
+        return wrong("that list includes a layer whose skip *raises* the accuracy.",
+                     "Keep only the layers with fewer right answers after the skip.")
+    if list(answer) == not_shown:
+        return wrong("those are the layers whose skip is *not* shown to lower the accuracy -- the old 'can go' "
+                     "list, which mistakes an inconclusive test for no effect.",
+                     "The exercise asks for the layers whose skip lowers the accuracy.")
+    missing, extra = sorted(set(expected) - set(answer)), sorted(set(answer) - set(expected))
+    return wrong(f"not quite: missing {missing or 'none'}, not lowered {extra or 'none'}.",
+                 "mcnemar(skip_correct[l], skip_correct[0]).p_value for l = 1..L, holm(...) over them, then keep "
+                 "the layers with adjusted p < 0.05 and a negative difference.")

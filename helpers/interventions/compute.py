@@ -9,17 +9,25 @@ layers ``1 .. l-1`` untouched, so their output is read from the cache.
   output projection); gate 0 removes the head. :func:`ablate_every_head` does it for every
   head of every layer, in batches;
 * gradient head importance (Michel et al. 2019) -- :func:`head_gate_gradients`, the same gates
-  with ``requires_grad``, one forward and one backward pass;
+  with ``requires_grad``, one forward and one backward pass per group of texts;
 * layer skipping -- :func:`skip_every_layer`, layer ``l`` replaced by the identity;
 * activation patching -- :func:`patch_word_vectors`, one word's vector swapped in at layer ``l``;
 * attribution -- raw attention, :func:`attention_rollout` (Abnar & Zuidema 2020),
   :func:`gradient_x_input`, :func:`occlusion_scores`;
-* statistics -- :func:`paired_accuracy_difference` (two 0/1 outcome vectors on the same items),
-  :meth:`HeadAblation.tied_with` (heads the paired difference cannot rank below a given one),
-  :func:`spearman`, :func:`spearman_ci` (a bootstrap over the test items),
+* verdicts -- :func:`outcome_changes` (an intervention's accuracy change on the same items: exact
+  McNemar, or a cluster bootstrap when items share a unit; Holm over the interventions; "equivalent"
+  only inside a margin stated beforehand, TOST on the 90% interval, never finer than
+  :func:`unseen_rate` of the units), :meth:`HeadAblation.changes` (every head, Holm over ``L x A``),
+  :meth:`HeadAblation.tied_with` (heads not shown to drop less than a given one),
+  :func:`share_verdicts` (a patched share above or below one half: bootstrap and sign test over
+  the words, Holm over the layers);
+* statistics -- :func:`spearman`, :func:`spearman_ci` (a bootstrap over the test items),
   :func:`within_group_spearman_ci` (rho within each layer, averaged: no ranking of layers),
   :func:`paired_spearman_ci` (a bootstrap over the ranked units) and
-  :func:`pair_cluster_bootstrap` (patched sentence pairs, resampling the sentences on both sides).
+  :func:`word_cluster_shares` (patched pairs pooled over words, resampling words).
+
+Runs over many texts go in groups of similar length (:func:`length_buckets`), each padded only
+to its own longest text.
 
 Layer numbering is the course's: ``0`` is the embedding output, ``1 .. L`` the encoder layers
 (``model.encoder.layer[l - 1]``); heads are ``0 .. A-1``.
@@ -39,7 +47,8 @@ import torch.nn.functional as F
 from helpers.attention.compute import TOKEN_CLASSES, token_class
 from helpers.classify.compute import mean_pool
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import Interval, differs, paired_difference_ci
+from helpers.common.stats import (Interval, Verdict, accuracy_ci, bootstrap_p_value, clopper_pearson,
+                                  cluster_bootstrap_ci, holm, mcnemar, verdict)
 from helpers.model.trace import Trace, check_trace, device_of, encode, model_device
 
 
@@ -91,6 +100,7 @@ class CachedRun:
     tokens: list  # one list of token strings per item (padding left out)
     attentions: tuple | None = None
     n_truncated: int = 0  # how many texts were longer than max_length and lost tokens
+    token_shares: torch.Tensor | None = None  # [B, L, A, 4] per head, see head_token_class_shares
 
     @property
     def num_layers(self) -> int:
@@ -121,26 +131,78 @@ def count_truncated(tokenizer, texts, max_length: int) -> int:
     return sum(n > max_length for n in lengths)
 
 
+def length_buckets(attention_mask: torch.Tensor, size: int = 10) -> list[tuple[list[int], int]]:
+    """Items sorted by length in groups of ``size``: ``[(item indices, longest length), ...]``.
+    Each group is padded only to its own longest item, so short items waste no work on padding."""
+    if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+        raise ValueError(f"size must be a positive int, got {size!r}.")
+    lengths = attention_mask.sum(1)
+    order = torch.argsort(lengths, stable=True).tolist()
+    groups = [order[i:i + size] for i in range(0, len(order), size)]
+    return [(g, int(lengths[g].max())) for g in groups]
+
+
+def _token_class_onehot(tokens: list, width: int) -> torch.Tensor:
+    """``[B, width, 4]``: one-hot token class (:data:`TOKEN_CLASSES`) of every key position."""
+    onehot = torch.zeros(len(tokens), width, len(TOKEN_CLASSES))  # cpu: filled cell by cell, then moved
+    for i, toks in enumerate(tokens):
+        for j, tok in enumerate(toks):
+            onehot[i, j, TOKEN_CLASSES.index(token_class(tok))] = 1.0
+    return onehot
+
+
+def _token_class_shares(att: torch.Tensor, mask: torch.Tensor, tokens: list) -> torch.Tensor:
+    """``att`` ``[B, L, A, T, T]`` -> ``[B, L, A, 4]``: share of each head's attention on keys of
+    each token class, averaged over the real queries."""
+    per_query = att @ _token_class_onehot(tokens, att.shape[-1]).to(att.device)[:, None, None]  # [B, L, A, T, 4]
+    q = mask[:, None, None, :, None].to(att.dtype)
+    return (per_query * q).sum(3) / q.sum(3)
+
+
 @torch.no_grad()
-def run_cached(tokenizer, model, texts, *, max_length: int = 32, attentions: bool = False) -> CachedRun:
+def run_cached(tokenizer, model, texts, *, max_length: int = 32, attentions: bool = False,
+               token_shares: bool = False, batch_size: int = 64) -> CachedRun:
     """Pad + truncate ``texts`` to ``max_length`` tokens (as lesson 07's ``extract_features``
-    does), run them once and keep every hidden state (and, if asked, every attention map).
-    Warns when a text is longer than ``max_length`` and is cut (``.n_truncated`` counts them)."""
+    does), run them once and keep every hidden state. Warns when a text is longer than
+    ``max_length`` and is cut (``.n_truncated`` counts them).
+
+    The texts run in groups of ``batch_size`` of similar length (:func:`length_buckets`), each
+    padded only to its own longest text: a set of mostly short utterances with a few long ones
+    costs what its tokens cost. The kept states are padded to the longest text; only the positions
+    the attention mask marks as real carry meaning.
+
+    ``attentions=True`` keeps every attention map (``[N, A, T, T]`` per layer: for small runs);
+    ``token_shares=True`` keeps only each head's attention share per token class
+    (``.token_shares``, ``[N, L, A, 4]``, see :func:`head_token_class_shares`)."""
     texts = _check_texts(texts)
     n_truncated = count_truncated(tokenizer, texts, max_length)
     if n_truncated:
         warnings.warn(f"{n_truncated} of {len(texts)} texts are longer than max_length={max_length} tokens and "
                       "were truncated: the model sees only their first tokens.", stacklevel=2)
-    enc = tokenizer(texts, padding=True, truncation=True, max_length=max_length,
-                    return_tensors="pt").to(model_device(model))
-    out = model(**enc, output_hidden_states=True, output_attentions=attentions, return_dict=True)
-    if attentions and not out.attentions:
-        raise RuntimeError("The model returned no attention weights: load it with attn_implementation='eager' "
-                           "(helpers.model.loading.load_model does).")
+    device = model_device(model)
+    enc = tokenizer(texts, padding=True, truncation=True, max_length=max_length, return_tensors="pt").to(device)
+    enc.pop("offset_mapping", None)
     mask = enc["attention_mask"]
     tokens = [tokenizer.convert_ids_to_tokens(ids[m.bool()].tolist()) for ids, m in zip(enc["input_ids"], mask)]
-    return CachedRun(tuple(out.hidden_states), mask, tokens, tuple(out.attentions) if attentions else None,
-                     n_truncated)
+    (N, T), (L, A), H = mask.shape, model_sizes(model), model.config.hidden_size
+    states = [torch.zeros(N, T, H, device=device) for _ in range(L + 1)]
+    maps = [torch.zeros(N, A, T, T, device=device) for _ in range(L)] if attentions else None
+    shares = torch.zeros(N, L, A, len(TOKEN_CLASSES), device=device) if token_shares else None
+    for items, width in length_buckets(mask, batch_size):
+        batch = {k: v[items, :width] for k, v in enc.items()}
+        out = model(**batch, output_hidden_states=True, output_attentions=attentions or token_shares, return_dict=True)
+        if (attentions or token_shares) and not out.attentions:
+            raise RuntimeError("The model returned no attention weights: load it with attn_implementation='eager' "
+                               "(helpers.model.loading.load_model does).")
+        for layer, hidden in enumerate(out.hidden_states):
+            states[layer][items, :width] = hidden
+        if attentions:
+            for layer, att in enumerate(out.attentions):
+                maps[layer][items, :, :width, :width] = att
+        if token_shares:
+            shares[items] = _token_class_shares(torch.stack(out.attentions, 1), batch["attention_mask"],
+                                                [tokens[i] for i in items])
+    return CachedRun(tuple(states), mask, tokens, tuple(maps) if attentions else None, n_truncated, shares)
 
 
 def run_from_traces(traces) -> CachedRun:
@@ -261,6 +323,33 @@ def _labels(labels, n: int, device=None) -> torch.Tensor:
     return y
 
 
+@torch.no_grad()
+def pooled_features(tokenizer, model, texts, *, max_length: int = 32, pooling: str = "mean", batch_size: int = 64,
+                    progress: bool = True) -> torch.Tensor:
+    """``[N, H]``: the last layer of every text pooled as a :class:`SentenceHead` reads it (the
+    mean over real tokens, or [CLS]). Lesson 07's ``extract_features`` gives the same vectors (for
+    every layer); here the texts run sorted by length, in batches padded only to their own
+    longest text, which matters for a training set of mostly short texts with a few long ones."""
+    texts = _check_texts(texts)
+    if pooling not in ("mean", "cls"):
+        raise ValueError(f"pooling {pooling!r} is not valid: choose 'mean' or 'cls'.")
+    n_truncated = count_truncated(tokenizer, texts, max_length)
+    if n_truncated:
+        warnings.warn(f"{n_truncated} of {len(texts)} texts are longer than max_length={max_length} tokens and "
+                      "were truncated: the model sees only their first tokens.", stacklevel=2)
+    lengths = [len(ids) for ids in tokenizer(texts, truncation=True, max_length=max_length)["input_ids"]]
+    order = sorted(range(len(texts)), key=lengths.__getitem__)
+    out = torch.empty(len(texts), model.config.hidden_size, device=model_device(model))
+    for start in progress_bar(range(0, len(texts), batch_size), desc="features of the training set",
+                              disable=not progress):
+        rows = order[start:start + batch_size]
+        enc = tokenizer([texts[i] for i in rows], padding=True, truncation=True, max_length=max_length,
+                        return_tensors="pt").to(out.device)
+        hidden = model(**enc).last_hidden_state
+        out[rows] = mean_pool(hidden, enc["attention_mask"]) if pooling == "mean" else hidden[:, 0]
+    return out
+
+
 # -- 1. every head, ablated one at a time ----------------------------------------------------------
 
 
@@ -302,44 +391,58 @@ class HeadAblation:
         abl = F.cross_entropy(self.ablated.reshape(-1, C), self.labels.repeat(L * A), reduction="none")
         return (abl.view(L, A, N) - base[None, None]).permute(2, 0, 1)
 
-    def drop_interval(self, layer: int, head: int, **kw) -> Interval:
-        """The accuracy drop of one head (unchanged minus head removed), paired on the test items
-        (:func:`paired_accuracy_difference`)."""
-        return paired_accuracy_difference(self.base_correct(), self.correct()[layer - 1, head], **kw)
-
-    def tied_with(self, layer: int, head: int, **kw) -> list[tuple[int, int]]:
-        """The heads ``(layer, head)`` whose accuracy drop the data cannot rank below the drop of
-        the given head: the paired difference of the two drops on the same items (given head's
-        drop minus the other's, i.e. the other's accuracy minus the given one's, resampling the
-        items once for both, :func:`paired_accuracy_difference`) has an interval that contains 0.
-        The given head itself is included. Layers count from 1."""
+    def _check(self, layer: int, head: int) -> None:
         n_layers, n_heads = self.ablated.shape[:2]
         if not (1 <= layer <= n_layers and 0 <= head < n_heads):
             raise ValueError(f"({layer}, {head}) is not a head: layers are 1 to {n_layers}, heads 0 to {n_heads - 1}.")
+
+    def heads(self) -> list[tuple[int, int]]:
+        """Every ``(layer, head)``, layers from 1, in the order of :meth:`changes`."""
+        n_layers, n_heads = self.ablated.shape[:2]
+        return [(l, h) for l in range(1, n_layers + 1) for h in range(n_heads)]
+
+    def change(self, layer: int, head: int, margin: float | None = None) -> OutcomeChange:
+        """Accuracy with this one head removed minus without, paired on the test items (exact
+        McNemar test, :func:`outcome_changes`); no adjustment, as it is a single comparison."""
+        self._check(layer, head)
+        return outcome_changes(self.correct()[layer - 1, head][None], self.base_correct(),
+                               [f"layer {layer}, head {head} removed"], margin=margin)[0]
+
+    def changes(self, margin: float | None = None) -> list[OutcomeChange]:
+        """:meth:`change` of every head (order of :meth:`heads`), the McNemar p-values
+        Holm-adjusted over all ``L x A`` heads."""
+        n_layers, n_heads = self.ablated.shape[:2]
+        correct = self.correct().reshape(n_layers * n_heads, -1)
+        names = [f"layer {l}, head {h} removed" for l, h in self.heads()]
+        return outcome_changes(correct, self.base_correct(), names, margin=margin)
+
+    def tied_with(self, layer: int, head: int) -> list[tuple[int, int]]:
+        """The heads ``(layer, head)`` whose accuracy drop the data cannot rank below the drop of
+        the given head: each other head's accuracy (with it removed) is compared with the given
+        head's on the same items (exact McNemar test, p-values Holm-adjusted over the other
+        ``L x A - 1`` heads); a head is tied unless its accuracy is shown higher, i.e. its drop
+        shown smaller. The given head itself is included. Layers count from 1."""
+        self._check(layer, head)
         correct = self.correct()
-        ref = correct[layer - 1, head]
-        return [(l + 1, h) for l in range(n_layers) for h in range(n_heads)
-                if (l + 1, h) == (layer, head) or not differs(paired_accuracy_difference(correct[l, h], ref, **kw))]
-
-
-def length_buckets(attention_mask: torch.Tensor, size: int = 10) -> list[tuple[list[int], int]]:
-    """Items sorted by length in groups of ``size``: ``[(item indices, longest length), ...]``.
-    Each group is padded only to its own longest item, so short items waste no work on padding."""
-    lengths = attention_mask.sum(1)
-    order = torch.argsort(lengths, stable=True).tolist()
-    groups = [order[i:i + size] for i in range(0, len(order), size)]
-    return [(g, int(lengths[g].max())) for g in groups]
+        others = [k for k in self.heads() if k != (layer, head)]
+        if not others:
+            return [(layer, head)]
+        rows = torch.stack([correct[l - 1, h] for l, h in others])
+        changes = outcome_changes(rows, correct[layer - 1, head], [f"{l}.{h}" for l, h in others])
+        shown_smaller = {k for k, c in zip(others, changes) if c.kind == "higher"}
+        return [k for k in self.heads() if k not in shown_smaller]
 
 
 @torch.no_grad()
-def ablate_every_head(model, classifier, run: CachedRun, labels, *, bucket: int = 10, max_tokens: int = 24_000,
+def ablate_every_head(model, classifier, run: CachedRun, labels, *, bucket: int = 4, max_tokens: int = 24_000,
                       progress: bool = True) -> HeadAblation:
     """Remove each head of each layer in turn and classify every item of ``run``.
 
     For layer ``l`` the cached state after layer ``l-1`` is repeated once per head, each copy
     with a different head gated to 0, and only layers ``l .. L`` run: one batch of ``A x n``
     sequences per group of ``bucket`` items of similar length (heads split further so that at
-    most ``max_tokens`` tokens run at once).
+    most ``max_tokens`` tokens run at once). Small groups keep the padding low; with ``A`` copies
+    of every item a batch is still large enough to run efficiently.
     """
     L, A = model_sizes(model)
     if run.num_layers != L:
@@ -370,41 +473,146 @@ def ablate_every_head(model, classifier, run: CachedRun, labels, *, bucket: int 
 # -- 2. gradient head importance (Michel et al. 2019) ------------------------------------------------
 
 
-def head_gate_gradients(model, classifier, run: CachedRun, labels) -> torch.Tensor:
-    """``[N, L, A]``: d loss(item n) / d gate(l, h), at gate = 1, from one forward + backward.
+def head_gate_gradients(model, classifier, run: CachedRun, labels, *, bucket: int = 64) -> torch.Tensor:
+    """``[N, L, A]``: d loss(item n) / d gate(l, h), at gate = 1.
 
     Every item gets its own gates (all ones), so one backward pass of the summed loss gives
-    every item's gradient. Michel et al.'s head importance is the mean of their absolute values.
+    every item's gradient; the items run in groups of ``bucket`` of similar length (one forward
+    and one backward pass per group). Michel et al.'s head importance is the mean of their
+    absolute values.
     """
     L, A = model_sizes(model)
-    y = _labels(labels, len(run), run.attention_mask.device)
-    gates = torch.ones(len(run), L, A, requires_grad=True, device=run.attention_mask.device)
-    with torch.enable_grad():
-        last = continue_from(model, run.hidden(0), run.attention_mask, 0,
-                             {layer: gates[:, layer - 1] for layer in range(1, L + 1)})
-        loss = F.cross_entropy(classifier(last, run.attention_mask), y, reduction="sum")
-        (grad,) = torch.autograd.grad(loss, gates)
-    return grad
+    device = run.attention_mask.device
+    y = _labels(labels, len(run), device)
+    grads = torch.zeros(len(run), L, A, device=device)
+    for items, width in length_buckets(run.attention_mask, bucket):
+        mask = run.attention_mask[items, :width]
+        gates = torch.ones(len(items), L, A, requires_grad=True, device=device)
+        with torch.enable_grad():
+            last = continue_from(model, run.hidden(0)[items, :width], mask, 0,
+                                 {layer: gates[:, layer - 1] for layer in range(1, L + 1)})
+            loss = F.cross_entropy(classifier(last, mask), y[items], reduction="sum")
+            (grad,) = torch.autograd.grad(loss, gates)
+        grads[items] = grad
+    return grads
 
 
-# -- paired accuracies and rank statistics -------------------------------------------------------------
+# -- verdicts on paired right/wrong outcomes ------------------------------------------------------------
+
+CHANGE_WORDS = {"lower": "lowers", "higher": "raises", "equivalent": "equivalent within the margin",
+                "inconclusive": "inconclusive"}
 
 
-def paired_accuracy_difference(a, b, **kw) -> Interval:
-    """Accuracy of ``a`` minus accuracy of ``b``, two 0/1 outcome vectors on the same items,
-    with a paired bootstrap interval (:func:`~helpers.common.stats.paired_difference_ci`).
+def unseen_rate(n: int, level: float = 0.90) -> float:
+    """The exact (Clopper-Pearson, two-sided ``level``) upper bound on a rate never observed in ``n``
+    independent units: about ``3 / n`` at 90% (the rule of three). A change that no item showed may
+    still happen to this share of items, so a difference measured on ``n`` units is never known to be
+    smaller than this."""
+    return clopper_pearson(0, n, level).high
 
-    When no item changed its outcome, every resample gives 0 and the bootstrap interval has no
-    width; the rule of three bounds the unseen rate of changed items instead: with ``n`` items,
-    a change never observed may still happen to as many as ``3 / n`` of them, so the
-    difference lies in ``[-3/n, 3/n]``."""
-    a, b = _as_float_array(a).ravel(), _as_float_array(b).ravel()
-    if a.shape != b.shape or not a.size or not np.isin(np.concatenate([a, b]), (0.0, 1.0)).all():
-        raise ValueError(f"a and b must be 0/1 outcomes of the same items; got {a.size} and {b.size} values.")
-    if np.array_equal(a, b):
-        bound = min(1.0, 3 / a.size)
-        return Interval(0.0, -bound, bound)
-    return paired_difference_ci(a, b, **kw)
+
+@dataclass(frozen=True)
+class OutcomeChange:
+    """Accuracy with an intervention minus accuracy without it, on the **same** items.
+
+    ``difference`` is the 95% interval; ``equivalence_interval`` the 90% interval that the
+    equivalence test (TOST at 5%) reads, never narrower than :func:`unseen_rate` of the units;
+    ``adjusted_p`` is Holm-adjusted over the interventions compared together; ``verdict`` follows
+    :func:`~helpers.common.stats.verdict`."""
+
+    name: str
+    after: Interval  # accuracy with the intervention
+    difference: Interval
+    equivalence_interval: Interval
+    p_value: float
+    adjusted_p: float
+    verdict: Verdict
+    method: str
+    n_changed: int  # items whose outcome changed (either way)
+
+    @property
+    def kind(self) -> str:
+        return self.verdict.kind
+
+    def describe(self) -> str:
+        """``accuracy 81.2% [..], change -1.3 pt [-2.1, -0.5], Holm p = 0.004 -> lowers``."""
+        d = self.difference
+        return (f"accuracy {self.after.percent()}, change {100 * d.estimate:+.1f} pt [{100 * d.low:+.1f}, "
+                f"{100 * d.high:+.1f}], adjusted p = {self.adjusted_p:.2g} -> {CHANGE_WORDS[self.kind]}")
+
+
+def outcome_changes(changed, unchanged, names, *, margin: float | None = None, clusters=None,
+                    reference: str = "unchanged", n_boot: int = 2000, seed: int = 0) -> list[OutcomeChange]:
+    """One :class:`OutcomeChange` per intervention: ``changed`` is ``[K, n]`` 0/1 outcomes with each
+    of ``K`` interventions (``names[k]``), ``unchanged`` ``[n]`` the outcomes without, on the same items.
+
+    * independent items (``clusters=None``, e.g. test utterances): the exact McNemar test
+      (:func:`~helpers.common.stats.mcnemar`) with its exact 95% and 90% intervals;
+    * items that share a unit (``clusters[i]`` names item i's word, say): the per-item differences
+      resampled by cluster (:func:`~helpers.common.stats.cluster_bootstrap_ci`), the bootstrap's p-value;
+    * the ``K`` p-values are Holm-adjusted (:func:`~helpers.common.stats.holm`) and decide "lower" /
+      "higher" (adjusted p < 0.05);
+    * otherwise, with a ``margin`` (accuracy, e.g. 0.01, stated before the measurement): "equivalent"
+      when the 90% interval -- widened to at least ``unseen_rate`` of the units either side, so that no
+      change seen on too few items never reads as equivalence -- lies inside ``(-margin, margin)``;
+      else "inconclusive".
+    """
+    changed, unchanged = _as_float_array(changed), _as_float_array(unchanged).ravel()
+    if changed.ndim != 2 or changed.shape[1] != unchanged.size or not np.isin(changed, (0.0, 1.0)).all() \
+            or not np.isin(unchanged, (0.0, 1.0)).all():
+        raise ValueError(f"changed must be [K, n] and unchanged [n] 0/1 outcomes on the same items; got shapes "
+                         f"{changed.shape} and {unchanged.shape}.")
+    names = list(names)
+    if len(names) != changed.shape[0]:
+        raise ValueError(f"give one name per intervention: {len(names)} names for {changed.shape[0]} rows.")
+    if margin is not None and not margin > 0:
+        raise ValueError(f"margin must be > 0 (an accuracy difference, e.g. 0.01), got {margin!r}.")
+    n = unchanged.size
+    if clusters is not None:
+        labels = np.asarray(clusters)
+        if labels.shape != (n,):
+            raise ValueError(f"clusters must name one unit per item ({n}), got shape {labels.shape}.")
+        units = int(np.unique(labels).size)
+        method = f"cluster bootstrap over {units} units"
+    else:
+        units, method = n, "exact McNemar test"
+    r95, r90 = unseen_rate(units, 0.95), unseen_rate(units, 0.90)
+    rows = []
+    for k in range(changed.shape[0]):
+        diff = changed[k] - unchanged
+        n_changed = int((diff != 0).sum())
+        if clusters is None:
+            m = mcnemar(changed[k], unchanged)
+            d95, d90, p = m.difference, m.difference90, m.p_value
+            after = accuracy_ci(changed[k])
+        else:
+            after = cluster_bootstrap_ci(changed[k], labels, n_boot=n_boot, seed=seed)
+            if n_changed:
+                d95, boots = cluster_bootstrap_ci(diff, labels, n_boot=n_boot, seed=seed, return_boots=True)
+                low, high = np.quantile(boots, [0.05, 0.95])
+                d90, p = Interval(d95.estimate, float(low), float(high), 0.90), bootstrap_p_value(boots)
+            else:
+                d95 = d90 = Interval(0.0, 0.0, 0.0)
+                p = 1.0
+        if not n_changed:  # no item changed: the change is bounded by what n units could hide, not 0 wide
+            d95 = Interval(0.0, -r95, r95, 0.95)
+        eq = Interval(d90.estimate, min(d90.low, -r90), max(d90.high, r90), 0.90)
+        rows.append((names[k], after, d95, eq, p, n_changed))
+    adjusted = holm([r[4] for r in rows]) if rows else []
+    out = []
+    for (name, after, d95, eq, p, n_changed), adj in zip(rows, adjusted):
+        v = verdict(d95, a=name, b=reference, margin=margin, equivalence_interval=eq, p_value=float(adj),
+                    percent=True)
+        out.append(OutcomeChange(name, after, d95, eq, float(p), float(adj), v, method, n_changed))
+    return out
+
+
+def count_kinds(changes) -> dict:
+    """``{kind: count}`` over :class:`OutcomeChange` objects, every kind present (0 when absent)."""
+    counts = {kind: 0 for kind in CHANGE_WORDS}
+    for change in changes:
+        counts[change.kind] += 1
+    return counts
 
 
 # -- rank statistics ---------------------------------------------------------------------------------
@@ -534,19 +742,14 @@ def head_token_class_shares(run: CachedRun) -> torch.Tensor:
     """``[N, L, A, 4]``: per item, layer and head, the share of attention on keys of each
     class of :data:`~helpers.attention.compute.TOKEN_CLASSES`, averaged over real queries.
 
-    Lesson 05's ``attention_shares`` is this averaged over heads, for one sentence."""
+    Read from ``run.token_shares`` when :func:`run_cached` kept them (``token_shares=True``),
+    else computed from the kept attention maps. Lesson 05's ``attention_shares`` is this averaged
+    over heads, for one sentence."""
+    if run.token_shares is not None:
+        return run.token_shares
     if run.attentions is None:
-        raise ValueError("this run kept no attention maps: use run_cached(..., attentions=True).")
-    N, T = run.attention_mask.shape
-    onehot = torch.zeros(N, T, len(TOKEN_CLASSES))  # cpu: filled cell by cell, then moved
-    for i, tokens in enumerate(run.tokens):
-        for j, tok in enumerate(tokens):
-            onehot[i, j, TOKEN_CLASSES.index(token_class(tok))] = 1.0
-    onehot = onehot.to(run.attention_mask.device)
-    att = torch.stack(run.attentions, 1)  # [N, L, A, T, T]
-    per_query = att @ onehot[:, None, None]  # [N, L, A, T, 4]
-    q = run.attention_mask[:, None, None, :, None].float()
-    return (per_query * q).sum(3) / q.sum(3)
+        raise ValueError("this run kept neither attention maps nor shares: use run_cached(..., token_shares=True).")
+    return _token_class_shares(torch.stack(run.attentions, 1), run.attention_mask, run.tokens)
 
 
 # -- 3. layer skipping -----------------------------------------------------------------------------
@@ -560,12 +763,28 @@ def skip_layer(model, run: CachedRun, layer: int) -> torch.Tensor:
     return continue_from(model, run.hidden(layer - 1), run.attention_mask, layer)
 
 
-def skip_every_layer(model, run: CachedRun, progress: bool = True) -> torch.Tensor:
-    """``[L + 1, B, T, H]``: index 0 the unchanged last hidden state, index ``l`` with layer ``l`` skipped."""
+@torch.no_grad()
+def skip_every_layer(model, run: CachedRun, progress: bool = True, readout=None, bucket: int = 64) -> torch.Tensor:
+    """Index 0 the unchanged last hidden state, index ``l`` the one with layer ``l`` skipped
+    (:func:`skip_layer`): ``[L + 1, B, T, H]``. With a ``readout(hidden, attention_mask)`` (e.g. a
+    :class:`SentenceHead`) only its output is kept, ``[L + 1, B, ...]``, not the hidden states.
+    Items run in groups of ``bucket`` of similar length."""
     L, _ = model_sizes(model)
-    states = [run.hidden(L)]
+    mask = run.attention_mask
+    if readout is None:
+        states = [run.hidden(L)] + [torch.zeros_like(run.hidden(L)) for _ in range(L)]
+    else:
+        base = readout(run.hidden(L), mask)
+        states = [base] + [torch.empty_like(base) for _ in range(L)]
+    buckets = length_buckets(mask, bucket)
     for layer in progress_bar(range(1, L + 1), desc="skipping each layer", disable=not progress):
-        states.append(skip_layer(model, run, layer))
+        for items, width in buckets:
+            part = mask[items, :width]
+            last = continue_from(model, run.hidden(layer - 1)[items, :width], part, layer)
+            if readout is None:
+                states[layer][items, :width] = last
+            else:
+                states[layer][items] = readout(last, part)
     return torch.stack(states)
 
 
@@ -634,55 +853,79 @@ def sense_patching(model, traces_a: list, traces_b: list, word: str, progress: b
     return {"follows": torch.stack(follows, 1), "control": control, "pairs": pairs}
 
 
-def pair_cluster_bootstrap(results, key: str = "follows", *, n_boot: int = 1000, level: float = 0.95,
-                           seed: int = 0) -> list[Interval]:
-    """The share of patched pairs with outcome 1, pooled over words, with an interval that
-    resamples **sentences**, not pairs.
+def word_cluster_shares(results: dict, key: str = "follows", *, n_boot: int = 2000, seed: int = 0):
+    """The share of patched pairs with outcome 1, pooled over the words of ``results``
+    (``{word: sense_patching result}``), with a bootstrap that resamples **words**: a word's pairs
+    reuse its few sentences, so the word (its pair of senses) is the independent unit
+    (:func:`~helpers.common.stats.cluster_bootstrap_ci`).
 
-    ``results`` is a list of :func:`sense_patching` outputs (one per word). The ``n_a x n_b``
-    pairs of a word reuse each donor and each target sentence many times, so they are not
-    independent; every resample draws, within each word, ``n_a`` donor and ``n_b`` target
-    sentences with replacement and weights each pair by how often both of its sentences were
-    drawn (a two-sided cluster bootstrap). ``results[w][key]`` is ``[pairs]`` or
-    ``[pairs, K]``; returns one :class:`~helpers.common.stats.Interval` per column. A column
-    where every pair has the same outcome gets the rule-of-three bound over the fewer of the
-    donor or target sentences (a zero-width interval would look like certainty)."""
-    results = list(results)
-    if not results or any(key not in r or "pairs" not in r for r in results):
-        raise ValueError(f"give a list of sense_patching results, each with {key!r} and 'pairs'.")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}.")
-    rng = np.random.default_rng(seed)
-    columns = None
-    num = den = 0.0
-    n_donors = n_targets = 0
-    for r in results:
-        values = _as_float_array(r[key])
-        values = values[:, None] if values.ndim == 1 else values  # [pairs, K]
-        if columns is not None and values.shape[1] != columns:
-            raise ValueError("every word's results need the same number of columns (layers).")
-        columns = values.shape[1]
-        i, j = (np.array(v) for v in zip(*r["pairs"]))
-        n_a, n_b = int(i.max()) + 1, int(j.max()) + 1
-        n_donors, n_targets = n_donors + n_a, n_targets + n_b
-        count_a = np.stack([np.bincount(d, minlength=n_a) for d in rng.integers(0, n_a, (n_boot, n_a))])
-        count_b = np.stack([np.bincount(d, minlength=n_b) for d in rng.integers(0, n_b, (n_boot, n_b))])
-        weights = count_a[:, i] * count_b[:, j]  # [n_boot, pairs]
-        num = num + weights @ values  # [n_boot, K]
-        den = den + weights.sum(1, keepdims=True)
-    pooled = np.concatenate([_as_float_array(r[key]).reshape(len(r["pairs"]), -1) for r in results])
-    boots = num / den
-    alpha = (1 - level) / 2
-    low, high = np.quantile(boots, [alpha, 1 - alpha], axis=0)
-    bound = min(1.0, 3 / min(n_donors, n_targets))
+    Returns ``(intervals, boots, word_shares)``: one interval per column (patched layer), the
+    replicates ``[n_boot, K]`` and each word's own share ``[n_words, K]``. A column where every pair
+    has the same outcome gets the exact interval of ``n_words`` out of ``n_words`` (a zero-width
+    interval would look like certainty)."""
+    if not isinstance(results, dict) or len(results) < 2 or any(key not in r for r in results.values()):
+        raise ValueError(f"give {{word: sense_patching result}} for at least two words, each with {key!r}.")
+    values = [_as_float_array(r[key]).reshape(len(r["pairs"]), -1) for r in results.values()]
+    clusters = np.concatenate([[w] * len(v) for w, v in zip(results, values)])
+    intervals, boots = cluster_bootstrap_ci(np.concatenate(values), clusters, n_boot=n_boot, seed=seed,
+                                            return_boots=True)
+    boots, pooled = boots.reshape(n_boot, -1), np.concatenate(values)
+    n_words = len(results)
     out = []
-    for k in range(columns):
-        est = float(pooled[:, k].mean())
-        if pooled[:, k].min() == pooled[:, k].max():
-            out.append(Interval(est, est - bound if est == 1 else 0.0, 1.0 if est == 1 else bound, level))
+    for k, ci in enumerate(intervals):
+        if pooled[:, k].min() == pooled[:, k].max():  # every pair alike
+            exact = clopper_pearson(int(round(ci.estimate * n_words)), n_words)
+            out.append(Interval(ci.estimate, exact.low, exact.high, ci.level))
         else:
-            out.append(Interval(est, float(low[k]), float(high[k]), level))
-    return out
+            out.append(ci)
+    return out, boots, np.stack([v.mean(0) for v in values])
+
+
+@dataclass(frozen=True)
+class ShareVerdict:
+    """Is a share above or below one half? ``kind`` is ``"above"`` (e.g. a majority of the pairs
+    follows the patch), ``"below"`` or ``"inconclusive"``; ``adjusted_p`` is Holm-adjusted over the
+    columns (layers) tested together."""
+
+    share: Interval
+    p_value: float
+    adjusted_p: float
+    kind: str
+
+
+def sign_test_p(unit_shares, half: float = 0.5) -> float:
+    """Two-sided exact sign test over independent units: how many units' own shares lie above
+    ``half`` against how many lie below (units exactly at ``half`` drop out); 1.0 when none differ."""
+    from scipy.stats import binomtest
+
+    shares = _as_float_array(unit_shares).ravel()
+    above, below = int((shares > half).sum()), int((shares < half).sum())
+    return float(binomtest(above, above + below, 0.5).pvalue) if above + below else 1.0
+
+
+def share_verdicts(intervals, boots, unit_shares, half: float = 0.5) -> list[ShareVerdict]:
+    """One :class:`ShareVerdict` per column (e.g. per patched layer) of :func:`word_cluster_shares`'
+    output: the two-sided p-value of "the share is ``half``" is the larger of the bootstrap's
+    (:func:`~helpers.common.stats.bootstrap_p_value` of the replicates minus ``half``) and the sign
+    test's over the units (:func:`sign_test_p` of ``unit_shares[:, k]``, each word's own share): a
+    bootstrap over a handful of words has only a few distinct resamples and is too sure of itself,
+    and a handful of words cannot prove a majority, however unanimous. The p-values are
+    Holm-adjusted over the columns; "above" when the adjusted p < 0.05 and the share is above
+    ``half``, "below" when below."""
+    boots, unit_shares = _as_float_array(boots), _as_float_array(unit_shares)
+    boots = boots[:, None] if boots.ndim == 1 else boots
+    unit_shares = unit_shares[:, None] if unit_shares.ndim == 1 else unit_shares
+    intervals = list(intervals)
+    if boots.shape[1] != len(intervals) or unit_shares.shape[1] != len(intervals):
+        raise ValueError(f"need one column of replicates and of unit shares per interval: {boots.shape[1]} and "
+                         f"{unit_shares.shape[1]} vs {len(intervals)}.")
+    raw = [max(bootstrap_p_value(boots[:, k] - half), sign_test_p(unit_shares[:, k], half))
+           for k in range(len(intervals))]
+    adjusted = holm(raw)
+    return [ShareVerdict(ci, float(p), float(a),
+                         "inconclusive" if a >= 0.05 or ci.estimate == half else
+                         "above" if ci.estimate > half else "below")
+            for ci, p, a in zip(intervals, raw, adjusted)]
 
 
 # -- 5. attribution for one decision ---------------------------------------------------------------

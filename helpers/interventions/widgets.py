@@ -17,14 +17,35 @@ from helpers.common.style import colorbar
 from helpers.interventions.compute import SentenceInterventions
 
 SKIP = -1  # the "head" value that means: skip the whole layer
+MAX_BARS = 12  # bars shown at most, besides every class that some change makes the prediction
+
+
+def shown_classes(effects: SentenceInterventions, max_bars: int = MAX_BARS) -> list[int]:
+    """The classes the bars show, by their unchanged logit (highest first): every class that is
+    the prediction with nothing changed, with some head removed or with some layer skipped, then
+    the highest unchanged logits up to ``max_bars`` bars. With 77 intents a bar per class would be
+    unreadable; this way the bar of whatever a change makes the prediction is always there."""
+    if isinstance(max_bars, bool) or not isinstance(max_bars, int) or max_bars < 1:
+        raise ValueError(f"max_bars must be a positive int, got {max_bars!r}.")
+    base = effects.base.cpu().numpy()
+    predicted = {int(base.argmax())} | set(effects.heads.argmax(-1).flatten().tolist()) \
+        | set(effects.skips.argmax(-1).tolist())
+    shown = set(predicted)
+    for c in np.argsort(-base):
+        if len(shown) >= max_bars:
+            break
+        shown.add(int(c))
+    return sorted(shown, key=lambda c: -base[c])
 
 
 class InterventionExplorer(Explorer):
     """Bars: the sentence's logits with the chosen head removed (or layer skipped), the
-    unchanged logits as black ticks. Map: how much every intervention moves the logit of the
-    class predicted without intervention; the chosen cell is framed."""
+    unchanged logits as black ticks, for the classes of :func:`shown_classes` (``.shown``). Map:
+    how much every intervention moves the logit of the class predicted without intervention; the
+    chosen cell is framed."""
 
-    def __init__(self, effects: SentenceInterventions, names, layer: int = 1, head: int = 0):
+    def __init__(self, effects: SentenceInterventions, names, layer: int = 1, head: int = 0,
+                 max_bars: int = MAX_BARS):
         import ipywidgets as widgets
 
         if not isinstance(effects, SentenceInterventions):
@@ -40,6 +61,7 @@ class InterventionExplorer(Explorer):
             "head": widgets.Dropdown(options=options, value=head, description="change"),
         }
         self.pred0 = int(effects.base.argmax())
+        self.shown = shown_classes(effects, max_bars)
         table = np.concatenate([effects.heads[..., self.pred0].cpu().numpy(),
                                 effects.skips[:, self.pred0, None].cpu().numpy()], 1)
         self._shift = table - float(effects.base[self.pred0])  # [L, A + 1]
@@ -47,7 +69,8 @@ class InterventionExplorer(Explorer):
         # logits far more (the last layer's skip hands the head vectors it never saw), and a scale
         # fitted to that would flatten every head's bars. A bar beyond the scale is cut at the edge
         # and its value written on it.
-        usual = np.concatenate([effects.base[None].cpu().numpy(), effects.heads.reshape(-1, len(self.names)).cpu().numpy()])
+        usual = np.concatenate([effects.base[None].cpu().numpy(),
+                                effects.heads.reshape(-1, len(self.names)).cpu().numpy()])[:, self.shown]
         lo, hi = min(0.0, float(usual.min())), max(0.0, float(usual.max()))
         pad = 0.15 * (hi - lo) + 1e-6
         self._ylim = (lo - pad, hi + pad)
@@ -69,19 +92,26 @@ class InterventionExplorer(Explorer):
 
     def _build_figure(self, layer, head):
         L, A = self.effects.num_layers, self.effects.num_heads
-        C = len(self.names)
-        fig, (ax_bars, ax_map) = plt.subplots(1, 2, figsize=(min(9.0, max(8.0, 0.4 * C + 0.3 * A + 3.5)), 3.8),
+        C = len(self.shown)
+        longest = max(len(self.names[c]) for c in self.shown)  # rotated labels need room below the bars
+        fig, (ax_bars, ax_map) = plt.subplots(1, 2, figsize=(min(9.0, max(8.0, 0.4 * C + 0.3 * A + 3.5)),
+                                                             3.2 + 0.07 * min(longest, 40)),
                                               gridspec_kw={"width_ratios": [max(C, 4), max(A + 1, 4) * 0.8]})
         self.ax_bars, self.ax_map = ax_bars, ax_map
         x = np.arange(C)
-        self.bars = ax_bars.bar(x, self.effects.base.cpu().numpy(), color=NORMAL)
+        base = self.effects.base.cpu().numpy()[self.shown]
+        self.bars = ax_bars.bar(x, base, color=NORMAL)
         self.cut_labels = [ax_bars.text(i, 0, "", ha="center", fontsize=8, color="white", fontweight="bold",
                                         visible=False) for i in x]
-        (self.ticks,) = ax_bars.plot(x, self.effects.base.cpu().numpy(), "_", color="black", ms=16, mew=2)
+        (self.ticks,) = ax_bars.plot(x, base, "_", color="black", ms=16, mew=2)
         self.zero_line = ax_bars.axhline(0, color="black", lw=0.5)
-        ax_bars.set_xticks(x, self.names, rotation=45, ha="right")
+        ax_bars.set_xticks(x, [self.names[c] for c in self.shown], rotation=60, ha="right", fontsize=8,
+                           rotation_mode="anchor")
         ax_bars.set_ylim(*self._ylim)
         ax_bars.set_ylabel("logit (black ticks: nothing changed)")
+        if C < len(self.names):
+            ax_bars.set_xlabel(f"{C} of {len(self.names)} classes: every prediction a change makes, then the "
+                               "highest logits", fontsize=8)
         # colours span the head removals; the skip column, which may lie far outside, has its values written in
         bound = max(float(np.abs(self._shift[:, :A]).max()), 1e-6)
         image = ax_map.imshow(self._shift, aspect="auto", cmap="RdBu_r", vmin=-bound, vmax=bound)
@@ -121,10 +151,10 @@ class InterventionExplorer(Explorer):
         logits = self.effects.logits(layer, None if head == SKIP else head).cpu().numpy()
         pred = int(logits.argmax())
         lo, hi = self._ylim
-        for i, (bar, label, value) in enumerate(zip(self.bars, self.cut_labels, logits)):
+        for c, bar, label, value in zip(self.shown, self.bars, self.cut_labels, logits[self.shown]):
             shown = min(max(value, lo), hi)
             bar.set_height(shown)
-            bar.set_color(HIGHLIGHT if i == pred else NORMAL)
+            bar.set_color(HIGHLIGHT if c == pred else NORMAL)
             label.set_visible(bool(shown != value))
             if shown != value:  # cut at the edge of the scale: write the true value on the bar
                 label.set_text(f"{value:.0f}")
@@ -153,7 +183,7 @@ class InterventionExplorer(Explorer):
         torch.manual_seed(0)
         names = [f"class {i}" for i in range(5)]
         head = LinearHead(model.config.hidden_size, len(names)).eval()
-        text = text or "Please set a timer for twenty minutes so the bread does not burn."
+        text = text or "I still have not received my new card, what should I do?"
         effects = sentence_interventions(tokenizer, model, SentenceHead(head, "mean"), text, progress=False)
         L, A = effects.num_layers, effects.num_heads
         values = [{"layer": 1 + i % L, "head": SKIP if i % 4 == 3 else i % A} for i in range(8)]

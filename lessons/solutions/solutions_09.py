@@ -2,7 +2,7 @@
 
 import torch
 
-from helpers.interventions.compute import pair_cluster_bootstrap
+from helpers.common.stats import bootstrap_ci, holm, mcnemar
 
 
 def solution_1(ablation) -> tuple[int, int]:
@@ -29,8 +29,18 @@ def my_rollout(attentions) -> torch.Tensor:
     return rollout
 
 
-def solution_4(patch: dict) -> int | None:
-    """The lesson's rule on the first word alone: the first patched layer whose interval (a
-    cluster bootstrap over that word's sentences) lies above one half; None if there is none."""
-    intervals = pair_cluster_bootstrap([next(iter(patch.values()))], "follows")  # one Interval per layer 0..L
-    return next((layer for layer, ci in enumerate(intervals) if ci.low > 0.5), None)
+def solution_4(patch: dict, pooled) -> float:
+    """Width of a bootstrap over the pairs of patched layer 1 (as if independent) divided by the width
+    of the lesson's interval, which resamples words (``pooled[1]``)."""
+    pairs = bootstrap_ci(torch.cat([p["follows"][:, 1] for p in patch.values()]).cpu().numpy())
+    return (pairs.high - pairs.low) / (pooled[1].high - pooled[1].low)
+
+
+def solution_5(skip_correct) -> list[int]:
+    """Layers whose skip lowers the accuracy: exact McNemar per layer against nothing skipped, Holm
+    over the L layers, adjusted p < 0.05 and fewer right."""
+    n_layers = len(skip_correct) - 1
+    tests = [mcnemar(skip_correct[layer], skip_correct[0]) for layer in range(1, n_layers + 1)]
+    adjusted = holm([t.p_value for t in tests])
+    return [layer for layer, (t, p) in enumerate(zip(tests, adjusted), start=1)
+            if p < 0.05 and t.a_only < t.b_only]  # a_only: right only with the layer skipped
