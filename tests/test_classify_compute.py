@@ -2,6 +2,7 @@
 
 import warnings
 
+import numpy as np
 import pytest
 import torch
 
@@ -212,3 +213,134 @@ def test_encode_batch_warns_when_it_truncates(tokenizer):
         encode_batch(tokenizer, ["short one"], max_length=16)
     with pytest.raises(ValueError, match="max_length"):
         encode_batch(tokenizer, ["a"], max_length=1)
+
+
+def test_sorted_extraction_and_the_feature_bank_give_the_features_of_each_text(tokenizer, model, intent_data):
+    from helpers.classify.compute import FeatureBank
+
+    train, _, ft, _ = intent_data
+    texts = train.texts[:12]
+    plain = extract_features(tokenizer, model, texts, progress=False, batch_size=5)
+    by_length = extract_features(tokenizer, model, texts, progress=False, batch_size=5, sort_by_length=True)
+    assert torch.allclose(by_length.cls, plain.cls, atol=1e-5) and torch.allclose(by_length.mean, plain.mean, atol=1e-5)
+    assert torch.allclose(by_length.pooler, plain.pooler, atol=1e-5)
+    # a bank built from the texts twice over (duplicates stored once) returns any order asked for
+    bank = FeatureBank(tokenizer, model, texts + texts[:4], max_length=32, batch_size=5, progress=False)
+    assert len(bank) == len(set(texts))
+    picked = bank.take([texts[7], texts[2], texts[7]])
+    assert torch.allclose(picked.mean, plain.mean[:, [7, 2, 7]], atol=1e-5) and len(picked) == 3
+    assert torch.allclose(picked.cls, ft.cls[:, [7, 2, 7]], atol=1e-5)  # the fixture's own extraction
+    with pytest.raises(ValueError, match="not in this bank"):
+        bank.take(["a sentence nobody drew"])
+    with pytest.raises(ValueError, match="rows"):
+        plain.select([0, 99])
+    with pytest.warns(UserWarning, match="1 of 2 text"):  # once for the whole list, not once per batch
+        extract_features(tokenizer, model, ["short", " ".join(["word"] * 40)], max_length=16, progress=False,
+                         batch_size=1, sort_by_length=True)
+
+
+@pytest.fixture(scope="module")
+def banking_draws(tokenizer, model):
+    """Four BANKING77 intents, two seeded 3-shot draws and 5 test utterances per intent, from one bank."""
+    from helpers.classify.compute import FeatureBank
+    from helpers.common.data import load_banking77
+
+    pool, test = load_banking77("train"), load_banking77("test")
+    names = pool.names[:4]
+    pool, test = pool.only(names), test.only(names).sample(5, seed=0)
+    draws = {s: pool.sample(3, seed=s) for s in (0, 1)}
+    bank = FeatureBank(tokenizer, model, test.texts + [t for d in draws.values() for t in d.texts], max_length=64,
+                       progress=False)
+    return {s: (bank.take(d.texts), d.labels) for s, d in draws.items()}, bank.take(test.texts), test
+
+
+def test_probes_and_heads_per_draw_train_each_seed_on_its_own_draw(banking_draws):
+    from helpers.classify.compute import head_predictions, probe_draws
+
+    sets, fe, test = banking_draws
+    assert not torch.equal(sets[0][0].mean, sets[1][0].mean), "two seeds draw two training sets"
+    runs = probe_draws(sets, fe, test.labels, 4, "mean", progress=False, epochs=40)
+    assert len(runs) == fe.num_layers + 1 and runs[0].seeds == (0, 1)
+    for i, s in enumerate((0, 1)):
+        alone = probe_correct_per_layer(*sets[s], fe, test.labels, 4, "mean", progress=False, epochs=40, seed=s)
+        assert torch.equal(torch.stack([r.correct[i] for r in runs]), alone)
+    L = fe.num_layers
+    preds = head_predictions(sets, fe, L, "mean", 4, progress=False, epochs=40)
+    assert preds.shape == (2, len(test))
+    head = train_head(sets[1][0].layer(L, "mean"), sets[1][1], 4, epochs=40, seed=1, progress=False)
+    assert torch.equal(preds[1], predict(head, fe.layer(L, "mean")))
+    with pytest.raises(ValueError, match="LayerFeatures, labels"):
+        probe_draws({0: sets[0][0]}, fe, test.labels, 4)
+
+
+def test_strategy_draws_match_strategy_accuracies_and_take_a_subset(intent_data, banking_draws):
+    from helpers.classify.compute import strategy_draws
+
+    train, test, ft, fe = intent_data
+    same = strategy_draws({0: (ft, train.labels), 1: (ft, train.labels)}, fe, test.labels, train.num_classes,
+                          progress=False, epochs=20)
+    old = strategy_accuracies(ft, train.labels, fe, test.labels, train.num_classes, seeds=(0, 1), progress=False,
+                              epochs=20)
+    assert all(torch.equal(same.accuracy[n].correct, old.accuracy[n].correct) for n in STRATEGIES)
+    sets, fe77, test77 = banking_draws
+    two = strategy_draws(sets, fe77, test77.labels, 4, strategies=("last layer [CLS]", "mean pooling, last layer"),
+                         progress=False, epochs=20)
+    assert set(two.accuracy) == {"last layer [CLS]", "mean pooling, last layer"} and two.layer_weights is None
+    with pytest.raises(ValueError, match="unknown strategies"):
+        strategy_draws(sets, fe77, test77.labels, 4, strategies=("best",))
+
+
+def test_top_confusions_and_the_confusion_subset_keep_every_count():
+    from helpers.classify.compute import confusion_matrix, confusion_subset, top_confusions
+
+    y_true = [0, 0, 0, 1, 1, 2, 2, 3]
+    runs = [[1, 1, 0, 0, 1, 3, 2, 3], [1, 0, 0, 0, 1, 3, 2, 2]]  # two runs' predictions, counted together
+    cm = confusion_matrix(y_true, runs, 4)
+    assert cm.sum() == 16 and cm.tolist() == (confusion_matrix(y_true, runs[0], 4) + confusion_matrix(y_true, runs[1], 4)).tolist()
+    assert top_confusions(cm, k=3) == [(0, 1, 3), (1, 0, 2), (2, 3, 2)]
+    assert all(n > 0 for *_, n in top_confusions(cm, k=50)) and top_confusions(np.eye(3, dtype=int)) == []
+    sub = confusion_subset(cm, [1, 0])
+    assert sub.tolist() == [[2, 2, 0], [3, 3, 0]]
+    assert (sub.sum(1) == cm[[1, 0]].sum(1)).all(), "the last column keeps each row's total"
+    assert confusion_subset(cm, [2]).tolist() == [[2, 2]]
+    with pytest.raises(ValueError, match="distinct class ids"):
+        confusion_subset(cm, [0, 0])
+    with pytest.raises(ValueError, match="positive int"):
+        top_confusions(cm, k=0)
+
+
+def test_compare_with_adjusts_over_its_comparisons():
+    from helpers.classify.compute import compare_with
+
+    ref = torch.ones(100, dtype=torch.bool)
+    others = {}
+    for i in range(3):  # each wrong on 6 items the reference gets right: exact p = 2 / 2**6 = 0.031 alone
+        worse = ref.clone()
+        worse[6 * i:6 * i + 6] = False
+        others[f"w{i}"] = worse
+    alone = compare_two_paired("w0", others["w0"], "ref", ref)
+    assert "w0 lower than ref" in alone and "p = 0.031" in alone
+    text = compare_with(others | {"ref": ref}, "ref", width=None)
+    assert "Holm-adjusted over the 3 comparisons" in text and "lower than" not in text
+    assert text.count("inconclusive: w") == 3 and "p = 0.094" in text  # 3 x 0.031
+    with pytest.raises(ValueError, match="reference"):
+        compare_with(others, "ref")
+
+
+def test_layers_tied_with_any_layer_and_draws_in_the_description():
+    from helpers.classify.compute import layers_tied_with
+
+    base = torch.zeros(2, 300, dtype=torch.bool)
+    base[:, :200] = True  # 200 of 300 right in both runs
+    better = base.clone()
+    better[:, 200:240] = True  # right on the same items and 40 more
+    same = base.clone()
+    same[:, :2], same[:, 200:202] = False, True  # 2 items traded: no gap to resolve
+    runs = [SeededAccuracy(base, (0, 1)), SeededAccuracy(better, (0, 1)), SeededAccuracy(same, (0, 1))]
+    tied, verdicts = layers_tied_with(runs, 0)  # compared with a layer that is not the peak
+    assert verdicts[1].kind == "higher" and verdicts[2].kind == "inconclusive" and tied == [1, 2]
+    assert layers_tied_with_peak(runs)[:2] == (1, [])
+    with pytest.raises(ValueError, match="layer must be"):
+        layers_tied_with(runs, 3)
+    assert "2 draws x 300 items; SD over draws" in runs[1].describe("draws")
+    assert "one draw" in SeededAccuracy(better[:1], (0,)).describe("draws")

@@ -57,3 +57,18 @@ def test_strategy_accuracies_and_layer_weights():
     assert [round(p.get_height(), 6) for p in ax.patches] == [0.15, 0.35, 0.5]
     assert ax.lines[-1].get_ydata()[0] == pytest.approx(1 / 3), "the uniform weight is drawn for reference"
     assert "layer weights" in ax.get_title() and not small_text(ax.figure)
+
+
+def test_confusion_of_a_subset_with_an_other_column():
+    from helpers.classify.compute import confusion_subset
+
+    cm = confusion_matrix([0, 0, 1, 1, 2, 3], [1, 0, 0, 3, 2, 3], 4)
+    names = ["card_arrival", "card_delivery_estimate"]
+    sub = confusion_subset(cm, [0, 1])
+    ax = plot_confusion(sub, names, col_names=names + ["any other intent"], label="test predictions (5 draws)")
+    assert ax.images[0].get_array().shape == (2, 3)
+    assert [t.get_text() for t in ax.get_xticklabels()][-1] == "any other intent"
+    assert sorted(t.get_text() for t in ax.texts) == ["1", "1", "1", "1"]
+    assert ax.figure.axes[-1].get_ylabel() == "test predictions (5 draws)" and not small_text(ax.figure)
+    with pytest.raises(ValueError, match="one column per column name"):
+        plot_confusion(sub, names)

@@ -1,10 +1,14 @@
 """Lesson 07 numbers: sentence features of every layer, linear heads, probes, layer strategies.
 
-Features are computed once for every layer (:func:`extract_features`), so probes and
-strategies never re-run the model. Layer ``0`` is the embedding output."""
+Features are computed once for every layer (:func:`extract_features`; :class:`FeatureBank` keeps
+them per distinct text, so seeded few-shot draws of BANKING77 index into one extraction), and
+probes and strategies never re-run the model. Layer ``0`` is the embedding output. Runs over
+seeds are :class:`SeededAccuracy`; with :func:`probe_draws`, :func:`strategy_draws` and
+:func:`head_predictions` each seed is also a different few-shot training set."""
 
 from __future__ import annotations
 
+import hashlib
 import textwrap
 import warnings
 from dataclasses import dataclass
@@ -41,6 +45,16 @@ class LayerFeatures:
             raise ValueError(f"layer {layer!r} is out of range: valid layers are 0 (embeddings) to {self.num_layers}.")
         return getattr(self, pooling)[layer]
 
+    def select(self, rows) -> "LayerFeatures":
+        """The features of some utterances (``rows``: indices into the N axis), in that order."""
+        rows = torch.as_tensor(rows, dtype=torch.long, device=self.cls.device)
+        if rows.ndim != 1 or (len(rows) and not 0 <= int(rows.min()) <= int(rows.max()) < self.cls.shape[1]):
+            raise ValueError(f"rows must be a 1-D list of indices in 0..{self.cls.shape[1] - 1}.")
+        return LayerFeatures(self.cls[:, rows], self.mean[:, rows], None if self.pooler is None else self.pooler[rows])
+
+    def __len__(self) -> int:
+        return self.cls.shape[1]
+
 
 def _check_texts(texts) -> list[str]:
     if isinstance(texts, str) or not all(isinstance(t, str) and t.strip() for t in texts) or not len(texts):
@@ -72,20 +86,67 @@ def mean_pool(hidden: torch.Tensor, attention_mask: torch.Tensor) -> torch.Tenso
 
 @torch.no_grad()
 def extract_features(tokenizer, model, texts, *, batch_size: int = 64, max_length: int = 32,
-                     progress: bool = True) -> LayerFeatures:
-    """One forward pass per batch; keep [CLS] and mean-pooled vectors of every layer."""
+                     progress: bool = True, sort_by_length: bool = False) -> LayerFeatures:
+    """One forward pass per batch; keep [CLS] and mean-pooled vectors of every layer.
+
+    ``sort_by_length``: batch the texts in order of their token count (so a batch pads little)
+    and put the features back in the order given -- the same vectors up to float rounding, in a
+    fraction of the time when lengths vary."""
     texts = _check_texts(texts)
+    order = list(range(len(texts)))
+    if sort_by_length:
+        lengths = [len(ids) for ids in tokenizer(texts, truncation=False, verbose=False)["input_ids"]]
+        order.sort(key=lengths.__getitem__)
+        cut = [n for n in lengths if n > max_length]
+        if cut:  # warned once here, not once per batch below
+            warnings.warn(f"{len(cut)} of {len(texts)} text(s) are longer than max_length={max_length} tokens "
+                          f"(longest: {max(cut)}) and were truncated: the model sees only their first "
+                          f"{max_length} tokens.", stacklevel=3)
     cls, mean, pooled = [], [], []
     batches = range(0, len(texts), batch_size)
     for start in progress_bar(batches, desc="features", disable=not progress):
-        enc = encode_batch(tokenizer, texts[start:start + batch_size], max_length, device=model_device(model))
+        batch = [texts[i] for i in order[start:start + batch_size]]
+        with warnings.catch_warnings():
+            if sort_by_length:
+                warnings.simplefilter("ignore", UserWarning)
+            enc = encode_batch(tokenizer, batch, max_length, device=model_device(model))
         out = model(**enc, output_hidden_states=True, return_dict=True)
         hs = torch.stack(out.hidden_states)  # [L+1, B, T, H]
         cls.append(hs[:, :, 0])
         mean.append(torch.stack([mean_pool(h, enc["attention_mask"]) for h in hs]))
         if out.pooler_output is not None:
             pooled.append(out.pooler_output)
-    return LayerFeatures(torch.cat(cls, 1), torch.cat(mean, 1), torch.cat(pooled) if pooled else None)
+    feats = LayerFeatures(torch.cat(cls, 1), torch.cat(mean, 1), torch.cat(pooled) if pooled else None)
+    if sort_by_length:
+        back = [0] * len(order)  # back[i]: the row of text i in the sorted order
+        for row, i in enumerate(order):
+            back[i] = row
+        feats = feats.select(back)
+    return feats
+
+
+class FeatureBank:
+    """Features of every distinct text, extracted once (:func:`extract_features`, batched by length)
+    and looked up by text: a few-shot draw takes its rows from the bank instead of re-running the
+    model. The same text always has the same features, so duplicates are stored once."""
+
+    def __init__(self, tokenizer, model, texts, *, max_length: int = 32, batch_size: int = 64, progress: bool = True):
+        unique = list(dict.fromkeys(_check_texts(texts)))
+        self.index = {text: i for i, text in enumerate(unique)}
+        self.features = extract_features(tokenizer, model, unique, batch_size=batch_size, max_length=max_length,
+                                         progress=progress, sort_by_length=True)
+
+    def __len__(self) -> int:
+        return len(self.index)
+
+    def take(self, texts) -> LayerFeatures:
+        """``LayerFeatures`` of ``texts``, in their order."""
+        texts = _check_texts(texts)
+        missing = [t for t in texts if t not in self.index]
+        if missing:
+            raise ValueError(f"{len(missing)} text(s) are not in this bank (first: {missing[0]!r}); build the "
+                             "bank from every text the draws and the test set use.")
+        return self.features.select([self.index[t] for t in texts])
 
 
 class LinearHead(torch.nn.Module):
@@ -123,9 +184,10 @@ class WeightedLayerHead(torch.nn.Module):
         return self.classifier((self.layer_weights()[None, :, None] * z).sum(1))
 
 
-# Full-batch Adam steps of a linear head on the intent features. Lesson 07 shows that
-# SHORT_STEPS stop short of an independent solver and HEAD_STEPS reach it; every head and probe
-# after that check (lessons 07 and 10) trains HEAD_STEPS.
+# Full-batch Adam steps (lr 0.01) of a linear head on frozen features. Lesson 07 checks on BANKING77
+# whether SHORT_STEPS already land within a margin stated beforehand of HEAD_STEPS and of an
+# independent solver (scikit-learn); its BANKING77 heads then train SHORT_STEPS if so, HEAD_STEPS
+# otherwise. Lessons 08 and 10 train HEAD_STEPS.
 SHORT_STEPS = 150
 HEAD_STEPS = 4 * SHORT_STEPS
 
@@ -219,7 +281,8 @@ class SeededAccuracy:
         """The mean over seeds and items with a 95% interval that resamples both (one seed: over items)."""
         if len(self.seeds) == 1:
             return self.run_interval(0)
-        return seeds_items_ci(self.correct.double().cpu().numpy())
+        return _remembered(("interval", _content_key(self.correct)),
+                           lambda: seeds_items_ci(self.correct.double().cpu().numpy()))
 
     def seed_spread(self) -> SeedSpread | None:
         """Mean, SD and range of the per-seed accuracies (``None`` with one seed)."""
@@ -230,14 +293,16 @@ class SeededAccuracy:
         spread = self.seed_spread()
         return None if spread is None else Interval(spread.mean, min(spread.values), max(spread.values), 1.0)
 
-    def describe(self) -> str:
-        """``84.1% [82.9, 85.3] (5 seeds x 3080 items; seed SD 0.4 pt, range 83.6-84.7%)``."""
+    def describe(self, unit: str = "seeds") -> str:
+        """``84.1% [82.9, 85.3] (5 seeds x 3080 items; seed SD 0.4 pt, range 83.6-84.7%)``; ``unit`` names
+        what a seed stands for (``"draws"`` when each seed drew another few-shot training set)."""
         text = self.interval().percent()
         spread = self.seed_spread()
+        one = unit[:-1] if unit.endswith("s") else unit
         if spread is None:
-            return f"{text} (exact interval over {self.n_items} items, one seed)"
-        return (f"{text} ({len(self.seeds)} seeds x {self.n_items} items; seed SD {100 * spread.sd:.1f} pt, range "
-                f"{100 * min(spread.values):.1f}-{100 * max(spread.values):.1f}%)")
+            return f"{text} (exact interval over {self.n_items} items, one {one})"
+        return (f"{text} ({len(self.seeds)} {unit} x {self.n_items} items; SD over {unit} {100 * spread.sd:.1f} pt, "
+                f"range {100 * min(spread.values):.1f}-{100 * max(spread.values):.1f}%)")
 
 
 def per_item(outcomes) -> torch.Tensor:
@@ -296,6 +361,10 @@ def paired_comparison(a, b) -> PairedComparison:
         raise ValueError(f"a and b must be measured on the same test items: {A.shape[1]} vs {B.shape[1]} items.")
     if len(A) != len(B) and 1 not in (len(A), len(B)):
         raise ValueError(f"a and b must have the same number of seeds (or one run), got {len(A)} and {len(B)}.")
+    return _remembered(("paired", _content_key(A), _content_key(B)), lambda: _paired_comparison(A, B))
+
+
+def _paired_comparison(A: torch.Tensor, B: torch.Tensor) -> PairedComparison:
     n_seeds = max(len(A), len(B))
     if n_seeds == 1:
         m = mcnemar(A[0].cpu().numpy(), B[0].cpu().numpy())
@@ -306,6 +375,25 @@ def paired_comparison(a, b) -> PairedComparison:
     p = 1.0 if not D.any() else bootstrap_p_value(boots)
     return PairedComparison(ci, Interval(ci.estimate, float(low90), float(high90), 0.90), p,
                             "bootstrap over seeds and items", A.shape[1], n_seeds)
+
+
+# The seeded bootstraps above give the same answer for the same outcomes, so a lesson that asks
+# twice (the layer ranking, then the peak verdict, then the claims table) computes once. Keyed by
+# the outcomes' content, never by object identity; kept small.
+_REMEMBERED: dict = {}
+
+
+def _content_key(outcomes: torch.Tensor) -> tuple:
+    array = outcomes.detach().cpu().contiguous().numpy()
+    return array.shape, str(array.dtype), hashlib.sha1(array.tobytes()).hexdigest()
+
+
+def _remembered(key, compute):
+    if key not in _REMEMBERED:
+        if len(_REMEMBERED) >= 1024:
+            _REMEMBERED.clear()
+        _REMEMBERED[key] = compute()
+    return _REMEMBERED[key]
 
 
 def paired_difference(a, b) -> Interval:
@@ -359,6 +447,28 @@ def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110,
                      for i, line in enumerate(lines))
 
 
+def compare_with(named: dict, reference: str, width: int | None = 110, margin: float | None = None) -> str:
+    """Every classifier in ``named`` minus the ``reference`` one (a key of ``named``), paired on the same
+    test items (:func:`paired_comparison`), p-values **Holm-adjusted** over those comparisons; each
+    line is the :class:`~helpers.common.stats.Verdict` by the course's rules."""
+    if reference not in named or len(named) < 2:
+        raise ValueError(f"named must hold the reference {reference!r} and at least one other classifier; "
+                         f"got {list(named)}.")
+    others = [k for k in named if k != reference]
+    comps = {k: paired_comparison(named[k], named[reference]) for k in others}
+    adjusted = dict(zip(others, holm([comps[k].p_value for k in others])))
+    first = comps[others[0]]
+    lines = [f"minus {reference} ({outcome_interval(named[reference]).percent()}), paired on the same {first.n_items} "
+             f"test items ({first.method}; p-values Holm-adjusted over the {len(others)} comparison"
+             f"{'s' if len(others) > 1 else ''}):"]
+    lines += [f"{k} {outcome_interval(named[k]).percent()}: "
+              + comps[k].verdict(k, reference, margin=margin, p_value=adjusted[k]).text for k in others]
+    if width is None:
+        return lines[0] + " " + "; ".join(lines[1:])
+    return "\n".join(textwrap.fill(line, width, initial_indent="  " if i else "", subsequent_indent="    ",
+                                   break_on_hyphens=False) for i, line in enumerate(lines))
+
+
 def compare_two_paired(a_name: str, a, b_name: str, b, margin: float | None = None) -> str:
     """``"A 88.0% [..] vs B 92.0% [..]; A - B paired on the same 100 items (exact McNemar test):
     inconclusive: ..."`` -- the verdict by the course's rules (:class:`~helpers.common.stats.Verdict`)."""
@@ -389,13 +499,39 @@ def _join(names) -> str:
 
 
 def confusion_matrix(y_true, y_pred, num_classes: int) -> np.ndarray:
-    """``cm[i, j]`` = how many items of true class ``i`` were predicted as ``j``."""
+    """``cm[i, j]`` = how many items of true class ``i`` were predicted as ``j``. ``y_pred`` may be
+    ``[n_runs, n_items]`` (one row per seed or draw): the counts of all runs are added."""
     y_true, y_pred = (np.asarray(y.cpu() if isinstance(y, torch.Tensor) else y) for y in (y_true, y_pred))
+    if y_pred.ndim == 2 and y_true.ndim == 1:
+        y_true = np.broadcast_to(y_true, y_pred.shape)
     if y_true.shape != y_pred.shape:
         raise ValueError(f"y_true and y_pred differ in shape: {y_true.shape} vs {y_pred.shape}.")
     cm = np.zeros((num_classes, num_classes), dtype=int)
-    np.add.at(cm, (y_true, y_pred), 1)
+    np.add.at(cm, (y_true.ravel(), y_pred.ravel()), 1)
     return cm
+
+
+def top_confusions(cm, k: int = 10) -> list[tuple[int, int, int]]:
+    """The ``k`` largest off-diagonal counts of a confusion matrix as ``(true, predicted, count)``,
+    largest first (ties: lower true id, then lower predicted id); never a zero count."""
+    cm = np.asarray(cm)
+    if cm.ndim != 2 or cm.shape[0] != cm.shape[1]:
+        raise ValueError(f"cm must be a square confusion matrix, got shape {cm.shape}.")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise ValueError(f"k must be a positive int, got {k!r}.")
+    pairs = [(int(i), int(j), int(cm[i, j])) for i, j in zip(*np.nonzero(cm)) if i != j]
+    return sorted(pairs, key=lambda p: (-p[2], p[0], p[1]))[:k]
+
+
+def confusion_subset(cm, classes) -> np.ndarray:
+    """The rows and columns of ``classes`` (in that order) of a confusion matrix, plus one last column
+    that counts the predictions of every other class: ``[k, k + 1]``, each row keeps its total."""
+    cm = np.asarray(cm)
+    classes = [int(c) for c in classes]
+    if not classes or len(set(classes)) != len(classes) or not all(0 <= c < cm.shape[0] for c in classes):
+        raise ValueError(f"classes must be distinct class ids in 0..{cm.shape[0] - 1}, got {classes}.")
+    sub = cm[np.ix_(classes, classes)]
+    return np.concatenate([sub, (cm[classes].sum(1) - sub.sum(1))[:, None]], axis=1)
 
 
 def probe_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
@@ -410,7 +546,17 @@ def probe_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, y_test, 
 def probe_correct_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
                             pooling: str = "cls", progress: bool = True, epochs: int = 150, lr: float = 0.01,
                             weight_decay: float = 1e-3, seed: int = 0) -> torch.Tensor:
-    """``[L+1, N_test]`` booleans: which test items the probe of each layer 0..L gets right.
+    """``[L+1, N_test]`` booleans: which test items the probe of each layer 0..L gets right
+    (:func:`probe_predictions_per_layer`)."""
+    pred = probe_predictions_per_layer(train, y_train, test, num_classes, pooling, progress=progress, epochs=epochs,
+                                       lr=lr, weight_decay=weight_decay, seed=seed)
+    return pred == _labels(y_test, pred.shape[1])
+
+
+def probe_predictions_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, num_classes: int,
+                                pooling: str = "cls", progress: bool = True, epochs: int = 150, lr: float = 0.01,
+                                weight_decay: float = 1e-3, seed: int = 0) -> torch.Tensor:
+    """``[L+1, N_test]`` class ids predicted by a linear probe on each layer 0..L.
 
     All L+1 probes are trained at once as one batched matrix product: the loss is the sum of
     the per-layer losses and Adam updates every weight on its own, so each probe trains
@@ -419,7 +565,7 @@ def probe_correct_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, 
     if pooling not in POOLINGS:
         raise ValueError(f"pooling {pooling!r} is not valid: choose one of {POOLINGS}.")
     X, Xt = getattr(train, pooling).float(), getattr(test, pooling).float()  # [L+1, N, H]
-    y, yt = _labels(y_train, X.shape[1], X.device), _labels(y_test, Xt.shape[1], Xt.device)
+    y = _labels(y_train, X.shape[1], X.device)
     mu, sigma = X.mean(1, keepdim=True), X.std(1, keepdim=True).clamp(min=1e-6)
     n_layers, _, hidden = X.shape
     # The same start as train_head: nn.Linear's initialisation drawn after manual_seed(seed),
@@ -437,8 +583,7 @@ def probe_correct_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, 
         loss.backward()
         opt.step()
     with torch.no_grad():
-        pred = torch.baddbmm(b, Zt, W).argmax(-1)  # [L+1, N_test]
-    return pred == yt
+        return torch.baddbmm(b, Zt, W).argmax(-1)  # [L+1, N_test]
 
 
 def probe_seeds(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
@@ -448,6 +593,45 @@ def probe_seeds(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_
             for s in progress_bar(list(seeds), desc=f"probes ({pooling}), one run per seed", disable=not progress)]
     correct = torch.stack(runs, 1)  # [L+1, n_seeds, N_test]
     return [SeededAccuracy(c, seeds) for c in correct]
+
+
+def _check_draws(train_sets) -> dict:
+    if not isinstance(train_sets, dict) or not train_sets:
+        raise ValueError("train_sets must map each seed to (LayerFeatures, labels) of the training set drawn with it.")
+    for seed, pair in train_sets.items():
+        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], LayerFeatures)):
+            raise ValueError(f"train_sets[{seed!r}] must be a (LayerFeatures, labels) pair.")
+    return train_sets
+
+
+def probe_draws(train_sets: dict, test: LayerFeatures, y_test, num_classes: int, pooling: str = "cls",
+                progress: bool = True, return_predictions: bool = False, **kw):
+    """One :class:`SeededAccuracy` per layer 0..L, one run per **few-shot draw**: ``train_sets`` maps
+    a seed to ``(features, labels)`` of the training set drawn with that seed, and the probes of that
+    run start from that seed too (:func:`probe_predictions_per_layer`; each probe is the head
+    :func:`train_head` would train on its layer). The spread over seeds is then the spread over
+    training sets, the variance that matters for a frozen probe. ``return_predictions``: also
+    return the predicted ids, ``[L+1, n_draws, N_test]`` (for confusions)."""
+    train_sets = _check_draws(train_sets)
+    seeds = tuple(train_sets)
+    yt = _labels(y_test, len(test), test.cls.device)
+    preds = torch.stack([probe_predictions_per_layer(*train_sets[s], test, num_classes, pooling, progress=False,
+                                                     seed=s, **kw)
+                         for s in progress_bar(seeds, desc=f"probes ({pooling}), one run per draw",
+                                               disable=not progress)], 1)  # [L+1, n_draws, N_test]
+    runs = [SeededAccuracy(p == yt, seeds) for p in preds]
+    return (runs, preds) if return_predictions else runs
+
+
+def head_predictions(train_sets: dict, test: LayerFeatures, layer: int, pooling: str, num_classes: int,
+                     progress: bool = True, **kw) -> torch.Tensor:
+    """``[n_draws, N_test]`` predicted class ids of one head per draw (:func:`train_head` on one layer and
+    pooling, seeded with the draw's seed): for accuracies *and* confusions."""
+    train_sets = _check_draws(train_sets)
+    X_test = test.layer(layer, pooling)
+    preds = [predict(train_head(f.layer(layer, pooling), y, num_classes, seed=s, progress=False, **kw), X_test)
+             for s, (f, y) in progress_bar(list(train_sets.items()), desc="heads, one per draw", disable=not progress)]
+    return torch.stack(preds)
 
 
 def last_k_layers(num_layers: int, k: int = 4) -> tuple[list[int], str]:
@@ -496,25 +680,38 @@ class StrategyComparison:
     """Every strategy's :class:`SeededAccuracy` and the weighted head's learned layer weights ``[n_seeds, L+1]``."""
 
     accuracy: dict
-    layer_weights: torch.Tensor
+    layer_weights: torch.Tensor | None
 
 
 def strategy_accuracies(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
                         seeds=(0, 1, 2), progress: bool = True, **kw) -> StrategyComparison:
     """:func:`compare_strategies` once per seed, keeping every test item's outcome."""
-    seeds = tuple(seeds)
-    correct = {name: [] for name in STRATEGIES}
+    return strategy_draws({s: (train, y_train) for s in seeds}, test, y_test, num_classes, progress=progress, **kw)
+
+
+def strategy_draws(train_sets: dict, test: LayerFeatures, y_test, num_classes: int, strategies=STRATEGIES,
+                   progress: bool = True, **kw) -> StrategyComparison:
+    """Each strategy's head once per seed, trained on that seed's training set (``train_sets`` maps a
+    seed to ``(features, labels)``, e.g. one few-shot draw per seed) and seeded with it; every test
+    item's outcome is kept. ``layer_weights`` is ``None`` unless the weighted strategy is among them."""
+    train_sets = _check_draws(train_sets)
+    unknown = [name for name in strategies if name not in STRATEGIES]
+    if unknown or not strategies:
+        raise ValueError(f"unknown strategies {unknown}; valid: {STRATEGIES}.")
+    seeds = tuple(train_sets)
+    correct = {name: [] for name in strategies}
     weights = []
-    steps = [(s, name) for s in seeds for name in STRATEGIES]
+    steps = [(s, name) for s in seeds for name in strategies]
     for seed, name in progress_bar(steps, desc="strategies x seeds", disable=not progress):
         weighted = name.startswith("weighted")
+        train, y_train = train_sets[seed]
         head = train_head(strategy_features(train, name), y_train, num_classes, weighted=weighted,
                           progress=False, seed=seed, **kw)
         correct[name].append(correct_per_item(head, strategy_features(test, name), y_test))
         if weighted:
             weights.append(head.layer_weights().detach())
     return StrategyComparison({n: SeededAccuracy(torch.stack(c), seeds) for n, c in correct.items()},
-                              torch.stack(weights))
+                              torch.stack(weights) if weights else None)
 
 
 def layer_weights_summary(weights) -> str:
@@ -561,12 +758,21 @@ def layers_tied_with_peak(runs, margin: float | None = None) -> tuple[int, list[
     :class:`~helpers.common.stats.Verdict`. The peak is picked on the test items themselves, so its
     score is optimistic."""
     top = max(range(len(runs)), key=lambda l: runs[l].estimate)
-    others = [l for l in range(len(runs)) if l != top]
-    comps = {l: paired_comparison(runs[l], runs[top]) for l in others}
-    adjusted = dict(zip(others, holm([comps[l].p_value for l in others]))) if others else {}
-    verdicts = {l: comps[l].verdict(f"layer {l}", f"layer {top}", margin=margin, p_value=adjusted[l]) for l in others}
-    tied = [l for l in others if verdicts[l].kind != "lower"]
+    tied, verdicts = layers_tied_with(runs, top, margin)
     return top, tied, verdicts
+
+
+def layers_tied_with(runs, layer: int, margin: float | None = None) -> tuple[list[int], dict]:
+    """``(tied, verdicts)``: every other layer of per-layer :class:`SeededAccuracy` runs minus
+    ``layer``, paired on the same items, p-values Holm-adjusted over those comparisons; ``tied`` are
+    the layers not shown lower than ``layer``."""
+    if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(runs):
+        raise ValueError(f"layer must be an int in 0..{len(runs) - 1}, got {layer!r}.")
+    others = [l for l in range(len(runs)) if l != layer]
+    comps = {l: paired_comparison(runs[l], runs[layer]) for l in others}
+    adjusted = dict(zip(others, holm([comps[l].p_value for l in others]))) if others else {}
+    verdicts = {l: comps[l].verdict(f"layer {l}", f"layer {layer}", margin=margin, p_value=adjusted[l]) for l in others}
+    return [l for l in others if verdicts[l].kind != "lower"], verdicts
 
 
 def peak_layer_verdict(runs, label: str, margin: float | None = None) -> str:
@@ -584,9 +790,23 @@ def peak_layer_verdict(runs, label: str, margin: float | None = None) -> str:
     return text
 
 
+# Casanueva et al. 2020, Efficient Intent Detection with Dual Sentence Encoders, Table 3: BANKING77, all 77
+# intents, the full test set, accuracy in %. (training utterances per intent, None = the full training data;
+# system; accuracy). Different models from any this course runs: published reference numbers, not measured here.
+BANKING77_PUBLISHED = (
+    (10, "USE+ConveRT (fixed dual sentence encoders + classifier)", 85.19),
+    (None, "USE+ConveRT (fixed dual sentence encoders + classifier)", 93.36),
+    (None, "BERT-Large fine-tuned on it (their BERT-TUNED)", 93.66),
+)
+
+
 # Lesson 07's "claims tested" table: the popular claim and the published finding (paper and
 # model it was measured on). The lesson adds the middle column from its own run.
 PUBLISHED_07 = {
+    "fewshot": ("a frozen sentence encoder with a linear head is a strong few-shot intent classifier",
+                "Casanueva et al. 2020, Table 3 (BANKING77, all 77 intents, full test set; different models): "
+                "USE+ConveRT (fixed dual sentence encoders + classifier) 85.19% with 10 examples per intent, 93.36% "
+                "with the full training data; BERT-Large fine-tuned on the full training data 93.66%"),
     "pooler": ("`pooler_output` is the [CLS] vector",
                "Devlin et al. 2019, BERT (BERT-base/large): the pooler is a dense + tanh layer on the final "
                "[CLS] vector, trained with next-sentence prediction"),

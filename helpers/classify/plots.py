@@ -9,15 +9,21 @@ import numpy as np
 from helpers.common.style import HIGHLIGHT, NORMAL, colorbar, layer_labels, new_axes, to_numpy
 
 
-def plot_confusion(cm, names, ax=None, title: str = "confusion matrix: test utterances per (true, predicted) intent"):
+def plot_confusion(cm, names, ax=None, title: str = "confusion matrix: test utterances per (true, predicted) intent",
+                   col_names=None, label: str = "test utterances"):
     """Heatmap of a confusion matrix with class names on both axes and every non-zero count
-    written in its cell; returns the axes."""
+    written in its cell; returns the axes. ``col_names`` (default ``names``) labels the columns of a
+    rectangular part of a matrix, e.g. :func:`~helpers.classify.compute.confusion_subset`'s
+    ``[k, k + 1]`` with a last "any other intent" column; ``label`` names the colourbar's count."""
     cm = np.asarray(to_numpy(cm))
-    if cm.ndim != 2 or cm.shape[0] != cm.shape[1] or cm.shape[0] != len(names):
-        raise ValueError(f"cm must be square with one row per name ({len(names)}), got shape {cm.shape}.")
-    ax = new_axes(ax, (6.2, 5.2))
-    im = ax.imshow(cm, cmap="Blues", vmin=0)
-    ax.set_xticks(range(len(names)), names, rotation=60, ha="right")
+    col_names = list(names) if col_names is None else list(col_names)
+    if cm.ndim != 2 or cm.shape != (len(names), len(col_names)):
+        raise ValueError(f"cm must have one row per name ({len(names)}) and one column per column name "
+                         f"({len(col_names)}), got shape {cm.shape}.")
+    k = max(len(names), len(col_names))
+    ax = new_axes(ax, (max(6.2, 2.5 + 0.42 * k), max(5.2, 2.0 + 0.36 * k)))
+    im = ax.imshow(cm, cmap="Blues", vmin=0, aspect="auto")
+    ax.set_xticks(range(len(col_names)), col_names, rotation=60, ha="right")
     ax.set_yticks(range(len(names)), names)
     for i, j in zip(*np.nonzero(cm)):
         ax.text(j, i, str(cm[i, j]), ha="center", va="center", fontsize=9,
@@ -25,17 +31,18 @@ def plot_confusion(cm, names, ax=None, title: str = "confusion matrix: test utte
     ax.set_xlabel("predicted intent")
     ax.set_ylabel("true intent")
     ax.set_title(title)
-    colorbar(im, ax, "test utterances")
+    colorbar(im, ax, label)
     ax.figure.tight_layout()
     return ax
 
 
 def plot_probe_curves(curves: dict, ax=None, chance: float | None = None, intervals: dict | None = None,
-                      title: str = "linear-probe test accuracy per layer"):
+                      title: str = "linear-probe test accuracy per layer",
+                      bands: str = "95% interval over test items"):
     """One line per pooling: test accuracy against layer (0 = embeddings).
 
     ``intervals`` (optional) maps the same labels to one :class:`~helpers.common.stats.Interval`
-    per layer, drawn as a shaded band around the line.
+    per layer, drawn as a shaded band around the line; ``bands`` says in the title what they are.
     """
     if not curves:
         raise ValueError("curves must map a label to a list of accuracies, one per layer.")
@@ -55,16 +62,17 @@ def plot_probe_curves(curves: dict, ax=None, chance: float | None = None, interv
     ax.set_xlabel("layer")
     ax.set_ylabel("test accuracy")
     ax.set_ylim(0, 1.02)
-    ax.set_title(title + (" (bands: 95% interval over test items)" if intervals else ""))
+    ax.set_title(title + (f" (bands: {bands})" if intervals else ""))
     ax.legend(loc="lower right")
     ax.figure.tight_layout()
     return ax
 
 
-def plot_strategy_accuracies(accuracy: dict, ax=None, chance: float | None = None):
-    """Horizontal interval per strategy (95% bootstrap over test items), a diamond at the
-    estimate and one dot per seed; ``accuracy`` maps names to
-    :class:`~helpers.classify.compute.SeededAccuracy`."""
+def plot_strategy_accuracies(accuracy: dict, ax=None, chance: float | None = None, unit: str = "seed"):
+    """Horizontal interval per strategy (:meth:`~helpers.classify.compute.SeededAccuracy.interval`:
+    seeds and test items resampled; one seed: exact over the items), a diamond at the estimate and
+    one dot per seed; ``accuracy`` maps names to :class:`~helpers.classify.compute.SeededAccuracy`;
+    ``unit`` names what a seed stands for (``"draw"``: each seed drew another training set)."""
     if not accuracy:
         raise ValueError("accuracy must map at least one strategy name to a SeededAccuracy.")
     ax = new_axes(ax, (6.5, 3.2))
@@ -91,8 +99,9 @@ def plot_strategy_accuracies(accuracy: dict, ax=None, chance: float | None = Non
     else:
         ax.set_xlabel("test accuracy")
     n_seeds = len(next(iter(accuracy.values())).seeds)
-    ax.set_title(f"test accuracy per strategy\nbar: 95% interval over test items, diamond: mean,\n"
-                 f"dots: {n_seeds} seed(s); orange: highest estimate")
+    over = f"{unit}s and test items" if n_seeds > 1 else "test items"
+    ax.set_title(f"test accuracy per strategy\nbar: 95% interval over {over},\n"
+                 f"diamond: mean, dots: {n_seeds} {unit}(s); orange: highest")
     ax.figure.tight_layout()
     return ax
 

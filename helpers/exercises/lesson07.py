@@ -5,8 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from helpers.classify.compute import paired_difference
-from helpers.common.stats import differs
+from helpers.classify.compute import layers_tied_with
 from helpers.exercises import Feedback, NO_ANSWER, correct, wrong
 
 
@@ -37,11 +36,13 @@ def check_exercise_1(pool, model, trace) -> Feedback:
 def check_exercise_2(layer, probes, intervals=None, runs=None) -> Feedback:
     """The layer (0..L) with the highest mean-pooled probe accuracy (ties: any best layer).
 
-    ``runs`` (optional, one :class:`~helpers.classify.compute.SeededAccuracy` per layer) lets
-    the feedback name the layers that are not distinguishable from the best one, compared
-    item by item on the test set (:func:`~helpers.classify.compute.paired_difference`);
-    ``intervals`` (one :class:`~helpers.common.stats.Interval` per layer) does the same by
-    overlap, for when only intervals are at hand.
+    ``runs`` (optional, one :class:`~helpers.classify.compute.SeededAccuracy` per layer) lets the
+    feedback name the layers the paired comparisons cannot place below the answer: every other
+    layer minus it on the same test items, p-values Holm-adjusted over the layers
+    (:func:`~helpers.classify.compute.layers_tied_with`), the same rule as the lesson's
+    ``peak_layer_verdict``. Those layers are *inconclusive*, not "the same". ``intervals`` (one
+    :class:`~helpers.common.stats.Interval` per layer) only says whose intervals overlap, which on
+    its own settles nothing.
     """
     if layer is None:
         return NO_ANSWER
@@ -52,23 +53,26 @@ def check_exercise_2(layer, probes, intervals=None, runs=None) -> Feedback:
         return wrong(f"layer {layer} does not exist: valid layers are 0 to {len(accs) - 1}.", "Layer 0 is the embeddings.")
     best = max(accs)
     if accs[layer] == best:
-        message = f"layer {layer} reaches {best:.0%}."
+        message = f"layer {layer} reaches {best:.1%}."
         for given, name in ((runs, "runs"), (intervals, "intervals")):
             if given is not None and len(given) != len(accs):
                 raise ValueError(f"{name} must hold one entry per layer ({len(accs)}), got {len(given)}.")
         if runs is not None:
-            tied = [l for l in range(len(accs)) if l != layer and not differs(paired_difference(runs[l], runs[layer]))]
-            message += (f" But paired with it on the same test items, layers {tied} are not distinguishable from it "
-                        "(the interval of the difference includes 0)." if tied else
-                        " Paired on the same test items, every other layer is distinguishable from it.")
+            tied, _ = layers_tied_with(runs, int(layer))
+            others = f"the {len(accs) - 1} other layer{'s' if len(accs) > 2 else ''}"
+            paired = f"paired with it on the same test items (p-values Holm-adjusted over {others})"
+            message += (f" But {paired}, layers {tied} are not shown lower: inconclusive, so on a new test set one "
+                        "of them could come out on top." if tied else f" {paired[0].upper()}{paired[1:]}, every "
+                        "other layer is lower.")
         elif intervals is not None:
             tied = [l for l, i in enumerate(intervals) if l != layer and i.overlaps(intervals[layer])]
-            message += (f" But the intervals of layers {tied} overlap its interval: on this test set they are not "
-                        "distinguishable from it." if tied else " Its interval overlaps no other layer's.")
+            message += (f" The intervals of layers {tied} overlap its interval: overlap alone is inconclusive "
+                        "(pass runs= for the paired test on the same items)." if tied else
+                        " Its interval overlaps no other layer's.")
         return correct(message)
     if probes["cls"][layer] == max(probes["cls"]):
         return wrong("that is the best [CLS] layer, not the best mean-pooled one.", "Look at probes['mean'].")
-    return wrong(f"layer {layer} reaches {accs[layer]:.0%}, but another reaches {best:.0%}.",
+    return wrong(f"layer {layer} reaches {accs[layer]:.1%}, but another reaches {best:.1%}.",
                  "Take the argmax over probes['mean']; remember index 0 is the embeddings.")
 
 
