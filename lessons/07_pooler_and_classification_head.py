@@ -572,8 +572,8 @@ display(Markdown(claims_markdown(rows)))
 #   argmax the class id. Trained on frozen features it needs no pass through BERT, and its logits
 #   are a few lines of arithmetic (computed by hand above).
 # * A task at the ceiling (the ten intents) cannot compare anything. On BANKING77's 77 intents
-#   with 10 or 30 training utterances per intent, the frozen probe is far from it (printed with
-#   its interval beside the paper's numbers for different models), and the spread over
+#   with 10 or 30 training utterances per intent, the frozen probe stays well below it (printed
+#   with its interval beside the paper's numbers for different models), and the spread over
 #   few-shot draws is part of every interval.
 # * How long to train is a measurement too: the short head was checked against a longer one and an
 #   independent solver within a margin stated beforehand.
