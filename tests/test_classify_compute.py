@@ -344,3 +344,15 @@ def test_layers_tied_with_any_layer_and_draws_in_the_description():
         layers_tied_with(runs, 3)
     assert "2 draws x 300 items; SD over draws" in runs[1].describe("draws")
     assert "one draw" in SeededAccuracy(better[:1], (0,)).describe("draws")
+
+
+def test_remembered_comparisons_follow_the_outcomes_not_the_objects():
+    g = torch.Generator().manual_seed(2)
+    a = SeededAccuracy(torch.rand(3, 60, generator=g) < 0.9, (0, 1, 2))
+    b = SeededAccuracy(torch.rand(3, 60, generator=g) < 0.6, (0, 1, 2))
+    first = paired_comparison(a, b)
+    assert paired_comparison(SeededAccuracy(a.correct.clone(), a.seeds), b) == first  # same outcomes, same answer
+    a.correct[:] = b.correct  # the outcomes change: the comparison is computed anew
+    again = paired_comparison(a, b)
+    assert again.difference.estimate == 0 and again.p_value == 1.0 and again != first
+    assert a.interval() == SeededAccuracy(b.correct.clone(), b.seeds).interval()
