@@ -458,7 +458,7 @@ def compare_with(named: dict, reference: str, width: int | None = 110, margin: f
     comps = {k: paired_comparison(named[k], named[reference]) for k in others}
     adjusted = dict(zip(others, holm([comps[k].p_value for k in others])))
     first = comps[others[0]]
-    lines = [f"minus {reference} ({outcome_interval(named[reference]).percent()}), paired on the same {first.n_items} "
+    lines = [f"each minus {reference} ({outcome_interval(named[reference]).percent()}), paired on the same {first.n_items} "
              f"test items ({first.method}; p-values Holm-adjusted over the {len(others)} comparison"
              f"{'s' if len(others) > 1 else ''}):"]
     lines += [f"{k} {outcome_interval(named[k]).percent()}: "
