@@ -250,8 +250,8 @@ if TEST_PER_INTENT is not None:
     test = test.sample(TEST_PER_INTENT, seed=0)
 C, y_test = len(INTENTS), torch.tensor(test.labels, device=model.device)
 draws = {k: {s: train_pool.sample(k, seed=s) for s in SEEDS} for k in SHOTS}
-print(f"{C} of the {pool_all.num_classes} intents; training pool {len(train_pool):,} utterances; few-shot training sets "
-      f"of {' and '.join(map(str, SHOTS))} per intent, one draw per seed {SEEDS}")
+print(f"{C} of the {pool_all.num_classes} intents; training pool {len(train_pool):,} utterances; few-shot training "
+      f"sets of {' and '.join(map(str, SHOTS))} per intent, one draw per seed {SEEDS}")
 print(f"test: {len(test):,} utterances, " + ("every test utterance of these intents" if TEST_PER_INTENT is None else
       f"a fixed stratified part, {TEST_PER_INTENT} per intent (test.sample({TEST_PER_INTENT}, seed=0))")
       + f"; chance {1 / C:.1%}")
@@ -275,8 +275,9 @@ longest = max(len(ids) for ids in tokenizer(texts, truncation=False, verbose=Fal
 MAX_LEN77 = min(longest, max_input_tokens(tokenizer, model))
 t0 = time.perf_counter()
 bank = FeatureBank(tokenizer, model, texts, max_length=MAX_LEN77)
-print(f"{len(bank):,} distinct utterances (test set + every draw) through the model in {time.perf_counter() - t0:.0f} s; "
-      f"longest {longest} tokens, inputs cut at {MAX_LEN77}: " + ("none is cut" if longest <= MAX_LEN77 else "some are cut"))
+bank_seconds = time.perf_counter() - t0
+print(f"{len(bank):,} distinct utterances (test set + every draw) through the model in {bank_seconds:.0f} s; longest "
+      f"{longest} tokens, inputs cut at {MAX_LEN77}: " + ("none is cut" if longest <= MAX_LEN77 else "some are cut"))
 feats_test = bank.take(test.texts)
 train_sets = {k: {s: (bank.take(d.texts), d.labels) for s, d in draws[k].items()} for k in SHOTS}
 alone = trace_text(tokenizer, model, test.texts[-1])
@@ -556,7 +557,8 @@ live = {
                + f" (best frozen probe here: {frozen[best_k].interval().percent()})",
     "pooler": f"cosine(last-layer [CLS], pooler_output) over {len(test):,} BANKING77 test utterances: median {med:.2f} "
               f"(IQR {q25:.2f} to {q75:.2f})",
-    "cls": compare_two_paired("last-layer [CLS]", acc["last layer [CLS]"], "mean pooling", acc["mean pooling, last layer"]),
+    "cls": compare_two_paired("last-layer [CLS]", acc["last layer [CLS]"], "mean pooling",
+                              acc["mean pooling, last layer"]),
     "last": "; ".join(peak_text.values()),  # computed with the probes above
     "combine": compare_with({k: acc[k] for k in ("concat last four [CLS]", "weighted sum, all layers [CLS]",
                                                   "last layer [CLS]")}, "last layer [CLS]", width=None),

@@ -296,7 +296,8 @@ def test_top_confusions_and_the_confusion_subset_keep_every_count():
     y_true = [0, 0, 0, 1, 1, 2, 2, 3]
     runs = [[1, 1, 0, 0, 1, 3, 2, 3], [1, 0, 0, 0, 1, 3, 2, 2]]  # two runs' predictions, counted together
     cm = confusion_matrix(y_true, runs, 4)
-    assert cm.sum() == 16 and cm.tolist() == (confusion_matrix(y_true, runs[0], 4) + confusion_matrix(y_true, runs[1], 4)).tolist()
+    per_run = confusion_matrix(y_true, runs[0], 4) + confusion_matrix(y_true, runs[1], 4)
+    assert cm.sum() == 16 and cm.tolist() == per_run.tolist()
     assert top_confusions(cm, k=3) == [(0, 1, 3), (1, 0, 2), (2, 3, 2)]
     assert all(n > 0 for *_, n in top_confusions(cm, k=50)) and top_confusions(np.eye(3, dtype=int)) == []
     sub = confusion_subset(cm, [1, 0])

@@ -458,8 +458,8 @@ def compare_with(named: dict, reference: str, width: int | None = 110, margin: f
     comps = {k: paired_comparison(named[k], named[reference]) for k in others}
     adjusted = dict(zip(others, holm([comps[k].p_value for k in others])))
     first = comps[others[0]]
-    lines = [f"each minus {reference} ({outcome_interval(named[reference]).percent()}), paired on the same {first.n_items} "
-             f"test items ({first.method}; p-values Holm-adjusted over the {len(others)} comparison"
+    lines = [f"each minus {reference} ({outcome_interval(named[reference]).percent()}), paired on the same "
+             f"{first.n_items} test items ({first.method}; p-values Holm-adjusted over the {len(others)} comparison"
              f"{'s' if len(others) > 1 else ''}):"]
     lines += [f"{k} {outcome_interval(named[k]).percent()}: "
               + comps[k].verdict(k, reference, margin=margin, p_value=adjusted[k]).text for k in others]
