@@ -217,8 +217,8 @@ plt.show()
 # For "sentence meaning" we probe intents: the few-shot BANKING77 task of lesson 08 (the same
 # intents, training and test utterances: `lesson_setup` in `helpers/finetuning/compute.py`), with
 # **lesson 07's probe** itself -- a linear probe per layer on mean-pooled sentence vectors,
-# trained once per seed by `probe_seeds` (in `helpers/classify/compute.py`) for lesson 07's
-# `HEAD_STEPS` steps. `sentence_probe_report` puts the results in this lesson's report form: each
+# trained once per seed by `probe_seeds` (in `helpers/classify/compute.py`) for `HEAD_STEPS` (600)
+# full-batch Adam steps, at least as many as lesson 07's convergence check found enough. `sentence_probe_report` puts the results in this lesson's report form: each
 # layer's accuracy with a 95 % interval that resamples seeds and test utterances together, and
 # layers compared paired, seed $i$ with seed $i$ on the same utterances, exactly as lesson 07
 # compares them. There is no control task (it is defined on word types).
