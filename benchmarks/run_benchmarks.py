@@ -303,7 +303,7 @@ def bench_lessons(pattern: str, model_dir: Path | None = None) -> list[dict]:
                 except Exception as err:  # noqa: BLE001 - report the lesson as failed
                     error = f"{type(err).__name__}: {str(err).strip().splitlines()[-1][:200] if str(err).strip() else ''}"
                 wall = time.perf_counter() - t0
-            budget = next((o.get("text", "").split("Budget: ", 1)[1].split(" --")[0] for c in nb.cells
+            budget = next((o.get("text", "").split("Budget: ", 1)[1].split()[0] for c in nb.cells
                            if c.cell_type == "code" for o in c.get("outputs", []) if "Budget: " in o.get("text", "")), "")
             rows.append({"lesson": path.stem, "seconds": wall, "peak_mb": mem.peak / 2**20, "error": error,
                          "budget": budget})
