@@ -50,7 +50,9 @@ class Budget:
         return quick if self.quick else full
 
     def __str__(self) -> str:
-        return f"Budget: {self.name} -- {self.reason}"
+        # quick runs rest on fewer utterances and seeds: say so where the learner reads the numbers
+        note = " (fewer intents, seeds and epochs: wider intervals)" if self.quick else ""
+        return f"Budget: {self.name}{note} -- {self.reason}"
 
 
 def _device_of(model) -> str:
