@@ -233,10 +233,33 @@ def test_above_threshold_is_one_sided_and_holm_adjusted():
 
 
 def test_head_key_ratio_is_the_share_times_n(data_traces):
-    from helpers.attention.compute import head_key_ratio
+    from helpers.attention.compute import head_key_ratio, head_key_share
 
-    ratio = head_key_ratio(data_traces, key=0)
+    ratio, share = head_key_ratio(data_traces, key=0), head_key_share(data_traces, key=0)
     t = data_traces[1]
-    assert ratio.shape == (len(data_traces), t.num_layers, t.attention(1).shape[0])
-    by_hand = t.attention(2)[3, :, 0].mean() * t.seq_len  # layer 2, head 3, every query on [CLS]
-    assert float(ratio[1, 1, 3]) == pytest.approx(float(by_hand), rel=1e-5)
+    assert ratio.shape == share.shape == (len(data_traces), t.num_layers, t.attention(1).shape[0])
+    by_hand = t.attention(2)[3, :, 0].mean()  # layer 2, head 3, every query on [CLS]
+    assert float(share[1, 1, 3]) == pytest.approx(float(by_hand), rel=1e-5)
+    assert float(ratio[1, 1, 3]) == pytest.approx(float(by_hand) * t.seq_len, rel=1e-5)
+    with pytest.raises(ValueError, match="token position"):
+        head_key_share(data_traces, key=min(x.seq_len for x in data_traces))
+
+
+def test_claim_row_on_cls_heads_counts_what_it_claims(data_traces):
+    """The row "Many heads put most weight on [CLS]" counts heads above one half; the looser
+    10x-uniform count appears only labelled as such."""
+    from helpers.attention.compute import claim_rows
+    from helpers.common.stats import bootstrap_ci
+
+    L = data_traces[0].num_layers
+    ci = bootstrap_ci(attention_shares_per_sentence(data_traces)[:, :, 0])
+    common = dict(sep_ci=ci, sep_top=(0, [0]), cls_top=(0, [0]), uniform_sep=0.1, n_heads=12, weight_cls=ci,
+                  norm_cls=ci, sep_ratio=[1.0] * L, punct_ratio=[1.0] * L, sep_norm=[0.5] * L, self_trained=ci,
+                  self_random=ci, self_learned=[], prev_head=(1, 2), prev_ci=ci[0])
+    over = [l % 3 for l in range(L)]
+    row = next(r for r in claim_rows(heads_on_cls=over, **common) if r[0].startswith("Many heads"))
+    assert "above one half" in row[1] and f"({sum(over)} of {12 * L})" in row[1] and "10x" not in row[1]
+    row = next(r for r in claim_rows(heads_on_cls=over, heads_surely_half=[0] * L, heads_over_threshold=[12] * L,
+                                     head_threshold=10.0, threshold_share=0.11, **common)
+               if r[0].startswith("Many heads"))
+    assert "surely above one half" in row[1] and "not 'most'" in row[1] and "about 11%" in row[1]
