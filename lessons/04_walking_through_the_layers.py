@@ -32,6 +32,14 @@
 # (Ethayarajh 2019, on BERT-base), so it needs the right baseline; and a vector's length is
 # set largely by the LayerNorm that ends every layer, which we take apart.
 #
+# The papers we set beside our numbers measured **BERT-base** (masked-LM and next-sentence
+# pre-training). When the loaded checkpoint is another one (the load cell says, with
+# `paper_comparison` from `helpers/model/loading.py`), each comparison is labelled "different model
+# and training objective", and the last-layer fall of the random-pair cosine and the length profile
+# may come from that checkpoint's training (the bundled all-MiniLM-L6-v2 was fine-tuned
+# contrastively as a sentence encoder), not from BERT's architecture. `MODEL = "bert-base-uncased"`
+# in the Parameters cell reruns the lesson on BERT-base (it needs the Hugging Face hub).
+#
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
 
@@ -65,7 +73,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 #
 # `trace_text` (in `helpers/model/trace.py`) runs the model once and keeps every hidden
 # state; everything in this lesson is computed from cached traces. The other modules used:
-# `helpers/model/loading.py` (`load_model`), `helpers/model/tokens.py` (`longest_word`),
+# `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/tokens.py` (`longest_word`),
 # `helpers/common/data.py` (`load_sentences`), `helpers/attention/compute.py`
 # (`load_sentence_pairs`), `helpers/common/stats.py` (`bootstrap_ci`, `cluster_bootstrap_ci`,
 # `paired_difference_ci`, `verdict`, `quartiles`: the intervals behind every verdict, and the
@@ -78,7 +86,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from helpers.model.loading import load_model
+from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
@@ -92,6 +100,8 @@ tokenizer, model = loaded
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
 print(f"model {loaded.choice.name}: {L} layers, hidden size {H}; SENTENCE has {trace.seq_len} tokens")
+paper = paper_comparison(loaded)  # is this the BERT-base that the papers below measured?
+print(f"against the papers' BERT-base: {paper.label}")
 
 # %% [markdown]
 # Besides `SENTENCE` we trace the data sentences: those of `data/attention_sentences.txt`
@@ -238,7 +248,8 @@ print(f"This model ({loaded.choice.name}): the within-layer baseline is highest 
 print(f"  peak minus embeddings: {up}")
 print(f"  last layer minus peak: " + (f"{drop}" if L != peak else "the last layer is the peak"))
 print(f"  rises from one layer to the next (Holm over {L} steps) at layers {rises or 'none'}")
-print("Ethayarajh (2019), BERT-base: random-word cosine generally higher in the upper layers.")
+print(f"Ethayarajh (2019), BERT-base: random-word cosine generally higher in the upper layers ({paper.label}).")
+print(paper.caveat("the baseline's profile, its last-layer fall included,"))
 
 # %% [markdown]
 # Now the consecutive cosine minus its matching control. What remains is how much more a
@@ -497,7 +508,7 @@ rows = compute.claim_rows(turn=turn, transition_names=names, turn_share=float(ad
                           top_share=top_share, k=3, hidden_size=H, every_layer_outliers=every_layer,
                           peak=peak_rank, peak_up=up, eta2_ci=eta2_ci)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
-                                     "published finding (paper, model)"])
+                                     f"published finding (paper, model); against BERT-base: {paper.label}"])
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 

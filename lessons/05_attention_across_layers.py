@@ -31,6 +31,14 @@
 # token) as the reference: on a short input every token gets a big share for free.
 # **Attention is not the whole story**: a weight says how much of a vector is mixed in, not
 # how big that vector is, so we also measure the norm-based attention of Kobayashi et al. (2020).
+# **Model and objective**: the papers measured BERT-base, pre-trained with masked-LM and
+# next-sentence prediction. When the loaded checkpoint is another one (the load cell prints which,
+# with `paper_comparison` from `helpers/model/loading.py`), every published number is labelled
+# "different model and training objective", and the `[CLS]` sink, the missing `[SEP]` sink and
+# the norm-based shares may then come from how that checkpoint was trained (the bundled
+# all-MiniLM-L6-v2 was fine-tuned contrastively as a sentence encoder) rather than from BERT's
+# architecture. `MODEL = "bert-base-uncased"` in the Parameters cell reruns every cell on
+# BERT-base (it needs the Hugging Face hub).
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -72,7 +80,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 #   all (`compute.packed_pairs`), the length Clark et al. (2019) used.
 #
 # Every number below comes from these cached traces. The modules used:
-# `helpers/model/loading.py` (`load_model`), `helpers/model/trace.py` (`trace_text`), this
+# `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py` (`trace_text`), this
 # lesson's `helpers/attention/compute.py` (the measures), `helpers/attention/plots.py` (the
 # figures) and `helpers/attention/widgets.py` (the explorers), and `helpers/common/stats.py`
 # (`bootstrap_ci`, `cautious_paired_difference_ci`, `holm`, `quartiles`: every interval, and the
@@ -88,7 +96,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 import matplotlib.pyplot as plt
 import torch
 
-from helpers.model.loading import load_model
+from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
 from helpers.common.progress import progress
@@ -101,6 +109,8 @@ trace = trace_text(tokenizer, model, SENTENCE)
 row_sums = torch.stack(trace.attentions).sum(dim=-1)
 print(f"model {loaded.choice.name}: {L} layers x {A} heads; SENTENCE has {trace.seq_len} tokens")
 print(f"every attention row of SENTENCE sums to 1 (largest deviation {(row_sums - 1).abs().max():.1e})")
+paper = paper_comparison(loaded)  # is this the BERT-base that the papers below measured?
+print(f"against the papers' BERT-base: {paper.label}")
 
 # %% [markdown]
 # Now the two data sets, each input traced once:
@@ -226,6 +236,7 @@ for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
     print(f"    at layer {top + 1}, share / uniform share: packed {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, "
           f"short {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share {ci_short[k][top].percent()})")
 print(f"  [SEP]: layers surely above half (one-sided, Holm over {L} layers): {over_half or 'none'}")
+print(paper.caveat("where the attention sinks ([CLS] or [SEP]) and in which layers"))
 
 # %% [markdown]
 # Clark et al.'s pattern is about single heads: their Fig. 2 plots each head's mean attention
@@ -241,7 +252,7 @@ print(f"  [SEP]: layers surely above half (one-sided, Holm over {L} layers): {ov
 
 # %%
 print("Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<= 128 tokens): over half of the "
-      "attention on [SEP] in layers 6-10; early heads attend to [CLS] (Fig. 2, no threshold).")
+      f"attention on [SEP] in layers 6-10; early heads attend to [CLS] (Fig. 2, no threshold) -- {paper.label}.")
 head_share = compute.head_key_share(packed, key=0)  # [n, L, A]: each head's share of attention on [CLS]
 head_ci = [bootstrap_ci(head_share[:, l]) for l in range(L)]  # per layer: one interval per head
 ax = plots.plot_head_strip(head_ci, reference=0.5, reference_label="one half (the claim)", ylabel="share on [CLS]",
@@ -352,8 +363,8 @@ for c, where in norm_vs_weight.items():
           f"{where['inconclusive'] or 'none'}")
 follow = [c for c, w in norm_vs_weight.items() if len(w["below"]) == L]
 other = {c: w["above"] for c, w in norm_vs_weight.items() if w["above"]}
-print("Kobayashi et al. (2020, BERT-base): the shares of [CLS], [SEP] and punctuation shrink once ||f(x)|| counts. "
-      f"This model: smaller in every layer for {follow or 'none of them'}"
+print(f"Kobayashi et al. (2020, BERT-base; {paper.label}): the shares of [CLS], [SEP] and punctuation shrink once "
+      f"||f(x)|| counts. This model: smaller in every layer for {follow or 'none of them'}"
       + ("; the opposite (larger) for " + ", ".join(f"{c} in layers {v}" for c, v in other.items()) if other else "")
       + ".")
 ratio = torch.nanmean(fnorms[:, :, cls] / fnorms[:, :, 3], dim=0)
@@ -389,7 +400,7 @@ else:
           "attention to explain, boundary or not.")
 print("Clark et al. (2019, BERT-base) speculate that attention to [SEP] serves as a no-op, supported by small "
       "gradients; Kobayashi et al. (2020, BERT-base): ||f(x)|| of [SEP] is small, so its norm-based share is far "
-      "below its weight share.")
+      f"below its weight share ({paper.label}).")
 
 # %% [markdown]
 # **"[CLS] attends to itself in early layers because it has not learned to look yet."** A
@@ -555,7 +566,7 @@ rows = compute.claim_rows(
     self_learned=learned, prev_head=best_prev[:2], prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]),
     sep_over_half=over_half, self_over_half=self_over_half)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
-                                     "published finding (paper, model)"])
+                                     f"published finding (paper, model); against BERT-base: {paper.label}"])
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 

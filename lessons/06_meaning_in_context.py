@@ -34,6 +34,14 @@
 # your `SENTENCE` contains one of the words, it is placed beside the aggregate, with an interval
 # of its own.
 #
+# Ethayarajh (2019) measured **BERT-base** (masked-LM and next-sentence pre-training). When the
+# loaded checkpoint is another one (the load cell says, with `paper_comparison` from
+# `helpers/model/loading.py`), the comparison is labelled "different model and training
+# objective", and the self-similarity profile may come from that checkpoint's training (the bundled
+# all-MiniLM-L6-v2 was fine-tuned contrastively as a sentence encoder), not from BERT's
+# architecture. `MODEL = "bert-base-uncased"` in the Parameters cell reruns the lesson on BERT-base
+# (it needs the Hugging Face hub).
+#
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
 
@@ -71,7 +79,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # sentences per sense. The data are English: if the tokenizer maps a word to its unknown token
 # (as a Chinese vocabulary may), we say so and skip it.
 #
-# The modules used: `helpers/model/loading.py` (`load_model`), `helpers/model/trace.py`
+# The modules used: `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py`
 # (`trace_text`), `helpers/model/tokens.py` (`is_unknown`, `longest_word`),
 # `helpers/common/data.py` (`load_polysemy`), `helpers/common/stats.py` (`Interval`,
 # `bootstrap_ci`, `accuracy_ci`, `cluster_bootstrap_ci`, `paired_difference_ci`, `verdict`,
@@ -86,7 +94,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from helpers.model.loading import load_model
+from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
@@ -101,6 +109,8 @@ loaded = load_model(MODEL)
 tokenizer, model = loaded
 L = model.config.num_hidden_layers
 polysemy = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
+paper = paper_comparison(loaded)  # is this the BERT-base that Ethayarajh (2019) measured?
+print(f"against Ethayarajh's BERT-base: {paper.label}")
 for word, senses in polysemy.items():
     print(f"{word!r}: " + ", ".join(f"{s} ({len(v)} sentences)" for s, v in senses.items()))
 
@@ -332,8 +342,10 @@ print(f"adjusted self-similarity lowest at layer {adj_low}, not shown different 
       f"{'upper' if adj_low > L / 2 else 'lower'} half of the {L}); rises (Holm over {L} steps) at layers "
       f"{rises or 'none'}.")
 follows = last_low and not rises
-print("as Ethayarajh found on BERT-base: no step rises, and the top layer is among the lowest."
-      if follows else "unlike Ethayarajh's BERT-base finding (an almost monotonic fall to the upper layers): "
+print(paper.caveat("the self-similarity profile and where it is lowest"))
+print(f"as Ethayarajh found on BERT-base ({paper.label}): no step rises, and the top layer is among the lowest."
+      if follows else f"unlike Ethayarajh's BERT-base finding ({paper.label}; an almost monotonic fall to the upper "
+      "layers): "
       + ("the last layer is not among the lowest" if not last_low else "it is lowest at the top")
       + (f", and it rises significantly at the steps into layers {rises}." if rises else "."))
 if raw_rank.tied != adj_rank.tied:
@@ -432,7 +444,7 @@ rows = compute.claim_rows(raw_self=raw_rank, adj_self=adj_rank, gap=gap_rank, ac
                           chance_null=chance_null, n_senses=len(names), adj_steps=steps, same_ids=same_ids,
                           emb_null_p=emb_null_p, gap_above_zero=gap_above_zero)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
-                                     "published finding (paper, model)"])
+                                     f"published finding (paper, model); against BERT-base: {paper.label}"])
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 
