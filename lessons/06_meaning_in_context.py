@@ -299,7 +299,13 @@ print(f"words whose layer-0 accuracy differs from their shuffles (Holm over {len
 # its vectors in different contexts. He reads it **minus** the within-layer random-pair
 # baseline ("self-similarity above expected"), and on BERT-base (and ELMo, GPT-2) found that
 # this adjusted value falls almost monotonically with depth: the upper layers are the most
-# context-specific. We pool both senses of each word and print three things per layer: the
+# context-specific. **The measure is like for like; the words are not.** His words were those of a
+# general corpus (the SemEval Semantic Textual Similarity sentences) that occur in several
+# contexts, whatever their number of senses; ours are the ambiguous words printed at the top,
+# chosen *because* they have two senses, each in a handful of sentences written for the course.
+# Words picked for their ambiguity can vary more across contexts than a corpus's words do, so read
+# the level of the self-similarity as a fact about these words; the comparison with him is about
+# its profile over the layers. We pool both senses of each word and print three things per layer: the
 # raw self-similarity (mean over words), the baseline, and the adjusted value. The adjusted
 # intervals resample the random pairs as well as the words, so the baseline's own uncertainty
 # counts; "lowest" is named with every layer a paired comparison does not show to differ from it
@@ -316,6 +322,8 @@ adj_rank = rank_layers(raw_self, lowest=True, control=baseline_samples, unit="wo
 for l in range(L + 1):
     print(f"layer {'emb' if l == 0 else l:>3}: raw {raw_rank.intervals[l]}, baseline {baseline_ci[l]}, "
           f"adjusted {adj_rank.intervals[l]}")
+print(f"{len(groups)} ambiguous words chosen for two senses each ({sum(len(torch.cat(list(s.values()))) for s in groups.values())} "
+      "sentences), not corpus-sampled words as in Ethayarajh (2019): the measure is his, the words are not")
 print(f"lowest (with the layers not shown different from it, paired, Holm over {L} comparisons): raw at layer "
       f"{raw_rank.extreme} {raw_rank.tied}; adjusted at layer {adj_rank.extreme} {adj_rank.tied}")
 
@@ -442,7 +450,7 @@ shuffled0 = null["all words, pooled"][:, 0].cpu().numpy()  # layer 0, pooled: me
 chance_null = Interval(float(shuffled0.mean()), *map(float, np.percentile(shuffled0, [2.5, 97.5])))
 rows = compute.claim_rows(raw_self=raw_rank, adj_self=adj_rank, gap=gap_rank, accuracy=acc_rank,
                           chance_null=chance_null, n_senses=len(names), adj_steps=steps, same_ids=same_ids,
-                          emb_null_p=emb_null_p, gap_above_zero=gap_above_zero)
+                          emb_null_p=emb_null_p, gap_above_zero=gap_above_zero, n_words=len(groups))
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
                                      f"published finding (paper, model); against BERT-base: {paper.label}"])
 with pd.option_context("display.max_colwidth", None):
