@@ -77,7 +77,9 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 #
 # * **short pairs**: one pair per input;
 # * **packed pairs**: consecutive pairs joined into two segments of up to 128 tokens in
-#   all (`compute.packed_pairs`), the length Clark et al. (2019) used.
+#   all (`compute.packed_pairs`), the length Clark et al. (2019) used. Each packed input is made
+#   of short pairs (`compute.packed_pair_groups` says which), so the two lengths can be compared
+#   on the same sentences.
 #
 # Every number below comes from these cached traces. The modules used:
 # `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py` (`trace_text`), this
@@ -96,7 +98,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 import matplotlib.pyplot as plt
 import torch
 
-from helpers.model.loading import load_model, paper_comparison
+from helpers.model.loading import BERT_BASE_SIZES, load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
 from helpers.common.progress import progress
@@ -120,6 +122,7 @@ pairs = compute.load_sentence_pairs()
 short = [trace_text(tokenizer, model, a, b) for a, b in progress(pairs, desc="tracing short pairs")]
 packed = [trace_text(tokenizer, model, a, b)
           for a, b in progress(compute.packed_pairs(pairs, tokenizer, max_tokens=128), desc="tracing packed pairs")]
+members = [a + b for a, b in compute.packed_pair_groups(pairs, tokenizer, max_tokens=128)]  # short pairs in each
 for name, group in (("short pairs", short), ("packed pairs", packed)):
     n = torch.tensor([float(t.seq_len) for t in group])
     print(f"{name:>12}: {len(group)} inputs, length median {n.median():.0f} (range {n.min():.0f}-{n.max():.0f}), "
@@ -180,8 +183,10 @@ print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
 # consecutive paragraphs, up to 128 tokens: in layers 6–10 over half of the attention goes
 # to `[SEP]`, and early heads attend to `[CLS]` (their Fig. 2). They speculate that when a
 # head's pattern does not apply, it parks its attention on a token present in every input,
-# a **no-op**. The packed pairs are the like-for-like comparison; the short
-# pairs show what a short input does to the same numbers.
+# a **no-op**. The packed pairs match their **input format** (two segments, up to 128 tokens), and
+# only that: the cell below prints what still differs (the number of layers, the training, the
+# number of inputs), read from the loaded model and the data. The short pairs show what a short
+# input does to the same numbers.
 
 # %%
 shares_short = compute.attention_shares_per_sentence(short)  # [n, L, 4]
@@ -236,6 +241,15 @@ for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
     print(f"    at layer {top + 1}, share / uniform share: packed {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, "
           f"short {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share {ci_short[k][top].percent()})")
 print(f"  [SEP]: layers surely above half (one-sided, Holm over {L} layers): {over_half or 'none'}")
+sink = compute.compare_layers(shares_packed[:, :, cls], shares_packed[:, :, sep])  # [CLS] minus [SEP], paired
+print(f"  [CLS] share minus [SEP] share (paired, Holm over {L} layers): larger in layers {sink['above'] or 'none'}, "
+      f"smaller in {sink['below'] or 'none'}, inconclusive in {sink['inconclusive'] or 'none'}")
+print("  so where Clark et al. found a [SEP] sink, this model has a [CLS] sink instead" if len(sink["above"]) > L / 2
+      else "  so this model, like BERT-base in Clark et al., sinks more on [SEP]" if len(sink["below"]) > L / 2
+      else "  so neither [CLS] nor [SEP] is shown to be this model's sink in most layers")
+print(f"Like for like in input format only. Still different: {L} layers here, {BERT_BASE_SIZES[0]} in BERT-base; "
+      f"{len(packed)} packed inputs here, about 1,000 in Clark et al.; training: {paper.label}"
+      + ("" if paper.same else f" ({paper.about})") + ".")
 print(paper.caveat("where the attention sinks ([CLS] or [SEP]) and in which layers"))
 
 # %% [markdown]
@@ -276,6 +290,33 @@ share_cls = bootstrap_ci(shares_packed[:, :, compute.TOKEN_CLASSES.index("[CLS]"
 print("share of all attention on [CLS], per layer: " + ", ".join(f"{l + 1}: {share_cls[l].percent(0)}" for l in range(L)))
 
 # %% [markdown]
+# Clark et al.'s Fig. 2 has a third finding: **deep heads attend to periods and commas**. Those
+# tokens are already among our punctuation; here are the two alone (`compute.head_token_share`,
+# which also gives their uniform share per input). Per layer, heads averaged: the share on periods
+# and commas with its interval over the packed inputs, that share ÷ its uniform share, and the
+# largest single head. The deepest layers are the upper half of the $L$; the finding holds here if
+# the largest ratio, with every layer not shown different from it (paired, Holm,
+# `compute.extreme_layer`), lies in the upper half and is surely above uniform there (one-sided,
+# Holm over the layers, `compute.above_threshold`).
+
+# %%
+pc_share, pc_uniform = compute.head_token_share(packed, tokens=(".", ","))  # [n, L, A], [n]
+keep = pc_uniform > 0  # inputs that hold a period or a comma
+pc_ratio = pc_share[keep].mean(-1) / pc_uniform[keep, None]  # [n, L]: heads averaged, ÷ uniform share
+pc_ci, pc_ratio_ci = bootstrap_ci(pc_share[keep].mean(-1)), bootstrap_ci(pc_ratio)
+for l in range(L):
+    print(f"layer {l + 1}: periods and commas {pc_ci[l].percent()} of the attention, {pc_ratio_ci[l].format('.2f')}x "
+          f"uniform; largest head {pc_share[keep][:, l].mean(0).max():.0%}")
+pc_top, pc_tied = compute.extreme_layer(pc_ratio)
+pc_above = [l + 1 for l in compute.above_threshold(pc_ratio, 1.0)["above"]]
+deep_punct = compute.deep_layers_verdict(pc_top, pc_tied, pc_above, L)
+print(f"largest ratio at layer {pc_top + 1}; not shown different from it (paired, Holm over {L - 1} comparisons): "
+      f"{[j + 1 for j in pc_tied]}; surely above uniform (one-sided, Holm over {L} layers): {pc_above or 'none'}; "
+      f"upper half: layers {[l for l in range(1, L + 1) if l > L / 2]}. 'Deep heads attend to periods and commas', "
+      f"read as 'their enrichment over uniform peaks in the upper half': {deep_punct} here "
+      f"({int(keep.sum())} packed inputs; Clark et al., BERT-base: {paper.label}).")
+
+# %% [markdown]
 # **How input length moves the shares.** With $n$ tokens, a head that looks at nothing in
 # particular gives each token $1/n$. A class with a fixed number of tokens (`[CLS]`: one,
 # `[SEP]`: two) therefore starts higher on a short input, before any pattern of the model;
@@ -284,11 +325,11 @@ print("share of all attention on [CLS], per layer: " + ", ".join(f"{l + 1}: {sha
 # removes that starting point. It does not remove every length effect: a token that collects
 # about the same share whatever $n$ (a "sink") has a ratio that grows with $n$. The cell
 # below computes, per class and layer, whether the "share ÷ uniform share" of the short and
-# the packed pairs differ (different inputs: an unpaired bootstrap that resamples each set on
-# its own, `compute.compare_unpaired_layers`, with a p-value per layer Holm-adjusted over the $L$
-# layers of a class). Where they differ, dividing by $k/n$ has not made the two lengths
-# comparable; the two sets also differ in content (a packed input joins several pairs), and they
-# share their sentences, so read this as a description of these two sets.
+# the packed pairs differ. A packed input is made of short pairs, so the comparison is **paired**:
+# each packed input against the mean of its own pairs read as short inputs (`members`), the same
+# sentences at two lengths (`compute.compare_layers`: the cautious paired p-value, Holm-adjusted
+# over the $L$ layers of a class; the packed input is the unit resampled). Where they differ,
+# dividing by $k/n$ has not made the two lengths comparable.
 
 # %%
 med_short, med_packed = (quartiles([t.seq_len for t in g])[1] for g in (short, packed))
@@ -298,12 +339,14 @@ uni_s = torch.stack([compute.uniform_shares(t) for t in short])  # [n, 4], per i
 uni_p = torch.stack([compute.uniform_shares(t) for t in packed])
 length_differs = {}
 for k, c in enumerate(compute.TOKEN_CLASSES):
-    d = compute.compare_unpaired_layers(shares_short[:, :, k] / uni_s[:, k:k + 1],
-                                        shares_packed[:, :, k] / uni_p[:, k:k + 1])
+    short_ratio = shares_short[:, :, k] / uni_s[:, k:k + 1]  # [n_short, L]
+    as_short = torch.stack([short_ratio[m].mean(0) for m in members])  # each packed input's pairs, read short
+    d = compute.compare_layers(as_short, shares_packed[:, :, k] / uni_p[:, k:k + 1])  # paired on the same sentences
     length_differs[c] = d["above"] + d["below"]
     print(f"{c}: share ÷ uniform, short minus packed per layer: " + ", ".join(f"{l + 1}: {x.format('.2f')}"
                                                                                for l, x in enumerate(d["intervals"])))
-print("layers where the ratios of the two lengths differ (Holm over the layers of each class): "
+print(f"layers where the ratios of the two lengths differ (paired over {len(packed)} packed inputs and their own "
+      f"{sum(map(len, members))} short pairs, Holm over the layers of each class): "
       + "; ".join(f"{c} {sorted(v) or 'none'}" for c, v in length_differs.items()))
 
 # %% [markdown]
@@ -564,7 +607,8 @@ rows = compute.claim_rows(
     weight_cls=bootstrap_ci(shares_packed[:, :, cls]), norm_cls=bootstrap_ci(norm_packed[:, :, cls]),
     sep_ratio=sep_ratio, punct_ratio=punct_ratio, sep_norm=sep_norm, self_trained=t_ci, self_random=r_ci,
     self_learned=learned, prev_head=best_prev[:2], prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]),
-    sep_over_half=over_half, self_over_half=self_over_half)
+    sep_over_half=over_half, self_over_half=self_over_half, sink=sink, punct_rank=(pc_top, pc_tied),
+    punct_above=pc_above, punct_ratio_ci=pc_ratio_ci)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
                                      f"published finding (paper, model); against BERT-base: {paper.label}"])
 with pd.option_context("display.max_colwidth", None):
@@ -575,8 +619,10 @@ with pd.option_context("display.max_colwidth", None):
 #
 # * Read attention shares against the uniform share $k/n$: it is the reference, but it does
 #   not remove every length effect (the printout says for which classes and layers the short
-#   and packed ratios still differ); the packed pairs are the like-for-like comparison with
-#   Clark et al. (2019, BERT-base).
+#   and packed ratios still differ, paired on the same sentences); the packed pairs match Clark
+#   et al.'s (2019, BERT-base) input format, not their model, training or number of inputs (all
+#   printed), and the printout says whether this model sinks its attention on `[CLS]` or `[SEP]`
+#   and where periods and commas draw the most.
 # * Norm-based attention (Kobayashi et al. 2020, BERT-base) weighs each key by the size of what
 #   it passes on; the printout says for which of `[CLS]`, `[SEP]` and punctuation it is smaller
 #   or larger than the weight share in your model.
