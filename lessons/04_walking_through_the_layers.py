@@ -398,23 +398,27 @@ print(f"layers where a top-3 dimension is also a LayerNorm outlier of that layer
 # **Testing the reading "norms grow because the model grows more confident".** If length
 # tracked the model's confidence about a token, two things would follow: lengths would
 # differ mostly *between tokens* (confident here, unsure there), and they would grow layer
-# after layer. Measured on the data tokens: the share of the variance of $\lVert h \rVert$
-# (all tokens, all layers) that the layer alone explains (the rest lies between the tokens
-# of a layer; its interval resamples sentences), whether the mean length grows at every step
-# (above), and how close the median length is to $\lVert\gamma\rVert$, the length fixed by the
-# weights alone.
+# after layer. Measured on the data tokens: a two-way split of the variance of $\lVert h \rVert$
+# over all tokens and layers (`compute.variance_split_ci`) into the **layer** (the layer means),
+# the **token** (each token's own mean over the layers) and their **interaction** (tokens that are
+# long at some layers and short at others: with one value per token and layer it cannot be told
+# apart from noise), each with an interval that resamples sentences; whether the mean length grows
+# at every step (above); and how close the median length is to $\lVert\gamma\rVert$, the length
+# fixed by the weights alone. "Between tokens" in the prediction is the token part: what is left
+# within a layer mixes it with the interaction.
 
 # %%
-eta2_ci = compute.share_explained_by_layer_ci(parts["norm"], seed=0, clusters=sentence_of)  # resampling sentences
-eta2 = eta2_ci.estimate
-pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "inconclusive (its interval contains 50 %)"
+split = compute.variance_split_ci(parts["norm"], seed=0, clusters=sentence_of)  # resampling sentences
+token_part = split["token"]
+pred1 = ("met" if token_part.low > 0.5 else "not met" if token_part.high < 0.5 else
+         "inconclusive (its interval contains 50 %)")
 ratio = torch.as_tensor(med_norm) / parts["gamma"].cpu().double()
-print(f"the layer explains {eta2:.0%} of the variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers; "
-      f"{1 - eta2:.0%} lies between the tokens of a layer; the layer's share with its interval (resampling sentences): "
-      f"{eta2_ci.percent(0)}")
+print(f"variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers, two-way (95 % intervals resample "
+      "sentences): " + "; ".join(f"{part} {split[part].percent(0)}" for part in compute.VARIANCE_PARTS))
 print("median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
-print(f"Prediction 1, lengths differ mostly between tokens: {pred1} "
-      f"({1 - eta2:.0%} of the variance between tokens, {eta2:.0%} between layers).")
+print(f"Prediction 1, lengths differ mostly between tokens (a token's own mean length explains over half of the "
+      f"variance): {pred1} (token {token_part.percent(0)}; layer {split['layer'].percent(0)}; token x layer "
+      f"interaction {split['interaction'].percent(0)}).")
 print(f"Prediction 2, the mean length grows at every layer (each step Holm-adjusted): {grows} "
       f"(median longest at layer {int(nmed.argmax())}, shortest at layer {int(nmed.argmin())}).")
 if grows == "not met":
@@ -504,9 +508,10 @@ import pandas as pd
 from IPython.display import display
 
 rows = compute.claim_rows(turn=turn, transition_names=names, turn_share=float(adj_share[turn.extreme]),
-                          within_ci=within_ci, cross_ci=cross_ci, mean_of_two=mean_of_two, eta2=eta2, grows=grows,
+                          within_ci=within_ci, cross_ci=cross_ci, mean_of_two=mean_of_two,
+                          eta2=split["layer"].estimate, grows=grows, variance_split=split,
                           top_share=top_share, k=3, hidden_size=H, every_layer_outliers=every_layer,
-                          peak=peak_rank, peak_up=up, eta2_ci=eta2_ci)
+                          peak=peak_rank, peak_up=up)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
                                      f"published finding (paper, model); against BERT-base: {paper.label}"])
 with pd.option_context("display.max_colwidth", None):

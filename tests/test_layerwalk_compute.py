@@ -372,3 +372,23 @@ def test_share_explained_by_layer_ci_can_resample_sentences(data_traces):
     assert by_token.estimate == by_sentence.estimate
     assert by_sentence.low <= by_sentence.estimate <= by_sentence.high
     assert (by_sentence.low, by_sentence.high) != (by_token.low, by_token.high)  # whole sentences were drawn
+
+
+def test_variance_split_separates_layer_token_and_interaction(data_traces):
+    from helpers.layerwalk.compute import (VARIANCE_PARTS, cluster_labels, layer_norms_per_token,
+                                           share_explained_by_layer, variance_split, variance_split_ci)
+
+    layer_effect, token_effect = torch.tensor([0.0, 1.0, 3.0]), torch.tensor([0.0, 2.0, -1.0, 5.0])
+    additive = token_effect[:, None] + layer_effect[None, :]  # no interaction
+    split = variance_split(additive)
+    assert split["interaction"] == pytest.approx(0.0, abs=1e-12)
+    total = ((additive - additive.mean()) ** 2).sum()
+    assert split["token"] == pytest.approx(float(3 * ((token_effect - token_effect.mean()) ** 2).sum() / total))
+    crossed = torch.tensor([[1.0, -1.0], [-1.0, 1.0]])  # equal means everywhere: all interaction
+    assert variance_split(crossed) == pytest.approx({"layer": 0.0, "token": 0.0, "interaction": 1.0})
+    norms = layer_norms_per_token(data_traces, "content")
+    real = variance_split(norms)
+    assert sum(real.values()) == pytest.approx(1.0) and real["layer"] == pytest.approx(share_explained_by_layer(norms))
+    ci = variance_split_ci(norms, seed=0, clusters=cluster_labels(data_traces, "content"))
+    assert list(ci) == list(VARIANCE_PARTS)
+    assert all(ci[p].low <= ci[p].estimate <= ci[p].high and ci[p].estimate == pytest.approx(real[p]) for p in ci)

@@ -319,15 +319,54 @@ def layer_norm_outliers(model, n_sigma: float = 3.0) -> list[list[int]]:
     return out
 
 
-def share_explained_by_layer(values) -> float:
-    """Fraction of the variance of ``values [N, L + 1]`` (all tokens, all layers) explained by
-    the layer alone (eta squared: between-layer variance over total variance)."""
+VARIANCE_PARTS = ("layer", "token", "interaction")
+
+
+def variance_split(values) -> dict[str, float]:
+    """Two-way split of the variance of ``values [N, L + 1]`` (one value per token and layer):
+    the shares of the total sum of squares due to the **layer** (the layer means), the **token**
+    (each token's mean over the layers) and their **interaction** (what is left: tokens that
+    differ differently at different layers). The three add up to 1; with one value per cell the
+    interaction cannot be told apart from noise."""
     values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
     if values.ndim != 2 or values.numel() < 2:
         raise ValueError(f"values must be [n_tokens, layers], got shape {tuple(values.shape)}.")
-    total = ((values - values.mean()) ** 2).sum()
-    between = (values.shape[0] * (values.mean(dim=0) - values.mean()) ** 2).sum()
-    return float(between / total) if total > 0 else 0.0
+    grand = values.mean()
+    total = ((values - grand) ** 2).sum()
+    if total <= 0:
+        return {"layer": 0.0, "token": 0.0, "interaction": 0.0}
+    layer = values.shape[0] * ((values.mean(dim=0) - grand) ** 2).sum() / total
+    token = values.shape[1] * ((values.mean(dim=1) - grand) ** 2).sum() / total
+    return {"layer": float(layer), "token": float(token), "interaction": float(1 - layer - token)}
+
+
+def variance_split_ci(values, n_boot: int = 1000, level: float = 0.95, seed: int = 0,
+                      clusters=None) -> dict[str, Interval]:
+    """:func:`variance_split` with a percentile bootstrap interval per part, resampling tokens
+    (rows, each keeping its layers) or whole ``clusters`` (e.g. :func:`cluster_labels`: sentences),
+    the same draws for the three parts."""
+    values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
+    if values.ndim != 2 or values.shape[0] < 2:
+        raise ValueError(f"values must be [n_tokens >= 2, layers], got shape {tuple(values.shape)}.")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
+        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
+    rng = np.random.default_rng(seed)
+    boots = [variance_split(values[torch.as_tensor(i, device="cpu")])  # cpu: index the cpu values
+             for i in _resample_rows(values.shape[0], clusters, n_boot, rng)]
+    alpha = (1 - level) / 2
+    est = variance_split(values)
+    out = {}
+    for part in VARIANCE_PARTS:
+        low, high = np.quantile([b[part] for b in boots], [alpha, 1 - alpha])
+        out[part] = Interval(est[part], float(low), float(high), level)
+    return out
+
+
+def share_explained_by_layer(values) -> float:
+    """Fraction of the variance of ``values [N, L + 1]`` (all tokens, all layers) explained by
+    the layer alone (eta squared: between-layer variance over total variance; the ``"layer"``
+    part of :func:`variance_split`)."""
+    return variance_split(values)["layer"]
 
 
 def share_explained_by_layer_ci(values, n_boot: int = 1000, level: float = 0.95, seed: int = 0,
@@ -539,7 +578,8 @@ def path_lengths(coords) -> torch.Tensor:
 def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: float, within_ci: list,
                cross_ci: list, mean_of_two, eta2: float, grows: bool | str, top_share, k: int, hidden_size: int,
                every_layer_outliers: list[int], peak: LayerRanking | None = None, peak_up: Interval | None = None,
-               eta2_ci: Interval | None = None) -> list[tuple[str, str, str]]:
+               eta2_ci: Interval | None = None,
+               variance_split: dict | None = None) -> list[tuple[str, str, str]]:
     """Lesson 04's claims table: ``(popular claim, this model's live numbers and verdict,
     published finding with paper and model)`` per row, every verdict computed from the numbers.
 
@@ -552,7 +592,9 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
     (highest first, :func:`rank_layers` on the paired random-pair samples) and ``peak_up`` is
     the paired difference peak minus embeddings (an Interval or its :class:`Verdict`): then the cone
     row reports the profile; and ``eta2_ci``, the interval of ``eta2``, makes prediction 1
-    "inconclusive" when it straddles 0.5."""
+    "inconclusive" when it straddles 0.5; ``variance_split`` (:func:`variance_split_ci`) replaces
+    both: prediction 1 then reads the token part of the two-way split (over half of the variance),
+    and the row prints the layer, token and interaction parts."""
     L = len(within_ci) - 1
     names = transition_names
     last_among = (L - 1) in turn.tied
@@ -572,7 +614,12 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
                      + f"; the last layer {last} "
                      + ("is the peak" if L == p else "is not shown different from the peak" if L in peak.tied
                         else "drops from the peak"))
-    if eta2_ci is None:
+    if variance_split is not None:
+        tok = variance_split["token"]
+        pred1 = "met" if tok.low > 0.5 else "not met" if tok.high < 0.5 else "inconclusive"
+        parts = ("; two-way split of the variance (resampling sentences): "
+                 + ", ".join(f"{p} {variance_split[p].percent(0)}" for p in VARIANCE_PARTS))
+    elif eta2_ci is None:
         pred1 = "met" if eta2 < 0.5 else "not met"
     else:
         pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "inconclusive"
@@ -591,9 +638,11 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
          f"at {names[L - 1]}: matching control {cross_ci[L - 1]} vs mean of two {float(mean_of_two[L - 1]):.3f}",
          "Ethayarajh 2019 defined only within-layer baselines"),
         ("Norms grow because the model grows more confident",
-         f"prediction 'lengths differ mostly between tokens': {pred1} "
-         f"({1 - eta2:.0%} of the variance lies between tokens of a layer"
-         + ("" if eta2_ci is None else f"; layer share {eta2_ci.percent(0)}") + "); prediction 'they grow at every layer': "
+         (f"prediction 'lengths differ mostly between tokens': {pred1} "
+          + (f"({1 - eta2:.0%} of the variance lies between tokens of a layer"
+             + ("" if eta2_ci is None else f"; layer share {eta2_ci.percent(0)}") + ")"
+             if variance_split is None else f"(a token's own mean length{parts})"))
+         + "; prediction 'they grow at every layer': "
          + (grows if isinstance(grows, str) else "met" if grows else "not met"),
          "no published test; a course measurement (it cannot show what the length means)"),
         ("A few dimensions dominate the vector",
