@@ -617,7 +617,7 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
     if variance_split is not None:
         tok = variance_split["token"]
         pred1 = "met" if tok.low > 0.5 else "not met" if tok.high < 0.5 else "inconclusive"
-        parts = ("; two-way split of the variance (resampling sentences): "
+        parts = (" is the token part of a two-way split of the variance (resampling sentences): "
                  + ", ".join(f"{p} {variance_split[p].percent(0)}" for p in VARIANCE_PARTS))
     elif eta2_ci is None:
         pred1 = "met" if eta2 < 0.5 else "not met"
