@@ -31,6 +31,14 @@
 # token) as the reference: on a short input every token gets a big share for free.
 # **Attention is not the whole story**: a weight says how much of a vector is mixed in, not
 # how big that vector is, so we also measure the norm-based attention of Kobayashi et al. (2020).
+# Whether attention weights explain a model at all is disputed: Jain and Wallace (2019, *Attention
+# is not Explanation*; BiLSTM classifiers with attention, not BERT) found weights that disagree with
+# gradient-based importance and different weights giving the same predictions; Wiegreffe and Pinter
+# (2019, *Attention is not not Explanation*; the same kind of LSTM models) answered that this
+# depends on what counts as an explanation and proposed stricter tests; and Kobayashi et al. (2021,
+# *Incorporating Residual and Normalization Layers into Analysis of Masked Language Models*;
+# BERT-base and other masked language models) found that once the residual connection and the
+# LayerNorm are counted, the mixing between tokens is smaller than attention suggests.
 # **Model and objective**: the papers measured BERT-base, pre-trained with masked-LM and
 # next-sentence prediction. When the loaded checkpoint is another one (the load cell prints which,
 # with `paper_comparison` from `helpers/model/loading.py`), every published number is labelled
@@ -362,7 +370,9 @@ print(f"layers where the ratios of the two lengths differ (paired over {len(pack
 # in lesson 02's convention ($XW^\top$, with $W$ the `weight` of an `nn.Linear`), where
 # $(\cdot)_h$ is head $h$'s slice of the `value` vector and $W_O^h$ the matching columns of
 # `attention.output.dense.weight`. A key can receive a large weight $\alpha_{ij}$ and still add
-# little, if $\lVert f(x_j)\rVert$ is small; they measure $\lVert \alpha_{ij} f(x_j)\rVert$.
+# little, if $\lVert f(x_j)\rVert$ is small. Their measure follows the sum above: per layer, the
+# heads are summed **before** the norm, $\lVert \sum_{h} \alpha^{h}_{ij} f_h(x_j)\rVert$
+# (`compute.norm_attention_layer`), so heads whose vectors point different ways partly cancel.
 # We build $f$ (`compute.transformed_values`) and check it against the model: capture what
 # `attention.output.dense` returns with a hook, and rebuild it from $\alpha$ and $f$.
 
@@ -381,29 +391,39 @@ for l in range(1, L + 1):
 print(f"sum over heads and keys of alpha * f(x) + b_O equals the model's attention.output.dense, all {L} layers")
 
 # %% [markdown]
-# Now the shares again, once with the weights $\alpha_{ij}$ and once with
-# $\lVert\alpha_{ij} f(x_j)\rVert$ (each query's row rescaled to sum to 1), on the packed pairs.
-# Per class and layer the two are compared on the same inputs (`compute.compare_layers`: the
-# cautious paired p-value, Holm-adjusted over the $L$ layers of the class):
+# Now the shares again, once with the weights $\alpha_{ij}$ (heads averaged) and once with
+# Kobayashi et al.'s layer-level $\lVert \sum_h \alpha^h_{ij} f_h(x_j)\rVert$ (each query's row
+# rescaled to sum to 1; `compute.norm_attention_shares_layer`), on the packed pairs. A simpler
+# per-head variant, $\lVert\alpha^h_{ij} f_h(x_j)\rVert$ with each head's row rescaled and the
+# heads then averaged (`compute.norm_attention_shares`), weighs every head equally and lets no
+# head cancel another; it is drawn too, and its verdicts printed beside, but **the verdicts and the
+# prose below read the layer-level measure**, the paper's. Per class and layer each is compared
+# with the weight share on the same inputs (`compute.compare_layers`: the cautious paired p-value,
+# Holm-adjusted over the $L$ layers of the class):
 
 # %%
-norm_packed = torch.stack([compute.norm_attention_shares(t, model) for t in progress(packed, desc="norm-based attention")])
-plots.plot_class_shares({"weight α": shares_packed, "norm ‖α f(x)‖": norm_packed},
-                        uniform={"packed pairs": uniform_packed},
+norm_packed = torch.stack([compute.norm_attention_shares_layer(t, model)
+                           for t in progress(packed, desc="norm-based attention")])  # Kobayashi's, [n, L, 4]
+norm_head_packed = torch.stack([compute.norm_attention_shares(t, model) for t in packed])  # per-head variant
+plots.plot_class_shares({"weight α": shares_packed, "norm ‖Σ_h α f_h(x)‖ (layer)": norm_packed,
+                         "norm ‖α f_h(x)‖, per head": norm_head_packed}, uniform={"packed pairs": uniform_packed},
                         title="share on each kind of key: attention weight vs norm-based (packed pairs)")
 plt.show()
 fnorms = compute.value_norms_by_class(packed, model)  # [n, L, 4]
 punct = compute.TOKEN_CLASSES.index("punctuation")
-norm_vs_weight = {}
+norm_vs_weight, head_vs_weight = {}, {}
 for k in (cls, sep, punct):
+    c = compute.TOKEN_CLASSES[k]
     w_ci, n_ci = bootstrap_ci(shares_packed[:, :, k]), bootstrap_ci(norm_packed[:, :, k])
-    norm_vs_weight[compute.TOKEN_CLASSES[k]] = compute.compare_layers(norm_packed[:, :, k], shares_packed[:, :, k])
-    print(f"{compute.TOKEN_CLASSES[k]}: " + "; ".join(f"L{l + 1} weight {w_ci[l].percent()}, norm-based "
-                                                       f"{n_ci[l].percent()}" for l in range(L)))
+    norm_vs_weight[c] = compute.compare_layers(norm_packed[:, :, k], shares_packed[:, :, k])
+    head_vs_weight[c] = compute.compare_layers(norm_head_packed[:, :, k], shares_packed[:, :, k])
+    print(f"{c}: " + "; ".join(f"L{l + 1} weight {w_ci[l].percent()}, norm-based {n_ci[l].percent()}" for l in range(L)))
 for c, where in norm_vs_weight.items():
-    print(f"{c}, norm-based share vs weight share (paired, {len(packed)} inputs, Holm over {L} layers): smaller in "
-          f"layers {where['below'] or 'none'}; larger in {where['above'] or 'none'}; inconclusive in "
-          f"{where['inconclusive'] or 'none'}")
+    per_head = head_vs_weight[c]
+    print(f"{c}, norm-based (layer) share vs weight share (paired, {len(packed)} inputs, Holm over {L} layers): smaller "
+          f"in layers {where['below'] or 'none'}; larger in {where['above'] or 'none'}; inconclusive in "
+          f"{where['inconclusive'] or 'none'} | per-head variant: smaller in {per_head['below'] or 'none'}, larger in "
+          f"{per_head['above'] or 'none'}")
 follow = [c for c, w in norm_vs_weight.items() if len(w["below"]) == L]
 other = {c: w["above"] for c, w in norm_vs_weight.items() if w["above"]}
 print(f"Kobayashi et al. (2020, BERT-base; {paper.label}): the shares of [CLS], [SEP] and punctuation shrink once "
@@ -623,7 +643,8 @@ with pd.option_context("display.max_colwidth", None):
 #   et al.'s (2019, BERT-base) input format, not their model, training or number of inputs (all
 #   printed), and the printout says whether this model sinks its attention on `[CLS]` or `[SEP]`
 #   and where periods and commas draw the most.
-# * Norm-based attention (Kobayashi et al. 2020, BERT-base) weighs each key by the size of what
+# * Norm-based attention (Kobayashi et al. 2020, BERT-base; their layer-level norm, heads summed
+#   first) weighs each key by the size of what
 #   it passes on; the printout says for which of `[CLS]`, `[SEP]` and punctuation it is smaller
 #   or larger than the weight share in your model.
 # * Verdicts on the packed pairs rest on few inputs (printed beside them); a difference whose

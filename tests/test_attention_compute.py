@@ -305,3 +305,21 @@ def test_deep_layers_verdict_and_its_claim_row(data_traces):
     assert f"larger in layers {sink['above'] or 'none'}" in rows[0][1]
     punct = next(r for r in rows if r[0] == "Deep heads attend to periods and commas")
     assert deep_layers_verdict(top, tied, [], L) in punct[1] and "Fig. 2" in punct[2]
+
+
+def test_norm_attention_layer_is_the_norm_of_the_summed_heads(sample_trace, model):
+    """Kobayashi et al.'s layer-level norm, against a direct sum over heads of alpha * f(x) vectors."""
+    from helpers.attention.compute import norm_attention_layer, norm_attention_shares_layer
+
+    layer_norms = norm_attention_layer(sample_trace, model)
+    n = sample_trace.seq_len
+    assert layer_norms.shape == (sample_trace.num_layers, n, n)
+    for l in (1, sample_trace.num_layers):
+        f = transformed_values(sample_trace, model, l)  # [A, k, H]
+        direct = torch.einsum("aqk,akd->qkd", sample_trace.attention(l), f).norm(dim=-1)  # [q, k]
+        assert torch.allclose(layer_norms[l - 1], direct, atol=1e-4)
+    # the triangle inequality: the layer-level norm never exceeds the sum of the heads' norms
+    per_head_sum = norm_attention(sample_trace, model).sum(dim=1)  # [L, q, k]
+    assert (layer_norms <= per_head_sum + 1e-4).all()
+    shares = norm_attention_shares_layer(sample_trace, model)
+    assert torch.allclose(shares.sum(-1), torch.ones(sample_trace.num_layers), atol=1e-5)

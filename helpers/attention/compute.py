@@ -231,6 +231,30 @@ def norm_attention_shares(trace: Trace, model, norms: torch.Tensor | None = None
     return (weighted @ class_onehot(trace)).mean(dim=(1, 2))
 
 
+def norm_attention_layer(trace: Trace, model) -> torch.Tensor:
+    """Kobayashi et al.'s (2020) norm-based attention of a whole layer, heads summed before the norm:
+    ``||sum_h alpha^h_ij f_h(x_j)||`` for every layer, query and key: ``[L, q, k]``. (The
+    per-head :func:`norm_attention` takes the norm of each head's term on its own.) Computed from
+    the heads' Gram matrix per key, ``G_j[h, g] = <f_h(x_j), f_g(x_j)>``, so no ``[q, k, hidden]``
+    tensor is built: ``||.||^2 = sum_{h,g} alpha^h_ij alpha^g_ij G_j[h, g]``."""
+    check_trace(trace)
+    out = []
+    for layer in range(1, trace.num_layers + 1):
+        f = transformed_values(trace, model, layer)  # [A, k, hidden]
+        gram = torch.einsum("akd,bkd->kab", f, f)  # [k, A, A]
+        alpha = trace.attention(layer)  # [A, q, k]
+        out.append(torch.einsum("aqk,kab,bqk->qk", alpha, gram, alpha).clamp_min(0).sqrt())
+    return torch.stack(out)
+
+
+def norm_attention_shares_layer(trace: Trace, model) -> torch.Tensor:
+    """:func:`attention_shares` on the layer-level :func:`norm_attention_layer` (Kobayashi et al.'s
+    definition; each query's row rescaled to sum to 1), averaged over queries: ``[L, 4]``."""
+    weighted = norm_attention_layer(trace, model)
+    weighted = weighted / weighted.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+    return (weighted @ class_onehot(trace)).mean(dim=1)
+
+
 def value_norms_by_class(traces, model) -> torch.Tensor:
     """Mean ``||f(x_j)||`` (over heads and keys) of each token class, per layer and input:
     ``[n_traces, L, 4]`` (NaN where an input has no token of a class)."""
@@ -510,10 +534,14 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
          (f"[CLS] at layer {c + 1}: weight {weight_cls[c].percent()}, norm-based {norm_cls[c].percent()}: "
           + ("the norm-based share is smaller" if norm_cls[c].high < weight_cls[c].low else
              "inconclusive (separate intervals overlap; no paired test given)")) if norm_vs_weight is None else
-         "norm-based vs weight share, paired, Holm over the layers: " + "; ".join(
+         "norm-based (heads summed before the norm, Kobayashi's definition) vs weight share, paired, Holm over the "
+         "layers: " + "; ".join(
              f"{k} smaller in layers {w['below'] or 'none'}, larger in {w['above'] or 'none'}"
              for k, w in norm_vs_weight.items()),
-         "Kobayashi et al. 2020 (BERT-base): weights on [CLS], [SEP], punctuation shrink once ||f(x)|| counts"),
+         "Kobayashi et al. 2020 (BERT-base): weights on [CLS], [SEP], punctuation shrink once ||f(x)|| counts; "
+         "Kobayashi et al. 2021 (BERT-base and other masked LMs): with the residual and LayerNorm counted, tokens mix "
+         "less than attention suggests; Jain & Wallace 2019 vs Wiegreffe & Pinter 2019 (LSTM models with attention, "
+         "not BERT): whether weights explain a prediction depends on the test"),
         ("[SEP] gets attention because it marks the sentence boundary",
          f"[SEP] up to {float(max(sep_ratio)):.1f}x uniform, punctuation up to {float(max(punct_ratio)):.1f}x; "
          f"norm-based [SEP] share {float(min(sep_norm)):.0%}-{float(max(sep_norm)):.0%} of its weight share",
