@@ -367,32 +367,65 @@ for l in range(L + 1):
           f"median 2<s,beta> {quartiles(parts['cross'])[1][l]:7.2f}")
 
 # %% [markdown]
-# Kovaleva, Kulshreshtha, Rogers and Rumshisky (2021, *BERT Busters: Outlier Dimensions that
-# Disrupt Transformers*) found, in BERT-base and other pre-trained Transformers, a few
-# dimensions whose LayerNorm scale and bias are outliers (more than 3 standard deviations
-# from the mean) at the same positions in every layer; switching them off breaks the model.
-# Two measurements on this model: the share of $\lVert h\rVert^2$ carried by its 3 largest
-# dimensions (an even spread would give $3/H$), and the dimensions that pass Kovaleva et al.'s
-# 3σ test on $\gamma$ or $\beta$, layer by layer and in every layer at once.
+# **Do a few dimensions dominate?** Two papers asked it two ways. Kovaleva, Kulshreshtha, Rogers
+# and Rumshisky (2021, *BERT Busters: Outlier Dimensions that Disrupt Transformers*) found, in
+# BERT-base and other pre-trained Transformers, a few dimensions whose LayerNorm scale and bias have
+# outlying values at the same positions in every layer; switching them off breaks the model. The
+# course's test for such a dimension (`compute.layer_norm_outliers`) flags a $\gamma$ or $\beta$
+# value more than 3 standard deviations from that vector's mean. Timkey and van Schijndel (2021,
+# *All Bark and No Bite: Rogue Dimensions in Transformer Language Models Obscure Representational
+# Quality*; BERT, RoBERTa, GPT-2 and XLNet) measured what matters for a cosine: each dimension's
+# contribution to the random-pair cosine of a layer, the mean over random pairs of
+# $u_i v_i / (\lVert u\rVert\,\lVert v\rVert)$ (`compute.cosine_contributions`; the $H$
+# contributions add up to the baseline above). They found 1–3 "rogue" dimensions supplying most of
+# it. Below: the share of the random-pair cosine supplied by the 3 dimensions that contribute most
+# per layer (an even spread would give $3/H$), beside the LayerNorm outliers.
 
 # %%
-shares = compute.energy_by_dimension(others, "content")  # [L+1, H]
-dims, top_share = compute.top_dimensions(shares, k=3)
-ax = plots.plot_top_dimension_share(top_share, dims, H)
+contrib = compute.cosine_contributions(others, n_pairs=500, seed=0)  # [L+1, H]: each row sums to the baseline
+dims, top_contrib = compute.top_dimensions(contrib, k=3)
+top_share = top_contrib / contrib.sum(dim=-1)  # share of each layer's random-pair cosine
+ax = plots.plot_top_dimension_share(top_share, dims, H, ylabel="share of the random-pair cosine",
+                                    title="share of the random-pair cosine from the 3 dimensions contributing most")
 plt.show()
 outliers = compute.layer_norm_outliers(model, n_sigma=3.0)
 for l in range(L + 1):
     both = sorted(set(dims[l].tolist()) & set(outliers[l]))
-    print(f"layer {'emb' if l == 0 else l:>3}: top 3 dims {dims[l].tolist()} carry {top_share[l]:.1%} of ||h||^2 "
-          f"(even spread {3 / H:.1%}); LayerNorm 3-sigma outliers {outliers[l]}; in both: {both}")
+    print(f"layer {'emb' if l == 0 else l:>3}: random-pair cosine {contrib[l].sum():.3f}; dims {dims[l].tolist()} "
+          f"supply {top_share[l]:.0%} of it (even spread {3 / H:.1%}); LayerNorm 3-sigma outliers {outliers[l]}; "
+          f"in both: {both}")
 recurring = torch.bincount(dims.flatten(), minlength=H)
 every_layer = compute.outliers_in_every_layer(outliers)
 print(f"dimensions among the top 3 in at least half of the layers: "
       f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
 print(f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers: {every_layer or 'none'}")
-overlap = [l for l in range(L + 1) if set(dims[l].tolist()) & set(outliers[l])]
-print(f"layers where a top-3 dimension is also a LayerNorm outlier of that layer: "
-      f"{['emb' if l == 0 else l for l in overlap] or 'none'}")
+
+# %% [markdown]
+# If a few dimensions with a large shared offset make unrelated tokens look alike, removing the
+# offset should remove the likeness. Mu and Viswanath (2018, *All-but-the-Top: Simple and
+# Effective Postprocessing for Word Representations*; static word vectors such as word2vec and
+# GloVe) subtract the common mean vector (and a few top principal directions; we subtract only the
+# mean); Timkey and van Schijndel also divide each dimension by its standard deviation
+# (standardising). `compute.layer_mean_std` gives each layer's mean and deviation over the data
+# tokens; the cosine functions take them as `shift` and `scale`. Redone three ways: the
+# within-layer random-pair baseline, and the layer-to-layer cosine of the data tokens (median)
+# minus its one-layer-apart control, as above.
+
+# %%
+mean, std = compute.layer_mean_std(others, "content")  # [L+1, H] each
+variants = {"raw": {}, "mean-centred": {"shift": mean}, "standardised": {"shift": mean, "scale": std}}
+processed = {}
+for name, kw in variants.items():
+    base = bootstrap_ci(compute.random_pair_cosines(others, n_pairs=500, seed=0, **kw))
+    ctrl = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=1, **kw).mean(dim=0)
+    turn_med = torch.as_tensor(quartiles(compute.consecutive_cosines_per_token(others, "content", **kw))[1])
+    processed[name] = base
+    print(f"{name}: random-pair cosine per layer " + ", ".join(f"{'emb' if l == 0 else l}: {c.estimate:+.3f}"
+                                                              for l, c in enumerate(base)))
+    print(f"  layer-to-layer cosine, median minus control: " + ", ".join(
+        f"{names[l]} {float(turn_med[l] - ctrl[l]):.3f}" for l in range(L)))
+largest = {n: max(abs(c.estimate) for c in b) for n, b in processed.items()}
+print("largest |random-pair cosine| over the layers: " + "; ".join(f"{n} {v:.3f}" for n, v in largest.items()))
 
 # %% [markdown]
 # **Testing the reading "norms grow because the model grows more confident".** If length
@@ -511,6 +544,7 @@ rows = compute.claim_rows(turn=turn, transition_names=names, turn_share=float(ad
                           within_ci=within_ci, cross_ci=cross_ci, mean_of_two=mean_of_two,
                           eta2=split["layer"].estimate, grows=grows, variance_split=split,
                           top_share=top_share, k=3, hidden_size=H, every_layer_outliers=every_layer,
+                          top_measure="the random-pair cosine", centred_max=largest["mean-centred"],
                           peak=peak_rank, peak_up=up)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
                                      f"published finding (paper, model); against BERT-base: {paper.label}"])
@@ -530,8 +564,10 @@ with pd.option_context("display.max_colwidth", None):
 # * Each layer ends in LayerNorm, $h = \gamma\odot\hat z + \beta$ with $\lVert\hat z\rVert
 #   \approx \sqrt H$ for every token: a vector's length comes from $\gamma$, $\beta$ and which
 #   dimensions it uses. Kovaleva et al. (2021, BERT-base) found LayerNorm outlier dimensions at
-#   the same positions in every layer; whether this model has them, and whether they are its
-#   largest dimensions, is printed above.
+#   the same positions in every layer; Timkey and van Schijndel (2021) measured dominance where it
+#   matters for a cosine, each dimension's share of the random-pair cosine. The printouts say how
+#   much of this model's baseline its top 3 dimensions supply, and what is left of the baseline and
+#   of the layer-to-layer cosine after mean-centring (Mu and Viswanath 2018) and standardising.
 # * The within-layer baseline is read as a profile over the layers (the peak, the layers not
 #   shown different from it, the last layer against the peak), and an inter-layer cosine matrix
 #   beside its cross-layer control.
