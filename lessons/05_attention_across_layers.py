@@ -584,8 +584,13 @@ for name, scores, each in [("previous-token", prev, prev_each), ("next-token", n
 #
 # Each small map is one head of `SENTENCE`: rows are queries, columns keys, in token order.
 # A diagonal just below (above) the main diagonal is a previous-token (next-token) head; a
-# bright column is a head parking its attention on one token. The slider only swaps the
-# image data of the existing maps; a long input is shown in blocks, as the figure says.
+# bright column is a head parking its attention on one token. Kovaleva, Romanov, Rogers and
+# Rumshisky (2019, *Revealing the Dark Secrets of BERT*; BERT-base, pre-trained and fine-tuned on
+# GLUE tasks) sorted such maps into five patterns: *vertical* (columns on `[CLS]` or `[SEP]`),
+# *diagonal* (previous or next token), the two combined, *block* (attention within one segment)
+# and *heterogeneous* (no fixed shape). Look for them here; the grid is one sentence, so it is an
+# illustration, not a count. The slider only swaps the image data of the existing maps; a long
+# input is shown in blocks, as the figure says.
 
 # %%
 from helpers.attention.widgets import HeadGridExplorer, HeadLinesExplorer
