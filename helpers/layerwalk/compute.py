@@ -412,18 +412,9 @@ def share_explained_by_layer_ci(values, n_boot: int = 1000, level: float = 0.95,
     """:func:`share_explained_by_layer` with a percentile bootstrap interval over the tokens
     (rows of ``values [N, L + 1]``; each replicate keeps a token's layers together), or over whole
     ``clusters`` (one label per row, e.g. :func:`cluster_labels`: the tokens of one sentence are not
-    independent, so the sentence is the unit to resample)."""
-    values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
-    if values.ndim != 2 or values.shape[0] < 2:
-        raise ValueError(f"values must be [n_tokens >= 2, layers], got shape {tuple(values.shape)}.")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
-        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
-    rng = np.random.default_rng(seed)
-    boots = np.array([share_explained_by_layer(values[torch.as_tensor(i, device="cpu")])  # cpu: index the cpu values
-                      for i in _resample_rows(values.shape[0], clusters, n_boot, rng)])
-    alpha = (1 - level) / 2
-    low, high = np.quantile(boots, [alpha, 1 - alpha])
-    return Interval(share_explained_by_layer(values), float(low), float(high), level)
+    independent, so the sentence is the unit to resample): the ``"layer"`` part of
+    :func:`variance_split_ci`."""
+    return variance_split_ci(values, n_boot, level, seed, clusters)["layer"]
 
 
 # -- naming "the" layer: the extreme one and every layer a Holm-adjusted paired test cannot separate
