@@ -102,7 +102,7 @@ from helpers.attention.compute import above_threshold
 from helpers.common.stats import (Interval, accuracy_ci, bootstrap_ci, cluster_bootstrap_ci, holm, paired_difference_ci,
                                   verdict)
 from helpers.context import compute, plots
-from helpers.layerwalk.compute import random_pair_cosines, rank_layers, step_verdicts
+from helpers.layerwalk.compute import layer_mean_std, random_pair_cosines, rank_layers, step_verdicts
 from helpers.model.tokens import is_unknown, longest_word
 
 loaded = load_model(MODEL)
@@ -366,6 +366,30 @@ else:
     print(f"the raw value puts the lowest at the same layers {raw_rank.tied}.")
 
 # %% [markdown]
+# A few dimensions can dominate a cosine (lesson 04: Timkey and van Schijndel 2021 found 1–3
+# "rogue" dimensions in BERT, RoBERTa, GPT-2 and XLNet). So the self-similarity is redone after
+# removing each layer's mean vector over the data's content tokens (mean-centring, as Mu and
+# Viswanath 2018 did for static word vectors) and after also dividing each dimension by its
+# standard deviation (standardising, Timkey and van Schijndel's correction), with the baseline
+# redone the same way (`layer_mean_std` and the `shift`/`scale` of `random_pair_cosines`, in
+# `helpers/layerwalk/compute.py`). If the profile keeps its shape, it is not a rogue-dimension
+# effect.
+
+# %%
+mean, std = layer_mean_std(traces, "content")  # [L+1, H]: each layer's mean and deviation over the data tokens
+words = [torch.cat(list(s.values())) for s in groups.values()]  # one [n, L+1, H] per word
+postprocessed = {}
+for name, scale in (("mean-centred", torch.ones_like(std)), ("standardised", std)):
+    self_p = torch.stack([compute.self_similarity((w - mean) / scale) for w in words])  # [words, L+1]
+    base_p = random_pair_cosines(traces, n_pairs=500, seed=0, shift=mean, scale=scale)
+    rank_p = postprocessed[name] = rank_layers(self_p, lowest=True, control=base_p, unit="words")
+    print(f"{name}: self-similarity minus baseline per layer " + ", ".join(
+        f"{'emb' if l == 0 else l}: {rank_p.intervals[l].estimate:.3f}" for l in range(L + 1))
+          + f"; baseline within {base_p.mean(0).abs().max():.3f} of 0; lowest at layer {rank_p.extreme}, not shown "
+          f"different from it (paired, Holm): {rank_p.tied}")
+print(f"without post-processing (above): lowest at layers {adj_rank.tied}")
+
+# %% [markdown]
 # ## Your sentence beside the aggregate
 #
 # If `SENTENCE` contains one of the words printed above, where does its use sit? Per layer, the
@@ -450,7 +474,8 @@ shuffled0 = null["all words, pooled"][:, 0].cpu().numpy()  # layer 0, pooled: me
 chance_null = Interval(float(shuffled0.mean()), *map(float, np.percentile(shuffled0, [2.5, 97.5])))
 rows = compute.claim_rows(raw_self=raw_rank, adj_self=adj_rank, gap=gap_rank, accuracy=acc_rank,
                           chance_null=chance_null, n_senses=len(names), adj_steps=steps, same_ids=same_ids,
-                          emb_null_p=emb_null_p, gap_above_zero=gap_above_zero, n_words=len(groups))
+                          emb_null_p=emb_null_p, gap_above_zero=gap_above_zero, n_words=len(groups),
+                          postprocessed=postprocessed)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
                                      f"published finding (paper, model); against BERT-base: {paper.label}"])
 with pd.option_context("display.max_colwidth", None):
