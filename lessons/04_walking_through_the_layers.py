@@ -35,8 +35,8 @@
 # The papers we set beside our numbers measured **BERT-base** (masked-LM and next-sentence
 # pre-training). When the loaded checkpoint is another one (the load cell says, with
 # `paper_comparison` from `helpers/model/loading.py`), each comparison is labelled "different model
-# and training objective", and the last-layer fall of the random-pair cosine and the length profile
-# may come from that checkpoint's training (the bundled all-MiniLM-L6-v2 was fine-tuned
+# and training objective", and the profile of the random-pair cosine over the layers and the length
+# profile may come from that checkpoint's training (the bundled all-MiniLM-L6-v2 was fine-tuned
 # contrastively as a sentence encoder), not from BERT's architecture. `MODEL = "bert-base-uncased"`
 # in the Parameters cell reruns the lesson on BERT-base (it needs the Hugging Face hub).
 #
@@ -249,7 +249,7 @@ print(f"  peak minus embeddings: {up}")
 print(f"  last layer minus peak: " + (f"{drop}" if L != peak else "the last layer is the peak"))
 print(f"  rises from one layer to the next (Holm over {L} steps) at layers {rises or 'none'}")
 print(f"Ethayarajh (2019), BERT-base: random-word cosine generally higher in the upper layers ({paper.label}).")
-print(paper.caveat("the baseline's profile, its last-layer fall included,"))
+print(paper.caveat("the baseline's profile over the layers, its last layer included,"))
 
 # %% [markdown]
 # Now the consecutive cosine minus its matching control. What remains is how much more a

@@ -42,7 +42,7 @@
 # **Model and objective**: the papers measured BERT-base, pre-trained with masked-LM and
 # next-sentence prediction. When the loaded checkpoint is another one (the load cell prints which,
 # with `paper_comparison` from `helpers/model/loading.py`), every published number is labelled
-# "different model and training objective", and the `[CLS]` sink, the missing `[SEP]` sink and
+# "different model and training objective", and where the attention sinks (`[CLS]` or `[SEP]`) and
 # the norm-based shares may then come from how that checkpoint was trained (the bundled
 # all-MiniLM-L6-v2 was fine-tuned contrastively as a sentence encoder) rather than from BERT's
 # architecture. `MODEL = "bert-base-uncased"` in the Parameters cell reruns every cell on
