@@ -280,11 +280,10 @@ head_ci = [bootstrap_ci(head_share[:, l]) for l in range(L)]  # per layer: one i
 ax = plots.plot_head_strip(head_ci, reference=0.5, reference_label="one half (the claim)", ylabel="share on [CLS]",
                            title="each head's share of attention on [CLS], packed pairs")
 plt.show()
-per_layer = lambda cols: [sum(j // A == l for j in cols) for l in range(L)]  # columns l * A + h -> count per layer
 heads_on_cls = (head_share.mean(0) > 0.5).sum(-1).tolist()  # mean share above one half
-heads_surely_half = per_layer(compute.above_threshold(head_share.reshape(len(packed), L * A), 0.5)["above"])
-heads_10x = per_layer(compute.above_threshold(compute.head_key_ratio(packed, key=0).reshape(len(packed), L * A),
-                                              10.0)["above"])
+surely_half = compute.above_threshold(head_share.reshape(len(packed), L * A), 0.5)["above"]  # column l * A + h
+surely_10x = compute.above_threshold(compute.head_key_ratio(packed, key=0).reshape(len(packed), L * A), 10.0)["above"]
+heads_surely_half, heads_10x = ([sum(j // A == l for j in cols) for l in range(L)] for cols in (surely_half, surely_10x))
 share_10x = 10.0 / quartiles([t.seq_len for t in packed])[1]  # 10x uniform as a share, at the median length
 print(f"heads (of {A} per layer, {len(packed)} packed inputs) whose mean [CLS] share is above one half: "
       + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_on_cls)) + f" ({sum(heads_on_cls)} of {L * A})")
