@@ -32,6 +32,14 @@
 # (Ethayarajh 2019, on BERT-base), so it needs the right baseline; and a vector's length is
 # set largely by the LayerNorm that ends every layer, which we take apart.
 #
+# The papers we set beside our numbers measured **BERT-base** (masked-LM and next-sentence
+# pre-training). When the loaded checkpoint is another one (the load cell says, with
+# `paper_comparison` from `helpers/model/loading.py`), each comparison is labelled "different model
+# and training objective", and the profile of the random-pair cosine over the layers and the length
+# profile may come from that checkpoint's training (the bundled all-MiniLM-L6-v2 was fine-tuned
+# contrastively as a sentence encoder), not from BERT's architecture. `MODEL = "bert-base-uncased"`
+# in the Parameters cell reruns the lesson on BERT-base (it needs the Hugging Face hub).
+#
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
 
@@ -65,7 +73,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 #
 # `trace_text` (in `helpers/model/trace.py`) runs the model once and keeps every hidden
 # state; everything in this lesson is computed from cached traces. The other modules used:
-# `helpers/model/loading.py` (`load_model`), `helpers/model/tokens.py` (`longest_word`),
+# `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/tokens.py` (`longest_word`),
 # `helpers/common/data.py` (`load_sentences`), `helpers/attention/compute.py`
 # (`load_sentence_pairs`), `helpers/common/stats.py` (`bootstrap_ci`, `cluster_bootstrap_ci`,
 # `paired_difference_ci`, `verdict`, `quartiles`: the intervals behind every verdict, and the
@@ -78,7 +86,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
-from helpers.model.loading import load_model
+from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
@@ -92,6 +100,8 @@ tokenizer, model = loaded
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
 print(f"model {loaded.choice.name}: {L} layers, hidden size {H}; SENTENCE has {trace.seq_len} tokens")
+paper = paper_comparison(loaded)  # is this the BERT-base that the papers below measured?
+print(f"against the papers' BERT-base: {paper.label}")
 
 # %% [markdown]
 # Besides `SENTENCE` we trace the data sentences: those of `data/attention_sentences.txt`
@@ -238,7 +248,8 @@ print(f"This model ({loaded.choice.name}): the within-layer baseline is highest 
 print(f"  peak minus embeddings: {up}")
 print(f"  last layer minus peak: " + (f"{drop}" if L != peak else "the last layer is the peak"))
 print(f"  rises from one layer to the next (Holm over {L} steps) at layers {rises or 'none'}")
-print("Ethayarajh (2019), BERT-base: random-word cosine generally higher in the upper layers.")
+print(f"Ethayarajh (2019), BERT-base: random-word cosine generally higher in the upper layers ({paper.label}).")
+print(paper.caveat("the baseline's profile over the layers, its last layer included,"))
 
 # %% [markdown]
 # Now the consecutive cosine minus its matching control. What remains is how much more a
@@ -356,54 +367,91 @@ for l in range(L + 1):
           f"median 2<s,beta> {quartiles(parts['cross'])[1][l]:7.2f}")
 
 # %% [markdown]
-# Kovaleva, Kulshreshtha, Rogers and Rumshisky (2021, *BERT Busters: Outlier Dimensions that
-# Disrupt Transformers*) found, in BERT-base and other pre-trained Transformers, a few
-# dimensions whose LayerNorm scale and bias are outliers (more than 3 standard deviations
-# from the mean) at the same positions in every layer; switching them off breaks the model.
-# Two measurements on this model: the share of $\lVert h\rVert^2$ carried by its 3 largest
-# dimensions (an even spread would give $3/H$), and the dimensions that pass Kovaleva et al.'s
-# 3σ test on $\gamma$ or $\beta$, layer by layer and in every layer at once.
+# **Do a few dimensions dominate?** Two papers asked it two ways. Kovaleva, Kulshreshtha, Rogers
+# and Rumshisky (2021, *BERT Busters: Outlier Dimensions that Disrupt Transformers*) found, in
+# BERT-base and other pre-trained Transformers, a few dimensions whose LayerNorm scale and bias have
+# outlying values at the same positions in every layer; switching them off breaks the model. The
+# course's test for such a dimension (`compute.layer_norm_outliers`) flags a $\gamma$ or $\beta$
+# value more than 3 standard deviations from that vector's mean. Timkey and van Schijndel (2021,
+# *All Bark and No Bite: Rogue Dimensions in Transformer Language Models Obscure Representational
+# Quality*; BERT, RoBERTa, GPT-2 and XLNet) measured what matters for a cosine: each dimension's
+# contribution to the random-pair cosine of a layer, the mean over random pairs of
+# $u_i v_i / (\lVert u\rVert\,\lVert v\rVert)$ (`compute.cosine_contributions`; the $H$
+# contributions add up to the baseline above). They found 1–3 "rogue" dimensions supplying most of
+# it. Below: the share of the random-pair cosine supplied by the 3 dimensions that contribute most
+# per layer (an even spread would give $3/H$), beside the LayerNorm outliers.
 
 # %%
-shares = compute.energy_by_dimension(others, "content")  # [L+1, H]
-dims, top_share = compute.top_dimensions(shares, k=3)
-ax = plots.plot_top_dimension_share(top_share, dims, H)
+contrib = compute.cosine_contributions(others, n_pairs=500, seed=0)  # [L+1, H]: each row sums to the baseline
+dims, top_contrib = compute.top_dimensions(contrib, k=3)
+top_share = top_contrib / contrib.sum(dim=-1)  # share of each layer's random-pair cosine
+ax = plots.plot_top_dimension_share(top_share, dims, H, ylabel="share of the random-pair cosine",
+                                    title="share of the random-pair cosine from the 3 dimensions contributing most")
 plt.show()
 outliers = compute.layer_norm_outliers(model, n_sigma=3.0)
 for l in range(L + 1):
     both = sorted(set(dims[l].tolist()) & set(outliers[l]))
-    print(f"layer {'emb' if l == 0 else l:>3}: top 3 dims {dims[l].tolist()} carry {top_share[l]:.1%} of ||h||^2 "
-          f"(even spread {3 / H:.1%}); LayerNorm 3-sigma outliers {outliers[l]}; in both: {both}")
+    print(f"layer {'emb' if l == 0 else l:>3}: random-pair cosine {contrib[l].sum():.3f}; dims {dims[l].tolist()} "
+          f"supply {top_share[l]:.0%} of it (even spread {3 / H:.1%}); LayerNorm 3-sigma outliers {outliers[l]}; "
+          f"in both: {both}")
 recurring = torch.bincount(dims.flatten(), minlength=H)
 every_layer = compute.outliers_in_every_layer(outliers)
 print(f"dimensions among the top 3 in at least half of the layers: "
       f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
 print(f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers: {every_layer or 'none'}")
-overlap = [l for l in range(L + 1) if set(dims[l].tolist()) & set(outliers[l])]
-print(f"layers where a top-3 dimension is also a LayerNorm outlier of that layer: "
-      f"{['emb' if l == 0 else l for l in overlap] or 'none'}")
+
+# %% [markdown]
+# If a few dimensions with a large shared offset make unrelated tokens look alike, removing the
+# offset should remove the likeness. Mu and Viswanath (2018, *All-but-the-Top: Simple and
+# Effective Postprocessing for Word Representations*; static word vectors such as word2vec and
+# GloVe) subtract the common mean vector (and a few top principal directions; we subtract only the
+# mean); Timkey and van Schijndel also divide each dimension by its standard deviation
+# (standardising). `compute.layer_mean_std` gives each layer's mean and deviation over the data
+# tokens; the cosine functions take them as `shift` and `scale`. Redone three ways: the
+# within-layer random-pair baseline, and the layer-to-layer cosine of the data tokens (median)
+# minus its one-layer-apart control, as above.
+
+# %%
+mean, std = compute.layer_mean_std(others, "content")  # [L+1, H] each
+variants = {"raw": {}, "mean-centred": {"shift": mean}, "standardised": {"shift": mean, "scale": std}}
+processed = {}
+for name, kw in variants.items():
+    base = bootstrap_ci(compute.random_pair_cosines(others, n_pairs=500, seed=0, **kw))
+    ctrl = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=1, **kw).mean(dim=0)
+    turn_med = torch.as_tensor(quartiles(compute.consecutive_cosines_per_token(others, "content", **kw))[1])
+    processed[name] = base
+    print(f"{name}: random-pair cosine per layer " + ", ".join(f"{'emb' if l == 0 else l}: {c.estimate:+.3f}"
+                                                              for l, c in enumerate(base)))
+    print(f"  layer-to-layer cosine, median minus control: " + ", ".join(
+        f"{names[l]} {float(turn_med[l] - ctrl[l]):.3f}" for l in range(L)))
+largest = {n: max(abs(c.estimate) for c in b) for n, b in processed.items()}
+print("largest |random-pair cosine| over the layers: " + "; ".join(f"{n} {v:.3f}" for n, v in largest.items()))
 
 # %% [markdown]
 # **Testing the reading "norms grow because the model grows more confident".** If length
 # tracked the model's confidence about a token, two things would follow: lengths would
 # differ mostly *between tokens* (confident here, unsure there), and they would grow layer
-# after layer. Measured on the data tokens: the share of the variance of $\lVert h \rVert$
-# (all tokens, all layers) that the layer alone explains (the rest lies between the tokens
-# of a layer; its interval resamples sentences), whether the mean length grows at every step
-# (above), and how close the median length is to $\lVert\gamma\rVert$, the length fixed by the
-# weights alone.
+# after layer. Measured on the data tokens: a two-way split of the variance of $\lVert h \rVert$
+# over all tokens and layers (`compute.variance_split_ci`) into the **layer** (the layer means),
+# the **token** (each token's own mean over the layers) and their **interaction** (tokens that are
+# long at some layers and short at others: with one value per token and layer it cannot be told
+# apart from noise), each with an interval that resamples sentences; whether the mean length grows
+# at every step (above); and how close the median length is to $\lVert\gamma\rVert$, the length
+# fixed by the weights alone. "Between tokens" in the prediction is the token part: what is left
+# within a layer mixes it with the interaction.
 
 # %%
-eta2_ci = compute.share_explained_by_layer_ci(parts["norm"], seed=0, clusters=sentence_of)  # resampling sentences
-eta2 = eta2_ci.estimate
-pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "inconclusive (its interval contains 50 %)"
+split = compute.variance_split_ci(parts["norm"], seed=0, clusters=sentence_of)  # resampling sentences
+token_part = split["token"]
+pred1 = ("met" if token_part.low > 0.5 else "not met" if token_part.high < 0.5 else
+         "inconclusive (its interval contains 50 %)")
 ratio = torch.as_tensor(med_norm) / parts["gamma"].cpu().double()
-print(f"the layer explains {eta2:.0%} of the variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers; "
-      f"{1 - eta2:.0%} lies between the tokens of a layer; the layer's share with its interval (resampling sentences): "
-      f"{eta2_ci.percent(0)}")
+print(f"variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers, two-way (95 % intervals resample "
+      "sentences): " + "; ".join(f"{part} {split[part].percent(0)}" for part in compute.VARIANCE_PARTS))
 print("median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
-print(f"Prediction 1, lengths differ mostly between tokens: {pred1} "
-      f"({1 - eta2:.0%} of the variance between tokens, {eta2:.0%} between layers).")
+print(f"Prediction 1, lengths differ mostly between tokens (a token's own mean length explains over half of the "
+      f"variance): {pred1} (token {token_part.percent(0)}; layer {split['layer'].percent(0)}; token x layer "
+      f"interaction {split['interaction'].percent(0)}).")
 print(f"Prediction 2, the mean length grows at every layer (each step Holm-adjusted): {grows} "
       f"(median longest at layer {int(nmed.argmax())}, shortest at layer {int(nmed.argmin())}).")
 if grows == "not met":
@@ -493,11 +541,13 @@ import pandas as pd
 from IPython.display import display
 
 rows = compute.claim_rows(turn=turn, transition_names=names, turn_share=float(adj_share[turn.extreme]),
-                          within_ci=within_ci, cross_ci=cross_ci, mean_of_two=mean_of_two, eta2=eta2, grows=grows,
+                          within_ci=within_ci, cross_ci=cross_ci, mean_of_two=mean_of_two,
+                          eta2=split["layer"].estimate, grows=grows, variance_split=split,
                           top_share=top_share, k=3, hidden_size=H, every_layer_outliers=every_layer,
-                          peak=peak_rank, peak_up=up, eta2_ci=eta2_ci)
+                          top_measure="the random-pair cosine", centred_max=largest["mean-centred"],
+                          peak=peak_rank, peak_up=up)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
-                                     "published finding (paper, model)"])
+                                     f"published finding (paper, model); against BERT-base: {paper.label}"])
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 
@@ -514,8 +564,10 @@ with pd.option_context("display.max_colwidth", None):
 # * Each layer ends in LayerNorm, $h = \gamma\odot\hat z + \beta$ with $\lVert\hat z\rVert
 #   \approx \sqrt H$ for every token: a vector's length comes from $\gamma$, $\beta$ and which
 #   dimensions it uses. Kovaleva et al. (2021, BERT-base) found LayerNorm outlier dimensions at
-#   the same positions in every layer; whether this model has them, and whether they are its
-#   largest dimensions, is printed above.
+#   the same positions in every layer; Timkey and van Schijndel (2021) measured dominance where it
+#   matters for a cosine, each dimension's share of the random-pair cosine. The printouts say how
+#   much of this model's baseline its top 3 dimensions supply, and what is left of the baseline and
+#   of the layer-to-layer cosine after mean-centring (Mu and Viswanath 2018) and standardising.
 # * The within-layer baseline is read as a profile over the layers (the peak, the layers not
 #   shown different from it, the last layer against the peak), and an inter-layer cosine matrix
 #   beside its cross-layer control.

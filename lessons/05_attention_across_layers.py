@@ -31,6 +31,22 @@
 # token) as the reference: on a short input every token gets a big share for free.
 # **Attention is not the whole story**: a weight says how much of a vector is mixed in, not
 # how big that vector is, so we also measure the norm-based attention of Kobayashi et al. (2020).
+# Whether attention weights explain a model at all is disputed: Jain and Wallace (2019, *Attention
+# is not Explanation*; BiLSTM classifiers with attention, not BERT) found weights that disagree with
+# gradient-based importance and different weights giving the same predictions; Wiegreffe and Pinter
+# (2019, *Attention is not not Explanation*; the same kind of LSTM models) answered that this
+# depends on what counts as an explanation and proposed stricter tests; and Kobayashi et al. (2021,
+# *Incorporating Residual and Normalization Layers into Analysis of Masked Language Models*;
+# BERT-base and other masked language models) found that once the residual connection and the
+# LayerNorm are counted, the mixing between tokens is smaller than attention suggests.
+# **Model and objective**: the papers measured BERT-base, pre-trained with masked-LM and
+# next-sentence prediction. When the loaded checkpoint is another one (the load cell prints which,
+# with `paper_comparison` from `helpers/model/loading.py`), every published number is labelled
+# "different model and training objective", and where the attention sinks (`[CLS]` or `[SEP]`) and
+# the norm-based shares may then come from how that checkpoint was trained (the bundled
+# all-MiniLM-L6-v2 was fine-tuned contrastively as a sentence encoder) rather than from BERT's
+# architecture. `MODEL = "bert-base-uncased"` in the Parameters cell reruns every cell on
+# BERT-base (it needs the Hugging Face hub).
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -69,10 +85,12 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 #
 # * **short pairs**: one pair per input;
 # * **packed pairs**: consecutive pairs joined into two segments of up to 128 tokens in
-#   all (`compute.packed_pairs`), the length Clark et al. (2019) used.
+#   all (`compute.packed_pairs`), the length Clark et al. (2019) used. Each packed input is made
+#   of short pairs (`compute.packed_pair_groups` says which), so the two lengths can be compared
+#   on the same sentences.
 #
 # Every number below comes from these cached traces. The modules used:
-# `helpers/model/loading.py` (`load_model`), `helpers/model/trace.py` (`trace_text`), this
+# `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py` (`trace_text`), this
 # lesson's `helpers/attention/compute.py` (the measures), `helpers/attention/plots.py` (the
 # figures) and `helpers/attention/widgets.py` (the explorers), and `helpers/common/stats.py`
 # (`bootstrap_ci`, `cautious_paired_difference_ci`, `holm`, `quartiles`: every interval, and the
@@ -88,7 +106,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 import matplotlib.pyplot as plt
 import torch
 
-from helpers.model.loading import load_model
+from helpers.model.loading import BERT_BASE_SIZES, load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
 from helpers.common.progress import progress
@@ -101,6 +119,8 @@ trace = trace_text(tokenizer, model, SENTENCE)
 row_sums = torch.stack(trace.attentions).sum(dim=-1)
 print(f"model {loaded.choice.name}: {L} layers x {A} heads; SENTENCE has {trace.seq_len} tokens")
 print(f"every attention row of SENTENCE sums to 1 (largest deviation {(row_sums - 1).abs().max():.1e})")
+paper = paper_comparison(loaded)  # is this the BERT-base that the papers below measured?
+print(f"against the papers' BERT-base: {paper.label}")
 
 # %% [markdown]
 # Now the two data sets, each input traced once:
@@ -110,6 +130,7 @@ pairs = compute.load_sentence_pairs()
 short = [trace_text(tokenizer, model, a, b) for a, b in progress(pairs, desc="tracing short pairs")]
 packed = [trace_text(tokenizer, model, a, b)
           for a, b in progress(compute.packed_pairs(pairs, tokenizer, max_tokens=128), desc="tracing packed pairs")]
+members = [a + b for a, b in compute.packed_pair_groups(pairs, tokenizer, max_tokens=128)]  # short pairs in each
 for name, group in (("short pairs", short), ("packed pairs", packed)):
     n = torch.tensor([float(t.seq_len) for t in group])
     print(f"{name:>12}: {len(group)} inputs, length median {n.median():.0f} (range {n.min():.0f}-{n.max():.0f}), "
@@ -170,8 +191,10 @@ print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
 # consecutive paragraphs, up to 128 tokens: in layers 6–10 over half of the attention goes
 # to `[SEP]`, and early heads attend to `[CLS]` (their Fig. 2). They speculate that when a
 # head's pattern does not apply, it parks its attention on a token present in every input,
-# a **no-op**. The packed pairs are the like-for-like comparison; the short
-# pairs show what a short input does to the same numbers.
+# a **no-op**. The packed pairs match their **input format** (two segments, up to 128 tokens), and
+# only that: the cell below prints what still differs (the number of layers, the training, the
+# number of inputs), read from the loaded model and the data. The short pairs show what a short
+# input does to the same numbers.
 
 # %%
 shares_short = compute.attention_shares_per_sentence(short)  # [n, L, 4]
@@ -226,32 +249,79 @@ for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
     print(f"    at layer {top + 1}, share / uniform share: packed {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, "
           f"short {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share {ci_short[k][top].percent()})")
 print(f"  [SEP]: layers surely above half (one-sided, Holm over {L} layers): {over_half or 'none'}")
+sink = compute.compare_layers(shares_packed[:, :, cls], shares_packed[:, :, sep])  # [CLS] minus [SEP], paired
+print(f"  [CLS] share minus [SEP] share (paired, Holm over {L} layers): larger in layers {sink['above'] or 'none'}, "
+      f"smaller in {sink['below'] or 'none'}, inconclusive in {sink['inconclusive'] or 'none'}")
+print("  so where Clark et al. found a [SEP] sink, this model has a [CLS] sink instead" if len(sink["above"]) > L / 2
+      else "  so this model, like BERT-base in Clark et al., sinks more on [SEP]" if len(sink["below"]) > L / 2
+      else "  so neither [CLS] nor [SEP] is shown to be this model's sink in most layers")
+print(f"Like for like in input format only. Still different: {L} layers here, {BERT_BASE_SIZES[0]} in BERT-base; "
+      f"{len(packed)} packed inputs here, about 1,000 in Clark et al.; training: {paper.label}"
+      + ("" if paper.same else f" ({paper.about})") + ".")
+print(paper.caveat("where the attention sinks ([CLS] or [SEP]) and in which layers"))
 
 # %% [markdown]
 # Clark et al.'s pattern is about single heads: their Fig. 2 plots each head's mean attention
-# on `[CLS]`, with no cut-off. Per head we take its `[CLS]` share divided by the uniform share
-# $1/n$ of each input (`compute.head_key_ratio`) with a bootstrap interval over the packed
-# inputs. The count below uses **the course's own** threshold, not Clark's: heads surely above
-# 10x uniform, by a one-sided test per head (the larger of the bootstrap's and the Student-t
-# test's p) Holm-adjusted over all $L \times A$ heads (`compute.above_threshold`), since that
-# many heads are tested at once. The figure shows every head, as their strip plot does.
+# on `[CLS]`, with no cut-off. Per head we take its `[CLS]` share, the mean over all queries of
+# an input (`compute.head_key_share`), with a bootstrap interval over the packed inputs. The
+# popular claim says *most* of a head's weight, so we count what it says: heads whose mean share
+# is above one half, and heads **surely** above one half by a one-sided test per head (the larger
+# of the bootstrap's and the Student-t test's p) Holm-adjusted over all $L \times A$ heads
+# (`compute.above_threshold`), since that many heads are tested at once. A looser count is
+# printed beside them, labelled as such: heads surely above 10x the uniform share $1/n$
+# (`compute.head_key_ratio`), which on these inputs is only about a tenth of a head's attention,
+# not "most". The figure shows every head, as their strip plot does.
 
 # %%
 print("Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<= 128 tokens): over half of the "
-      "attention on [SEP] in layers 6-10; early heads attend to [CLS] (Fig. 2, no threshold).")
-head_ratio = compute.head_key_ratio(packed, key=0)  # [n, L, A]: [CLS] share / (1/n)
-head_ci = [bootstrap_ci(head_ratio[:, l]) for l in range(L)]  # per layer: one interval per head
-ax = plots.plot_head_strip(head_ci, reference=10.0, reference_label="10x uniform\n(course threshold)", log=True,
-                          ylabel="[CLS] share ÷ 1/n", title="each head's attention on [CLS] ÷ uniform share, packed pairs")
+      f"attention on [SEP] in layers 6-10; early heads attend to [CLS] (Fig. 2, no threshold) -- {paper.label}.")
+head_share = compute.head_key_share(packed, key=0)  # [n, L, A]: each head's share of attention on [CLS]
+head_ci = [bootstrap_ci(head_share[:, l]) for l in range(L)]  # per layer: one interval per head
+ax = plots.plot_head_strip(head_ci, reference=0.5, reference_label="one half (the claim)", ylabel="share on [CLS]",
+                           title="each head's share of attention on [CLS], packed pairs")
 plt.show()
-surely = compute.above_threshold(head_ratio.reshape(len(packed), L * A), 10.0)["above"]  # column l * A + h
-heads_on_cls = [sum(j // A == l for j in surely) for l in range(L)]
-print(f"heads whose [CLS] share is surely above 10x uniform (one-sided, Holm over all {L * A} heads), per layer "
-      f"(of {A}; {len(packed)} packed inputs): " + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_on_cls)))
-print("largest head per layer: " + ", ".join(f"{l + 1}: {max(head_ci[l], key=lambda c: c.estimate).format('.0f')}x"
+heads_on_cls = (head_share.mean(0) > 0.5).sum(-1).tolist()  # mean share above one half
+surely_half = compute.above_threshold(head_share.reshape(len(packed), L * A), 0.5)["above"]  # column l * A + h
+surely_10x = compute.above_threshold(compute.head_key_ratio(packed, key=0).reshape(len(packed), L * A), 10.0)["above"]
+heads_surely_half, heads_10x = ([sum(j // A == l for j in cols) for l in range(L)] for cols in (surely_half, surely_10x))
+share_10x = 10.0 / quartiles([t.seq_len for t in packed])[1]  # 10x uniform as a share, at the median length
+print(f"heads (of {A} per layer, {len(packed)} packed inputs) whose mean [CLS] share is above one half: "
+      + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_on_cls)) + f" ({sum(heads_on_cls)} of {L * A})")
+print(f"  surely above one half (one-sided, Holm over all {L * A} heads): "
+      + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_surely_half)))
+print(f"  a looser count, not 'most': surely above 10x uniform (about {share_10x:.0%} of a head's attention at the "
+      f"median length; Holm over all {L * A} heads): " + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_10x)))
+print("largest head per layer: " + ", ".join(f"{l + 1}: {max(head_ci[l], key=lambda c: c.estimate).percent(0)}"
                                            for l in range(L)))
 share_cls = bootstrap_ci(shares_packed[:, :, compute.TOKEN_CLASSES.index("[CLS]")])
 print("share of all attention on [CLS], per layer: " + ", ".join(f"{l + 1}: {share_cls[l].percent(0)}" for l in range(L)))
+
+# %% [markdown]
+# Clark et al.'s Fig. 2 has a third finding: **deep heads attend to periods and commas**. Those
+# tokens are already among our punctuation; here are the two alone (`compute.head_token_share`,
+# which also gives their uniform share per input). Per layer, heads averaged: the share on periods
+# and commas with its interval over the packed inputs, that share ÷ its uniform share, and the
+# largest single head. The deepest layers are the upper half of the $L$; the finding holds here if
+# the largest ratio, with every layer not shown different from it (paired, Holm,
+# `compute.extreme_layer`), lies in the upper half and is surely above uniform there (one-sided,
+# Holm over the layers, `compute.above_threshold`).
+
+# %%
+pc_share, pc_uniform = compute.head_token_share(packed, tokens=(".", ","))  # [n, L, A], [n]
+keep = pc_uniform > 0  # inputs that hold a period or a comma
+pc_ratio = pc_share[keep].mean(-1) / pc_uniform[keep, None]  # [n, L]: heads averaged, ÷ uniform share
+pc_ci, pc_ratio_ci = bootstrap_ci(pc_share[keep].mean(-1)), bootstrap_ci(pc_ratio)
+for l in range(L):
+    print(f"layer {l + 1}: periods and commas {pc_ci[l].percent()} of the attention, {pc_ratio_ci[l].format('.2f')}x "
+          f"uniform; largest head {pc_share[keep][:, l].mean(0).max():.0%}")
+pc_top, pc_tied = compute.extreme_layer(pc_ratio)
+pc_above = [l + 1 for l in compute.above_threshold(pc_ratio, 1.0)["above"]]
+deep_punct = compute.deep_layers_verdict(pc_top, pc_tied, pc_above, L)
+print(f"largest ratio at layer {pc_top + 1}; not shown different from it (paired, Holm over {L - 1} comparisons): "
+      f"{[j + 1 for j in pc_tied]}; surely above uniform (one-sided, Holm over {L} layers): {pc_above or 'none'}; "
+      f"upper half: layers {[l for l in range(1, L + 1) if l > L / 2]}. 'Deep heads attend to periods and commas', "
+      f"read as 'their enrichment over uniform peaks in the upper half': {deep_punct} here "
+      f"({int(keep.sum())} packed inputs; Clark et al., BERT-base: {paper.label}).")
 
 # %% [markdown]
 # **How input length moves the shares.** With $n$ tokens, a head that looks at nothing in
@@ -262,11 +332,11 @@ print("share of all attention on [CLS], per layer: " + ", ".join(f"{l + 1}: {sha
 # removes that starting point. It does not remove every length effect: a token that collects
 # about the same share whatever $n$ (a "sink") has a ratio that grows with $n$. The cell
 # below computes, per class and layer, whether the "share ÷ uniform share" of the short and
-# the packed pairs differ (different inputs: an unpaired bootstrap that resamples each set on
-# its own, `compute.compare_unpaired_layers`, with a p-value per layer Holm-adjusted over the $L$
-# layers of a class). Where they differ, dividing by $k/n$ has not made the two lengths
-# comparable; the two sets also differ in content (a packed input joins several pairs), and they
-# share their sentences, so read this as a description of these two sets.
+# the packed pairs differ. A packed input is made of short pairs, so the comparison is **paired**:
+# each packed input against the mean of its own pairs read as short inputs (`members`), the same
+# sentences at two lengths (`compute.compare_layers`: the cautious paired p-value, Holm-adjusted
+# over the $L$ layers of a class; the packed input is the unit resampled). Where they differ,
+# dividing by $k/n$ has not made the two lengths comparable.
 
 # %%
 med_short, med_packed = (quartiles([t.seq_len for t in g])[1] for g in (short, packed))
@@ -276,12 +346,14 @@ uni_s = torch.stack([compute.uniform_shares(t) for t in short])  # [n, 4], per i
 uni_p = torch.stack([compute.uniform_shares(t) for t in packed])
 length_differs = {}
 for k, c in enumerate(compute.TOKEN_CLASSES):
-    d = compute.compare_unpaired_layers(shares_short[:, :, k] / uni_s[:, k:k + 1],
-                                        shares_packed[:, :, k] / uni_p[:, k:k + 1])
+    short_ratio = shares_short[:, :, k] / uni_s[:, k:k + 1]  # [n_short, L]
+    as_short = torch.stack([short_ratio[m].mean(0) for m in members])  # each packed input's pairs, read short
+    d = compute.compare_layers(as_short, shares_packed[:, :, k] / uni_p[:, k:k + 1])  # paired on the same sentences
     length_differs[c] = d["above"] + d["below"]
     print(f"{c}: share ÷ uniform, short minus packed per layer: " + ", ".join(f"{l + 1}: {x.format('.2f')}"
                                                                                for l, x in enumerate(d["intervals"])))
-print("layers where the ratios of the two lengths differ (Holm over the layers of each class): "
+print(f"layers where the ratios of the two lengths differ (paired over {len(packed)} packed inputs and their own "
+      f"{sum(map(len, members))} short pairs, Holm over the layers of each class): "
       + "; ".join(f"{c} {sorted(v) or 'none'}" for c, v in length_differs.items()))
 
 # %% [markdown]
@@ -297,7 +369,9 @@ print("layers where the ratios of the two lengths differ (Holm over the layers o
 # in lesson 02's convention ($XW^\top$, with $W$ the `weight` of an `nn.Linear`), where
 # $(\cdot)_h$ is head $h$'s slice of the `value` vector and $W_O^h$ the matching columns of
 # `attention.output.dense.weight`. A key can receive a large weight $\alpha_{ij}$ and still add
-# little, if $\lVert f(x_j)\rVert$ is small; they measure $\lVert \alpha_{ij} f(x_j)\rVert$.
+# little, if $\lVert f(x_j)\rVert$ is small. Their measure follows the sum above: per layer, the
+# heads are summed **before** the norm, $\lVert \sum_{h} \alpha^{h}_{ij} f_h(x_j)\rVert$
+# (`compute.norm_attention_layer`), so heads whose vectors point different ways partly cancel.
 # We build $f$ (`compute.transformed_values`) and check it against the model: capture what
 # `attention.output.dense` returns with a hook, and rebuild it from $\alpha$ and $f$.
 
@@ -316,33 +390,43 @@ for l in range(1, L + 1):
 print(f"sum over heads and keys of alpha * f(x) + b_O equals the model's attention.output.dense, all {L} layers")
 
 # %% [markdown]
-# Now the shares again, once with the weights $\alpha_{ij}$ and once with
-# $\lVert\alpha_{ij} f(x_j)\rVert$ (each query's row rescaled to sum to 1), on the packed pairs.
-# Per class and layer the two are compared on the same inputs (`compute.compare_layers`: the
-# cautious paired p-value, Holm-adjusted over the $L$ layers of the class):
+# Now the shares again, once with the weights $\alpha_{ij}$ (heads averaged) and once with
+# Kobayashi et al.'s layer-level $\lVert \sum_h \alpha^h_{ij} f_h(x_j)\rVert$ (each query's row
+# rescaled to sum to 1; `compute.norm_attention_shares_layer`), on the packed pairs. A simpler
+# per-head variant, $\lVert\alpha^h_{ij} f_h(x_j)\rVert$ with each head's row rescaled and the
+# heads then averaged (`compute.norm_attention_shares`), weighs every head equally and lets no
+# head cancel another; it is drawn too, and its verdicts printed beside, but **the verdicts and the
+# prose below read the layer-level measure**, the paper's. Per class and layer each is compared
+# with the weight share on the same inputs (`compute.compare_layers`: the cautious paired p-value,
+# Holm-adjusted over the $L$ layers of the class):
 
 # %%
-norm_packed = torch.stack([compute.norm_attention_shares(t, model) for t in progress(packed, desc="norm-based attention")])
-plots.plot_class_shares({"weight α": shares_packed, "norm ‖α f(x)‖": norm_packed},
-                        uniform={"packed pairs": uniform_packed},
+norm_packed = torch.stack([compute.norm_attention_shares_layer(t, model)
+                           for t in progress(packed, desc="norm-based attention")])  # Kobayashi's, [n, L, 4]
+norm_head_packed = torch.stack([compute.norm_attention_shares(t, model) for t in packed])  # per-head variant
+plots.plot_class_shares({"weight α": shares_packed, "norm ‖Σ_h α f_h(x)‖ (layer)": norm_packed,
+                         "norm ‖α f_h(x)‖, per head": norm_head_packed}, uniform={"packed pairs": uniform_packed},
                         title="share on each kind of key: attention weight vs norm-based (packed pairs)")
 plt.show()
 fnorms = compute.value_norms_by_class(packed, model)  # [n, L, 4]
 punct = compute.TOKEN_CLASSES.index("punctuation")
-norm_vs_weight = {}
+norm_vs_weight, head_vs_weight = {}, {}
 for k in (cls, sep, punct):
+    c = compute.TOKEN_CLASSES[k]
     w_ci, n_ci = bootstrap_ci(shares_packed[:, :, k]), bootstrap_ci(norm_packed[:, :, k])
-    norm_vs_weight[compute.TOKEN_CLASSES[k]] = compute.compare_layers(norm_packed[:, :, k], shares_packed[:, :, k])
-    print(f"{compute.TOKEN_CLASSES[k]}: " + "; ".join(f"L{l + 1} weight {w_ci[l].percent()}, norm-based "
-                                                       f"{n_ci[l].percent()}" for l in range(L)))
+    norm_vs_weight[c] = compute.compare_layers(norm_packed[:, :, k], shares_packed[:, :, k])
+    head_vs_weight[c] = compute.compare_layers(norm_head_packed[:, :, k], shares_packed[:, :, k])
+    print(f"{c}: " + "; ".join(f"L{l + 1} weight {w_ci[l].percent()}, norm-based {n_ci[l].percent()}" for l in range(L)))
 for c, where in norm_vs_weight.items():
-    print(f"{c}, norm-based share vs weight share (paired, {len(packed)} inputs, Holm over {L} layers): smaller in "
-          f"layers {where['below'] or 'none'}; larger in {where['above'] or 'none'}; inconclusive in "
-          f"{where['inconclusive'] or 'none'}")
+    per_head = head_vs_weight[c]
+    print(f"{c}, norm-based (layer) share vs weight share (paired, {len(packed)} inputs, Holm over {L} layers): smaller "
+          f"in layers {where['below'] or 'none'}; larger in {where['above'] or 'none'}; inconclusive in "
+          f"{where['inconclusive'] or 'none'} | per-head variant: smaller in {per_head['below'] or 'none'}, larger in "
+          f"{per_head['above'] or 'none'}")
 follow = [c for c, w in norm_vs_weight.items() if len(w["below"]) == L]
 other = {c: w["above"] for c, w in norm_vs_weight.items() if w["above"]}
-print("Kobayashi et al. (2020, BERT-base): the shares of [CLS], [SEP] and punctuation shrink once ||f(x)|| counts. "
-      f"This model: smaller in every layer for {follow or 'none of them'}"
+print(f"Kobayashi et al. (2020, BERT-base; {paper.label}): the shares of [CLS], [SEP] and punctuation shrink once "
+      f"||f(x)|| counts. This model: smaller in every layer for {follow or 'none of them'}"
       + ("; the opposite (larger) for " + ", ".join(f"{c} in layers {v}" for c, v in other.items()) if other else "")
       + ".")
 ratio = torch.nanmean(fnorms[:, :, cls] / fnorms[:, :, 3], dim=0)
@@ -378,7 +462,7 @@ else:
           "attention to explain, boundary or not.")
 print("Clark et al. (2019, BERT-base) speculate that attention to [SEP] serves as a no-op, supported by small "
       "gradients; Kobayashi et al. (2020, BERT-base): ||f(x)|| of [SEP] is small, so its norm-based share is far "
-      "below its weight share.")
+      f"below its weight share ({paper.label}).")
 
 # %% [markdown]
 # **"[CLS] attends to itself in early layers because it has not learned to look yet."** A
@@ -499,8 +583,13 @@ for name, scores, each in [("previous-token", prev, prev_each), ("next-token", n
 #
 # Each small map is one head of `SENTENCE`: rows are queries, columns keys, in token order.
 # A diagonal just below (above) the main diagonal is a previous-token (next-token) head; a
-# bright column is a head parking its attention on one token. The slider only swaps the
-# image data of the existing maps; a long input is shown in blocks, as the figure says.
+# bright column is a head parking its attention on one token. Kovaleva, Romanov, Rogers and
+# Rumshisky (2019, *Revealing the Dark Secrets of BERT*; BERT-base, pre-trained and fine-tuned on
+# GLUE tasks) sorted such maps into five patterns: *vertical* (columns on `[CLS]` or `[SEP]`),
+# *diagonal* (previous or next token), the two combined, *block* (attention within one segment)
+# and *heterogeneous* (no fixed shape). Look for them here; the grid is one sentence, so it is an
+# illustration, not a count. The slider only swaps the image data of the existing maps; a long
+# input is shown in blocks, as the figure says.
 
 # %%
 from helpers.attention.widgets import HeadGridExplorer, HeadLinesExplorer
@@ -536,14 +625,16 @@ from IPython.display import display
 best_prev = compute.best_head(prev)
 rows = compute.claim_rows(
     sep_ci=ci_packed[sep], sep_top=sep_top, cls_top=cls_top, uniform_sep=float(uniform_packed[sep]),
-    heads_on_cls=heads_on_cls, head_threshold=10.0, n_heads=A, norm_vs_weight=norm_vs_weight,
+    heads_on_cls=heads_on_cls, heads_surely_half=heads_surely_half, heads_over_threshold=heads_10x,
+    head_threshold=10.0, threshold_share=share_10x, n_heads=A, norm_vs_weight=norm_vs_weight,
     length_differs=length_differs,
     weight_cls=bootstrap_ci(shares_packed[:, :, cls]), norm_cls=bootstrap_ci(norm_packed[:, :, cls]),
     sep_ratio=sep_ratio, punct_ratio=punct_ratio, sep_norm=sep_norm, self_trained=t_ci, self_random=r_ci,
     self_learned=learned, prev_head=best_prev[:2], prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]),
-    sep_over_half=over_half, self_over_half=self_over_half)
+    sep_over_half=over_half, self_over_half=self_over_half, sink=sink, punct_rank=(pc_top, pc_tied),
+    punct_above=pc_above, punct_ratio_ci=pc_ratio_ci)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
-                                     "published finding (paper, model)"])
+                                     f"published finding (paper, model); against BERT-base: {paper.label}"])
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 
@@ -552,9 +643,12 @@ with pd.option_context("display.max_colwidth", None):
 #
 # * Read attention shares against the uniform share $k/n$: it is the reference, but it does
 #   not remove every length effect (the printout says for which classes and layers the short
-#   and packed ratios still differ); the packed pairs are the like-for-like comparison with
-#   Clark et al. (2019, BERT-base).
-# * Norm-based attention (Kobayashi et al. 2020, BERT-base) weighs each key by the size of what
+#   and packed ratios still differ, paired on the same sentences); the packed pairs match Clark
+#   et al.'s (2019, BERT-base) input format, not their model, training or number of inputs (all
+#   printed), and the printout says whether this model sinks its attention on `[CLS]` or `[SEP]`
+#   and where periods and commas draw the most.
+# * Norm-based attention (Kobayashi et al. 2020, BERT-base; their layer-level norm, heads summed
+#   first) weighs each key by the size of what
 #   it passes on; the printout says for which of `[CLS]`, `[SEP]` and punctuation it is smaller
 #   or larger than the weight share in your model.
 # * Verdicts on the packed pairs rest on few inputs (printed beside them); a difference whose

@@ -34,6 +34,14 @@
 # your `SENTENCE` contains one of the words, it is placed beside the aggregate, with an interval
 # of its own.
 #
+# Ethayarajh (2019) measured **BERT-base** (masked-LM and next-sentence pre-training). When the
+# loaded checkpoint is another one (the load cell says, with `paper_comparison` from
+# `helpers/model/loading.py`), the comparison is labelled "different model and training
+# objective", and the self-similarity profile may come from that checkpoint's training (the bundled
+# all-MiniLM-L6-v2 was fine-tuned contrastively as a sentence encoder), not from BERT's
+# architecture. `MODEL = "bert-base-uncased"` in the Parameters cell reruns the lesson on BERT-base
+# (it needs the Hugging Face hub).
+#
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
 
@@ -71,7 +79,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # sentences per sense. The data are English: if the tokenizer maps a word to its unknown token
 # (as a Chinese vocabulary may), we say so and skip it.
 #
-# The modules used: `helpers/model/loading.py` (`load_model`), `helpers/model/trace.py`
+# The modules used: `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py`
 # (`trace_text`), `helpers/model/tokens.py` (`is_unknown`, `longest_word`),
 # `helpers/common/data.py` (`load_polysemy`), `helpers/common/stats.py` (`Interval`,
 # `bootstrap_ci`, `accuracy_ci`, `cluster_bootstrap_ci`, `paired_difference_ci`, `verdict`,
@@ -86,7 +94,7 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from helpers.model.loading import load_model
+from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
@@ -94,13 +102,15 @@ from helpers.attention.compute import above_threshold
 from helpers.common.stats import (Interval, accuracy_ci, bootstrap_ci, cluster_bootstrap_ci, holm, paired_difference_ci,
                                   verdict)
 from helpers.context import compute, plots
-from helpers.layerwalk.compute import random_pair_cosines, rank_layers, step_verdicts
+from helpers.layerwalk.compute import layer_mean_std, random_pair_cosines, rank_layers, step_verdicts
 from helpers.model.tokens import is_unknown, longest_word
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
 L = model.config.num_hidden_layers
 polysemy = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
+paper = paper_comparison(loaded)  # is this the BERT-base that Ethayarajh (2019) measured?
+print(f"against Ethayarajh's BERT-base: {paper.label}")
 for word, senses in polysemy.items():
     print(f"{word!r}: " + ", ".join(f"{s} ({len(v)} sentences)" for s, v in senses.items()))
 
@@ -289,7 +299,13 @@ print(f"words whose layer-0 accuracy differs from their shuffles (Holm over {len
 # its vectors in different contexts. He reads it **minus** the within-layer random-pair
 # baseline ("self-similarity above expected"), and on BERT-base (and ELMo, GPT-2) found that
 # this adjusted value falls almost monotonically with depth: the upper layers are the most
-# context-specific. We pool both senses of each word and print three things per layer: the
+# context-specific. **The measure is like for like; the words are not.** His words were those of a
+# general corpus (the SemEval Semantic Textual Similarity sentences) that occur in several
+# contexts, whatever their number of senses; ours are the ambiguous words printed at the top,
+# chosen *because* they have two senses, each in a handful of sentences written for the course.
+# Words picked for their ambiguity can vary more across contexts than a corpus's words do, so read
+# the level of the self-similarity as a fact about these words; the comparison with him is about
+# its profile over the layers. We pool both senses of each word and print three things per layer: the
 # raw self-similarity (mean over words), the baseline, and the adjusted value. The adjusted
 # intervals resample the random pairs as well as the words, so the baseline's own uncertainty
 # counts; "lowest" is named with every layer a paired comparison does not show to differ from it
@@ -306,6 +322,8 @@ adj_rank = rank_layers(raw_self, lowest=True, control=baseline_samples, unit="wo
 for l in range(L + 1):
     print(f"layer {'emb' if l == 0 else l:>3}: raw {raw_rank.intervals[l]}, baseline {baseline_ci[l]}, "
           f"adjusted {adj_rank.intervals[l]}")
+print(f"{len(groups)} ambiguous words chosen for two senses each ({sum(len(torch.cat(list(s.values()))) for s in groups.values())} "
+      "sentences), not corpus-sampled words as in Ethayarajh (2019): the measure is his, the words are not")
 print(f"lowest (with the layers not shown different from it, paired, Holm over {L} comparisons): raw at layer "
       f"{raw_rank.extreme} {raw_rank.tied}; adjusted at layer {adj_rank.extreme} {adj_rank.tied}")
 
@@ -332,8 +350,10 @@ print(f"adjusted self-similarity lowest at layer {adj_low}, not shown different 
       f"{'upper' if adj_low > L / 2 else 'lower'} half of the {L}); rises (Holm over {L} steps) at layers "
       f"{rises or 'none'}.")
 follows = last_low and not rises
-print("as Ethayarajh found on BERT-base: no step rises, and the top layer is among the lowest."
-      if follows else "unlike Ethayarajh's BERT-base finding (an almost monotonic fall to the upper layers): "
+print(paper.caveat("the self-similarity profile and where it is lowest"))
+print(f"as Ethayarajh found on BERT-base ({paper.label}): no step rises, and the top layer is among the lowest."
+      if follows else f"unlike Ethayarajh's BERT-base finding ({paper.label}; an almost monotonic fall to the upper "
+      "layers): "
       + ("the last layer is not among the lowest" if not last_low else "it is lowest at the top")
       + (f", and it rises significantly at the steps into layers {rises}." if rises else "."))
 if raw_rank.tied != adj_rank.tied:
@@ -344,6 +364,30 @@ if raw_rank.tied != adj_rank.tied:
     print(f"the raw value alone would put the lowest at layers {raw_rank.tied}; {cause}.")
 else:
     print(f"the raw value puts the lowest at the same layers {raw_rank.tied}.")
+
+# %% [markdown]
+# A few dimensions can dominate a cosine (lesson 04: Timkey and van Schijndel 2021 found 1–3
+# "rogue" dimensions in BERT, RoBERTa, GPT-2 and XLNet). So the self-similarity is redone after
+# removing each layer's mean vector over the data's content tokens (mean-centring, as Mu and
+# Viswanath 2018 did for static word vectors) and after also dividing each dimension by its
+# standard deviation (standardising, Timkey and van Schijndel's correction), with the baseline
+# redone the same way (`layer_mean_std` and the `shift`/`scale` of `random_pair_cosines`, in
+# `helpers/layerwalk/compute.py`). If the profile keeps its shape, it is not a rogue-dimension
+# effect.
+
+# %%
+mean, std = layer_mean_std(traces, "content")  # [L+1, H]: each layer's mean and deviation over the data tokens
+words = [torch.cat(list(s.values())) for s in groups.values()]  # one [n, L+1, H] per word
+postprocessed = {}
+for name, scale in (("mean-centred", torch.ones_like(std)), ("standardised", std)):
+    self_p = torch.stack([compute.self_similarity((w - mean) / scale) for w in words])  # [words, L+1]
+    base_p = random_pair_cosines(traces, n_pairs=500, seed=0, shift=mean, scale=scale)
+    rank_p = postprocessed[name] = rank_layers(self_p, lowest=True, control=base_p, unit="words")
+    print(f"{name}: self-similarity minus baseline per layer " + ", ".join(
+        f"{'emb' if l == 0 else l}: {rank_p.intervals[l].estimate:.3f}" for l in range(L + 1))
+          + f"; baseline within {base_p.mean(0).abs().max():.3f} of 0; lowest at layer {rank_p.extreme}, not shown "
+          f"different from it (paired, Holm): {rank_p.tied}")
+print(f"without post-processing (above): lowest at layers {adj_rank.tied}")
 
 # %% [markdown]
 # ## Your sentence beside the aggregate
@@ -430,9 +474,10 @@ shuffled0 = null["all words, pooled"][:, 0].cpu().numpy()  # layer 0, pooled: me
 chance_null = Interval(float(shuffled0.mean()), *map(float, np.percentile(shuffled0, [2.5, 97.5])))
 rows = compute.claim_rows(raw_self=raw_rank, adj_self=adj_rank, gap=gap_rank, accuracy=acc_rank,
                           chance_null=chance_null, n_senses=len(names), adj_steps=steps, same_ids=same_ids,
-                          emb_null_p=emb_null_p, gap_above_zero=gap_above_zero)
+                          emb_null_p=emb_null_p, gap_above_zero=gap_above_zero, n_words=len(groups),
+                          postprocessed=postprocessed)
 claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
-                                     "published finding (paper, model)"])
+                                     f"published finding (paper, model); against BERT-base: {paper.label}"])
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 

@@ -64,16 +64,19 @@ BUDGET = None  # None: the course chooses; "full" or "quick" (a few intents, utt
 import torch
 
 from helpers.common.budget import choose_budget
-from helpers.model.loading import load_model
+from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
 
 torch.manual_seed(0)
-tokenizer, model = load_model(MODEL)
+loaded = load_model(MODEL)
+tokenizer, model = loaded
+paper = paper_comparison(loaded)  # is this the BERT-base of Devlin et al. and Reimers & Gurevych?
 budget = choose_budget(BUDGET, model)
 config = model.config
 L, H = config.num_hidden_layers, config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
 print(f"{L} layers, hidden size {H}; {trace.seq_len} tokens, position 0 is {trace.tokens[0]!r}")
+print(f"against the papers' BERT-base: {paper.label}")
 
 # %%
 # Where this lesson sits on the map of lesson 00 (architecture_diagram, helpers/architecture/plots.py):
@@ -396,8 +399,8 @@ for pooling, runs in probe_runs.items():
 # embedding of `[CLS]`, no context yet), so its probe can only guess; the mean of the embeddings
 # already sees the words -- a bag of words, which on its own gets a long way on intents.
 #
-# Mean pooling ahead of `[CLS]` is **what this checkpoint leads us to expect**, not a law of BERT:
-# all-MiniLM-L6-v2 was trained (contrastively, on sentence pairs) to make the *mean* of its
+# On the bundled checkpoint, mean pooling ahead of `[CLS]` is **what the checkpoint leads us to
+# expect**, not a law of BERT (the cell below says which checkpoint ran): all-MiniLM-L6-v2 was trained (contrastively, on sentence pairs) to make the *mean* of its
 # last-layer token vectors a sentence embedding, and nothing in that objective asks the `[CLS]`
 # vector to summarise the sentence. A plain BERT checkpoint (masked-LM and next-sentence
 # pre-training, where `[CLS]` fed the next-sentence head through the pooler) can rank the two
@@ -405,6 +408,9 @@ for pooling, runs in probe_runs.items():
 # fine-tuning, semantic similarity rather than a trained probe) found its `[CLS]` vector far behind
 # the mean of its output vectors. To see it here, rerun the lesson with
 # `MODEL = "bert-base-uncased"` (online).
+
+# %%
+print(paper.caveat("the ranking of mean pooling against [CLS], the best layer and the unused pooler"))
 
 # %% [markdown]
 # ## How good is the frozen probe?
@@ -531,8 +537,9 @@ print(compare_paired(strategies))
 print(layer_weights_summary(combined.layer_weights))
 
 # %% [markdown]
-# Compare the ranking in the printout with the published table: on a different task, model and
-# training objective the order can differ, and the paired comparisons say which gaps this test
+# Compare the ranking in the printout with the published table: on a different task (and, unless
+# the first cell printed "same model family", a different model and training objective) the order
+# can differ, and the paired comparisons say which gaps this test
 # set can resolve at all. That is exactly why the choice of layer is worth measuring on your own
 # data, with intervals.
 #
@@ -564,7 +571,8 @@ live = {
                                                   "last layer [CLS]")}, "last layer [CLS]", width=None),
 }
 rows = [(claim, live[key], published) for key, (claim, published) in PUBLISHED_07.items()]
-display(Markdown(claims_markdown(rows)))
+display(Markdown(claims_markdown(rows, header=("popular claim", "what this model shows (this run)",
+                                               f"published finding (paper, model); against BERT-base: {paper.label}"))))
 
 # %% [markdown]
 # ## Summary

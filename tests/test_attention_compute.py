@@ -71,6 +71,26 @@ def test_sentence_pairs_and_packing(tokenizer, model):
         assert t.seq_len <= 128 and t.tokens.count("[SEP]") == 2
     with pytest.raises(ValueError, match="max_tokens"):
         packed_pairs(pairs, tokenizer, max_tokens=4)
+    from helpers.attention.compute import packed_pair_groups
+
+    groups = packed_pair_groups(pairs, tokenizer, max_tokens=128)
+    assert len(groups) == len(packed)
+    members = [i for a, b in groups for i in a + b]
+    assert members == list(range(len(members)))  # consecutive pairs, each in one packed input
+    for (a, b), (text_a, text_b) in zip(groups, packed):
+        assert text_a == " ".join(f"{pairs[i][0]} {pairs[i][1]}" for i in a)
+        assert text_b == " ".join(f"{pairs[i][0]} {pairs[i][1]}" for i in b)
+
+
+def test_head_token_share_matches_a_hand_sum(tokenizer, model):
+    from helpers.attention.compute import head_token_share
+
+    t = trace_text(tokenizer, model, "A short one, with a comma.", "And another.")
+    share, uniform = head_token_share([t])
+    keys = [j for j, tok in enumerate(t.tokens) if tok in (".", ",")]
+    assert len(keys) == 3 and float(uniform[0]) == pytest.approx(3 / t.seq_len)
+    by_hand = t.attention(2)[1][:, keys].sum(-1).mean()  # layer 2, head 1
+    assert float(share[0, 1, 1]) == pytest.approx(float(by_hand), rel=1e-5)
 
 
 def test_uniform_shares(tokenizer, model):
@@ -233,10 +253,73 @@ def test_above_threshold_is_one_sided_and_holm_adjusted():
 
 
 def test_head_key_ratio_is_the_share_times_n(data_traces):
-    from helpers.attention.compute import head_key_ratio
+    from helpers.attention.compute import head_key_ratio, head_key_share
 
-    ratio = head_key_ratio(data_traces, key=0)
+    ratio, share = head_key_ratio(data_traces, key=0), head_key_share(data_traces, key=0)
     t = data_traces[1]
-    assert ratio.shape == (len(data_traces), t.num_layers, t.attention(1).shape[0])
-    by_hand = t.attention(2)[3, :, 0].mean() * t.seq_len  # layer 2, head 3, every query on [CLS]
-    assert float(ratio[1, 1, 3]) == pytest.approx(float(by_hand), rel=1e-5)
+    assert ratio.shape == share.shape == (len(data_traces), t.num_layers, t.attention(1).shape[0])
+    by_hand = t.attention(2)[3, :, 0].mean()  # layer 2, head 3, every query on [CLS]
+    assert float(share[1, 1, 3]) == pytest.approx(float(by_hand), rel=1e-5)
+    assert float(ratio[1, 1, 3]) == pytest.approx(float(by_hand) * t.seq_len, rel=1e-5)
+    with pytest.raises(ValueError, match="token position"):
+        head_key_share(data_traces, key=min(x.seq_len for x in data_traces))
+
+
+def test_claim_row_on_cls_heads_counts_what_it_claims(data_traces):
+    """The row "Many heads put most weight on [CLS]" counts heads above one half; the looser
+    10x-uniform count appears only labelled as such."""
+    from helpers.attention.compute import claim_rows
+    from helpers.common.stats import bootstrap_ci
+
+    L = data_traces[0].num_layers
+    ci = bootstrap_ci(attention_shares_per_sentence(data_traces)[:, :, 0])
+    common = dict(sep_ci=ci, sep_top=(0, [0]), cls_top=(0, [0]), uniform_sep=0.1, n_heads=12, weight_cls=ci,
+                  norm_cls=ci, sep_ratio=[1.0] * L, punct_ratio=[1.0] * L, sep_norm=[0.5] * L, self_trained=ci,
+                  self_random=ci, self_learned=[], prev_head=(1, 2), prev_ci=ci[0])
+    over = [l % 3 for l in range(L)]
+    row = next(r for r in claim_rows(heads_on_cls=over, **common) if r[0].startswith("Many heads"))
+    assert "above one half" in row[1] and f"({sum(over)} of {12 * L})" in row[1] and "10x" not in row[1]
+    row = next(r for r in claim_rows(heads_on_cls=over, heads_surely_half=[0] * L, heads_over_threshold=[12] * L,
+                                     head_threshold=10.0, threshold_share=0.11, **common)
+               if r[0].startswith("Many heads"))
+    assert "surely above one half" in row[1] and "not 'most'" in row[1] and "about 11%" in row[1]
+
+
+def test_deep_layers_verdict_and_its_claim_row(data_traces):
+    from helpers.attention.compute import claim_rows, compare_layers, deep_layers_verdict, extreme_layer
+    from helpers.common.stats import bootstrap_ci
+
+    assert deep_layers_verdict(5, [4, 5], [5, 6], 6) == "holds"
+    assert deep_layers_verdict(5, [4, 5], [], 6) == "is not decided"  # not surely above the reference
+    assert deep_layers_verdict(1, [0, 1], [1, 2], 6) == "does not hold"
+    assert deep_layers_verdict(3, [2, 3], [3, 4], 6) == "is not decided"  # the tie spans both halves
+    shares = attention_shares_per_sentence(data_traces)
+    L = data_traces[0].num_layers
+    ci = bootstrap_ci(shares[:, :, 0])
+    sink = compare_layers(shares[:, :, 0], shares[:, :, 1])
+    top, tied = extreme_layer(shares[:, :, 2])
+    rows = claim_rows(sep_ci=ci, sep_top=(0, [0]), cls_top=(0, [0]), uniform_sep=0.1, heads_on_cls=[0] * L,
+                      n_heads=12, weight_cls=ci, norm_cls=ci, sep_ratio=[1.0] * L, punct_ratio=[1.0] * L,
+                      sep_norm=[0.5] * L, self_trained=ci, self_random=ci, self_learned=[], prev_head=(1, 2),
+                      prev_ci=ci[0], sink=sink, punct_rank=(top, tied), punct_above=[], punct_ratio_ci=ci)
+    assert f"larger in layers {sink['above'] or 'none'}" in rows[0][1]
+    punct = next(r for r in rows if r[0] == "Deep heads attend to periods and commas")
+    assert deep_layers_verdict(top, tied, [], L) in punct[1] and "Fig. 2" in punct[2]
+
+
+def test_norm_attention_layer_is_the_norm_of_the_summed_heads(sample_trace, model):
+    """Kobayashi et al.'s layer-level norm, against a direct sum over heads of alpha * f(x) vectors."""
+    from helpers.attention.compute import norm_attention_layer, norm_attention_shares_layer
+
+    layer_norms = norm_attention_layer(sample_trace, model)
+    n = sample_trace.seq_len
+    assert layer_norms.shape == (sample_trace.num_layers, n, n)
+    for l in (1, sample_trace.num_layers):
+        f = transformed_values(sample_trace, model, l)  # [A, k, H]
+        direct = torch.einsum("aqk,akd->qkd", sample_trace.attention(l), f).norm(dim=-1)  # [q, k]
+        assert torch.allclose(layer_norms[l - 1], direct, atol=1e-4)
+    # the triangle inequality: the layer-level norm never exceeds the sum of the heads' norms
+    per_head_sum = norm_attention(sample_trace, model).sum(dim=1)  # [L, q, k]
+    assert (layer_norms <= per_head_sum + 1e-4).all()
+    shares = norm_attention_shares_layer(sample_trace, model)
+    assert torch.allclose(shares.sum(-1), torch.ones(sample_trace.num_layers), atol=1e-5)

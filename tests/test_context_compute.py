@@ -184,6 +184,14 @@ def test_claim_rows_verdicts(bank_groups):
                       accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2, emb_null_p=0.001,
                       gap_above_zero=list(range(1, L + 1)))
     assert "differs from the shuffles" in rows[3][1] and "in every layer past the embeddings" in rows[2][1]
+    assert "words are not" not in rows[0][2]
+    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
+                      accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2, n_words=len(bank_groups))
+    assert "the words are not" in rows[0][2] and f"ours {len(bank_groups)} words chosen" in rows[0][2]
+    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
+                      accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2,
+                      postprocessed={"mean-centred": rank_layers(raw)})
+    assert f"mean-centred: lowest at layers {['emb' if j == 0 else j for j in rank_layers(raw).tied]}" in rows[0][1]
 
 
 def test_layer_steps_match_a_hand_difference_and_carry_the_control():

@@ -372,3 +372,62 @@ def test_share_explained_by_layer_ci_can_resample_sentences(data_traces):
     assert by_token.estimate == by_sentence.estimate
     assert by_sentence.low <= by_sentence.estimate <= by_sentence.high
     assert (by_sentence.low, by_sentence.high) != (by_token.low, by_token.high)  # whole sentences were drawn
+
+
+def test_variance_split_separates_layer_token_and_interaction(data_traces):
+    from helpers.layerwalk.compute import (VARIANCE_PARTS, cluster_labels, layer_norms_per_token,
+                                           share_explained_by_layer, variance_split, variance_split_ci)
+
+    layer_effect, token_effect = torch.tensor([0.0, 1.0, 3.0]), torch.tensor([0.0, 2.0, -1.0, 5.0])
+    additive = token_effect[:, None] + layer_effect[None, :]  # no interaction
+    split = variance_split(additive)
+    assert split["interaction"] == pytest.approx(0.0, abs=1e-12)
+    total = ((additive - additive.mean()) ** 2).sum()
+    assert split["token"] == pytest.approx(float(3 * ((token_effect - token_effect.mean()) ** 2).sum() / total))
+    crossed = torch.tensor([[1.0, -1.0], [-1.0, 1.0]])  # equal means everywhere: all interaction
+    assert variance_split(crossed) == pytest.approx({"layer": 0.0, "token": 0.0, "interaction": 1.0})
+    norms = layer_norms_per_token(data_traces, "content")
+    real = variance_split(norms)
+    assert sum(real.values()) == pytest.approx(1.0) and real["layer"] == pytest.approx(share_explained_by_layer(norms))
+    ci = variance_split_ci(norms, seed=0, clusters=cluster_labels(data_traces, "content"))
+    assert list(ci) == list(VARIANCE_PARTS)
+    assert all(ci[p].low <= ci[p].estimate <= ci[p].high and ci[p].estimate == pytest.approx(real[p]) for p in ci)
+
+
+def test_cosine_contributions_add_up_to_the_baseline_and_centring_is_the_mean_removed(data_traces):
+    from helpers.layerwalk.compute import (consecutive_cosines_per_token, cosine_contributions, layer_mean_std,
+                                           pooled_vectors)
+
+    contrib = cosine_contributions(data_traces, n_pairs=200, seed=0)
+    L, H = data_traces[0].num_layers, data_traces[0].hidden_size
+    assert contrib.shape == (L + 1, H)
+    cos = random_pair_cosines(data_traces, n_pairs=200, seed=0)
+    assert torch.allclose(contrib.sum(-1), cos.mean(0), atol=1e-5)
+    mean, std = layer_mean_std(data_traces)
+    stack = pooled_vectors(data_traces)
+    assert torch.allclose(mean, stack.mean(1)) and torch.allclose(std, stack.std(1))
+    centred = consecutive_cosines_per_token(data_traces, shift=mean)
+    by_hand = torch.nn.functional.cosine_similarity(stack[0] - mean[0], stack[1] - mean[1], dim=-1)
+    assert torch.allclose(centred[:, 0], by_hand, atol=1e-5)
+    standard = random_pair_cosines(data_traces, n_pairs=200, seed=0, shift=mean, scale=std)
+    assert standard.shape == cos.shape and not torch.allclose(standard, cos)
+
+
+def test_claim_row_on_dominant_dimensions_reads_the_cosine_contributions(data_traces):
+    from helpers.common.stats import bootstrap_ci
+    from helpers.layerwalk.compute import claim_rows, cosine_contributions, rank_layers
+
+    L = data_traces[0].num_layers
+    contrib = cosine_contributions(data_traces, n_pairs=100, seed=0)
+    dims, top = top_dimensions(contrib, k=3)
+    share = top / contrib.sum(-1)
+    per_token = consecutive_cosines_per_token(data_traces)
+    cross_samples = random_pair_cosines(data_traces, n_pairs=100, gap=1)
+    rows = claim_rows(turn=rank_layers(per_token), transition_names=[str(l) for l in range(L)], turn_share=0.5,
+                      within_ci=bootstrap_ci(random_pair_cosines(data_traces, n_pairs=100)),
+                      cross_ci=bootstrap_ci(cross_samples), mean_of_two=torch.zeros(L), eta2=0.4, grows=False,
+                      top_share=share, k=3, hidden_size=data_traces[0].hidden_size, every_layer_outliers=[],
+                      top_measure="the random-pair cosine", centred_max=0.0123)
+    row = rows[4]
+    assert f"{share.min():.0%}-{share.max():.0%} of the random-pair cosine" in row[1]
+    assert "<= 0.012" in row[1] and "Timkey & van Schijndel 2021" in row[2]

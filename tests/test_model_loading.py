@@ -177,3 +177,31 @@ def test_device_argument_wins_over_the_env_var(monkeypatch, loaded):
     assert load_model(BUNDLED_MODEL, device="cpu", verbose=False) is loaded
     with pytest.raises(ModelLoadError, match="from argument device="):
         load_model(BUNDLED_MODEL, device="gpu", verbose=False)
+
+
+def test_paper_comparison_labels_the_bundled_model_a_different_model(loaded, other_bert_dir):
+    from helpers.model.loading import load_model, paper_comparison
+
+    cmp = paper_comparison(loaded)
+    cfg = loaded.model.config
+    assert not cmp.same and cmp.label == "different model and training objective"
+    assert f"{cfg.num_hidden_layers} layers, {cfg.hidden_size} wide" in cmp.about and "mean_tokens" in cmp.about
+    line = cmp.caveat("the [CLS] sink")
+    assert "different model and training objective" in line and 'MODEL = "bert-base-uncased"' in line
+    other = paper_comparison(load_model(other_bert_dir, verbose=False))  # random weights, no sentence pooling
+    assert not other.same and "sentence encoder" not in other.about
+
+
+def test_is_bert_base_reads_the_name_and_the_sizes():
+    from transformers import BertConfig
+
+    from helpers.model.loading import PaperComparison, is_bert_base
+
+    base = BertConfig()  # BERT-base's published sizes: 12 layers, 768 wide, 12 heads
+    for name in ("bert-base-uncased", "google-bert/bert-base-cased", "/data/models/bert-base-uncased/"):
+        assert is_bert_base(name, base), name
+    for name in ("textattack/bert-base-uncased-SST-2", "bert-large-uncased", "bundled:all-MiniLM-L6-v2"):
+        assert not is_bert_base(name, base), name
+    assert not is_bert_base("bert-base-uncased", BertConfig(num_hidden_layers=6))
+    same = PaperComparison("bert-base-uncased", True, "")
+    assert same.label.startswith("same model family") and "different model" not in same.caveat("x")

@@ -123,32 +123,41 @@ def load_sentence_pairs(name: str = "sentence_pairs.tsv") -> list[tuple[str, str
     return pairs
 
 
-def packed_pairs(pairs, tokenizer, max_tokens: int = 128) -> list[tuple[str, str]]:
-    """Consecutive pairs joined into longer two-segment inputs of at most ``max_tokens`` tokens
-    (special tokens included): segment A takes the next pairs while half the budget lasts,
-    segment B the ones after. Clark et al. (2019) used such inputs: two consecutive
-    paragraphs, up to 128 tokens."""
+def packed_pair_groups(pairs, tokenizer, max_tokens: int = 128) -> list[tuple[list[int], list[int]]]:
+    """Which of ``pairs`` each input of :func:`packed_pairs` joins: per packed input, the indices
+    of the pairs in segment A and in segment B. A pair belongs to at most one packed input (a last,
+    incomplete input is dropped), so a packed input and the short inputs of its pairs share their
+    sentences: a comparison between the two lengths can be paired on them."""
     if isinstance(max_tokens, bool) or not isinstance(max_tokens, int) or max_tokens < 8:
         raise ValueError(f"max_tokens must be an int >= 8, got {max_tokens!r}.")
-    texts = [f"{a} {b}" for a, b in pairs]
-    sizes = [len(tokenizer.tokenize(t)) for t in texts]
+    sizes = [len(tokenizer.tokenize(f"{a} {b}")) for a, b in pairs]
     half = (max_tokens - 3) // 2
-    packed, i = [], 0
-    while i < len(texts):
+    groups, i = [], 0
+    while i < len(sizes):
         segments = []
         for _ in range(2):
             chunk, used = [], 0
-            while i < len(texts) and used + sizes[i] <= half:
-                chunk.append(texts[i])
+            while i < len(sizes) and used + sizes[i] <= half:
+                chunk.append(i)
                 used += sizes[i]
                 i += 1
-            if not chunk and i < len(texts):  # one pair longer than half the budget: it fills the segment
-                chunk.append(texts[i])
+            if not chunk and i < len(sizes):  # one pair longer than half the budget: it fills the segment
+                chunk.append(i)
                 i += 1
-            segments.append(" ".join(chunk))
+            segments.append(chunk)
         if all(segments):
-            packed.append((segments[0], segments[1]))
-    return packed
+            groups.append((segments[0], segments[1]))
+    return groups
+
+
+def packed_pairs(pairs, tokenizer, max_tokens: int = 128) -> list[tuple[str, str]]:
+    """Consecutive pairs joined into longer two-segment inputs of at most ``max_tokens`` tokens
+    (special tokens included): segment A takes the next pairs while half the budget lasts,
+    segment B the ones after (:func:`packed_pair_groups` says which). Clark et al. (2019) used
+    such inputs: two consecutive paragraphs, up to 128 tokens."""
+    texts = [f"{a} {b}" for a, b in pairs]
+    return [(" ".join(texts[i] for i in a), " ".join(texts[i] for i in b))
+            for a, b in packed_pair_groups(pairs, tokenizer, max_tokens)]
 
 
 def uniform_shares(trace: Trace) -> torch.Tensor:
@@ -220,6 +229,30 @@ def norm_attention_shares(trace: Trace, model, norms: torch.Tensor | None = None
     weighted = norm_attention(trace, model, norms)
     weighted = weighted / weighted.sum(dim=-1, keepdim=True).clamp_min(1e-12)
     return (weighted @ class_onehot(trace)).mean(dim=(1, 2))
+
+
+def norm_attention_layer(trace: Trace, model) -> torch.Tensor:
+    """Kobayashi et al.'s (2020) norm-based attention of a whole layer, heads summed before the norm:
+    ``||sum_h alpha^h_ij f_h(x_j)||`` for every layer, query and key: ``[L, q, k]``. (The
+    per-head :func:`norm_attention` takes the norm of each head's term on its own.) Computed from
+    the heads' Gram matrix per key, ``G_j[h, g] = <f_h(x_j), f_g(x_j)>``, so no ``[q, k, hidden]``
+    tensor is built: ``||.||^2 = sum_{h,g} alpha^h_ij alpha^g_ij G_j[h, g]``."""
+    check_trace(trace)
+    out = []
+    for layer in range(1, trace.num_layers + 1):
+        f = transformed_values(trace, model, layer)  # [A, k, hidden]
+        gram = torch.einsum("akd,bkd->kab", f, f)  # [k, A, A]
+        alpha = trace.attention(layer)  # [A, q, k]
+        out.append(torch.einsum("aqk,kab,bqk->qk", alpha, gram, alpha).clamp_min(0).sqrt())
+    return torch.stack(out)
+
+
+def norm_attention_shares_layer(trace: Trace, model) -> torch.Tensor:
+    """:func:`attention_shares` on the layer-level :func:`norm_attention_layer` (Kobayashi et al.'s
+    definition; each query's row rescaled to sum to 1), averaged over queries: ``[L, 4]``."""
+    weighted = norm_attention_layer(trace, model)
+    weighted = weighted / weighted.sum(dim=-1, keepdim=True).clamp_min(1e-12)
+    return (weighted @ class_onehot(trace)).mean(dim=1)
 
 
 def value_norms_by_class(traces, model) -> torch.Tensor:
@@ -373,10 +406,46 @@ def above_threshold(values, threshold: float, alpha: float = 0.05, seed: int = 0
             "p_holm": [float(p) for p in p_adj]}
 
 
+def head_key_share(traces, key: int = 0) -> torch.Tensor:
+    """Each head's mean attention on position ``key`` (0: [CLS]), over all queries of an input:
+    ``[n_traces, L, heads]``, a share of the head's attention (0 to 1)."""
+    traces = check_traces(traces)
+    for t in traces:
+        t.check_token(key)
+    return torch.stack([torch.stack(t.attentions)[..., key].mean(-1) for t in traces])
+
+
+def head_token_share(traces, tokens=(".", ",")) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each head's mean attention (over all queries) on the keys whose token is one of ``tokens``
+    (default: periods and commas, Clark et al.'s 2019 third class): ``[n_traces, L, heads]``, and
+    the uniform share of those keys per input, ``count / n`` (``[n_traces]``)."""
+    traces = check_traces(traces)
+    shares, uniform = [], []
+    for t in traces:
+        mask = torch.tensor([tok in tokens for tok in t.tokens], dtype=torch.float32, device=t.device)
+        shares.append((torch.stack(t.attentions) @ mask).mean(-1))  # [L, heads]
+        uniform.append(mask.mean())
+    return torch.stack(shares), torch.stack(uniform)
+
+
 def head_key_ratio(traces, key: int = 0) -> torch.Tensor:
-    """Each head's mean attention on position ``key`` (0: [CLS]) divided by the uniform share
-    ``1 / n`` of its input: ``[n_traces, L, heads]`` (1 = no more than evenly spread)."""
-    return torch.stack([torch.stack(t.attentions)[..., key].mean(-1) * t.seq_len for t in check_traces(traces)])
+    """:func:`head_key_share` divided by the uniform share ``1 / n`` of its input:
+    ``[n_traces, L, heads]`` (1 = no more than evenly spread)."""
+    traces = check_traces(traces)
+    n = torch.tensor([float(t.seq_len) for t in traces], device=traces[0].device)
+    return head_key_share(traces, key) * n[:, None, None]
+
+
+def deep_layers_verdict(top: int, tied: list[int], above: list[int], n_layers: int) -> str:
+    """Whether "the deep layers" hold a pattern, from :func:`extreme_layer`'s ``top`` and ``tied``
+    (0-based) and ``above`` (1-based layers surely above the reference, :func:`above_threshold`):
+    ``"holds"`` when every layer not shown different from the largest is in the upper half of the
+    ``n_layers`` and the largest is surely above the reference; ``"does not hold"`` when none of
+    them is in the upper half; otherwise ``"is not decided"``."""
+    upper = [j for j in tied if j + 1 > n_layers / 2]
+    if len(upper) == len(tied) and top + 1 in above:
+        return "holds"
+    return "does not hold" if not upper else "is not decided"
 
 
 # -- lesson 05's "claims tested" table --------------------------------------------------------
@@ -386,7 +455,10 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
                sep_norm, self_trained: list, self_random: list, self_learned: list[int], prev_head: tuple[int, int],
                prev_ci, norm_vs_weight: dict | None = None, head_threshold: float | None = None,
                length_differs: dict | None = None, sep_over_half: list[int] | None = None,
-               self_over_half: list[int] | None = None) -> list[tuple[str, str, str]]:
+               self_over_half: list[int] | None = None, heads_surely_half: list[int] | None = None,
+               heads_over_threshold: list[int] | None = None, threshold_share: float | None = None,
+               sink: dict | None = None, punct_rank: tuple[int, list[int]] | None = None,
+               punct_above: list[int] | None = None, punct_ratio_ci: list | None = None) -> list[tuple[str, str, str]]:
     """Lesson 05's claims table: ``(popular claim, this model's live numbers, published finding
     with paper and model)``, every verdict computed from the numbers it is given.
 
@@ -398,8 +470,16 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
     ``self_trained``/``self_random``: [CLS]->[CLS] per layer (intervals), trained and random
     weights; ``self_learned``: 1-based layers where they differ (paired); ``norm_vs_weight``:
     ``{class: compare_layers(norm, weight)}``, which then replaces the [CLS]-only cell;
-    ``head_threshold``: when given, ``heads_on_cls`` counts heads whose [CLS] share ÷ 1/n lies
-    surely above it (the course's threshold, not the paper's); ``length_differs``: ``{class:
+    ``heads_surely_half``: heads per layer whose [CLS] share is surely above one half (one-sided,
+    Holm over all heads); ``heads_over_threshold`` with ``head_threshold``: heads per layer whose
+    [CLS] share ÷ 1/n lies surely above that multiple of uniform, a looser count printed beside the
+    claim's own, labelled with ``threshold_share`` (that multiple as a share of a head's attention at
+    the median length) when given; ``sink``: :func:`compare_layers` of the [CLS] share minus the
+    [SEP] share (then the [SEP] row says which token this model sinks on); ``punct_rank``,
+    ``punct_above``, ``punct_ratio_ci``: for periods and commas, the :func:`extreme_layer` of their
+    share ÷ uniform, the 1-based layers surely above uniform, and the intervals per layer (then a
+    row tests "deep heads attend to periods and commas", :func:`deep_layers_verdict`);
+    ``length_differs``: ``{class:
     layers where share ÷ uniform differs between short and packed inputs}``;
     ``sep_over_half``/``self_over_half``: 1-based layers whose [SEP] share / [CLS]->[CLS] share is
     above one half by :func:`above_threshold` (one-sided, Holm over the layers); without them, a
@@ -415,9 +495,22 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
         ("Over half of the attention goes to [SEP] in the middle layers",
          f"packed pairs: largest [SEP] share {sep_ci[s].percent()} at layer {s + 1} (not shown different from it, "
          f"paired, Holm: layers {[j + 1 for j in sep_top[1]]}; uniform {uniform_sep:.1%}); layers surely above half"
-         f"{holm_note}: {over_half or 'none'}",
+         f"{holm_note}: {over_half or 'none'}"
+         + ("" if sink is None else
+            f"; [CLS] minus [SEP] share (paired, Holm): larger in layers {sink['above'] or 'none'}, smaller in "
+            f"{sink['below'] or 'none'}"
+            + (": a [CLS] sink instead" if len(sink["above"]) > L / 2 else
+               ": a [SEP] sink, as in BERT-base" if len(sink["below"]) > L / 2 else "")),
          "Clark et al. 2019 (BERT-base, <= 128-token pairs): > 50 % in layers 6-10"),
-    ] + ([] if length_differs is None else [
+    ] + ([] if punct_rank is None or punct_above is None or punct_ratio_ci is None else [
+        ("Deep heads attend to periods and commas",
+         f"periods and commas, share ÷ uniform (packed pairs): largest at layer {punct_rank[0] + 1} "
+         f"({punct_ratio_ci[punct_rank[0]].format('.2f')}x; not shown different from it, paired, Holm: layers "
+         f"{[j + 1 for j in punct_rank[1]]}); surely above uniform (one-sided, Holm) in layers "
+         f"{punct_above or 'none'}: the pattern "
+         + deep_layers_verdict(punct_rank[0], punct_rank[1], punct_above, L) + " in the upper half of the layers",
+         "Clark et al. 2019 (BERT-base, Fig. 2): deep heads attend to periods and commas"),
+    ]) + ([] if length_differs is None else [
         ("Dividing by the uniform share k/n makes shares comparable across input lengths",
          "share ÷ uniform differs between short and packed pairs (Holm over the layers) in layers: "
          + "; ".join(f"{k} {v or 'none'}" for k, v in length_differs.items()),
@@ -425,20 +518,30 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
          "the length has a ratio growing with n"),
     ]) + [
         ("Many heads put most weight on [CLS]",
-         (f"heads > 50 % on [CLS] (of {n_heads}): " if head_threshold is None else
-          f"heads surely above {head_threshold:g}x uniform on [CLS] (the course's threshold, one-sided, Holm over "
-          f"all heads; of {n_heads} per layer): ")
-         + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_on_cls)),
+         f"heads with a mean [CLS] share above one half (of {n_heads} per layer): "
+         + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_on_cls))
+         + f" ({sum(heads_on_cls)} of {n_heads * L})"
+         + ("" if heads_surely_half is None else
+            "; surely above one half (one-sided, Holm over all heads): "
+            + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_surely_half)))
+         + ("" if heads_over_threshold is None or head_threshold is None else
+            f"; a looser count, not 'most': surely above {head_threshold:g}x uniform"
+            + ("" if threshold_share is None else f" (about {threshold_share:.0%} of a head's attention here)")
+            + ": " + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_over_threshold))),
          "Clark et al. 2019 (BERT-base, Fig. 2, each head's mean attention on [CLS], no threshold): early heads "
          "attend to [CLS]"),
         ("An attention weight says how much a token contributes",
          (f"[CLS] at layer {c + 1}: weight {weight_cls[c].percent()}, norm-based {norm_cls[c].percent()}: "
           + ("the norm-based share is smaller" if norm_cls[c].high < weight_cls[c].low else
              "inconclusive (separate intervals overlap; no paired test given)")) if norm_vs_weight is None else
-         "norm-based vs weight share, paired, Holm over the layers: " + "; ".join(
+         "norm-based (heads summed before the norm, Kobayashi's definition) vs weight share, paired, Holm over the "
+         "layers: " + "; ".join(
              f"{k} smaller in layers {w['below'] or 'none'}, larger in {w['above'] or 'none'}"
              for k, w in norm_vs_weight.items()),
-         "Kobayashi et al. 2020 (BERT-base): weights on [CLS], [SEP], punctuation shrink once ||f(x)|| counts"),
+         "Kobayashi et al. 2020 (BERT-base): weights on [CLS], [SEP], punctuation shrink once ||f(x)|| counts; "
+         "Kobayashi et al. 2021 (BERT-base and other masked LMs): with the residual and LayerNorm counted, tokens mix "
+         "less than attention suggests; Jain & Wallace 2019 vs Wiegreffe & Pinter 2019 (LSTM models with attention, "
+         "not BERT): whether weights explain a prediction depends on the test"),
         ("[SEP] gets attention because it marks the sentence boundary",
          f"[SEP] up to {float(max(sep_ratio)):.1f}x uniform, punctuation up to {float(max(punct_ratio)):.1f}x; "
          f"norm-based [SEP] share {float(min(sep_norm)):.0%}-{float(max(sep_norm)):.0%} of its weight share",

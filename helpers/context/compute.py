@@ -354,7 +354,8 @@ def layer_steps(values, control=None, *, n_boot: int = 1000, seed: int = 0, clus
 
 def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int, adj_steps=None,
                same_ids: bool | None = None, emb_null_p: float | None = None,
-               gap_above_zero: list | None = None) -> list[tuple[str, str, str]]:
+               gap_above_zero: list | None = None, n_words: int | None = None,
+               postprocessed: dict | None = None) -> list[tuple[str, str, str]]:
     """Lesson 06's claims table: ``(popular claim, this model's live numbers and verdict,
     published finding with paper and model)``; every verdict is computed.
 
@@ -369,7 +370,10 @@ def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int,
     :func:`~helpers.layerwalk.compute.step_verdicts` (Holm over the steps) or bare Intervals (a
     step counts as a rise when its interval lies above 0); ``gap_above_zero``: the layers whose gap
     is surely above 0 (one-sided, Holm over the layers); ``same_ids``: whether every word has the
-    same token ids in all its sentences (then layer 0 can only separate uses by position)."""
+    same token ids in all its sentences (then layer 0 can only separate uses by position); ``n_words``:
+    how many ambiguous words the self-similarity pools (then the row says that Ethayarajh's words
+    were not chosen that way); ``postprocessed``: ``{name: LayerRanking}`` of the adjusted
+    self-similarity after mean-centring or standardising (then the row names their lowest layers)."""
     L = len(raw_self.intervals) - 1
 
     def name(j):
@@ -408,9 +412,14 @@ def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int,
          + ("" if adj_steps is None else
             f"; rises from one layer to the next at layers "
             f"{[l for l, d in enumerate(adj_steps, start=1) if rose(d)] or 'none'}")
-         + f"; raw alone: lowest at {extreme(raw_self)}",
+         + f"; raw alone: lowest at {extreme(raw_self)}"
+         + ("" if not postprocessed else "; " + "; ".join(
+             f"{k}: lowest at layers {layers(r)}" for k, r in postprocessed.items())),
          "Ethayarajh 2019 (BERT-base, also ELMo and GPT-2): self-similarity minus the random-pair baseline "
-         "falls almost monotonically with depth, lowest in the upper layers"),
+         "falls almost monotonically with depth, lowest in the upper layers"
+         + ("" if n_words is None else
+            f"; the measure is like for like, the words are not: his were the words of a general corpus (SemEval "
+            f"STS sentences) that occur in several contexts, ours {n_words} words chosen for having two senses")),
         ("Senses separate in the upper layers",
          f"pooled accuracy (resampling {accuracy.unit}): emb {emb_acc.percent(0)}, best at "
          f"{extreme(accuracy, percent=True)}; the embeddings "

@@ -144,9 +144,10 @@ def pooled_vectors(traces, kind: str = "content") -> torch.Tensor:
     return pooled
 
 
-def consecutive_cosines_per_token(traces, kind: str = "content") -> torch.Tensor:
-    """:func:`consecutive_cosines` of every token of ``kind``: ``[N, L]`` (one row per token)."""
-    stack = pooled_vectors(traces, kind)
+def consecutive_cosines_per_token(traces, kind: str = "content", shift=None, scale=None) -> torch.Tensor:
+    """:func:`consecutive_cosines` of every token of ``kind``: ``[N, L]`` (one row per token);
+    ``shift``/``scale`` as in :func:`random_pair_cosines`."""
+    stack = _transformed(pooled_vectors(traces, kind), shift, scale)
     return F.cosine_similarity(stack[:-1], stack[1:], dim=-1).T
 
 
@@ -186,23 +187,60 @@ def _random_pairs(traces, n_pairs: int, seed: int) -> list:
     return pairs
 
 
-def random_pair_cosines(traces, n_pairs: int = 500, seed: int = 0, gap: int = 0) -> torch.Tensor:
+def layer_mean_std(traces, kind: str = "content") -> tuple[torch.Tensor, torch.Tensor]:
+    """Per layer, the mean vector and the per-dimension standard deviation of every token of
+    ``kind``: ``([L + 1, hidden], [L + 1, hidden])``. Subtracting the mean is Mu & Viswanath's (2018)
+    first post-processing step; subtracting it and dividing by the deviation is the standardisation
+    of Timkey & van Schijndel (2021). Pass them as ``shift``/``scale`` to the cosine functions."""
+    stack = pooled_vectors(traces, kind)  # [L+1, N, hidden]
+    return stack.mean(dim=1), stack.std(dim=1).clamp_min(1e-12)
+
+
+def _transformed(stack: torch.Tensor, shift=None, scale=None) -> torch.Tensor:
+    """``(stack - shift) / scale`` per layer for ``stack [L + 1, n, hidden]`` (each ``[L + 1, hidden]``
+    or None: left as it is)."""
+    if shift is not None:
+        stack = stack - torch.as_tensor(shift, device=stack.device)[:, None]
+    if scale is not None:
+        stack = stack / torch.as_tensor(scale, device=stack.device)[:, None]
+    return stack
+
+
+def _pair_stacks(traces, n_pairs: int, seed: int, shift=None, scale=None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The two tokens of each seeded random pair (:func:`_random_pairs`) at every layer, transformed
+    (:func:`_transformed`): ``(left, right)``, each ``[L + 1, n_pairs, hidden]``."""
+    pairs = _random_pairs(traces, n_pairs, seed)
+    stacks = [torch.stack(t.hidden_states) for t in traces]  # each [L+1, seq, hidden]
+    left = torch.stack([stacks[s][:, p] for (s, p), _ in pairs], dim=1)  # [L+1, n_pairs, hidden]
+    right = torch.stack([stacks[s][:, p] for _, (s, p) in pairs], dim=1)
+    return _transformed(left, shift, scale), _transformed(right, shift, scale)
+
+
+def cosine_contributions(traces, n_pairs: int = 500, seed: int = 0, shift=None, scale=None) -> torch.Tensor:
+    """Each dimension's contribution to the random-pair cosine, per layer: ``[L + 1, hidden]``, the
+    mean over the pairs of ``u_i v_i / (||u|| ||v||)`` (Timkey & van Schijndel 2021). A row sums to
+    the mean of :func:`random_pair_cosines` (``gap=0``) on the same pairs."""
+    traces = check_traces(traces)
+    left, right = _pair_stacks(traces, n_pairs, seed, shift, scale)
+    return (F.normalize(left, dim=-1) * F.normalize(right, dim=-1)).mean(dim=1)
+
+
+def random_pair_cosines(traces, n_pairs: int = 500, seed: int = 0, gap: int = 0, shift=None,
+                        scale=None) -> torch.Tensor:
     """Cosine between random token ``a`` at layer ``l`` and a *different* random token ``b`` (from
     another sentence) at layer ``l + gap``: ``[n_pairs, L + 1 - gap]``, one row per pair.
 
     ``gap=0`` gives the within-layer samples whose mean is :func:`random_pair_baseline`
     (Ethayarajh 2019 defined only this one). ``gap=1`` is the control that matches a
     consecutive-layer cosine: how similar two unrelated tokens are one layer apart. The same
-    seeded pairs are used at every layer.
+    seeded pairs are used at every layer. ``shift``/``scale`` (``[L + 1, hidden]``, e.g.
+    :func:`layer_mean_std`) transform every vector of a layer first: mean-centring or standardising.
     """
     traces = check_traces(traces)
     L = traces[0].num_layers
     if isinstance(gap, bool) or not isinstance(gap, int) or not 0 <= gap <= L:
         raise ValueError(f"gap must be an int from 0 to {L} (layers apart), got {gap!r}.")
-    pairs = _random_pairs(traces, n_pairs, seed)
-    stacks = [torch.stack(t.hidden_states) for t in traces]  # each [L+1, seq, hidden]
-    left = torch.stack([stacks[s][:, p] for (s, p), _ in pairs], dim=1)  # [L+1, n_pairs, hidden]
-    right = torch.stack([stacks[s][:, p] for _, (s, p) in pairs], dim=1)
+    left, right = _pair_stacks(traces, n_pairs, seed, shift, scale)
     return F.cosine_similarity(left[: L + 1 - gap], right[gap:], dim=-1).T
 
 
@@ -319,15 +357,54 @@ def layer_norm_outliers(model, n_sigma: float = 3.0) -> list[list[int]]:
     return out
 
 
-def share_explained_by_layer(values) -> float:
-    """Fraction of the variance of ``values [N, L + 1]`` (all tokens, all layers) explained by
-    the layer alone (eta squared: between-layer variance over total variance)."""
+VARIANCE_PARTS = ("layer", "token", "interaction")
+
+
+def variance_split(values) -> dict[str, float]:
+    """Two-way split of the variance of ``values [N, L + 1]`` (one value per token and layer):
+    the shares of the total sum of squares due to the **layer** (the layer means), the **token**
+    (each token's mean over the layers) and their **interaction** (what is left: tokens that
+    differ differently at different layers). The three add up to 1; with one value per cell the
+    interaction cannot be told apart from noise."""
     values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
     if values.ndim != 2 or values.numel() < 2:
         raise ValueError(f"values must be [n_tokens, layers], got shape {tuple(values.shape)}.")
-    total = ((values - values.mean()) ** 2).sum()
-    between = (values.shape[0] * (values.mean(dim=0) - values.mean()) ** 2).sum()
-    return float(between / total) if total > 0 else 0.0
+    grand = values.mean()
+    total = ((values - grand) ** 2).sum()
+    if total <= 0:
+        return {"layer": 0.0, "token": 0.0, "interaction": 0.0}
+    layer = values.shape[0] * ((values.mean(dim=0) - grand) ** 2).sum() / total
+    token = values.shape[1] * ((values.mean(dim=1) - grand) ** 2).sum() / total
+    return {"layer": float(layer), "token": float(token), "interaction": float(1 - layer - token)}
+
+
+def variance_split_ci(values, n_boot: int = 1000, level: float = 0.95, seed: int = 0,
+                      clusters=None) -> dict[str, Interval]:
+    """:func:`variance_split` with a percentile bootstrap interval per part, resampling tokens
+    (rows, each keeping its layers) or whole ``clusters`` (e.g. :func:`cluster_labels`: sentences),
+    the same draws for the three parts."""
+    values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
+    if values.ndim != 2 or values.shape[0] < 2:
+        raise ValueError(f"values must be [n_tokens >= 2, layers], got shape {tuple(values.shape)}.")
+    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
+        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
+    rng = np.random.default_rng(seed)
+    boots = [variance_split(values[torch.as_tensor(i, device="cpu")])  # cpu: index the cpu values
+             for i in _resample_rows(values.shape[0], clusters, n_boot, rng)]
+    alpha = (1 - level) / 2
+    est = variance_split(values)
+    out = {}
+    for part in VARIANCE_PARTS:
+        low, high = np.quantile([b[part] for b in boots], [alpha, 1 - alpha])
+        out[part] = Interval(est[part], float(low), float(high), level)
+    return out
+
+
+def share_explained_by_layer(values) -> float:
+    """Fraction of the variance of ``values [N, L + 1]`` (all tokens, all layers) explained by
+    the layer alone (eta squared: between-layer variance over total variance; the ``"layer"``
+    part of :func:`variance_split`)."""
+    return variance_split(values)["layer"]
 
 
 def share_explained_by_layer_ci(values, n_boot: int = 1000, level: float = 0.95, seed: int = 0,
@@ -335,18 +412,9 @@ def share_explained_by_layer_ci(values, n_boot: int = 1000, level: float = 0.95,
     """:func:`share_explained_by_layer` with a percentile bootstrap interval over the tokens
     (rows of ``values [N, L + 1]``; each replicate keeps a token's layers together), or over whole
     ``clusters`` (one label per row, e.g. :func:`cluster_labels`: the tokens of one sentence are not
-    independent, so the sentence is the unit to resample)."""
-    values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
-    if values.ndim != 2 or values.shape[0] < 2:
-        raise ValueError(f"values must be [n_tokens >= 2, layers], got shape {tuple(values.shape)}.")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
-        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
-    rng = np.random.default_rng(seed)
-    boots = np.array([share_explained_by_layer(values[torch.as_tensor(i, device="cpu")])  # cpu: index the cpu values
-                      for i in _resample_rows(values.shape[0], clusters, n_boot, rng)])
-    alpha = (1 - level) / 2
-    low, high = np.quantile(boots, [alpha, 1 - alpha])
-    return Interval(share_explained_by_layer(values), float(low), float(high), level)
+    independent, so the sentence is the unit to resample): the ``"layer"`` part of
+    :func:`variance_split_ci`."""
+    return variance_split_ci(values, n_boot, level, seed, clusters)["layer"]
 
 
 # -- naming "the" layer: the extreme one and every layer a Holm-adjusted paired test cannot separate
@@ -539,7 +607,9 @@ def path_lengths(coords) -> torch.Tensor:
 def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: float, within_ci: list,
                cross_ci: list, mean_of_two, eta2: float, grows: bool | str, top_share, k: int, hidden_size: int,
                every_layer_outliers: list[int], peak: LayerRanking | None = None, peak_up: Interval | None = None,
-               eta2_ci: Interval | None = None) -> list[tuple[str, str, str]]:
+               eta2_ci: Interval | None = None,
+               variance_split: dict | None = None, top_measure: str = "||h||^2",
+               centred_max: float | None = None) -> list[tuple[str, str, str]]:
     """Lesson 04's claims table: ``(popular claim, this model's live numbers and verdict,
     published finding with paper and model)`` per row, every verdict computed from the numbers.
 
@@ -552,7 +622,11 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
     (highest first, :func:`rank_layers` on the paired random-pair samples) and ``peak_up`` is
     the paired difference peak minus embeddings (an Interval or its :class:`Verdict`): then the cone
     row reports the profile; and ``eta2_ci``, the interval of ``eta2``, makes prediction 1
-    "inconclusive" when it straddles 0.5."""
+    "inconclusive" when it straddles 0.5; ``variance_split`` (:func:`variance_split_ci`) replaces
+    both: prediction 1 then reads the token part of the two-way split (over half of the variance),
+    and the row prints the layer, token and interaction parts. ``top_measure`` names what
+    ``top_share`` is a share of (``"the random-pair cosine"`` for :func:`cosine_contributions`);
+    ``centred_max``: the largest |random-pair cosine| over the layers after mean-centring."""
     L = len(within_ci) - 1
     names = transition_names
     last_among = (L - 1) in turn.tied
@@ -572,7 +646,12 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
                      + f"; the last layer {last} "
                      + ("is the peak" if L == p else "is not shown different from the peak" if L in peak.tied
                         else "drops from the peak"))
-    if eta2_ci is None:
+    if variance_split is not None:
+        tok = variance_split["token"]
+        pred1 = "met" if tok.low > 0.5 else "not met" if tok.high < 0.5 else "inconclusive"
+        parts = (" is the token part of a two-way split of the variance (resampling sentences): "
+                 + ", ".join(f"{p} {variance_split[p].percent(0)}" for p in VARIANCE_PARTS))
+    elif eta2_ci is None:
         pred1 = "met" if eta2 < 0.5 else "not met"
     else:
         pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "inconclusive"
@@ -591,14 +670,19 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
          f"at {names[L - 1]}: matching control {cross_ci[L - 1]} vs mean of two {float(mean_of_two[L - 1]):.3f}",
          "Ethayarajh 2019 defined only within-layer baselines"),
         ("Norms grow because the model grows more confident",
-         f"prediction 'lengths differ mostly between tokens': {pred1} "
-         f"({1 - eta2:.0%} of the variance lies between tokens of a layer"
-         + ("" if eta2_ci is None else f"; layer share {eta2_ci.percent(0)}") + "); prediction 'they grow at every layer': "
+         (f"prediction 'lengths differ mostly between tokens': {pred1} "
+          + (f"({1 - eta2:.0%} of the variance lies between tokens of a layer"
+             + ("" if eta2_ci is None else f"; layer share {eta2_ci.percent(0)}") + ")"
+             if variance_split is None else f"(a token's own mean length{parts})"))
+         + "; prediction 'they grow at every layer': "
          + (grows if isinstance(grows, str) else "met" if grows else "not met"),
          "no published test; a course measurement (it cannot show what the length means)"),
         ("A few dimensions dominate the vector",
-         f"top {k} dims carry {top_share.min():.1%}-{top_share.max():.1%} of ||h||^2 (even spread: {k / hidden_size:.1%}); "
-         f"LayerNorm 3-sigma outliers in every layer: {every_layer_outliers or 'none'}",
+         f"top {k} dims supply {top_share.min():.0%}-{top_share.max():.0%} of {top_measure} per layer (even spread: "
+         f"{k / hidden_size:.1%})"
+         + ("" if centred_max is None else f"; after mean-centring, |random-pair cosine| <= {centred_max:.3f}")
+         + f"; LayerNorm 3-sigma outliers in every layer: {every_layer_outliers or 'none'}",
          "Kovaleva et al. 2021 (BERT-base and others): outlier LayerNorm scales and biases at the same "
-         "positions in every layer"),
+         "positions in every layer; Timkey & van Schijndel 2021 (BERT, RoBERTa, GPT-2, XLNet): 1-3 rogue dimensions "
+         "dominate cosine similarity, standardising corrects it"),
     ]

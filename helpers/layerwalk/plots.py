@@ -194,9 +194,11 @@ def plot_norm_parts(parts: dict, ax=None, token_norms=None, token_name: str = "t
     return ax
 
 
-def plot_top_dimension_share(share, dims, hidden_size: int, ax=None):
-    """Share of ‖h‖² carried by the ``k`` largest dimensions per layer (bars, ids on top) against
-    the ``k / H`` an even spread would give."""
+def plot_top_dimension_share(share, dims, hidden_size: int, ax=None, ylabel: str = "share of ‖h‖²",
+                             title: str | None = None):
+    """Share of a per-dimension total (by default ‖h‖²; e.g. the random-pair cosine) carried by the
+    ``k`` largest dimensions per layer (bars, ids on top) against the ``k / H`` an even spread would
+    give."""
     share, dims = to_numpy(share), to_numpy(dims)
     k = dims.shape[1]
     ax = new_axes(ax, (7, 3.2))
@@ -209,8 +211,8 @@ def plot_top_dimension_share(share, dims, hidden_size: int, ax=None):
     ax.set_xticks(x, layer_labels(len(x)))
     ax.set_ylim(0, max(float(share.max()) * 1.25, 2 * k / hidden_size))
     ax.set_xlabel("layer (numbers: the dimensions' ids)")
-    ax.set_ylabel("share of ‖h‖²")
-    ax.set_title(f"share of the squared length in the {k} largest dimensions")
+    ax.set_ylabel(ylabel)
+    ax.set_title(title or f"share of the squared length in the {k} largest dimensions")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax
 

@@ -314,3 +314,60 @@ def checkpoint_facts(loaded: LoadedModel) -> CheckpointFacts:
         if st is not None:
             max_len = json.loads(st.read_text()).get("max_seq_length")
     return CheckpointFacts(choice.name, None if weights is None else str(weights), names, pooling, max_len)
+
+
+# -- is the loaded checkpoint the model a paper measured? ----------------------------------------
+
+BERT_BASE_SIZES = (12, 768, 12)  # BERT-base as Devlin et al. (2019) published it: layers, width, heads
+_BERT_BASE_NAME = re.compile(r"(^|[/-])bert-base-(un)?cased($|/)")  # bert-base-uncased, google-bert/bert-base-cased, ...
+
+
+@dataclass(frozen=True)
+class PaperComparison:
+    """Whether a checkpoint is the BERT-base that most layer-by-layer papers measured, and what it
+    is otherwise (read from its config and files, :func:`paper_comparison`). Lessons print
+    :attr:`label` beside every published BERT-base number and :meth:`caveat` where a finding may
+    come from the training objective rather than from BERT's architecture."""
+
+    model: str
+    same: bool
+    about: str  # what the checkpoint is, as its config and files say
+
+    @property
+    def label(self) -> str:
+        return ("same model family as the paper (BERT-base, masked-LM and next-sentence pre-training)" if self.same
+                else "different model and training objective")
+
+    def caveat(self, findings: str) -> str:
+        """One sentence for a lesson: which ``findings`` may be effects of the checkpoint's
+        training rather than of BERT, and the one line that reruns the cell on BERT-base; for
+        BERT-base itself, that model and objective match and only the inputs differ."""
+        if self.same:
+            return (f"{self.model} is BERT-base, the model family the papers measured (same training objective): "
+                    f"{findings} compare like for like in model; the inputs still differ as printed.")
+        return (f"{self.model} is not the papers' BERT-base ({self.about}): different model and training objective, so "
+                f"{findings} may come from how this checkpoint was trained, not from BERT's architecture. To rerun "
+                "on BERT-base: MODEL = \"bert-base-uncased\" in the Parameters cell (needs the Hugging Face hub).")
+
+
+def is_bert_base(name: str, config) -> bool:
+    """True when ``name`` is a BERT-base checkpoint as Google released it (``bert-base-uncased``,
+    ``bert-base-cased``, with or without an organisation or folder) and ``config`` has BERT-base's
+    sizes. A fine-tuned derivative (``.../bert-base-uncased-sst2``) is another model."""
+    sizes = (config.num_hidden_layers, config.hidden_size, config.num_attention_heads)
+    return bool(_BERT_BASE_NAME.search(str(name).lower())) and sizes == BERT_BASE_SIZES
+
+
+def paper_comparison(loaded: LoadedModel) -> PaperComparison:
+    """:class:`PaperComparison` of the loaded checkpoint against BERT-base, from its name, its
+    config (sizes) and its files (:func:`checkpoint_facts`: sentence pooling, masked-LM head)."""
+    cfg = loaded.model.config
+    names = (loaded.choice.name, getattr(cfg, "_name_or_path", ""))
+    same = any(is_bert_base(n, cfg) for n in names)
+    facts = checkpoint_facts(loaded)
+    about = [f"{cfg.num_hidden_layers} layers, {cfg.hidden_size} wide"]
+    if facts.pooling:
+        about.append(f"a sentence encoder: its files configure sentence-transformers pooling ({', '.join(facts.pooling)})")
+    if facts.weight_file is not None and not facts.has_mlm_head:
+        about.append("no masked-LM head in its weights")
+    return PaperComparison(loaded.choice.name, same, "; ".join(about))
