@@ -271,10 +271,11 @@ LESSON_TARGETS_S = {"07": 180, "08": 300, "09": 180, "10": 300}
 BERT_BASE_TARGET_S = 600  # lessons that train or ablate (07-10), bert-base-sized, CPU
 
 
-def bench_lessons(pattern: str, model_dir: Path | None = None) -> list[dict]:
+def bench_lessons(pattern: str, model_dir: Path | None = None, save_to: Path | None = None) -> list[dict]:
     """Every lesson headless in a fresh kernel, each with an empty fine-tuning cache of its own (a
     lesson never reads runs an earlier lesson made: these are cold times). With ``model_dir``,
-    ``MODEL`` is injected (papermill-style) and the lesson's own ``BUDGET = None`` decides."""
+    ``MODEL`` is injected (papermill-style) and the lesson's own ``BUDGET = None`` decides. With
+    ``save_to``, each executed notebook is written there (to quote its printed numbers)."""
     import tempfile
 
     import nbformat
@@ -305,6 +306,9 @@ def bench_lessons(pattern: str, model_dir: Path | None = None) -> list[dict]:
                 wall = time.perf_counter() - t0
             budget = next((o.get("text", "").split("Budget: ", 1)[1].split()[0] for c in nb.cells
                            if c.cell_type == "code" for o in c.get("outputs", []) if "Budget: " in o.get("text", "")), "")
+            if save_to is not None:
+                save_to.mkdir(parents=True, exist_ok=True)
+                nbformat.write(nb, save_to / path.name)
             rows.append({"lesson": path.stem, "seconds": wall, "peak_mb": mem.peak / 2**20, "error": error,
                          "budget": budget})
     finally:
@@ -453,6 +457,8 @@ def main(argv=None) -> int:
                     help="also time every explorer on a bert-base-sized model with random weights")
     ap.add_argument("--lessons-bert-base", action="store_true",
                     help="also run every lesson with a bert-base-sized random model (BUDGET = None decides)")
+    ap.add_argument("--save-executed", type=Path, default=None,
+                    help="write each executed lesson (bundled model) to this folder")
     ap.add_argument("--long-updates", type=int, default=30, help="timed updates per explorer in the long-input rows")
     args = ap.parse_args(argv)
     if args.updates < 1 or args.naive < 1:
@@ -471,7 +477,7 @@ def main(argv=None) -> int:
             notes += long_notes
     bert_base_lessons = None
     if not args.skip_lessons:
-        lessons = bench_lessons(args.lessons)
+        lessons = bench_lessons(args.lessons, save_to=args.save_executed)
         if args.lessons_bert_base:
             bert_base_random(ROOT / "build" / "bert-base-random")
             bert_base_lessons = bench_lessons(args.lessons, model_dir=ROOT / "build" / "bert-base-random")
