@@ -419,20 +419,26 @@ print(f"true-class logit drop over all heads: median {logit_drops.median():.3f},
 # training utterances), which removes what the head says about *this* input and keeps its constant part
 # (`ablate_every_head(..., fill=...)`). Where zero-ablation hurts much more than mean-ablation, the
 # damage came from the missing constant, not from the missing information. We compare the two maps
-# of the mean loss change on one colour scale, and the two sets of verdicts.
+# of the mean loss change on one colour scale, and the two sets of verdicts, on one test utterance
+# of every intent (a second full map would double the lesson's longest computation).
 
 # %%
-from helpers.interventions.compute import ablation_gate, gated_heads, mean_head_contexts, within_group_spearman_ci
+from helpers.interventions.compute import (CachedRun, HeadAblation, ablation_gate, gated_heads, mean_head_contexts,
+                                           within_group_spearman_ci)
 
-train_part = train.subset(budget.pick(10, 4))  # training utterances: for the means here, the importances in part 2
+train_part = train.subset(budget.pick(5, 4))  # training utterances: for the means here, the importances in part 2
 train_run = run_cached(tokenizer, model, train_part.texts, max_length=MAX_LEN)
 head_means = mean_head_contexts(model, train_run)  # {layer: [A * d]}
-mean_ablation = ablate_every_head(model, classifier, run, test.labels, fill=head_means)
-zero_dl, mean_dl = ablation.loss_increase_items().mean(0), mean_ablation.loss_increase_items().mean(0)
+some = sorted({test.labels.index(c) for c in set(test.labels)})  # one test utterance of every intent
+some_run = CachedRun(tuple(h[some] for h in run.hidden_states), mask[some], [run.tokens[i] for i in some])
+mean_ablation = ablate_every_head(model, classifier, some_run, y[some].tolist(), fill=head_means)
+zero_some = HeadAblation(ablation.base[some], ablation.ablated[:, :, some], y[some])  # zero-ablation, same items
+zero_dl, mean_dl = zero_some.loss_increase_items().mean(0), mean_ablation.loss_increase_items().mean(0)
 with torch.no_grad(), gated_heads(model, {1: ablation_gate(model, head_to_remove)}, fill=head_means):
-    one_mean = classifier(continue_from(model, run.hidden(0), mask, 0), mask)  # one head, all layers re-run
-assert torch.allclose(one_mean, mean_ablation.ablated[0, head_to_remove], atol=1e-4)
-print(f"mean-ablated every head over {len(test)} test utterances; the means from {len(train_part)} training utterances")
+    one_mean = classifier(continue_from(model, some_run.hidden(0), some_run.attention_mask, 0), some_run.attention_mask)
+assert torch.allclose(one_mean, mean_ablation.ablated[0, head_to_remove], atol=1e-4)  # one head, all layers re-run
+print(f"mean-ablated every head on {len(some)} test utterances (one per intent); means from {len(train_part)} "
+      "training utterances")
 
 # %%
 bound = float(max(zero_dl.abs().max(), mean_dl.abs().max()))
@@ -442,10 +448,11 @@ fig = plot_head_maps([
     dict(values=mean_dl, title="loss change, head set to its mean", cbar_label="mean loss change", cmap="RdBu_r",
          diverging=True, vmin=-bound, vmax=bound)])
 plt.show()
-mean_counts = count_kinds(mean_ablation.changes(margin=MARGIN))
-agree = within_group_spearman_ci(ablation.loss_increase_items(), mean_ablation.loss_increase_items())
-for name, counts in (("zero", head_counts), ("mean", mean_counts)):
-    print(f"{name}-ablation, {L * A} heads: " + ", ".join(f"{CHANGE_WORDS[k]} {n}" for k, n in counts.items()))
+zero_counts, mean_counts = (count_kinds(a.changes(margin=MARGIN)) for a in (zero_some, mean_ablation))
+agree = within_group_spearman_ci(zero_some.loss_increase_items(), mean_ablation.loss_increase_items())
+for name, counts in (("zero", zero_counts), ("mean", mean_counts)):
+    print(f"{name}-ablation, {L * A} heads, {len(some)} utterances: "
+          + ", ".join(f"{CHANGE_WORDS[k]} {n}" for k, n in counts.items()))
 print(f"rank agreement of the two loss maps within layers: rho = {agree if agree else 'n/a'}")
 gap_head = divmod(int((zero_dl - mean_dl).argmax()), A)
 print(f"largest excess of zero- over mean-ablation: layer {gap_head[0] + 1}, head {gap_head[1]} "
@@ -619,7 +626,8 @@ plt.show()
 # loss, about 20% in their translation Transformer; past that, the accuracy fell fast).
 # We do the same on BANKING77 (`pruning_curve`): the importance is measured on **training**
 # utterances (ranking heads on the test utterances that then judge them would flatter the order),
-# computed once before pruning, and the curve is measured on the test set. The comparison is a set
+# computed once before pruning, and the curves are measured on two test utterances of every intent
+# (ten pruning steps for six orders: the full test set would take minutes). The comparison is a set
 # of **random orders**: an importance that means anything must keep the accuracy up longer than a
 # random choice of the same number of heads.
 
@@ -632,12 +640,16 @@ train_grads = head_gate_gradients(model, classifier, train_run, train_part.label
 prune_importance = normalize_by_layer(train_grads.abs().mean(0))
 heads_all = [(l, h) for l in range(1, L + 1) for h in range(A)]
 by_importance = sorted(heads_all, key=lambda k: float(prune_importance[k[0] - 1, k[1]]))  # least important first
-prune_curves = {"importance": pruning_curve(model, classifier, run, test.labels, by_importance)}
+prune_items = sorted(i for c in set(test.labels) for i in [k for k, v in enumerate(test.labels) if v == c][:2])
+prune_run = CachedRun(tuple(h[prune_items] for h in run.hidden_states), mask[prune_items], [])  # 2 per intent
+prune_labels = y[prune_items].tolist()
+prune_curves = {"importance": pruning_curve(model, classifier, prune_run, prune_labels, by_importance)}
 for i in progress(range(N_ORDERS), desc="random pruning orders"):
     order = random.Random(i).sample(heads_all, len(heads_all))
-    prune_curves[f"random {i}"] = pruning_curve(model, classifier, run, test.labels, order)
-assert torch.equal(prune_curves["importance"][0][0], base_correct)  # nothing removed: the unchanged model
-print(f"importance from {len(train_part)} training utterances; curve on {len(test)} test utterances")
+    prune_curves[f"random {i}"] = pruning_curve(model, classifier, prune_run, prune_labels, order)
+assert torch.equal(prune_curves["importance"][0][0], base_correct[prune_items])  # nothing removed: unchanged
+print(f"importance from {len(train_part)} training utterances; curves on {len(prune_items)} test utterances "
+      "(two of every intent)")
 
 # %%
 from helpers.interventions.plots import plot_pruning_curve
@@ -647,7 +659,7 @@ randoms = [v for k, v in summary.items() if k.startswith("random")]
 fig = plot_pruning_curve(PRUNE_FRACTIONS, summary["importance"], randoms,
                          title=f"pruning heads ({L * A} in all): Michel et al.'s order vs {N_ORDERS} random orders")
 plt.show()
-prune_changes = outcome_changes(prune_curves["importance"][0][1:], base_correct,
+prune_changes = outcome_changes(prune_curves["importance"][0][1:], base_correct[prune_items],
                                 [f"{f:.0%} removed" for f in PRUNE_FRACTIONS[1:]], margin=MARGIN)
 print(f"{'removed':>8} | {'accuracy, importance order':>27} | {'random orders (mean, min-max)':>30} | "
       "verdict vs unchanged")
@@ -887,9 +899,10 @@ else:
 #   information moves only through attention weights (averaged over heads) and the residual,
 #   in equal parts, and ignores the value vectors, the output projection, the feed-forward
 #   blocks and LayerNorm.
-# * **norm-based attention** (Kobayashi et al., 2020; lesson 05's `norm_attention`):
-#   $\alpha_{ij}\,\lVert f(x_j)\rVert$, the weight times the size of what the looked-at token sends,
-#   last layer, heads averaged, rows averaged as for raw attention.
+# * **norm-based attention** (Kobayashi et al., 2020): $\alpha_{ij}\,\lVert f(x_j)\rVert$, the weight
+#   times the size of what the looked-at token sends, last layer, heads averaged, rows averaged as
+#   for raw attention (`norm_attention_scores`, built on lesson 05's `norm_attention` in
+#   `helpers/attention/compute.py`).
 # * **gradient × input**: $\sum_k e_{jk}\, \partial z / \partial e_{jk}$ on the embedding
 #   output $e$ -- a first-order estimate of token $j$'s contribution, with an implicit baseline of
 #   $e = 0$, which no real input has.
@@ -905,8 +918,8 @@ else:
 # comparison is over the other tokens.
 
 # %%
-from helpers.interventions.compute import (attention_rollout, attribution_scores, norm_attention_scores,
-                                           occlusion_windows, OCCLUSION_PASSES)
+from helpers.interventions.compute import (OCCLUSION_PASSES, attention_rollout, attribution_scores,
+                                           norm_attention_scores, occlusion_windows)
 from helpers.model.tokens import content_positions
 
 with torch.no_grad():
@@ -945,7 +958,7 @@ if len(runs) < len(words):
 # %%
 from helpers.interventions.compute import IG_TOLERANCE, integrated_gradients
 
-IG_STEPS = budget.pick((32, 64, 128, 256), (16, 32, 64))  # tried in turn until the delta is below the tolerance
+IG_STEPS = budget.pick((32, 64, 128, 256), (32, 64))  # tried in turn until the delta is below the tolerance
 ig = integrated_gradients(tokenizer, model, classifier, trace, pred, baseline="pad", steps=IG_STEPS)
 scores["integrated gradients"] = ig.scores
 assert abs(ig.f_input - float(z[pred])) < 1e-3  # Captum's forward gives the lesson's logit
@@ -1033,18 +1046,21 @@ if len(shown) < len(words):
 #   input is off the data the model was trained on, so part of any drop in $p$ is the model reacting
 #   to a strange input -- which is why every method is compared with a **random ranking** under the
 #   same removal. The printout after the table shows how much the choice moves the numbers;
-# * **the unit** is the utterance: one utterance of every intent, each with its own predicted
-#   intent; intervals are bootstraps over the utterances, and each method is compared with the
+# * **the unit** is the utterance: one utterance from each of the first `N_FAITH` intents (under the
+#   full budget; each costs about a second), each with its own predicted intent; intervals are
+#   bootstraps over the utterances, and each method is compared with the
 #   random ranking *paired* on the same utterances, Holm-adjusted over the methods.
 
 # %%
 from helpers.interventions.compute import (FAITHFULNESS_FRACTIONS, REMOVALS, erasure_curves, random_rankings)
 
 N_RANDOM = 5  # random rankings per utterance, averaged
-sample = test.subset(1)  # one utterance of every intent
+N_FAITH = budget.pick(36, 5)  # utterances, one from each of the first N_FAITH intents (time: ~1 s each)
+sample = test.subset(1)  # one utterance of every intent ...
+sample_texts = sample.texts[:N_FAITH]  # ... of the first N_FAITH
 faith = {how: {m: {"comprehensiveness": [], "sufficiency": []} for m in METHODS + ("random",)} for how in REMOVALS}
 ig_deltas = []
-for text in progress(sample.texts, desc="attributing and erasing test utterances"):
+for text in progress(sample_texts, desc="attributing and erasing test utterances"):
     t = trace_text(tokenizer, model, text)
     pos = content_positions(t)
     with torch.no_grad():
@@ -1052,7 +1068,7 @@ for text in progress(sample.texts, desc="attributing and erasing test utterances
                                                                device=model.device)).argmax())
     s = attribution_scores(model, classifier, t, target)
     s["norm-based attention"] = norm_attention_scores(t, model)
-    t_ig = integrated_gradients(tokenizer, model, classifier, t, target, steps=IG_STEPS)
+    t_ig = integrated_gradients(tokenizer, model, classifier, t, target, steps=IG_STEPS[:2])
     s["integrated gradients"] = t_ig.scores
     ig_deltas.append(abs(t_ig.delta) / max(abs(t_ig.gap), 1e-6))
     rankings = {m: s[m] for m in METHODS} | random_rankings(pos, t.seq_len, N_RANDOM, seed=len(ig_deltas),
@@ -1064,7 +1080,8 @@ for text in progress(sample.texts, desc="attributing and erasing test utterances
                 faith[how][m][key].append(curves[m][key])
             faith[how]["random"][key].append(np.mean([curves[f"random {i}"][key] for i in range(N_RANDOM)], 0))
 faith = {how: {m: {k: np.stack(v) for k, v in c.items()} for m, c in f.items()} for how, f in faith.items()}
-print(f"{len(sample)} utterances; Integrated Gradients |delta| / |f(x) - f(x')|: largest {max(ig_deltas):.2%}, "
+print(f"{len(sample_texts)} utterances; Integrated Gradients |delta| / |f(x) - f(x')|: "
+      f"largest {max(ig_deltas):.2%}, "
       f"{sum(d < IG_TOLERANCE for d in ig_deltas)} of {len(ig_deltas)} below {IG_TOLERANCE:.0%}")
 
 # %% [markdown]
@@ -1085,7 +1102,7 @@ def aopc(how: str, method: str, key: str) -> np.ndarray:
 
 def versus_random(how: str, key: str) -> dict:
     """Each method minus the random ranking, paired over the utterances, Holm over the methods."""
-    units = np.arange(len(sample))
+    units = np.arange(len(sample_texts))
     diffs = {m: cluster_bootstrap_ci(aopc(how, m, key) - aopc(how, "random", key), units, return_boots=True)
              for m in METHODS}
     adjusted = holm([bootstrap_p_value(boots) for _, boots in diffs.values()])
@@ -1094,7 +1111,7 @@ def versus_random(how: str, key: str) -> dict:
 
 compared = {key: versus_random("drop", key) for key in ("comprehensiveness", "sufficiency")}
 print(f"tokens dropped; AOPC over k = {', '.join(f'{k:.0%}' for k in FAITHFULNESS_FRACTIONS)}; "
-      f"{len(sample)} utterances; 95% intervals")
+      f"{len(sample_texts)} utterances; 95% intervals")
 print(f"{'method':>21} | {'comprehensiveness (higher better)':>34} | {'sufficiency (lower better)':>29}")
 for m in METHODS + ("random",):
     print(f"{m:>21} | {bootstrap_ci(aopc('drop', m, 'comprehensiveness')).format('+.3f'):>34} | "
@@ -1111,7 +1128,7 @@ for m in METHODS:
 from helpers.interventions.plots import plot_faithfulness
 
 fig = plot_faithfulness({m: faith["drop"][m] for m in METHODS + ("random",)}, FAITHFULNESS_FRACTIONS,
-                        title=f"deletion curves (ERASER), tokens dropped, {len(sample)} utterances")
+                        title=f"deletion curves (ERASER), tokens dropped, {len(sample_texts)} utterances")
 plt.show()
 print("comprehensiveness AOPC by how a token is removed (same rankings, same utterances):")
 print(f"{'method':>21} " + " ".join(f"{how:>24}" for how in REMOVALS))
@@ -1138,7 +1155,8 @@ rollout_verdict = verdict(rollout_gain, a="rollout", b="raw attention")
 rollout_text = ("rollout is more comprehensive than raw attention" if rollout_verdict.kind == "higher" else
                 "raw attention is more comprehensive than rollout" if rollout_verdict.kind == "lower" else
                 "inconclusive: the interval includes 0, so this run shows neither ranking more faithful")
-print(f"comprehensiveness AOPC, rollout - raw attention, paired over {len(sample)} utterances: {rollout_gain}\n"
+print(f"comprehensiveness AOPC, rollout - raw attention, paired over {len(sample_texts)} utterances: "
+      f"{rollout_gain}\n"
       f"-> {rollout_text}")
 
 # %% [markdown]
@@ -1257,8 +1275,9 @@ rows = [
      f"[SEP] {rho_text(pattern_rho['[SEP]'], pattern_verdict['[SEP]'])}",
      "Clark et al. 2019 (bert-base): over half the attention of layers 6-10 on [SEP], read as a no-op"),
     ("removing a head means setting it to zero",
-     f"zero-ablation: {head_counts['lower']} heads lower the accuracy; mean-ablation: {mean_counts['lower']}; "
-     f"rank agreement of the loss maps within layers {rho_text(agree, 'see the interval')}",
+     f"on {len(some)} utterances, zero-ablation: {zero_counts['lower']} heads lower the accuracy; mean-ablation: "
+     f"{mean_counts['lower']}; "
+     f"rank agreement of the two loss maps within layers: rho = {agree or 'n/a'}",
      "a choice of method; mean ablation is common in circuit analysis (no single paper's number quoted)"),
     ("one gradient ranks heads like removing them",
      "E|g| vs E|dL| within layers: " + rho_text(grad_vs_loss, grad_verdict)
@@ -1285,7 +1304,7 @@ rows = [
      "DeYoung et al. 2020 (ERASER; BERT- and LSTM-based models on seven English tasks): the metrics, not a ranking "
      "of these methods"),
     ("attention rollout explains a decision better than raw attention",
-     f"comprehensiveness, rollout - raw attention, {len(sample)} utterances: {rollout_gain}: {rollout_text}",
+     f"comprehensiveness, rollout - raw attention, {len(sample_texts)} utterances: {rollout_gain}: {rollout_text}",
      "Abnar & Zuidema 2020 (a small Transformer they trained for subject-verb agreement; applied to BERT): "
      "rollout and flow agree better with blank-out and input gradients than raw attention"),
 ]

@@ -7,6 +7,7 @@ import torch
 from helpers.common.stats import bootstrap_ci
 from helpers.exercises import Feedback, correct, no_answer, wrong
 from helpers.interventions.compute import HeadAblation, attention_rollout, outcome_changes, word_cluster_shares
+from helpers.model.trace import device_of
 
 
 def _is_int(x) -> bool:
@@ -190,7 +191,7 @@ def _comprehensiveness(tokenizer, model, classifier, trace, scores, target: int,
     from helpers.model.tokens import content_positions
 
     words = content_positions(trace)
-    ranked = scores if signed else torch.as_tensor(scores).abs()
+    ranked = scores if signed else torch.as_tensor(scores, device=device_of(scores)).abs()
     top = top_tokens(ranked, words, fraction)
     p = removal_probabilities(tokenizer, model, classifier, trace, target, [[], top], how=how)
     return float(p[0] - p[1])
