@@ -21,13 +21,15 @@
 # stronger test of what a part of the model does is to **change it and measure what
 # breaks**. In this lesson we
 #
-# 1. remove one attention head at a time and measure a classifier's accuracy;
-# 2. estimate every head's importance from a single gradient (Michel et al., 2019) and
-#    check that estimate against the exhaustive removal;
+# 1. remove one attention head at a time (set to zero, and set to its mean) and measure a
+#    classifier's accuracy;
+# 2. estimate every head's importance from a single gradient (Michel et al., 2019), check that
+#    estimate like for like against the exhaustive removal, and prune heads in its order;
 # 3. skip whole layers;
 # 4. move one word's vector from one sentence into another and see when the model follows;
-# 5. ask four attribution methods which words drove one decision, and check them against
-#    removing the words;
+# 5. ask six attribution methods, Integrated Gradients (Captum) among them, which words drove
+#    one decision, and test each by removing its top words (ERASER's faithfulness metrics);
+#    measure context mixing with value zeroing beside attention;
 # 6. explore all of it for one sentence with a widget.
 #
 # The classifier reads BANKING77, 77 fine-grained banking intents, where it makes enough
@@ -409,6 +411,54 @@ print(f"true-class logit drop over all heads: median {logit_drops.median():.3f},
 # and training objective: distilled, then trained for sentence embeddings, and here not
 # fine-tuned: only the head on top was trained).
 #
+# ### Zero or mean: what does "removing" a head mean?
+#
+# Setting $c_h = 0$ puts in a value the head may never produce: its output has an average, and
+# zeroing also removes that average, a constant shift of everything above. **Mean ablation**
+# replaces $c_h$ by its mean over many tokens instead (`mean_head_contexts`, here over the tokens of
+# training utterances), which removes what the head says about *this* input and keeps its constant part
+# (`ablate_every_head(..., fill=...)`). Where zero-ablation hurts much more than mean-ablation, the
+# damage came from the missing constant, not from the missing information. We compare the two maps
+# of the mean loss change on one colour scale, and the two sets of verdicts, on one test utterance
+# of every intent (a second full map would double the lesson's longest computation).
+
+# %%
+from helpers.interventions.compute import (CachedRun, HeadAblation, ablation_gate, gated_heads, mean_head_contexts,
+                                           within_group_spearman_ci)
+
+train_part = train.subset(budget.pick(5, 4))  # training utterances: for the means here, the importances in part 2
+train_run = run_cached(tokenizer, model, train_part.texts, max_length=MAX_LEN)
+head_means = mean_head_contexts(model, train_run)  # {layer: [A * d]}
+some = sorted({test.labels.index(c) for c in set(test.labels)})  # one test utterance of every intent
+some_run = CachedRun(tuple(h[some] for h in run.hidden_states), mask[some], [run.tokens[i] for i in some])
+mean_ablation = ablate_every_head(model, classifier, some_run, y[some].tolist(), fill=head_means)
+zero_some = HeadAblation(ablation.base[some], ablation.ablated[:, :, some], y[some])  # zero-ablation, same items
+zero_dl, mean_dl = zero_some.loss_increase_items().mean(0), mean_ablation.loss_increase_items().mean(0)
+with torch.no_grad(), gated_heads(model, {1: ablation_gate(model, head_to_remove)}, fill=head_means):
+    one_mean = classifier(continue_from(model, some_run.hidden(0), some_run.attention_mask, 0), some_run.attention_mask)
+assert torch.allclose(one_mean, mean_ablation.ablated[0, head_to_remove], atol=1e-4)  # one head, all layers re-run
+print(f"mean-ablated every head on {len(some)} test utterances (one per intent); means from {len(train_part)} "
+      "training utterances")
+
+# %%
+bound = float(max(zero_dl.abs().max(), mean_dl.abs().max()))
+fig = plot_head_maps([
+    dict(values=zero_dl, title="loss change, head set to zero", cbar_label="mean loss change", cmap="RdBu_r",
+         diverging=True, vmin=-bound, vmax=bound),
+    dict(values=mean_dl, title="loss change, head set to its mean", cbar_label="mean loss change", cmap="RdBu_r",
+         diverging=True, vmin=-bound, vmax=bound)])
+plt.show()
+zero_counts, mean_counts = (count_kinds(a.changes(margin=MARGIN)) for a in (zero_some, mean_ablation))
+agree = within_group_spearman_ci(zero_some.loss_increase_items(), mean_ablation.loss_increase_items())
+for name, counts in (("zero", zero_counts), ("mean", mean_counts)):
+    print(f"{name}-ablation, {L * A} heads, {len(some)} utterances: "
+          + ", ".join(f"{CHANGE_WORDS[k]} {n}" for k, n in counts.items()))
+print(f"rank agreement of the two loss maps within layers: rho = {agree if agree else 'n/a'}")
+gap_head = divmod(int((zero_dl - mean_dl).argmax()), A)
+print(f"largest excess of zero- over mean-ablation: layer {gap_head[0] + 1}, head {gap_head[1]} "
+      f"({float(zero_dl[gap_head]):+.3f} vs {float(mean_dl[gap_head]):+.3f})")
+
+# %% [markdown]
 # ### Does a striking pattern mean an important head?
 #
 # Lesson 05 measured how much attention lands on `[CLS]` and `[SEP]`; Clark et al. (2019,
@@ -517,35 +567,117 @@ assert abs(finite_difference - grads[0, L - 1, 0].item()) < 1e-3 + 0.05 * abs(fi
 print(f"gradient: {t_gradient:.1f} s for all {L * A} heads (exhaustive removal: {t_exhaustive:.1f} s, wall)")
 
 # %% [markdown]
-# How well does the one-gradient estimate rank the heads the way the exhaustive removal
-# does? Each dot below is a head.
+# How well does the one-gradient estimate rank the heads the way the exhaustive removal does? The
+# comparison must be like for like. $I_h$ averages the *size* of the gradient, so it is compared with
+# the average *size* of the loss change on removal, $\mathbb{E}|\Delta \mathcal{L}_h|$: a head whose
+# removal helps some utterances and hurts others moves the loss a lot, though its mean change may be
+# near 0. The signed first-order estimate of what removal ($\xi_h: 1 \to 0$) does to the loss is
+# $-\partial \mathcal{L}/\partial \xi_h$, so the signed pair is $\mathbb{E}[-g_h]$ against
+# $\mathbb{E}[\Delta \mathcal{L}_h]$. And, as for the attention patterns, we rank heads **within each
+# layer** (the mean of the per-layer $\rho$, `within_group_spearman_ci`) as well as across all
+# heads. Across layers, Michel et al. divide each layer's importances by their $\ell_2$ norm
+# (`normalize_by_layer`; they follow Molchanov et al., 2017) before ranking the heads against each
+# other; within a layer that changes nothing, across layers it removes the layers' scale. Each
+# interval resamples the test utterances and recomputes both sides.
 
 # %%
+from helpers.interventions.compute import normalize_by_layer
 from helpers.interventions.plots import plot_importance_scatter
 
-grad_vs_loss = spearman_ci(grads.abs().flatten(1), loss_items)
-grad_verdict = rank_verdict(grad_vs_loss, "the gradient ranks the heads like their removal does",
-                            "the gradient ranks the heads opposite to their removal")
+abs_loss = loss_by_layer.abs()  # [N, L, A]: |loss change| per utterance
+importance_norms = grads.abs().mean(0).norm(dim=1)  # [L]: each layer's l2 norm of I_h
+michel_normalized_items = grads.abs() / importance_norms[None, :, None]  # the per-layer normalisation, per utterance
+assert torch.allclose(michel_normalized_items.mean(0), normalize_by_layer(michel), atol=1e-6)
+comparisons = {  # name: (gradient side [N, L, A], removal side [N, L, A])
+    "E|g| vs E|dL|": (grads.abs(), abs_loss),
+    "E[-g] vs E[dL] (signed)": (-grads, loss_by_layer),
+    "E|g| normalised per layer vs E|dL|": (michel_normalized_items, abs_loss),
+}
+michel_rows = {}
+for name, (g_side, l_side) in comparisons.items():
+    across = spearman_ci(g_side.flatten(1), l_side.flatten(1))
+    within = within_group_spearman_ci(g_side, l_side) if "normalised" not in name else None  # same ranks within
+    michel_rows[name] = (across, within)
+    print(f"{name:>36}: across all {L * A} heads rho = {across if across else 'n/a'}; "
+          + (f"within layers rho = {within if within else 'n/a'}" if within is not None else
+             "within layers: as for E|g| (the normalisation does not reorder a layer)"))
+grad_vs_loss = michel_rows["E|g| vs E|dL|"][1]
+grad_verdict = rank_verdict(grad_vs_loss, "within a layer, the gradient ranks the heads like their removal does",
+                            "within a layer, the gradient ranks the heads opposite to their removal")
+print(f"-> {grad_verdict}")
 labels = [f"{l}.{h}" for l in range(1, L + 1) for h in range(A)]
-ax = plot_importance_scatter(michel.flatten(), loss_items.mean(0), labels=labels,
-                             xlabel="gradient importance $I_h$ (one backward pass)",
-                             ylabel="loss increase when removed",
-                             title="head importance: gradient estimate vs removal (labels: layer.head)")
+ax = plot_importance_scatter(michel.flatten(), abs_loss.mean(0).flatten(), labels=labels,
+                             xlabel="gradient importance $I_h = E|g_h|$ (one backward pass)",
+                             ylabel="$E|\\Delta L_h|$ when removed",
+                             title="head importance: E|gradient| vs E|loss change| (labels: layer.head)")
 plt.show()
-undefined = ""
-if grad_vs_loss and grad_vs_loss.undefined:
-    undefined = f" (undefined in {grad_vs_loss.undefined:.0%} of resamples)"
-print(f"Spearman rho, gradient importance vs loss increase on removal: "
-      f"{grad_vs_loss if grad_vs_loss else 'n/a (no variation)'}{undefined}\n-> {grad_verdict}")
 
 # %% [markdown]
-# An interval above 0 means the cheap gradient ranks heads like the exhaustive removal; read
-# the printout for how well on this model. The two can differ because the gradient describes an
-# infinitesimal change of the gate and removal is a jump from 1 to 0. We rank by the loss
-# increase, not by the accuracy drop: the accuracy drop moves only when a prediction flips, so
-# all heads whose removal flips none tie at 0 and a rank correlation would mostly rank ties; the
-# loss increase moves with every logit.
+# The gradient describes an infinitesimal change of the gate and removal is a jump from 1 to 0,
+# so the two can differ; the rows above say how much on this model. We rank by the loss, not by the
+# accuracy drop: the accuracy drop moves only when a prediction flips, so all heads whose removal
+# flips none tie at 0; the loss moves with every logit.
 #
+# ### Pruning heads, least important first
+#
+# Michel et al. used the importance to prune: remove heads in steps of 10% of all heads, lowest
+# normalised importance first, all layers together, and plot accuracy against the share removed
+# (in BERT-base fine-tuned on MNLI they could prune about 40% of the heads without a noticeable
+# loss, about 20% in their translation Transformer; past that, the accuracy fell fast).
+# We do the same on BANKING77 (`pruning_curve`): the importance is measured on **training**
+# utterances (ranking heads on the test utterances that then judge them would flatter the order),
+# computed once before pruning, and the curves are measured on two test utterances of every intent
+# (ten pruning steps for six orders: the full test set would take minutes). The comparison is a set
+# of **random orders**: an importance that means anything must keep the accuracy up longer than a
+# random choice of the same number of heads.
+
+# %%
+from helpers.common.progress import progress
+from helpers.interventions.compute import PRUNE_FRACTIONS, pruning_curve
+
+N_ORDERS = 5  # random pruning orders
+train_grads = head_gate_gradients(model, classifier, train_run, train_part.labels)  # on training utterances
+prune_importance = normalize_by_layer(train_grads.abs().mean(0))
+heads_all = [(l, h) for l in range(1, L + 1) for h in range(A)]
+by_importance = sorted(heads_all, key=lambda k: float(prune_importance[k[0] - 1, k[1]]))  # least important first
+prune_items = sorted(i for c in set(test.labels) for i in [k for k, v in enumerate(test.labels) if v == c][:2])
+prune_run = CachedRun(tuple(h[prune_items] for h in run.hidden_states), mask[prune_items], [])  # 2 per intent
+prune_labels = y[prune_items].tolist()
+prune_curves = {"importance": pruning_curve(model, classifier, prune_run, prune_labels, by_importance)}
+for i in progress(range(N_ORDERS), desc="random pruning orders"):
+    order = random.Random(i).sample(heads_all, len(heads_all))
+    prune_curves[f"random {i}"] = pruning_curve(model, classifier, prune_run, prune_labels, order)
+assert torch.equal(prune_curves["importance"][0][0], base_correct[prune_items])  # nothing removed: unchanged
+print(f"importance from {len(train_part)} training utterances; curves on {len(prune_items)} test utterances "
+      "(two of every intent)")
+
+# %%
+from helpers.interventions.plots import plot_pruning_curve
+
+summary = {name: {"accuracy": c.mean(1), "loss": l.mean(1)} for name, (c, l) in prune_curves.items()}
+randoms = [v for k, v in summary.items() if k.startswith("random")]
+fig = plot_pruning_curve(PRUNE_FRACTIONS, summary["importance"], randoms,
+                         title=f"pruning heads ({L * A} in all): Michel et al.'s order vs {N_ORDERS} random orders")
+plt.show()
+prune_changes = outcome_changes(prune_curves["importance"][0][1:], base_correct[prune_items],
+                                [f"{f:.0%} removed" for f in PRUNE_FRACTIONS[1:]], margin=MARGIN)
+print(f"{'removed':>8} | {'accuracy, importance order':>27} | {'random orders (mean, min-max)':>30} | "
+      "verdict vs unchanged")
+for k, f in enumerate(PRUNE_FRACTIONS):
+    r = torch.stack([o["accuracy"][k] for o in randoms])
+    print(f"{f:8.0%} | {accuracy_ci(prune_curves['importance'][0][k]).percent():>27} | "
+          f"{r.mean():10.1%} ({r.min():.1%}-{r.max():.1%})      | "
+          + ("-" if k == 0 else CHANGE_WORDS[prune_changes[k - 1].kind]))
+first_lower = next((f for f, ch in zip(PRUNE_FRACTIONS[1:], prune_changes) if ch.kind == "lower"), None)
+random_correct = torch.stack([c for k, (c, _) in prune_curves.items() if k != "importance"])  # [orders, K, N]
+area_gain = paired_difference_ci(prune_curves["importance"][0].mean(0), random_correct.mean((0, 1)))
+prune_verdict = verdict(area_gain, a="importance order", b="random orders", percent=True)
+print(f"first share of heads removed at which the accuracy is shown lower than unchanged (McNemar, Holm over "
+      f"{len(PRUNE_FRACTIONS) - 1} steps): " + (f"{first_lower:.0%}" if first_lower is not None else "none"))
+print(f"mean accuracy over the curve, importance order minus the random orders' mean, paired over the "
+      f"utterances:\n-> {prune_verdict}")
+
+# %% [markdown]
 # ## 3. Skipping a layer
 #
 # A popular story says each layer is an expert that adds one level of understanding —
@@ -716,15 +848,23 @@ from helpers.interventions.plots import plot_patch_curves
 
 first_pooled = None
 if len(patch) >= 2:
+    context_pooled, context_boots, context_words = word_cluster_shares(patch, "follows_context")
+    context_verdicts = share_verdicts(context_pooled, context_boots, context_words)
+    context_control = share_verdicts(*word_cluster_shares(patch, "control_context"))[0]
     ax = plot_patch_curves({w: p["follows"].mean(0) for w, p in patch.items()}, pooled, chance=0.5,
-                           title="does the final word vector follow the patched sense?")
+                           title="does the final vector follow the patched sense?", control=context_pooled,
+                           control_label="rest of the sentence (all words)")
     plt.show()
     print(f"share of pairs following the patch, per patched layer (95% interval resampling the {len(patch)} words; "
-          f"p: bootstrap and sign test over the words, Holm over the {L + 1} layers):")
-    for l, v in enumerate(patch_verdicts):
-        what = {"above": "a majority follows the patch", "below": "a majority follows the context"}.get(v.kind,
-                                                                                                        "inconclusive")
-        print(f"   {'emb' if l == 0 else l:>3}: {v.share.percent(0)}, adjusted p = {v.adjusted_p:.2g} -> {what}")
+          f"p: bootstrap and sign test over the words, Holm over the {L + 1} layers), read at the patched word "
+          f"and, as a control, from the rest of the sentence (unpatched, that probe reads the target's own "
+          f"sense in {context_control.share.percent()}):")
+    for l, (v, c) in enumerate(zip(patch_verdicts, context_verdicts)):
+        what = [{"above": "a majority follows the patch", "below": "a majority follows the context"}.get(x.kind,
+                                                                                                       "inconclusive")
+                for x in (v, c)]
+        print(f"   {'emb' if l == 0 else l:>3}: word {v.share.percent(0)}, adjusted p = {v.adjusted_p:.2g} -> "
+              f"{what[0]};  rest of the sentence {c.share.percent(0)} -> {what[1]}")
     first_pooled = next((l for l, v in enumerate(patch_verdicts) if v.kind == "above"), None)
     print("first patched layer a majority of the pairs follows: "
           + (f"{first_pooled}" if first_pooled is not None else "none -- no layer is shown above one half"))
@@ -734,7 +874,12 @@ else:
 # %% [markdown]
 # Patching at the embeddings (layer 0) swaps almost nothing — the word piece is the same,
 # only its position embedding differs — so there we expect the context to win; the printout
-# shows whether it does. Patching the last layer replaces the very vector the probe reads. The
+# shows whether it does. Patching the last layer replaces the very vector the probe reads, so
+# there "follows the patch" is guaranteed and says nothing; near the top the word probe reads
+# mostly the patch itself. The control reads the **rest of the sentence** (the mean of the last
+# layer over every other real token, against centroids of the other sentences' such means): it can
+# follow the patch only when the layers above carry the patched sense into the other tokens, so it
+# is never trivially 1 -- and at the last layer, with no layer above, it cannot move at all. The
 # first layer that a majority is shown to follow is where, pooled over words, the word's own
 # vector carries its sense strongly enough that the layers above no longer overwrite it from the
 # context. Compare that layer with where lesson 06's sense separation rose. (The grey lines are
@@ -742,8 +887,8 @@ else:
 #
 # ## 5. Which words drove one decision?
 #
-# Four ways to attribute the head's decision on `SENTENCE` (its predicted intent's logit)
-# to the input tokens:
+# Six ways to attribute the head's decision on `SENTENCE` (the logit of its predicted intent) to
+# the input tokens:
 #
 # * **raw attention**: last layer, heads averaged. The head reads the mean of all token
 #   vectors, so we average the attention rows of all queries.
@@ -754,26 +899,34 @@ else:
 #   information moves only through attention weights (averaged over heads) and the residual,
 #   in equal parts, and ignores the value vectors, the output projection, the feed-forward
 #   blocks and LayerNorm.
+# * **norm-based attention** (Kobayashi et al., 2020): $\alpha_{ij}\,\lVert f(x_j)\rVert$, the weight
+#   times the size of what the looked-at token sends, last layer, heads averaged, rows averaged as
+#   for raw attention (`norm_attention_scores`, built on lesson 05's `norm_attention` in
+#   `helpers/attention/compute.py`).
 # * **gradient × input**: $\sum_k e_{jk}\, \partial z / \partial e_{jk}$ on the embedding
-#   output $e$ — a first-order estimate of token $j$'s contribution.
+#   output $e$ -- a first-order estimate of token $j$'s contribution, with an implicit baseline of
+#   $e = 0$, which no real input has.
+# * **Integrated Gradients** (Sundararajan et al., 2017): below.
 # * **occlusion**: drop token $j$ from the input, run again, and measure how far the logit
-#   falls. It is the only one of the four that is an intervention; we use it as the reference.
+#   falls. It measures one token's *marginal* effect: when two tokens say the same thing, dropping
+#   either one changes little, and occlusion calls both unimportant.
 #
-# `[CLS]` and `[SEP]` cannot be dropped, so we compare the methods on the other tokens.
-# Abnar & Zuidema compared raw attention, rollout and attention flow against blank-out
-# (occlusion) and input gradients on a small Transformer encoder they trained for
-# subject–verb agreement, and applied the methods to pretrained BERT; rollout and flow agreed
-# better with both than raw attention did. We check the same on our model and head.
+# Attention scores are unsigned (a weight is never negative); the gradient methods and occlusion
+# are signed (a token can argue *against* the intent). None of them is the ground truth, so we do
+# not rank them by agreement with one of them; we test them all by what happens when their top
+# tokens are removed (the faithfulness test below). `[CLS]` and `[SEP]` are never removed, so every
+# comparison is over the other tokens.
 
 # %%
-from helpers.interventions.compute import (OCCLUSION_PASSES, attention_rollout, attribution_scores, occlusion_windows,
-                                           paired_spearman_ci, spearman)
+from helpers.interventions.compute import (OCCLUSION_PASSES, attention_rollout, attribution_scores,
+                                           norm_attention_scores, occlusion_windows)
 from helpers.model.tokens import content_positions
 
 with torch.no_grad():
     z = classifier(trace.hidden(L)[None], torch.ones(1, trace.seq_len, dtype=torch.long, device=model.device))[0]
 pred = int(z.argmax())
-scores = attribution_scores(model, classifier, trace, pred)
+scores = attribution_scores(model, classifier, trace, pred)  # raw attention, rollout, gradient x input, occlusion
+scores["norm-based attention"] = norm_attention_scores(trace, model)
 eye = torch.eye(trace.seq_len, device=model.device)
 step = [(0.5 * trace.attention(l).mean(0) + 0.5 * eye) for l in (1, 2)]
 step = [s / s.sum(-1, keepdim=True) for s in step]
@@ -785,67 +938,264 @@ if len(runs) < len(words):
     print(f"note: to keep occlusion at {OCCLUSION_PASSES} passes, it drops runs of up to {len(runs[0])} "
           "neighbouring tokens together")
 
+# %% [markdown]
+# ### Integrated Gradients, with its completeness check
+#
+# Integrated Gradients walks a straight path from a **baseline** input $x'$ to the input $x$ and
+# adds up the gradients along it: token $j$'s attribution is
+# $(x_j - x'_j) \cdot \int_0^1 \partial f(x' + \alpha (x - x')) / \partial x_j \, d\alpha$. Its
+# defining property is **completeness**: the attributions sum to $f(x) - f(x')$. The integral is
+# computed with a finite number of steps, and Captum reports how far the sum misses,
+# the *convergence delta* $\sum_j a_j - (f(x) - f(x'))$; we raise the steps until it is small.
+#
+# We follow Captum's BERT tutorial: `LayerIntegratedGradients` on `embeddings.word_embeddings`
+# (token ids cannot be interpolated, their embedding vectors can), with the baseline **[PAD] in
+# place of every token except [CLS] and [SEP]**, the same length and attention mask
+# (`baseline_ids` and `integrated_gradients` in `helpers/interventions/compute.py`; `"mask"` puts
+# [MASK] there instead). The baseline is a choice, and the attributions explain the *difference*
+# from it: here, "what the words add to an utterance of the same length with no words".
+
+# %%
+from helpers.interventions.compute import IG_TOLERANCE, integrated_gradients
+
+IG_STEPS = budget.pick((32, 64, 128, 256), (32, 64))  # tried in turn until the delta is below the tolerance
+ig = integrated_gradients(tokenizer, model, classifier, trace, pred, baseline="pad", steps=IG_STEPS)
+scores["integrated gradients"] = ig.scores
+assert abs(ig.f_input - float(z[pred])) < 1e-3  # Captum's forward gives the lesson's logit
+assert abs(float(ig.scores.sum()) - ig.gap - ig.delta) < 1e-3  # Captum's delta is what we say it is
+print(f"baseline [PAD] (keeping [CLS], [SEP]): f(x) = {ig.f_input:.3f}, f(x') = {ig.f_baseline:.3f}, "
+      f"f(x) - f(x') = {ig.gap:.3f}")
+for n, delta in ig.history:
+    print(f"   {n:4d} steps: sum of attributions {ig.gap + delta:.4f}, convergence delta {delta:+.2e}")
+print(f"-> {ig.steps} steps, |delta| = {abs(ig.delta):.2e} "
+      + (f"< {IG_TOLERANCE:.0%} of |f(x) - f(x')| = {IG_TOLERANCE * abs(ig.gap):.2e}: completeness holds"
+         if ig.converged else f"is still above {IG_TOLERANCE:.0%} of |f(x) - f(x')|: read the attributions with care"))
+
+# %% [markdown]
+# The course's gradient × input (`gradient_x_input`, by hand with `torch.autograd`) against
+# Captum's `InputXGradient` on the same input, the embedding output $e$
+# (`gradient_x_input_captum`):
+
+# %%
+from helpers.interventions.compute import gradient_x_input_captum
+
+captum_gxi = gradient_x_input_captum(model, classifier, trace, pred)
+assert torch.allclose(scores["gradient x input"], captum_gxi, atol=1e-5)
+print(f"gradient x input == Captum InputXGradient (largest difference "
+      f"{(scores['gradient x input'] - captum_gxi).abs().max():.1e})")
+
+# %% [markdown]
+# BERT's input vector is the sum of three embeddings: the word piece, its position and its
+# segment. Captum's tutorial splits an attribution over the three by attributing to all three
+# tables at once, with baselines [PAD] for the words, segment 0 and **position 0 for every
+# token** (`integrated_gradients_by_embedding`). We do it once, on a short test utterance
+# (interpolating positions needs many steps, which a long `SENTENCE` would make slow). A single
+# sentence is all segment 0, the baseline's segment, so the segment part is exactly 0.
+
+# %%
+from helpers.interventions.compute import integrated_gradients_by_embedding
+
+short = trace_text(tokenizer, model, min(test.texts, key=len))
+short_pred = int(classifier(short.hidden(L)[None], torch.ones(1, short.seq_len, dtype=torch.long,
+                                                               device=model.device)).argmax())
+parts = integrated_gradients_by_embedding(tokenizer, model, classifier, short, short_pred,
+                                          steps=budget.pick(256, 64))
+print(f"{min(test.texts, key=len)!r} -> {test.names[short_pred]!r}; f(x) - f(x') = {parts['gap']:.3f}, "
+      f"convergence delta {parts['delta']:+.2e}")
+print(f"{'token':>12} {'word':>8} {'position':>9} {'segment':>8}")
+for j, tok in enumerate(short.tokens):
+    print(f"{tok:>12} {parts['word'][j]:+8.3f} {parts['position'][j]:+9.3f} {parts['segment'][j]:+8.3f}")
+print(f"{'sum':>12} {parts['word'].sum():+8.3f} {parts['position'].sum():+9.3f} {parts['segment'].sum():+8.3f}")
+
 # %%
 from helpers.interventions.plots import plot_attributions
 
-title = f"what drove {test.names[pred]!r}: four attributions, each row / its largest |score|"
-ax, shown = plot_attributions({m: s[words] for m, s in scores.items()}, [trace.tokens[i] for i in words], title=title)
+METHODS = ("raw attention", "attention rollout", "norm-based attention", "gradient x input",
+           "integrated gradients", "occlusion")
+title = f"what drove {test.names[pred]!r}: six attributions, each row / its largest |score|"
+ax, shown = plot_attributions({m: scores[m][words] for m in METHODS}, [trace.tokens[i] for i in words], title=title)
 plt.show()
 if len(shown) < len(words):
     print(f"the figure shows the {len(shown)} of {len(words)} word tokens with the highest occlusion score")
-if len(words) >= 3:
-    for method in ("raw attention", "attention rollout", "gradient x input"):
-        rho = paired_spearman_ci(scores[method][words], scores["occlusion"][words])
-        print(f"{method:>17} vs occlusion on this sentence: Spearman rho = {rho if rho else 'n/a'} "
-              f"(interval over its tokens)")
-else:
-    print("fewer than 3 word tokens: a rank correlation needs more.")
 
 # %% [markdown]
-# One sentence is one sample. The cell below repeats the comparison on the first test utterance
-# of every intent and reports each method's mean $\rho$ with occlusion, with a bootstrap interval
-# over the utterances.
+# ### Faithfulness: remove the top tokens and watch the prediction (ERASER)
+#
+# DeYoung et al. (2020, *ERASER*, a benchmark of seven English text tasks; their models were
+# BERT-based and LSTM-based classifiers) score an explanation by what removing its top tokens does
+# to the predicted class's probability $p$:
+#
+# * **comprehensiveness** $= p(x) - p(x \setminus r_k)$: remove the top-$k$ % tokens $r_k$; if they
+#   are the ones the model used, $p$ should fall (higher is more faithful);
+# * **sufficiency** $= p(x) - p(r_k)$: keep *only* them (with [CLS], [SEP]); if they carry the
+#   decision, $p$ should hardly fall (lower is more faithful).
+#
+# ERASER averages each over $k \in \{1, 5, 10, 20, 50\}$ % (the area over the perturbation curve,
+# AOPC). Our utterances have about ten word tokens, where 1, 5 and 10 % would all be one token, so
+# we use $k$ = 10, 20, 30, 40, 50 % (`FAITHFULNESS_FRACTIONS`), rounding up to at least one token.
+#
+# Choices that change the numbers, stated now:
+#
+# * **ranking**: every method ranks the tokens by its **signed** score, highest first (for the
+#   attention scores, never negative, that is the same as by size). A token that argues against the
+#   intent is removed last: removing it would *raise* $p$, and ranking by $|{\rm score}|$ would mix
+#   evidence for and against;
+# * **removal**: a token is **dropped** (the sequence gets shorter, as in occlusion). Replacing it by
+#   [MASK] or [PAD] keeps the length and the positions but puts in a token the classifier never saw
+#   in an utterance; dropping makes a shorter, possibly ungrammatical sentence. Either way the changed
+#   input is off the data the model was trained on, so part of any drop in $p$ is the model reacting
+#   to a strange input -- which is why every method is compared with a **random ranking** under the
+#   same removal. The printout after the table shows how much the choice moves the numbers;
+# * **the unit** is the utterance: one utterance from each of the first `N_FAITH` intents (under the
+#   full budget; each costs about a second), each with its own predicted intent; intervals are
+#   bootstraps over the utterances, and each method is compared with the
+#   random ranking *paired* on the same utterances, Holm-adjusted over the methods.
 
 # %%
-sample = test.subset(1)  # one utterance of every intent
-agreement = {m: [] for m in ("raw attention", "attention rollout", "gradient x input")}
-for text in progress(sample.texts, desc="attributing test utterances"):
+from helpers.interventions.compute import (FAITHFULNESS_FRACTIONS, REMOVALS, erasure_curves, random_rankings)
+
+N_RANDOM = 5  # random rankings per utterance, averaged
+N_FAITH = budget.pick(36, 5)  # utterances, one from each of the first N_FAITH intents (time: ~1 s each)
+sample = test.subset(1)  # one utterance of every intent ...
+sample_texts = sample.texts[:N_FAITH]  # ... of the first N_FAITH
+faith = {how: {m: {"comprehensiveness": [], "sufficiency": []} for m in METHODS + ("random",)} for how in REMOVALS}
+ig_deltas = []
+for text in progress(sample_texts, desc="attributing and erasing test utterances"):
     t = trace_text(tokenizer, model, text)
-    with torch.no_grad():
-        ones = torch.ones(1, t.seq_len, dtype=torch.long, device=model.device)
-        target = int(classifier(t.hidden(L)[None], ones).argmax())
-    s = attribution_scores(model, classifier, t, target)
     pos = content_positions(t)
-    for m in agreement:
-        agreement[m].append(spearman(s[m][pos], s["occlusion"][pos]) if len(pos) >= 3 else float("nan"))
-rhos = {m: np.array(v) for m, v in agreement.items()}  # NaN: too few tokens, or a constant score
-both = ~np.isnan(np.stack(list(rhos.values()))).any(0)  # utterances where every method has a rho
-for m, r in rhos.items():
-    print(f"{m:>17} vs occlusion, {both.sum()} utterances: mean rho {bootstrap_ci(r[both]) if both.any() else 'n/a'}")
+    with torch.no_grad():
+        target = int(classifier(t.hidden(L)[None], torch.ones(1, t.seq_len, dtype=torch.long,
+                                                               device=model.device)).argmax())
+    s = attribution_scores(model, classifier, t, target)
+    s["norm-based attention"] = norm_attention_scores(t, model)
+    t_ig = integrated_gradients(tokenizer, model, classifier, t, target, steps=IG_STEPS[:2])
+    s["integrated gradients"] = t_ig.scores
+    ig_deltas.append(abs(t_ig.delta) / max(abs(t_ig.gap), 1e-6))
+    rankings = {m: s[m] for m in METHODS} | random_rankings(pos, t.seq_len, N_RANDOM, seed=len(ig_deltas),
+                                                            device=model.device)
+    for how in REMOVALS:
+        curves = erasure_curves(tokenizer, model, classifier, t, target, rankings, pos, how=how)
+        for key in ("comprehensiveness", "sufficiency"):
+            for m in METHODS:
+                faith[how][m][key].append(curves[m][key])
+            faith[how]["random"][key].append(np.mean([curves[f"random {i}"][key] for i in range(N_RANDOM)], 0))
+faith = {how: {m: {k: np.stack(v) for k, v in c.items()} for m, c in f.items()} for how, f in faith.items()}
+print(f"{len(sample_texts)} utterances; Integrated Gradients |delta| / |f(x) - f(x')|: "
+      f"largest {max(ig_deltas):.2%}, "
+      f"{sum(d < IG_TOLERANCE for d in ig_deltas)} of {len(ig_deltas)} below {IG_TOLERANCE:.0%}")
 
 # %% [markdown]
-# Abnar & Zuidema's claim is a comparison of two methods on the *same* utterances, so we
-# test it paired: the per-utterance difference of $\rho$, rollout minus raw attention, with a
-# bootstrap over the utterances (`paired_difference_ci` in `helpers/common/stats.py`). With no
-# margin set for this comparison, an interval that includes 0 is inconclusive (`verdict`).
+# The table: each method's comprehensiveness and sufficiency, averaged over the $k$ grid (AOPC) and
+# over the utterances, with 95% bootstrap intervals over the utterances; then each method minus the
+# random ranking, paired on the utterances, with the bootstrap p-values Holm-adjusted over the
+# methods (`cluster_bootstrap_ci` with one cluster per utterance, `bootstrap_p_value`, `holm` and
+# `verdict`, all in `helpers/common/stats.py`).
 
 # %%
-rollout_gain = rollout_verdict = None
-if both.sum() > 1:
-    rollout_gain = paired_difference_ci(rhos["attention rollout"][both], rhos["raw attention"][both])
-    rollout_verdict = verdict(rollout_gain, a="rho(rollout)", b="rho(raw attention)")
-rollout_text = ("n/a: too few utterances" if rollout_verdict is None else
-                "rollout agrees better with occlusion, as Abnar & Zuidema found" if rollout_verdict.kind == "higher"
-                else "raw attention agrees better with occlusion, unlike Abnar & Zuidema's finding"
-                if rollout_verdict.kind == "lower" else
-                "inconclusive: the interval includes 0, so this run shows neither method agreeing better")
-print(f"rho(rollout, occlusion) - rho(raw attention, occlusion), paired over {both.sum()} utterances: "
-      f"{rollout_gain if rollout_gain else 'n/a'}\n-> {rollout_text}")
+from helpers.common.stats import bootstrap_p_value, cluster_bootstrap_ci, holm, verdict
+
+
+def aopc(how: str, method: str, key: str) -> np.ndarray:
+    """Per utterance: the mean over the k grid (ERASER's AOPC)."""
+    return faith[how][method][key].mean(1)
+
+
+def versus_random(how: str, key: str) -> dict:
+    """Each method minus the random ranking, paired over the utterances, Holm over the methods."""
+    units = np.arange(len(sample_texts))
+    diffs = {m: cluster_bootstrap_ci(aopc(how, m, key) - aopc(how, "random", key), units, return_boots=True)
+             for m in METHODS}
+    adjusted = holm([bootstrap_p_value(boots) for _, boots in diffs.values()])
+    return {m: verdict(ci, a=m, b="random", p_value=float(p)) for (m, (ci, _)), p in zip(diffs.items(), adjusted)}
+
+
+compared = {key: versus_random("drop", key) for key in ("comprehensiveness", "sufficiency")}
+print(f"tokens dropped; AOPC over k = {', '.join(f'{k:.0%}' for k in FAITHFULNESS_FRACTIONS)}; "
+      f"{len(sample_texts)} utterances; 95% intervals")
+print(f"{'method':>21} | {'comprehensiveness (higher better)':>34} | {'sufficiency (lower better)':>29}")
+for m in METHODS + ("random",):
+    print(f"{m:>21} | {bootstrap_ci(aopc('drop', m, 'comprehensiveness')).format('+.3f'):>34} | "
+          f"{bootstrap_ci(aopc('drop', m, 'sufficiency')).format('+.3f'):>29}")
+print(f"\nagainst the random ranking (paired over utterances, Holm over the {len(METHODS)} methods):")
+for m in METHODS:
+    comp, suff = compared["comprehensiveness"][m], compared["sufficiency"][m]
+    comp_word = {"higher": "more comprehensive", "lower": "LESS comprehensive"}.get(comp.kind, "inconclusive")
+    suff_word = {"lower": "more sufficient", "higher": "LESS sufficient"}.get(suff.kind, "inconclusive")
+    print(f"{m:>21}: comprehensiveness {comp.difference.format('+.3f')} -> {comp_word}; "
+          f"sufficiency {suff.difference.format('+.3f')} -> {suff_word}")
+
+# %%
+from helpers.interventions.plots import plot_faithfulness
+
+fig = plot_faithfulness({m: faith["drop"][m] for m in METHODS + ("random",)}, FAITHFULNESS_FRACTIONS,
+                        title=f"deletion curves (ERASER), tokens dropped, {len(sample_texts)} utterances")
+plt.show()
+print("comprehensiveness AOPC by how a token is removed (same rankings, same utterances):")
+print(f"{'method':>21} " + " ".join(f"{how:>24}" for how in REMOVALS))
+for m in METHODS + ("random",):
+    print(f"{m:>21} " + " ".join(f"{bootstrap_ci(aopc(how, m, 'comprehensiveness')).format('+.3f'):>24}"
+                                 for how in REMOVALS))
 
 # %% [markdown]
-# Remember what each method measures: attention weights say where a head
-# *looks*, not what the looked-at vector contributes; gradients are local; occlusion changes
-# the input (a shorter sentence is also a different sentence).
+# Read the table by the random row: a ranking is faithful only as far as it beats a random choice of
+# the same number of tokens, removed the same way. How far each removal moves the random row itself
+# shows how much of a drop in $p$ is the input becoming strange rather than the evidence going.
+#
+# Abnar & Zuidema compared raw attention, rollout and attention flow with blank-out (occlusion) and
+# input gradients on a small Transformer they trained for subject–verb agreement, and applied the
+# methods to pretrained BERT; rollout and flow agreed better with both than raw attention did. Here
+# we ask the question by faithfulness instead of by agreement: is rollout's comprehensiveness higher
+# than raw attention's, paired over the utterances? With no margin set for this comparison, an
+# interval that includes 0 is inconclusive (`verdict`).
+
+# %%
+rollout_gain = paired_difference_ci(aopc("drop", "attention rollout", "comprehensiveness"),
+                                    aopc("drop", "raw attention", "comprehensiveness"))
+rollout_verdict = verdict(rollout_gain, a="rollout", b="raw attention")
+rollout_text = ("rollout is more comprehensive than raw attention" if rollout_verdict.kind == "higher" else
+                "raw attention is more comprehensive than rollout" if rollout_verdict.kind == "lower" else
+                "inconclusive: the interval includes 0, so this run shows neither ranking more faithful")
+print(f"comprehensiveness AOPC, rollout - raw attention, paired over {len(sample_texts)} utterances: "
+      f"{rollout_gain}\n"
+      f"-> {rollout_text}")
+
+# %% [markdown]
+# ### Context mixing that counts the value vectors: value zeroing
+#
+# An attention weight $\alpha_{ij}$ says how much token $i$ *looks* at token $j$, not how much of
+# $j$ ends up in $i$'s output: that also depends on $j$'s value vector, the output projection, the
+# residual connection, LayerNorm and the feed-forward block. **Value zeroing** (Mohebbi et al., 2023,
+# EACL; pretrained BERT, RoBERTa and ELECTRA encoders) measures the whole layer: run the layer with
+# token $j$'s value vector set to zero in every head -- keys and queries untouched, so the attention
+# pattern stays -- and take how far output $i$ moves, the cosine distance $C_{ij}$, each row divided
+# by its sum (`value_zeroing`; `value_zeroing_rollout` multiplies the layers' matrices as rollout
+# does). It runs the layer once per token, so for a `SENTENCE` longer than `VZ_MAX_TOKENS` we use the
+# short test utterance from above. Four maps on one colour scale: raw attention and value zeroing at
+# the last layer, rollout and value-zeroing rollout through all layers.
+
+# %%
+from helpers.interventions.compute import value_zeroing, value_zeroing_rollout
+from helpers.interventions.plots import plot_mixing_maps
+
+VZ_MAX_TOKENS = 64
+vz_trace = trace if trace.seq_len <= VZ_MAX_TOKENS else short
+vz = [value_zeroing(model, vz_trace, l) for l in range(1, L + 1)]  # one [T, T] matrix per layer
+fig = plot_mixing_maps({f"raw attention, layer {L} (heads averaged)": vz_trace.attention(L).mean(0),
+                        f"value zeroing, layer {L}": vz[-1],
+                        "attention rollout, all layers": attention_rollout(vz_trace.attentions),
+                        "value-zeroing rollout, all layers": value_zeroing_rollout(vz)},
+                       vz_trace.tokens, title="context mixing: row = output token, column = input token")
+plt.show()
+print("share of each token's row on itself, mean over tokens (raw attention vs value zeroing):")
+for l in range(1, L + 1):
+    print(f"   layer {l}: attention {vz_trace.attention(l).mean(0).diagonal().mean():.2f}, "
+          f"value zeroing {vz[l - 1].diagonal().mean():.2f}")
+
+# %% [markdown]
+# Remember what each method measures: attention weights say where a head *looks*, not what the
+# looked-at vector contributes; gradient × input is local and measured from a baseline of zeros;
+# Integrated Gradients explains the difference from *its* baseline; occlusion and the erasure test
+# change the input, so they also measure the model's reaction to a shorter or stranger sentence.
 #
 # ## 6. Explore: remove a head, skip a layer
 #
@@ -924,16 +1274,37 @@ rows = [
      f"correlation of share and loss increase: [CLS] {rho_text(pattern_rho['[CLS]'], pattern_verdict['[CLS]'])}; "
      f"[SEP] {rho_text(pattern_rho['[SEP]'], pattern_verdict['[SEP]'])}",
      "Clark et al. 2019 (bert-base): over half the attention of layers 6-10 on [SEP], read as a no-op"),
+    ("removing a head means setting it to zero",
+     f"on {len(some)} utterances, zero-ablation: {zero_counts['lower']} heads lower the accuracy; mean-ablation: "
+     f"{mean_counts['lower']}; "
+     f"rank agreement of the two loss maps within layers: rho = {agree or 'n/a'}",
+     "a choice of method; mean ablation is common in circuit analysis (no single paper's number quoted)"),
     ("one gradient ranks heads like removing them",
-     rho_text(grad_vs_loss, grad_verdict) + f" ({t_gradient:.1f} s vs {t_exhaustive:.1f} s)",
-     "Michel et al. 2019 (BERT-base on MNLI): the gradient importance, used to prune heads"),
+     "E|g| vs E|dL| within layers: " + rho_text(grad_vs_loss, grad_verdict)
+     + f"; across all heads: rho = {michel_rows['E|g| vs E|dL|'][0] or 'n/a'} ({t_gradient:.1f} s vs "
+     f"{t_exhaustive:.1f} s)", "Michel et al. 2019 (BERT-base on MNLI): the gradient importance, used to prune heads"),
+    ("pruning the least important heads first keeps the accuracy longest",
+     "first share removed with the accuracy shown lower: "
+     + (f"{first_lower:.0%}" if first_lower is not None else "none") + f"; importance order vs {N_ORDERS} random "
+     f"orders, mean accuracy over the curve: {prune_verdict.kind} ({prune_verdict.difference.format('+.3f')})",
+     "Michel et al. 2019 (BERT-base on MNLI): about 40% of heads pruned without a noticeable loss"),
     ("every layer is an indispensable expert",
      "; ".join(layers_text(name) for name in skip_changes) + f" (Holm over {L} layers, margin +/-"
      f"{100 * MARGIN:.1f} pt)", "a popular story; no published number quoted here"),
     ("a word's own vector carries its sense from some layer on", patch_row,
      "lesson 06 (this model): where the senses separate"),
+    ("Integrated Gradients' attributions add up to the change of the logit",
+     f"SENTENCE: |delta| = {abs(ig.delta):.1e} at {ig.steps} steps ({'below' if ig.converged else 'above'} "
+     f"{IG_TOLERANCE:.0%} of |f(x) - f(x')|); {sum(d < IG_TOLERANCE for d in ig_deltas)} of {len(ig_deltas)} "
+     "test utterances below", "Sundararajan et al. 2017 (completeness, an axiom of the method; image and text models)"),
+    ("attribution methods point at the tokens the decision used",
+     "more comprehensive than a random ranking (tokens dropped, Holm over the methods): "
+     + (", ".join(m for m in METHODS if compared["comprehensiveness"][m].kind == "higher") or "none")
+     + "; more sufficient: " + (", ".join(m for m in METHODS if compared["sufficiency"][m].kind == "lower") or "none"),
+     "DeYoung et al. 2020 (ERASER; BERT- and LSTM-based models on seven English tasks): the metrics, not a ranking "
+     "of these methods"),
     ("attention rollout explains a decision better than raw attention",
-     f"rho(rollout) - rho(raw), {both.sum()} utterances: {rollout_gain if rollout_gain else 'n/a'}: {rollout_text}",
+     f"comprehensiveness, rollout - raw attention, {len(sample_texts)} utterances: {rollout_gain}: {rollout_text}",
      "Abnar & Zuidema 2020 (a small Transformer they trained for subject-verb agreement; applied to BERT): "
      "rollout and flow agree better with blank-out and input gradients than raw attention"),
 ]
@@ -953,14 +1324,25 @@ display(Markdown(claims_markdown(rows, header=("story", "what this run shows", "
 # * Looking is not testing: the rank correlation between a head's attention pattern and the
 #   damage its removal does is printed above, with its interval -- ranked within each layer,
 #   because a correlation over all heads also ranks the layers.
-# * Michel et al.'s gradient importance needs one backward pass instead of $L \times A$
-#   forward passes; its agreement with the exhaustive removal is printed above.
 # * Skipping layers and patching word vectors test stories about layers directly: which
 #   layers' removal lowers a measure, which are equivalent within the margin, and from which
 #   layer a word's own vector carries its sense (words resampled, because a word's sentence pairs
-#   share its sentences).
-# * Attention-based attributions (raw, rollout) and gradient × input are cheap; occlusion is
-#   an intervention. How well they agree is a measurement, not an assumption.
+#   share its sentences). The probe reads the patched position itself, so a control reads the rest
+#   of the sentence, which follows the patch only if the layers above spread it.
+# * Mean-ablation replaces a head by its average instead of zeros; where the two differ, zeroing
+#   broke the model by removing a constant, not the head's information.
+# * Michel et al.'s gradient importance needs one backward pass instead of $L \times A$ forward
+#   passes. Compared like for like (size with size, sign with sign, within layers as well as across,
+#   with their per-layer normalisation), its agreement with removal is printed above; the pruning
+#   curve says whether its order keeps the accuracy up longer than random orders.
+# * Integrated Gradients satisfies completeness: its attributions sum to $f(x) - f(x')$ for a stated
+#   baseline, and Captum's convergence delta says whether enough steps were taken. The course's
+#   gradient × input equals Captum's `InputXGradient`.
+# * No attribution method is the ground truth. ERASER's comprehensiveness and sufficiency test each
+#   ranking by removing its top tokens, against a random ranking removed the same way, with
+#   intervals over utterances; how a token is removed (dropped, [MASK], [PAD]) moves the numbers.
+# * Value zeroing measures context mixing through the whole layer, values and residual included;
+#   attention weights only say where a head looks.
 #
 # ## Exercises
 #
@@ -981,10 +1363,15 @@ display(Markdown(claims_markdown(rows, header=("story", "what this run shows", "
 #    in `helpers/common/stats.py`), Holm-adjust the $L$ p-values (`holm`) and give the sorted list
 #    of layers whose skip **lowers** the accuracy (adjusted p < 0.05 and fewer right), layer $L$
 #    included.
+# 6. Comprehensiveness by hand. For `SENTENCE`, take the word tokens (every position but [CLS] and
+#    [SEP]), rank them by their Integrated-Gradients score `scores["integrated gradients"]` (signed,
+#    highest first), drop the top $\lceil 0.2\,n \rceil$ of them from the input (a shorter id
+#    sequence), and give $p(\text{pred} \mid x) - p(\text{pred} \mid x \setminus r)$ with the
+#    head's softmax probability of the predicted intent `pred`: a float.
 
 # %%
 from helpers.exercises.lesson09 import (check_exercise_1, check_exercise_2, check_exercise_3, check_exercise_4,
-                                        check_exercise_5)
+                                        check_exercise_5, check_exercise_6)
 
 answer_1 = None  # your code here: a (layer, head) tuple
 check_exercise_1(answer_1, ablation)
@@ -1004,3 +1391,7 @@ check_exercise_4(answer_4, patch)
 # %%
 answer_5 = None  # your code here: a sorted list of layers (ints, counted from 1)
 check_exercise_5(answer_5, skip_correct)
+
+# %%
+answer_6 = None  # your code here: a float, comprehensiveness at k = 20% for Integrated Gradients
+check_exercise_6(answer_6, tokenizer, model, classifier, trace, scores["integrated gradients"], pred)

@@ -27,7 +27,7 @@ def measured(tokenizer, model):
     ablation = C.ablate_every_head(model, classifier, run, y, progress=False)
     skips = C.skip_every_layer(model, run, progress=False, readout=classifier)
     skip_correct = (skips.argmax(-1) == torch.tensor(y)).float()
-    return ablation, C.head_gate_gradients(model, classifier, run, y), skip_correct
+    return ablation, C.head_gate_gradients(model, classifier, run, y), skip_correct, classifier
 
 
 @pytest.fixture(scope="module")
@@ -42,7 +42,7 @@ def patch(tokenizer, model):
 
 
 def test_no_answer(measured, patch, sample_trace):
-    ablation, grads, skip_correct = measured
+    ablation, grads, skip_correct, _ = measured
     assert "no answer" in ex.check_exercise_1(None, ablation).message
     assert "no answer" in ex.check_exercise_2(None, grads).message
     assert "no answer" in ex.check_exercise_3(None, sample_trace).message
@@ -51,7 +51,7 @@ def test_no_answer(measured, patch, sample_trace):
 
 
 def test_exercise_1(measured):
-    ablation, _, _ = measured
+    ablation, _, _, _ = measured
     layer, head = sol.solution_1(ablation)
     assert ex.check_exercise_1((layer, head), ablation).ok
     fb = ex.check_exercise_1((layer - 1, head), ablation)  # counted from 0
@@ -64,7 +64,7 @@ def test_exercise_1(measured):
 
 
 def test_exercise_2(measured):
-    _, grads, _ = measured
+    _, grads, _, _ = measured
     assert ex.check_exercise_2(sol.solution_2(grads), grads).ok
     fb = ex.check_exercise_2(grads.mean(0).abs(), grads)
     assert not fb.ok and "absolute value of the mean" in fb.message
@@ -116,7 +116,7 @@ def test_exercise_4(patch):
 
 
 def test_exercise_5_on_the_model(measured):
-    _, _, skip_correct = measured
+    _, _, skip_correct, _ = measured
     answer = sol.solution_5(skip_correct)
     fb = ex.check_exercise_5(answer, skip_correct)
     assert fb.ok, fb.message
@@ -144,3 +144,19 @@ def test_exercise_5_hints_follow_the_verdict_rules():
     assert "can go" in ex.check_exercise_5([2, 3, 4], skip_correct).message
     assert "once, sorted" in ex.check_exercise_5([1, 1], skip_correct).message
     assert not ex.check_exercise_5([4], skip_correct).ok
+
+
+def test_exercise_6(tokenizer, model, measured, sample_trace):
+    classifier = measured[3]
+    scores = C.gradient_x_input(model, classifier, sample_trace, 1)
+    args = (tokenizer, model, classifier, sample_trace, scores, 1)
+    assert "no answer" in ex.check_exercise_6(None, *args).message
+    answer = sol.solution_6(*args)
+    fb = ex.check_exercise_6(answer, *args)
+    assert fb.ok, fb.message
+    assert "sign" in ex.check_exercise_6(-answer, *args).message or abs(answer) < 1e-3
+    masked = ex._comprehensiveness(*args[:5], 1, 0.2, how="mask")
+    if abs(masked - answer) > 1e-2:
+        assert "[MASK]" in ex.check_exercise_6(masked, *args).message
+    assert not ex.check_exercise_6(answer + 0.5, *args).ok
+    assert not ex.check_exercise_6("0.1", *args).ok

@@ -462,6 +462,19 @@ def test_sense_patching(model, bank):
     v = last_river[i]  # patched at the last layer: the donor's own vector
     expected = float(F.cosine_similarity(v, c_river, 0) > F.cosine_similarity(v, c_money, 0))
     assert result["follows"][0, L].item() == expected
+    # the context probe: the rest of the sentence, unpatched at the last layer (nothing runs above it)
+    def rest(t):
+        keep = [k for k in range(t.seq_len) if k not in t.find_word("bank").positions]
+        return t.hidden(L)[keep].mean(0)
+
+    rest_river = torch.stack([rest(t) for t in bank["river"]])
+    rest_money = torch.stack([rest(t) for t in bank["money"]])
+    r_river = rest_river[torch.arange(len(rest_river)) != i].mean(0)
+    r_money = rest_money[torch.arange(len(rest_money)) != j].mean(0)
+    w = rest_money[j]  # the target sentence's own context, untouched by a last-layer patch
+    assert result["follows_context"][0, L].item() == float(F.cosine_similarity(w, r_river, 0)
+                                                          > F.cosine_similarity(w, r_money, 0))
+    assert result["control_context"][0].item() == 1.0 - result["follows_context"][0, L].item()
     with pytest.raises(ValueError, match="is not in the input"):
         C.sense_patching(model, bank["river"], bank["money"], "river")
 
@@ -628,3 +641,210 @@ def test_sentence_interventions_truncate_with_the_course_warning(tokenizer, mode
         effects = C.sentence_interventions(tokenizer, model, head, long_text, progress=False)
     assert any("truncated" in str(w.message) for w in caught)
     assert effects.n_truncated > 0 and len(effects.tokens) == 512
+
+
+# -- Integrated Gradients (Captum), faithfulness, mean ablation, pruning ---------------------------
+
+
+def _plain_logits(model, classifier, ids, mask=None):
+    mask = torch.ones_like(ids) if mask is None else mask
+    with torch.no_grad():
+        return classifier(model(input_ids=ids, attention_mask=mask).last_hidden_state, mask)
+
+
+def test_baseline_ids_keep_cls_and_sep(tokenizer, sample_trace):
+    ids = sample_trace.input_ids[None]
+    pad, mask = C.baseline_ids(tokenizer, ids, "pad"), C.baseline_ids(tokenizer, ids, "mask")
+    assert pad[0, 0] == tokenizer.cls_token_id and pad[0, -1] == tokenizer.sep_token_id
+    assert (pad[0, 1:-1] == tokenizer.pad_token_id).all() and (mask[0, 1:-1] == tokenizer.mask_token_id).all()
+    with pytest.raises(ValueError, match="choose one of"):
+        C.baseline_ids(tokenizer, ids, "zeros")
+
+
+def test_integrated_gradients_match_a_riemann_sum_by_hand(tokenizer, model, setup, sample_trace):
+    """Captum's IG against IG written out: interpolate the word embeddings (a forward hook on
+    ``word_embeddings``), midpoint rule, gradients summed; and completeness (Captum's delta)."""
+    classifier = setup[0]
+    ig = C.integrated_gradients(tokenizer, model, classifier, sample_trace, 1, steps=(64,), tolerance=0.05)
+    ids = sample_trace.input_ids[None]
+    ref = C.baseline_ids(tokenizer, ids)
+    full, base = _plain_logits(model, classifier, ids)[0, 1], _plain_logits(model, classifier, ref)[0, 1]
+    assert abs(ig.f_input - full.item()) < 1e-4 and abs(ig.f_baseline - base.item()) < 1e-4
+    assert abs(ig.scores.sum().item() - ig.gap - ig.delta) < 1e-4
+    assert ig.converged and abs(ig.delta) < 0.05 * abs(ig.gap)
+    table = model.embeddings.word_embeddings
+    e1, e0 = table(ids).detach(), table(ref).detach()
+    n, total = 100, torch.zeros_like(e1)
+    for a in (torch.arange(n) + 0.5) / n:
+        point = (e0 + a * (e1 - e0)).requires_grad_(True)
+        handle = table.register_forward_hook(lambda m, i, o: point)
+        try:
+            logit = classifier(model(input_ids=ids).last_hidden_state, torch.ones_like(ids))[0, 1]
+        finally:
+            handle.remove()
+        total += torch.autograd.grad(logit, point)[0] / n
+    by_hand = ((e1 - e0) * total).sum(-1)[0]
+    assert torch.allclose(ig.scores, by_hand, atol=0.02 * by_hand.abs().max().item())
+
+
+def test_integrated_gradients_raise_the_steps_until_complete(tokenizer, model, setup, sample_trace):
+    ig = C.integrated_gradients(tokenizer, model, setup[0], sample_trace, 0, steps=(2, 64), tolerance=1e-9)
+    assert [n for n, _ in ig.history] == [2, 64] and ig.steps == 64 and not ig.converged
+    with pytest.raises(ValueError, match="steps"):
+        C.integrated_gradients(tokenizer, model, setup[0], sample_trace, 0, steps=())
+    with pytest.raises(ValueError, match="valid classes"):
+        C.integrated_gradients(tokenizer, model, setup[0], sample_trace, 99)
+
+
+def test_integrated_gradients_by_embedding_parts(tokenizer, model, setup, sample_trace):
+    parts = C.integrated_gradients_by_embedding(tokenizer, model, setup[0], sample_trace, 2, steps=32)
+    total = sum(parts[k].sum().item() for k in ("word", "segment", "position"))
+    assert abs(total - parts["gap"] - parts["delta"]) < 1e-4
+    assert torch.equal(parts["segment"], torch.zeros_like(parts["segment"]))  # one sentence: segment = baseline
+    positions = torch.zeros(1, sample_trace.seq_len, dtype=torch.long)
+    ref = C.baseline_ids(tokenizer, sample_trace.input_ids[None])
+    with torch.no_grad():
+        f_ref = setup[0](model(input_ids=ref, position_ids=positions).last_hidden_state, torch.ones_like(ref))[0, 2]
+    full = _plain_logits(model, setup[0], sample_trace.input_ids[None])[0, 2]
+    assert abs(parts["gap"] - (full - f_ref).item()) < 1e-4
+
+
+def test_gradient_x_input_equals_captum(model, setup, sample_trace):
+    ours = C.gradient_x_input(model, setup[0], sample_trace, 3)
+    assert torch.allclose(ours, C.gradient_x_input_captum(model, setup[0], sample_trace, 3), atol=1e-5)
+
+
+def test_norm_attention_scores_are_lesson_05s(model, sample_trace):
+    from helpers.attention.compute import norm_attention
+
+    weighted = norm_attention(sample_trace, model)[-1].mean(0)
+    assert torch.allclose(C.norm_attention_scores(sample_trace, model), weighted.mean(0))
+    assert torch.allclose(C.norm_attention_scores(sample_trace, model, "cls"), weighted[0])
+
+
+def test_top_tokens_rank_by_signed_score():
+    scores = torch.tensor([9.0, -5.0, 2.0, 2.0, 0.5, 9.0])
+    assert C.top_tokens(scores, [1, 2, 3, 4], 0.5) == [2, 3]  # -5 is last: it argues against
+    assert C.top_tokens(scores, [1, 2, 3, 4], 0.1) == [2]  # at least one token
+    with pytest.raises(ValueError, match="fraction"):
+        C.top_tokens(scores, [1, 2], 0.0)
+
+
+def test_removal_probabilities_drop_mask_or_pad(tokenizer, model, setup, sample_trace):
+    classifier = setup[0]
+    ids = sample_trace.input_ids.tolist()
+    probs = {how: C.removal_probabilities(tokenizer, model, classifier, sample_trace, 2, [[], [2, 4]], how=how)
+             for how in C.REMOVALS}
+    full = _plain_logits(model, classifier, torch.tensor([ids])).softmax(-1)[0, 2]
+    dropped = _plain_logits(model, classifier, torch.tensor([ids[:2] + ids[3:4] + ids[5:]])).softmax(-1)[0, 2]
+    masked = list(ids)
+    masked[2] = masked[4] = tokenizer.mask_token_id
+    mask_p = _plain_logits(model, classifier, torch.tensor([masked])).softmax(-1)[0, 2]
+    for how in C.REMOVALS:
+        assert abs(probs[how][0] - full) < 1e-5
+    assert abs(probs["drop"][1] - dropped) < 1e-5 and abs(probs["mask"][1] - mask_p) < 1e-5
+    with pytest.raises(ValueError, match="choose one of"):
+        C.removal_probabilities(tokenizer, model, classifier, sample_trace, 2, [[1]], how="blank")
+
+
+def test_erasure_curves_are_eraser_metrics(tokenizer, model, setup, sample_trace):
+    classifier = setup[0]
+    positions = list(range(1, sample_trace.seq_len - 1))
+    scores = torch.arange(sample_trace.seq_len, dtype=torch.float)  # later tokens rank first
+    curves = C.erasure_curves(tokenizer, model, classifier, sample_trace, 1, {"later first": scores}, positions,
+                              fractions=(0.25, 0.5))
+    top = C.top_tokens(scores, positions, 0.25)
+    rest = [p for p in positions if p not in top]
+    p = C.removal_probabilities(tokenizer, model, classifier, sample_trace, 1, [[], top, rest])
+    assert abs(curves["later first"]["comprehensiveness"][0] - (p[0] - p[1]).item()) < 1e-6
+    assert abs(curves["later first"]["sufficiency"][0] - (p[0] - p[2]).item()) < 1e-6
+    assert curves["later first"]["comprehensiveness"].shape == (2,)
+    randoms = C.random_rankings(positions, sample_trace.seq_len, 3, seed=1)
+    assert len(randoms) == 3 and not torch.equal(randoms["random 0"], randoms["random 1"])
+
+
+def test_mean_head_contexts_and_mean_ablation(tokenizer, model, setup):
+    classifier, run, labels, texts = setup
+    means = C.mean_head_contexts(model, run)
+    seen = []
+    handle = model.encoder.layer[1].attention.output.register_forward_pre_hook(lambda m, a: seen.append(a[0]))
+    try:
+        enc = tokenizer(texts, padding=True, truncation=True, max_length=32, return_tensors="pt")
+        with torch.no_grad():
+            model(**enc)
+    finally:
+        handle.remove()
+    real = enc["attention_mask"].bool()
+    assert torch.allclose(means[2], seen[0][real].mean(0), atol=1e-5)
+    ablated = C.ablate_every_head(model, classifier, run, labels, fill=means, progress=False)
+    d = model.config.hidden_size // model.config.num_attention_heads
+
+    def put_mean(module, args):
+        context = args[0].clone()
+        context[..., 3 * d:4 * d] = means[2][3 * d:4 * d]
+        return (context, *args[1:])
+
+    handle = model.encoder.layer[1].attention.output.register_forward_pre_hook(put_mean)
+    try:
+        with torch.no_grad():
+            expected = classifier(model(**enc).last_hidden_state, enc["attention_mask"])
+    finally:
+        handle.remove()
+    assert torch.allclose(ablated.ablated[1, 3], expected, atol=1e-4)
+
+
+def test_normalize_by_layer():
+    scores = torch.tensor([[3.0, 4.0], [0.0, 2.0]])
+    assert torch.allclose(C.normalize_by_layer(scores), torch.tensor([[0.6, 0.8], [0.0, 1.0]]))
+    with pytest.raises(ValueError, match="layers, heads"):
+        C.normalize_by_layer(torch.ones(3))
+
+
+def test_pruning_curve_removes_heads_cumulatively(tokenizer, model, setup):
+    classifier, run, labels, texts = setup
+    L, A = model.config.num_hidden_layers, model.config.num_attention_heads
+    order = [(l, h) for l in range(L, 0, -1) for h in range(A)]  # last layer's heads first
+    correct, loss = C.pruning_curve(model, classifier, run, labels, order, fractions=(0.0, 1 / L))
+    base = classifier(run.hidden(L), run.attention_mask)
+    assert torch.equal(correct[0], (base.argmax(-1) == labels).float())
+    assert torch.allclose(loss[0], F.cross_entropy(base, labels, reduction="none"), atol=1e-5)
+    enc = tokenizer(texts, padding=True, truncation=True, max_length=32, return_tensors="pt")
+    with torch.no_grad(), C.gated_heads(model, {L: torch.zeros(A)}):
+        pruned = classifier(model(**enc).last_hidden_state, enc["attention_mask"])
+    assert torch.allclose(loss[1], F.cross_entropy(pruned, labels, reduction="none"), atol=1e-4)
+    with pytest.raises(ValueError, match="exactly once"):
+        C.pruning_curve(model, classifier, run, labels, order[:-1])
+
+
+def test_value_zeroing_by_hand(model, sample_trace):
+    """One column by hand: the layer run once with token j's value vector zeroed (a hook on the
+    full attention module's value projection), cosine distance per output token, rows normalised."""
+    layer, T = 2, sample_trace.seq_len
+    scores = C.value_zeroing(model, sample_trace, layer)
+    assert scores.shape == (T, T) and torch.allclose(scores.sum(-1), torch.ones(T), atol=1e-5)
+    module = model.encoder.layer[layer - 1]
+    distances = []
+    for j in range(T + 1):  # the last run zeroes nothing: the reference
+        def zero(mod, args, out, j=j):
+            out = out.clone()
+            out[:, j:j + 1] = 0.0  # j == T: an empty slice, nothing zeroed
+            return out
+
+        handle = module.attention.self.value.register_forward_hook(zero)
+        try:
+            with torch.no_grad():
+                out = C._call_layer(module, sample_trace.hidden(layer - 1)[None],
+                                    C.additive_mask(torch.ones(1, T, dtype=torch.long)))[0]
+        finally:
+            handle.remove()
+        distances.append(out.double())
+    assert torch.allclose(distances[T].float(), sample_trace.hidden(layer), atol=1e-4)
+    by_hand = torch.stack([1 - F.cosine_similarity(d, distances[T], dim=-1) for d in distances[:T]], 1).clamp_min(0)
+    total = by_hand.sum(-1, keepdim=True)
+    clear = total[:, 0] > 1e-3  # rows whose distances stand well above float32 rounding
+    assert clear.sum() >= T // 2
+    assert torch.allclose(scores[clear], (by_hand / total)[clear].float(), atol=1e-3)
+    two = [C.value_zeroing(model, sample_trace, l) for l in (1, 2)]
+    assert torch.allclose(C.value_zeroing_rollout(two), two[1] @ two[0])
+    with pytest.raises(ValueError, match="valid layers are 1 to"):
+        C.value_zeroing(model, sample_trace, 0)

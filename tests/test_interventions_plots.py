@@ -7,8 +7,8 @@ import pytest
 
 from helpers.common.stats import Interval
 from helpers.common.style import small_text
-from helpers.interventions.plots import (plot_attributions, plot_head_maps, plot_importance_scatter,
-                                         plot_layer_head_map, plot_patch_curves, plot_skip_effects)
+from helpers.interventions.plots import (plot_attributions, plot_faithfulness, plot_head_maps, plot_importance_scatter,
+                                         plot_layer_head_map, plot_patch_curves, plot_pruning_curve, plot_skip_effects)
 
 
 def colourbar_labels(fig):
@@ -91,3 +91,51 @@ def test_patch_curves_and_attributions():
     with pytest.raises(ValueError, match="one score per token"):
         plot_attributions({"occlusion": [1.0]}, tokens)
     plt.close("all")
+
+
+def test_shared_diverging_scale():
+    values = np.arange(12.0).reshape(3, 4) - 4
+    _, image = plot_layer_head_map(values, cbar_label="x", diverging=True, vmin=-20, vmax=20)
+    assert (image.norm.vmin, image.norm.vmax, image.norm.vcenter) == (-20, 20, 0.0)
+
+
+def test_faithfulness_curves_share_one_scale():
+    rng = np.random.default_rng(0)
+    curves = {m: {"comprehensiveness": rng.random((6, 4)) * s, "sufficiency": rng.random((6, 4)) * s - 0.2}
+              for m, s in (("integrated gradients", 1.0), ("random", 0.3))}
+    fig = plot_faithfulness(curves, (0.1, 0.2, 0.3, 0.5), title="deletion curves")
+    left, right = fig.axes[:2]
+    assert left.get_ylim() == right.get_ylim(), "compared panels share one y-scale"
+    assert "comprehensiveness" in left.get_title() and "sufficiency" in right.get_title()
+    assert np.asarray(left.get_lines()[0].get_xdata()).tolist() == [10.0, 20.0, 30.0, 50.0]
+    assert np.allclose(left.get_lines()[0].get_ydata(), curves["integrated gradients"]["comprehensiveness"].mean(0))
+    assert not small_text(fig) and fig.get_figwidth() <= 9.0
+    with pytest.raises(ValueError, match="at least one"):
+        plot_faithfulness({}, (0.1,))
+
+
+def test_pruning_curve_figure():
+    x = (0.0, 0.1, 0.2)
+    ours = {"accuracy": np.array([0.8, 0.78, 0.7]), "loss": np.array([0.6, 0.7, 1.0])}
+    randoms = [{"accuracy": np.array([0.8, 0.6, 0.4]), "loss": np.array([0.6, 1.2, 2.0])}] * 5
+    fig = plot_pruning_curve(x, ours, randoms, title="pruning")
+    acc_ax, loss_ax = fig.axes
+    assert len(acc_ax.get_lines()) == 6 and np.allclose(acc_ax.get_lines()[-1].get_ydata(), ours["accuracy"])
+    assert "accuracy" in acc_ax.get_ylabel() and "loss" in loss_ax.get_ylabel()
+    assert not small_text(fig)
+    with pytest.raises(ValueError, match="random order"):
+        plot_pruning_curve(x, ours, [])
+
+
+def test_mixing_maps_share_one_scale():
+    from helpers.interventions.plots import plot_mixing_maps
+
+    a = np.eye(4) * 0.5 + 0.125
+    fig = plot_mixing_maps({"raw attention": a, "value zeroing": a ** 2 / (a ** 2).sum(1, keepdims=True)},
+                           ["[CLS]", "a", "b", "[SEP]"], title="mixing")
+    images = [im for ax in fig.axes for im in ax.get_images()]
+    assert len(images) == 2 and len({(im.norm.vmin, im.norm.vmax) for im in images}) == 1
+    assert colourbar_labels(fig) == ["share of the row (rows sum to 1)"]
+    assert not small_text(fig)
+    with pytest.raises(ValueError, match="every panel"):
+        plot_mixing_maps({"x": np.eye(3)}, ["a", "b"])

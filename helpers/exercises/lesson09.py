@@ -7,6 +7,7 @@ import torch
 from helpers.common.stats import bootstrap_ci
 from helpers.exercises import Feedback, correct, no_answer, wrong
 from helpers.interventions.compute import HeadAblation, attention_rollout, outcome_changes, word_cluster_shares
+from helpers.model.trace import device_of
 
 
 def _is_int(x) -> bool:
@@ -182,3 +183,44 @@ def check_exercise_5(answer, skip_correct) -> Feedback:
     return wrong(f"not quite: missing {missing or 'none'}, not lowered {extra or 'none'}.",
                  "mcnemar(skip_correct[l], skip_correct[0]).p_value for l = 1..L, holm(...) over them, then keep "
                  "the layers with adjusted p < 0.05 and a negative difference.")
+
+
+def _comprehensiveness(tokenizer, model, classifier, trace, scores, target: int, fraction: float, *, how="drop",
+                       signed=True) -> float:
+    from helpers.interventions.compute import removal_probabilities, top_tokens
+    from helpers.model.tokens import content_positions
+
+    words = content_positions(trace)
+    ranked = scores if signed else torch.as_tensor(scores, device=device_of(scores)).abs()
+    top = top_tokens(ranked, words, fraction)
+    p = removal_probabilities(tokenizer, model, classifier, trace, target, [[], top], how=how)
+    return float(p[0] - p[1])
+
+
+def check_exercise_6(answer, tokenizer, model, classifier, trace, scores, target: int) -> Feedback:
+    """ERASER's comprehensiveness at k = 20% for one ranking: drop the top ``ceil(0.2 n)`` word
+    tokens (by signed score, at least one), and give p(target | x) - p(target | x without them)."""
+    if answer is None:
+        return no_answer("Set answer_6 to a float: p(pred | SENTENCE) - p(pred | SENTENCE without its top 20% "
+                         "Integrated-Gradients tokens).")
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = float(answer)
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return wrong(f"answer should be a float, got {type(answer).__name__}.", "Convert with float(...).")
+    expected = _comprehensiveness(tokenizer, model, classifier, trace, scores, target, 0.2)
+    close = lambda value: abs(answer - value) <= 1e-3 + 0.01 * abs(value)  # noqa: E731
+    if close(expected):
+        return correct(f"{expected:+.4f}: dropping the top 20% of the word tokens "
+                       + ("lowers" if expected > 0 else "raises") + " the predicted intent's probability by "
+                       f"{abs(expected):.4f}.")
+    if close(-expected):
+        return wrong("the sign is flipped.", "Comprehensiveness is p(full input) minus p(input without the tokens).")
+    if close(_comprehensiveness(tokenizer, model, classifier, trace, scores, target, 0.2, how="mask")):
+        return wrong("that replaces the tokens by [MASK]; the lesson drops them.",
+                     "Build the shorter id sequence without the removed positions.")
+    if close(_comprehensiveness(tokenizer, model, classifier, trace, scores, target, 0.2, signed=False)):
+        return wrong("that ranks by |score|; the lesson ranks by the signed score, highest first.",
+                     "A token that argues against the intent is removed last.")
+    return wrong(f"expected about {expected:+.4f}, got {answer:+.4f}.",
+                 "Word tokens: every position but [CLS] and [SEP]; take the ceil(0.2 * n) with the highest score; "
+                 "softmax the head's logits with and without them and subtract.")

@@ -6,14 +6,24 @@ layers ``1 .. l-1`` untouched, so their output is read from the cache.
 
 * head ablation -- :func:`gated_heads` multiplies each head's context vector by a gate in a
   forward pre-hook on ``layer.attention.output`` (``BertSelfOutput``, whose ``dense`` is the
-  output projection); gate 0 removes the head. :func:`ablate_every_head` does it for every
-  head of every layer, in batches;
+  output projection); gate 0 removes the head, replaced by zeros or by its mean context
+  (:func:`mean_head_contexts`). :func:`ablate_every_head` does it for every head of every layer,
+  in batches;
 * gradient head importance (Michel et al. 2019) -- :func:`head_gate_gradients`, the same gates
   with ``requires_grad``, one forward and one backward pass per group of texts;
+  :func:`normalize_by_layer` (their per-layer l2 normalisation) and :func:`pruning_curve` (heads
+  removed cumulatively in a given order);
 * layer skipping -- :func:`skip_every_layer`, layer ``l`` replaced by the identity;
 * activation patching -- :func:`patch_word_vectors`, one word's vector swapped in at layer ``l``;
 * attribution -- raw attention, :func:`attention_rollout` (Abnar & Zuidema 2020),
-  :func:`gradient_x_input`, :func:`occlusion_scores`;
+  :func:`norm_attention_scores` (lesson 05's norm-based attention), :func:`gradient_x_input` (and
+  Captum's ``InputXGradient``, :func:`gradient_x_input_captum`), :func:`integrated_gradients`
+  (Captum's ``LayerIntegratedGradients``, steps raised until the completeness gap is small;
+  :func:`integrated_gradients_by_embedding` splits it over word / segment / position),
+  :func:`occlusion_scores`; :func:`value_zeroing` (Mohebbi et al. 2023);
+* faithfulness (DeYoung et al. 2020, ERASER) -- :func:`erasure_curves`: comprehensiveness and
+  sufficiency of each ranking's top tokens, removed by :func:`removal_probabilities` (dropped, or
+  replaced by [MASK] or [PAD]);
 * verdicts -- :func:`outcome_changes` (an intervention's accuracy change on the same items: exact
   McNemar, or a cluster bootstrap when items share a unit; Holm over the interventions; "equivalent"
   only inside a margin stated beforehand, TOST on the 90% interval, never finer than
@@ -235,13 +245,13 @@ def _call_layer(layer_module, hidden, mask):
 
 
 def continue_from(model, hidden: torch.Tensor, attention_mask: torch.Tensor, after_layer: int,
-                  gates: dict | None = None) -> torch.Tensor:
+                  gates: dict | None = None, fill: dict | None = None) -> torch.Tensor:
     """Run encoder layers ``after_layer + 1 .. L`` on ``hidden`` (the state after
     ``after_layer``); returns the last hidden state ``[B, T, H]``. ``gates`` maps a layer to
-    its head gates (see :func:`gated_heads`)."""
+    its head gates, ``fill`` to what a removed head is replaced by (see :func:`gated_heads`)."""
     check_layer(model, after_layer, allow_embeddings=True)
     mask = additive_mask(attention_mask, hidden.dtype)
-    with gated_heads(model, gates or {}):
+    with gated_heads(model, gates or {}, fill):
         for module in model.encoder.layer[after_layer:]:
             hidden = _call_layer(module, hidden, mask)
     return hidden
@@ -250,25 +260,31 @@ def continue_from(model, hidden: torch.Tensor, attention_mask: torch.Tensor, aft
 # -- head gates: the pre-hook on the output projection ----------------------------------------
 
 
-def _gate_hook(gate: torch.Tensor, num_heads: int):
+def _gate_hook(gate: torch.Tensor, num_heads: int, fill: torch.Tensor | None = None):
     """A forward pre-hook for ``BertSelfOutput``: its first input is the context ``[B, T, A*d]``
     (the heads side by side, head ``h`` in columns ``h*d .. (h+1)*d - 1``); scale head ``h``
-    by ``gate[:, h]`` before the output projection ``dense`` mixes the heads."""
+    by ``gate[:, h]`` before the output projection ``dense`` mixes the heads. With a ``fill``
+    (``[A*d]``, e.g. each head's mean context), a gate ``g`` gives ``g * c_h + (1 - g) * fill_h``:
+    gate 0 replaces the head by the fill instead of by zeros (mean ablation)."""
 
     def hook(module, args):
         context = args[0]
         batch, seq, width = context.shape
-        g = gate if gate.ndim == 2 else gate[None]  # [B or 1, A]
-        heads = context.reshape(batch, seq, num_heads, width // num_heads) * g[:, None, :, None].to(context.dtype)
+        g = (gate if gate.ndim == 2 else gate[None])[:, None, :, None].to(context.dtype)  # [B or 1, 1, A, 1]
+        heads = context.reshape(batch, seq, num_heads, width // num_heads) * g
+        if fill is not None:
+            heads = heads + (1 - g) * fill.view(1, 1, num_heads, -1).to(context.dtype)
         return (heads.reshape(batch, seq, width), *args[1:])
 
     return hook
 
 
 @contextlib.contextmanager
-def gated_heads(model, gates: dict):
+def gated_heads(model, gates: dict, fill: dict | None = None):
     """Inside the ``with`` block, layer ``l``'s head contexts are multiplied by ``gates[l]``
-    (``[A]`` or ``[B, A]``: 1 keeps a head, 0 removes it). The hooks go away on exit."""
+    (``[A]`` or ``[B, A]``: 1 keeps a head, 0 removes it); with ``fill[l]`` (``[A*d]``, see
+    :func:`mean_head_contexts`) a removed head is replaced by its fill (mean ablation) instead of
+    zeros. The hooks go away on exit."""
     _, n_heads = model_sizes(model)
     handles = []
     try:
@@ -279,7 +295,7 @@ def gated_heads(model, gates: dict):
                 raise ValueError(f"the gate of layer {layer} must be [{n_heads}] or [batch, {n_heads}], "
                                  f"got shape {tuple(gate.shape)}.")
             module = model.encoder.layer[layer - 1].attention.output
-            handles.append(module.register_forward_pre_hook(_gate_hook(gate, n_heads)))
+            handles.append(module.register_forward_pre_hook(_gate_hook(gate, n_heads, (fill or {}).get(layer))))
         yield
     finally:
         for handle in handles:
@@ -435,8 +451,9 @@ class HeadAblation:
 
 @torch.no_grad()
 def ablate_every_head(model, classifier, run: CachedRun, labels, *, bucket: int = 4, max_tokens: int = 24_000,
-                      progress: bool = True) -> HeadAblation:
-    """Remove each head of each layer in turn and classify every item of ``run``.
+                      progress: bool = True, fill: dict | None = None) -> HeadAblation:
+    """Remove each head of each layer in turn and classify every item of ``run`` (``fill``: replace
+    the head by its mean context instead of zeros, :func:`mean_head_contexts`).
 
     For layer ``l`` the cached state after layer ``l-1`` is repeated once per head, each copy
     with a different head gated to 0, and only layers ``l .. L`` run: one batch of ``A x n``
@@ -451,7 +468,8 @@ def ablate_every_head(model, classifier, run: CachedRun, labels, *, bucket: int 
     base = classifier(run.hidden(L), run.attention_mask)
     out = torch.empty(L, A, len(run), base.shape[-1], device=base.device)
     buckets = length_buckets(run.attention_mask, bucket)
-    for layer in progress_bar(range(1, L + 1), desc="ablating every head, layer by layer", disable=not progress):
+    desc = f"{'mean' if fill else 'zero'}-ablating every head, layer by layer"
+    for layer in progress_bar(range(1, L + 1), desc=desc, disable=not progress):
         for items, width in buckets:
             start = run.hidden(layer - 1)[items, :width]
             mask = run.attention_mask[items, :width]
@@ -464,7 +482,7 @@ def ablate_every_head(model, classifier, run: CachedRun, labels, *, bucket: int 
                     gate[k, :, h] = 0.0  # copy k of every item loses head h
                 masks = mask.repeat(len(heads), 1)
                 last = continue_from(model, start.repeat(len(heads), 1, 1), masks, layer - 1,
-                                     {layer: gate.view(-1, A)})
+                                     {layer: gate.view(-1, A)}, fill)
                 logits = classifier(last, masks).view(len(heads), n, -1)
                 out[layer - 1, first:first + len(heads)][:, items] = logits
     return HeadAblation(base, out, y)
@@ -495,6 +513,71 @@ def head_gate_gradients(model, classifier, run: CachedRun, labels, *, bucket: in
             (grad,) = torch.autograd.grad(loss, gates)
         grads[items] = grad
     return grads
+
+
+@torch.no_grad()
+def mean_head_contexts(model, run: CachedRun, *, bucket: int = 64) -> dict:
+    """``{layer: [A*d]}``: every head's context vector (the input of ``attention.output``) averaged
+    over the real tokens of ``run`` -- what mean ablation puts in place of a removed head."""
+    L, _ = model_sizes(model)
+    sums = {layer: torch.zeros(model.config.hidden_size, device=run.attention_mask.device) for layer in range(1, L + 1)}
+    count = run.attention_mask.sum()
+    current = {}
+
+    def record(layer):
+        def hook(module, args):
+            real = current["mask"].bool()
+            sums[layer] += args[0][real].sum(0)
+        return hook
+
+    handles = [model.encoder.layer[l - 1].attention.output.register_forward_pre_hook(record(l)) for l in sums]
+    try:
+        for items, width in length_buckets(run.attention_mask, bucket):
+            current["mask"] = run.attention_mask[items, :width]
+            continue_from(model, run.hidden(0)[items, :width], current["mask"], 0)
+    finally:
+        for handle in handles:
+            handle.remove()
+    return {layer: total / count for layer, total in sums.items()}
+
+
+def normalize_by_layer(importance) -> torch.Tensor:
+    """``[L, A]`` head importances, each layer's row divided by its l2 norm (Michel et al. 2019,
+    after Molchanov et al. 2017): heads of layers with large gradients no longer outrank the rest."""
+    scores = torch.as_tensor(importance, dtype=torch.float32, device=device_of(importance))
+    if scores.ndim != 2:
+        raise ValueError(f"importance must be [layers, heads], got shape {tuple(scores.shape)}.")
+    return scores / scores.norm(dim=1, keepdim=True).clamp_min(1e-20)
+
+
+PRUNE_FRACTIONS = tuple(i / 10 for i in range(10))  # 0 %, 10 %, ..., 90 % of all heads removed
+
+
+@torch.no_grad()
+def pruning_curve(model, classifier, run: CachedRun, labels, order, fractions=PRUNE_FRACTIONS, *,
+                  bucket: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+    """Remove heads cumulatively in ``order`` (a list of ``(layer, head)``, layers from 1, first
+    removed first): for each fraction ``f``, the first ``round(f * L * A)`` heads are gated to 0
+    together. Returns ``(correct [K, N], loss [K, N])`` on ``run``'s items, one row per fraction."""
+    L, A = model_sizes(model)
+    order = [(check_layer(model, l), check_head(model, h)) for l, h in order]
+    if len(set(order)) != L * A:
+        raise ValueError(f"order must list each of the {L * A} heads exactly once, got {len(set(order))} distinct.")
+    y = _labels(labels, len(run), run.attention_mask.device)
+    correct = torch.empty(len(fractions), len(run), device=y.device)
+    loss = torch.empty_like(correct)
+    for k, fraction in enumerate(fractions):
+        if not 0 <= fraction <= 1:
+            raise ValueError(f"fractions must lie in [0, 1], got {fraction!r}.")
+        gates = {layer: torch.ones(A, device=y.device) for layer in range(1, L + 1)}
+        for layer, head in order[:round(fraction * L * A)]:
+            gates[layer][head] = 0.0
+        for items, width in length_buckets(run.attention_mask, bucket):
+            mask = run.attention_mask[items, :width]
+            logits = classifier(continue_from(model, run.hidden(0)[items, :width], mask, 0, gates), mask)
+            correct[k, items] = (logits.argmax(-1) == y[items]).float()
+            loss[k, items] = F.cross_entropy(logits, y[items], reduction="none")
+    return correct, loss
 
 
 # -- verdicts on paired right/wrong outcomes ------------------------------------------------------------
@@ -826,8 +909,15 @@ def sense_patching(model, traces_a: list, traces_b: list, word: str, progress: b
     the word at the last layer: nearest centroid (cosine), the centroids being the unpatched
     last-layer vectors of the *other* sentences (``a`` without ``i``, ``b`` without ``j``).
 
+    The probe reads the very position that was patched, so at the last layer it reads the donor's
+    vector itself. A second probe reads the **rest of the sentence** instead: the mean of the last
+    layer over every real token except the word, with centroids of the other sentences' such means.
+    It follows the patch only when the layers above carried the patched sense into other tokens.
+
     Returns ``{"follows": [pairs, L + 1]`` (1 = the probe says sense ``a``, the patch's sense),
-    ``"control": [pairs]`` (1 = unpatched ``b_j`` is read as ``b``), ``"pairs": [(i, j), ...]}``.
+    ``"follows_context": [pairs, L + 1]`` (the same, read from the rest of the sentence),
+    ``"control": [pairs]`` (1 = unpatched ``b_j`` is read as ``b``), ``"control_context": [pairs]``
+    (the same for the rest of the sentence), ``"pairs": [(i, j), ...]}``.
     """
     traces_a, traces_b = [check_trace(t) for t in traces_a], [check_trace(t) for t in traces_b]
     if len(traces_a) < 2 or len(traces_b) < 2:
@@ -842,15 +932,30 @@ def sense_patching(model, traces_a: list, traces_b: list, word: str, progress: b
     keep_b = [torch.arange(len(traces_b), device=last_b.device) != j for _, j in pairs]
     cent_a = torch.stack([last_a[k].mean(0) for k in keep_a])
     cent_b = torch.stack([last_b[k].mean(0) for k in keep_b])
+    rest_a = torch.stack([_rest_mean(t.hidden(L), p) for t, p in zip(traces_a, spans_a)])
+    rest_b = torch.stack([_rest_mean(t.hidden(L), p) for t, p in zip(traces_b, spans_b)])
+    ctx_a = torch.stack([rest_a[k].mean(0) for k in keep_a])
+    ctx_b = torch.stack([rest_b[k].mean(0) for k in keep_b])
     target = run_from_traces([traces_b[j] for _, j in pairs])
     spans = [spans_b[j] for _, j in pairs]
-    follows = []
+    follows, follows_context = [], []
     for layer in progress_bar(range(L + 1), desc=f"patching {word!r} layer by layer", disable=not progress):
         donors = torch.stack([traces_a[i].hidden(layer)[spans_a[i]] for i, _ in pairs])
         last = patch_word_vectors(model, target, spans, donors, layer)
         follows.append(_cosine_votes(word_vectors(last, spans), cent_a, cent_b))
-    control = 1.0 - _cosine_votes(last_b[[j for _, j in pairs]], cent_a, cent_b)
-    return {"follows": torch.stack(follows, 1), "control": control, "pairs": pairs}
+        rest = torch.stack([_rest_mean(last[r][target.attention_mask[r].bool()], p) for r, p in enumerate(spans)])
+        follows_context.append(_cosine_votes(rest, ctx_a, ctx_b))
+    own = [j for _, j in pairs]
+    return {"follows": torch.stack(follows, 1), "follows_context": torch.stack(follows_context, 1),
+            "control": 1.0 - _cosine_votes(last_b[own], cent_a, cent_b),
+            "control_context": 1.0 - _cosine_votes(rest_b[own], ctx_a, ctx_b), "pairs": pairs}
+
+
+def _rest_mean(hidden: torch.Tensor, span) -> torch.Tensor:
+    """``[H]``: the mean of ``hidden`` (``[T, H]``, real tokens only) over every position outside ``span``."""
+    keep = torch.ones(hidden.shape[0], dtype=torch.bool, device=hidden.device)
+    keep[list(span)] = False
+    return hidden[keep].mean(0)
 
 
 def word_cluster_shares(results: dict, key: str = "follows", *, n_boot: int = 2000, seed: int = 0):
@@ -1014,15 +1119,7 @@ def occlusion_scores(model, classifier, trace: Trace, target: int, positions: li
     windows = occlusion_windows(list(positions), max_passes)
     for chunk in range(0, len(windows), 16):
         group = windows[chunk:chunk + 16]
-        keeps = [[i for i in range(trace.seq_len) if i not in set(w)] for w in group]
-        width = max(len(k) for k in keeps)
-        ids = torch.zeros(len(group), width, dtype=torch.long, device=trace.device)
-        types = torch.zeros_like(ids)
-        mask = torch.zeros_like(ids)
-        for r, keep in enumerate(keeps):
-            ids[r, : len(keep)] = trace.input_ids[keep]
-            types[r, : len(keep)] = trace.token_type_ids[keep]
-            mask[r, : len(keep)] = 1
+        ids, types, mask = _erased_batch(trace, group, "drop", None)
         logits = classifier(model(input_ids=ids, token_type_ids=types, attention_mask=mask).last_hidden_state, mask)
         for r, w in enumerate(group):
             scores[w] = base - logits[r, target]
@@ -1042,6 +1139,302 @@ def attribution_scores(model, classifier, trace: Trace, target: int, pooling: st
         "gradient x input": gradient_x_input(model, classifier, trace, target),
         "occlusion": occlusion_scores(model, classifier, trace, target, max_passes=max_passes),
     }
+
+
+# -- 5b. Integrated Gradients with Captum, and the faithfulness of a ranking (ERASER) ------------------
+
+IG_BASELINES = ("pad", "mask")
+IG_STEPS = (32, 64, 128, 256)  # Integrated Gradients: steps tried in turn until the completeness gap is small
+IG_TOLERANCE = 0.01  # ... smaller than this share of |f(x) - f(x')|
+
+
+def _special_ids(tokenizer) -> set:
+    return {i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id) if i is not None}
+
+
+def baseline_ids(tokenizer, input_ids: torch.Tensor, baseline: str = "pad") -> torch.Tensor:
+    """``input_ids`` with every token except ``[CLS]`` and ``[SEP]`` replaced by ``[PAD]``
+    (``baseline="pad"``, Captum's BERT tutorial) or ``[MASK]`` (``"mask"``): the input ``x'``
+    from which Integrated Gradients integrates."""
+    if baseline not in IG_BASELINES:
+        raise ValueError(f"baseline {baseline!r} is not valid: choose one of {IG_BASELINES}.")
+    fill = tokenizer.pad_token_id if baseline == "pad" else tokenizer.mask_token_id
+    if fill is None:
+        raise ValueError(f"this tokenizer has no {baseline.upper()} token: choose another baseline.")
+    keep = torch.isin(input_ids, torch.tensor([tokenizer.cls_token_id, tokenizer.sep_token_id],
+                                              device=input_ids.device))
+    return torch.where(keep, input_ids, torch.full_like(input_ids, fill))
+
+
+def logits_from_ids(model, classifier):
+    """``forward(input_ids, token_type_ids, attention_mask, position_ids=None) -> logits [B, C]``:
+    the model and the head as one function of token ids, the form Captum attributes."""
+
+    def forward(input_ids, token_type_ids, attention_mask, position_ids=None):
+        hidden = model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
+                       position_ids=position_ids).last_hidden_state
+        return classifier(hidden, attention_mask)
+
+    return forward
+
+
+@dataclass
+class IntegratedGradients:
+    """Integrated Gradients of one logit (Sundararajan et al. 2017) with Captum's
+    ``LayerIntegratedGradients`` on ``embeddings.word_embeddings``.
+
+    ``scores`` ``[T]`` (each token's attribution, summed over the hidden size); ``f_input`` and
+    ``f_baseline`` are the logit at the input and at the baseline; ``delta`` Captum's convergence
+    delta, ``sum(scores) - (f_input - f_baseline)``, at the ``steps`` finally used; ``history`` every
+    ``(steps, delta)`` tried."""
+
+    scores: torch.Tensor
+    f_input: float
+    f_baseline: float
+    delta: float
+    steps: int
+    baseline: str
+    history: list
+    tolerance: float
+
+    @property
+    def gap(self) -> float:
+        return self.f_input - self.f_baseline
+
+    @property
+    def converged(self) -> bool:
+        return abs(self.delta) < self.tolerance * max(abs(self.gap), 1e-6)
+
+
+def _ids_of(trace: Trace) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    inputs = _trace_inputs(check_trace(trace))
+    return inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"]
+
+
+def _internal_batch(seq_len: int) -> int:
+    return max(1, 4096 // seq_len)  # interpolation steps per backward pass: bounded memory at any length
+
+
+def integrated_gradients(tokenizer, model, classifier, trace: Trace, target: int, *, baseline: str = "pad",
+                         steps=IG_STEPS, tolerance: float = IG_TOLERANCE) -> IntegratedGradients:
+    """Integrated Gradients of the ``target`` logit on ``trace``'s sentence, attributed to the word
+    embeddings, from the baseline of :func:`baseline_ids` (attention mask all ones, as in Captum's
+    BERT tutorial). ``steps`` are tried in order (Gauss-Legendre, Captum's default) until
+    ``|delta| < tolerance * |f(x) - f(x')|`` (completeness); the last one tried is kept either way
+    (``.converged`` says whether it met the tolerance)."""
+    from captum.attr import LayerIntegratedGradients
+
+    steps = list(steps)
+    if not steps or any(isinstance(n, bool) or not isinstance(n, int) or n < 2 for n in steps):
+        raise ValueError(f"steps must be a non-empty list of ints >= 2, got {steps!r}.")
+    if not 0 < tolerance < 1:
+        raise ValueError(f"tolerance must lie between 0 and 1 (a share of |f(x) - f(x')|), got {tolerance!r}.")
+    ids, types, mask = _ids_of(trace)
+    ref = baseline_ids(tokenizer, ids, baseline)
+    forward = logits_from_ids(model, classifier)
+    with torch.no_grad():
+        f_x, f_ref = forward(ids, types, mask)[0], forward(ref, types, mask)[0]
+    target = _check_target(target, f_x)
+    lig = LayerIntegratedGradients(forward, model.embeddings.word_embeddings)
+    history = []
+    for n in steps:
+        with torch.enable_grad():
+            attr, delta = lig.attribute(inputs=ids, baselines=ref, target=target, additional_forward_args=(types, mask),
+                                        n_steps=n, internal_batch_size=_internal_batch(ids.shape[1]),
+                                        return_convergence_delta=True)
+        history.append((n, float(delta)))
+        result = IntegratedGradients(attr.sum(-1)[0].detach(), float(f_x[target]), float(f_ref[target]),
+                                     float(delta), n, baseline, history, tolerance)
+        if result.converged:
+            break
+    return result
+
+
+def integrated_gradients_by_embedding(tokenizer, model, classifier, trace: Trace, target: int, *,
+                                      baseline: str = "pad", steps: int = 64) -> dict:
+    """One Integrated Gradients run split over the three embedding tables, as Captum's BERT tutorial
+    does (``LayerIntegratedGradients`` on ``word_embeddings``, ``token_type_embeddings`` and
+    ``position_embeddings`` at once): baselines :func:`baseline_ids`, token type 0 everywhere and
+    position 0 everywhere. Returns ``{"word" | "segment" | "position": [T], "delta": float,
+    "gap": f(x) - f(x')}``; the three parts sum (over tokens) to ``gap + delta``."""
+    from captum.attr import LayerIntegratedGradients
+
+    ids, types, mask = _ids_of(trace)
+    positions = torch.arange(ids.shape[1], device=ids.device)[None]
+    refs = (baseline_ids(tokenizer, ids, baseline), torch.zeros_like(types), torch.zeros_like(positions))
+    forward = logits_from_ids(model, classifier)
+
+    def by_parts(input_ids, token_type_ids, position_ids, attention_mask):
+        return forward(input_ids, token_type_ids, attention_mask, position_ids)
+
+    emb = model.embeddings
+    with warnings.catch_warnings():  # "each layer not solely dependent on another": true of three tables read from ids
+        warnings.filterwarnings("ignore", message="Multiple layers provided")
+        lig = LayerIntegratedGradients(by_parts, [emb.word_embeddings, emb.token_type_embeddings,
+                                                  emb.position_embeddings])
+    with torch.no_grad():
+        f_x, f_ref = by_parts(ids, types, positions, mask)[0], by_parts(*refs, mask)[0]
+    target = _check_target(target, f_x)
+    with torch.enable_grad():
+        parts, delta = lig.attribute(inputs=(ids, types, positions), baselines=refs, target=target,
+                                     additional_forward_args=(mask,), n_steps=steps,
+                                     internal_batch_size=_internal_batch(ids.shape[1]), return_convergence_delta=True)
+    word, segment, position = (p.sum(-1)[0].detach() for p in parts)
+    return {"word": word, "segment": segment, "position": position, "delta": float(delta),
+            "gap": float(f_x[target] - f_ref[target])}
+
+
+def gradient_x_input_captum(model, classifier, trace: Trace, target: int) -> torch.Tensor:
+    """``[T]``: Captum's ``InputXGradient`` on the embedding output ``e`` (``hidden_states[0]``),
+    summed over the hidden size -- an independent computation of :func:`gradient_x_input`."""
+    from captum.attr import InputXGradient
+
+    mask = _trace_inputs(check_trace(trace))["attention_mask"]
+
+    def from_embeddings(emb):
+        return classifier(continue_from(model, emb, mask.expand(emb.shape[0], -1), 0), mask.expand(emb.shape[0], -1))
+
+    emb = trace.hidden(0)[None].clone().requires_grad_(True)
+    with torch.enable_grad():
+        target = _check_target(target, from_embeddings(emb)[0])
+        attr = InputXGradient(from_embeddings).attribute(emb, target=target)
+    return attr.sum(-1)[0].detach()
+
+
+def norm_attention_scores(trace: Trace, model, pooling: str = "mean") -> torch.Tensor:
+    """``[T]``: lesson 05's norm-based attention (Kobayashi et al. 2020, ``alpha_ij ||f(x_j)||``,
+    :func:`~helpers.attention.compute.norm_attention`) of the last layer, heads averaged, read by
+    the pooled vector as :func:`raw_attention_scores` reads the weights."""
+    from helpers.attention.compute import norm_attention
+
+    weighted = norm_attention(check_trace(trace), model)[-1].mean(0)  # [T, T]
+    return _pool_rows(weighted, pooling)
+
+
+@torch.no_grad()
+def value_zeroing(model, trace: Trace, layer: int) -> torch.Tensor:
+    """Value zeroing (Mohebbi et al. 2023) for encoder ``layer`` (1..L): ``[T, T]``, row ``i`` how
+    much output token ``i`` of the layer depends on token ``j``'s **value** vector.
+
+    The layer runs ``T`` times on its cached input, copy ``j`` with token ``j``'s value vector zeroed
+    in every head (a forward hook on ``attention.self.value``; keys and queries, so the attention
+    pattern, stay as they are); ``C_ij`` is the cosine distance between output ``i`` of copy ``j``
+    and the unchanged output ``i``, and each row is divided by its sum. Unlike attention weights it
+    accounts for the value vectors, the output projection, the residual connections, LayerNorm and
+    the feed-forward block of the whole layer."""
+    layer = check_trace(trace).check_layer(layer, allow_embeddings=False)
+    module = model.encoder.layer[layer - 1]
+    T = trace.seq_len
+    inputs = trace.hidden(layer - 1)[None].expand(T + 1, -1, -1)  # copies 0..T-1, and copy T unchanged
+    rows = torch.arange(T, device=trace.device)
+
+    def zero_value(mod, args, output):
+        output = output.clone()
+        output[rows, rows] = 0.0  # copy j: token j's value vector, all heads
+        return output
+
+    handle = module.attention.self.value.register_forward_hook(zero_value)
+    try:
+        out = _call_layer(module, inputs, additive_mask(torch.ones(T + 1, T, dtype=torch.long, device=trace.device)))
+    finally:
+        handle.remove()
+    out = out.double()  # 1 - cos of nearly equal vectors: keep the digits
+    distance = 1.0 - F.cosine_similarity(out[:T], out[T][None], dim=-1)  # [j, i]
+    scores = distance.T.clamp_min(0.0).float()
+    return scores / scores.sum(-1, keepdim=True).clamp_min(1e-12)
+
+
+def value_zeroing_rollout(matrices) -> torch.Tensor:
+    """``[T, T]``: the per-layer value-zeroing matrices (bottom layer first) multiplied through the
+    layers as attention rollout multiplies its matrices (no added identity: the residual path is
+    already inside what value zeroing measures)."""
+    matrices = list(matrices)
+    if not matrices:
+        raise ValueError("give at least one [T, T] value-zeroing matrix.")
+    out = matrices[0]
+    for m in matrices[1:]:
+        out = m @ out
+    return out
+
+
+REMOVALS = ("drop", "mask", "pad")
+FAITHFULNESS_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5)  # shares of the word tokens removed or kept
+
+
+def top_tokens(scores, positions: list, fraction: float) -> list[int]:
+    """The ``ceil(fraction * n)`` positions of ``positions`` (at least one) with the highest
+    **signed** score (ties: the earlier position first)."""
+    if not 0 < fraction <= 1:
+        raise ValueError(f"fraction must lie in (0, 1], got {fraction!r}.")
+    positions = list(positions)
+    if not positions:
+        raise ValueError("no positions to rank.")
+    values = _as_float_array(scores)
+    order = sorted(positions, key=lambda p: (-values[p], p))
+    return order[:max(1, math.ceil(fraction * len(positions)))]
+
+
+def _erased_batch(trace: Trace, removed: list, how: str, fill_id: int | None):
+    """Ids, token types and attention masks ``[B, W]``: row ``r`` is ``trace``'s input with the
+    positions ``removed[r]`` dropped (``how="drop"``: the sequence gets shorter) or replaced by
+    ``fill_id`` (``"mask"``/``"pad"``: same length and positions, attention mask kept at 1)."""
+    ids, types = trace.input_ids, trace.token_type_ids
+    if how != "drop":
+        rows = ids.repeat(len(removed), 1)
+        for r, pos in enumerate(removed):
+            rows[r, list(pos)] = fill_id
+        return rows, types.repeat(len(removed), 1), torch.ones_like(rows)
+    keeps = [[i for i in range(trace.seq_len) if i not in set(pos)] for pos in removed]
+    width = max(len(k) for k in keeps)
+    out_ids = torch.zeros(len(removed), width, dtype=torch.long, device=ids.device)
+    out_types, out_mask = torch.zeros_like(out_ids), torch.zeros_like(out_ids)
+    for r, keep in enumerate(keeps):
+        out_ids[r, : len(keep)], out_types[r, : len(keep)], out_mask[r, : len(keep)] = ids[keep], types[keep], 1
+    return out_ids, out_types, out_mask
+
+
+@torch.no_grad()
+def removal_probabilities(tokenizer, model, classifier, trace: Trace, target: int, removed: list, *,
+                          how: str = "drop", batch: int = 128) -> torch.Tensor:
+    """``[len(removed)]``: the softmax probability of ``target`` with the positions ``removed[r]``
+    taken out of the input (:data:`REMOVALS`: dropped, or replaced by ``[MASK]`` or ``[PAD]``)."""
+    if how not in REMOVALS:
+        raise ValueError(f"how {how!r} is not valid: choose one of {REMOVALS}.")
+    fill = {"mask": tokenizer.mask_token_id, "pad": tokenizer.pad_token_id}.get(how)
+    out = []
+    for start in range(0, len(removed), batch):
+        ids, types, mask = _erased_batch(check_trace(trace), removed[start:start + batch], how, fill)
+        logits = classifier(model(input_ids=ids, token_type_ids=types, attention_mask=mask).last_hidden_state, mask)
+        out.append(logits.softmax(-1)[:, target])
+    return torch.cat(out)
+
+
+def erasure_curves(tokenizer, model, classifier, trace: Trace, target: int, rankings: dict, positions: list, *,
+                   fractions=FAITHFULNESS_FRACTIONS, how: str = "drop") -> dict:
+    """ERASER's comprehensiveness and sufficiency (DeYoung et al. 2020) of every ranking, one
+    utterance: for each ``{name: [T] scores}`` of ``rankings`` and each fraction ``k``, with ``r`` the
+    top-``k`` tokens of ``positions`` (:func:`top_tokens`, by signed score) and ``p`` the probability
+    of ``target``: comprehensiveness ``p(x) - p(x without r)``, sufficiency ``p(x) - p(r only)``
+    (special tokens always stay). All variants run in one batch. Returns
+    ``{name: {"comprehensiveness": [K], "sufficiency": [K]}}`` (numpy) and ``"p_full"``."""
+    positions, fractions = list(positions), list(fractions)
+    sets = {name: [top_tokens(s, positions, k) for k in fractions] for name, s in rankings.items()}
+    removed = [[]]
+    for top in sets.values():
+        removed += top + [[p for p in positions if p not in set(t)] for t in top]
+    probs = _as_float_array(removal_probabilities(tokenizer, model, classifier, trace, target, removed, how=how))
+    full, rest, K = probs[0], probs[1:], len(fractions)
+    out = {"p_full": float(full)}
+    for i, name in enumerate(sets):
+        chunk = rest[2 * K * i: 2 * K * (i + 1)]
+        out[name] = {"comprehensiveness": full - chunk[:K], "sufficiency": full - chunk[K:]}
+    return out
+
+
+def random_rankings(positions: list, seq_len: int, n: int, seed: int = 0, device=None) -> dict:
+    """``{"random 0": [T], ...}``: ``n`` random scores of the ``positions`` (a random order each)."""
+    gen = torch.Generator().manual_seed(seed)
+    return {f"random {i}": torch.rand(seq_len, generator=gen).to(device) for i in range(n)}  # cpu: seeded draw
 
 
 # -- 6. everything the explorer shows, for one sentence ---------------------------------------------

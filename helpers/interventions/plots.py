@@ -1,5 +1,6 @@
 """Lesson 09 figures: layer x head maps, importance scatter, skipped layers, patching curves,
-attributions. Each takes data (plus an optional ``ax``) and returns what it drew."""
+attributions, faithfulness (ERASER) curves, pruning curves and token-mixing maps. Each takes data
+(plus an optional ``ax``) and returns what it drew."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ def plot_layer_head_map(values, ax=None, title: str = "", cbar_label: str = "", 
     n_layers, n_heads = values.shape
     ax = new_axes(ax, (max(4.0, 0.4 * n_heads + 2), 0.4 * n_layers + 1.6))
     norm = None
-    if diverging:
-        bound = max(float(np.abs(values).max()), 1e-9)
+    if diverging:  # vmin / vmax, when given, fix the bound (maps side by side share one scale)
+        bound = max(abs(vmin or 0.0), abs(vmax or 0.0)) or max(float(np.abs(values).max()), 1e-9)
         norm = TwoSlopeNorm(vcenter=0.0, vmin=-bound, vmax=bound)
     elif vmin is not None or vmax is not None:
         norm = plt.Normalize(vmin=vmin, vmax=vmax)
@@ -112,10 +113,12 @@ def plot_skip_effects(panels: dict):
     return fig
 
 
-def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: float | None = None):
+def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: float | None = None,
+                      control=None, control_label: str = "control"):
     """Share of patched runs whose final word vector follows the patch, per patched layer
     (0 = embeddings): a thin grey line per word (``curves``: ``{word: [L + 1]}``) and the
-    pooled share with its interval (``pooled``: ``[Interval] * (L + 1)``)."""
+    pooled share with its interval (``pooled``: ``[Interval] * (L + 1)``); ``control``, a second
+    pooled share (e.g. read from the rest of the sentence), dashed with its interval."""
     if not curves:
         raise ValueError("give at least one {word: rates} curve.")
     ax = new_axes(ax, (7.0, 3.5))
@@ -127,6 +130,9 @@ def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: fl
     ax.fill_between(x, [i.low for i in pooled], [i.high for i in pooled], color="black", alpha=0.15,
                     label="all words, 95% interval")
     ax.plot(x, est, "o-", color="black", lw=2, label="all words")
+    if control is not None:
+        ax.fill_between(x, [i.low for i in control], [i.high for i in control], color=HIGHLIGHT, alpha=0.15)
+        ax.plot(x, [i.estimate for i in control], "s--", color=HIGHLIGHT, lw=2, label=control_label)
     if chance is not None:
         ax.axhline(chance, color="grey", ls=":", label="half the pairs")
     ax.set_xticks(x, layer_labels(n))
@@ -162,3 +168,93 @@ def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens
     colorbar(image, ax, "score / largest |score| of its method")
     ax.figure.tight_layout()
     return ax, shown
+
+
+def _mean_band(ax, x, rows, label, color=None, style="o-"):
+    """The mean of ``rows`` (``[units, K]``) with a 95% bootstrap band over the units."""
+    from helpers.common.stats import bootstrap_ci
+
+    rows = to_numpy(rows)
+    cis = bootstrap_ci(rows) if rows.ndim == 2 else None
+    line, = ax.plot(x, rows.mean(0), style, color=color, label=label, lw=1.5, ms=4)
+    if cis is not None:
+        ax.fill_between(x, [c.low for c in cis], [c.high for c in cis], color=line.get_color(), alpha=0.12)
+    return line
+
+
+def plot_faithfulness(curves: dict, fractions, title: str = ""):
+    """Two panels over the share ``k`` of word tokens: comprehensiveness (prediction probability lost
+    when a method's top-``k`` tokens are removed: higher is more faithful) and sufficiency (lost when
+    only they are kept: lower is more faithful). ``curves``: ``{method: {"comprehensiveness": [N, K],
+    "sufficiency": [N, K]}}`` per utterance; the mean with a 95% bootstrap band over the utterances,
+    one shared y-scale. Returns the figure."""
+    if not curves:
+        raise ValueError("give at least one {method: {'comprehensiveness': ..., 'sufficiency': ...}} entry.")
+    x = 100 * np.asarray(fractions, dtype=float)
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.9), sharey=True)
+    for name, c in curves.items():
+        dashed = name.startswith("random")
+        for ax, key in zip(axes, ("comprehensiveness", "sufficiency")):
+            _mean_band(ax, x, c[key], name, color="grey" if dashed else None, style="s--" if dashed else "o-")
+    for ax, key, better in zip(axes, ("comprehensiveness", "sufficiency"), ("higher", "lower")):
+        ax.axhline(0, color="grey", lw=0.5)
+        ax.set_xlabel("word tokens " + ("removed" if key == "comprehensiveness" else "kept") + " (% of the utterance)")
+        ax.set_title(f"{key} ({better} = more faithful)")
+    axes[0].set_ylabel("p(predicted intent): full input minus changed")
+    handles, labels = axes[0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), frameon=False, fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout(rect=(0, 0.14, 1, 1))
+    return fig
+
+
+def plot_pruning_curve(fractions, by_importance: dict, random_orders: list, title: str = ""):
+    """Accuracy and loss (two panels) against the share of heads removed: ``by_importance``
+    ``{"accuracy": [K], "loss": [K]}`` for the importance order, ``random_orders`` a list of such
+    dicts, one per random order (thin grey lines). Returns the figure."""
+    if not random_orders:
+        raise ValueError("give at least one random order to compare with.")
+    x = 100 * np.asarray(fractions, dtype=float)
+    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6))
+    for ax, key, label in zip(axes, ("accuracy", "loss"), ("test accuracy", "test loss (cross-entropy)")):
+        for k, order in enumerate(random_orders):
+            ax.plot(x, to_numpy(order[key]), "-", color="grey", lw=0.9, alpha=0.7,
+                    label="random order" if k == 0 else None)
+        ax.plot(x, to_numpy(by_importance[key]), "o-", color=HIGHLIGHT, lw=2, label="least important first")
+        ax.set_xlabel("heads removed (% of all heads)")
+        ax.set_ylabel(label)
+        ax.set_title(f"{label} as heads are pruned")
+    axes[0].legend(loc="lower left", fontsize=8)
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def plot_mixing_maps(panels: dict, tokens, title: str = "", ncols: int = 2):
+    """Token-to-token maps side by side (``panels``: ``{title: [T, T]}``, row ``i`` = output token,
+    column ``j`` = input token), all on **one** colour scale from 0 to the largest value of any panel,
+    so that the panels compare. Returns the figure."""
+    if not panels:
+        raise ValueError("give at least one {title: [T, T] matrix} panel.")
+    mats = {name: to_numpy(m) for name, m in panels.items()}
+    n = len(tokens)
+    if any(m.shape != (n, n) for m in mats.values()):
+        raise ValueError(f"every panel must be [{n}, {n}] for {n} tokens.")
+    vmax = max(float(np.nanmax(m)) for m in mats.values())
+    nrows = -(-len(mats) // ncols)
+    side = min(4.4, max(3.0, 0.22 * n + 1.5))
+    fig, axes = plt.subplots(nrows, ncols, figsize=(min(9.0, ncols * side + 0.8), nrows * side + 0.4), squeeze=False,
+                             layout="constrained")
+    for ax, (name, m) in zip(axes.flat, mats.items()):
+        image = ax.imshow(m, cmap="magma", vmin=0, vmax=vmax)
+        ax.set_xticks(range(n), tokens, rotation=90, fontsize=8)
+        ax.set_yticks(range(n), tokens, fontsize=8)
+        ax.set_title(name, fontsize=9)
+    for ax in list(axes.flat)[len(mats):]:
+        ax.axis("off")
+    fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8).set_label("share of the row (rows sum to 1)")
+    if title:
+        fig.suptitle(title)
+    return fig

@@ -44,3 +44,22 @@ def solution_5(skip_correct) -> list[int]:
     adjusted = holm([t.p_value for t in tests])
     return [layer for layer, (t, p) in enumerate(zip(tests, adjusted), start=1)
             if p < 0.05 and t.a_only < t.b_only]  # a_only: right only with the layer skipped
+
+
+def solution_6(tokenizer, model, classifier, trace, scores, target: int) -> float:
+    """Comprehensiveness at k = 20%: drop the ceil(0.2 n) word tokens with the highest signed score,
+    run again, and subtract the predicted intent's probabilities."""
+    import math
+
+    words = [i for i, t in enumerate(trace.tokens) if t not in (tokenizer.cls_token, tokenizer.sep_token)]
+    k = max(1, math.ceil(0.2 * len(words)))
+    top = sorted(words, key=lambda i: (-float(scores[i]), i))[:k]
+    ids = trace.input_ids.tolist()
+
+    def probability(keep):
+        x = torch.tensor([[ids[i] for i in keep]], device=trace.input_ids.device)
+        with torch.no_grad():
+            logits = classifier(model(input_ids=x).last_hidden_state, torch.ones_like(x))
+        return float(logits.softmax(-1)[0, target])
+
+    return probability(range(len(ids))) - probability([i for i in range(len(ids)) if i not in top])
