@@ -1179,6 +1179,9 @@ from helpers.interventions.plots import plot_mixing_maps
 
 VZ_MAX_TOKENS = 64
 vz_trace = trace if trace.seq_len <= VZ_MAX_TOKENS else short
+if vz_trace is not trace:  # T+1 layer copies and T x T labels per map: say so rather than swap silently
+    print(f"SENTENCE has {trace.seq_len} tokens, more than the {VZ_MAX_TOKENS} this cell draws; "
+          f"showing the short test utterance ({short.seq_len} tokens) instead.")
 vz = [value_zeroing(model, vz_trace, l) for l in range(1, L + 1)]  # one [T, T] matrix per layer
 fig = plot_mixing_maps({f"raw attention, layer {L} (heads averaged)": vz_trace.attention(L).mean(0),
                         f"value zeroing, layer {L}": vz[-1],
