@@ -812,6 +812,12 @@ def test_pruning_curve_removes_heads_cumulatively(tokenizer, model, setup):
     with torch.no_grad(), C.gated_heads(model, {L: torch.zeros(A)}):
         pruned = classifier(model(**enc).last_hidden_state, enc["attention_mask"])
     assert torch.allclose(loss[1], F.cross_entropy(pruned, labels, reduction="none"), atol=1e-4)
+    reused = C.pruning_curve(model, classifier, run, labels, order, fractions=(0.0, 1 / L),
+                             unchanged=(correct[0], loss[0]))
+    assert torch.equal(reused[0], correct) and torch.allclose(reused[1], loss)
+    sentinel = (torch.full_like(correct[0], 7.0), torch.full_like(loss[0], 7.0))  # really reused
+    assert (C.pruning_curve(model, classifier, run, labels, order, fractions=(0.0,),
+                            unchanged=sentinel)[0] == 7.0).all()
     with pytest.raises(ValueError, match="exactly once"):
         C.pruning_curve(model, classifier, run, labels, order[:-1])
 

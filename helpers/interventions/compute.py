@@ -555,10 +555,12 @@ PRUNE_FRACTIONS = tuple(i / 10 for i in range(10))  # 0 %, 10 %, ..., 90 % of al
 
 @torch.no_grad()
 def pruning_curve(model, classifier, run: CachedRun, labels, order, fractions=PRUNE_FRACTIONS, *,
-                  bucket: int = 64) -> tuple[torch.Tensor, torch.Tensor]:
+                  bucket: int = 64, unchanged: tuple | None = None) -> tuple[torch.Tensor, torch.Tensor]:
     """Remove heads cumulatively in ``order`` (a list of ``(layer, head)``, layers from 1, first
     removed first): for each fraction ``f``, the first ``round(f * L * A)`` heads are gated to 0
-    together. Returns ``(correct [K, N], loss [K, N])`` on ``run``'s items, one row per fraction."""
+    together. Returns ``(correct [K, N], loss [K, N])`` on ``run``'s items, one row per fraction.
+    ``unchanged``: ``(correct [N], loss [N])`` of the unchanged model on the same items (row 0 of
+    an earlier curve), reused wherever a fraction removes no head instead of running it again."""
     L, A = model_sizes(model)
     order = [(check_layer(model, l), check_head(model, h)) for l, h in order]
     if len(set(order)) != L * A:
@@ -569,8 +571,12 @@ def pruning_curve(model, classifier, run: CachedRun, labels, order, fractions=PR
     for k, fraction in enumerate(fractions):
         if not 0 <= fraction <= 1:
             raise ValueError(f"fractions must lie in [0, 1], got {fraction!r}.")
+        removed = order[:round(fraction * L * A)]
+        if not removed and unchanged is not None:
+            correct[k], loss[k] = unchanged[0].to(y.device), unchanged[1].to(y.device)
+            continue
         gates = {layer: torch.ones(A, device=y.device) for layer in range(1, L + 1)}
-        for layer, head in order[:round(fraction * L * A)]:
+        for layer, head in removed:
             gates[layer][head] = 0.0
         for items, width in length_buckets(run.attention_mask, bucket):
             mask = run.attention_mask[items, :width]
@@ -1422,7 +1428,13 @@ def erasure_curves(tokenizer, model, classifier, trace: Trace, target: int, rank
     removed = [[]]
     for top in sets.values():
         removed += top + [[p for p in positions if p not in set(t)] for t in top]
-    probs = _as_float_array(removal_probabilities(tokenizer, model, classifier, trace, target, removed, how=how))
+    # Rankings often agree on their top tokens and short utterances round several k to the same
+    # count: each distinct set of removed positions runs once.
+    distinct = list(dict.fromkeys(tuple(sorted(r)) for r in removed))
+    unique = _as_float_array(removal_probabilities(tokenizer, model, classifier, trace, target,
+                                                   [list(r) for r in distinct], how=how))
+    where = {r: i for i, r in enumerate(distinct)}
+    probs = unique[[where[tuple(sorted(r))] for r in removed]]
     full, rest, K = probs[0], probs[1:], len(fractions)
     out = {"p_full": float(full)}
     for i, name in enumerate(sets):

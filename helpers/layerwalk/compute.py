@@ -345,8 +345,10 @@ def top_dimensions(shares: torch.Tensor, k: int = 3) -> tuple[torch.Tensor, torc
 
 def layer_norm_outliers(model, n_sigma: float = 3.0) -> list[list[int]]:
     """Dimensions whose LayerNorm scale or bias lies more than ``n_sigma`` standard deviations
-    from that vector's mean, per layer ``0 .. L`` -- the criterion of Kovaleva et al. (2021,
-    *BERT Busters*), who found such dimensions at the same positions in every layer of BERT-base."""
+    from that vector's mean, per layer ``0 .. L``. The course's test, in the spirit of Kovaleva
+    et al. (2021, *BERT Busters*; high-magnitude output-LayerNorm scales and biases at the same
+    position in every layer of BERT-base); their paper's exact threshold is not reproduced here.
+    :func:`outliers_in_every_layer` adds their second condition, the same position throughout."""
     out = []
     for ln in final_layer_norms(model):
         flagged = set()
