@@ -1327,7 +1327,9 @@ def value_zeroing(model, trace: Trace, layer: int) -> torch.Tensor:
     pattern, stay as they are); ``C_ij`` is the cosine distance between output ``i`` of copy ``j``
     and the unchanged output ``i``, and each row is divided by its sum. Unlike attention weights it
     accounts for the value vectors, the output projection, the residual connections, LayerNorm and
-    the feed-forward block of the whole layer."""
+    the feed-forward block of the whole layer. As in the authors' code (github.com/hmohebbi/
+    ValueZeroing, ``scoring/value_zeroing.py``): the token's own column ``j = i`` is kept, each
+    layer runs on the unchanged output of the layer below, and rows are normalised to sum to 1."""
     layer = check_trace(trace).check_layer(layer, allow_embeddings=False)
     module = model.encoder.layer[layer - 1]
     T = trace.seq_len
