@@ -1009,6 +1009,11 @@ print(f"{'token':>12} {'word':>8} {'position':>9} {'segment':>8}")
 for j, tok in enumerate(short.tokens):
     print(f"{tok:>12} {parts['word'][j]:+8.3f} {parts['position'][j]:+9.3f} {parts['segment'][j]:+8.3f}")
 print(f"{'sum':>12} {parts['word'].sum():+8.3f} {parts['position'].sum():+9.3f} {parts['segment'].sum():+8.3f}")
+split_gap = abs(parts["delta"]) / max(abs(parts["gap"]), 1e-6)
+print(f"|delta| / |f(x) - f(x')| = {split_gap:.1%}: " + (
+    f"below {IG_TOLERANCE:.0%}, the three columns add up to the gap" if split_gap < IG_TOLERANCE else
+    f"above {IG_TOLERANCE:.0%}: three embeddings move at once along the path, so this split "
+    "needs more steps; read its columns as approximate"))
 
 # %%
 from helpers.interventions.plots import plot_attributions
