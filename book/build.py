@@ -19,7 +19,10 @@ Steps (all offline):
 3. **Render** with Sphinx + MyST-NB + sphinx-book-theme into ``build/site/`` (conf.py beside this
    file). MathJax 3 comes from the ``django-static-mathjax`` wheel (static files only) into
    ``_static/mathjax``; search is Sphinx's own (``searchindex.js``, works from ``file://``).
-4. **Check**: no page may need anything from the network to render (a script, stylesheet,
+4. **Lighter pages** (``book/postprocess.py``): formulas typeset to SVG at build time by MathJax
+   in Node (without Node the pages load MathJax in the browser), only the icons in use,
+   every figure with its alt text and a link to open it full size; page weights printed.
+5. **Check**: no page may need anything from the network to render (a script, stylesheet,
    font, image or iframe with an http(s) address); the build fails and names them otherwise.
 
 Usage: python book/build.py [--out build/site] [--no-execute] [--only 00,03]
@@ -118,9 +121,11 @@ def repository_from_badges(texts: list[str]) -> str:
 
 
 def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], built_on: str,
-              repository: str) -> tuple[str, list[str]]:
+              repository: str, diagram: str | None = None) -> tuple[str, list[str]]:
     """MyST source of the home page, from README.md: title, opening paragraph(s), the lesson
-    table. A lesson the table lacks gets a row (title from its notebook) and a warning.
+    table (class ``lesson-table``: cards on a phone). A lesson the table lacks gets a row (title
+    from its notebook) and a warning. ``diagram``: a picture file beside the page (the encoder
+    diagram lesson 00 drew), shown as a captioned figure under the introduction.
 
     Returns (markdown, warnings).
     """
@@ -158,10 +163,19 @@ def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], bui
     body = "\n".join(table)
     body = body.replace("https://colab.research.google.com/assets/colab-badge.svg", LOCAL_BADGE)
     toctree = "\n".join(f"lessons/{p.stem}" for p in lesson_files)
+    figure = "" if diagram is None else f"""
+```{{figure}} {diagram}
+:alt: The BERT encoder of the bundled model, drawn from its configuration: token ids, the three embedding tables, then L encoder layers of self-attention and feed-forward blocks with residual connections and LayerNorm, then the pooler and a classification head.
+:width: 100%
+
+The encoder of the bundled model, drawn from its configuration in lesson 00 (every size
+read from `model.config`). Click to open it full size.
+```
+"""
     page = f"""{title}
 
 {repository_links(intro, repository)}
-
+{figure}
 Every lesson page below shows the outputs of one run of that lesson, made offline
 (`HF_HUB_OFFLINE=1`) on {built_on} when this site was built. With `MODEL = None` and no network
 a lesson uses `bert-base-uncased` if it is in the local cache and otherwise the all-MiniLM-L6-v2
@@ -170,7 +184,11 @@ badge, or `bash course.sh lab`).
 
 ## Lessons
 
+```{{table}}
+:class: lesson-table
+
 {repository_links(body, repository)}
+```
 
 ```{{toctree}}
 :hidden:
@@ -180,6 +198,23 @@ badge, or `bash course.sh lab`).
 ```
 """
     return page, warnings
+
+
+DIAGRAM_CALL = "architecture_diagram("
+
+
+def diagram_picture(executed: dict) -> bytes | None:
+    """The PNG of the first cell of lesson 00 that draws the architecture diagram, or None."""
+    for stem, nb in executed.items():
+        if not stem.startswith("00_"):
+            continue
+        for cell in nb.cells:
+            if cell.cell_type == "code" and DIAGRAM_CALL in cell.source:
+                for output in cell.get("outputs", []):
+                    png = output.get("data", {}).get("image/png")
+                    if png:
+                        return base64.b64decode(png)
+    return None
 
 
 def _section(lines: list[str], heading: str) -> list[str] | None:
@@ -343,10 +378,24 @@ def external_resources(site: Path) -> list[tuple[str, str]]:
 
 
 # ------------------------------------------------------------------------------ main
-def copy_mathjax(dest: Path) -> None:
+def mathjax_es5() -> Path:
     import mathjax  # the django-static-mathjax wheel: MathJax's own files, nothing else needed
 
-    es5 = Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+    return Path(mathjax.__file__).parent / "static" / "mathjax" / "es5"
+
+
+def _postprocess():
+    """book/postprocess.py as a module (build.py also runs as a loaded file in the tests)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_postprocess", BOOK / "postprocess.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def copy_mathjax(dest: Path) -> None:
+    es5 = mathjax_es5()
     if dest.exists():
         shutil.rmtree(dest)
     dest.mkdir(parents=True)
@@ -415,7 +464,11 @@ def main(argv: list[str] | None = None) -> int:
         shutil.copy2(path, src / "notebooks" / path.name)  # the download: the committed, output-free file
     built_on = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
     titles = {stem: lesson_title(nb) for stem, nb in executed.items()}
-    index, warnings = home_page((ROOT / "README.md").read_text(encoding="utf-8"), files, titles, built_on, repository)
+    diagram = diagram_picture(executed)
+    if diagram is not None:
+        (src / "architecture.png").write_bytes(diagram)
+    index, warnings = home_page((ROOT / "README.md").read_text(encoding="utf-8"), files, titles, built_on, repository,
+                                diagram="architecture.png" if diagram is not None else None)
     (src / "index.md").write_text(index, encoding="utf-8")
     for line in sorted(set(notes)) + warnings:
         print(f"book: note: {line}")
@@ -430,7 +483,35 @@ def main(argv: list[str] | None = None) -> int:
         print("book: Sphinx failed or warned (warnings are errors here); see above", file=sys.stderr)
         return 1
 
-    # 4. offline check
+    # 4. lighter pages: formulas typeset now, only the icons in use, pictures described
+    post = _postprocess()
+    node = post.node_executable()
+    if node:
+        math = post.prerender_math(out, mathjax_es5(), node)
+        if math["errors"]:
+            listing = "\n".join(f"  {page}: {tex!r}: {msg}" for page, tex, msg in math["errors"][:20])
+            print(f"book: {len(math['errors'])} formula(s) MathJax cannot typeset:\n{listing}", file=sys.stderr)
+            return 1
+        shutil.rmtree(out / "_static" / "mathjax", ignore_errors=True)  # no page loads it any more
+        print(f"book: {math['formulas']} formulas typeset to SVG on {math['pages']} page(s) (MathJax in Node)")
+    else:
+        print("book: note: no Node.js (`node`), so pages load MathJax in the browser (about 2 MB more per "
+              "page); install Node (Debian: apt-get install nodejs) to typeset formulas at build time")
+    icons = post.subset_icons(out)
+    print("book: " + (f"icons: {icons['icons']} in use, {icons['before'] // 1000} kB -> {icons['after'] // 1000} kB"
+                      if icons["replaced"] else f"note: icons kept in full ({icons['reason']})"))
+    packed = post.compress_images(out)
+    print(f"book: figures {packed['before'] // 1000} kB -> {packed['after'] // 1000} kB (palette PNG)")
+    pictures = post.describe_images(out, post.image_descriptions(executed.values()))
+    print(f"book: {pictures['described']} figure(s) described (alt text) and linked full size")
+    for line in pictures["undescribed"][:10]:
+        print(f"book: note: no description recorded for {line}")
+    weights = post.page_weights(out)
+    heaviest = max(weights, key=weights.get)
+    print(f"book: page weight: heaviest {heaviest} {weights[heaviest] / 1e6:.2f} MB, "
+          f"home {weights.get('index.html', 0) / 1e6:.2f} MB")
+
+    # 5. offline check
     external = external_resources(out)
     if external:
         listing = "\n".join(f"  {f}: {u}" for f, u in external[:40])

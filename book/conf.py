@@ -63,3 +63,6 @@ html_theme_options = {
     "show_toc_level": 2,
     "navigation_with_keys": False,
 }
+# An explicit colour mode: without one the theme's script logs "Got invalid theme mode" on a
+# first visit (pydata-sphinx-theme reads it from the context). Light: the figures are drawn on white.
+html_context = {"default_mode": "light"}

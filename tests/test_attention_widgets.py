@@ -45,7 +45,7 @@ def test_short_input_has_no_window_slider(sample_trace):
 def test_static_fallback_is_the_current_picture(sample_trace):
     explorer = AttentionHeadExplorer(sample_trace)
     explorer.update(layer=2, head=1)
-    bundle = explorer._repr_mimebundle_()
+    bundle, meta = explorer._repr_mimebundle_()
     import base64
 
     png = base64.b64decode(bundle["image/png"])

@@ -138,11 +138,12 @@ def test_every_explorer_leaves_a_static_picture_with_its_widget(cls, tokenizer, 
 
     explorer, values = cls.for_benchmark(tokenizer, model)
     explorer.update(**values[-1])
-    bundle = explorer._repr_mimebundle_()
+    bundle, meta = explorer._repr_mimebundle_()
     assert bundle[WIDGET_VIEW_MIMETYPE]["model_id"] == explorer.widget.model_id  # the live widget
     png = base64.b64decode(bundle["image/png"])
     assert png == explorer.image.value and png.startswith(b"\x89PNG")  # its picture as it is now
     assert cls.__name__ in bundle["text/plain"]
+    assert "run the notebook to explore" in meta["image/png"]["alt"]  # the website's alt text
     assert explorer.build_seconds > 0 and explorer.build_cpu_seconds >= 0
     plt.close(explorer.fig)
 
@@ -153,8 +154,9 @@ def test_display_publishes_one_bundle_with_the_fallback(sample_trace):
     from helpers.attention.widgets import AttentionHeadExplorer
     from helpers.common.explorer import WIDGET_VIEW_MIMETYPE
 
-    data, _ = DisplayFormatter().format(AttentionHeadExplorer(sample_trace))
+    data, meta = DisplayFormatter().format(AttentionHeadExplorer(sample_trace))
     assert {WIDGET_VIEW_MIMETYPE, "image/png", "text/plain"} <= set(data)
+    assert "AttentionHeadExplorer" in meta["image/png"]["alt"]  # the picture's alt text travels along
 
 
 def test_label_strip_windows_line_up():

@@ -50,3 +50,29 @@ def test_colorbar_can_serve_several_axes():
     image = axes[0].imshow([[0, 1], [1, 0]])
     cbar = style.colorbar(image, list(axes), "shared value")
     assert cbar.ax.get_ylabel() == "shared value"
+
+
+def test_figure_description_reads_titles_and_axes():
+    import matplotlib.pyplot as plt
+
+    from helpers.common.style import colorbar, figure_description
+
+    fig, (a, b) = plt.subplots(1, 2)
+    fig.suptitle("two views")
+    a.set_title("cosine between layers")
+    a.set_xlabel("layer")
+    image = b.imshow([[0, 1], [1, 0]])
+    b.set_ylabel("token")
+    colorbar(image, b, "attention probability")
+    text = figure_description(fig)
+    assert text.startswith("Figure: two views") and "cosine between layers (x: layer)" in text
+    assert "y: token" in text and text.count("attention probability") <= 1
+    plt.close(fig)
+    empty, ax = plt.subplots()
+    ax.set_xticks([])
+    ax.set_yticks([])
+    assert figure_description(empty) == "Figure (no title)"
+    ax.text(0.5, 0.5, "encoder diagram", fontsize=14)
+    ax.text(0.5, 0.2, "a note", fontsize=8)
+    assert figure_description(empty) == "Figure: encoder diagram"  # a drawing: its largest text
+    plt.close(empty)

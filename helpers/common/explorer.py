@@ -368,8 +368,10 @@ class Explorer:
         view = widget_bundle().get(WIDGET_VIEW_MIMETYPE) if widget_bundle else None  # ipywidgets 8
         if view is None:  # ipywidgets 7 displays through _ipython_display_; the view is the model id
             view = {"version_major": 2, "version_minor": 0, "model_id": self.widget.model_id}
-        return {
+        data = {
             WIDGET_VIEW_MIMETYPE: view,
             "image/png": base64.b64encode(self.static_png()).decode("ascii"),
             "text/plain": self.describe(),
         }
+        alt = f"Static picture of the {type(self).__name__} ({self.describe()}): run the notebook to explore."
+        return data, {"image/png": {"alt": alt}}

@@ -47,6 +47,74 @@ def use_course_style() -> None:
 use_course_style()
 
 
+def figure_description(fig) -> str:
+    """A figure in words, for the ``alt`` text of its picture on the website and in screen
+    readers: its title(s) and what its axes show, read from the figure itself."""
+    parts = []
+    suptitle = fig._suptitle.get_text().strip() if getattr(fig, "_suptitle", None) else ""
+    if suptitle:
+        parts.append(suptitle)
+    for ax in fig.axes:
+        if not ax.get_visible() or ax.get_label() == "<colorbar>":
+            continue
+        title = " ".join(t.get_text().strip() for t in (ax.title, ax._left_title, ax._right_title)
+                         if t.get_text().strip())
+        axes = "; ".join(f"{name}: {label}" for name, label in (("x", ax.get_xlabel()), ("y", ax.get_ylabel()))
+                         if label.strip())
+        panel = " (".join(filter(None, [title, axes])) + (")" if title and axes else "")
+        if panel and panel not in parts:
+            parts.append(panel)
+    if not parts:  # a drawing (the architecture diagram): its largest text is its title
+        texts = [t for t in fig.findobj(mpl.text.Text) if t.get_visible() and t.get_text().strip()]
+        if texts:
+            parts.append(max(texts, key=lambda t: t.get_fontsize()).get_text().strip())
+    text = ". ".join(parts)
+    return f"Figure: {text}" if text else "Figure (no title)"
+
+
+def _describe_figures_in_notebooks() -> None:
+    """In a notebook, show figures as 2x PNGs (sharp when enlarged on the website) and attach
+    :func:`figure_description` to each as the picture's ``alt`` metadata (the website build
+    reads it). Outside IPython this does nothing."""
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython ships with Jupyter
+        return
+    shell = get_ipython()
+    if shell is None or not hasattr(shell, "display_formatter"):
+        return
+    from matplotlib.figure import Figure
+
+    try:
+        from matplotlib_inline.backend_inline import set_matplotlib_formats
+        set_matplotlib_formats("retina")
+    except Exception:  # another backend or front end: keep its formats
+        pass
+    png = shell.display_formatter.formatters["image/png"]
+    try:
+        original = png.lookup_by_type(Figure)
+    except KeyError:
+        return
+    if getattr(original, "_course_described", False):
+        return
+
+    def described(fig):
+        data = original(fig)
+        if data is None:
+            return None
+        if isinstance(data, tuple):
+            data, meta = data
+        else:
+            meta = {}
+        return data, {**meta, "alt": figure_description(fig)}
+
+    described._course_described = True
+    png.for_type(Figure, described)
+
+
+_describe_figures_in_notebooks()
+
+
 def new_axes(ax=None, figsize=(6, 3)):
     """``ax`` itself, or the axes of a new figure of ``figsize`` inches."""
     if ax is None:

@@ -1,0 +1,286 @@
+"""What book/build.py does to Sphinx's HTML after rendering, so that a lesson page is light,
+fits a phone and describes its pictures.
+
+* :func:`prerender_math`: every formula is typeset to SVG **at build time** by MathJax 3 running
+  in Node (``render_math.js``, MathJax from the django-static-mathjax wheel), so a page carries
+  its formulas and no 2 MB MathJax script. Without Node the pages keep the browser MathJax
+  (heavier, same look) and the build says so.
+* :func:`subset_icons`: the theme's Font Awesome script (1.5 MB, every icon) is replaced by a
+  few kilobytes with only the icons the pages use, drawn the same way (inline SVG).
+* :func:`describe_images`: each figure gets its ``alt`` text (the figure's own titles and axis
+  labels, recorded by ``helpers.common.style`` when the lesson ran; an explorer's picture says
+  that it is a static picture) and a link that opens it full size.
+* :func:`page_weights`: the bytes a page loads (HTML, scripts, styles, fonts, images).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import html
+import json
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+BOOK = Path(__file__).resolve().parent
+MATH = re.compile(r'<(span|div) class="math notranslate nohighlight">(.*?)</\1>', re.S)
+MATHJAX_SCRIPTS = re.compile(r'<script[^>]*>\s*window\.MathJax\s*=.*?</script>\s*|'
+                             r'<script[^>]*src="[^"]*mathjax/[^"]*"[^>]*>\s*</script>\s*', re.S)
+MATH_CSS = "mathjax-svg.css"
+
+
+# ------------------------------------------------------------------------------ maths
+def node_executable() -> str | None:
+    return shutil.which("node") or shutil.which("nodejs")
+
+
+def _tex(source: str) -> str:
+    tex = html.unescape(source).strip()
+    for left, right in (("\\(", "\\)"), ("\\[", "\\]"), ("$$", "$$")):
+        if tex.startswith(left) and tex.endswith(right):
+            return tex[len(left):-len(right)].strip()
+    return tex
+
+
+def prerender_math(site: Path, es5: Path, node: str) -> dict:
+    """Replace every formula of every page under ``site`` by its SVG; drop the MathJax script.
+
+    Returns ``{"formulas": n, "pages": n, "errors": [(page, tex, message)]}``; a formula MathJax
+    cannot parse is an error (the build fails on it, naming the page and the TeX)."""
+    pages = sorted(site.rglob("*.html"))
+    texts = {page: page.read_text(encoding="utf-8") for page in pages}
+    items = []
+    for page in pages:
+        items += [[_tex(m[2]), m[1] == "div"] for m in MATH.finditer(texts[page])]
+    if not items:
+        return {"formulas": 0, "pages": 0, "errors": []}
+    done = subprocess.run([node, str(BOOK / "render_math.js"), str(es5)], input=json.dumps(items),
+                          capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"MathJax in Node failed: {done.stderr.strip()[-2000:]}")
+    result = json.loads(done.stdout)
+    svgs, errors, changed = iter(result["svg"]), [], 0
+    (site / "_static" / MATH_CSS).write_text(result["css"], encoding="utf-8")
+    for page in pages:
+        text = texts[page]
+        if not MATH.search(text):
+            continue
+
+        def typeset(match, page=page):
+            svg = next(svgs)
+            tex = _tex(match[2])
+            if 'data-mml-node="merror"' in svg:
+                message = re.search(r'data-mjx-error="([^"]*)"', svg)
+                errors.append((str(page.relative_to(site)), tex, html.unescape(message[1]) if message else "error"))
+            label = html.escape(tex, quote=True)
+            svg = svg.replace("<mjx-container ", f'<mjx-container aria-label="{label}" ', 1)
+            return f'<{match[1]} class="math course-math">{svg}</{match[1]}>'
+
+        text = MATH.sub(typeset, text)
+        depth = len(page.relative_to(site).parts) - 1
+        link = f'<link rel="stylesheet" type="text/css" href="{"../" * depth}_static/{MATH_CSS}" />'
+        text = MATHJAX_SCRIPTS.sub("", text).replace("</head>", f"{link}\n</head>", 1)
+        page.write_text(text, encoding="utf-8")
+        changed += 1
+    return {"formulas": len(items), "pages": changed, "errors": errors}
+
+
+# ------------------------------------------------------------------------------ icons
+PACKS = {"fa-solid": "fas", "fas": "fas", "fa-brands": "fab", "fab": "fab", "fa-regular": "far", "far": "far"}
+MODIFIERS = {"fa-lg", "fa-fw", "fa-xs", "fa-sm", "fa-xl", "fa-2x", "fa-3x", "fa-spin", "fa-pulse"}
+ICON_SCRIPT = """/* The icons this site uses, from Font Awesome Free (icons CC BY 4.0, code MIT; see
+   fontawesome.js.LICENSE.txt): book/postprocess.py keeps only these, drawn as inline SVG. */
+(function () {
+  var ICONS = %s;
+  function draw(root) {
+    root.querySelectorAll('i[class*="fa-"]').forEach(function (el) {
+      var cls = el.getAttribute('class').split(/\\s+/), pack = 'fas', name = null;
+      cls.forEach(function (c) {
+        if (c === 'fa-brands' || c === 'fab') pack = 'fab';
+        else if (c === 'fa-regular' || c === 'far') pack = 'far';
+        else if (ICONS['fas:' + c.slice(3)] || ICONS['fab:' + c.slice(3)] || ICONS['far:' + c.slice(3)]) name = c.slice(3);
+      });
+      var icon = name && (ICONS[pack + ':' + name] || ICONS['fas:' + name] || ICONS['fab:' + name]);
+      if (!icon) return;
+      var svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
+      svg.setAttribute('class', 'svg-inline--fa ' + el.getAttribute('class'));
+      svg.setAttribute('viewBox', '0 0 ' + icon[0] + ' ' + icon[1]);
+      svg.setAttribute('aria-hidden', 'true');
+      svg.setAttribute('focusable', 'false');
+      var path = document.createElementNS('http://www.w3.org/2000/svg', 'path');
+      path.setAttribute('fill', 'currentColor');
+      path.setAttribute('d', icon[2]);
+      svg.appendChild(path);
+      el.replaceWith(svg);
+    });
+  }
+  var style = document.createElement('style');
+  style.textContent = '.svg-inline--fa{display:inline-block;height:1em;overflow:visible;vertical-align:-.125em}' +
+    '.svg-inline--fa.fa-lg{height:1.25em;vertical-align:-.2em}.svg-inline--fa.fa-fw{width:1.25em}';
+  document.head.appendChild(style);
+  if (document.readyState !== 'loading') draw(document);
+  else document.addEventListener('DOMContentLoaded', function () { draw(document); });
+})();
+"""
+
+
+def used_icons(site: Path) -> set[tuple[str, str]]:
+    """``(pack, name)`` of every ``<i class="fa-...">`` on the site's pages."""
+    found = set()
+    for page in site.rglob("*.html"):
+        for classes in re.findall(r'<i class="([^"]*\bfa-[^"]*)"', page.read_text(encoding="utf-8")):
+            tokens = classes.split()
+            pack = next((PACKS[t] for t in tokens if t in PACKS), "fas")
+            found |= {(pack, t[3:]) for t in tokens if t.startswith("fa-") and t not in PACKS and t not in MODIFIERS}
+    return found
+
+
+def icon_definitions(bundle: str) -> dict[str, dict[str, list]]:
+    """``{pack: {name: [width, height, path]}}`` read from Font Awesome's all-in-one script, where
+    each pack's icons are defined before the call that registers them, ``("fas", ...)``."""
+    packs, start = {}, 0
+    entry = re.compile(r'(?:"([\w-]+)"|\b([a-z][\w]*)):\[(\d+),(\d+),\[[^\]]*\],"[0-9a-f]*",("[^"]*"|\[[^\]]*\])\]')
+    for call in re.finditer(r'\("(fa[bsr])",\s*\w+\)', bundle):
+        icons = packs.setdefault(call[1], {})
+        for m in entry.finditer(bundle, start, call.start()):
+            paths = json.loads(m[5])
+            path = paths if isinstance(paths, str) else " ".join(p for p in paths if p)  # duotone: both layers
+            icons.setdefault(m[1] or m[2], [int(m[3]), int(m[4]), path])
+        start = call.end()
+    return packs
+
+
+def subset_icons(site: Path) -> dict:
+    """Replace ``_static/scripts/fontawesome.js`` by the icons in use. Returns what it did;
+    leaves the full script when an icon in use cannot be found (and says which)."""
+    script = site / "_static" / "scripts" / "fontawesome.js"
+    if not script.exists():
+        return {"replaced": False, "reason": "no fontawesome.js"}
+    defs = icon_definitions(script.read_text(encoding="utf-8"))
+    used = used_icons(site)
+    chosen, missing = {}, []
+    for pack, name in sorted(used):
+        icon = defs.get(pack, {}).get(name) or defs.get("fas", {}).get(name)
+        if icon is None:
+            missing.append(f"{pack}:{name}")
+        else:
+            chosen[f"{pack}:{name}"] = icon
+    if missing:
+        return {"replaced": False, "reason": f"icons not found in the bundle: {', '.join(missing)}"}
+    before = script.stat().st_size
+    script.write_text(ICON_SCRIPT % json.dumps(chosen, separators=(",", ":")), encoding="utf-8")
+    for stale in script.parent.glob("*.map"):
+        stale.unlink()  # source maps of the theme's scripts: never loaded by a reader
+    return {"replaced": True, "icons": len(chosen), "before": before, "after": script.stat().st_size}
+
+
+# ------------------------------------------------------------------------------ pictures
+def image_descriptions(notebooks) -> dict[str, str]:
+    """``{sha256 of the PNG: alt text}`` from executed notebooks' outputs (the file name MyST-NB
+    gives each picture is the SHA-256 of its bytes)."""
+    alts = {}
+    for nb in notebooks:
+        for cell in nb.cells:
+            for output in cell.get("outputs", []):
+                png = output.get("data", {}).get("image/png")
+                alt = output.get("metadata", {}).get("image/png", {}).get("alt")
+                if png and alt:
+                    alts[hashlib.sha256(base64.b64decode(png)).hexdigest()] = alt
+    return alts
+
+
+IMG = re.compile(r"<img\s[^>]*>")
+PICTURE = re.compile(r'src="([^"]*_images/([0-9a-f]{64})\.png)"')
+
+
+def describe_images(site: Path, alts: dict[str, str]) -> dict:
+    """Give each figure of a lesson page its alt text and a link to open it full size.
+    Returns counts, and the pictures left with a file name as alt text."""
+    described, undescribed = 0, []
+    for page in sorted((site / "lessons").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+
+        def fix(match, page=page):
+            nonlocal described
+            tag = match[0]
+            picture = PICTURE.search(tag)
+            if picture is None:
+                return tag  # the Colab badge, the theme's logos
+            alt = alts.get(picture[2])
+            if alt is None:
+                undescribed.append(f"{page.name}: {picture[1]}")
+            else:
+                described += 1
+                tag = re.sub(r'\salt="[^"]*"', "", tag)
+                tag = tag.replace("<img ", f'<img alt="{html.escape(alt, quote=True)}" ', 1)
+            return (f'<a class="course-enlarge" href="{picture[1]}" target="_blank" rel="noopener" '
+                    f'title="open the figure full size">{tag}</a>')
+
+        page.write_text(IMG.sub(fix, text), encoding="utf-8")
+    return {"described": described, "undescribed": undescribed}
+
+
+def compress_images(site: Path) -> dict:
+    """Re-encode each figure in ``_images`` as a 256-colour palette PNG (no dithering) when that
+    is smaller: plots are flat colours, lines and text, and a colour map has 256 steps anyway.
+    The file keeps its name. Returns bytes before and after."""
+    from PIL import Image
+
+    before = after = 0
+    for path in sorted((site / "_images").glob("*.png")):
+        data = path.read_bytes()
+        before += len(data)
+        with Image.open(path) as image:
+            image.load()
+            rgba = image.convert("RGBA")
+        if rgba.getextrema()[3][0] == 255:
+            palette = rgba.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+        else:
+            palette = rgba.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+        from io import BytesIO
+
+        buffer = BytesIO()
+        palette.save(buffer, format="PNG", optimize=True)
+        if buffer.tell() < len(data):
+            path.write_bytes(buffer.getvalue())
+        after += min(buffer.tell(), len(data))
+    return {"before": before, "after": after}
+
+
+# ------------------------------------------------------------------------------ weight
+LOADS = re.compile(r'<(?:script[^>]*\ssrc|link[^>]*\shref|img[^>]*\ssrc)="([^"#?]+)[^"]*"[^>]*>', re.S)
+
+
+def page_weight(page: Path) -> dict[str, int]:
+    """Bytes ``page`` loads, by kind: its HTML, scripts, stylesheets (and the fonts they name),
+    images. Links to other pages are not loads; only what a browser fetches to show the page."""
+    text = page.read_text(encoding="utf-8")
+    kinds = {"html": len(text.encode("utf-8"))}
+    seen = set()
+    for tag in LOADS.finditer(text):
+        whole, url = tag[0], tag[1]
+        if url.startswith(("http:", "https:", "data:", "//")):
+            continue
+        if whole.startswith("<link") and not re.search(r'rel="(stylesheet|preload)"', whole):
+            continue
+        path = (page.parent / url).resolve()
+        if path in seen or not path.is_file():
+            continue
+        seen.add(path)
+        kind = {".js": "scripts", ".css": "styles"}.get(path.suffix, "images")
+        kinds[kind] = kinds.get(kind, 0) + path.stat().st_size
+        if path.suffix == ".css":
+            for ref in re.findall(r"url\(([^)]+)\)", path.read_text(encoding="utf-8", errors="replace")):
+                font = (path.parent / ref.strip("'\" ").split("?")[0].split("#")[0]).resolve()
+                if font.suffix in (".woff", ".woff2", ".ttf") and font.is_file() and font not in seen:
+                    seen.add(font)
+                    kinds["fonts"] = kinds.get("fonts", 0) + font.stat().st_size
+    return kinds
+
+
+def page_weights(site: Path) -> dict[str, int]:
+    """``{page (relative): total bytes}`` for the home page and every lesson page."""
+    pages = [site / "index.html"] + sorted((site / "lessons").glob("*.html"))
+    return {str(p.relative_to(site)): sum(page_weight(p).values()) for p in pages if p.exists()}
