@@ -192,6 +192,8 @@ def image_descriptions(notebooks) -> dict[str, str]:
 
 
 IMG = re.compile(r"<img\s[^>]*>")
+EXPLORER_ALT = "Static picture of the"  # helpers.common.explorer.Explorer's alt text begins so
+EXPLORER_CAPTION = "Static picture \u2014 run the notebook to explore."
 PICTURE = re.compile(r'src="([^"]*_images/([0-9a-f]{64})\.png)"')
 
 
@@ -215,8 +217,11 @@ def describe_images(site: Path, alts: dict[str, str]) -> dict:
                 described += 1
                 tag = re.sub(r'\salt="[^"]*"', "", tag)
                 tag = tag.replace("<img ", f'<img alt="{html.escape(alt, quote=True)}" ', 1)
-            return (f'<a class="course-enlarge" href="{picture[1]}" target="_blank" rel="noopener" '
+            link = (f'<a class="course-enlarge" href="{picture[1]}" target="_blank" rel="noopener" '
                     f'title="open the figure full size">{tag}</a>')
+            if alt is not None and alt.startswith(EXPLORER_ALT):
+                link += f'<span class="course-caption">{EXPLORER_CAPTION}</span>'
+            return link
 
         page.write_text(IMG.sub(fix, text), encoding="utf-8")
     return {"described": described, "undescribed": undescribed}
