@@ -65,9 +65,9 @@ else:
 # `MODEL` names the checkpoint (`"bundled-zh"`: m3e-small, offline; `"bert-base-chinese"` needs
 # the hub). `SENTENCE` is the Chinese sentence we walk through the layers and classify.
 #
-# `BUDGET` sizes the work (`None`: the course chooses, `"full"` on the bundled models: every
-# test utterance for the spreads, all 712 segmented sentences, three probe seeds; `"quick"`: a few
-# utterances per intent, a third of the sentences, two seeds).
+# `BUDGET` sizes the work (`None`: the course chooses; `"full"` on the bundled models: 5 test
+# utterances per intent for the spreads, the whole intent set for the head, all 712 segmented
+# sentences, three seeds; `"quick"`: fewer utterances, a sixth of the sentences, two seeds).
 
 # %% tags=["parameters"]
 MODEL = "bundled-zh"
@@ -179,7 +179,7 @@ plt.show()
 # %% [markdown]
 # ## 3. The same measures over many sentences
 #
-# One sentence is one draw. We trace the test utterances of the Chinese intent set
+# One sentence is one draw. We trace test utterances of the Chinese intent set
 # (`data/intents_zh/`, written for the course, 17 intents; its README says how) and show the
 # median and the interquartile band over the sentences, with this sentence on top. Two
 # baselines from earlier lessons make the numbers readable:
@@ -195,7 +195,7 @@ from helpers.chinese.compute import load_intents_zh
 from helpers.layerwalk.compute import random_pair_cosines
 
 test_set = load_intents_zh("test")
-walk_texts = budget.pick(test_set.texts, test_set.subset(2).texts)
+walk_texts = budget.pick(test_set.subset(5).texts, test_set.subset(1).texts)
 t0 = time.perf_counter()
 traces = [trace_text(tokenizer, model, s) for s in walk_texts]
 walk = cls_walk(traces)
@@ -241,7 +241,8 @@ for l in range(L):
 # %%
 from helpers.classify.compute import SeededAccuracy, correct_per_item, extract_features, train_head
 
-train_set = load_intents_zh("train")
+train_set = budget.pick(load_intents_zh("train"), load_intents_zh("train").subset(8))
+test_set = budget.pick(test_set, test_set.subset(4))
 C = train_set.num_classes
 t0 = time.perf_counter()
 f_train = extract_features(tokenizer, model, train_set.texts, progress=False, sort_by_length=True)
@@ -322,7 +323,7 @@ for s in segmented[:1] + segmented[-2:]:
 from helpers.chinese.compute import boundary_features, boundary_report
 from helpers.probes.compute import split_sentences
 
-sents = budget.pick(segmented, segmented[::3])
+sents = budget.pick(segmented, segmented[::6])
 t0 = time.perf_counter()
 chars, starts = boundary_features(tokenizer, model, sents, progress=False)
 train_ids, test_ids = split_sentences(len(sents), test_fraction=0.25, seed=0)
@@ -371,18 +372,21 @@ for measure in ("accuracy", "selectivity"):
           f"best minus embeddings: {gain.percent()}")
 
 # %% [markdown]
-# The probe of the most selective layer segments SENTENCE (a `|` where it predicts that a
-# word starts; seed 0's probe):
+# The probes of the most accurate and of the most selective layer segment SENTENCE (a `|`
+# where the probe of seed 0 predicts that a word starts):
 
 # %%
-best = report.best_layer("selectivity")
-sent_chars, sent_starts = boundary_features(
-    tokenizer, model, [type(segmented[0])(SENTENCE, (SENTENCE,), "SENTENCE", "")],
-    progress=False)
-pred = report.probes.predict(sent_chars.vectors)[0, best].tolist()
-marks = {p: y for p, y in zip(sent_chars.position.tolist(), pred)}
-cut = "".join(("|" if marks.get(i) and i else "") + ch for i, ch in enumerate(SENTENCE))
-print(f"layer {best}: {cut}")
+from helpers.chinese.compute import SegmentedSentence
+
+as_one = SegmentedSentence(SENTENCE, (SENTENCE,), "SENTENCE", "")
+sent_chars, _ = boundary_features(tokenizer, model, [as_one], progress=False)
+for measure in ("accuracy", "selectivity"):
+    layer = report.best_layer(measure)
+    pred = report.probes.predict(sent_chars.vectors)[0, layer].tolist()
+    marks = dict(zip(sent_chars.position.tolist(), pred))
+    cut = "".join(("|" if i and marks.get(i) else "") + ch
+                  for i, ch in enumerate(SENTENCE))
+    print(f"layer {layer} (best {measure}): {cut}")
 
 # %% [markdown]
 # ## Summary
