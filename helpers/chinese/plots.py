@@ -53,7 +53,7 @@ def plot_cls_walk(walk, this, baseline=None, axes=None):
                          band_label="control interquartile band", hatch="//")
     ax_c.set_xticks(range(L), transition_labels(L))
     ax_c.set(xlabel="layers compared", ylabel="cosine", title="[CLS]: cosine between consecutive layers")
-    ax_c.legend(loc="best", fontsize=8)
+    ax_c.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8, ncol=2)  # below: never on the bands
     colors = dict(zip(TOKEN_CLASSES, ("tab:blue", "tab:red", "tab:purple", "tab:green")))
     att = to_numpy(walk.attention)  # [N, L, 4]
     for k, name in enumerate(TOKEN_CLASSES):
