@@ -107,6 +107,8 @@ from helpers.model.tokens import is_unknown, longest_word
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="06", what="the polysemy sets")
 L = model.config.num_hidden_layers
 polysemy = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
 paper = paper_comparison(loaded)  # is this the BERT-base that Ethayarajh (2019) measured?

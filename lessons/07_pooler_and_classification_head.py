@@ -145,6 +145,8 @@ import time
 
 from helpers.classify.compute import extract_features
 from helpers.common.data import load_intents
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="07", what="its data sets")
 
 train10, test10 = load_intents("train"), load_intents("test")
 C10, y10 = train10.num_classes, torch.tensor(test10.labels, device=model.device)

@@ -71,6 +71,8 @@ from helpers.model.loading import load_model
 torch.manual_seed(0); np.random.seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="08", what="BANKING77's texts")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 print(f"{L} layers, hidden {H}")

@@ -105,6 +105,8 @@ from helpers.model.loading import checkpoint_facts, load_model
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="09", what="its data sets")
 budget = choose_budget(BUDGET, model)
 L, A, H = model.config.num_hidden_layers, model.config.num_attention_heads, model.config.hidden_size
 N_INTENTS, SHOTS, TEST_PER_INTENT = budget.pick((77, 30, 5), (5, 8, 2))

@@ -77,6 +77,8 @@ from helpers.model.trace import trace_text
 torch.manual_seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="10", what="its data sets")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
