@@ -1,0 +1,51 @@
+"""The pieces every lesson's checkers share (helpers/exercises/__init__.py)."""
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.exercises import (NO_ANSWER, RATING_PATTERN, article, as_index, check_prediction,
+                               check_type, prediction_note, rating)
+
+
+@pytest.mark.parametrize("value", [3, np.int64(3), np.int32(3), torch.tensor(3), torch.tensor([3])])
+def test_as_index_accepts_ints_numpy_integers_and_integer_tensors(value):
+    index, bad = as_index(value, "The position")
+    assert bad is None and index == 3 and type(index) is int
+
+
+@pytest.mark.parametrize("value, says", [
+    (3.0, "a float"), (True, "a bool"), ("3", "a str"), (torch.tensor(3.0), "float32 tensor"),
+    (torch.tensor([1, 2]), "shape (2,)"), (np.float64(3.0), "float64")])
+def test_as_index_refuses_other_values_and_says_what_was_given(value, says):
+    index, bad = as_index(value, "The position")
+    assert index is None and not bad.ok
+    assert says in bad.message and "an int" in bad.message and "a int" not in bad.message
+
+
+def test_as_index_none_is_no_answer():
+    assert as_index(None) == (None, NO_ANSWER)
+
+
+def test_article_and_check_type_say_an_int():
+    assert article("int") == "an int" and article("float") == "a float"
+    fb = check_type(1.5, int, "The position")
+    assert "an int" in fb.message and "a float" in fb.message and "a int" not in str(fb)
+
+
+def test_rating_line_and_its_pattern():
+    line = rating(2, 4, 10)
+    assert line == "Difficulty ●●○○○ · Importance ●●●●○ · ~10 min"
+    assert RATING_PATTERN.fullmatch(line)["minutes"] == "10"
+    for bad in [(0, 3, 5), (2, 6, 5), (2, 3, 0), (2.0, 3, 5)]:
+        with pytest.raises(ValueError):
+            rating(*bad)
+
+
+def test_predictions_come_before_the_measurement():
+    assert not check_prediction(None, ("same", "different")).ok
+    fb = check_prediction("maybe", ("same", "different"))
+    assert not fb.ok and "'same' or 'different'" in fb.message
+    assert check_prediction(" Same ", ("same", "different")) is None
+    assert "matches" in prediction_note("same", "same")
+    assert "'different'" in prediction_note("same", "different")
