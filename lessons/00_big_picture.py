@@ -55,8 +55,9 @@ else:
 # ## Parameters
 #
 # `MODEL` names the checkpoint: `None` lets the course choose (`bert-base-uncased` when it
-# is cached or the hub answers, otherwise the bundled all-MiniLM-L6-v2 weights); any hub id
-# such as `"bert-base-chinese"` or a local folder works too. `SENTENCE` is the text we
+# is cached or the Hugging Face hub, the online store of checkpoints, answers; otherwise
+# the bundled all-MiniLM-L6-v2 weights); any hub id such as `"bert-base-chinese"` or a
+# local folder works too. `SENTENCE` is the text we
 # follow. Change either and re-run: nothing below depends on a particular size or sentence.
 
 # %% tags=["parameters"]
@@ -67,7 +68,7 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # ## Load the model
 #
 # `load_model` (defined in `helpers/model/loading.py`) returns the tokenizer (text to
-# token ids) and the model. It always asks for the plain ("eager") way of computing
+# token ids) and the model; `model.config` holds the model's sizes. It always asks for the plain ("eager") way of computing
 # attention, because the faster fused kernel (PyTorch's SDPA) does not hand back the
 # attention weights. It also puts the model in evaluation mode, which switches dropout off
 # (dropout randomly zeroes values during training), so every run gives the same numbers.
@@ -102,18 +103,20 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 # | $A$ | number of attention heads per layer | `config.num_attention_heads` |
 # | $d$ | size of one head, $d = H / A$ | |
 # | $I$ | intermediate size: the width the feed-forward block widens to | `config.intermediate_size` |
-# | $n$ | number of tokens of the input, `[CLS]` and `[SEP]` included | the tokenizer |
+# | $n$ | number of tokens of the input, the two special tokens included | the tokenizer |
 #
 # * **Layers count from 1, heads and tokens from 0.** Layer 0 means the embeddings (the
-#   vectors before any encoder layer); token 0 is `[CLS]`.
+#   vectors before any encoder layer); token 0 is `[CLS]`, a special token the tokenizer
+#   puts first (and `[SEP]` last; see "Tokenize and run once" below).
 # * `hidden(0)` is the embedding output, `outputs.hidden_states[0]`; `hidden(l)` is the
 #   output of encoder layer $l$, which is `model.encoder.layer[l-1]`, and
 #   `outputs.hidden_states[l]`. Shape $n \times H$.
 # * `attention(l)` is layer $l$'s attention weights, `outputs.attentions[l-1]`: shape
 #   $A \times n \times n$, one row per token that looks (the *query*), one column per token
 #   looked at (the *key*). `attention(l, h)` is head $h$ of it, $n \times n$.
-# * Shapes are written rows × columns; the model's own outputs carry a batch dimension of
-#   size 1 in front, the course's `trace` (below) drops it.
+# * Shapes are written rows × columns. A model runs on a *batch* (several inputs at once),
+#   so its own outputs carry a batch dimension in front, of size 1 for one sentence; the
+#   course's `trace` (below) drops it.
 
 # %% [markdown]
 # ## The map
@@ -139,7 +142,7 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 #
 # One layer is drawn opened up; the stack repeats it $L$ times. On top sit the pooler (one
 # more dense layer applied to the `[CLS]` vector, lesson 07) and, for a task, a
-# classification head. The right-hand column gives each tensor's shape and the name this
+# classification head (a layer that turns a vector into one score per class). The right-hand column gives each tensor's shape and the name this
 # course uses for it. Later lessons show the same map with their part marked "you are
 # here".
 
@@ -160,8 +163,8 @@ plt.show()
 # compares a number with a paper. BERT-base itself was *pre-trained* (trained once on
 # plain text, before any task) with two objectives: **masked-LM**, guessing words hidden
 # behind a `[MASK]` token, and **next-sentence prediction**, telling whether a second
-# segment followed the first in the text. From the model cards of the checkpoints the
-# bundled model descends from:
+# segment followed the first in the text. From the model cards (the description pages) of
+# the checkpoints the bundled model descends from:
 #
 # * **MiniLM** (Wang et al., 2020, *MiniLM: Deep Self-Attention Distillation for
 #   Task-Agnostic Compression of Pre-Trained Transformers*) is a small model trained to
@@ -172,7 +175,7 @@ plt.show()
 #   when it is drawn from, lesson 02) relate to each other.
 # * `nreimers/MiniLM-L6-H384-uncased` keeps **every second layer** of that 12-layer model:
 #   6 layers.
-# * sentence-transformers then fine-tuned it on about one billion sentence pairs with a
+# * sentence-transformers then fine-tuned it (trained it further, for one purpose) on about one billion sentence pairs with a
 #   **contrastive** objective (given one sentence of a pair, pick its partner among
 #   randomly sampled others) to produce one vector per *sentence*: the average of its token
 #   vectors (**mean pooling**). That is `sentence-transformers/all-MiniLM-L6-v2`.
@@ -210,7 +213,7 @@ print("\n".join(facts.lines()))
 #
 # The tokenizer splits the sentence into WordPiece tokens (words, or pieces of rarer
 # words; lesson 01), adds `[CLS]` at the start and `[SEP]` at the end, and maps every token
-# to an id in the vocabulary. A model has a fixed number of positions
+# to an id in the vocabulary (the model's fixed list of known tokens). A model has a fixed number of positions
 # (`config.max_position_embeddings`), so an input can be at most that long: `encode` (in
 # `helpers/model/trace.py`) calls the tokenizer with `truncation=True` at that maximum and
 # warns when it drops tokens. (Without truncation, a longer input fails deep inside the
@@ -244,11 +247,11 @@ print(type(outputs).__name__, "with fields:", list(outputs.keys()))
 #
 # | field | shape | what it is |
 # |---|---|---|
-# | `last_hidden_state` | $1 \times n \times H$ | one contextual vector per token after the last layer |
+# | `last_hidden_state` | $1 \times n \times H$ | one vector per token after the last layer, now depending on the whole input (*contextual*) |
 # | `pooler_output` | $1 \times H$ | $\tanh(W h_{[CLS]} + b)$: the `[CLS]` vector passed through one more dense layer (lesson 07) |
 # | `hidden_states` | $L+1$ tensors of $1 \times n \times H$ | the embedding output followed by the output of every layer (asked for with `output_hidden_states=True`) |
 # | `attentions` | $L$ tensors of $1 \times A \times n \times n$ | every layer's attention weights (asked for with `output_attentions=True`; lesson 02) |
-# | `cross_attentions` | empty | only filled when BERT is built as a decoder that attends to another encoder's output (`config.add_cross_attention`); empty here |
+# | `cross_attentions` | empty | only filled when BERT is built to also read a second model's output (`config.add_cross_attention`, a decoder set-up); empty here |
 #
 # The code derives the expected shapes from the config and checks them.
 
@@ -272,7 +275,9 @@ print(f"cross_attentions: {outputs.cross_attentions!r}")
 # %% [markdown]
 # `hidden_states[0]` is what the embedding layer produces before any attention; entry
 # `l` is the output of encoder layer `l`. So the last entry must be exactly the final
-# layer output, and `pooler_output` is *not* the same thing as the raw `[CLS]` vector.
+# layer output, and `pooler_output` is *not* the same thing as the raw `[CLS]` vector. We
+# compare them by *cosine similarity*, $u \cdot v / (\lVert u\rVert\,\lVert v\rVert)$: 1 when
+# two vectors point the same way, 0 at right angles, whatever their lengths.
 
 # %%
 same = torch.equal(outputs.hidden_states[-1], outputs.last_hidden_state)

@@ -406,7 +406,8 @@ print(f"decoder.weight is word_embeddings.weight: {decoder is table}; "
 # %% [markdown]
 # Because it is one tensor, one masked-LM loss sends a gradient into the table through two
 # paths: the looked-up rows of the input, and the output layer, where the softmax over the
-# whole vocabulary touches *every* row.
+# whole vocabulary (it turns one score per word into probabilities that sum to 1; lesson 02
+# writes it out) touches *every* row.
 #
 # BERT's rule (Devlin et al., 2019, Section 3.1) picks 15 % of the WordPiece positions at
 # random, punctuation included, and of those replaces 80 % by `[MASK]`, 10 % by a random

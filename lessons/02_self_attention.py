@@ -395,7 +395,8 @@ plt.show()
 # * **a clear pattern**: the largest mean, over the query rows, of a row's largest weight
 #   (`clearest_head`; 1 = every query puts all its weight on one key);
 # * **a diffuse head**: the largest mean entropy of the rows (`most_diffuse_head`;
-#   entropy $-\sum_j p_j \ln p_j$ is 0 for a row on one key and $\ln n$ for a uniform row).
+#   entropy $-\sum_j p_j \ln p_j$, in nats because of the natural log, is 0 for a row on
+#   one key and $\ln n$ for a uniform row).
 #
 # `pattern_shares` then says which simple pattern the clear head follows: the mean weight
 # on the previous token, the next token, the query itself, `[CLS]`, or `[SEP]`.

@@ -120,6 +120,7 @@ print("attention block output attn_out", tuple(attn_out.shape))
 # $$\mathrm{GELU}(x) = x\,\Phi(x) = \tfrac{x}{2}\big(1 + \mathrm{erf}(x/\sqrt2)\big),\qquad
 # \text{out} = \mathrm{LayerNorm}\big(\text{attn\_out} + \mathrm{GELU}(\text{attn\_out}\, W_1^\top + b_1) W_2^\top + b_2\big).$$
 #
+# ($\Phi$ is the standard normal cumulative distribution function.)
 # `config.hidden_act` names the activation; `activation_by_hand` returns the exact erf GELU
 # for `"gelu"` and raises a clear error for an activation it does not know. (BERT's
 # original TensorFlow code computed GELU with its tanh approximation; `transformers`'
@@ -212,9 +213,11 @@ plt.show()
 # %% [markdown]
 # The numbers, with the sentence as the unit (tokens of one sentence are not
 # independent): each sentence's median per layer, their mean with a 95 % bootstrap
-# interval over sentences (`ratio_intervals`), and which layers are not shown to differ
-# from the highest one (paired on the same sentences, Holm-adjusted: `rank_layers`, in
-# `helpers/layerwalk/compute.py`; lesson 04 explains both tools):
+# interval over sentences (`ratio_intervals`: the range the mean moves over when the
+# sentences are redrawn at random from ours), and which layers are not shown to differ from
+# the highest one (`rank_layers`, in `helpers/layerwalk/compute.py`: compared on the same
+# sentences, with Holm's correction for making several comparisons at once). Lesson 04
+# explains both tools:
 
 # %%
 from helpers.layerwalk.compute import rank_layers
