@@ -91,7 +91,7 @@ plt.show()
 # instead. So the attention block's output, which we call `attn_out`, is
 #
 # $$\text{attn\_out} = \mathrm{LayerNorm}\big(X + C W_O^\top + b_O\big)
-# \qquad\text{(`attention.output`)}$$
+# \qquad\text{(attention.output)}$$
 #
 # We start from the layer's input $X$ = `hidden_states[0]` and the context from lesson 02's
 # `self_attention_by_hand`:
@@ -121,6 +121,7 @@ print("attention block output attn_out", tuple(attn_out.shape))
 # \text{out} = \mathrm{LayerNorm}\big(\text{attn\_out} + \mathrm{GELU}(\text{attn\_out}\, W_1^\top + b_1) W_2^\top + b_2\big).$$
 #
 # ($\Phi$ is the standard normal cumulative distribution function.)
+#
 # `config.hidden_act` names the activation; `activation_by_hand` returns the exact erf GELU
 # for `"gelu"` and raises a clear error for an activation it does not know. (BERT's
 # original TensorFlow code computed GELU with its tanh approximation; `transformers`'
