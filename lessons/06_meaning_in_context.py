@@ -20,6 +20,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/06_meaning_in_context.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # The embedding layer gives "bank" one vector whatever the sentence; the encoder layers
 # mix in the context. In this lesson we measure when the two senses of an ambiguous word
 # come apart, how much a word's vector varies across contexts at each layer, and which

@@ -20,6 +20,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/07_pooler_and_classification_head.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # The encoder hands back one vector per token and layer. To classify a whole sentence we
 # need one vector per sentence and a map from it to one score (logit) per class. In this
 # lesson we rebuild BERT's pooler and train a linear head on frozen features: first on the

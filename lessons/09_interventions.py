@@ -16,6 +16,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/09_interventions.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # Lessons 04–07 *looked*: at attention weights, similarities, probes. What they found is
 # correlational — a head with a striking pattern, a layer where senses separate. The
 # stronger test of what a part of the model does is to **change it and measure what

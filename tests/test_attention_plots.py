@@ -236,3 +236,29 @@ def test_head_strip_one_dot_per_head():
     assert sum(len(line.get_xdata()) for line in dots) == 15
     assert ax.get_yscale() == "log" and not small_text(ax.figure)
     assert ax.figure.get_size_inches()[0] <= FIGURE_MAX_WIDTH
+
+
+def test_toy_attention_figure_and_head_pair_figure(sample_trace):
+    import math
+
+    from helpers.attention.plots import head_pair_figure, toy_attention_figure
+
+    q = torch.tensor([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0]])
+    k = torch.tensor([[0.0, 1.0], [2.0, 0.0], [1.0, 1.0]])
+    v = torch.tensor([[0.0, 0.5], [1.0, 0.0], [0.0, 1.0]])
+    scores = q @ k.T / math.sqrt(2)
+    weights = scores.softmax(-1)
+    fig, axes = toy_attention_figure(scores, weights, v, weights @ v, ["the", "river", "bank"])
+    assert len(axes) == 3 and not small_text(fig)
+    written = [t.get_text() for t in axes[1].texts]
+    assert f"{weights[2, 1].item():.2f}" in written  # the weights are written in their cells
+    with pytest.raises(ValueError, match="2-d"):
+        toy_attention_figure(scores, weights, torch.zeros(3, 3), weights @ v, ["a", "b", "c"])
+    n = sample_trace.seq_len
+    fig, axes = head_pair_figure(sample_trace.attention(1, 0), sample_trace.attention(1, 1),
+                                 sample_trace.tokens, ("left", "right"), max_tokens=n - 2)
+    assert not small_text(fig) and f"first {n - 2} of {n}" in axes[0].get_title()
+    assert fig.axes[-1].get_ylabel() == "attention probability"  # the colourbar names its measure
+    with pytest.raises(ValueError):
+        head_pair_figure(sample_trace.attention(1, 0), sample_trace.attention(1, 0)[:2, :2],
+                         sample_trace.tokens, ("a", "b"))

@@ -419,3 +419,85 @@ def plot_head_strip(intervals: list, ax=None, title="", ylabel="", reference=Non
     if log:
         ax.set_yscale("log")
     return _label_layer_axes(ax, n_layers, ylabel, title)
+
+
+def toy_attention_figure(scores, probs, values, mixed, tokens: list[str]):
+    """The toy example of lesson 02 in three panels: the scaled scores and the softmax weights
+    as small tables with their numbers written in, and the value vectors (grey) with the mixed
+    outputs (orange) as points of the 2-d plane, each output joined to the values it mixes.
+
+    ``scores``, ``probs``: ``[k, k]`` (rows: the token that looks, columns: the token looked
+    at); ``values``, ``mixed``: ``[k, 2]``. Returns ``(fig, axes)``."""
+    s, p = as_matrix(scores, "scores"), as_matrix(probs, "probs")
+    v, m = as_matrix(values, "values"), as_matrix(mixed, "mixed")
+    k = len(tokens)
+    if s.shape != (k, k) or p.shape != (k, k):
+        raise ValueError(f"scores and probs must be [{k}, {k}] for {k} tokens, got {s.shape} and {p.shape}.")
+    if v.shape != (k, 2) or m.shape != (k, 2):
+        raise ValueError(f"values and mixed must be [{k}, 2] (2-d vectors), got {v.shape} and {m.shape}.")
+    fig, axes = plt.subplots(1, 3, figsize=(FIGURE_MAX_WIDTH, 3.4),
+                             gridspec_kw=dict(width_ratios=[1, 1, 1.2]))
+    limit = float(np.abs(s).max()) or 1.0
+    panels = ((axes[0], s, dict(cmap=DIVERGING, vmin=-limit, vmax=limit), "1. scores q\u00b7k/\u221ad",
+               "score"),
+              (axes[1], p, dict(cmap=SEQUENTIAL, vmin=0, vmax=1), "2. softmax: weights (rows sum to 1)",
+               "attention weight"))
+    for ax, values_, kw, title, label in panels:
+        image = ax.imshow(values_, **kw)
+        for (i, j), x in np.ndenumerate(values_):
+            shade = image.cmap(image.norm(x))
+            dark = 0.299 * shade[0] + 0.587 * shade[1] + 0.114 * shade[2] < 0.5
+            ax.text(j, i, f"{x:.2f}", ha="center", va="center", fontsize=9,
+                    color="white" if dark else "black")
+        ax.set_xticks(range(k), tokens)
+        ax.set_yticks(range(k), tokens)
+        ax.set_xlabel("key: looked at")
+        ax.set_ylabel("query: looking")
+        ax.set_title(title, fontsize=9)
+        colorbar(image, ax, label, fraction=0.046)
+    ax = axes[2]
+    for i, token in enumerate(tokens):
+        for j in range(k):  # lines from each output to the values it mixes, as thick as the weight
+            ax.plot([m[i, 0], v[j, 0]], [m[i, 1], v[j, 1]], color="tab:orange", lw=3 * p[i, j],
+                    alpha=0.5, zorder=1)
+    ax.scatter(v[:, 0], v[:, 1], s=60, color="#777777", label="value v", zorder=2)
+    ax.scatter(m[:, 0], m[:, 1], s=60, color="tab:orange", marker="D", label="output: mix of values",
+               zorder=3)
+    for i, token in enumerate(tokens):
+        ax.annotate(f"v({token})", v[i], xytext=(5, -10), textcoords="offset points", fontsize=8)
+        ax.annotate(f"out({token})", m[i], xytext=(5, 4), textcoords="offset points", fontsize=8,
+                    color="tab:orange")
+    both = np.concatenate([v, m])
+    span = np.ptp(both, axis=0).max() or 1.0
+    ax.set_xlim(both[:, 0].min() - 0.2 * span, both[:, 0].max() + 0.9 * span)
+    ax.set_ylim(both[:, 1].min() - 0.2 * span, both[:, 1].max() + 0.2 * span)
+    ax.set_xlabel("dimension 0")
+    ax.set_ylabel("dimension 1")
+    ax.set_title("3. output: the values mixed by the weights", fontsize=9)
+    ax.legend(loc="upper right", fontsize=8, framealpha=0.9)
+    fig.tight_layout()
+    return fig, list(axes)
+
+
+
+
+def head_pair_figure(left, right, tokens: list[str], titles: tuple[str, str], max_tokens: int = 20):
+    """Two heads' ``[seq, seq]`` attention side by side on one 0-1 scale (lesson 02: a head
+    with a clear pattern beside a diffuse one). Past ``max_tokens`` tokens only the first
+    ones are shown and the titles say so. Returns ``(fig, axes)``."""
+    a, b = as_matrix(left, "left"), as_matrix(right, "right")
+    n = len(tokens)
+    if a.shape != (n, n) or b.shape != (n, n):
+        raise ValueError(f"both heads must be [{n}, {n}] for {n} tokens, got {a.shape} and {b.shape}.")
+    k = min(n, max_tokens)
+    note = f"\n(first {k} of {n} tokens)" if k < n else ""
+    fig, axes = plt.subplots(1, 2, figsize=(FIGURE_MAX_WIDTH, 0.17 * k + 2.2))
+    for ax, matrix, title in zip(axes, (a, b), titles):
+        image = ax.imshow(matrix[:k, :k], cmap=SEQUENTIAL, vmin=0, vmax=1, interpolation="nearest")
+        ax.set_xticks(range(k), tokens[:k], rotation=90, fontsize=8)
+        ax.set_yticks(range(k), tokens[:k], fontsize=8)
+        ax.set_xlabel("key (attended to)")
+        ax.set_title(title + note, fontsize=9)
+    axes[0].set_ylabel("query (attending)")
+    colorbar(image, list(axes), "attention probability", fraction=0.03)
+    return fig, list(axes)
