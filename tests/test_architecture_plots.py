@@ -52,8 +52,9 @@ def test_sizes_come_from_the_config(model):
     plt.close(ax.figure)
 
 
-def test_fits_the_page_and_columns_do_not_collide(model, sample_trace):
-    ax = architecture_diagram(model.config, tokens=sample_trace.tokens, highlight="attention")
+@pytest.mark.parametrize("n_tokens", [None, 512])
+def test_fits_the_page_and_columns_do_not_collide(model, sample_trace, n_tokens):
+    ax = architecture_diagram(model.config, tokens=sample_trace.tokens, highlight="attention", n_tokens=n_tokens)
     fig = ax.figure
     assert fig.get_size_inches()[0] <= PAGE_WIDTH
     fig.canvas.draw()
@@ -64,7 +65,12 @@ def test_fits_the_page_and_columns_do_not_collide(model, sample_trace):
     for text in ax.texts:  # the "what happens" column stays left of the lanes
         if text.get_gid() == "what":
             assert in_inches(ax, text)[1] < lanes_left, text.get_text()
-    code = [t for t in ax.texts if "monospace" in t.get_family() or "DejaVu Sans Mono" in t.get_family()]
+    code = [t for t in ax.texts if t.get_gid() == "code"]
+    code_left = min(in_inches(ax, t)[0] for t in code)
+    for text in ax.texts:  # shapes stay left of the code names
+        if text.get_gid() == "shape":
+            assert in_inches(ax, text)[1] < code_left, text.get_text()
+    assert all("DejaVu Sans Mono" in t.get_family() for t in code)
     assert {"attention.output.dense", "intermediate.dense", "input_ids"} <= {t.get_text() for t in code}
     plt.close(fig)
 

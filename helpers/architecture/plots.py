@@ -32,7 +32,7 @@ from __future__ import annotations
 
 import numpy as np
 from matplotlib import patheffects
-from matplotlib.font_manager import FontProperties
+from matplotlib.font_manager import FontProperties, findfont, get_font
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.textpath import TextToPath
 
@@ -127,6 +127,13 @@ def _text_width_in(text: str, pt: float = _FONT) -> float:
     """Width of ``text`` in inches at ``pt`` points in the default font."""
     width, _, _ = _TEXT_TO_PATH.get_text_width_height_descent(text, FontProperties(size=pt), ismath=False)
     return width / 72
+
+
+def _drawable(text: str) -> bool:
+    """Whether the default font has a glyph for every character of ``text`` (a CJK token
+    has none in DejaVu Sans: its lane then shows its position instead, as lesson 11's figures do)."""
+    font = get_font(findfont(FontProperties()))
+    return all(font.get_char_index(ord(ch)) != 0 for ch in text if not ch.isspace())
 
 
 def _fit(text: str, width_in: float, pt: float = _FONT) -> str:
@@ -271,11 +278,14 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
                 gid="what", **kw)
 
     def shape(row, text):
-        ax.text(_SHAPE_X, r.c(row), text, ha="left", va="center", fontsize=_FONT, zorder=6, color="#222222")
+        if _text_width_in(text) > _CODE_X - _SHAPE_X - 0.06:  # e.g. "3 × [512, 1024]"
+            text = text.replace(" \u00d7 [", " \u00d7\n[")
+        ax.text(_SHAPE_X, r.c(row), text, ha="left", va="center", fontsize=_FONT, zorder=6, color="#222222",
+                gid="shape")
 
     def code(row, text, y=None):
         ax.text(_CODE_X, r.c(row) if y is None else y, text, ha="left", va="center", fontsize=_FONT,
-                family=_MONO, zorder=6, color="#1a1a6e", linespacing=1.15)
+                family=_MONO, zorder=6, color="#1a1a6e", linespacing=1.15, gid="code")
 
     # -- title and column heads ---------------------------------------------------------------
     head = title or f"BERT encoder of the loaded model: L = {L} layers, H = {H}, A = {A} heads"
@@ -309,7 +319,8 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
                         color="#666666")
             continue
         t = trunk[i]
-        _chip(ax, cx, r.c("tokens"), 0.94 * s, 0.24, "tokens", _fit(toks[pos], 0.86 * s))
+        label = toks[pos] if _drawable(toks[pos]) else f"#{pos}"
+        _chip(ax, cx, r.c("tokens"), 0.94 * s, 0.24, "tokens", _fit(label, 0.86 * s))
         # embeddings: three lookups summed into the lane, then LayerNorm
         ax.plot([t, t], [r.top("tokens"), r.c("sum")], color=_EDGE, lw=0.8, zorder=2)
         _chip(ax, t, r.c("word"), chip_w, 0.22, "embeddings", "w")
@@ -369,7 +380,8 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
                                          arrowstyle="-|>", mutation_scale=9, color=_MIX_COLOR, linewidth=1.4,
                                          zorder=3.2, shrinkA=0, shrinkB=0, connectionstyle=f"arc3,rad={rad}",
                                          path_effects=halo))
-        ax.text(_LANE_R - 0.03, r.top("mix") - 0.02, f"query \u201c{_fit(toks[lanes[q]], 0.9)}\u201d reads every token",
+        name = toks[lanes[q]] if _drawable(toks[lanes[q]]) else f"#{lanes[q]}"
+        ax.text(_LANE_R - 0.03, r.top("mix") - 0.02, f"query \u201c{_fit(name, 0.9)}\u201d reads every token",
                 ha="right", va="top", fontsize=_FONT, color=_MIX_COLOR, zorder=6,
                 bbox=dict(boxstyle="round,pad=0.08", facecolor="white", edgecolor="none", alpha=0.9))
 
@@ -444,7 +456,7 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
                                 edgecolor=_EDGE, linewidth=0.9, zorder=4, gid="box:pooler"))
     ax.text((px0 + pooler_x1) / 2, r.c("pooler"), "pooler: dense H\u2192H + tanh", ha="center", va="center",
             fontsize=_FONT, zorder=5)
-    what("pooler", f"the {_fit(toks[0], 0.5)} lane only")
+    what("pooler", f"the {_fit(toks[0] if _drawable(toks[0]) else 'first', 0.5)} lane only")
     shape("pooler", f"[{H}]")
     code("pooler", "pooler \u2192 pooler_output")
     ax.add_patch(FancyBboxPatch((px0, r.bottom("head") + 0.03), pooler_x1 - px0, 0.28,
