@@ -140,18 +140,25 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 #   2017). Most recent models, and the code of *The Annotated Transformer*, put it *before*
 #   the block instead ("pre-LN"); keep that in mind when you compare code.
 #
-# One layer is drawn opened up; the stack repeats it $L$ times. On top sit the pooler (one
-# more dense layer applied to the `[CLS]` vector, lesson 07) and, for a task, a
-# classification head (a layer that turns a vector into one score per class). The right-hand column gives each tensor's shape and the name this
-# course uses for it. Later lessons show the same map with their part marked "you are
-# here".
+# The map reads from the bottom up, with one vertical **lane per token** of `SENTENCE`
+# (long inputs show the first few and the last). In each lane the token's word, position
+# and segment rows are summed; the green line is that token's residual stream. Tokens
+# exchange information in one place only: the attention block, where the arcs cross the
+# lanes and the vectors are split into $A$ heads of $d$ numbers. Everything else works on
+# each lane alone. One layer is drawn opened up; the stack repeats it $L$ times. On top
+# sit the pooler (one more dense layer applied to the `[CLS]` vector, lesson 07) and, for
+# a task, a classification head (a layer that turns a vector into one score per class).
+# The right-hand columns give each tensor's shape and its name in the code. Later lessons
+# open with a one-line strip of the same map, their part marked "you are here".
 
 # %%
 import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
 
-architecture_diagram(config)
+lane_tokens = tokenizer.convert_ids_to_tokens(
+    tokenizer(SENTENCE, truncation=True)["input_ids"])
+architecture_diagram(config, tokens=lane_tokens)
 plt.show()
 
 # %% [markdown]

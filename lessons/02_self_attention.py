@@ -80,7 +80,10 @@ import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
 
-architecture_diagram(config, highlight="attention")
+lane_tokens = tokenizer.convert_ids_to_tokens(
+    tokenizer(SENTENCE, truncation=True)["input_ids"])
+architecture_diagram(config, highlight="attention",
+                     tokens=lane_tokens)
 plt.show()
 
 # %% [markdown]

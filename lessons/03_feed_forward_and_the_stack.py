@@ -76,7 +76,10 @@ import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
 
-architecture_diagram(config, highlight=["add_norm", "feed_forward"])
+lane_tokens = tokenizer.convert_ids_to_tokens(
+    tokenizer(SENTENCE, truncation=True)["input_ids"])
+architecture_diagram(config, highlight=["add_norm", "feed_forward"],
+                     tokens=lane_tokens)
 plt.show()
 
 # %% [markdown]
