@@ -344,6 +344,20 @@ assert rows_moved > len(set(ids.tolist()))  # the output layer reaches rows the 
 del mlm, decoder, table, loss
 
 # %% [markdown]
+# That head was initialised at random a moment ago: its guess is close to uniform over the
+# vocabulary, so its loss sits near $\ln V$ and it predicts nothing. A **trained** head,
+# offline, is lesson 12's tiny BERT (`MODEL = "course-tiny"`), if you have run lesson 12:
+
+# %%
+import math
+
+from helpers.lens.compute import course_tiny_lens
+
+print(f"untrained head: a uniform guess over V = {config.vocab_size:,} has loss "
+      f"ln V = {math.log(config.vocab_size):.2f}")
+print(course_tiny_lens(SENTENCE).message)
+
+# %% [markdown]
 # So every pre-training step of BERT updated the embedding table. (The bundled all-MiniLM-L6-v2
 # has no masked-LM head, lesson 00; its table was trained by distillation and contrastive
 # fine-tuning through the input path below.)

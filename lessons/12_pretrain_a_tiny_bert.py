@@ -91,8 +91,8 @@ if MODEL is not None:  # copy the sizes of another checkpoint (its weights are n
                  heads=other.num_attention_heads,
                  intermediate=other.intermediate_size)
 cfg = PretrainConfig(**sizes, vocab_size=budget.pick(VOCAB, min(VOCAB, 2000)),
-                     batch_size=budget.pick(32, 16), seed=SEED,
-                     max_documents=budget.pick(None, 120))
+                     batch_size=budget.pick(32, 8), max_length=budget.pick(64, 32),
+                     seed=SEED, max_documents=budget.pick(None, 60))
 print(f"tiny BERT: {cfg.layers} layers, hidden {cfg.hidden}, {cfg.heads} heads, "
       f"feed-forward {cfg.intermediate}")
 
@@ -236,7 +236,7 @@ from helpers.pretrain.compute import heldout_batch, losses, new_model
 
 model = new_model(cfg, tokenizer).eval()
 n_params = sum(p.numel() for p in model.parameters())
-test_batch = heldout_batch(tokenizer, encoded_test, budget.pick(400, 100), cfg.max_length)
+test_batch = heldout_batch(tokenizer, encoded_test, budget.pick(400, 80), cfg.max_length)
 with torch.no_grad():
     mlm0, nsp0 = losses(model, test_batch, test_batch["inputs"], test_batch["labels"])
 print(f"{n_params / 1e6:.1f} M parameters; held-out masked positions: "
@@ -261,10 +261,15 @@ from dataclasses import replace
 
 from helpers.pretrain.compute import pretrain, seconds_per_step, steps_for
 
-step_s = seconds_per_step(cfg, tokenizer, encoded)
-steps = steps_for(MINUTES, step_s) if not budget.quick else 40
-cfg = replace(cfg, steps=steps)
-print(f"{step_s:.2f} s per step -> {steps} steps (about {steps * step_s / 60:.1f} min)")
+if budget.quick:
+    cfg = replace(cfg, steps=20)
+    print(f"quick budget: {cfg.steps} steps of {cfg.batch_size} short pairs")
+else:
+    step_s = seconds_per_step(cfg, tokenizer, encoded)
+    cfg = replace(cfg, steps=steps_for(MINUTES, step_s))
+    print(f"{step_s:.2f} s per step -> {cfg.steps} steps "
+          f"(about {cfg.steps * step_s / 60:.1f} min)")
+steps = cfg.steps
 run = pretrain(cfg, tokenizer, encoded, corpus_hash())
 how = "loaded from the cache" if run.cached else f"trained in {run.seconds / 60:.1f} min"
 print(f"run {run.fingerprint}: {how}; checkpoints at steps {sorted(run.checkpoints)}")
@@ -395,12 +400,12 @@ plt.show()
 from helpers.layerwalk.compute import random_pair_cosines
 from helpers.model.trace import trace_text
 
-sample = [lines[i] for i in rng.choice(len(lines), budget.pick(40, 12), replace=False)]
+sample = [lines[i] for i in rng.choice(len(lines), budget.pick(40, 10), replace=False)]
 cosines = {}
 for s in sorted(run.checkpoints):
     bert = run.load(s).bert
     traces = [trace_text(tokenizer, bert, t) for t in sample]
-    cosines[s] = bootstrap_ci(random_pair_cosines(traces, n_pairs=400, seed=SEED))
+    cosines[s] = bootstrap_ci(random_pair_cosines(traces, n_pairs=budget.pick(400, 200), seed=SEED))
     print(f"step {s:5d}: " + "; ".join(f"{'emb' if l == 0 else l} {v.estimate:.2f}"
                                        for l, v in enumerate(cosines[s])))
 plot_by_layer(cosines, "mean cosine", "random-pair cosine per layer (anisotropy)")

@@ -45,7 +45,7 @@ class PretrainConfig:
     max_length: int = 64
     batch_size: int = 32
     steps: int = 1000
-    lr: float = 5e-4
+    lr: float = 1e-3
     warmup: float = 0.1
     weight_decay: float = 0.01
     seed: int = 0
@@ -172,19 +172,27 @@ class PretrainRun:
     seconds: float
     cached: bool = False
     kept: bool = True
-    notes: list[str] = field(default_factory=list)
+    _models: dict = field(default_factory=dict, repr=False)
 
     @property
     def final(self) -> Path:
         return self.checkpoints[max(self.checkpoints)]
 
     def load(self, step: int):
-        """The ``BertForPreTraining`` saved at ``step`` (eval mode, eager attention)."""
+        """The ``BertForPreTraining`` saved at ``step`` (eval mode, eager attention), loaded once."""
         from transformers import BertForPreTraining
+        from transformers.utils import logging as hf_logging
 
         if step not in self.checkpoints:
             raise ValueError(f"no checkpoint at step {step!r}; saved steps: {sorted(self.checkpoints)}.")
-        return BertForPreTraining.from_pretrained(self.checkpoints[step], attn_implementation="eager").eval()
+        if step not in self._models:
+            hf_logging.disable_progress_bar()  # no "Loading weights" bar in the lesson's output
+            try:
+                self._models[step] = BertForPreTraining.from_pretrained(self.checkpoints[step],
+                                                                        attn_implementation="eager").eval()
+            finally:
+                hf_logging.enable_progress_bar()
+        return self._models[step]
 
 
 def _save(model, tokenizer, folder: Path) -> None:

@@ -102,7 +102,7 @@ def train_wordpiece(docs: list[Document], vocab_size: int = 8000, max_length: in
 def encode_documents(tokenizer, docs: list[Document]) -> list[list[list[int]]]:
     """Every sentence as WordPiece ids (no special tokens): ``[document][sentence] -> ids``."""
     flat = [s for d in docs for s in d.sentences]
-    ids = tokenizer(flat, add_special_tokens=False)["input_ids"]
+    ids = tokenizer(flat, add_special_tokens=False, verbose=False)["input_ids"]  # long lines are cut into pairs later
     out, i = [], 0
     for d in docs:
         out.append(ids[i:i + len(d.sentences)])
