@@ -176,8 +176,9 @@ for label in (0, 1):
 # The two draw different positions, so we compare **proportions**: both mask the same 30
 # batches of real pairs, and per batch we take each share (chosen among the candidates;
 # `[MASK]`, random and unchanged among the chosen). The difference hand − library is paired
-# by batch; its equivalence margin, ±1 percentage point, is set before measuring (TOST: the
-# 90 % interval must lie inside it).
+# by batch (batches resampled), its p-value Holm-adjusted over the four shares, and its
+# equivalence margin, ±1 percentage point, is set before measuring (TOST: the 90 % interval
+# must lie inside it).
 
 # %%
 from transformers import DataCollatorForLanguageModeling
@@ -206,16 +207,19 @@ for _ in range(30):
 # `assert` above). The mean shares over the batches, and the verdict on each difference:
 
 # %%
-from helpers.common.stats import bootstrap_ci, paired_difference_ci, verdict
+from helpers.common.stats import (bootstrap_ci, bootstrap_p_value, cluster_bootstrap_ci,
+                                  holm, verdict)
 
-for name in PARTS:
-    h, lib = np.array(shares["hand"][name]), np.array(shares["library"][name])
-    d95 = paired_difference_ci(h, lib)
-    d90 = paired_difference_ci(h, lib, level=0.90)
-    v = verdict(d95, a="hand", b="library", margin=0.01, equivalence_interval=d90,
-                percent=True)
-    print(f"{name:17s} hand {bootstrap_ci(h).percent()}  library "
-          f"{bootstrap_ci(lib).percent()}\n  -> {v}")
+batches = np.arange(len(shares["hand"]["chosen (15 %)"]))  # resample whole batches
+diffs = {name: np.subtract(shares["hand"][name], shares["library"][name]) for name in PARTS}
+boots = {name: cluster_bootstrap_ci(d, batches, return_boots=True) for name, d in diffs.items()}
+p_holm = holm([bootstrap_p_value(boots[name][1]) for name in PARTS])  # 4 comparisons
+for name, p in zip(PARTS, p_holm):
+    d90 = cluster_bootstrap_ci(diffs[name], batches, level=0.90)
+    v = verdict(boots[name][0], a="hand", b="library", margin=0.01, equivalence_interval=d90,
+                p_value=float(p), percent=True)
+    print(f"{name:17s} hand {bootstrap_ci(shares['hand'][name]).percent()}  library "
+          f"{bootstrap_ci(shares['library'][name]).percent()}\n  -> {v}")
 
 # %% [markdown]
 # "Random" counts a position whose id changed to something other than `[MASK]`: the random
@@ -370,21 +374,26 @@ for text in texts:
 #
 # Lesson 10's **masked-LM lens** applies the model's own head to every layer's vector at a
 # `[MASK]` position (`apply_head` in `helpers/lens/compute.py`). Here it runs on every held-out
-# masked position at every checkpoint: top-1 accuracy per layer (intervals resample pairs).
+# masked position at every checkpoint: top-1 accuracy per layer (intervals resample pairs),
+# and which layers beat the unigram baseline on the same positions (paired, Holm-adjusted
+# over the layers).
 # The head is trained only on the last layer, so early layers can only score when their
 # vectors already point where the head reads.
 
 # %%
 from helpers.common.stats import cluster_bootstrap_ci
-from helpers.pretrain.compute import lens_correct
+from helpers.pretrain.compute import layers_vs_baseline, lens_correct
 from helpers.pretrain.plots import plot_by_layer
 
-lens = {}
+lens, above = {}, {}
 for s in sorted(run.checkpoints):
-    correct = lens_correct(run.load(s), test_batch).astype(float)
-    lens[s] = cluster_bootstrap_ci(correct, evals[s].pair)
+    correct = lens_correct(run.load(s), test_batch)
+    lens[s] = cluster_bootstrap_ci(correct.astype(float), evals[s].pair)
+    verdicts = layers_vs_baseline(correct, evals[s].base_top1, evals[s].pair)
+    above[s] = [l for l, v in enumerate(verdicts) if v.kind == "higher"]
     print(f"step {s:5d}: " + "; ".join(f"{'emb' if l == 0 else l} {v.percent(0)}"
-                                       for l, v in enumerate(lens[s])))
+                                       for l, v in enumerate(lens[s]))
+          + f"\n   layers above the unigram baseline (Holm over layers): {above[s] or 'none'}")
 base1 = acc[steps_seen[0]][1][1].estimate
 plot_by_layer(lens, "top-1 accuracy", "masked-LM lens: top-1 accuracy per layer",
               baseline=base1)
@@ -435,10 +444,20 @@ print(head.message)
 # BERT-base was pre-trained by Devlin et al. (2019) on BooksCorpus (800 M words) and English
 # Wikipedia (2,500 M words), for 1,000,000 steps of 256 sequences × 512 tokens (90 % of the steps
 # at 128 tokens): about 128 billion token positions, with a 30,522-entry vocabulary and 110 M
-# parameters (12 layers × 768). The run above printed how many positions it saw; the ratio is
-# millions. Expect at real scale: much lower masked-LM loss, fill-mask far above any frequency
-# baseline, and layer stories that this tiny run cannot show. What carries over is the
-# *method*: the objectives, the masking, the checks, and the measurements of this course.
+# parameters (12 layers × 768). Against this run:
+
+# %%
+bert_positions = 1_000_000 * 256 * 512  # an upper bound: 90 % of the steps used 128 tokens
+bert_flops = 6 * 110e6 * bert_positions  # ~6 x parameters per token position and step
+ours = 6 * n_params * seen
+print(f"token positions: BERT-base {bert_positions:.2e}, this run {seen:.2e} "
+      f"({bert_positions / seen:,.0f} x fewer)")
+print(f"training compute, roughly: {bert_flops / ours:,.0f} x less than BERT-base")
+
+# %% [markdown]
+# Expect at real scale: a much lower masked-LM loss, fill-mask far above any frequency
+# baseline, and layer stories that this run cannot show. What carries over is the *method*:
+# the objectives, the masking, the checks and the measurements of this course.
 #
 # ## Summary
 #

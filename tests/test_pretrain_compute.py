@@ -10,9 +10,9 @@ from transformers import BertForPreTraining
 
 from helpers.lens.compute import load_masked_lm, masked_lm_lens
 from helpers.model.loading import ModelLoadError, load_model
-from helpers.pretrain.compute import (PretrainConfig, accuracy_vs_baseline, checkpoint_steps, evaluate, heldout_batch,
-                                      lens_correct, losses, new_model, pretrain, running_mean, steps_for,
-                                      unigram_counts)
+from helpers.pretrain.compute import (PretrainConfig, accuracy_vs_baseline, checkpoint_steps, evaluate,
+                                      heldout_batch, layers_vs_baseline, lens_correct, losses, new_model, pretrain,
+                                      running_mean, steps_for, unigram_counts)
 from helpers.pretrain.data import IGNORE, corpus_hash, encode_documents, load_corpus, split_documents, train_wordpiece
 
 CFG = PretrainConfig(layers=2, hidden=32, heads=2, intermediate=64, vocab_size=600, max_length=48, batch_size=8,
@@ -80,6 +80,11 @@ def test_evaluation_against_the_unigram_baseline(setup):
     lens = lens_correct(run.load(12), batch)
     assert lens.shape == (n, CFG.layers + 1)
     assert np.array_equal(lens[:, -1], ev.top1)  # the lens at the last layer is the model's own prediction
+    verdicts = layers_vs_baseline(lens, ev.base_top1, ev.pair)
+    assert len(verdicts) == CFG.layers + 1
+    assert verdicts[-1].difference.estimate == pytest.approx(ev.top1.mean() - ev.base_top1.mean())
+    same = layers_vs_baseline(np.stack([ev.base_top1] * 2, 1), ev.base_top1, ev.pair)
+    assert all(v.kind == "inconclusive" for v in same)  # the baseline against itself differs nowhere
 
 
 def test_course_tiny_loads_and_has_a_trained_head(setup):
@@ -101,3 +106,15 @@ def test_course_tiny_missing_names_the_lesson(monkeypatch, tmp_path):
 
 def test_running_mean():
     assert np.allclose(running_mean([1, 2, 3, 4], 2), [1, 1.5, 2.5, 3.5])
+
+
+def test_course_tiny_lens_for_lessons_01_and_10(setup, monkeypatch, tmp_path):
+    from helpers.lens.compute import course_tiny_lens
+
+    tiny = course_tiny_lens("And God said, Let there be light: and there was light.")
+    assert tiny.lens is not None and tiny.masked.count("[MASK]") == 1
+    assert f"{CFG.steps} pre-training steps" in tiny.message and "not BERT-base" in tiny.message
+    assert torch.allclose(tiny.lens.logits[-1], tiny.lens.model_logits, atol=1e-4)
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    empty = course_tiny_lens("And God said, Let there be light.")
+    assert empty.lens is None and "12_pretrain_a_tiny_bert" in empty.message

@@ -355,3 +355,16 @@ def lens_correct(model, batch: dict) -> np.ndarray:
     answers = batch["labels"][where]
     rows = [(apply_head(model, h[where]).argmax(-1) == answers).numpy() for h in out.hidden_states]
     return np.stack(rows, 1)
+
+
+def layers_vs_baseline(correct: np.ndarray, baseline: np.ndarray, pair: np.ndarray) -> list:
+    """Per layer, the lens accuracy minus the unigram baseline's on the same positions
+    (``correct``: ``[positions, L + 1]``, ``baseline``: ``[positions]``): a list of
+    :class:`~helpers.common.stats.Verdict`, pairs resampled, p-values Holm-adjusted over the layers."""
+    from helpers.common.stats import bootstrap_p_value, cluster_bootstrap_ci, holm, verdict
+
+    diff = correct.astype(float) - baseline.astype(float)[:, None]
+    intervals, boots = cluster_bootstrap_ci(diff, pair, return_boots=True)
+    p = holm([bootstrap_p_value(boots[:, l]) for l in range(diff.shape[1])])
+    return [verdict(iv, a=f"layer {l}" if l else "embeddings", b="baseline", p_value=float(pl), percent=True)
+            for l, (iv, pl) in enumerate(zip(intervals, p))]
