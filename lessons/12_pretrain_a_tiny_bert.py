@@ -314,7 +314,10 @@ from helpers.pretrain.compute import accuracy_vs_baseline, evaluate, unigram_cou
 
 counts = unigram_counts(encoded, len(tokenizer))
 top = tokenizer.convert_ids_to_tokens(counts.topk(5).indices.tolist())
-print(f"the unigram baseline's guesses: {top}")
+p_unigram = (counts + 1) / (counts + 1).sum()  # add-one: no id gets probability 0
+answers = test_batch["labels"][test_batch["labels"] != IGNORE]
+unigram_loss = float(-p_unigram[answers].log().mean())
+print(f"the unigram baseline's guesses: {top}; its held-out loss {unigram_loss:.2f} nats")
 evals = {s: evaluate(run.load(s), test_batch, counts, s) for s in sorted(run.checkpoints)}
 acc = {}
 for s, ev in evals.items():
@@ -338,6 +341,10 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
+# A held-out masked-LM loss near the unigram baseline's, with accuracies equal to it, is the
+# first plateau of BERT-style training: the model predicts the frequent tokens everywhere,
+# whatever the context. Leaving it takes more steps (`MINUTES`), not a different method.
+#
 # Next-sentence accuracy is compared with a coin (50 %): its interval above says whether it
 # is above it. In this corpus a random B usually comes from the *other* book (the Bible vs a
 # play), so telling them apart can be as easy as recognising the style; RoBERTa (Liu et al.,
@@ -374,7 +381,8 @@ for text in texts:
 #
 # Lesson 10's **masked-LM lens** applies the model's own head to every layer's vector at a
 # `[MASK]` position (`apply_head` in `helpers/lens/compute.py`). Here it runs on every held-out
-# masked position at every checkpoint: top-1 accuracy per layer (intervals resample pairs),
+# masked position at every checkpoint (`lens_correct`; `evaluate` kept it from its forward
+# pass): top-1 accuracy per layer (intervals resample pairs),
 # and which layers beat the unigram baseline on the same positions (paired, Holm-adjusted
 # over the layers).
 # The head is trained only on the last layer, so early layers can only score when their
@@ -382,12 +390,12 @@ for text in texts:
 
 # %%
 from helpers.common.stats import cluster_bootstrap_ci
-from helpers.pretrain.compute import layers_vs_baseline, lens_correct
+from helpers.pretrain.compute import layers_vs_baseline
 from helpers.pretrain.plots import plot_by_layer
 
 lens, above = {}, {}
 for s in sorted(run.checkpoints):
-    correct = lens_correct(run.load(s), test_batch)
+    correct = evals[s].lens  # lens_correct(run.load(s), test_batch), from section 8's pass
     lens[s] = cluster_bootstrap_ci(correct.astype(float), evals[s].pair)
     verdicts = layers_vs_baseline(correct, evals[s].base_top1, evals[s].pair)
     above[s] = [l for l, v in enumerate(verdicts) if v.kind == "higher"]
@@ -421,6 +429,9 @@ plot_by_layer(cosines, "mean cosine", "random-pair cosine per layer (anisotropy)
 plt.show()
 
 # %% [markdown]
+# A cosine near 1 at a layer means every token there has nearly the same vector: the state
+# of a model that predicts the same frequent tokens everywhere (compare with section 8).
+#
 # These are one seed and a few minutes of training: the order in which layers change here is
 # this run's, to be compared across seeds (exercise 3) before it is called a pattern.
 #

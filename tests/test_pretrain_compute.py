@@ -80,6 +80,11 @@ def test_evaluation_against_the_unigram_baseline(setup):
     lens = lens_correct(run.load(12), batch)
     assert lens.shape == (n, CFG.layers + 1)
     assert np.array_equal(lens[:, -1], ev.top1)  # the lens at the last layer is the model's own prediction
+    assert np.array_equal(lens, ev.lens)
+    with torch.no_grad():  # evaluate's head on the encoder = BertForPreTraining's own prediction
+        full = run.load(12)(input_ids=batch["inputs"], token_type_ids=batch["token_type_ids"],
+                            attention_mask=batch["attention_mask"]).prediction_logits
+    assert np.array_equal(full[batch["labels"] != IGNORE].argmax(-1).numpy() == scored.numpy(), ev.top1)
     verdicts = layers_vs_baseline(lens, ev.base_top1, ev.pair)
     assert len(verdicts) == CFG.layers + 1
     assert verdicts[-1].difference.estimate == pytest.approx(ev.top1.mean() - ev.base_top1.mean())

@@ -48,6 +48,7 @@ class PretrainConfig:
     lr: float = 1e-3
     warmup: float = 0.1
     weight_decay: float = 0.01
+    dropout: float = 0.1
     seed: int = 0
     max_documents: int | None = None
 
@@ -85,6 +86,7 @@ def bert_config(cfg: PretrainConfig, tokenizer):
     return BertConfig(vocab_size=len(tokenizer), hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,
                       num_attention_heads=cfg.heads, intermediate_size=cfg.intermediate,
                       max_position_embeddings=cfg.max_length, pad_token_id=tokenizer.pad_token_id,
+                      hidden_dropout_prob=cfg.dropout, attention_probs_dropout_prob=cfg.dropout,
                       attn_implementation="eager")
 
 
@@ -311,23 +313,29 @@ class Evaluation:
     base_top5: np.ndarray
     pair: np.ndarray
     nsp_correct: np.ndarray
+    lens: np.ndarray  # [positions, L + 1]: top-1 correct when the head reads layer l (the masked-LM lens)
 
 
 @torch.no_grad()
 def evaluate(model, batch: dict, counts: torch.Tensor, step: int = -1) -> Evaluation:
+    """One forward pass over the held-out ``batch``: the word head on every layer (the lens,
+    :func:`lens_correct`) and on the last (the model's own prediction), and next-sentence."""
+    from helpers.lens.compute import apply_head
+
     model.eval()
-    out = model(input_ids=batch["inputs"], token_type_ids=batch["token_type_ids"],
-                attention_mask=batch["attention_mask"])
+    out = model.bert(input_ids=batch["inputs"], token_type_ids=batch["token_type_ids"],
+                     attention_mask=batch["attention_mask"], output_hidden_states=True)
     where = batch["labels"] != IGNORE
     answers = batch["labels"][where]
-    logits = out.prediction_logits[where]
+    lens = np.stack([(apply_head(model, h[where]).argmax(-1) == answers).numpy() for h in out.hidden_states], 1)
+    logits = model.cls.predictions(out.last_hidden_state[where])
     top5 = logits.topk(5, dim=-1).indices
     base5 = counts.topk(5).indices
+    nsp = model.cls.seq_relationship(out.pooler_output).argmax(-1) == batch["next_sentence_label"]
     return Evaluation(step, float(F.cross_entropy(logits, answers)),
                       (top5[:, 0] == answers).numpy(), (top5 == answers[:, None]).any(-1).numpy(),
                       (answers == base5[0]).numpy(), (answers[:, None] == base5[None]).any(-1).numpy(),
-                      where.nonzero()[:, 0].numpy(),
-                      (out.seq_relationship_logits.argmax(-1) == batch["next_sentence_label"]).numpy())
+                      where.nonzero()[:, 0].numpy(), nsp.numpy(), lens)
 
 
 def accuracy_vs_baseline(ev: Evaluation, k: int = 1):
