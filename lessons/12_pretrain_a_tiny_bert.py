@@ -52,9 +52,10 @@ else:
 # %% [markdown]
 # ## Parameters
 #
-# `SIZES` is the architecture (the default, 4 layers × 256, 4 heads, is the size of
-# Turc et al.'s BERT-mini). `MODEL` instead copies the sizes (never the weights) of an
-# existing checkpoint. `VOCAB` is the WordPiece vocabulary size, `MINUTES` the training
+# `SIZES` is the architecture (the default, 2 layers × 128, 2 heads, is the size of
+# Turc et al.'s (2019) BERT-tiny; larger models need more steps, so raise `MINUTES` with
+# them, e.g. 4 × 256 (BERT-mini)). `MODEL` instead copies the sizes (never the weights) of
+# an existing checkpoint. `VOCAB` is the WordPiece vocabulary size, `MINUTES` the training
 # time (the number of steps is chosen from a measured step time), `SEED` the seed of
 # everything random. `SENTENCE` is a sentence in which the model fills in a hidden word.
 # `BUDGET = "quick"` trains a few dozen steps on part of the corpus: a check that the
@@ -63,8 +64,8 @@ else:
 # %% tags=["parameters"]
 MODEL = None  # None: SIZES below; or a checkpoint whose sizes to copy
 SENTENCE = "Thou art more lovely and more temperate than a summer's day."
-SIZES = dict(layers=4, hidden=256, heads=4, intermediate=1024)
-VOCAB = 8000
+SIZES = dict(layers=2, hidden=128, heads=2, intermediate=512)
+VOCAB = 4000
 MINUTES = 3.0  # training time; the whole lesson takes about 2 minutes more
 SEED = 0
 BUDGET = None  # None or "full": as above; "quick": a few dozen steps
@@ -92,7 +93,7 @@ if MODEL is not None:  # copy the sizes of another checkpoint (its weights are n
                  intermediate=other.intermediate_size)
 cfg = PretrainConfig(**sizes, vocab_size=budget.pick(VOCAB, min(VOCAB, 2000)),
                      batch_size=budget.pick(32, 8), max_length=budget.pick(64, 32),
-                     seed=SEED, max_documents=budget.pick(None, 60))
+                     lr=2e-3, seed=SEED, max_documents=budget.pick(None, 60))
 print(f"tiny BERT: {cfg.layers} layers, hidden {cfg.hidden}, {cfg.heads} heads, "
       f"feed-forward {cfg.intermediate}")
 
@@ -253,7 +254,7 @@ assert abs(mlm0 - math.log(len(tokenizer))) < 0.5 and abs(nsp0 - math.log(2)) < 
 # ## 6. Training
 #
 # AdamW with linear warm-up over the first 10 % of the steps and linear decay after it
-# (Devlin et al.'s recipe, at a larger learning rate for a small model and few steps), loss =
+# (Devlin et al.'s recipe, at a 20 x larger learning rate, 2e-3, for a small model and few steps), loss =
 # masked-LM + next-sentence, gradients clipped at norm 1. We time a few steps first and pick
 # the number of steps that fits `MINUTES`. The checkpoints at steps 0, ¼, ½ and the end are
 # saved in the course cache (`$COURSE_CACHE/pretrain/<fingerprint>`: the fingerprint hashes
