@@ -138,7 +138,8 @@ encoded_test = encode_documents(tokenizer, test_docs)
 n_tokens = sum(len(s) for d in encoded for s in d)
 print(f"{len(tokenizer)} entries learnt and {n_tokens:,} training tokens encoded in "
       f"{time.perf_counter() - t0:.1f} s")
-print("SENTENCE ->", tokenizer.tokenize(SENTENCE))
+pieces = tokenizer.tokenize(SENTENCE)
+print("SENTENCE ->", pieces[:40], "..." if len(pieces) > 40 else "")
 
 # %% [markdown]
 # ## 3. Next-sentence pairs
@@ -359,6 +360,7 @@ plt.show()
 
 # %%
 from helpers.lens.compute import mask_one_word
+from helpers.model.trace import encode
 
 rng = np.random.default_rng(SEED)
 lines = [s for d in test_docs for s in d.sentences if 6 <= len(s.split()) <= 16]
@@ -366,10 +368,12 @@ texts = [SENTENCE] + [lines[i] for i in rng.choice(len(lines), 3, replace=False)
 final = run.load(max(run.checkpoints))
 for text in texts:
     masked, word = mask_one_word(tokenizer, final, text)
-    print(f"{masked[:120]}   (hidden: {word!r})")
+    enc, _ = encode(tokenizer, final, masked)  # warns when a long text is cut
+    enc.pop("offset_mapping")
+    at = int((enc["input_ids"][0] == tokenizer.mask_token_id).nonzero()[0])
+    shown = masked[max(0, masked.index("[MASK]") - 60):][:120]
+    print(f"{shown}   (hidden: {word!r})")
     for s in sorted(run.checkpoints):
-        enc = tokenizer(masked, return_tensors="pt", truncation=True)
-        at = int((enc["input_ids"][0] == tokenizer.mask_token_id).nonzero()[0])
         with torch.no_grad():
             logits = run.load(s)(**enc).prediction_logits[0, at]
         guesses = tokenizer.convert_ids_to_tokens(logits.topk(5).indices.tolist())
