@@ -653,8 +653,15 @@ if head.present:
     if lens.target_ranks is not None:
         print(f"rank of {word!r} per layer: " + ", ".join(f"{'emb' if l == 0 else l}: {int(r)}"
                                                          for l, r in enumerate(lens.target_ranks)))
-else:
-    print("No lens for this checkpoint; try MODEL = 'bert-base-uncased' (needs the hub or a local copy).")
+else:  # lesson 12's tiny BERT has a trained head, if it was pre-trained on this machine
+    from helpers.lens.compute import course_tiny_lens
+
+    print("No lens for this checkpoint; try MODEL = 'bert-base-uncased' (hub or local copy).")
+    tiny = course_tiny_lens(SENTENCE)
+    print(tiny.message)
+    if tiny.lens is not None:
+        plot_lens(tiny.lens)
+        plt.show()
 
 # %% [markdown]
 # ## Summary
