@@ -872,16 +872,9 @@ print(
 #
 # ## Exercises
 #
-# 1. Write `lrs(base_lr, decay, num_layers)` returning the list of learning rates for the
-#    embeddings (index 0) and layers 1..L under layer-wise decay, $\eta\,\xi^{L+1-l}$.
-# 2. Using `keep_hidden_states`, collect the output of layer 1 only for `SENTENCE` and
-#    hand the kept dict to the checker.
-# 3. Section 3 printed how many times more activation bytes the plain step saves for
-#    backward than the checkpointed one, for 8 utterances x 32 tokens. Measure the same
-#    ratio for **4 utterances padded to 64 tokens** (the first four training utterances, built
-#    like `batch` there, with their labels), using `saved_for_backward` on both `clfs`
-#    (weights not included). Same number of tokens, longer sentences: does the ratio grow
-#    or shrink?
+# Each exercise starts with its rating: how hard it is, how much it matters for the
+# rest of the course, and about how long it takes. The checkers grade your answer and
+# give a hint when it is not right yet; they never print the answer.
 
 # %%
 from helpers.exercises.lesson08 import (
@@ -890,13 +883,49 @@ from helpers.exercises.lesson08 import (
     check_exercise_3,
 )
 
+# %% [markdown]
+# ### Exercise 1: layer-wise learning rates
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
+#
+# Write `lrs(base_lr, decay, num_layers)` returning the list of learning rates for the
+# embeddings (index 0) and layers 1..L under layer-wise decay, $\eta\,\xi^{L+1-l}$.
+
+# %%
 lrs = None  # your function here
 check_exercise_1(lrs)
+
+# %% [markdown]
+# ### Exercise 2: keep one layer
+#
+# Difficulty ●●○○○ · Importance ●●○○○ · about 10 min
+#
+# Using `keep_hidden_states`, collect the output of layer 1 only (`hidden(1)`, the
+# output of `encoder.layer[0]`) for `SENTENCE` and hand the kept dict to the checker.
 
 # %%
 kept_layer1 = None  # your dict here
 check_exercise_2(kept_layer1, tokenizer, model, SENTENCE)
 
+# %% [markdown]
+# ### Exercise 3: predict, then measure — checkpointing with longer sentences
+#
+# Difficulty ●●●○○ · Importance ●●●○○ · about 15 min
+#
+# Section 3 printed how many times more activation bytes the plain step saves for
+# backward than the checkpointed one, for 8 utterances x 32 tokens. Now take **4
+# utterances padded to 64 tokens**: the same number of tokens, longer sentences.
+# **First predict**: does the ratio grow or shrink? Write `"grows"` or `"shrinks"` in
+# `prediction_3`.
+#
+# **Then measure** it: the first four training utterances, built like `batch` there,
+# with their labels, and `saved_for_backward` on both `clfs` (weights not included).
+# The checker grades the measurement and only comments on the prediction.
+#
+# *Reflection (not checked):* which saved tensors grow with the square of the length,
+# and which only with the number of tokens?
+
 # %%
+prediction_3 = None  # "grows" or "shrinks", written before measuring
 ratio = None  # your number here
-check_exercise_3(ratio, clfs, tokenizer, train, memory)
+check_exercise_3(ratio, clfs, tokenizer, train, memory, prediction=prediction_3)
