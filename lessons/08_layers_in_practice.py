@@ -928,4 +928,5 @@ check_exercise_2(kept_layer1, tokenizer, model, SENTENCE)
 # %%
 prediction_3 = None  # "grows" or "shrinks", written before measuring
 ratio = None  # your number here
-check_exercise_3(ratio, clfs, tokenizer, train, memory, prediction=prediction_3)
+check_exercise_3(ratio, clfs, tokenizer, train, memory,
+                 prediction=prediction_3)
