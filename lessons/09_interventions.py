@@ -2176,28 +2176,9 @@ display(
 #
 # ## Exercises
 #
-# 1. Which head's removal lowers the **true-class logit** most on average over the test set?
-#    Give `(layer, head)` with layers counted from 1, computed from `ablation`.
-# 2. Michel et al.'s importance is the mean of the *absolute* gradients. Compute it from
-#    `grads` (`[N, L, A]`) as an `[L, A]` tensor.
-# 3. Write `my_rollout(attentions)`: from a list of `[A, T, T]` attention maps, one per layer
-#    (bottom first), return the `[T, T]` attention rollout with $0.5\,\bar A + 0.5\,I$.
-# 4. The resampling unit. At the first encoder layer (patched layer 1), how much narrower would
-#    the pooled interval of the share following the patch be if the pairs were treated as
-#    independent? Stack every word's `patch[w]["follows"][:, 1]`, take the percentile bootstrap
-#    over the pairs (`bootstrap_ci` in `helpers/common/stats.py`, its defaults) and give its width
-#    divided by the width of the lesson's interval, `pooled[1]` (resampling words): a float.
-# 5. Skipping layers by hand: `skip_correct[l]` holds the test outcomes (1 = right) with layer
-#    `l` skipped, `skip_correct[0]` with nothing skipped. For every layer $l = 1..L$ run the exact
-#    McNemar test of the skip against nothing skipped (`mcnemar(skip_correct[l], skip_correct[0])`
-#    in `helpers/common/stats.py`), Holm-adjust the $L$ p-values (`holm`) and give the sorted list
-#    of layers whose skip **lowers** the accuracy (adjusted p < 0.05 and fewer right), layer $L$
-#    included.
-# 6. Comprehensiveness by hand. For `SENTENCE`, take the word tokens (every position but [CLS] and
-#    [SEP]), rank them by their Integrated-Gradients score `scores["integrated gradients"]` (signed,
-#    highest first), drop the top $\lceil 0.2\,n \rceil$ of them from the input (a shorter id
-#    sequence), and give $p(\text{pred} \mid x) - p(\text{pred} \mid x \setminus r)$ with the
-#    head's softmax probability of the predicted intent `pred`: a float.
+# Each exercise starts with its rating: how hard it is, how much it matters for the
+# rest of the course, and about how long it takes. The checkers grade your answer and
+# give a hint when it is not right yet; they never print the answer.
 
 # %%
 from helpers.exercises.lesson09 import (
@@ -2207,28 +2188,92 @@ from helpers.exercises.lesson09 import (
     check_exercise_4,
     check_exercise_5,
     check_exercise_6,
+    check_exercise_7,
 )
 
+# %% [markdown]
+# ### Exercise 1: the head that matters most for the true class
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
+#
+# Which head's removal lowers the **true-class logit** most on average over the test
+# set? Give `(layer, head)` with layers counted from 1 and heads from 0, computed from
+# `ablation`.
+
+# %%
 answer_1 = None  # your code here: a (layer, head) tuple
 check_exercise_1(answer_1, ablation)
+
+# %% [markdown]
+# ### Exercise 2: Michel et al.'s head importance
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · about 5 min
+#
+# Michel et al.'s importance is the mean of the *absolute* gradients. Compute it from
+# `grads` (`[N, L, A]`) as an `[L, A]` tensor.
 
 # %%
 answer_2 = None  # your code here: an [L, A] tensor
 check_exercise_2(answer_2, grads)
 
+# %% [markdown]
+# ### Exercise 3: attention rollout by hand
+#
+# Difficulty ●●●○○ · Importance ●●●●○ · about 20 min
+#
+# Write `my_rollout(attentions)`: from a list of `[A, T, T]` attention maps, one per
+# layer (bottom first), return the `[T, T]` attention rollout with
+# $0.5\,\bar A + 0.5\,I$.
+
 # %%
 my_rollout = None  # your code here: def my_rollout(attentions): ...
 check_exercise_3(my_rollout, trace)
+
+# %% [markdown]
+# ### Exercise 4: the resampling unit
+#
+# Difficulty ●●●○○ · Importance ●●●●○ · about 15 min
+#
+# At the first encoder layer (patched layer 1), how much narrower would the pooled
+# interval of the share following the patch be if the pairs were treated as
+# independent? Stack every word's `patch[w]["follows"][:, 1]`, take the percentile
+# bootstrap over the pairs (`bootstrap_ci` in `helpers/common/stats.py`, its
+# defaults) and give its width divided by the width of the lesson's interval,
+# `pooled[1]` (resampling words): a float.
 
 # %%
 # your code here: a float, (pair-bootstrap width) / (word-bootstrap width)
 answer_4 = None
 check_exercise_4(answer_4, patch)
 
+# %% [markdown]
+# ### Exercise 5: skipping layers, tested by hand
+#
+# Difficulty ●●●○○ · Importance ●●●●○ · about 20 min
+#
+# `skip_correct[l]` holds the test outcomes (1 = right) with layer `l` skipped,
+# `skip_correct[0]` with nothing skipped. For every layer $l = 1..L$ run the exact
+# McNemar test of the skip against nothing skipped
+# (`mcnemar(skip_correct[l], skip_correct[0])` in `helpers/common/stats.py`),
+# Holm-adjust the $L$ p-values (`holm`) and give the sorted list of layers whose skip
+# **lowers** the accuracy (adjusted p < 0.05 and fewer right), layer $L$ included.
+
 # %%
 # your code here: a sorted list of layers (ints, counted from 1)
 answer_5 = None
 check_exercise_5(answer_5, skip_correct)
+
+# %% [markdown]
+# ### Exercise 6: comprehensiveness by hand
+#
+# Difficulty ●●●●○ · Importance ●●●○○ · about 25 min
+#
+# For `SENTENCE`, take the word tokens (every position but [CLS] and [SEP]), rank them
+# by their Integrated-Gradients score `scores["integrated gradients"]` (signed,
+# highest first), drop the top $\lceil 0.2\,n \rceil$ of them from the input (a
+# shorter id sequence), and give
+# $p(\text{pred} \mid x) - p(\text{pred} \mid x \setminus r)$ with the head's
+# softmax probability of the predicted intent `pred`: a float.
 
 # %%
 # your code here: a float, comprehensiveness at k = 20% for Integrated
@@ -2243,3 +2288,26 @@ check_exercise_6(
     scores["integrated gradients"],
     pred,
 )
+
+# %% [markdown]
+# ### Exercise 7: predict, then measure — which skip costs the true class most?
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
+#
+# The skip section counted right answers. A logit moves before an answer flips, so
+# the true-class logit is a finer measure. **First predict**: skipping which layer
+# (counted from 1) lowers the true-class logit most on average over the test items?
+# Write the layer in `prediction_7`.
+#
+# **Then measure** it from `skip_logits` (`[L + 1, N, C]`, row 0 nothing skipped,
+# row `l` layer `l` skipped) and the labels `y`: each item's true-class logit with
+# nothing skipped minus with layer `l` skipped, averaged over the items. The checker
+# grades the measurement and only comments on the prediction.
+#
+# *Reflection (not checked):* if the layer you find is not the one whose skip costs
+# the most accuracy, what does that say about the items whose answer did not flip?
+
+# %%
+prediction_7 = None  # a layer (from 1), written before measuring
+answer_7 = None  # your code here: an int, counted from 1
+check_exercise_7(prediction_7, answer_7, skip_logits, y)

@@ -47,3 +47,18 @@ def number_note(prediction, measured: float, unit: str = "") -> str:
     gap = float(measured) - float(prediction)
     return (f"You predicted {float(prediction):.3g}{unit}; the measurement is "
             f"{gap:+.3g}{unit} away from it.")
+
+
+def index_note(prediction, measured: int, what: str = "layer") -> str:
+    """One sentence on a predicted index (a layer, a head) against the ``measured`` one."""
+    if prediction is None:
+        return ("You wrote no prediction: next time, write one down before you "
+                "measure; a guess you can check teaches more.")
+    if hasattr(prediction, "ndim") and getattr(prediction, "ndim", None) == 0 and hasattr(prediction, "item"):
+        prediction = prediction.item()
+    if isinstance(prediction, bool) or not isinstance(prediction, numbers.Integral):
+        return f"Your prediction was {prediction!r}, not a {what} number; set it beside the result."
+    if int(prediction) == int(measured):
+        return f"You predicted {what} {int(prediction)}: the measurement agrees."
+    return (f"You predicted {what} {int(prediction)}, the measurement says {what} "
+            f"{int(measured)}: worth a minute on what your reasoning left out.")
