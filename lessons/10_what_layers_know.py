@@ -964,28 +964,79 @@ else:
 #
 # ## Exercises
 #
-# 1. Write `control_task(words, labels, num_classes, seed)` returning one control label per
-#    word: each word type (lower-cased) gets one label drawn from the empirical distribution
-#    of `labels`, the same for all its occurrences.
-# 2. Write `cka(X, Y)`: linear CKA of two `[n, H]` matrices, in the feature-space form above.
-# 3. Compute the relative weight change of the **last** encoder layer of the fine-tuned model
-#    of the first seed (`change.runs[0].model.bert.encoder.layer[-1]`) against the loaded model's
-#    (`model.encoder.layer[-1]`), all its parameters taken together.
+# Each exercise starts with its rating: how hard it is, how much it matters for the
+# rest of the course, and about how long it takes. The checkers grade your answer and
+# give a hint when it is not right yet; they never print the answer.
 
 # %%
 from helpers.exercises.lesson10 import (
     check_exercise_1,
     check_exercise_2,
     check_exercise_3,
+    check_exercise_4,
 )
 
+# %% [markdown]
+# ### Exercise 1: a control task by hand
+#
+# Difficulty ●●●○○ · Importance ●●●●○ · about 15 min
+#
+# Write `control_task(words, labels, num_classes, seed)` returning one control label
+# per word: each word type (lower-cased) gets one label drawn from the empirical
+# distribution of `labels`, the same for all its occurrences.
+
+# %%
 control_task = None  # your function here
 check_exercise_1(control_task, features.words, upos, len(UPOS_TAGS))
+
+# %% [markdown]
+# ### Exercise 2: linear CKA by hand
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
+#
+# Write `cka(X, Y)`: linear CKA of two `[n, H]` matrices, in the feature-space form
+# above.
 
 # %%
 cka_by_hand = None  # your function here
 check_exercise_2(cka_by_hand, change.before, change.after[0])
 
+# %% [markdown]
+# ### Exercise 3: how far did the last layer move?
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
+#
+# Compute the relative weight change of the **last** encoder layer of the fine-tuned
+# model of the first seed (`change.runs[0].model.bert.encoder.layer[-1]`) against the
+# loaded model's (`model.encoder.layer[-1]`), all its parameters taken together.
+
 # %%
 last_layer_change = None  # your number here
 check_exercise_3(last_layer_change, model, change.runs[0].model.bert)
+
+# %% [markdown]
+# ### Exercise 4: predict, then measure — what memorising word types scores
+#
+# Difficulty ●●○○○ · Importance ●●●●○ · about 10 min
+#
+# The control task gives every word type one fixed random label, so a probe can
+# score on it only by remembering word types. How much can remembering alone give?
+# **First predict** the test accuracy, on the control labels `control`, of the
+# simplest memoriser: a lookup table from each lower-cased word type of the
+# *training* sentences to its control label, with the most common control label of
+# the training words for types never seen in training. Put a number between 0 and 1
+# in `prediction_4`.
+#
+# **Then measure** it: `features.words[i]` is word `i`, `features.sentence[i]` its
+# sentence, and `train_ids` / `test_ids` the sentences of each split. No model runs.
+# The checker grades the measurement and only comments on the prediction.
+#
+# *Reflection (not checked):* set your number beside the control column of the
+# part-of-speech table in section 3. What does a probe's control accuracy measure,
+# and why does selectivity subtract it?
+
+# %%
+prediction_4 = None  # a number between 0 and 1, written before measuring
+answer_4 = None  # your code here: a float between 0 and 1
+check_exercise_4(prediction_4, answer_4, features, control, train_ids,
+                 test_ids)
