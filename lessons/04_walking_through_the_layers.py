@@ -798,9 +798,9 @@ with pd.option_context("display.max_colwidth", None):
 #
 # ## Exercises
 #
-# Each exercise starts with its rating: how hard it is, how much it matters for the
-# rest of the course, and about how long it takes. The checkers grade your answer and
-# give a hint when it is not right yet; they never print the answer.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
 from helpers.exercises.lesson04 import (
@@ -815,9 +815,10 @@ from helpers.exercises.lesson04 import (
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 5 min
 #
-# Which *encoder transition* turns `[CLS]` of `SENTENCE` the most? Give the layer `l`
-# such that the cosine between layer `l` and `l + 1` of token 0 is lowest (`l = 0` is
-# the step from the embeddings to the output of the first encoder layer).
+# Which *encoder transition* turns `[CLS]` of `SENTENCE` the most? Give the
+# layer `l` such that the cosine between layer `l` and `l + 1` of token 0 is
+# lowest (`l = 0` is the step from the embeddings to the output of the first
+# encoder layer).
 
 # %%
 answer_1 = None  # your code here: an int
@@ -828,8 +829,9 @@ check_exercise_1(answer_1, trace)
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# Write a function `my_norms(trace, token)` returning the L2 norm of the token's vector
-# at every layer as a tensor of shape `[L + 1]`, without `compute.layer_norms`.
+# Write a function `my_norms(trace, token)` returning the L2 norm of the
+# token's vector at every layer as a tensor of shape `[L + 1]`, without
+# `compute.layer_norms`.
 
 # %%
 my_norms = None  # your code here: def my_norms(trace, token): ...
@@ -840,12 +842,13 @@ check_exercise_2(my_norms, trace)
 #
 # Difficulty ●●●●○ · Importance ●●●●○ · about 20 min
 #
-# Compare `TOKEN`'s vector at **layer 1** with itself at the last layer: `sim[1, L]`
-# minus the matching control, the mean cosine between a random token at layer 1 and a
-# *different* random token at layer `L`. Draw the control with
-# `compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=...)`, choosing the gap
-# and the column yourself. Give the adjusted value as a float; the checker tells you
-# whether anything is left once the control is removed.
+# Compare `TOKEN`'s vector at **layer 1** with itself at the last layer:
+# `sim[1, L]` minus the matching control, the mean cosine between a random
+# token at layer 1 and a *different* random token at layer `L`. Draw the
+# control with
+# `compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=...)`, choosing
+# the gap and the column yourself. Give the adjusted value as a float; the
+# checker tells you whether anything is left once the control is removed.
 
 # %%
 answer_3 = None  # your code here: a float
@@ -856,17 +859,19 @@ check_exercise_3(answer_3, trace, TOKEN, others)
 #
 # Difficulty ●●○○○ · Importance ●●●●○ · about 10 min
 #
-# **First predict**, before you run anything: does subtracting each layer's mean vector
-# (mean-centring, as Mu and Viswanath do) make the random-pair cosine of the **last
-# layer** *higher* or *lower*? Write `"higher"` or `"lower"` in `prediction_4`.
+# **First predict**, before you run anything: does subtracting each layer's
+# mean vector (mean-centring, as Mu and Viswanath do) make the random-pair
+# cosine of the **last layer** *higher* or *lower*? Write `"higher"` or
+# `"lower"` in `prediction_4`.
 #
-# **Then measure** it: the mean cosine of 500 random pairs (`seed=0`) at the last layer
-# after centring, minus the same without centring. `compute.layer_mean_std(others,
-# "content")` gives the means, and `compute.random_pair_cosines` takes them as `shift`.
-# The checker grades the measurement and only comments on the prediction.
+# **Then measure** it: the mean cosine of 500 random pairs (`seed=0`) at the
+# last layer after centring, minus the same without centring.
+# `compute.layer_mean_std(others, "content")` gives the means, and
+# `compute.random_pair_cosines` takes them as `shift`. The checker grades the
+# measurement and only comments on the prediction.
 #
-# *Reflection (not checked):* if your prediction missed, what does the shared mean
-# vector contribute to the cosine of two unrelated tokens?
+# *Reflection (not checked):* if your prediction missed, what does the shared
+# mean vector contribute to the cosine of two unrelated tokens?
 
 # %%
 prediction_4 = None  # "higher" or "lower", written before measuring

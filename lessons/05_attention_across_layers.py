@@ -1019,9 +1019,9 @@ with pd.option_context("display.max_colwidth", None):
 #
 # ## Exercises
 #
-# Each exercise starts with its rating: how hard it is, how much it matters for the
-# rest of the course, and about how long it takes. The checkers grade your answer and
-# give a hint when it is not right yet; they never print the answer.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
 from helpers.exercises.lesson05 import (
@@ -1035,8 +1035,8 @@ from helpers.exercises.lesson05 import (
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# What share of the attention in the **last** layer of `SENTENCE` goes to `[SEP]`
-# (heads and queries averaged)? Give a float between 0 and 1.
+# What share of the attention in the **last** layer of `SENTENCE` goes to
+# `[SEP]` (heads and queries averaged)? Give a float between 0 and 1.
 
 # %%
 answer_1 = None  # your code here: a float
@@ -1059,20 +1059,20 @@ check_exercise_2(answer_2, trace)
 #
 # Difficulty ●●○○○ · Importance ●●●●○ · about 10 min
 #
-# Write `SENTENCE` twice, `f"{SENTENCE} {SENTENCE}"`: about twice as many tokens, but
-# still one `[CLS]`. **First predict**: the share of attention on `[CLS]` (averaged
-# over layers, heads and queries) of the doubled sentence divided by that of
-# `SENTENCE`. About 0.5 would mean attention spreads evenly over the tokens; about 1
-# would mean `[CLS]` keeps a fixed share whatever the length. Put your number in
-# `prediction_3`.
+# Write `SENTENCE` twice, `f"{SENTENCE} {SENTENCE}"`: about twice as many
+# tokens, but still one `[CLS]`. **First predict**: the share of attention on
+# `[CLS]` (averaged over layers, heads and queries) of the doubled sentence
+# divided by that of `SENTENCE`. About 0.5 would mean attention spreads evenly
+# over the tokens; about 1 would mean `[CLS]` keeps a fixed share whatever the
+# length. Put your number in `prediction_3`.
 #
-# **Then measure** it: trace the doubled sentence with `trace_text` (one short run of
-# the model), compute the share for both traces with `compute.attention_shares`, and
-# give the ratio, long over short. The checker grades the measurement and only
-# comments on the prediction.
+# **Then measure** it: trace the doubled sentence with `trace_text` (one short
+# run of the model), compute the share for both traces with
+# `compute.attention_shares`, and give the ratio, long over short. The checker
+# grades the measurement and only comments on the prediction.
 #
-# *Reflection (not checked):* does the result fit the reading of `[CLS]` and `[SEP]`
-# as places where heads "park" attention they do not need?
+# *Reflection (not checked):* does the result fit the reading of `[CLS]` and
+# `[SEP]` as places where heads "park" attention they do not need?
 
 # %%
 prediction_3 = None  # a number, written before measuring

@@ -762,9 +762,9 @@ with pd.option_context("display.max_colwidth", None):
 #
 # ## Exercises
 #
-# Each exercise starts with its rating: how hard it is, how much it matters for the
-# rest of the course, and about how long it takes. The checkers grade your answer and
-# give a hint when it is not right yet; they never print the answer.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
 from helpers.exercises.lesson06 import (
@@ -774,17 +774,18 @@ from helpers.exercises.lesson06 import (
 )
 
 # %% [markdown]
-# ### Exercise 1: does the last layer separate the senses better than the embeddings?
+# ### Exercise 1: sense separation, last layer against the embeddings
 #
 # Difficulty ●●●●○ · Importance ●●●●○ · about 20 min
 #
-# Pooled over every word, how does the **last** layer's sense separation compare with
-# the embeddings'? Each sentence gives a paired difference, its outcome at the last
-# layer minus its outcome at layer 0 (1, 0 or -1; `compute.sense_separation_outcomes`
-# gives the outcomes). A word's sentences share its centroids, so they are not
-# independent: give the mean difference with a 95 % interval that resamples
-# **words**, `cluster_bootstrap_ci(differences, word_of, seed=0)` with `word_of`
-# naming each sentence's word (sentences in the order of `groups`). The checker tells
+# Pooled over every word, how does the **last** layer's sense separation
+# compare with the embeddings'? Each sentence gives a paired difference, its
+# outcome at the last layer minus its outcome at layer 0 (1, 0 or -1;
+# `compute.sense_separation_outcomes` gives the outcomes). A word's sentences
+# share its centroids, so they are not independent: give the mean difference
+# with a 95 % interval that resamples **words**,
+# `cluster_bootstrap_ci(differences, word_of, seed=0)` with `word_of` naming
+# each sentence's word (sentences in the order of `groups`). The checker tells
 # you what the course's `verdict` makes of your interval.
 
 # %%
@@ -796,9 +797,9 @@ check_exercise_1(answer_1, groups)
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# Write `my_self_similarity(vectors)` that takes a `[n, H]` tensor of one word's
-# vectors in `n` contexts at one layer and returns the mean cosine over all pairs of
-# *different* contexts, as a float.
+# Write `my_self_similarity(vectors)` that takes a `[n, H]` tensor of one
+# word's vectors in `n` contexts at one layer and returns the mean cosine over
+# all pairs of *different* contexts, as a float.
 
 # %%
 # your code here: def my_self_similarity(vectors): ...
@@ -810,18 +811,19 @@ check_exercise_2(my_self_similarity, groups)
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# The printout above gives the raw self-similarity averaged over the words. A mean can
-# hide words that go the other way. **First predict**: for what share of the words is
-# the raw self-similarity (both senses pooled) *lower* at the last layer than at the
-# layer before it? Put a number between 0 and 1 in `prediction_3`.
+# The printout above gives the raw self-similarity averaged over the words. A
+# mean can hide words that go the other way. **First predict**: for what share
+# of the words is the raw self-similarity (both senses pooled) *lower* at the
+# last layer than at the layer before it? Put a number between 0 and 1 in
+# `prediction_3`.
 #
-# **Then measure** it with `compute.self_similarity`, one word at a time (`groups`
-# holds each word's vectors per sense, `[sentences, L + 1, H]`). The checker grades
-# the measurement and only comments on the prediction.
+# **Then measure** it with `compute.self_similarity`, one word at a time
+# (`groups` holds each word's vectors per sense, `[sentences, L + 1, H]`). The
+# checker grades the measurement and only comments on the prediction.
 #
-# *Reflection (not checked):* the raw value ignores the random-pair baseline. Would
-# the share change if you subtracted it, and why, given that the baseline is the same
-# for every word at a layer?
+# *Reflection (not checked):* the raw value ignores the random-pair baseline.
+# Would the share change if you subtracted it, and why, given that the baseline
+# is the same for every word at a layer?
 
 # %%
 prediction_3 = None  # a share between 0 and 1, written before measuring

@@ -904,9 +904,9 @@ display(
 #
 # ## Exercises
 #
-# Each exercise starts with its rating: how hard it is, how much it matters for the
-# rest of the course, and about how long it takes. The checkers grade your answer and
-# give a hint when it is not right yet; they never print the answer.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
 from helpers.exercises.lesson07 import (
@@ -921,8 +921,8 @@ from helpers.exercises.lesson07 import (
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# Write `pool(h_cls)` that computes the pooler output from `model.pooler.dense.weight`
-# and `.bias` without calling the pooler module.
+# Write `pool(h_cls)` that computes the pooler output from
+# `model.pooler.dense.weight` and `.bias` without calling the pooler module.
 
 # %%
 pool = None  # your function here, e.g. def pool(h): return ...
@@ -933,10 +933,10 @@ check_exercise_1(pool, model, trace)
 #
 # Difficulty ●○○○○ · Importance ●●●○○ · about 5 min
 #
-# Which layer's **mean-pooled** features give the best BANKING77 probe accuracy? Give
-# the layer number (0 = embeddings) as an int, computed from `probes`. The checker
-# also tells you which layers the paired comparisons (Holm-adjusted) cannot place
-# below it.
+# Which layer's **mean-pooled** features give the best BANKING77 probe
+# accuracy? Give the layer number (0 = embeddings) as an int, computed from
+# `probes`. The checker also tells you which layers the paired comparisons
+# (Holm-adjusted) cannot place below it.
 
 # %%
 best_mean_layer = None  # your answer here: an int
@@ -947,8 +947,8 @@ check_exercise_2(best_mean_layer, probes, runs=probe_runs["mean"])
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# Compute the confusion matrix of the first draw's head (`preds[SHOTS[0]][0]`, the
-# predicted ids on the test set) yourself: an array of counts with
+# Compute the confusion matrix of the first draw's head (`preds[SHOTS[0]][0]`,
+# the predicted ids on the test set) yourself: an array of counts with
 # `cm[true, predicted]`, `C` rows and columns.
 
 # %%
@@ -960,18 +960,19 @@ check_exercise_3(my_cm, test.labels, preds[SHOTS[0]][0].tolist(), C)
 #
 # Difficulty ●●○○○ · Importance ●●●●○ · about 10 min
 #
-# On the ten intents, the head on the last layer's `[CLS]` vector and the one on the
-# mean-pooled embeddings were measured above. **First predict** the test accuracy of
-# the same head trained on the **layer-0** `[CLS]` vector (the embedding output at
-# position 0). Put a number between 0 and 1 in `prediction_4`.
+# On the ten intents, the head on the last layer's `[CLS]` vector and the one
+# on the mean-pooled embeddings were measured above. **First predict** the test
+# accuracy of the same head trained on the **layer-0** `[CLS]` vector (the
+# embedding output at position 0). Put a number between 0 and 1 in
+# `prediction_4`.
 #
 # **Then measure** it: `train_head` on `feats10_train.layer(0, "cls")` with
 # `epochs=SHORT_STEPS, seed=0` (as above), then `correct_per_item` on the test
-# features; give the accuracy as a fraction. The checker grades the measurement and
-# only comments on the prediction.
+# features; give the accuracy as a fraction. The checker grades the measurement
+# and only comments on the prediction.
 #
-# *Reflection (not checked):* the chance level is $1/C$. Why can no head trained on
-# this vector beat it?
+# *Reflection (not checked):* the chance level is $1/C$. Why can no head
+# trained on this vector beat it?
 
 # %%
 prediction_4 = None  # a number between 0 and 1, written before measuring

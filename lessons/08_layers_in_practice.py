@@ -872,9 +872,9 @@ print(
 #
 # ## Exercises
 #
-# Each exercise starts with its rating: how hard it is, how much it matters for the
-# rest of the course, and about how long it takes. The checkers grade your answer and
-# give a hint when it is not right yet; they never print the answer.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
 from helpers.exercises.lesson08 import (
@@ -888,8 +888,9 @@ from helpers.exercises.lesson08 import (
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# Write `lrs(base_lr, decay, num_layers)` returning the list of learning rates for the
-# embeddings (index 0) and layers 1..L under layer-wise decay, $\eta\,\xi^{L+1-l}$.
+# Write `lrs(base_lr, decay, num_layers)` returning the list of learning rates
+# for the embeddings (index 0) and layers 1..L under layer-wise decay,
+# $\eta\,\xi^{L+1-l}$.
 
 # %%
 lrs = None  # your function here
@@ -900,8 +901,9 @@ check_exercise_1(lrs)
 #
 # Difficulty ●●○○○ · Importance ●●○○○ · about 10 min
 #
-# Using `keep_hidden_states`, collect the output of layer 1 only (`hidden(1)`, the
-# output of `encoder.layer[0]`) for `SENTENCE` and hand the kept dict to the checker.
+# Using `keep_hidden_states`, collect the output of layer 1 only (`hidden(1)`,
+# the output of `encoder.layer[0]`) for `SENTENCE` and hand the kept dict to
+# the checker.
 
 # %%
 kept_layer1 = None  # your dict here
@@ -912,18 +914,19 @@ check_exercise_2(kept_layer1, tokenizer, model, SENTENCE)
 #
 # Difficulty ●●●○○ · Importance ●●●○○ · about 15 min
 #
-# Section 3 printed how many times more activation bytes the plain step saves for
-# backward than the checkpointed one, for 8 utterances x 32 tokens. Now take **4
-# utterances padded to 64 tokens**: the same number of tokens, longer sentences.
-# **First predict**: does the ratio grow or shrink? Write `"grows"` or `"shrinks"` in
-# `prediction_3`.
+# Section 3 printed how many times more activation bytes the plain step saves
+# for backward than the checkpointed one, for 8 utterances x 32 tokens. Now
+# take **4 utterances padded to 64 tokens**: the same number of tokens, longer
+# sentences. **First predict**: does the ratio grow or shrink? Write `"grows"`
+# or `"shrinks"` in `prediction_3`.
 #
-# **Then measure** it: the first four training utterances, built like `batch` there,
-# with their labels, and `saved_for_backward` on both `clfs` (weights not included).
-# The checker grades the measurement and only comments on the prediction.
+# **Then measure** it: the first four training utterances, built like `batch`
+# there, with their labels, and `saved_for_backward` on both `clfs` (weights
+# not included). The checker grades the measurement and only comments on the
+# prediction.
 #
-# *Reflection (not checked):* which saved tensors grow with the square of the length,
-# and which only with the number of tokens?
+# *Reflection (not checked):* which saved tensors grow with the square of the
+# length, and which only with the number of tokens?
 
 # %%
 prediction_3 = None  # "grows" or "shrinks", written before measuring

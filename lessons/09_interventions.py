@@ -2176,9 +2176,9 @@ display(
 #
 # ## Exercises
 #
-# Each exercise starts with its rating: how hard it is, how much it matters for the
-# rest of the course, and about how long it takes. The checkers grade your answer and
-# give a hint when it is not right yet; they never print the answer.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
 from helpers.exercises.lesson09 import (
@@ -2196,9 +2196,9 @@ from helpers.exercises.lesson09 import (
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# Which head's removal lowers the **true-class logit** most on average over the test
-# set? Give `(layer, head)` with layers counted from 1 and heads from 0, computed from
-# `ablation`.
+# Which head's removal lowers the **true-class logit** most on average over the
+# test set? Give `(layer, head)` with layers counted from 1 and heads from 0,
+# computed from `ablation`.
 
 # %%
 answer_1 = None  # your code here: a (layer, head) tuple
@@ -2209,8 +2209,8 @@ check_exercise_1(answer_1, ablation)
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 5 min
 #
-# Michel et al.'s importance is the mean of the *absolute* gradients. Compute it from
-# `grads` (`[N, L, A]`) as an `[L, A]` tensor.
+# Michel et al.'s importance is the mean of the *absolute* gradients. Compute
+# it from `grads` (`[N, L, A]`) as an `[L, A]` tensor.
 
 # %%
 answer_2 = None  # your code here: an [L, A] tensor
@@ -2221,8 +2221,8 @@ check_exercise_2(answer_2, grads)
 #
 # Difficulty ●●●○○ · Importance ●●●●○ · about 20 min
 #
-# Write `my_rollout(attentions)`: from a list of `[A, T, T]` attention maps, one per
-# layer (bottom first), return the `[T, T]` attention rollout with
+# Write `my_rollout(attentions)`: from a list of `[A, T, T]` attention maps,
+# one per layer (bottom first), return the `[T, T]` attention rollout with
 # $0.5\,\bar A + 0.5\,I$.
 
 # %%
@@ -2234,12 +2234,12 @@ check_exercise_3(my_rollout, trace)
 #
 # Difficulty ●●●○○ · Importance ●●●●○ · about 15 min
 #
-# At the first encoder layer (patched layer 1), how much narrower would the pooled
-# interval of the share following the patch be if the pairs were treated as
-# independent? Stack every word's `patch[w]["follows"][:, 1]`, take the percentile
-# bootstrap over the pairs (`bootstrap_ci` in `helpers/common/stats.py`, its
-# defaults) and give its width divided by the width of the lesson's interval,
-# `pooled[1]` (resampling words): a float.
+# At the first encoder layer (patched layer 1), how much narrower would the
+# pooled interval of the share following the patch be if the pairs were treated
+# as independent? Stack every word's `patch[w]["follows"][:, 1]`, take the
+# percentile bootstrap over the pairs (`bootstrap_ci` in
+# `helpers/common/stats.py`, its defaults) and give its width divided by the
+# width of the lesson's interval, `pooled[1]` (resampling words): a float.
 
 # %%
 # your code here: a float, (pair-bootstrap width) / (word-bootstrap width)
@@ -2252,11 +2252,12 @@ check_exercise_4(answer_4, patch)
 # Difficulty ●●●○○ · Importance ●●●●○ · about 20 min
 #
 # `skip_correct[l]` holds the test outcomes (1 = right) with layer `l` skipped,
-# `skip_correct[0]` with nothing skipped. For every layer $l = 1..L$ run the exact
-# McNemar test of the skip against nothing skipped
+# `skip_correct[0]` with nothing skipped. For every layer $l = 1..L$ run the
+# exact McNemar test of the skip against nothing skipped
 # (`mcnemar(skip_correct[l], skip_correct[0])` in `helpers/common/stats.py`),
-# Holm-adjust the $L$ p-values (`holm`) and give the sorted list of layers whose skip
-# **lowers** the accuracy (adjusted p < 0.05 and fewer right), layer $L$ included.
+# Holm-adjust the $L$ p-values (`holm`) and give the sorted list of layers
+# whose skip **lowers** the accuracy (adjusted p < 0.05 and fewer right), layer
+# $L$ included.
 
 # %%
 # your code here: a sorted list of layers (ints, counted from 1)
@@ -2268,12 +2269,12 @@ check_exercise_5(answer_5, skip_correct)
 #
 # Difficulty ●●●●○ · Importance ●●●○○ · about 25 min
 #
-# For `SENTENCE`, take the word tokens (every position but [CLS] and [SEP]), rank them
-# by their Integrated-Gradients score `scores["integrated gradients"]` (signed,
-# highest first), drop the top $\lceil 0.2\,n \rceil$ of them from the input (a
-# shorter id sequence), and give
-# $p(\text{pred} \mid x) - p(\text{pred} \mid x \setminus r)$ with the head's
-# softmax probability of the predicted intent `pred`: a float.
+# For `SENTENCE`, take the word tokens (every position but [CLS] and [SEP]),
+# rank them by their Integrated-Gradients score
+# `scores["integrated gradients"]` (signed, highest first), drop the top
+# $\lceil 0.2\,n \rceil$ of them from the input (a shorter id sequence), and
+# give $p(\text{pred} \mid x) - p(\text{pred} \mid x \setminus r)$ with the
+# head's softmax probability of the predicted intent `pred`: a float.
 
 # %%
 # your code here: a float, comprehensiveness at k = 20% for Integrated
@@ -2294,18 +2295,20 @@ check_exercise_6(
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# The skip section counted right answers. A logit moves before an answer flips, so
-# the true-class logit is a finer measure. **First predict**: skipping which layer
-# (counted from 1) lowers the true-class logit most on average over the test items?
-# Write the layer in `prediction_7`.
+# The skip section counted right answers. A logit moves before an answer flips,
+# so the true-class logit is a finer measure. **First predict**: skipping which
+# layer (counted from 1) lowers the true-class logit most on average over the
+# test items? Write the layer in `prediction_7`.
 #
-# **Then measure** it from `skip_logits` (`[L + 1, N, C]`, row 0 nothing skipped,
-# row `l` layer `l` skipped) and the labels `y`: each item's true-class logit with
-# nothing skipped minus with layer `l` skipped, averaged over the items. The checker
-# grades the measurement and only comments on the prediction.
+# **Then measure** it from `skip_logits` (`[L + 1, N, C]`, row 0 nothing
+# skipped, row `l` layer `l` skipped) and the labels `y`: each item's
+# true-class logit with nothing skipped minus with layer `l` skipped, averaged
+# over the items. The checker grades the measurement and only comments on the
+# prediction.
 #
-# *Reflection (not checked):* if the layer you find is not the one whose skip costs
-# the most accuracy, what does that say about the items whose answer did not flip?
+# *Reflection (not checked):* if the layer you find is not the one whose skip
+# costs the most accuracy, what does that say about the items whose answer did
+# not flip?
 
 # %%
 prediction_7 = None  # a layer (from 1), written before measuring

@@ -964,9 +964,9 @@ else:
 #
 # ## Exercises
 #
-# Each exercise starts with its rating: how hard it is, how much it matters for the
-# rest of the course, and about how long it takes. The checkers grade your answer and
-# give a hint when it is not right yet; they never print the answer.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
 from helpers.exercises.lesson10 import (
@@ -981,9 +981,9 @@ from helpers.exercises.lesson10 import (
 #
 # Difficulty ●●●○○ · Importance ●●●●○ · about 15 min
 #
-# Write `control_task(words, labels, num_classes, seed)` returning one control label
-# per word: each word type (lower-cased) gets one label drawn from the empirical
-# distribution of `labels`, the same for all its occurrences.
+# Write `control_task(words, labels, num_classes, seed)` returning one control
+# label per word: each word type (lower-cased) gets one label drawn from the
+# empirical distribution of `labels`, the same for all its occurrences.
 
 # %%
 control_task = None  # your function here
@@ -994,8 +994,8 @@ check_exercise_1(control_task, features.words, upos, len(UPOS_TAGS))
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# Write `cka(X, Y)`: linear CKA of two `[n, H]` matrices, in the feature-space form
-# above.
+# Write `cka(X, Y)`: linear CKA of two `[n, H]` matrices, in the feature-space
+# form above.
 
 # %%
 cka_by_hand = None  # your function here
@@ -1006,9 +1006,10 @@ check_exercise_2(cka_by_hand, change.before, change.after[0])
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · about 10 min
 #
-# Compute the relative weight change of the **last** encoder layer of the fine-tuned
-# model of the first seed (`change.runs[0].model.bert.encoder.layer[-1]`) against the
-# loaded model's (`model.encoder.layer[-1]`), all its parameters taken together.
+# Compute the relative weight change of the **last** encoder layer of the
+# fine-tuned model of the first seed
+# (`change.runs[0].model.bert.encoder.layer[-1]`) against the loaded model's
+# (`model.encoder.layer[-1]`), all its parameters taken together.
 
 # %%
 last_layer_change = None  # your number here
@@ -1020,20 +1021,21 @@ check_exercise_3(last_layer_change, model, change.runs[0].model.bert)
 # Difficulty ●●○○○ · Importance ●●●●○ · about 10 min
 #
 # The control task gives every word type one fixed random label, so a probe can
-# score on it only by remembering word types. How much can remembering alone give?
-# **First predict** the test accuracy, on the control labels `control`, of the
-# simplest memoriser: a lookup table from each lower-cased word type of the
-# *training* sentences to its control label, with the most common control label of
-# the training words for types never seen in training. Put a number between 0 and 1
-# in `prediction_4`.
+# score on it only by remembering word types. How much can remembering alone
+# give? **First predict** the test accuracy, on the control labels `control`,
+# of the simplest memoriser: a lookup table from each lower-cased word type of
+# the *training* sentences to its control label, with the most common control
+# label of the training words for types never seen in training. Put a number
+# between 0 and 1 in `prediction_4`.
 #
-# **Then measure** it: `features.words[i]` is word `i`, `features.sentence[i]` its
-# sentence, and `train_ids` / `test_ids` the sentences of each split. No model runs.
-# The checker grades the measurement and only comments on the prediction.
+# **Then measure** it: `features.words[i]` is word `i`, `features.sentence[i]`
+# its sentence, and `train_ids` / `test_ids` the sentences of each split. No
+# model runs. The checker grades the measurement and only comments on the
+# prediction.
 #
 # *Reflection (not checked):* set your number beside the control column of the
-# part-of-speech table in section 3. What does a probe's control accuracy measure,
-# and why does selectivity subtract it?
+# part-of-speech table in section 3. What does a probe's control accuracy
+# measure, and why does selectivity subtract it?
 
 # %%
 prediction_4 = None  # a number between 0 and 1, written before measuring
