@@ -256,7 +256,7 @@ def check_exercise_6(answer, tokenizer, model, classifier, trace, scores, target
 def skip_logit_drops(skip_logits, y) -> torch.Tensor:
     """``[L]``: mean over the test items of the true-class logit with nothing skipped minus with
     layer ``l`` skipped (index ``l - 1``)."""
-    logits = torch.as_tensor(skip_logits).float()
+    logits = torch.as_tensor(skip_logits, device=device_of(skip_logits)).float()
     y = torch.as_tensor(y, device=logits.device).long()
     true = logits.gather(-1, y.expand(logits.shape[0], -1).unsqueeze(-1)).squeeze(-1)  # [L + 1, N]
     return (true[0] - true[1:]).mean(-1)
@@ -286,7 +286,8 @@ def check_exercise_7(prediction, answer, skip_logits, y) -> Feedback:
     if n_layers > 1 and layer == int(drops.argmin()) + 1:
         return wrong(f"skipping layer {layer} hurts the true-class logit the *least*.",
                      "Take the largest drop (full minus skipped), not the smallest.")
-    correct_ = (torch.as_tensor(skip_logits).argmax(-1) == torch.as_tensor(y, device=drops.device)).float()
+    logits = torch.as_tensor(skip_logits, device=drops.device)
+    correct_ = (logits.argmax(-1) == torch.as_tensor(y, device=drops.device)).float()
     acc_drop = correct_[0] - correct_[1:]
     acc_layers = (acc_drop.mean(-1) == acc_drop.mean(-1).max()).nonzero().flatten() + 1
     if layer in acc_layers.tolist():

@@ -153,7 +153,7 @@ def lookup_accuracies(words, control, sentence, train_ids, test_ids) -> tuple[li
     type to its control label, unseen types getting the most common training control label: one
     value per tied most-common label. Also the share of test words whose type was seen."""
     control = np.asarray(torch.as_tensor(control, device="cpu").tolist())  # cpu: counting
-    sentence = np.asarray(torch.as_tensor(sentence, device="cpu").tolist())
+    sentence = np.asarray(torch.as_tensor(sentence, device="cpu").tolist())  # cpu: counting
     train = np.isin(sentence, list(train_ids))
     test = np.isin(sentence, list(test_ids))
     table = {words[i].lower(): int(control[i]) for i in np.flatnonzero(train)}
@@ -194,7 +194,7 @@ def check_exercise_4(prediction, answer, features, control, train_ids, test_ids)
         return wrong("1.0 is the lookup's accuracy on the training words it was built from.",
                      "Score the words of the test sentences (test_ids).")
     control_np = np.asarray(torch.as_tensor(control, device="cpu").tolist())  # cpu: counting
-    sentence = np.asarray(torch.as_tensor(features.sentence, device="cpu").tolist())
+    sentence = np.asarray(torch.as_tensor(features.sentence, device="cpu").tolist())  # cpu: counting
     train, test = np.isin(sentence, list(train_ids)), np.isin(sentence, list(test_ids))
     exact = {words[i]: int(control_np[i]) for i in np.flatnonzero(train)}
     counts = np.bincount(control_np[train])
