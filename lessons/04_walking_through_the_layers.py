@@ -117,6 +117,16 @@ print(
 paper = paper_comparison(loaded)
 print(f"against the papers' BERT-base: {paper.label}")
 
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["04"]);
+
 # %% [markdown]
 # Besides `SENTENCE` we trace the data sentences: those of `data/attention_sentences.txt`
 # and the short two-sentence paragraphs of `data/sentence_pairs.tsv` (both written for the

@@ -138,6 +138,16 @@ print(
 paper = paper_comparison(loaded)
 print(f"against the papers' BERT-base: {paper.label}")
 
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["05"]);
+
 # %% [markdown]
 # Now the two data sets, each input traced once:
 
@@ -932,6 +942,24 @@ from helpers.attention.widgets import HeadGridExplorer, HeadLinesExplorer
 
 grid = HeadGridExplorer(trace, layer=compute.best_head(prev)[0])
 grid
+
+# %% [markdown]
+# ## Every layer and every head at once
+#
+# The grid above is one layer; this one is all of them for `SENTENCE`: row *l* is
+# encoder layer *l*, column *h* head *h*; each map has queries down and keys across,
+# on the same 0–1 colour scale as lesson 02. It is the *model view* of Vig's bertviz
+# (Vig, 2019, *A Multiscale Visualization of Attention in the Transformer Model*),
+# drawn as a static picture (`attention_model_view` in
+# `helpers/attention/plots.py`). The orange frame is the best previous-token head
+# found above. One sentence: an illustration, not a count.
+
+# %%
+best = compute.best_head(prev)[:2]  # (layer, head), layer counted from 1
+fig, axes = plots.attention_model_view(
+    trace, highlight=[best],
+    highlight_label="best previous-token head (above)")
+plt.show()
 
 # %% [markdown]
 # ## One head, token to token

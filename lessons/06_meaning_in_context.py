@@ -137,6 +137,16 @@ for word, senses in polysemy.items():
         + ", ".join(f"{s} ({len(v)} sentences)" for s, v in senses.items())
     )
 
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["06"]);
+
 # %% [markdown]
 # We trace every sentence once and keep the target word's vector at every layer. A word
 # that the tokenizer splits into several WordPieces is represented by the **mean of its

@@ -89,6 +89,16 @@ print(
 )
 print(f"against the papers' BERT-base: {paper.label}")
 
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["07"]);
+
 # %%
 # Where this lesson sits on the map of lesson 00 (architecture_diagram,
 # helpers/architecture/plots.py):

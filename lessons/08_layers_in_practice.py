@@ -83,6 +83,16 @@ budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 print(f"{L} layers, hidden {H}")
 
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["08"]);
+
 # %% [markdown]
 # **How this lesson measures.** Timings on a shared or busy computer jump around, and the
 # first run of anything pays one-off costs (memory allocation, kernel selection). So every

@@ -135,6 +135,16 @@ print(
     f" utterances ({TEST_PER_INTENT} per intent, drawn with seed 0)"
 )
 
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["09"]);
+
 # %% [markdown]
 # Every utterance is cut to `MAX_LEN` tokens in every cell below. We pick it to keep every
 # utterance of BANKING77 whole (the cell measures the longest in both splits); should a model

@@ -93,6 +93,16 @@ print(
     f" {trace.seq_len} tokens"
 )
 
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["10"]);
+
 # %% [markdown]
 # ## 1. The data: sentences and a tagger's labels
 #
