@@ -39,12 +39,14 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:  # Colab: fetch the course, keep its torch
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    REPO = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", REPO,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -78,24 +80,44 @@ import matplotlib.pyplot as plt
 import numpy as np
 import torch
 
+from transformers import BertConfig
+
 from helpers.common.budget import choose_budget
 from helpers.pretrain.compute import PretrainConfig
 
 torch.manual_seed(SEED)
 budget = choose_budget(BUDGET)
 sizes = dict(SIZES)
-if MODEL is not None:  # copy the sizes of another checkpoint (its weights are not used)
+if MODEL is not None:  # copy another checkpoint's sizes (not its weights)
     from helpers.model.loading import load_model
 
     other = load_model(MODEL).model.config
     sizes = dict(layers=other.num_hidden_layers, hidden=other.hidden_size,
                  heads=other.num_attention_heads,
                  intermediate=other.intermediate_size)
-cfg = PretrainConfig(**sizes, vocab_size=budget.pick(VOCAB, min(VOCAB, 2000)),
-                     batch_size=budget.pick(32, 8), max_length=budget.pick(64, 32),
-                     lr=2e-3, seed=SEED, max_documents=budget.pick(None, 60))
-print(f"tiny BERT: {cfg.layers} layers, hidden {cfg.hidden}, {cfg.heads} heads, "
-      f"feed-forward {cfg.intermediate}")
+cfg = PretrainConfig(**sizes, lr=2e-3, seed=SEED,
+                     vocab_size=budget.pick(VOCAB, min(VOCAB, 2000)),
+                     batch_size=budget.pick(32, 8),
+                     max_length=budget.pick(64, 32),
+                     max_documents=budget.pick(None, 60))
+# the tiny BERT's architecture (section 5 builds the model from the same
+# sizes; its vocabulary is the one section 2 learns, of at most VOCAB entries)
+config = BertConfig(num_hidden_layers=cfg.layers, hidden_size=cfg.hidden,
+                    num_attention_heads=cfg.heads,
+                    intermediate_size=cfg.intermediate,
+                    vocab_size=cfg.vocab_size,
+                    max_position_embeddings=cfg.max_length)
+print(f"tiny BERT: {cfg.layers} layers, hidden {cfg.hidden}, "
+      f"{cfg.heads} heads, feed-forward {cfg.intermediate}")
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import you_are_here
+
+you_are_here(config, ["layer", "head"]);
 
 # %% [markdown]
 # ## 1. The corpus
@@ -114,7 +136,8 @@ train_docs, test_docs = split_documents(docs, held_out=0.1, seed=SEED)
 n_chars = sum(len(s) for d in train_docs for s in d.sentences)
 for source in ("shakespeare", "kjv"):
     mine = [d for d in docs if d.source == source]
-    print(f"{source}: {len(mine)} documents, {sum(len(d.sentences) for d in mine):,} lines")
+    n_lines = sum(len(d.sentences) for d in mine)
+    print(f"{source}: {len(mine)} documents, {n_lines:,} lines")
 print(f"train: {len(train_docs)} documents ({n_chars:,} characters); "
       f"held out: {len(test_docs)} documents")
 print("a line:", train_docs[0].sentences[0][:150])
@@ -136,8 +159,8 @@ tokenizer = train_wordpiece(train_docs, cfg.vocab_size, cfg.max_length)
 encoded = encode_documents(tokenizer, train_docs)
 encoded_test = encode_documents(tokenizer, test_docs)
 n_tokens = sum(len(s) for d in encoded for s in d)
-print(f"{len(tokenizer)} entries learnt and {n_tokens:,} training tokens encoded in "
-      f"{time.perf_counter() - t0:.1f} s")
+print(f"{len(tokenizer)} entries learnt and {n_tokens:,} training tokens "
+      f"encoded in {time.perf_counter() - t0:.1f} s")
 pieces = tokenizer.tokenize(SENTENCE)
 print("SENTENCE ->", pieces[:40], "..." if len(pieces) > 40 else "")
 
@@ -187,20 +210,25 @@ from transformers import DataCollatorForLanguageModeling
 
 from helpers.pretrain.data import IGNORE, mask_tokens, masking_counts
 
-collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15, seed=SEED)
+collator = DataCollatorForLanguageModeling(tokenizer, mlm_probability=0.15,
+                                           seed=SEED)
 gen = torch.Generator().manual_seed(SEED)
-PARTS = {"chosen (15 %)": ("chosen", "candidates"), "[MASK] (80 %)": ("mask", "chosen"),
-         "random (10 %)": ("changed", "chosen"), "unchanged (10 %)": ("kept", "chosen")}
+PARTS = {"chosen (15 %)": ("chosen", "candidates"),
+         "[MASK] (80 %)": ("mask", "chosen"),
+         "random (10 %)": ("changed", "chosen"),
+         "unchanged (10 %)": ("kept", "chosen")}
+mask_id = tokenizer.mask_token_id
 shares = {who: {name: [] for name in PARTS} for who in ("hand", "library")}
 for _ in range(30):
     b = sampler.batch(64)
     ids, special = b["input_ids"], b["special_tokens_mask"]
-    hand = mask_tokens(ids, special, mask_token_id=tokenizer.mask_token_id,
+    hand = mask_tokens(ids, special, mask_token_id=mask_id,
                        vocab_size=len(tokenizer), generator=gen)
     lib = collator.torch_mask_tokens(ids.clone(), special.clone())
     for who, (inputs, labels) in (("hand", hand), ("library", lib)):
-        assert ((labels == IGNORE) | (labels == ids)).all()  # -100 or the original
-        c = masking_counts(ids, inputs, labels, special, tokenizer.mask_token_id)
+        # every label is -100 or the original id
+        assert ((labels == IGNORE) | (labels == ids)).all()
+        c = masking_counts(ids, inputs, labels, special, mask_id)
         for name, (part, whole) in PARTS.items():
             shares[who][name].append(c[part] / c[whole])
 
@@ -209,19 +237,23 @@ for _ in range(30):
 # `assert` above). The mean shares over the batches, and the verdict on each difference:
 
 # %%
-from helpers.common.stats import (bootstrap_ci, bootstrap_p_value, cluster_bootstrap_ci,
-                                  holm, verdict)
+from helpers.common.stats import (bootstrap_ci, bootstrap_p_value,
+                                  cluster_bootstrap_ci, holm, verdict)
 
-batches = np.arange(len(shares["hand"]["chosen (15 %)"]))  # resample whole batches
-diffs = {name: np.subtract(shares["hand"][name], shares["library"][name]) for name in PARTS}
-boots = {name: cluster_bootstrap_ci(d, batches, return_boots=True) for name, d in diffs.items()}
-p_holm = holm([bootstrap_p_value(boots[name][1]) for name in PARTS])  # 4 comparisons
+hand_s, lib_s = shares["hand"], shares["library"]
+# resample whole batches
+batches = np.arange(len(hand_s["chosen (15 %)"]))
+diffs = {name: np.subtract(hand_s[name], lib_s[name]) for name in PARTS}
+boots = {name: cluster_bootstrap_ci(d, batches, return_boots=True)
+         for name, d in diffs.items()}
+# Holm over the 4 comparisons
+p_holm = holm([bootstrap_p_value(boots[name][1]) for name in PARTS])
 for name, p in zip(PARTS, p_holm):
     d90 = cluster_bootstrap_ci(diffs[name], batches, level=0.90)
-    v = verdict(boots[name][0], a="hand", b="library", margin=0.01, equivalence_interval=d90,
-                p_value=float(p), percent=True)
-    print(f"{name:17s} hand {bootstrap_ci(shares['hand'][name]).percent()}  library "
-          f"{bootstrap_ci(shares['library'][name]).percent()}\n  -> {v}")
+    v = verdict(boots[name][0], a="hand", b="library", margin=0.01,
+                equivalence_interval=d90, p_value=float(p), percent=True)
+    print(f"{name:17s} hand {bootstrap_ci(hand_s[name]).percent()}  "
+          f"library {bootstrap_ci(lib_s[name]).percent()}\n  -> {v}")
 
 # %% [markdown]
 # "Random" counts a position whose id changed to something other than `[MASK]`: the random
@@ -242,14 +274,17 @@ from helpers.pretrain.compute import heldout_batch, losses, new_model
 
 model = new_model(cfg, tokenizer).eval()
 n_params = sum(p.numel() for p in model.parameters())
-test_batch = heldout_batch(tokenizer, encoded_test, budget.pick(400, 80), cfg.max_length)
+test_batch = heldout_batch(tokenizer, encoded_test, budget.pick(400, 80),
+                          cfg.max_length)
+t_in, t_lab = test_batch["inputs"], test_batch["labels"]
 with torch.no_grad():
-    mlm0, nsp0 = losses(model, test_batch, test_batch["inputs"], test_batch["labels"])
+    mlm0, nsp0 = losses(model, test_batch, t_in, t_lab)
 print(f"{n_params / 1e6:.1f} M parameters; held-out masked positions: "
-      f"{int((test_batch['labels'] != IGNORE).sum())} in {len(test_batch['inputs'])} pairs")
-print(f"untrained: masked-LM loss {mlm0:.3f} vs ln V = {math.log(len(tokenizer)):.3f}; "
+      f"{int((t_lab != IGNORE).sum())} in {len(t_in)} pairs")
+ln_v = math.log(len(tokenizer))
+print(f"untrained: masked-LM loss {mlm0:.3f} vs ln V = {ln_v:.3f}; "
       f"next-sentence loss {nsp0:.3f} vs ln 2 = {math.log(2):.3f}")
-assert abs(mlm0 - math.log(len(tokenizer))) < 0.5 and abs(nsp0 - math.log(2)) < 0.2
+assert abs(mlm0 - ln_v) < 0.5 and abs(nsp0 - math.log(2)) < 0.2
 
 # %% [markdown]
 # ## 6. Training
@@ -277,10 +312,15 @@ else:
           f"(about {cfg.steps * step_s / 60:.1f} min)")
 steps = cfg.steps
 run = pretrain(cfg, tokenizer, encoded, corpus_hash())
-how = "loaded from the cache" if run.cached else f"trained in {run.seconds / 60:.1f} min"
-print(f"run {run.fingerprint}: {how}; checkpoints at steps {sorted(run.checkpoints)}")
+if run.cached:
+    how = "loaded from the cache"
+else:
+    how = f"trained in {run.seconds / 60:.1f} min"
+print(f"run {run.fingerprint}: {how}; "
+      f"checkpoints at steps {sorted(run.checkpoints)}")
 seen = steps * cfg.batch_size * cfg.max_length
-print(f"at most {seen:,} token positions seen = {seen / n_tokens:.1f} x the training tokens")
+print(f"at most {seen:,} token positions seen = "
+      f"{seen / n_tokens:.1f} x the training tokens")
 
 # %% [markdown]
 # ## 7. Both losses, step by step
@@ -294,9 +334,11 @@ from helpers.pretrain.plots import plot_losses
 plot_losses(run, vocab_size=len(tokenizer))
 plt.show()
 w = min(20, len(run.mlm_loss) // 2)
-for name, values in (("masked-LM", run.mlm_loss), ("next-sentence", run.nsp_loss)):
+for name, values in (("masked-LM", run.mlm_loss),
+                     ("next-sentence", run.nsp_loss)):
     first, last = bootstrap_ci(values[:w]), bootstrap_ci(values[-w:])
-    print(f"{name} loss, mean of the first {w} steps {first}, of the last {w} {last}")
+    print(f"{name} loss, mean of the first {w} steps {first}, "
+          f"of the last {w} {last}")
 
 # %% [markdown]
 # Training losses are measured on batches the model was trained on at that step, with the
@@ -312,21 +354,25 @@ for name, values in (("masked-LM", run.mlm_loss), ("next-sentence", run.nsp_loss
 # from a bootstrap that resamples pairs (positions in one pair share their context).
 
 # %%
-from helpers.pretrain.compute import accuracy_vs_baseline, evaluate, unigram_counts
+from helpers.pretrain.compute import (accuracy_vs_baseline, evaluate,
+                                      unigram_counts)
 
 counts = unigram_counts(encoded, len(tokenizer))
 top = tokenizer.convert_ids_to_tokens(counts.topk(5).indices.tolist())
-p_unigram = (counts + 1) / (counts + 1).sum()  # add-one: no id gets probability 0
-answers = test_batch["labels"][test_batch["labels"] != IGNORE]
+# add-one: no id gets probability 0
+p_unigram = (counts + 1) / (counts + 1).sum()
+answers = t_lab[t_lab != IGNORE]
 unigram_loss = float(-p_unigram[answers].log().mean())
-print(f"the unigram baseline's guesses: {top}; its held-out loss {unigram_loss:.2f} nats")
-evals = {s: evaluate(run.load(s), test_batch, counts, s) for s in sorted(run.checkpoints)}
+print(f"the unigram baseline's guesses: {top}; "
+      f"its held-out loss {unigram_loss:.2f} nats")
+evals = {s: evaluate(run.load(s), test_batch, counts, s)
+         for s in sorted(run.checkpoints)}
 acc = {}
 for s, ev in evals.items():
     acc[s] = {k: accuracy_vs_baseline(ev, k) for k in (1, 5)}
     nsp = accuracy_ci(ev.nsp_correct)
-    print(f"step {s:5d}: held-out masked-LM loss {ev.mlm_loss:.2f}; next-sentence accuracy "
-          f"{nsp.percent()}")
+    print(f"step {s:5d}: held-out masked-LM loss {ev.mlm_loss:.2f}; "
+          f"next-sentence accuracy {nsp.percent()}")
     for k in (1, 5):
         m, b, d = acc[s][k]
         print(f"   top-{k}: model {m.percent()}, baseline {b.percent()}; "
@@ -338,7 +384,9 @@ from helpers.pretrain.plots import plot_fill_mask
 steps_seen = sorted(evals)
 fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.3))
 for ax, k in zip(axes, (1, 5)):
-    plot_fill_mask(steps_seen, [acc[s][k][0] for s in steps_seen], acc[steps_seen[0]][k][1], k, ax)
+    model_k = [acc[s][k][0] for s in steps_seen]
+    base_k = acc[steps_seen[0]][k][1]
+    plot_fill_mask(steps_seen, model_k, base_k, k, ax)
 fig.tight_layout()
 plt.show()
 
@@ -363,8 +411,10 @@ from helpers.lens.compute import mask_one_word
 from helpers.model.trace import encode
 
 rng = np.random.default_rng(SEED)
-lines = [s for d in test_docs for s in d.sentences if 6 <= len(s.split()) <= 16]
-texts = [SENTENCE] + [lines[i] for i in rng.choice(len(lines), 3, replace=False)]
+lines = [s for d in test_docs for s in d.sentences
+         if 6 <= len(s.split()) <= 16]
+texts = [SENTENCE] + [lines[i]
+                      for i in rng.choice(len(lines), 3, replace=False)]
 final = run.load(max(run.checkpoints))
 for text in texts:
     masked, word = mask_one_word(tokenizer, final, text)
@@ -376,7 +426,8 @@ for text in texts:
     for s in sorted(run.checkpoints):
         with torch.no_grad():
             logits = run.load(s)(**enc).prediction_logits[0, at]
-        guesses = tokenizer.convert_ids_to_tokens(logits.topk(5).indices.tolist())
+        top5 = logits.topk(5).indices.tolist()
+        guesses = tokenizer.convert_ids_to_tokens(top5)
         print(f"   step {s:5d}: {guesses}")
 
 # %% [markdown]
@@ -400,16 +451,19 @@ from helpers.pretrain.plots import plot_by_layer
 
 lens, above = {}, {}
 for s in sorted(run.checkpoints):
-    correct = evals[s].lens  # lens_correct(run.load(s), test_batch), from section 8's pass
+    # lens_correct(run.load(s), test_batch), kept from section 8's pass
+    correct = evals[s].lens
     lens[s] = cluster_bootstrap_ci(correct.astype(float), evals[s].pair)
-    verdicts = layers_vs_baseline(correct, evals[s].base_top1, evals[s].pair)
+    verdicts = layers_vs_baseline(correct, evals[s].base_top1,
+                                  evals[s].pair)
     above[s] = [l for l, v in enumerate(verdicts) if v.kind == "higher"]
-    print(f"step {s:5d}: " + "; ".join(f"{'emb' if l == 0 else l} {v.percent(0)}"
-                                       for l, v in enumerate(lens[s]))
-          + f"\n   layers above the unigram baseline (Holm over layers): {above[s] or 'none'}")
+    per_layer = "; ".join(f"{'emb' if l == 0 else l} {v.percent(0)}"
+                          for l, v in enumerate(lens[s]))
+    print(f"step {s:5d}: {per_layer}\n   layers above the unigram baseline "
+          f"(Holm over layers): {above[s] or 'none'}")
 base1 = acc[steps_seen[0]][1][1].estimate
-plot_by_layer(lens, "top-1 accuracy", "masked-LM lens: top-1 accuracy per layer",
-              baseline=base1)
+plot_by_layer(lens, "top-1 accuracy",
+              "masked-LM lens: top-1 accuracy per layer", baseline=base1)
 plt.show()
 
 # %% [markdown]
@@ -422,15 +476,20 @@ plt.show()
 from helpers.layerwalk.compute import random_pair_cosines
 from helpers.model.trace import trace_text
 
-sample = [lines[i] for i in rng.choice(len(lines), budget.pick(40, 10), replace=False)]
+picks = rng.choice(len(lines), budget.pick(40, 10), replace=False)
+sample = [lines[i] for i in picks]
+n_pairs = budget.pick(400, 200)
 cosines = {}
 for s in sorted(run.checkpoints):
     bert = run.load(s).bert
     traces = [trace_text(tokenizer, bert, t) for t in sample]
-    cosines[s] = bootstrap_ci(random_pair_cosines(traces, n_pairs=budget.pick(400, 200), seed=SEED))
-    print(f"step {s:5d}: " + "; ".join(f"{'emb' if l == 0 else l} {v.estimate:.2f}"
-                                       for l, v in enumerate(cosines[s])))
-plot_by_layer(cosines, "mean cosine", "random-pair cosine per layer (anisotropy)")
+    cos = random_pair_cosines(traces, n_pairs=n_pairs, seed=SEED)
+    cosines[s] = bootstrap_ci(cos)
+    per_layer = "; ".join(f"{'emb' if l == 0 else l} {v.estimate:.2f}"
+                          for l, v in enumerate(cosines[s]))
+    print(f"step {s:5d}: {per_layer}")
+plot_by_layer(cosines, "mean cosine",
+              "random-pair cosine per layer (anisotropy)")
 plt.show()
 
 # %% [markdown]
@@ -438,7 +497,8 @@ plt.show()
 # of a model that predicts the same frequent tokens everywhere (compare with section 8).
 #
 # These are one seed and a few minutes of training: the order in which layers change here is
-# this run's, to be compared across seeds (exercise 3) before it is called a pattern.
+# this run's, to be compared across seeds (change `SEED` and run again) before it is called
+# a pattern.
 #
 # ## 11. The course's second checkpoint
 #
@@ -463,12 +523,15 @@ print(head.message)
 # parameters (12 layers × 768). Against this run:
 
 # %%
-bert_positions = 1_000_000 * 256 * 512  # an upper bound: 90 % of the steps used 128 tokens
-bert_flops = 6 * 110e6 * bert_positions  # ~6 x parameters per token position and step
+# an upper bound: 90 % of the steps used 128 tokens
+bert_positions = 1_000_000 * 256 * 512
+# ~6 x parameters per token position and step
+bert_flops = 6 * 110e6 * bert_positions
 ours = 6 * n_params * seen
 print(f"token positions: BERT-base {bert_positions:.2e}, this run {seen:.2e} "
       f"({bert_positions / seen:,.0f} x fewer)")
-print(f"training compute, roughly: {bert_flops / ours:,.0f} x less than BERT-base")
+print(f"training compute, roughly: {bert_flops / ours:,.0f} x less "
+      "than BERT-base")
 
 # %% [markdown]
 # Expect at real scale: a much lower masked-LM loss, fill-mask far above any frequency
@@ -489,26 +552,50 @@ print(f"training compute, roughly: {bert_flops / ours:,.0f} x less than BERT-bas
 #
 # ## Exercises
 #
-# 1. (Difficulty ●●○○○ · Importance ●●●●○ · ~10 min) Write
-#    `bert_mask(input_ids, special_tokens_mask, mask_token_id, vocab_size, generator)` returning
-#    `(inputs, labels)` with BERT's 15 % / 80-10-10 masking and labels −100 where nothing is
-#    predicted, without looking at `mask_tokens`.
-# 2. (Difficulty ●○○○○ · Importance ●●●○○ · ~5 min) **Predict, then measure.** Before looking
-#    at section 5's printout: what masked-LM loss does the *untrained* model give with this
-#    vocabulary? Write your prediction as a number; the checker measures it.
-# 3. (Difficulty ●●●○○ · Importance ●●●○○ · ~10 min) Compute the unigram baseline's top-1
-#    accuracy on `test_batch` by hand from `counts` (the most frequent id against every
-#    scored label).
+# Each exercise gives its difficulty, its importance (one to five dots) and a time
+# estimate. Each checker (in `helpers/exercises/lesson12.py`) says what is wrong and gives
+# a hint, never the answer; worked solutions are in `lessons/solutions/solutions_12.py`.
+# A **reflection question** has no checker: answer it in a sentence, then compare with the
+# solutions file.
+#
+# ### Exercise 1: BERT's masking, by hand
+#
+# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
+#
+# Write `bert_mask(input_ids, special_tokens_mask, mask_token_id, vocab_size, generator)`
+# returning `(inputs, labels)` with BERT's 15 % / 80-10-10 masking and labels −100 where
+# nothing is predicted, without looking at `mask_tokens`.
 
 # %%
-from helpers.exercises.lesson12 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson12 import (check_exercise_1, check_exercise_2,
+                                        check_exercise_3)
 
 bert_mask = None  # your function here
 check_exercise_1(bert_mask, sampler, tokenizer)
 
+# %% [markdown]
+# ### Exercise 2: predict, then measure — the untrained loss
+#
+# Difficulty ●○○○○ · Importance ●●●○○ · ~5 min
+#
+# **Predict, then measure.** Before looking at section 5's printout: what masked-LM loss
+# does the *untrained* model give with this vocabulary? Write your prediction as a number;
+# the checker measures it.
+
 # %%
 predicted_untrained_loss = None  # your number here
 check_exercise_2(predicted_untrained_loss, run, tokenizer, test_batch)
+
+# %% [markdown]
+# ### Exercise 3: the unigram baseline's top-1 accuracy
+#
+# Difficulty ●●●○○ · Importance ●●●○○ · ~10 min
+#
+# Compute the unigram baseline's top-1 accuracy on `test_batch` by hand from `counts` (the
+# most frequent id against every scored label).
+#
+# **Reflection question:** a model's held-out masked-LM loss can fall below the unigram
+# baseline's while its top-1 accuracy still equals the baseline's. How can both be true?
 
 # %%
 baseline_top1 = None  # your number here

@@ -26,3 +26,11 @@ def exercise_3(counts, batch):
     """Share of scored labels equal to the most frequent id."""
     scored = batch["labels"][batch["labels"] != -100]
     return float((scored == counts.argmax()).float().mean())
+
+
+REFLECTION_3 = """The loss scores the probability the model gives to the right token; top-1
+accuracy only asks whether the right token ranks first. A model that uses a little context
+can raise the right token's probability (say from 1 % to 5 %) while the most frequent
+tokens (the unigram baseline's guesses) still rank first: the loss falls, the top-1
+guesses, and so the accuracy, stay those of the baseline. Section 8 prints both for every
+checkpoint."""
