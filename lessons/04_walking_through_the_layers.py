@@ -107,6 +107,9 @@ from helpers.model.tokens import longest_word
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+from helpers.model.language import require_reading  # English data
+
+require_reading(tokenizer, "en", lesson="04", what="its data sentences")
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
 print(

@@ -125,3 +125,21 @@ def test_masking_never_touches_special_positions_and_rejects_bad_input(small):
     bad[0, 0] = 5  # the [CLS] position chosen
     with pytest.raises(ValueError, match="special"):
         masking_counts(b["input_ids"], inp, bad, b["special_tokens_mask"], tok.mask_token_id)
+
+
+def test_a_vocabulary_is_learnt_once_per_corpus_and_reused(small, monkeypatch, tmp_path):
+    """The trainer may break ties differently in another process; the cached vocabulary keeps a
+    rerun (and a cached training run) on the same tokens. Without a cache it is learnt afresh."""
+    from helpers.pretrain import data as pdata
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    first = pdata.train_wordpiece(small[0], 1000, 64)
+    assert len(list((tmp_path / "pretrain").glob("vocab-*"))) == 1
+    calls = []
+    monkeypatch.setattr(pdata, "_learn_wordpiece", lambda *a: calls.append(a))
+    again = pdata.train_wordpiece(small[0], 1000, 64)
+    assert not calls and again.get_vocab() == first.get_vocab()  # read back, not learnt again
+    assert pdata.vocabulary_hash(again) == pdata.vocabulary_hash(first)
+    monkeypatch.setenv("COURSE_CACHE", "off")
+    pdata.train_wordpiece(small[0], 1000, 64)
+    assert len(calls) == 1  # no cache: learnt again

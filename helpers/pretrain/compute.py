@@ -231,6 +231,9 @@ def pretrain(cfg: PretrainConfig, tokenizer, encoded, corpus_hash: str, *, progr
     :func:`checkpoint_steps`. ``register`` makes the last checkpoint ``MODEL = "course-tiny"``."""
     from helpers.common.progress import ProgressBar
 
+    from helpers.pretrain.data import vocabulary_hash
+
+    corpus_hash = f"{corpus_hash}-{vocabulary_hash(tokenizer)}"  # a run is only reused with its vocabulary
     fp = cfg.fingerprint(corpus_hash)
     folder, kept = run_folder(cfg, corpus_hash)
     if kept and (folder / "run.json").exists():

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import gzip
 import hashlib
+import os
+import shutil
 from dataclasses import dataclass
 
 import numpy as np
@@ -84,12 +86,50 @@ def split_documents(docs: list[Document], held_out: float = 0.1, seed: int = 0):
 def train_wordpiece(docs: list[Document], vocab_size: int = 8000, max_length: int = 128):
     """A lower-casing BERT WordPiece vocabulary of ``vocab_size`` entries learnt on ``docs`` with
     the ``tokenizers`` library, wrapped as a ``BertTokenizerFast`` (saved and loaded like any
-    BERT tokenizer)."""
-    from tokenizers import BertWordPieceTokenizer
+    BERT tokenizer).
+
+    The trainer breaks ties between equally frequent pairs in an order that changes from one
+    process to the next, so two runs can learn slightly different vocabularies. The first
+    vocabulary learnt for these documents and sizes is therefore kept in the course cache
+    (``$COURSE_CACHE/pretrain/vocab-<hash>``) and reused, so a rerun of lesson 12 tokenizes as
+    the cached training run did (:func:`vocabulary_hash` is part of a run's fingerprint too)."""
     from transformers import BertTokenizerFast
 
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 200:
         raise ValueError(f"vocab_size must be an int >= 200, got {vocab_size!r}.")
+    from helpers.model.paths import course_cache
+
+    key = hashlib.sha256(f"{vocab_size}|{max_length}|".encode())
+    for d in docs:
+        for sentence in d.sentences:
+            key.update(sentence.encode("utf-8") + b"\n")
+    root = course_cache()
+    folder = None if root is None else root / "pretrain" / f"vocab-{key.hexdigest()[:16]}"
+    if folder is not None and (folder / "tokenizer.json").exists():
+        return BertTokenizerFast.from_pretrained(str(folder), model_max_length=max_length)
+    tok = _learn_wordpiece(docs, vocab_size, max_length)
+    if folder is not None:
+        partial = folder.with_name(folder.name + f".{os.getpid()}.part")
+        tok.save_pretrained(str(partial))
+        try:
+            partial.rename(folder)  # atomic; another process may have won the race
+        except OSError:
+            shutil.rmtree(partial, ignore_errors=True)
+            return BertTokenizerFast.from_pretrained(str(folder), model_max_length=max_length)
+    return tok
+
+
+def vocabulary_hash(tokenizer) -> str:
+    """A short hash of a tokenizer's vocabulary (tokens in id order)."""
+    vocab = tokenizer.get_vocab()
+    ordered = sorted(vocab, key=vocab.get)
+    return hashlib.sha256("\n".join(ordered).encode("utf-8")).hexdigest()[:16]
+
+
+def _learn_wordpiece(docs: list[Document], vocab_size: int, max_length: int):
+    from tokenizers import BertWordPieceTokenizer
+    from transformers import BertTokenizerFast
+
     wp = BertWordPieceTokenizer(lowercase=True)
     wp.train_from_iterator((s for d in docs for s in d.sentences), vocab_size=vocab_size, min_frequency=2,
                            special_tokens=list(SPECIAL_TOKENS), show_progress=False)
