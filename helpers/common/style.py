@@ -142,6 +142,40 @@ def legend_below(ax, ncol: int = 2, **kw):
     return ax.legend(loc="upper center", bbox_to_anchor=(0.5, min(top, -0.05)), ncol=ncol, **kw)
 
 
+def end_labels(ax, x: float, ends: dict, colors: dict, min_gap_pt: float = 10.0) -> list:
+    """Name lines at their right end instead of in a legend: ``ends`` maps each label to the y
+    of its line at ``x``; labels are written in the line's colour (``colors``), 6 pt right of
+    ``x``, and nudged apart so that none overlaps the next. Returns the texts."""
+    ax.figure.canvas.draw()
+    to_pt = 72.0 / ax.figure.dpi
+    order = sorted(ends, key=lambda k: ends[k])
+    ys = [ax.transData.transform((x, ends[k]))[1] * to_pt for k in order]
+    placed = []
+    for y in ys:
+        placed.append(max(y, placed[-1] + min_gap_pt) if placed else y)
+    return [ax.annotate(k, (x, ends[k]), xytext=(6, p - y), textcoords="offset points", ha="left", va="center",
+                        fontsize=8, color=colors[k], annotation_clip=False)
+            for k, y, p in zip(order, ys, placed)]
+
+
+def cell_text(value: float, digits: int = 2) -> str:
+    """A number written in a small heatmap cell: no leading zero below 1 (".87", "−.05"),
+    so neighbouring cells never run together; exactly 1 reads "1"."""
+    v = float(value)
+    if not np.isfinite(v):
+        return ""
+    if abs(abs(v) - 1) < 0.5 * 10 ** -digits:
+        return ("−" if v < 0 else "") + "1"
+    text = f"{abs(v):.{digits}f}"
+    text = text.lstrip("0") if abs(v) < 1 else text
+    return ("−" if v < -0.5 * 10 ** -digits else "") + text
+
+
+def scale_note(vmin: float, vmax: float) -> str:
+    """The colour range of a panel that zooms in (not the full 0-1 of a probability), for its title."""
+    return f"colour scale {vmin:.2g}–{vmax:.2g}, zoomed"
+
+
 def to_numpy(values) -> np.ndarray:
     """A tensor, list or array as a NumPy array (detached, on the CPU)."""
     return values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else np.asarray(values)

@@ -10,36 +10,9 @@ import numpy as np
 
 from helpers.common.stats import quartiles
 from helpers.common.style import (
-    DIVERGING, FIG_WIDTH_IN, HIGHLIGHT, NORMAL, SEQUENTIAL, colorbar, layer_labels, legend_below, new_axes,
-    to_numpy,
+    DIVERGING, FIG_WIDTH_IN, HIGHLIGHT, NORMAL, SEQUENTIAL, cell_text, colorbar, end_labels, layer_labels,
+    legend_below, new_axes, to_numpy,
 )
-
-
-def _end_label(ax, x, y, text, color, dy_pt: float = 0.0):
-    """Name a line at its right end, in its colour (a direct label instead of a legend entry)."""
-    return ax.annotate(text, (x, y), xytext=(6, dy_pt), textcoords="offset points", ha="left", va="center",
-                       fontsize=8, color=color, annotation_clip=False)
-
-
-def _spread_end_labels(ax, x, ends: dict, colors: dict, min_gap_pt: float = 10.0):
-    """Direct labels at the right end of several lines, nudged apart so none overlaps the next:
-    ``ends`` maps label -> y of the line's last point."""
-    ax.figure.canvas.draw()
-    to_pt = 72.0 / ax.figure.dpi
-    order = sorted(ends, key=lambda k: ends[k])
-    ys = [ax.transData.transform((x, ends[k]))[1] * to_pt for k in order]
-    placed = []
-    for y in ys:
-        placed.append(max(y, placed[-1] + min_gap_pt) if placed else y)
-    return [_end_label(ax, x, ends[k], k, colors[k], dy_pt=p - y) for k, y, p in zip(order, ys, placed)]
-
-
-def _cell_text(v: float) -> str:
-    """A cosine in a small heatmap cell: two decimals without the leading zero (".87", "−.05", "1")."""
-    if abs(v - 1) < 5e-3:
-        return "1"
-    text = f"{abs(v):.2f}".lstrip("0") if abs(v) < 1 else f"{abs(v):.1f}"
-    return ("−" if v < -5e-3 else "") + text
 
 
 def transition_labels(n_transitions: int) -> list[str]:
@@ -131,7 +104,7 @@ def plot_similarity_heatmap(matrix, labels=None, ax=None, title="cosine between 
                 continue  # a masked cell stays blank
             r, g, b, _ = im.cmap(im.norm(v))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-            ax.text(j, i, _cell_text(v), ha="center", va="center", fontsize=8, color="white" if dark else "black")
+            ax.text(j, i, cell_text(v), ha="center", va="center", fontsize=8, color="white" if dark else "black")
     ax.set_xlabel("layer")
     ax.set_ylabel("layer")
     ax.set_title(title)
@@ -258,8 +231,8 @@ def plot_norm_parts(parts: dict, ax=None, token_norms=None, token_name: str = "t
     bottom.set_xlabel("layer (each ends in LayerNorm)")
     top.figure.get_layout_engine().set(w_pad=0.1)
     top.figure.canvas.draw()
-    _spread_end_labels(top, end + 0.3, ends, colors)
-    _spread_end_labels(bottom, end + 0.3, parts_ends, parts_colors)
+    end_labels(top, end + 0.3, ends, colors)
+    end_labels(bottom, end + 0.3, parts_ends, parts_colors)
     top.figure.suptitle("L2 norm per layer and its LayerNorm parts", fontsize=10)
     return ax
 
