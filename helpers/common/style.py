@@ -158,6 +158,20 @@ def end_labels(ax, x: float, ends: dict, colors: dict, min_gap_pt: float = 10.0)
             for k, y, p in zip(order, ys, placed)]
 
 
+def note_axis_start(ax, unit: str = "") -> str:
+    """When the y axis of ``ax`` neither starts at 0 nor crosses it (a zoomed range that makes
+    small differences look large), say so in its label: "cosine (axis from 0.57)". Returns the
+    label."""
+    import re
+
+    low, _ = ax.get_ylim()
+    label = re.sub(r"\s*\(?axis from [^)]*\)?$", "", ax.get_ylabel())  # a stale note goes
+    if low > 0 and ax.get_yscale() == "linear":
+        label = f"{label} (axis from {low:.2g}{unit})" if label else f"axis from {low:.2g}{unit}"
+    ax.set_ylabel(label)
+    return label
+
+
 def cell_text(value: float, digits: int = 2) -> str:
     """A number written in a small heatmap cell: no leading zero below 1 (".87", "−.05"),
     so neighbouring cells never run together; exactly 1 reads "1"."""
