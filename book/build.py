@@ -506,6 +506,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"book: {pictures['described']} figure(s) described (alt text) and linked full size")
     for line in pictures["undescribed"][:10]:
         print(f"book: note: no description recorded for {line}")
+    summaries = post.search_summaries(out)
+    print(f"book: search snippets for {summaries['pages']} page(s)")
     weights = post.page_weights(out)
     heaviest = max(weights, key=weights.get)
     print(f"book: page weight: heaviest {heaviest} {weights[heaviest] / 1e6:.2f} MB, "

@@ -66,3 +66,6 @@ html_theme_options = {
 # An explicit colour mode: without one the theme's script logs "Got invalid theme mode" on a
 # first visit (pydata-sphinx-theme reads it from the context). Light: the figures are drawn on white.
 html_context = {"default_mode": "light"}
+# One search box: the header's search button (on every screen size); the theme's default also
+# puts a search field at the top of the left sidebar.
+html_sidebars = {"**": ["navbar-logo.html", "icon-links.html", "sbt-sidebar-nav.html"]}

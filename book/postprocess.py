@@ -192,6 +192,8 @@ def image_descriptions(notebooks) -> dict[str, str]:
 
 
 IMG = re.compile(r"<img\s[^>]*>")
+EXPLORER_ALT = "Static picture of the"  # helpers.common.explorer.Explorer's alt text begins so
+EXPLORER_CAPTION = "Static picture \u2014 run the notebook to explore."
 PICTURE = re.compile(r'src="([^"]*_images/([0-9a-f]{64})\.png)"')
 
 
@@ -215,8 +217,11 @@ def describe_images(site: Path, alts: dict[str, str]) -> dict:
                 described += 1
                 tag = re.sub(r'\salt="[^"]*"', "", tag)
                 tag = tag.replace("<img ", f'<img alt="{html.escape(alt, quote=True)}" ', 1)
-            return (f'<a class="course-enlarge" href="{picture[1]}" target="_blank" rel="noopener" '
+            link = (f'<a class="course-enlarge" href="{picture[1]}" target="_blank" rel="noopener" '
                     f'title="open the figure full size">{tag}</a>')
+            if alt is not None and alt.startswith(EXPLORER_ALT):
+                link += f'<span class="course-caption">{EXPLORER_CAPTION}</span>'
+            return link
 
         page.write_text(IMG.sub(fix, text), encoding="utf-8")
     return {"described": described, "undescribed": undescribed}
@@ -247,6 +252,55 @@ def compress_images(site: Path) -> dict:
             path.write_bytes(buffer.getvalue())
         after += min(buffer.tell(), len(data))
     return {"before": before, "after": after}
+
+
+# ------------------------------------------------------------------------------ search
+SUMMARY_SCRIPT = "search-summaries.js"
+MAIN = re.compile(r'<main[^>]*role="main"[^>]*>(.*?)</main>', re.S)
+
+
+def page_text(page_html: str) -> str:
+    """The searchable part of a page as light HTML: its main content's text, with the section
+    elements (and their ids, which search results link to) kept and everything else dropped."""
+    main = MAIN.search(page_html)
+    body = main[1] if main else page_html
+    body = re.sub(r"<(svg|script|style|mjx-container)\b.*?</\1>", " ", body, flags=re.S)
+    body = re.sub(r'<(/?)section\b([^>]*?)(\sid="[^"]*")?[^>]*>',
+                  lambda m: f"<{m[1]}section{m[3] or ''}>", body)
+    body = re.sub(r"<(?!/?section\b)[^>]+>", " ", body)
+    return re.sub(r"\s+", " ", body).strip()
+
+
+def search_summaries(site: Path) -> dict:
+    """Let the search page show a snippet under each result from ``file://`` too: Sphinx's
+    search fetches each result's page for its snippet, which a browser refuses for files on
+    disk. ``_static/search-summaries.js`` carries every page's text and answers those fetches;
+    only search.html loads it."""
+    search = site / "search.html"
+    if not search.exists():
+        return {"pages": 0}
+    texts = {}
+    for page in [site / "index.html"] + sorted((site / "lessons").glob("*.html")):
+        if page.exists():
+            texts[str(page.relative_to(site).with_suffix("")).replace("\\", "/")] = page_text(
+                page.read_text(encoding="utf-8"))
+    script = ("/* Page texts for the search page's snippets (book/postprocess.py). */\n(function () {\n"
+              f"  var TEXT = {json.dumps(texts, ensure_ascii=False)};\n"
+              "  var fetchPage = window.fetch;\n"
+              "  window.fetch = function (url) {\n"
+              "    var u = String(url).split('#')[0].split('?')[0];\n"
+              "    for (var name in TEXT) {\n"
+              "      if (u.slice(-(name.length + 5)) === name + '.html')\n"
+              "        return Promise.resolve(new Response('<div role=\"main\">' + TEXT[name] + '</div>'));\n"
+              "    }\n"
+              "    return fetchPage.apply(this, arguments);\n"
+              "  };\n})();\n")
+    (site / "_static" / SUMMARY_SCRIPT).write_text(script, encoding="utf-8")
+    html_text = search.read_text(encoding="utf-8")
+    tag = f'<script src="_static/{SUMMARY_SCRIPT}"></script>\n'
+    html_text = html_text.replace('<script src="_static/searchtools.js', tag + '<script src="_static/searchtools.js', 1)
+    search.write_text(html_text, encoding="utf-8")
+    return {"pages": len(texts), "bytes": len(script.encode("utf-8"))}
 
 
 # ------------------------------------------------------------------------------ weight

@@ -18,9 +18,19 @@
 #
 # BERT (Devlin et al., 2019, *BERT: Pre-training of Deep Bidirectional Transformers for
 # Language Understanding*) turns a sentence into one vector per token, layer after layer.
-# In this first lesson we load a real pretrained checkpoint, run one sentence through it
-# and look at what it hands back. Every later lesson opens one of these boxes and
-# rebuilds it by hand.
+# In this first lesson we load a real pretrained *checkpoint* (a saved set of trained
+# weights), run one sentence through it and look at what it hands back. Every later lesson
+# opens one of these boxes and rebuilds it by hand.
+#
+# **BERT in one paragraph.** The text is cut into *tokens* (words and pieces of words,
+# lesson 01), and each token becomes a list of numbers, its *vector*. A stack of identical
+# *encoder layers* then updates every vector. Each layer does two things. Its *attention*
+# block lets every token take in information from the other tokens: it computes, for every
+# pair of tokens, a weight between 0 and 1 saying how much one token draws from the other
+# (the weights of one token sum to 1), and mixes the vectors with those weights. It does
+# this several times side by side, each with its own weights: each such copy is a *head*
+# (lesson 02). Its *feed-forward* block then transforms every token's vector on its own
+# (lesson 03).
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -29,12 +39,14 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:  # Colab: fetch the course, keep its torch
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    REPO = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", REPO,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -43,8 +55,9 @@ else:
 # ## Parameters
 #
 # `MODEL` names the checkpoint: `None` lets the course choose (`bert-base-uncased` when it
-# is cached or the hub answers, otherwise the bundled all-MiniLM-L6-v2 weights); any hub id
-# such as `"bert-base-chinese"` or a local folder works too. `SENTENCE` is the text we
+# is cached or the Hugging Face hub, the online store of checkpoints, answers; otherwise
+# the bundled all-MiniLM-L6-v2 weights); any hub id such as `"bert-base-chinese"` or a
+# local folder works too. `SENTENCE` is the text we
 # follow. Change either and re-run: nothing below depends on a particular size or sentence.
 
 # %% tags=["parameters"]
@@ -54,10 +67,11 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %% [markdown]
 # ## Load the model
 #
-# `load_model` (defined in `helpers/model/loading.py`) returns the tokenizer and the model. It
-# always asks for the *eager* attention implementation, because the faster SDPA kernel
-# does not return attention weights, and it puts the model in evaluation mode, which
-# switches dropout off so every run gives the same numbers.
+# `load_model` (defined in `helpers/model/loading.py`) returns the tokenizer (text to
+# token ids) and the model; `model.config` holds the model's sizes. It always asks for the plain ("eager") way of computing
+# attention, because the faster fused kernel (PyTorch's SDPA) does not hand back the
+# attention weights. It also puts the model in evaluation mode, which switches dropout off
+# (dropout randomly zeroes values during training), so every run gives the same numbers.
 
 # %%
 import torch
@@ -67,61 +81,121 @@ from helpers.model.trace import trace_text
 
 tokenizer, model = load_model(MODEL)
 config = model.config
-L, H, A = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
-print(f"{L} encoder layers, hidden size {H}, {A} attention heads of size {H // A}")
+L = config.num_hidden_layers
+H = config.hidden_size
+A = config.num_attention_heads
+I = config.intermediate_size  # noqa: E741 - the course's name for it
+print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
+      f"of size {H // A}, intermediate size {I}")
+
+# %% [markdown]
+# ## Conventions
+#
+# <a id="conventions"></a>
+#
+# Every lesson uses the same names; this box is the one place they are defined, and every
+# lesson links back here.
+#
+# | name | meaning | read from |
+# |---|---|---|
+# | $L$ | number of encoder layers | `config.num_hidden_layers` |
+# | $H$ | hidden size: the length of every token vector between layers | `config.hidden_size` |
+# | $A$ | number of attention heads per layer | `config.num_attention_heads` |
+# | $d$ | size of one head, $d = H / A$ | |
+# | $I$ | intermediate size: the width the feed-forward block widens to | `config.intermediate_size` |
+# | $n$ | number of tokens of the input, the two special tokens included | the tokenizer |
+#
+# * **Layers count from 1, heads and tokens from 0.** Layer 0 means the embeddings (the
+#   vectors before any encoder layer); token 0 is `[CLS]`, a special token the tokenizer
+#   puts first (and `[SEP]` last; see "Tokenize and run once" below).
+# * `hidden(0)` is the embedding output, `outputs.hidden_states[0]`; `hidden(l)` is the
+#   output of encoder layer $l$, which is `model.encoder.layer[l-1]`, and
+#   `outputs.hidden_states[l]`. Shape $n \times H$.
+# * `attention(l)` is layer $l$'s attention weights, `outputs.attentions[l-1]`: shape
+#   $A \times n \times n$, one row per token that looks (the *query*), one column per token
+#   looked at (the *key*). `attention(l, h)` is head $h$ of it, $n \times n$.
+# * Shapes are written rows × columns. A model runs on a *batch* (several inputs at once),
+#   so its own outputs carry a batch dimension in front, of size 1 for one sentence; the
+#   course's `trace` (below) drops it.
 
 # %% [markdown]
 # ## The map
 #
 # Everything this course opens is in one picture. `architecture_diagram` (in
-# `helpers/architecture/plots.py`) draws a BERT encoder from `model.config`, so every size in it
-# is the loaded model's: the token ids, the three embedding tables whose rows are summed and
-# normalised into `hidden_states[0]`, then $L$ encoder layers, each an attention block and a
-# feed-forward block (which widens every token vector from the hidden size $H$ to the
-# *intermediate size* $I$ = `config.intermediate_size` and back), each followed by a residual add
-# and a LayerNorm. BERT puts the LayerNorm
-# *after* the add ("post-LN", as in Vaswani et al., 2017). The green skip connections carry the
-# *residual stream*: each block only adds an update to it. One layer is drawn opened up; the
-# stack repeats it $L$ times. On top sit the pooler and, for a task, a classification head.
-# The right-hand column gives each tensor's shape ($n$ tokens) and the name this course uses
-# for it. Later lessons show the same map with their part marked "you are here".
+# `helpers/architecture/plots.py`) draws a BERT encoder from `model.config`, so every size
+# in it is the loaded model's: the token ids, the three embedding tables whose rows are
+# summed and normalised into `hidden_states[0]` (lesson 01), then $L$ encoder layers. Each
+# layer has an attention block and a feed-forward block; the feed-forward block widens
+# every token vector from $H$ to $I$ numbers and back.
+#
+# Two more words you will see on the map:
+#
+# * **Residual stream.** A block does not replace the token vectors: it computes an
+#   *update* and adds it to them (a *residual* connection, the green skip lines). The
+#   vectors that flow up the stack, collecting one update per block, are the residual
+#   stream.
+# * **LayerNorm** rescales each token vector to mean 0 and spread 1 over its $H$ numbers,
+#   then applies a learned scale and shift (lesson 01 writes it out). BERT puts a LayerNorm
+#   *after* each residual add ("post-LN", as in the original Transformer of Vaswani et al.,
+#   2017). Most recent models, and the code of *The Annotated Transformer*, put it *before*
+#   the block instead ("pre-LN"); keep that in mind when you compare code.
+#
+# The map reads from the bottom up, with one vertical **lane per token** of `SENTENCE`
+# (long inputs show the first few and the last). In each lane the token's word, position
+# and segment rows are summed; the green line is that token's residual stream. Tokens
+# exchange information in one place only: the attention block, where the arcs cross the
+# lanes and the vectors are split into $A$ heads of $d$ numbers. Everything else works on
+# each lane alone. One layer is drawn opened up; the stack repeats it $L$ times. On top
+# sit the pooler (one more dense layer applied to the `[CLS]` vector, lesson 07) and, for
+# a task, a classification head (a layer that turns a vector into one score per class).
+# The right-hand columns give each tensor's shape and its name in the code. Later lessons
+# open with a one-line strip of the same map, their part marked "you are here".
 
 # %%
 import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
 
-architecture_diagram(config)
+lane_tokens = tokenizer.convert_ids_to_tokens(
+    tokenizer(SENTENCE, truncation=True)["input_ids"])
+architecture_diagram(config, tokens=lane_tokens)
 plt.show()
 
 # %% [markdown]
 # ## Which model is this?
 #
 # Without `MODEL` and without a network connection, the course loads the bundled
-# **all-MiniLM-L6-v2**. It runs through the same `BertModel` code as BERT-base, but it is a
-# different model with a different history, and that matters every time a lesson compares a
-# number with a paper. From the model cards of the checkpoints it descends from:
+# **all-MiniLM-L6-v2**. It runs through the same `BertModel` code as BERT-base, but it is
+# a different model with a different history, and that matters every time a lesson
+# compares a number with a paper. BERT-base itself was *pre-trained* (trained once on
+# plain text, before any task) with two objectives: **masked-LM**, guessing words hidden
+# behind a `[MASK]` token, and **next-sentence prediction**, telling whether a second
+# segment followed the first in the text. From the model cards (the description pages) of
+# the checkpoints the bundled model descends from:
 #
-# * **MiniLM** (Wang et al., 2020, *MiniLM: Deep Self-Attention Distillation for Task-Agnostic
-#   Compression of Pre-Trained Transformers*) is a small model trained to imitate a large one.
-#   `microsoft/MiniLM-L12-H384-uncased` (12 layers, 384 wide) was distilled from a
-#   BERT-base-sized UniLMv2 teacher by matching two things in the teacher's *last* layer: its
-#   self-attention distributions (queries against keys) and its value relation (the scaled dot
-#   products of the value vectors with each other).
-# * `nreimers/MiniLM-L6-H384-uncased` keeps **every second layer** of that 12-layer model: 6 layers.
-# * sentence-transformers then **fine-tuned it contrastively** on about one billion sentence
-#   pairs (given one sentence of a pair, pick its partner among randomly sampled others) to
-#   produce *sentence* embeddings by **mean pooling** over the tokens: that is
-#   `sentence-transformers/all-MiniLM-L6-v2`.
+# * **MiniLM** (Wang et al., 2020, *MiniLM: Deep Self-Attention Distillation for
+#   Task-Agnostic Compression of Pre-Trained Transformers*) is a small model trained to
+#   imitate a large one (*distillation*). `microsoft/MiniLM-L12-H384-uncased` (12 layers,
+#   384 wide) was distilled from a BERT-base-sized UniLMv2 teacher by matching two things
+#   in the teacher's *last* layer: its attention weights (how much each token draws from
+#   each other token, lesson 02) and how the *value* vectors (what each token hands over
+#   when it is drawn from, lesson 02) relate to each other.
+# * `nreimers/MiniLM-L6-H384-uncased` keeps **every second layer** of that 12-layer model:
+#   6 layers.
+# * sentence-transformers then fine-tuned it (trained it further, for one purpose) on about one billion sentence pairs with a
+#   **contrastive** objective (given one sentence of a pair, pick its partner among
+#   randomly sampled others) to produce one vector per *sentence*: the average of its token
+#   vectors (**mean pooling**). That is `sentence-transformers/all-MiniLM-L6-v2`.
 #
 # The cell below reads the loaded checkpoint's own files (helper `checkpoint_facts` in
-# `helpers/model/loading.py`): which weight tensors it holds, whether a masked-LM head is among
-# them, and how its sentence-transformers configuration pools a sentence, if it has one.
+# `helpers/model/loading.py`): which weight tensors it holds, whether a masked-LM head is
+# among them, and how its sentence-transformers configuration pools a sentence, if it has
+# one.
 
 # %%
 from helpers.model.loading import checkpoint_facts, describe
 
-loaded = load_model(MODEL, verbose=False)  # cached: the same model as above, with how it was chosen
+loaded = load_model(MODEL, verbose=False)  # cached: the model loaded above
 print(describe(loaded), "--", loaded.choice.reason)
 facts = checkpoint_facts(loaded)
 print("\n".join(facts.lines()))
@@ -130,52 +204,61 @@ print("\n".join(facts.lines()))
 # What that means for the rest of the course, when the printout names the bundled model:
 #
 # * It has **no masked-LM head**, so it cannot fill in `[MASK]`, and the pooler on top of
-#   `[CLS]` (lesson 07) was never trained by its sentence objective, which pools by averaging.
+#   `[CLS]` (lesson 07) was never trained by its sentence objective, which pools by
+#   averaging.
 # * Published layer-by-layer findings were mostly measured on **BERT-base** (12 layers, 768
-#   wide, pre-trained with masked-LM and next-sentence prediction). Layer numbers do not line
-#   up: this model's layers were not cut out of BERT-base (its 12-layer parent was trained to
-#   imitate a teacher's last layer only), so its layer 3 of 6 corresponds to neither layer 3 nor
-#   layer 6 of BERT-base. And contrastive fine-tuning reshapes the upper layers towards sentence
-#   similarity. When a lesson sets a number of this model
+#   wide, pre-trained with masked-LM and next-sentence prediction). Layer numbers do not
+#   line up: this model's layers were not cut out of BERT-base (its 12-layer parent was
+#   trained to imitate a teacher's last layer only), so its layer 3 of 6 corresponds to
+#   neither layer 3 nor layer 6 of BERT-base. And the contrastive fine-tuning reshapes the
+#   upper layers towards sentence similarity. When a lesson sets a number of this model
 #   beside a paper's, it names the model the paper measured; agreement or disagreement is a
-#   fact about this model, not a test of the paper. `MODEL = "bert-base-uncased"` (hub access
-#   or a local cache) compares like with like.
+#   fact about this model, not a test of the paper. `MODEL = "bert-base-uncased"` (hub
+#   access or a local cache) compares like with like.
 #
 # ## Tokenize and run once
 #
-# The tokenizer splits the sentence into WordPiece tokens, adds `[CLS]` at the start and
-# `[SEP]` at the end, and maps every token to an id in the vocabulary. A model has a fixed
-# number of positions (`config.max_position_embeddings`), so an input can be at most that
-# long: `encode` (in `helpers/model/trace.py`) calls the tokenizer with `truncation=True` at
-# that maximum and warns when it drops tokens. (Without truncation, a longer input fails deep
-# inside the model with a tensor-size error.) We ask the model for all hidden states and all
-# attention maps, not just the final layer.
+# The tokenizer splits the sentence into WordPiece tokens (words, or pieces of rarer
+# words; lesson 01), adds `[CLS]` at the start and `[SEP]` at the end, and maps every token
+# to an id in the vocabulary (the model's fixed list of known tokens). A model has a fixed number of positions
+# (`config.max_position_embeddings`), so an input can be at most that long: `encode` (in
+# `helpers/model/trace.py`) calls the tokenizer with `truncation=True` at that maximum and
+# warns when it drops tokens. (Without truncation, a longer input fails deep inside the
+# model with a tensor-size error.)
 
 # %%
 from helpers.model.trace import encode, max_input_tokens
 
 inputs, n_dropped = encode(tokenizer, model, SENTENCE)
-inputs.pop("offset_mapping")  # character spans of the tokens: trace_text uses them, the model does not take them
+# character spans of the tokens: trace_text uses them, the model does not
+inputs.pop("offset_mapping")
 tokens = tokenizer.convert_ids_to_tokens(inputs["input_ids"][0].tolist())
-print(f"{len(tokens)} tokens (this model reads at most {max_input_tokens(tokenizer, model)}):",
-      tokens if len(tokens) <= 40 else tokens[:40] + ["..."])
+limit = max_input_tokens(tokenizer, model)
+shown = tokens if len(tokens) <= 40 else tokens[:40] + ["..."]
+print(f"{len(tokens)} tokens (this model reads at most {limit}):", shown)
 
+# %% [markdown]
+# We ask the model for all hidden states and all attention weights, not just the final
+# layer:
+
+# %%
 with torch.no_grad():
-    outputs = model(**inputs, output_hidden_states=True, output_attentions=True)
+    outputs = model(**inputs, output_hidden_states=True,
+                    output_attentions=True)
 print(type(outputs).__name__, "with fields:", list(outputs.keys()))
 
 # %% [markdown]
 # ## The output fields
 #
-# With $n$ tokens, batch size 1, $L$ layers, hidden size $H$ and $A$ heads:
+# With $n$ tokens and batch size 1 (names as in the [conventions](#conventions) box):
 #
 # | field | shape | what it is |
 # |---|---|---|
-# | `last_hidden_state` | $1 \times n \times H$ | one contextual vector per token after the last layer |
+# | `last_hidden_state` | $1 \times n \times H$ | one vector per token after the last layer, now depending on the whole input (*contextual*) |
 # | `pooler_output` | $1 \times H$ | $\tanh(W h_{[CLS]} + b)$: the `[CLS]` vector passed through one more dense layer (lesson 07) |
 # | `hidden_states` | $L+1$ tensors of $1 \times n \times H$ | the embedding output followed by the output of every layer (asked for with `output_hidden_states=True`) |
-# | `attentions` | $L$ tensors of $1 \times A \times n \times n$ | every layer's attention probabilities (asked for with `output_attentions=True`; lesson 02) |
-# | `cross_attentions` | empty | only filled when BERT is built as a decoder that attends to another encoder's output (`config.add_cross_attention`); empty here |
+# | `attentions` | $L$ tensors of $1 \times A \times n \times n$ | every layer's attention weights (asked for with `output_attentions=True`; lesson 02) |
+# | `cross_attentions` | empty | only filled when BERT is built to also read a second model's output (`config.add_cross_attention`, a decoder set-up); empty here |
 #
 # The code derives the expected shapes from the config and checks them.
 
@@ -185,43 +268,61 @@ assert outputs.last_hidden_state.shape == (1, n, H)
 assert outputs.pooler_output.shape == (1, H)
 assert len(outputs.hidden_states) == L + 1
 assert all(h.shape == (1, n, H) for h in outputs.hidden_states)
-assert len(outputs.attentions) == L and all(a.shape == (1, A, n, n) for a in outputs.attentions)
-assert not outputs.cross_attentions  # empty (or None): an encoder on its own has nothing to cross-attend to
-print(f"last_hidden_state {tuple(outputs.last_hidden_state.shape)}, "
-      f"pooler_output {tuple(outputs.pooler_output.shape)}, "
-      f"hidden_states: {len(outputs.hidden_states)} x {tuple(outputs.hidden_states[0].shape)}, "
-      f"attentions: {len(outputs.attentions)} x {tuple(outputs.attentions[0].shape)}, "
-      f"cross_attentions: {outputs.cross_attentions!r}")
+assert len(outputs.attentions) == L
+assert all(a.shape == (1, A, n, n) for a in outputs.attentions)
+# an encoder on its own has nothing to cross-attend to: empty (or None)
+assert not outputs.cross_attentions
+for field in ("last_hidden_state", "pooler_output"):
+    print(f"{field}: {tuple(getattr(outputs, field).shape)}")
+for field in ("hidden_states", "attentions"):
+    stack = getattr(outputs, field)
+    print(f"{field}: {len(stack)} x {tuple(stack[0].shape)}")
+print(f"cross_attentions: {outputs.cross_attentions!r}")
 
 # %% [markdown]
 # `hidden_states[0]` is what the embedding layer produces before any attention; entry
 # `l` is the output of encoder layer `l`. So the last entry must be exactly the final
-# layer output, and `pooler_output` is *not* the same thing as the raw `[CLS]` vector.
+# layer output, and `pooler_output` is *not* the same thing as the raw `[CLS]` vector. We
+# compare them by *cosine similarity*, $u \cdot v / (\lVert u\rVert\,\lVert v\rVert)$: 1 when
+# two vectors point the same way, 0 at right angles, whatever their lengths.
 
 # %%
 same = torch.equal(outputs.hidden_states[-1], outputs.last_hidden_state)
 assert same
 cls_raw = outputs.last_hidden_state[0, 0]
 cls_pooled = outputs.pooler_output[0]
-cos = torch.nn.functional.cosine_similarity(cls_raw, cls_pooled, dim=0).item()
+cos = torch.nn.functional.cosine_similarity(cls_raw, cls_pooled, dim=0)
 print(f"torch.equal(hidden_states[-1], last_hidden_state): {same}")
-print(f"cosine(raw [CLS], pooler_output) = {cos:.3f}  (not 1: the pooler transforms it)")
+print(f"cosine(raw [CLS], pooler_output) = {cos.item():.3f}  "
+      "(not 1: the pooler transforms it)")
 
 # %% [markdown]
 # ## One traced pass for the rest of the course
 #
-# Later lessons use `trace_text` (in `helpers/model/trace.py`): it runs the model once and keeps
-# tokens, ids, the word ↔ WordPiece mapping, every hidden state and every attention map,
-# with the batch dimension removed. `trace.find_word` reports which tokens a word became;
-# below we ask it about the word cut into the most WordPieces (which need not be the word with
-# the most letters). Its accessors check their arguments, so a layer that does not exist gives
-# a message that says which layers do.
+# Later lessons use `trace_text` (in `helpers/model/trace.py`): it runs the model once and
+# keeps tokens, ids, the word ↔ WordPiece mapping, every hidden state and every attention
+# map, with the batch dimension removed (`trace.hidden(l)` and `trace.attention(l)` as in
+# the [conventions](#conventions) box). `trace.find_word` reports which tokens a word
+# became; below we ask it about the word cut into the most WordPieces (which need not be
+# the word with the most letters).
 
 # %%
 trace = trace_text(tokenizer, model, SENTENCE)
 assert torch.allclose(trace.hidden(L), outputs.last_hidden_state[0])
-most_pieces = max(trace.words(), key=lambda w: len(trace.find_word(w).pieces))  # most WordPieces, not most letters
+
+
+def n_pieces(word):
+    return len(trace.find_word(word).pieces)
+
+
+most_pieces = max(trace.words(), key=n_pieces)  # not the most letters
 print(trace.find_word(most_pieces))
+
+# %% [markdown]
+# The trace's accessors check their arguments, so a layer that does not exist gives a
+# message that says which layers do:
+
+# %%
 try:
     trace.hidden(L + 1)
 except ValueError as err:
@@ -230,58 +331,43 @@ except ValueError as err:
 # %% [markdown]
 # ## Vector length at each layer
 #
-# A first look inside: the average length (L2 norm) of the token vectors after each layer,
-# from `hidden_states[0]` to `hidden_states[L]`, with a 95% bootstrap interval over this
-# sentence's tokens (`bootstrap_ci`, in `helpers/common/stats.py`). The printout below the
-# chart says how the last layer compares with the embeddings for this model and sentence,
-# comparing each token with itself (`paired_difference_ci`), and which layers are not shown to
-# differ from the longest and the shortest.
-#
-# The course reads every such comparison by one set of rules (`verdict`, in
-# `helpers/common/stats.py`): a difference whose interval excludes 0 is a difference; one whose
-# interval includes 0 is **inconclusive**, never "no difference" (claiming *no* difference would
-# need a margin stated in advance). When one layer is compared with many others, as with the
-# longest below, the p-values are **Holm-adjusted** over those comparisons (`rank_layers`, in
-# `helpers/layerwalk/compute.py`, which lesson 04 explains). Lesson 04 measures lengths over many
-# sentences, and asks what sets them.
+# A first look inside: the average length (L2 norm, $\lVert x \rVert =
+# \sqrt{\textstyle\sum_i x_i^2}$) of this sentence's token vectors after each layer, from
+# `hidden(0)` (the embeddings, "emb") to `hidden(L)`.
 
 # %%
-from helpers.common.stats import bootstrap_ci, paired_difference_ci, verdict
 from helpers.common.style import NORMAL, layer_labels
 
-per_token = torch.stack([trace.hidden(layer).norm(dim=-1) for layer in range(L + 1)], dim=1)  # [tokens, L + 1]
-intervals = bootstrap_ci(per_token)  # one Interval per layer: the mean over tokens
-norms = [iv.estimate for iv in intervals]
-fig, ax = plt.subplots(figsize=(6.5, 3))
-ax.bar(range(L + 1), norms, color=NORMAL, yerr=[[n - iv.low for n, iv in zip(norms, intervals)],
-                                                [iv.high - n for n, iv in zip(norms, intervals)]], capsize=3)
-ax.set_xticks(range(L + 1), layer_labels(L + 1))
-ax.set_xlabel("layer (emb = hidden_states[0])"); ax.set_ylabel("mean L2 norm (95% interval)")
-ax.set_title(f"mean length of the token vectors after each layer ({trace.seq_len} tokens)")
-plt.show()
+lengths = torch.stack([trace.hidden(layer).norm(dim=-1)
+                       for layer in range(L + 1)])  # [L + 1, n]
+mean_length = lengths.mean(dim=1)
+print("mean length per layer:",
+      ", ".join(f"{name} {v:.1f}" for name, v in
+                zip(layer_labels(L + 1), mean_length.tolist())))
 
 # %%
-from helpers.layerwalk.compute import rank_layers
-
-change = paired_difference_ci(per_token[:, -1], per_token[:, 0])  # each token: last layer minus embeddings
-print(f"mean norm: embeddings {intervals[0].format('.2f')}, last layer {intervals[-1].format('.2f')}; per token, "
-      + str(verdict(change, a="last layer", b="embeddings")))
-longest, shortest = rank_layers(per_token, lowest=False), rank_layers(per_token, lowest=True)  # paired per token
-for name, r in (("largest", longest), ("smallest", shortest)):
-    near = ", ".join(f"layer {k}" for k in r.tied if k != r.extreme) or "none"
-    print(f"{name} after layer {r.extreme}; not shown different from it (paired per token, Holm over "
-          f"{r.family_size} comparisons): {near}")
-print("(layer 0 = embeddings)")
+fig, ax = plt.subplots(figsize=(6.5, 3))
+ax.bar(range(L + 1), mean_length.tolist(), color=NORMAL)
+ax.set_xticks(range(L + 1), layer_labels(L + 1))
+ax.set_xlabel("layer (emb = hidden(0))")
+ax.set_ylabel("mean L2 norm")
+ax.set_title(f"mean length of the token vectors after each layer "
+             f"({trace.seq_len} tokens, one sentence)")
+plt.show()
 
 # %% [markdown]
+# Each bar is one sentence's average, so it can move with the sentence: lesson 04 measures
+# lengths over many sentences, with intervals that say how sure a difference is, and asks
+# what sets them.
+#
 # ## Summary
 #
 # * A BERT checkpoint maps $n$ tokens to $n$ vectors of size $H$ at each of its $L+1$
 #   stages; every size here, and in the diagram, was read from `model.config`, not assumed.
-# * Asked for them, it also hands back every layer's attention probabilities (`attentions`).
+# * Asked for them, it also hands back every layer's attention weights (`attentions`).
 # * An input longer than the model's maximum is truncated, with a warning.
-# * The bundled all-MiniLM-L6-v2 is a distilled, contrastively fine-tuned 6-layer model without
-#   a masked-LM head: its numbers are not BERT-base's.
+# * The bundled all-MiniLM-L6-v2 is a distilled, contrastively fine-tuned 6-layer model
+#   without a masked-LM head: its numbers are not BERT-base's.
 # * `hidden_states[-1]` *is* `last_hidden_state`; `pooler_output` is a further
 #   transformation of the `[CLS]` vector.
 # * `trace_text` keeps one forward pass so the rest of the course can look at any
@@ -289,27 +375,66 @@ print("(layer 0 = embeddings)")
 #
 # ## Exercises
 #
-# 1. On average, how many WordPiece tokens does one word of `SENTENCE` become? Count the words
-#    as the tokenizer splits them (`trace.words()`) and the tokens that belong to a word (every
-#    token but `[CLS]` and `[SEP]`). Give a float.
-# 2. Give the shapes of `trace.hidden(0)` and `trace.attention(1)` as a pair of tuples, and
-#    explain each dimension using `config`.
-# 3. Which exception class does `trace.attention(0)` raise? Why is there no attention at
-#    layer 0?
+# Each exercise opens with its difficulty and importance (one to five dots) and a time
+# estimate. Each checker (in `helpers/exercises/lesson00.py`) says what is wrong and gives
+# a hint, never the answer; worked solutions are in `lessons/solutions/solutions_00.py`.
+# A **reflection question** has no checker: answer it in a sentence, then compare with the
+# solutions file.
 #
-# Each checker (in `helpers/exercises/lesson00.py`) says what is wrong and gives a hint;
-# worked solutions are in `lessons/solutions/solutions_00.py`.
+# ### Exercise 1: tokens per word
+#
+# Difficulty ●○○○○ · Importance ●●●○○ · ~5 min
+#
+# On average, how many WordPiece tokens does one word of `SENTENCE` become? Count the
+# words as the tokenizer splits them (`trace.words()`) and the tokens that belong to a word
+# (every token but `[CLS]` and `[SEP]`). Give a float.
 
 # %%
-from helpers.exercises.lesson00 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson00 import (check_exercise_1, check_exercise_2,
+                                        check_exercise_3, check_exercise_4)
 
 answer_1 = None  # your code here: a float
 check_exercise_1(answer_1, trace)
+
+# %% [markdown]
+# ### Exercise 2: two shapes
+#
+# Difficulty ●○○○○ · Importance ●●●●○ · ~5 min
+#
+# Give the shapes of `trace.hidden(0)` and `trace.attention(1)` as a pair of tuples.
+#
+# **Reflection question:** which `config` field sets each dimension?
 
 # %%
 answer_2 = None  # your code here: (hidden shape, attention shape)
 check_exercise_2(answer_2, trace)
 
+# %% [markdown]
+# ### Exercise 3: layer 0 has no attention
+#
+# Difficulty ●○○○○ · Importance ●●○○○ · ~5 min
+#
+# Which exception class does `trace.attention(0)` raise?
+#
+# **Reflection question:** why is there no attention at layer 0?
+
 # %%
 answer_3 = None  # your code here: an exception class
 check_exercise_3(answer_3)
+
+# %% [markdown]
+# ### Exercise 4: predict, then measure — does a later word change an earlier one?
+#
+# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
+#
+# `longer` below is `SENTENCE` with a few words appended. Token 1 (the first token after
+# `[CLS]`) is the same token in both inputs. **Predict first:** after the last layer, is
+# token 1's vector the `"same"` in both runs, or `"different"`? Write your prediction in
+# `prediction_4`. **Then measure:** the cosine similarity between token 1's vector in
+# `trace.hidden(L)` and in the same layer of a trace of `longer`.
+
+# %%
+longer = SENTENCE + " Nobody else was there."
+prediction_4 = None  # "same" or "different"
+answer_4 = None  # your code here: a float, the cosine
+check_exercise_4(answer_4, prediction_4, tokenizer, model, SENTENCE, longer)

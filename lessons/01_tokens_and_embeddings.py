@@ -16,6 +16,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/01_tokens_and_embeddings.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # Before the first attention layer, BERT turns text into WordPiece tokens and each token
 # into a vector. In this lesson we watch the tokenizer work, map words to token positions
 # correctly, rebuild the embedding layer's output from its three weight tables, and check
@@ -28,12 +30,14 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:  # Colab: fetch the course, keep its torch
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    REPO = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", REPO,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -50,6 +54,8 @@ MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
 
 # %%
+import math
+
 import torch
 
 from helpers.model.loading import load_model
@@ -57,8 +63,9 @@ from helpers.model.trace import trace_text
 
 tokenizer, model = load_model(MODEL)
 config = model.config
-print(f"{config.num_hidden_layers} layers, hidden {config.hidden_size}, vocab {config.vocab_size}, "
-      f"{config.max_position_embeddings} positions, {config.type_vocab_size} token types")
+print(f"{config.num_hidden_layers} layers, hidden {config.hidden_size}, "
+      f"vocab {config.vocab_size}, {config.max_position_embeddings} "
+      f"positions, {config.type_vocab_size} token types")
 
 # %% [markdown]
 # This lesson is the bottom of the map from lesson 00 (`architecture_diagram`, in
@@ -70,7 +77,10 @@ import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
 
-architecture_diagram(config, highlight=["tokens", "embeddings"])
+lane_tokens = tokenizer.convert_ids_to_tokens(
+    tokenizer(SENTENCE, truncation=True)["input_ids"])
+architecture_diagram(config, highlight=["tokens", "embeddings"],
+                     tokens=lane_tokens)
 plt.show()
 
 # %% [markdown]
@@ -85,7 +95,8 @@ plt.show()
 
 # %%
 trace = trace_text(tokenizer, model, SENTENCE)
-for position, (token, token_id) in enumerate(zip(trace.tokens, trace.input_ids.tolist())):
+ids = trace.input_ids.tolist()
+for position, (token, token_id) in enumerate(zip(trace.tokens, ids)):
     print(f"{position:3d}  {token:<15} id {token_id}")
 
 # %% [markdown]
@@ -93,13 +104,17 @@ for position, (token, token_id) in enumerate(zip(trace.tokens, trace.input_ids.t
 # words as the tokenizer split them, and `trace.find_word` reports their pieces.
 
 # %%
-split_words = [trace.find_word(w) for w in dict.fromkeys(trace.words()) if len(trace.find_word(w).pieces) > 1]
+spans = [trace.find_word(w) for w in dict.fromkeys(trace.words())]
+split_words = [span for span in spans if len(span.pieces) > 1]
 for span in split_words:
     print(span)
 if not split_words:
-    print("Every word of this sentence is a single vocabulary entry; try a rarer word in SENTENCE.")
-print(f"special tokens: {tokenizer.cls_token} = id {tokenizer.cls_token_id}, "
-      f"{tokenizer.sep_token} = id {tokenizer.sep_token_id}, {tokenizer.pad_token} = id {tokenizer.pad_token_id}")
+    print("Every word of this sentence is a single vocabulary entry; "
+          "try a rarer word in SENTENCE.")
+for name in ("cls", "sep", "pad"):
+    token = getattr(tokenizer, f"{name}_token")
+    token_id = getattr(tokenizer, f"{name}_token_id")
+    print(f"special token {token} = id {token_id}")
 
 # %% [markdown]
 # A character the vocabulary has never seen cannot be cut into known pieces at all: the
@@ -113,7 +128,8 @@ print(f"special tokens: {tokenizer.cls_token} = id {tokenizer.cls_token_id}, "
 candidates = ["🦜", "☃", "𓀀", "Ω≈ç√"]
 for text in candidates:
     pieces = tokenizer.tokenize(text)
-    note = "-> unknown to this vocabulary" if tokenizer.unk_token in pieces else ""
+    unknown = tokenizer.unk_token in pieces
+    note = "-> unknown to this vocabulary" if unknown else ""
     print(f"{text!r:>10} -> {pieces} {note}")
 lowercases = tokenizer.tokenize("The") == tokenizer.tokenize("the")
 strips_accents = tokenizer.tokenize("café") == tokenizer.tokenize("cafe")
@@ -123,15 +139,17 @@ print(f"do_lower_case = {getattr(tokenizer, 'do_lower_case', None)}; "
 # %% [markdown]
 # ## A sentence pair and `token_type_ids`
 #
-# BERT was pre-trained on *pairs* of segments (for next-sentence prediction). The
-# tokenizer joins them as `[CLS] A [SEP] B [SEP]` and marks each token with a segment id,
-# `token_type_ids`: 0 for segment A, 1 for segment B.
+# BERT was pre-trained on *pairs* of segments (for next-sentence prediction: is segment B
+# the text that followed segment A?). The tokenizer joins them as `[CLS] A [SEP] B [SEP]`
+# and marks each token with a segment id, `token_type_ids`: 0 for segment A, 1 for
+# segment B.
 
 # %%
 SECOND = "It had rained all night."
 pair = trace_text(tokenizer, model, SENTENCE, SECOND)
-print(" ".join(f"{t}/{s}" for t, s in zip(pair.tokens, pair.token_type_ids.tolist())))
-print(f"{int((pair.token_type_ids == 0).sum())} tokens of type 0, {int((pair.token_type_ids == 1).sum())} of type 1")
+types = pair.token_type_ids.tolist()
+print(" ".join(f"{t}/{s}" for t, s in zip(pair.tokens, types)))
+print(f"{types.count(0)} tokens of type 0, {types.count(1)} of type 1")
 
 # %% [markdown]
 # ## Word ↔ token positions
@@ -140,27 +158,46 @@ print(f"{int((pair.token_type_ids == 0).sum())} tokens of type 0, {int((pair.tok
 # skips `[CLS]`). It counts *words separated by spaces*, but the model's positions count
 # *WordPiece tokens*: every extra piece and every punctuation mark before the word shifts
 # the true position, and a word glued to punctuation ("river.") is not found at all.
-# The table compares the recipe with `trace.find_word`, which uses the tokenizer's own
-# word ↔ token map. (`.index` compares exact strings, so "The" and "the" count as different
-# words here.)
+# `trace.find_word` uses the tokenizer's own word ↔ token map instead.
 
 # %%
 def naive_position(text, word):
+    """The split recipe; None where it raises (a word glued to punctuation)."""
     try:
         return text.split().index(word) + 1
     except ValueError:
-        return None  # the recipe raises: the word is glued to punctuation
+        return None
 
-seen = {}  # how often each word (case-insensitive) occurred so far: find_word's `occurrence`
+# %% [markdown]
+# The table compares the recipe with `find_word` for every word made of letters or digits.
+# A word that occurs twice needs `find_word(word, occurrence=k)`, so we count the
+# occurrences as we go. (`.index` compares exact strings, so "The" and "the" count as
+# different words for the recipe.)
+
+# %%
+from collections import Counter
+
+seen = Counter()  # occurrences so far of each word, case-insensitive
 rows = []
 for w in trace.words():
-    k = seen[w.lower()] = seen.get(w.lower(), -1) + 1
+    occurrence = seen[w.lower()]
+    seen[w.lower()] += 1
     if w.isalnum():
-        rows.append((w, naive_position(SENTENCE, w), trace.find_word(w, occurrence=k).first))
+        true = trace.find_word(w, occurrence=occurrence).first
+        rows.append((w, naive_position(SENTENCE, w), true))
+
+# %%
 for word, naive, true in rows:
-    flag = "" if naive == true else "  <- wrong" if naive is not None else "  <- recipe raises ValueError"
+    if naive == true:
+        flag = ""
+    elif naive is None:
+        flag = "  <- recipe raises ValueError"
+    else:
+        flag = "  <- wrong"
     print(f"{word:<15} recipe {str(naive):>5}   find_word {true:>3}{flag}")
-print(f"The recipe is wrong or fails for {sum(n != t for _, n, t in rows)} of {len(rows)} words of this sentence.")
+n_wrong = sum(naive != true for _, naive, true in rows)
+print(f"The recipe is wrong or fails for {n_wrong} of {len(rows)} words "
+      "of this sentence.")
 
 # %% [markdown]
 # One more failure: `.index` only ever finds the *first* occurrence of a word. A word that
@@ -169,13 +206,14 @@ print(f"The recipe is wrong or fails for {sum(n != t for _, n, t in rows)} of {l
 
 # %%
 alnum_words = [w for w in trace.words() if w.isalnum()] or trace.words()
-word = max(alnum_words, key=len).lower()
-repeated = f"{word} and {word} again"
+repeat_word = max(alnum_words, key=len).lower()
+repeated = f"{repeat_word} and {repeat_word} again"
 repeat_trace = trace_text(tokenizer, model, repeated)
-second = repeat_trace.find_word(word, occurrence=1)
-print(f"{repeated!r}: the second {word!r} is token {second.first} ({second.pieces}); "
-      f"the recipe says {naive_position(repeated, word)}, the first one's position")
-assert naive_position(repeated, word) != second.first
+second = repeat_trace.find_word(repeat_word, occurrence=1)
+recipe = naive_position(repeated, repeat_word)
+print(f"{repeated!r}: the second {repeat_word!r} is token {second.first} "
+      f"({second.pieces}); the recipe says {recipe}, the first one's position")
+assert recipe != second.first
 
 # %% [markdown]
 # ## Rebuilding the embedding layer
@@ -184,32 +222,43 @@ assert naive_position(repeated, word) != second.first
 # $t_i$ and segment $s_i$, `BertEmbeddings` adds three rows and normalises:
 #
 # $$e_i = \mathrm{LayerNorm}\big(W_{\text{word}}[t_i] + W_{\text{position}}[i] + W_{\text{token\_type}}[s_i]\big),\qquad
-# \mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu(x)}{\sqrt{\sigma^2(x) + \epsilon}} + \beta .$$
+# \mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu(x)}{\sqrt{\sigma^2(x) + \epsilon}} + \beta ,$$
 #
-# Dropout follows in the code, but in evaluation mode it is the identity. Here are the
-# three tables and their shapes, read from the model:
+# where $\mu(x)$ and $\sigma^2(x)$ are the mean and the variance of the $H$ numbers of $x$
+# (the variance divides by $H$, not $H - 1$), $\epsilon$ is a small constant that avoids a
+# division by zero, and $\gamma$ (scale) and $\beta$ (shift) are learned vectors of size
+# $H$. The position table $W_{\text{position}}$ is **learned**, one trained row per position
+# up to `config.max_position_embeddings`; it is not the fixed sine/cosine pattern of the
+# original Transformer (Vaswani et al., 2017). Dropout follows in the code, but in
+# evaluation mode it is the identity. Here are the three tables and their shapes, read from
+# the model:
 
 # %%
 emb = model.embeddings
-for name in ["word_embeddings", "position_embeddings", "token_type_embeddings"]:
+TABLES = ["word_embeddings", "position_embeddings", "token_type_embeddings"]
+for name in TABLES:
     print(f"{name:<22} {tuple(getattr(emb, name).weight.shape)}")
-print("LayerNorm eps:", emb.LayerNorm.eps, "| model.training:", model.training, "(dropout is off)")
+print("LayerNorm eps:", emb.LayerNorm.eps, "| model.training:",
+      model.training, "(dropout is off)")
 
 # %% [markdown]
 # Now the sum and the LayerNorm written out by hand, compared with the model's own
 # `hidden_states[0]`:
 
 # %%
+n = trace.seq_len
+ln = emb.LayerNorm
 with torch.no_grad():
-    n = trace.seq_len
     summed = (emb.word_embeddings.weight[trace.input_ids]
               + emb.position_embeddings.weight[torch.arange(n)]
               + emb.token_type_embeddings.weight[trace.token_type_ids])
     mu = summed.mean(dim=-1, keepdim=True)
-    var = summed.var(dim=-1, keepdim=True, unbiased=False)
-    by_hand = emb.LayerNorm.weight * (summed - mu) / torch.sqrt(var + emb.LayerNorm.eps) + emb.LayerNorm.bias
+    var = summed.var(dim=-1, keepdim=True, unbiased=False)  # divide by H
+    normed = (summed - mu) / torch.sqrt(var + ln.eps)
+    by_hand = ln.weight * normed + ln.bias
 assert torch.allclose(by_hand, trace.hidden(0), atol=1e-5)
-print(f"max |by hand - hidden_states[0]| = {(by_hand - trace.hidden(0)).abs().max():.2e}")
+gap = (by_hand - trace.hidden(0)).abs().max()
+print(f"max |by hand - hidden_states[0]| = {gap:.2e}")
 
 # %% [markdown]
 # The same steps live in `helpers/embeddings/rebuild.py` as `embeddings_by_hand`. On the sentence
@@ -219,31 +268,61 @@ print(f"max |by hand - hidden_states[0]| = {(by_hand - trace.hidden(0)).abs().ma
 from helpers.embeddings.rebuild import embeddings_by_hand
 
 with torch.no_grad():
-    pair_by_hand = embeddings_by_hand(model, pair.input_ids, pair.token_type_ids)
+    pair_by_hand = embeddings_by_hand(model, pair.input_ids,
+                                      pair.token_type_ids)
 assert torch.allclose(pair_by_hand, pair.hidden(0), atol=1e-5)
-gap = (emb.token_type_embeddings.weight[1] - emb.token_type_embeddings.weight[0]).norm().item()
-print(f"pair matches too; |type-1 row - type-0 row| = {gap:.3f} (the {config.vocab_size:,} rows of the "
-      f"word table have mean length {emb.word_embeddings.weight.norm(dim=1).mean():.3f})")
+type_rows = emb.token_type_embeddings.weight
+gap = (type_rows[1] - type_rows[0]).norm().item()
+word_length = emb.word_embeddings.weight.norm(dim=1).mean()
+print(f"pair matches too; |type-1 row - type-0 row| = {gap:.3f} "
+      f"(the {config.vocab_size:,} rows of the word table have mean length "
+      f"{word_length:.3f})")
 
 # %% [markdown]
 # The same sum as a picture. `embedding_parts` (in `helpers/embeddings/rebuild.py`) keeps every
 # step for our sentence and `embedding_sum_figure` (in `helpers/embeddings/plots.py`) draws them
 # side by side: one row per token, the first dimensions as columns. The three looked-up rows
-# and their sum share one colour scale; the LayerNorm output has its own, because normalising
-# changes the scale. Each title gives the mean length of the rows drawn, which are this
-# sentence's rows only: the word rows of its tokens, not the whole vocabulary's as above.
+# and their sum share one colour scale; the LayerNorm output has its own, because its rows
+# have a length of their own. Each title gives the mean length of the rows drawn, which are
+# this sentence's rows only: the word rows of its tokens, not the whole vocabulary's as
+# above.
 
 # %%
 from helpers.embeddings.plots import embedding_sum_figure
 from helpers.embeddings.rebuild import embedding_parts
 
 parts = embedding_parts(model, trace.input_ids, trace.token_type_ids)
-assert torch.allclose(parts["layernorm"], trace.hidden(0), atol=1e-5)  # the picture shows the model's own numbers
+# the picture shows the model's own numbers
+assert torch.allclose(parts["layernorm"], trace.hidden(0), atol=1e-5)
 fig, axes = embedding_sum_figure(parts, trace.tokens)
 plt.show()
 lengths = {k: v.norm(dim=1).mean().item() for k, v in parts.items()}
 print(f"mean row length over this sentence's {trace.seq_len} tokens: "
       + ", ".join(f"{k} {v:.2f}" for k, v in lengths.items()))
+
+# %% [markdown]
+# Why does the LayerNorm output have a length of its own, whatever the sum's length was?
+# After subtracting the mean and dividing by the standard deviation, a row's $H$ numbers
+# $z_i$ have mean 0 and mean square 1, so its length is exactly $\sqrt H$, for every row.
+# The scale $\gamma$ then multiplies number $i$ by $\gamma_i$ and $\beta$ shifts it, so the
+# output length is $\lVert \gamma \odot z + \beta \rVert$. If every $z_i^2$ were 1 and
+# $\beta$ were 0, that would be $\sqrt H \cdot \mathrm{rms}(\gamma)$ with
+# $\mathrm{rms}(\gamma) = \sqrt{\tfrac1H\sum_i\gamma_i^2}$: a first guess, which the cell
+# sets beside the measurement. Either way the input's length has dropped out: scaling the
+# sum by 10 leaves the output unchanged.
+
+# %%
+H = config.hidden_size
+with torch.no_grad():
+    rms_gamma = ln.weight.pow(2).mean().sqrt().item()
+    rescaled = ln(10 * summed)  # the model's own LayerNorm on a longer input
+normed_length = normed.norm(dim=1).mean().item()
+print(f"length after normalising, before gamma: {normed_length:.3f} "
+      f"(sqrt(H) = {H ** 0.5:.3f})")
+print(f"first guess sqrt(H) * rms(gamma) = {H ** 0.5 * rms_gamma:.2f}; "
+      f"measured mean length {lengths['layernorm']:.2f}")
+change = (rescaled - trace.hidden(0)).abs().max().item()
+print(f"LayerNorm(10 x sum) vs LayerNorm(sum): max |diff| = {change:.1e}")
 
 # %% [markdown]
 # ## Static word similarity
@@ -265,26 +344,35 @@ for word in WORDS:
         continue
     if len(pieces) > 1:
         print(f"{word!r} is {pieces} here: using the mean of its rows")
-    vectors.append(vector); labels.append(word)
-V = torch.nn.functional.normalize(torch.stack(vectors), dim=1) if vectors else torch.zeros(0, config.hidden_size)
-similarity = V @ V.T
+    vectors.append(vector)
+    labels.append(word)
 print(f"{len(labels)} words kept: {labels}")
 
 # %%
 from helpers.embeddings.plots import similarity_heatmap
 
 if len(labels) >= 2:
-    fig, ax, _ = similarity_heatmap(similarity, labels, title="cosine similarity of the words' input-embedding rows")
+    V = torch.nn.functional.normalize(torch.stack(vectors), dim=1)
+    similarity = V @ V.T
+    title = "cosine similarity of the words' input-embedding rows"
+    fig, ax, _ = similarity_heatmap(similarity, labels, title=title)
     plt.show()
-    off = similarity - 2 * torch.eye(len(labels), device=similarity.device)  # hide the diagonal when looking for the top pair
-    i, j = divmod(int(off.argmax()), len(labels))
-    print(f"most similar pair here: {labels[i]!r} and {labels[j]!r} ({similarity[i, j]:.3f})")
-    if "bank" in labels:
-        b = labels.index("bank")
-        others = [k for k in range(len(labels)) if k != b]
-        print("'bank' is closest to", labels[max(others, key=lambda k: similarity[b, k].item())])
 else:
-    print("fewer than two of the words are in this vocabulary; nothing to compare")
+    print("fewer than two of the words are in this vocabulary; "
+          "nothing to compare")
+
+# %%
+if len(labels) >= 2:
+    # hide the diagonal (every word with itself) when looking for the top pair
+    eye = torch.eye(len(labels), device=similarity.device)
+    i, j = divmod(int((similarity - 2 * eye).argmax()), len(labels))
+    print(f"most similar pair here: {labels[i]!r} and {labels[j]!r} "
+          f"({similarity[i, j]:.3f})")
+if "bank" in labels and len(labels) >= 2:
+    b = labels.index("bank")
+    others = [k for k in range(len(labels)) if k != b]
+    nearest = max(others, key=lambda k: similarity[b, k].item())
+    print("'bank' is closest to", labels[nearest])
 
 # %% [markdown]
 # One row per word means one vector for *bank* whether it is the river bank or the money
@@ -302,48 +390,76 @@ else:
 # that output layer's weight *is* the word-embedding table, with only a bias of its own: weight
 # tying, as in Press & Wolf (2017, *Using the Output Embedding to Improve Language Models*). In
 # `transformers` the config flag `tie_word_embeddings` makes `BertForMaskedLM` share the two.
-# We build a `BertForMaskedLM` from the loaded config (its weights are random here; the tie is
-# structural) and look:
+# We build a `BertForMaskedLM` from the loaded config alone: **all its weights, the
+# masked-LM head included, are random** (nothing is loaded into it), but the tie is part of
+# its structure, so we can look at it:
 
 # %%
 from transformers import BertForMaskedLM
 
 mlm = BertForMaskedLM(config).eval().to(model.device)
-decoder = mlm.cls.predictions.decoder.weight  # [vocab, hidden]: one output score per vocabulary word
+# [vocab, hidden]: one output score per vocabulary word
+decoder = mlm.cls.predictions.decoder.weight
 table = mlm.bert.embeddings.word_embeddings.weight
 print(f"config.tie_word_embeddings = {config.tie_word_embeddings}")
 print(f"decoder.weight is word_embeddings.weight: {decoder is table}; "
-      f"same storage: {decoder.data_ptr() == table.data_ptr()}; shape {tuple(decoder.shape)}")
+      f"same storage: {decoder.data_ptr() == table.data_ptr()}; "
+      f"shape {tuple(decoder.shape)}")
 
 # %% [markdown]
 # Because it is one tensor, one masked-LM loss sends a gradient into the table through two
 # paths: the looked-up rows of the input, and the output layer, where the softmax over the
-# whole vocabulary touches *every* row. We mask about 15% of the sentence's word tokens as
-# BERT's pre-training did (replaced by `[MASK]`, the loss scores only those positions; labels
-# `-100` elsewhere) and count live:
+# whole vocabulary (it turns one score per word into probabilities that sum to 1; lesson 02
+# writes it out) touches *every* row.
+#
+# BERT's rule (Devlin et al., 2019, Section 3.1) picks 15 % of the WordPiece positions at
+# random, punctuation included, and of those replaces 80 % by `[MASK]`, 10 % by a random
+# token and leaves 10 % unchanged; the loss scores the picked positions only. We simplify:
+# we pick 15 % of the positions other than `[CLS]` and `[SEP]` (at least one; a period can
+# be picked, as in BERT) and replace *all* of them by `[MASK]`. Labels are `-100` (not
+# scored) everywhere else. Then we count, live, the rows that get a gradient:
 
 # %%
 from helpers.model.tokens import content_positions
 
 candidates_to_mask = torch.tensor(content_positions(trace))
 k = max(1, round(0.15 * len(candidates_to_mask)))
-masked_at = candidates_to_mask[torch.randperm(len(candidates_to_mask), generator=torch.Generator().manual_seed(0))[:k]]
+generator = torch.Generator().manual_seed(0)
+order = torch.randperm(len(candidates_to_mask), generator=generator)
+masked_at = candidates_to_mask[order[:k]]
 ids = trace.input_ids.clone()
 ids[masked_at] = tokenizer.mask_token_id
 labels = torch.full_like(ids, -100)  # -100: not scored
-labels[masked_at] = trace.input_ids[masked_at]  # predict the original token where it was masked
+# predict the original token where it was masked
+labels[masked_at] = trace.input_ids[masked_at]
 mlm.zero_grad(set_to_none=True)
-loss = mlm(input_ids=ids[None], token_type_ids=trace.token_type_ids[None], labels=labels[None]).loss
+loss = mlm(input_ids=ids[None], token_type_ids=trace.token_type_ids[None],
+           labels=labels[None]).loss
 loss.backward()
 rows_moved = int((table.grad.abs().sum(dim=1) > 0).sum())
-shown = [trace.tokens[i] for i in masked_at.tolist()][:10] + (["..."] if k > 10 else [])
-print(f"masked {k} of {trace.seq_len} tokens {shown}; masked-LM loss "
-      f"{loss.item():.2f}: {rows_moved:,} of {config.vocab_size:,} rows of the table get a gradient; "
-      f"the input itself used {len(set(ids.tolist()))} ids")
-assert rows_moved > len(set(ids.tolist()))  # the output layer reaches rows the input never used
+shown = [trace.tokens[i] for i in masked_at.tolist()][:10]
+shown += ["..."] if k > 10 else []
+print(f"masked {k} of {trace.seq_len} tokens {shown}")
+print(f"masked-LM loss of this random model {loss.item():.2f}; "
+      f"ln(vocab size) = ln({config.vocab_size:,}) = "
+      f"{math.log(config.vocab_size):.2f}")
+print(f"{rows_moved:,} of {config.vocab_size:,} rows of the table get a "
+      f"gradient; the input itself used {len(set(ids.tolist()))} ids")
+# the output layer reaches rows the input never used
+assert rows_moved > len(set(ids.tolist()))
 del mlm, decoder, table, loss
 
 # %% [markdown]
+# Read the loss first. The masked-LM loss is the average, over the masked positions, of
+# $-\ln p(\text{right token})$. An untrained head spreads its probability roughly evenly
+# over the whole vocabulary, $p \approx 1/V$, so its loss is close to $\ln V$: compare the
+# two numbers printed above. A trained head gives the right token a much larger
+# probability, and a loss of $\ell$ means it gives the right token $e^{-\ell}$ on average
+# (a geometric mean): $\ell = 2$ would be $e^{-2} \approx 0.14$. Devlin et al. (2019)
+# report task accuracies, not the final masked-LM loss of the released BERT models, so we
+# quote no such number here. (Lesson 10 uses a trained masked-LM head where the
+# checkpoint carries one.)
+#
 # So every pre-training step of BERT updated the embedding table. (The bundled all-MiniLM-L6-v2
 # has no masked-LM head, lesson 00; its table was trained by distillation and contrastive
 # fine-tuning through the input path below.)
@@ -353,8 +469,9 @@ del mlm, decoder, table, loss
 
 # %%
 table = emb.word_embeddings.weight
-print(f"requires_grad = {table.requires_grad}; counted in model.parameters(): "
-      f"{any(p is table for p in model.parameters())}")
+in_parameters = any(p is table for p in model.parameters())
+print(f"requires_grad = {table.requires_grad}; "
+      f"counted in model.parameters(): {in_parameters}")
 
 # %% [markdown]
 # One backward pass through any loss (here the mean squared final hidden state, standing in
@@ -363,32 +480,40 @@ print(f"requires_grad = {table.requires_grad}; counted in model.parameters(): "
 
 # %%
 model.zero_grad(set_to_none=True)
-out = model(input_ids=trace.input_ids[None], token_type_ids=trace.token_type_ids[None])
+out = model(input_ids=trace.input_ids[None],
+            token_type_ids=trace.token_type_ids[None])
 out.last_hidden_state.pow(2).mean().backward()
-rows_with_grad = set(torch.nonzero(table.grad.abs().sum(dim=1)).flatten().tolist())
+grad_rows = torch.nonzero(table.grad.abs().sum(dim=1)).flatten()
+rows_with_grad = set(grad_rows.tolist())
 used = set(trace.input_ids.tolist())
 model.zero_grad(set_to_none=True)  # leave the model as we found it
-print(f"{len(rows_with_grad)} rows got a gradient; the input used {len(used)} distinct ids; "
-      f"same set: {rows_with_grad == used}")
+print(f"{len(rows_with_grad)} rows got a gradient; the input used "
+      f"{len(used)} distinct ids; same set: {rows_with_grad == used}")
 assert rows_with_grad == used
 
 # %% [markdown]
-# **A trained table no longer looks like its initialisation.** BERT's `_init_weights` draws
-# every embedding entry from $\mathcal N(0, \sigma^2)$ with $\sigma$ = `config.initializer_range`,
-# and sets the LayerNorm $\gamma$ to 1. Compare the loaded weights with those statistics:
+# **A trained table no longer looks like its initialisation.** In `transformers`,
+# `_init_weights` draws every embedding entry from a normal distribution
+# $\mathcal N(0, \sigma^2)$ with $\sigma$ = `config.initializer_range` (0.02 for BERT),
+# zeroes the `[PAD]` row, and sets the LayerNorm $\gamma$ to 1 and $\beta$ to 0. BERT's
+# original TensorFlow code (google-research/bert, `modeling.py`) used a *truncated* normal
+# with the same $\sigma$ instead: values beyond $2\sigma$ are drawn again, which makes the
+# spread about $0.88\sigma$. Compare the loaded weights with those statistics:
 
 # %%
 with torch.no_grad():
-    rows = table[[i for i in range(config.vocab_size) if i != config.pad_token_id]]
-    std, sigma = rows.std().item(), config.initializer_range
+    keep = [i for i in range(config.vocab_size) if i != config.pad_token_id]
+    std, sigma = table[keep].std().item(), config.initializer_range
     gamma_shift = (emb.LayerNorm.weight - 1).abs().max().item()
 ratio = std / sigma
-print(f"std of the trained rows {std:.4f} vs init std {sigma} (ratio {ratio:.2f}); "
-      f"max |LayerNorm gamma - 1| = {gamma_shift:.3f}")
+print(f"std of the trained rows {std:.4f} vs init std {sigma} "
+      f"(ratio {ratio:.2f}); max |LayerNorm gamma - 1| = {gamma_shift:.3f}")
 if abs(ratio - 1) > 0.2 or gamma_shift > 0.05:
-    print("-> far from the initialisation: pre-training changed the embedding layer.")
+    print("-> far from the initialisation: training changed the embedding "
+          "layer.")
 else:
-    print("-> still close to the initialisation: this checkpoint looks untrained (random weights).")
+    print("-> still close to the initialisation: this checkpoint looks "
+          "untrained (random weights).")
 
 # %% [markdown]
 # ## Summary
@@ -397,37 +522,77 @@ else:
 #   what the vocabulary cannot spell; pairs add `token_type_ids`.
 # * Token positions are not word positions: use the tokenizer's word ↔ token map
 #   (`trace.find_word`), not `text.split().index(word) + 1`.
-# * `hidden_states[0]` = LayerNorm(word + position + token-type rows); we rebuilt it and it
-#   matches the model to `1e-5`.
+# * `hidden_states[0]` = LayerNorm(word + position + token-type rows), with a learned
+#   position table; we rebuilt it and it matches the model to `1e-5`. A LayerNorm output
+#   row's length is set by $\gamma$ and $\beta$ ($\sqrt H$ before them), not by its input's.
 # * The embedding table is trained: in BERT the masked-LM output layer *is* the table
 #   (`tie_word_embeddings`), so pre-training updates every row; any training moves the rows a
 #   batch uses; and a trained table no longer looks like its initialisation.
 #
 # ## Exercises
 #
-# 1. Find the position of the first token of the *last* word of `SENTENCE` without the
-#    split recipe. The tokenizer counts a punctuation mark as a word; leave those out: the last
-#    word here is the last one made of letters or digits (`last_word` below).
-# 2. Compute the cosine similarity of the static embeddings of `"bank"` and `"river"`
-#    (average the rows of a word split into pieces; return `None` if a word is `[UNK]`).
-# 3. Rebuild `hidden_states[0]` of the sentence pair `pair` yourself, without
-#    `embeddings_by_hand`.
+# Each exercise gives its difficulty, its importance (one to five dots) and a time
+# estimate. Each checker (in `helpers/exercises/lesson01.py`) says what is wrong and gives
+# a hint, never the answer; worked solutions are in `lessons/solutions/solutions_01.py`.
 #
-# Each checker says what is wrong and gives a hint; worked solutions are in
-# `lessons/solutions/solutions_01.py`.
+# ### Exercise 1: where does the last word start?
+#
+# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
+#
+# Find the position of the first token of the *last* word of `SENTENCE` without the split
+# recipe. The tokenizer counts a punctuation mark as a word; leave those out: the last word
+# here is the last one made of letters or digits (`last_word` below).
 
 # %%
-from helpers.exercises.lesson01 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson01 import (check_exercise_1, check_exercise_2,
+                                        check_exercise_3, check_exercise_4)
 
-letter_words = [w for w in trace.words() if w.isalnum()]  # punctuation marks are words to the tokenizer: skip them
-last_word = letter_words[-1] if letter_words else trace.words()[-1]  # a text of punctuation only: its last mark
-answer_1 = None  # your code here, e.g. an int
+# punctuation marks are words to the tokenizer: skip them
+letter_words = [w for w in trace.words() if w.isalnum()]
+# a text of punctuation only: its last mark
+last_word = letter_words[-1] if letter_words else trace.words()[-1]
+answer_1 = None  # your code here: an int
 check_exercise_1(answer_1, trace, last_word)
+
+# %% [markdown]
+# ### Exercise 2: static similarity
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# Compute the cosine similarity of the static embeddings of `"bank"` and `"river"`
+# (average the rows of a word split into pieces; return `None` if a word is `[UNK]`).
 
 # %%
 answer_2 = None  # your code here: a float
 check_exercise_2(answer_2, model, tokenizer, "bank", "river")
 
+# %% [markdown]
+# ### Exercise 3: rebuild the pair's embeddings
+#
+# Difficulty ●●●○○ · Importance ●●●●● · ~15 min
+#
+# Rebuild `hidden_states[0]` of the sentence pair `pair` yourself, without
+# `embeddings_by_hand` and without calling `model.embeddings.LayerNorm`: write the
+# LayerNorm out.
+
 # %%
 answer_3 = None  # your code here: a [seq, hidden] tensor
 check_exercise_3(answer_3, model, pair)
+
+# %% [markdown]
+# ### Exercise 4: predict, then measure — one word, two positions
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# In `repeat_trace` (above) the same word appears twice. **Predict first:** are the
+# `hidden(0)` rows of its two first pieces the `"same"` or `"different"`? Write it in
+# `prediction_4`. **Then measure** their cosine similarity. `first` and `second` hold the
+# two occurrences (`find_word` spans).
+
+# %%
+first = repeat_trace.find_word(repeat_word, occurrence=0)
+second = repeat_trace.find_word(repeat_word, occurrence=1)
+prediction_4 = None  # "same" or "different"
+answer_4 = None  # your code here: a float, the cosine
+check_exercise_4(answer_4, prediction_4, repeat_trace, first.first,
+                 second.first)

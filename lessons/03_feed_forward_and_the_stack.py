@@ -16,10 +16,12 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/03_feed_forward_and_the_stack.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # Attention is only the first half of an encoder layer. In this lesson we finish the
-# layer by hand (output projection, residuals, LayerNorm, the feed-forward block), check it
-# against every layer of the model, run the whole encoder with our own code, and count
-# where BERT's parameters live.
+# layer by hand (residuals, LayerNorm, the feed-forward block), check it against every
+# layer of the model, run the whole encoder with our own code, and count where BERT's
+# parameters live.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -28,12 +30,14 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:  # Colab: fetch the course, keep its torch
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    REPO = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", REPO,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -56,9 +60,11 @@ from helpers.model.trace import trace_text
 
 tokenizer, model = load_model(MODEL)
 config = model.config
-L, H, I = config.num_hidden_layers, config.hidden_size, config.intermediate_size
+L, H = config.num_hidden_layers, config.hidden_size
+I = config.intermediate_size  # noqa: E741 - the course's name for it
 trace = trace_text(tokenizer, model, SENTENCE)
-print(f"{L} layers, hidden {H}, intermediate {I}, activation {config.hidden_act!r}; {trace.seq_len} tokens")
+print(f"{L} layers, hidden {H}, intermediate {I}, activation "
+      f"{config.hidden_act!r}; {trace.seq_len} tokens")
 
 # %% [markdown]
 # On the map of lesson 00 (`architecture_diagram`, in `helpers/architecture/plots.py`) this
@@ -70,19 +76,25 @@ import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
 
-architecture_diagram(config, highlight=["add_norm", "feed_forward"])
+lane_tokens = tokenizer.convert_ids_to_tokens(
+    tokenizer(SENTENCE, truncation=True)["input_ids"])
+architecture_diagram(config, highlight=["add_norm", "feed_forward"],
+                     tokens=lane_tokens)
 plt.show()
 
 # %% [markdown]
 # ## The rest of one layer
 #
-# Lesson 02 stopped at the merged context $C$ of layer 1. A `BertLayer` finishes its two
-# blocks, attention and feed-forward, and each block ends with a residual connection (He et
-# al., 2016, *Deep Residual Learning*) and a LayerNorm (Ba et al., 2016, *Layer
-# Normalization*), "post-LN" as in Vaswani et al. (2017). The attention block ends with its
-# output projection:
+# Lesson 02 ended at the attention block's output projection, $C W_O^\top + b_O$, where
+# $C$ is the merged context of the heads. A `BertLayer` has two blocks, attention and
+# feed-forward, and each block ends with a residual connection (He et al., 2016, *Deep
+# Residual Learning*: add the block's input back) and a LayerNorm (Ba et al., 2016, *Layer
+# Normalization*; lesson 01 wrote it out). The LayerNorm comes *after* the add: "post-LN",
+# as in Vaswani et al. (2017); pre-LN models (most recent ones) normalise the block's input
+# instead. So the attention block's output, which we call `attn_out`, is
 #
-# $$A = \mathrm{LayerNorm}\big(X + C W_O^\top + b_O\big) \qquad\text{(attention.output)}$$
+# $$\text{attn\_out} = \mathrm{LayerNorm}\big(X + C W_O^\top + b_O\big)
+# \qquad\text{(attention.output)}$$
 #
 # We start from the layer's input $X$ = `hidden_states[0]` and the context from lesson 02's
 # `self_attention_by_hand`:
@@ -93,11 +105,13 @@ from helpers.embeddings.rebuild import layer_norm_by_hand
 
 layer1 = model.encoder.layer[0]
 X = trace.hidden(0)
+out = layer1.attention.output
 with torch.no_grad():
     context, _ = self_attention_by_hand(layer1, X)
-    out = layer1.attention.output
-    attended = layer_norm_by_hand(X + context @ out.dense.weight.T + out.dense.bias, out.LayerNorm)
-print("attention block output", tuple(attended.shape))
+    # lesson 02 ended here, at the output projection
+    projected = context @ out.dense.weight.T + out.dense.bias
+    attn_out = layer_norm_by_hand(X + projected, out.LayerNorm)
+print("attention block output attn_out", tuple(attn_out.shape))
 
 # %% [markdown]
 # ## The feed-forward block
@@ -107,23 +121,31 @@ print("attention block output", tuple(attended.shape))
 # in between (no residual or LayerNorm inside it), then the block's residual and LayerNorm:
 #
 # $$\mathrm{GELU}(x) = x\,\Phi(x) = \tfrac{x}{2}\big(1 + \mathrm{erf}(x/\sqrt2)\big),\qquad
-# \text{out} = \mathrm{LayerNorm}\big(A + \mathrm{GELU}(A W_1^\top + b_1) W_2^\top + b_2\big).$$
+# \text{out} = \mathrm{LayerNorm}\big(\text{attn\_out} + \mathrm{GELU}(\text{attn\_out}\, W_1^\top + b_1) W_2^\top + b_2\big).$$
+#
+# ($\Phi$ is the standard normal cumulative distribution function.)
 #
 # `config.hidden_act` names the activation; `activation_by_hand` returns the exact erf GELU
-# for `"gelu"` and raises a clear error for an activation it does not know.
+# for `"gelu"` and raises a clear error for an activation it does not know. (BERT's
+# original TensorFlow code computed GELU with its tanh approximation; `transformers`'
+# `"gelu"` is the exact one.)
 
 # %%
 from helpers.stack.rebuild import activation_by_hand
 
 act = activation_by_hand(config)
+up, down = layer1.intermediate.dense, layer1.output.dense
 with torch.no_grad():
-    inner = act(attended @ layer1.intermediate.dense.weight.T + layer1.intermediate.dense.bias)
-    layer_out = layer_norm_by_hand(
-        attended + inner @ layer1.output.dense.weight.T + layer1.output.dense.bias, layer1.output.LayerNorm)
-    assert torch.allclose(inner, layer1.intermediate(attended), atol=1e-5)  # the module's own activation
+    inner = act(attn_out @ up.weight.T + up.bias)  # [n, I]
+    ffn_update = inner @ down.weight.T + down.bias  # [n, H]
+    layer_out = layer_norm_by_hand(attn_out + ffn_update,
+                                   layer1.output.LayerNorm)
+    # the module's own activation
+    assert torch.allclose(inner, layer1.intermediate(attn_out), atol=1e-5)
 assert torch.allclose(layer_out, trace.hidden(1), atol=1e-5)
-print(f"intermediate {tuple(inner.shape)} -> layer output {tuple(layer_out.shape)} == hidden_states[1]; "
-      f"max |diff| = {(layer_out - trace.hidden(1)).abs().max():.1e}")
+gap = (layer_out - trace.hidden(1)).abs().max()
+print(f"intermediate {tuple(inner.shape)} -> layer output "
+      f"{tuple(layer_out.shape)} == hidden_states[1]; max |diff| = {gap:.1e}")
 
 # %% [markdown]
 # How much do the residuals matter? Drop the second one, keep everything else, and compare
@@ -131,19 +153,22 @@ print(f"intermediate {tuple(inner.shape)} -> layer output {tuple(layer_out.shape
 
 # %%
 with torch.no_grad():
-    ffn_update = inner @ layer1.output.dense.weight.T + layer1.output.dense.bias
-    no_residual = layer_norm_by_hand(ffn_update, layer1.output.LayerNorm)  # LN(update), not LN(A + update)
-cos = torch.nn.functional.cosine_similarity(no_residual, trace.hidden(1), dim=-1)
-print(f"without the second residual: cosine to the true layer-1 output, mean over tokens {cos.mean():.3f} "
-      f"(range {cos.min():.3f} to {cos.max():.3f}; 1.0 = unchanged)")
+    # LN(update) instead of LN(attn_out + update)
+    no_residual = layer_norm_by_hand(ffn_update, layer1.output.LayerNorm)
+cos = torch.nn.functional.cosine_similarity(no_residual, trace.hidden(1),
+                                            dim=-1)
+print(f"without the second residual: cosine to the true layer-1 output, "
+      f"mean over tokens {cos.mean():.3f} (range {cos.min():.3f} to "
+      f"{cos.max():.3f}; 1.0 = unchanged)")
 
 # %% [markdown]
 # ## The residual stream, layer by layer
 #
 # Each block only *adds* an update to the vector that flows past it, the residual stream:
-# $x + \text{update}$, then LayerNorm. How large are the updates next to the stream they are
-# added to? `sublayer_updates_by_hand` (in `helpers/stack/rebuild.py`) returns both updates of
-# a layer; first we check that they rebuild the layer's output:
+# $x + \text{update}$, then LayerNorm. How large are the updates next to the stream they
+# are added to? `sublayer_updates_by_hand` (in `helpers/stack/rebuild.py`) returns both
+# updates of a layer (it calls the attention block's output `"attended"`); first we check
+# that they rebuild the layer's output:
 
 # %%
 from helpers.stack.rebuild import sublayer_updates_by_hand
@@ -151,54 +176,87 @@ from helpers.stack.rebuild import sublayer_updates_by_hand
 with torch.no_grad():
     steps = sublayer_updates_by_hand(layer1, X)
     # the model's own attention block: self-attention, dense, add, LayerNorm
-    model_attended = layer1.attention(X[None])[0][0]
-assert torch.allclose(steps["attended"], model_attended, atol=1e-5)
-assert torch.allclose(steps["output"], trace.hidden(1), atol=1e-5)  # LN(attended + FFN update) is the model's layer 1
+    model_attn_out = layer1.attention(X[None])[0][0]
+assert torch.allclose(steps["attended"], model_attn_out, atol=1e-5)
+# LN(attn_out + FFN update) is the model's layer 1
+assert torch.allclose(steps["output"], trace.hidden(1), atol=1e-5)
 print({k: tuple(v.shape) for k, v in steps.items()})
 
 # %% [markdown]
-# `update_ratios` (in `helpers/stack/compute.py`) measures, per token and layer,
+# `update_ratios` (in `helpers/stack/compute.py`) measures, per token and layer, how long
+# each update is next to the vector it is added to:
 # $\lVert\text{attention update}\rVert / \lVert x\rVert$ and
-# $\lVert\text{FFN update}\rVert / \lVert\text{attended}\rVert$. It starts from each trace's
-# cached hidden states and re-runs every sublayer by hand on them (`sublayer_updates_by_hand`);
-# the model's own forward pass does not run. One sentence says little about a layer, so we
-# measure the course's data sentences (`data/attention_sentences.txt`) and draw the median with
-# the middle half of all their tokens, and your `SENTENCE` on top. Tokens of one sentence are
-# not independent, so the printout takes the sentence as the unit: each sentence's median per
-# layer (`per_sentence_medians`), their mean, and a bootstrap interval over sentences
-# (`ratio_intervals`). Which layers are not shown to differ from the highest one is decided on
-# the same sentences, paired: every other layer's difference to the highest, a bootstrap p-value
-# each, Holm-adjusted over the $L - 1$ comparisons (`rank_layers`, in
-# `helpers/layerwalk/compute.py`; lesson 04 uses it throughout). Two layers whose separate
-# intervals overlap can still differ on the same sentences, so overlap would be the wrong test.
+# $\lVert\text{FFN update}\rVert / \lVert\text{attn\_out}\rVert$. **How to read a ratio:**
+# 0.1 means the block nudges the stream (the sum points almost where the stream pointed);
+# 1 means the update is as long as the stream, so the sum can point somewhere quite
+# different (if the update points elsewhere): the block rewrites the token about as much as
+# it keeps it. One sentence says little, so we measure the course's data sentences
+# (`data/attention_sentences.txt`; the model does not run again, the sublayers are redone
+# by hand from the cached hidden states).
 
 # %%
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
-from helpers.layerwalk.compute import rank_layers
-from helpers.stack.compute import per_sentence_medians, ratio_intervals, update_ratios
-from helpers.stack.plots import plot_update_ratios
+from helpers.stack.compute import update_ratios
 
-data_traces = [trace_text(tokenizer, model, s) for s in progress(load_sentences(), desc="tracing the data sentences")]
-ratios, mine = update_ratios(model, data_traces), update_ratios(model, trace)
-plot_update_ratios(ratios, mine)
-plt.show()
-intervals = ratio_intervals(ratios, data_traces)
-print(f"per layer: mean over {len(data_traces)} sentences of each sentence's median ratio [95% interval]")
-for name, per_sentence in per_sentence_medians(ratios, data_traces).items():
-    ranking = rank_layers(per_sentence, lowest=False)  # paired: the same sentences at every layer
-    top = ranking.extreme
-    print(f"{name:>9}: " + ", ".join(f"{l + 1}: {iv.format('.2f')}" for l, iv in enumerate(intervals[name])))
-    print(f"{'':>9}  highest at layer {top + 1}; not shown different from it (paired over the sentences, Holm over "
-          f"{ranking.family_size} comparisons): layers {[l + 1 for l in ranking.tied]}")
+sentences = progress(load_sentences(), desc="tracing the data sentences")
+data_traces = [trace_text(tokenizer, model, s) for s in sentences]
+ratios = update_ratios(model, data_traces)  # {name: [L, all tokens]}
+mine = update_ratios(model, trace)  # your SENTENCE alone
 
 # %% [markdown]
-# A ratio well below 1 means the layer nudges the stream rather than replacing it; the
-# printout gives the per-layer numbers for the loaded model, with the layers not shown to differ
-# from the highest one ("not shown different" is not "the same": the data may just be too few),
-# and the bands show how much tokens differ. Because BERT is
-# post-LN, the LayerNorm after each add rescales the stream again, so these ratios describe
-# one layer at a time.
+# The figure draws, per layer, the median over all tokens with the middle half of them as a
+# band, and your `SENTENCE` on top:
+
+# %%
+from helpers.stack.plots import plot_update_ratios
+
+plot_update_ratios(ratios, mine)
+plt.show()
+
+# %% [markdown]
+# The numbers, with the sentence as the unit (tokens of one sentence are not
+# independent): each sentence's median per layer, their mean with a 95 % bootstrap
+# interval over sentences (`ratio_intervals`: the range the mean moves over when the
+# sentences are redrawn at random from ours), and which layers are not shown to differ from
+# the highest one (`rank_layers`, in `helpers/layerwalk/compute.py`: compared on the same
+# sentences, with Holm's correction for making several comparisons at once). Lesson 04
+# explains both tools:
+
+# %%
+from helpers.layerwalk.compute import rank_layers
+from helpers.stack.compute import per_sentence_medians, ratio_intervals
+
+intervals = ratio_intervals(ratios, data_traces)
+medians = per_sentence_medians(ratios, data_traces)  # {name: [sentences, L]}
+print(f"mean over {len(data_traces)} sentences of each sentence's median "
+      "ratio [95% interval]")
+for name, per_sentence in medians.items():
+    ranking = rank_layers(per_sentence, lowest=False)
+    cells = [f"{l}: {iv.format('.2f')}"
+             for l, iv in enumerate(intervals[name], start=1)]
+    tied = [l + 1 for l in ranking.tied]
+    print(f"{name:>9}: " + ", ".join(cells))
+    print(f"{'':>9}  highest at layer {ranking.extreme + 1}; not shown "
+          f"different from it: layers {tied}")
+
+# %% [markdown]
+# In plain words, for the loaded model (a rough reading of the last layer's mean ratio:
+# below 0.3 a nudge, from 0.8 up about as much new as kept):
+
+# %%
+for name, per_layer in intervals.items():
+    last = per_layer[-1].estimate
+    reading = ("nudges the stream" if last < 0.3 else
+               "changes it a good deal" if last < 0.8 else
+               "rewrites it about as much as it keeps it")
+    print(f"{name} update at the last layer: ratio {last:.2f}, so the block "
+          f"{reading}")
+
+# %% [markdown]
+# "Not shown different" is not "the same": the sentences may just be too few. Because BERT
+# is post-LN, the LayerNorm after each add rescales the stream again, so these ratios
+# describe one layer at a time.
 #
 # ## Every layer, then the whole stack
 #
@@ -210,7 +268,8 @@ from helpers.stack.rebuild import layer_by_hand
 
 with torch.no_grad():
     for l in range(1, L + 1):
-        rebuilt, _ = layer_by_hand(model.encoder.layer[l - 1], trace.hidden(l - 1))
+        rebuilt, _ = layer_by_hand(model.encoder.layer[l - 1],
+                                   trace.hidden(l - 1))
         assert torch.allclose(rebuilt, trace.hidden(l), atol=1e-5), l
 print(f"layers 1..{L}: each equals hidden_states[l] to 1e-5")
 
@@ -223,10 +282,13 @@ from helpers.embeddings.rebuild import embeddings_by_hand
 from helpers.stack.rebuild import encoder_by_hand
 
 with torch.no_grad():
-    states = encoder_by_hand(model, embeddings_by_hand(model, trace.input_ids, trace.token_type_ids))
-errors = [(s - t).abs().max().item() for s, t in zip(states, trace.hidden_states)]
-# float32 rounding differences compound through L layers of our own outputs, so the
-# end-to-end check allows 1e-4; per-layer checks above hold at 1e-5
+    embedded = embeddings_by_hand(model, trace.input_ids,
+                                  trace.token_type_ids)
+    states = encoder_by_hand(model, embedded)
+errors = [(s - t).abs().max().item()
+          for s, t in zip(states, trace.hidden_states)]
+# float32 rounding differences compound through L layers of our own outputs,
+# so the end-to-end check allows 1e-4; per-layer checks above hold at 1e-5
 assert torch.allclose(states[-1], trace.last_hidden_state, atol=1e-4)
 print("max |diff| per stage:", " ".join(f"{e:.1e}" for e in errors))
 
@@ -235,7 +297,8 @@ print("max |diff| per stage:", " ".join(f"{e:.1e}" for e in errors))
 #
 # `parameter_breakdown` counts `numel()` over each module of the loaded model;
 # `parameter_formula` derives the same numbers from the config alone (every `nn.Linear` is a
-# weight matrix plus a bias, every LayerNorm a gain plus a bias):
+# weight matrix plus a bias, every LayerNorm a gain plus a bias). With $V$ the vocabulary
+# size, $P$ the number of positions and $T$ the number of token types:
 #
 # * embeddings: $(V + P + T)\,H + 2H$,
 # * attention: $4(H^2 + H) + 2H$, feed-forward: $2HI + I + H + 2H$,
@@ -246,13 +309,17 @@ from helpers.stack.compute import parameter_breakdown, parameter_formula
 
 counted, formula = parameter_breakdown(model), parameter_formula(config)
 assert counted == formula
-assert counted["embeddings"] + counted["all layers"] + counted["pooler"] == sum(p.numel() for p in model.parameters())
-rows = [("embeddings", "embeddings"), (f"all layers ({L} x one layer)", "all layers"), ("  one layer", "one layer"),
-        ("    attention", "attention (one layer)"), ("    feed-forward", "feed-forward (one layer)"),
+parts = counted["embeddings"] + counted["all layers"] + counted["pooler"]
+assert parts == sum(p.numel() for p in model.parameters())
+rows = [("embeddings", "embeddings"),
+        (f"all layers ({L} x one layer)", "all layers"),
+        ("  one layer", "one layer"),
+        ("    attention", "attention (one layer)"),
+        ("    feed-forward", "feed-forward (one layer)"),
         ("pooler", "pooler"), ("total", "total")]
 for label, key in rows:  # an indented row is a part of the row above it
-    print(f"{label:<28} {counted[key]:>13,}  ({counted[key] / counted['total']:6.1%})")
-print("(the unindented rows above the total add up to it; indented rows are parts of the row above)")
+    share = counted[key] / counted["total"]
+    print(f"{label:<28} {counted[key]:>13,}  ({share:6.1%})")
 
 # %%
 from helpers.stack.plots import parameter_bars
@@ -260,9 +327,9 @@ from helpers.stack.plots import parameter_bars
 fig, ax, bars = parameter_bars(counted, L)
 plt.show()
 share = counted["embeddings"] / counted["total"]
-print(f"the embedding tables hold {share:.0%} of this model's parameters"
-      + (", more than all encoder layers together" if counted["embeddings"] > counted["all layers"] else
-         ", less than the encoder layers together"))
+more = counted["embeddings"] > counted["all layers"]
+print(f"the embedding tables hold {share:.0%} of this model's parameters, "
+      + ("more" if more else "less") + " than all encoder layers together")
 
 # %% [markdown]
 # ## BERT-base and BERT-large without downloading them
@@ -278,20 +345,28 @@ print(f"the embedding tables hold {share:.0%} of this model's parameters"
 # %%
 from transformers import BertConfig
 
-from helpers.stack.compute import (meta_model_parameter_count, meta_pretraining_parameter_count,
+sizes = {"base": BertConfig(),  # the defaults are BERT-base
+         "large": BertConfig(hidden_size=1024, num_hidden_layers=24,
+                             num_attention_heads=16, intermediate_size=4096)}
+claims = {"base": 110e6, "large": 340e6}  # Devlin et al., Section 3
+
+# %%
+from helpers.stack.compute import (meta_model_parameter_count,
+                                   meta_pretraining_parameter_count,
                                    pretraining_heads_formula)
 
-sizes = {"base": BertConfig(),  # the defaults are BERT-base
-         "large": BertConfig(hidden_size=1024, num_hidden_layers=24, num_attention_heads=16, intermediate_size=4096)}
-claims = {"base": 110e6, "large": 340e6}
 for name, cfg in sizes.items():
-    on_meta, with_heads = meta_model_parameter_count(cfg), meta_pretraining_parameter_count(cfg)
+    on_meta = meta_model_parameter_count(cfg)
+    with_heads = meta_pretraining_parameter_count(cfg)
     assert on_meta == parameter_formula(cfg)["total"]
-    assert with_heads - on_meta == sum(pretraining_heads_formula(cfg).values())
-    gap = (claims[name] - with_heads) / 1e6  # what the pre-training heads leave unexplained
-    verdict = "within the paper's rounding" if abs(gap) < 0.5 else f"{gap:+.1f}M left that the heads do not explain"
-    print(f"BERT-{name:<5}: BertModel {on_meta / 1e6:.1f}M, with the pre-training heads {with_heads / 1e6:.1f}M; "
-          f"paper {claims[name] / 1e6:.0f}M: {verdict}")
+    heads = sum(pretraining_heads_formula(cfg).values())
+    assert with_heads - on_meta == heads
+    gap = (claims[name] - with_heads) / 1e6  # what the heads leave unexplained
+    verdict = ("within the paper's rounding" if abs(gap) < 0.5 else
+               f"{gap:+.1f}M left that the heads do not explain")
+    print(f"BERT-{name:<5}: BertModel {on_meta / 1e6:.1f}M, with the "
+          f"pre-training heads {with_heads / 1e6:.1f}M; paper "
+          f"{claims[name] / 1e6:.0f}M: {verdict}")
 
 # %% [markdown]
 # The printout says, for each size, whether the pre-training heads account for the paper's
@@ -300,36 +375,74 @@ for name, cfg in sizes.items():
 #
 # ## Summary
 #
-# * A BERT layer is two blocks, each ending in a residual and a LayerNorm: attention → dense
-#   + residual + LayerNorm, then intermediate dense + GELU → output dense + residual +
-#   LayerNorm; we rebuilt it and it equals `hidden_states[l]` for every layer.
+# * A BERT layer is two blocks, each ending in a residual and a LayerNorm (post-LN):
+#   attention → dense + residual + LayerNorm (`attn_out`), then intermediate dense + GELU →
+#   output dense + residual + LayerNorm; we rebuilt it and it equals `hidden_states[l]` for
+#   every layer.
+# * An update ratio says how much a block changes the stream it is added to; the printout
+#   gives it per layer for the loaded model, over many sentences.
 # * Chaining our own layers from our own embeddings reproduces `last_hidden_state`.
 # * Parameter counts follow from the config; a `meta`-device model checks the formula for
 #   any size without downloading weights.
 #
 # ## Exercises
 #
-# 1. From `sizes["large"]` alone, how many parameters does one encoder layer of BERT-large
-#    have?
-# 2. How many parameters does `BertModel` have in the BERT-Small configuration of the BERT
-#    miniatures (Turc et al., 2019, *Well-Read Students Learn Better*: $L=4, H=512, A=8$,
-#    $I=2048$), pooler included? Use a formula, then check with `meta_model_parameter_count`.
-# 3. Rebuild the output of the *last* encoder layer from `trace.hidden(L - 1)` without
-#    `layer_by_hand`.
+# Each exercise gives its difficulty, its importance (one to five dots) and a time
+# estimate. Each checker (in `helpers/exercises/lesson03.py`) says what is wrong and gives
+# a hint, never the answer; worked solutions are in `lessons/solutions/solutions_03.py`.
 #
-# Solutions: `lessons/solutions/solutions_03.py`.
+# ### Exercise 1: one layer of BERT-large
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# From `sizes["large"]` alone, how many parameters does one encoder layer of BERT-large
+# have?
 
 # %%
-from helpers.exercises.lesson03 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson03 import (check_exercise_1, check_exercise_2,
+                                        check_exercise_3, check_exercise_4)
 
 answer_1 = None  # your code here: an int
 check_exercise_1(answer_1, sizes["large"])
 
+# %% [markdown]
+# ### Exercise 2: BERT-Small
+#
+# Difficulty ●●○○○ · Importance ●●○○○ · ~10 min
+#
+# How many parameters does `BertModel` have in the BERT-Small configuration of the BERT
+# miniatures (Turc et al., 2019, *Well-Read Students Learn Better*: $L=4, H=512, A=8$,
+# $I=2048$), pooler included? Use a formula, then check with `meta_model_parameter_count`.
+
 # %%
-small = BertConfig(num_hidden_layers=4, hidden_size=512, num_attention_heads=8, intermediate_size=2048)
+small = BertConfig(num_hidden_layers=4, hidden_size=512,
+                   num_attention_heads=8, intermediate_size=2048)
 answer_2 = None  # your code here: an int
 check_exercise_2(answer_2, small)
+
+# %% [markdown]
+# ### Exercise 3: the last layer by hand
+#
+# Difficulty ●●●●○ · Importance ●●●●● · ~20 min
+#
+# Rebuild the output of the *last* encoder layer from `trace.hidden(L - 1)` without
+# `layer_by_hand`, and write both LayerNorms out yourself (no `LayerNorm` module call).
 
 # %%
 answer_3 = None  # your code here: a [seq, hidden] tensor
 check_exercise_3(answer_3, model, trace, layer=L)
+
+# %% [markdown]
+# ### Exercise 4: predict, then measure — where do BERT-large's parameters live?
+#
+# Difficulty ●○○○○ · Importance ●●●○○ · ~5 min
+#
+# The printout above gives the share of the loaded model's parameters that sit in the
+# embedding tables. **Predict first:** is that share `"higher"` or `"lower"` in BERT-large
+# (`sizes["large"]`)? Write it in `prediction_4`. **Then measure** BERT-large's share, a
+# float between 0 and 1, from `parameter_formula`.
+
+# %%
+prediction_4 = None  # "higher" or "lower"
+answer_4 = None  # your code here: a float between 0 and 1
+check_exercise_4(answer_4, prediction_4, sizes["large"], model.config)

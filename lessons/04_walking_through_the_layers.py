@@ -20,6 +20,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/04_walking_through_the_layers.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # Lessons 01–03 rebuilt one layer at a time. Now we step back and follow tokens through the
 # whole stack: how much a token's vector changes from one layer to the next, how long it is,
 # which layers resemble each other, and where it travels in a 2-D picture.

@@ -20,6 +20,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/05_attention_across_layers.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # Lesson 02 computed one attention map by hand. Here we look at *all* of them: how much
 # attention goes to `[CLS]`, `[SEP]` and punctuation, which heads are focused and which
 # are spread out, and which heads simply look at the previous or the next token. Beside our

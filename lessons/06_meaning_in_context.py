@@ -20,6 +20,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/06_meaning_in_context.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # The embedding layer gives "bank" one vector whatever the sentence; the encoder layers
 # mix in the context. In this lesson we measure when the two senses of an ambiguous word
 # come apart, how much a word's vector varies across contexts at each layer, and which
@@ -107,6 +109,8 @@ from helpers.model.tokens import is_unknown, longest_word
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="06", what="the polysemy sets")
 L = model.config.num_hidden_layers
 polysemy = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
 paper = paper_comparison(loaded)  # is this the BERT-base that Ethayarajh (2019) measured?

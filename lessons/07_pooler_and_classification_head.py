@@ -20,6 +20,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/07_pooler_and_classification_head.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # The encoder hands back one vector per token and layer. To classify a whole sentence we
 # need one vector per sentence and a map from it to one score (logit) per class. In this
 # lesson we rebuild BERT's pooler and train a linear head on frozen features: first on the
@@ -145,6 +147,8 @@ import time
 
 from helpers.classify.compute import extract_features
 from helpers.common.data import load_intents
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="07", what="its data sets")
 
 train10, test10 = load_intents("train"), load_intents("test")
 C10, y10 = train10.num_classes, torch.tensor(test10.labels, device=model.device)

@@ -20,6 +20,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/08_layers_in_practice.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # Knowing what each layer does pays off when you train and deploy a model. This lesson
 # measures, on a real intent-detection benchmark and the loaded model, five practical
 # techniques: fine-tuning strategies that treat layers differently (each trained until it
@@ -71,6 +73,8 @@ from helpers.model.loading import load_model
 torch.manual_seed(0); np.random.seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="08", what="BANKING77's texts")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 print(f"{L} layers, hidden {H}")

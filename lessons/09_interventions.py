@@ -16,6 +16,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/09_interventions.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # Lessons 04–07 *looked*: at attention weights, similarities, probes. What they found is
 # correlational — a head with a striking pattern, a layer where senses separate. The
 # stronger test of what a part of the model does is to **change it and measure what
@@ -105,6 +107,8 @@ from helpers.model.loading import checkpoint_facts, load_model
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="09", what="its data sets")
 budget = choose_budget(BUDGET, model)
 L, A, H = model.config.num_hidden_layers, model.config.num_attention_heads, model.config.hidden_size
 N_INTENTS, SHOTS, TEST_PER_INTENT = budget.pick((77, 30, 5), (5, 8, 2))

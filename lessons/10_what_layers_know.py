@@ -16,6 +16,8 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/10_what_layers_know.ipynb)
 #
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
 # Two tables circulate widely. One says *"part of speech lives in layers 1–3, entities in
 # 4–8, sentence meaning in the last four"*; the other says *"freeze the lower layers, they
 # hold general features"* (lesson 08 froze the lower half). This lesson measures both on the
@@ -77,6 +79,8 @@ from helpers.model.trace import trace_text
 torch.manual_seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="10", what="its data sets")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)

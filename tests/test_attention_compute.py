@@ -1,5 +1,7 @@
 """helpers.attention.compute on the real bundled model."""
 
+import math
+
 import pytest
 import torch
 
@@ -323,3 +325,62 @@ def test_norm_attention_layer_is_the_norm_of_the_summed_heads(sample_trace, mode
     assert (layer_norms <= per_head_sum + 1e-4).all()
     shares = norm_attention_shares_layer(sample_trace, model)
     assert torch.allclose(shares.sum(-1), torch.ones(sample_trace.num_layers), atol=1e-5)
+
+
+# -- picking heads to show (lesson 02) -------------------------------------------------------
+
+from helpers.attention.compute import (HEAD_PATTERNS, clearest_head, main_pattern,  # noqa: E402
+                                       mean_max_weight, most_diffuse_head, pattern_shares,
+                                       row_column_head)
+
+
+def test_clearest_and_most_diffuse_heads_follow_their_printed_criteria(sample_trace):
+    t = sample_trace
+    by_hand = torch.tensor([[t.attention(l, h).max(dim=-1).values.mean().item()
+                             for h in range(t.num_heads)] for l in range(1, t.num_layers + 1)])
+    assert torch.allclose(mean_max_weight(t).cpu(), by_hand, atol=1e-6)
+    layer, head, score = clearest_head(t)
+    assert score == pytest.approx(by_hand.max().item(), abs=1e-6)
+    assert by_hand[layer - 1, head] == by_hand.max()
+    layer, head, entropy = most_diffuse_head(t)
+    probs = t.attention(layer, head)
+    assert entropy == pytest.approx(-(probs * probs.log()).sum(-1).mean().item(), abs=1e-5)
+    every = [-(t.attention(l, h) * t.attention(l, h).clamp_min(1e-12).log()).sum(-1).mean().item()
+             for l in range(1, t.num_layers + 1) for h in range(t.num_heads)]
+    assert entropy == pytest.approx(max(every), abs=1e-5)
+    assert entropy <= math.log(t.seq_len) + 1e-5  # no row is flatter than uniform
+
+
+def test_pattern_shares_on_known_matrices(sample_trace):
+    t = sample_trace
+    shares = pattern_shares(t, 1, 0)
+    assert set(shares) == set(HEAD_PATTERNS)
+    probs = t.attention(1, 0)
+    n = t.seq_len
+    assert shares["previous token"] == pytest.approx(sum(probs[i, i - 1].item() for i in range(1, n)) / (n - 1))
+    assert shares["[CLS]"] == pytest.approx(probs[:, 0].mean().item())
+    assert shares["self"] == pytest.approx(sum(probs[i, i].item() for i in range(n)) / n)
+    assert main_pattern({"self": 0.2, "[CLS]": 0.7, "[SEP]": float("nan")}) == ("[CLS]", 0.7)
+    with pytest.raises(ValueError, match="too few"):
+        main_pattern({"self": float("nan")})
+    with pytest.raises(ValueError):
+        pattern_shares(t, 0, 0)  # layer 0 has no attention
+
+
+def test_row_column_head_separates_row_and_column(sample_trace):
+    layer, head = row_column_head(sample_trace)
+    probs = sample_trace.attention(layer, head)
+    assert int(probs[0].argmax()) != int(probs[:, 0].argmax())
+    with pytest.raises(ValueError):
+        row_column_head(sample_trace, query=sample_trace.seq_len)
+
+
+def test_head_choices_work_for_another_model(other_bert_dir):
+    from helpers.model.loading import load_model
+
+    tokenizer, model = load_model(other_bert_dir, verbose=False)
+    t = trace_text(tokenizer, model, "A lighthouse near Reykjavik.")
+    assert 1 <= clearest_head(t)[0] <= model.config.num_hidden_layers
+    assert 0 <= most_diffuse_head(t)[1] < model.config.num_attention_heads
+    found = row_column_head(t)
+    assert found is None or int(t.attention(*found)[0].argmax()) != int(t.attention(*found)[:, 0].argmax())

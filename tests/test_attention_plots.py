@@ -18,6 +18,7 @@ from helpers.attention.plots import (
     FIGURE_MAX_WIDTH,
     MAX_TOKEN_LABELS,
     attention_heatmap,
+    attention_model_view,
     attention_steps_figure,
     mask_heatmap,
     plot_attention_shares,
@@ -30,7 +31,7 @@ from helpers.attention.plots import (
     token_window,
 )
 from helpers.attention.rebuild import attention_scores, extended_attention_mask, project_qkv, softmax_by_hand, split_heads
-from helpers.common.style import SEQUENTIAL, small_text
+from helpers.common.style import SEQUENTIAL, figure_description, small_text
 
 
 def label_texts(ax) -> list[str]:
@@ -270,3 +271,106 @@ def test_a_log_axis_says_so_and_has_ticks_between_the_powers_of_ten():
     shown = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and
              ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]]
     assert len(shown) >= 4 and "2" in shown and "5" in shown  # not just 10^0 and 10^1
+
+
+def test_toy_attention_figure_and_head_pair_figure(sample_trace):
+    import math
+
+    from helpers.attention.plots import head_pair_figure, toy_attention_figure
+
+    q = torch.tensor([[0.0, 1.0], [1.0, 0.0], [2.0, 0.0]])
+    k = torch.tensor([[0.0, 1.0], [2.0, 0.0], [1.0, 1.0]])
+    v = torch.tensor([[0.0, 0.5], [1.0, 0.0], [0.0, 1.0]])
+    scores = q @ k.T / math.sqrt(2)
+    weights = scores.softmax(-1)
+    fig, axes = toy_attention_figure(scores, weights, v, weights @ v, ["the", "river", "bank"])
+    assert len(axes) == 3 and not small_text(fig)
+    written = [t.get_text() for t in axes[1].texts]
+    assert f"{weights[2, 1].item():.2f}" in written  # the weights are written in their cells
+    with pytest.raises(ValueError, match="2-d"):
+        toy_attention_figure(scores, weights, torch.zeros(3, 3), weights @ v, ["a", "b", "c"])
+    n = sample_trace.seq_len
+    fig, axes = head_pair_figure(sample_trace.attention(1, 0), sample_trace.attention(1, 1),
+                                 sample_trace.tokens, ("left", "right"), max_tokens=n - 2)
+    assert not small_text(fig) and f"first {n - 2} of {n}" in axes[0].get_title()
+    assert fig.axes[-1].get_ylabel() == "attention probability"  # the colourbar names its measure
+    with pytest.raises(ValueError):
+        head_pair_figure(sample_trace.attention(1, 0), sample_trace.attention(1, 0)[:2, :2],
+                         sample_trace.tokens, ("a", "b"))
+
+
+def colourbars(fig) -> list:
+    return [ax for ax in fig.axes if ax.get_label() == "<colorbar>"]
+
+
+@pytest.mark.parametrize("layers", [6, 12])
+def test_attention_model_view_fits_the_page_with_one_scale(sample_trace, layers):
+    heads, n = sample_trace.num_heads, sample_trace.seq_len
+    maps = torch.stack(sample_trace.attentions)  # [L, A, n, n] of the real model
+    maps = maps.repeat(layers // maps.shape[0] + 1, 1, 1, 1)[:layers] if layers != maps.shape[0] else maps
+    fig, axes = attention_model_view(maps, sample_trace.tokens)
+    assert axes.shape == (layers, heads)
+    assert fig.get_size_inches()[0] <= 6.9 and not small_text(fig), small_text(fig)
+    images = [ax.images[0] for ax in axes.flat]
+    assert all(im.get_cmap().name == "viridis" and im.get_clim() == (0.0, 1.0) for im in images)
+    np.testing.assert_allclose(axes[1, 3].images[0].get_array(), maps[1, 3].numpy(), atol=1e-7)
+    bars = colourbars(fig)
+    assert len(bars) == 1 and bars[0].get_xlabel() == "attention probability"
+    rows = [t for t in fig.texts if t.get_gid() == "layer label"]
+    columns = [t for t in fig.texts if t.get_gid() == "head label"]
+    assert [t.get_text() for t in rows] == [f"layer {l}" for l in range(1, layers + 1)]
+    assert [t.get_text() for t in columns] == [f"head {h}" for h in range(heads)]
+    assert all(not ax.get_xticks().size and not ax.get_yticks().size for ax in axes.flat)  # no tick labels
+    fig.canvas.draw()
+    assert not overlapping(columns), overlapping(columns)
+    assert all(t.get_window_extent().x1 < axes[0, 0].get_window_extent().x0 for t in rows)
+    assert figure_description(fig).startswith("Figure: attention probability of every head")
+    for text in fig.texts:  # headings stay inside the figure
+        box = text.get_window_extent()
+        assert box.x0 >= 0 and box.x1 <= fig.bbox.width, text.get_text()
+    rows = [axes[l, 0].get_position() for l in range(layers)]
+    assert all(a.y0 > b.y1 for a, b in zip(rows, rows[1:]))  # layer 1 on top, no overlap
+    assert f"({n} tokens)" in fig.get_suptitle()
+    plt.close(fig)
+
+
+def test_attention_model_view_of_a_trace_highlights_a_head(sample_trace):
+    layer, head, _ = __import__("helpers.attention.compute", fromlist=["best_head"]).best_head(
+        offset_head_scores(sample_trace, -1))
+    fig, axes = attention_model_view(sample_trace, highlight=[(layer, head)], highlight_label="best previous-token head")
+    framed = [(l + 1, h) for (l, h), ax in np.ndenumerate(axes) if ax.spines["top"].get_linewidth() > 1]
+    assert framed == [(layer, head)]
+    assert any("best previous-token head" in t.get_text() for t in fig.texts)
+    np.testing.assert_allclose(axes[layer - 1, head].images[0].get_array(),
+                               sample_trace.attention(layer, head).numpy(), atol=1e-7)
+    plt.close(fig)
+
+
+def test_attention_model_view_of_a_long_input_keeps_its_peaks(tokenizer, model):
+    from helpers.model.trace import trace_text
+
+    long = trace_text(tokenizer, model, " ".join(["The bank by the river was quiet."] * 30))
+    fig, axes = attention_model_view(long)
+    shown = axes[0, 0].images[0].get_array()
+    assert shown.shape[0] < long.seq_len  # blocks of token pairs, one pixel each
+    block = int(np.ceil(long.seq_len / shown.shape[0]))
+    full = long.attention(1, 0).numpy()
+    assert np.isclose(shown[0, 0], full[:block, :block].max())  # the largest value of its block
+    assert np.isclose(shown.max(), full.max())  # peaks are not averaged away
+    assert any(f"{block} \u00d7 {block}" in t.get_text() for t in fig.texts)
+    assert fig.get_size_inches()[0] <= 6.9 and not small_text(fig)
+    plt.close(fig)
+
+
+def test_attention_model_view_rejects_bad_input(sample_trace):
+    maps = torch.stack(sample_trace.attentions)
+    with pytest.raises(ValueError, match="must match"):
+        attention_model_view(maps, sample_trace.tokens[:-1])
+    with pytest.raises(ValueError, match="0 to 1"):
+        attention_model_view(maps * 3, sample_trace.tokens)
+    with pytest.raises(ValueError, match=r"\[L, A, n, n\]"):
+        attention_model_view(maps[0], sample_trace.tokens)
+    with pytest.raises(ValueError, match="tokens are needed"):
+        attention_model_view(maps)
+    with pytest.raises(ValueError, match="out of range"):
+        attention_model_view(sample_trace, highlight=[(0, 0)])

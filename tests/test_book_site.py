@@ -112,13 +112,23 @@ def browser(site):
         context.route("**/*", offline)
         page = context.new_page()
         page.set_default_timeout(30_000)
+        page.on("console", lambda msg: CONSOLE.append(msg.text) if msg.type == "error" else None)
+        page.on("pageerror", lambda err: CONSOLE.append(str(err)))
         yield page, network
         context.close()
         chromium.close()
 
 
+CONSOLE: list[str] = []  # console errors of the page opened last
+WIDTHS = (390, 1280)  # a phone and a laptop
+MAX_PAGE_BYTES = 2_000_000  # what a lesson page may load (issue: <= 2 MB)
+MIN_LABEL_PX = 8.0  # the smallest figure text (8 pt at 100 dpi) as rendered at 1280 px
+FILE_NAME_ALT = re.compile(r"(^|/)[\w.-]+\.(png|svg|jpe?g)$|^\s*$")
+
+
 def _open(page, network, path: Path) -> None:
     network.clear()
+    CONSOLE.clear()
     page.goto(path.as_uri(), wait_until="load")
     _wait_for_maths(page, path.name)
 
@@ -207,6 +217,15 @@ def test_lesson_page(browser, index):
     leaks = page.eval_on_selector_all("mjx-container", "els => els.map(e => e.textContent).filter(t => t.includes('\\\\'))")
     assert not leaks, f"{name}: rendered maths shows a backslash: {leaks[:3]}"
     assert not _broken_images(page), f"{name}: images that did not load: {_broken_images(page)}"
+    assert not CONSOLE, f"{name}: console errors {CONSOLE[:3]}"
+    alts = page.eval_on_selector_all("article img", "els => els.map(i => [i.getAttribute('alt') || '', i.src])")
+    bad = [src for alt, src in alts if FILE_NAME_ALT.search(alt)]
+    assert not bad, f"{name}: {len(bad)} picture(s) without a description (alt is empty or a file name): {bad[:3]}"
+    for width in WIDTHS:
+        page.set_viewport_size({"width": width, "height": 1000})
+        over = page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth")
+        assert over <= 0, f"{name}: at {width} px the page is {over} px wider than the screen"
+    page.set_viewport_size({"width": 1400, "height": 1000})
 
     badge = page.locator(f'article a[href^="https://colab.research.google.com/github/"][href$="/lessons/{lesson.name}"] img')
     assert badge.count() >= 1 and badge.first.evaluate("i => i.naturalWidth") > 0, f"{name}: no Colab badge"
@@ -279,3 +298,39 @@ def test_search_finds_a_lesson(browser):
     hrefs = page.eval_on_selector_all("#search-results ul.search li a", "els => els.map(a => a.href)")
     assert any("/lessons/" in h for h in hrefs), f"searching 'attention' found no lesson page: {hrefs[:5]}"
     assert not network, f"the search asked the network for {network}"
+
+
+def test_every_page_is_light(site):
+    """What a page loads (HTML, scripts, styles, fonts, images) stays under the target; the
+    figures' pictures are part of it."""
+    spec = importlib.util.spec_from_file_location("book_postprocess_site", ROOT / "book" / "postprocess.py")
+    post = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(post)
+    weights = post.page_weights(site)
+    heavy = {page: round(size / 1e6, 2) for page, size in weights.items() if size > MAX_PAGE_BYTES}
+    (SHOTS).mkdir(parents=True, exist_ok=True)
+    (SHOTS / "page-weights.txt").write_text("\n".join(f"{p}\t{b}" for p, b in sorted(weights.items())) + "\n")
+    assert not heavy, f"pages over {MAX_PAGE_BYTES / 1e6:.0f} MB: {heavy}"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_figure_text_is_readable_at_1280_px(browser):
+    """Each figure is drawn at 100 dpi with text of at least 8 pt (helpers.common.style) and
+    shown as a 2x picture whose width attribute is its 1x size; the page may shrink it to the
+    column. The smallest text, as rendered: 8 pt x 100/72 px per pt x shown width / 1x width."""
+    page, network = browser
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    rows = []
+    for lesson in LESSONS:
+        _open(page, network, page_of(lesson))
+        sizes = page.eval_on_selector_all(
+            "article .cell_output img",
+            "els => els.map(i => [i.clientWidth, +(i.getAttribute('width') || i.naturalWidth), i.alt])")
+        rows += [(lesson.stem, shown, width, alt) for shown, width, alt in sizes if width]
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    smallest = sorted((8 * 100 / 72 * shown / width, stem, alt[:60]) for stem, shown, width, alt in rows)
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "figure-text.txt").write_text("\n".join(f"{px:.1f} px\t{stem}\t{alt}" for px, stem, alt in smallest) + "\n")
+    assert smallest, "no figures found on the lesson pages"
+    assert smallest[0][0] >= MIN_LABEL_PX, f"smallest figure text {smallest[0][0]:.1f} px: {smallest[0][1:]}"

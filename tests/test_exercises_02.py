@@ -4,7 +4,10 @@ import math
 
 import torch
 
-from helpers.exercises.lesson02 import check_exercise_1, check_exercise_2
+import numpy as np
+
+from helpers.attention.compute import row_column_head
+from helpers.exercises.lesson02 import check_exercise_1, check_exercise_2, check_exercise_3, unscaled_entropy
 from lessons.solutions import solutions_02 as S
 
 
@@ -25,14 +28,40 @@ def test_exercise_1(model, sample_trace):
 
 
 def test_exercise_2(sample_trace):
-    L, A = sample_trace.num_layers, sample_trace.num_heads
-    layer, head = max(1, L // 2), A // 2  # the head lesson 02 asks about
-    assert check_exercise_2(S.solution_2(sample_trace, layer, head), sample_trace, layer, head).ok
-    # the typical slip, a column instead of row 0, on a head where the two differ
-    layer, head = next((l, h) for l in range(1, L + 1) for h in range(A)
-                       if int(sample_trace.attention(l, h)[:, 0].argmax()) != S.solution_2(sample_trace, l, h))
+    # the head the lesson asks about: one where row 0 and column 0 give different answers
+    layer, head = row_column_head(sample_trace)
+    right = S.solution_2(sample_trace, layer, head)
+    assert check_exercise_2(right, sample_trace, layer, head).ok
+    assert check_exercise_2(np.int64(right), sample_trace, layer, head).ok
+    assert check_exercise_2(sample_trace.attention(layer, head)[0].argmax(), sample_trace, layer, head).ok
+    # the typical slip, a column instead of row 0
     column = int(sample_trace.attention(layer, head)[:, 0].argmax())
+    assert column != right
     fb = check_exercise_2(column, sample_trace, layer, head)
-    assert not fb.ok and "Row 0" in fb.hint
+    assert not fb.ok and "Row 0" in fb.hint and f"token {right}" not in str(fb)
+    other = next(i for i in range(sample_trace.seq_len) if i not in (right, column))
+    fb = check_exercise_2(other, sample_trace, layer, head)
+    assert not fb.ok and f"token {right}" not in str(fb)
+    fb = check_exercise_2(1.0, sample_trace, layer, head)
+    assert not fb.ok and "an int" in fb.message
     assert not check_exercise_2("1", sample_trace, layer, head).ok
     assert not check_exercise_2(None, sample_trace, layer, head).ok
+    assert not check_exercise_2(sample_trace.seq_len, sample_trace, layer, head).ok
+
+
+def test_exercise_3_predict_then_measure(model, sample_trace):
+    answer = S.solution_3(model, sample_trace)
+    scaled = -(sample_trace.attention(1) * sample_trace.attention(1).clamp_min(1e-30).log()).sum(-1).mean().item()
+    assert answer < scaled  # larger scores, sharper softmax
+    assert abs(answer - unscaled_entropy(model, sample_trace)) < 1e-5
+    assert not check_exercise_3(answer, None, model, sample_trace).ok
+    fb = check_exercise_3(answer, "lower", model, sample_trace)
+    assert fb.ok and "matches" in fb.message
+    fb = check_exercise_3(torch.tensor(answer), "higher", model, sample_trace)
+    assert fb.ok and "You predicted 'higher'" in fb.message
+    fb = check_exercise_3(scaled, "lower", model, sample_trace)  # forgot to drop the scaling
+    assert not fb.ok and "sqrt(d)" in fb.message
+    fb = check_exercise_3(answer / math.log(2), "lower", model, sample_trace)  # bits
+    assert not fb.ok and "bits" in fb.message
+    fb = check_exercise_3(answer + 0.5, "lower", model, sample_trace)
+    assert not fb.ok and f"{answer:.3f}" not in str(fb)

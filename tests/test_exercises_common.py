@@ -1,39 +1,59 @@
-"""The shared pieces of the exercise checkers: index answers in any integer form, the rating
-line, and grammar in the feedback."""
+"""The pieces every lesson's checkers share (helpers/exercises/__init__.py)."""
 
 import numpy as np
 import pytest
 import torch
 
-from helpers.exercises import as_index, check_type, rating
+from helpers.exercises import (NO_ANSWER, RATING_PATTERN, article, as_index, check_prediction,
+                               check_type, prediction_note, rating)
 
 
-@pytest.mark.parametrize("value", [3, np.int64(3), np.int32(3), torch.tensor(3), np.array(3)])
-def test_as_index_accepts_every_integer_form(value):
-    index, feedback = as_index(value, "The position", size=5)
-    assert index == 3 and type(index) is int and feedback is None
+@pytest.mark.parametrize("value", [3, np.int64(3), np.int32(3), torch.tensor(3), torch.tensor([3])])
+def test_as_index_accepts_ints_numpy_integers_and_integer_tensors(value):
+    index, bad = as_index(value, "The position")
+    assert bad is None and index == 3 and type(index) is int
 
 
-@pytest.mark.parametrize("value", [3.0, True, "3", torch.tensor([3]), torch.tensor(3.0)])
-def test_as_index_refuses_non_integers_and_says_what_was_given(value):
-    index, feedback = as_index(value, "The position", size=5)
-    assert index is None and not feedback.ok
-    assert type(value).__name__ in feedback.message and "an int" in feedback.message
+@pytest.mark.parametrize("value, says", [
+    (3.0, "a float"), (True, "a bool"), ("3", "a str"), (torch.tensor(3.0), "float32 tensor"),
+    (torch.tensor([1, 2]), "shape (2,)"), (np.float64(3.0), "float64")])
+def test_as_index_refuses_other_values_and_says_what_was_given(value, says):
+    index, bad = as_index(value, "The position")
+    assert index is None and not bad.ok
+    assert says in bad.message and "an int" in bad.message and "a int" not in bad.message
 
 
-def test_as_index_range_names_the_valid_values():
-    index, feedback = as_index(7, "The position", size=5)
-    assert index is None and "0 to 4" in feedback.hint
+def test_as_index_none_is_no_answer():
+    assert as_index(None) == (None, NO_ANSWER)
 
 
-def test_rating_line_and_its_errors():
-    assert rating(2, 4, 10) == "Difficulty ●●○○○ · Importance ●●●●○ · about 10 min"
-    with pytest.raises(ValueError, match="difficulty"):
-        rating(0, 3, 5)
-    with pytest.raises(ValueError, match="minutes"):
-        rating(2, 3, 0)
+def test_article_and_check_type_say_an_int():
+    assert article("int") == "an int" and article("float") == "a float"
+    fb = check_type(1.5, int, "The position")
+    assert "an int" in fb.message and "a float" in fb.message and "a int" not in str(fb)
 
 
-def test_check_type_says_an_int():
-    feedback = check_type(2.5, int, "The position")
-    assert "should be an int" in feedback.message and "a float" in feedback.message
+def test_rating_line_and_its_pattern():
+    line = rating(2, 4, 10)
+    assert line == "Difficulty ●●○○○ · Importance ●●●●○ · ~10 min"
+    assert RATING_PATTERN.fullmatch(line)["minutes"] == "10"
+    for bad in [(0, 3, 5), (2, 6, 5), (2, 3, 0), (2.0, 3, 5)]:
+        with pytest.raises(ValueError):
+            rating(*bad)
+
+
+def test_predictions_come_before_the_measurement():
+    assert not check_prediction(None, ("same", "different")).ok
+    fb = check_prediction("maybe", ("same", "different"))
+    assert not fb.ok and "'same' or 'different'" in fb.message
+    assert check_prediction(" Same ", ("same", "different")) is None
+    assert "matches" in prediction_note("same", "same")
+    assert "'different'" in prediction_note("same", "different")
+
+
+def test_as_index_takes_a_0d_numpy_array_and_checks_the_range():
+    assert as_index(np.array(3), "The position", size=5) == (3, None)
+    index, bad = as_index(7, "The position", size=5)
+    assert index is None and "0 to 4" in bad.hint and "7" in bad.message
+    index, bad = as_index(2.5, "The position", size=5)  # a type problem comes before the range
+    assert index is None and "a float" in bad.message

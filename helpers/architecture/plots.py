@@ -1,16 +1,28 @@
 """The architecture diagram: a BERT encoder drawn from a config, so every size is the loaded model's.
 
-:func:`architecture_diagram` draws, top to bottom, the path of lessons 00-07:
+:func:`architecture_diagram` draws the encoder **bottom to top as token lanes**: one vertical
+lane per token of a sentence (``tokens=``, at most :data:`MAX_LANES` lanes, "…" for the rest).
 
-tokens -> word + position + segment (token-type) rows, summed -> LayerNorm (``hidden_states[0]``)
--> one encoder layer drawn expanded and marked "x L" [self-attention -> dense -> add -> LayerNorm
--> intermediate dense + GELU -> output dense -> add -> LayerNorm] (``hidden_states[l]``) -> pooler
-(dense + tanh on the ``[CLS]`` row) -> a classification head.
+* At the bottom each token's word, position and segment (token-type) embeddings are looked
+  up and summed into its lane, then LayerNorm (``hidden_states[0]``).
+* Each lane carries a thick **residual stream** (green) up through the layer. Every sublayer
+  branches off the stream and adds its update back (the "+" circles); BERT is *post-LN*: each
+  LayerNorm sits on the stream after its add (Vaswani et al., 2017; Devlin et al., 2019).
+* **Self-attention** is the only place lanes exchange information (the only arrows between
+  lanes): query/key/value per token, split into A heads of d = H/A, softmax(QKᵀ/√d + mask)·V
+  across tokens, heads concatenated, ``attention.output.dense``.
+* The feed-forward network works on each lane alone (same weights for every token).
+* One layer is drawn and marked "× L"; on top, the pooler and a classification head read
+  the ``[CLS]`` lane only.
 
-The right-hand column gives each step's tensor shape and the name the course uses for it
-(``trace.hidden(l)``, ``trace.attention(l)``, ``pooler_output``). The skip connections on the
-left are the residual stream; BERT is *post-LN*: each LayerNorm comes after its residual add
-(Vaswani et al., 2017; Devlin et al., 2019), which the diagram says in its title.
+Left of the lanes a column says what each row does; right of them, the tensor shape and the
+code name (monospace, relative to ``model``). Every size comes from the config (L, H, A,
+d = H/A, I, vocabulary, maximum positions). The figure is :data:`WIDTH` inches wide (the
+website's text column) with no text under 8 pt, and saves as SVG as well as PNG.
+
+:func:`you_are_here` is the compact version for the top of every lesson: one row,
+tokens → embeddings → [attention → add & norm → feed-forward → add & norm] × L → pooler →
+head, with the lesson's part(s) marked.
 
 ``highlight`` marks the part a lesson is about ("you are here"); the parts are :data:`PARTS`.
 Every artist carries a gid (``"box:<part>"``, ``"highlight:<part>"``) so tests can find it.
@@ -18,34 +30,52 @@ Every artist carries a gid (``"box:<part>"``, ``"highlight:<part>"``) so tests c
 
 from __future__ import annotations
 
-from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch
+import numpy as np
+from matplotlib import patheffects
+from matplotlib.font_manager import FontProperties, findfont, get_font
+from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
+from matplotlib.textpath import TextToPath
 
-from helpers.common.style import HIGHLIGHT, new_axes
+from helpers.common.style import HIGHLIGHT, MIN_FONT_PT, new_axes
 
-PARTS = ("tokens", "embeddings", "attention", "add_norm", "feed_forward", "pooler", "head")
+PARTS = ("tokens", "embeddings", "attention", "add_norm", "feed_forward", "layer", "pooler", "head")
 LESSON_PARTS = {  # what each lesson opens, for "you are here"
     "00": (),
     "01": ("tokens", "embeddings"),
     "02": ("attention",),
     "03": ("add_norm", "feed_forward"),
+    "04": ("layer",),
+    "05": ("attention",),
+    "06": ("layer",),
     "07": ("pooler", "head"),
+    "08": ("layer", "head"),
+    "09": ("attention", "layer"),
+    "10": ("layer", "head"),
+    "11": ("tokens", "head"),
 }
-_FACE = {"tokens": "#f2f2f2", "embeddings": "#d8e7f5", "attention": "#dcefd8", "add_norm": "#ececec",
-         "feed_forward": "#e6def2", "pooler": "#f7ead0", "head": "#f7ead0"}
+_FACE = {"tokens": "#f2f2f2", "embeddings": "#d8e7f5", "attention": "#dcefd8", "add_norm": "#e4e4e4",
+         "feed_forward": "#e6def2", "layer": "white", "pooler": "#f7ead0", "head": "#f7ead0"}
 _EDGE = "#555555"
-RESIDUAL_COLOR = "tab:green"
+RESIDUAL_COLOR = "#5aa55a"  # the residual stream (thick, pale) ...
+_MIX_COLOR = "#1f6f3a"  # ... and the arrows between lanes (attention only)
+_HEAD_COLOR = "#6a9a6a"
 _REQUIRED = ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size", "vocab_size",
              "max_position_embeddings", "type_vocab_size", "hidden_act")
 
+MAX_LANES = 6  # token lanes drawn; a longer input shows its first ones, "…" and its last
+DEFAULT_TOKENS = ("[CLS]", "a", "short", "text", "[SEP]")
+
 # Layout in inches: the axes spans the figure and one data unit is one inch, so text sizes
 # and box sizes stay in proportion whatever the model's sizes are.
-WIDTH = 8.6
-_RES_X = 0.45  # the residual stream's vertical line
-_BOX_L, _BOX_R = 0.85, 4.45  # the main column
-_NOTE_X = 4.65  # shapes and course names
-_MID = (_BOX_L + _BOX_R) / 2
-_GAP = 0.13
-_BOX_FONT, _NOTE_FONT = 9, 8.5
+WIDTH = 6.9  # the website's text column at 100 dpi
+_WHAT_X = 0.06  # left column: what each row does
+_LANE_L, _LANE_R = 1.54, 4.02  # the token lanes
+_SHAPE_X = 4.10  # tensor shapes
+_CODE_X = 5.02  # code names (monospace)
+_FONT = 8.0
+_MONO = "DejaVu Sans Mono"
+_TITLE_FONT = 10.0
+_TEXT_TO_PATH = TextToPath()
 
 
 def _check_config(config):
@@ -65,94 +95,175 @@ def _check_highlight(highlight) -> tuple[str, ...]:
     return parts
 
 
-class _Layout:
-    """Rows placed top to bottom; remembers each part's vertical extent for the highlight."""
-
-    def __init__(self, ax, top: float):
-        self.ax, self.y = ax, top
-        self.extent: dict[str, list[float]] = {}
-
-    def _claim(self, part, y0, y1):
-        lo, hi = self.extent.get(part, [y0, y1])
-        self.extent[part] = [min(lo, y0), max(hi, y1)]
-
-    def box(self, part, text, note=None, height=0.34, x0=_BOX_L, x1=_BOX_R, advance=True):
-        y1 = self.y
-        y0 = y1 - height
-        patch = FancyBboxPatch((x0, y0), x1 - x0, height, boxstyle="round,pad=0,rounding_size=0.06",
-                               facecolor=_FACE[part], edgecolor=_EDGE, linewidth=1.0, zorder=3, gid=f"box:{part}")
-        self.ax.add_patch(patch)
-        self.ax.text((x0 + x1) / 2, y0 + height / 2, text, ha="center", va="center", fontsize=_BOX_FONT,
-                     zorder=4, linespacing=1.25)
-        if note:
-            self.note(note, y0 + height / 2)
-        self._claim(part, y0, y1)
-        if advance:
-            self.y = y0 - _GAP
-        return y0, y1
-
-    def add(self, part, note=None, radius=0.13):
-        cy = self.y - radius
-        self.ax.add_patch(Circle((_MID, cy), radius, facecolor="white", edgecolor=_EDGE, linewidth=1.2, zorder=3,
-                                 gid=f"box:{part}"))
-        self.ax.text(_MID, cy, "+", ha="center", va="center", fontsize=11, fontweight="bold", zorder=4)
-        if note:
-            self.note(note, cy)
-        self._claim(part, cy - radius, cy + radius)
-        self.y = cy - radius - _GAP
-        return cy
-
-    def note(self, text, y):
-        self.ax.text(_NOTE_X, y, text, ha="left", va="center", fontsize=_NOTE_FONT, zorder=4, color="#222222",
-                     linespacing=1.2)
-
-    def arrow(self, y_from, y_to, x=_MID, color=_EDGE, lw=1.2):
-        self.ax.add_patch(FancyArrowPatch((x, y_from), (x, y_to), arrowstyle="-|>", mutation_scale=10,
-                                          color=color, linewidth=lw, zorder=2, shrinkA=0, shrinkB=0))
+def _check_tokens(tokens) -> list[str]:
+    if tokens is None:
+        return list(DEFAULT_TOKENS)
+    if isinstance(tokens, str) or not all(isinstance(t, str) for t in tokens) or len(tokens) == 0:
+        raise ValueError("tokens must be a non-empty list of token strings, e.g. trace.tokens "
+                         "(['[CLS]', 'the', 'bank', ..., '[SEP]']).")
+    return list(tokens)
 
 
-def _merged(intervals, gap: float = 0.4) -> list[list[float]]:
-    """Vertical extents joined where they touch (e.g. pooler + head), top first."""
-    out: list[list[float]] = []
-    for lo, hi in sorted(intervals, key=lambda iv: -iv[1]):
-        if out and hi >= out[-1][0] - gap:
-            out[-1][0] = min(out[-1][0], lo)
-        else:
-            out.append([lo, hi])
+def _segments(tokens: list[str], n_types: int) -> list[int]:
+    """Segment (token type) of each token as BERT's tokenizer sets it: 0 up to the first
+    ``[SEP]``, then 1 (capped at the model's number of types)."""
+    out, seg = [], 0
+    for t in tokens:
+        out.append(min(seg, n_types - 1))
+        if t == "[SEP]":
+            seg += 1
     return out
 
 
-def _residual(ax, y_from, y_to, label=None):
-    """A skip connection: from the main line at ``y_from`` out to the left, down, into the add at ``y_to``."""
-    ax.plot([_MID, _RES_X, _RES_X], [y_from, y_from, y_to], color=RESIDUAL_COLOR, linewidth=2.2,
-            solid_capstyle="round", zorder=1)
-    ax.add_patch(FancyArrowPatch((_RES_X, y_to), (_MID - 0.14, y_to), arrowstyle="-|>", mutation_scale=11,
-                                 color=RESIDUAL_COLOR, linewidth=2.2, zorder=2, shrinkA=0, shrinkB=0))
-    if label:
-        ax.text(_RES_X - 0.1, (y_from + y_to) / 2, label, rotation=90, ha="right", va="center",
-                fontsize=_NOTE_FONT, color=RESIDUAL_COLOR, fontweight="bold")
+def lanes_shown(n_tokens: int, max_lanes: int = MAX_LANES) -> list[int | None]:
+    """Positions of the tokens drawn as lanes: all of them up to ``max_lanes``, otherwise the
+    first ``max_lanes - 2``, ``None`` (the "…" lane) and the last one."""
+    if n_tokens <= max_lanes:
+        return list(range(n_tokens))
+    return list(range(max_lanes - 2)) + [None, n_tokens - 1]
+
+
+def _text_width_in(text: str, pt: float = _FONT) -> float:
+    """Width of ``text`` in inches at ``pt`` points in the default font."""
+    width, _, _ = _TEXT_TO_PATH.get_text_width_height_descent(text, FontProperties(size=pt), ismath=False)
+    return width / 72
+
+
+def _drawable(text: str) -> bool:
+    """Whether the default font has a glyph for every character of ``text`` (a CJK token
+    has none in DejaVu Sans: its lane then shows its position instead, as lesson 11's figures do)."""
+    font = get_font(findfont(FontProperties()))
+    return all(font.get_char_index(ord(ch)) != 0 for ch in text if not ch.isspace())
+
+
+def _fit(text: str, width_in: float, pt: float = _FONT) -> str:
+    """``text`` cut with "…" so that it is at most ``width_in`` inches wide at ``pt`` points."""
+    if _text_width_in(text, pt) <= width_in:
+        return text
+    while len(text) > 1 and _text_width_in(text + "\u2026", pt) > width_in:
+        text = text[:-1]
+    return text + "\u2026"
+
+
+class _Rows:
+    """Rows stacked bottom to top; each remembers its centre, height and part."""
+
+    def __init__(self, y0: float):
+        self.y = y0
+        self.rows: dict[str, tuple[float, float, str | None]] = {}
+
+    def add(self, name: str, height: float, part: str | None = None, gap: float = 0.0):
+        self.y += gap
+        self.rows[name] = (self.y + height / 2, height, part)
+        self.y += height
+        return self.y - height / 2
+
+    def c(self, name):
+        return self.rows[name][0]
+
+    def top(self, name):
+        c, h, _ = self.rows[name]
+        return c + h / 2
+
+    def bottom(self, name):
+        c, h, _ = self.rows[name]
+        return c - h / 2
+
+    def extent(self, part):
+        spans = [(c - h / 2, c + h / 2) for c, h, p in self.rows.values() if p == part]
+        return spans
+
+
+def _arrow(ax, a, b, color=_EDGE, lw=0.9, style="-|>", scale=7, z=2, **kw):
+    ax.add_patch(FancyArrowPatch(a, b, arrowstyle=style, mutation_scale=scale, color=color, linewidth=lw, zorder=z,
+                                 shrinkA=0, shrinkB=0, **kw))
+
+
+def _chip(ax, x, y, w, h, part, text="", z=4, fontsize=_FONT, round_=0.03):
+    ax.add_patch(FancyBboxPatch((x - w / 2, y - h / 2), w, h, boxstyle=f"round,pad=0,rounding_size={round_}",
+                                facecolor=_FACE[part], edgecolor=_EDGE, linewidth=0.8, zorder=z, gid=f"box:{part}"))
+    if text:
+        ax.text(x, y, text, ha="center", va="center", fontsize=fontsize, zorder=z + 0.5)
+
+
+def _plus(ax, x, y, r, part="add_norm"):
+    ax.add_patch(Circle((x, y), r, facecolor="white", edgecolor=_EDGE, linewidth=0.9, zorder=5, gid=f"box:{part}"))
+    ax.plot([x - 0.6 * r, x + 0.6 * r], [y, y], color=_EDGE, lw=0.9, zorder=5.5)
+    ax.plot([x, x], [y - 0.6 * r, y + 0.6 * r], color=_EDGE, lw=0.9, zorder=5.5)
+
+
+def _mark_highlight(ax, parts, spans, x0, x1, label_x, label_y=None):
+    """Bold orange frames on the parts' own boxes, a pale band over their rows, "you are here"."""
+    for part in parts:
+        for patch in ax.patches:
+            if patch.get_gid() == f"box:{part}":
+                patch.set_edgecolor(HIGHLIGHT)
+                patch.set_linewidth(2.2)
+    merged: list[list[float]] = []
+    for lo, hi in sorted(spans, key=lambda iv: -iv[1]):
+        if merged and hi >= merged[-1][0] - 0.05:
+            merged[-1][0] = min(merged[-1][0], lo)
+        else:
+            merged.append([lo, hi])
+    for k, (lo, hi) in enumerate(merged):
+        ax.add_patch(FancyBboxPatch((x0, lo), x1 - x0, hi - lo, boxstyle="round,pad=0,rounding_size=0.05",
+                                    facecolor=HIGHLIGHT, alpha=0.12, edgecolor=HIGHLIGHT, linewidth=1.2,
+                                    zorder=0.5, gid="highlight:band"))
+        if k == 0:
+            ax.text(label_x, hi if label_y is None else label_y, "you are here", ha="right", va="center",
+                    fontsize=8.5, fontweight="bold",
+                    color="#a04f00", zorder=8,
+                    bbox=dict(boxstyle="round,pad=0.15", facecolor="white", edgecolor=HIGHLIGHT, linewidth=1.0))
 
 
 def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None = None,
-                         num_labels: int | None = None, title: str | None = None):
-    """Draw the BERT encoder described by ``config`` (a ``BertConfig``, e.g. ``model.config``).
+                         num_labels: int | None = None, title: str | None = None, tokens=None,
+                         max_lanes: int = MAX_LANES):
+    """Draw the BERT encoder described by ``config`` (a ``BertConfig``, e.g. ``model.config``)
+    as token lanes, bottom to top.
 
+    ``tokens``: the lanes' tokens (e.g. ``trace.tokens``); default a short generic input. At
+    most ``max_lanes`` lanes are drawn: a longer input shows its first tokens, "…" and its last.
     ``highlight``: a part name or a list of them (:data:`PARTS`), marked "you are here".
-    ``n_tokens``: write the shapes with this many tokens instead of ``n``.
-    ``num_labels``: the number of classes of the head (``C`` when not given).
-    One layer is drawn expanded and labelled "x L", so the picture reads the same for 3 or 24 layers.
+    ``n_tokens``: write the shapes with this many tokens (default: ``len(tokens)`` when tokens
+    are given, otherwise ``n``). ``num_labels``: the number of classes of the head (``C``).
+    One layer is drawn and labelled "× L", so the picture reads the same for 3 or 24 layers.
     Returns the axes.
     """
     cfg = _check_config(config)
     parts = _check_highlight(highlight)
     if n_tokens is not None and (isinstance(n_tokens, bool) or not isinstance(n_tokens, int) or n_tokens < 1):
         raise ValueError(f"n_tokens must be a positive int (the number of tokens), got {n_tokens!r}.")
+    if isinstance(max_lanes, bool) or not isinstance(max_lanes, int) or max_lanes < 3:
+        raise ValueError(f"max_lanes must be an int of at least 3, got {max_lanes!r}.")
+    given = tokens is not None
+    toks = _check_tokens(tokens)
     L, H, A, I = cfg.num_hidden_layers, cfg.hidden_size, cfg.num_attention_heads, cfg.intermediate_size
-    n = "n" if n_tokens is None else str(n_tokens)
-    C = "C" if num_labels is None else str(num_labels)
     d = H // A if A else H
+    n = str(n_tokens) if n_tokens is not None else (str(len(toks)) if given else "n")
+    C = "C" if num_labels is None else str(num_labels)
+    segs = _segments(toks, cfg.type_vocab_size)
+    lanes = lanes_shown(len(toks), max_lanes)
 
-    height = 9.0
+    # -- rows, bottom to top ------------------------------------------------------------------
+    spec = [  # (row, height, part, gap below)
+        ("tokens", 0.30, "tokens", 0.0), ("word", 0.30, "embeddings", 0.10), ("position", 0.30, "embeddings", 0.0),
+        ("segment", 0.30, "embeddings", 0.0), ("sum", 0.24, "embeddings", 0.0), ("emb_norm", 0.30, "embeddings", 0.0),
+        ("frame_bottom", 0.10, None, 0.06), ("qkv", 0.30, "attention", 0.0), ("heads", 0.36, "attention", 0.0),
+        ("mix", 0.56, "attention", 0.0), ("concat", 0.30, "attention", 0.0), ("dense", 0.26, "attention", 0.0),
+        ("add1", 0.26, "add_norm", 0.0), ("norm1", 0.26, "add_norm", 0.0), ("ff1", 0.34, "feed_forward", 0.04),
+        ("ff2", 0.26, "feed_forward", 0.0), ("add2", 0.26, "add_norm", 0.0), ("norm2", 0.30, "add_norm", 0.0),
+        ("frame_top", 0.30, "layer", 0.0), ("output", 0.30, None, 0.08), ("pooler", 0.34, "pooler", 0.06),
+        ("head", 0.34, "head", 0.10), ("columns", 0.26, None, 0.10)]
+    marked_rows = [name for name, _, part, _ in spec if part in parts]
+    r = _Rows(0.08)
+    for name, h, part, gap in spec:
+        r.add(name, h, None if part == "layer" else part, gap=gap)
+        if marked_rows and name == marked_rows[-1]:  # room for "you are here" above the top mark
+            r.add("you_are_here", 0.24, None, gap=0.02)
+    title_h = 0.72
+    height = r.y + title_h
+
     own_figure = ax is None
     ax = new_axes(ax, (WIDTH, height))
     fig = ax.figure
@@ -162,97 +273,286 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
     ax.set_ylim(0, height)
     ax.axis("off")
 
-    head = title or (f"BERT encoder of the loaded model: L = {L} layers, H = {H}, A = {A} heads of d = {d}, "
-                     f"I = {I}")
-    ax.text(WIDTH / 2, height - 0.12, head, ha="center", va="top", fontsize=10, fontweight="bold")
-    ax.text(WIDTH / 2, height - 0.42, "post-LN: every LayerNorm comes after its residual add  "
-            f"|  n = number of tokens (at most {cfg.max_position_embeddings})",
-            ha="center", va="top", fontsize=_NOTE_FONT, color="#333333")
+    def what(row, text, **kw):
+        ax.text(_WHAT_X, r.c(row), text, ha="left", va="center", fontsize=_FONT, linespacing=1.15, zorder=6,
+                gid="what", **kw)
 
-    lay = _Layout(ax, height - 0.78)
-    _, y = lay.box("tokens", "input_ids:  [CLS]  tok  tok  \u2026  [SEP]", f"[{n}] token ids (tokenizer)")
-    y_top_emb = lay.y
-    third = (_BOX_R - _BOX_L - 2 * 0.08) / 3
-    tables = [("word", cfg.vocab_size), ("position", cfg.max_position_embeddings),
-              ("segment", cfg.type_vocab_size)]
-    for k, (name, rows) in enumerate(tables):
-        x0 = _BOX_L + k * (third + 0.08)
-        lay.box("embeddings", f"{name}\n{rows:,} \u00d7 {H}", height=0.44, x0=x0, x1=x0 + third, advance=False)
-    lay.note(f"look up one row of each table per token:\n3 \u00d7 [{n}, {H}]   (model.embeddings)", y_top_emb - 0.22)
-    lay.arrow(y - 0.005, y_top_emb + 0.005)
-    lay.y = y_top_emb - 0.44 - _GAP
-    y_emb_bottom = lay.y + _GAP
-    cy = lay.add("embeddings", f"sum of the three rows: [{n}, {H}]")
-    lay.arrow(y_emb_bottom, cy + 0.13)
-    y0, _ = lay.box("embeddings", "LayerNorm", f"hidden_states[0] = trace.hidden(0):  [{n}, H] = [{n}, {H}]")
-    lay.arrow(cy - 0.13, y0 + 0.34)
+    def shape(row, text):
+        if _text_width_in(text) > _CODE_X - _SHAPE_X - 0.06:  # e.g. "3 × [512, 1024]"
+            text = text.replace(" \u00d7 [", " \u00d7\n[")
+        ax.text(_SHAPE_X, r.c(row), text, ha="left", va="center", fontsize=_FONT, zorder=6, color="#222222",
+                gid="shape")
 
-    # -- one encoder layer, expanded --------------------------------------------------
-    frame_top = lay.y - 0.05
-    lay.y = frame_top - 0.36
-    y_in = lay.y + 0.1  # the layer's input x on the main line
-    lay.arrow(y0, lay.y)
-    a0, _ = lay.box("attention", f"self-attention: query, key, value; {A} heads \u00d7 {d}\n"
-                    "P = softmax(QK\u1d40/\u221ad + mask),  context = P\u00b7V", height=0.5,
-                    note=f"trace.attention(l): [A, {n}, {n}] = [{A}, {n}, {n}]")
-    b0, b1 = lay.box("attention", "attention.output.dense  (H \u2192 H)", f"update: [{n}, {H}]")
-    lay.arrow(a0, b1)
-    c = lay.add("add_norm", "x + attention update  (residual)")
-    lay.arrow(b0, c + 0.13)
-    _residual(ax, y_in, c)
-    d0, d1 = lay.box("add_norm", "LayerNorm  (attention.output.LayerNorm)", f"[{n}, {H}]")
-    lay.arrow(c - 0.13, d1)
-    y_mid = lay.y + _GAP / 2 + 0.02
-    lay.y -= 0.08
-    e0, e1 = lay.box("feed_forward", f"intermediate.dense (H \u2192 I) + {cfg.hidden_act.upper()}",
-                     f"[{n}, I] = [{n}, {I}]")
-    lay.arrow(d0, e1)
-    f0, f1 = lay.box("feed_forward", "output.dense  (I \u2192 H)", f"update: [{n}, {H}]")
-    lay.arrow(e0, f1)
-    g = lay.add("add_norm", "x + feed-forward update  (residual)")
-    lay.arrow(f0, g + 0.13)
-    _residual(ax, y_mid, g)
-    h0, h1 = lay.box("add_norm", "LayerNorm  (output.LayerNorm)",
-                     f"hidden_states[l] = trace.hidden(l):  [{n}, {H}]")
-    lay.arrow(g - 0.13, h1)
-    frame_bottom = h0 - 0.12
-    for k, shift in enumerate((0.12, 0.06, 0.0)):  # two shadows behind: the block repeats
-        ax.add_patch(FancyBboxPatch((0.2 + shift, frame_bottom - shift), _BOX_R + 0.15 - 0.2, frame_top - frame_bottom,
-                                    boxstyle="round,pad=0,rounding_size=0.1", facecolor="white" if k == 2 else "#f4f4f4",
-                                    edgecolor="#888888", linewidth=1.0, linestyle="-" if k == 2 else ":", zorder=0.5,
+    def code(row, text, y=None):
+        ax.text(_CODE_X, r.c(row) if y is None else y, text, ha="left", va="center", fontsize=_FONT,
+                family=_MONO, zorder=6, color="#1a1a6e", linespacing=1.15, gid="code")
+
+    # -- title and column heads ---------------------------------------------------------------
+    head = title or f"BERT encoder of the loaded model: L = {L} layers, H = {H}, A = {A} heads"
+    ax.text(WIDTH / 2, height - 0.08, head, ha="center", va="top", fontsize=_TITLE_FONT, fontweight="bold")
+    ax.text(WIDTH / 2, height - 0.30,
+            f"d = H/A = {d}, I = {I}, vocabulary {cfg.vocab_size:,}, at most {cfg.max_position_embeddings} "
+            f"positions, n = number of tokens\nread bottom to top; one lane per token; post-LN: every LayerNorm "
+            "comes after its residual add", ha="center", va="top", fontsize=_FONT, color="#333333",
+            linespacing=1.2)
+    for x, text in ((_WHAT_X, "what happens"), (_LANE_L, "one lane per token"), (_SHAPE_X, "shape"),
+                    (_CODE_X, "code name (in model)")):
+        ax.text(x, r.c("columns"), text, ha="left", va="center", fontsize=_FONT, fontweight="bold", color="#333333")
+    ax.plot([_WHAT_X, WIDTH - 0.06], [r.bottom("columns")] * 2, color="#bbbbbb", lw=0.8)
+
+    # -- lanes ----------------------------------------------------------------------------------
+    k = len(lanes)
+    s = (_LANE_R - _LANE_L) / k
+    left = [_LANE_L + i * s for i in range(k)]
+    trunk = [x + 0.30 * s for x in left]  # the residual stream of each lane
+    side = [x + 0.72 * s for x in left]  # where a sublayer branches out to
+    chip_w, side_w = 0.44 * s, 0.34 * s
+    real = [i for i, p in enumerate(lanes) if p is not None]
+    y_stream0, y_stream1 = r.c("emb_norm"), r.top("frame_top")
+
+    for i, pos in enumerate(lanes):
+        cx = left[i] + s / 2
+        if pos is None:  # the "…" lane: tokens not drawn
+            ax.text(cx, r.c("tokens"), "\u2026", ha="center", va="center", fontsize=10)
+            for row in ("position", "qkv", "ff1", "output"):
+                ax.text(trunk[i] + 0.1 * s, r.c(row), "\u2026", ha="center", va="center", fontsize=10,
+                        color="#666666")
+            continue
+        t = trunk[i]
+        label = toks[pos] if _drawable(toks[pos]) else f"#{pos}"
+        _chip(ax, cx, r.c("tokens"), 0.94 * s, 0.24, "tokens", _fit(label, 0.86 * s))
+        # embeddings: three lookups summed into the lane, then LayerNorm
+        ax.plot([t, t], [r.top("tokens"), r.c("sum")], color=_EDGE, lw=0.8, zorder=2)
+        _chip(ax, t, r.c("word"), chip_w, 0.22, "embeddings", "w")
+        _chip(ax, t, r.c("position"), chip_w, 0.22, "embeddings", str(pos))
+        _chip(ax, t, r.c("segment"), chip_w, 0.22, "embeddings", str(segs[pos]))
+        _plus(ax, t, r.c("sum"), 0.075, part="embeddings")
+        # the residual stream
+        ax.plot([t, t], [y_stream0, y_stream1], color=RESIDUAL_COLOR, lw=5.5, alpha=0.55, zorder=1,
+                solid_capstyle="butt")
+        _chip(ax, t, r.c("emb_norm"), chip_w, 0.18, "embeddings", "LN")
+        # attention: branch off, q/k/v, fan out into A heads, concatenate, dense, add back
+        yb = r.bottom("qkv") + 0.02
+        ax.plot([t, side[i]], [yb, yb], color=_EDGE, lw=0.8, zorder=2)
+        ax.plot([side[i], side[i]], [yb, r.c("qkv")], color=_EDGE, lw=0.8, zorder=2)
+        _chip(ax, side[i], r.c("qkv"), side_w, 0.18, "attention")
+        heads_x = np.linspace(left[i] + 0.10 * s, left[i] + 0.96 * s, A) if A > 1 else [side[i]]
+        y_fan0, y_comb = r.c("qkv") + 0.09, r.top("heads") - 0.10
+        y_back = r.bottom("concat") + 0.04
+        for hx in heads_x:  # fan out into A heads, each a short bar; back together to concatenate
+            ax.plot([side[i], hx], [y_fan0, y_comb - 0.06], color=_HEAD_COLOR, lw=0.5, zorder=2.5)
+            ax.plot([hx, hx], [y_comb - 0.06, y_comb + 0.06], color=_HEAD_COLOR, lw=1.6, zorder=2.6,
+                    solid_capstyle="butt")
+            ax.plot([hx, hx], [y_comb + 0.06, y_back], color=_HEAD_COLOR, lw=0.4, alpha=0.35, zorder=2.5)
+            ax.plot([hx, side[i]], [y_back, r.c("concat") + 0.06], color=_HEAD_COLOR, lw=0.5, zorder=2.5)
+        ax.plot([side[i], side[i]], [r.c("concat"), r.c("dense")], color=_EDGE, lw=0.8, zorder=2)
+        _chip(ax, side[i], r.c("dense"), side_w, 0.18, "attention")
+        _arrow(ax, (side[i], r.c("dense") + 0.09), (side[i], r.c("add1")), lw=0.8, style="-")
+        _arrow(ax, (side[i], r.c("add1")), (t + 0.075, r.c("add1")), lw=0.8)
+        _plus(ax, t, r.c("add1"), 0.075)
+        _chip(ax, t, r.c("norm1"), chip_w, 0.18, "add_norm", "LN")
+        # feed-forward: this lane alone
+        yb = r.bottom("ff1") + 0.02
+        ax.plot([t, side[i], side[i]], [yb, yb, r.c("ff1")], color=_EDGE, lw=0.8, zorder=2)
+        _chip(ax, side[i], r.c("ff1"), 0.5 * s, 0.24, "feed_forward")
+        ax.plot([side[i], side[i]], [r.c("ff1"), r.c("ff2")], color=_EDGE, lw=0.8, zorder=2)
+        _chip(ax, side[i], r.c("ff2"), side_w, 0.18, "feed_forward")
+        _arrow(ax, (side[i], r.c("ff2") + 0.09), (side[i], r.c("add2")), lw=0.8, style="-")
+        _arrow(ax, (side[i], r.c("add2")), (t + 0.075, r.c("add2")), lw=0.8)
+        _plus(ax, t, r.c("add2"), 0.075)
+        _chip(ax, t, r.c("norm2"), chip_w, 0.18, "add_norm", "LN")
+        # out of the stack
+        if i == 0:  # [CLS]: on into the pooler
+            _arrow(ax, (t, y_stream1), (t, r.bottom("pooler")), lw=1.0)
+        else:
+            _arrow(ax, (t, y_stream1), (t, r.c("output") + 0.05), lw=1.0)
+
+    # attention: the only arrows between lanes (every token's values into one query's lane)
+    if len(real) > 1:
+        q = real[min(2, len(real) - 1)]
+        y_mix = r.c("mix") - 0.10
+        halo = [patheffects.withStroke(linewidth=3.2, foreground="white")]
+        for j in real:
+            if j == q:
+                continue
+            rad = -0.5 if j < q else 0.5
+            ax.add_patch(FancyArrowPatch((left[j] + 0.5 * s, y_mix), (left[q] + (0.38 if j < q else 0.62) * s, y_mix),
+                                         arrowstyle="-|>", mutation_scale=9, color=_MIX_COLOR, linewidth=1.4,
+                                         zorder=3.2, shrinkA=0, shrinkB=0, connectionstyle=f"arc3,rad={rad}",
+                                         path_effects=halo))
+        name = toks[lanes[q]] if _drawable(toks[lanes[q]]) else f"#{lanes[q]}"
+        ax.text(_LANE_R - 0.03, r.top("mix") - 0.02, f"query \u201c{_fit(name, 0.9)}\u201d reads every token",
+                ha="right", va="top", fontsize=_FONT, color=_MIX_COLOR, zorder=6,
+                bbox=dict(boxstyle="round,pad=0.08", facecolor="white", edgecolor="none", alpha=0.9))
+
+    # the layer's frame, with two shadows: it repeats L times
+    x0, x1 = 0.02, _LANE_R + 0.04
+    fb, ft = r.bottom("frame_bottom"), r.top("frame_top")
+    for j, shift in enumerate((0.08, 0.04, 0.0)):
+        ax.add_patch(FancyBboxPatch((x0 + shift, fb - shift), x1 - x0, ft - fb,
+                                    boxstyle="round,pad=0,rounding_size=0.08",
+                                    facecolor="white" if j == 2 else "#f4f4f4", edgecolor="#888888",
+                                    linewidth=1.0, linestyle="-" if j == 2 else ":", zorder=0.2 + 0.1 * j,
                                     gid="box:layer"))
-    ax.text(_BOX_R + 0.02, frame_top - 0.17, f"\u00d7 L = {L}", ha="right", va="center", fontsize=11,
-            fontweight="bold", color="#333333", zorder=4)
-    ax.text(0.3, frame_top - 0.17, f"encoder layer l = 1 \u2026 {L}   (model.encoder.layer[l - 1])", ha="left",
-            va="center", fontsize=_NOTE_FONT, color="#333333", zorder=4)
-    ax.text(_RES_X - 0.08, (y_in + g) / 2, "residual stream", rotation=90, ha="right", va="center",
-            fontsize=_NOTE_FONT, color=RESIDUAL_COLOR, fontweight="bold")
+    ax.text(_WHAT_X + 0.04, r.c("frame_top"), f"encoder layer l = 1 \u2026 {L}", ha="left", va="center",
+            fontsize=_FONT, fontweight="bold", color="#333333", zorder=6)
+    ax.text(_LANE_R - 0.02, r.c("frame_top"), f"\u00d7 L = {L}", ha="right", va="center", fontsize=11,
+            fontweight="bold", color="#333333", zorder=6)
+    code("frame_top", "encoder.layer[l - 1]")
 
-    lay.y = frame_bottom - 0.25
-    lay.note(f"last_hidden_state = hidden_states[{L}]", lay.y + 0.06)
-    lay.arrow(h0, lay.y - 0.1)
-    lay.y -= 0.1
-    p0, _ = lay.box("pooler", "pooler: dense (H \u2192 H) + tanh, on the [CLS] row",
-                    f"pooler_output: [{H}]   (model.pooler)")
-    k0, k1 = lay.box("head", f"classification head: dense (H \u2192 {C})",
-                     f"logits: [{C}]   (added for a task, lesson 07)")
-    lay.arrow(p0, k1)
+    # -- the text columns ------------------------------------------------------------------------
+    what("tokens", "tokens")
+    shape("tokens", f"[{n}]")
+    code("tokens", "input_ids")
+    what("word", f"word embedding\ntable {cfg.vocab_size:,} \u00d7 {H}")
+    what("position", f"+ position (0, 1, \u2026)\ntable {cfg.max_position_embeddings:,} \u00d7 {H}")
+    what("segment", f"+ segment (A: 0, B: 1)\ntable {cfg.type_vocab_size} \u00d7 {H}")
+    for row in ("word", "position", "segment"):
+        shape(row, f"[{n}, {H}]")
+    code("word", "embeddings.\n  word_embeddings")
+    code("position", "  position_embeddings")
+    code("segment", "  token_type_embeddings")
+    what("sum", "sum per token")
+    what("emb_norm", "LayerNorm: the stream\nstarts (green)", color="#2d6b2d")
+    shape("emb_norm", f"[{n}, {H}]")
+    code("emb_norm", "  LayerNorm\n\u2192 trace.hidden(0)")
 
-    for part in parts:  # the part's own boxes get a bold orange frame
+    what("qkv", "query, key, value\n(dense H\u2192H each)")
+    shape("qkv", f"3 \u00d7 [{n}, {H}]")
+    code("qkv", "attention.self.\n  query, key, value")
+    what("heads", f"split into A = {A} heads\nof d = {d} numbers each")
+    shape("heads", f"[{A}, {n}, {d}]")
+    what("mix", "softmax(QK\u1d40/\u221ad+mask)\n\u00b7 V: the only place\nwhere tokens exchange\ninformation",
+         color=_MIX_COLOR)
+    shape("mix", f"[{A}, {n}, {n}]")
+    code("mix", "\u2192 trace.attention(l)")
+    what("concat", f"concatenate heads:\n{A} \u00d7 {d} = {H}")
+    shape("concat", f"[{n}, {H}]")
+    what("dense", "output dense H\u2192H")
+    shape("dense", f"[{n}, {H}]")
+    code("dense", "attention.output.dense")
+    what("add1", "add to the stream")
+    what("norm1", "LayerNorm")
+    shape("norm1", f"[{n}, {H}]")
+    code("norm1", "attention.output.LayerNorm")
+    what("ff1", f"feed-forward, per token:\ndense H\u2192I, {cfg.hidden_act.upper()}")
+    shape("ff1", f"[{n}, {I}]")
+    code("ff1", "intermediate.dense")
+    what("ff2", "dense I\u2192H")
+    shape("ff2", f"[{n}, {H}]")
+    code("ff2", "output.dense")
+    what("add2", "add to the stream")
+    what("norm2", "LayerNorm")
+    shape("norm2", f"[{n}, {H}]")
+    code("norm2", "output.LayerNorm\n\u2192 trace.hidden(l)")
+
+    what("output", "last layer's output")
+    shape("output", f"[{n}, {H}]")
+    code("output", f"last_hidden_state\n= trace.hidden({L})")
+    pooler_x1 = _LANE_R - 0.04
+    px0 = left[0] + 0.04
+    ax.add_patch(FancyBboxPatch((px0, r.bottom("pooler") + 0.03), pooler_x1 - px0, 0.28,
+                                boxstyle="round,pad=0,rounding_size=0.04", facecolor=_FACE["pooler"],
+                                edgecolor=_EDGE, linewidth=0.9, zorder=4, gid="box:pooler"))
+    ax.text((px0 + pooler_x1) / 2, r.c("pooler"), "pooler: dense H\u2192H + tanh", ha="center", va="center",
+            fontsize=_FONT, zorder=5)
+    what("pooler", f"the {_fit(toks[0] if _drawable(toks[0]) else 'first', 0.5)} lane only")
+    shape("pooler", f"[{H}]")
+    code("pooler", "pooler \u2192 pooler_output")
+    ax.add_patch(FancyBboxPatch((px0, r.bottom("head") + 0.03), pooler_x1 - px0, 0.28,
+                                boxstyle="round,pad=0,rounding_size=0.04", facecolor=_FACE["head"],
+                                edgecolor=_EDGE, linewidth=0.9, zorder=4, gid="box:head"))
+    ax.text((px0 + pooler_x1) / 2, r.c("head"), f"classification head: dense H\u2192{C}", ha="center",
+            va="center", fontsize=_FONT, zorder=5)
+    _arrow(ax, (trunk[0], r.top("pooler") - 0.03), (trunk[0], r.bottom("head") + 0.03), lw=1.0)
+    what("head", "added for a task\n(lesson 07)")
+    shape("head", f"[{C}]")
+    code("head", "logits")
+
+    spans = []
+    for part in parts:
+        spans += [(r.bottom("frame_bottom"), r.top("frame_top"))] if part == "layer" else r.extent(part)
+    if parts:
+        _mark_highlight(ax, parts, spans, 0.0, WIDTH, WIDTH - 0.08, r.c("you_are_here"))
+    if own_figure:
+        fig.set_size_inches(WIDTH, height)
+    return ax
+
+
+# -- the "you are here" strip ---------------------------------------------------------------------
+
+_STRIP = (("tokens", "tokens"), ("embeddings", "embeddings"), ("attention", "attention"),
+          ("add_norm", "add & norm"), ("feed_forward", "feed-forward"), ("add_norm", "add & norm"),
+          ("pooler", "pooler"), ("head", "head"))
+_STRIP_FONT = 8.5
+assert _STRIP_FONT >= MIN_FONT_PT
+
+
+def you_are_here(config, highlight=None, ax=None):
+    """A one-row map of BERT for the top of a lesson: tokens → embeddings → [attention → add &
+    norm → feed-forward → add & norm] × L → pooler → head, with ``highlight`` (a part or a
+    list of :data:`PARTS`; ``"layer"`` marks the whole repeated layer) marked "you are here".
+    About 6.9 × 1.2 inches, text at least 8 pt. Returns the axes."""
+    cfg = _check_config(config)
+    parts = _check_highlight(highlight)
+    L = cfg.num_hidden_layers
+    width, height = WIDTH, 1.2
+    own_figure = ax is None
+    ax = new_axes(ax, (width, height))
+    if own_figure:
+        ax.set_position([0, 0, 1, 1])
+    ax.set_xlim(0, width)
+    ax.set_ylim(0, height)
+    ax.axis("off")
+    widths = [_text_width_in(label, _STRIP_FONT) + 0.11 for _, label in _STRIP]
+    gap, layer_pad = 0.16, 0.08
+    total = sum(widths) + gap * (len(widths) - 1) + 2 * layer_pad
+    x = (width - total) / 2
+    y, h = 0.5, 0.34
+    xs = []
+    for k, ((part, label), w) in enumerate(zip(_STRIP, widths)):
+        if k == 2:
+            x += layer_pad
+        xs.append((x, x + w))
+        ax.add_patch(FancyBboxPatch((x, y - h / 2), w, h, boxstyle="round,pad=0,rounding_size=0.05",
+                                    facecolor=_FACE[part], edgecolor=_EDGE, linewidth=0.9, zorder=3,
+                                    gid=f"box:{part}"))
+        ax.text(x + w / 2, y, label, ha="center", va="center", fontsize=_STRIP_FONT, zorder=4)
+        x += w
+        if k == 5:
+            x += layer_pad
+        if k < len(_STRIP) - 1:
+            _arrow(ax, (x + 0.02, y), (x + gap - 0.02, y), lw=1.0, scale=8)
+            x += gap
+    lx0, lx1 = xs[2][0] - layer_pad + 0.02, xs[5][1] + layer_pad - 0.02
+    ax.add_patch(FancyBboxPatch((lx0, y - h / 2 - 0.07), lx1 - lx0, h + 0.14,
+                                boxstyle="round,pad=0,rounding_size=0.07", facecolor="white",
+                                edgecolor="#888888", linewidth=1.0, zorder=1, gid="box:layer"))
+    ax.text((lx0 + lx1) / 2, y - h / 2 - 0.1, f"encoder layer, \u00d7 L = {L}", ha="center", va="top",
+            fontsize=_STRIP_FONT, fontweight="bold", color="#333333")
+    for part in parts:
         for patch in ax.patches:
             if patch.get_gid() == f"box:{part}":
                 patch.set_edgecolor(HIGHLIGHT)
-                patch.set_linewidth(2.4)
-    for k, (lo, hi) in enumerate(_merged([lay.extent[p] for p in parts])):
-        ax.add_patch(FancyBboxPatch((0.08, lo - 0.07), WIDTH - 0.16, hi - lo + 0.14,
-                                    boxstyle="round,pad=0,rounding_size=0.08", facecolor=HIGHLIGHT, alpha=0.13,
-                                    edgecolor=HIGHLIGHT, linewidth=1.5, zorder=0.8, gid="highlight:band"))
-        if k == 0:
-            ax.text(WIDTH - 0.2, hi + 0.07, "you are here", ha="right", va="center", fontsize=9.5,
-                    fontweight="bold", color="#a04f00", zorder=5,
-                    bbox=dict(boxstyle="round,pad=0.2", facecolor="white", edgecolor=HIGHLIGHT, linewidth=1.2))
-    bottom = k0 - 0.15
-    if own_figure:  # crop the figure to the drawing, keeping one data unit = one inch
-        fig.set_size_inches(WIDTH, height - bottom)
-    ax.set_ylim(bottom, height)
+                patch.set_linewidth(2.2)
+                if part != "layer":
+                    patch.set_facecolor("#fde3c8")
+    runs: list[list[float]] = []  # marked boxes next to each other share one bracket
+    marked = [k for k, (part, _) in enumerate(_STRIP) if part in parts or ("layer" in parts and 2 <= k <= 5)]
+    for k in marked:
+        a, b = xs[k]
+        if runs and runs[-1][2] == k - 1:
+            runs[-1][1:] = [b, k]
+        else:
+            runs.append([a, b, k])
+    top = y + h / 2 + (0.11 if "layer" in parts else 0.05)
+    for a, b, _ in runs:
+        ax.plot([a + 0.03, a + 0.03, b - 0.03, b - 0.03], [top, top + 0.1, top + 0.1, top], color=HIGHLIGHT,
+                lw=1.6, zorder=5, gid="highlight:band")
+        half = _text_width_in("you are here", _STRIP_FONT) * 0.58  # bold is a little wider
+        ax.text(min(max((a + b) / 2, half + 0.03), width - half - 0.03), top + 0.14, "you are here", ha="center", va="bottom", fontsize=_STRIP_FONT,
+                fontweight="bold", color="#a04f00")
+    if not runs:
+        ax.text(width / 2, y + h / 2 + 0.12, "the whole encoder, from tokens to a class", ha="center",
+                va="bottom", fontsize=_STRIP_FONT, color="#333333")
     return ax

@@ -101,6 +101,84 @@ def best_head(scores: torch.Tensor) -> tuple[int, int, float]:
     return layer + 1, head, float(scores[layer, head])
 
 
+# -- picking heads to show (lesson 02) -----------------------------------------------------
+
+HEAD_PATTERNS = ("previous token", "next token", "self", "[CLS]", "[SEP]")
+
+
+def mean_max_weight(trace: Trace) -> torch.Tensor:
+    """Each head's largest weight per query row, averaged over the rows: ``[L, heads]``.
+
+    1 means every query puts all its attention on one key; ``1 / seq_len`` means every row
+    is uniform. Lesson 02 shows the head where it is largest as "a clear pattern"."""
+    att = torch.stack(check_trace(trace).attentions)  # [L, heads, queries, keys]
+    return att.max(dim=-1).values.mean(dim=-1)
+
+
+def clearest_head(trace: Trace) -> tuple[int, int, float]:
+    """``(layer, head, mean max weight)`` of the head with the largest :func:`mean_max_weight`
+    (layer 1-based, head 0-based)."""
+    return best_head(mean_max_weight(trace))
+
+
+def most_diffuse_head(trace: Trace) -> tuple[int, int, float]:
+    """``(layer, head, entropy in nats)`` of the head with the largest mean row entropy
+    (:func:`attention_entropy`): the one that spreads its attention most evenly."""
+    return best_head(attention_entropy(trace))
+
+
+def pattern_shares(trace: Trace, layer: int, head: int) -> dict[str, float]:
+    """How much of one head's attention goes to each simple pattern of :data:`HEAD_PATTERNS`,
+    as the mean over query rows of the weight on: the previous token, the next token, the
+    query itself, ``[CLS]`` (key 0) and the ``[SEP]`` keys together.
+
+    Rows with no previous (or next) token are left out of that pattern's mean; a pattern no
+    row can have (a one-token input) is ``nan``."""
+    check_trace(trace)
+    trace.check_layer(layer, allow_embeddings=False)
+    trace.check_head(head)
+    probs = trace.attention(layer, head)
+    n = trace.seq_len
+    rows = torch.arange(n, device=probs.device)
+    sep = torch.tensor([t == "[SEP]" for t in trace.tokens], device=probs.device)
+    nan = float("nan")
+    return {
+        "previous token": probs[rows[1:], rows[1:] - 1].mean().item() if n > 1 else nan,
+        "next token": probs[rows[:-1], rows[:-1] + 1].mean().item() if n > 1 else nan,
+        "self": probs.diagonal().mean().item(),
+        "[CLS]": probs[:, 0].mean().item(),
+        "[SEP]": probs[:, sep].sum(dim=-1).mean().item() if sep.any() else nan,
+    }
+
+
+def main_pattern(shares: dict[str, float]) -> tuple[str, float]:
+    """The pattern of :func:`pattern_shares` with the largest share, and that share."""
+    known = {k: v for k, v in shares.items() if v == v}  # drop nan
+    if not known:
+        raise ValueError("no pattern can be measured on this input (too few tokens).")
+    name = max(known, key=known.get)
+    return name, known[name]
+
+
+def row_column_head(trace: Trace, query: int = 0) -> tuple[int, int] | None:
+    """A head where "the key row ``query`` attends to most" (argmax of row ``query``) and "the
+    query that attends most to key ``query``" (argmax of column ``query``) are different
+    positions, so a row/column mix-up gives a wrong answer. Heads are tried from the middle
+    layer and the middle head outwards; ``None`` when no head of any layer separates them."""
+    check_trace(trace)
+    if not 0 <= query < trace.seq_len:
+        raise ValueError(f"query must be a position 0 to {trace.seq_len - 1}, got {query}.")
+    L, heads = trace.num_layers, trace.num_heads
+    layers = sorted(range(1, L + 1), key=lambda l: (abs(l - max(1, L // 2)), l))
+    order = sorted(range(heads), key=lambda h: (abs(h - heads // 2), h))
+    for layer in layers:
+        probs = trace.attention(layer)  # [heads, queries, keys]
+        for head in order:
+            if int(probs[head, query].argmax()) != int(probs[head, :, query].argmax()):
+                return layer, head
+    return None
+
+
 # -- like for like with Clark et al. (2019): sentence pairs, lengths, the uniform share --------
 
 def load_sentence_pairs(name: str = "sentence_pairs.tsv") -> list[tuple[str, str]]:

@@ -3,11 +3,25 @@
 Each lesson's checkers live in ``helpers/exercises/lessonNN.py`` and return a
 :class:`Feedback`. In a notebook a Feedback renders as one short, readable line; in a
 test, ``feedback.ok`` and ``feedback.hint`` can be asserted on.
+
+Shared by every lesson's checkers:
+
+* :func:`as_index` turns an answer that should be a whole number (a position, a layer,
+  a head, a count) into a Python ``int``: it accepts a Python int, a NumPy integer or a
+  0-d integer tensor (what ``int(...)``, ``np.argmax`` and ``tensor.argmax()`` give) and
+  otherwise returns the feedback that says what to give instead;
+* :func:`rating` writes the line every exercise opens with
+  (``Difficulty ●●○○○ · Importance ●●●●○ · ~10 min``) and :data:`RATING_PATTERN`
+  recognises it (``tests/test_lesson_style.py`` checks every exercise has one).
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+
+import numpy as np
+import torch
 
 
 @dataclass(frozen=True)
@@ -58,53 +72,84 @@ def check_type(answer, expected_type, what: str) -> Feedback | None:
     """
     if isinstance(answer, expected_type):
         return None
-    names = expected_type.__name__ if isinstance(expected_type, type) else " or ".join(t.__name__ for t in expected_type)
-    given = type(answer).__name__
-    return wrong(f"{what} should be {article(names)} {names}, but you gave {article(given)} {given}.",
-                 f"Return {article(names)} {names}.")
-
-
-def article(word: str) -> str:
-    """``"an"`` before a vowel sound (``an int``, ``an ndarray``), else ``"a"``."""
-    return "an" if word[:1].lower() in "aeiou" else "a"
-
-
-def as_index(answer, what: str, size: int | None = None):
-    """``(index, None)`` for a Python int, a NumPy integer or a 0-d integer tensor; else
-    ``(None, feedback)`` saying what was given and what is valid (``0 .. size - 1`` when
-    ``size`` is given). Booleans and floats are refused: ``True`` is not a position."""
-    import numbers
-
-    if hasattr(answer, "ndim") and getattr(answer, "ndim", None) == 0 and hasattr(answer, "item"):
-        value = answer.item()  # a 0-d tensor or NumPy scalar array
+    if isinstance(expected_type, type):
+        names = expected_type.__name__
     else:
-        value = answer
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        given = type(answer).__name__
-        return None, wrong(f"{what} should be a whole number (an int), but you gave {article(given)} {given}.",
-                           "Give one integer, e.g. int(tensor.argmax()).")
-    value = int(value)
-    if size is not None and not 0 <= value < size:
-        return None, wrong(f"{what} {value} is out of range.", f"Valid values run from 0 to {size - 1}.")
-    return value, None
+        names = " or ".join(t.__name__ for t in expected_type)
+    given = type(answer).__name__
+    return wrong(f"{what} should be {article(names)}, but you gave {article(given)}.",
+                 f"Return {article(names)}.")
+
+
+def article(name: str) -> str:
+    """``name`` with "a" or "an" in front: "an int", "a float", "an Interval"."""
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def as_index(value, what: str = "The answer", size: int | None = None):
+    """``(int, None)`` for a whole-number answer, ``(None, feedback)`` otherwise.
+
+    Accepted: a Python ``int``, a NumPy integer (``np.argmax``) or a 0-d (or one-element) integer tensor
+    (``tensor.argmax()``), all returned as a Python int. ``None`` gives the "no answer"
+    feedback; a bool, a float, a string or a tensor with more than one element gives
+    feedback saying what was given and how to turn it into an int; with ``size``, a number
+    outside ``0 .. size - 1`` gets feedback naming the valid range. Use it as::
+
+        index, bad = as_index(answer, "The position")
+        if bad is not None:
+            return bad
+    """
+    if value is None:
+        return None, NO_ANSWER
+    if isinstance(value, np.ndarray) and value.ndim == 0:
+        value = value[()]  # a 0-d NumPy array: its scalar
+    if size is not None:
+        index, bad = as_index(value, what)
+        if bad is None and not 0 <= index < size:
+            return None, wrong(f"{what} {index} is out of range.",
+                               f"Valid values run from 0 to {size - 1}.")
+        return index, bad
+    if isinstance(value, (bool, np.bool_)):
+        return None, wrong(f"{what} should be an int, but you gave a bool.",
+                           "Give the number itself, not a comparison.")
+    if isinstance(value, (int, np.integer)):
+        return int(value), None
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            return None, wrong(
+                f"{what} should be an int, but you gave a tensor of shape "
+                f"{tuple(value.shape)}.",
+                "Reduce it to one number first (e.g. .argmax()), then int(...).")
+        if value.dtype.is_floating_point or value.dtype == torch.bool:
+            return None, wrong(
+                f"{what} should be an int, but you gave a {value.dtype} tensor.",
+                "An index is a whole number: int(...) of an integer result.")
+        return int(value.item()), None
+    return None, wrong(f"{what} should be an int, but you gave "
+                       f"{article(type(value).__name__)}.",
+                       "Turn your result into a whole number with int(...).")
 
 
 DOTS = 5
+RATING_PATTERN = re.compile(
+    r"Difficulty (?P<difficulty>[●○]{5}) · Importance (?P<importance>[●○]{5})"
+    r" · ~(?P<minutes>\d+) min")
 
 
 def rating(difficulty: int, importance: int, minutes: int) -> str:
-    """The line every exercise starts with (as ARENA rates its exercises), e.g.
-    ``Difficulty ●●○○○ · Importance ●●●●○ · about 10 min``."""
+    """The line an exercise opens with, e.g. ``rating(2, 4, 10)`` ->
+    ``"Difficulty ●●○○○ · Importance ●●●●○ · ~10 min"`` (ARENA's convention: difficulty
+    and importance from 1 to 5, a time estimate in minutes)."""
     for name, value in (("difficulty", difficulty), ("importance", importance)):
-        if not 1 <= value <= DOTS:
-            raise ValueError(f"{name} must be 1..{DOTS}, got {value!r}.")
-    if minutes <= 0:
-        raise ValueError(f"minutes must be positive, got {minutes!r}.")
+        if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= DOTS:
+            raise ValueError(f"{name} must be an int from 1 to {DOTS}, got {value!r}.")
+    if isinstance(minutes, bool) or not isinstance(minutes, int) or minutes < 1:
+        raise ValueError(f"minutes must be a positive int, got {minutes!r}.")
 
-    def dots(n: int) -> str:
-        return "●" * n + "○" * (DOTS - n)
+    def dots(k):
+        return "●" * k + "○" * (DOTS - k)
 
-    return f"Difficulty {dots(difficulty)} · Importance {dots(importance)} · about {minutes} min"
+    return f"Difficulty {dots(difficulty)} · Importance {dots(importance)} · ~{minutes} min"
 
 
 def check_shape(tensor, expected: tuple, what: str) -> Feedback | None:
@@ -119,3 +164,26 @@ def check_shape(tensor, expected: tuple, what: str) -> Feedback | None:
         f"{what} has shape {shape}, expected {tuple(expected)}.",
         "Check which dimensions you kept, summed over, or transposed; the sizes come from model.config.",
     )
+
+
+def check_prediction(prediction, choices: tuple[str, ...]) -> Feedback | None:
+    """``None`` when ``prediction`` is one of ``choices`` (any case), else the feedback
+    that asks for a prediction first: a "predict, then measure" exercise checks the
+    measurement only once the learner has committed to a guess."""
+    options = " or ".join(repr(c) for c in choices)
+    if prediction is None:
+        return wrong("write your prediction before you measure.",
+                     f"Set the prediction to {options}, then run the cell again.")
+    if not isinstance(prediction, str) or prediction.strip().lower() not in choices:
+        return wrong(f"the prediction should be {options}, not {prediction!r}.",
+                     f"Set it to {options}.")
+    return None
+
+
+def prediction_note(prediction: str, actual: str) -> str:
+    """One sentence setting the learner's prediction beside what the measurement says."""
+    guess = prediction.strip().lower()
+    if guess == actual:
+        return f"Your prediction ({guess!r}) matches the measurement."
+    return (f"You predicted {guess!r}; the measurement says {actual!r}. "
+            "Worth a minute: what did the prediction assume?")

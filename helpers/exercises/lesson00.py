@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from helpers.exercises import Feedback, NO_ANSWER, correct, wrong
+from helpers.exercises import (Feedback, NO_ANSWER, article, check_prediction, correct, prediction_note,
+                                wrong)
+from helpers.model.trace import trace_text
 
 
 def _close(a: float, b: float) -> bool:
@@ -18,7 +20,7 @@ def check_exercise_1(answer, trace) -> Feedback:
     if isinstance(answer, torch.Tensor) and answer.numel() == 1:
         answer = answer.item()
     if isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        return wrong(f"the answer should be a float, not a {type(answer).__name__}.",
+        return wrong(f"the answer should be a float, not {article(type(answer).__name__)}.",
                      "Divide the number of word tokens by the number of words.")
     words = trace.words()
     in_words = sum(wid is not None for wid in trace.word_ids)  # tokens the tokenizer maps back to a word
@@ -50,11 +52,14 @@ def check_exercise_2(answer, trace) -> Feedback:
     if hidden != (n, H):
         if hidden == (1, n, H):
             return wrong("the trace has no batch dimension.", "trace.hidden(0) is [tokens, hidden].")
-        return wrong(f"hidden(0) has shape {(n, H)}, not {hidden}.", "Rows are tokens, columns are config.hidden_size.")
+        return wrong(f"{hidden} is not the shape of trace.hidden(0).",
+                     "Rows are tokens, columns are the numbers of one token vector; print its .shape.")
     if attention != (A, n, n):
         if attention == (n, n):
-            return wrong("that is one head; trace.attention(1) holds all heads.", "The first dimension is config.num_attention_heads.")
-        return wrong(f"attention(1) has shape {(A, n, n)}, not {attention}.", "Heads x query tokens x key tokens.")
+            return wrong("that is one head; trace.attention(1) holds all heads.",
+                         "The first dimension is config.num_attention_heads.")
+        return wrong(f"{attention} is not the shape of trace.attention(1).",
+                     "Heads x query tokens x key tokens; print its .shape.")
     return correct(f"hidden(0) is {n} tokens x {H} dims; attention(1) is {A} heads x {n} queries x {n} keys.")
 
 
@@ -70,3 +75,41 @@ def check_exercise_3(answer) -> Feedback:
         return wrong("the trace checks the layer before indexing, so it is not an IndexError.",
                      "Wrap trace.attention(0) in try/except Exception as err and look at type(err).")
     return wrong(f"{answer!r} is not what trace.attention(0) raises.", "Run it in a try/except and print type(err).")
+
+
+def _first_token_cosine(tokenizer, model, text_a: str, text_b: str, layer: int) -> float:
+    a, b = trace_text(tokenizer, model, text_a), trace_text(tokenizer, model, text_b)
+    return torch.nn.functional.cosine_similarity(a.hidden(layer)[1], b.hidden(layer)[1], dim=0).item()
+
+
+def check_exercise_4(answer, prediction, tokenizer, model, sentence: str, longer: str) -> Feedback:
+    """Exercise 4 (predict, then measure): the cosine between token 1's last-layer vectors in
+    ``sentence`` and in ``longer`` (``sentence`` with words appended)."""
+    if (bad := check_prediction(prediction, ("same", "different"))) is not None:
+        return bad
+    if answer is None:
+        return NO_ANSWER
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return wrong(f"the answer should be a float, not {article(type(answer).__name__)}.",
+                     "torch.nn.functional.cosine_similarity(u, v, dim=0).item() of the two vectors.")
+    L = model.config.num_hidden_layers
+    ref = _first_token_cosine(tokenizer, model, sentence, longer, L)
+    if abs(answer - ref) < 1e-4:
+        actual = "same" if ref > 1 - 1e-5 else "different"
+        why = ("every layer's attention reads the whole input, the words after token 1 included"
+               if actual == "different" else
+               "the appended words were cut off (the input is past the maximum length), so both "
+               "runs saw the same tokens")
+        return correct(f"cosine {ref:.4f}: {why}. {prediction_note(prediction, actual)}")
+    if abs(answer - _first_token_cosine(tokenizer, model, sentence, longer, 0)) < 1e-4:
+        return wrong("that compares the embeddings, hidden(0), before any attention has run.",
+                     "Use the last layer: trace.hidden(L) of each run.")
+    cls = trace_text(tokenizer, model, sentence).hidden(L)[0]
+    cls_b = trace_text(tokenizer, model, longer).hidden(L)[0]
+    if abs(answer - torch.nn.functional.cosine_similarity(cls, cls_b, dim=0).item()) < 1e-4:
+        return wrong("that compares token 0, [CLS], not token 1.", "Row 1 of hidden(L), not row 0.")
+    return wrong(f"{answer:.4f} is not the cosine of token 1's last-layer vectors.",
+                 "Trace both texts with trace_text, take .hidden(L)[1] of each, and compare them "
+                 "with torch.nn.functional.cosine_similarity(..., dim=0).")

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import torch
 
-from helpers.exercises import Feedback, NO_ANSWER, check_shape, check_type, correct, wrong
+from helpers.exercises import (Feedback, NO_ANSWER, article, as_index, check_prediction, check_shape,
+                                check_type, correct, prediction_note, wrong)
 from helpers.embeddings.rebuild import embeddings_by_hand, layer_norm_by_hand, static_word_vector
 
 
 def check_exercise_1(answer, trace, word: str) -> Feedback:
     """Exercise 1: the position of the first WordPiece token of ``word`` in ``trace``."""
-    if answer is None:
-        return NO_ANSWER
-    if (bad := check_type(answer, int, "The position")) is not None:
+    answer, bad = as_index(answer, "The position")
+    if bad is not None:
         return bad
     span = trace.find_word(word)
     if answer == span.first:
@@ -60,6 +60,13 @@ def check_exercise_2(answer, model, tokenizer, word_a: str, word_b: str) -> Feed
     )
 
 
+def unbiased_layer_norm(x: torch.Tensor, layer_norm) -> torch.Tensor:
+    """The common slip in a LayerNorm rebuild: ``x.var()`` divides by H - 1, LayerNorm by H."""
+    mu = x.mean(dim=-1, keepdim=True)
+    var = x.var(dim=-1, keepdim=True)  # unbiased: the slip
+    return layer_norm.weight * (x - mu) / torch.sqrt(var + layer_norm.eps) + layer_norm.bias
+
+
 def check_exercise_3(answer, model, trace) -> Feedback:
     """Exercise 3: hidden_states[0] of a sentence pair rebuilt from the three embedding tables."""
     if answer is None:
@@ -84,4 +91,42 @@ def check_exercise_3(answer, model, trace) -> Feedback:
             return wrong("that is the sum before normalisation.", "Apply model.embeddings.LayerNorm (or layer_norm_by_hand) to the sum.")
         if torch.allclose(answer, layer_norm_by_hand(raw - emb.position_embeddings.weight[: trace.seq_len], emb.LayerNorm), atol=1e-5):
             return wrong("the position embeddings are missing.", "Add position_embeddings.weight[:seq_len] to the sum.")
+        if torch.allclose(answer, unbiased_layer_norm(raw, emb.LayerNorm), atol=1e-5):
+            return wrong("your LayerNorm divides the variance by H - 1 (torch's default unbiased variance).",
+                         "LayerNorm's variance divides by H: var(dim=-1, unbiased=False).")
     return wrong("your tensor differs from hidden_states[0].", "word + position + token-type rows, then LayerNorm; dropout does nothing in eval mode.")
+
+
+def check_exercise_4(answer, prediction, trace, first: int, second: int) -> Feedback:
+    """Exercise 4 (predict, then measure): the cosine between the ``hidden(0)`` rows at
+    positions ``first`` and ``second``, two occurrences of one word."""
+    if (bad := check_prediction(prediction, ("same", "different"))) is not None:
+        return bad
+    if answer is None:
+        return NO_ANSWER
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return wrong(f"the answer should be a float, not {article(type(answer).__name__)}.",
+                     "torch.nn.functional.cosine_similarity(u, v, dim=0).item().")
+    first, _ = as_index(first)
+    second, _ = as_index(second)
+
+    def cosine(layer):
+        rows = trace.hidden(layer)
+        return torch.nn.functional.cosine_similarity(rows[first], rows[second], dim=0).item()
+
+    ref = cosine(0)
+    if abs(answer - ref) < 1e-4:
+        actual = "same" if ref > 1 - 1e-5 else "different"
+        return correct(f"cosine {ref:.4f}: the word rows are identical, but each occurrence adds the "
+                       f"position row of its own position before the LayerNorm. "
+                       f"{prediction_note(prediction, actual)}")
+    if abs(answer - 1.0) < 1e-4:
+        return wrong("1.0 is what the two word-table rows give: they are one row.",
+                     "Compare trace.hidden(0) rows, which add position (and token-type) rows.")
+    if any(abs(answer - cosine(layer)) < 1e-4 for layer in range(1, trace.num_layers + 1)):
+        return wrong("that compares the rows after an encoder layer.",
+                     "The question is about hidden(0), the embedding output.")
+    return wrong(f"{answer:.4f} is not the cosine of the two hidden(0) rows.",
+                 "Rows first.first and second.first of trace.hidden(0), then cosine_similarity(..., dim=0).")

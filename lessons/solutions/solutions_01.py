@@ -28,3 +28,25 @@ def solution_3(model, trace) -> torch.Tensor:
                  + emb.position_embeddings.weight[torch.arange(trace.seq_len)]
                  + emb.token_type_embeddings.weight[trace.token_type_ids])
         return emb.LayerNorm(total)
+
+
+def solution_3_by_hand(model, trace) -> torch.Tensor:
+    """Exercise 3 with the LayerNorm written out, as the lesson asks: the variance divides by
+    H (``unbiased=False``), not H - 1."""
+    emb = model.embeddings
+    ln = emb.LayerNorm
+    with torch.no_grad():
+        total = (emb.word_embeddings.weight[trace.input_ids]
+                 + emb.position_embeddings.weight[torch.arange(trace.seq_len)]
+                 + emb.token_type_embeddings.weight[trace.token_type_ids])
+        mu = total.mean(dim=-1, keepdim=True)
+        var = total.var(dim=-1, keepdim=True, unbiased=False)
+        return ln.weight * (total - mu) / torch.sqrt(var + ln.eps) + ln.bias
+
+
+def solution_4(trace, first: int, second: int) -> float:
+    """The hidden(0) rows of two occurrences of one word, compared by cosine."""
+    rows = trace.hidden(0)
+    return torch.nn.functional.cosine_similarity(rows[first], rows[second], dim=0).item()
+# The prediction: "different". The word-table row is the same, but the position rows differ
+# (position i and position j), and the LayerNorm of two different sums differs.

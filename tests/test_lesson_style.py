@@ -1,0 +1,85 @@
+"""Style rules a reader sees: code lines that fit the website's code boxes, and exercises
+that say how hard, how important and how long they are.
+
+* Every code line of a lesson is at most :data:`MAX_LINE` characters (longer lines scroll
+  sideways on the website and in narrow notebook windows). Markdown is left alone: it
+  wraps.
+* Every exercise (a ``### Exercise N`` heading) carries the rating line of
+  :func:`helpers.exercises.rating` (``Difficulty ●●○○○ · Importance ●●●●○ · ~10 min``),
+  and every lesson has at least one "predict, then measure" exercise.
+
+:data:`LINE_CHECKED` and :data:`EXERCISES_CHECKED` list the lessons held to these rules so
+far; a lesson joins when it has been brought up to them.
+"""
+
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+
+from helpers.exercises import RATING_PATTERN
+
+LESSONS = Path(__file__).resolve().parent.parent / "lessons"
+MAX_LINE = 79
+LINE_CHECKED = ["00", "01", "02", "03", "11"]
+EXERCISES_CHECKED = ["00", "01", "02", "03", "11"]
+EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+\d+", re.M)
+
+
+def lesson_source(number: str) -> Path:
+    found = sorted(LESSONS.glob(f"{number}_*.py"))
+    assert len(found) == 1, f"expected one lesson {number}_*.py, found {found}"
+    return found[0]
+
+
+def long_code_lines(path: Path) -> list[str]:
+    """``"cell K line J (N chars): ..."`` for every code line longer than MAX_LINE."""
+    nb = jupytext.read(path)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    return [f"code cell {k} line {j} ({len(line)} chars): {line[:60]}..."
+            for k, cell in enumerate(code)
+            for j, line in enumerate(cell.source.splitlines(), 1) if len(line) > MAX_LINE]
+
+
+def exercise_sections(path: Path) -> list[str]:
+    """The Markdown text of each ``### Exercise`` heading up to the next heading."""
+    text = "\n".join(c.source for c in jupytext.read(path).cells if c.cell_type == "markdown")
+    starts = [m.start() for m in EXERCISE_HEADING.finditer(text)]
+    sections = []
+    for i, start in enumerate(starts):
+        end = starts[i + 1] if i + 1 < len(starts) else len(text)
+        body = text.index("\n", start) if "\n" in text[start:end] else end
+        nxt = re.search(r"^#{1,3}\s", text[body:end], re.M)
+        sections.append(text[start:body + nxt.start()] if nxt else text[start:end])
+    return sections
+
+
+@pytest.mark.parametrize("number", LINE_CHECKED)
+def test_code_lines_fit(number):
+    long = long_code_lines(lesson_source(number))
+    assert not long, f"lesson {number}: code lines over {MAX_LINE} characters:\n" + "\n".join(long)
+
+
+@pytest.mark.parametrize("number", EXERCISES_CHECKED)
+def test_every_exercise_is_rated(number):
+    sections = exercise_sections(lesson_source(number))
+    assert sections, f"lesson {number} has no '### Exercise N' headings"
+    unrated = [s.splitlines()[0] for s in sections if not RATING_PATTERN.search(s)]
+    assert not unrated, f"lesson {number}: exercises without a rating line: {unrated}"
+
+
+@pytest.mark.parametrize("number", EXERCISES_CHECKED)
+def test_a_predict_then_measure_exercise(number):
+    sections = exercise_sections(lesson_source(number))
+    assert any("predict, then measure" in s.lower() for s in sections), \
+        f"lesson {number} has no 'predict, then measure' exercise"
+
+
+def test_the_checks_catch_what_they_look_for(tmp_path):
+    bad = tmp_path / "99_bad.py"
+    bad.write_text("# %% [markdown]\n# ### Exercise 1: x\n#\n# no rating\n\n# %%\n"
+                   + "x = 1  # " + "y" * 80 + "\n")
+    assert long_code_lines(bad) and "(89 chars)" in long_code_lines(bad)[0]
+    sections = exercise_sections(bad)
+    assert len(sections) == 1 and not RATING_PATTERN.search(sections[0])
