@@ -477,13 +477,14 @@ def toy_attention_figure(scores, probs, values, mixed, tokens: list[str]):
         raise ValueError(f"scores and probs must be [{k}, {k}] for {k} tokens, got {s.shape} and {p.shape}.")
     if v.shape != (k, 2) or m.shape != (k, 2):
         raise ValueError(f"values and mixed must be [{k}, 2] (2-d vectors), got {v.shape} and {m.shape}.")
-    fig, axes = plt.subplots(1, 3, figsize=(FIGURE_MAX_WIDTH, 3.4),
-                             gridspec_kw=dict(width_ratios=[1, 1, 1.2]))
+    fig = plt.figure(figsize=(FIGURE_MAX_WIDTH, 6.4))  # two tables on top, the plane below: fits the page
+    grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.15])
+    axes = [fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])]
     limit = float(np.abs(s).max()) or 1.0
     panels = ((axes[0], s, dict(cmap=DIVERGING, vmin=-limit, vmax=limit), "1. scores q\u00b7k/\u221ad",
                "score"),
               (axes[1], p, dict(cmap=SEQUENTIAL, vmin=0, vmax=1), "2. softmax: weights (rows sum to 1)",
-               "attention weight"))
+               "attention probability"))
     for ax, values_, kw, title, label in panels:
         image = ax.imshow(values_, **kw)
         for (i, j), x in np.ndenumerate(values_):
@@ -545,7 +546,7 @@ def head_pair_figure(left, right, tokens: list[str], titles: tuple[str, str], ma
     return fig, list(axes)
 
 
-PAGE_WIDTH = 6.9  # inches: the website's text column at 100 dpi
+PAGE_WIDTH = FIG_WIDTH_IN  # inches: the website's text column at 100 dpi, less the notebook's margin
 
 
 def _model_view_attentions(trace_or_attentions) -> np.ndarray:
