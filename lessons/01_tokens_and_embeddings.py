@@ -457,9 +457,15 @@ del mlm, decoder, table, loss
 # probability, and a loss of $\ell$ means it gives the right token $e^{-\ell}$ on average
 # (a geometric mean): $\ell = 2$ would be $e^{-2} \approx 0.14$. Devlin et al. (2019)
 # report task accuracies, not the final masked-LM loss of the released BERT models, so we
-# quote no such number here. (Lesson 10 uses a trained masked-LM head where the
-# checkpoint carries one.)
-#
+# quote no such number here. A **trained** head, offline, is lesson 12's tiny BERT
+# (`MODEL = "course-tiny"`), if you have run lesson 12 on this machine:
+
+# %%
+from helpers.lens.compute import course_tiny_lens
+
+print(course_tiny_lens(SENTENCE).message)
+
+# %% [markdown]
 # So every pre-training step of BERT updated the embedding table. (The bundled all-MiniLM-L6-v2
 # has no masked-LM head, lesson 00; its table was trained by distillation and contrastive
 # fine-tuning through the input path below.)

@@ -49,12 +49,15 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+# Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    url = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", url,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -92,7 +95,12 @@ from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
-from helpers.common.stats import bootstrap_ci, paired_difference_ci, quartiles, verdict
+from helpers.common.stats import (
+    bootstrap_ci,
+    paired_difference_ci,
+    quartiles,
+    verdict,
+)
 from helpers.attention.compute import load_sentence_pairs
 from helpers.layerwalk import compute, plots
 from helpers.model.tokens import longest_word
@@ -101,9 +109,23 @@ loaded = load_model(MODEL)
 tokenizer, model = loaded
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
-print(f"model {loaded.choice.name}: {L} layers, hidden size {H}; SENTENCE has {trace.seq_len} tokens")
-paper = paper_comparison(loaded)  # is this the BERT-base that the papers below measured?
+print(
+    f"model {loaded.choice.name}: {L} layers, hidden size {H}; SENTENCE has"
+    f" {trace.seq_len} tokens"
+)
+# is this the BERT-base that the papers below measured?
+paper = paper_comparison(loaded)
 print(f"against the papers' BERT-base: {paper.label}")
+
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["04"]);
 
 # %% [markdown]
 # Besides `SENTENCE` we trace the data sentences: those of `data/attention_sentences.txt`
@@ -119,10 +141,16 @@ print(f"against the papers' BERT-base: {paper.label}")
 
 # %%
 data_texts = load_sentences() + [f"{a} {b}" for a, b in load_sentence_pairs()]
-others = [trace_text(tokenizer, model, s) for s in progress(data_texts, desc="tracing data sentences")]
-sentence_of = compute.cluster_labels(others, "content")  # the sentence of every content token
-print(f"{len(others)} data sentences ({len(load_sentences())} single sentences, the rest pairs) "
-      f"hold {len(sentence_of)} content tokens")
+others = [
+    trace_text(tokenizer, model, s)
+    for s in progress(data_texts, desc="tracing data sentences")
+]
+# the sentence of every content token
+sentence_of = compute.cluster_labels(others, "content")
+print(
+    f"{len(others)} data sentences ({len(load_sentences())} single sentences,"
+    f" the rest pairs) hold {len(sentence_of)} content tokens"
+)
 
 # %% [markdown]
 # We follow two tokens of `SENTENCE`: `[CLS]` (position 0) and the first WordPiece of the
@@ -149,8 +177,14 @@ print(f"following token {TOKEN} ({NAME}) and [CLS] (token 0)")
 # %%
 vectors = compute.token_by_layer(trace, TOKEN)  # [L+1, H]
 with torch.no_grad():
-    fresh = model(**tokenizer(SENTENCE, return_tensors="pt", truncation=True,
-                              max_length=trace.seq_len).to(model.device)).last_hidden_state[0]
+    fresh = model(
+        **tokenizer(
+            SENTENCE,
+            return_tensors="pt",
+            truncation=True,
+            max_length=trace.seq_len,
+        ).to(model.device)
+    ).last_hidden_state[0]
 assert torch.allclose(vectors[L], fresh[TOKEN], atol=1e-5)
 n_show = min(6, H)
 print("layer " + "".join(f"{f'dim {d}':>9}" for d in range(n_show)))
@@ -171,20 +205,28 @@ for layer, vec in enumerate(vectors):
 
 # %%
 by_hand = torch.stack([
-    (vectors[l] @ vectors[l + 1]) / (vectors[l].norm() * vectors[l + 1].norm()) for l in range(L)
+    (vectors[l] @ vectors[l + 1]) / (vectors[l].norm() * vectors[l + 1].norm())
+    for l in range(L)
 ])
 per_token = compute.consecutive_cosines_per_token(others, "content")  # [N, L]
 cls_per_token = compute.consecutive_cosines_per_token(others, "[CLS]")
 ax = plots.plot_consecutive(by_hand, per_token=per_token)
-ax.set_title("layer-to-layer cosine (raw): data tokens (median, IQR) and this token")
+ax.set_title(
+    "layer-to-layer cosine (raw): data tokens (median, IQR) and this token"
+)
 plt.show()
-print(f"by hand vs compute.consecutive_cosines: largest difference "
-      f"{(by_hand - compute.consecutive_cosines(trace, TOKEN)).abs().max():.1e}")
+print(
+    "by hand vs compute.consecutive_cosines: largest difference "
+    f"{(by_hand - compute.consecutive_cosines(trace, TOKEN)).abs().max():.1e}"
+)
 q25, med, q75 = quartiles(per_token)
 names = plots.transition_labels(L)
 for l in range(L):
-    print(f"{names[l]:>6}: raw data median {med[l]:.3f} [IQR {q25[l]:.3f}-{q75[l]:.3f}]; "
-          f"[CLS] median {quartiles(cls_per_token)[1][l]:.3f}; this token {by_hand[l]:.3f}")
+    print(
+        f"{names[l]:>6}: raw data median {med[l]:.3f} [IQR"
+        f" {q25[l]:.3f}-{q75[l]:.3f}]; [CLS] median"
+        f" {quartiles(cls_per_token)[1][l]:.3f}; this token {by_hand[l]:.3f}"
+    )
 
 # %% [markdown]
 # These are raw cosines. Before we read "where do tokens turn most?" off them, we need to know
@@ -208,8 +250,12 @@ for l in range(L):
 # cross-layer ones, and a bootstrap over the pairs gives each mean its 95 % interval.
 
 # %%
-within_samples = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=0)  # [500, L+1]
-cross_samples = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=1)  # [500, L]
+# [500, L+1]
+within_samples = compute.random_pair_cosines(
+    others, n_pairs=500, seed=0, gap=0
+)
+# [500, L]
+cross_samples = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=1)
 baseline = compute.random_pair_baseline(others, n_pairs=500, seed=0)
 within_ci, cross_ci = bootstrap_ci(within_samples), bootstrap_ci(cross_samples)
 mean_of_two = (baseline[:-1] + baseline[1:]) / 2
@@ -218,7 +264,10 @@ plt.show()
 for l in range(L + 1):
     line = f"layer {'emb' if l == 0 else l:>3}: same layer {within_ci[l]}"
     if l < L:
-        line += f" | {names[l]:>6}: one layer apart {cross_ci[l]}  (mean of two same-layer: {mean_of_two[l]:.3f})"
+        line += (
+            f" | {names[l]:>6}: one layer apart {cross_ci[l]}  (mean of two"
+            f" same-layer: {mean_of_two[l]:.3f})"
+        )
     print(line)
 
 # %% [markdown]
@@ -241,17 +290,42 @@ for l in range(L + 1):
 # %%
 peak_rank = compute.rank_layers(within_samples, lowest=False)
 peak = peak_rank.extreme
-up = verdict(paired_difference_ci(within_samples[:, peak], within_samples[:, 0]), a=f"layer {peak}", b="embeddings")
-drop = peak_rank.verdict(L, a="last layer", b=f"peak (layer {peak})")  # Holm-adjusted p, as the ties
-steps = compute.step_verdicts(within_samples, names=["embeddings"] + [f"layer {l}" for l in range(1, L + 1)])
+up = verdict(
+    paired_difference_ci(within_samples[:, peak], within_samples[:, 0]),
+    a=f"layer {peak}",
+    b="embeddings",
+)
+# Holm-adjusted p, as the ties
+drop = peak_rank.verdict(L, a="last layer", b=f"peak (layer {peak})")
+steps = compute.step_verdicts(
+    within_samples,
+    names=["embeddings"] + [f"layer {l}" for l in range(1, L + 1)],
+)
 rises = [l for l, v in enumerate(steps, start=1) if v.kind == "higher"]
-print(f"This model ({loaded.choice.name}): the within-layer baseline is highest at layer {peak} ({within_ci[peak]}); "
-      f"not shown different from it (paired, Holm over {peak_rank.family_size} comparisons): layers {peak_rank.tied}")
+print(
+    f"This model ({loaded.choice.name}): the within-layer baseline is highest"
+    f" at layer {peak} ({within_ci[peak]}); not shown different from it"
+    f" (paired, Holm over {peak_rank.family_size} comparisons): layers"
+    f" {peak_rank.tied}"
+)
 print(f"  peak minus embeddings: {up}")
-print(f"  last layer minus peak: " + (f"{drop}" if L != peak else "the last layer is the peak"))
-print(f"  rises from one layer to the next (Holm over {L} steps) at layers {rises or 'none'}")
-print(f"Ethayarajh (2019), BERT-base: random-word cosine generally higher in the upper layers ({paper.label}).")
-print(paper.caveat("the baseline's profile over the layers, its last layer included,"))
+print(
+    f"  last layer minus peak: "
+    + (f"{drop}" if L != peak else "the last layer is the peak")
+)
+print(
+    f"  rises from one layer to the next (Holm over {L} steps) at layers"
+    f" {rises or 'none'}"
+)
+print(
+    "Ethayarajh (2019), BERT-base: random-word cosine generally higher in the"
+    f" upper layers ({paper.label})."
+)
+print(
+    paper.caveat(
+        "the baseline's profile over the layers, its last layer included,"
+    )
+)
 
 # %% [markdown]
 # Now the consecutive cosine minus its matching control. What remains is how much more a
@@ -261,12 +335,19 @@ print(paper.caveat("the baseline's profile over the layers, its last layer inclu
 control = torch.tensor([c.estimate for c in cross_ci])
 adjusted = compute.baseline_adjusted(by_hand, control)
 adjusted_data = compute.baseline_adjusted(per_token, control)
-ax = plots.plot_consecutive(by_hand, adjusted, per_token=per_token, per_token_adjusted=adjusted_data)
-ax.set_title("layer-to-layer cosine, raw and minus the one-layer-apart control")
+ax = plots.plot_consecutive(
+    by_hand, adjusted, per_token=per_token, per_token_adjusted=adjusted_data
+)
+ax.set_title(
+    "layer-to-layer cosine, raw and minus the one-layer-apart control"
+)
 plt.show()
 a25, amed, a75 = quartiles(adjusted_data)
 for l in range(L):
-    print(f"{names[l]:>6}: adjusted data median {amed[l]:.3f} [IQR {a25[l]:.3f}-{a75[l]:.3f}]; this token {adjusted[l]:.3f}")
+    print(
+        f"{names[l]:>6}: adjusted data median {amed[l]:.3f} [IQR"
+        f" {a25[l]:.3f}-{a75[l]:.3f}]; this token {adjusted[l]:.3f}"
+    )
 
 # %% [markdown]
 # ## Where do tokens turn most?
@@ -280,19 +361,35 @@ for l in range(L):
 # cosine, to see how much the control changes that count.
 
 # %%
-turn = compute.rank_layers(per_token, control=cross_samples, statistic=np.median, lowest=True,
-                           clusters=sentence_of, unit="sentences")
-raw_share = torch.bincount(per_token.argmin(dim=1), minlength=L) / len(per_token)
-adj_share = torch.bincount(adjusted_data.argmin(dim=1), minlength=L) / len(per_token)
+turn = compute.rank_layers(
+    per_token,
+    control=cross_samples,
+    statistic=np.median,
+    lowest=True,
+    clusters=sentence_of,
+    unit="sentences",
+)
+n_tok = len(per_token)
+raw_share = torch.bincount(per_token.argmin(dim=1), minlength=L) / n_tok
+adj_share = torch.bincount(adjusted_data.argmin(dim=1), minlength=L) / n_tok
 for l in range(L):
-    print(f"{names[l]:>6}: adjusted median {turn.intervals[l]}, minus the lowest {turn.differences[l]}; "
-          f"biggest turn of {adj_share[l]:.0%} of the tokens (raw cosine: {raw_share[l]:.0%})")
-print(f"Over {len(per_token)} data tokens of {len(others)} sentences the lowest adjusted median is at "
-      f"{names[turn.extreme]}; not shown different from it (paired, resampling sentences, Holm over "
-      f"{turn.family_size} comparisons): {[names[j] for j in turn.tied]}.")
+    print(
+        f"{names[l]:>6}: adjusted median {turn.intervals[l]}, minus the lowest"
+        f" {turn.differences[l]}; biggest turn of {adj_share[l]:.0%} of the"
+        f" tokens (raw cosine: {raw_share[l]:.0%})"
+    )
+print(
+    f"Over {len(per_token)} data tokens of {len(others)} sentences the lowest"
+    f" adjusted median is at {names[turn.extreme]}; not shown different from"
+    f" it (paired, resampling sentences, Holm over {turn.family_size}"
+    f" comparisons): {[names[j] for j in turn.tied]}."
+)
 mine = int(adjusted.argmin())
 agree = "one of them" if mine in turn.tied else "not one of them"
-print(f"Aside: {NAME} of SENTENCE turns most (adjusted) at {names[mine]} ({adjusted[mine]:.3f}): {agree}.")
+print(
+    f"Aside: {NAME} of SENTENCE turns most (adjusted) at {names[mine]}"
+    f" ({adjusted[mine]:.3f}): {agree}."
+)
 
 # %% [markdown]
 # ## How long is the vector?
@@ -306,21 +403,40 @@ print(f"Aside: {NAME} of SENTENCE turns most (adjusted) at {names[mine]} ({adjus
 # %%
 norms = compute.layer_norms(trace, TOKEN)
 norms_data = compute.layer_norms_per_token(others, "content")  # [N, L+1]
-ax = plots.plot_layer_norms(norms, title=f"L2 norm per layer: {NAME} and the data tokens", per_token=norms_data)
+ax = plots.plot_layer_norms(
+    norms,
+    title=f"L2 norm per layer: {NAME} and the data tokens",
+    per_token=norms_data,
+)
 plt.show()
 nq25, nmed, nq75 = quartiles(norms_data)
 for l in range(L + 1):
-    print(f"layer {'emb' if l == 0 else l:>3}: data median {nmed[l]:6.2f} [IQR {nq25[l]:.2f}-{nq75[l]:.2f}]; "
-          f"this token {norms[l]:6.2f}")
+    print(
+        f"layer {'emb' if l == 0 else l:>3}: data median {nmed[l]:6.2f} [IQR"
+        f" {nq25[l]:.2f}-{nq75[l]:.2f}]; this token {norms[l]:6.2f}"
+    )
 norm_steps = compute.step_verdicts(norms_data, clusters=sentence_of)
 for l, v in enumerate(norm_steps, start=1):
     step = {"higher": "grows", "lower": "shrinks"}.get(v.kind, "inconclusive")
-    print(f"  mean length, {'emb' if l == 1 else f'layer {l - 1}'} -> layer {l}: {v.difference.format('.3g')}, "
-          f"Holm-adjusted p = {v.p_value:.2g}: {step}")
-grows = ("met" if all(v.kind == "higher" for v in norm_steps) else
-         "not met" if any(v.kind == "lower" for v in norm_steps) else "inconclusive")
-print(f"Mean length grows at every step (Holm over {L} steps): {grows}; "
-      f"the median is shortest at layer {int(nmed.argmin())}, longest at layer {int(nmed.argmax())}.")
+    print(
+        f"  mean length, {'emb' if l == 1 else f'layer {l - 1}'} -> layer {l}:"
+        f" {v.difference.format('.3g')}, Holm-adjusted p = {v.p_value:.2g}:"
+        f" {step}"
+    )
+grows = (
+    "met"
+    if all(v.kind == "higher" for v in norm_steps)
+    else (
+        "not met"
+        if any(v.kind == "lower" for v in norm_steps)
+        else "inconclusive"
+    )
+)
+print(
+    f"Mean length grows at every step (Holm over {L} steps): {grows}; the"
+    f" median is shortest at layer {int(nmed.argmin())}, longest at layer"
+    f" {int(nmed.argmax())}."
+)
 
 # %% [markdown]
 # ## Where the length comes from: every layer ends in LayerNorm
@@ -337,16 +453,27 @@ print(f"Mean length grows at every step (Holm over {L} steps): {grows}; "
 # $h$ by hand and check it against the trace.
 
 # %%
-inputs = compute.layer_norm_inputs(tokenizer, model, SENTENCE)  # L+1 tensors [seq, H]
+# L+1 tensors [seq, H]
+inputs = compute.layer_norm_inputs(tokenizer, model, SENTENCE)
 z_norms = []
 for layer, (x, ln) in enumerate(zip(inputs, compute.final_layer_norms(model))):
-    z_hat = (x - x.mean(-1, keepdim=True)) / torch.sqrt(x.var(-1, unbiased=False, keepdim=True) + ln.eps)
+    z_hat = (x - x.mean(-1, keepdim=True)) / torch.sqrt(
+        x.var(-1, unbiased=False, keepdim=True) + ln.eps
+    )
     rebuilt = ln.weight * z_hat + ln.bias
-    assert torch.allclose(rebuilt, trace.hidden(layer), atol=1e-4), f"layer {layer} does not end in its LayerNorm"
+    assert torch.allclose(
+        rebuilt, trace.hidden(layer), atol=1e-4
+    ), f"layer {layer} does not end in its LayerNorm"
     z_norms.append(z_hat.norm(dim=-1))
 z_norms = torch.stack(z_norms)
-print(f"every hidden state equals gamma * z_hat + beta of its layer's LayerNorm (checked on {trace.seq_len} tokens)")
-print(f"||z_hat|| over all tokens and layers: {z_norms.min():.3f} .. {z_norms.max():.3f}; sqrt(H) = {H ** 0.5:.3f}")
+print(
+    "every hidden state equals gamma * z_hat + beta of its layer's LayerNorm"
+    f" (checked on {trace.seq_len} tokens)"
+)
+print(
+    f"||z_hat|| over all tokens and layers: {z_norms.min():.3f} .."
+    f" {z_norms.max():.3f}; sqrt(H) = {H ** 0.5:.3f}"
+)
 
 # %% [markdown]
 # So the only things that can make one vector longer than another are $\gamma$, $\beta$ and
@@ -362,11 +489,17 @@ print(f"||z_hat|| over all tokens and layers: {z_norms.min():.3f} .. {z_norms.ma
 parts = compute.norm_parts(others, model, "content")
 ax = plots.plot_norm_parts(parts, token_norms=norms, token_name=NAME)
 plt.show()
-med_norm, med_scaled = quartiles(parts["norm"])[1], quartiles(parts["scaled"])[1]
+med_norm, med_scaled = (
+    quartiles(parts["norm"])[1],
+    quartiles(parts["scaled"])[1],
+)
 for l in range(L + 1):
-    print(f"layer {'emb' if l == 0 else l:>3}: median ||h|| {med_norm[l]:6.2f}, ||gamma*z_hat|| {med_scaled[l]:6.2f}, "
-          f"||gamma|| {parts['gamma'][l]:6.2f}, ||beta|| {parts['beta'][l]:5.2f}, "
-          f"median 2<s,beta> {quartiles(parts['cross'])[1][l]:7.2f}")
+    print(
+        f"layer {'emb' if l == 0 else l:>3}: median ||h|| {med_norm[l]:6.2f},"
+        f" ||gamma*z_hat|| {med_scaled[l]:6.2f}, ||gamma||"
+        f" {parts['gamma'][l]:6.2f}, ||beta|| {parts['beta'][l]:5.2f}, median"
+        f" 2<s,beta> {quartiles(parts['cross'])[1][l]:7.2f}"
+    )
 
 # %% [markdown]
 # **Do a few dimensions dominate?** Two papers asked it two ways. Kovaleva, Kulshreshtha, Rogers
@@ -389,23 +522,39 @@ for l in range(L + 1):
 # per layer (an even spread would give $3/H$), beside the LayerNorm outliers.
 
 # %%
-contrib = compute.cosine_contributions(others, n_pairs=500, seed=0)  # [L+1, H]: each row sums to the baseline
+# [L+1, H]: each row sums to the baseline
+contrib = compute.cosine_contributions(others, n_pairs=500, seed=0)
 dims, top_contrib = compute.top_dimensions(contrib, k=3)
-top_share = top_contrib / contrib.sum(dim=-1)  # share of each layer's random-pair cosine
-ax = plots.plot_top_dimension_share(top_share, dims, H, ylabel="share of the random-pair cosine",
-                                    title="share of the random-pair cosine from the 3 dimensions contributing most")
+# share of each layer's random-pair cosine
+top_share = top_contrib / contrib.sum(dim=-1)
+ax = plots.plot_top_dimension_share(
+    top_share,
+    dims,
+    H,
+    ylabel="share of the random-pair cosine",
+    title=(
+        "share of the random-pair cosine from the 3 dimensions contributing"
+        " most"
+    ),
+)
 plt.show()
 outliers = compute.layer_norm_outliers(model, n_sigma=3.0)
 for l in range(L + 1):
     both = sorted(set(dims[l].tolist()) & set(outliers[l]))
-    print(f"layer {'emb' if l == 0 else l:>3}: random-pair cosine {contrib[l].sum():.3f}; dims {dims[l].tolist()} "
-          f"supply {top_share[l]:.0%} of it (even spread {3 / H:.1%}); LayerNorm 3-sigma outliers {outliers[l]}; "
-          f"in both: {both}")
+    print(
+        f"layer {'emb' if l == 0 else l:>3}: random-pair cosine"
+        f" {contrib[l].sum():.3f}; dims {dims[l].tolist()} supply"
+        f" {top_share[l]:.0%} of it (even spread {3 / H:.1%}); LayerNorm"
+        f" 3-sigma outliers {outliers[l]}; in both: {both}"
+    )
 recurring = torch.bincount(dims.flatten(), minlength=H)
 every_layer = compute.outliers_in_every_layer(outliers)
 print(f"dimensions among the top 3 in at least half of the layers: "
       f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
-print(f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers: {every_layer or 'none'}")
+print(
+    f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers:"
+    f" {every_layer or 'none'}"
+)
 
 # %% [markdown]
 # If a few dimensions with a large shared offset make unrelated tokens look alike, removing the
@@ -420,19 +569,39 @@ print(f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers: {every_la
 
 # %%
 mean, std = compute.layer_mean_std(others, "content")  # [L+1, H] each
-variants = {"raw": {}, "mean-centred": {"shift": mean}, "standardised": {"shift": mean, "scale": std}}
+variants = {
+    "raw": {},
+    "mean-centred": {"shift": mean},
+    "standardised": {"shift": mean, "scale": std},
+}
 processed = {}
 for name, kw in variants.items():
-    base = bootstrap_ci(compute.random_pair_cosines(others, n_pairs=500, seed=0, **kw))
-    ctrl = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=1, **kw).mean(dim=0)
-    turn_med = torch.as_tensor(quartiles(compute.consecutive_cosines_per_token(others, "content", **kw))[1])
+    base = bootstrap_ci(
+        compute.random_pair_cosines(others, n_pairs=500, seed=0, **kw)
+    )
+    ctrl = compute.random_pair_cosines(
+        others, n_pairs=500, seed=0, gap=1, **kw
+    ).mean(dim=0)
+    turn_med = torch.as_tensor(
+        quartiles(
+            compute.consecutive_cosines_per_token(others, "content", **kw)
+        )[1]
+    )
     processed[name] = base
-    print(f"{name}: random-pair cosine per layer " + ", ".join(f"{'emb' if l == 0 else l}: {c.estimate:+.3f}"
-                                                              for l, c in enumerate(base)))
+    print(
+        f"{name}: random-pair cosine per layer "
+        + ", ".join(
+            f"{'emb' if l == 0 else l}: {c.estimate:+.3f}"
+            for l, c in enumerate(base)
+        )
+    )
     print(f"  layer-to-layer cosine, median minus control: " + ", ".join(
         f"{names[l]} {float(turn_med[l] - ctrl[l]):.3f}" for l in range(L)))
 largest = {n: max(abs(c.estimate) for c in b) for n, b in processed.items()}
-print("largest |random-pair cosine| over the layers: " + "; ".join(f"{n} {v:.3f}" for n, v in largest.items()))
+print(
+    "largest |random-pair cosine| over the layers: "
+    + "; ".join(f"{n} {v:.3f}" for n, v in largest.items())
+)
 
 # %% [markdown]
 # **Testing the reading "norms grow because the model grows more confident".** If length
@@ -448,22 +617,46 @@ print("largest |random-pair cosine| over the layers: " + "; ".join(f"{n} {v:.3f}
 # within a layer mixes it with the interaction.
 
 # %%
-split = compute.variance_split_ci(parts["norm"], seed=0, clusters=sentence_of)  # resampling sentences
+# resampling sentences
+split = compute.variance_split_ci(parts["norm"], seed=0, clusters=sentence_of)
 token_part = split["token"]
-pred1 = ("met" if token_part.low > 0.5 else "not met" if token_part.high < 0.5 else
-         "inconclusive (its interval contains 50 %)")
+pred1 = (
+    "met"
+    if token_part.low > 0.5
+    else (
+        "not met"
+        if token_part.high < 0.5
+        else "inconclusive (its interval contains 50 %)"
+    )
+)
 ratio = torch.as_tensor(med_norm) / parts["gamma"].cpu().double()
-print(f"variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers, two-way (95 % intervals resample "
-      "sentences): " + "; ".join(f"{part} {split[part].percent(0)}" for part in compute.VARIANCE_PARTS))
-print("median ||h|| / ||gamma|| per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
-print(f"Prediction 1, lengths differ mostly between tokens (a token's own mean length explains over half of the "
-      f"variance): {pred1} (token {token_part.percent(0)}; layer {split['layer'].percent(0)}; token x layer "
-      f"interaction {split['interaction'].percent(0)}).")
-print(f"Prediction 2, the mean length grows at every layer (each step Holm-adjusted): {grows} "
-      f"(median longest at layer {int(nmed.argmax())}, shortest at layer {int(nmed.argmin())}).")
+print(
+    f"variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers,"
+    " two-way (95 % intervals resample sentences): "
+    + "; ".join(
+        f"{part} {split[part].percent(0)}" for part in compute.VARIANCE_PARTS
+    )
+)
+print(
+    "median ||h|| / ||gamma|| per layer: "
+    + ", ".join(f"{r:.2f}" for r in ratio.tolist())
+)
+print(
+    "Prediction 1, lengths differ mostly between tokens (a token's own mean"
+    f" length explains over half of the variance): {pred1} (token"
+    f" {token_part.percent(0)}; layer {split['layer'].percent(0)}; token x"
+    f" layer interaction {split['interaction'].percent(0)})."
+)
+print(
+    "Prediction 2, the mean length grows at every layer (each step"
+    f" Holm-adjusted): {grows} (median longest at layer {int(nmed.argmax())},"
+    f" shortest at layer {int(nmed.argmin())})."
+)
 if grows == "not met":
-    print("So the premise of the reading, that norms grow layer after layer, fails for this model: "
-          "at least one step is a significant fall.")
+    print(
+        "So the premise of the reading, that norms grow layer after layer,"
+        " fails for this model: at least one step is a significant fall."
+    )
 
 # %% [markdown]
 # Neither test can show that the length *is* confidence (where the premise fails, as printed,
@@ -482,7 +675,8 @@ if grows == "not met":
 
 # %%
 sim = compute.interlayer_similarity(trace, TOKEN)
-sim_data = compute.interlayer_similarity_per_token(others, "content")  # [N, L+1, L+1]
+# [N, L+1, L+1]
+sim_data = compute.interlayer_similarity_per_token(others, "content")
 plots.plot_similarity_spread(sim, sim_data, NAME)
 plt.show()
 
@@ -494,14 +688,21 @@ plt.show()
 # drawn beside the control (off the diagonal; on it, a token against itself is 1).
 
 # %%
-ctrl = compute.cross_layer_control_matrix(others, n_pairs=500, seed=0)  # [L+1, L+1]
-med_matrix = torch.as_tensor(quartiles(sim_data)[1], dtype=ctrl.dtype, device=ctrl.device)
+# [L+1, L+1]
+ctrl = compute.cross_layer_control_matrix(others, n_pairs=500, seed=0)
+med_matrix = torch.as_tensor(
+    quartiles(sim_data)[1], dtype=ctrl.dtype, device=ctrl.device
+)
 plots.plot_adjusted_matrix(ctrl, med_matrix - ctrl)
 plt.show()
 for a_, b_ in ((0, L), (1, L)):
     s25, smed, s75 = quartiles(sim_data[:, a_, b_])
-    print(f"{'embedding' if a_ == 0 else f'layer {a_}'} vs last layer: data median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}], "
-          f"control {ctrl[a_, b_]:.3f}, median minus control {smed - ctrl[a_, b_]:.3f}; {NAME}: {sim[a_, b_]:.3f}")
+    print(
+        f"{'embedding' if a_ == 0 else f'layer {a_}'} vs last layer: data"
+        f" median {smed:.3f} [IQR {s25:.3f}-{s75:.3f}], control"
+        f" {ctrl[a_, b_]:.3f}, median minus control {smed - ctrl[a_, b_]:.3f};"
+        f" {NAME}: {sim[a_, b_]:.3f}"
+    )
 
 # %% [markdown]
 # ## A 2-D trajectory
@@ -516,11 +717,19 @@ for a_, b_ in ((0, L), (1, L)):
 # %%
 coords = compute.pca_trajectory(trace, [0, TOKEN])
 explained = compute.pca_variance_ratio(trace, 2)
-axes = plots.plot_trajectory(coords, ["[CLS]", trace.tokens[TOKEN]], explained=explained)
+axes = plots.plot_trajectory(
+    coords, ["[CLS]", trace.tokens[TOKEN]], explained=explained
+)
 plt.show()
 lengths = compute.path_lengths(coords)
-print(f"PC 1 and PC 2 explain {explained.sum():.0%} of the variance of all {trace.seq_len * (L + 1)} vectors")
-print(f"path length in the PC plane: [CLS] {lengths[0]:.2f}, {NAME} {lengths[1]:.2f}")
+print(
+    f"PC 1 and PC 2 explain {explained.sum():.0%} of the variance of all"
+    f" {trace.seq_len * (L + 1)} vectors"
+)
+print(
+    f"path length in the PC plane: [CLS] {lengths[0]:.2f}, {NAME}"
+    f" {lengths[1]:.2f}"
+)
 
 # %% [markdown]
 # ## Explore
@@ -547,14 +756,33 @@ explorer
 import pandas as pd
 from IPython.display import display
 
-rows = compute.claim_rows(turn=turn, transition_names=names, turn_share=float(adj_share[turn.extreme]),
-                          within_ci=within_ci, cross_ci=cross_ci, mean_of_two=mean_of_two,
-                          eta2=split["layer"].estimate, grows=grows, variance_split=split,
-                          top_share=top_share, k=3, hidden_size=H, every_layer_outliers=every_layer,
-                          top_measure="the random-pair cosine", centred_max=largest["mean-centred"],
-                          peak=peak_rank, peak_up=up)
-claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
-                                     f"published finding (paper, model); against BERT-base: {paper.label}"])
+rows = compute.claim_rows(
+    turn=turn,
+    transition_names=names,
+    turn_share=float(adj_share[turn.extreme]),
+    within_ci=within_ci,
+    cross_ci=cross_ci,
+    mean_of_two=mean_of_two,
+    eta2=split["layer"].estimate,
+    grows=grows,
+    variance_split=split,
+    top_share=top_share,
+    k=3,
+    hidden_size=H,
+    every_layer_outliers=every_layer,
+    top_measure="the random-pair cosine",
+    centred_max=largest["mean-centred"],
+    peak=peak_rank,
+    peak_up=up,
+)
+claims = pd.DataFrame(
+    rows,
+    columns=[
+        "popular claim",
+        f"this model ({loaded.choice.name}), live",
+        f"published finding (paper, model); against BERT-base: {paper.label}",
+    ],
+)
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 
@@ -582,27 +810,82 @@ with pd.option_context("display.max_colwidth", None):
 #
 # ## Exercises
 #
-# 1. Which *encoder transition* turns `[CLS]` of `SENTENCE` the most? Give the layer `l`
-#    such that the cosine between layer `l` and `l + 1` of token 0 is lowest.
-# 2. Write a function `my_norms(trace, token)` returning the L2 norm of the token's vector at
-#    every layer as a tensor of shape `[L + 1]`, without `compute.layer_norms`.
-# 3. Compare `TOKEN`'s vector at **layer 1** with itself at the last layer: `sim[1, L]` minus
-#    the matching control, the mean cosine between a random token at layer 1 and a
-#    *different* random token at layer `L`. Draw the control with
-#    `compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=...)`, choosing the gap and
-#    the column yourself. Give the adjusted value as a float; the checker tells you whether
-#    anything is left once the control is removed.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson04 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson04 import (
+    check_exercise_1,
+    check_exercise_2,
+    check_exercise_3,
+    check_exercise_4,
+)
 
+# %% [markdown]
+# ### Exercise 1: where does `[CLS]` turn most?
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~5 min
+#
+# Which *encoder transition* turns `[CLS]` of `SENTENCE` the most? Give the
+# layer `l` such that the cosine between layer `l` and `l + 1` of token 0 is
+# lowest (`l = 0` is the step from the embeddings to the output of the first
+# encoder layer).
+
+# %%
 answer_1 = None  # your code here: an int
 check_exercise_1(answer_1, trace)
+
+# %% [markdown]
+# ### Exercise 2: the length of a vector, by hand
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# Write a function `my_norms(trace, token)` returning the L2 norm of the
+# token's vector at every layer as a tensor of shape `[L + 1]`, without
+# `compute.layer_norms`.
 
 # %%
 my_norms = None  # your code here: def my_norms(trace, token): ...
 check_exercise_2(my_norms, trace)
 
+# %% [markdown]
+# ### Exercise 3: is anything of the token left at the last layer?
+#
+# Difficulty ●●●●○ · Importance ●●●●○ · ~20 min
+#
+# Compare `TOKEN`'s vector at **layer 1** with itself at the last layer:
+# `sim[1, L]` minus the matching control, the mean cosine between a random
+# token at layer 1 and a *different* random token at layer `L`. Draw the
+# control with
+# `compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=...)`, choosing
+# the gap and the column yourself. Give the adjusted value as a float; the
+# checker tells you whether anything is left once the control is removed.
+
 # %%
 answer_3 = None  # your code here: a float
 check_exercise_3(answer_3, trace, TOKEN, others)
+
+# %% [markdown]
+# ### Exercise 4: predict, then measure — centring the last layer
+#
+# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
+#
+# **First predict**, before you run anything: does subtracting each layer's
+# mean vector (mean-centring, as Mu and Viswanath do) make the random-pair
+# cosine of the **last layer** *higher* or *lower*? Write `"higher"` or
+# `"lower"` in `prediction_4`.
+#
+# **Then measure** it: the mean cosine of 500 random pairs (`seed=0`) at the
+# last layer after centring, minus the same without centring.
+# `compute.layer_mean_std(others, "content")` gives the means, and
+# `compute.random_pair_cosines` takes them as `shift`. The checker grades the
+# measurement and only comments on the prediction.
+#
+# *Reflection (not checked):* if your prediction missed, what does the shared
+# mean vector contribute to the cosine of two unrelated tokens?
+
+# %%
+prediction_4 = None  # "higher" or "lower", written before measuring
+answer_4 = None  # your code here: a float, centred minus raw
+check_exercise_4(prediction_4, answer_4, others)

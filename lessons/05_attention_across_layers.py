@@ -57,12 +57,15 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+# Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    url = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", url,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -112,31 +115,68 @@ from helpers.model.loading import BERT_BASE_SIZES, load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
 from helpers.common.progress import progress
-from helpers.common.stats import bootstrap_ci, cautious_paired_difference_ci, quartiles
+from helpers.common.stats import (
+    bootstrap_ci,
+    cautious_paired_difference_ci,
+    quartiles,
+)
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
 L, A = model.config.num_hidden_layers, model.config.num_attention_heads
 trace = trace_text(tokenizer, model, SENTENCE)
 row_sums = torch.stack(trace.attentions).sum(dim=-1)
-print(f"model {loaded.choice.name}: {L} layers x {A} heads; SENTENCE has {trace.seq_len} tokens")
-print(f"every attention row of SENTENCE sums to 1 (largest deviation {(row_sums - 1).abs().max():.1e})")
-paper = paper_comparison(loaded)  # is this the BERT-base that the papers below measured?
+print(
+    f"model {loaded.choice.name}: {L} layers x {A} heads; SENTENCE has"
+    f" {trace.seq_len} tokens"
+)
+print(
+    "every attention row of SENTENCE sums to 1 (largest deviation"
+    f" {(row_sums - 1).abs().max():.1e})"
+)
+# is this the BERT-base that the papers below measured?
+paper = paper_comparison(loaded)
 print(f"against the papers' BERT-base: {paper.label}")
+
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["05"]);
 
 # %% [markdown]
 # Now the two data sets, each input traced once:
 
 # %%
 pairs = compute.load_sentence_pairs()
-short = [trace_text(tokenizer, model, a, b) for a, b in progress(pairs, desc="tracing short pairs")]
-packed = [trace_text(tokenizer, model, a, b)
-          for a, b in progress(compute.packed_pairs(pairs, tokenizer, max_tokens=128), desc="tracing packed pairs")]
-members = [a + b for a, b in compute.packed_pair_groups(pairs, tokenizer, max_tokens=128)]  # short pairs in each
+short = [
+    trace_text(tokenizer, model, a, b)
+    for a, b in progress(pairs, desc="tracing short pairs")
+]
+packed = [
+    trace_text(tokenizer, model, a, b)
+    for a, b in progress(
+        compute.packed_pairs(pairs, tokenizer, max_tokens=128),
+        desc="tracing packed pairs",
+    )
+]
+# short pairs in each
+members = [
+    a + b
+    for a, b in compute.packed_pair_groups(pairs, tokenizer, max_tokens=128)
+]
 for name, group in (("short pairs", short), ("packed pairs", packed)):
     n = torch.tensor([float(t.seq_len) for t in group])
-    print(f"{name:>12}: {len(group)} inputs, length median {n.median():.0f} (range {n.min():.0f}-{n.max():.0f}), "
-          f"{sum(t.tokens.count('[SEP]') for t in group) // len(group)} [SEP] each")
+    print(
+        f"{name:>12}: {len(group)} inputs, length median {n.median():.0f}"
+        f" (range {n.min():.0f}-{n.max():.0f}),"
+        f" {sum(t.tokens.count('[SEP]') for t in group) // len(group)} [SEP]"
+        " each"
+    )
 
 # %% [markdown]
 # ## What does [CLS] look at?
@@ -149,11 +189,18 @@ for name, group in (("short pairs", short), ("packed pairs", packed)):
 # %%
 cls_att = compute.cls_attention(trace)  # [L, A, seq]
 cls_mean = cls_att.mean(dim=1)
-ax = plots.plot_token_heatmap(cls_mean, trace.tokens, title="[CLS]'s attention probability per layer, heads averaged")
+ax = plots.plot_token_heatmap(
+    cls_mean,
+    trace.tokens,
+    title="[CLS]'s attention probability per layer, heads averaged",
+)
 plt.show()
 for layer in range(1, L + 1):
     j = int(cls_mean[layer - 1].argmax())
-    print(f"layer {layer}: in SENTENCE, [CLS] looks most at {trace.tokens[j]!r} ({cls_mean[layer - 1, j]:.2f})")
+    print(
+        f"layer {layer}: in SENTENCE, [CLS] looks most at {trace.tokens[j]!r}"
+        f" ({cls_mean[layer - 1, j]:.2f})"
+    )
 
 # %% [markdown]
 # One sentence is an anecdote. Over the short pairs, the share of `[CLS]`'s attention that
@@ -161,9 +208,17 @@ for layer in range(1, L + 1):
 # bootstrap 95 % interval over the inputs:
 
 # %%
-cls_rows = torch.stack([compute.attention_shares(t, queries=[0]) for t in short])  # [n, L, 4]
+# [n, L, 4]
+cls_rows = torch.stack(
+    [compute.attention_shares(t, queries=[0]) for t in short]
+)
 for layer in range(L):
-    cells = [f"{c} {ci.percent(0)}" for c, ci in zip(compute.TOKEN_CLASSES, bootstrap_ci(cls_rows[:, layer]))]
+    cells = [
+        f"{c} {ci.percent(0)}"
+        for c, ci in zip(
+            compute.TOKEN_CLASSES, bootstrap_ci(cls_rows[:, layer])
+        )
+    ]
     print(f"layer {layer + 1}: [CLS] -> " + "; ".join(cells))
 
 # %% [markdown]
@@ -172,9 +227,13 @@ for layer in range(L):
 
 # %%
 layer_to_show = L
-ax = plots.plot_token_heatmap(cls_att[layer_to_show - 1], trace.tokens, ylabel="head",
-                              yticklabels=[str(h) for h in range(A)],
-                              title=f"[CLS]'s attention probability per head, layer {layer_to_show}")
+ax = plots.plot_token_heatmap(
+    cls_att[layer_to_show - 1],
+    trace.tokens,
+    ylabel="head",
+    yticklabels=[str(h) for h in range(A)],
+    title=f"[CLS]'s attention probability per head, layer {layer_to_show}",
+)
 plt.show()
 spread = cls_att[layer_to_show - 1].argmax(dim=-1)
 print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
@@ -202,19 +261,37 @@ print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
 shares_short = compute.attention_shares_per_sentence(short)  # [n, L, 4]
 shares_packed = compute.attention_shares_per_sentence(packed)
 uniform_short = torch.stack([compute.uniform_shares(t) for t in short]).mean(0)
-uniform_packed = torch.stack([compute.uniform_shares(t) for t in packed]).mean(0)
-plots.plot_class_shares({"short pairs": shares_short, "packed pairs": shares_packed,
-                         "SENTENCE": compute.attention_shares(trace)},
-                        uniform={"short pairs": uniform_short, "packed pairs": uniform_packed})
+uniform_packed = torch.stack(
+    [compute.uniform_shares(t) for t in packed]
+).mean(0)
+plots.plot_class_shares(
+    {
+        "short pairs": shares_short,
+        "packed pairs": shares_packed,
+        "SENTENCE": compute.attention_shares(trace),
+    },
+    uniform={"short pairs": uniform_short, "packed pairs": uniform_packed},
+)
 plt.show()
 ci_packed = [bootstrap_ci(shares_packed[:, :, k]) for k in range(4)]
 ci_short = [bootstrap_ci(shares_short[:, :, k]) for k in range(4)]
 print("packed pairs, mean [95 % CI] (short pairs' mean in parentheses):")
-print("uniform: " + " | ".join(f"{c} {uniform_packed[k]:.1%} ({uniform_short[k]:.1%})"
-                               for k, c in enumerate(compute.TOKEN_CLASSES)))
+print(
+    "uniform: "
+    + " | ".join(
+        f"{c} {uniform_packed[k]:.1%} ({uniform_short[k]:.1%})"
+        for k, c in enumerate(compute.TOKEN_CLASSES)
+    )
+)
 for layer in range(L):
-    print(f"layer {layer + 1}: " + " | ".join(f"{c} {ci_packed[k][layer].percent()} ({ci_short[k][layer].estimate:.1%})"
-                                             for k, c in enumerate(compute.TOKEN_CLASSES)))
+    print(
+        f"layer {layer + 1}: "
+        + " | ".join(
+            f"{c} {ci_packed[k][layer].percent()}"
+            f" ({ci_short[k][layer].estimate:.1%})"
+            for k, c in enumerate(compute.TOKEN_CLASSES)
+        )
+    )
 
 # %% [markdown]
 # Like for like with Clark et al. The comparison prints which model each number comes from.
@@ -232,35 +309,83 @@ for layer in range(L):
 # test per layer, Holm-adjusted over the $L$ layers (`compute.above_threshold`).
 
 # %%
-sep, cls = compute.TOKEN_CLASSES.index("[SEP]"), compute.TOKEN_CLASSES.index("[CLS]")
+sep, cls = compute.TOKEN_CLASSES.index("[SEP]"), compute.TOKEN_CLASSES.index(
+    "[CLS]"
+)
 sep_top = compute.extreme_layer(shares_packed[:, :, sep])
 cls_top = compute.extreme_layer(shares_packed[:, :, cls])
 top_sep, top_cls = sep_top[0], cls_top[0]
-over_half = [l + 1 for l in compute.above_threshold(shares_packed[:, :, sep], 0.5)["above"]]
-print(f"This model ({loaded.choice.name}), packed pairs ({len(packed)} inputs, median "
-      f"{quartiles([t.seq_len for t in packed])[1]:.0f} tokens):")
+over_half = [
+    l + 1
+    for l in compute.above_threshold(shares_packed[:, :, sep], 0.5)["above"]
+]
+print(
+    f"This model ({loaded.choice.name}), packed pairs ({len(packed)} inputs,"
+    f" median {quartiles([t.seq_len for t in packed])[1]:.0f} tokens):"
+)
 for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
     name = compute.TOKEN_CLASSES[k]
-    print(f"  largest {name} share {ci_packed[k][top].percent()} at layer {top + 1}; not shown different from it "
-          f"(paired, Holm over {L - 1} comparisons): layers {[j + 1 for j in tied]}")
+    print(
+        f"  largest {name} share {ci_packed[k][top].percent()} at layer"
+        f" {top + 1}; not shown different from it (paired, Holm over {L - 1}"
+        f" comparisons): layers {[j + 1 for j in tied]}"
+    )
     rest = [j for j in range(L) if j not in tied]
     if rest:
         near = max(rest, key=lambda j: float(shares_packed[:, j, k].mean()))
-        print(f"    closest other layer {near + 1}: {ci_packed[k][near].percent()}, paired difference "
-              f"{cautious_paired_difference_ci(shares_packed[:, near, k], shares_packed[:, top, k]).percent(2)}")
-    print(f"    at layer {top + 1}, share / uniform share: packed {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, "
-          f"short {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share {ci_short[k][top].percent()})")
-print(f"  [SEP]: layers surely above half (one-sided, Holm over {L} layers): {over_half or 'none'}")
-sink = compute.compare_layers(shares_packed[:, :, cls], shares_packed[:, :, sep])  # [CLS] minus [SEP], paired
-print(f"  [CLS] share minus [SEP] share (paired, Holm over {L} layers): larger in layers {sink['above'] or 'none'}, "
-      f"smaller in {sink['below'] or 'none'}, inconclusive in {sink['inconclusive'] or 'none'}")
-print("  so where Clark et al. found a [SEP] sink, this model has a [CLS] sink instead" if len(sink["above"]) > L / 2
-      else "  so this model, like BERT-base in Clark et al., sinks more on [SEP]" if len(sink["below"]) > L / 2
-      else "  so neither [CLS] nor [SEP] is shown to be this model's sink in most layers")
-print(f"Like for like in input format only. Still different: {L} layers here, {BERT_BASE_SIZES[0]} in BERT-base; "
-      f"{len(packed)} packed inputs here, about 1,000 in Clark et al.; training: {paper.label}"
-      + ("" if paper.same else f" ({paper.about})") + ".")
-print(paper.caveat("where the attention sinks ([CLS] or [SEP]) and in which layers"))
+        diff = cautious_paired_difference_ci(
+            shares_packed[:, near, k], shares_packed[:, top, k]
+        )
+        print(
+            f"    closest other layer {near + 1}:"
+            f" {ci_packed[k][near].percent()}, paired difference "
+            f"{diff.percent(2)}"
+        )
+    print(
+        f"    at layer {top + 1}, share / uniform share: packed"
+        f" {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, short"
+        f" {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share"
+        f" {ci_short[k][top].percent()})"
+    )
+print(
+    f"  [SEP]: layers surely above half (one-sided, Holm over {L} layers):"
+    f" {over_half or 'none'}"
+)
+# [CLS] minus [SEP], paired
+sink = compute.compare_layers(
+    shares_packed[:, :, cls], shares_packed[:, :, sep]
+)
+print(
+    f"  [CLS] share minus [SEP] share (paired, Holm over {L} layers): larger"
+    f" in layers {sink['above'] or 'none'}, smaller in"
+    f" {sink['below'] or 'none'}, inconclusive in"
+    f" {sink['inconclusive'] or 'none'}"
+)
+print(
+    "  so where Clark et al. found a [SEP] sink, this model has a [CLS] sink"
+    " instead"
+    if len(sink["above"]) > L / 2
+    else (
+        "  so this model, like BERT-base in Clark et al., sinks more on [SEP]"
+        if len(sink["below"]) > L / 2
+        else (
+            "  so neither [CLS] nor [SEP] is shown to be this model's sink in"
+            " most layers"
+        )
+    )
+)
+print(
+    f"Like for like in input format only. Still different: {L} layers here,"
+    f" {BERT_BASE_SIZES[0]} in BERT-base; {len(packed)} packed inputs here,"
+    f" about 1,000 in Clark et al.; training: {paper.label}"
+    + ("" if paper.same else f" ({paper.about})")
+    + "."
+)
+print(
+    paper.caveat(
+        "where the attention sinks ([CLS] or [SEP]) and in which layers"
+    )
+)
 
 # %% [markdown]
 # Clark et al.'s pattern is about single heads: their Fig. 2 plots each head's mean attention
@@ -275,28 +400,66 @@ print(paper.caveat("where the attention sinks ([CLS] or [SEP]) and in which laye
 # not "most". The figure shows every head, as their strip plot does.
 
 # %%
-print("Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<= 128 tokens): over half of the "
-      f"attention on [SEP] in layers 6-10; early heads attend to [CLS] (Fig. 2, no threshold) -- {paper.label}.")
-head_share = compute.head_key_share(packed, key=0)  # [n, L, A]: each head's share of attention on [CLS]
-head_ci = [bootstrap_ci(head_share[:, l]) for l in range(L)]  # per layer: one interval per head
-ax = plots.plot_head_strip(head_ci, reference=0.5, reference_label="one half (the claim)", ylabel="share on [CLS]",
-                           title="each head's share of attention on [CLS], packed pairs")
+print(
+    "Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<="
+    " 128 tokens): over half of the attention on [SEP] in layers 6-10; early"
+    f" heads attend to [CLS] (Fig. 2, no threshold) -- {paper.label}."
+)
+# [n, L, A]: each head's share of attention on [CLS]
+head_share = compute.head_key_share(packed, key=0)
+# per layer: one interval per head
+head_ci = [bootstrap_ci(head_share[:, l]) for l in range(L)]
+ax = plots.plot_head_strip(
+    head_ci,
+    reference=0.5,
+    reference_label="one half (the claim)",
+    ylabel="share on [CLS]",
+    title="each head's share of attention on [CLS], packed pairs",
+)
 plt.show()
-heads_on_cls = (head_share.mean(0) > 0.5).sum(-1).tolist()  # mean share above one half
-surely_half = compute.above_threshold(head_share.reshape(len(packed), L * A), 0.5)["above"]  # column l * A + h
-surely_10x = compute.above_threshold(compute.head_key_ratio(packed, key=0).reshape(len(packed), L * A), 10.0)["above"]
-heads_surely_half, heads_10x = ([sum(j // A == l for j in cols) for l in range(L)] for cols in (surely_half, surely_10x))
-share_10x = 10.0 / quartiles([t.seq_len for t in packed])[1]  # 10x uniform as a share, at the median length
-print(f"heads (of {A} per layer, {len(packed)} packed inputs) whose mean [CLS] share is above one half: "
-      + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_on_cls)) + f" ({sum(heads_on_cls)} of {L * A})")
+# mean share above one half
+heads_on_cls = (head_share.mean(0) > 0.5).sum(-1).tolist()
+# column l * A + h
+surely_half = compute.above_threshold(
+    head_share.reshape(len(packed), L * A), 0.5
+)["above"]
+surely_10x = compute.above_threshold(
+    compute.head_key_ratio(packed, key=0).reshape(len(packed), L * A), 10.0
+)["above"]
+heads_surely_half, heads_10x = (
+    [sum(j // A == l for j in cols) for l in range(L)]
+    for cols in (surely_half, surely_10x)
+)
+# 10x uniform as a share, at the median length
+share_10x = 10.0 / quartiles([t.seq_len for t in packed])[1]
+print(
+    f"heads (of {A} per layer, {len(packed)} packed inputs) whose mean [CLS]"
+    " share is above one half: "
+    + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_on_cls))
+    + f" ({sum(heads_on_cls)} of {L * A})"
+)
 print(f"  surely above one half (one-sided, Holm over all {L * A} heads): "
       + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_surely_half)))
-print(f"  a looser count, not 'most': surely above 10x uniform (about {share_10x:.0%} of a head's attention at the "
-      f"median length; Holm over all {L * A} heads): " + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_10x)))
-print("largest head per layer: " + ", ".join(f"{l + 1}: {max(head_ci[l], key=lambda c: c.estimate).percent(0)}"
-                                           for l in range(L)))
-share_cls = bootstrap_ci(shares_packed[:, :, compute.TOKEN_CLASSES.index("[CLS]")])
-print("share of all attention on [CLS], per layer: " + ", ".join(f"{l + 1}: {share_cls[l].percent(0)}" for l in range(L)))
+print(
+    "  a looser count, not 'most': surely above 10x uniform (about"
+    f" {share_10x:.0%} of a head's attention at the median length; Holm over"
+    f" all {L * A} heads): "
+    + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_10x))
+)
+print(
+    "largest head per layer: "
+    + ", ".join(
+        f"{l + 1}: {max(head_ci[l], key=lambda c: c.estimate).percent(0)}"
+        for l in range(L)
+    )
+)
+share_cls = bootstrap_ci(
+    shares_packed[:, :, compute.TOKEN_CLASSES.index("[CLS]")]
+)
+print(
+    "share of all attention on [CLS], per layer: "
+    + ", ".join(f"{l + 1}: {share_cls[l].percent(0)}" for l in range(L))
+)
 
 # %% [markdown]
 # Clark et al.'s Fig. 2 has a third finding: **deep heads attend to periods and commas**. Those
@@ -309,21 +472,32 @@ print("share of all attention on [CLS], per layer: " + ", ".join(f"{l + 1}: {sha
 # Holm over the layers, `compute.above_threshold`).
 
 # %%
-pc_share, pc_uniform = compute.head_token_share(packed, tokens=(".", ","))  # [n, L, A], [n]
+# [n, L, A], [n]
+pc_share, pc_uniform = compute.head_token_share(packed, tokens=(".", ","))
 keep = pc_uniform > 0  # inputs that hold a period or a comma
-pc_ratio = pc_share[keep].mean(-1) / pc_uniform[keep, None]  # [n, L]: heads averaged, ÷ uniform share
-pc_ci, pc_ratio_ci = bootstrap_ci(pc_share[keep].mean(-1)), bootstrap_ci(pc_ratio)
+# [n, L]: heads averaged, ÷ uniform share
+pc_ratio = pc_share[keep].mean(-1) / pc_uniform[keep, None]
+pc_ci = bootstrap_ci(pc_share[keep].mean(-1))
+pc_ratio_ci = bootstrap_ci(pc_ratio)
 for l in range(L):
-    print(f"layer {l + 1}: periods and commas {pc_ci[l].percent()} of the attention, {pc_ratio_ci[l].format('.2f')}x "
-          f"uniform; largest head {pc_share[keep][:, l].mean(0).max():.0%}")
+    print(
+        f"layer {l + 1}: periods and commas {pc_ci[l].percent()} of the"
+        f" attention, {pc_ratio_ci[l].format('.2f')}x uniform; largest head"
+        f" {pc_share[keep][:, l].mean(0).max():.0%}"
+    )
 pc_top, pc_tied = compute.extreme_layer(pc_ratio)
 pc_above = [l + 1 for l in compute.above_threshold(pc_ratio, 1.0)["above"]]
 deep_punct = compute.deep_layers_verdict(pc_top, pc_tied, pc_above, L)
-print(f"largest ratio at layer {pc_top + 1}; not shown different from it (paired, Holm over {L - 1} comparisons): "
-      f"{[j + 1 for j in pc_tied]}; surely above uniform (one-sided, Holm over {L} layers): {pc_above or 'none'}; "
-      f"upper half: layers {[l for l in range(1, L + 1) if l > L / 2]}. 'Deep heads attend to periods and commas', "
-      f"read as 'their enrichment over uniform peaks in the upper half': {deep_punct} here "
-      f"({int(keep.sum())} packed inputs; Clark et al., BERT-base: {paper.label}).")
+print(
+    f"largest ratio at layer {pc_top + 1}; not shown different from it"
+    f" (paired, Holm over {L - 1} comparisons): {[j + 1 for j in pc_tied]};"
+    f" surely above uniform (one-sided, Holm over {L} layers):"
+    f" {pc_above or 'none'}; upper half: layers"
+    f" {[l for l in range(1, L + 1) if l > L / 2]}. 'Deep heads attend to"
+    " periods and commas', read as 'their enrichment over uniform peaks in"
+    f" the upper half': {deep_punct} here ({int(keep.sum())} packed inputs;"
+    f" Clark et al., BERT-base: {paper.label})."
+)
 
 # %% [markdown]
 # **How input length moves the shares.** With $n$ tokens, a head that looks at nothing in
@@ -341,22 +515,41 @@ print(f"largest ratio at layer {pc_top + 1}; not shown different from it (paired
 # dividing by $k/n$ has not made the two lengths comparable.
 
 # %%
-med_short, med_packed = (quartiles([t.seq_len for t in g])[1] for g in (short, packed))
-print(f"uniform share of one token: short pairs (median {med_short:.0f} tokens) {1 / med_short:.1%}, "
-      f"packed pairs (median {med_packed:.0f}) {1 / med_packed:.1%}")
-uni_s = torch.stack([compute.uniform_shares(t) for t in short])  # [n, 4], per input
+med_short, med_packed = (
+    quartiles([t.seq_len for t in g])[1] for g in (short, packed)
+)
+print(
+    f"uniform share of one token: short pairs (median {med_short:.0f} tokens)"
+    f" {1 / med_short:.1%}, packed pairs (median {med_packed:.0f})"
+    f" {1 / med_packed:.1%}"
+)
+# [n, 4], per input
+uni_s = torch.stack([compute.uniform_shares(t) for t in short])
 uni_p = torch.stack([compute.uniform_shares(t) for t in packed])
 length_differs = {}
 for k, c in enumerate(compute.TOKEN_CLASSES):
     short_ratio = shares_short[:, :, k] / uni_s[:, k:k + 1]  # [n_short, L]
-    as_short = torch.stack([short_ratio[m].mean(0) for m in members])  # each packed input's pairs, read short
-    d = compute.compare_layers(as_short, shares_packed[:, :, k] / uni_p[:, k:k + 1])  # paired on the same sentences
+    # each packed input's pairs, read short
+    as_short = torch.stack([short_ratio[m].mean(0) for m in members])
+    # paired on the same sentences
+    d = compute.compare_layers(
+        as_short, shares_packed[:, :, k] / uni_p[:, k : k + 1]
+    )
     length_differs[c] = d["above"] + d["below"]
-    print(f"{c}: share ÷ uniform, short minus packed per layer: " + ", ".join(f"{l + 1}: {x.format('.2f')}"
-                                                                               for l, x in enumerate(d["intervals"])))
-print(f"layers where the ratios of the two lengths differ (paired over {len(packed)} packed inputs and their own "
-      f"{sum(map(len, members))} short pairs, Holm over the layers of each class): "
-      + "; ".join(f"{c} {sorted(v) or 'none'}" for c, v in length_differs.items()))
+    print(
+        f"{c}: share ÷ uniform, short minus packed per layer: "
+        + ", ".join(
+            f"{l + 1}: {x.format('.2f')}" for l, x in enumerate(d["intervals"])
+        )
+    )
+print(
+    "layers where the ratios of the two lengths differ (paired over"
+    f" {len(packed)} packed inputs and their own {sum(map(len, members))}"
+    " short pairs, Holm over the layers of each class): "
+    + "; ".join(
+        f"{c} {sorted(v) or 'none'}" for c, v in length_differs.items()
+    )
+)
 
 # %% [markdown]
 # ## Norm-based attention: does the attended vector matter?
@@ -379,17 +572,36 @@ print(f"layers where the ratios of the two lengths differ (paired over {len(pack
 
 # %%
 captured = {}
-hooks = [layer.attention.output.dense.register_forward_hook(lambda mod, args, out, l=l: captured.__setitem__(l, out[0]))
-         for l, layer in enumerate(model.encoder.layer, start=1)]
+hooks = [
+    layer.attention.output.dense.register_forward_hook(
+        lambda mod, args, out, l=l: captured.__setitem__(l, out[0])
+    )
+    for l, layer in enumerate(model.encoder.layer, start=1)
+]
 with torch.no_grad():
-    model(**tokenizer(SENTENCE, return_tensors="pt", truncation=True, max_length=trace.seq_len).to(model.device))
+    model(
+        **tokenizer(
+            SENTENCE,
+            return_tensors="pt",
+            truncation=True,
+            max_length=trace.seq_len,
+        ).to(model.device)
+    )
 for hook in hooks:
     hook.remove()
 for l in range(1, L + 1):
     f = compute.transformed_values(trace, model, l)  # [A, seq, H]
-    rebuilt = torch.einsum("aqk,akd->qd", trace.attention(l), f) + model.encoder.layer[l - 1].attention.output.dense.bias
-    assert torch.allclose(rebuilt, captured[l], atol=1e-4), f"layer {l}: the sum of alpha * f(x) is not the block output"
-print(f"sum over heads and keys of alpha * f(x) + b_O equals the model's attention.output.dense, all {L} layers")
+    rebuilt = (
+        torch.einsum("aqk,akd->qd", trace.attention(l), f)
+        + model.encoder.layer[l - 1].attention.output.dense.bias
+    )
+    assert torch.allclose(
+        rebuilt, captured[l], atol=1e-4
+    ), f"layer {l}: the sum of alpha * f(x) is not the block output"
+print(
+    "sum over heads and keys of alpha * f(x) + b_O equals the model's"
+    f" attention.output.dense, all {L} layers"
+)
 
 # %% [markdown]
 # Now the shares again, once with the weights $\alpha_{ij}$ (heads averaged) and once with
@@ -403,36 +615,78 @@ print(f"sum over heads and keys of alpha * f(x) + b_O equals the model's attenti
 # Holm-adjusted over the $L$ layers of the class):
 
 # %%
-norm_packed = torch.stack([compute.norm_attention_shares_layer(t, model)
-                           for t in progress(packed, desc="norm-based attention")])  # Kobayashi's, [n, L, 4]
-norm_head_packed = torch.stack([compute.norm_attention_shares(t, model) for t in packed])  # per-head variant
-plots.plot_class_shares({"weight α": shares_packed, "norm ‖Σ_h α f_h(x)‖ (layer)": norm_packed,
-                         "norm ‖α f_h(x)‖, per head": norm_head_packed}, uniform={"packed pairs": uniform_packed},
-                        title="share on each kind of key: attention weight vs norm-based (packed pairs)")
+norm_packed = torch.stack([
+    compute.norm_attention_shares_layer(t, model)
+    # Kobayashi's, [n, L, 4]
+    for t in progress(packed, desc="norm-based attention")
+])
+# per-head variant
+norm_head_packed = torch.stack(
+    [compute.norm_attention_shares(t, model) for t in packed]
+)
+plots.plot_class_shares(
+    {
+        "weight α": shares_packed,
+        "norm ‖Σ_h α f_h(x)‖ (layer)": norm_packed,
+        "norm ‖α f_h(x)‖, per head": norm_head_packed,
+    },
+    uniform={"packed pairs": uniform_packed},
+    title=(
+        "share on each kind of key: attention weight vs norm-based (packed"
+        " pairs)"
+    ),
+)
 plt.show()
 fnorms = compute.value_norms_by_class(packed, model)  # [n, L, 4]
 punct = compute.TOKEN_CLASSES.index("punctuation")
 norm_vs_weight, head_vs_weight = {}, {}
 for k in (cls, sep, punct):
     c = compute.TOKEN_CLASSES[k]
-    w_ci, n_ci = bootstrap_ci(shares_packed[:, :, k]), bootstrap_ci(norm_packed[:, :, k])
-    norm_vs_weight[c] = compute.compare_layers(norm_packed[:, :, k], shares_packed[:, :, k])
-    head_vs_weight[c] = compute.compare_layers(norm_head_packed[:, :, k], shares_packed[:, :, k])
-    print(f"{c}: " + "; ".join(f"L{l + 1} weight {w_ci[l].percent()}, norm-based {n_ci[l].percent()}" for l in range(L)))
+    w_ci = bootstrap_ci(shares_packed[:, :, k])
+    n_ci = bootstrap_ci(norm_packed[:, :, k])
+    norm_vs_weight[c] = compute.compare_layers(
+        norm_packed[:, :, k], shares_packed[:, :, k]
+    )
+    head_vs_weight[c] = compute.compare_layers(
+        norm_head_packed[:, :, k], shares_packed[:, :, k]
+    )
+    print(
+        f"{c}: "
+        + "; ".join(
+            f"L{l + 1} weight {w_ci[l].percent()}, norm-based"
+            f" {n_ci[l].percent()}"
+            for l in range(L)
+        )
+    )
 for c, where in norm_vs_weight.items():
     per_head = head_vs_weight[c]
-    print(f"{c}, norm-based (layer) share vs weight share (paired, {len(packed)} inputs, Holm over {L} layers): smaller "
-          f"in layers {where['below'] or 'none'}; larger in {where['above'] or 'none'}; inconclusive in "
-          f"{where['inconclusive'] or 'none'} | per-head variant: smaller in {per_head['below'] or 'none'}, larger in "
-          f"{per_head['above'] or 'none'}")
+    print(
+        f"{c}, norm-based (layer) share vs weight share (paired, {len(packed)}"
+        f" inputs, Holm over {L} layers): smaller in layers"
+        f" {where['below'] or 'none'}; larger in {where['above'] or 'none'};"
+        f" inconclusive in {where['inconclusive'] or 'none'} | per-head"
+        f" variant: smaller in {per_head['below'] or 'none'}, larger in"
+        f" {per_head['above'] or 'none'}"
+    )
 follow = [c for c, w in norm_vs_weight.items() if len(w["below"]) == L]
 other = {c: w["above"] for c, w in norm_vs_weight.items() if w["above"]}
-print(f"Kobayashi et al. (2020, BERT-base; {paper.label}): the shares of [CLS], [SEP] and punctuation shrink once "
-      f"||f(x)|| counts. This model: smaller in every layer for {follow or 'none of them'}"
-      + ("; the opposite (larger) for " + ", ".join(f"{c} in layers {v}" for c, v in other.items()) if other else "")
-      + ".")
+print(
+    f"Kobayashi et al. (2020, BERT-base; {paper.label}): the shares of [CLS],"
+    " [SEP] and punctuation shrink once ||f(x)|| counts. This model: smaller"
+    f" in every layer for {follow or 'none of them'}"
+    + (
+        "; the opposite (larger) for "
+        + ", ".join(f"{c} in layers {v}" for c, v in other.items())
+        if other
+        else ""
+    )
+    + "."
+)
 ratio = torch.nanmean(fnorms[:, :, cls] / fnorms[:, :, 3], dim=0)
-print("||f(x)|| of [CLS] / ||f(x)|| of ordinary tokens, per layer: " + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
+print(
+    "||f(x)|| of [CLS] / ||f(x)|| of ordinary tokens, per layer: "
+    + ", ".join(f"{r:.2f}" for r in ratio.tolist())
+)
 
 # %% [markdown]
 # ## Testing two popular readings
@@ -450,21 +704,35 @@ sep_ratio = (shares_packed[:, :, sep] / uniform_packed[sep]).mean(0)
 punct_ratio = (shares_packed[:, :, punct] / uniform_packed[punct]).mean(0)
 sep_norm = norm_packed[:, :, sep].mean(0) / shares_packed[:, :, sep].mean(0)
 for l in range(L):
-    print(f"layer {l + 1}: [SEP] {sep_ratio[l]:.1f}x uniform, punctuation {punct_ratio[l]:.1f}x uniform; "
-          f"norm-based [SEP] share = {sep_norm[l]:.0%} of its weight share")
-sep_excess = shares_packed[:, :, sep] / uni_p[:, sep:sep + 1]  # per input: [SEP] share ÷ that input's uniform share
+    print(
+        f"layer {l + 1}: [SEP] {sep_ratio[l]:.1f}x uniform, punctuation"
+        f" {punct_ratio[l]:.1f}x uniform; norm-based [SEP] share ="
+        f" {sep_norm[l]:.0%} of its weight share"
+    )
+# per input: [SEP] share ÷ that input's uniform share
+sep_excess = shares_packed[:, :, sep] / uni_p[:, sep:sep + 1]
 enriched = [l + 1 for l in compute.above_threshold(sep_excess, 2.0)["above"]]
 if enriched:
-    print(f"[SEP] gets surely more than twice its uniform share (one-sided, Holm over {L} layers) in layers "
-          f"{enriched}; there the norm-based share keeps " + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched)
-          + " of the weight share.")
+    print(
+        "[SEP] gets surely more than twice its uniform share (one-sided, Holm"
+        f" over {L} layers) in layers {enriched}; there the norm-based share"
+        " keeps "
+        + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched)
+        + " of the weight share."
+    )
 else:
-    print(f"In no layer is [SEP] shown to get more than twice its uniform share (one-sided, Holm over {L} layers; "
-          f"largest per-input mean {sep_excess.mean(0).max():.1f}x): this model gives [SEP] no shown excess of "
-          "attention to explain, boundary or not.")
-print("Clark et al. (2019, BERT-base) speculate that attention to [SEP] serves as a no-op, supported by small "
-      "gradients; Kobayashi et al. (2020, BERT-base): ||f(x)|| of [SEP] is small, so its norm-based share is far "
-      f"below its weight share ({paper.label}).")
+    print(
+        "In no layer is [SEP] shown to get more than twice its uniform share"
+        f" (one-sided, Holm over {L} layers; largest per-input mean"
+        f" {sep_excess.mean(0).max():.1f}x): this model gives [SEP] no shown"
+        " excess of attention to explain, boundary or not."
+    )
+print(
+    "Clark et al. (2019, BERT-base) speculate that attention to [SEP] serves"
+    " as a no-op, supported by small gradients; Kobayashi et al. (2020,"
+    " BERT-base): ||f(x)|| of [SEP] is small, so its norm-based share is far"
+    f" below its weight share ({paper.label})."
+)
 
 # %% [markdown]
 # **"[CLS] attends to itself in early layers because it has not learned to look yet."** A
@@ -479,14 +747,29 @@ print("Clark et al. (2019, BERT-base) speculate that attention to [SEP] serves a
 
 # %%
 untrained = compute.untrained_like(model, seed=0)
-random_traces = [trace_text(tokenizer, untrained, a, b) for a, b in progress(pairs, desc="untrained model")]
-self_trained = torch.stack([torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in short])  # [n, L]
-self_random = torch.stack([torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in random_traces])
+random_traces = [
+    trace_text(tokenizer, untrained, a, b)
+    for a, b in progress(pairs, desc="untrained model")
+]
+# [n, L]
+self_trained = torch.stack(
+    [torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in short]
+)
+self_random = torch.stack(
+    [torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in random_traces]
+)
 inv_n = torch.tensor([1.0 / t.seq_len for t in short]).mean()
-plots.plot_layer_lines({"trained": self_trained, "same config, random weights": self_random,
-                        "SENTENCE": compute.cls_attention(trace)[:, :, 0].mean(-1)},
-                       reference=inv_n, reference_label="uniform 1/n (short pairs)",
-                       title="attention probability of [CLS] on itself (heads averaged)", ylabel="attention probability")
+plots.plot_layer_lines(
+    {
+        "trained": self_trained,
+        "same config, random weights": self_random,
+        "SENTENCE": compute.cls_attention(trace)[:, :, 0].mean(-1),
+    },
+    reference=inv_n,
+    reference_label="uniform 1/n (short pairs)",
+    title="attention probability of [CLS] on itself (heads averaged)",
+    ylabel="attention probability",
+)
 plt.show()
 
 # %% [markdown]
@@ -498,16 +781,27 @@ plt.show()
 t_ci, r_ci = bootstrap_ci(self_trained), bootstrap_ci(self_random)
 trained_vs_random = compute.compare_layers(self_trained, self_random)
 for l in range(L):
-    print(f"layer {l + 1}: trained {t_ci[l].percent()}, random weights {r_ci[l].percent()}, 1/n {inv_n:.1%}; "
-          f"paired difference {trained_vs_random['intervals'][l].percent()}")
+    print(
+        f"layer {l + 1}: trained {t_ci[l].percent()}, random weights"
+        f" {r_ci[l].percent()}, 1/n {inv_n:.1%}; paired difference"
+        f" {trained_vs_random['intervals'][l].percent()}"
+    )
 learned = sorted(trained_vs_random["above"] + trained_vs_random["below"])
 peak, peak_tied = compute.extreme_layer(self_trained)
-self_over_half = [l + 1 for l in compute.above_threshold(self_trained, 0.5)["above"]]
-print(f"Layers where the trained model's [CLS] self-attention differs from the random-weight one (same "
-      f"{len(short)} inputs, paired, Holm over {L} layers): {learned or 'none'}; inconclusive in "
-      f"{trained_vs_random['inconclusive'] or 'none'}.")
-print(f"Trained [CLS] -> [CLS] is highest at layer {peak + 1}; not shown different from it (paired, Holm): "
-      f"{[j + 1 for j in peak_tied]}; surely above half (one-sided, Holm) in layers {self_over_half or 'none'}.")
+self_over_half = [
+    l + 1 for l in compute.above_threshold(self_trained, 0.5)["above"]
+]
+print(
+    "Layers where the trained model's [CLS] self-attention differs from the"
+    f" random-weight one (same {len(short)} inputs, paired, Holm over {L}"
+    f" layers): {learned or 'none'}; inconclusive in"
+    f" {trained_vs_random['inconclusive'] or 'none'}."
+)
+print(
+    f"Trained [CLS] -> [CLS] is highest at layer {peak + 1}; not shown"
+    f" different from it (paired, Holm): {[j + 1 for j in peak_tied]}; surely"
+    f" above half (one-sided, Holm) in layers {self_over_half or 'none'}."
+)
 
 # %% [markdown]
 # ## Focused and broad heads: entropy
@@ -522,40 +816,77 @@ print(f"Trained [CLS] -> [CLS] is highest at layer {peak + 1}; not shown differe
 entropy = compute.attention_entropy(trace)  # [L, A]
 a = trace.attention(1, 0)
 rows_nats = -(a * a.clamp_min(1e-12).log()).sum(-1)
-print(f"layer 1, head 0 by hand: {rows_nats.mean():.3f} nats; compute.attention_entropy: {entropy[0, 0]:.3f}")
-ent_packed = torch.stack([compute.normalized_entropy(t) for t in packed])  # [n, L, A]
-ax = plots.plot_layer_head_table(ent_packed.mean(0), title="attention entropy ÷ log n per head, packed pairs (mean)",
-                                 cbar_label="entropy ÷ log n", vmin=0, vmax=1)
+print(
+    f"layer 1, head 0 by hand: {rows_nats.mean():.3f} nats;"
+    f" compute.attention_entropy: {entropy[0, 0]:.3f}"
+)
+# [n, L, A]
+ent_packed = torch.stack([compute.normalized_entropy(t) for t in packed])
+ax = plots.plot_layer_head_table(
+    ent_packed.mean(0),
+    title="attention entropy ÷ log n per head, packed pairs (mean)",
+    cbar_label="entropy ÷ log n",
+    vmin=0,
+    vmax=1,
+)
 plt.show()
-lo, hi = compute.best_head(-ent_packed.mean(0)), compute.best_head(ent_packed.mean(0))
-print(f"SENTENCE: uniform attention over {trace.seq_len} tokens would have entropy "
-      f"{torch.log(torch.tensor(float(trace.seq_len))):.2f} nats")
-print(f"packed pairs: most focused head layer {lo[0]}, head {lo[1]} ({-lo[2]:.2f} of log n); "
-      f"broadest layer {hi[0]}, head {hi[1]} ({hi[2]:.2f} of log n)")
+lo = compute.best_head(-ent_packed.mean(0))
+hi = compute.best_head(ent_packed.mean(0))
+print(
+    f"SENTENCE: uniform attention over {trace.seq_len} tokens would have"
+    f" entropy {torch.log(torch.tensor(float(trace.seq_len))):.2f} nats"
+)
+print(
+    f"packed pairs: most focused head layer {lo[0]}, head {lo[1]}"
+    f" ({-lo[2]:.2f} of log n); broadest layer {hi[0]}, head {hi[1]}"
+    f" ({hi[2]:.2f} of log n)"
+)
 
 # %% [markdown]
 # Per layer, heads averaged: the data sets with their intervals, `SENTENCE` as markers and
 # uniform attention (1) as the reference.
 
 # %%
-ent_short = torch.stack([compute.normalized_entropy(t).mean(-1) for t in short])  # [n, L]
-ax = plots.plot_layer_lines({"packed pairs": ent_packed.mean(-1), "short pairs": ent_short,
-                             "SENTENCE": compute.normalized_entropy(trace).mean(-1)}, reference=1.0,
-                            reference_label="uniform attention", title="attention entropy ÷ log n, heads averaged",
-                            ylabel="entropy ÷ log n")
+# [n, L]
+ent_short = torch.stack(
+    [compute.normalized_entropy(t).mean(-1) for t in short]
+)
+ax = plots.plot_layer_lines(
+    {
+        "packed pairs": ent_packed.mean(-1),
+        "short pairs": ent_short,
+        "SENTENCE": compute.normalized_entropy(trace).mean(-1),
+    },
+    reference=1.0,
+    reference_label="uniform attention",
+    title="attention entropy ÷ log n, heads averaged",
+    ylabel="entropy ÷ log n",
+)
 plt.show()
 e_packed = bootstrap_ci(ent_packed.mean(-1))
 focused, focused_tied = compute.extreme_layer(ent_packed.mean(-1), lowest=True)
-print("packed pairs per layer: " + ", ".join(f"{l + 1}: {e_packed[l]}" for l in range(L)))
-print(f"lowest mean entropy on the {len(packed)} packed pairs: layer {focused + 1} ({e_packed[focused]}); not shown "
-      f"different from it (paired over the same inputs, the larger of the bootstrap and Student-t p, Holm over "
-      f"{L - 1} comparisons): layers {[j + 1 for j in focused_tied]}")
+print(
+    "packed pairs per layer: "
+    + ", ".join(f"{l + 1}: {e_packed[l]}" for l in range(L))
+)
+print(
+    f"lowest mean entropy on the {len(packed)} packed pairs: layer"
+    f" {focused + 1} ({e_packed[focused]}); not shown different from it"
+    " (paired over the same inputs, the larger of the bootstrap and Student-t"
+    f" p, Holm over {L - 1} comparisons): layers"
+    f" {[j + 1 for j in focused_tied]}"
+)
 rest = [j for j in range(L) if j not in focused_tied]
 if rest:
     near = min(rest, key=lambda j: e_packed[j].estimate)
-    gap = cautious_paired_difference_ci(ent_packed.mean(-1)[:, near], ent_packed.mean(-1)[:, focused])
-    print(f"closest other layer {near + 1} ({e_packed[near]}): paired difference {gap.format('.2e')} "
-          f"({len(packed)} inputs; bootstrap widened to the Student-t interval)")
+    gap = cautious_paired_difference_ci(
+        ent_packed.mean(-1)[:, near], ent_packed.mean(-1)[:, focused]
+    )
+    print(
+        f"closest other layer {near + 1} ({e_packed[near]}): paired difference"
+        f" {gap.format('.2e')} ({len(packed)} inputs; bootstrap widened to the"
+        " Student-t interval)"
+    )
 
 # %% [markdown]
 # ## Previous-token and next-token heads
@@ -567,18 +898,31 @@ if rest:
 # colour scale.
 
 # %%
-prev_each = torch.stack([compute.offset_head_scores(t, -1) for t in short])  # [n, L, A]
+# [n, L, A]
+prev_each = torch.stack([compute.offset_head_scores(t, -1) for t in short])
 next_each = torch.stack([compute.offset_head_scores(t, +1) for t in short])
 prev, nxt = prev_each.mean(0), next_each.mean(0)
-plots.plot_layer_head_tables({"previous-token score (mean attention from i to i - 1)": prev,
-                              "next-token score (mean attention from i to i + 1)": nxt},
-                             cbar_label="mean attention on the neighbour")
+plots.plot_layer_head_tables(
+    {
+        "previous-token score (mean attention from i to i - 1)": prev,
+        "next-token score (mean attention from i to i + 1)": nxt,
+    },
+    cbar_label="mean attention on the neighbour",
+)
 plt.show()
-for name, scores, each in [("previous-token", prev, prev_each), ("next-token", nxt, next_each)]:
+for name, scores, each in [
+    ("previous-token", prev, prev_each),
+    ("next-token", nxt, next_each),
+]:
     layer, head, _ = compute.best_head(scores)
     ci = bootstrap_ci(each[:, layer - 1, head])
-    mine = compute.offset_head_scores(trace, -1 if name.startswith("prev") else 1)[layer - 1, head]
-    print(f"best {name} head: layer {layer}, head {head}: {ci.percent()} over the short pairs; on SENTENCE {mine:.1%}")
+    mine = compute.offset_head_scores(
+        trace, -1 if name.startswith("prev") else 1
+    )[layer - 1, head]
+    print(
+        f"best {name} head: layer {layer}, head {head}: {ci.percent()} over"
+        f" the short pairs; on SENTENCE {mine:.1%}"
+    )
 
 # %% [markdown]
 # ## All heads of one layer
@@ -598,6 +942,24 @@ from helpers.attention.widgets import HeadGridExplorer, HeadLinesExplorer
 
 grid = HeadGridExplorer(trace, layer=compute.best_head(prev)[0])
 grid
+
+# %% [markdown]
+# ## Every layer and every head at once
+#
+# The grid above is one layer; this one is all of them for `SENTENCE`: row *l* is
+# encoder layer *l*, column *h* head *h*; each map has queries down and keys across,
+# on the same 0–1 colour scale as lesson 02. It is the *model view* of Vig's bertviz
+# (Vig, 2019, *A Multiscale Visualization of Attention in the Transformer Model*),
+# drawn as a static picture (`attention_model_view` in
+# `helpers/attention/plots.py`). The orange frame is the best previous-token head
+# found above. One sentence: an illustration, not a count.
+
+# %%
+best = compute.best_head(prev)[:2]  # (layer, head), layer counted from 1
+fig, axes = plots.attention_model_view(
+    trace, highlight=[best],
+    highlight_label="best previous-token head (above)")
+plt.show()
 
 # %% [markdown]
 # ## One head, token to token
@@ -626,17 +988,43 @@ from IPython.display import display
 
 best_prev = compute.best_head(prev)
 rows = compute.claim_rows(
-    sep_ci=ci_packed[sep], sep_top=sep_top, cls_top=cls_top, uniform_sep=float(uniform_packed[sep]),
-    heads_on_cls=heads_on_cls, heads_surely_half=heads_surely_half, heads_over_threshold=heads_10x,
-    head_threshold=10.0, threshold_share=share_10x, n_heads=A, norm_vs_weight=norm_vs_weight,
+    sep_ci=ci_packed[sep],
+    sep_top=sep_top,
+    cls_top=cls_top,
+    uniform_sep=float(uniform_packed[sep]),
+    heads_on_cls=heads_on_cls,
+    heads_surely_half=heads_surely_half,
+    heads_over_threshold=heads_10x,
+    head_threshold=10.0,
+    threshold_share=share_10x,
+    n_heads=A,
+    norm_vs_weight=norm_vs_weight,
     length_differs=length_differs,
-    weight_cls=bootstrap_ci(shares_packed[:, :, cls]), norm_cls=bootstrap_ci(norm_packed[:, :, cls]),
-    sep_ratio=sep_ratio, punct_ratio=punct_ratio, sep_norm=sep_norm, self_trained=t_ci, self_random=r_ci,
-    self_learned=learned, prev_head=best_prev[:2], prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]),
-    sep_over_half=over_half, self_over_half=self_over_half, sink=sink, punct_rank=(pc_top, pc_tied),
-    punct_above=pc_above, punct_ratio_ci=pc_ratio_ci)
-claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
-                                     f"published finding (paper, model); against BERT-base: {paper.label}"])
+    weight_cls=bootstrap_ci(shares_packed[:, :, cls]),
+    norm_cls=bootstrap_ci(norm_packed[:, :, cls]),
+    sep_ratio=sep_ratio,
+    punct_ratio=punct_ratio,
+    sep_norm=sep_norm,
+    self_trained=t_ci,
+    self_random=r_ci,
+    self_learned=learned,
+    prev_head=best_prev[:2],
+    prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]),
+    sep_over_half=over_half,
+    self_over_half=self_over_half,
+    sink=sink,
+    punct_rank=(pc_top, pc_tied),
+    punct_above=pc_above,
+    punct_ratio_ci=pc_ratio_ci,
+)
+claims = pd.DataFrame(
+    rows,
+    columns=[
+        "popular claim",
+        f"this model ({loaded.choice.name}), live",
+        f"published finding (paper, model); against BERT-base: {paper.label}",
+    ],
+)
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 
@@ -661,17 +1049,62 @@ with pd.option_context("display.max_colwidth", None):
 #
 # ## Exercises
 #
-# 1. What share of the attention in the **last** layer of `SENTENCE` goes to `[SEP]`
-#    (heads and queries averaged)? Give a float between 0 and 1.
-# 2. Which head attends most to the token **two** positions back (offset −2) on
-#    `SENTENCE`? Give `(layer, head)` with layers counted from 1.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson05 import check_exercise_1, check_exercise_2
+from helpers.exercises.lesson05 import (
+    check_exercise_1,
+    check_exercise_2,
+    check_exercise_3,
+)
 
+# %% [markdown]
+# ### Exercise 1: how much of the last layer looks at `[SEP]`?
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# What share of the attention in the **last** layer of `SENTENCE` goes to
+# `[SEP]` (heads and queries averaged)? Give a float between 0 and 1.
+
+# %%
 answer_1 = None  # your code here: a float
 check_exercise_1(answer_1, trace)
+
+# %% [markdown]
+# ### Exercise 2: a head that looks two tokens back
+#
+# Difficulty ●●○○○ · Importance ●●○○○ · ~10 min
+#
+# Which head attends most to the token **two** positions back (offset −2) on
+# `SENTENCE`? Give `(layer, head)` with layers counted from 1 and heads from 0.
 
 # %%
 answer_2 = None  # your code here: a (layer, head) tuple
 check_exercise_2(answer_2, trace)
+
+# %% [markdown]
+# ### Exercise 3: predict, then measure — `[CLS]` in a sentence twice as long
+#
+# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
+#
+# Write `SENTENCE` twice, `f"{SENTENCE} {SENTENCE}"`: about twice as many
+# tokens, but still one `[CLS]`. **First predict**: the share of attention on
+# `[CLS]` (averaged over layers, heads and queries) of the doubled sentence
+# divided by that of `SENTENCE`. About 0.5 would mean attention spreads evenly
+# over the tokens; about 1 would mean `[CLS]` keeps a fixed share whatever the
+# length. Put your number in `prediction_3`.
+#
+# **Then measure** it: trace the doubled sentence with `trace_text` (one short
+# run of the model), compute the share for both traces with
+# `compute.attention_shares`, and give the ratio, long over short. The checker
+# grades the measurement and only comments on the prediction.
+#
+# *Reflection (not checked):* does the result fit the reading of `[CLS]` and
+# `[SEP]` as places where heads "park" attention they do not need?
+
+# %%
+prediction_3 = None  # a number, written before measuring
+answer_3 = None  # your code here: a float, long share / short share
+check_exercise_3(prediction_3, answer_3, tokenizer, model, SENTENCE)

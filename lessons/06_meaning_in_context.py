@@ -51,12 +51,15 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+# Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    url = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", url,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -101,10 +104,22 @@ from helpers.model.trace import trace_text
 from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
 from helpers.attention.compute import above_threshold
-from helpers.common.stats import (Interval, accuracy_ci, bootstrap_ci, cluster_bootstrap_ci, holm, paired_difference_ci,
-                                  verdict)
+from helpers.common.stats import (
+    Interval,
+    accuracy_ci,
+    bootstrap_ci,
+    cluster_bootstrap_ci,
+    holm,
+    paired_difference_ci,
+    verdict,
+)
 from helpers.context import compute, plots
-from helpers.layerwalk.compute import layer_mean_std, random_pair_cosines, rank_layers, step_verdicts
+from helpers.layerwalk.compute import (
+    layer_mean_std,
+    random_pair_cosines,
+    rank_layers,
+    step_verdicts,
+)
 from helpers.model.tokens import is_unknown, longest_word
 
 loaded = load_model(MODEL)
@@ -113,10 +128,24 @@ from helpers.model.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="06", what="the polysemy sets")
 L = model.config.num_hidden_layers
 polysemy = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
-paper = paper_comparison(loaded)  # is this the BERT-base that Ethayarajh (2019) measured?
+# is this the BERT-base that Ethayarajh (2019) measured?
+paper = paper_comparison(loaded)
 print(f"against Ethayarajh's BERT-base: {paper.label}")
 for word, senses in polysemy.items():
-    print(f"{word!r}: " + ", ".join(f"{s} ({len(v)} sentences)" for s, v in senses.items()))
+    print(
+        f"{word!r}: "
+        + ", ".join(f"{s} ({len(v)} sentences)" for s, v in senses.items())
+    )
+
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["06"]);
 
 # %% [markdown]
 # We trace every sentence once and keep the target word's vector at every layer. A word
@@ -127,7 +156,12 @@ for word, senses in polysemy.items():
 # token ids.
 
 # %%
-jobs = [(w, s, x) for w, senses in polysemy.items() for s, xs in senses.items() for x in xs]
+jobs = [
+    (w, s, x)
+    for w, senses in polysemy.items()
+    for s, xs in senses.items()
+    for x in xs
+]
 vectors, positions, ids, traces = {}, {}, {}, []
 for word, sense, text in progress(jobs, desc="tracing polysemy sentences"):
     if is_unknown(tokenizer, word):
@@ -136,23 +170,49 @@ for word, sense, text in progress(jobs, desc="tracing polysemy sentences"):
     span = t.find_word(word)
     spelled = "".join(p.removeprefix("##") for p in span.pieces)
     if spelled.lower() != word.lower():
-        raise ValueError(f"in {text!r} the pieces {span.pieces} found for {word!r} spell {spelled!r}, not the word.")
+        raise ValueError(
+            f"in {text!r} the pieces {span.pieces} found for {word!r} spell"
+            f" {spelled!r}, not the word."
+        )
     traces.append(t)
-    vectors.setdefault(word, {}).setdefault(sense, []).append(compute.word_by_layer(t, word))
+    vectors.setdefault(word, {}).setdefault(sense, []).append(
+        compute.word_by_layer(t, word)
+    )
     positions.setdefault(word, {}).setdefault(sense, []).append(span.first)
-    ids.setdefault(word, set()).add(tuple(t.input_ids[span.positions].tolist()))
-groups = {w: {s: torch.stack(v) for s, v in senses.items()} for w, senses in vectors.items()}
+    ids.setdefault(word, set()).add(
+        tuple(t.input_ids[span.positions].tolist())
+    )
+groups = {
+    w: {s: torch.stack(v) for s, v in senses.items()}
+    for w, senses in vectors.items()
+}
 skipped = [w for w in polysemy if w not in groups]
 if not groups:
-    raise ValueError(f"this tokenizer maps every target word of the polysemy data to {tokenizer.unk_token}: "
-                     "use an English vocabulary (e.g. MODEL = None or 'bert-base-uncased') for this lesson.")
-print(f"{len(traces)} sentences traced for {len(groups)} words; vectors per sense: [n_sentences, L + 1, H] = "
-      f"{tuple(next(iter(next(iter(groups.values())).values())).shape)}")
-print(f"words split into several pieces: {[w for w in groups if len(tokenizer.tokenize(w)) > 1] or 'none'}; "
-      f"skipped (unknown to the tokenizer): {skipped or 'none'}")
-same_ids = all(len(v) == 1 for v in ids.values())  # e.g. 'Spring' and 'spring' differ in a cased vocabulary
-print("every word has the same token ids in all its sentences" if same_ids else
-      f"words with different token ids in different sentences: {[w for w, v in ids.items() if len(v) > 1]}")
+    raise ValueError(
+        "this tokenizer maps every target word of the polysemy data to"
+        f" {tokenizer.unk_token}: use an English vocabulary (e.g. MODEL = None"
+        " or 'bert-base-uncased') for this lesson."
+    )
+print(
+    f"{len(traces)} sentences traced for {len(groups)} words; vectors per"
+    " sense: [n_sentences, L + 1, H] ="
+    f" {tuple(next(iter(next(iter(groups.values())).values())).shape)}"
+)
+print(
+    "words split into several pieces:"
+    f" {[w for w in groups if len(tokenizer.tokenize(w)) > 1] or 'none'};"
+    f" skipped (unknown to the tokenizer): {skipped or 'none'}"
+)
+# e.g. 'Spring' and 'spring' differ in a cased vocabulary
+same_ids = all(len(v) == 1 for v in ids.values())
+print(
+    "every word has the same token ids in all its sentences"
+    if same_ids
+    else (
+        "words with different token ids in different sentences:"
+        f" {[w for w, v in ids.items() if len(v) > 1]}"
+    )
+)
 
 # %% [markdown]
 # ## The anisotropy baseline, again
@@ -163,11 +223,16 @@ print("every word has the same token ids in all its sentences" if same_ids else
 # `helpers/layerwalk/compute.py`; its samples give the mean and a bootstrap interval.
 
 # %%
-baseline_samples = random_pair_cosines(traces, n_pairs=500, seed=0)  # [500, L+1]
+# [500, L+1]
+baseline_samples = random_pair_cosines(traces, n_pairs=500, seed=0)
 baseline = baseline_samples.mean(dim=0)
 baseline_ci = bootstrap_ci(baseline_samples)
-print("random-pair cosine per layer (mean, 95 % interval): "
-      + "; ".join(f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(baseline_ci)))
+print(
+    "random-pair cosine per layer (mean, 95 % interval): "
+    + "; ".join(
+        f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(baseline_ci)
+    )
+)
 
 # %% [markdown]
 # ## Same sense vs different sense
@@ -186,23 +251,52 @@ print("random-pair cosine per layer (mean, 95 % interval): "
 # the bootstrap's and the Student-t test's p).
 
 # %%
-gaps = {word: compute.within_across_gap(senses) for word, senses in groups.items()}
-ax = plots.plot_words_and_mean(gaps, title="within-sense minus across-sense cosine", ylabel="cosine gap",
-                               reference=0.0, reference_label="no gap")
+gaps = {
+    word: compute.within_across_gap(senses) for word, senses in groups.items()
+}
+ax = plots.plot_words_and_mean(
+    gaps,
+    title="within-sense minus across-sense cosine",
+    ylabel="cosine gap",
+    reference=0.0,
+    reference_label="no gap",
+)
 plt.show()
 gap_values = torch.stack(list(gaps.values()))  # [words, L + 1]
 gap_rank = rank_layers(gap_values, lowest=False, unit="words")
 gap_ci = gap_rank.intervals
-print("mean gap over words: " + "; ".join(f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(gap_ci)))
+print(
+    "mean gap over words: "
+    + "; ".join(
+        f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(gap_ci)
+    )
+)
 best_gap = gap_rank.extreme
-print(f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); not shown different from it (paired, "
-      f"Holm over {gap_rank.family_size} comparisons): layers {gap_rank.tied}; at the embeddings it is {gap_ci[0]}, "
-      + ("not shown different from the largest." if 0 in gap_rank.tied else "below the largest."))
-print(f"paired difference to layer {best_gap} [95 % interval], Holm-adjusted p: "
-      + "; ".join(f"{'emb' if l == 0 else l}: {d}, p = {gap_rank.p_values[l]:.2g}"
-                  for l, d in enumerate(gap_rank.differences) if l != best_gap))
-gap_above_zero = above_threshold(gap_values, 0.0)["above"]  # 0-based columns = layers
-print(f"gap surely above 0 (one-sided, Holm over {L + 1} layers) at layers {gap_above_zero or 'none'}")
+print(
+    f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); not"
+    f" shown different from it (paired, Holm over {gap_rank.family_size}"
+    f" comparisons): layers {gap_rank.tied}; at the embeddings it is"
+    f" {gap_ci[0]}, "
+    + (
+        "not shown different from the largest."
+        if 0 in gap_rank.tied
+        else "below the largest."
+    )
+)
+print(
+    f"paired difference to layer {best_gap} [95 % interval], Holm-adjusted p: "
+    + "; ".join(
+        f"{'emb' if l == 0 else l}: {d}, p = {gap_rank.p_values[l]:.2g}"
+        for l, d in enumerate(gap_rank.differences)
+        if l != best_gap
+    )
+)
+# 0-based columns = layers
+gap_above_zero = above_threshold(gap_values, 0.0)["above"]
+print(
+    f"gap surely above 0 (one-sided, Holm over {L + 1} layers) at layers"
+    f" {gap_above_zero or 'none'}"
+)
 
 # %% [markdown]
 # ## Can a layer tell the senses apart?
@@ -222,11 +316,23 @@ print(f"gap surely above 0 (one-sided, Holm over {L + 1} layers) at layers {gap_
 word0, senses0 = next(iter(groups.items()))
 names = list(senses0)
 held_out = senses0[names[0]][0]
-centroids = torch.stack([senses0[names[0]][1:].mean(0), senses0[names[1]].mean(0)])
-by_hand = F.cosine_similarity(held_out.unsqueeze(0), centroids, dim=-1).argmax(0) == 0
-outcomes = {w: compute.sense_separation_outcomes(s) for w, s in groups.items()}  # {word: [n, L+1]}
-print(f"{word0!r}, first {names[0]!r} sentence classified correctly per layer, by hand: {by_hand.tolist()}")
-print(f"compute.sense_separation_outcomes agrees: {bool((outcomes[word0][0] == by_hand).all())}")
+centroids = torch.stack(
+    [senses0[names[0]][1:].mean(0), senses0[names[1]].mean(0)]
+)
+by_hand = (
+    F.cosine_similarity(held_out.unsqueeze(0), centroids, dim=-1).argmax(0)
+    == 0
+)
+# {word: [n, L+1]}
+outcomes = {w: compute.sense_separation_outcomes(s) for w, s in groups.items()}
+print(
+    f"{word0!r}, first {names[0]!r} sentence classified correctly per layer,"
+    f" by hand: {by_hand.tolist()}"
+)
+print(
+    "compute.sense_separation_outcomes agrees:"
+    f" {bool((outcomes[word0][0] == by_hand).all())}"
+)
 
 # %% [markdown]
 # Chance would be 50 % for two senses, but a flat 50 % line is the wrong reference here.
@@ -241,19 +347,37 @@ print(f"compute.sense_separation_outcomes agrees: {bool((outcomes[word0][0] == b
 # comparisons (`rank_layers` with `clusters`).
 
 # %%
-pooled = torch.cat(list(outcomes.values())).float()  # every sentence of every word, [sentences, L + 1]
-word_of = np.concatenate([[w] * len(o) for w, o in outcomes.items()])  # each sentence's word: the cluster
-pooled_ci = cluster_bootstrap_ci(pooled, word_of, n_boot=2000)  # resampling words, one interval per layer
-acc_rank = rank_layers(pooled, lowest=False, clusters=word_of, n_boot=2000, unit="words")  # the same draws, paired
-word_ci = {w: [accuracy_ci(o[:, l]) for l in range(L + 1)] for w, o in outcomes.items()}
+# every sentence of every word, [sentences, L + 1]
+pooled = torch.cat(list(outcomes.values())).float()
+# each sentence's word: the cluster
+word_of = np.concatenate([[w] * len(o) for w, o in outcomes.items()])
+# resampling words, one interval per layer
+pooled_ci = cluster_bootstrap_ci(pooled, word_of, n_boot=2000)
+# the same draws, paired
+acc_rank = rank_layers(
+    pooled, lowest=False, clusters=word_of, n_boot=2000, unit="words"
+)
+word_ci = {
+    w: [accuracy_ci(o[:, l]) for l in range(L + 1)]
+    for w, o in outcomes.items()
+}
 null = compute.permutation_null(groups, n_perm=200, seed=0)
 plots.plot_accuracy_panels(word_ci, pooled=pooled_ci, null=null)
 plt.show()
-print(f"pooled over {len(pooled)} sentences of {len(outcomes)} words (95 % interval resampling words): "
-      + "; ".join(f"{'emb' if l == 0 else l}: {ci.percent(0)}" for l, ci in enumerate(pooled_ci)))
+print(
+    f"pooled over {len(pooled)} sentences of {len(outcomes)} words (95 %"
+    " interval resampling words): "
+    + "; ".join(
+        f"{'emb' if l == 0 else l}: {ci.percent(0)}"
+        for l, ci in enumerate(pooled_ci)
+    )
+)
 best_acc = acc_rank.extreme
-print(f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not shown different from it (paired, resampling "
-      f"words, Holm over {acc_rank.family_size} comparisons): layers {acc_rank.tied}")
+print(
+    f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not shown"
+    " different from it (paired, resampling words, Holm over"
+    f" {acc_rank.family_size} comparisons): layers {acc_rank.tied}"
+)
 
 # %% [markdown]
 # At the embedding layer, where a word has the same token ids in every sentence (printed after
@@ -272,29 +396,62 @@ print(f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not shown diffe
 # position in each sentence, per sense, so you can see whether position could explain them.
 
 # %%
-null_pooled = np.percentile(null["all words, pooled"][:, 0].cpu().numpy(), [2.5, 97.5])
-emb_null_p = compute.permutation_p_value(float(pooled[:, 0].mean()), null["all words, pooled"][:, 0])
-print(f"layer 0, pooled: {pooled_ci[0].percent(0)}; shuffled labels: mean {null['all words, pooled'][:, 0].mean():.0%} "
-      f"(95 % range {null_pooled[0]:.0%}-{null_pooled[1]:.0%}; chance {1 / len(names):.0%}); permutation p = "
-      f"{emb_null_p:.2g}: " + ("differs from the shuffles" if emb_null_p < 0.05 else
-                                "inconclusive (not shown different from the shuffles)"))
-null0 = {w: compute.layer_null(g, 0, seed=seed) for (w, g), seed in
-         zip(groups.items(), np.random.SeedSequence(1).spawn(len(groups)))}  # {word: (accuracies, exact)}
-p_values = {w: compute.permutation_p_value(float(outcomes[w][:, 0].float().mean()), acc, exact=exact)
-            for w, (acc, exact) in null0.items()}
-smallest = {w: compute.permutation_p_value(float(acc[(acc - acc.mean()).abs().argmax()]), acc, exact=exact)
-            for w, (acc, exact) in null0.items()}  # the p of the most extreme relabelling: the best a word can do
+null_pooled = np.percentile(
+    null["all words, pooled"][:, 0].cpu().numpy(), [2.5, 97.5]
+)
+emb_null_p = compute.permutation_p_value(
+    float(pooled[:, 0].mean()), null["all words, pooled"][:, 0]
+)
+print(
+    f"layer 0, pooled: {pooled_ci[0].percent(0)}; shuffled labels: mean"
+    f" {null['all words, pooled'][:, 0].mean():.0%} (95 % range"
+    f" {null_pooled[0]:.0%}-{null_pooled[1]:.0%}; chance"
+    f" {1 / len(names):.0%}); permutation p = {emb_null_p:.2g}: "
+    + (
+        "differs from the shuffles"
+        if emb_null_p < 0.05
+        else "inconclusive (not shown different from the shuffles)"
+    )
+)
+# {word: (accuracies, exact)}
+seeds = np.random.SeedSequence(1).spawn(len(groups))
+null0 = {w: compute.layer_null(g, 0, seed=seed)
+         for (w, g), seed in zip(groups.items(), seeds)}
+p_values = {
+    w: compute.permutation_p_value(
+        float(outcomes[w][:, 0].float().mean()), acc, exact=exact
+    )
+    for w, (acc, exact) in null0.items()
+}
+smallest = {
+    w: compute.permutation_p_value(
+        float(acc[(acc - acc.mean()).abs().argmax()]), acc, exact=exact
+    )
+    # the p of the most extreme relabelling: the best a word can do
+    for w, (acc, exact) in null0.items()
+}
 p_holm = dict(zip(p_values, holm(list(p_values.values()))))
 for w in sorted(p_values, key=p_values.get)[:2]:
     where = "; ".join(f"{s}: {positions[w][s]}" for s in groups[w])
-    print(f"  {w!r}: {outcomes[w][:, 0].float().mean():.0%} at layer 0, shuffled mean {null0[w][0].mean():.0%}, "
-          f"p = {p_values[w]:.2f} ({'exact' if null0[w][1] else 'sampled'}; Holm over {len(p_values)} words: "
-          f"{p_holm[w]:.2f}); positions of {w!r}, {where}")
-print(f"words whose layer-0 accuracy differs from their shuffles (Holm over {len(groups)} words): "
-      f"{[w for w, p in p_holm.items() if p < 0.05] or 'none'}"
-      + (f" -- the smallest p any word can reach is {min(smallest.values()):.3f}, so none could pass the "
-         "adjustment: per word this test is inconclusive by construction, the pooled test decides"
-         if len(groups) * min(smallest.values()) >= 0.05 else ""))
+    print(
+        f"  {w!r}: {outcomes[w][:, 0].float().mean():.0%} at layer 0, shuffled"
+        f" mean {null0[w][0].mean():.0%}, p = {p_values[w]:.2f}"
+        f" ({'exact' if null0[w][1] else 'sampled'}; Holm over {len(p_values)}"
+        f" words: {p_holm[w]:.2f}); positions of {w!r}, {where}"
+    )
+print(
+    "words whose layer-0 accuracy differs from their shuffles (Holm over"
+    f" {len(groups)} words):"
+    f" {[w for w, p in p_holm.items() if p < 0.05] or 'none'}"
+    + (
+        " -- the smallest p any word can reach is"
+        f" {min(smallest.values()):.3f}, so none could pass the adjustment:"
+        " per word this test is inconclusive by construction, the pooled test"
+        " decides"
+        if len(groups) * min(smallest.values()) >= 0.05
+        else ""
+    )
+)
 
 # %% [markdown]
 # ## Self-similarity across layers
@@ -316,20 +473,38 @@ print(f"words whose layer-0 accuracy differs from their shuffles (Holm over {len
 # (Holm over the $L$ comparisons).
 
 # %%
-raw_self = torch.stack([compute.self_similarity(torch.cat(list(s.values()))) for s in groups.values()])  # [words, L+1]
-ax = plots.plot_words_and_mean(dict(zip(groups, raw_self - baseline)), ylabel="cosine",
-                               title="self-similarity: minus the random-pair baseline, and raw",
-                               highlight={"raw self-similarity, mean over words": raw_self.mean(0)})
+# [words, L+1]
+raw_self = torch.stack([
+    compute.self_similarity(torch.cat(list(s.values())))
+    for s in groups.values()
+])
+ax = plots.plot_words_and_mean(
+    dict(zip(groups, raw_self - baseline)),
+    ylabel="cosine",
+    title="self-similarity: minus the random-pair baseline, and raw",
+    highlight={"raw self-similarity, mean over words": raw_self.mean(0)},
+)
 plt.show()
 raw_rank = rank_layers(raw_self, lowest=True, unit="words")
-adj_rank = rank_layers(raw_self, lowest=True, control=baseline_samples, unit="words")
+adj_rank = rank_layers(
+    raw_self, lowest=True, control=baseline_samples, unit="words"
+)
 for l in range(L + 1):
-    print(f"layer {'emb' if l == 0 else l:>3}: raw {raw_rank.intervals[l]}, baseline {baseline_ci[l]}, "
-          f"adjusted {adj_rank.intervals[l]}")
-print(f"{len(groups)} ambiguous words chosen for two senses each ({sum(len(torch.cat(list(s.values()))) for s in groups.values())} "
-      "sentences), not corpus-sampled words as in Ethayarajh (2019): the measure is his, the words are not")
-print(f"lowest (with the layers not shown different from it, paired, Holm over {L} comparisons): raw at layer "
-      f"{raw_rank.extreme} {raw_rank.tied}; adjusted at layer {adj_rank.extreme} {adj_rank.tied}")
+    print(
+        f"layer {'emb' if l == 0 else l:>3}: raw {raw_rank.intervals[l]},"
+        f" baseline {baseline_ci[l]}, adjusted {adj_rank.intervals[l]}"
+    )
+print(
+    f"{len(groups)} ambiguous words chosen for two senses each"
+    f" ({sum(len(torch.cat(list(s.values()))) for s in groups.values())}"
+    " sentences), not corpus-sampled words as in Ethayarajh (2019): the"
+    " measure is his, the words are not"
+)
+print(
+    "lowest (with the layers not shown different from it, paired, Holm over"
+    f" {L} comparisons): raw at layer {raw_rank.extreme} {raw_rank.tied};"
+    f" adjusted at layer {adj_rank.extreme} {adj_rank.tied}"
+)
 
 # %% [markdown]
 # Does this model follow Ethayarajh on the like-for-like value, the adjusted one? Each step
@@ -342,30 +517,62 @@ print(f"lowest (with the layers not shown different from it, paired, Holm over {
 
 # %%
 layer_names = ["emb"] + [f"layer {l}" for l in range(1, L + 1)]
-steps = step_verdicts(raw_self, control=baseline_samples, names=layer_names)  # adjusted value, step l-1 -> l
+# adjusted value, step l-1 -> l
+steps = step_verdicts(raw_self, control=baseline_samples, names=layer_names)
 kind = {"higher": "rise", "lower": "fall", "inconclusive": "inconclusive"}
 for l, v in enumerate(steps, start=1):
-    print(f"adjusted, {layer_names[l - 1]} -> {layer_names[l]}: {v.difference}, Holm-adjusted p = {v.p_value:.2g}: "
-          f"{kind[v.kind]}")
+    print(
+        f"adjusted, {layer_names[l - 1]} -> {layer_names[l]}: {v.difference},"
+        f" Holm-adjusted p = {v.p_value:.2g}: {kind[v.kind]}"
+    )
 rises = [l for l, v in enumerate(steps, start=1) if v.kind == "higher"]
 adj_low, last_low = adj_rank.extreme, L in adj_rank.tied
-print(f"adjusted self-similarity lowest at layer {adj_low}, not shown different from it: layers {adj_rank.tied} "
-      f"(last layer {'among' if last_low else 'not among'} them; layer {adj_low} is in the "
-      f"{'upper' if adj_low > L / 2 else 'lower'} half of the {L}); rises (Holm over {L} steps) at layers "
-      f"{rises or 'none'}.")
+print(
+    f"adjusted self-similarity lowest at layer {adj_low}, not shown different"
+    f" from it: layers {adj_rank.tied} (last layer"
+    f" {'among' if last_low else 'not among'} them; layer {adj_low} is in the"
+    f" {'upper' if adj_low > L / 2 else 'lower'} half of the {L}); rises (Holm"
+    f" over {L} steps) at layers {rises or 'none'}."
+)
 follows = last_low and not rises
 print(paper.caveat("the self-similarity profile and where it is lowest"))
-print(f"as Ethayarajh found on BERT-base ({paper.label}): no step rises, and the top layer is among the lowest."
-      if follows else f"unlike Ethayarajh's BERT-base finding ({paper.label}; an almost monotonic fall to the upper "
-      "layers): "
-      + ("the last layer is not among the lowest" if not last_low else "it is lowest at the top")
-      + (f", and it rises significantly at the steps into layers {rises}." if rises else "."))
+print(
+    f"as Ethayarajh found on BERT-base ({paper.label}): no step rises, and the"
+    " top layer is among the lowest."
+    if follows
+    else (
+        f"unlike Ethayarajh's BERT-base finding ({paper.label}; an almost"
+        " monotonic fall to the upper layers): "
+    )
+    + (
+        "the last layer is not among the lowest"
+        if not last_low
+        else "it is lowest at the top"
+    )
+    + (
+        f", and it rises significantly at the steps into layers {rises}."
+        if rises
+        else "."
+    )
+)
 if raw_rank.tied != adj_rank.tied:
-    d = verdict(paired_difference_ci(baseline_samples[:, raw_rank.extreme], baseline_samples[:, adj_low]),
-                a=f"baseline at layer {raw_rank.extreme}", b=f"baseline at layer {adj_low}")
-    cause = (f"{d} (paired over the same random pairs), which is what moves the lowest point" if d.differs else
-             f"the baselines at the two layers do not explain it: {d}")
-    print(f"the raw value alone would put the lowest at layers {raw_rank.tied}; {cause}.")
+    d = verdict(
+        paired_difference_ci(
+            baseline_samples[:, raw_rank.extreme], baseline_samples[:, adj_low]
+        ),
+        a=f"baseline at layer {raw_rank.extreme}",
+        b=f"baseline at layer {adj_low}",
+    )
+    cause = (
+        f"{d} (paired over the same random pairs), which is what moves the"
+        " lowest point"
+        if d.differs
+        else f"the baselines at the two layers do not explain it: {d}"
+    )
+    print(
+        f"the raw value alone would put the lowest at layers {raw_rank.tied};"
+        f" {cause}."
+    )
 else:
     print(f"the raw value puts the lowest at the same layers {raw_rank.tied}.")
 
@@ -380,17 +587,35 @@ else:
 # effect.
 
 # %%
-mean, std = layer_mean_std(traces, "content")  # [L+1, H]: each layer's mean and deviation over the data tokens
-words = [torch.cat(list(s.values())) for s in groups.values()]  # one [n, L+1, H] per word
+# [L+1, H]: each layer's mean and deviation over the data tokens
+mean, std = layer_mean_std(traces, "content")
+# one [n, L+1, H] per word
+words = [torch.cat(list(s.values())) for s in groups.values()]
 postprocessed = {}
-for name, scale in (("mean-centred", torch.ones_like(std)), ("standardised", std)):
-    self_p = torch.stack([compute.self_similarity((w - mean) / scale) for w in words])  # [words, L+1]
-    base_p = random_pair_cosines(traces, n_pairs=500, seed=0, shift=mean, scale=scale)
-    rank_p = postprocessed[name] = rank_layers(self_p, lowest=True, control=base_p, unit="words")
-    print(f"{name}: self-similarity minus baseline per layer " + ", ".join(
-        f"{'emb' if l == 0 else l}: {rank_p.intervals[l].estimate:.3f}" for l in range(L + 1))
-          + f"; baseline within {base_p.mean(0).abs().max():.3f} of 0; lowest at layer {rank_p.extreme}, not shown "
-          f"different from it (paired, Holm): {rank_p.tied}")
+for name, scale in (
+    ("mean-centred", torch.ones_like(std)),
+    ("standardised", std),
+):
+    # [words, L+1]
+    self_p = torch.stack(
+        [compute.self_similarity((w - mean) / scale) for w in words]
+    )
+    base_p = random_pair_cosines(
+        traces, n_pairs=500, seed=0, shift=mean, scale=scale
+    )
+    rank_p = postprocessed[name] = rank_layers(
+        self_p, lowest=True, control=base_p, unit="words"
+    )
+    print(
+        f"{name}: self-similarity minus baseline per layer "
+        + ", ".join(
+            f"{'emb' if l == 0 else l}: {rank_p.intervals[l].estimate:.3f}"
+            for l in range(L + 1)
+        )
+        + f"; baseline within {base_p.mean(0).abs().max():.3f} of 0; lowest at"
+        f" layer {rank_p.extreme}, not shown different from it (paired,"
+        f" Holm): {rank_p.tied}"
+    )
 print(f"without post-processing (above): lowest at layers {adj_rank.tied}")
 
 # %% [markdown]
@@ -410,13 +635,24 @@ present = [w for w in groups if any(x.lower() == w for x in trace.words())]
 if present:
     word = present[0]
     first, second = groups[word]
-    margins = compute.centroid_margin_verdicts(compute.word_by_layer(trace, word), groups[word])
+    margins = compute.centroid_margin_verdicts(
+        compute.word_by_layer(trace, word), groups[word]
+    )
     for l, m in enumerate(margins):
-        nearer = {"higher": f"nearer {first!r}", "lower": f"nearer {second!r}"}.get(m.kind, "inconclusive")
-        print(f"layer {'emb' if l == 0 else l:>3}: cos with {first!r} minus cos with {second!r} = {m.difference}, "
-              f"Holm-adjusted p = {m.p_value:.2g}: {nearer}")
+        nearer = {
+            "higher": f"nearer {first!r}",
+            "lower": f"nearer {second!r}",
+        }.get(m.kind, "inconclusive")
+        print(
+            f"layer {'emb' if l == 0 else l:>3}: cos with {first!r} minus cos"
+            f" with {second!r} = {m.difference}, Holm-adjusted p ="
+            f" {m.p_value:.2g}: {nearer}"
+        )
 else:
-    print(f"SENTENCE contains none of {sorted(groups)}: nothing to place beside the aggregate.")
+    print(
+        f"SENTENCE contains none of {sorted(groups)}: nothing to place beside"
+        " the aggregate."
+    )
 
 # %% [markdown]
 # ## Nearest neighbours inside one sentence
@@ -436,16 +672,27 @@ else:
 word = longest_word(trace, tokenizer)
 n_pieces = len(trace.find_word(word).positions)
 k = min(3, trace.seq_len - n_pieces)
-near = {layer: compute.word_neighbours(trace, word, layer, k=k) for layer in (0, L)}
-control = compute.neighbour_control(traces, n_pieces=n_pieces, k=k, seed=0)  # [spans, L+1, k]
+near = {
+    layer: compute.word_neighbours(trace, word, layer, k=k) for layer in (0, L)
+}
+# [spans, L+1, k]
+control = compute.neighbour_control(traces, n_pieces=n_pieces, k=k, seed=0)
 for layer, found in near.items():
-    top95 = np.percentile(control[:, layer].cpu().numpy(), 95, axis=0)  # per rank
+    # per rank
+    top95 = np.percentile(control[:, layer].cpu().numpy(), 95, axis=0)
     above = sum(c > t for (_, _, c), t in zip(found, top95))
-    print(f"layer {layer}: {word!r} ({n_pieces} piece(s)) is closest to "
-          + ", ".join(f"{t!r} ({c:.2f}; control {q:.2f})" for (_, t, c), q in zip(found, top95))
-          + f"; {above} of {k} above the control's 95th percentile")
+    print(
+        f"layer {layer}: {word!r} ({n_pieces} piece(s)) is closest to "
+        + ", ".join(
+            f"{t!r} ({c:.2f}; control {q:.2f})"
+            for (_, t, c), q in zip(found, top95)
+        )
+        + f"; {above} of {k} above the control's 95th percentile"
+    )
 same = len({p for p, _, _ in near[0]} & {p for p, _, _ in near[L]})
-print(f"{same} of the {k} nearest tokens are the same at layer 0 and layer {L}")
+print(
+    f"{same} of the {k} nearest tokens are the same at layer 0 and layer {L}"
+)
 
 # %% [markdown]
 # Pick a token and a layer: the left bars are its cosine with every other token of the
@@ -459,8 +706,14 @@ print(f"{same} of the {k} nearest tokens are the same at layer 0 and layer {L}")
 # %%
 from helpers.context.widgets import NeighbourExplorer
 
-single = [w for w in present + trace.words() if len(trace.find_word(w).positions) == 1]
-start = trace.find_word(single[0]).first if single else trace.find_word(word).first
+single = [
+    w
+    for w in present + trace.words()
+    if len(trace.find_word(w).positions) == 1
+]
+start = (
+    trace.find_word(single[0]).first if single else trace.find_word(word).first
+)
 NeighbourExplorer(trace, token=start, layer=L, baseline=baseline)
 
 # %% [markdown]
@@ -474,14 +727,33 @@ NeighbourExplorer(trace, token=start, layer=L, baseline=baseline)
 import pandas as pd
 from IPython.display import display
 
-shuffled0 = null["all words, pooled"][:, 0].cpu().numpy()  # layer 0, pooled: mean and 95 % range of the shuffles
-chance_null = Interval(float(shuffled0.mean()), *map(float, np.percentile(shuffled0, [2.5, 97.5])))
-rows = compute.claim_rows(raw_self=raw_rank, adj_self=adj_rank, gap=gap_rank, accuracy=acc_rank,
-                          chance_null=chance_null, n_senses=len(names), adj_steps=steps, same_ids=same_ids,
-                          emb_null_p=emb_null_p, gap_above_zero=gap_above_zero, n_words=len(groups),
-                          postprocessed=postprocessed)
-claims = pd.DataFrame(rows, columns=["popular claim", f"this model ({loaded.choice.name}), live",
-                                     f"published finding (paper, model); against BERT-base: {paper.label}"])
+# layer 0, pooled: mean and 95 % range of the shuffles
+shuffled0 = null["all words, pooled"][:, 0].cpu().numpy()
+chance_null = Interval(
+    float(shuffled0.mean()), *map(float, np.percentile(shuffled0, [2.5, 97.5]))
+)
+rows = compute.claim_rows(
+    raw_self=raw_rank,
+    adj_self=adj_rank,
+    gap=gap_rank,
+    accuracy=acc_rank,
+    chance_null=chance_null,
+    n_senses=len(names),
+    adj_steps=steps,
+    same_ids=same_ids,
+    emb_null_p=emb_null_p,
+    gap_above_zero=gap_above_zero,
+    n_words=len(groups),
+    postprocessed=postprocessed,
+)
+claims = pd.DataFrame(
+    rows,
+    columns=[
+        "popular claim",
+        f"this model ({loaded.choice.name}), live",
+        f"published finding (paper, model); against BERT-base: {paper.label}",
+    ],
+)
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 
@@ -504,23 +776,70 @@ with pd.option_context("display.max_colwidth", None):
 #
 # ## Exercises
 #
-# 1. Pooled over every word, how does the **last** layer's sense separation compare with the
-#    embeddings'? Each sentence gives a paired difference, its outcome at the last layer minus
-#    its outcome at layer 0 (1, 0 or -1; `compute.sense_separation_outcomes` gives the outcomes).
-#    A word's sentences share its centroids, so they are not independent: give the mean difference
-#    with a 95 % interval that resamples **words**, `cluster_bootstrap_ci(differences, word_of,
-#    seed=0)` with `word_of` naming each sentence's word (sentences in the order of `groups`). The
-#    checker tells you what the course's `verdict` makes of your interval.
-# 2. Write `my_self_similarity(vectors)` that takes a `[n, H]` tensor of one word's vectors
-#    in `n` contexts at one layer and returns the mean cosine over all pairs of *different*
-#    contexts, as a float.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson06 import check_exercise_1, check_exercise_2
+from helpers.exercises.lesson06 import (
+    check_exercise_1,
+    check_exercise_2,
+    check_exercise_3,
+)
 
+# %% [markdown]
+# ### Exercise 1: sense separation, last layer against the embeddings
+#
+# Difficulty ●●●●○ · Importance ●●●●○ · ~20 min
+#
+# Pooled over every word, how does the **last** layer's sense separation
+# compare with the embeddings'? Each sentence gives a paired difference, its
+# outcome at the last layer minus its outcome at layer 0 (1, 0 or -1;
+# `compute.sense_separation_outcomes` gives the outcomes). A word's sentences
+# share its centroids, so they are not independent: give the mean difference
+# with a 95 % interval that resamples **words**,
+# `cluster_bootstrap_ci(differences, word_of, seed=0)` with `word_of` naming
+# each sentence's word (sentences in the order of `groups`). The checker tells
+# you what the course's `verdict` makes of your interval.
+
+# %%
 answer_1 = None  # your code here: an Interval (or (estimate, low, high))
 check_exercise_1(answer_1, groups)
 
+# %% [markdown]
+# ### Exercise 2: self-similarity by hand
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# Write `my_self_similarity(vectors)` that takes a `[n, H]` tensor of one
+# word's vectors in `n` contexts at one layer and returns the mean cosine over
+# all pairs of *different* contexts, as a float.
+
 # %%
-my_self_similarity = None  # your code here: def my_self_similarity(vectors): ...
+# your code here: def my_self_similarity(vectors): ...
+my_self_similarity = None
 check_exercise_2(my_self_similarity, groups)
+
+# %% [markdown]
+# ### Exercise 3: predict, then measure — the last step, word by word
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# The printout above gives the raw self-similarity averaged over the words. A
+# mean can hide words that go the other way. **First predict**: for what share
+# of the words is the raw self-similarity (both senses pooled) *lower* at the
+# last layer than at the layer before it? Put a number between 0 and 1 in
+# `prediction_3`.
+#
+# **Then measure** it with `compute.self_similarity`, one word at a time
+# (`groups` holds each word's vectors per sense, `[sentences, L + 1, H]`). The
+# checker grades the measurement and only comments on the prediction.
+#
+# *Reflection (not checked):* the raw value ignores the random-pair baseline.
+# Would the share change if you subtracted it, and why, given that the baseline
+# is the same for every word at a layer?
+
+# %%
+prediction_3 = None  # a share between 0 and 1, written before measuring
+answer_3 = None  # your code here: a float between 0 and 1
+check_exercise_3(prediction_3, answer_3, groups)

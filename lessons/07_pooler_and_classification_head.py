@@ -37,12 +37,15 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+# Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    url = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", url,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -60,7 +63,9 @@ else:
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "Could you wake me up at half past six tomorrow?"
-BUDGET = None  # None: the course chooses; "full" or "quick" (a few intents, utterances and seeds)
+# None: the course chooses; "full" or "quick" (a few intents, utterances and
+# seeds)
+BUDGET = None
 
 # %%
 import torch
@@ -72,16 +77,31 @@ from helpers.model.trace import trace_text
 torch.manual_seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-paper = paper_comparison(loaded)  # is this the BERT-base of Devlin et al. and Reimers & Gurevych?
+# is this the BERT-base of Devlin et al. and Reimers & Gurevych?
+paper = paper_comparison(loaded)
 budget = choose_budget(BUDGET, model)
 config = model.config
 L, H = config.num_hidden_layers, config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
-print(f"{L} layers, hidden size {H}; {trace.seq_len} tokens, position 0 is {trace.tokens[0]!r}")
+print(
+    f"{L} layers, hidden size {H}; {trace.seq_len} tokens, position 0 is"
+    f" {trace.tokens[0]!r}"
+)
 print(f"against the papers' BERT-base: {paper.label}")
 
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
 # %%
-# Where this lesson sits on the map of lesson 00 (architecture_diagram, helpers/architecture/plots.py):
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["07"]);
+
+# %%
+# Where this lesson sits on the map of lesson 00 (architecture_diagram,
+# helpers/architecture/plots.py):
 # the pooler and a classification head, on top of the encoder's last layer.
 import matplotlib.pyplot as plt
 
@@ -107,7 +127,10 @@ h_cls = trace.vector(L, 0)
 pooled = pooler_by_hand(model, h_cls)
 same = torch.allclose(pooled, trace.pooler_output, atol=1e-5)
 assert same, "the pooler rebuilt by hand must equal the model's pooler_output"
-print(f"pooler by hand == model.pooler_output: {same}; W is {tuple(model.pooler.dense.weight.shape)}")
+print(
+    f"pooler by hand == model.pooler_output: {same}; W is"
+    f" {tuple(model.pooler.dense.weight.shape)}"
+)
 cos = torch.nn.functional.cosine_similarity(pooled, h_cls, dim=0).item()
 print(f"cosine(raw [CLS], pooler_output) = {cos:.3f} for SENTENCE")
 
@@ -119,11 +142,20 @@ print(f"cosine(raw [CLS], pooler_output) = {cos:.3f} for SENTENCE")
 # %%
 pre = model.pooler.dense(h_cls).detach()  # W h + b, before the tanh
 squash = (pre - torch.tanh(pre)).abs().max().item()
-print(f"pooled values lie in [{pooled.min():.3f}, {pooled.max():.3f}] (tanh allows (-1, 1)); the pre-activations "
-      f"W h + b lie in [{pre.min():.3f}, {pre.max():.3f}]")
-print(f"largest |x - tanh(x)| over the {H} values: {squash:.3f} -- "
-      + ("the tanh barely changes them: the narrow range comes from small pre-activations" if squash < 0.05 else
-         "the tanh squashes the largest pre-activations noticeably"))
+print(
+    f"pooled values lie in [{pooled.min():.3f}, {pooled.max():.3f}] (tanh"
+    f" allows (-1, 1)); the pre-activations W h + b lie in [{pre.min():.3f},"
+    f" {pre.max():.3f}]"
+)
+print(
+    f"largest |x - tanh(x)| over the {H} values: {squash:.3f} -- "
+    + (
+        "the tanh barely changes them: the narrow range comes from small"
+        " pre-activations"
+        if squash < 0.05
+        else "the tanh squashes the largest pre-activations noticeably"
+    )
+)
 
 # %% [markdown]
 # So the pooler is **not** the raw `[CLS]` vector: it is a further learned transformation
@@ -151,15 +183,31 @@ from helpers.model.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="07", what="its data sets")
 
 train10, test10 = load_intents("train"), load_intents("test")
-C10, y10 = train10.num_classes, torch.tensor(test10.labels, device=model.device)
-MAX_LEN = 32  # tokens per utterance, [CLS] and [SEP] included; longer ones are cut (with a warning)
+C10 = train10.num_classes
+y10 = torch.tensor(test10.labels, device=model.device)
+# tokens per utterance, [CLS] and [SEP] included; longer ones are cut (with a
+# warning)
+MAX_LEN = 32
 t0 = time.perf_counter()
-feats10_train = extract_features(tokenizer, model, train10.texts, max_length=MAX_LEN, progress=False)
-feats10_test = extract_features(tokenizer, model, test10.texts, max_length=MAX_LEN, progress=False)
-print(f"{len(train10)} train / {len(test10)} test utterances, {C10} intents: {', '.join(train10.names)}")
-print(f"features: cls {tuple(feats10_train.cls.shape)} = [layers+1, utterances, H], "
-      f"{time.perf_counter() - t0:.1f} s for both splits")
-assert torch.allclose(feats10_train.pooler, pooler_by_hand(model, feats10_train.cls[L]), atol=1e-5)
+feats10_train = extract_features(
+    tokenizer, model, train10.texts, max_length=MAX_LEN, progress=False
+)
+feats10_test = extract_features(
+    tokenizer, model, test10.texts, max_length=MAX_LEN, progress=False
+)
+print(
+    f"{len(train10)} train / {len(test10)} test utterances, {C10} intents:"
+    f" {', '.join(train10.names)}"
+)
+print(
+    f"features: cls {tuple(feats10_train.cls.shape)} = [layers+1, utterances,"
+    f" H], {time.perf_counter() - t0:.1f} s for both splits"
+)
+assert torch.allclose(
+    feats10_train.pooler,
+    pooler_by_hand(model, feats10_train.cls[L]),
+    atol=1e-5,
+)
 
 # %% [markdown]
 # ## A linear head: logits → softmax → argmax
@@ -179,18 +227,33 @@ from helpers.classify.compute import SHORT_STEPS, train_head
 from helpers.common.stats import accuracy_ci
 
 t0 = time.perf_counter()
-head = train_head(feats10_train.layer(L, "cls"), train10.labels, C10, epochs=SHORT_STEPS, seed=0, progress=False)
+head = train_head(
+    feats10_train.layer(L, "cls"),
+    train10.labels,
+    C10,
+    epochs=SHORT_STEPS,
+    seed=0,
+    progress=False,
+)
 train_seconds = time.perf_counter() - t0
 X10 = feats10_test.layer(L, "cls")
 W, b = head.classifier.weight.detach(), head.classifier.bias.detach()
-z = ((X10 - head.mu) / head.sigma) @ W.T + b  # the formula above, by hand: [test utterances, C]
+# the formula above, by hand: [test utterances, C]
+z = ((X10 - head.mu) / head.sigma) @ W.T + b
 p, pred10 = torch.softmax(z, -1), z.argmax(-1)
-print(f"first test utterance {test10.texts[0]!r} (true: {test10.names[test10.labels[0]]}); its three largest logits:")
+print(
+    f"first test utterance {test10.texts[0]!r} (true:"
+    f" {test10.names[test10.labels[0]]}); its three largest logits:"
+)
 for c in z[0].topk(3).indices.tolist():
     print(f"  {test10.names[c]:<16} z = {z[0, c]:+6.2f}   p = {p[0, c]:.3f}")
 correct10 = pred10 == y10
-print(f"test accuracy of argmax z: {accuracy_ci(correct10).percent()} (exact 95% interval over the {len(test10)} "
-      f"test items; chance {1 / C10:.1%}); {SHORT_STEPS} steps took {train_seconds:.2f} s (wall clock, this machine)")
+print(
+    f"test accuracy of argmax z: {accuracy_ci(correct10).percent()} (exact 95%"
+    f" interval over the {len(test10)} test items; chance {1 / C10:.1%});"
+    f" {SHORT_STEPS} steps took {train_seconds:.2f} s (wall clock, this"
+    " machine)"
+)
 
 # %% [markdown]
 # Every accuracy in this lesson carries a 95% interval over the test items (`accuracy_ci` in
@@ -202,11 +265,25 @@ print(f"test accuracy of argmax z: {accuracy_ci(correct10).percent()} (exact 95%
 # %%
 from helpers.classify.compute import correct_per_item
 
-for name, layer in (("mean-pooled last layer", L), ("mean-pooled embeddings (layer 0)", 0)):
-    other_head = train_head(feats10_train.layer(layer, "mean"), train10.labels, C10, epochs=SHORT_STEPS, seed=0,
-                            progress=False)
-    right10 = correct_per_item(other_head, feats10_test.layer(layer, "mean"), test10.labels)
-    print(f"{name:<34} {accuracy_ci(right10).percent()}  ({int((~right10).sum())} of {len(test10)} wrong)")
+for name, layer in (
+    ("mean-pooled last layer", L),
+    ("mean-pooled embeddings (layer 0)", 0),
+):
+    other_head = train_head(
+        feats10_train.layer(layer, "mean"),
+        train10.labels,
+        C10,
+        epochs=SHORT_STEPS,
+        seed=0,
+        progress=False,
+    )
+    right10 = correct_per_item(
+        other_head, feats10_test.layer(layer, "mean"), test10.labels
+    )
+    print(
+        f"{name:<34} {accuracy_ci(right10).percent()} "
+        f" ({int((~right10).sum())} of {len(test10)} wrong)"
+    )
 
 # %% [markdown]
 # Read the upper ends of these intervals: where they reach 100%, the set leaves no room above the
@@ -224,7 +301,15 @@ for name, layer in (("mean-pooled last layer", L), ("mean-pooled embeddings (lay
 # %%
 from helpers.classify.widgets import LogitsBox
 
-box = LogitsBox(tokenizer, model, head, train10.names, layer=L, pooling="cls", sentence=SENTENCE)
+box = LogitsBox(
+    tokenizer,
+    model,
+    head,
+    train10.names,
+    layer=L,
+    pooling="cls",
+    sentence=SENTENCE,
+)
 box
 
 # %% [markdown]
@@ -247,9 +332,13 @@ import random
 from helpers.common.data import load_banking77
 
 pool_all, test_all = load_banking77("train"), load_banking77("test")
-# quick: a few intents (drawn with a seed) and utterances, so that the test suite runs in seconds
-INTENTS = budget.pick(pool_all.names, tuple(sorted(random.Random(0).sample(pool_all.names, 5))))
-SHOTS = budget.pick((10, 30), (2, 4))  # training utterances per intent, as in Casanueva et al.'s few-shot setups
+# quick: a few intents (drawn with a seed) and utterances, so that the test
+# suite runs in seconds
+INTENTS = budget.pick(
+    pool_all.names, tuple(sorted(random.Random(0).sample(pool_all.names, 5)))
+)
+# training utterances per intent, as in Casanueva et al.'s few-shot setups
+SHOTS = budget.pick((10, 30), (2, 4))
 SEEDS = budget.pick((0, 1, 2, 3, 4), (0, 1))  # one few-shot draw per seed
 TEST_PER_INTENT = budget.pick(None, 6)  # None: every test utterance
 train_pool, test = pool_all.only(INTENTS), test_all.only(INTENTS)
@@ -257,11 +346,23 @@ if TEST_PER_INTENT is not None:
     test = test.sample(TEST_PER_INTENT, seed=0)
 C, y_test = len(INTENTS), torch.tensor(test.labels, device=model.device)
 draws = {k: {s: train_pool.sample(k, seed=s) for s in SEEDS} for k in SHOTS}
-print(f"{C} of the {pool_all.num_classes} intents; training pool {len(train_pool):,} utterances; few-shot training "
-      f"sets of {' and '.join(map(str, SHOTS))} per intent, one draw per seed {SEEDS}")
-print(f"test: {len(test):,} utterances, " + ("every test utterance of these intents" if TEST_PER_INTENT is None else
-      f"a fixed stratified part, {TEST_PER_INTENT} per intent (test.sample({TEST_PER_INTENT}, seed=0))")
-      + f"; chance {1 / C:.1%}")
+print(
+    f"{C} of the {pool_all.num_classes} intents; training pool"
+    f" {len(train_pool):,} utterances; few-shot training sets of"
+    f" {' and '.join(map(str, SHOTS))} per intent, one draw per seed {SEEDS}"
+)
+print(
+    f"test: {len(test):,} utterances, "
+    + (
+        "every test utterance of these intents"
+        if TEST_PER_INTENT is None
+        else (
+            f"a fixed stratified part, {TEST_PER_INTENT} per intent"
+            f" (test.sample({TEST_PER_INTENT}, seed=0))"
+        )
+    )
+    + f"; chance {1 / C:.1%}"
+)
 for i in range(0, len(test), max(1, len(test) // 3))[:3]:
     print(f"  {test.texts[i]!r} -> {test.names[test.labels[i]]}")
 
@@ -277,19 +378,39 @@ for i in range(0, len(test), max(1, len(test) // 3))[:3]:
 from helpers.classify.compute import FeatureBank
 from helpers.model.trace import max_input_tokens
 
-texts = test.texts + [t for k in SHOTS for d in draws[k].values() for t in d.texts]
-longest = max(len(ids) for ids in tokenizer(texts, truncation=False, verbose=False)["input_ids"])
+texts = test.texts + [
+    t for k in SHOTS for d in draws[k].values() for t in d.texts
+]
+longest = max(
+    len(ids)
+    for ids in tokenizer(texts, truncation=False, verbose=False)["input_ids"]
+)
 MAX_LEN77 = min(longest, max_input_tokens(tokenizer, model))
 t0 = time.perf_counter()
 bank = FeatureBank(tokenizer, model, texts, max_length=MAX_LEN77)
 bank_seconds = time.perf_counter() - t0
-print(f"{len(bank):,} distinct utterances (test set + every draw) through the model in {bank_seconds:.0f} s; longest "
-      f"{longest} tokens, inputs cut at {MAX_LEN77}: " + ("none is cut" if longest <= MAX_LEN77 else "some are cut"))
+print(
+    f"{len(bank):,} distinct utterances (test set + every draw) through the"
+    f" model in {bank_seconds:.0f} s; longest {longest} tokens, inputs cut at"
+    f" {MAX_LEN77}: "
+    + ("none is cut" if longest <= MAX_LEN77 else "some are cut")
+)
 feats_test = bank.take(test.texts)
-train_sets = {k: {s: (bank.take(d.texts), d.labels) for s, d in draws[k].items()} for k in SHOTS}
+train_sets = {
+    k: {s: (bank.take(d.texts), d.labels) for s, d in draws[k].items()}
+    for k in SHOTS
+}
 alone = trace_text(tokenizer, model, test.texts[-1])
-assert torch.allclose(feats_test.mean[:, -1], torch.stack([alone.hidden(l).mean(0) for l in range(L + 1)]), atol=1e-4)
-assert torch.allclose(feats_test.cls[:, -1], torch.stack([alone.vector(l, 0) for l in range(L + 1)]), atol=1e-4)
+assert torch.allclose(
+    feats_test.mean[:, -1],
+    torch.stack([alone.hidden(l).mean(0) for l in range(L + 1)]),
+    atol=1e-4,
+)
+assert torch.allclose(
+    feats_test.cls[:, -1],
+    torch.stack([alone.vector(l, 0) for l in range(L + 1)]),
+    atol=1e-4,
+)
 
 # %% [markdown]
 # ## How many steps does a head need?
@@ -317,23 +438,53 @@ from helpers.classify.compute import HEAD_STEPS, correct_per_item
 
 
 def three_heads(X, y, X_test, seed):
-    """Per-test-item outcomes of the short head, the long head and scikit-learn's solver; training losses."""
-    heads = {f"{n} steps": train_head(X, y, C, epochs=n, seed=seed, progress=False) for n in (SHORT_STEPS, HEAD_STEPS)}
-    scale = lambda A: ((A - X.mean(0)) / X.std(0).clamp(min=1e-6)).cpu().numpy()  # noqa: E731 - the heads' scaling
+    """Per-test-item outcomes of the short head, the long head and
+    scikit-learn's solver; training losses."""
+    heads = {
+        f"{n} steps": train_head(X, y, C, epochs=n, seed=seed, progress=False)
+        for n in (SHORT_STEPS, HEAD_STEPS)
+    }
+
+    def scale(A):  # the heads' scaling
+        return ((A - X.mean(0)) / X.std(0).clamp(min=1e-6)).cpu().numpy()
+
     solver = LogisticRegression(max_iter=3000).fit(scale(X), y)
-    right = {name: correct_per_item(h, X_test, y_test) for name, h in heads.items()}
-    right["scikit-learn"] = torch.as_tensor(solver.predict(scale(X_test)), device=model.device) == y_test
+    right = {
+        name: correct_per_item(h, X_test, y_test) for name, h in heads.items()
+    }
+    right["scikit-learn"] = (
+        torch.as_tensor(solver.predict(scale(X_test)), device=model.device)
+        == y_test
+    )
     with torch.no_grad():
-        losses = {name: torch.nn.functional.cross_entropy(h(X), torch.tensor(y, device=X.device)).item()
-                  for name, h in heads.items()}
+        losses = {
+            name: (
+                torch.nn.functional.cross_entropy(
+                    h(X), torch.tensor(y, device=X.device)
+                ).item()
+            )
+            for name, h in heads.items()
+        }
     return right, losses
 
 
-MARGIN = 0.01  # stated before the measurement: within 1 accuracy point counts as "the same head"
+# stated before the measurement: within 1 accuracy point counts as "the same
+# head"
+MARGIN = 0.01
 t0 = time.perf_counter()
-checks = {k: three_heads(train_sets[k][SEEDS[0]][0].layer(L, "mean"), train_sets[k][SEEDS[0]][1],
-                         feats_test.layer(L, "mean"), SEEDS[0]) for k in SHOTS}
-print(f"{2 * len(SHOTS)} heads and {len(SHOTS)} solver runs in {time.perf_counter() - t0:.1f} s")
+checks = {
+    k: three_heads(
+        train_sets[k][SEEDS[0]][0].layer(L, "mean"),
+        train_sets[k][SEEDS[0]][1],
+        feats_test.layer(L, "mean"),
+        SEEDS[0],
+    )
+    for k in SHOTS
+}
+print(
+    f"{2 * len(SHOTS)} heads and {len(SHOTS)} solver runs in"
+    f" {time.perf_counter() - t0:.1f} s"
+)
 
 # %%
 import textwrap
@@ -343,22 +494,46 @@ from helpers.classify.compute import paired_comparison, points
 short, long = f"{SHORT_STEPS} steps", f"{HEAD_STEPS} steps"
 short_ok = True
 for k, (right, losses) in checks.items():
-    print(f"{k} per intent, draw {SEEDS[0]}: training loss {losses[short]:.4f} after {short}, {losses[long]:.4f} after "
-          f"{long}; accuracy " + ", ".join(f"{name} {accuracy_ci(r).percent()}" for name, r in right.items()))
-    for a, other in ((short, long), (short, "scikit-learn"), (long, "scikit-learn")):
+    print(
+        f"{k} per intent, draw {SEEDS[0]}: training loss {losses[short]:.4f}"
+        f" after {short}, {losses[long]:.4f} after {long}; accuracy "
+        + ", ".join(
+            f"{name} {accuracy_ci(r).percent()}" for name, r in right.items()
+        )
+    )
+    for a, other in (
+        (short, long),
+        (short, "scikit-learn"),
+        (long, "scikit-learn"),
+    ):
         comp = paired_comparison(right[a], right[other])
         kind = comp.verdict(a, other, margin=MARGIN).kind
         d90 = comp.difference90
-        print(f"  {a} - {other}: {points(comp.difference)} ({comp.method}; 90%: [{100 * d90.low:+.1f}, "
-              f"{100 * d90.high:+.1f}]): {kind}")
-        if a == short:  # the rule stated above: the short head must be equivalent to both
+        print(
+            f"  {a} - {other}: {points(comp.difference)} ({comp.method}; 90%:"
+            f" [{100 * d90.low:+.1f}, {100 * d90.high:+.1f}]): {kind}"
+        )
+        # the rule stated above: the short head must be equivalent to both
+        if a == short:
             short_ok &= kind == "equivalent"
 STEPS = SHORT_STEPS if short_ok else HEAD_STEPS
-print(textwrap.fill(f"verdict: every BANKING77 head below trains {STEPS} steps -- " + (
-    f"{short} are equivalent (within +/-{100 * MARGIN:.0f} point, margin set beforehand) to {long} and to the "
-    "independent solver on every training-set size" if short_ok else
-    f"{short} were not shown equivalent to both everywhere (see above), so the heads take the longer run"),
-    110, subsequent_indent="    "))
+print(
+    textwrap.fill(
+        f"verdict: every BANKING77 head below trains {STEPS} steps -- "
+        + (
+            f"{short} are equivalent (within +/-{100 * MARGIN:.0f} point,"
+            f" margin set beforehand) to {long} and to the independent solver"
+            " on every training-set size"
+            if short_ok
+            else (
+                f"{short} were not shown equivalent to both everywhere (see"
+                " above), so the heads take the longer run"
+            )
+        ),
+        110,
+        subsequent_indent="    ",
+    )
+)
 
 # %% [markdown]
 # ## Which layer carries the class?
@@ -377,21 +552,48 @@ print(textwrap.fill(f"verdict: every BANKING77 head below trains {STEPS} steps -
 # score is optimistic.
 
 # %%
-from helpers.classify.compute import compare_paired, peak_layer_verdict, probe_draws
+from helpers.classify.compute import (
+    compare_paired,
+    peak_layer_verdict,
+    probe_draws,
+)
 from helpers.classify.plots import plot_probe_curves
 
 probe_runs, probe_preds = {}, {}
 for pooling in ("cls", "mean"):
-    probe_runs[pooling], probe_preds[pooling] = probe_draws(train_sets[SHOTS[0]], feats_test, test.labels, C, pooling,
-                                                            epochs=STEPS, progress=False, return_predictions=True)
-probes = {pooling: [run.estimate for run in runs] for pooling, runs in probe_runs.items()}
+    probe_runs[pooling], probe_preds[pooling] = probe_draws(
+        train_sets[SHOTS[0]],
+        feats_test,
+        test.labels,
+        C,
+        pooling,
+        epochs=STEPS,
+        progress=False,
+        return_predictions=True,
+    )
+probes = {
+    pooling: [run.estimate for run in runs]
+    for pooling, runs in probe_runs.items()
+}
 labels = {"cls": "[CLS]", "mean": "mean-pooled"}
-ax = plot_probe_curves({labels[p]: probes[p] for p in probes}, chance=1 / C,
-                       intervals={labels[p]: [run.interval() for run in runs] for p, runs in probe_runs.items()},
-                       title=f"linear-probe test accuracy per layer, BANKING77, {SHOTS[0]} per intent\n",
-                       bands="95% interval, draws and test items resampled")
+ax = plot_probe_curves(
+    {labels[p]: probes[p] for p in probes},
+    chance=1 / C,
+    intervals={
+        labels[p]: [run.interval() for run in runs]
+        for p, runs in probe_runs.items()
+    },
+    title=(
+        f"linear-probe test accuracy per layer, BANKING77, {SHOTS[0]} per"
+        " intent\n"
+    ),
+    bands="95% interval, draws and test items resampled",
+)
 plt.show()
-peak_text = {pooling: peak_layer_verdict(runs, labels[pooling]) for pooling, runs in probe_runs.items()}
+peak_text = {
+    pooling: peak_layer_verdict(runs, labels[pooling])
+    for pooling, runs in probe_runs.items()
+}
 for pooling, runs in probe_runs.items():
     print(textwrap.fill(peak_text[pooling], 110, subsequent_indent="    "))
     print(compare_paired({f"layer {l}": run for l, run in enumerate(runs)}))
@@ -414,7 +616,12 @@ for pooling, runs in probe_runs.items():
 # `MODEL = "bert-base-uncased"` (online).
 
 # %%
-print(paper.caveat("the ranking of mean pooling against [CLS], the best layer and the unused pooler"))
+print(
+    paper.caveat(
+        "the ranking of mean pooling against [CLS], the best layer and the"
+        " unused pooler"
+    )
+)
 
 # %% [markdown]
 # ## How good is the frozen probe?
@@ -427,15 +634,36 @@ print(paper.caveat("the ranking of mean pooling against [CLS], the best layer an
 # over draws is reported as such.
 
 # %%
-from helpers.classify.compute import BANKING77_PUBLISHED, SeededAccuracy, compare_two_paired, head_predictions
+from helpers.classify.compute import (
+    BANKING77_PUBLISHED,
+    SeededAccuracy,
+    compare_two_paired,
+    head_predictions,
+)
 
-preds = {SHOTS[0]: probe_preds["mean"][L]}  # [draws, test utterances]: the layer-L mean-pooled probes above
-preds |= {k: head_predictions(train_sets[k], feats_test, L, "mean", C, epochs=STEPS, progress=False) for k in SHOTS[1:]}
+# [draws, test utterances]: the layer-L mean-pooled probes above
+preds = {SHOTS[0]: probe_preds["mean"][L]}
+preds |= {
+    k: head_predictions(
+        train_sets[k], feats_test, L, "mean", C, epochs=STEPS, progress=False
+    )
+    for k in SHOTS[1:]
+}
 frozen = {k: SeededAccuracy(preds[k] == y_test, SEEDS) for k in SHOTS}
 for k in SHOTS:
     print(f"{k:>3} per intent: {frozen[k].describe('draws')}")
-print(textwrap.fill(compare_two_paired(f"{SHOTS[1]} per intent", frozen[SHOTS[1]], f"{SHOTS[0]} per intent",
-                                       frozen[SHOTS[0]]), 110, subsequent_indent="    "))
+print(
+    textwrap.fill(
+        compare_two_paired(
+            f"{SHOTS[1]} per intent",
+            frozen[SHOTS[1]],
+            f"{SHOTS[0]} per intent",
+            frozen[SHOTS[0]],
+        ),
+        110,
+        subsequent_indent="    ",
+    )
+)
 
 # %% [markdown]
 # For scale, the paper's own numbers on the same data set -- **different models**, so they frame
@@ -446,15 +674,27 @@ print(textwrap.fill(compare_two_paired(f"{SHOTS[1]} per intent", frozen[SHOTS[1]
 # %%
 comparable = C == pool_all.num_classes and TEST_PER_INTENT is None
 published = {}
-for shots, system, value in BANKING77_PUBLISHED:  # shots None: the full training data
+# shots None: the full training data
+for shots, system, value in BANKING77_PUBLISHED:
     published.setdefault(shots, []).append(f"{value:.2f}% {system}")
-print(f"{'training data':<20}{'this run: frozen, linear head':<32}Casanueva et al. 2020, Table 3 (different model)")
-for k in dict.fromkeys([*SHOTS, *published]):  # our settings, then the paper's other ones
+print(
+    f"{'training data':<20}{'this run: frozen, linear head':<32}Casanueva et"
+    " al. 2020, Table 3 (different model)"
+)
+# our settings, then the paper's other ones
+for k in dict.fromkeys([*SHOTS, *published]):
     ours = frozen[k].interval().percent() if k in frozen else "not run here"
     label = "full training data" if k is None else f"{k} per intent"
-    print(f"{label:<20}{ours:<32}{'; '.join(published.get(k, ['not quoted here']))}")
-print("the paper's setting: all 77 intents, the full test set" if comparable else
-      f"not the paper's setting: {C} intents, {len(test)} test utterances (BUDGET = {budget.name!r})")
+    theirs = "; ".join(published.get(k, ["not quoted here"]))
+    print(f"{label:<20}{ours:<32}{theirs}")
+print(
+    "the paper's setting: all 77 intents, the full test set"
+    if comparable
+    else (
+        f"not the paper's setting: {C} intents, {len(test)} test utterances"
+        f" (BUDGET = {budget.name!r})"
+    )
+)
 
 # %% [markdown]
 # ## Where does it go wrong?
@@ -467,27 +707,46 @@ print("the paper's setting: all 77 intents, the full test set" if comparable els
 # predictions of any other intent, so that every row keeps its total.
 
 # %%
-from helpers.classify.compute import confusion_matrix, confusion_subset, top_confusions
+from helpers.classify.compute import (
+    confusion_matrix,
+    confusion_subset,
+    top_confusions,
+)
 from helpers.classify.plots import plot_confusion
 
-cm = confusion_matrix(test.labels, preds[SHOTS[0]].cpu().numpy(), C)  # summed over the draws
+# summed over the draws
+cm = confusion_matrix(test.labels, preds[SHOTS[0]].cpu().numpy(), C)
 per_intent = cm.sum(1)
 top = top_confusions(cm, k=budget.pick(10, 5))
-print(f"{cm.sum() - cm.trace():,} of {cm.sum():,} predictions wrong ({len(SEEDS)} draws x {len(test):,} test "
-      f"utterances, {SHOTS[0]} per intent); the most frequent confusions:")
+print(
+    f"{cm.sum() - cm.trace():,} of {cm.sum():,} predictions wrong"
+    f" ({len(SEEDS)} draws x {len(test):,} test utterances, {SHOTS[0]} per"
+    " intent); the most frequent confusions:"
+)
 for i, j, n in top:
-    print(f"  {test.names[i]:<34} -> {test.names[j]:<34} {n:>3} of {per_intent[i]} ({n / per_intent[i]:.0%})")
+    print(
+        f"  {test.names[i]:<34} -> {test.names[j]:<34} {n:>3} of"
+        f" {per_intent[i]} ({n / per_intent[i]:.0%})"
+    )
 if not top:
     print("  none: every prediction is right")
 
 # %%
 if top:
-    classes = list(dict.fromkeys(c for i, j, _ in top for c in (i, j)))  # every intent of a top confusion, once
+    # every intent of a top confusion, once
+    classes = list(dict.fromkeys(c for i, j, _ in top for c in (i, j)))
     names = [test.names[c] for c in classes]
-    ax = plot_confusion(confusion_subset(cm, classes), names, col_names=names + ["any other intent"],
-                        label=f"test predictions ({len(SEEDS)} draws)",
-                        title=f"confusions among the intents of the {len(top)} most frequent ones\n"
-                              f"({SHOTS[0]} per intent, mean-pooled last layer, counted over {len(SEEDS)} draws)")
+    ax = plot_confusion(
+        confusion_subset(cm, classes),
+        names,
+        col_names=names + ["any other intent"],
+        label=f"test predictions ({len(SEEDS)} draws)",
+        title=(
+            f"confusions among the intents of the {len(top)} most frequent"
+            f" ones\n({SHOTS[0]} per intent, mean-pooled last layer, counted"
+            f" over {len(SEEDS)} draws)"
+        ),
+    )
     plt.show()
 
 # %% [markdown]
@@ -522,12 +781,27 @@ from helpers.classify.plots import plot_layer_weights, plot_strategy_accuracies
 
 layers4, note = last_k_layers(L)
 print(f"'last four' uses {note}")
-combined = strategy_draws(train_sets[SHOTS[0]], feats_test, test.labels, C, epochs=STEPS, progress=False,
-                          strategies=("concat last four [CLS]", "weighted sum, all layers [CLS]"))
-from_probes = {"last layer [CLS]": probe_runs["cls"][L], "second-to-last [CLS]": probe_runs["cls"][max(L - 1, 0)],
-               "mean pooling, last layer": probe_runs["mean"][L]}
-strategies = {name: (from_probes | combined.accuracy)[name] for name in STRATEGIES}  # in the order of STRATEGIES
-fig, (ax_acc, ax_w) = plt.subplots(1, 2, figsize=(8.6, 4.2), width_ratios=[1.35, 1])
+combined = strategy_draws(
+    train_sets[SHOTS[0]],
+    feats_test,
+    test.labels,
+    C,
+    epochs=STEPS,
+    progress=False,
+    strategies=("concat last four [CLS]", "weighted sum, all layers [CLS]"),
+)
+from_probes = {
+    "last layer [CLS]": probe_runs["cls"][L],
+    "second-to-last [CLS]": probe_runs["cls"][max(L - 1, 0)],
+    "mean pooling, last layer": probe_runs["mean"][L],
+}
+# in the order of STRATEGIES
+strategies = {
+    name: (from_probes | combined.accuracy)[name] for name in STRATEGIES
+}
+fig, (ax_acc, ax_w) = plt.subplots(
+    1, 2, figsize=(8.6, 4.2), width_ratios=[1.35, 1]
+)
 plot_strategy_accuracies(strategies, ax=ax_acc, chance=1 / C, unit="draw")
 plot_layer_weights(combined.layer_weights, ax=ax_w)
 plt.show()
@@ -556,27 +830,72 @@ print(layer_weights_summary(combined.layer_weights))
 # %%
 from IPython.display import Markdown, display
 
-from helpers.classify.compute import PUBLISHED_07, claims_markdown, compare_with
+from helpers.classify.compute import (
+    PUBLISHED_07,
+    claims_markdown,
+    compare_with,
+)
 from helpers.common.stats import quartiles
 
-q25, med, q75 = quartiles(torch.nn.functional.cosine_similarity(feats_test.pooler, feats_test.cls[L], dim=-1))
+q25, med, q75 = quartiles(
+    torch.nn.functional.cosine_similarity(
+        feats_test.pooler, feats_test.cls[L], dim=-1
+    )
+)
 acc = strategies
 best_k = max(SHOTS, key=lambda k: frozen[k].estimate)
 live = {
-    "fewshot": f"{C} intents, {len(test):,} test utterances, {len(SEEDS)} draws each; mean-pooled last layer: "
-               + "; ".join(f"{k} per intent {frozen[k].interval().percent()}" for k in SHOTS)
-               + f" (best frozen probe here: {frozen[best_k].interval().percent()})",
-    "pooler": f"cosine(last-layer [CLS], pooler_output) over {len(test):,} BANKING77 test utterances: median {med:.2f} "
-              f"(IQR {q25:.2f} to {q75:.2f})",
-    "cls": compare_two_paired("last-layer [CLS]", acc["last layer [CLS]"], "mean pooling",
-                              acc["mean pooling, last layer"]),
+    "fewshot": (
+        f"{C} intents, {len(test):,} test utterances, {len(SEEDS)} draws each;"
+        " mean-pooled last layer: "
+        + "; ".join(
+            f"{k} per intent {frozen[k].interval().percent()}" for k in SHOTS
+        )
+        + f" (best frozen probe here: {frozen[best_k].interval().percent()})"
+    ),
+    "pooler": (
+        f"cosine(last-layer [CLS], pooler_output) over {len(test):,} BANKING77"
+        f" test utterances: median {med:.2f} (IQR {q25:.2f} to {q75:.2f})"
+    ),
+    "cls": compare_two_paired(
+        "last-layer [CLS]",
+        acc["last layer [CLS]"],
+        "mean pooling",
+        acc["mean pooling, last layer"],
+    ),
     "last": "; ".join(peak_text.values()),  # computed with the probes above
-    "combine": compare_with({k: acc[k] for k in ("concat last four [CLS]", "weighted sum, all layers [CLS]",
-                                                  "last layer [CLS]")}, "last layer [CLS]", width=None),
+    "combine": compare_with(
+        {
+            k: acc[k]
+            for k in (
+                "concat last four [CLS]",
+                "weighted sum, all layers [CLS]",
+                "last layer [CLS]",
+            )
+        },
+        "last layer [CLS]",
+        width=None,
+    ),
 }
-rows = [(claim, live[key], published) for key, (claim, published) in PUBLISHED_07.items()]
-display(Markdown(claims_markdown(rows, header=("popular claim", "what this model shows (this run)",
-                                               f"published finding (paper, model); against BERT-base: {paper.label}"))))
+rows = [
+    (claim, live[key], published)
+    for key, (claim, published) in PUBLISHED_07.items()
+]
+display(
+    Markdown(
+        claims_markdown(
+            rows,
+            header=(
+                "popular claim",
+                "what this model shows (this run)",
+                (
+                    "published finding (paper, model); against BERT-base:"
+                    f" {paper.label}"
+                ),
+            ),
+        )
+    )
+)
 
 # %% [markdown]
 # ## Summary
@@ -599,24 +918,78 @@ display(Markdown(claims_markdown(rows, header=("popular claim", "what this model
 #
 # ## Exercises
 #
-# 1. Write `pool(h_cls)` that computes the pooler output from `model.pooler.dense.weight`
-#    and `.bias` without calling the pooler module. Check it below.
-# 2. Which layer's **mean-pooled** features give the best BANKING77 probe accuracy? Give the layer
-#    number (0 = embeddings) as an int, computed from `probes`. The checker also tells you which
-#    layers the paired comparisons (Holm-adjusted) cannot place below it.
-# 3. Compute the confusion matrix of the first draw's head (`preds[SHOTS[0]][0]`, the predicted
-#    ids on the test set) yourself: an array with `cm[true, predicted]`, `C` rows and columns.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson07 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson07 import (
+    check_exercise_1,
+    check_exercise_2,
+    check_exercise_3,
+    check_exercise_4,
+)
 
+# %% [markdown]
+# ### Exercise 1: the pooler by hand
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# Write `pool(h_cls)` that computes the pooler output from
+# `model.pooler.dense.weight` and `.bias` without calling the pooler module.
+
+# %%
 pool = None  # your function here, e.g. def pool(h): return ...
 check_exercise_1(pool, model, trace)
 
+# %% [markdown]
+# ### Exercise 2: the best mean-pooled layer
+#
+# Difficulty ●○○○○ · Importance ●●●○○ · ~5 min
+#
+# Which layer's **mean-pooled** features give the best BANKING77 probe
+# accuracy? Give the layer number (0 = embeddings) as an int, computed from
+# `probes`. The checker also tells you which layers the paired comparisons
+# (Holm-adjusted) cannot place below it.
+
 # %%
-best_mean_layer = None  # your answer here
+best_mean_layer = None  # your answer here: an int
 check_exercise_2(best_mean_layer, probes, runs=probe_runs["mean"])
+
+# %% [markdown]
+# ### Exercise 3: a confusion matrix by hand
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# Compute the confusion matrix of the first draw's head (`preds[SHOTS[0]][0]`,
+# the predicted ids on the test set) yourself: an array of counts with
+# `cm[true, predicted]`, `C` rows and columns.
 
 # %%
 my_cm = None  # your array here
 check_exercise_3(my_cm, test.labels, preds[SHOTS[0]][0].tolist(), C)
+
+# %% [markdown]
+# ### Exercise 4: predict, then measure — a head on the layer-0 `[CLS]` vector
+#
+# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
+#
+# On the ten intents, the head on the last layer's `[CLS]` vector and the one
+# on the mean-pooled embeddings were measured above. **First predict** the test
+# accuracy of the same head trained on the **layer-0** `[CLS]` vector (the
+# embedding output at position 0). Put a number between 0 and 1 in
+# `prediction_4`.
+#
+# **Then measure** it: `train_head` on `feats10_train.layer(0, "cls")` with
+# `epochs=SHORT_STEPS, seed=0` (as above), then `correct_per_item` on the test
+# features; give the accuracy as a fraction. The checker grades the measurement
+# and only comments on the prediction.
+#
+# *Reflection (not checked):* the chance level is $1/C$. Why can no head
+# trained on this vector beat it?
+
+# %%
+prediction_4 = None  # a number between 0 and 1, written before measuring
+answer_4 = None  # your code here: a float between 0 and 1
+check_exercise_4(prediction_4, answer_4, feats10_train, feats10_test, train10,
+                 test10)

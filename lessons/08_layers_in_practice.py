@@ -36,12 +36,15 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+# Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    url = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", url,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -57,7 +60,8 @@ else:
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "I still have not received my new card, what should I do?"
-BUDGET = None  # None: the course chooses; "full" or "quick" (fewer intents, seeds and epochs)
+# None: the course chooses; "full" or "quick" (fewer intents, seeds and epochs)
+BUDGET = None
 
 # %%
 import copy
@@ -78,6 +82,16 @@ require_reading(tokenizer, "en", lesson="08", what="BANKING77's texts")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 print(f"{L} layers, hidden {H}")
+
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["08"]);
 
 # %% [markdown]
 # **How this lesson measures.** Timings on a shared or busy computer jump around, and the
@@ -149,24 +163,55 @@ print(f"{L} layers, hidden {H}")
 # head's start, dropout and the order of the batches), on the same training, dev and test utterances.
 
 # %%
-from helpers.finetuning.compute import FINETUNE_STRATEGIES, FULL, finetune_study, lesson_setup
+from helpers.finetuning.compute import (
+    FINETUNE_STRATEGIES,
+    FULL,
+    finetune_study,
+    lesson_setup,
+)
 from helpers.practice.compute import model_key
 
-task, recipe, SEEDS = lesson_setup(budget)  # the task, the recipe (a FinetuneConfig) and the seeds; lesson 10 shares them
-train, test, C = task.train, task.test, len(task.intents)  # the names every later section uses
+# the task, the recipe (a FinetuneConfig) and the seeds; lesson 10 shares them
+task, recipe, SEEDS = lesson_setup(budget)
+# the names every later section uses
+train, test, C = task.train, task.test, len(task.intents)
 print(task.describe())
-BUDGET_STEPS = recipe.max_epochs * -(-len(task.train) // recipe.batch_size)  # epochs x batches per epoch
-print(f"recipe: {recipe.describe()}; step budget {BUDGET_STEPS} steps; seeds {SEEDS}")
-longest = max(len(ids) for ids in tokenizer(task.train.texts + task.dev.texts + task.test.texts)["input_ids"])
-print(f"longest utterance: {longest} tokens (inputs are cut at {recipe.max_length})")
+# epochs x batches per epoch
+BUDGET_STEPS = recipe.max_epochs * -(-len(task.train) // recipe.batch_size)
+print(
+    f"recipe: {recipe.describe()}; step budget {BUDGET_STEPS} steps; seeds"
+    f" {SEEDS}"
+)
+longest = max(
+    len(ids)
+    for ids in tokenizer(task.train.texts + task.dev.texts + task.test.texts)[
+        "input_ids"
+    ]
+)
+print(
+    f"longest utterance: {longest} tokens (inputs are cut at"
+    f" {recipe.max_length})"
+)
 
 key_before = model_key(model)  # a hash of every weight of the loaded model
-study = finetune_study(tokenizer, model, task.train, task.dev, task.test, FINETUNE_STRATEGIES, seeds=SEEDS,
-                       config=recipe, keep_models=[FULL])
+study = finetune_study(
+    tokenizer,
+    model,
+    task.train,
+    task.dev,
+    task.test,
+    FINETUNE_STRATEGIES,
+    seeds=SEEDS,
+    config=recipe,
+    keep_models=[FULL],
+)
 assert model_key(model) == key_before, "the loaded model must stay untouched"
 if study.from_cache():
-    print(f"{study.from_cache()} of {len(SEEDS) * len(FINETUNE_STRATEGIES)} runs were read from the disk cache "
-          "(identical runs made earlier on this machine; their seconds are from then)")
+    print(
+        f"{study.from_cache()} of {len(SEEDS) * len(FINETUNE_STRATEGIES)} runs"
+        " were read from the disk cache (identical runs made earlier on this"
+        " machine; their seconds are from then)"
+    )
 
 # %% [markdown]
 # First the dev curves: did every run converge? Each line is one seed's dev loss (left: what early
@@ -181,8 +226,12 @@ plot_dev_curves(study, ax=ax_loss, measure="loss", legend=False)
 plot_dev_curves(study, ax=ax_acc)
 plt.show()
 for s in FINETUNE_STRATEGIES[1:]:
-    print(f"{s:<32} converged (stopped by the dev loss) in {study.converged(s)} of {len(SEEDS)} runs; "
-          f"steps run {min(study.steps(s))}-{max(study.steps(s))} of the {BUDGET_STEPS}-step budget")
+    print(
+        f"{s:<32} converged (stopped by the dev loss) in {study.converged(s)}"
+        f" of {len(SEEDS)} runs; steps run"
+        f" {min(study.steps(s))}-{max(study.steps(s))} of the"
+        f" {BUDGET_STEPS}-step budget"
+    )
 
 # %%
 import textwrap
@@ -193,18 +242,35 @@ from helpers.practice.compute import median_range
 from helpers.practice.plots import plot_accuracy_vs_time
 
 accuracy = study.accuracies()
-print(f"{'strategy':<32}{'test accuracy [95%]':<22}{'seed SD':>8}{'seed range':>14}{'s/run: median [range]':>24}"
-      f"{'trainable':>13}")
+print(
+    f"{'strategy':<32}{'test accuracy [95%]':<22}{'seed SD':>8}"
+    f"{'seed range':>14}{'s/run: median [range]':>24}{'trainable':>13}"
+)
 for s in FINETUNE_STRATEGIES:
     a, spread = accuracy[s], accuracy[s].seed_spread()
-    print(f"{s:<32}{a.interval().percent():<22}{100 * spread.sd:>6.1f}pt{100 * min(spread.values):>7.1f}-"
-          f"{100 * max(spread.values):.1f}%{median_range(study.seconds(s)).format('.1f'):>24}"
-          f"{study.runs[s][0].trainable_params:>13,}")
-print(f"(95% interval: bootstrap over the {len(SEEDS)} seeds and the {len(test)} test items; seed SD and range: the "
-      "spread of the per-seed accuracies; s/run: wall-clock seconds of a run's training loop with its dev scoring)")
+    lo, hi = 100 * min(spread.values), 100 * max(spread.values)
+    secs = median_range(study.seconds(s)).format(".1f")
+    print(
+        f"{s:<32}{a.interval().percent():<22}{100 * spread.sd:>6.1f}pt"
+        f"{lo:>7.1f}-{hi:.1f}%{secs:>24}"
+        f"{study.runs[s][0].trainable_params:>13,}"
+    )
+print(
+    f"(95% interval: bootstrap over the {len(SEEDS)} seeds and the {len(test)}"
+    " test items; seed SD and range: the spread of the per-seed accuracies;"
+    " s/run: wall-clock seconds of a run's training loop with its dev"
+    " scoring)"
+)
 print(textwrap.fill(baseline_verdict(accuracy), 110, subsequent_indent="    "))
-print(compare_paired({s: a for s, a in accuracy.items() if s != FROZEN}, what="accuracy among the fine-tuned"))
-ax = plot_accuracy_vs_time(accuracy, {s: study.seconds(s) for s in FINETUNE_STRATEGIES})
+print(
+    compare_paired(
+        {s: a for s, a in accuracy.items() if s != FROZEN},
+        what="accuracy among the fine-tuned",
+    )
+)
+ax = plot_accuracy_vs_time(
+    accuracy, {s: study.seconds(s) for s in FINETUNE_STRATEGIES}
+)
 plt.show()
 
 # %% [markdown]
@@ -224,9 +290,21 @@ plt.show()
 from helpers.classify.compute import compare_two_paired
 from helpers.finetuning.compute import LPFT
 
-print(textwrap.fill(compare_two_paired(LPFT, accuracy[LPFT], FULL, accuracy[FULL]), 110, subsequent_indent="    "))
-first_dev = {s: np.mean([r.dev_curve[0][2] for r in study.runs[s]]) for s in (FULL, LPFT)}
-print(f"dev accuracy after the first epoch, mean over seeds: {FULL} {first_dev[FULL]:.1%}, {LPFT} {first_dev[LPFT]:.1%}")
+print(
+    textwrap.fill(
+        compare_two_paired(LPFT, accuracy[LPFT], FULL, accuracy[FULL]),
+        110,
+        subsequent_indent="    ",
+    )
+)
+first_dev = {
+    s: np.mean([r.dev_curve[0][2] for r in study.runs[s]])
+    for s in (FULL, LPFT)
+}
+print(
+    f"dev accuracy after the first epoch, mean over seeds: {FULL}"
+    f" {first_dev[FULL]:.1%}, {LPFT} {first_dev[LPFT]:.1%}"
+)
 
 # %% [markdown]
 # The seconds per run above mix different numbers of steps. For the cost of freezing alone, time
@@ -235,21 +313,45 @@ print(f"dev accuracy after the first epoch, mean over seeds: {FULL} {first_dev[F
 
 # %%
 from helpers.finetuning.compute import FREEZE, layer_groups
-from helpers.practice.compute import compare_times, time_interleaved, training_step
+from helpers.practice.compute import (
+    compare_times,
+    time_interleaved,
+    training_step,
+)
 
 full_clf = study.models(FULL)[0]
 frozen_half = copy.deepcopy(full_clf)
 for params in layer_groups(frozen_half.bert)[: 1 + L // 2]:
     for p_ in params:
         p_.requires_grad_(False)
-step_batch = tokenizer(task.train.texts[:recipe.batch_size], padding=True, truncation=True,
-                       max_length=recipe.max_length, return_tensors="pt").to(model.device)
-step_labels = torch.tensor(task.train.labels[:recipe.batch_size], device=model.device)
-ft_step = time_interleaved({"full": training_step(full_clf, step_batch, step_labels),
-                            FREEZE: training_step(frozen_half, step_batch, step_labels)}, repeats=9)
-full_clf.eval()  # training_step switched it to training mode (dropout); later sections read features
-print(textwrap.fill(f"one training step, {len(step_labels)} utterances: "
-                    + compare_times("full", ft_step["full"], FREEZE, ft_step[FREEZE]), 110, subsequent_indent="    "))
+step_batch = tokenizer(
+    task.train.texts[: recipe.batch_size],
+    padding=True,
+    truncation=True,
+    max_length=recipe.max_length,
+    return_tensors="pt",
+).to(model.device)
+step_labels = torch.tensor(
+    task.train.labels[: recipe.batch_size], device=model.device
+)
+ft_step = time_interleaved(
+    {
+        "full": training_step(full_clf, step_batch, step_labels),
+        FREEZE: training_step(frozen_half, step_batch, step_labels),
+    },
+    repeats=9,
+)
+# training_step switched it to training mode (dropout); later sections read
+# features
+full_clf.eval()
+print(
+    textwrap.fill(
+        f"one training step, {len(step_labels)} utterances: "
+        + compare_times("full", ft_step["full"], FREEZE, ft_step[FREEZE]),
+        110,
+        subsequent_indent="    ",
+    )
+)
 del frozen_half
 
 # %% [markdown]
@@ -290,17 +392,35 @@ import transformers
 from helpers.model.trace import encode
 from helpers.practice.compute import try_from_pretrained, what_comes_back
 
-enc, _ = encode(tokenizer, model, SENTENCE)  # warns if SENTENCE is longer than the model accepts
+# warns if SENTENCE is longer than the model accepts
+enc, _ = encode(tokenizer, model, SENTENCE)
 enc.pop("offset_mapping")
 wanted = sorted({max(1, L - 4), max(1, L - 2), L})
 with torch.no_grad():
     full = model(**enc, output_hidden_states=True).hidden_states
-argument = what_comes_back(lambda: model(**enc, output_hidden_states=wanted), wanted, full)
-listed, error = try_from_pretrained(loaded.choice.path, output_hidden_states=wanted)
-config = ("error", error) if listed is None else what_comes_back(lambda: listed(**enc), wanted, full)
-print(f"transformers {transformers.__version__}, asking for hidden states {wanted} of {L + 1}:")
-print(f"  model(..., output_hidden_states={wanted}): {argument[0]} -- {argument[1]}")
-print(f"  from_pretrained(..., output_hidden_states={wanted}): {config[0]} -- {config[1]}")
+argument = what_comes_back(
+    lambda: model(**enc, output_hidden_states=wanted), wanted, full
+)
+listed, error = try_from_pretrained(
+    loaded.choice.path, output_hidden_states=wanted
+)
+config = (
+    ("error", error)
+    if listed is None
+    else what_comes_back(lambda: listed(**enc), wanted, full)
+)
+print(
+    f"transformers {transformers.__version__}, asking for hidden states"
+    f" {wanted} of {L + 1}:"
+)
+print(
+    f"  model(..., output_hidden_states={wanted}): {argument[0]} --"
+    f" {argument[1]}"
+)
+print(
+    f"  from_pretrained(..., output_hidden_states={wanted}): {config[0]} --"
+    f" {config[1]}"
+)
 
 # %% [markdown]
 # A method that works with every version, and for any module, not just whole layers: register
@@ -316,8 +436,11 @@ with keep_hidden_states(model, wanted) as kept, torch.no_grad():
 for l in wanted:
     assert torch.allclose(kept[l], full[l], atol=1e-5)
 nbytes = lambda ts: sum(t.numel() * t.element_size() for t in ts)
-print(f"hooks kept layers {sorted(kept)}: {nbytes(kept.values()):,} bytes instead of "
-      f"{nbytes(full):,} for all {L + 1} states (each equal to the model's own: checked)")
+print(
+    f"hooks kept layers {sorted(kept)}: {nbytes(kept.values()):,} bytes"
+    f" instead of {nbytes(full):,} for all {L + 1} states (each equal to the"
+    " model's own: checked)"
+)
 
 # %% [markdown]
 # ## 3. Gradient checkpointing
@@ -342,8 +465,13 @@ print(f"hooks kept layers {sorted(kept)}: {nbytes(kept.values()):,} bytes instea
 from helpers.practice.compute import checkpointing_is_on
 
 for keyword in ("use_gradient_checkpointing", "gradient_checkpointing"):
-    loaded_with, error = try_from_pretrained(loaded.choice.path, **{keyword: True})
-    outcome = error or f"accepted; checkpointing switched on: {checkpointing_is_on(loaded_with)}"
+    loaded_with, error = try_from_pretrained(
+        loaded.choice.path, **{keyword: True}
+    )
+    outcome = error or (
+        "accepted; checkpointing switched on: "
+        f"{checkpointing_is_on(loaded_with)}"
+    )
     print(f"from_pretrained(..., {keyword}=True) -> {outcome}")
 del loaded_with
 
@@ -358,14 +486,30 @@ del loaded_with
 
 # %%
 from helpers.finetuning.compute import SentenceClassifier
-from helpers.practice.compute import enable_checkpointing, saved_for_backward, training_state_bytes
+from helpers.practice.compute import (
+    enable_checkpointing,
+    saved_for_backward,
+    training_state_bytes,
+)
 
-batch = tokenizer(train.texts[:8], padding="max_length", truncation=True, max_length=32,
-                  return_tensors="pt").to(model.device)
-inputs, labels = {k: batch[k] for k in ("input_ids", "attention_mask")}, torch.tensor(train.labels[:8], device=model.device)
-clfs = {mode: SentenceClassifier(copy.deepcopy(model), C) for mode in ("plain", "checkpointed")}
+batch = tokenizer(
+    train.texts[:8],
+    padding="max_length",
+    truncation=True,
+    max_length=32,
+    return_tensors="pt",
+).to(model.device)
+inputs, labels = {
+    k: batch[k] for k in ("input_ids", "attention_mask")
+}, torch.tensor(train.labels[:8], device=model.device)
+clfs = {
+    mode: SentenceClassifier(copy.deepcopy(model), C)
+    for mode in ("plain", "checkpointed")
+}
 method = enable_checkpointing(clfs["checkpointed"].bert)
-memory = {mode: saved_for_backward(clf, inputs, labels) for mode, clf in clfs.items()}
+memory = {
+    mode: saved_for_backward(clf, inputs, labels) for mode, clf in clfs.items()
+}
 opt = torch.optim.AdamW(clfs["plain"].parameters(), lr=1e-5)
 torch.nn.functional.cross_entropy(clfs["plain"](**inputs), labels).backward()
 opt.step()
@@ -375,24 +519,43 @@ state = training_state_bytes(clfs["plain"], opt)
 from helpers.practice.plots import plot_training_memory
 
 B, T = inputs["input_ids"].shape
-parts = {mode: {**state, "activations saved for backward": m.activation_bytes} for mode, m in memory.items()}
-ax = plot_training_memory(parts, title=f"memory one training step holds, {B} utterances x {T} tokens")
+parts = {
+    mode: {**state, "activations saved for backward": m.activation_bytes}
+    for mode, m in memory.items()
+}
+ax = plot_training_memory(
+    parts, title=f"memory one training step holds, {B} utterances x {T} tokens"
+)
 plt.show()
 n_params = sum(p.numel() for p in clfs["plain"].parameters())
 unused = sum(p.numel() for p in clfs["plain"].parameters() if p.grad is None)
-print(f"{n_params:,} parameters; measured {sum(state.values()) / n_params:.1f} bytes per parameter for weights + "
-      f"gradients + AdamW state:\n  {', '.join(f'{k} {v / 2**20:.0f} MiB' for k, v in state.items())}; "
-      f"{unused:,} parameters got no gradient\n  (not used by this classifier), so no optimizer state either")
+print(
+    f"{n_params:,} parameters; measured {sum(state.values()) / n_params:.1f}"
+    " bytes per parameter for weights + gradients + AdamW state:\n "
+    f" {', '.join(f'{k} {v / 2**20:.0f} MiB' for k, v in state.items())};"
+    f" {unused:,} parameters got no gradient\n  (not used by this classifier),"
+    " so no optimizer state either"
+)
 for mode, m in memory.items():
-    print(f"{mode}: activations {m.activation_bytes / 2**20:.1f} MiB in {m.activation_tensors} tensors; layer forwards "
-          f"{m.layer_calls_forward} + {m.layer_calls_backward} recomputed in backward\n  also saved: "
-          f"{m.parameter_tensors} references to weights ({m.parameter_bytes / 2**20:.0f} MiB, not extra)")
+    print(
+        f"{mode}: activations {m.activation_bytes / 2**20:.1f} MiB in"
+        f" {m.activation_tensors} tensors; layer forwards"
+        f" {m.layer_calls_forward} + {m.layer_calls_backward} recomputed in"
+        f" backward\n  also saved: {m.parameter_tensors} references to weights"
+        f" ({m.parameter_bytes / 2**20:.0f} MiB, not extra)"
+    )
 total = {mode: sum(p.values()) for mode, p in parts.items()}
 share = memory["plain"].activation_bytes / total["plain"]
-print(f"with {method}(): the activations shrink "
-      f"{memory['plain'].activation_bytes / memory['checkpointed'].activation_bytes:.1f}x, the whole step's memory "
-      f"{total['plain'] / total['checkpointed']:.2f}x;\n  without it the activations are {share:.0%} of the step's "
-      f"memory at this batch\n  (the activations grow with batch size and length, the other parts do not)")
+shrink = (memory["plain"].activation_bytes
+          / memory["checkpointed"].activation_bytes)
+print(
+    f"with {method}(): the activations shrink"
+    f" {shrink:.1f}x,"
+    " the whole step's memory"
+    f" {total['plain'] / total['checkpointed']:.2f}x;\n  without it the"
+    f" activations are {share:.0%} of the step's memory at this batch\n  (the"
+    " activations grow with batch size and length, the other parts do not)"
+)
 
 # %% [markdown]
 # Saved activations are what checkpointing removes, but what limits a training step is its
@@ -409,21 +572,42 @@ from helpers.practice.compute import peak_step_memory
 
 peaks = {}
 for length in (T, 4 * T):
-    long_batch = tokenizer(train.texts[:B], padding="max_length", truncation=True, max_length=length,
-                           return_tensors="pt").to(model.device)
+    long_batch = tokenizer(
+        train.texts[:B],
+        padding="max_length",
+        truncation=True,
+        max_length=length,
+        return_tensors="pt",
+    ).to(model.device)
     long_inputs = {k: long_batch[k] for k in ("input_ids", "attention_mask")}
-    peaks[length] = {mode: peak_step_memory(clf, long_inputs, labels) for mode, clf in clfs.items()}
+    peaks[length] = {
+        mode: peak_step_memory(clf, long_inputs, labels)
+        for mode, clf in clfs.items()
+    }
 grads = state["gradients"]
 for length, peak in peaks.items():
-    print(f"{B} utterances x {length} tokens: peak memory of one step, plain {peak['plain'] / 2**20:.1f} MiB, "
-          f"checkpointed {peak['checkpointed'] / 2**20:.1f} MiB ({peak['plain'] / peak['checkpointed']:.2f}x); "
-          f"the gradients alone are {grads / 2**20:.1f} MiB")
-verdict_peak = {length: peak["plain"] / peak["checkpointed"] for length, peak in peaks.items()}
-print(textwrap.fill(
-    f"so checkpointing lowered the peak {verdict_peak[T]:.2f}x at {T} tokens and {verdict_peak[4 * T]:.2f}x at "
-    f"{4 * T}: where the gradients are most of the peak (short inputs, small batches), shrinking the saved "
-    "activations barely moves it; the longer the inputs and the larger the batch, the more it pays.", 110,
-    subsequent_indent="    "))
+    print(
+        f"{B} utterances x {length} tokens: peak memory of one step, plain"
+        f" {peak['plain'] / 2**20:.1f} MiB, checkpointed"
+        f" {peak['checkpointed'] / 2**20:.1f} MiB"
+        f" ({peak['plain'] / peak['checkpointed']:.2f}x); the gradients alone"
+        f" are {grads / 2**20:.1f} MiB"
+    )
+verdict_peak = {
+    length: peak["plain"] / peak["checkpointed"]
+    for length, peak in peaks.items()
+}
+print(
+    textwrap.fill(
+        f"so checkpointing lowered the peak {verdict_peak[T]:.2f}x at {T}"
+        f" tokens and {verdict_peak[4 * T]:.2f}x at {4 * T}: where the"
+        " gradients are most of the peak (short inputs, small batches),"
+        " shrinking the saved activations barely moves it; the longer the"
+        " inputs and the larger the batch, the more it pays.",
+        110,
+        subsequent_indent="    ",
+    )
+)
 
 # %% [markdown]
 # The recomputation is the price: each checkpointed layer runs its forward a second time
@@ -431,10 +615,24 @@ print(textwrap.fill(
 # that costs depends on the machine; measured in turns after a warm-up:
 
 # %%
-step_times = time_interleaved({mode: training_step(clf, inputs, labels) for mode, clf in clfs.items()},
-                              repeats=9, warmup=1)
-print(textwrap.fill("one forward + backward: " + compare_times("plain", step_times["plain"], "checkpointed",
-                                                                step_times["checkpointed"]), 110, subsequent_indent="    "))
+step_times = time_interleaved(
+    {mode: training_step(clf, inputs, labels) for mode, clf in clfs.items()},
+    repeats=9,
+    warmup=1,
+)
+print(
+    textwrap.fill(
+        "one forward + backward: "
+        + compare_times(
+            "plain",
+            step_times["plain"],
+            "checkpointed",
+            step_times["checkpointed"],
+        ),
+        110,
+        subsequent_indent="    ",
+    )
+)
 
 # %% [markdown]
 # ## 4. A feature cache
@@ -452,17 +650,33 @@ from helpers.practice.compute import FeatureCache
 from helpers.classify.compute import extract_features
 
 cache = FeatureCache(tokenizer, model)
-t = time.perf_counter(); X_train = cache.get(train.texts, L, "mean"); cold = time.perf_counter() - t
-warm = time_interleaved({"cached": lambda: cache.get(train.texts, L, "mean")}, repeats=5, warmup=0)["cached"]
+t = time.perf_counter()
+X_train = cache.get(train.texts, L, "mean")
+cold = time.perf_counter() - t
+warm = time_interleaved(
+    {"cached": lambda: cache.get(train.texts, L, "mean")}, repeats=5, warmup=0
+)["cached"]
 # the cached features against a fresh, independent run of the model
-assert torch.allclose(X_train, extract_features(tokenizer, model, train.texts, progress=False, max_length=128)
-                      .layer(L, "mean"), atol=1e-5)
+assert torch.allclose(
+    X_train,
+    extract_features(
+        tokenizer, model, train.texts, progress=False, max_length=128
+    ).layer(L, "mean"),
+    atol=1e-5,
+)
 misses = cache.misses
-second = cache.get(train.texts[:5], max(L - 1, 0), "cls")  # another layer and pooling
-assert cache.misses == misses, "the first pass cached every layer: no text may be encoded again"
-print(f"first call {cold:.2f} s (one run: it includes the model's forward passes)\nrepeated calls: median "
-      f"{median_range(warm).estimate * 1e3:.2f} ms [{min(warm) * 1e3:.2f}, {max(warm) * 1e3:.2f}] over {len(warm)} calls; "
-      f"{cache.misses} texts encoded, {cache.hits} answered from the cache (the other layer too)")
+# another layer and pooling
+second = cache.get(train.texts[:5], max(L - 1, 0), "cls")
+assert (
+    cache.misses == misses
+), "the first pass cached every layer: no text may be encoded again"
+print(
+    f"first call {cold:.2f} s (one run: it includes the model's forward"
+    f" passes)\nrepeated calls: median {median_range(warm).estimate * 1e3:.2f}"
+    f" ms [{min(warm) * 1e3:.2f}, {max(warm) * 1e3:.2f}] over {len(warm)}"
+    f" calls; {cache.misses} texts encoded, {cache.hits} answered from the"
+    " cache (the other layer too)"
+)
 
 # %% [markdown]
 # Does a fine-tuned copy really never read the original's features? Test it on one from
@@ -476,14 +690,31 @@ from helpers.practice.compute import random_partners, relative_change
 tuned = study.models(FULL)[0].bert
 shared = FeatureCache(tokenizer, tuned, store=cache.store)
 X_tuned = shared.get(train.texts[:20], L, "mean")
-assert shared.hits == 0 and shared.misses == 20, "the fine-tuned copy must not read the original's entries"
+assert (
+    shared.hits == 0 and shared.misses == 20
+), "the fine-tuned copy must not read the original's entries"
 moved = relative_change(X_train[:20], X_tuned).median().item()
-apart = relative_change(X_train, X_train[random_partners(len(X_train))]).median().item()
-print(f"fine-tuned copy on the shared store: {shared.hits} hits, {shared.misses} misses")
-print(textwrap.fill(
-    f"fine-tuning ('full fine-tuning', lr {recipe.lr:g}, seed {SEEDS[0]}) moved the last-layer features by a median {moved:.1%} of their length; "
-    f"two different training utterances lie a median {apart:.1%} apart in the original model: fine-tuning moved "
-    f"a sentence {'further' if moved > apart else 'less far'} than swapping it for another", 110, subsequent_indent="    "))
+apart = (
+    relative_change(X_train, X_train[random_partners(len(X_train))])
+    .median()
+    .item()
+)
+print(
+    f"fine-tuned copy on the shared store: {shared.hits} hits, {shared.misses}"
+    " misses"
+)
+print(
+    textwrap.fill(
+        f"fine-tuning ('full fine-tuning', lr {recipe.lr:g}, seed {SEEDS[0]})"
+        f" moved the last-layer features by a median {moved:.1%} of their"
+        f" length; two different training utterances lie a median {apart:.1%}"
+        " apart in the original model: fine-tuning moved a sentence"
+        f" {'further' if moved > apart else 'less far'} than swapping it for"
+        " another",
+        110,
+        subsequent_indent="    ",
+    )
+)
 
 # %% [markdown]
 # ## 5. Dynamic int8 quantization
@@ -500,23 +731,66 @@ print(textwrap.fill(
 # sorted by intent, so its *next* sentence would mostly share the intent).
 
 # %%
-from helpers.classify.compute import HEAD_STEPS, SeededAccuracy, correct_per_item, extract_features, train_head
-from helpers.practice.compute import feature_change_per_layer, quantize_int8_with_warnings, state_dict_bytes
+from helpers.classify.compute import (
+    HEAD_STEPS,
+    SeededAccuracy,
+    correct_per_item,
+    extract_features,
+    train_head,
+)
+from helpers.practice.compute import (
+    feature_change_per_layer,
+    quantize_int8_with_warnings,
+    state_dict_bytes,
+)
 from helpers.practice.plots import plot_int8_comparison
 
 qmodel, quant_warnings = quantize_int8_with_warnings(model)
 models = {"float32": model, "int8": qmodel}
 sizes = {name: state_dict_bytes(m) for name, m in models.items()}
 few = test.texts[:32]
-speed = time_interleaved({name: lambda m=m: extract_features(tokenizer, m, few, progress=False, max_length=128)
-                          for name, m in models.items()}, repeats=9, warmup=1)
-feats = {name: extract_features(tokenizer, m, test.texts, progress=False, max_length=128) for name, m in models.items()}
-heads = [train_head(X_train, train.labels, C, epochs=HEAD_STEPS, seed=s, progress=False) for s in SEEDS]
-acc = {name: SeededAccuracy(torch.stack([correct_per_item(h, f.layer(L, "mean"), test.labels) for h in heads]), SEEDS)
-       for name, f in feats.items()}
-change, between = feature_change_per_layer(feats["float32"], feats["int8"], "mean")
-axes = plot_int8_comparison(sizes, speed, {n: a.interval() for n, a in acc.items()}, change, between,
-                            timed=f"{len(few)} sentences")
+speed = time_interleaved(
+    {
+        name: lambda m=m: extract_features(
+            tokenizer, m, few, progress=False, max_length=128
+        )
+        for name, m in models.items()
+    },
+    repeats=9,
+    warmup=1,
+)
+feats = {
+    name: extract_features(
+        tokenizer, m, test.texts, progress=False, max_length=128
+    )
+    for name, m in models.items()
+}
+heads = [
+    train_head(
+        X_train, train.labels, C, epochs=HEAD_STEPS, seed=s, progress=False
+    )
+    for s in SEEDS
+]
+acc = {
+    name: SeededAccuracy(
+        torch.stack([
+            correct_per_item(h, f.layer(L, "mean"), test.labels) for h in heads
+        ]),
+        SEEDS,
+    )
+    for name, f in feats.items()
+}
+change, between = feature_change_per_layer(
+    feats["float32"], feats["int8"], "mean"
+)
+axes = plot_int8_comparison(
+    sizes,
+    speed,
+    {n: a.interval() for n, a in acc.items()},
+    change,
+    between,
+    timed=f"{len(few)} sentences",
+)
 plt.show()
 
 # %%
@@ -524,22 +798,62 @@ from helpers.classify.compute import compare_two_paired, predict
 
 embed = state_dict_bytes(model.embeddings)
 deprecated = [w for w in quant_warnings if "deprecat" in w.lower()]
-print(textwrap.fill(f"torch {torch.__version__}: quantize_dynamic " + (
-    f"warned that it is deprecated: {deprecated[0][:160]}" if deprecated else
-    "raised no deprecation warning" + (f" ({len(quant_warnings)} other warning(s))" if quant_warnings else "")),
-    110, subsequent_indent="    "))
-print(f"size: {sizes['float32'] / 2**20:.1f} MiB -> {sizes['int8'] / 2**20:.1f} MiB "
-      f"({sizes['int8'] / sizes['float32']:.0%}); the embeddings ({embed / 2**20:.1f} MiB) are not nn.Linear and stay float32")
-print(textwrap.fill(f"{len(few)} sentences: " + compare_times("float32", speed["float32"], "int8", speed["int8"]),
-                    110, subsequent_indent="    "))
-print(textwrap.fill("test accuracy: " + compare_two_paired("float32", acc["float32"], "int8", acc["int8"]), 110,
-                    subsequent_indent="    "))
-same = (predict(heads[0], feats["float32"].layer(L, "mean")) == predict(heads[0], feats["int8"].layer(L, "mean"))).float()
-print(f"the seed-0 head gives the same answer on {same.mean():.0%} of the {len(test)} test utterances")
+print(
+    textwrap.fill(
+        f"torch {torch.__version__}: quantize_dynamic "
+        + (
+            f"warned that it is deprecated: {deprecated[0][:160]}"
+            if deprecated
+            else "raised no deprecation warning"
+            + (
+                f" ({len(quant_warnings)} other warning(s))"
+                if quant_warnings
+                else ""
+            )
+        ),
+        110,
+        subsequent_indent="    ",
+    )
+)
+print(
+    f"size: {sizes['float32'] / 2**20:.1f} MiB -> {sizes['int8'] / 2**20:.1f}"
+    f" MiB ({sizes['int8'] / sizes['float32']:.0%}); the embeddings"
+    f" ({embed / 2**20:.1f} MiB) are not nn.Linear and stay float32"
+)
+print(
+    textwrap.fill(
+        f"{len(few)} sentences: "
+        + compare_times("float32", speed["float32"], "int8", speed["int8"]),
+        110,
+        subsequent_indent="    ",
+    )
+)
+print(
+    textwrap.fill(
+        "test accuracy: "
+        + compare_two_paired("float32", acc["float32"], "int8", acc["int8"]),
+        110,
+        subsequent_indent="    ",
+    )
+)
+same = (
+    predict(heads[0], feats["float32"].layer(L, "mean"))
+    == predict(heads[0], feats["int8"].layer(L, "mean"))
+).float()
+print(
+    f"the seed-0 head gives the same answer on {same.mean():.0%} of the"
+    f" {len(test)} test utterances"
+)
 m, b = change[L].median().item(), between[L].median().item()
-print(textwrap.fill(f"last layer: int8 moves a sentence's feature by a median {m:.1%} of its length; a test sentence "
-                    f"and a random other one lie a median {b:.1%} apart (ratio {m / max(b, 1e-12):.2f})", 110,
-                    subsequent_indent="    "))
+print(
+    textwrap.fill(
+        f"last layer: int8 moves a sentence's feature by a median {m:.1%} of"
+        " its length; a test sentence and a random other one lie a median"
+        f" {b:.1%} apart (ratio {m / max(b, 1e-12):.2f})",
+        110,
+        subsequent_indent="    ",
+    )
+)
 
 # %% [markdown]
 # The printouts above are the trade, in numbers: how much smaller the file got, whether int8
@@ -572,27 +886,64 @@ print(textwrap.fill(f"last layer: int8 moves a sentence's feature by a median {m
 #
 # ## Exercises
 #
-# 1. Write `lrs(base_lr, decay, num_layers)` returning the list of learning rates for the
-#    embeddings (index 0) and layers 1..L under layer-wise decay, $\eta\,\xi^{L+1-l}$.
-# 2. Using `keep_hidden_states`, collect the output of layer 1 only for `SENTENCE` and
-#    hand the kept dict to the checker.
-# 3. Section 3 printed how many times more activation bytes the plain step saves for
-#    backward than the checkpointed one, for 8 utterances x 32 tokens. Measure the same
-#    ratio for **4 utterances padded to 64 tokens** (the first four training utterances, built
-#    like `batch` there, with their labels), using `saved_for_backward` on both `clfs`
-#    (weights not included). Same number of tokens, longer sentences: does the ratio grow
-#    or shrink?
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson08 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson08 import (
+    check_exercise_1,
+    check_exercise_2,
+    check_exercise_3,
+)
 
+# %% [markdown]
+# ### Exercise 1: layer-wise learning rates
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# Write `lrs(base_lr, decay, num_layers)` returning the list of learning rates
+# for the embeddings (index 0) and layers 1..L under layer-wise decay,
+# $\eta\,\xi^{L+1-l}$.
+
+# %%
 lrs = None  # your function here
 check_exercise_1(lrs)
+
+# %% [markdown]
+# ### Exercise 2: keep one layer
+#
+# Difficulty ●●○○○ · Importance ●●○○○ · ~10 min
+#
+# Using `keep_hidden_states`, collect the output of layer 1 only (`hidden(1)`,
+# the output of `encoder.layer[0]`) for `SENTENCE` and hand the kept dict to
+# the checker.
 
 # %%
 kept_layer1 = None  # your dict here
 check_exercise_2(kept_layer1, tokenizer, model, SENTENCE)
 
+# %% [markdown]
+# ### Exercise 3: predict, then measure — checkpointing with longer sentences
+#
+# Difficulty ●●●○○ · Importance ●●●○○ · ~15 min
+#
+# Section 3 printed how many times more activation bytes the plain step saves
+# for backward than the checkpointed one, for 8 utterances x 32 tokens. Now
+# take **4 utterances padded to 64 tokens**: the same number of tokens, longer
+# sentences. **First predict**: does the ratio grow or shrink? Write `"grows"`
+# or `"shrinks"` in `prediction_3`.
+#
+# **Then measure** it: the first four training utterances, built like `batch`
+# there, with their labels, and `saved_for_backward` on both `clfs` (weights
+# not included). The checker grades the measurement and only comments on the
+# prediction.
+#
+# *Reflection (not checked):* which saved tensors grow with the square of the
+# length, and which only with the number of tokens?
+
 # %%
+prediction_3 = None  # "grows" or "shrinks", written before measuring
 ratio = None  # your number here
-check_exercise_3(ratio, clfs, tokenizer, train, memory)
+check_exercise_3(ratio, clfs, tokenizer, train, memory,
+                 prediction=prediction_3)

@@ -45,12 +45,15 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+# Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    url = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", url,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -68,7 +71,9 @@ else:
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "I still have not received my new card, what should I do?"
-BUDGET = None  # None: the course chooses; "full" or "quick" (a few intents and test utterances)
+# None: the course chooses; "full" or "quick" (a few intents and test
+# utterances)
+BUDGET = None
 
 # %% [markdown]
 # ## The model, the data and one classifier, trained once
@@ -110,15 +115,35 @@ tokenizer, model = loaded
 from helpers.model.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="09", what="its data sets")
 budget = choose_budget(BUDGET, model)
-L, A, H = model.config.num_hidden_layers, model.config.num_attention_heads, model.config.hidden_size
+L, A, H = (
+    model.config.num_hidden_layers,
+    model.config.num_attention_heads,
+    model.config.hidden_size,
+)
 N_INTENTS, SHOTS, TEST_PER_INTENT = budget.pick((77, 30, 5), (5, 8, 2))
 train_all, test_all = load_banking77("train"), load_banking77("test")
-intents = tuple(sorted(random.Random(0).sample(train_all.names, N_INTENTS)))  # all 77 under the full budget
-train = train_all.only(intents).sample(SHOTS, seed=0)  # SHOTS utterances of every intent
-test = test_all.only(intents).sample(TEST_PER_INTENT, seed=0)  # a fixed, stratified test set
+# all 77 under the full budget
+intents = tuple(sorted(random.Random(0).sample(train_all.names, N_INTENTS)))
+# SHOTS utterances of every intent
+train = train_all.only(intents).sample(SHOTS, seed=0)
+# a fixed, stratified test set
+test = test_all.only(intents).sample(TEST_PER_INTENT, seed=0)
 print(f"{L} layers x {A} heads, hidden size {H}")
-print(f"BANKING77, {N_INTENTS} of its {train_all.num_classes} intents: {len(train)} training utterances "
-      f"({SHOTS} per intent), {len(test)} test utterances ({TEST_PER_INTENT} per intent, drawn with seed 0)")
+print(
+    f"BANKING77, {N_INTENTS} of its {train_all.num_classes} intents:"
+    f" {len(train)} training utterances ({SHOTS} per intent), {len(test)} test"
+    f" utterances ({TEST_PER_INTENT} per intent, drawn with seed 0)"
+)
+
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["09"]);
 
 # %% [markdown]
 # Every utterance is cut to `MAX_LEN` tokens in every cell below. We pick it to keep every
@@ -129,11 +154,19 @@ print(f"BANKING77, {N_INTENTS} of its {train_all.num_classes} intents: {len(trai
 from helpers.interventions.compute import count_truncated
 from helpers.model.trace import max_input_tokens
 
-longest = max(len(ids) for ids in tokenizer(train_all.texts + test_all.texts)["input_ids"])
-MAX_LEN = min(128, max_input_tokens(tokenizer, model))  # tokens per utterance, [CLS] and [SEP] included
+longest = max(
+    len(ids)
+    for ids in tokenizer(train_all.texts + test_all.texts)["input_ids"]
+)
+# tokens per utterance, [CLS] and [SEP] included
+MAX_LEN = min(128, max_input_tokens(tokenizer, model))
 n_cut = count_truncated(tokenizer, train.texts + test.texts, MAX_LEN)
 if n_cut:
-    warnings.warn(f"{n_cut} utterances are longer than MAX_LEN = {MAX_LEN} tokens and are cut.", stacklevel=1)
+    warnings.warn(
+        f"{n_cut} utterances are longer than MAX_LEN = {MAX_LEN} tokens and"
+        " are cut.",
+        stacklevel=1,
+    )
 print(f"longest BANKING77 utterance: {longest} tokens; MAX_LEN = {MAX_LEN}; "
       f"utterances of our sets that are cut: {n_cut}")
 
@@ -147,22 +180,44 @@ print(f"longest BANKING77 utterance: {longest} tokens; MAX_LEN = {MAX_LEN}; "
 from helpers.classify.compute import HEAD_STEPS, extract_features, train_head
 from helpers.interventions.compute import pooled_features
 
-X_train = pooled_features(tokenizer, model, train.texts, max_length=MAX_LEN)  # [N_train, H]
-lesson07 = extract_features(tokenizer, model, train.texts[:32], max_length=MAX_LEN, progress=False)
+# [N_train, H]
+X_train = pooled_features(tokenizer, model, train.texts, max_length=MAX_LEN)
+lesson07 = extract_features(
+    tokenizer, model, train.texts[:32], max_length=MAX_LEN, progress=False
+)
 assert torch.allclose(lesson07.layer(L, "mean"), X_train[:32], atol=1e-4)
-head = train_head(X_train, train.labels, train.num_classes, epochs=HEAD_STEPS, seed=0)
-print(f"head trained: {HEAD_STEPS} steps on {len(train)} utterances, {H} features -> {train.num_classes} intents")
+head = train_head(
+    X_train, train.labels, train.num_classes, epochs=HEAD_STEPS, seed=0
+)
+print(
+    f"head trained: {HEAD_STEPS} steps on {len(train)} utterances, {H}"
+    f" features -> {train.num_classes} intents"
+)
 
 # %%
-pooling = checkpoint_facts(loaded).pooling  # None: no sentence-transformers configuration
+# None: no sentence-transformers configuration
+pooling = checkpoint_facts(loaded).pooling
 native = pooling is not None and "mean_tokens" in pooling
-print(f"{loaded.choice.name}: " + (
-    "its sentence-transformers configuration pools the mean of the tokens, so the mean-pooled last layer "
-    "is the sentence vector it was trained to produce" if native else
-    f"its sentence-transformers configuration pools by {', '.join(pooling) or 'nothing'}, so mean pooling is "
-    "our choice here, not the model's" if pooling is not None else
-    "no sentence-transformers configuration: it was not trained to produce a sentence vector, and mean "
-    "pooling is our choice here, not the model's"))
+print(
+    f"{loaded.choice.name}: "
+    + (
+        "its sentence-transformers configuration pools the mean of the tokens,"
+        " so the mean-pooled last layer is the sentence vector it was trained"
+        " to produce"
+        if native
+        else (
+            "its sentence-transformers configuration pools by"
+            f" {', '.join(pooling) or 'nothing'}, so mean pooling is our"
+            " choice here, not the model's"
+            if pooling is not None
+            else (
+                "no sentence-transformers configuration: it was not trained to"
+                " produce a sentence vector, and mean pooling is our choice"
+                " here, not the model's"
+            )
+        )
+    )
+)
 
 # %% [markdown]
 # ## How the verdicts are read, fixed before we measure
@@ -190,11 +245,22 @@ from helpers.interventions.compute import unseen_rate
 
 MARGIN = 0.01  # the equivalence margin: +/- 1 accuracy point
 resolution = unseen_rate(len(test))
-print(f"equivalence margin, set before any measurement: +/-{100 * MARGIN:.1f} accuracy point(s)")
-print(f"{len(test)} test utterances: a change no utterance shows may still reach {100 * resolution:.2f} points "
-      "(90% bound) -> " + ("equivalence within the margin can be shown" if resolution < MARGIN else
-                            "too few utterances to ever show equivalence within the margin: every change "
-                            "that is not shown will read 'inconclusive'"))
+print(
+    f"equivalence margin, set before any measurement: +/-{100 * MARGIN:.1f}"
+    " accuracy point(s)"
+)
+print(
+    f"{len(test)} test utterances: a change no utterance shows may still reach"
+    f" {100 * resolution:.2f} points (90% bound) -> "
+    + (
+        "equivalence within the margin can be shown"
+        if resolution < MARGIN
+        else (
+            "too few utterances to ever show equivalence within the margin:"
+            " every change that is not shown will read 'inconclusive'"
+        )
+    )
+)
 
 # %% [markdown]
 # ## Running only the layers above a change
@@ -213,24 +279,45 @@ print(f"{len(test)} test utterances: a change no utterance shows may still reach
 
 # %%
 from helpers.common.stats import accuracy_ci
-from helpers.interventions.compute import SentenceHead, continue_from, length_buckets, run_cached
+from helpers.interventions.compute import (
+    SentenceHead,
+    continue_from,
+    length_buckets,
+    run_cached,
+)
 
 classifier = SentenceHead(head, pooling="mean")
-run = run_cached(tokenizer, model, test.texts, max_length=MAX_LEN, token_shares=True)
+run = run_cached(
+    tokenizer, model, test.texts, max_length=MAX_LEN, token_shares=True
+)
 mask = run.attention_mask
-rows, width = length_buckets(mask, 32)[-1]  # the longest utterances, each padded to the longest of them
+# the longest utterances, each padded to the longest of them
+rows, width = length_buckets(mask, 32)[-1]
 real = mask[rows, :width].bool()
-again = continue_from(model, run.hidden(0)[rows, :width], mask[rows, :width], after_layer=0)
-assert torch.allclose(again[real], run.hidden(L)[rows, :width][real], atol=1e-4)
-feats_some = extract_features(tokenizer, model, test.texts[:32], max_length=MAX_LEN, progress=False)
-assert torch.allclose(head(feats_some.layer(L, "mean")), classifier(run.hidden(L), mask)[:32], atol=1e-4)
+again = continue_from(
+    model, run.hidden(0)[rows, :width], mask[rows, :width], after_layer=0
+)
+assert torch.allclose(
+    again[real], run.hidden(L)[rows, :width][real], atol=1e-4
+)
+feats_some = extract_features(
+    tokenizer, model, test.texts[:32], max_length=MAX_LEN, progress=False
+)
+assert torch.allclose(
+    head(feats_some.layer(L, "mean")),
+    classifier(run.hidden(L), mask)[:32],
+    atol=1e-4,
+)
 y = torch.tensor(test.labels, device=model.device)
 logits_base = classifier(run.hidden(L), mask)
 base_correct = (logits_base.argmax(-1) == y).float()
 base_acc = accuracy_ci(base_correct)
-print(f"test accuracy of the head, nothing changed: {base_acc.percent()} (exact 95% interval over the "
-      f"{len(test)} test utterances; chance {1 / test.num_classes:.1%}); {int(len(test) - base_correct.sum())} "
-      "utterances wrong")
+print(
+    f"test accuracy of the head, nothing changed: {base_acc.percent()} (exact"
+    f" 95% interval over the {len(test)} test utterances; chance"
+    f" {1 / test.num_classes:.1%}); {int(len(test) - base_correct.sum())}"
+    " utterances wrong"
+)
 
 # %% [markdown]
 # For scale only (different models and training data): on all 77 intents and the full test set,
@@ -261,7 +348,8 @@ layer_module = model.encoder.layer[0]  # layer 1
 
 
 def zero_head_hook(module, args):
-    context = args[0].clone()  # [batch, seq, A * d]: head h is columns h*d .. (h+1)*d - 1
+    # [batch, seq, A * d]: head h is columns h*d .. (h+1)*d - 1
+    context = args[0].clone()
     context[..., head_to_remove * d:(head_to_remove + 1) * d] = 0.0
     return (context, *args[1:])
 
@@ -280,14 +368,19 @@ x = trace.hidden(0)
 context, _ = self_attention_by_hand(layer_module, x)
 context[:, head_to_remove * d:(head_to_remove + 1) * d] = 0.0
 by_hand = attention_output_by_hand(layer_module, context, x)
-handle = layer_module.attention.output.register_forward_pre_hook(zero_head_hook)
+handle = layer_module.attention.output.register_forward_pre_hook(
+    zero_head_hook
+)
 try:
     hooked = layer_module.attention(x[None])[0][0]
 finally:
     handle.remove()
 assert torch.allclose(hooked, by_hand, atol=1e-5)
-print(f"layer 1 with head {head_to_remove} removed == by hand; max change of the attention output "
-      f"{(hooked - layer_module.attention(x[None])[0][0]).abs().max():.3f}")
+print(
+    f"layer 1 with head {head_to_remove} removed == by hand; max change of the"
+    " attention output"
+    f" {(hooked - layer_module.attention(x[None])[0][0]).abs().max():.3f}"
+)
 
 # %% [markdown]
 # `ablate_head(model, layer, head)` in `helpers/interventions/compute.py` registers such a
@@ -309,20 +402,45 @@ from helpers.interventions.compute import ablate_head, outcome_changes
 logits_removed = torch.empty_like(logits_base)
 with torch.no_grad(), ablate_head(model, 1, head_to_remove):
     for items, _ in length_buckets(mask, 64):
-        enc = tokenizer([test.texts[i] for i in items], padding=True, truncation=True, max_length=MAX_LEN,
-                        return_tensors="pt").to(model.device)
-        logits_removed[items] = classifier(model(**enc).last_hidden_state, enc["attention_mask"])
+        enc = tokenizer(
+            [test.texts[i] for i in items],
+            padding=True,
+            truncation=True,
+            max_length=MAX_LEN,
+            return_tensors="pt",
+        ).to(model.device)
+        logits_removed[items] = classifier(
+            model(**enc).last_hidden_state, enc["attention_mask"]
+        )
 removed_correct = (logits_removed.argmax(-1) == y).float()
-one_head = outcome_changes(removed_correct[None], base_correct, [f"layer 1, head {head_to_remove} removed"],
-                           margin=MARGIN)[0]
-now_wrong, now_right = int(((base_correct == 1) & (removed_correct == 0)).sum()), int(
-    ((base_correct == 0) & (removed_correct == 1)).sum())
-p_by_hand = binomtest(now_wrong, now_wrong + now_right, 0.5).pvalue if now_wrong + now_right else 1.0
+one_head = outcome_changes(
+    removed_correct[None],
+    base_correct,
+    [f"layer 1, head {head_to_remove} removed"],
+    margin=MARGIN,
+)[0]
+now_wrong, now_right = int(
+    ((base_correct == 1) & (removed_correct == 0)).sum()
+), int(((base_correct == 0) & (removed_correct == 1)).sum())
+p_by_hand = (
+    binomtest(now_wrong, now_wrong + now_right, 0.5).pvalue
+    if now_wrong + now_right
+    else 1.0
+)
 assert abs(p_by_hand - one_head.p_value) < 1e-9
-logit_drop = logits_base.gather(1, y[:, None])[:, 0] - logits_removed.gather(1, y[:, None])[:, 0]
-print(f"{now_wrong} utterances become wrong, {now_right} become right (of {len(test)}); McNemar p = {p_by_hand:.2g}")
+logit_drop = (
+    logits_base.gather(1, y[:, None])[:, 0]
+    - logits_removed.gather(1, y[:, None])[:, 0]
+)
+print(
+    f"{now_wrong} utterances become wrong, {now_right} become right (of"
+    f" {len(test)}); McNemar p = {p_by_hand:.2g}"
+)
 print(f"-> {one_head.verdict}")
-print(f"true-class logit drop, mean over the utterances: {bootstrap_ci(logit_drop.detach())} (bootstrap interval)")
+print(
+    "true-class logit drop, mean over the utterances:"
+    f" {bootstrap_ci(logit_drop.detach())} (bootstrap interval)"
+)
 
 # %% [markdown]
 # ## Every head of every layer
@@ -338,9 +456,17 @@ from helpers.interventions.compute import ablate_every_head
 t0 = time.perf_counter()
 ablation = ablate_every_head(model, classifier, run, test.labels)
 t_exhaustive = time.perf_counter() - t0
-assert torch.allclose(ablation.ablated[0, head_to_remove], logits_removed, atol=1e-4)
-acc_drop, logit_drops = ablation.accuracy_drop(), ablation.logit_drop_items().mean(0)
-print(f"{L * A} heads removed one at a time over {len(test)} utterances in {t_exhaustive:.1f} s (wall)")
+assert torch.allclose(
+    ablation.ablated[0, head_to_remove], logits_removed, atol=1e-4
+)
+acc_drop, logit_drops = (
+    ablation.accuracy_drop(),
+    ablation.logit_drop_items().mean(0),
+)
+print(
+    f"{L * A} heads removed one at a time over {len(test)} utterances in"
+    f" {t_exhaustive:.1f} s (wall)"
+)
 
 # %% [markdown]
 # Beside the effect of removing a head we put what lesson 05 measured by *looking*: the
@@ -354,7 +480,9 @@ from helpers.interventions.compute import head_token_class_shares
 
 shares_items = head_token_class_shares(run)  # [N, L, A, 4]
 one = trace_text(tokenizer, model, test.texts[0])
-assert torch.allclose(shares_items[0].mean(1), attention_shares(one), atol=1e-4)
+assert torch.allclose(
+    shares_items[0].mean(1), attention_shares(one), atol=1e-4
+)
 cls_share = shares_items[..., TOKEN_CLASSES.index("[CLS]")]
 sep_share = shares_items[..., TOKEN_CLASSES.index("[SEP]")]
 
@@ -364,14 +492,36 @@ import matplotlib.pyplot as plt
 from helpers.interventions.plots import plot_head_maps
 
 fig = plot_head_maps([
-    dict(values=100 * acc_drop, title="accuracy drop when the head is removed",
-         cbar_label="accuracy drop (points)", cmap="RdBu_r", diverging=True),
-    dict(values=logit_drops, title="true-class logit drop when removed", cbar_label="mean logit drop",
-         cmap="RdBu_r", diverging=True),
-    dict(values=cls_share.mean(0), title="share of attention on [CLS] (lesson 05)",
-         cbar_label="attention share (0..1)", cmap="magma", vmin=0, vmax=1),
-    dict(values=sep_share.mean(0), title="share of attention on [SEP] (lesson 05)",
-         cbar_label="attention share (0..1)", cmap="magma", vmin=0, vmax=1),
+    dict(
+        values=100 * acc_drop,
+        title="accuracy drop when the head is removed",
+        cbar_label="accuracy drop (points)",
+        cmap="RdBu_r",
+        diverging=True,
+    ),
+    dict(
+        values=logit_drops,
+        title="true-class logit drop when removed",
+        cbar_label="mean logit drop",
+        cmap="RdBu_r",
+        diverging=True,
+    ),
+    dict(
+        values=cls_share.mean(0),
+        title="share of attention on [CLS] (lesson 05)",
+        cbar_label="attention share (0..1)",
+        cmap="magma",
+        vmin=0,
+        vmax=1,
+    ),
+    dict(
+        values=sep_share.mean(0),
+        title="share of attention on [SEP] (lesson 05)",
+        cbar_label="attention share (0..1)",
+        cmap="magma",
+        vmin=0,
+        vmax=1,
+    ),
 ])
 plt.show()
 
@@ -390,20 +540,51 @@ plt.show()
 # %%
 from helpers.interventions.compute import CHANGE_WORDS, count_kinds
 
-head_changes = dict(zip(ablation.heads(), ablation.changes(margin=MARGIN)))  # {(layer, head): OutcomeChange}
+# {(layer, head): OutcomeChange}
+head_changes = dict(zip(ablation.heads(), ablation.changes(margin=MARGIN)))
 head_counts = count_kinds(head_changes.values())
-worst = max(head_changes, key=lambda k: (float(acc_drop[k[0] - 1, k[1]]), float(logit_drops[k[0] - 1, k[1]])))
+worst = max(
+    head_changes,
+    key=lambda k: (
+        float(acc_drop[k[0] - 1, k[1]]),
+        float(logit_drops[k[0] - 1, k[1]]),
+    ),
+)
 tied = ablation.tied_with(*worst)  # includes the worst head itself
-tied_text = (f"only layer {worst[0]}, head {worst[1]}" if len(tied) == 1 else
-             ", ".join(f"{l}.{h}" for l, h in tied) if len(tied) <= 8 else f"{len(tied)} of {L * A} heads")
-print(f"one utterance is {100 / len(test):.2f} points of accuracy on these {len(test)} test utterances")
-print(f"removing one head, {L * A} heads (McNemar, Holm over the {L * A}; margin +/-{100 * MARGIN:.1f} pt):")
+tied_text = (
+    f"only layer {worst[0]}, head {worst[1]}"
+    if len(tied) == 1
+    else (
+        ", ".join(f"{l}.{h}" for l, h in tied)
+        if len(tied) <= 8
+        else f"{len(tied)} of {L * A} heads"
+    )
+)
+print(
+    f"one utterance is {100 / len(test):.2f} points of accuracy on these"
+    f" {len(test)} test utterances"
+)
+print(
+    f"removing one head, {L * A} heads (McNemar, Holm over the {L * A}; margin"
+    f" +/-{100 * MARGIN:.1f} pt):"
+)
 for kind, n in head_counts.items():
-    heads = [f"{l}.{h}" for (l, h), c in head_changes.items() if c.kind == kind]
-    print(f"   {CHANGE_WORDS[kind]:>29}: {n:3d}" + (f"  ({', '.join(heads)})" if 0 < n <= 12 else ""))
-print(f"largest accuracy drop: layer {worst[0]}, head {worst[1]}: {head_changes[worst].describe()}")
+    heads = [
+        f"{l}.{h}" for (l, h), c in head_changes.items() if c.kind == kind
+    ]
+    print(
+        f"   {CHANGE_WORDS[kind]:>29}: {n:3d}"
+        + (f"  ({', '.join(heads)})" if 0 < n <= 12 else "")
+    )
+print(
+    f"largest accuracy drop: layer {worst[0]}, head {worst[1]}:"
+    f" {head_changes[worst].describe()}"
+)
 print(f"heads the data cannot rank below it (layer.head): {tied_text}")
-print(f"true-class logit drop over all heads: median {logit_drops.median():.3f}, largest {logit_drops.max():.3f}")
+print(
+    f"true-class logit drop over all heads: median {logit_drops.median():.3f},"
+    f" largest {logit_drops.max():.3f}"
+)
 
 # %% [markdown]
 # Michel, Levy and Neubig (2019, *Are Sixteen Heads Really Better than One?*) removed single
@@ -427,40 +608,96 @@ print(f"true-class logit drop over all heads: median {logit_drops.median():.3f},
 # of every intent (a second full map would double the lesson's longest computation).
 
 # %%
-from helpers.interventions.compute import (CachedRun, HeadAblation, ablation_gate, gated_heads, mean_head_contexts,
-                                           within_group_spearman_ci)
+from helpers.interventions.compute import (
+    CachedRun,
+    HeadAblation,
+    ablation_gate,
+    gated_heads,
+    mean_head_contexts,
+    within_group_spearman_ci,
+)
 
-train_part = train.subset(budget.pick(5, 4))  # training utterances: for the means here, the importances in part 2
+# training utterances: for the means here, the importances in part 2
+train_part = train.subset(budget.pick(5, 4))
 train_run = run_cached(tokenizer, model, train_part.texts, max_length=MAX_LEN)
 head_means = mean_head_contexts(model, train_run)  # {layer: [A * d]}
-some = sorted({test.labels.index(c) for c in set(test.labels)})  # one test utterance of every intent
-some_run = CachedRun(tuple(h[some] for h in run.hidden_states), mask[some], [run.tokens[i] for i in some])
-mean_ablation = ablate_every_head(model, classifier, some_run, y[some].tolist(), fill=head_means)
-zero_some = HeadAblation(ablation.base[some], ablation.ablated[:, :, some], y[some])  # zero-ablation, same items
-zero_dl, mean_dl = zero_some.loss_increase_items().mean(0), mean_ablation.loss_increase_items().mean(0)
-with torch.no_grad(), gated_heads(model, {1: ablation_gate(model, head_to_remove)}, fill=head_means):
-    one_mean = classifier(continue_from(model, some_run.hidden(0), some_run.attention_mask, 0), some_run.attention_mask)
-assert torch.allclose(one_mean, mean_ablation.ablated[0, head_to_remove], atol=1e-4)  # one head, all layers re-run
-print(f"mean-ablated every head on {len(some)} test utterances (one per intent); means from {len(train_part)} "
-      "training utterances")
+# one test utterance of every intent
+some = sorted({test.labels.index(c) for c in set(test.labels)})
+some_run = CachedRun(
+    tuple(h[some] for h in run.hidden_states),
+    mask[some],
+    [run.tokens[i] for i in some],
+)
+mean_ablation = ablate_every_head(
+    model, classifier, some_run, y[some].tolist(), fill=head_means
+)
+# zero-ablation, same items
+zero_some = HeadAblation(
+    ablation.base[some], ablation.ablated[:, :, some], y[some]
+)
+zero_dl = zero_some.loss_increase_items().mean(0)
+mean_dl = mean_ablation.loss_increase_items().mean(0)
+with (
+    torch.no_grad(),
+    gated_heads(
+        model, {1: ablation_gate(model, head_to_remove)}, fill=head_means
+    ),
+):
+    one_mean = classifier(
+        continue_from(model, some_run.hidden(0), some_run.attention_mask, 0),
+        some_run.attention_mask,
+    )
+# one head, all layers re-run
+assert torch.allclose(
+    one_mean, mean_ablation.ablated[0, head_to_remove], atol=1e-4
+)
+print(
+    f"mean-ablated every head on {len(some)} test utterances (one per intent);"
+    f" means from {len(train_part)} training utterances"
+)
 
 # %%
 bound = float(max(zero_dl.abs().max(), mean_dl.abs().max()))
 fig = plot_head_maps([
-    dict(values=zero_dl, title="loss change, head set to zero", cbar_label="mean loss change", cmap="RdBu_r",
-         diverging=True, vmin=-bound, vmax=bound),
-    dict(values=mean_dl, title="loss change, head set to its mean", cbar_label="mean loss change", cmap="RdBu_r",
-         diverging=True, vmin=-bound, vmax=bound)])
+    dict(
+        values=zero_dl,
+        title="loss change, head set to zero",
+        cbar_label="mean loss change",
+        cmap="RdBu_r",
+        diverging=True,
+        vmin=-bound,
+        vmax=bound,
+    ),
+    dict(
+        values=mean_dl,
+        title="loss change, head set to its mean",
+        cbar_label="mean loss change",
+        cmap="RdBu_r",
+        diverging=True,
+        vmin=-bound,
+        vmax=bound,
+    ),
+])
 plt.show()
-zero_counts, mean_counts = (count_kinds(a.changes(margin=MARGIN)) for a in (zero_some, mean_ablation))
-agree = within_group_spearman_ci(zero_some.loss_increase_items(), mean_ablation.loss_increase_items())
+zero_counts, mean_counts = (
+    count_kinds(a.changes(margin=MARGIN)) for a in (zero_some, mean_ablation)
+)
+agree = within_group_spearman_ci(
+    zero_some.loss_increase_items(), mean_ablation.loss_increase_items()
+)
 for name, counts in (("zero", zero_counts), ("mean", mean_counts)):
     print(f"{name}-ablation, {L * A} heads, {len(some)} utterances: "
           + ", ".join(f"{CHANGE_WORDS[k]} {n}" for k, n in counts.items()))
-print(f"rank agreement of the two loss maps within layers: rho = {agree if agree else 'n/a'}")
+print(
+    "rank agreement of the two loss maps within layers: rho ="
+    f" {agree if agree else 'n/a'}"
+)
 gap_head = divmod(int((zero_dl - mean_dl).argmax()), A)
-print(f"largest excess of zero- over mean-ablation: layer {gap_head[0] + 1}, head {gap_head[1]} "
-      f"({float(zero_dl[gap_head]):+.3f} vs {float(mean_dl[gap_head]):+.3f})")
+print(
+    f"largest excess of zero- over mean-ablation: layer {gap_head[0] + 1},"
+    f" head {gap_head[1]} ({float(zero_dl[gap_head]):+.3f} vs"
+    f" {float(mean_dl[gap_head]):+.3f})"
+)
 
 # %% [markdown]
 # ### Does a striking pattern mean an important head?
@@ -473,17 +710,40 @@ print(f"largest excess of zero- over mean-ablation: layer {gap_head[0] + 1}, hea
 # %%
 from helpers.common.stats import paired_difference_ci, verdict
 
-parked = {name: share.mean(0) for name, share in [("[CLS]", cls_share), ("[SEP]", sep_share)]}  # [L, A] each
+# [L, A] each
+parked = {
+    name: share.mean(0)
+    for name, share in [("[CLS]", cls_share), ("[SEP]", sep_share)]
+}
 for name, s in parked.items():
-    print(f"{name}: mean share over heads {s.mean():.2f}, largest {s.max():.2f}; "
-          f"heads with more than half their attention there: {int((s > 0.5).sum())} of {L * A}")
-# per utterance, mean over all heads: [CLS] share minus [SEP] share, paired over the utterances
-cls_minus_sep = paired_difference_ci(cls_share.flatten(1).mean(1), sep_share.flatten(1).mean(1))
+    print(
+        f"{name}: mean share over heads {s.mean():.2f}, largest {s.max():.2f};"
+        " heads with more than half their attention there:"
+        f" {int((s > 0.5).sum())} of {L * A}"
+    )
+# per utterance, mean over all heads: [CLS] share minus [SEP] share, paired
+# over the utterances
+cls_minus_sep = paired_difference_ci(
+    cls_share.flatten(1).mean(1), sep_share.flatten(1).mean(1)
+)
 parking = verdict(cls_minus_sep, a="[CLS] share", b="[SEP] share")
 park_token = {"higher": "[CLS]", "lower": "[SEP]"}.get(parking.kind)
-print(f"[CLS] share - [SEP] share, mean over heads, paired over the utterances:\n-> {parking}"
-      + ("" if park_token is None else ", as Clark et al. found for bert-base" if park_token == "[SEP]" else
-         "; unlike the middle layers of Clark et al.'s bert-base, where [SEP] collects it"))
+print(
+    "[CLS] share - [SEP] share, mean over heads, paired over the"
+    f" utterances:\n-> {parking}"
+    + (
+        ""
+        if park_token is None
+        else (
+            ", as Clark et al. found for bert-base"
+            if park_token == "[SEP]"
+            else (
+                "; unlike the middle layers of Clark et al.'s bert-base, where"
+                " [SEP] collects it"
+            )
+        )
+    )
+)
 
 # %% [markdown]
 # Two stories compete: a striking pattern marks a head the model relies on, or a
@@ -509,27 +769,54 @@ from helpers.interventions.compute import spearman_ci, within_group_spearman_ci
 
 
 def rank_verdict(rho, positive: str, negative: str) -> str:
-    """A rank correlation's verdict: its interval above 0, below 0, or inconclusive."""
-    return ("undefined: one side does not vary" if rho is None else
-            "inconclusive (the interval includes 0)" if rho.contains(0.0) else positive if rho.low > 0 else negative)
+    """A rank correlation's verdict: its interval above 0, below 0, or
+    inconclusive."""
+    return (
+        "undefined: one side does not vary"
+        if rho is None
+        else (
+            "inconclusive (the interval includes 0)"
+            if rho.contains(0.0)
+            else positive if rho.low > 0 else negative
+        )
+    )
 
 
-loss_by_layer = ablation.loss_increase_items()  # [N, L, A]: per utterance, per head
+# [N, L, A]: per utterance, per head
+loss_by_layer = ablation.loss_increase_items()
 loss_items = loss_by_layer.flatten(1)  # [N, L * A]
 pattern_rho, pattern_verdict = {}, {}
 level = 1 - 0.05 / 2  # two shares tested: Bonferroni
 print(f"intervals below: {level:.1%} (Bonferroni over the two shares)")
 for name, share in [("[CLS]", cls_share), ("[SEP]", sep_share)]:
     across = spearman_ci(share.flatten(1), loss_items, level=level)
-    rho = pattern_rho[name] = within_group_spearman_ci(share, loss_by_layer, level=level)
-    pattern_verdict[name] = rank_verdict(rho, f"within a layer, heads with more attention on {name} matter MORE",
-                                         f"within a layer, heads with more attention on {name} matter LESS")
-    undefined = f" (undefined in {rho.undefined:.0%} of resamples)" if rho and rho.undefined else ""
-    print(f"share on {name} vs loss increase when removed:\n"
-          f"   over all {L * A} heads (ranks layers too): rho = {across if across else 'n/a'}\n"
-          f"   within each layer: " + ("n/a" if rho is None else
-                                       ", ".join(f"{l}: {r:+.2f}" for l, r in enumerate(rho.per_group, start=1)))
-          + f"\n   mean within layers: rho = {rho if rho else 'n/a'}{undefined}\n-> {pattern_verdict[name]}")
+    rho = pattern_rho[name] = within_group_spearman_ci(
+        share, loss_by_layer, level=level
+    )
+    pattern_verdict[name] = rank_verdict(
+        rho,
+        f"within a layer, heads with more attention on {name} matter MORE",
+        f"within a layer, heads with more attention on {name} matter LESS",
+    )
+    undefined = (
+        f" (undefined in {rho.undefined:.0%} of resamples)"
+        if rho and rho.undefined
+        else ""
+    )
+    print(
+        f"share on {name} vs loss increase when removed:\n   over all {L * A}"
+        f" heads (ranks layers too): rho = {across if across else 'n/a'}\n  "
+        " within each layer: "
+        + (
+            "n/a"
+            if rho is None
+            else ", ".join(
+                f"{l}: {r:+.2f}" for l, r in enumerate(rho.per_group, start=1)
+            )
+        )
+        + "\n   mean within layers: rho ="
+        f" {rho if rho else 'n/a'}{undefined}\n-> {pattern_verdict[name]}"
+    )
 
 # %% [markdown]
 # ## 2. Importance from one gradient (Michel et al., 2019)
@@ -561,14 +848,24 @@ def loss_with_gate(value, item=0, layer=L, h=0):
     gate = torch.ones(A)
     gate[h] = value
     with torch.no_grad(), gated_heads(model, {layer: gate}):
-        last = continue_from(model, run.hidden(0)[item:item + 1], mask[item:item + 1], 0)
-        return F.cross_entropy(classifier(last, mask[item:item + 1]), y[item:item + 1]).item()
+        last = continue_from(
+            model, run.hidden(0)[item : item + 1], mask[item : item + 1], 0
+        )
+        return F.cross_entropy(
+            classifier(last, mask[item : item + 1]), y[item : item + 1]
+        ).item()
 
 
 eps = 1e-2
-finite_difference = (loss_with_gate(1 + eps) - loss_with_gate(1 - eps)) / (2 * eps)
-assert abs(finite_difference - grads[0, L - 1, 0].item()) < 1e-3 + 0.05 * abs(finite_difference)
-print(f"gradient: {t_gradient:.1f} s for all {L * A} heads (exhaustive removal: {t_exhaustive:.1f} s, wall)")
+finite_difference = (
+    loss_with_gate(1 + eps) - loss_with_gate(1 - eps)
+) / (2 * eps)
+fd_gap = abs(finite_difference - grads[0, L - 1, 0].item())
+assert fd_gap < 1e-3 + 0.05 * abs(finite_difference)
+print(
+    f"gradient: {t_gradient:.1f} s for all {L * A} heads (exhaustive removal:"
+    f" {t_exhaustive:.1f} s, wall)"
+)
 
 # %% [markdown]
 # How well does the one-gradient estimate rank the heads the way the exhaustive removal does? The
@@ -589,9 +886,13 @@ from helpers.interventions.compute import normalize_by_layer
 from helpers.interventions.plots import plot_importance_scatter
 
 abs_loss = loss_by_layer.abs()  # [N, L, A]: |loss change| per utterance
-importance_norms = grads.abs().mean(0).norm(dim=1)  # [L]: each layer's l2 norm of I_h
-michel_normalized_items = grads.abs() / importance_norms[None, :, None]  # the per-layer normalisation, per utterance
-assert torch.allclose(michel_normalized_items.mean(0), normalize_by_layer(michel), atol=1e-6)
+# [L]: each layer's l2 norm of I_h
+importance_norms = grads.abs().mean(0).norm(dim=1)
+# the per-layer normalisation, per utterance
+michel_normalized_items = grads.abs() / importance_norms[None, :, None]
+assert torch.allclose(
+    michel_normalized_items.mean(0), normalize_by_layer(michel), atol=1e-6
+)
 comparisons = {  # name: (gradient side [N, L, A], removal side [N, L, A])
     "E|g| vs E|dL|": (grads.abs(), abs_loss),
     "E[-g] vs E[dL] (signed)": (-grads, loss_by_layer),
@@ -600,20 +901,43 @@ comparisons = {  # name: (gradient side [N, L, A], removal side [N, L, A])
 michel_rows = {}
 for name, (g_side, l_side) in comparisons.items():
     across = spearman_ci(g_side.flatten(1), l_side.flatten(1))
-    within = within_group_spearman_ci(g_side, l_side) if "normalised" not in name else None  # same ranks within
+    # same ranks within
+    within = (
+        within_group_spearman_ci(g_side, l_side)
+        if "normalised" not in name
+        else None
+    )
     michel_rows[name] = (across, within)
-    print(f"{name:>36}: across all {L * A} heads rho = {across if across else 'n/a'}; "
-          + (f"within layers rho = {within if within else 'n/a'}" if within is not None else
-             "within layers: as for E|g| (the normalisation does not reorder a layer)"))
+    print(
+        f"{name:>36}: across all {L * A} heads rho ="
+        f" {across if across else 'n/a'}; "
+        + (
+            f"within layers rho = {within if within else 'n/a'}"
+            if within is not None
+            else (
+                "within layers: as for E|g| (the normalisation does not"
+                " reorder a layer)"
+            )
+        )
+    )
 grad_vs_loss = michel_rows["E|g| vs E|dL|"][1]
-grad_verdict = rank_verdict(grad_vs_loss, "within a layer, the gradient ranks the heads like their removal does",
-                            "within a layer, the gradient ranks the heads opposite to their removal")
+grad_verdict = rank_verdict(
+    grad_vs_loss,
+    "within a layer, the gradient ranks the heads like their removal does",
+    "within a layer, the gradient ranks the heads opposite to their removal",
+)
 print(f"-> {grad_verdict}")
 labels = [f"{l}.{h}" for l in range(1, L + 1) for h in range(A)]
-ax = plot_importance_scatter(michel.flatten(), abs_loss.mean(0).flatten(), labels=labels,
-                             xlabel="gradient importance $I_h = E|g_h|$ (one backward pass)",
-                             ylabel="$E|\\Delta L_h|$ when removed",
-                             title="head importance: E|gradient| vs E|loss change| (labels: layer.head)")
+ax = plot_importance_scatter(
+    michel.flatten(),
+    abs_loss.mean(0).flatten(),
+    labels=labels,
+    xlabel="gradient importance $I_h = E|g_h|$ (one backward pass)",
+    ylabel="$E|\\Delta L_h|$ when removed",
+    title=(
+        "head importance: E|gradient| vs E|loss change| (labels: layer.head)"
+    ),
+)
 plt.show()
 
 # %% [markdown]
@@ -641,48 +965,107 @@ from helpers.common.progress import progress
 from helpers.interventions.compute import PRUNE_FRACTIONS, pruning_curve
 
 N_ORDERS = 5  # random pruning orders
-train_grads = head_gate_gradients(model, classifier, train_run, train_part.labels)  # on training utterances
+# on training utterances
+train_grads = head_gate_gradients(
+    model, classifier, train_run, train_part.labels
+)
 prune_importance = normalize_by_layer(train_grads.abs().mean(0))
 heads_all = [(l, h) for l in range(1, L + 1) for h in range(A)]
-by_importance = sorted(heads_all, key=lambda k: float(prune_importance[k[0] - 1, k[1]]))  # least important first
-prune_items = sorted(i for c in set(test.labels) for i in [k for k, v in enumerate(test.labels) if v == c][:2])
-prune_run = CachedRun(tuple(h[prune_items] for h in run.hidden_states), mask[prune_items], [])  # 2 per intent
+# least important first
+by_importance = sorted(
+    heads_all, key=lambda k: float(prune_importance[k[0] - 1, k[1]])
+)
+prune_items = sorted(
+    i
+    for c in set(test.labels)
+    for i in [k for k, v in enumerate(test.labels) if v == c][:2]
+)
+# 2 per intent
+prune_run = CachedRun(
+    tuple(h[prune_items] for h in run.hidden_states), mask[prune_items], []
+)
 prune_labels = y[prune_items].tolist()
-prune_curves = {"importance": pruning_curve(model, classifier, prune_run, prune_labels, by_importance)}
+prune_curves = {
+    "importance": pruning_curve(
+        model, classifier, prune_run, prune_labels, by_importance
+    )
+}
 for i in progress(range(N_ORDERS), desc="random pruning orders"):
     order = random.Random(i).sample(heads_all, len(heads_all))
-    prune_curves[f"random {i}"] = pruning_curve(  # removing 0 heads: reuse the first curve
+    # removing 0 heads: reuse the first curve
+    prune_curves[f"random {i}"] = pruning_curve(
         model, classifier, prune_run, prune_labels, order,
         unchanged=tuple(part[0] for part in prune_curves["importance"]))
-assert torch.equal(prune_curves["importance"][0][0], base_correct[prune_items])  # nothing removed: unchanged
-print(f"importance from {len(train_part)} training utterances; curves on {len(prune_items)} test utterances "
-      "(two of every intent)")
+# nothing removed: unchanged
+assert torch.equal(prune_curves["importance"][0][0], base_correct[prune_items])
+print(
+    f"importance from {len(train_part)} training utterances; curves on"
+    f" {len(prune_items)} test utterances (two of every intent)"
+)
 
 # %%
 from helpers.interventions.plots import plot_pruning_curve
 
-summary = {name: {"accuracy": c.mean(1), "loss": l.mean(1)} for name, (c, l) in prune_curves.items()}
+summary = {
+    name: {"accuracy": c.mean(1), "loss": l.mean(1)}
+    for name, (c, l) in prune_curves.items()
+}
 randoms = [v for k, v in summary.items() if k.startswith("random")]
-fig = plot_pruning_curve(PRUNE_FRACTIONS, summary["importance"], randoms,
-                         title=f"pruning heads ({L * A} in all): Michel et al.'s order vs {N_ORDERS} random orders")
+fig = plot_pruning_curve(
+    PRUNE_FRACTIONS,
+    summary["importance"],
+    randoms,
+    title=(
+        f"pruning heads ({L * A} in all): Michel et al.'s order vs {N_ORDERS}"
+        " random orders"
+    ),
+)
 plt.show()
-prune_changes = outcome_changes(prune_curves["importance"][0][1:], base_correct[prune_items],
-                                [f"{f:.0%} removed" for f in PRUNE_FRACTIONS[1:]], margin=MARGIN)
-print(f"{'removed':>8} | {'accuracy, importance order':>27} | {'random orders (mean, min-max)':>30} | "
-      "verdict vs unchanged")
+prune_changes = outcome_changes(
+    prune_curves["importance"][0][1:],
+    base_correct[prune_items],
+    [f"{f:.0%} removed" for f in PRUNE_FRACTIONS[1:]],
+    margin=MARGIN,
+)
+print(
+    f"{'removed':>8} | {'accuracy, importance order':>27} |"
+    f" {'random orders (mean, min-max)':>30} | verdict vs unchanged"
+)
 for k, f in enumerate(PRUNE_FRACTIONS):
     r = torch.stack([o["accuracy"][k] for o in randoms])
-    print(f"{f:8.0%} | {accuracy_ci(prune_curves['importance'][0][k]).percent():>27} | "
-          f"{r.mean():10.1%} ({r.min():.1%}-{r.max():.1%})      | "
-          + ("-" if k == 0 else CHANGE_WORDS[prune_changes[k - 1].kind]))
-first_lower = next((f for f, ch in zip(PRUNE_FRACTIONS[1:], prune_changes) if ch.kind == "lower"), None)
-random_correct = torch.stack([c for k, (c, _) in prune_curves.items() if k != "importance"])  # [orders, K, N]
-area_gain = paired_difference_ci(prune_curves["importance"][0].mean(0), random_correct.mean((0, 1)))
-prune_verdict = verdict(area_gain, a="importance order", b="random orders", percent=True)
-print(f"first share of heads removed at which the accuracy is shown lower than unchanged (McNemar, Holm over "
-      f"{len(PRUNE_FRACTIONS) - 1} steps): " + (f"{first_lower:.0%}" if first_lower is not None else "none"))
-print(f"mean accuracy over the curve, importance order minus the random orders' mean, paired over the "
-      f"utterances:\n-> {prune_verdict}")
+    print(
+        f"{f:8.0%} |"
+        f" {accuracy_ci(prune_curves['importance'][0][k]).percent():>27} |"
+        f" {r.mean():10.1%} ({r.min():.1%}-{r.max():.1%})      | "
+        + ("-" if k == 0 else CHANGE_WORDS[prune_changes[k - 1].kind])
+    )
+first_lower = next(
+    (
+        f
+        for f, ch in zip(PRUNE_FRACTIONS[1:], prune_changes)
+        if ch.kind == "lower"
+    ),
+    None,
+)
+# [orders, K, N]
+random_correct = torch.stack(
+    [c for k, (c, _) in prune_curves.items() if k != "importance"]
+)
+area_gain = paired_difference_ci(
+    prune_curves["importance"][0].mean(0), random_correct.mean((0, 1))
+)
+prune_verdict = verdict(
+    area_gain, a="importance order", b="random orders", percent=True
+)
+print(
+    "first share of heads removed at which the accuracy is shown lower than"
+    f" unchanged (McNemar, Holm over {len(PRUNE_FRACTIONS) - 1} steps): "
+    + (f"{first_lower:.0%}" if first_lower is not None else "none")
+)
+print(
+    "mean accuracy over the curve, importance order minus the random orders'"
+    f" mean, paired over the utterances:\n-> {prune_verdict}"
+)
 
 # %% [markdown]
 # ## 3. Skipping a layer
@@ -703,19 +1086,36 @@ print(f"mean accuracy over the curve, importance order minus the random orders' 
 # %%
 from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
-from helpers.interventions.compute import run_from_traces, skip_every_layer, word_vectors
+from helpers.interventions.compute import (
+    run_from_traces,
+    skip_every_layer,
+    word_vectors,
+)
 from helpers.model.tokens import is_unknown
 
-skip_logits = skip_every_layer(model, run, readout=classifier)  # [L + 1, N, C]: index 0 nothing skipped
+# [L + 1, N, C]: index 0 nothing skipped
+skip_logits = skip_every_layer(model, run, readout=classifier)
 skip_correct = (skip_logits.argmax(-1) == y).float()  # [L + 1, N]
-all_words = {**load_polysemy(), **load_polysemy("polysemy_more.json")}  # as lesson 06
+# as lesson 06
+all_words = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
 for word in all_words:
     if is_unknown(tokenizer, word):
-        print(f"note: the tokenizer maps {word!r} to {tokenizer.unk_token}; it is left out.")
+        print(
+            f"note: the tokenizer maps {word!r} to {tokenizer.unk_token}; it"
+            " is left out."
+        )
 known = [w for w in all_words if not is_unknown(tokenizer, w)]
 polysemy = {w: all_words[w] for w in known[:budget.pick(len(known), 3)]}
-jobs = [(w, s, x) for w, senses in polysemy.items() for s, xs in senses.items() for x in xs]
-poly_traces = [trace_text(tokenizer, model, x) for _, _, x in progress(jobs, desc="tracing polysemy sentences")]
+jobs = [
+    (w, s, x)
+    for w, senses in polysemy.items()
+    for s, xs in senses.items()
+    for x in xs
+]
+poly_traces = [
+    trace_text(tokenizer, model, x)
+    for _, _, x in progress(jobs, desc="tracing polysemy sentences")
+]
 spans = [t.find_word(w).positions for (w, _, _), t in zip(jobs, poly_traces)]
 print(f"{len(polysemy)} ambiguous words, {len(jobs)} sentences")
 
@@ -733,17 +1133,37 @@ from helpers.context.compute import sense_separation_outcomes, word_by_layer
 sense_hits = None
 if jobs:
     poly_run = run_from_traces(poly_traces)
-    vectors = word_vectors(skip_every_layer(model, poly_run, progress=False), spans)  # [L + 1, n, H]
-    assert torch.allclose(vectors[0, 0], word_by_layer(poly_traces[0], jobs[0][0])[L], atol=1e-4)
-    groups = {w: {s: vectors[:, [i for i, j in enumerate(jobs) if j[:2] == (w, s)]].transpose(0, 1)
-                  for s in senses} for w, senses in polysemy.items()}  # {word: {sense: [5, L + 1, H]}}
-    outcomes = {w: sense_separation_outcomes(g).float() for w, g in groups.items()}  # {word: [n, L + 1]}
+    # [L + 1, n, H]
+    vectors = word_vectors(
+        skip_every_layer(model, poly_run, progress=False), spans
+    )
+    assert torch.allclose(
+        vectors[0, 0], word_by_layer(poly_traces[0], jobs[0][0])[L], atol=1e-4
+    )
+
+    def sense_rows(w, s):
+        """[5, L + 1, H]: the vectors of word w's sentences of sense s."""
+        cols = [i for i, j in enumerate(jobs) if j[:2] == (w, s)]
+        return vectors[:, cols].transpose(0, 1)
+
+    # {word: {sense: [5, L + 1, H]}}
+    groups = {w: {s: sense_rows(w, s) for s in senses}
+              for w, senses in polysemy.items()}
+    # {word: [n, L + 1]}
+    outcomes = {
+        w: sense_separation_outcomes(g).float() for w, g in groups.items()
+    }
     sense_hits = torch.cat(list(outcomes.values()))
-    sense_words = [w for w, o in outcomes.items() for _ in range(len(o))]  # each sentence's word
+    # each sentence's word
+    sense_words = [w for w, o in outcomes.items() for _ in range(len(o))]
     word0, senses0 = next(iter(groups.items()))
-    own, *others = senses0.values()  # held out: sentence 0 of the first word's first sense
-    centroids = torch.stack([own[1:].mean(0)] + [o.mean(0) for o in others])  # [senses, L + 1, H]
-    by_hand = (F.cosine_similarity(own[0][None], centroids, dim=-1).argmax(0) == 0).float()
+    # held out: sentence 0 of the first word's first sense
+    own, *others = senses0.values()
+    # [senses, L + 1, H]
+    centroids = torch.stack([own[1:].mean(0)] + [o.mean(0) for o in others])
+    by_hand = (
+        F.cosine_similarity(own[0][None], centroids, dim=-1).argmax(0) == 0
+    ).float()
     assert torch.equal(by_hand, outcomes[word0][0])
 
 # %% [markdown]
@@ -770,30 +1190,73 @@ from helpers.common.stats import cluster_bootstrap_ci
 from helpers.interventions.plots import plot_skip_effects
 
 intent_name = "intent accuracy of the fixed head"
-items = {intent_name: (skip_correct, None, "test accuracy", 1 / test.num_classes)}
-if sense_hits is not None and len(polysemy) >= 2:  # resampling words needs at least two
+items = {
+    intent_name: (skip_correct, None, "test accuracy", 1 / test.num_classes)
+}
+# resampling words needs at least two
+if sense_hits is not None and len(polysemy) >= 2:
     n_senses = len(next(iter(polysemy.values())))
-    items["sense separation at the last layer (lesson 06)"] = (sense_hits.T, sense_words, "leave-one-out accuracy",
-                                                                1 / n_senses)
-skip_changes = {name: outcome_changes(c[1:], c[0], [f"layer {l} skipped" for l in range(1, L + 1)], margin=MARGIN,
-                                      clusters=clusters, reference="nothing skipped")
-                for name, (c, clusters, _, _) in items.items()}
-unchanged = {name: accuracy_ci(c[0]) if clusters is None else cluster_bootstrap_ci(c[0], clusters, n_boot=2000)
-             for name, (c, clusters, _, _) in items.items()}  # the same resampling as the changes
-panels = {name: (unchanged[name], [ch.after for ch in skip_changes[name]], ylabel, chance)
-          for name, (c, _, ylabel, chance) in items.items()}
+    items["sense separation at the last layer (lesson 06)"] = (
+        sense_hits.T,
+        sense_words,
+        "leave-one-out accuracy",
+        1 / n_senses,
+    )
+skip_changes = {
+    name: outcome_changes(
+        c[1:],
+        c[0],
+        [f"layer {l} skipped" for l in range(1, L + 1)],
+        margin=MARGIN,
+        clusters=clusters,
+        reference="nothing skipped",
+    )
+    for name, (c, clusters, _, _) in items.items()
+}
+unchanged = {
+    name: (
+        accuracy_ci(c[0])
+        if clusters is None
+        else cluster_bootstrap_ci(c[0], clusters, n_boot=2000)
+    )
+    # the same resampling as the changes
+    for name, (c, clusters, _, _) in items.items()
+}
+panels = {
+    name: (
+        unchanged[name],
+        [ch.after for ch in skip_changes[name]],
+        ylabel,
+        chance,
+    )
+    for name, (c, _, ylabel, chance) in items.items()
+}
 fig = plot_skip_effects(panels)
 plt.show()
 by_kind, mismatch = {}, {}
 for name, changes in skip_changes.items():
-    fixed_head = name == intent_name  # the fixed head never saw layer L - 1's vectors
+    # the fixed head never saw layer L - 1's vectors
+    fixed_head = name == intent_name
     mismatch[name] = fixed_head and changes[L - 1].kind == "lower"
-    by_kind[name] = {kind: [l for l, ch in enumerate(changes, start=1) if ch.kind == kind
-                            and not (fixed_head and l == L)] for kind in CHANGE_WORDS}
-    print(f"{name}: nothing skipped {panels[name][0].percent()} ({items[name][0].shape[1]} items; "
-          f"{changes[0].method}, Holm over {L} layers)")
+    by_kind[name] = {
+        kind: [
+            l
+            for l, ch in enumerate(changes, start=1)
+            if ch.kind == kind and not (fixed_head and l == L)
+        ]
+        for kind in CHANGE_WORDS
+    }
+    print(
+        f"{name}: nothing skipped {panels[name][0].percent()}"
+        f" ({items[name][0].shape[1]} items; {changes[0].method}, Holm over"
+        f" {L} layers)"
+    )
     for l, ch in enumerate(changes, start=1):
-        mark = "   <- head mismatch, not read as a layer effect" if fixed_head and l == L else ""
+        mark = (
+            "   <- head mismatch, not read as a layer effect"
+            if fixed_head and l == L
+            else ""
+        )
         print(f"   layer {l} skipped: {ch.describe()}{mark}")
 
 # %% [markdown]
@@ -830,53 +1293,105 @@ for name, changes in skip_changes.items():
 # unanimous they are -- and the p-values are Holm-adjusted over the $L+1$ patched layers.
 
 # %%
-from helpers.interventions.compute import sense_patching, share_verdicts, word_cluster_shares
+from helpers.interventions.compute import (
+    sense_patching,
+    share_verdicts,
+    word_cluster_shares,
+)
 
 patch = {}
 for w, senses in polysemy.items():
     s_a, s_b = list(senses)[:2]
-    pick = lambda s: [t for (ww, ss, _), t in zip(jobs, poly_traces) if (ww, ss) == (w, s)]  # noqa: E731
+
+    def pick(s):
+        """The traces of word w's sentences of sense s."""
+        return [t for (ww, ss, _), t in zip(jobs, poly_traces)
+                if (ww, ss) == (w, s)]
+
     patch[w] = sense_patching(model, pick(s_a), pick(s_b), w)
     patch[w]["senses"] = (s_a, s_b)
 probe_works = False
 if len(patch) >= 2:
     n_pairs = sum(len(p["pairs"]) for p in patch.values())
-    pooled, pooled_boots, word_shares = word_cluster_shares(patch, "follows")  # per patched layer 0..L
+    # per patched layer 0..L
+    pooled, pooled_boots, word_shares = word_cluster_shares(patch, "follows")
     patch_verdicts = share_verdicts(pooled, pooled_boots, word_shares)
     control = share_verdicts(*word_cluster_shares(patch, "control"))[0]
     probe_works = control.kind == "above"
-    print(f"{len(patch)} words, {n_pairs} pairs; without a patch the probe reads the target's own sense in "
-          f"{control.share.percent()} (resampling words; p = {control.p_value:.2g})"
-          + ("" if probe_works else " -- not shown better than a coin: on this model the follow rates below "
-                                    "mean little"))
+    print(
+        f"{len(patch)} words, {n_pairs} pairs; without a patch the probe reads"
+        f" the target's own sense in {control.share.percent()} (resampling"
+        f" words; p = {control.p_value:.2g})"
+        + (
+            ""
+            if probe_works
+            else (
+                " -- not shown better than a coin: on this model the follow"
+                " rates below mean little"
+            )
+        )
+    )
 
 # %%
 from helpers.interventions.plots import plot_patch_curves
 
 first_pooled = None
 if len(patch) >= 2:
-    context_pooled, context_boots, context_words = word_cluster_shares(patch, "follows_context")
-    context_verdicts = share_verdicts(context_pooled, context_boots, context_words)
-    context_control = share_verdicts(*word_cluster_shares(patch, "control_context"))[0]
-    ax = plot_patch_curves({w: p["follows"].mean(0) for w, p in patch.items()}, pooled, chance=0.5,
-                           title="does the final vector follow the patched sense?", control=context_pooled,
-                           control_label="rest of the sentence (all words)")
+    context_pooled, context_boots, context_words = word_cluster_shares(
+        patch, "follows_context"
+    )
+    context_verdicts = share_verdicts(
+        context_pooled, context_boots, context_words
+    )
+    context_control = share_verdicts(
+        *word_cluster_shares(patch, "control_context")
+    )[0]
+    ax = plot_patch_curves(
+        {w: p["follows"].mean(0) for w, p in patch.items()},
+        pooled,
+        chance=0.5,
+        title="does the final vector follow the patched sense?",
+        control=context_pooled,
+        control_label="rest of the sentence (all words)",
+    )
     plt.show()
-    print(f"share of pairs following the patch, per patched layer (95% interval resampling the {len(patch)} words; "
-          f"p: bootstrap and sign test over the words, Holm over the {L + 1} layers), read at the patched word "
-          f"and, as a control, from the rest of the sentence (unpatched, that probe reads the target's own "
-          f"sense in {context_control.share.percent()}):")
+    print(
+        "share of pairs following the patch, per patched layer (95% interval"
+        f" resampling the {len(patch)} words; p: bootstrap and sign test over"
+        f" the words, Holm over the {L + 1} layers), read at the patched word"
+        " and, as a control, from the rest of the sentence (unpatched, that"
+        " probe reads the target's own sense in"
+        f" {context_control.share.percent()}):"
+    )
     for l, (v, c) in enumerate(zip(patch_verdicts, context_verdicts)):
-        what = [{"above": "a majority follows the patch", "below": "a majority follows the context"}.get(x.kind,
-                                                                                                       "inconclusive")
-                for x in (v, c)]
-        print(f"   {'emb' if l == 0 else l:>3}: word {v.share.percent(0)}, adjusted p = {v.adjusted_p:.2g} -> "
-              f"{what[0]};  rest of the sentence {c.share.percent(0)} -> {what[1]}")
-    first_pooled = next((l for l, v in enumerate(patch_verdicts) if v.kind == "above"), None)
-    print("first patched layer a majority of the pairs follows: "
-          + (f"{first_pooled}" if first_pooled is not None else "none -- no layer is shown above one half"))
+        what = [
+            {
+                "above": "a majority follows the patch",
+                "below": "a majority follows the context",
+            }.get(x.kind, "inconclusive")
+            for x in (v, c)
+        ]
+        print(
+            f"   {'emb' if l == 0 else l:>3}: word {v.share.percent(0)},"
+            f" adjusted p = {v.adjusted_p:.2g} -> {what[0]};  rest of the"
+            f" sentence {c.share.percent(0)} -> {what[1]}"
+        )
+    first_pooled = next(
+        (l for l, v in enumerate(patch_verdicts) if v.kind == "above"), None
+    )
+    print(
+        "first patched layer a majority of the pairs follows: "
+        + (
+            f"{first_pooled}"
+            if first_pooled is not None
+            else "none -- no layer is shown above one half"
+        )
+    )
 else:
-    print("fewer than two ambiguous words of the data are in this vocabulary: patching is skipped.")
+    print(
+        "fewer than two ambiguous words of the data are in this vocabulary:"
+        " patching is skipped."
+    )
 
 # %% [markdown]
 # Patching at the embeddings (layer 0) swaps almost nothing — the word piece is the same,
@@ -925,25 +1440,38 @@ else:
 # comparison is over the other tokens.
 
 # %%
-from helpers.interventions.compute import (OCCLUSION_PASSES, attention_rollout, attribution_scores,
-                                           norm_attention_scores, occlusion_windows)
+from helpers.interventions.compute import (
+    OCCLUSION_PASSES,
+    attention_rollout,
+    attribution_scores,
+    norm_attention_scores,
+    occlusion_windows,
+)
 from helpers.model.tokens import content_positions
 
 with torch.no_grad():
-    z = classifier(trace.hidden(L)[None], torch.ones(1, trace.seq_len, dtype=torch.long, device=model.device))[0]
+    z = classifier(
+        trace.hidden(L)[None],
+        torch.ones(1, trace.seq_len, dtype=torch.long, device=model.device),
+    )[0]
 pred = int(z.argmax())
-scores = attribution_scores(model, classifier, trace, pred)  # raw attention, rollout, gradient x input, occlusion
+# raw attention, rollout, gradient x input, occlusion
+scores = attribution_scores(model, classifier, trace, pred)
 scores["norm-based attention"] = norm_attention_scores(trace, model)
 eye = torch.eye(trace.seq_len, device=model.device)
 step = [(0.5 * trace.attention(l).mean(0) + 0.5 * eye) for l in (1, 2)]
 step = [s / s.sum(-1, keepdim=True) for s in step]
-assert torch.allclose(attention_rollout(trace.attentions[:2]), step[1] @ step[0], atol=1e-6)
+assert torch.allclose(
+    attention_rollout(trace.attentions[:2]), step[1] @ step[0], atol=1e-6
+)
 words = content_positions(trace)
 print(f"{SENTENCE[:60]!r} -> {test.names[pred]!r}; {len(words)} word tokens")
 runs = occlusion_windows(words, OCCLUSION_PASSES)
 if len(runs) < len(words):
-    print(f"note: to keep occlusion at {OCCLUSION_PASSES} passes, it drops runs of up to {len(runs[0])} "
-          "neighbouring tokens together")
+    print(
+        f"note: to keep occlusion at {OCCLUSION_PASSES} passes, it drops runs"
+        f" of up to {len(runs[0])} neighbouring tokens together"
+    )
 
 # %% [markdown]
 # ### Integrated Gradients, with its completeness check
@@ -965,18 +1493,37 @@ if len(runs) < len(words):
 # %%
 from helpers.interventions.compute import IG_TOLERANCE, integrated_gradients
 
-IG_STEPS = budget.pick((32, 64, 128, 256), (32, 64))  # tried in turn until the delta is below the tolerance
-ig = integrated_gradients(tokenizer, model, classifier, trace, pred, baseline="pad", steps=IG_STEPS)
+# tried in turn until the delta is below the tolerance
+IG_STEPS = budget.pick((32, 64, 128, 256), (32, 64))
+ig = integrated_gradients(
+    tokenizer, model, classifier, trace, pred, baseline="pad", steps=IG_STEPS
+)
 scores["integrated gradients"] = ig.scores
-assert abs(ig.f_input - float(z[pred])) < 1e-3  # Captum's forward gives the lesson's logit
-assert abs(float(ig.scores.sum()) - ig.gap - ig.delta) < 1e-3  # Captum's delta is what we say it is
-print(f"baseline [PAD] (keeping [CLS], [SEP]): f(x) = {ig.f_input:.3f}, f(x') = {ig.f_baseline:.3f}, "
-      f"f(x) - f(x') = {ig.gap:.3f}")
+# Captum's forward gives the lesson's logit
+assert abs(ig.f_input - float(z[pred])) < 1e-3
+# Captum's delta is what we say it is
+assert abs(float(ig.scores.sum()) - ig.gap - ig.delta) < 1e-3
+print(
+    f"baseline [PAD] (keeping [CLS], [SEP]): f(x) = {ig.f_input:.3f}, f(x') ="
+    f" {ig.f_baseline:.3f}, f(x) - f(x') = {ig.gap:.3f}"
+)
 for n, delta in ig.history:
-    print(f"   {n:4d} steps: sum of attributions {ig.gap + delta:.4f}, convergence delta {delta:+.2e}")
-print(f"-> {ig.steps} steps, |delta| = {abs(ig.delta):.2e} "
-      + (f"< {IG_TOLERANCE:.0%} of |f(x) - f(x')| = {IG_TOLERANCE * abs(ig.gap):.2e}: completeness holds"
-         if ig.converged else f"is still above {IG_TOLERANCE:.0%} of |f(x) - f(x')|: read the attributions with care"))
+    print(
+        f"   {n:4d} steps: sum of attributions {ig.gap + delta:.4f},"
+        f" convergence delta {delta:+.2e}"
+    )
+print(
+    f"-> {ig.steps} steps, |delta| = {abs(ig.delta):.2e} "
+    + (
+        f"< {IG_TOLERANCE:.0%} of |f(x) - f(x')| ="
+        f" {IG_TOLERANCE * abs(ig.gap):.2e}: completeness holds"
+        if ig.converged
+        else (
+            f"is still above {IG_TOLERANCE:.0%} of |f(x) - f(x')|: read the"
+            " attributions with care"
+        )
+    )
+)
 
 # %% [markdown]
 # The course's gradient × input (`gradient_x_input`, by hand with `torch.autograd`) against
@@ -1003,32 +1550,69 @@ print(f"gradient x input == Captum InputXGradient (largest difference "
 from helpers.interventions.compute import integrated_gradients_by_embedding
 
 short = trace_text(tokenizer, model, min(test.texts, key=len))
-short_pred = int(classifier(short.hidden(L)[None], torch.ones(1, short.seq_len, dtype=torch.long,
-                                                               device=model.device)).argmax())
-parts = integrated_gradients_by_embedding(tokenizer, model, classifier, short, short_pred,
-                                          steps=budget.pick(256, 64))
-print(f"{min(test.texts, key=len)!r} -> {test.names[short_pred]!r}; f(x) - f(x') = {parts['gap']:.3f}, "
-      f"convergence delta {parts['delta']:+.2e}")
+short_pred = int(
+    classifier(
+        short.hidden(L)[None],
+        torch.ones(1, short.seq_len, dtype=torch.long, device=model.device),
+    ).argmax()
+)
+parts = integrated_gradients_by_embedding(
+    tokenizer, model, classifier, short, short_pred, steps=budget.pick(256, 64)
+)
+print(
+    f"{min(test.texts, key=len)!r} -> {test.names[short_pred]!r}; f(x) - f(x')"
+    f" = {parts['gap']:.3f}, convergence delta {parts['delta']:+.2e}"
+)
 print(f"{'token':>12} {'word':>8} {'position':>9} {'segment':>8}")
 for j, tok in enumerate(short.tokens):
-    print(f"{tok:>12} {parts['word'][j]:+8.3f} {parts['position'][j]:+9.3f} {parts['segment'][j]:+8.3f}")
-print(f"{'sum':>12} {parts['word'].sum():+8.3f} {parts['position'].sum():+9.3f} {parts['segment'].sum():+8.3f}")
+    print(
+        f"{tok:>12} {parts['word'][j]:+8.3f} {parts['position'][j]:+9.3f}"
+        f" {parts['segment'][j]:+8.3f}"
+    )
+print(
+    f"{'sum':>12} {parts['word'].sum():+8.3f} {parts['position'].sum():+9.3f}"
+    f" {parts['segment'].sum():+8.3f}"
+)
 split_gap = abs(parts["delta"]) / max(abs(parts["gap"]), 1e-6)
-print(f"|delta| / |f(x) - f(x')| = {split_gap:.1%}: " + (
-    f"below {IG_TOLERANCE:.0%}, the three columns add up to the gap" if split_gap < IG_TOLERANCE else
-    f"above {IG_TOLERANCE:.0%}: three embeddings move at once along the path, so this split "
-    "needs more steps; read its columns as approximate"))
+print(
+    f"|delta| / |f(x) - f(x')| = {split_gap:.1%}: "
+    + (
+        f"below {IG_TOLERANCE:.0%}, the three columns add up to the gap"
+        if split_gap < IG_TOLERANCE
+        else (
+            f"above {IG_TOLERANCE:.0%}: three embeddings move at once along"
+            " the path, so this split needs more steps; read its columns as"
+            " approximate"
+        )
+    )
+)
 
 # %%
 from helpers.interventions.plots import plot_attributions
 
-METHODS = ("raw attention", "attention rollout", "norm-based attention", "gradient x input",
-           "integrated gradients", "occlusion")
-title = f"what drove {test.names[pred]!r}: six attributions, each row / its largest |score|"
-ax, shown = plot_attributions({m: scores[m][words] for m in METHODS}, [trace.tokens[i] for i in words], title=title)
+METHODS = (
+    "raw attention",
+    "attention rollout",
+    "norm-based attention",
+    "gradient x input",
+    "integrated gradients",
+    "occlusion",
+)
+title = (
+    f"what drove {test.names[pred]!r}: six attributions, each row / its"
+    " largest |score|"
+)
+ax, shown = plot_attributions(
+    {m: scores[m][words] for m in METHODS},
+    [trace.tokens[i] for i in words],
+    title=title,
+)
 plt.show()
 if len(shown) < len(words):
-    print(f"the figure shows the {len(shown)} of {len(words)} word tokens with the highest occlusion score")
+    print(
+        f"the figure shows the {len(shown)} of {len(words)} word tokens with"
+        " the highest occlusion score"
+    )
 
 # %% [markdown]
 # ### Faithfulness: remove the top tokens and watch the prediction (ERASER)
@@ -1064,37 +1648,72 @@ if len(shown) < len(words):
 #   random ranking *paired* on the same utterances, Holm-adjusted over the methods.
 
 # %%
-from helpers.interventions.compute import (FAITHFULNESS_FRACTIONS, REMOVALS, erasure_curves, random_rankings)
+from helpers.interventions.compute import (
+    FAITHFULNESS_FRACTIONS,
+    REMOVALS,
+    erasure_curves,
+    random_rankings,
+)
 
 N_RANDOM = 5  # random rankings per utterance, averaged
-N_FAITH = budget.pick(36, 5)  # utterances, one from each of the first N_FAITH intents (time: ~1 s each)
+# utterances, one from each of the first N_FAITH intents (time: ~1 s each)
+N_FAITH = budget.pick(36, 5)
 sample = test.subset(1)  # one utterance of every intent ...
 sample_texts = sample.texts[:N_FAITH]  # ... of the first N_FAITH
-faith = {how: {m: {"comprehensiveness": [], "sufficiency": []} for m in METHODS + ("random",)} for how in REMOVALS}
+faith = {
+    how: {
+        m: {"comprehensiveness": [], "sufficiency": []}
+        for m in METHODS + ("random",)
+    }
+    for how in REMOVALS
+}
 ig_deltas = []
-for text in progress(sample_texts, desc="attributing and erasing test utterances"):
+for text in progress(
+    sample_texts, desc="attributing and erasing test utterances"
+):
     t = trace_text(tokenizer, model, text)
     pos = content_positions(t)
     with torch.no_grad():
-        target = int(classifier(t.hidden(L)[None], torch.ones(1, t.seq_len, dtype=torch.long,
-                                                               device=model.device)).argmax())
+        target = int(
+            classifier(
+                t.hidden(L)[None],
+                torch.ones(
+                    1, t.seq_len, dtype=torch.long, device=model.device
+                ),
+            ).argmax()
+        )
     s = attribution_scores(model, classifier, t, target)
     s["norm-based attention"] = norm_attention_scores(t, model)
-    t_ig = integrated_gradients(tokenizer, model, classifier, t, target, steps=IG_STEPS[:2])
+    t_ig = integrated_gradients(
+        tokenizer, model, classifier, t, target, steps=IG_STEPS[:2]
+    )
     s["integrated gradients"] = t_ig.scores
     ig_deltas.append(abs(t_ig.delta) / max(abs(t_ig.gap), 1e-6))
-    rankings = {m: s[m] for m in METHODS} | random_rankings(pos, t.seq_len, N_RANDOM, seed=len(ig_deltas),
-                                                            device=model.device)
+    rankings = {m: s[m] for m in METHODS} | random_rankings(
+        pos, t.seq_len, N_RANDOM, seed=len(ig_deltas), device=model.device
+    )
     for how in REMOVALS:
-        curves = erasure_curves(tokenizer, model, classifier, t, target, rankings, pos, how=how)
+        curves = erasure_curves(
+            tokenizer, model, classifier, t, target, rankings, pos, how=how
+        )
         for key in ("comprehensiveness", "sufficiency"):
             for m in METHODS:
                 faith[how][m][key].append(curves[m][key])
-            faith[how]["random"][key].append(np.mean([curves[f"random {i}"][key] for i in range(N_RANDOM)], 0))
-faith = {how: {m: {k: np.stack(v) for k, v in c.items()} for m, c in f.items()} for how, f in faith.items()}
-print(f"{len(sample_texts)} utterances; Integrated Gradients |delta| / |f(x) - f(x')|: "
-      f"largest {max(ig_deltas):.2%}, "
-      f"{sum(d < IG_TOLERANCE for d in ig_deltas)} of {len(ig_deltas)} below {IG_TOLERANCE:.0%}")
+            faith[how]["random"][key].append(
+                np.mean(
+                    [curves[f"random {i}"][key] for i in range(N_RANDOM)], 0
+                )
+            )
+faith = {
+    how: {m: {k: np.stack(v) for k, v in c.items()} for m, c in f.items()}
+    for how, f in faith.items()
+}
+print(
+    f"{len(sample_texts)} utterances; Integrated Gradients |delta| / |f(x) -"
+    f" f(x')|: largest {max(ig_deltas):.2%},"
+    f" {sum(d < IG_TOLERANCE for d in ig_deltas)} of {len(ig_deltas)} below"
+    f" {IG_TOLERANCE:.0%}"
+)
 
 # %% [markdown]
 # The table: each method's comprehensiveness and sufficiency, averaged over the $k$ grid (AOPC) and
@@ -1104,8 +1723,12 @@ print(f"{len(sample_texts)} utterances; Integrated Gradients |delta| / |f(x) - f
 # `verdict`, all in `helpers/common/stats.py`).
 
 # %%
-from helpers.common.stats import bootstrap_p_value, cluster_bootstrap_ci, holm, verdict
-
+from helpers.common.stats import (
+    bootstrap_p_value,
+    cluster_bootstrap_ci,
+    holm,
+    verdict,
+)
 
 def aopc(how: str, method: str, key: str) -> np.ndarray:
     """Per utterance: the mean over the k grid (ERASER's AOPC)."""
@@ -1113,40 +1736,83 @@ def aopc(how: str, method: str, key: str) -> np.ndarray:
 
 
 def versus_random(how: str, key: str) -> dict:
-    """Each method minus the random ranking, paired over the utterances, Holm over the methods."""
+    """Each method minus the random ranking, paired over the utterances,
+    Holm over the methods."""
     units = np.arange(len(sample_texts))
-    diffs = {m: cluster_bootstrap_ci(aopc(how, m, key) - aopc(how, "random", key), units, return_boots=True)
-             for m in METHODS}
+    diffs = {
+        m: cluster_bootstrap_ci(
+            aopc(how, m, key) - aopc(how, "random", key),
+            units,
+            return_boots=True,
+        )
+        for m in METHODS
+    }
     adjusted = holm([bootstrap_p_value(boots) for _, boots in diffs.values()])
-    return {m: verdict(ci, a=m, b="random", p_value=float(p)) for (m, (ci, _)), p in zip(diffs.items(), adjusted)}
+    return {
+        m: verdict(ci, a=m, b="random", p_value=float(p))
+        for (m, (ci, _)), p in zip(diffs.items(), adjusted)
+    }
 
 
-compared = {key: versus_random("drop", key) for key in ("comprehensiveness", "sufficiency")}
-print(f"tokens dropped; AOPC over k = {', '.join(f'{k:.0%}' for k in FAITHFULNESS_FRACTIONS)}; "
-      f"{len(sample_texts)} utterances; 95% intervals")
-print(f"{'method':>21} | {'comprehensiveness (higher better)':>34} | {'sufficiency (lower better)':>29}")
+compared = {
+    key: versus_random("drop", key)
+    for key in ("comprehensiveness", "sufficiency")
+}
+print(
+    "tokens dropped; AOPC over k ="
+    f" {', '.join(f'{k:.0%}' for k in FAITHFULNESS_FRACTIONS)};"
+    f" {len(sample_texts)} utterances; 95% intervals"
+)
+print(
+    f"{'method':>21} | {'comprehensiveness (higher better)':>34} |"
+    f" {'sufficiency (lower better)':>29}"
+)
 for m in METHODS + ("random",):
-    print(f"{m:>21} | {bootstrap_ci(aopc('drop', m, 'comprehensiveness')).format('+.3f'):>34} | "
-          f"{bootstrap_ci(aopc('drop', m, 'sufficiency')).format('+.3f'):>29}")
-print(f"\nagainst the random ranking (paired over utterances, Holm over the {len(METHODS)} methods):")
+    c_txt = bootstrap_ci(aopc("drop", m, "comprehensiveness")).format("+.3f")
+    s_txt = bootstrap_ci(aopc("drop", m, "sufficiency")).format("+.3f")
+    print(f"{m:>21} | {c_txt:>34} | {s_txt:>29}")
+print(
+    "\nagainst the random ranking (paired over utterances, Holm over the"
+    f" {len(METHODS)} methods):"
+)
 for m in METHODS:
     comp, suff = compared["comprehensiveness"][m], compared["sufficiency"][m]
-    comp_word = {"higher": "more comprehensive", "lower": "LESS comprehensive"}.get(comp.kind, "inconclusive")
-    suff_word = {"lower": "more sufficient", "higher": "LESS sufficient"}.get(suff.kind, "inconclusive")
-    print(f"{m:>21}: comprehensiveness {comp.difference.format('+.3f')} -> {comp_word}; "
-          f"sufficiency {suff.difference.format('+.3f')} -> {suff_word}")
+    comp_word = {
+        "higher": "more comprehensive",
+        "lower": "LESS comprehensive",
+    }.get(comp.kind, "inconclusive")
+    suff_word = {"lower": "more sufficient", "higher": "LESS sufficient"}.get(
+        suff.kind, "inconclusive"
+    )
+    print(
+        f"{m:>21}: comprehensiveness {comp.difference.format('+.3f')} ->"
+        f" {comp_word}; sufficiency {suff.difference.format('+.3f')} ->"
+        f" {suff_word}"
+    )
 
 # %%
 from helpers.interventions.plots import plot_faithfulness
 
-fig = plot_faithfulness({m: faith["drop"][m] for m in METHODS + ("random",)}, FAITHFULNESS_FRACTIONS,
-                        title=f"deletion curves (ERASER), tokens dropped, {len(sample_texts)} utterances")
+fig = plot_faithfulness(
+    {m: faith["drop"][m] for m in METHODS + ("random",)},
+    FAITHFULNESS_FRACTIONS,
+    title=(
+        f"deletion curves (ERASER), tokens dropped, {len(sample_texts)}"
+        " utterances"
+    ),
+)
 plt.show()
-print("comprehensiveness AOPC by how a token is removed (same rankings, same utterances):")
+print(
+    "comprehensiveness AOPC by how a token is removed (same rankings, same"
+    " utterances):"
+)
 print(f"{'method':>21} " + " ".join(f"{how:>24}" for how in REMOVALS))
 for m in METHODS + ("random",):
-    print(f"{m:>21} " + " ".join(f"{bootstrap_ci(aopc(how, m, 'comprehensiveness')).format('+.3f'):>24}"
-                                 for how in REMOVALS))
+    cells = [
+        bootstrap_ci(aopc(how, m, "comprehensiveness")).format("+.3f")
+        for how in REMOVALS
+    ]
+    print(f"{m:>21} " + " ".join(f"{c:>24}" for c in cells))
 
 # %% [markdown]
 # Read the table by the random row: a ranking is faithful only as far as it beats a random choice of
@@ -1161,15 +1827,27 @@ for m in METHODS + ("random",):
 # interval that includes 0 is inconclusive (`verdict`).
 
 # %%
-rollout_gain = paired_difference_ci(aopc("drop", "attention rollout", "comprehensiveness"),
-                                    aopc("drop", "raw attention", "comprehensiveness"))
+rollout_gain = paired_difference_ci(
+    aopc("drop", "attention rollout", "comprehensiveness"),
+    aopc("drop", "raw attention", "comprehensiveness"),
+)
 rollout_verdict = verdict(rollout_gain, a="rollout", b="raw attention")
-rollout_text = ("rollout is more comprehensive than raw attention" if rollout_verdict.kind == "higher" else
-                "raw attention is more comprehensive than rollout" if rollout_verdict.kind == "lower" else
-                "inconclusive: the interval includes 0, so this run shows neither ranking more faithful")
-print(f"comprehensiveness AOPC, rollout - raw attention, paired over {len(sample_texts)} utterances: "
-      f"{rollout_gain}\n"
-      f"-> {rollout_text}")
+rollout_text = (
+    "rollout is more comprehensive than raw attention"
+    if rollout_verdict.kind == "higher"
+    else (
+        "raw attention is more comprehensive than rollout"
+        if rollout_verdict.kind == "lower"
+        else (
+            "inconclusive: the interval includes 0, so this run shows neither"
+            " ranking more faithful"
+        )
+    )
+)
+print(
+    "comprehensiveness AOPC, rollout - raw attention, paired over"
+    f" {len(sample_texts)} utterances: {rollout_gain}\n-> {rollout_text}"
+)
 
 # %% [markdown]
 # ### Context mixing that counts the value vectors: value zeroing
@@ -1191,20 +1869,40 @@ from helpers.interventions.plots import plot_mixing_maps
 
 VZ_MAX_TOKENS = 64
 vz_trace = trace if trace.seq_len <= VZ_MAX_TOKENS else short
-if vz_trace is not trace:  # T+1 layer copies and T x T labels per map: say so rather than swap silently
-    print(f"SENTENCE has {trace.seq_len} tokens, more than the {VZ_MAX_TOKENS} this cell draws; "
-          f"showing the short test utterance ({short.seq_len} tokens) instead.")
-vz = [value_zeroing(model, vz_trace, l) for l in range(1, L + 1)]  # one [T, T] matrix per layer
-fig = plot_mixing_maps({f"raw attention, layer {L} (heads averaged)": vz_trace.attention(L).mean(0),
-                        f"value zeroing, layer {L}": vz[-1],
-                        "attention rollout, all layers": attention_rollout(vz_trace.attentions),
-                        "value-zeroing rollout, all layers": value_zeroing_rollout(vz)},
-                       vz_trace.tokens, title="context mixing: row = output token, column = input token")
+# T+1 layer copies and T x T labels per map: say so rather than swap silently
+if vz_trace is not trace:
+    print(
+        f"SENTENCE has {trace.seq_len} tokens, more than the {VZ_MAX_TOKENS}"
+        f" this cell draws; showing the short test utterance ({short.seq_len}"
+        " tokens) instead."
+    )
+# one [T, T] matrix per layer
+vz = [value_zeroing(model, vz_trace, l) for l in range(1, L + 1)]
+fig = plot_mixing_maps(
+    {
+        f"raw attention, layer {L} (heads averaged)": (
+            vz_trace.attention(L).mean(0)
+        ),
+        f"value zeroing, layer {L}": vz[-1],
+        "attention rollout, all layers": attention_rollout(
+            vz_trace.attentions
+        ),
+        "value-zeroing rollout, all layers": value_zeroing_rollout(vz),
+    },
+    vz_trace.tokens,
+    title="context mixing: row = output token, column = input token",
+)
 plt.show()
-print("share of each token's row on itself, mean over tokens (raw attention vs value zeroing):")
+print(
+    "share of each token's row on itself, mean over tokens (raw attention vs"
+    " value zeroing):"
+)
 for l in range(1, L + 1):
-    print(f"   layer {l}: attention {vz_trace.attention(l).mean(0).diagonal().mean():.2f}, "
-          f"value zeroing {vz[l - 1].diagonal().mean():.2f}")
+    print(
+        f"   layer {l}: attention"
+        f" {vz_trace.attention(l).mean(0).diagonal().mean():.2f}, value"
+        f" zeroing {vz[l - 1].diagonal().mean():.2f}"
+    )
 
 # %% [markdown]
 # Remember what each method measures: attention weights say where a head *looks*, not what the
@@ -1232,16 +1930,27 @@ from helpers.interventions.widgets import InterventionExplorer
 effects = sentence_interventions(tokenizer, model, classifier, SENTENCE)
 assert torch.allclose(effects.base, z, atol=1e-4)
 flips_heads = int((effects.heads.argmax(-1) != pred).sum())
-flips_skips = [l for l in range(1, L + 1) if int(effects.skips[l - 1].argmax()) != pred]
-print(f"{flips_heads} of {L * A} single-head removals change the predicted intent of SENTENCE; "
-      f"skipping layer(s) {flips_skips or 'none'} does")
+flips_skips = [
+    l for l in range(1, L + 1) if int(effects.skips[l - 1].argmax()) != pred
+]
+print(
+    f"{flips_heads} of {L * A} single-head removals change the predicted"
+    f" intent of SENTENCE; skipping layer(s) {flips_skips or 'none'} does"
+)
 for l in flips_skips:
     new = int(effects.skips[l - 1].argmax())
     moved = effects.skips[l - 1] - effects.base
-    print(f"  skipping layer {l}: the {test.names[pred]!r} logit changes by {moved[pred]:+.1f}, "
-          f"the {test.names[new]!r} logit by {moved[new]:+.1f}, so {test.names[new]!r} wins")
-biggest = divmod(int((effects.heads[..., pred] - effects.base[pred]).abs().argmax()), A)
-explorer = InterventionExplorer(effects, test.names, layer=biggest[0] + 1, head=biggest[1])
+    print(
+        f"  skipping layer {l}: the {test.names[pred]!r} logit changes by"
+        f" {moved[pred]:+.1f}, the {test.names[new]!r} logit by"
+        f" {moved[new]:+.1f}, so {test.names[new]!r} wins"
+    )
+biggest = divmod(
+    int((effects.heads[..., pred] - effects.base[pred]).abs().argmax()), A
+)
+explorer = InterventionExplorer(
+    effects, test.names, layer=biggest[0] + 1, head=biggest[1]
+)
 explorer
 
 # %% [markdown]
@@ -1260,71 +1969,190 @@ from helpers.classify.compute import claims_markdown
 
 def layers_text(name: str) -> str:
     kinds = by_kind[name]
-    parts = [f"{CHANGE_WORDS[k]}: {', '.join(map(str, kinds[k]))}" for k in ("lower", "equivalent", "inconclusive",
-                                                                             "higher") if kinds[k]]
-    return f"{name}: " + "; ".join(parts) + (f" (layer {L}: head mismatch, not read)" if mismatch[name] else "")
+    parts = [
+        f"{CHANGE_WORDS[k]}: {', '.join(map(str, kinds[k]))}"
+        for k in ("lower", "equivalent", "inconclusive", "higher")
+        if kinds[k]
+    ]
+    return (
+        f"{name}: "
+        + "; ".join(parts)
+        + (f" (layer {L}: head mismatch, not read)" if mismatch[name] else "")
+    )
 
 
 def rho_text(rho, verdict_text: str) -> str:
     return f"rho = {rho if rho else 'n/a'}: {verdict_text}"
 
 
-patch_row = ("n/a: fewer than two words" if len(patch) < 2 else
-             f"the probe is not shown to beat a coin (control {control.share.percent()}): no verdict"
-             if not probe_works else
-             f"first patched layer a majority is shown to follow: {first_pooled} "
-             f"({patch_verdicts[first_pooled].share.percent()}); shown at layers "
-             f"{', '.join(str(l) for l, v in enumerate(patch_verdicts) if v.kind == 'above')} "
-             f"(Holm over {L + 1} layers, words resampled)" if first_pooled is not None else
-             f"no patched layer is shown to be followed by a majority (Holm over {L + 1} layers, words resampled)")
+if len(patch) < 2:
+    patch_row = "n/a: fewer than two words"
+elif not probe_works:
+    patch_row = (
+        "the probe is not shown to beat a coin (control"
+        f" {control.share.percent()}): no verdict"
+    )
+elif first_pooled is not None:
+    shown_at = ", ".join(
+        str(l) for l, v in enumerate(patch_verdicts) if v.kind == "above"
+    )
+    patch_row = (
+        "first patched layer a majority is shown to follow:"
+        f" {first_pooled} ({patch_verdicts[first_pooled].share.percent()});"
+        f" shown at layers {shown_at} (Holm over {L + 1} layers, words"
+        " resampled)"
+    )
+else:
+    patch_row = (
+        "no patched layer is shown to be followed by a majority (Holm"
+        f" over {L + 1} layers, words resampled)"
+    )
+parked_text = (
+    f"parked more on {park_token}" if park_token
+    else f"parking: {parking.kind}"
+)
 rows = [
-    ("most single heads can be removed",
-     f"of {L * A} heads (McNemar, Holm over {L * A}, margin +/-{100 * MARGIN:.1f} pt): "
-     f"{head_counts['equivalent']} equivalent within the margin, {head_counts['lower']} lower the accuracy, "
-     f"{head_counts['inconclusive']} inconclusive, {head_counts['higher']} raise it",
-     "Michel et al. 2019 (BERT-base fine-tuned on MNLI; a Transformer for translation): most single heads "
-     "removed at test time without a significant loss"),
-    ("attention parked on [SEP] or [CLS] marks an unimportant head",
-     f"{'parked more on ' + park_token if park_token else 'parking: ' + parking.kind}; within-layer rank "
-     f"correlation of share and loss increase: [CLS] {rho_text(pattern_rho['[CLS]'], pattern_verdict['[CLS]'])}; "
-     f"[SEP] {rho_text(pattern_rho['[SEP]'], pattern_verdict['[SEP]'])}",
-     "Clark et al. 2019 (bert-base): over half the attention of layers 6-10 on [SEP], read as a no-op"),
-    ("removing a head means setting it to zero",
-     f"on {len(some)} utterances, zero-ablation: {zero_counts['lower']} heads lower the accuracy; mean-ablation: "
-     f"{mean_counts['lower']}; "
-     f"rank agreement of the two loss maps within layers: rho = {agree or 'n/a'}",
-     "a choice of method; mean ablation is common in circuit analysis (no single paper's number quoted)"),
-    ("one gradient ranks heads like removing them",
-     "E|g| vs E|dL| within layers: " + rho_text(grad_vs_loss, grad_verdict)
-     + f"; across all heads: rho = {michel_rows['E|g| vs E|dL|'][0] or 'n/a'} ({t_gradient:.1f} s vs "
-     f"{t_exhaustive:.1f} s)", "Michel et al. 2019 (BERT-base on MNLI): the gradient importance, used to prune heads"),
-    ("pruning the least important heads first keeps the accuracy longest",
-     "first share removed with the accuracy shown lower: "
-     + (f"{first_lower:.0%}" if first_lower is not None else "none") + f"; importance order vs {N_ORDERS} random "
-     f"orders, mean accuracy over the curve: {prune_verdict.kind} ({prune_verdict.difference.format('+.3f')})",
-     "Michel et al. 2019 (BERT-base on MNLI): a large part of the heads pruned with little or no "
-     "loss; most must stay"),
-    ("every layer is an indispensable expert",
-     "; ".join(layers_text(name) for name in skip_changes) + f" (Holm over {L} layers, margin +/-"
-     f"{100 * MARGIN:.1f} pt)", "a popular story; no published number quoted here"),
-    ("a word's own vector carries its sense from some layer on", patch_row,
-     "lesson 06 (this model): where the senses separate"),
-    ("Integrated Gradients' attributions add up to the change of the logit",
-     f"SENTENCE: |delta| = {abs(ig.delta):.1e} at {ig.steps} steps ({'below' if ig.converged else 'above'} "
-     f"{IG_TOLERANCE:.0%} of |f(x) - f(x')|); {sum(d < IG_TOLERANCE for d in ig_deltas)} of {len(ig_deltas)} "
-     "test utterances below", "Sundararajan et al. 2017 (completeness, an axiom of the method; image and text models)"),
-    ("attribution methods point at the tokens the decision used",
-     "more comprehensive than a random ranking (tokens dropped, Holm over the methods): "
-     + (", ".join(m for m in METHODS if compared["comprehensiveness"][m].kind == "higher") or "none")
-     + "; more sufficient: " + (", ".join(m for m in METHODS if compared["sufficiency"][m].kind == "lower") or "none"),
-     "DeYoung et al. 2020 (ERASER; BERT- and LSTM-based models on seven English tasks): the metrics, not a ranking "
-     "of these methods"),
-    ("attention rollout explains a decision better than raw attention",
-     f"comprehensiveness, rollout - raw attention, {len(sample_texts)} utterances: {rollout_gain}: {rollout_text}",
-     "Abnar & Zuidema 2020 (a small Transformer they trained for subject-verb agreement; applied to BERT): "
-     "rollout and flow agree better with blank-out and input gradients than raw attention"),
+    (
+        "most single heads can be removed",
+        (
+            f"of {L * A} heads (McNemar, Holm over {L * A}, margin"
+            f" +/-{100 * MARGIN:.1f} pt): {head_counts['equivalent']}"
+            f" equivalent within the margin, {head_counts['lower']} lower the"
+            f" accuracy, {head_counts['inconclusive']} inconclusive,"
+            f" {head_counts['higher']} raise it"
+        ),
+        (
+            "Michel et al. 2019 (BERT-base fine-tuned on MNLI; a Transformer"
+            " for translation): most single heads removed at test time without"
+            " a significant loss"
+        ),
+    ),
+    (
+        "attention parked on [SEP] or [CLS] marks an unimportant head",
+        (
+            f"{parked_text};"
+            " within-layer rank correlation of share and loss increase: [CLS]"
+            f" {rho_text(pattern_rho['[CLS]'], pattern_verdict['[CLS]'])};"
+            " [SEP]"
+            f" {rho_text(pattern_rho['[SEP]'], pattern_verdict['[SEP]'])}"
+        ),
+        (
+            "Clark et al. 2019 (bert-base): over half the attention of layers"
+            " 6-10 on [SEP], read as a no-op"
+        ),
+    ),
+    (
+        "removing a head means setting it to zero",
+        (
+            f"on {len(some)} utterances, zero-ablation: {zero_counts['lower']}"
+            " heads lower the accuracy; mean-ablation:"
+            f" {mean_counts['lower']}; rank agreement of the two loss maps"
+            f" within layers: rho = {agree or 'n/a'}"
+        ),
+        (
+            "a choice of method; mean ablation is common in circuit analysis"
+            " (no single paper's number quoted)"
+        ),
+    ),
+    (
+        "one gradient ranks heads like removing them",
+        "E|g| vs E|dL| within layers: "
+        + rho_text(grad_vs_loss, grad_verdict)
+        + "; across all heads: rho ="
+        f" {michel_rows['E|g| vs E|dL|'][0] or 'n/a'} ({t_gradient:.1f} s vs"
+        f" {t_exhaustive:.1f} s)",
+        (
+            "Michel et al. 2019 (BERT-base on MNLI): the gradient importance,"
+            " used to prune heads"
+        ),
+    ),
+    (
+        "pruning the least important heads first keeps the accuracy longest",
+        "first share removed with the accuracy shown lower: "
+        + (f"{first_lower:.0%}" if first_lower is not None else "none")
+        + f"; importance order vs {N_ORDERS} random orders, mean accuracy over"
+        f" the curve: {prune_verdict.kind}"
+        f" ({prune_verdict.difference.format('+.3f')})",
+        (
+            "Michel et al. 2019 (BERT-base on MNLI): a large part of the heads"
+            " pruned with little or no loss; most must stay"
+        ),
+    ),
+    (
+        "every layer is an indispensable expert",
+        "; ".join(layers_text(name) for name in skip_changes)
+        + f" (Holm over {L} layers, margin +/-{100 * MARGIN:.1f} pt)",
+        "a popular story; no published number quoted here",
+    ),
+    (
+        "a word's own vector carries its sense from some layer on",
+        patch_row,
+        "lesson 06 (this model): where the senses separate",
+    ),
+    (
+        "Integrated Gradients' attributions add up to the change of the logit",
+        (
+            f"SENTENCE: |delta| = {abs(ig.delta):.1e} at {ig.steps} steps"
+            f" ({'below' if ig.converged else 'above'} {IG_TOLERANCE:.0%} of"
+            f" |f(x) - f(x')|); {sum(d < IG_TOLERANCE for d in ig_deltas)} of"
+            f" {len(ig_deltas)} test utterances below"
+        ),
+        (
+            "Sundararajan et al. 2017 (completeness, an axiom of the method;"
+            " image and text models)"
+        ),
+    ),
+    (
+        "attribution methods point at the tokens the decision used",
+        "more comprehensive than a random ranking (tokens dropped, Holm over"
+        " the methods): "
+        + (
+            ", ".join(
+                m
+                for m in METHODS
+                if compared["comprehensiveness"][m].kind == "higher"
+            )
+            or "none"
+        )
+        + "; more sufficient: "
+        + (
+            ", ".join(
+                m
+                for m in METHODS
+                if compared["sufficiency"][m].kind == "lower"
+            )
+            or "none"
+        ),
+        (
+            "DeYoung et al. 2020 (ERASER; BERT- and LSTM-based models on seven"
+            " English tasks): the metrics, not a ranking of these methods"
+        ),
+    ),
+    (
+        "attention rollout explains a decision better than raw attention",
+        (
+            f"comprehensiveness, rollout - raw attention, {len(sample_texts)}"
+            f" utterances: {rollout_gain}: {rollout_text}"
+        ),
+        (
+            "Abnar & Zuidema 2020 (a small Transformer they trained for"
+            " subject-verb agreement; applied to BERT): rollout and flow agree"
+            " better with blank-out and input gradients than raw attention"
+        ),
+    ),
 ]
-display(Markdown(claims_markdown(rows, header=("story", "what this run shows", "published finding (paper, model)"))))
+display(
+    Markdown(
+        claims_markdown(
+            rows,
+            header=(
+                "story",
+                "what this run shows",
+                "published finding (paper, model)",
+            ),
+        )
+    )
+)
 
 # %% [markdown]
 # ## Summary
@@ -1362,52 +2190,141 @@ display(Markdown(claims_markdown(rows, header=("story", "what this run shows", "
 #
 # ## Exercises
 #
-# 1. Which head's removal lowers the **true-class logit** most on average over the test set?
-#    Give `(layer, head)` with layers counted from 1, computed from `ablation`.
-# 2. Michel et al.'s importance is the mean of the *absolute* gradients. Compute it from
-#    `grads` (`[N, L, A]`) as an `[L, A]` tensor.
-# 3. Write `my_rollout(attentions)`: from a list of `[A, T, T]` attention maps, one per layer
-#    (bottom first), return the `[T, T]` attention rollout with $0.5\,\bar A + 0.5\,I$.
-# 4. The resampling unit. At the first encoder layer (patched layer 1), how much narrower would
-#    the pooled interval of the share following the patch be if the pairs were treated as
-#    independent? Stack every word's `patch[w]["follows"][:, 1]`, take the percentile bootstrap
-#    over the pairs (`bootstrap_ci` in `helpers/common/stats.py`, its defaults) and give its width
-#    divided by the width of the lesson's interval, `pooled[1]` (resampling words): a float.
-# 5. Skipping layers by hand: `skip_correct[l]` holds the test outcomes (1 = right) with layer
-#    `l` skipped, `skip_correct[0]` with nothing skipped. For every layer $l = 1..L$ run the exact
-#    McNemar test of the skip against nothing skipped (`mcnemar(skip_correct[l], skip_correct[0])`
-#    in `helpers/common/stats.py`), Holm-adjust the $L$ p-values (`holm`) and give the sorted list
-#    of layers whose skip **lowers** the accuracy (adjusted p < 0.05 and fewer right), layer $L$
-#    included.
-# 6. Comprehensiveness by hand. For `SENTENCE`, take the word tokens (every position but [CLS] and
-#    [SEP]), rank them by their Integrated-Gradients score `scores["integrated gradients"]` (signed,
-#    highest first), drop the top $\lceil 0.2\,n \rceil$ of them from the input (a shorter id
-#    sequence), and give $p(\text{pred} \mid x) - p(\text{pred} \mid x \setminus r)$ with the
-#    head's softmax probability of the predicted intent `pred`: a float.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson09 import (check_exercise_1, check_exercise_2, check_exercise_3, check_exercise_4,
-                                        check_exercise_5, check_exercise_6)
+from helpers.exercises.lesson09 import (
+    check_exercise_1,
+    check_exercise_2,
+    check_exercise_3,
+    check_exercise_4,
+    check_exercise_5,
+    check_exercise_6,
+    check_exercise_7,
+)
 
+# %% [markdown]
+# ### Exercise 1: the head that matters most for the true class
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# Which head's removal lowers the **true-class logit** most on average over the
+# test set? Give `(layer, head)` with layers counted from 1 and heads from 0,
+# computed from `ablation`.
+
+# %%
 answer_1 = None  # your code here: a (layer, head) tuple
 check_exercise_1(answer_1, ablation)
+
+# %% [markdown]
+# ### Exercise 2: Michel et al.'s head importance
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~5 min
+#
+# Michel et al.'s importance is the mean of the *absolute* gradients. Compute
+# it from `grads` (`[N, L, A]`) as an `[L, A]` tensor.
 
 # %%
 answer_2 = None  # your code here: an [L, A] tensor
 check_exercise_2(answer_2, grads)
 
+# %% [markdown]
+# ### Exercise 3: attention rollout by hand
+#
+# Difficulty ●●●○○ · Importance ●●●●○ · ~20 min
+#
+# Write `my_rollout(attentions)`: from a list of `[A, T, T]` attention maps,
+# one per layer (bottom first), return the `[T, T]` attention rollout with
+# $0.5\,\bar A + 0.5\,I$.
+
 # %%
 my_rollout = None  # your code here: def my_rollout(attentions): ...
 check_exercise_3(my_rollout, trace)
 
+# %% [markdown]
+# ### Exercise 4: the resampling unit
+#
+# Difficulty ●●●○○ · Importance ●●●●○ · ~15 min
+#
+# At the first encoder layer (patched layer 1), how much narrower would the
+# pooled interval of the share following the patch be if the pairs were treated
+# as independent? Stack every word's `patch[w]["follows"][:, 1]`, take the
+# percentile bootstrap over the pairs (`bootstrap_ci` in
+# `helpers/common/stats.py`, its defaults) and give its width divided by the
+# width of the lesson's interval, `pooled[1]` (resampling words): a float.
+
 # %%
-answer_4 = None  # your code here: a float, (pair-bootstrap width) / (word-bootstrap width)
+# your code here: a float, (pair-bootstrap width) / (word-bootstrap width)
+answer_4 = None
 check_exercise_4(answer_4, patch)
 
-# %%
-answer_5 = None  # your code here: a sorted list of layers (ints, counted from 1)
-check_exercise_5(answer_5, skip_correct)
+# %% [markdown]
+# ### Exercise 5: skipping layers, tested by hand
+#
+# Difficulty ●●●○○ · Importance ●●●●○ · ~20 min
+#
+# `skip_correct[l]` holds the test outcomes (1 = right) with layer `l` skipped,
+# `skip_correct[0]` with nothing skipped. For every layer $l = 1..L$ run the
+# exact McNemar test of the skip against nothing skipped
+# (`mcnemar(skip_correct[l], skip_correct[0])` in `helpers/common/stats.py`),
+# Holm-adjust the $L$ p-values (`holm`) and give the sorted list of layers
+# whose skip **lowers** the accuracy (adjusted p < 0.05 and fewer right), layer
+# $L$ included.
 
 # %%
-answer_6 = None  # your code here: a float, comprehensiveness at k = 20% for Integrated Gradients
-check_exercise_6(answer_6, tokenizer, model, classifier, trace, scores["integrated gradients"], pred)
+# your code here: a sorted list of layers (ints, counted from 1)
+answer_5 = None
+check_exercise_5(answer_5, skip_correct)
+
+# %% [markdown]
+# ### Exercise 6: comprehensiveness by hand
+#
+# Difficulty ●●●●○ · Importance ●●●○○ · ~25 min
+#
+# For `SENTENCE`, take the word tokens (every position but [CLS] and [SEP]),
+# rank them by their Integrated-Gradients score
+# `scores["integrated gradients"]` (signed, highest first), drop the top
+# $\lceil 0.2\,n \rceil$ of them from the input (a shorter id sequence), and
+# give $p(\text{pred} \mid x) - p(\text{pred} \mid x \setminus r)$ with the
+# head's softmax probability of the predicted intent `pred`: a float.
+
+# %%
+# your code here: a float, comprehensiveness at k = 20% for Integrated
+# Gradients
+answer_6 = None
+check_exercise_6(
+    answer_6,
+    tokenizer,
+    model,
+    classifier,
+    trace,
+    scores["integrated gradients"],
+    pred,
+)
+
+# %% [markdown]
+# ### Exercise 7: predict, then measure — which skip costs the true class most?
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# The skip section counted right answers. A logit moves before an answer flips,
+# so the true-class logit is a finer measure. **First predict**: skipping which
+# layer (counted from 1) lowers the true-class logit most on average over the
+# test items? Write the layer in `prediction_7`.
+#
+# **Then measure** it from `skip_logits` (`[L + 1, N, C]`, row 0 nothing
+# skipped, row `l` layer `l` skipped) and the labels `y`: each item's
+# true-class logit with nothing skipped minus with layer `l` skipped, averaged
+# over the items. The checker grades the measurement and only comments on the
+# prediction.
+#
+# *Reflection (not checked):* if the layer you find is not the one whose skip
+# costs the most accuracy, what does that say about the items whose answer did
+# not flip?
+
+# %%
+prediction_7 = None  # a layer (from 1), written before measuring
+answer_7 = None  # your code here: an int, counted from 1
+check_exercise_7(prediction_7, answer_7, skip_logits, y)

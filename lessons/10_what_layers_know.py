@@ -42,12 +42,15 @@
 # NBVAL_CHECK_OUTPUT
 import sys
 
-if "google.colab" in sys.modules:  # Colab: fetch the course, keep Colab's torch and ipywidgets
+# Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:
     import subprocess
 
-    subprocess.run(["git", "clone", "-q", "--depth", "1",
-                    "https://github.com/bert-layer-by-layer/bert-layer-by-layer", "/content/course"])
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"], check=True)
+    url = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", url,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
     sys.path.insert(0, "/content/course")
 else:
     print("Running locally: nothing to install.")
@@ -64,7 +67,8 @@ else:
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "She will book a table at the new place near the river."
-BUDGET = None  # None: the course chooses; "full" or "quick" (fewer items and seeds)
+# None: the course chooses; "full" or "quick" (fewer items and seeds)
+BUDGET = None
 
 # %%
 import time
@@ -84,7 +88,20 @@ require_reading(tokenizer, "en", lesson="10", what="its data sets")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
-print(f"{L} layers, hidden size {H}; SENTENCE has {len(trace.words())} words, {trace.seq_len} tokens")
+print(
+    f"{L} layers, hidden size {H}; SENTENCE has {len(trace.words())} words,"
+    f" {trace.seq_len} tokens"
+)
+
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %%
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["10"]);
 
 # %% [markdown]
 # ## 1. The data: sentences and a tagger's labels
@@ -109,10 +126,18 @@ from helpers.model.tokens import is_unknown
 
 sentences = load_pos()
 example = sentences[1]
-print(f"{len(sentences)} sentences, {sum(map(len, sentences))} words; labels by {sentences[0].tagger}")
+print(
+    f"{len(sentences)} sentences, {sum(map(len, sentences))} words; labels by"
+    f" {sentences[0].tagger}"
+)
 print(" ".join(f"{w}/{t}" for w, t in zip(example.words, example.upos)))
-unknown = sum(is_unknown(tokenizer, w) for s in sentences for w in s.words) / sum(map(len, sentences))
-print(f"words this tokenizer maps (partly) to {tokenizer.unk_token}: {unknown:.1%}")
+unknown = sum(
+    is_unknown(tokenizer, w) for s in sentences for w in s.words
+) / sum(map(len, sentences))
+print(
+    f"words this tokenizer maps (partly) to {tokenizer.unk_token}:"
+    f" {unknown:.1%}"
+)
 
 # %% [markdown]
 # ## 2. A vector per word, at every layer
@@ -132,9 +157,14 @@ from helpers.probes.compute import extract_word_features, split_sentences
 
 t0 = time.perf_counter()
 features = extract_word_features(tokenizer, model, sentences)
-train_ids, test_ids = split_sentences(len(sentences), test_fraction=0.25, seed=0)
-print(f"word vectors {tuple(features.vectors.shape)} = [layers+1, words, H] in {time.perf_counter() - t0:.1f} s; "
-      f"{len(train_ids)} train / {len(test_ids)} test sentences")
+train_ids, test_ids = split_sentences(
+    len(sentences), test_fraction=0.25, seed=0
+)
+print(
+    f"word vectors {tuple(features.vectors.shape)} = [layers+1, words, H] in"
+    f" {time.perf_counter() - t0:.1f} s; {len(train_ids)} train /"
+    f" {len(test_ids)} test sentences"
+)
 
 # %% [markdown]
 # ## 3. A linear probe per layer, and a control task
@@ -162,10 +192,16 @@ from helpers.probes.compute import control_labels
 
 upos = features.labels(sentences, "upos")
 control = control_labels(features.words, upos, len(UPOS_TAGS), seed=0)
-for i in (features.sentence == test_ids[0]).nonzero().flatten()[:8].tolist():  # words of the first test sentence
-    print(f"{features.words[i]:>12}  task {UPOS_TAGS[upos[i]]:<6} control {UPOS_TAGS[control[i]]}")
+# words of the first test sentence
+for i in (features.sentence == test_ids[0]).nonzero().flatten()[:8].tolist():
+    print(
+        f"{features.words[i]:>12}  task {UPOS_TAGS[upos[i]]:<6} control"
+        f" {UPOS_TAGS[control[i]]}"
+    )
 same_type = {w.lower(): int(c) for w, c in zip(features.words, control)}
-assert all(same_type[w.lower()] == int(c) for w, c in zip(features.words, control)), "one control label per word type"
+assert all(
+    same_type[w.lower()] == int(c) for w, c in zip(features.words, control)
+), "one control label per word type"
 
 # %% [markdown]
 # `word_probe_report` trains, for each of three seeds, the task probe and a control probe
@@ -178,16 +214,30 @@ assert all(same_type[w.lower()] == int(c) for w, c in zip(features.words, contro
 from helpers.probes.compute import word_probe_report
 
 seeds = list(budget.pick((0, 1, 2), (0, 1)))  # probe seeds (the head's start)
-reports = {task: word_probe_report(features, sentences, task, train_ids, test_ids, seeds=seeds)
-           for task in ("upos", "entity")}
+reports = {
+    task: word_probe_report(
+        features, sentences, task, train_ids, test_ids, seeds=seeds
+    )
+    for task in ("upos", "entity")
+}
 for task, r in reports.items():
-    print(f"{task}: {r.n_train} train / {r.n_test} test words, {len(r.classes)} classes, "
-          f"most frequent training tag on test: {r.majority:.1%}")
-    print(f"{'layer':>6} {'task accuracy':>22} {'control':>22} {'selectivity':>22}")
+    print(
+        f"{task}: {r.n_train} train / {r.n_test} test words, {len(r.classes)}"
+        f" classes, most frequent training tag on test: {r.majority:.1%}"
+    )
+    print(
+        f"{'layer':>6} {'task accuracy':>22} {'control':>22}"
+        f" {'selectivity':>22}"
+    )
     for l in range(L + 1):
-        print(f"{'emb' if l == 0 else l:>6} {r.accuracy[l].percent():>22} {r.control[l].percent():>22} "
-              f"{r.selectivity[l].percent():>22}")
-    print(f"largest spread of task accuracy over the seeds: {max(i.high - i.low for i in r.seed_range):.1%}")
+        print(
+            f"{'emb' if l == 0 else l:>6} {r.accuracy[l].percent():>22}"
+            f" {r.control[l].percent():>22} {r.selectivity[l].percent():>22}"
+        )
+    print(
+        "largest spread of task accuracy over the seeds:"
+        f" {max(i.high - i.low for i in r.seed_range):.1%}"
+    )
 
 # %%
 from helpers.probes.plots import plot_probe_reports
@@ -234,30 +284,61 @@ plt.show()
 # %%
 from helpers.classify.compute import HEAD_STEPS, extract_features
 from helpers.finetuning.compute import lesson_setup
-from helpers.probes.compute import POPULAR_TABLE, scaled_layers, sentence_probe_report, summarize_layers, table_verdict
+from helpers.probes.compute import (
+    POPULAR_TABLE,
+    scaled_layers,
+    sentence_probe_report,
+    summarize_layers,
+    table_verdict,
+)
 
-intent_task, recipe, SEEDS = lesson_setup(budget)  # lesson 08's task, recipe and seeds
+# lesson 08's task, recipe and seeds
+intent_task, recipe, SEEDS = lesson_setup(budget)
 train, test = intent_task.train, intent_task.test
 print(intent_task.describe())
-feats_train = extract_features(tokenizer, model, train.texts, max_length=recipe.max_length)
-feats_test = extract_features(tokenizer, model, test.texts, max_length=recipe.max_length)
-reports["intent"] = sentence_probe_report(feats_train, train.labels, feats_test, test.labels, train.names,
-                                          pooling="mean", seeds=seeds, epochs=HEAD_STEPS)
-items = [f"{'emb' if l == 0 else l}: {iv.percent()}" for l, iv in enumerate(reports["intent"].accuracy)]
+feats_train = extract_features(
+    tokenizer, model, train.texts, max_length=recipe.max_length
+)
+feats_test = extract_features(
+    tokenizer, model, test.texts, max_length=recipe.max_length
+)
+reports["intent"] = sentence_probe_report(
+    feats_train,
+    train.labels,
+    feats_test,
+    test.labels,
+    train.names,
+    pooling="mean",
+    seeds=seeds,
+    epochs=HEAD_STEPS,
+)
+items = [
+    f"{'emb' if l == 0 else l}: {iv.percent()}"
+    for l, iv in enumerate(reports["intent"].accuracy)
+]
 print("intent probe accuracy per layer (lesson 07's probe):")
 for k in range(0, len(items), 4):
     print("  " + "; ".join(items[k:k + 4]))
-print(f"\n{'task':<18}{'best (tied)':<13}{'gain over emb, points':<23}{'most selective (tied)':<23}"
-      f"{'table, scaled':<15}verdict")
+print(
+    f"\n{'task':<18}{'best (tied)':<13}{'gain over emb, points':<23}"
+    f"{'most selective (tied)':<23}{'table, scaled':<15}verdict"
+)
 for task, name, first, last in POPULAR_TABLE:
     r, claimed = reports[task], scaled_layers(first, last, L)
-    best = f"{summarize_layers([r.best_layer()])} ({summarize_layers(r.tied_with_best())})"
+    best = (
+        f"{summarize_layers([r.best_layer()])}"
+        f" ({summarize_layers(r.tied_with_best())})"
+    )
     g = r.gain_over_embeddings()
     gain = f"{100 * g.estimate:+.1f} [{100 * g.low:+.1f}, {100 * g.high:+.1f}]"
     selective = (f"{summarize_layers([r.best_layer('selectivity')])} "
                  f"({summarize_layers(r.tied_with_best('selectivity'))})"
                  if r.selectivity else "n/a")
-    print(f"{name:<18}{best:<13}{gain:<23}{selective:<23}{summarize_layers(claimed):<15}{table_verdict(r, claimed)}")
+    table = summarize_layers(claimed)
+    print(
+        f"{name:<18}{best:<13}{gain:<23}{selective:<23}{table:<15}"
+        f"{table_verdict(r, claimed)}"
+    )
 
 # %% [markdown]
 # Read the table above row by row. "Best" is the layer with the highest test accuracy; in
@@ -297,17 +378,35 @@ for task, name, first, last in POPULAR_TABLE:
 from helpers.probes.compute import trace_word_vectors
 
 words, vectors = trace_word_vectors(trace)
-tags = reports["upos"].probes.predict(vectors)[0]  # [L+1, words], task probe of seed 0
+# [L+1, words], task probe of seed 0
+tags = reports["upos"].probes.predict(vectors)[0]
 agreed = [i for i in range(len(words)) if len(set(tags[:, i].tolist())) == 1]
 disputed = [i for i in range(len(words)) if i not in agreed]
-same = " ".join(f"{words[i]}/{UPOS_TAGS[tags[0, i]]}" for i in agreed[:20]) + (" ..." if len(agreed) > 20 else "")
-print(f"every layer gives each of the {len(words)} words the same tag: {same}" if not disputed else
-      f"{len(agreed)} of {len(words)} words get the same tag from every layer: {same}")
+same = " ".join(f"{words[i]}/{UPOS_TAGS[tags[0, i]]}" for i in agreed[:20]) + (
+    " ..." if len(agreed) > 20 else ""
+)
+print(
+    f"every layer gives each of the {len(words)} words the same tag: {same}"
+    if not disputed
+    else (
+        f"{len(agreed)} of {len(words)} words get the same tag from every"
+        f" layer: {same}"
+    )
+)
 if disputed:
-    print(f"words on which the layers disagree ({len(disputed)}, at most 12 shown):")
-    print(f"{'layer':>6} " + " ".join(f"{words[i][:9]:>9}" for i in disputed[:12]))
+    print(
+        f"words on which the layers disagree ({len(disputed)}, at most 12"
+        " shown):"
+    )
+    print(
+        f"{'layer':>6} "
+        + " ".join(f"{words[i][:9]:>9}" for i in disputed[:12])
+    )
     for l in range(L + 1):
-        print(f"{'emb' if l == 0 else l:>6} " + " ".join(f"{UPOS_TAGS[tags[l, i]]:>9}" for i in disputed[:12]))
+        print(
+            f"{'emb' if l == 0 else l:>6} "
+            + " ".join(f"{UPOS_TAGS[tags[l, i]]:>9}" for i in disputed[:12])
+        )
 
 # %% [markdown]
 # ## 5. What fine-tuning changes, layer by layer
@@ -340,23 +439,55 @@ if disputed:
 import textwrap
 
 from helpers.classify.compute import compare_two_paired
-from helpers.finetuning.compute import FROZEN, FULL, finetune_study, layer_change
+from helpers.finetuning.compute import (
+    FROZEN,
+    FULL,
+    finetune_study,
+    layer_change,
+)
 from helpers.practice.compute import model_key
 
 key_before = model_key(model)
-study = finetune_study(tokenizer, model, intent_task.train, intent_task.dev, intent_task.test, (FROZEN, FULL), seeds=SEEDS, config=recipe,
-                       keep_models=[FULL])
+study = finetune_study(
+    tokenizer,
+    model,
+    intent_task.train,
+    intent_task.dev,
+    intent_task.test,
+    (FROZEN, FULL),
+    seeds=SEEDS,
+    config=recipe,
+    keep_models=[FULL],
+)
 assert model_key(model) == key_before, "the loaded model must stay untouched"
 runs = study.runs[FULL]
 print(f"{recipe.describe()}")
-print(f"full fine-tuning, {len(SEEDS)} seeds: {[r.steps for r in runs]} optimiser steps, best dev epoch at "
-      f"{[r.best_step for r in runs]}; stopped by the dev loss in {study.converged(FULL)} of {len(SEEDS)} runs"
-      + (f" ({study.from_cache()} of {2 * len(SEEDS)} runs read from the disk cache)" if study.from_cache() else ""))
+print(
+    f"full fine-tuning, {len(SEEDS)} seeds: {[r.steps for r in runs]}"
+    f" optimiser steps, best dev epoch at {[r.best_step for r in runs]};"
+    f" stopped by the dev loss in {study.converged(FULL)} of {len(SEEDS)} runs"
+    + (
+        f" ({study.from_cache()} of {2 * len(SEEDS)} runs read from the disk"
+        " cache)"
+        if study.from_cache()
+        else ""
+    )
+)
 tuned_acc, frozen_acc = study.accuracy(FULL), study.accuracy(FROZEN)
 print(f"fine-tuned, whole model:         {tuned_acc.describe()}")
 print(f"frozen model, probe on mean layer {L}: {frozen_acc.describe()}")
-print(textwrap.fill(compare_two_paired("fine-tuned", tuned_acc, "frozen probe", frozen_acc), 110, subsequent_indent="    "))
-change = layer_change(tokenizer, model, runs, intent_task.test, max_length=recipe.max_length)
+print(
+    textwrap.fill(
+        compare_two_paired(
+            "fine-tuned", tuned_acc, "frozen probe", frozen_acc
+        ),
+        110,
+        subsequent_indent="    ",
+    )
+)
+change = layer_change(
+    tokenizer, model, runs, intent_task.test, max_length=recipe.max_length
+)
 
 # %% [markdown]
 # Before reading the numbers, check `linear_cka` against an independent formula. Kornblith et
@@ -368,13 +499,20 @@ change = layer_change(tokenizer, model, runs, intent_task.test, max_length=recip
 # %%
 from helpers.finetuning.compute import linear_cka
 
-X, Y = change.before[L].double(), change.after[0][L].double()  # layer L, pre-trained vs the first seed
+# layer L, pre-trained vs the first seed
+X, Y = change.before[L].double(), change.after[0][L].double()
 C = torch.eye(len(X), dtype=X.dtype, device=X.device) - 1 / len(X)
-hsic = lambda K, M: torch.trace(K @ C @ M @ C) / (len(X) - 1) ** 2  # noqa: E731
+hsic = lambda K, M: torch.trace(K @ C @ M @ C) / (len(X) - 1) ** 2  # noqa
 K, M = X @ X.T, Y @ Y.T
 cka_hsic = hsic(K, M) / (hsic(K, K) * hsic(M, M)).sqrt()
-assert abs(cka_hsic.item() - linear_cka(X, Y)) < 1e-6 and abs(linear_cka(X, Y) - change.cka[0, L].item()) < 1e-5
-print(f"layer {L}, seed {SEEDS[0]}: CKA {linear_cka(X, Y):.4f} (feature space) = {cka_hsic.item():.4f} (HSIC of Gram matrices)")
+assert (
+    abs(cka_hsic.item() - linear_cka(X, Y)) < 1e-6
+    and abs(linear_cka(X, Y) - change.cka[0, L].item()) < 1e-5
+)
+print(
+    f"layer {L}, seed {SEEDS[0]}: CKA {linear_cka(X, Y):.4f} (feature space) ="
+    f" {cka_hsic.item():.4f} (HSIC of Gram matrices)"
+)
 
 # %% [markdown]
 # Now every layer. Two sources of spread matter. The **seeds** give the spread over the
@@ -392,16 +530,35 @@ from helpers.common.stats import seeds_interval
 from helpers.finetuning.compute import jackknife_interval
 from helpers.finetuning.plots import plot_layer_change
 
-loo = change.cka_jackknife()  # [utterances, L+1]: seed-averaged CKA, one utterance left out per row
-cka = [jackknife_interval(change.cka[:, l].mean(), loo[:, l]) for l in range(L + 1)]
+# [utterances, L+1]: seed-averaged CKA, one utterance left out per row
+loo = change.cka_jackknife()
+cka = [
+    jackknife_interval(change.cka[:, l].mean(), loo[:, l])
+    for l in range(L + 1)
+]
 cka_seeds = [seeds_interval(change.cka[:, l]) for l in range(L + 1)]
 moved = [seeds_interval(change.weight_change[:, l]) for l in range(L + 1)]
-print(f"{'layer':>6} {'CKA [95% jackknife]':>27} {'CKA seed range':>16} {'relative weight change (seed range)':>38}")
+print(
+    f"{'layer':>6} {'CKA [95% jackknife]':>27} {'CKA seed range':>16}"
+    f" {'relative weight change (seed range)':>38}"
+)
 for l in range(L + 1):
-    print(f"{'emb' if l == 0 else l:>6} {cka[l].format('.4f'):>27} {cka_seeds[l].low:>8.4f}-{cka_seeds[l].high:.4f} "
-          f"{moved[l].format('.4f'):>38}")
-axes = plot_layer_change(cka, moved, whiskers=(f"95% jackknife interval over the {len(intent_task.test)} test utterances",
-                                               f"range over {len(SEEDS)} seeds"))
+    print(
+        f"{'emb' if l == 0 else l:>6} {cka[l].format('.4f'):>27}"
+        f" {cka_seeds[l].low:>8.4f}-{cka_seeds[l].high:.4f}"
+        f" {moved[l].format('.4f'):>38}"
+    )
+axes = plot_layer_change(
+    cka,
+    moved,
+    whiskers=(
+        (
+            f"95% jackknife interval over the {len(intent_task.test)} test"
+            " utterances"
+        ),
+        f"range over {len(SEEDS)} seeds",
+    ),
+)
 plt.show()
 
 # %% [markdown]
@@ -421,32 +578,59 @@ from helpers.common.stats import holm
 
 
 def paired(a: int, b: int):
-    """CKA of layer a minus layer b, with a jackknife interval (the same utterance left out of both)."""
-    return jackknife_interval(cka[a].estimate - cka[b].estimate, loo[:, a] - loo[:, b])
+    """CKA of layer a minus layer b, with a jackknife interval (the same
+    utterance left out of both)."""
+    return jackknife_interval(
+        cka[a].estimate - cka[b].estimate, loo[:, a] - loo[:, b]
+    )
 
 
 def p_value(interval) -> float:
-    """Two-sided normal p-value of "the difference is 0" from a 95% jackknife interval."""
+    """Two-sided normal p-value of "the difference is 0" from a 95%
+    jackknife interval."""
     se = (interval.high - interval.low) / (2 * NormalDist().inv_cdf(0.975))
-    return 1.0 if se == 0 else 2 * (1 - NormalDist().cdf(abs(interval.estimate) / se))
+    return (
+        1.0
+        if se == 0
+        else 2 * (1 - NormalDist().cdf(abs(interval.estimate) / se))
+    )
 
 
 top_minus_bottom = paired(L, 1) if L > 1 else None
 if top_minus_bottom is None:
     print(f"this model has {L} layer: nothing to compare")
 else:
-    kind = ("lower at the top layer than at layer 1: the top changed more, as Merchant et al. found"
-            if top_minus_bottom.high < 0 else
-            "lower at layer 1 than at the top layer: here the bottom changed more, unlike Merchant et al."
-            if top_minus_bottom.low > 0 else "inconclusive between layer 1 and the top layer (the paired interval "
-            "contains 0; that is not evidence that they changed alike)")
-    print(f"CKA(layer {L}) - CKA(layer 1) = {top_minus_bottom}: CKA is {kind}.")
+    kind = (
+        "lower at the top layer than at layer 1: the top changed more, as"
+        " Merchant et al. found"
+        if top_minus_bottom.high < 0
+        else (
+            "lower at layer 1 than at the top layer: here the bottom changed"
+            " more, unlike Merchant et al."
+            if top_minus_bottom.low > 0
+            else (
+                "inconclusive between layer 1 and the top layer (the paired"
+                " interval contains 0; that is not evidence that they changed"
+                " alike)"
+            )
+        )
+    )
+    print(
+        f"CKA(layer {L}) - CKA(layer 1) = {top_minus_bottom}: CKA is {kind}."
+    )
 most_changed = min(range(1, L + 1), key=lambda l: cka[l].estimate)
 others = [l for l in range(1, L + 1) if l != most_changed]
-adjusted = dict(zip(others, holm([p_value(paired(l, most_changed)) for l in others]))) if others else {}
+adjusted = (
+    dict(zip(others, holm([p_value(paired(l, most_changed)) for l in others])))
+    if others
+    else {}
+)
 tied = [most_changed] + [l for l in others if adjusted[l] >= 0.05]
-print(f"lowest mean CKA: layer {most_changed} ({cka[most_changed]}); encoder layers not shown above it (Holm over "
-      f"{len(others)} layers): {summarize_layers(sorted(tied))}")
+print(
+    f"lowest mean CKA: layer {most_changed} ({cka[most_changed]}); encoder"
+    f" layers not shown above it (Holm over {len(others)} layers):"
+    f" {summarize_layers(sorted(tied))}"
+)
 
 # %% [markdown]
 # A caution on the weight change: Adam scales every parameter's step by its own gradient
@@ -460,15 +644,25 @@ print(f"lowest mean CKA: layer {most_changed} ({cka[most_changed]}); encoder lay
 # %%
 import math
 
-size, step = change.weight_norm, change.delta_norm.mean(0)  # ||W|| per layer, ||dW|| mean over the seeds
-print(f"{'layer':>6} {'||W||':>10} {'||dW|| (mean of seeds)':>24} {'ratio':>8}")
+# ||W|| per layer, ||dW|| mean over the seeds
+size, step = change.weight_norm, change.delta_norm.mean(0)
+print(
+    f"{'layer':>6} {'||W||':>10} {'||dW|| (mean of seeds)':>24} {'ratio':>8}"
+)
 for l in range(L + 1):
-    print(f"{'emb' if l == 0 else l:>6} {size[l]:>10.2f} {step[l]:>24.4f} {step[l] / size[l]:>8.4f}")
+    print(
+        f"{'emb' if l == 0 else l:>6} {size[l]:>10.2f} {step[l]:>24.4f}"
+        f" {step[l] / size[l]:>8.4f}"
+    )
 if L > 1:
-    from_step, from_size = math.log(step[L] / step[1]), -math.log(size[L] / size[1])
+    from_step = math.log(step[L] / step[1])
+    from_size = -math.log(size[L] / size[1])
     driver = "||dW||" if abs(from_step) > abs(from_size) else "||W||"
-    print(f"layer 1 -> {L}: log ratio changes by {from_step + from_size:+.3f} = {from_step:+.3f} from ||dW|| "
-          f"{from_size:+.3f} from ||W||: mostly {driver}.")
+    print(
+        f"layer 1 -> {L}: log ratio changes by {from_step + from_size:+.3f} ="
+        f" {from_step:+.3f} from ||dW|| {from_size:+.3f} from ||W||: mostly"
+        f" {driver}."
+    )
 
 # %% [markdown]
 # ### Whose change is it? The swap-in test
@@ -487,18 +681,40 @@ from helpers.common.progress import progress
 from helpers.finetuning.compute import swap_in_correct
 from helpers.finetuning.plots import plot_swap_in
 
-swapped = [SeededAccuracy(torch.stack([swap_in_correct(tokenizer, model, run, intent_task.test, depth,
-                                                       max_length=recipe.max_length) for run in runs]), SEEDS)
-           for depth in progress(range(L + 1), desc="swap-in, one layer at a time")]
+swapped = [
+    SeededAccuracy(
+        torch.stack([
+            swap_in_correct(
+                tokenizer,
+                model,
+                run,
+                intent_task.test,
+                depth,
+                max_length=recipe.max_length,
+            )
+            for run in runs
+        ]),
+        SEEDS,
+    )
+    for depth in progress(range(L + 1), desc="swap-in, one layer at a time")
+]
 swap = [paired_comparison(s, tuned_acc) for s in swapped]
 swap_p = holm([c.p_value for c in swap])
 ax = plot_swap_in([c.difference for c in swap])
 plt.show()
 for depth, (c, p) in enumerate(zip(swap, swap_p)):
     kind = c.verdict(p_value=p).kind
-    print(f"{'emb' if depth == 0 else f'layer {depth}':>8} put back: {points(c.difference)} (Holm-adjusted p {p:.2g}): "
-          + {"lower": "accuracy falls -- its own change is needed", "higher": "accuracy rises -- its change hurt",
-             "inconclusive": "inconclusive (not shown to matter, not shown not to)"}.get(kind, kind))
+    print(
+        f"{'emb' if depth == 0 else f'layer {depth}':>8} put back:"
+        f" {points(c.difference)} (Holm-adjusted p {p:.2g}): "
+        + {
+            "lower": "accuracy falls -- its own change is needed",
+            "higher": "accuracy rises -- its change hurt",
+            "inconclusive": (
+                "inconclusive (not shown to matter, not shown not to)"
+            ),
+        }.get(kind, kind)
+    )
 
 # %% [markdown]
 # ## 6. Does the fine-tuned model still know parts of speech?
@@ -514,23 +730,40 @@ for depth, (c, p) in enumerate(zip(swap, swap_p)):
 from helpers.probes.compute import paired_accuracy_change
 from helpers.probes.plots import plot_before_after
 
-tuned_features = extract_word_features(tokenizer, runs[0].model.bert, sentences)
-tuned = word_probe_report(tuned_features, sentences, "upos", train_ids, test_ids, seeds=seeds)
+tuned_features = extract_word_features(
+    tokenizer, runs[0].model.bert, sentences
+)
+tuned = word_probe_report(
+    tuned_features, sentences, "upos", train_ids, test_ids, seeds=seeds
+)
 before_pos = reports["upos"]
 axes = plot_before_after(before_pos, tuned)
 plt.show()
 pos_change = paired_accuracy_change(tuned, before_pos)
 pos_p = holm([p_value(d) if d.high > d.low else 1.0 for d in pos_change])
-print(f"{'layer':>6} {'accuracy before':>20} {'after':>20} {'after - before (paired)':>26} {'selectivity after':>20}")
+print(
+    f"{'layer':>6} {'accuracy before':>20} {'after':>20}"
+    f" {'after - before (paired)':>26} {'selectivity after':>20}"
+)
 for l in range(L + 1):
     d = pos_change[l]
-    print(f"{'emb' if l == 0 else l:>6} {before_pos.accuracy[l].percent():>20} {tuned.accuracy[l].percent():>20} "
-          f"{100 * d.estimate:>+9.1f} [{100 * d.low:+.1f}, {100 * d.high:+.1f}] pts "
-          f"{tuned.selectivity[l].percent():>20}")
-lower = [l for l, d in enumerate(pos_change) if d.estimate < 0 and pos_p[l] < 0.05]
-higher = [l for l, d in enumerate(pos_change) if d.estimate > 0 and pos_p[l] < 0.05]
-print(f"layers whose POS accuracy fell (Holm-adjusted p < 0.05, normal approximation of the paired bootstrap): "
-      f"{summarize_layers(lower)}; rose: {summarize_layers(higher)}; the others: inconclusive")
+    print(
+        f"{'emb' if l == 0 else l:>6} {before_pos.accuracy[l].percent():>20}"
+        f" {tuned.accuracy[l].percent():>20} {100 * d.estimate:>+9.1f}"
+        f" [{100 * d.low:+.1f}, {100 * d.high:+.1f}] pts"
+        f" {tuned.selectivity[l].percent():>20}"
+    )
+lower = [
+    l for l, d in enumerate(pos_change) if d.estimate < 0 and pos_p[l] < 0.05
+]
+higher = [
+    l for l, d in enumerate(pos_change) if d.estimate > 0 and pos_p[l] < 0.05
+]
+print(
+    "layers whose POS accuracy fell (Holm-adjusted p < 0.05, normal"
+    f" approximation of the paired bootstrap): {summarize_layers(lower)};"
+    f" rose: {summarize_layers(higher)}; the others: inconclusive"
+)
 
 # %% [markdown]
 # ### Back to lesson 08's freezing advice
@@ -551,32 +784,70 @@ import copy
 
 from helpers.finetuning.compute import classifier_correct
 
-MARGIN = 0.02  # accuracy, stated before the measurement: within +/-2 points counts as "no loss"
+# accuracy, stated before the measurement: within +/-2 points counts as "no
+# loss"
+MARGIN = 0.02
 half = list(range(1, L // 2 + 1))
 
 
 def with_pretrained_lower_half(clf):
-    """A copy of a fine-tuned classifier whose embeddings and layers 1..L//2 are the pre-trained ones again."""
+    """A copy of a fine-tuned classifier whose embeddings and layers
+    1..L//2 are the pre-trained ones again."""
     clf = copy.deepcopy(clf)
     clf.bert.embeddings.load_state_dict(model.embeddings.state_dict())
     for l in half:
-        clf.bert.encoder.layer[l - 1].load_state_dict(model.encoder.layer[l - 1].state_dict())
+        clf.bert.encoder.layer[l - 1].load_state_dict(
+            model.encoder.layer[l - 1].state_dict()
+        )
     return clf.eval()
 
 
-assert torch.equal(classifier_correct(tokenizer, runs[0].model, intent_task.test, recipe.max_length), runs[0].correct), \
-    "scoring a fine-tuned model again must reproduce its test outcomes"
-put_back = SeededAccuracy(torch.stack([classifier_correct(tokenizer, with_pretrained_lower_half(run.model), intent_task.test,
-                                                          recipe.max_length) for run in runs]), SEEDS)
-restored = "pre-trained embeddings" + (f" + layers {summarize_layers(half)}" if half else "") + " put back"
+assert torch.equal(
+    classifier_correct(
+        tokenizer, runs[0].model, intent_task.test, recipe.max_length
+    ),
+    runs[0].correct,
+), "scoring a fine-tuned model again must reproduce its test outcomes"
+put_back = SeededAccuracy(
+    torch.stack([
+        classifier_correct(
+            tokenizer,
+            with_pretrained_lower_half(run.model),
+            intent_task.test,
+            recipe.max_length,
+        )
+        for run in runs
+    ]),
+    SEEDS,
+)
+restored = (
+    "pre-trained embeddings"
+    + (f" + layers {summarize_layers(half)}" if half else "")
+    + " put back"
+)
 print(f"{'fine-tuned, all layers':<{len(restored)}}: {tuned_acc.describe()}")
 print(f"{restored}: {put_back.describe()}")
-put_back_verdict = paired_comparison(put_back, tuned_acc).verdict("put back", "fine-tuned", margin=MARGIN)
+put_back_verdict = paired_comparison(put_back, tuned_acc).verdict(
+    "put back", "fine-tuned", margin=MARGIN
+)
 print(textwrap.fill(put_back_verdict.text, 110, subsequent_indent="    "))
-print({"lower": "-> the fine-tuned upper layers rely on what fine-tuning changed below them",
-       "higher": "-> the lower half's changes hurt this test set",
-       "equivalent": f"-> within +/-{100 * MARGIN:.0f} points, full fine-tuning did not need what it changed in the lower half",
-       "inconclusive": "-> this test set cannot tell whether the lower half's changes mattered"}[put_back_verdict.kind])
+print(
+    {
+        "lower": (
+            "-> the fine-tuned upper layers rely on what fine-tuning changed"
+            " below them"
+        ),
+        "higher": "-> the lower half's changes hurt this test set",
+        "equivalent": (
+            f"-> within +/-{100 * MARGIN:.0f} points, full fine-tuning did not"
+            " need what it changed in the lower half"
+        ),
+        "inconclusive": (
+            "-> this test set cannot tell whether the lower half's changes"
+            " mattered"
+        ),
+    }[put_back_verdict.kind]
+)
 
 # %% [markdown]
 # Read the verdict above with its limits. *Equivalent* supports the freezing advice for this model
@@ -612,10 +883,21 @@ from helpers.probes.compute import norm_quartiles
 
 q25, med, q75 = norm_quartiles(features)
 print("word-vector norm per layer, median [25th, 75th percentile]:")
-print("  " + "; ".join(f"{'emb' if l == 0 else l}: {med[l]:.1f} [{q25[l]:.1f}, {q75[l]:.1f}]" for l in range(L + 1)))
+print(
+    "  "
+    + "; ".join(
+        f"{'emb' if l == 0 else l}: {med[l]:.1f} [{q25[l]:.1f}, {q75[l]:.1f}]"
+        for l in range(L + 1)
+    )
+)
 small, large = int(med.argmin()), int(med.argmax())
-print(f"largest median / smallest median: {med[large] / med[small]:.2f} (layer {large} / layer {small}); "
-      f"median at layer {L} / layer 1: {med[L] / med[1]:.2f}" if L > 0 else "")
+print(
+    f"largest median / smallest median: {med[large] / med[small]:.2f} (layer"
+    f" {large} / layer {small}); median at layer {L} / layer 1:"
+    f" {med[L] / med[1]:.2f}"
+    if L > 0
+    else ""
+)
 
 # %% [markdown]
 # A similar scale is not the same meaning, though: the head was trained only on layer $L$'s outputs,
@@ -645,16 +927,33 @@ from helpers.lens.plots import plot_lens
 if head.present:
     masked, word = mask_one_word(tokenizer, mlm, SENTENCE)
     lens = masked_lm_lens(tokenizer, mlm, masked, target=word, top_k=5)
-    assert torch.allclose(lens.logits[-1], lens.model_logits, atol=1e-4), "the head by hand must match BertForMaskedLM"
+    assert torch.allclose(
+        lens.logits[-1], lens.model_logits, atol=1e-4
+    ), "the head by hand must match BertForMaskedLM"
     at = masked.index(tokenizer.mask_token)
     print(f"masked {word!r}: ...{masked[max(0, at - 80):at + 80]}...")
     ax = plot_lens(lens)
     plt.show()
     if lens.target_ranks is not None:
-        print(f"rank of {word!r} per layer: " + ", ".join(f"{'emb' if l == 0 else l}: {int(r)}"
-                                                         for l, r in enumerate(lens.target_ranks)))
-else:
-    print("No lens for this checkpoint; try MODEL = 'bert-base-uncased' (needs the hub or a local copy).")
+        print(
+            f"rank of {word!r} per layer: "
+            + ", ".join(
+                f"{'emb' if l == 0 else l}: {int(r)}"
+                for l, r in enumerate(lens.target_ranks)
+            )
+        )
+else:  # lesson 12's tiny BERT has a trained head, if it was pre-trained here
+    from helpers.lens.compute import course_tiny_lens
+
+    print(
+        "No lens for this checkpoint; try MODEL = 'bert-base-uncased' (needs"
+        " the hub or a local copy)."
+    )
+    tiny = course_tiny_lens(SENTENCE)
+    print(tiny.message)
+    if tiny.lens is not None:
+        plot_lens(tiny.lens)
+        plt.show()
 
 # %% [markdown]
 # ## Summary
@@ -686,24 +985,81 @@ else:
 #
 # ## Exercises
 #
-# 1. Write `control_task(words, labels, num_classes, seed)` returning one control label per
-#    word: each word type (lower-cased) gets one label drawn from the empirical distribution
-#    of `labels`, the same for all its occurrences.
-# 2. Write `cka(X, Y)`: linear CKA of two `[n, H]` matrices, in the feature-space form above.
-# 3. Compute the relative weight change of the **last** encoder layer of the fine-tuned model
-#    of the first seed (`change.runs[0].model.bert.encoder.layer[-1]`) against the loaded model's
-#    (`model.encoder.layer[-1]`), all its parameters taken together.
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson10 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson10 import (
+    check_exercise_1,
+    check_exercise_2,
+    check_exercise_3,
+    check_exercise_4,
+)
 
+# %% [markdown]
+# ### Exercise 1: a control task by hand
+#
+# Difficulty ●●●○○ · Importance ●●●●○ · ~15 min
+#
+# Write `control_task(words, labels, num_classes, seed)` returning one control
+# label per word: each word type (lower-cased) gets one label drawn from the
+# empirical distribution of `labels`, the same for all its occurrences.
+
+# %%
 control_task = None  # your function here
 check_exercise_1(control_task, features.words, upos, len(UPOS_TAGS))
+
+# %% [markdown]
+# ### Exercise 2: linear CKA by hand
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# Write `cka(X, Y)`: linear CKA of two `[n, H]` matrices, in the feature-space
+# form above.
 
 # %%
 cka_by_hand = None  # your function here
 check_exercise_2(cka_by_hand, change.before, change.after[0])
 
+# %% [markdown]
+# ### Exercise 3: how far did the last layer move?
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# Compute the relative weight change of the **last** encoder layer of the
+# fine-tuned model of the first seed
+# (`change.runs[0].model.bert.encoder.layer[-1]`) against the loaded model's
+# (`model.encoder.layer[-1]`), all its parameters taken together.
+
 # %%
 last_layer_change = None  # your number here
 check_exercise_3(last_layer_change, model, change.runs[0].model.bert)
+
+# %% [markdown]
+# ### Exercise 4: predict, then measure — what memorising word types scores
+#
+# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
+#
+# The control task gives every word type one fixed random label, so a probe can
+# score on it only by remembering word types. How much can remembering alone
+# give? **First predict** the test accuracy, on the control labels `control`,
+# of the simplest memoriser: a lookup table from each lower-cased word type of
+# the *training* sentences to its control label, with the most common control
+# label of the training words for types never seen in training. Put a number
+# between 0 and 1 in `prediction_4`.
+#
+# **Then measure** it: `features.words[i]` is word `i`, `features.sentence[i]`
+# its sentence, and `train_ids` / `test_ids` the sentences of each split. No
+# model runs. The checker grades the measurement and only comments on the
+# prediction.
+#
+# *Reflection (not checked):* set your number beside the control column of the
+# part-of-speech table in section 3. What does a probe's control accuracy
+# measure, and why does selectivity subtract it?
+
+# %%
+prediction_4 = None  # a number between 0 and 1, written before measuring
+answer_4 = None  # your code here: a float between 0 and 1
+check_exercise_4(prediction_4, answer_4, features, control, train_ids,
+                 test_ids)

@@ -58,7 +58,7 @@ def test_exercise_4_prediction_then_measurement(tokenizer, model):
     fb = check_exercise_4(answer, None, tokenizer, model, SENTENCE, LONGER)
     assert not fb.ok and "prediction" in fb.message
     fb = check_exercise_4(answer, "different", tokenizer, model, SENTENCE, LONGER)
-    assert fb.ok and "matches" in fb.message
+    assert fb.ok and "agrees" in fb.message
     fb = check_exercise_4(torch.tensor(answer), "same", tokenizer, model, SENTENCE, LONGER)
     assert fb.ok and "You predicted 'same'" in fb.message
     # slips: the embeddings (cosine 1, before attention), token 0 instead of token 1

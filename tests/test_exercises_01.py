@@ -67,7 +67,7 @@ def test_exercise_4(tokenizer, model):
     assert answer < 1 - 1e-4  # the position rows differ
     assert not check_exercise_4(answer, None, repeat, a, b).ok
     fb = check_exercise_4(answer, "different", repeat, a, b)
-    assert fb.ok and "matches" in fb.message
+    assert fb.ok and "agrees" in fb.message
     fb = check_exercise_4(torch.tensor(answer), "same", repeat, a, b)
     assert fb.ok and "You predicted 'same'" in fb.message
     fb = check_exercise_4(1.0, "same", repeat, a, b)  # the word-table rows: one row

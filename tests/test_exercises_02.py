@@ -56,7 +56,7 @@ def test_exercise_3_predict_then_measure(model, sample_trace):
     assert abs(answer - unscaled_entropy(model, sample_trace)) < 1e-5
     assert not check_exercise_3(answer, None, model, sample_trace).ok
     fb = check_exercise_3(answer, "lower", model, sample_trace)
-    assert fb.ok and "matches" in fb.message
+    assert fb.ok and "agrees" in fb.message
     fb = check_exercise_3(torch.tensor(answer), "higher", model, sample_trace)
     assert fb.ok and "You predicted 'higher'" in fb.message
     fb = check_exercise_3(scaled, "lower", model, sample_trace)  # forgot to drop the scaling

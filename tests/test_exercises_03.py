@@ -86,7 +86,7 @@ def test_exercise_4_predict_then_measure(model):
     other = "lower" if actual == "higher" else "higher"
     assert not check_exercise_4(answer, None, LARGE, model.config).ok
     fb = check_exercise_4(answer, actual, LARGE, model.config)
-    assert fb.ok and "matches" in fb.message
+    assert fb.ok and "agrees" in fb.message
     fb = check_exercise_4(torch.tensor(answer), other, LARGE, model.config)
     assert fb.ok and f"You predicted '{other}'" in fb.message
     fb = check_exercise_4(100 * answer, actual, LARGE, model.config)

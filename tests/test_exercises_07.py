@@ -1,10 +1,12 @@
 """Lesson 07 solutions pass their checkers on the real model; typical wrong answers get the right hint."""
 
+import numpy as np
 import torch
 
-from helpers.classify.compute import SeededAccuracy, layers_tied_with_peak, probe_seeds
+from helpers.classify.compute import (SHORT_STEPS, SeededAccuracy, correct_per_item, layers_tied_with_peak,
+                                      probe_seeds, train_head)
 from helpers.common.stats import Interval
-from helpers.exercises.lesson07 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.exercises.lesson07 import check_exercise_1, check_exercise_2, check_exercise_3, check_exercise_4
 from lessons.solutions import solutions_07 as sol
 
 
@@ -14,6 +16,7 @@ def test_exercise_1(model, sample_trace):
     fb = check_exercise_1(lambda h: h @ W.T + b, model, sample_trace)
     assert not fb.ok and "tanh" in fb.hint
     assert not check_exercise_1(None, model, sample_trace).ok
+    assert "an int" in check_exercise_1(3, model, sample_trace).message
 
 
 def test_exercise_2():
@@ -21,6 +24,17 @@ def test_exercise_2():
     assert check_exercise_2(sol.exercise_2(probes), probes).ok
     fb = check_exercise_2(2, probes)
     assert not fb.ok and "probes['mean']" in fb.hint
+    shifted = {"mean": [0.5, 0.9, 0.7], "cls": [0.3, 0.8, 0.1]}
+    fb = check_exercise_2(2, shifted)  # best is index 1: counted from 1
+    assert not fb.ok and "counted the layers from 1" in fb.message
+    fb = check_exercise_2(0, shifted)  # an encoder.layer index
+    assert not fb.ok and "encoder.layer" in fb.message
+    for form in (np.int64(1), torch.tensor(1)):
+        assert check_exercise_2(form, probes).ok
+    assert "an int" in check_exercise_2(1.0, probes).message
+    far = {"mean": [0.5, 0.9, 0.7, 0.6, 0.2], "cls": [0.1] * 5}
+    fb = check_exercise_2(4, far)
+    assert not fb.ok and "90" not in str(fb)  # the best accuracy is not given away
     assert "does not exist" in check_exercise_2(7, probes).message
     intervals = [Interval(0.5, 0.4, 0.6), Interval(0.9, 0.75, 1.0), Interval(0.7, 0.6, 0.8)]
     fb = check_exercise_2(1, probes, intervals)
@@ -64,7 +78,11 @@ def test_exercise_3():
     y, p = [0, 1, 1, 2], [1, 1, 1, 2]
     assert check_exercise_3(sol.exercise_3(y, p, 3), y, p, 3).ok
     fb = check_exercise_3(sol.exercise_3(y, p, 3).T, y, p, 3)
-    assert not fb.ok and "cm[true, predicted]" in fb.hint
+    assert not fb.ok and "cm[true, predicted]" in fb.hint and "swapped" in fb.message
+    cm = sol.exercise_3(y, p, 3)
+    fb = check_exercise_3(cm / cm.sum(axis=1, keepdims=True), y, p, 3)
+    assert not fb.ok and "normalised" in fb.message
+    assert check_exercise_3(torch.tensor(cm), y, p, 3).ok
 
 
 def test_exercise_2_paired_is_sharper_than_overlap():
@@ -80,3 +98,38 @@ def test_exercise_2_paired_is_sharper_than_overlap():
     probes = {"mean": [0.87, 0.95], "cls": [0.1, 0.1]}
     fb = check_exercise_2(1, probes, runs=runs)
     assert fb.ok and "every other layer is lower" in fb.message
+
+
+def test_exercise_4_grades_the_measurement_and_only_comments_on_the_prediction(intent_data):
+    train, test, ft, fe = intent_data
+    answer = sol.exercise_4(ft, fe, train, test)
+    # the layer-0 [CLS] vector is the same for every utterance: the head cannot beat a constant guess
+    assert answer <= max(np.bincount(test.labels)) / len(test) + 1e-6
+    for prediction in (0.1, 0.9, None, "low"):
+        assert check_exercise_4(prediction, answer, ft, fe, train, test).ok, prediction
+    fb = check_exercise_4(0.9, answer, ft, fe, train, test)
+    assert "same layer-0 [CLS] vector" in fb.message and "You predicted 0.9" in fb.message
+
+
+def test_exercise_4_slips(intent_data):
+    train, test, ft, fe = intent_data
+    answer = sol.exercise_4(ft, fe, train, test)
+
+    def acc(layer, pooling):
+        head = train_head(ft.layer(layer, pooling), train.labels, train.num_classes, epochs=SHORT_STEPS, seed=0,
+                          progress=False)
+        return float(correct_per_item(head, fe.layer(layer, pooling), test.labels).float().mean())
+
+    cases = {"percentage": 100 * answer, "mean-pooled": acc(0, "mean"), "last layer": acc(ft.num_layers, "cls"),
+             "layer 1": acc(1, "cls")}
+    tested = 0
+    for words, value in cases.items():
+        if any(abs(value - v) < 1e-6 for w, v in cases.items() if w != words) or abs(value - answer) < 1e-6:
+            continue
+        fb = check_exercise_4(0.5, value, ft, fe, train, test)
+        assert not fb.ok and words in fb.message, (words, fb)
+        assert f"{answer:.1%}" not in str(fb)
+        tested += 1
+    assert tested >= 3
+    assert "a str" in check_exercise_4(0.5, "x", ft, fe, train, test).message
+    assert "no answer" in check_exercise_4(0.5, None, ft, fe, train, test).message

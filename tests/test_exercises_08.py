@@ -17,6 +17,15 @@ def test_exercise_1():
     fb = check_exercise_1(lambda b, d, n: [b * d ** l for l in range(1, n + 2)])
     assert not fb.ok and "reversed" in fb.message
     assert not check_exercise_1(None).ok
+    assert "an int" in check_exercise_1(3).message
+    fb = check_exercise_1(lambda b, d, n: [b * d ** (n - l) for l in range(n + 1)])  # exponent L - l
+    assert not fb.ok and "too large" in fb.message and "off by one" in fb.message
+    fb = check_exercise_1(lambda b, d, n: [b * d ** (n + 2 - l) for l in range(n + 1)])
+    assert not fb.ok and "too small" in fb.message
+    fb = check_exercise_1(lambda b, d, n: [b] * (n + 1))
+    assert not fb.ok
+    right = f"{1e-3 * 0.8 ** 7:.3g}"
+    assert right not in str(fb)  # the right rates are not given away
 
 
 def test_exercise_2(tokenizer, model):
@@ -25,6 +34,12 @@ def test_exercise_2(tokenizer, model):
     assert not fb.ok and "inside the with block" in fb.hint
     wrong_layer = {1: torch.zeros(1, 3, model.config.hidden_size)}
     assert not check_exercise_2(wrong_layer, tokenizer, model, SENTENCE).ok
+    with keep_hidden_states(model, [0]) as kept0, torch.no_grad():
+        from helpers.classify.compute import encode_batch
+        model(**encode_batch(tokenizer, [SENTENCE], device=model.device))
+    fb = check_exercise_2(kept0, tokenizer, model, SENTENCE)
+    assert not fb.ok and "embeddings" in fb.message and "encoder.layer[0]" in fb.message
+    assert "a list" in check_exercise_2([1], tokenizer, model, SENTENCE).message
 
 
 def _classifiers(model, train):
@@ -58,7 +73,17 @@ def test_exercise_3(tokenizer, model, intent_splits):
     with_weights = (plain.activation_bytes + plain.parameter_bytes) / (ckpt.activation_bytes + ckpt.parameter_bytes)
     fb = check_exercise_3(with_weights, clfs, tokenizer, train, memory)
     assert not fb.ok and "references to the weights" in fb.message
-    assert not check_exercise_3("10", clfs, tokenizer, train, memory).ok
+    assert "a str" in check_exercise_3("10", clfs, tokenizer, train, memory).message
+    # any number form is accepted; the prediction is only commented on, never graded
+    import numpy as np
+    trend = "grows" if answer > lesson_ratio else "shrinks"
+    other = "shrinks" if trend == "grows" else "grows"
+    fb = check_exercise_3(np.float64(answer), clfs, tokenizer, train, memory, prediction=trend[:-1])
+    assert fb.ok and "agrees" in fb.message
+    fb = check_exercise_3(torch.tensor(answer), clfs, tokenizer, train, memory, prediction=other)
+    assert fb.ok and "says" in fb.message
+    fb = check_exercise_3(answer * 1.1, clfs, tokenizer, train, memory, prediction=trend)
+    assert not fb.ok and f"{answer:.2f}" not in str(fb)
     assert not check_exercise_3(None, clfs, tokenizer, train, memory).ok
 
 

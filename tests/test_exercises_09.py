@@ -1,5 +1,6 @@
 """Lesson 09 exercises: the worked solutions pass, typical mistakes get the right hint."""
 
+import numpy as np
 import pytest
 import torch
 
@@ -10,6 +11,10 @@ from helpers.exercises import lesson09 as ex
 from helpers.interventions import compute as C
 from helpers.model.trace import trace_text
 from lessons.solutions import solutions_09 as sol
+
+
+class Measured(tuple):
+    """(ablation, grads, skip_correct, classifier), with the skip logits and labels kept beside."""
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +32,9 @@ def measured(tokenizer, model):
     ablation = C.ablate_every_head(model, classifier, run, y, progress=False)
     skips = C.skip_every_layer(model, run, progress=False, readout=classifier)
     skip_correct = (skips.argmax(-1) == torch.tensor(y)).float()
-    return ablation, C.head_gate_gradients(model, classifier, run, y), skip_correct, classifier
+    out = Measured((ablation, C.head_gate_gradients(model, classifier, run, y), skip_correct, classifier))
+    out.skip_logits, out.y = skips, torch.tensor(y, device=skips.device)
+    return out
 
 
 @pytest.fixture(scope="module")
@@ -57,10 +64,21 @@ def test_exercise_1(measured):
     fb = ex.check_exercise_1((layer - 1, head), ablation)  # counted from 0
     assert not fb.ok and ("off by one" in fb.message or layer == 1)
     assert "not a head" in ex.check_exercise_1((0, head), ablation).message
-    assert not ex.check_exercise_1([layer, head], ablation).ok
+    assert ex.check_exercise_1([layer, head], ablation).ok
+    for form in ((np.int64(layer), np.int64(head)), (torch.tensor(layer), torch.tensor(head))):
+        assert ex.check_exercise_1(form, ablation).ok
+    assert "two ints" in ex.check_exercise_1((float(layer), head), ablation).message
     drops = ablation.logit_drop_items().mean(0)
+    n_layers, n_heads = drops.shape
     weakest = divmod(int(drops.argmin()), drops.shape[1])
-    assert not ex.check_exercise_1((weakest[0] + 1, weakest[1]), ablation).ok
+    fb = ex.check_exercise_1((weakest[0] + 1, weakest[1]), ablation)
+    assert not fb.ok and f"{float(drops.max()):.3f}" not in str(fb)  # the best drop is not given away
+    if head >= 1:
+        fb = ex.check_exercise_1((layer, head + 1), ablation)
+        assert not fb.ok and "head" in fb.message and "off by one" in fb.message
+    if 1 <= head <= n_layers and layer < n_heads and head != layer:
+        fb = ex.check_exercise_1((head, layer), ablation)  # the pair given the other way round
+        assert not fb.ok and "swapped" in fb.message
 
 
 def test_exercise_2(measured):
@@ -70,6 +88,9 @@ def test_exercise_2(measured):
     assert not fb.ok and "absolute value of the mean" in fb.message
     fb = ex.check_exercise_2(grads.abs().sum(0), grads)
     assert not fb.ok and "summed" in fb.message
+    fb = ex.check_exercise_2(grads.mean(0), grads)
+    assert not fb.ok and "signed" in fb.message
+    assert "a list" in ex.check_exercise_2([1.0], grads).message
     assert "shape" in ex.check_exercise_2(grads.abs().mean(1), grads).message
 
 
@@ -111,7 +132,10 @@ def test_exercise_4(patch):
     fb = ex.check_exercise_4(1 / ratio, patch)
     assert not fb.ok and "inverse" in fb.message
     assert not ex.check_exercise_4(ratio * 2 + 1, patch).ok
-    assert not ex.check_exercise_4("0.5", patch).ok
+    assert "a str" in ex.check_exercise_4("0.5", patch).message
+    assert ex.check_exercise_4(torch.tensor(ratio), patch).ok
+    fb = ex.check_exercise_4(ratio * 2 + 1, patch)
+    assert f"{ratio:.2f}" not in str(fb)  # the ratio is not given away
     assert not ex.check_exercise_4(ratio, {"bank": patch["bank"]}).ok  # one word: no word resampling
 
 
@@ -124,6 +148,9 @@ def test_exercise_5_on_the_model(measured):
     assert not ex.check_exercise_5([0], skip_correct).ok
     assert "counted from 1" in ex.check_exercise_5([n_layers + 1], skip_correct).message
     assert not ex.check_exercise_5([str(n_layers)], skip_correct).ok
+    if answer:
+        assert ex.check_exercise_5([np.int64(l) for l in answer], skip_correct).ok
+        assert ex.check_exercise_5([torch.tensor(l) for l in answer], skip_correct).ok
 
 
 def test_exercise_5_hints_follow_the_verdict_rules():
@@ -143,7 +170,10 @@ def test_exercise_5_hints_follow_the_verdict_rules():
     assert "raises" in ex.check_exercise_5([1, 3], skip_correct).message
     assert "can go" in ex.check_exercise_5([2, 3, 4], skip_correct).message
     assert "once, sorted" in ex.check_exercise_5([1, 1], skip_correct).message
-    assert not ex.check_exercise_5([4], skip_correct).ok
+    fb = ex.check_exercise_5([4], skip_correct)
+    assert not fb.ok and "[1]" not in str(fb) and "1" not in fb.message  # the right layers are not named
+    fb = ex.check_exercise_5([0], skip_correct)  # layer 1 counted from 0
+    assert not fb.ok and "counted from 0" in fb.message
 
 
 def test_exercise_6(tokenizer, model, measured, sample_trace):
@@ -158,5 +188,59 @@ def test_exercise_6(tokenizer, model, measured, sample_trace):
     masked = ex._comprehensiveness(*args[:5], 1, 0.2, how="mask")
     if abs(masked - answer) > 1e-2:
         assert "[MASK]" in ex.check_exercise_6(masked, *args).message
-    assert not ex.check_exercise_6(answer + 0.5, *args).ok
+    fb = ex.check_exercise_6(answer + 0.5, *args)
+    assert not fb.ok and f"{answer:+.4f}" not in str(fb)
+    assert ex.check_exercise_6(torch.tensor(answer), *args).ok
     assert not ex.check_exercise_6("0.1", *args).ok
+
+
+def test_exercise_7_grades_the_measurement_and_only_comments_on_the_prediction(measured):
+    skips, y = measured.skip_logits, measured.y
+    answer = sol.solution_7(skips, y)
+    drops = ex.skip_logit_drops(skips, y)
+    # independent of the solution: a loop over the items
+    by_loop = [sum(float(skips[0, i, y[i]] - skips[l, i, y[i]]) for i in range(len(y))) / len(y)
+               for l in range(1, skips.shape[0])]
+    assert torch.allclose(drops.double().cpu(), torch.tensor(by_loop, dtype=torch.double), atol=1e-4)
+    assert answer == int(np.argmax(by_loop)) + 1
+    other = 1 if answer != 1 else 2
+    for prediction in (answer, other, None, "the last"):
+        assert ex.check_exercise_7(prediction, answer, skips, y).ok, prediction
+    assert "agrees" in ex.check_exercise_7(answer, answer, skips, y).message
+    assert "says layer" in ex.check_exercise_7(np.int64(other), answer, skips, y).message
+    assert ex.check_exercise_7(None, torch.tensor(answer), skips, y).ok
+    assert "no answer" in ex.check_exercise_7(1, None, skips, y).message
+
+
+def test_exercise_7_slips(measured):
+    skips, y = measured.skip_logits, measured.y
+    answer = sol.solution_7(skips, y)
+    drops = ex.skip_logit_drops(skips, y)
+    n_layers = len(drops)
+    if answer > 1:
+        fb = ex.check_exercise_7(None, answer - 1, skips, y)  # the row of skip_logits[1:]
+        assert not fb.ok and "off by one" in fb.message
+    least = int(drops.argmin()) + 1
+    if least not in (answer, answer - 1):
+        fb = ex.check_exercise_7(None, least, skips, y)
+        assert not fb.ok and "least" in fb.message
+    assert "from 1 to" in ex.check_exercise_7(None, n_layers + 1, skips, y).message
+    assert "an int" in ex.check_exercise_7(None, 2.0, skips, y).message
+    for layer in range(1, n_layers + 1):
+        if layer != answer:
+            assert f"{float(drops[answer - 1]):.2f}" not in str(ex.check_exercise_7(None, layer, skips, y))
+
+
+def test_exercise_7_names_the_accuracy_slip():
+    """Three layers on four items, two classes: skipping layer 1 flips one answer but moves the
+    true-class logit little; skipping layer 3 lowers it a lot without flipping anything."""
+    y = torch.tensor([0, 0, 0, 0])
+    base = torch.tensor([[2.0, 0.0]] * 4)
+    skip1 = base.clone()
+    skip1[0] = torch.tensor([0.0, 0.1])  # one answer flips: logit 2 -> 0
+    skip2 = base.clone()
+    skip2[:, 0] = 0.5  # every logit 2 -> 0.5, still above 0
+    skips = torch.stack([base, skip1, base.clone(), skip2])
+    assert sol.solution_7(skips, y) == 3
+    fb = ex.check_exercise_7(None, 1, skips, y)
+    assert not fb.ok and "accuracy" in fb.message

@@ -47,7 +47,7 @@ def test_predictions_come_before_the_measurement():
     fb = check_prediction("maybe", ("same", "different"))
     assert not fb.ok and "'same' or 'different'" in fb.message
     assert check_prediction(" Same ", ("same", "different")) is None
-    assert "matches" in prediction_note("same", "same")
+    assert "agrees" in prediction_note("same", "same")
     assert "'different'" in prediction_note("same", "different")
 
 

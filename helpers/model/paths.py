@@ -14,3 +14,32 @@ def data_file(name: str) -> Path:
         available = sorted(p.name for p in DATA_DIR.iterdir()) if DATA_DIR.is_dir() else []
         raise FileNotFoundError(f"data file {name!r} not found in {DATA_DIR}; available: {available}")
     return path
+
+COURSE_TINY = "course-tiny"  # the MODEL name of the tiny BERT that lesson 12 pre-trains
+COURSE_TINY_LESSON = "lessons/12_pretrain_a_tiny_bert.ipynb"
+
+
+def course_cache() -> Path | None:
+    """The course's disk cache: ``$COURSE_CACHE`` (default ``~/.cache/bert-layer-by-layer``);
+    ``None`` when ``COURSE_CACHE=off`` (keep nothing)."""
+    import os
+
+    root = os.environ.get("COURSE_CACHE", str(Path.home() / ".cache" / "bert-layer-by-layer"))
+    return None if root.strip().lower() == "off" else Path(root)
+
+
+def course_tiny_pointer() -> Path | None:
+    """The file naming the latest tiny BERT of lesson 12 (``$COURSE_CACHE/pretrain/course-tiny.json``)."""
+    root = course_cache()
+    return None if root is None else root / "pretrain" / f"{COURSE_TINY}.json"
+
+
+def course_tiny_path() -> Path | None:
+    """Folder of the latest checkpoint that lesson 12 saved, or ``None`` when there is none yet."""
+    import json
+
+    pointer = course_tiny_pointer()
+    if pointer is None or not pointer.exists():
+        return None
+    folder = Path(json.loads(pointer.read_text())["path"])
+    return folder if (folder / "config.json").exists() else None

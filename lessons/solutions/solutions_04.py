@@ -25,3 +25,14 @@ def solution_3(trace, token, others) -> float:
     # gap = L - 1 layers apart; column l pairs layer l with layer l + gap, so column 1 is layer 1 vs L
     control = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L - 1)[:, 1].mean()
     return float(raw - control)
+
+
+def solution_4(others) -> float:
+    """Mean-centred minus raw random-pair cosine at the last layer (500 pairs, seed 0).
+    The prediction is the learner's own; the measurement is this number."""
+    from helpers.layerwalk import compute
+
+    mean, _ = compute.layer_mean_std(others, "content")
+    raw = compute.random_pair_cosines(others, n_pairs=500, seed=0)
+    centred = compute.random_pair_cosines(others, n_pairs=500, seed=0, shift=mean)
+    return float(centred[:, -1].mean() - raw[:, -1].mean())

@@ -20,3 +20,17 @@ def solution_2(trace) -> tuple[int, int]:
             if score > best:
                 best, where = score, (layer, head)
     return where
+
+
+def solution_3(tokenizer, model, sentence) -> float:
+    """[CLS] share (layers, heads and queries averaged) of the sentence written twice, over that
+    of the sentence. The prediction is the learner's own; the measurement is this number."""
+    from helpers.model.trace import trace_text
+
+    def cls_share(trace) -> torch.Tensor:
+        att = torch.stack(trace.attentions)  # [L, heads, q, k]
+        return att[..., 0].mean()  # the key column of [CLS]
+
+    short = trace_text(tokenizer, model, sentence)
+    long = trace_text(tokenizer, model, f"{sentence} {sentence}")
+    return float(cls_share(long) / cls_share(short))

@@ -33,3 +33,15 @@ def my_self_similarity(vectors) -> float:
     cos = normed @ normed.T
     n = cos.shape[0]
     return float((cos.sum() - cos.diagonal().sum()) / (n * (n - 1)))
+
+
+def solution_3(groups) -> float:
+    """Share of words whose raw self-similarity (both senses pooled) is lower at the last layer
+    than at the layer before. The prediction is the learner's own; the measurement is this."""
+    falls = []
+    for by_sense in groups.values():
+        uses = torch.cat(list(by_sense.values()))  # [n, L + 1, H]
+        last = uses.shape[1] - 1
+        sims = [my_self_similarity(uses[:, layer]) for layer in (last - 1, last)]
+        falls.append(sims[1] < sims[0])
+    return sum(falls) / len(falls)

@@ -63,3 +63,12 @@ def solution_6(tokenizer, model, classifier, trace, scores, target: int) -> floa
         return float(logits.softmax(-1)[0, target])
 
     return probability(range(len(ids))) - probability([i for i in range(len(ids)) if i not in top])
+
+
+def solution_7(skip_logits, y) -> int:
+    """The layer (from 1) whose skip lowers the true-class logit most on average. The prediction is
+    the learner's own; the measurement is this layer."""
+    items = torch.arange(skip_logits.shape[1], device=skip_logits.device)
+    true = skip_logits[:, items, y]  # [L + 1, N]: each item's true-class logit
+    drops = (true[0] - true[1:]).mean(-1)  # row l - 1: layer l skipped
+    return int(drops.argmax()) + 1

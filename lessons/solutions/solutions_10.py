@@ -30,3 +30,17 @@ def exercise_3(model, tuned):
     diff = sum(float((after[k] - before[k]).pow(2).sum()) for k in before)
     base = sum(float(p.pow(2).sum()) for p in before.values())
     return math.sqrt(diff / base)
+
+
+def exercise_4(words, control, sentence, train_ids, test_ids):
+    """Control-task test accuracy of a lookup table from lower-cased training word types to their
+    control label (unseen types: the most common training control label). The prediction is the
+    learner's own; the measurement is this number."""
+    train, test = set(train_ids), set(test_ids)
+    sentence = [int(s) for s in sentence]
+    control = [int(c) for c in control]
+    table = {words[i].lower(): control[i] for i, s in enumerate(sentence) if s in train}
+    counts = torch.bincount(torch.tensor([control[i] for i, s in enumerate(sentence) if s in train]))
+    default = int(counts.argmax())
+    hits = [table.get(words[i].lower(), default) == control[i] for i, s in enumerate(sentence) if s in test]
+    return sum(hits) / len(hits)

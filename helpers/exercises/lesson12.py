@@ -1,0 +1,112 @@
+"""Checkers for lesson 12 (pre-training a tiny BERT)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import torch
+
+from helpers.common.stats import clopper_pearson
+from helpers.exercises import Feedback, correct, no_answer, wrong
+from helpers.pretrain.data import IGNORE, masking_counts
+
+EXPECTED = {"chosen": 0.15, "mask": 0.80, "changed": 0.10, "kept": 0.10}
+
+
+def _as_number(value, what: str):
+    if isinstance(value, torch.Tensor):
+        if value.numel() != 1:
+            return None, wrong(f"{what} should be one number, you gave a tensor of shape {tuple(value.shape)}.",
+                               "Reduce it to a single value (e.g. .item()).")
+        value = value.item()
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        return None, wrong(f"{what} should be a finite number, you gave {value!r}.", "Write a float.")
+    return float(value), None
+
+
+def check_exercise_1(bert_mask, sampler, tokenizer, n_batches: int = 20) -> Feedback:
+    """``bert_mask(input_ids, special_tokens_mask, mask_token_id, vocab_size, generator)`` ->
+    ``(inputs, labels)``: every share must be consistent (exact 99.9 % interval) with 15 / 80 / 10 / 10 %."""
+    if bert_mask is None:
+        return no_answer("Define `def bert_mask(input_ids, special_tokens_mask, mask_token_id, vocab_size, generator)`.")
+    if not callable(bert_mask):
+        return wrong(f"bert_mask should be a function, you gave a {type(bert_mask).__name__}.",
+                     "Define it with `def bert_mask(...)`.")
+    gen = torch.Generator().manual_seed(123)
+    totals = dict.fromkeys(["candidates", "chosen", "mask", "changed", "kept"], 0)
+    for _ in range(n_batches):
+        b = sampler.batch(32)
+        ids, special = b["input_ids"], b["special_tokens_mask"]
+        try:
+            out = bert_mask(ids.clone(), special.clone(), tokenizer.mask_token_id, len(tokenizer), gen)
+            inputs, labels = (torch.as_tensor(x) for x in out)
+        except Exception as err:  # noqa: BLE001 - the learner's code, report what broke
+            return wrong(f"bert_mask raised {type(err).__name__}: {err}",
+                         "It gets LongTensors input_ids and a bool special_tokens_mask of the same shape, two ints "
+                         "and a torch.Generator; return (inputs, labels).")
+        if inputs.shape != ids.shape or labels.shape != ids.shape:
+            return wrong(f"inputs and labels must have the input's shape {tuple(ids.shape)}.",
+                         "Return two tensors shaped like input_ids.")
+        if not ((labels == IGNORE) | (labels == ids)).all():
+            return wrong("some labels are neither -100 nor the original id.",
+                         "labels = the original id where a position is chosen, -100 everywhere else.")
+        if (inputs[labels == IGNORE] != ids[labels == IGNORE]).any():
+            return wrong("positions that are not predicted (label -100) were changed in the inputs.",
+                         "Only chosen positions may become [MASK] or a random id.")
+        try:
+            c = masking_counts(ids, inputs, labels, special, tokenizer.mask_token_id)
+        except ValueError as err:
+            return wrong(str(err), "Never choose [CLS], [SEP] or [PAD]: use special_tokens_mask.")
+        for k in totals:
+            totals[k] += c[k]
+    if totals["chosen"] == 0:
+        return wrong("no position was chosen.", "Choose each non-special position with probability 0.15.")
+    for part, whole in (("chosen", "candidates"), ("mask", "chosen"), ("changed", "chosen"), ("kept", "chosen")):
+        iv = clopper_pearson(totals[part], totals[whole], level=0.999)
+        if not iv.contains(EXPECTED[part]):
+            return wrong(f"the share '{part}' among '{whole}' is {iv.percent()} (99.9 % interval), "
+                         f"not consistent with {EXPECTED[part]:.0%}.",
+                         "15 % of the non-special positions; of those 80 % [MASK], 10 % random id, 10 % unchanged.")
+    return correct(f"over {totals['candidates']:,} positions your masking gives the BERT proportions "
+                   f"(chosen {totals['chosen'] / totals['candidates']:.1%}), labels -100 elsewhere.")
+
+
+def check_exercise_2(predicted, run, tokenizer, batch, tolerance: float = 0.3) -> Feedback:
+    """A prediction of the untrained model's held-out masked-LM loss, compared with the measured one."""
+    from helpers.pretrain.compute import losses
+
+    if predicted is None:
+        return no_answer("Write your prediction as a number: `predicted_untrained_loss = ...`.")
+    value, problem = _as_number(predicted, "predicted_untrained_loss")
+    if problem is not None:
+        return problem
+    with torch.no_grad():
+        measured, _ = losses(run.load(0), batch, batch["inputs"], batch["labels"])
+    measured = float(measured)
+    if abs(value - measured) <= tolerance:
+        return correct(f"measured {measured:.3f} nats at step 0; ln V = {math.log(len(tokenizer)):.3f}.")
+    side = "high" if value > measured else "low"
+    return wrong(f"your prediction is more than {tolerance} nats too {side}.",
+                 "A random head spreads its probability almost evenly over the vocabulary: what is the "
+                 "cross-entropy of a uniform guess among V entries?")
+
+
+def check_exercise_3(baseline_top1, counts, batch) -> Feedback:
+    """Top-1 accuracy of always guessing the most frequent id, on the scored labels of ``batch``."""
+    if baseline_top1 is None:
+        return no_answer("Write `baseline_top1 = ...` (a share between 0 and 1).")
+    value, problem = _as_number(baseline_top1, "baseline_top1")
+    if problem is not None:
+        return problem
+    labels = torch.as_tensor(batch["labels"])
+    scored = labels[labels != IGNORE]
+    truth = float((scored == int(torch.as_tensor(counts).argmax())).double().mean())
+    if 1 < value <= 100 and abs(value / 100 - truth) < 1e-6:
+        return wrong("that looks like a percentage.", "Give a share between 0 and 1.")
+    if abs(value - truth) < 1e-6:
+        return correct(f"{truth:.4f}: the share of scored positions whose answer is the most frequent token.")
+    return wrong(f"{value:.4f} is not the baseline's top-1 accuracy on these positions.",
+                 "Only positions with a label other than -100 count; the guess is counts.argmax() everywhere.")

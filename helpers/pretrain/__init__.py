@@ -1,0 +1,1 @@
+"""Lesson 12: pre-training a tiny BERT (masked-LM + next-sentence prediction) on the course's corpus."""

@@ -1,0 +1,378 @@
+"""Lesson 12 numbers: pre-train a tiny ``BertForPreTraining`` with BERT's two objectives, keep its
+checkpoints in the course cache, and measure what it learnt.
+
+* :class:`PretrainConfig` -- sizes, steps, batch, learning rate, seed; its :meth:`fingerprint`
+  (with the corpus hash) names the run's folder in ``$COURSE_CACHE/pretrain``, so a run with the
+  same settings is loaded instead of repeated;
+* :func:`pretrain` -- the training loop: masked-LM + next-sentence losses, AdamW with warm-up and
+  linear decay (Devlin et al., 2019, appendix A.2, at a small scale), checkpoints at chosen steps;
+  the last one becomes ``MODEL = "course-tiny"`` (:func:`helpers.model.paths.course_tiny_path`);
+* :func:`evaluate` -- held-out masked positions: top-1 / top-5 accuracy of the model and of the
+  unigram-frequency baseline (always guess the corpus's most frequent tokens), and next-sentence
+  accuracy; :func:`lens_correct` -- the masked-LM lens (``helpers/lens``) of every layer.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import tempfile
+import time
+from dataclasses import asdict, dataclass, field, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+from helpers.model.paths import COURSE_TINY, course_cache, course_tiny_pointer
+from helpers.pretrain.data import IGNORE, PairSampler, mask_tokens
+
+STEP_GRID = (20, 40, 60, 100, 150, 200, 300, 400, 500, 600, 800, 1000, 1200, 1500, 2000, 2500, 3000, 4000, 5000,
+             6000, 8000, 10000, 12000, 15000, 20000)
+
+
+@dataclass(frozen=True)
+class PretrainConfig:
+    """Everything that decides a pre-training run (and so its fingerprint)."""
+
+    layers: int = 4
+    hidden: int = 256
+    heads: int = 4
+    intermediate: int = 1024
+    vocab_size: int = 8000
+    max_length: int = 64
+    batch_size: int = 32
+    steps: int = 1000
+    lr: float = 1e-3
+    warmup: float = 0.1
+    weight_decay: float = 0.01
+    dropout: float = 0.1
+    seed: int = 0
+    max_documents: int | None = None
+
+    def __post_init__(self):
+        for name in ("layers", "hidden", "heads", "intermediate", "vocab_size", "max_length", "batch_size", "steps"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError(f"{name} must be a positive int, got {value!r}.")
+        if self.hidden % self.heads:
+            raise ValueError(f"hidden ({self.hidden}) must be a multiple of heads ({self.heads}): each head gets "
+                             "hidden / heads dimensions.")
+
+    @classmethod
+    def like(cls, model_config, **overrides) -> "PretrainConfig":
+        """The sizes of an existing BERT config (its weights are not used), plus ``overrides``."""
+        sizes = dict(layers=model_config.num_hidden_layers, hidden=model_config.hidden_size,
+                     heads=model_config.num_attention_heads, intermediate=model_config.intermediate_size)
+        return cls(**{**sizes, **overrides})
+
+    def fingerprint(self, corpus_hash: str) -> str:
+        text = json.dumps({**asdict(self), "corpus": corpus_hash}, sort_keys=True)
+        import hashlib
+
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+    def describe(self) -> str:
+        return (f"{self.layers} layers x hidden {self.hidden}, {self.heads} heads, feed-forward {self.intermediate}, "
+                f"vocabulary {self.vocab_size}; {self.steps} steps of {self.batch_size} pairs x <= {self.max_length} "
+                f"tokens, lr {self.lr:g}, seed {self.seed}")
+
+
+def bert_config(cfg: PretrainConfig, tokenizer):
+    from transformers import BertConfig
+
+    return BertConfig(vocab_size=len(tokenizer), hidden_size=cfg.hidden, num_hidden_layers=cfg.layers,
+                      num_attention_heads=cfg.heads, intermediate_size=cfg.intermediate,
+                      max_position_embeddings=cfg.max_length, pad_token_id=tokenizer.pad_token_id,
+                      hidden_dropout_prob=cfg.dropout, attention_probs_dropout_prob=cfg.dropout,
+                      attn_implementation="eager")
+
+
+def new_model(cfg: PretrainConfig, tokenizer):
+    """A randomly initialised ``BertForPreTraining`` (seeded by ``cfg.seed``), eager attention."""
+    from transformers import BertForPreTraining
+
+    torch.manual_seed(cfg.seed)
+    return BertForPreTraining(bert_config(cfg, tokenizer))
+
+
+def losses(model, batch, inputs, labels) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(masked-LM loss, next-sentence loss)``: cross-entropy over the scored positions (labels
+    != -100) and over the pairs. The word head runs on the scored positions only, as Google's
+    ``run_pretraining.py`` does (``gather_indexes``): the same loss as
+    ``BertForPreTraining(..., labels=...)`` for a fraction of the vocabulary-sized products."""
+    out = model.bert(input_ids=inputs, token_type_ids=batch["token_type_ids"], attention_mask=batch["attention_mask"])
+    where = labels != IGNORE
+    mlm = F.cross_entropy(model.cls.predictions(out.last_hidden_state[where]), labels[where])
+    nsp = F.cross_entropy(model.cls.seq_relationship(out.pooler_output), batch["next_sentence_label"])
+    return mlm, nsp
+
+
+def _optimizer(model, cfg: PretrainConfig, total: int):
+    from transformers import get_linear_schedule_with_warmup
+
+    decay = [p for n, p in model.named_parameters() if p.ndim > 1]
+    rest = [p for n, p in model.named_parameters() if p.ndim <= 1]  # biases and LayerNorm: no weight decay
+    opt = torch.optim.AdamW([{"params": decay, "weight_decay": cfg.weight_decay}, {"params": rest, "weight_decay": 0.0}],
+                            lr=cfg.lr, betas=(0.9, 0.999), eps=1e-6)
+    return opt, get_linear_schedule_with_warmup(opt, max(1, int(cfg.warmup * total)), total)
+
+
+def _step(model, opt, sched, sampler, cfg, tokenizer, gen) -> tuple[float, float]:
+    batch = sampler.batch(cfg.batch_size)
+    inputs, labels = mask_tokens(batch["input_ids"], batch["special_tokens_mask"], mask_token_id=tokenizer.mask_token_id,
+                                 vocab_size=len(tokenizer), generator=gen)
+    mlm, nsp = losses(model, batch, inputs, labels)
+    opt.zero_grad(set_to_none=True)
+    (mlm + nsp).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+    opt.step()
+    sched.step()
+    return mlm.item(), nsp.item()
+
+
+def seconds_per_step(cfg: PretrainConfig, tokenizer, encoded, n: int = 4) -> float:
+    """Median time of a training step at ``cfg``'s sizes, on a throw-away model (the first step is
+    a warm-up and not counted)."""
+    model = new_model(cfg, tokenizer).train()
+    opt, sched = _optimizer(model, cfg, n + 1)
+    sampler, gen = PairSampler(encoded, tokenizer, cfg.max_length, seed=cfg.seed + 1), torch.Generator().manual_seed(1)
+    times = []
+    for _ in range(n + 1):
+        t0 = time.perf_counter()
+        _step(model, opt, sched, sampler, cfg, tokenizer, gen)
+        times.append(time.perf_counter() - t0)
+    return float(np.median(times[1:]))
+
+
+def steps_for(minutes: float, step_seconds: float) -> int:
+    """The largest number of steps on a fixed grid (:data:`STEP_GRID`) that fits ``minutes``: a
+    grid, so that re-running the lesson on the same machine usually finds the same run cached."""
+    if not minutes > 0:
+        raise ValueError(f"MINUTES must be > 0, got {minutes!r}.")
+    fits = minutes * 60 / step_seconds
+    return max([s for s in STEP_GRID if s <= fits], default=STEP_GRID[0])
+
+
+def checkpoint_steps(steps: int) -> list[int]:
+    """Steps 0, 1/4, 1/2 and the end (distinct)."""
+    return sorted({0, steps // 4, steps // 2, steps})
+
+
+@dataclass
+class PretrainRun:
+    """A finished run: its folder, the per-step losses and the checkpoint folders by step."""
+
+    config: PretrainConfig
+    folder: Path
+    fingerprint: str
+    mlm_loss: np.ndarray
+    nsp_loss: np.ndarray
+    checkpoints: dict[int, Path]
+    seconds: float
+    cached: bool = False
+    kept: bool = True
+    _models: dict = field(default_factory=dict, repr=False)
+
+    @property
+    def final(self) -> Path:
+        return self.checkpoints[max(self.checkpoints)]
+
+    def load(self, step: int):
+        """The ``BertForPreTraining`` saved at ``step`` (eval mode, eager attention), loaded once."""
+        from transformers import BertForPreTraining
+        from transformers.utils import logging as hf_logging
+
+        if step not in self.checkpoints:
+            raise ValueError(f"no checkpoint at step {step!r}; saved steps: {sorted(self.checkpoints)}.")
+        if step not in self._models:
+            hf_logging.disable_progress_bar()  # no "Loading weights" bar in the lesson's output
+            try:
+                self._models[step] = BertForPreTraining.from_pretrained(self.checkpoints[step],
+                                                                        attn_implementation="eager").eval()
+            finally:
+                hf_logging.enable_progress_bar()
+        return self._models[step]
+
+
+def _save(model, tokenizer, folder: Path) -> None:
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()  # no "Writing model shards" bar in the lesson's output
+    try:
+        model.save_pretrained(folder, safe_serialization=True)
+        tokenizer.save_pretrained(folder)
+    finally:
+        hf_logging.enable_progress_bar()
+
+
+def run_folder(cfg: PretrainConfig, corpus_hash: str) -> tuple[Path, bool]:
+    """``(folder, kept)``: ``$COURSE_CACHE/pretrain/<fingerprint>``, or a temporary folder (not kept)
+    when ``COURSE_CACHE=off``."""
+    root = course_cache()
+    if root is None:
+        return Path(tempfile.mkdtemp(prefix="pretrain-")), False
+    return root / "pretrain" / cfg.fingerprint(corpus_hash), True
+
+
+def _load_run(cfg, folder, fp) -> PretrainRun:
+    info = json.loads((folder / "run.json").read_text())
+    cps = {int(s): folder / f"step_{int(s):06d}" for s in info["checkpoints"]}
+    return PretrainRun(cfg, folder, fp, np.array(info["mlm_loss"]), np.array(info["nsp_loss"]), cps, info["seconds"],
+                       cached=True)
+
+
+def pretrain(cfg: PretrainConfig, tokenizer, encoded, corpus_hash: str, *, progress: bool = True,
+             register: bool = True) -> PretrainRun:
+    """Pre-train (or load the cached run of the same fingerprint): ``cfg.steps`` AdamW steps on
+    masked-LM + next-sentence loss, checkpoints saved (model + tokenizer) at
+    :func:`checkpoint_steps`. ``register`` makes the last checkpoint ``MODEL = "course-tiny"``."""
+    from helpers.common.progress import ProgressBar
+
+    fp = cfg.fingerprint(corpus_hash)
+    folder, kept = run_folder(cfg, corpus_hash)
+    if kept and (folder / "run.json").exists():
+        run = _load_run(cfg, folder, fp)
+    else:
+        shutil.rmtree(folder, ignore_errors=True)
+        folder.mkdir(parents=True)
+        model = new_model(cfg, tokenizer).train()
+        opt, sched = _optimizer(model, cfg, cfg.steps)
+        sampler = PairSampler(encoded, tokenizer, cfg.max_length, seed=cfg.seed)
+        gen = torch.Generator().manual_seed(cfg.seed)
+        wanted = checkpoint_steps(cfg.steps)
+        mlm_l, nsp_l, cps = [], [], {}
+        bar = ProgressBar(cfg.steps, desc="pre-training", disable=not progress)
+        t0 = time.perf_counter()
+        for step in range(cfg.steps + 1):
+            if step in wanted:
+                cps[step] = folder / f"step_{step:06d}"
+                _save(model, tokenizer, cps[step])
+            if step == cfg.steps:
+                break
+            m, n = _step(model, opt, sched, sampler, cfg, tokenizer, gen)
+            if not (math.isfinite(m) and math.isfinite(n)):
+                raise RuntimeError(f"the loss became {m}, {n} at step {step + 1}: lower lr (now {cfg.lr:g}).")
+            mlm_l.append(m)
+            nsp_l.append(n)
+            bar.update()
+        bar.close()
+        seconds = time.perf_counter() - t0
+        (folder / "run.json").write_text(json.dumps({"config": asdict(cfg), "corpus_sha256": corpus_hash,
+                                                     "fingerprint": fp, "checkpoints": sorted(cps), "seconds": seconds,
+                                                     "mlm_loss": mlm_l, "nsp_loss": nsp_l}))
+        run = PretrainRun(cfg, folder, fp, np.array(mlm_l), np.array(nsp_l), cps, seconds, kept=kept)
+    if register and kept:
+        pointer = course_tiny_pointer()
+        pointer.parent.mkdir(parents=True, exist_ok=True)
+        pointer.write_text(json.dumps({"name": COURSE_TINY, "path": str(run.final), "fingerprint": fp,
+                                       "steps": cfg.steps, "config": asdict(cfg)}, indent=1))
+    return run
+
+
+def running_mean(values, window: int) -> np.ndarray:
+    """Mean of the last ``window`` values at every step (fewer at the start)."""
+    v = np.asarray(values, dtype=float)
+    c = np.cumsum(np.insert(v, 0, 0.0))
+    idx = np.arange(1, len(v) + 1)
+    lo = np.maximum(0, idx - window)
+    return (c[idx] - c[lo]) / (idx - lo)
+
+
+# ----------------------------------------------------------------------------- evaluation
+def unigram_counts(encoded, vocab_size: int) -> torch.Tensor:
+    """How often each id occurs in the (training) corpus: the unigram-frequency baseline."""
+    ids = np.concatenate([np.asarray(s, dtype=np.int64) for d in encoded for s in d if s])
+    return torch.from_numpy(np.bincount(ids, minlength=vocab_size))
+
+
+def heldout_batch(tokenizer, encoded_test, n_pairs: int, max_length: int, seed: int = 1234) -> dict:
+    """A fixed held-out batch: ``n_pairs`` next-sentence pairs from held-out documents with 15 % of
+    their positions replaced by [MASK] (all of them: no random or kept ones, so every scored
+    position is a real fill-in-the-blank). ``labels`` hold the answers, ``pair`` each position's
+    pair (the unit to resample)."""
+    batch = PairSampler(encoded_test, tokenizer, max_length, seed=seed).batch(n_pairs)
+    inputs, labels = mask_tokens(batch["input_ids"], batch["special_tokens_mask"], mask_token_id=tokenizer.mask_token_id,
+                                 vocab_size=len(tokenizer), generator=torch.Generator().manual_seed(seed),
+                                 mask_share=1.0, random_share=0.0)
+    return {**batch, "inputs": inputs, "labels": labels}
+
+
+@dataclass
+class Evaluation:
+    """Held-out results of one checkpoint: per masked position whether the model's / the baseline's
+    top-1 and top-5 contain the answer, the pair of each position, per-pair next-sentence outcomes."""
+
+    step: int
+    mlm_loss: float
+    top1: np.ndarray
+    top5: np.ndarray
+    base_top1: np.ndarray
+    base_top5: np.ndarray
+    pair: np.ndarray
+    nsp_correct: np.ndarray
+    lens: np.ndarray  # [positions, L + 1]: top-1 correct when the head reads layer l (the masked-LM lens)
+
+
+@torch.no_grad()
+def evaluate(model, batch: dict, counts: torch.Tensor, step: int = -1) -> Evaluation:
+    """One forward pass over the held-out ``batch``: the word head on every layer (the lens,
+    :func:`lens_correct`) and on the last (the model's own prediction), and next-sentence."""
+    from helpers.lens.compute import apply_head
+
+    model.eval()
+    out = model.bert(input_ids=batch["inputs"], token_type_ids=batch["token_type_ids"],
+                     attention_mask=batch["attention_mask"], output_hidden_states=True)
+    where = batch["labels"] != IGNORE
+    answers = batch["labels"][where]
+    lens = np.stack([(apply_head(model, h[where]).argmax(-1) == answers).numpy() for h in out.hidden_states], 1)
+    logits = model.cls.predictions(out.last_hidden_state[where])
+    top5 = logits.topk(5, dim=-1).indices
+    base5 = counts.topk(5).indices
+    nsp = model.cls.seq_relationship(out.pooler_output).argmax(-1) == batch["next_sentence_label"]
+    return Evaluation(step, float(F.cross_entropy(logits, answers)),
+                      (top5[:, 0] == answers).numpy(), (top5 == answers[:, None]).any(-1).numpy(),
+                      (answers == base5[0]).numpy(), (answers[:, None] == base5[None]).any(-1).numpy(),
+                      where.nonzero()[:, 0].numpy(), nsp.numpy(), lens)
+
+
+def accuracy_vs_baseline(ev: Evaluation, k: int = 1):
+    """``(model accuracy, baseline accuracy, model - baseline)`` at top-``k``, each an Interval from a
+    bootstrap that resamples pairs (positions of one pair share a context)."""
+    from helpers.common.stats import cluster_bootstrap_ci
+
+    m, b = (ev.top1, ev.base_top1) if k == 1 else (ev.top5, ev.base_top5)
+    m, b = m.astype(float), b.astype(float)
+    acc = cluster_bootstrap_ci(np.stack([m, b, m - b], 1), ev.pair)
+    return acc[0], acc[1], acc[2]
+
+
+@torch.no_grad()
+def lens_correct(model, batch: dict) -> np.ndarray:
+    """``[positions, L + 1]``: is the answer the top-1 token when the model's own masked-LM head
+    (``helpers.lens.compute.apply_head``) reads layer ``l``'s vector at each [MASK]?"""
+    from helpers.lens.compute import apply_head
+
+    model.eval()
+    bert = model.bert
+    out = bert(input_ids=batch["inputs"], token_type_ids=batch["token_type_ids"],
+               attention_mask=batch["attention_mask"], output_hidden_states=True)
+    where = batch["labels"] != IGNORE
+    answers = batch["labels"][where]
+    rows = [(apply_head(model, h[where]).argmax(-1) == answers).numpy() for h in out.hidden_states]
+    return np.stack(rows, 1)
+
+
+def layers_vs_baseline(correct: np.ndarray, baseline: np.ndarray, pair: np.ndarray) -> list:
+    """Per layer, the lens accuracy minus the unigram baseline's on the same positions
+    (``correct``: ``[positions, L + 1]``, ``baseline``: ``[positions]``): a list of
+    :class:`~helpers.common.stats.Verdict`, pairs resampled, p-values Holm-adjusted over the layers."""
+    from helpers.common.stats import bootstrap_p_value, cluster_bootstrap_ci, holm, verdict
+
+    diff = correct.astype(float) - baseline.astype(float)[:, None]
+    intervals, boots = cluster_bootstrap_ci(diff, pair, return_boots=True)
+    p = holm([bootstrap_p_value(boots[:, l]) for l in range(diff.shape[1])])
+    return [verdict(iv, a=f"layer {l}" if l else "embeddings", b="baseline", p_value=float(pl), percent=True)
+            for l, (iv, pl) in enumerate(zip(intervals, p))]
