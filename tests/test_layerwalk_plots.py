@@ -74,8 +74,8 @@ def test_baselines_and_norm_figures(data_traces, model):
     dims, share = top_dimensions(energy_by_dimension(data_traces), k=3)
     ax = plot_top_dimension_share(share, dims, data_traces[0].hidden_size)
     assert len(ax.patches) == data_traces[0].num_layers + 1
-    assert ax.texts[1].get_text().split("\n")[1:] == [f"#{int(i)}" for i in dims[0]]  # one id per line
-    assert ax.texts[1].get_text().split("\n")[0] == f"{100 * float(share[0]):.0f}%"
+    assert ax.texts[0].get_text().split("\n")[1:] == [f"#{int(i)}" for i in dims[0]]  # one id per line
+    assert ax.texts[0].get_text().split("\n")[0] == f"{100 * float(share[0]):.0f}%"
     assert ax.patches[0].get_height() == pytest.approx(100 * float(share[0]))  # percent, not a fraction
     assert not small_text(ax.figure)
 

@@ -249,8 +249,6 @@ def plot_top_dimension_share(share, dims, hidden_size: int, ax=None, ylabel: str
     bars = ax.bar(x, share, color=NORMAL, width=0.6)
     even = 100 * k / hidden_size
     ax.axhline(even, color="tab:grey", ls=":")
-    ax.annotate(f"even spread: {k}/{hidden_size} = {even:.1f}%", (1.0, even), xycoords=("axes fraction", "data"),
-                xytext=(0, 3), textcoords="offset points", ha="right", va="bottom", fontsize=8, color="tab:grey")
     for bar, ids, value in zip(bars, dims, share):
         ax.annotate(f"{value:.0f}%\n" + "\n".join(f"#{int(i)}" for i in ids),
                     (bar.get_x() + bar.get_width() / 2, bar.get_height()), xytext=(0, 2), textcoords="offset points",
@@ -261,7 +259,8 @@ def plot_top_dimension_share(share, dims, hidden_size: int, ax=None, ylabel: str
     axes_h = ax.get_window_extent().height
     top = max(float(share.max()), 2 * even) / max(1e-6, 1 - text_h / axes_h - 0.03)
     ax.set_ylim(0, top)
-    ax.set_xlabel(f"layer (above each bar: the share, then the ids of its {k} dimensions)")
+    ax.set_xlabel(f"layer (above each bar: the share, then the ids of its {k} dimensions)\n"
+                  f"dotted line: an even spread, {k}/{hidden_size} = {even:.1f}%")
     ax.set_ylabel(ylabel if "%" in ylabel else f"{ylabel} (%)")
     ax.set_title(title or f"share of the squared length in the {k} largest dimensions")
     return ax
