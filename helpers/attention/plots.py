@@ -366,8 +366,8 @@ def plot_class_shares(groups: dict, uniform: dict | None = None, classes=TOKEN_C
     """One panel per token class, one shared y scale: for each entry of ``groups`` (``{label:
     [n, L, classes]}`` with a bootstrap band, or ``[L, classes]`` for one input) the share per
     layer; ``uniform`` (``{label: [classes]}``, labels as in ``groups`` to share their colour)
-    draws what evenly spread attention would give, ``k / n``, as dashed lines named on the line
-    ("k/n, short pairs"), so the legend under the panels holds only the measured series."""
+    draws what evenly spread attention would give, ``k / n``, as dashed lines in the colour of
+    its inputs, named once in the legend under the panels (at most four entries)."""
     import matplotlib.pyplot as plt
 
     if axes is None:
@@ -390,13 +390,15 @@ def plot_class_shares(groups: dict, uniform: dict | None = None, classes=TOKEN_C
             top = max(top, value)
             color = color_of.get(label, palette[(len(groups) + i) % len(palette)])
             ax.axhline(value, ls="--", lw=1.2, color=color)
-            ax.annotate(f"k/n, {label}", (1.0, value), xycoords=("axes fraction", "data"), xytext=(-2, 2 - 11 * i),
-                        textcoords="offset points", ha="right", va="bottom" if i == 0 else "top", fontsize=8,
-                        color=color)
     for ax in axes:
         ax.set_ylim(0, min(1.0, top * 1.08 + 0.01))
     handles, labels = axes[0].get_legend_handles_labels()
-    axes[0].figure.legend(handles, labels, loc="outside lower center", ncols=1 if len(groups) > 2 else 2,
+    if uniform:  # one entry for every even-spread line: each is dashed in its data set's colour
+        from matplotlib.lines import Line2D
+
+        handles.append(Line2D([], [], ls="--", lw=1.2, color="tab:grey"))
+        labels.append("dashed: even spread k/n, in the colour of its inputs")
+    axes[0].figure.legend(handles, labels, loc="outside lower center", ncols=2 if len(labels) > 2 else len(labels),
                           frameon=False)
     return axes
 
