@@ -393,11 +393,17 @@ def plot_class_shares(groups: dict, uniform: dict | None = None, classes=TOKEN_C
     for ax in axes:
         ax.set_ylim(0, min(1.0, top * 1.08 + 0.01))
     handles, labels = axes[0].get_legend_handles_labels()
-    if uniform:  # one entry for every even-spread line: each is dashed in its data set's colour
+    if uniform:  # one entry for the even-spread lines drawn in their data set's colour, one per other
         from matplotlib.lines import Line2D
 
-        handles.append(Line2D([], [], ls="--", lw=1.2, color="tab:grey"))
-        labels.append("dashed: even spread k/n, in the colour of its inputs")
+        own = [label for label in uniform if label in color_of]
+        if own:
+            handles.append(Line2D([], [], ls="--", lw=1.2, color="tab:grey"))
+            labels.append("dashed: even spread k/n, in the colour of its inputs")
+        for i, label in enumerate(uniform):
+            if label not in color_of:
+                handles.append(Line2D([], [], ls="--", lw=1.2, color=palette[(len(groups) + i) % len(palette)]))
+                labels.append(f"dashed: even spread k/n, {label}")
     axes[0].figure.legend(handles, labels, loc="outside lower center", ncols=2 if len(labels) > 2 else len(labels),
                           frameon=False)
     return axes
