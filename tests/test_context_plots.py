@@ -56,7 +56,7 @@ def test_accuracy_panels_draw_the_shuffled_labels():
     legend = axes[0].figure.legends[0]  # a real legend, not a sentence under the axis
     names = [t.get_text() for t in legend.get_texts()]
     assert "shuffled sense labels: 95 % range" in names and "one word: 95 % interval" in names
-    assert axes[0].figure.get_supxlabel() == "layer"
+    assert axes[-1].get_xlabel() == "layer"
     assert not small_text(axes[0].figure)
 
 

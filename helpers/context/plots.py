@@ -154,7 +154,8 @@ def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = Non
         if i % cols == 0:
             ax.set_ylabel("accuracy")
     fig = axes[0].figure
-    fig.supxlabel("layer", fontsize=9)
+    for ax in axes[-cols:]:  # the bottom panel of each column names its axis (the legend goes below)
+        ax.set_xlabel("layer")
     entries = {}
     for ax in axes:  # one legend entry per kind of artist, whichever panel drew it first
         for handle, label in zip(*ax.get_legend_handles_labels()):
