@@ -164,8 +164,11 @@ def note_axis_start(ax, unit: str = "") -> str:
     label."""
     import re
 
-    low, _ = ax.get_ylim()
+    low, high = ax.get_ylim()
     label = re.sub(r"\s*\(?axis from [^)]*\)?$", "", ax.get_ylabel())  # a stale note goes
+    if 0 < low < 0.1 * (high - low) and ax.get_yscale() == "linear":  # only the autoscale margin: start at 0
+        ax.set_ylim(0, high)
+        low = 0.0
     if low > 0 and ax.get_yscale() == "linear":
         label = f"{label} (axis from {low:.2g}{unit})" if label else f"axis from {low:.2g}{unit}"
     ax.set_ylabel(label)

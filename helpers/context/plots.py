@@ -91,11 +91,14 @@ def plot_raw_and_adjusted(raw_per_word: dict, baseline, axes=None, measure: str 
     bottom.axhline(0.0, color="black", lw=0.8)
     top.set_ylabel(f"{measure} (cosine)")
     bottom.set_ylabel("minus the baseline")
+    entries = {}
     for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)  # the baseline (top) and the words and mean (both)
         ax.get_legend().remove()
         note_axis_start(ax)
     top.set_xlabel("")
-    legend_below(bottom, ncol=2)
+    legend_below(bottom, ncol=2, handles=list(entries.values()), labels=list(entries))
     return axes
 
 
