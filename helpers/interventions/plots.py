@@ -11,7 +11,7 @@ from matplotlib.colors import TwoSlopeNorm
 from helpers.common.stats import Interval
 from helpers.common.style import (
     DIVERGING, FIG_WIDTH_IN, HIGHLIGHT, NORMAL, SEQUENTIAL, as_matrix, colorbar, layer_labels, legend_below,
-    new_axes, to_numpy,
+    new_axes, scale_note, to_numpy,
 )
 
 
@@ -262,6 +262,7 @@ def plot_mixing_maps(panels: dict, tokens, title: str = "", ncols: int = 2):
     for ax in list(axes.flat)[len(mats):]:
         ax.axis("off")
     fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8).set_label("share of the row (rows sum to 1)")
-    if title:
-        fig.suptitle(title)
+    note = scale_note(0, vmax) if vmax < 1 else ""  # a shared scale below 1 zooms: the title says so
+    if title or note:
+        fig.suptitle("\n".join(t for t in (title, note) if t), fontsize=10)
     return fig
