@@ -99,5 +99,20 @@ def no_model_calls(model, monkeypatch):
 
 @pytest.fixture(autouse=True)
 def _close_figures():
+    """Every figure a test leaves open fits the website's text column (style.PAGE_WIDTH_IN) as
+    the notebook shows it (its text is not scaled down); checked after each test, then the
+    figures are closed. With ``COURSE_FIGURE_DIR`` set, each is first saved there as a PNG."""
     yield
+    from helpers.common.style import too_wide
+
+    problems, folder = [], os.environ.get("COURSE_FIGURE_DIR")  # set it to look at every figure the tests draw
+    for k, num in enumerate(plt.get_fignums()):
+        fig = plt.figure(num)
+        if folder:
+            os.makedirs(folder, exist_ok=True)
+            name = os.environ.get("PYTEST_CURRENT_TEST", "figure").split(" ")[0].replace("/", "_").replace("::", "-")
+            fig.savefig(os.path.join(folder, f"{name}-{k}.png"), dpi=100, bbox_inches="tight")
+        title = fig._suptitle.get_text() if fig._suptitle else " / ".join(a.get_title() for a in fig.axes[:3])
+        problems += [f"{title[:60]!r}: {line}" for line in too_wide(fig)]
     plt.close("all")
+    assert not problems, "; ".join(problems)

@@ -17,10 +17,10 @@ from helpers.architecture.plots import (
     lanes_shown,
     you_are_here,
 )
-from helpers.common.style import HIGHLIGHT, MIN_FONT_PT, small_text
+from helpers.common.style import HIGHLIGHT, MIN_FONT_PT, PAGE_WIDTH_IN, small_text
 from helpers.model.trace import trace_text
 
-PAGE_WIDTH = 6.9  # inches: the website's text column at 100 dpi
+PAGE_WIDTH = PAGE_WIDTH_IN  # inches: the website's text column at 100 dpi
 
 
 def texts(ax) -> str:

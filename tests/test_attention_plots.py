@@ -31,7 +31,7 @@ from helpers.attention.plots import (
     token_window,
 )
 from helpers.attention.rebuild import attention_scores, extended_attention_mask, project_qkv, softmax_by_hand, split_heads
-from helpers.common.style import figure_description, small_text
+from helpers.common.style import SEQUENTIAL, figure_description, small_text
 
 
 def label_texts(ax) -> list[str]:
@@ -102,7 +102,9 @@ def test_attention_steps_figure_shows_the_model_computation(model, tokenizer):
 
 
 def test_attention_steps_figure_fits_its_most_tokens_at_8pt():
-    k = 20  # the default max_tokens
+    import inspect
+
+    k = inspect.signature(attention_steps_figure).parameters["max_tokens"].default  # the most it shows
     rng = np.random.default_rng(0)
     scores = rng.normal(size=(k, k))
     probs = np.exp(scores) / np.exp(scores).sum(-1, keepdims=True)
@@ -195,9 +197,13 @@ def test_head_lines(sample_trace):
 def test_layer_head_tables_share_one_scale(sample_trace):
     prev, nxt = offset_head_scores(sample_trace, -1), offset_head_scores(sample_trace, 1)
     axes = plot_layer_head_tables({"previous": prev, "next": nxt}, cbar_label="mean attention on the neighbour")
-    assert axes[0].images[0].get_clim() == axes[1].images[0].get_clim() == (0, float(max(prev.max(), nxt.max())))
+    assert axes[0].images[0].get_clim() == axes[1].images[0].get_clim() == (0, 1)  # attention: the 0-1 scale
+    assert {ax.images[0].get_cmap().name for ax in axes} == {SEQUENTIAL}
     assert axes[0].figure.axes[-1].get_ylabel() == "mean attention on the neighbour"
     assert not small_text(axes[0].figure)
+    zoomed = plot_layer_head_tables({"previous": prev, "next": nxt}, cbar_label="mean attention", vmax=None)
+    top = float(max(prev.max(), nxt.max()))
+    assert zoomed[0].images[0].get_clim() == (0, top) and "zoomed" in zoomed[0].get_title()  # the range is said
 
 
 def test_layer_lines_and_class_shares(sample_trace, data_traces):
@@ -229,6 +235,7 @@ def test_lesson05_figures_fit_the_notebook_width(sample_trace, data_traces):
 
 def test_head_strip_one_dot_per_head():
     from helpers.attention.plots import plot_head_strip
+    from helpers.attention.plots import plot_head_strip
     from helpers.common.stats import Interval
 
     cis = [[Interval(float(h + 1), float(h), float(h + 2)) for h in range(5)] for _ in range(3)]
@@ -237,6 +244,33 @@ def test_head_strip_one_dot_per_head():
     assert sum(len(line.get_xdata()) for line in dots) == 15
     assert ax.get_yscale() == "log" and not small_text(ax.figure)
     assert ax.figure.get_size_inches()[0] <= FIGURE_MAX_WIDTH
+
+
+def test_attention_is_drawn_in_one_style_on_the_full_scale_unless_a_panel_says_it_zooms(sample_trace):
+    from helpers.attention.plots import plot_token_heatmap
+
+    cls_rows = torch.stack(sample_trace.attentions)[:, :, 0].mean(1)  # [L, seq]: [CLS]'s row, heads averaged
+    ax = plot_token_heatmap(cls_rows, sample_trace.tokens, title="[CLS]'s attention probability")
+    assert ax.images[0].get_clim() == (0, 1) and ax.images[0].get_cmap().name == SEQUENTIAL
+    assert "zoomed" not in ax.get_title()
+    zoomed = plot_token_heatmap(cls_rows, sample_trace.tokens, title="[CLS]", vmax=None)
+    top = float(cls_rows.max())
+    assert zoomed.images[0].get_clim() == (0, pytest.approx(top)) and f"{top:.2g}" in zoomed.get_title()
+    fig, ax, image = attention_heatmap(sample_trace.attention(1, 0), sample_trace.tokens)
+    assert image.get_clim() == (0, 1) and image.get_cmap().name == SEQUENTIAL
+
+
+def test_a_log_axis_says_so_and_has_ticks_between_the_powers_of_ten():
+    from helpers.attention.plots import plot_head_strip
+    from helpers.common.stats import Interval
+
+    intervals = [[Interval(v, 0.8 * v, 1.2 * v) for v in (1.5, 3.0, 7.0, 20.0)] for _ in range(3)]
+    ax = plot_head_strip(intervals, ylabel="ratio to uniform", log=True, title="heads")
+    ax.figure.canvas.draw()
+    assert "log scale" in ax.get_ylabel()
+    shown = [t.get_text() for t in ax.get_yticklabels() if t.get_text() and
+             ax.get_ylim()[0] <= t.get_position()[1] <= ax.get_ylim()[1]]
+    assert len(shown) >= 4 and "2" in shown and "5" in shown  # not just 10^0 and 10^1
 
 
 def test_toy_attention_figure_and_head_pair_figure(sample_trace):

@@ -8,8 +8,7 @@ import pytest
 import torch
 from PIL import Image
 
-from helpers.attention.plots import MAX_TOKEN_LABELS
-from helpers.attention.widgets import MIN_LINE_WEIGHT, ROW_PX, AttentionHeadExplorer, HeadGridExplorer, HeadLinesExplorer, pooled_maps
+from helpers.attention.widgets import HEAD_WINDOW, MIN_LINE_WEIGHT, ROW_PX, AttentionHeadExplorer, HeadGridExplorer, HeadLinesExplorer, pooled_maps
 from helpers.common.style import small_text
 from helpers.model.trace import trace_text
 
@@ -24,7 +23,7 @@ def long_trace(tokenizer, model):
 
 def test_long_input_shows_a_window_with_a_slider(long_trace, no_model_calls):
     explorer = AttentionHeadExplorer(long_trace)
-    k = MAX_TOKEN_LABELS
+    k = HEAD_WINDOW
     assert long_trace.seq_len == long_trace.config.max_position_embeddings
     assert explorer.window == k and explorer.controls["start"].max == long_trace.seq_len - k
     before_labels = explorer._x_image.get_array().copy()
@@ -35,6 +34,11 @@ def test_long_input_shows_a_window_with_a_slider(long_trace, no_model_calls):
     with pytest.raises(ValueError, match="valid starts"):
         explorer.update(start=long_trace.seq_len)
     assert explorer.build_seconds is not None and explorer.build_seconds > 0
+
+
+def test_a_window_too_wide_for_the_page_is_refused_with_the_size_that_fits(long_trace):
+    with pytest.raises(ValueError, match="does not fit the page.*window="):
+        AttentionHeadExplorer(long_trace, window=120)
 
 
 def test_short_input_has_no_window_slider(sample_trace):

@@ -22,5 +22,5 @@ def test_cls_attention_heatmap_numbers_positions(zh_tokenizer, zh_model):
     trace = trace_text(zh_tokenizer, zh_model, "今天天气如何")
     ax = plot_cls_attention(cls_attention(trace).mean(1), trace.tokens)
     assert [t.get_text() for t in ax.get_xticklabels()] == ["[CLS]", "1", "2", "3", "4", "5", "6", "[SEP]"]
-    assert ax.figure.axes[-1].get_ylabel() == "attention weight"
+    assert ax.figure.axes[-1].get_ylabel() == "attention probability"
     assert position_labels(["[CLS]", "今", "[SEP]"]) == ["[CLS]", "1", "[SEP]"]

@@ -148,6 +148,29 @@ def test_every_explorer_leaves_a_static_picture_with_its_widget(cls, tokenizer, 
     plt.close(explorer.fig)
 
 
+@pytest.mark.parametrize("long_input", [False, True], ids=["benchmark-sentence", "maximum-length"])
+@pytest.mark.parametrize("cls", explorer_classes(), ids=lambda c: c.__name__)
+def test_every_explorer_picture_fits_the_page_with_readable_text(cls, long_input, tokenizer, model):
+    """The picture an explorer leaves (what the website shows) is at most PAGE_WIDTH_IN wide,
+    canvas and all (it is not cropped), with no text under 8 pt, on a short and a maximal input."""
+    import warnings
+
+    from helpers.common.style import PAGE_WIDTH_IN, small_text, too_wide
+
+    if long_input and not takes_text(cls):
+        pytest.skip(f"{cls.__name__}.for_benchmark has no text= parameter")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the course's truncation warning is expected
+        explorer, values = cls.for_benchmark(tokenizer, model, text=long_text(tokenizer, model) if long_input else None)
+    for value in values[:2]:
+        explorer.update(**value)
+        width, _ = explorer.fig.get_size_inches()
+        assert width <= PAGE_WIDTH_IN + 1e-6 and not too_wide(explorer.fig, cropped=False), (cls.__name__, width)
+        assert not small_text(explorer.fig), small_text(explorer.fig)
+        assert decode(explorer.static_png()).shape[1] <= round(PAGE_WIDTH_IN * explorer.fig.dpi)
+    plt.close(explorer.fig)
+
+
 def test_display_publishes_one_bundle_with_the_fallback(sample_trace):
     from IPython.core.formatters import DisplayFormatter
 

@@ -5,7 +5,7 @@ import pytest
 import torch
 
 from helpers.common.stats import bootstrap_ci
-from helpers.common.style import layer_labels, small_text
+from helpers.common.style import PAGE_WIDTH_IN, layer_labels, small_text
 from helpers.layerwalk.compute import (
     consecutive_cosines, consecutive_cosines_per_token, energy_by_dimension, interlayer_similarity,
     interlayer_similarity_per_token, layer_norms, layer_norms_per_token, norm_parts, pca_trajectory,
@@ -59,16 +59,24 @@ def test_similarity_heatmap_and_spread(sample_trace, data_traces):
 def test_baselines_and_norm_figures(data_traces, model):
     within = bootstrap_ci(random_pair_cosines(data_traces, n_pairs=100, gap=0))
     cross = bootstrap_ci(random_pair_cosines(data_traces, n_pairs=100, gap=1))
-    ax = plot_baselines(within, cross)
-    assert len(ax.containers) == 2 and "95 %" in ax.get_title()
-    assert not small_text(ax.figure)
-    ax = plot_norm_parts(norm_parts(data_traces, model), token_norms=layer_norms(data_traces[0], 1))
-    assert "LayerNorm" in ax.get_xlabel()
-    assert not small_text(ax.figure)
+    same, apart = plot_baselines(within, cross)
+    assert len(same.containers) == 1 and len(apart.containers) == 1  # layers and transitions: separate axes
+    assert "95 %" in same.figure._suptitle.get_text()
+    assert [t.get_text() for t in apart.get_xticklabels()] == transition_labels(data_traces[0].num_layers)
+    assert same.get_ylim() == apart.get_ylim()  # one scale
+    assert not small_text(same.figure)
+    top, bottom = plot_norm_parts(norm_parts(data_traces, model), token_norms=layer_norms(data_traces[0], 1))
+    assert "LayerNorm" in bottom.get_xlabel() and "γ⊙ẑ" in bottom.get_title(loc="left")
+    assert top.get_legend() is None and bottom.get_legend() is None  # lines named at their ends
+    names = {t.get_text() for t in top.texts + bottom.texts}
+    assert {"‖γ⊙ẑ‖ (median)", "‖γ‖", "‖β‖"} <= names and len(top.lines) <= 4 and len(bottom.lines) <= 4
+    assert not small_text(top.figure)
     dims, share = top_dimensions(energy_by_dimension(data_traces), k=3)
     ax = plot_top_dimension_share(share, dims, data_traces[0].hidden_size)
     assert len(ax.patches) == data_traces[0].num_layers + 1
-    assert ax.texts[0].get_text() == ",".join(str(int(i)) for i in dims[0])
+    assert ax.texts[0].get_text().split("\n")[1:] == [f"#{int(i)}" for i in dims[0]]  # one id per line
+    assert ax.texts[0].get_text().split("\n")[0] == f"{100 * float(share[0]):.0f}%"
+    assert ax.patches[0].get_height() == pytest.approx(100 * float(share[0]))  # percent, not a fraction
     assert not small_text(ax.figure)
 
 
@@ -95,13 +103,21 @@ def test_trajectory(sample_trace):
 
 
 def test_figures_fit_the_notebook_width(sample_trace, data_traces):
-    """Front ends shrink wider images, and their 8 pt text with them: at most about 9 in."""
+    """The site shows figures at most PAGE_WIDTH_IN wide; a wider one would shrink its 8 pt text."""
     axes = plot_similarity_spread(interlayer_similarity(sample_trace, 2), interlayer_similarity_per_token(data_traces),
                                   "'bank'")
-    assert axes[0].figure.get_figwidth() <= 9
+    assert axes[0].figure.get_figwidth() <= PAGE_WIDTH_IN
     assert axes[0].images[0].get_clim() == (-1, 1)  # the full cosine scale: no truncated range
+    assert len({ax.images[0].get_cmap().name for ax in axes}) == 1  # one colour map, one scale
+    assert len({ax.images[0].get_clim() for ax in axes}) == 1
+    fig = axes[0].figure
+    fig.canvas.draw()
+    bars = [a for a in fig.axes if a.get_label() == "<colorbar>"]
+    right = max(a.get_window_extent().x1 for a in axes)
+    assert len(bars) == 1 and bars[0].get_window_extent().x0 >= right - 1  # at the right, not between the panels
+    assert all(len(t.get_text()) <= 4 for t in axes[0].texts)  # ".87", never "0.87" run together
     axes = plot_trajectory(pca_trajectory(sample_trace, [0, 2]), ["[CLS]", "bank"])
-    assert axes[0].figure.get_figwidth() <= 9
+    assert axes[0].figure.get_figwidth() <= PAGE_WIDTH_IN
 
 
 def test_trajectory_panels_share_one_scale(sample_trace):
@@ -113,9 +129,9 @@ def test_trajectory_panels_share_one_scale(sample_trace):
 def test_norm_figures_keep_bands_and_legend_readable(sample_trace, data_traces, model):
     ax = plot_layer_norms(layer_norms(sample_trace, 2), per_token=layer_norms_per_token(data_traces))
     ax.figure.canvas.draw()
-    assert ax.get_legend().get_window_extent().x0 >= ax.get_window_extent().x1  # beside the bars, not on them
-    ax = plot_norm_parts(norm_parts(data_traces, model))
-    assert any(c.get_hatch() for c in ax.collections)  # the second band is hatched, visible over the first
+    assert ax.get_legend().get_window_extent().y1 <= ax.get_window_extent().y0  # under the bars, not on them
+    top, bottom = plot_norm_parts(norm_parts(data_traces, model))
+    assert len(top.collections) == 1 and len(bottom.collections) == 1  # one band per panel: none overlaps
 
 
 def test_adjusted_matrix_masks_the_diagonal(data_traces):
@@ -129,4 +145,4 @@ def test_adjusted_matrix_masks_the_diagonal(data_traces):
     assert np.ma.is_masked(shown[0, 0]) or np.isnan(shown[0, 0])
     assert float(shown[0, L]) == pytest.approx(0.5) and float(axes[0].images[0].get_array()[0, L]) == pytest.approx(0.2)
     assert "nan" not in [t.get_text() for t in axes[1].texts]
-    assert not small_text(axes[0].figure) and axes[0].figure.get_size_inches()[0] <= 9
+    assert not small_text(axes[0].figure) and axes[0].figure.get_size_inches()[0] <= PAGE_WIDTH_IN

@@ -36,7 +36,7 @@ from matplotlib.font_manager import FontProperties, findfont, get_font
 from matplotlib.patches import Circle, FancyArrowPatch, FancyBboxPatch, Rectangle
 from matplotlib.textpath import TextToPath
 
-from helpers.common.style import HIGHLIGHT, MIN_FONT_PT, new_axes
+from helpers.common.style import FIG_WIDTH_IN, HIGHLIGHT, MIN_FONT_PT, new_axes
 
 PARTS = ("tokens", "embeddings", "attention", "add_norm", "feed_forward", "layer", "pooler", "head")
 LESSON_PARTS = {  # what each lesson opens, for "you are here"
@@ -67,11 +67,11 @@ DEFAULT_TOKENS = ("[CLS]", "a", "short", "text", "[SEP]")
 
 # Layout in inches: the axes spans the figure and one data unit is one inch, so text sizes
 # and box sizes stay in proportion whatever the model's sizes are.
-WIDTH = 6.9  # the website's text column at 100 dpi
-_WHAT_X = 0.06  # left column: what each row does
-_LANE_L, _LANE_R = 1.54, 4.02  # the token lanes
-_SHAPE_X = 4.10  # tensor shapes
-_CODE_X = 5.02  # code names (monospace)
+WIDTH = FIG_WIDTH_IN  # the website's text column at 100 dpi, less the margin the notebook adds around a figure
+_WHAT_X = 0.02  # left column: what each row does
+_LANE_L, _LANE_R = 1.50, 3.98  # the token lanes
+_SHAPE_X = 4.06  # tensor shapes
+_CODE_X = 4.875  # code names (monospace)
 _FONT = 8.0
 _MONO = "DejaVu Sans Mono"
 _TITLE_FONT = 10.0
@@ -492,7 +492,7 @@ def you_are_here(config, highlight=None, ax=None):
     """A one-row map of BERT for the top of a lesson: tokens → embeddings → [attention → add &
     norm → feed-forward → add & norm] × L → pooler → head, with ``highlight`` (a part or a
     list of :data:`PARTS`; ``"layer"`` marks the whole repeated layer) marked "you are here".
-    About 6.9 × 1.2 inches, text at least 8 pt. Returns the axes."""
+    About 6.7 × 1.2 inches (6.9 as the notebook shows it, with its margin), text at least 8 pt. Returns the axes."""
     cfg = _check_config(config)
     parts = _check_highlight(highlight)
     L = cfg.num_hidden_layers

@@ -11,11 +11,14 @@ from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
 
 from helpers.attention.compute import TOKEN_CLASSES
-from helpers.common.style import DIVERGING, MASKED_COLOR, SEQUENTIAL, as_matrix, colorbar, new_axes, to_numpy
-
+from helpers.common.style import (
+    DIVERGING, FIG_WIDTH_IN, MASKED_COLOR, SEQUENTIAL, as_matrix, cell_text, colorbar, end_labels, legend_below,
+    new_axes, scale_note, to_numpy,
+)
 
 MAX_TOKEN_LABELS = 40  # more token labels than this on one axis cannot be read at 8 pt
-FIGURE_MAX_WIDTH = 9.0  # inches: front ends shrink wider pictures to the output width, and 8 pt text with them
+FIGURE_MAX_WIDTH = FIG_WIDTH_IN  # inches: the page's column (style.PAGE_WIDTH_IN) less the notebook's margin
+MAX_SERIES = 4  # lines one panel tells apart; more are named at their ends instead of in a legend
 
 
 def token_window(n_tokens: int, start: int = 0, size: int | None = None) -> tuple[int, int]:
@@ -57,16 +60,22 @@ class TokenHeatmap:
 
 
 def token_heatmap(matrix, tokens: list[str], ax=None, title: str | None = None, vmin: float = 0.0,
-                  vmax: float | None = None, cmap: str = "viridis", cbar_label: str = "attention probability",
+                  vmax: float | None = 1.0, cmap: str = SEQUENTIAL, cbar_label: str = "attention probability",
                   xlabel: str = "key (attended to)", ylabel: str = "query (attending)") -> TokenHeatmap:
-    """A ``[k, k]`` matrix over ``k`` tokens with the tokens written along both axes."""
+    """A ``[k, k]`` matrix over ``k`` tokens with the tokens written along both axes.
+
+    Attention probabilities use one style everywhere: the course's sequential map on the full
+    0-1 scale. ``vmax=None`` (or below 1) zooms to the data and prints the range in the title."""
     values = as_matrix(matrix, "matrix")
     k = len(tokens)
     if values.shape != (k, k):
         raise ValueError(f"the matrix has shape {values.shape} but there are {k} tokens; they must match.")
     size = min(max(4.0, 0.2 * k + 2.4), FIGURE_MAX_WIDTH - 1.3)  # 40 tokens still get 8 pt labels
     ax = new_axes(ax, (size + 1.3, size + 0.3))
-    image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=values.max() if vmax is None else vmax)
+    top = float(values.max()) if vmax is None else vmax
+    if top < 1.0 and cbar_label == "attention probability":
+        title = "\n".join(t for t in (title, scale_note(vmin, top)) if t)
+    image = ax.imshow(values, cmap=cmap, vmin=vmin, vmax=top)
     ax.set_xticks(range(k))  # tick marks only: the labels are texts an explorer can rewrite
     ax.set_yticks(range(k))
     ax.tick_params(labelbottom=False, labelleft=False, length=2)
@@ -85,13 +94,14 @@ def token_heatmap(matrix, tokens: list[str], ax=None, title: str | None = None, 
     return TokenHeatmap(ax.figure, ax, image, x_labels, y_labels)
 
 
-def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = None, vmax: float | None = None,
+def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = None, vmax: float | None = 1.0,
                       start: int = 0, size: int | None = None):
     """One head's ``[seq, seq]`` attention matrix (rows = queries, columns = keys) with token labels.
 
     With more than ``size`` tokens (default :data:`MAX_TOKEN_LABELS`, the most that stay
     readable) it shows the window of queries and keys ``start .. start + size - 1`` and says so
-    in the title. Returns ``(fig, ax, image)``.
+    in the title. The colour scale is 0-1 (``vmax=None`` zooms to the data and says so in the
+    title). Returns ``(fig, ax, image)``.
     """
     matrix = as_matrix(probs, "probs")
     if matrix.shape != (len(tokens), len(tokens)):
@@ -104,7 +114,7 @@ def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = Non
 
 
 def attention_steps_figure(scores, masked_scores, probs, context, tokens: list[str], title: str = "",
-                           max_tokens: int = 20):
+                           max_tokens: int = 16):
     """One head's attention as four heatmaps, in reading order: the scaled scores
     $QK^\\top/\\sqrt d$, the scores plus the additive mask (masked keys in grey: ``finfo.min``,
     effectively $-\\infty$), the softmax $P$, and the context $P V$ (``[seq, d]``).
@@ -142,8 +152,7 @@ def attention_steps_figure(scores, masked_scores, probs, context, tokens: list[s
     bad = plt.get_cmap(DIVERGING).with_extremes(bad=MASKED_COLOR)
     im_m = ax_m.imshow(np.ma.masked_array(m[:k, :k], mask=masked[:k, :k]), **{**score_kw, "cmap": bad})
     fig.colorbar(im_m, cax=fig.add_subplot(grid[0, 4]), label="score (both panels)")
-    im_p = ax_p.imshow(p[:k, :k], cmap=SEQUENTIAL, vmin=0, vmax=float(p[:k, :k].max()), aspect="auto",
-                       interpolation="nearest")
+    im_p = ax_p.imshow(p[:k, :k], cmap=SEQUENTIAL, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
     fig.colorbar(im_p, cax=fig.add_subplot(grid[1, 1]), label="attention probability")
     c_limit = float(np.abs(c[:k]).max())
     im_c = ax_c.imshow(c[:k], cmap=DIVERGING, vmin=-c_limit, vmax=c_limit, aspect="auto", interpolation="nearest")
@@ -173,7 +182,7 @@ def mask_heatmap(attention_mask, tokens: list[list[str]], ax=None, max_positions
         raise ValueError(f"tokens must be {mask.shape[0]} lists of {mask.shape[1]} tokens, one per mask row.")
     batch, seq = mask.shape
     write = seq <= max_positions
-    width = min(FIGURE_MAX_WIDTH, 0.42 * seq + 2.2) if write else FIGURE_MAX_WIDTH
+    width = min(FIGURE_MAX_WIDTH, 0.3 * seq + 2.2) if write else FIGURE_MAX_WIDTH
     ax = new_axes(ax, (width, 0.95 * batch + 1.3))
     cmap = ListedColormap([MASKED_COLOR, "#4c9be8"])
     image = ax.imshow(mask, cmap=cmap, vmin=-0.5, vmax=1.5, aspect="auto", interpolation="nearest")
@@ -191,9 +200,11 @@ def mask_heatmap(attention_mask, tokens: list[list[str]], ax=None, max_positions
     return ax
 
 
-def plot_token_heatmap(matrix, tokens, ax=None, title="", ylabel="layer", yticklabels=None, cmap="magma",
-                       max_tokens: int = 40, cbar_label: str = "attention probability"):
-    """``[rows, seq]`` heatmap with tokens along x (e.g. [CLS]'s attention per layer).
+def plot_token_heatmap(matrix, tokens, ax=None, title="", ylabel="layer", yticklabels=None, cmap=SEQUENTIAL,
+                       max_tokens: int = 40, cbar_label: str = "attention probability", vmax: float | None = 1.0):
+    """``[rows, seq]`` heatmap with tokens along x (e.g. [CLS]'s attention per layer), in the
+    course's attention style: the sequential map on the full 0-1 scale (``vmax=None`` zooms to
+    the data's maximum and prints that range in the title).
 
     Past ``max_tokens`` tokens the labels would be unreadable: only the ``max_tokens``
     columns with the largest weight are shown (in sentence order, labelled with their
@@ -207,9 +218,12 @@ def plot_token_heatmap(matrix, tokens, ax=None, title="", ylabel="layer", ytickl
     if n > max_tokens:
         keep = np.sort(np.argsort(-matrix.max(axis=0), kind="stable")[:max_tokens])
     labels = [tokens[j] if n <= max_tokens else f"{j}:{tokens[j]}" for j in keep]
-    ax = new_axes(ax, (min(8.8, max(5, 0.3 * len(keep) + 2)), 0.35 * matrix.shape[0] + 1.8))
-    im = ax.imshow(matrix[:, keep], aspect="auto", cmap=cmap, vmin=0)
-    ax.set_xticks(range(len(keep)), labels, rotation=70)
+    ax = new_axes(ax, (min(FIG_WIDTH_IN, max(5, 0.3 * len(keep) + 2)), 0.35 * matrix.shape[0] + 1.8))
+    top = float(matrix.max()) if vmax is None else vmax
+    if top < 1.0:
+        title = f"{title}\n{scale_note(0, top)}" if title else scale_note(0, top)
+    im = ax.imshow(matrix[:, keep], aspect="auto", cmap=cmap, vmin=0, vmax=top)
+    ax.set_xticks(range(len(keep)), labels, rotation=90)
     rows = yticklabels or [str(i) for i in range(1, matrix.shape[0] + 1)]
     ax.set_yticks(range(matrix.shape[0]), rows)
     ax.set_ylabel(ylabel)
@@ -225,7 +239,7 @@ def plot_attention_shares(shares, ax=None, classes=TOKEN_CLASSES, title="where a
     shares = to_numpy(shares)
     if shares.ndim != 2 or shares.shape[1] != len(classes):
         raise ValueError(f"shares must be [layers, {len(classes)}], got {shares.shape}.")
-    ax = new_axes(ax, (7, 3.5))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 3.5))
     x = np.arange(1, shares.shape[0] + 1)
     bottom = np.zeros(shares.shape[0])
     for k, name in enumerate(classes):
@@ -235,8 +249,8 @@ def plot_attention_shares(shares, ax=None, classes=TOKEN_CLASSES, title="where a
     ax.set_xlabel("encoder layer")
     ax.set_ylabel("share of attention")
     ax.set_ylim(0, 1)
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1, 1))
     ax.set_title(title)
+    legend_below(ax, ncol=len(classes))
     return ax
 
 
@@ -244,18 +258,19 @@ def _cell_text(ax, im, values, fmt: str) -> None:
     for (i, j), v in np.ndenumerate(values):
         r, g, b, _ = im.cmap(im.norm(v))
         dark_cell = 0.299 * r + 0.587 * g + 0.114 * b < 0.5  # readable on light and dark colormaps
-        ax.text(j, i, format(v, fmt), ha="center", va="center", fontsize=8, color="white" if dark_cell else "black")
+        ax.text(j, i, cell_text(v) if fmt == "cell" else format(v, fmt), ha="center", va="center", fontsize=8,
+                color="white" if dark_cell else "black")
 
 
-def plot_layer_head_table(values, ax=None, title="", cbar_label="", cmap="viridis", annotate=None, vmin=None,
+def plot_layer_head_table(values, ax=None, title="", cbar_label="", cmap=SEQUENTIAL, annotate=None, vmin=None,
                           vmax=None, colorbar_on: bool = True):
     """``[L, heads]`` heatmap (entropy, previous-token score, ...), layers 1..L on y, values
-    written in the cells at 8 pt when the table is small enough (at most 12 x 16)."""
+    written in the cells at 8 pt (".87") when the table is small enough (at most 12 x 16)."""
     values = to_numpy(values)
     if values.ndim != 2:
         raise ValueError(f"values must be [layers, heads], got {values.shape}.")
     n_layers, n_heads = values.shape
-    ax = new_axes(ax, (min(8.8, max(4, 0.6 * n_heads + 1.8)), 0.42 * n_layers + 1.5))
+    ax = new_axes(ax, (min(FIG_WIDTH_IN, max(4, 0.6 * n_heads + 1.8)), 0.42 * n_layers + 1.5))
     im = ax.imshow(values, aspect="auto", cmap=cmap, vmin=vmin, vmax=vmax)
     ax.set_xticks(range(n_heads), [str(h) for h in range(n_heads)])
     ax.set_yticks(range(n_layers), [str(i) for i in range(1, n_layers + 1)])
@@ -263,42 +278,48 @@ def plot_layer_head_table(values, ax=None, title="", cbar_label="", cmap="viridi
     ax.set_ylabel("layer")
     ax.set_title(title)
     if annotate if annotate is not None else (n_layers <= 12 and n_heads <= 16):
-        _cell_text(ax, im, values, ".2f")
+        _cell_text(ax, im, values, "cell")
     if colorbar_on:
         colorbar(im, ax, cbar_label or title or "value")
     return ax
 
 
-def plot_layer_head_tables(tables: dict, cbar_label: str, cmap="Blues", axes=None):
+def plot_layer_head_tables(tables: dict, cbar_label: str, cmap=SEQUENTIAL, axes=None, vmax: float | None = 1.0):
     """Several ``[L, heads]`` tables (e.g. previous- and next-token scores) stacked, on **one**
-    colour scale with one labelled colourbar, so their colours compare."""
+    colour scale with one labelled colourbar, so their colours compare. Attention (the default)
+    is drawn as everywhere else, the sequential map on 0-1; ``vmax=None`` zooms to the largest
+    value and prints the range in the first title."""
     import matplotlib.pyplot as plt
 
     arrays = {name: to_numpy(v) for name, v in tables.items()}
     if not arrays:
         raise ValueError("tables must hold at least one {title: [layers, heads]} entry.")
     n_layers, n_heads = next(iter(arrays.values())).shape
-    vmax = max(float(a.max()) for a in arrays.values())
+    zoom = vmax is None
+    vmax = max(float(a.max()) for a in arrays.values()) if zoom else vmax
     if axes is None:
         height = len(arrays) * (0.42 * n_layers + 1.0) + 0.6
-        _, axes = plt.subplots(len(arrays), 1, figsize=(min(8.8, 0.62 * n_heads + 2.5), height),
+        _, axes = plt.subplots(len(arrays), 1, figsize=(min(FIG_WIDTH_IN, 0.62 * n_heads + 2.5), height),
                                squeeze=False, layout="constrained")
         axes = list(axes[:, 0])
     for ax, (name, values) in zip(axes, arrays.items()):
         plot_layer_head_table(values, ax=ax, title=name, cmap=cmap, vmin=0, vmax=vmax, colorbar_on=False)
     if not cbar_label.strip():
         raise ValueError("a colourbar needs a label that names the measure, e.g. 'mean attention'.")
-    axes[0].figure.colorbar(axes[0].images[0], ax=list(axes), label=cbar_label, fraction=0.046, pad=0.02)
+    if zoom:
+        axes[0].set_title(f"{axes[0].get_title()}\n{scale_note(0, vmax)}")
+    colorbar(axes[0].images[0], list(axes), cbar_label, fraction=0.046, pad=0.02)
     return axes
 
 
 def plot_layer_lines(groups: dict, ax=None, title="", ylabel="", reference=None, reference_label="uniform"):
     """Per-layer lines: each entry of ``groups`` is ``{label: [n, L]}`` (mean over the ``n``
     inputs with a bootstrap 95 % band) or ``{label: [L]}`` (one input, drawn as markers).
-    ``reference``: a number or ``[L]`` drawn dashed (e.g. the uniform share)."""
+    ``reference``: a number or ``[L]`` drawn dashed (e.g. the uniform share). Up to
+    :data:`MAX_SERIES` lines share a legend under the axes; more are named at their ends."""
     from helpers.common.stats import bootstrap_ci
 
-    ax = new_axes(ax, (5.8, 3.2))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 3.2))
     colors = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
     n_layers = None
     for i, (label, values) in enumerate(groups.items()):
@@ -317,16 +338,26 @@ def plot_layer_lines(groups: dict, ax=None, title="", ylabel="", reference=None,
     if reference is not None:
         ref = np.broadcast_to(np.asarray(to_numpy(reference), dtype=float), (n_layers,))
         ax.plot(np.arange(1, n_layers + 1), ref, "--", color="tab:grey", label=reference_label)
+    if len(ax.lines) > MAX_SERIES:
+        ax.set_xlim(0.7, n_layers + 0.3)
+        end_labels(ax, n_layers + 0.3, {ln.get_label(): float(ln.get_ydata()[-1]) for ln in ax.lines},
+                   {ln.get_label(): ln.get_color() for ln in ax.lines})
+        ax.set_xticks(np.arange(1, n_layers + 1))
+        ax.set_xlabel("encoder layer")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        return ax
     return _label_layer_axes(ax, n_layers, ylabel, title)
 
 
 def _label_layer_axes(ax, n_layers: int, ylabel: str, title: str):
-    """Encoder layers 1..n_layers on x, the labels, and the legend outside on the right."""
+    """Encoder layers 1..n_layers on x, the labels, and the legend under the axes (it adds
+    height, not width: the figure stays within the page)."""
     ax.set_xticks(np.arange(1, n_layers + 1))
     ax.set_xlabel("encoder layer")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    legend_below(ax, ncol=1 if any(len(t) > 40 for t in ax.get_legend_handles_labels()[1]) else 2)
     return ax
 
 
@@ -335,16 +366,17 @@ def plot_class_shares(groups: dict, uniform: dict | None = None, classes=TOKEN_C
     """One panel per token class, one shared y scale: for each entry of ``groups`` (``{label:
     [n, L, classes]}`` with a bootstrap band, or ``[L, classes]`` for one input) the share per
     layer; ``uniform`` (``{label: [classes]}``, labels as in ``groups`` to share their colour)
-    draws what evenly spread attention would give, ``k / n``."""
+    draws what evenly spread attention would give, ``k / n``, as dashed lines in the colour of
+    its inputs, named once in the legend under the panels (at most four entries)."""
     import matplotlib.pyplot as plt
 
     if axes is None:
         cols = min(len(classes), 2)
         rows = int(np.ceil(len(classes) / cols))
-        fig, axes = plt.subplots(rows, cols, figsize=(8.8, 2.5 * rows + 0.8), sharey=True, squeeze=False,
+        fig, axes = plt.subplots(rows, cols, figsize=(FIG_WIDTH_IN, 2.3 * rows + 1.1), sharey=True, squeeze=False,
                                  layout="constrained")
         axes = list(axes.flat)
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=10)
     palette = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown"]
     color_of = {label: palette[i % len(palette)] for i, label in enumerate(groups)}
     top = 0.0
@@ -352,16 +384,28 @@ def plot_class_shares(groups: dict, uniform: dict | None = None, classes=TOKEN_C
         sub = {label: to_numpy(v)[..., k] for label, v in groups.items()}
         top = max(top, *(float(np.nanmax(v)) for v in sub.values()))
         plot_layer_lines(sub, ax=ax, title=f"on {cls}", ylabel=ylabel if k % 2 == 0 else "")
+        ax.get_legend().remove()
         for i, (label, u) in enumerate((uniform or {}).items()):
             value = float(to_numpy(u)[k])
             top = max(top, value)
-            ax.axhline(value, ls="--", lw=1.2, color=color_of.get(label, palette[(len(groups) + i) % len(palette)]),
-                       label=f"uniform k/n, {label}")
-        ax.get_legend().remove()
+            color = color_of.get(label, palette[(len(groups) + i) % len(palette)])
+            ax.axhline(value, ls="--", lw=1.2, color=color)
     for ax in axes:
         ax.set_ylim(0, min(1.0, top * 1.08 + 0.01))
     handles, labels = axes[0].get_legend_handles_labels()
-    axes[0].figure.legend(handles, labels, loc="outside lower center", ncols=2)
+    if uniform:  # one entry for the even-spread lines drawn in their data set's colour, one per other
+        from matplotlib.lines import Line2D
+
+        own = [label for label in uniform if label in color_of]
+        if own:
+            handles.append(Line2D([], [], ls="--", lw=1.2, color="tab:grey"))
+            labels.append("dashed: even spread k/n, in the colour of its inputs")
+        for i, label in enumerate(uniform):
+            if label not in color_of:
+                handles.append(Line2D([], [], ls="--", lw=1.2, color=palette[(len(groups) + i) % len(palette)]))
+                labels.append(f"dashed: even spread k/n, {label}")
+    axes[0].figure.legend(handles, labels, loc="outside lower center", ncols=2 if len(labels) > 2 else len(labels),
+                          frameon=False)
     return axes
 
 
@@ -405,7 +449,7 @@ def plot_head_strip(intervals: list, ax=None, title="", ylabel="", reference=Non
     """One strip per layer, one dot per head with its 95 % interval (``intervals``: per layer a
     list of :class:`~helpers.common.stats.Interval`, one per head), as Clark et al. (2019, Fig. 2)
     show each head's attention on [CLS]. ``reference``: a number drawn dashed."""
-    ax = new_axes(ax, (6.4, 3.2))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 3.2))
     n_layers = len(intervals)
     for l, cis in enumerate(intervals):
         n = len(cis)
@@ -416,8 +460,14 @@ def plot_head_strip(intervals: list, ax=None, title="", ylabel="", reference=Non
                     label="one head (mean, 95 % CI)" if l == 0 else None)
     if reference is not None:
         ax.axhline(reference, ls="--", color="tab:grey", label=reference_label)
-    if log:
+    if log:  # a log axis says so, with enough ticks to read values between the powers of ten
+        from matplotlib.ticker import FuncFormatter, LogLocator
+
         ax.set_yscale("log")
+        ax.yaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
+        ax.yaxis.set_minor_formatter(FuncFormatter(lambda v, _: ""))
+        ylabel = f"{ylabel} (log scale)" if ylabel else "log scale"
     return _label_layer_axes(ax, n_layers, ylabel, title)
 
 
@@ -435,13 +485,14 @@ def toy_attention_figure(scores, probs, values, mixed, tokens: list[str]):
         raise ValueError(f"scores and probs must be [{k}, {k}] for {k} tokens, got {s.shape} and {p.shape}.")
     if v.shape != (k, 2) or m.shape != (k, 2):
         raise ValueError(f"values and mixed must be [{k}, 2] (2-d vectors), got {v.shape} and {m.shape}.")
-    fig, axes = plt.subplots(1, 3, figsize=(FIGURE_MAX_WIDTH, 3.4),
-                             gridspec_kw=dict(width_ratios=[1, 1, 1.2]))
+    fig = plt.figure(figsize=(FIGURE_MAX_WIDTH, 6.4))  # two tables on top, the plane below: fits the page
+    grid = fig.add_gridspec(2, 2, height_ratios=[1, 1.15])
+    axes = [fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 1]), fig.add_subplot(grid[1, :])]
     limit = float(np.abs(s).max()) or 1.0
     panels = ((axes[0], s, dict(cmap=DIVERGING, vmin=-limit, vmax=limit), "1. scores q\u00b7k/\u221ad",
                "score"),
               (axes[1], p, dict(cmap=SEQUENTIAL, vmin=0, vmax=1), "2. softmax: weights (rows sum to 1)",
-               "attention weight"))
+               "attention probability"))
     for ax, values_, kw, title, label in panels:
         image = ax.imshow(values_, **kw)
         for (i, j), x in np.ndenumerate(values_):
@@ -503,7 +554,7 @@ def head_pair_figure(left, right, tokens: list[str], titles: tuple[str, str], ma
     return fig, list(axes)
 
 
-PAGE_WIDTH = 6.9  # inches: the website's text column at 100 dpi
+PAGE_WIDTH = FIG_WIDTH_IN  # inches: the website's text column at 100 dpi, less the notebook's margin
 
 
 def _model_view_attentions(trace_or_attentions) -> np.ndarray:

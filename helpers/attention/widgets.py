@@ -13,6 +13,10 @@ from matplotlib.collections import LineCollection
 from helpers.attention.plots import head_line_colors, head_line_segments, plot_head_lines, token_window
 from helpers.common.data import load_sentences
 from helpers.common.explorer import Explorer, LabelStrip, int_slider
+from helpers.common.style import FIG_WIDTH_IN, SEQUENTIAL
+
+HEAD_WINDOW = 32  # tokens the head explorer shows at once: with their labels they fit the page's column
+MIN_PITCH = 12  # pixels per token row: an 8 pt label's height
 from helpers.model.trace import check_trace, trace_text
 
 
@@ -21,7 +25,7 @@ class AttentionHeadExplorer(Explorer):
 
     Moving a slider swaps the heatmap's data (``im.set_data``) and its title, which gives the
     largest probability shown (every head is drawn on the same 0-1 scale); the model never
-    runs again. With more tokens than stay readable (:data:`~helpers.attention.plots.MAX_TOKEN_LABELS`)
+    runs again. With more tokens than fit the page readably (:data:`HEAD_WINDOW`)
     the heatmap shows a window of that many queries and keys, a third slider moves it, and
     the title says which tokens are shown; the token labels are texts rewritten in place.
     """
@@ -32,7 +36,7 @@ class AttentionHeadExplorer(Explorer):
         self.trace = check_trace(trace)
         trace.check_layer(layer, allow_embeddings=False)
         trace.check_head(head)
-        self.window = token_window(trace.seq_len, 0, window)[1]  # the window's size
+        self.window = token_window(trace.seq_len, 0, HEAD_WINDOW if window is None else window)[1]  # its size
         self._att = torch.stack(trace.attentions).cpu().numpy()  # [L, heads, q, k]: one slice per move
         controls = {
             "layer": widgets.IntSlider(value=layer, min=1, max=trace.num_layers, description="layer"),
@@ -57,17 +61,23 @@ class AttentionHeadExplorer(Explorer):
     def _build_figure(self, layer: int, head: int, start: int):
         # Laid out in whole pixels: every token gets `pitch` pixels, so the pre-rendered
         # label strips (LabelStrip) line up with the heatmap's cells exactly.
+        # The whole picture fits the page's column (style.FIG_WIDTH_IN): the pitch shrinks with
+        # the window, never below MIN_PITCH pixels (an 8 pt label's height).
         W, dpi = self.window, plt.rcParams["figure.dpi"]
-        pitch = int(min(28, max(14, 400 // W)))
+        thick = LabelStrip(self.trace.tokens, MIN_PITCH, dpi=dpi).thickness
+        windowed = W < self.trace.seq_len
+        left, bottom, top, right = 28 + thick, 26 + thick, 66 if windowed else 50, 84
+        pitch = int(min(28, max(14, 400 // W), (int(FIG_WIDTH_IN * dpi) - left - right) // W))
+        if pitch < MIN_PITCH:
+            raise ValueError(f"a window of {W} tokens does not fit the page with readable labels: "
+                             f"use window={(int(FIG_WIDTH_IN * dpi) - left - right) // MIN_PITCH} or fewer.")
         self._x_strip = LabelStrip(self.trace.tokens, pitch, vertical=True, dpi=dpi)
         self._y_strip = LabelStrip(self.trace.tokens, pitch, dpi=dpi)
-        side, thick = W * pitch, self._y_strip.thickness
-        windowed = W < self.trace.seq_len
-        left, bottom, top, right = 28 + thick, 26 + thick, 66 if windowed else 50, 96
+        side = W * pitch
         width, height = left + side + right, bottom + side + top
         fig = plt.figure(figsize=(width / dpi, height / dpi), dpi=dpi)
         ax = fig.add_axes((left / width, bottom / height, side / width, side / height))
-        self.im = ax.imshow(self._window(layer, head, start), cmap="viridis", vmin=0.0, vmax=1.0,
+        self.im = ax.imshow(self._window(layer, head, start), cmap=SEQUENTIAL, vmin=0.0, vmax=1.0,
                             aspect="auto", interpolation="nearest")
         ax.set_xticks([])
         ax.set_yticks([])
@@ -149,7 +159,7 @@ class HeadGridExplorer(Explorer):
         trace.check_layer(layer, allow_embeddings=False)
         self._att, self.block = pooled_maps(torch.stack(trace.attentions))  # [L, heads, m, m]
         # Colour every map once (viridis, 0..1): an update then only swaps RGBA pixels.
-        self.cmap = plt.get_cmap("viridis")
+        self.cmap = plt.get_cmap(SEQUENTIAL)
         self._rgba = np.stack([self.cmap(np.clip(maps, 0, 1), bytes=True) for maps in self._att])
         super().__init__({"layer": int_slider(1, trace.num_layers, layer, "layer")})
 
@@ -157,7 +167,8 @@ class HeadGridExplorer(Explorer):
         heads = self.trace.num_heads
         cols = math.ceil(math.sqrt(heads))
         rows = math.ceil(heads / cols)
-        fig, axes = plt.subplots(rows, cols, figsize=(1.8 * cols + 0.8, 1.8 * rows + 0.7), squeeze=False)
+        cell = min(1.8, (FIG_WIDTH_IN - 0.9) / cols)  # the grid and its colourbar fit the page
+        fig, axes = plt.subplots(rows, cols, figsize=(cell * cols + 0.9, cell * rows + 0.7), squeeze=False)
         self.images = []
         for h, ax in enumerate(axes.flat):
             ax.set_xticks([])

@@ -10,7 +10,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from helpers.attention.compute import TOKEN_CLASSES
-from helpers.common.style import SEQUENTIAL, colorbar, layer_labels, to_numpy
+from helpers.common.style import FIG_WIDTH_IN, SEQUENTIAL, colorbar, layer_labels, legend_below, to_numpy
 from helpers.layerwalk.plots import plot_median_band, transition_labels
 
 CLASS_NAMES = {"[CLS]": "[CLS]", "[SEP]": "[SEP]", "punctuation": "punctuation", "other": "characters and words"}
@@ -34,9 +34,9 @@ def plot_cls_walk(walk, this, baseline=None, axes=None):
     attention on [CLS], [SEP] and the other tokens -- each the median with its interquartile band;
     ``this`` (a one-sentence ClsWalk) is drawn on top. ``baseline`` ``[n_pairs, L]``: cosines of
     unrelated tokens one layer apart (the course's random-pair control), drawn as its median and band.
-    Returns the three axes."""
+    The panels are stacked (one column, the page's width). Returns the three axes."""
     if axes is None:
-        _, axes = plt.subplots(1, 3, figsize=(13, 3.6))
+        _, axes = plt.subplots(3, 1, figsize=(FIG_WIDTH_IN, 9.6), layout="constrained")
     ax_n, ax_c, ax_a = axes
     n = walk.norms.shape[0]
     L = walk.cosines.shape[1]
@@ -53,7 +53,7 @@ def plot_cls_walk(walk, this, baseline=None, axes=None):
                          band_label="control interquartile band", hatch="//")
     ax_c.set_xticks(range(L), transition_labels(L))
     ax_c.set(xlabel="layers compared", ylabel="cosine", title="[CLS]: cosine between consecutive layers")
-    ax_c.legend(loc="upper center", bbox_to_anchor=(0.5, -0.2), fontsize=8, ncol=2)  # below: never on the bands
+    legend_below(ax_c, ncol=2)  # below: never on the bands
     colors = dict(zip(TOKEN_CLASSES, ("tab:blue", "tab:red", "tab:purple", "tab:green")))
     att = to_numpy(walk.attention)  # [N, L, 4]
     for k, name in enumerate(TOKEN_CLASSES):
@@ -66,7 +66,6 @@ def plot_cls_walk(walk, this, baseline=None, axes=None):
     ax_a.set(xlabel="layer", ylabel="share of [CLS]'s attention", ylim=(0, 1),
              title="where [CLS] looks (dotted: even spread)")
     ax_a.legend(loc="best", fontsize=8)
-    ax_a.figure.tight_layout()
     return axes
 
 
@@ -77,11 +76,11 @@ def plot_cls_attention(attention, tokens, ax=None):
     if att.ndim != 2 or att.shape[1] != len(tokens):
         raise ValueError(f"attention must be [layers, {len(tokens)}], got shape {att.shape}.")
     if ax is None:
-        _, ax = plt.subplots(figsize=(min(10, 2 + 0.45 * len(tokens)), 0.5 * att.shape[0] + 1.4))
+        _, ax = plt.subplots(figsize=(min(FIG_WIDTH_IN, 2 + 0.3 * len(tokens)), 0.5 * att.shape[0] + 1.4))
     image = ax.imshow(att, cmap=SEQUENTIAL, vmin=0, vmax=1, aspect="auto")
     ax.set_xticks(range(len(tokens)), position_labels(tokens), fontsize=8)
     ax.set_yticks(range(att.shape[0]), [str(l) for l in range(1, att.shape[0] + 1)])
     ax.set(xlabel="key position (numbers: the characters, as printed above)", ylabel="layer",
            title="attention of [CLS] (mean over heads) per layer")
-    colorbar(image, ax, "attention weight")
+    colorbar(image, ax, "attention probability")
     return ax

@@ -8,7 +8,11 @@ updates) and follow these rules:
 * every colourbar has a label (:func:`colorbar` insists on one);
 * titles name the measure ("cosine between layers", "attention probability");
 * panels that are compared share one scale;
-* :func:`small_text` lists text below :data:`MIN_FONT_PT` points; the tests run it on every figure.
+* every figure fits the website's text column, :data:`PAGE_WIDTH_IN` inches wide (690 px at the
+  notebook's 100 dpi), as the notebook shows it (cropped to its drawn content, legends outside
+  the axes included), so nothing is scaled down and 8 pt stays 8 pt: more rows, not more columns;
+* :func:`small_text` lists text below :data:`MIN_FONT_PT` points and a figure wider than the page
+  (its text would be shrunk); the tests run it on every figure.
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ import numpy as np
 import torch
 
 MIN_FONT_PT = 8.0
+PAGE_WIDTH_IN = 6.9  # the website's text column (688 px at 1280 px) at the notebook's 100 dpi: no figure is wider
+SAVE_PAD_IN = 0.1  # the notebook crops a figure to its drawn content plus this margin (savefig.pad_inches)
+FIG_WIDTH_IN = PAGE_WIDTH_IN - 2 * SAVE_PAD_IN  # a figure that fills the column, its margin included
 COURSE_RC = {
     "figure.dpi": 100,
     "font.size": 10,
@@ -32,6 +39,7 @@ COURSE_RC = {
     "axes.spines.top": False,
     "axes.spines.right": False,
     "image.cmap": "viridis",
+    "savefig.pad_inches": SAVE_PAD_IN,
 }
 HIGHLIGHT, NORMAL = "tab:orange", "tab:blue"
 SEQUENTIAL = "viridis"  # magnitudes that start at 0 (probabilities, norms)
@@ -122,6 +130,69 @@ def new_axes(ax=None, figsize=(6, 3)):
     return ax
 
 
+def legend_below(ax, ncol: int = 2, **kw):
+    """The legend of ``ax`` under its x label, in ``ncol`` columns: it adds height, never width
+    (a legend beside the axes would push the figure past :data:`PAGE_WIDTH_IN`)."""
+    kw.setdefault("frameon", False)
+    fig = ax.figure
+    renderer = fig._get_renderer()
+    below = ax.xaxis.get_tightbbox(renderer)  # tick labels and x label: the legend starts under them
+    box = ax.get_window_extent(renderer)
+    top = (below.y0 - box.y0) / box.height - 4 / 72 * fig.dpi / box.height if below is not None else -0.1
+    return ax.legend(loc="upper center", bbox_to_anchor=(0.5, min(top, -0.05)), ncol=ncol, **kw)
+
+
+def end_labels(ax, x: float, ends: dict, colors: dict, min_gap_pt: float = 10.0) -> list:
+    """Name lines at their right end instead of in a legend: ``ends`` maps each label to the y
+    of its line at ``x``; labels are written in the line's colour (``colors``), 6 pt right of
+    ``x``, and nudged apart so that none overlaps the next. Returns the texts."""
+    ax.figure.canvas.draw()
+    to_pt = 72.0 / ax.figure.dpi
+    order = sorted(ends, key=lambda k: ends[k])
+    ys = [ax.transData.transform((x, ends[k]))[1] * to_pt for k in order]
+    placed = []
+    for y in ys:
+        placed.append(max(y, placed[-1] + min_gap_pt) if placed else y)
+    return [ax.annotate(k, (x, ends[k]), xytext=(6, p - y), textcoords="offset points", ha="left", va="center",
+                        fontsize=8, color=colors[k], annotation_clip=False)
+            for k, y, p in zip(order, ys, placed)]
+
+
+def note_axis_start(ax, unit: str = "") -> str:
+    """When the y axis of ``ax`` neither starts at 0 nor crosses it (a zoomed range that makes
+    small differences look large), say so in its label: "cosine (axis from 0.57)". Returns the
+    label."""
+    import re
+
+    low, high = ax.get_ylim()
+    label = re.sub(r"\s*\(?axis from [^)]*\)?$", "", ax.get_ylabel())  # a stale note goes
+    if 0 < low < 0.1 * (high - low) and ax.get_yscale() == "linear":  # only the autoscale margin: start at 0
+        ax.set_ylim(0, high)
+        low = 0.0
+    if low > 0 and ax.get_yscale() == "linear":
+        label = f"{label} (axis from {low:.2g}{unit})" if label else f"axis from {low:.2g}{unit}"
+    ax.set_ylabel(label)
+    return label
+
+
+def cell_text(value: float, digits: int = 2) -> str:
+    """A number written in a small heatmap cell: no leading zero below 1 (".87", "−.05"),
+    so neighbouring cells never run together; exactly 1 reads "1"."""
+    v = float(value)
+    if not np.isfinite(v):
+        return ""
+    if abs(abs(v) - 1) < 0.5 * 10 ** -digits:
+        return ("−" if v < 0 else "") + "1"
+    text = f"{abs(v):.{digits}f}"
+    text = text.lstrip("0") if abs(v) < 1 else text
+    return ("−" if v < -0.5 * 10 ** -digits else "") + text
+
+
+def scale_note(vmin: float, vmax: float) -> str:
+    """The colour range of a panel that zooms in (not the full 0-1 of a probability), for its title."""
+    return f"colour scale {vmin:.2g}–{vmax:.2g}, zoomed"
+
+
 def to_numpy(values) -> np.ndarray:
     """A tensor, list or array as a NumPy array (detached, on the CPU)."""
     return values.detach().cpu().numpy() if isinstance(values, torch.Tensor) else np.asarray(values)
@@ -165,9 +236,29 @@ def annotate_bars(ax, bars, labels: list[str], inside_min: float = 0.35, fontsiz
     return texts
 
 
-def small_text(fig, min_pt: float = MIN_FONT_PT) -> list[str]:
-    """Visible text artists of ``fig`` smaller than ``min_pt`` points, as ``'size: text'`` lines."""
-    found = []
+def shown_width_in(fig) -> float:
+    """How wide ``fig`` is shown, in inches: the notebook (and so the website) crops a figure to
+    what is drawn, a legend or colourbar outside the axes included, plus :data:`SAVE_PAD_IN` each
+    side (``bbox_inches="tight"``). An explorer shows its canvas as it is: see :func:`too_wide`."""
+    return fig.get_tightbbox(fig._get_renderer()).width + 2 * SAVE_PAD_IN
+
+
+def too_wide(fig, page_in: float = PAGE_WIDTH_IN, *, cropped: bool = True) -> list[str]:
+    """``[]`` when ``fig`` fits the page, else one line saying how wide it is. ``cropped=False``
+    checks the canvas itself (an explorer's picture is not cropped)."""
+    fig = fig.get_figure(root=True) if hasattr(fig, "get_figure") else fig  # a subfigure: its whole figure
+    width = shown_width_in(fig) if cropped else float(fig.get_size_inches()[0])
+    if width <= page_in + 1e-6:
+        return []
+    return [f"figure {width:.2f} in wide > page {page_in} in: the site would shrink its text to "
+            f"{page_in / width:.0%}"]
+
+
+def small_text(fig, min_pt: float = MIN_FONT_PT, page_in: float = PAGE_WIDTH_IN) -> list[str]:
+    """Visible text artists of ``fig`` smaller than ``min_pt`` points, as ``'size: text'`` lines,
+    after a line from :func:`too_wide` when the figure is wider than ``page_in`` (the site would
+    scale it, and its text, down)."""
+    found = too_wide(fig, page_in)
     for text in fig.findobj(mpl.text.Text):
         if text.get_visible() and text.get_text().strip() and text.get_fontsize() < min_pt - 1e-6:
             found.append(f"{text.get_fontsize():.1f} pt: {text.get_text()[:40]!r}")

@@ -9,7 +9,9 @@ from __future__ import annotations
 import numpy as np
 
 from helpers.common.stats import bootstrap_ci
-from helpers.common.style import HIGHLIGHT, NORMAL, layer_labels, new_axes, to_numpy
+from helpers.common.style import (
+    FIG_WIDTH_IN, HIGHLIGHT, NORMAL, layer_labels, legend_below, new_axes, note_axis_start, to_numpy,
+)
 
 
 def plot_layer_curves(curves: dict, ax=None, title="", ylabel="cosine", chance=None):
@@ -30,6 +32,7 @@ def plot_layer_curves(curves: dict, ax=None, title="", ylabel="cosine", chance=N
     ax.set_ylabel(ylabel)
     ax.set_title(title)
     ax.legend(fontsize=8)
+    note_axis_start(ax)
     return ax
 
 
@@ -41,7 +44,7 @@ def plot_words_and_mean(per_word: dict, ax=None, title="", ylabel="", reference=
     if not per_word:
         raise ValueError("per_word must hold at least one {word: values} entry.")
     values = np.stack([to_numpy(v).astype(float) for v in per_word.values()])  # [words, L+1]
-    ax = new_axes(ax, (7, 3.4))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 3.4))
     x = np.arange(values.shape[1])
     for row in values:
         ax.plot(x, row, "-", color="tab:grey", lw=0.8, alpha=0.5)
@@ -60,8 +63,46 @@ def plot_words_and_mean(per_word: dict, ax=None, title="", ylabel="", reference=
     ax.set_xlabel("layer")
     ax.set_ylabel(ylabel)
     ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    note_axis_start(ax)
+    legend_below(ax)
     return ax
+
+
+def plot_raw_and_adjusted(raw_per_word: dict, baseline, axes=None, measure: str = "self-similarity",
+                          baseline_label: str = "random-pair baseline", title: str | None = None):
+    """A per-word measure and the same measure minus a baseline, in **two panels** (two
+    measures never share one axis): top, ``raw_per_word`` (``{word: [L + 1]}``; each word thin,
+    the mean with its bootstrap 95 % band over the words) with ``baseline`` (``[L + 1]``)
+    dashed; bottom, raw minus baseline, the same way, with a zero line. Each y axis says where
+    it starts when it does not start at 0. Returns the two axes."""
+    import matplotlib.pyplot as plt
+
+    if not raw_per_word:
+        raise ValueError("raw_per_word must hold at least one {word: values} entry.")
+    base = np.asarray(to_numpy(baseline), dtype=float)
+    if axes is None:
+        fig, axes = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 5.6), sharex=True, layout="constrained")
+        fig.suptitle(title or f"{measure} per layer: raw and minus the {baseline_label}", fontsize=10)
+    top, bottom = axes
+    plot_words_and_mean(raw_per_word, ax=top, ylabel=f"{measure} (cosine)", reference=base,
+                        reference_label=baseline_label, title=f"raw {measure}")
+    adjusted = {w: np.asarray(to_numpy(v), dtype=float) - base for w, v in raw_per_word.items()}
+    plot_words_and_mean(adjusted, ax=bottom, ylabel="minus the baseline", title=f"{measure} minus the {baseline_label}")
+    bottom.axhline(0.0, color="black", lw=0.8)
+    top.set_ylabel(f"{measure} (cosine)")
+    bottom.set_ylabel("minus the baseline")
+    entries = {}
+    for ax in axes:
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)  # the baseline (top) and the words and mean (both)
+        ax.get_legend().remove()
+        note_axis_start(ax)
+    top.set_xlabel("")
+    legend_below(bottom, ncol=2, handles=list(entries.values()), labels=list(entries))
+    return axes
+
+
+NULL_COLOR = "#555555"  # what shuffled labels score: hatched, so it never blends with an interval's fill
 
 
 def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = None, axes=None,
@@ -75,22 +116,24 @@ def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = Non
     :func:`~helpers.context.compute.permutation_null`;
     key ``"all words, pooled"`` for the pooled panel) draws what shuffled labels score: a grey
     band (2.5-97.5 percentiles) with its mean dashed; ``chance`` draws a flat dotted line; ``band``
-    says in the axis label what the coloured bands are."""
+    says in the legend what the coloured bands are. The null band is hatched grey, the
+    intervals filled in colour, so where they overlap both stay visible; a legend under the
+    panels names each."""
     import matplotlib.pyplot as plt
 
     panels = ({"all words, pooled": pooled} if pooled is not None else {}) | dict(per_word)
     if not panels:
         raise ValueError("give at least one {word: [Interval per layer]} entry.")
     n = len(panels)
-    cols = min(5, n)
+    cols = min(4, n)
     rows = int(np.ceil(n / cols))
     if axes is None:
-        fig, axes = plt.subplots(rows, cols, figsize=(8.8, 2.1 * rows + 0.9), sharex=True, sharey=True,
+        fig, axes = plt.subplots(rows, cols, figsize=(FIG_WIDTH_IN, 1.75 * rows + 1.2), sharex=True, sharey=True,
                                  squeeze=False, layout="constrained")
         for ax in axes.flat[n:]:
             ax.axis("off")
         axes = list(axes.flat)[:n]
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize=10)
     for i, (ax, (name, intervals)) in enumerate(zip(axes, panels.items())):
         est = np.array([c.estimate for c in intervals])
         x = np.arange(len(est))
@@ -98,24 +141,30 @@ def plot_accuracy_panels(per_word: dict, pooled=None, chance: float | None = Non
         if null is not None and name in null:
             shuffled = to_numpy(null[name]).astype(float)
             lo, hi = np.percentile(shuffled, [2.5, 97.5], axis=0)
-            ax.fill_between(x, lo, hi, color="tab:grey", alpha=0.3, lw=0)
-            ax.plot(x, shuffled.mean(axis=0), "--", color="tab:grey", lw=1)
-        ax.fill_between(x, [c.low for c in intervals], [c.high for c in intervals], color=color, alpha=0.25, lw=0)
-        ax.plot(x, est, "o-", color=color, ms=4)
+            ax.fill_between(x, lo, hi, facecolor="none", edgecolor=NULL_COLOR, hatch="////", lw=0,
+                            label="shuffled sense labels: 95 % range")
+            ax.plot(x, shuffled.mean(axis=0), "--", color=NULL_COLOR, lw=1, label="shuffled sense labels: mean")
+        ax.fill_between(x, [c.low for c in intervals], [c.high for c in intervals], color=color, alpha=0.3, lw=0,
+                        label=f"{'pooled' if color == HIGHLIGHT else 'one word'}: 95 % interval")
+        ax.plot(x, est, "o-", color=color, ms=4, label=f"{'all words, pooled' if color == HIGHLIGHT else 'one word'}:"
+                                                        " accuracy")
         if chance is not None:
-            ax.axhline(chance, color="grey", ls=":", lw=1)
-        ax.set_title(name)
+            ax.axhline(chance, color="grey", ls=":", lw=1, label="chance")
+        ax.set_title(name, fontsize=9)
         ax.set_ylim(0, 1.05)
         ax.set_xticks(x, layer_labels(len(x)))
         ax.tick_params(labelbottom=True)  # every panel keeps its layer labels (the grid may end short)
         if i % cols == 0:
             ax.set_ylabel("accuracy")
-    parts = [f"colour band: {band}"]
-    if null is not None:
-        parts.append("grey: shuffled sense labels (95 % range, mean dashed)")
-    if chance is not None:
-        parts.append("dotted: chance")
-    axes[0].figure.supxlabel("layer (" + "; ".join(parts) + ")", fontsize=9)
+    fig = axes[0].figure
+    for ax in axes[-cols:]:  # the bottom panel of each column names its axis (the legend goes below)
+        ax.set_xlabel("layer")
+    entries = {}
+    for ax in axes:  # one legend entry per kind of artist, whichever panel drew it first
+        for handle, label in zip(*ax.get_legend_handles_labels()):
+            entries.setdefault(label, handle)
+    fig.legend(list(entries.values()), list(entries), loc="outside lower center", ncols=2, frameon=False,
+               title=band, title_fontsize=8)
     return axes
 
 
@@ -124,10 +173,10 @@ def plot_neighbours(cosines, tokens, highlight: int, ax=None, title=""):
     cosines = to_numpy(cosines)
     if len(cosines) != len(tokens):
         raise ValueError(f"need one cosine per token: {len(cosines)} cosines for {len(tokens)} tokens.")
-    ax = new_axes(ax, (max(5, 0.45 * len(tokens)), 3))
+    ax = new_axes(ax, (min(FIG_WIDTH_IN, max(5, 0.3 * len(tokens) + 1)), 3))
     bars = ax.bar(range(len(tokens)), cosines, color=NORMAL)
     bars[highlight].set_color(HIGHLIGHT)
-    ax.set_xticks(range(len(tokens)), tokens, rotation=70, fontsize=8)
+    ax.set_xticks(range(len(tokens)), tokens, rotation=90, fontsize=8)
     ax.set_ylim(min(0.0, float(cosines.min())) - 0.05, 1.05)
     ax.set_ylabel("cosine")
     ax.set_title(title)

@@ -11,6 +11,7 @@ from matplotlib.colors import to_rgba
 
 from helpers.common.data import load_sentences
 from helpers.common.explorer import HIGHLIGHT, NORMAL, Explorer, int_slider, token_dropdown
+from helpers.common.style import FIG_WIDTH_IN
 from helpers.model.trace import check_trace, trace_text
 
 MAX_LABELLED = 40  # beyond this many tokens the x axis shows positions, not token strings
@@ -62,7 +63,9 @@ class NeighbourExplorer(Explorer):
 
     def _build_figure(self, token, layer):
         tokens, n = self.trace.tokens, self.trace.seq_len
-        fig, (ax, ax_near) = plt.subplots(1, 2, figsize=(8.8, 3.4), gridspec_kw={"width_ratios": [3, 1.2]})
+        # Two rows, so the sentence's tokens get the page's whole width (style.FIG_WIDTH_IN).
+        fig, (ax, ax_near) = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 3.4 + 0.2 * self.k + 1.0),
+                                          gridspec_kw={"height_ratios": [3, 0.25 * self.k + 0.6]})
         self._colors = np.tile(np.array(to_rgba(NORMAL)), (n, 1))
         self.profile = PolyCollection(_bar_verts(self._cos[layer, token]), facecolors=self._colors, edgecolors="none")
         ax.add_collection(self.profile)
@@ -72,7 +75,7 @@ class NeighbourExplorer(Explorer):
         (self.self_marker,) = ax.plot([token], [0.0], "^", color=HIGHLIGHT, ms=9, clip_on=False)
         (self.base_line,) = ax.plot([-0.6, n - 0.4], [0.0, 0.0], "--", color="black", lw=1)
         if n <= MAX_LABELLED:
-            ax.set_xticks(range(n), tokens, rotation=70)
+            ax.set_xticks(range(n), tokens, rotation=90)
             ax.set_xlabel("token of the sentence (orange triangle: the chosen one, left out)")
         else:
             ax.set_xlabel(f"position: all {n} tokens, too many to name (orange triangle: the chosen one)")
@@ -90,7 +93,10 @@ class NeighbourExplorer(Explorer):
         ax_near.set_title(f"the {self.k} nearest tokens")
         for line in (self.base_line, self.near_base):
             line.set_visible(self.baseline is not None)
-        fig.tight_layout(w_pad=6)
+        fig.tight_layout(h_pad=1.0)
+        box = ax_near.get_position()  # room on the left for the "position: token" labels, written later
+        left = max(box.x0, 1.4 / FIG_WIDTH_IN)
+        ax_near.set_position([left, box.y0, box.x1 - left, box.height])
         self._update_artists(token, layer)
         return fig
 

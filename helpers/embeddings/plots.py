@@ -6,9 +6,9 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from helpers.common.style import DIVERGING, MASKED_COLOR, as_matrix, colorbar, new_axes, to_numpy
+from helpers.common.style import DIVERGING, FIG_WIDTH_IN, MASKED_COLOR, as_matrix, colorbar, new_axes, to_numpy
 
-FIGURE_MAX_WIDTH = 9.0  # inches: front ends shrink wider pictures to the output width, and 8 pt text with them
+FIGURE_MAX_WIDTH = FIG_WIDTH_IN  # inches: the page's column (style.PAGE_WIDTH_IN) less the notebook's margin
 
 
 def similarity_heatmap(matrix, labels: list[str], ax=None, title: str | None = None):
@@ -68,10 +68,13 @@ def embedding_sum_figure(parts: dict, tokens: list[str], dims: int = 32, max_tok
     shown, cols = min(n, max_tokens), min(dims, width)
     raw_limit = max(float(np.abs(arrays[k][:shown, :cols]).max()) for k in ("word", "position", "token_type", "sum"))
     ln_limit = float(np.abs(arrays["layernorm"][:shown, :cols]).max())
-    fig = plt.figure(figsize=(FIGURE_MAX_WIDTH, 0.2 * shown + 2.4))
-    grid = fig.add_gridspec(1, 8, width_ratios=[1, 1, 1, 1, 0.06, 0.55, 1, 0.06], wspace=0.18,
-                            left=0.09, right=0.93, bottom=0.12, top=0.82)
-    axes = [fig.add_subplot(grid[0, k]) for k in (0, 1, 2, 3, 6)]
+    # Two rows within the page's column: the three looked-up rows, then their sum and its LayerNorm.
+    panel = 0.15 * shown + 0.3
+    height = 2 * panel + 2.2
+    fig = plt.figure(figsize=(FIGURE_MAX_WIDTH, height))
+    grid = fig.add_gridspec(2, 5, width_ratios=[1, 1, 1, 0.06, 0.06], wspace=0.25, hspace=0.9 / panel,
+                            left=0.16, right=0.88, bottom=0.55 / height, top=1 - 1.15 / height)
+    axes = [fig.add_subplot(grid[r, c]) for r, c in ((0, 0), (0, 1), (0, 2), (1, 0), (1, 2))]
     for ax, (key, name) in zip(axes, EMBEDDING_STEPS):
         limit = ln_limit if key == "layernorm" else raw_limit
         image = ax.imshow(arrays[key][:shown, :cols], cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto",
@@ -79,13 +82,14 @@ def embedding_sum_figure(parts: dict, tokens: list[str], dims: int = 32, max_tok
         mean_norm = np.linalg.norm(arrays[key], axis=1).mean()
         ax.set_title(f"{name}\nmean \u2016row\u2016 {mean_norm:.2f}", fontsize=8.5)
         ax.set_xticks([0, cols - 1], ["0", str(cols - 1)])
-        ax.set_yticks(range(shown), tokens[:shown] if ax is axes[0] else [])
+        ax.set_yticks(range(shown), tokens[:shown] if key in ("word", "sum") else [])
         if key in ("sum", "layernorm"):
-            cax = fig.add_subplot(grid[0, 4 if key == "sum" else 7])
-            fig.colorbar(image, cax=cax, label="value, shared by the first four" if key == "sum" else "value")
+            cax = fig.add_subplot(grid[0, 3] if key == "sum" else grid[1, 3])
+            fig.colorbar(image, cax=cax, label="value (top row and the sum)" if key == "sum" else "value (LayerNorm)")
     axes[0].set_ylabel("token")
+    axes[3].set_ylabel("token")
     fig.supxlabel(f"dimensions 0\u2013{cols - 1} of {width}", fontsize=9, y=0.01, x=0.5)
     suffix = f" (first {shown} of {n} tokens)" if shown < n else ""
-    fig.suptitle("The embedding layer, step by step: three looked-up rows per token, added, then "
-                 f"normalised{suffix}", fontsize=10, y=0.99)
+    fig.suptitle("The embedding layer, step by step: three looked-up rows per token,\n"
+                 f"added, then normalised{suffix}", fontsize=10, y=0.99)
     return fig, axes

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from helpers.common.stats import Interval
-from helpers.common.style import layer_labels
+from helpers.common.style import FIG_WIDTH_IN, layer_labels, legend_below
 
 
 def _intervals(values, name: str) -> list[Interval]:
@@ -18,8 +18,8 @@ def _intervals(values, name: str) -> list[Interval]:
 
 
 def plot_layer_change(cka, weight_change, axes=None, whiskers=("range over the seeds", "range over the seeds")):
-    """Left: linear CKA between the pre-trained and the fine-tuned token vectors of each layer
-    (1 = unchanged up to rotation and scale). Right: relative weight change of each layer.
+    """Top: linear CKA between the pre-trained and the fine-tuned token vectors of each layer
+    (1 = unchanged up to rotation and scale). Bottom: relative weight change of each layer.
     Markers are the estimates; ``whiskers`` says, per panel, what the bars span (it is
     written under each title). Returns both axes."""
     cka, weight_change = _intervals(cka, "cka"), _intervals(weight_change, "weight_change")
@@ -28,7 +28,7 @@ def plot_layer_change(cka, weight_change, axes=None, whiskers=("range over the s
     if len(whiskers) != 2 or not all(isinstance(w, str) and w for w in whiskers):
         raise ValueError("whiskers must be two non-empty strings: what the bars of each panel span.")
     if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(9.0, 3.4))
+        _, axes = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 5.4), sharex=True)
     x = np.arange(len(cka))
     labels = layer_labels(len(cka))
     for ax, values, title, ylabel, note in (
@@ -39,6 +39,7 @@ def plot_layer_change(cka, weight_change, axes=None, whiskers=("range over the s
         err = np.array([[v.estimate - v.low for v in values], [v.high - v.estimate for v in values]])
         ax.errorbar(x, est, yerr=err, marker="o", ms=4, capsize=3, lw=1.2)
         ax.set_xticks(x, labels)
+        ax.tick_params(labelbottom=True)
         ax.set_xlabel("layer")
         ax.set_ylabel(ylabel)
         ax.set_title(f"{title}\n(whiskers: {note})")
@@ -59,7 +60,7 @@ def plot_dev_curves(study, ax=None, measure: str = "accuracy", legend: bool = Tr
         raise ValueError(f"measure must be 'accuracy' or 'loss', got {measure!r}.")
     column = 2 if measure == "accuracy" else 1
     if ax is None:
-        _, ax = plt.subplots(figsize=(8.6, 3.8))
+        _, ax = plt.subplots(figsize=(FIG_WIDTH_IN, 3.8))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for k, (strategy, runs) in enumerate(study.runs.items()):
         color = colors[k % len(colors)]
@@ -78,7 +79,7 @@ def plot_dev_curves(study, ax=None, measure: str = "accuracy", legend: bool = Tr
     ax.set_title(f"dev {measure} per epoch, {n} seeds per strategy\n"
                  "x: the weights kept; dashed: the frozen probe")
     if legend:
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False, fontsize=8)
+        legend_below(ax, ncol=3)
     ax.figure.tight_layout()
     return ax
 
@@ -89,7 +90,7 @@ def plot_swap_in(drops, ax=None, title: str = "swap-in test: one layer's pre-tra
     that layer's own fine-tuned change was needed by the rest of the fine-tuned model. Returns the axes."""
     drops = _intervals(drops, "drops")
     if ax is None:
-        _, ax = plt.subplots(figsize=(6.4, 3.4))
+        _, ax = plt.subplots(figsize=(FIG_WIDTH_IN, 3.4))
     x = np.arange(len(drops))
     est = np.array([100 * d.estimate for d in drops])
     err = np.array([[100 * (d.estimate - d.low) for d in drops], [100 * (d.high - d.estimate) for d in drops]])

@@ -9,10 +9,13 @@ import numpy as np
 from matplotlib.colors import TwoSlopeNorm
 
 from helpers.common.stats import Interval
-from helpers.common.style import HIGHLIGHT, NORMAL, as_matrix, colorbar, layer_labels, new_axes, to_numpy
+from helpers.common.style import (
+    DIVERGING, FIG_WIDTH_IN, HIGHLIGHT, NORMAL, SEQUENTIAL, as_matrix, colorbar, layer_labels, legend_below,
+    new_axes, scale_note, to_numpy,
+)
 
 
-def plot_layer_head_map(values, ax=None, title: str = "", cbar_label: str = "", cmap: str = "viridis",
+def plot_layer_head_map(values, ax=None, title: str = "", cbar_label: str = "", cmap: str = SEQUENTIAL,
                         diverging: bool = False, vmin: float | None = None, vmax: float | None = None):
     """An ``[L, A]`` map, layers 1..L down, heads across, with a labelled colourbar.
 
@@ -21,7 +24,7 @@ def plot_layer_head_map(values, ax=None, title: str = "", cbar_label: str = "", 
     that two maps side by side read alike). Returns ``(ax, image)``."""
     values = as_matrix(values, "values")
     n_layers, n_heads = values.shape
-    ax = new_axes(ax, (max(4.0, 0.4 * n_heads + 2), 0.4 * n_layers + 1.6))
+    ax = new_axes(ax, (min(FIG_WIDTH_IN, max(4.0, 0.4 * n_heads + 2)), 0.4 * n_layers + 1.6))
     norm = None
     if diverging:  # vmin / vmax, when given, fix the bound (maps side by side share one scale)
         bound = max(abs(vmin or 0.0), abs(vmax or 0.0)) or max(float(np.abs(values).max()), 1e-9)
@@ -47,7 +50,7 @@ def plot_head_maps(panels, ncols: int = 2, title: str = ""):
         raise ValueError("give at least one panel.")
     nrows = -(-len(panels) // ncols)
     n_layers, n_heads = as_matrix(panels[0]["values"], "values").shape
-    width = min(9.0, ncols * max(4.0, 0.3 * n_heads + 1.8))  # front ends shrink wider images: keep <= 9 in
+    width = min(FIG_WIDTH_IN, ncols * max(3.0, 0.3 * n_heads + 1.8))  # the page's column: text stays 8 pt
     fig, axes = plt.subplots(nrows, ncols, figsize=(width, nrows * (0.36 * n_layers + 1.6)), squeeze=False)
     for ax, panel in zip(axes.flat, panels):
         plot_layer_head_map(ax=ax, **panel)
@@ -92,7 +95,7 @@ def plot_skip_effects(panels: dict):
     the panels, so that it covers no data. Returns the figure."""
     if not panels:
         raise ValueError("give at least one {title: (baseline, intervals, ylabel, chance)} panel.")
-    fig, axes = plt.subplots(1, len(panels), figsize=(min(9.0, 4.5 * len(panels)), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(min(FIG_WIDTH_IN, 4.5 * len(panels)), 3.8), squeeze=False)
     for ax, (title, (base, intervals, ylabel, chance)) in zip(axes[0], panels.items()):
         if not isinstance(base, Interval) or not all(isinstance(i, Interval) for i in intervals):
             raise TypeError("baseline and per-layer values must be helpers.common.stats.Interval objects.")
@@ -121,7 +124,7 @@ def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: fl
     pooled share (e.g. read from the rest of the sentence), dashed with its interval."""
     if not curves:
         raise ValueError("give at least one {word: rates} curve.")
-    ax = new_axes(ax, (7.0, 3.5))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 3.5))
     n = len(pooled)
     x = np.arange(n)
     for k, rates in enumerate(curves.values()):
@@ -140,7 +143,8 @@ def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: fl
     ax.set_xlabel("layer at which the word vector is patched")
     ax.set_ylabel("share following the patch")
     ax.set_title(title)
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.figure.tight_layout()
+    legend_below(ax, ncol=2)
     ax.figure.tight_layout()
     return ax
 
@@ -160,9 +164,9 @@ def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens
     reference = np.nan_to_num(list(rows.values())[-1], nan=-np.inf)
     shown = np.arange(n) if n <= max_tokens else np.sort(np.argsort(-reference)[:max_tokens])
     matrix = np.stack([v[shown] / max(np.nanmax(np.abs(v[shown])), 1e-12) for v in rows.values()])
-    ax = new_axes(ax, (min(9.0, max(6.0, 0.42 * len(shown) + 2.5)), 0.45 * len(rows) + 2.2))  # <= 9 in wide
-    image = ax.imshow(np.ma.masked_invalid(matrix), aspect="auto", cmap="RdBu_r", vmin=-1, vmax=1)
-    ax.set_xticks(range(len(shown)), [tokens[i] for i in shown], rotation=70)
+    ax = new_axes(ax, (FIG_WIDTH_IN, 0.45 * len(rows) + 2.2))  # the page's column
+    image = ax.imshow(np.ma.masked_invalid(matrix), aspect="auto", cmap=DIVERGING, vmin=-1, vmax=1)
+    ax.set_xticks(range(len(shown)), [tokens[i] for i in shown], rotation=90)
     ax.set_yticks(range(len(rows)), list(rows))
     ax.set_title(title)
     colorbar(image, ax, "score / largest |score| of its method")
@@ -191,7 +195,7 @@ def plot_faithfulness(curves: dict, fractions, title: str = ""):
     if not curves:
         raise ValueError("give at least one {method: {'comprehensiveness': ..., 'sufficiency': ...}} entry.")
     x = 100 * np.asarray(fractions, dtype=float)
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.9), sharey=True)
+    fig, axes = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 6.2), sharey=True)
     for name, c in curves.items():
         dashed = name.startswith("random")
         for ax, key in zip(axes, ("comprehensiveness", "sufficiency")):
@@ -200,12 +204,14 @@ def plot_faithfulness(curves: dict, fractions, title: str = ""):
         ax.axhline(0, color="grey", lw=0.5)
         ax.set_xlabel("word tokens " + ("removed" if key == "comprehensiveness" else "kept") + " (% of the utterance)")
         ax.set_title(f"{key} ({better} = more faithful)")
-    axes[0].set_ylabel("p(predicted intent): full input minus changed")
+    for ax in axes:
+        ax.set_ylabel("p(predicted): full − changed")
     handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), frameon=False, fontsize=8)
+    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), frameon=False, fontsize=8)
     if title:
-        fig.suptitle(title)
-    fig.tight_layout(rect=(0, 0.14, 1, 1))
+        fig.suptitle(title, fontsize=10)
+    rows = -(-len(labels) // 3)
+    fig.tight_layout(rect=(0, 0.2 * rows / 6.2 + 0.02, 1, 1))
     return fig
 
 
@@ -216,13 +222,14 @@ def plot_pruning_curve(fractions, by_importance: dict, random_orders: list, titl
     if not random_orders:
         raise ValueError("give at least one random order to compare with.")
     x = 100 * np.asarray(fractions, dtype=float)
-    fig, axes = plt.subplots(1, 2, figsize=(9.0, 3.6))
+    fig, axes = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 5.6), sharex=True)
     for ax, key, label in zip(axes, ("accuracy", "loss"), ("test accuracy", "test loss (cross-entropy)")):
         for k, order in enumerate(random_orders):
             ax.plot(x, to_numpy(order[key]), "-", color="grey", lw=0.9, alpha=0.7,
                     label="random order" if k == 0 else None)
         ax.plot(x, to_numpy(by_importance[key]), "o-", color=HIGHLIGHT, lw=2, label="least important first")
         ax.set_xlabel("heads removed (% of all heads)")
+        ax.tick_params(labelbottom=True)
         ax.set_ylabel(label)
         ax.set_title(f"{label} as heads are pruned")
     axes[0].legend(loc="lower left", fontsize=8)
@@ -244,17 +251,18 @@ def plot_mixing_maps(panels: dict, tokens, title: str = "", ncols: int = 2):
         raise ValueError(f"every panel must be [{n}, {n}] for {n} tokens.")
     vmax = max(float(np.nanmax(m)) for m in mats.values())
     nrows = -(-len(mats) // ncols)
-    side = min(4.4, max(3.0, 0.22 * n + 1.5))
-    fig, axes = plt.subplots(nrows, ncols, figsize=(min(9.0, ncols * side + 0.8), nrows * side + 0.4), squeeze=False,
+    side = min(4.4, max(3.0, 0.22 * n + 1.5), (FIG_WIDTH_IN - 0.8) / ncols)  # the row fits the page
+    fig, axes = plt.subplots(nrows, ncols, figsize=(ncols * side + 0.8, nrows * side + 0.4), squeeze=False,
                              layout="constrained")
     for ax, (name, m) in zip(axes.flat, mats.items()):
-        image = ax.imshow(m, cmap="magma", vmin=0, vmax=vmax)
+        image = ax.imshow(m, cmap=SEQUENTIAL, vmin=0, vmax=vmax)
         ax.set_xticks(range(n), tokens, rotation=90, fontsize=8)
         ax.set_yticks(range(n), tokens, fontsize=8)
         ax.set_title(name, fontsize=9)
     for ax in list(axes.flat)[len(mats):]:
         ax.axis("off")
     fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8).set_label("share of the row (rows sum to 1)")
-    if title:
-        fig.suptitle(title)
+    note = scale_note(0, vmax) if vmax < 1 else ""  # a shared scale below 1 zooms: the title says so
+    if title or note:
+        fig.suptitle("\n".join(t for t in (title, note) if t), fontsize=10)
     return fig

@@ -13,7 +13,7 @@ import numpy as np
 from matplotlib.patches import Rectangle
 
 from helpers.common.explorer import HIGHLIGHT, NORMAL, Explorer, int_slider
-from helpers.common.style import colorbar
+from helpers.common.style import DIVERGING, FIG_WIDTH_IN, colorbar
 from helpers.interventions.compute import SentenceInterventions
 
 SKIP = -1  # the "head" value that means: skip the whole layer
@@ -94,9 +94,10 @@ class InterventionExplorer(Explorer):
         L, A = self.effects.num_layers, self.effects.num_heads
         C = len(self.shown)
         longest = max(len(self.names[c]) for c in self.shown)  # rotated labels need room below the bars
-        fig, (ax_bars, ax_map) = plt.subplots(1, 2, figsize=(min(9.0, max(8.0, 0.4 * C + 0.3 * A + 3.5)),
-                                                             3.2 + 0.07 * min(longest, 40)),
-                                              gridspec_kw={"width_ratios": [max(C, 4), max(A + 1, 4) * 0.8]})
+        bars_h, map_h = 2.4 + 0.07 * min(longest, 40), 0.28 * L + 1.3
+        # Two rows within the page's column (style.FIG_WIDTH_IN): the logits, then the layer x head map.
+        fig, (ax_bars, ax_map) = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, bars_h + map_h),
+                                              gridspec_kw={"height_ratios": [bars_h, map_h]})
         self.ax_bars, self.ax_map = ax_bars, ax_map
         x = np.arange(C)
         base = self.effects.base.cpu().numpy()[self.shown]
@@ -114,7 +115,7 @@ class InterventionExplorer(Explorer):
                                "highest logits", fontsize=8)
         # colours span the head removals; the skip column, which may lie far outside, has its values written in
         bound = max(float(np.abs(self._shift[:, :A]).max()), 1e-6)
-        image = ax_map.imshow(self._shift, aspect="auto", cmap="RdBu_r", vmin=-bound, vmax=bound)
+        image = ax_map.imshow(self._shift, aspect="auto", cmap=DIVERGING, vmin=-bound, vmax=bound)
         for row, value in enumerate(self._shift[:, A]):
             r, g, b, _ = image.cmap(image.norm(value))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5

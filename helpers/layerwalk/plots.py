@@ -9,7 +9,10 @@ from __future__ import annotations
 import numpy as np
 
 from helpers.common.stats import quartiles
-from helpers.common.style import HIGHLIGHT, NORMAL, colorbar, layer_labels, new_axes, to_numpy
+from helpers.common.style import (
+    DIVERGING, FIG_WIDTH_IN, HIGHLIGHT, NORMAL, SEQUENTIAL, cell_text, colorbar, end_labels, layer_labels,
+    legend_below, new_axes, to_numpy,
+)
 
 
 def transition_labels(n_transitions: int) -> list[str]:
@@ -47,34 +50,38 @@ def plot_layer_norms(norms, ax=None, title="L2 norm per layer", per_token=None):
            label="this token" if per_token is not None else None)
     if per_token is not None:
         plot_median_band(per_token, ax=ax)
-        ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))  # beside the bars, never on them
     ax.set_xticks(range(len(norms)), layer_labels(len(norms)))
     ax.set_xlabel("layer")
     ax.set_ylabel("L2 norm ‖h‖")
     ax.set_title(title)
+    if per_token is not None:
+        legend_below(ax, ncol=3)  # under the axes, never on the bars
     return ax
 
 
-def plot_consecutive(cosines, adjusted=None, ax=None, per_token=None, per_token_adjusted=None):
+def plot_consecutive(cosines, adjusted=None, ax=None, per_token=None, per_token_adjusted=None,
+                     measure: str = "raw", ylabel: str = "cosine"):
     """Cosine(layer l, layer l+1) for l = 0..L-1 of one token, optionally baseline-adjusted too;
-    with ``per_token [N, L]`` (and ``per_token_adjusted``) the data tokens' median and band."""
+    with ``per_token [N, L]`` (and ``per_token_adjusted``) the data tokens' median and band.
+    ``measure`` names what ``cosines`` and ``per_token`` are (e.g. ``"minus control"`` to draw
+    only the adjusted values, without repeating the raw figure)."""
     cosines = to_numpy(cosines)
-    ax = new_axes(ax, (6.5, 3.2))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 3.2))
     x = np.arange(1, len(cosines) + 1)
     if per_token is not None:
-        plot_median_band(per_token, ax=ax, x=x, label="data tokens, raw: median", color=NORMAL)
+        plot_median_band(per_token, ax=ax, x=x, label=f"data tokens, {measure}: median", color=NORMAL)
     if per_token_adjusted is not None:
         plot_median_band(per_token_adjusted, ax=ax, x=x, label="data tokens, adjusted: median",
                          color="tab:green", band_label="interquartile band (adjusted)")
     ax.plot(x, cosines, "D:" if per_token is not None else "o-", color=HIGHLIGHT if per_token is not None else NORMAL,
-            label="this token, raw" if per_token is not None else "raw cosine")
+            label=f"this token, {measure}" if per_token is not None else f"{measure} cosine")
     if adjusted is not None:
         ax.plot(x, to_numpy(adjusted), "s--", color="tab:red" if per_token is not None else HIGHLIGHT,
                 label="this token, adjusted" if per_token is not None else "minus random-pair baseline")
     ax.set_xticks(x, transition_labels(len(x)))
     ax.set_xlabel("layer transition")
-    ax.set_ylabel("cosine")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+    ax.set_ylabel(ylabel)
+    legend_below(ax)
     return ax
 
 
@@ -88,7 +95,7 @@ def plot_similarity_heatmap(matrix, labels=None, ax=None, title="cosine between 
     labels = labels or layer_labels(matrix.shape[0])
     n = matrix.shape[0]
     ax = new_axes(ax, (max(4.5, 0.55 * n + 1.5), max(3.8, 0.5 * n + 1)))
-    im = ax.imshow(matrix, cmap=kwargs.pop("cmap", "viridis"), vmin=vmin, vmax=vmax)
+    im = ax.imshow(matrix, cmap=kwargs.pop("cmap", SEQUENTIAL), vmin=vmin, vmax=vmax)
     ax.set_xticks(range(n), labels)
     ax.set_yticks(range(n), labels)
     if annotate if annotate is not None else n <= 9:
@@ -97,7 +104,7 @@ def plot_similarity_heatmap(matrix, labels=None, ax=None, title="cosine between 
                 continue  # a masked cell stays blank
             r, g, b, _ = im.cmap(im.norm(v))
             dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
-            ax.text(j, i, f"{v:.2f}", ha="center", va="center", fontsize=8, color="white" if dark else "black")
+            ax.text(j, i, cell_text(v), ha="center", va="center", fontsize=8, color="white" if dark else "black")
     ax.set_xlabel("layer")
     ax.set_ylabel("layer")
     ax.set_title(title)
@@ -107,25 +114,26 @@ def plot_similarity_heatmap(matrix, labels=None, ax=None, title="cosine between 
 
 
 def plot_similarity_spread(token_matrix, per_token, token_name: str, axes=None):
-    """Three panels: one token's layer-by-layer cosine matrix and the data tokens' median matrix,
-    both on the full cosine scale [-1, 1] (one diverging colour map, one colourbar, so a
-    truncated range cannot exaggerate differences), and the interquartile width of the data
-    tokens (the spread) on its own scale."""
+    """Three matrices of the cosine between layers (two, then one) on **one** scale: one token's,
+    the data tokens' median, and their spread (the interquartile width, in the same cosine
+    units). One diverging colour map on the full cosine range [-1, 1] and one colourbar at the
+    right, so a truncated range cannot exaggerate differences; cells read ".87" (two decimals,
+    no leading zero). Returns the three axes."""
     import matplotlib.pyplot as plt
 
     token_matrix, per_token = to_numpy(token_matrix), to_numpy(per_token)
     q25, med, q75 = quartiles(per_token)
     if axes is None:
-        _, axes = plt.subplots(1, 3, figsize=(8.8, 3.3), layout="constrained")
-    scale = dict(vmin=-1, vmax=1, cmap="RdBu_r", colorbar_on=False)
-    plot_similarity_heatmap(token_matrix, ax=axes[0], title=f"cosine, {token_name}", **scale)
-    plot_similarity_heatmap(med, ax=axes[1], title=f"median, {per_token.shape[0]} data tokens", **scale)
+        _, grid = plt.subplots(2, 2, figsize=(FIG_WIDTH_IN, 5.6), layout="constrained")
+        grid[1, 1].set_visible(False)  # three panels, cells wide enough for ".87" at 8 pt
+        axes = [grid[0, 0], grid[0, 1], grid[1, 0]]
+    scale = dict(vmin=-1, vmax=1, cmap=DIVERGING, colorbar_on=False)
+    plot_similarity_heatmap(token_matrix, ax=axes[0], title=f"token {token_name}", **scale)
+    plot_similarity_heatmap(med, ax=axes[1], title=f"median, {per_token.shape[0]} tokens", **scale)
+    plot_similarity_heatmap(q75 - q25, ax=axes[2], title="spread over the tokens: q75 − q25", **scale)
     axes[1].set_ylabel("")
-    axes[0].figure.colorbar(axes[0].images[0], ax=list(axes[:2]), label="cosine between layers", fraction=0.05,
-                            pad=0.02)
-    plot_similarity_heatmap(q75 - q25, ax=axes[2], title="spread: interquartile width", cmap="magma", vmin=0,
-                            cbar_label="q75 − q25 of the cosine")
-    axes[2].set_ylabel("")
+    colorbar(axes[0].images[0], list(axes), "cosine between layers (spread: same units)", fraction=0.04, pad=0.02,
+             shrink=0.6)
     return axes
 
 
@@ -139,81 +147,122 @@ def plot_adjusted_matrix(control, adjusted, axes=None):
     control, adjusted = to_numpy(control).astype(float), to_numpy(adjusted).astype(float).copy()
     np.fill_diagonal(adjusted, np.nan)
     if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(7.6, 3.4), layout="constrained")
-    scale = dict(vmin=-1, vmax=1, cmap="RdBu_r", colorbar_on=False)
+        _, axes = plt.subplots(1, 2, figsize=(FIG_WIDTH_IN, 3.3), layout="constrained")
+    scale = dict(vmin=-1, vmax=1, cmap=DIVERGING, colorbar_on=False)
     plot_similarity_heatmap(control, ax=axes[0], title="control: random-pair cosine", **scale)
-    plot_similarity_heatmap(adjusted, ax=axes[1], title="data median cosine minus control", **scale)
+    plot_similarity_heatmap(adjusted, ax=axes[1], title="data median minus control", **scale)
     axes[1].set_ylabel("")
-    axes[0].figure.colorbar(axes[0].images[0], ax=list(axes), label="cosine between layers", fraction=0.05, pad=0.02)
+    colorbar(axes[0].images[0], list(axes), "cosine between layers", fraction=0.05, pad=0.02)
     return axes
 
 
 def plot_baselines(within, cross, ax=None, mean_of_two=None):
-    """The anisotropy controls with bootstrap 95 % intervals: ``within`` (list of
+    """The anisotropy controls with bootstrap 95 % intervals, in two panels on one scale so
+    layers and transitions never share an axis: ``within`` (list of
     :class:`~helpers.common.stats.Interval`, one per layer 0..L) is two random tokens at the
-    same layer; ``cross`` (one per transition) is two random tokens one layer apart."""
-    ax = new_axes(ax, (7, 3.2))
+    same layer (top, x = layers); ``cross`` (one per transition) is two random tokens one layer
+    apart (bottom, x = transitions "emb→1" ...), with ``mean_of_two`` (the mean of the two
+    same-layer baselines, not the same thing) beside it. Returns the two axes (the top one
+    first); with ``ax`` (a pair of axes) draws into them."""
+    import matplotlib.pyplot as plt
+
+    if ax is None:
+        _, ax = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 4.9), sharey=True, layout="constrained")
+    top, bottom = ax
     n = len(within)
     x = np.arange(n)
     est = np.array([i.estimate for i in within])
-    ax.errorbar(x, est, yerr=[est - [i.low for i in within], [i.high for i in within] - est], fmt="o-",
-                color=NORMAL, capsize=3, label="same layer l (Ethayarajh's baseline)")
-    xc = np.arange(len(cross)) + 0.5
+    top.errorbar(x, est, yerr=[est - [i.low for i in within], [i.high for i in within] - est], fmt="o-",
+                 color=NORMAL, capsize=3, label="same layer l (Ethayarajh's baseline)")
+    top.set_xticks(x, layer_labels(n))
+    top.set_xlabel("layer")
+    top.set_title("two random tokens at the same layer", loc="left")
+    xc = np.arange(len(cross))
     estc = np.array([i.estimate for i in cross])
-    ax.errorbar(xc, estc, yerr=[estc - [i.low for i in cross], [i.high for i in cross] - estc], fmt="s-",
-                color="tab:green", capsize=3, label="layer l vs l+1 (matching control)")
+    bottom.errorbar(xc, estc, yerr=[estc - [i.low for i in cross], [i.high for i in cross] - estc], fmt="s-",
+                    color="tab:green", capsize=3, label="layer l vs l+1 (the matching control)")
     if mean_of_two is not None:
-        ax.plot(xc, to_numpy(mean_of_two), "x:", color="tab:grey", label="mean of two same-layer baselines")
-    ax.set_xticks(x, layer_labels(n))
-    ax.set_xlabel("layer (crosses between two layers: the transition)")
-    ax.set_ylabel("cosine of random token pairs")
-    ax.set_title("random-pair cosine (mean, bootstrap 95 % interval)")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+        bottom.plot(xc, to_numpy(mean_of_two), "x:", color="tab:grey", label="mean of the two same-layer baselines")
+        bottom.legend(loc="best", frameon=False)
+    bottom.set_xticks(xc, transition_labels(len(cross)))
+    bottom.set_xlabel("layer transition")
+    bottom.set_title("two random tokens one layer apart", loc="left")
+    for panel in ax:
+        panel.set_ylabel("cosine")
+        panel.set_xlim(-0.4, n - 0.6)
+    top.figure.suptitle("random-pair cosine (mean, bootstrap 95 % interval)", fontsize=10)
     return ax
 
 
 def plot_norm_parts(parts: dict, ax=None, token_norms=None, token_name: str = "this token"):
-    """What each LayerNorm contributes to the length: median ‖h‖ and ‖γ⊙ẑ‖ over the data tokens
-    (interquartile bands), ‖γ‖ (the length if ẑ spread evenly), ‖β‖, and one token's ‖h‖."""
+    """What each LayerNorm contributes to the length, in two panels on one scale, each line
+    named at its end. Top: ‖h‖, median and interquartile band over the data tokens, and one
+    token's ‖h‖. Bottom: the parts of h = γ⊙ẑ + β (ẑ: the standardised vector, γ and β:
+    LayerNorm's weight and bias): ‖γ⊙ẑ‖ = ‖h − β‖ (median, band), ‖γ‖ (what ‖γ⊙ẑ‖ would be if
+    ẑ spread evenly over the dimensions) and ‖β‖. Returns the two axes; ``ax``: a pair of axes."""
+    import matplotlib.pyplot as plt
+
     norm, scaled = to_numpy(parts["norm"]), to_numpy(parts["scaled"])
-    ax = new_axes(ax, (7, 3.4))
+    if ax is None:
+        _, ax = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 5.2), sharex=True, sharey=True, layout="constrained")
+    top, bottom = ax
     x = np.arange(norm.shape[1])
-    plot_median_band(norm, ax=ax, x=x, label="‖h‖, data tokens: median", color=NORMAL)
-    plot_median_band(scaled, ax=ax, x=x, label="‖γ⊙ẑ‖ = ‖h − β‖: median", color="tab:purple",
-                     band_label="interquartile band of ‖γ⊙ẑ‖ (hatched)", hatch="////")
-    ax.plot(x, to_numpy(parts["gamma"]), "^--", color="tab:green", label="‖γ‖ (ẑ spread evenly)")
-    ax.plot(x, to_numpy(parts["beta"]), "v--", color="tab:brown", label="‖β‖")
+    end = x[-1]
+    plot_median_band(norm, ax=top, x=x, label="‖h‖, data tokens: median", color=NORMAL)
+    ends, colors = {"‖h‖: data median": np.median(norm[:, -1])}, {"‖h‖: data median": NORMAL}
     if token_norms is not None:
-        ax.plot(x, to_numpy(token_norms), "D:", color=HIGHLIGHT, label=f"‖h‖ of {token_name}")
-    ax.set_xticks(x, layer_labels(len(x)))
-    ax.set_xlabel("layer (each ends in LayerNorm: h = γ⊙ẑ + β)")
-    ax.set_ylabel("L2 norm")
-    ax.set_ylim(bottom=0)
-    ax.set_title("L2 norm per layer and its LayerNorm parts")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
+        top.plot(x, to_numpy(token_norms), "D:", color=HIGHLIGHT, label=f"‖h‖ of {token_name}")
+        ends[f"‖h‖ of {token_name}"] = float(to_numpy(token_norms)[-1])
+        colors[f"‖h‖ of {token_name}"] = HIGHLIGHT
+    top.set_title(f"length of the hidden state (band: middle half of {norm.shape[0]} tokens)", loc="left")
+    plot_median_band(scaled, ax=bottom, x=x, label="‖γ⊙ẑ‖ = ‖h − β‖: median", color="tab:purple",
+                     band_label="interquartile band of ‖γ⊙ẑ‖")
+    gamma, beta = to_numpy(parts["gamma"]), to_numpy(parts["beta"])
+    bottom.plot(x, gamma, "^--", color="tab:green", label="‖γ‖ (ẑ spread evenly)")
+    bottom.plot(x, beta, "v--", color="tab:brown", label="‖β‖")
+    bottom.set_title("LayerNorm's parts: h = γ⊙ẑ + β", loc="left")
+    parts_ends = {"‖γ⊙ẑ‖ (median)": float(np.median(scaled[:, -1])), "‖γ‖": float(gamma[-1]), "‖β‖": float(beta[-1])}
+    parts_colors = {"‖γ⊙ẑ‖ (median)": "tab:purple", "‖γ‖": "tab:green", "‖β‖": "tab:brown"}
+    for panel in ax:
+        panel.set_ylabel("L2 norm")
+        panel.set_ylim(bottom=0)
+        panel.set_xlim(-0.3, end + 0.3)
+    bottom.set_xticks(x, layer_labels(len(x)))
+    bottom.set_xlabel("layer (each ends in LayerNorm)")
+    top.figure.get_layout_engine().set(w_pad=0.1)
+    top.figure.canvas.draw()
+    end_labels(top, end + 0.3, ends, colors)
+    end_labels(bottom, end + 0.3, parts_ends, parts_colors)
+    top.figure.suptitle("L2 norm per layer and its LayerNorm parts", fontsize=10)
     return ax
 
 
 def plot_top_dimension_share(share, dims, hidden_size: int, ax=None, ylabel: str = "share of ‖h‖²",
                              title: str | None = None):
-    """Share of a per-dimension total (by default ‖h‖²; e.g. the random-pair cosine) carried by the
-    ``k`` largest dimensions per layer (bars, ids on top) against the ``k / H`` an even spread would
-    give."""
-    share, dims = to_numpy(share), to_numpy(dims)
+    """Share (in %) of a per-dimension total (by default ‖h‖²; e.g. the random-pair cosine)
+    carried by the ``k`` largest dimensions per layer (bars; above each, the share and the
+    dimensions' ids, one per line, largest first) against the ``k / H`` an even spread would give."""
+    share, dims = 100 * to_numpy(share), to_numpy(dims)
     k = dims.shape[1]
-    ax = new_axes(ax, (7, 3.2))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 3.6))
     x = np.arange(len(share))
-    bars = ax.bar(x, share, color=NORMAL, label=f"top {k} dimensions")
-    ax.axhline(k / hidden_size, color="tab:grey", ls=":", label=f"even spread: {k}/{hidden_size}")
-    for bar, ids in zip(bars, dims):
-        ax.annotate(",".join(str(int(i)) for i in ids), (bar.get_x() + bar.get_width() / 2, bar.get_height()),
-                    xytext=(0, 2), textcoords="offset points", ha="center", va="bottom", fontsize=8)
+    bars = ax.bar(x, share, color=NORMAL, width=0.6)
+    even = 100 * k / hidden_size
+    ax.axhline(even, color="tab:grey", ls=":")
+    for bar, ids, value in zip(bars, dims, share):
+        ax.annotate(f"{value:.0f}%\n" + "\n".join(f"#{int(i)}" for i in ids),
+                    (bar.get_x() + bar.get_width() / 2, bar.get_height()), xytext=(0, 2), textcoords="offset points",
+                    ha="center", va="bottom", fontsize=8, linespacing=1.0)
     ax.set_xticks(x, layer_labels(len(x)))
-    ax.set_ylim(0, max(float(share.max()) * 1.25, 2 * k / hidden_size))
-    ax.set_xlabel("layer (numbers: the dimensions' ids)")
-    ax.set_ylabel(ylabel)
+    ax.figure.canvas.draw()  # room above the tallest bar for its share and k ids
+    text_h = (k + 1) * 8 * 1.25 / 72 * ax.figure.dpi  # pixels
+    axes_h = ax.get_window_extent().height
+    top = max(float(share.max()), 2 * even) / max(1e-6, 1 - text_h / axes_h - 0.03)
+    ax.set_ylim(0, top)
+    ax.set_xlabel(f"layer (above each bar: the share, then the ids of its {k} dimensions)\n"
+                  f"dotted line: an even spread, {k}/{hidden_size} = {even:.1f}%")
+    ax.set_ylabel(ylabel if "%" in ylabel else f"{ylabel} (%)")
     ax.set_title(title or f"share of the squared length in the {k} largest dimensions")
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))
     return ax
 
 
@@ -285,10 +334,18 @@ def plot_trajectory(coords, names, ax=None, explained=None):
     colors = [NORMAL, HIGHLIGHT, "tab:green", "tab:red", "tab:purple"]
     if ax is None:
         k = len(names)
-        fig, axes = plt.subplots(1, k, figsize=(min(8.8, 4.4 * k), 4.4), squeeze=False, layout="constrained")
-        axes = list(axes[0])
+        cols = min(k, 2)
+        rows = -(-k // cols)
+        side = FIG_WIDTH_IN / cols
+        fig, axes = plt.subplots(rows, cols, figsize=(FIG_WIDTH_IN, rows * side + 0.4), squeeze=False,
+                                 layout="constrained")
+        axes = list(axes.flat)
+        for extra in axes[k:]:
+            extra.set_visible(False)
+        axes = axes[:k]
         groups = [[i] for i in range(k)]
-        fig.suptitle("trajectory through the layers: PCA of all tokens at all layers (arrows: emb → last)")
+        fig.suptitle("trajectory through the layers (PCA of all tokens at all layers; arrows: emb → last)",
+                     fontsize=10)
     else:
         axes, groups = [ax], [list(range(len(names)))]
         ax.set_title("trajectory through the layers (PCA of all tokens, all layers)")

@@ -8,7 +8,7 @@ import torch
 
 from helpers.common.data import load_sentences
 from helpers.common.explorer import HIGHLIGHT, NORMAL, Explorer, int_slider, token_dropdown
-from helpers.common.style import layer_labels
+from helpers.common.style import FIG_WIDTH_IN, layer_labels
 from helpers.layerwalk.compute import interlayer_similarity_all_tokens
 from helpers.model.trace import check_trace, trace_text
 
@@ -34,7 +34,8 @@ class LayerWalkExplorer(Explorer):
 
     def _build_figure(self, token, layer):
         n = self.trace.num_layers + 1
-        fig, (ax_norm, ax_sim, ax_dim) = plt.subplots(1, 3, figsize=(9, 3.2))
+        fig, axes = plt.subplot_mosaic([["norm", "sim"], ["dim", "dim"]], figsize=(FIG_WIDTH_IN, 5.0))
+        ax_norm, ax_sim, ax_dim = axes["norm"], axes["sim"], axes["dim"]  # two rows: fits the page
         self.norm_bars = ax_norm.bar(range(n), self._norms[token], color=NORMAL)
         ax_norm.set_xticks(range(n), layer_labels(n))
         ax_norm.set_ylim(0, self._norms.max() * 1.1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from helpers.common.style import colorbar, layer_labels, to_numpy
+from helpers.common.style import FIG_WIDTH_IN, SEQUENTIAL, colorbar, layer_labels, to_numpy
 
 
 def plot_lens(result, ax=None):
@@ -17,12 +17,14 @@ def plot_lens(result, ax=None):
         raise ValueError("result must be a LensResult from helpers.lens.compute.masked_lm_lens.")
     n_layers, k = probs.shape
     if ax is None:
-        _, ax = plt.subplots(figsize=(min(9.0, 1.3 * k + 2.2), 0.5 * n_layers + 1.4))  # front ends shrink wider ones
-    im = ax.imshow(probs, cmap="Blues", vmin=0, vmax=1, aspect="auto")
+        _, ax = plt.subplots(figsize=(min(FIG_WIDTH_IN, 1.1 * k + 2.2), 0.5 * n_layers + 1.4))  # the page's column
+    im = ax.imshow(probs, cmap=SEQUENTIAL, vmin=0, vmax=1, aspect="auto")
     for l in range(n_layers):
         for j in range(k):
+            r, g, b, _ = im.cmap(im.norm(probs[l, j]))
+            dark = 0.299 * r + 0.587 * g + 0.114 * b < 0.5
             ax.text(j, l, f"{result.top_tokens[l][j]}\n{probs[l, j]:.2f}", ha="center", va="center", fontsize=8,
-                    color="white" if probs[l, j] > 0.6 else "black")
+                    color="white" if dark else "black")
     ax.set_yticks(range(n_layers), layer_labels(n_layers))
     ax.set_xticks(range(k), [f"#{j + 1}" for j in range(k)])
     ax.set_ylabel("layer fed to the head")

@@ -7,7 +7,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 
 from helpers.common.stats import quartiles
-from helpers.common.style import layer_labels, new_axes, to_numpy
+from helpers.common.style import FIG_WIDTH_IN, layer_labels, legend_below, new_axes, to_numpy
 
 MIB = 2 ** 20
 
@@ -22,7 +22,7 @@ def plot_accuracy_vs_time(accuracy: dict, seconds: dict, ax=None):
     """
     if not accuracy or set(accuracy) != set(seconds):
         raise ValueError("accuracy and seconds must map the same, non-empty set of strategy names.")
-    ax = new_axes(ax, (8.5, 3.8))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 3.8))
     for name, acc in accuracy.items():
         secs = np.asarray(seconds[name], dtype=float)
         if len(secs) != len(acc.seeds):
@@ -36,10 +36,11 @@ def plot_accuracy_vs_time(accuracy: dict, seconds: dict, ax=None):
     ax.set_xlabel("training seconds per run (wall clock, this machine)")
     ax.set_ylabel("test accuracy" + (f" (axis starts at {ax.get_ylim()[0]:.2f})" if ax.get_ylim()[0] > 0 else ""))
     n = len(next(iter(accuracy.values())).seeds)
-    ax.set_title(f"fine-tuning: test accuracy against training time ({n} seeds per strategy)\n"
-                 "dots: runs; diamond: median time, mean accuracy; whiskers: time range, 95% interval")
-    # outside the axes: with five strategies "best" still covered a run
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
+    ax.set_title(f"test accuracy against training time ({n} seeds per strategy)\n"
+                 "dots: runs; diamond: median time, mean accuracy; whiskers: range, 95% interval")
+    # under the axes: with five strategies "best" still covered a run
+    ax.figure.tight_layout()
+    legend_below(ax, ncol=2)
     ax.figure.tight_layout()
     return ax
 
@@ -52,7 +53,7 @@ def plot_training_memory(parts: dict, ax=None, title: str = "memory one training
     components = list(next(iter(parts.values())))
     if any(list(p) != components for p in parts.values()):
         raise ValueError(f"every setting needs the same components in the same order: {components}.")
-    ax = new_axes(ax, (8, 0.75 * len(parts) + 1.8))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 0.75 * len(parts) + 2.0))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     totals = [sum(p.values()) / MIB for p in parts.values()]
     for y, (setting, p) in enumerate(parts.items()):
@@ -68,8 +69,10 @@ def plot_training_memory(parts: dict, ax=None, title: str = "memory one training
     ax.invert_yaxis()
     ax.set_xlim(0, 1.18 * max(totals))
     ax.set_xlabel("MiB")
-    ax.set_title(f"{title} (MiB; numbers in the bars: MiB per part)")
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=len(components), frameon=False)
+    ax.set_title(f"{title} (MiB)")
+    ax.set_xlabel("MiB (numbers in the bars: MiB per part)")
+    ax.figure.tight_layout()
+    legend_below(ax, ncol=min(3, len(components)))
     ax.figure.tight_layout()
     return ax
 
@@ -86,7 +89,7 @@ def plot_int8_comparison(sizes: dict, times: dict, accuracy: dict, change, betwe
     if set(times) != set(names) or set(accuracy) != set(names):
         raise ValueError(f"sizes, times and accuracy must use the same names, got {names}, {list(times)}, {list(accuracy)}.")
     if axes is None:
-        _, axes = plt.subplots(2, 2, figsize=(9, 6))
+        _, axes = plt.subplots(2, 2, figsize=(FIG_WIDTH_IN, 6.4))
     (ax_size, ax_time), (ax_acc, ax_change) = axes
     colors = ["tab:blue", "tab:orange", "tab:green", "tab:red"]
     x = np.arange(len(names))
@@ -103,7 +106,7 @@ def plot_int8_comparison(sizes: dict, times: dict, accuracy: dict, change, betwe
     ax_time.set_xlim(-0.6, len(names) - 0.4)
     ax_time.set_ylim(bottom=0)
     ax_time.set_ylabel("milliseconds")
-    ax_time.set_title(f"time for {timed}, ms (dots: runs, bar: median)")
+    ax_time.set_title(f"time for {timed}\n(ms; dots: runs, bar: median)")
     for i, n in enumerate(names):
         ci = accuracy[n]
         ax_acc.errorbar(i, ci.estimate, yerr=[[ci.estimate - ci.low], [ci.high - ci.estimate]], fmt="D",
@@ -113,7 +116,7 @@ def plot_int8_comparison(sizes: dict, times: dict, accuracy: dict, change, betwe
     bottom = max(0.0, min(a.low for a in accuracy.values()) - 0.05)
     ax_acc.set_ylim(bottom, 1.01)
     ax_acc.set_ylabel("test accuracy" + (f" (axis starts at {bottom:.2f})" if bottom > 0 else ""))
-    ax_acc.set_title("test accuracy of heads trained on float32 features\n(95% interval over test items and seeds)")
+    ax_acc.set_title("test accuracy, heads trained on\nfloat32 features (95% interval:\ntest items and seeds)")
     change, between = to_numpy(change), to_numpy(between)
     layers = np.arange(change.shape[0])
     for values, label, color in ((change, "int8 vs float32, same sentence", "tab:orange"),
@@ -125,7 +128,7 @@ def plot_int8_comparison(sizes: dict, times: dict, accuracy: dict, change, betwe
     ax_change.set_xlabel("layer")
     ax_change.set_ylabel("||difference|| / ||feature||")
     ax_change.set_ylim(bottom=0)
-    ax_change.set_title("relative distance of sentence features\n(median, band: interquartile range)")
+    ax_change.set_title("relative distance of sentence\nfeatures (median, IQR band)")
     ax_change.legend(loc="upper left")
     axes[0][0].figure.tight_layout()
     return axes

@@ -8,7 +8,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from helpers.common.style import HIGHLIGHT, NORMAL, layer_labels, new_axes
+from helpers.common.style import FIG_WIDTH_IN, HIGHLIGHT, NORMAL, layer_labels, new_axes
 from helpers.pretrain.compute import running_mean
 
 
@@ -17,7 +17,7 @@ def plot_losses(run, window: int = 20, vocab_size: int | None = None, axes=None)
     steps; the checkpoints as dotted lines; chance levels (``ln V`` for a uniform guess over the
     vocabulary, ``ln 2`` for next-sentence) as dashed lines. Returns the two axes."""
     if axes is None:
-        _, axes = plt.subplots(1, 2, figsize=(9, 3.2))
+        _, axes = plt.subplots(1, 2, figsize=(FIG_WIDTH_IN, 3.2))  # the page's column
     steps = np.arange(1, len(run.mlm_loss) + 1)
     for ax, values, name, chance, label in (
             (axes[0], run.mlm_loss, "masked-LM loss", math.log(vocab_size) if vocab_size else None, "ln V (uniform)"),

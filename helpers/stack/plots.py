@@ -6,14 +6,14 @@ from __future__ import annotations
 import numpy as np
 
 from helpers.common.stats import quartiles
-from helpers.common.style import HIGHLIGHT, NORMAL, annotate_bars, new_axes, to_numpy
+from helpers.common.style import FIG_WIDTH_IN, HIGHLIGHT, NORMAL, annotate_bars, legend_below, new_axes, to_numpy
 
 
 def bar_chart(values: dict[str, float], ax=None, title: str | None = None, ylabel: str = "", log: bool = False):
     """Bars labelled by the dict keys; returns ``(fig, ax, bars)``."""
     if not isinstance(values, dict) or not values:
         raise ValueError("values must be a non-empty dict of label -> number.")
-    ax = new_axes(ax, (min(9.0, max(5.0, 0.9 * len(values) + 2)), 3.5))  # at most 9 in: wider pictures get shrunk
+    ax = new_axes(ax, (min(FIG_WIDTH_IN, max(5.0, 0.9 * len(values) + 2)), 3.5))  # the page's column
     fig = ax.figure
     labels = list(values)
     bars = ax.bar(range(len(labels)), [float(values[k]) for k in labels], color=NORMAL)
@@ -39,15 +39,15 @@ def parameter_bars(counts: dict[str, int], num_layers: int, ax=None, title: str 
     if missing:
         raise ValueError(f"counts lacks {missing}; use helpers.stack.compute.parameter_breakdown(model).")
     parts = {
-        "embeddings (word + position + segment, LayerNorm)": counts["embeddings"],
-        f"attention: {num_layers} layers \u00d7 (Q, K, V, output, LayerNorm)": num_layers * counts["attention (one layer)"],
-        f"feed-forward: {num_layers} layers \u00d7 (H\u2192I, I\u2192H, LayerNorm)": num_layers * counts["feed-forward (one layer)"],
+        "embeddings\n(word + position + segment, LN)": counts["embeddings"],
+        f"attention: {num_layers} layers \u00d7\n(Q, K, V, output, LayerNorm)": num_layers * counts["attention (one layer)"],
+        f"feed-forward: {num_layers} layers \u00d7\n(H\u2192I, I\u2192H, LayerNorm)": num_layers * counts["feed-forward (one layer)"],
         "pooler (dense H\u2192H)": counts["pooler"],
     }
     total = counts["total"]
     if sum(parts.values()) != total:
         raise ValueError(f"the parts add up to {sum(parts.values()):,}, not the total {total:,}.")
-    ax = new_axes(ax, (9, 2.9))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 3.4))
     fig = ax.figure
     names = list(parts)[::-1]  # top to bottom in the order of the model
     widths = [parts[k] / 1e6 for k in names]
@@ -69,7 +69,7 @@ def plot_update_ratios(data: dict, sentence: dict | None = None, ax=None, title:
     median with the interquartile band; ``sentence``: the same for one sentence, drawn as its
     median per layer. Returns the axes.
     """
-    ax = new_axes(ax, (9, 4.4))
+    ax = new_axes(ax, (FIG_WIDTH_IN, 4.4))
     colors = {"attention": NORMAL, "ffn": HIGHLIGHT}
     names = {"attention": "attention update", "ffn": "feed-forward update"}
     for key in ("attention", "ffn"):
@@ -88,8 +88,9 @@ def plot_update_ratios(data: dict, sentence: dict | None = None, ax=None, title:
     ax.set_xlabel("encoder layer")
     ax.set_ylabel("\u2016update\u2016 / \u2016stream\u2016")
     ax.set_ylim(bottom=0)
-    ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.17), ncol=2, fontsize=8, frameon=False)
-    ax.set_title(title or "how large each update is next to the stream it is added to: "
+    ax.set_title(title or "each update's size next to the stream it is added to:\n"
                  "\u2016update\u2016 / \u2016stream\u2016 per token")
+    ax.figure.tight_layout()
+    legend_below(ax, ncol=1)
     ax.figure.tight_layout()
     return ax
