@@ -156,12 +156,15 @@ print(
 )
 
 # %% [markdown]
-# We follow two tokens of `SENTENCE`: `[CLS]` (position 0) and the first WordPiece of the
-# word that the tokenizer splits into the most pieces (picked by code, so it works for any
-# sentence).
+# We follow two tokens of `SENTENCE`: `[CLS]` (position 0) and the longest word that the
+# tokenizer keeps whole, one WordPiece, so the token we follow is a word and not a piece of
+# one (picked by code, so it works for any sentence; if no word is kept whole, the first
+# piece of the word split into the most pieces).
 
 # %%
-word = longest_word(trace, tokenizer)
+whole = [w for w in trace.words()
+         if len(tokenizer.tokenize(w)) == 1 and w.isalpha()]
+word = max(whole, key=len) if whole else longest_word(trace, tokenizer)
 span = trace.find_word(word)
 TOKEN = span.first
 NAME = repr(trace.tokens[TOKEN])
@@ -339,11 +342,10 @@ control = torch.tensor([c.estimate for c in cross_ci])
 adjusted = compute.baseline_adjusted(by_hand, control)
 adjusted_data = compute.baseline_adjusted(per_token, control)
 ax = plots.plot_consecutive(
-    by_hand, adjusted, per_token=per_token, per_token_adjusted=adjusted_data
+    adjusted, per_token=adjusted_data, measure="minus control",
+    ylabel="cosine minus control",
 )
-ax.set_title(
-    "layer-to-layer cosine, raw and minus the one-layer-apart control"
-)
+ax.set_title("layer-to-layer cosine minus the one-layer-apart control")
 plt.show()
 a25, amed, a75 = quartiles(adjusted_data)
 for l in range(L):

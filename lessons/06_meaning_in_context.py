@@ -478,12 +478,7 @@ raw_self = torch.stack([
     compute.self_similarity(torch.cat(list(s.values())))
     for s in groups.values()
 ])
-ax = plots.plot_words_and_mean(
-    dict(zip(groups, raw_self - baseline)),
-    ylabel="cosine",
-    title="self-similarity: minus the random-pair baseline, and raw",
-    highlight={"raw self-similarity, mean over words": raw_self.mean(0)},
-)
+axes = plots.plot_raw_and_adjusted(dict(zip(groups, raw_self)), baseline)
 plt.show()
 raw_rank = rank_layers(raw_self, lowest=True, unit="words")
 adj_rank = rank_layers(

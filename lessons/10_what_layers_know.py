@@ -737,9 +737,9 @@ tuned = word_probe_report(
     tuned_features, sentences, "upos", train_ids, test_ids, seeds=seeds
 )
 before_pos = reports["upos"]
-axes = plot_before_after(before_pos, tuned)
-plt.show()
 pos_change = paired_accuracy_change(tuned, before_pos)
+axes = plot_before_after(before_pos, tuned, change=pos_change)
+plt.show()
 pos_p = holm([p_value(d) if d.high > d.low else 1.0 for d in pos_change])
 print(
     f"{'layer':>6} {'accuracy before':>20} {'after':>20}"
