@@ -125,7 +125,8 @@ loaded = load_model(MODEL)
 tokenizer, model = loaded
 from helpers.model.language import require_reading  # English data
 
-require_reading(tokenizer, "en", lesson="05", what="its data sentences and pairs")
+require_reading(tokenizer, "en", lesson="05",
+                what="its data sentences and pairs")
 L, A = model.config.num_hidden_layers, model.config.num_attention_heads
 trace = trace_text(tokenizer, model, SENTENCE)
 row_sums = torch.stack(trace.attentions).sum(dim=-1)
