@@ -57,3 +57,16 @@ def test_as_index_takes_a_0d_numpy_array_and_checks_the_range():
     assert index is None and "0 to 4" in bad.hint and "7" in bad.message
     index, bad = as_index(2.5, "The position", size=5)  # a type problem comes before the range
     assert index is None and "a float" in bad.message
+
+
+def test_no_checker_writes_the_type_name_twice():
+    """``article(name)`` already returns "an int"; writing the name after it gives "an int int"."""
+    import re
+    from pathlib import Path
+
+    folder = Path(__file__).resolve().parent.parent / "helpers" / "exercises"
+    doubled = [f"{p.name}:{n}" for p in sorted(folder.glob("*.py"))
+               for n, line in enumerate(p.read_text().splitlines(), 1)
+               if re.search(r"\{article\((\w+)\)\} \{\1\}", line)]
+    assert not doubled, f"type name written twice after article(): {doubled}"
+    assert str(check_type(2.5, int, "x").message).count("float") == 1

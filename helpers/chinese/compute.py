@@ -19,14 +19,13 @@ become words.
 
 from __future__ import annotations
 
-import csv
 import json
 from dataclasses import dataclass
 from pathlib import Path
 
 import torch
 
-from helpers.common.data import SPLITS, IntentSplit
+from helpers.common.data import SPLITS, IntentSplit, read_intent_csv
 from helpers.common.progress import progress as progress_bar
 from helpers.model.paths import DATA_DIR
 from helpers.model.trace import check_traces, max_input_tokens, model_device
@@ -51,22 +50,7 @@ def load_intents_zh(split: str = "train", data_dir: Path | str = INTENTS_ZH_DIR)
     if split not in SPLITS:
         raise ValueError(f"split {split!r} is not valid: choose one of {SPLITS}.")
     path = Path(data_dir) / f"{split}.csv"
-    if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: the Chinese intent set lives in data/intents_zh/.")
-    texts, labels = [], []
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        if reader.fieldnames != ["text", "intent"]:
-            raise ValueError(f"{path.name}: expected columns ['text', 'intent'], found {reader.fieldnames}.")
-        for line, row in enumerate(reader, start=2):
-            text, intent = (row["text"] or "").strip(), row["intent"]
-            if not text:
-                raise ValueError(f"{path.name} line {line}: empty utterance.")
-            if intent not in INTENTS_ZH:
-                raise ValueError(f"{path.name} line {line}: unknown intent {intent!r}; valid: {INTENTS_ZH}.")
-            texts.append(text)
-            labels.append(INTENTS_ZH.index(intent))
-    return IntentSplit(split, texts, labels, INTENTS_ZH)
+    return read_intent_csv(path, split, INTENTS_ZH, "data/intents_zh/")
 
 
 def is_cjk_char(ch: str) -> bool:

@@ -126,8 +126,15 @@ def intents_path(split: str, data_dir: Path | str = INTENTS_DIR) -> Path:
 def load_intents(split: str = "train", data_dir: Path | str = INTENTS_DIR) -> IntentSplit:
     """Read ``data/intents/<split>.csv`` and check every row."""
     path = intents_path(split, data_dir)
+    return read_intent_csv(path, split, INTENTS, "data/intents/")
+
+
+def read_intent_csv(path: Path, split: str, intents: tuple[str, ...], home: str) -> IntentSplit:
+    """An intent CSV (columns ``text``, ``intent``) as an :class:`IntentSplit` whose labels are
+    positions in ``intents``; every row checked, an error names the file, line and what is valid
+    (``home`` says where the data set lives)."""
     if not path.exists():
-        raise FileNotFoundError(f"{path} does not exist: the intent data set lives in data/intents/.")
+        raise FileNotFoundError(f"{path} does not exist: the intent data set lives in {home}.")
     texts, labels = [], []
     with open(path, newline="", encoding="utf-8") as f:
         reader = csv.DictReader(f)
@@ -137,11 +144,11 @@ def load_intents(split: str = "train", data_dir: Path | str = INTENTS_DIR) -> In
             text, intent = (row["text"] or "").strip(), row["intent"]
             if not text:
                 raise ValueError(f"{path.name} line {line}: empty utterance.")
-            if intent not in INTENTS:
-                raise ValueError(f"{path.name} line {line}: unknown intent {intent!r}; valid: {INTENTS}.")
+            if intent not in intents:
+                raise ValueError(f"{path.name} line {line}: unknown intent {intent!r}; valid: {intents}.")
             texts.append(text)
-            labels.append(INTENTS.index(intent))
-    return IntentSplit(split, texts, labels)
+            labels.append(intents.index(intent))
+    return IntentSplit(split, texts, labels, tuple(intents))
 
 
 def load_banking77(split: str = "train", data_dir: Path | str = BANKING77_DIR) -> IntentSplit:

@@ -43,7 +43,7 @@ def check_exercise_2(my_norms, trace) -> Feedback:
         return no_answer("Define my_norms(trace, token) returning a tensor of shape [L + 1].")
     if not callable(my_norms):
         given = type(my_norms).__name__
-        return wrong(f"my_norms should be a function, but you gave {article(given)} {given}.",
+        return wrong(f"my_norms should be a function, but you gave {article(given)}.",
                      "Write `def my_norms(trace, token): ...` and pass the function itself.")
     for token in sorted({0, trace.seq_len // 2, trace.seq_len - 1}):
         try:
@@ -80,7 +80,7 @@ def check_exercise_3(answer, trace, token, others) -> Feedback:
         value = float(answer)
     except (TypeError, ValueError):
         given = type(answer).__name__
-        return wrong(f"answer should be a number, but you gave {article(given)} {given}.",
+        return wrong(f"answer should be a number, but you gave {article(given)}.",
                      "Use .item() on a tensor.")
     L = trace.num_layers
     if L < 2:
@@ -138,7 +138,7 @@ def check_exercise_4(prediction, answer, others) -> Feedback:
         value = float(answer)
     except (TypeError, ValueError):
         given = type(answer).__name__
-        return wrong(f"answer_4 should be a number, but you gave {article(given)} {given}.",
+        return wrong(f"answer_4 should be a number, but you gave {article(given)}.",
                      "Use float(...) or .item() on a 0-d tensor.")
     mean, std = compute.layer_mean_std(others, "content")
 

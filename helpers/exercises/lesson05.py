@@ -14,7 +14,7 @@ def _number(answer, name: str):
         return float(answer), None
     except (TypeError, ValueError):
         given = type(answer).__name__
-        return None, wrong(f"{name} should be a number, but you gave {article(given)} {given}.",
+        return None, wrong(f"{name} should be a number, but you gave {article(given)}.",
                            "Use float(...) or .item() on a 0-d tensor.")
 
 

@@ -45,7 +45,7 @@ def check_exercise_1(answer, groups) -> Feedback:
     if got is None:
         given = type(answer).__name__
         return wrong(f"answer should be an Interval or three numbers (estimate, low, high), not "
-                     f"{article(given)} {given}.", "cluster_bootstrap_ci(values, clusters) returns an Interval.")
+                     f"{article(given)}.", "cluster_bootstrap_ci(values, clusters) returns an Interval.")
     diffs, words = _last_minus_embeddings(groups)
     expected = cluster_bootstrap_ci(diffs, words, seed=0)
 
@@ -79,7 +79,7 @@ def check_exercise_2(my_self_similarity, groups) -> Feedback:
         return no_answer("Define my_self_similarity(vectors) for a [n, H] tensor.")
     if not callable(my_self_similarity):
         given = type(my_self_similarity).__name__
-        return wrong(f"my_self_similarity should be a function, not {article(given)} {given}.",
+        return wrong(f"my_self_similarity should be a function, not {article(given)}.",
                      "Write `def my_self_similarity(vectors): ...` and pass the function.")
     for word, senses in groups.items():
         uses = torch.cat(list(senses.values()))  # [n, L+1, H]
@@ -124,7 +124,7 @@ def check_exercise_3(prediction, answer, groups) -> Feedback:
         value = float(answer)
     except (TypeError, ValueError):
         given = type(answer).__name__
-        return wrong(f"answer_3 should be a number, but you gave {article(given)} {given}.",
+        return wrong(f"answer_3 should be a number, but you gave {article(given)}.",
                      "Use float(...) or .item() on a 0-d tensor.")
     by_word = _self_similarity_by_word(groups)
     L = by_word.shape[1] - 1

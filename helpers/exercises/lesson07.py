@@ -16,7 +16,7 @@ def check_exercise_1(pool, model, trace) -> Feedback:
         return NO_ANSWER
     if not callable(pool):
         given = type(pool).__name__
-        return wrong(f"pool should be a function, you gave {article(given)} {given}.", "Define `def pool(h): ...`.")
+        return wrong(f"pool should be a function, you gave {article(given)}.", "Define `def pool(h): ...`.")
     h = trace.vector(trace.num_layers, 0)
     try:
         out = pool(h)
@@ -129,7 +129,7 @@ def check_exercise_4(prediction, answer, feats_train, feats_test, train, test) -
         value = float(answer)
     except (TypeError, ValueError):
         given = type(answer).__name__
-        return wrong(f"answer_4 should be a number, but you gave {article(given)} {given}.",
+        return wrong(f"answer_4 should be a number, but you gave {article(given)}.",
                      "Use float(...) or .item() on a 0-d tensor.")
 
     def accuracy(layer: int, pooling: str) -> float:

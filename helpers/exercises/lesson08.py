@@ -17,7 +17,7 @@ def check_exercise_1(lrs) -> Feedback:
         return NO_ANSWER
     if not callable(lrs):
         given = type(lrs).__name__
-        return wrong(f"lrs should be a function, you gave {article(given)} {given}.",
+        return wrong(f"lrs should be a function, you gave {article(given)}.",
                      "Define `def lrs(base_lr, decay, num_layers): ...`.")
     for base, xi, n in ((1e-3, 0.8, 6), (2e-5, 0.9, 12), (0.1, 0.5, 3)):
         expected = [base * xi ** (n + 1 - l) for l in range(n + 1)]
@@ -49,7 +49,7 @@ def check_exercise_2(kept, tokenizer, model, sentence) -> Feedback:
         return NO_ANSWER
     if not isinstance(kept, dict):
         given = type(kept).__name__
-        return wrong(f"give the dict the context manager yielded, not {article(given)} {given}.",
+        return wrong(f"give the dict the context manager yielded, not {article(given)}.",
                      "with keep_hidden_states(model, [1]) as kept: model(**enc)")
     if not kept:
         return wrong("the dict is empty: the forward pass must run inside the `with` block.", "Call model(**enc) inside the with block.")
@@ -97,7 +97,7 @@ def check_exercise_3(ratio, clfs, tokenizer, train, memory, prediction=None) -> 
         ratio = ratio.item()  # a 0-d tensor or NumPy scalar
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float)):
         given = type(ratio).__name__
-        return wrong(f"give a number, you gave {article(given)} {given}.", "memory[mode].activation_bytes is an int.")
+        return wrong(f"give a number, you gave {article(given)}.", "memory[mode].activation_bytes is an int.")
     from helpers.practice.compute import saved_for_backward
 
     ratio = float(ratio)

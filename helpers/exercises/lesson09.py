@@ -64,7 +64,7 @@ def check_exercise_2(answer, grads: torch.Tensor) -> Feedback:
         return no_answer("Set answer_2 to an [L, A] tensor computed from grads.")
     if not isinstance(answer, torch.Tensor):
         given = type(answer).__name__
-        return wrong(f"answer should be a torch.Tensor, got {article(given)} {given}.", "Work with grads directly.")
+        return wrong(f"answer should be a torch.Tensor, got {article(given)}.", "Work with grads directly.")
     expected = grads.abs().mean(0)
     if tuple(answer.shape) != tuple(expected.shape):
         return wrong(f"answer has shape {tuple(answer.shape)}, expected {tuple(expected.shape)} = [L, A].",
@@ -89,7 +89,7 @@ def check_exercise_3(my_rollout, trace) -> Feedback:
         return no_answer("Define my_rollout(attentions) and pass the function.")
     if not callable(my_rollout):
         given = type(my_rollout).__name__
-        return wrong(f"my_rollout should be a function, not {article(given)} {given}.",
+        return wrong(f"my_rollout should be a function, not {article(given)}.",
                      "Write `def my_rollout(attentions): ...` and pass the function itself.")
     attentions = list(trace.attentions)
     try:
@@ -136,7 +136,7 @@ def check_exercise_4(answer, patch: dict) -> Feedback:
         answer = answer.item()
     if isinstance(answer, bool) or not isinstance(answer, (int, float)):
         given = type(answer).__name__
-        return wrong(f"answer should be a number, got {article(given)} {given}.", "Use float(...).")
+        return wrong(f"answer should be a number, got {article(given)}.", "Use float(...).")
     answer = float(answer)
     pooled, _, _ = word_cluster_shares(patch, "follows")
 
@@ -233,7 +233,7 @@ def check_exercise_6(answer, tokenizer, model, classifier, trace, scores, target
         answer = answer.item()
     if isinstance(answer, bool) or not isinstance(answer, (int, float)):
         given = type(answer).__name__
-        return wrong(f"answer should be a float, got {article(given)} {given}.", "Convert with float(...).")
+        return wrong(f"answer should be a float, got {article(given)}.", "Convert with float(...).")
     expected = _comprehensiveness(tokenizer, model, classifier, trace, scores, target, 0.2)
     close = lambda value: abs(answer - value) <= 1e-3 + 0.01 * abs(value)  # noqa: E731
     if close(expected):

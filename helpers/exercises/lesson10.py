@@ -18,7 +18,7 @@ def _as_ids(values, n: int, num_classes: int, what: str):
         array = np.asarray(values.tolist() if isinstance(values, torch.Tensor) else values)
     except Exception:  # noqa: BLE001 - the learner's value, report its type
         given = type(values).__name__
-        return None, wrong(f"{what} should be a list or tensor of class ids, you gave {article(given)} {given}.",
+        return None, wrong(f"{what} should be a list or tensor of class ids, you gave {article(given)}.",
                            "Return one int per word.")
     if array.shape != (n,):
         return None, wrong(f"{what} has shape {array.shape}, expected ({n},): one label per word.",
@@ -35,7 +35,7 @@ def check_exercise_1(control_task, words, labels, num_classes: int) -> Feedback:
         return no_answer("Define `def control_task(words, labels, num_classes, seed): ...` returning one id per word.")
     if not callable(control_task):
         given = type(control_task).__name__
-        return wrong(f"control_task should be a function, you gave {article(given)} {given}.",
+        return wrong(f"control_task should be a function, you gave {article(given)}.",
                      "Define `def control_task(words, labels, num_classes, seed): ...`.")
     labels = np.asarray(torch.as_tensor(labels, device="cpu").tolist())  # cpu: read into NumPy
     outputs = []
@@ -87,7 +87,7 @@ def check_exercise_2(cka, before: torch.Tensor, after: torch.Tensor) -> Feedback
         return no_answer("Define `def cka(X, Y): ...` returning a float.")
     if not callable(cka):
         given = type(cka).__name__
-        return wrong(f"cka should be a function, you gave {article(given)} {given}.", "Define `def cka(X, Y): ...`.")
+        return wrong(f"cka should be a function, you gave {article(given)}.", "Define `def cka(X, Y): ...`.")
     L = before.shape[0] - 1
     for l in sorted({1, L}):
         X, Y = before[l].double(), after[l].double()
@@ -120,7 +120,7 @@ def check_exercise_3(value, model, tuned) -> Feedback:
         value = float(value)
     except (TypeError, ValueError):
         given = type(value).__name__
-        return wrong(f"give a number, you gave {article(given)} {given}.", "Convert with float(...).")
+        return wrong(f"give a number, you gave {article(given)}.", "Convert with float(...).")
     old = dict(model.encoder.layer[-1].named_parameters())
     new = dict(tuned.encoder.layer[-1].named_parameters())
     diff = {k: (new[k].detach().double() - old[k].detach().double()) for k in old}
@@ -175,7 +175,7 @@ def check_exercise_4(prediction, answer, features, control, train_ids, test_ids)
         value = float(answer)
     except (TypeError, ValueError):
         given = type(answer).__name__
-        return wrong(f"answer_4 should be a number, but you gave {article(given)} {given}.",
+        return wrong(f"answer_4 should be a number, but you gave {article(given)}.",
                      "Use float(...) or .item() on a 0-d tensor.")
     words = list(features.words)
     accs, seen = lookup_accuracies(words, control, features.sentence, train_ids, test_ids)
