@@ -156,11 +156,11 @@ for l, h in enumerate(trace.hidden_states):
 # %%
 import numpy as np
 
-cls = np.stack([h[0].numpy() for h in trace.hidden_states])  # [L+1, H]
+cls = np.stack([h[0].cpu().numpy() for h in trace.hidden_states])  # [L+1, H]
 dots = (cls[:-1] * cls[1:]).sum(1)
 norms = np.linalg.norm(cls, axis=1)  # [L+1]
 by_hand = dots / (norms[:-1] * norms[1:])
-assert np.allclose(by_hand, this.cosines[0].numpy(), atol=1e-5)
+assert np.allclose(by_hand, this.cosines[0].cpu().numpy(), atol=1e-5)
 for l, c in enumerate(by_hand):
     print(f"cos(layer {'emb' if l == 0 else l}, layer {l + 1}) = {c:.3f}")
 
@@ -219,9 +219,9 @@ plt.show()
 # %%
 from helpers.common.stats import bootstrap_ci
 
-cls_ci = bootstrap_ci(walk.cosines.numpy())
-control_ci = bootstrap_ci(control.numpy())
-self_share = bootstrap_ci(walk.attention[:, :, 0].numpy())
+cls_ci = bootstrap_ci(walk.cosines.cpu().numpy())
+control_ci = bootstrap_ci(control.cpu().numpy())
+self_share = bootstrap_ci(walk.attention[:, :, 0].cpu().numpy())
 for l in range(L):
     step = f"{'emb' if l == 0 else l}→{l + 1}"
     print(f"{step:>6}: [CLS] cosine {cls_ci[l]}   "

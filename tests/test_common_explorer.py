@@ -108,6 +108,7 @@ def takes_text(cls) -> bool:
     return "text" in inspect.signature(cls.for_benchmark).parameters
 
 
+@pytest.mark.slow  # every explorer at the maximum length: the --all tier (CI) runs it
 @pytest.mark.parametrize("cls", explorer_classes(), ids=lambda c: c.__name__)
 def test_blitted_image_equals_a_full_draw_at_the_maximum_length(cls, tokenizer, model):
     if not takes_text(cls):
@@ -148,7 +149,8 @@ def test_every_explorer_leaves_a_static_picture_with_its_widget(cls, tokenizer, 
     plt.close(explorer.fig)
 
 
-@pytest.mark.parametrize("long_input", [False, True], ids=["benchmark-sentence", "maximum-length"])
+@pytest.mark.parametrize("long_input", [False, pytest.param(True, marks=pytest.mark.slow)],
+                         ids=["benchmark-sentence", "maximum-length"])  # maximum length: --all (CI)
 @pytest.mark.parametrize("cls", explorer_classes(), ids=lambda c: c.__name__)
 def test_every_explorer_picture_fits_the_page_with_readable_text(cls, long_input, tokenizer, model):
     """The picture an explorer leaves (what the website shows) is at most PAGE_WIDTH_IN wide,

@@ -26,6 +26,7 @@ def _state(model):
     return {k: v.clone() for k, v in model.state_dict().items()}
 
 
+@pytest.mark.slow  # the heaviest of its kind; the --all tier (CI) runs it
 def test_every_strategy_trains_a_copy_and_freezes_what_it_says(tokenizer, model, splits):
     before = _state(model)
     L = model.config.num_hidden_layers

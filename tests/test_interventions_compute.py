@@ -633,6 +633,7 @@ def test_run_cached_warns_when_a_text_is_truncated(tokenizer, model):
         C.count_truncated(tokenizer, [short], 2)
 
 
+@pytest.mark.slow  # the heaviest of its kind; the --all tier (CI) runs it
 def test_sentence_interventions_truncate_with_the_course_warning(tokenizer, model):
     head = C.SentenceHead(LinearHead(model.config.hidden_size, 3).eval())
     long_text = " ".join(["the bank by the river"] * 130)

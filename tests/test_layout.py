@@ -16,7 +16,8 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HELPERS = ROOT / "helpers"
 SHARED = {"model", "common", "exercises"}
-TOPIC_MODULES = {"rebuild", "compute", "plots", "widgets"}
+# data: a topic that prepares its own data set (lesson 12's corpus, vocabulary and masking)
+TOPIC_MODULES = {"rebuild", "compute", "plots", "widgets", "data"}
 TOPICS = sorted(p.name for p in HELPERS.iterdir() if (p / "__init__.py").exists() and p.name not in SHARED)
 
 

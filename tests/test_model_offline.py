@@ -3,12 +3,14 @@
 import subprocess
 import sys
 
+import pytest
 import torch
 
 from helpers.model.loading import BUNDLED_MODEL, load_model
 from helpers.model.trace import trace_text
 
 
+@pytest.mark.slow  # the heaviest of its kind; the --all tier (CI) runs it
 def test_download_command_saves_a_loadable_checkpoint(tmp_path, loaded):
     folder = tmp_path / "offline-bert"
     result = subprocess.run(

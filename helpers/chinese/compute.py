@@ -156,7 +156,7 @@ def boundary_features(tokenizer, model, sentences, *, batch_size: int = 64,
     for start in progress_bar(range(0, len(sentences), batch_size), desc="character features", disable=not progress):
         batch = sentences[start:start + batch_size]
         enc = tokenizer([s.text for s in batch], padding=True, truncation=True, max_length=limit,
-                        return_offsets_mapping=True, return_tensors="pt")
+                        return_offsets_mapping=True, return_tensors="pt")  # cpu: moved with .to below
         offsets = enc.pop("offset_mapping").tolist()
         ids = enc["input_ids"].tolist()
         hidden = torch.stack(model(**enc.to(model_device(model)), output_hidden_states=True,
@@ -207,8 +207,8 @@ def character_lookup_correct(train: WordFeatures, y_train, test: WordFeatures, y
     """``[n_test]`` 0/1: is the test character's label the one it has most often in training?
     (A character never seen in training gets the most frequent label overall.) The baseline that
     knows each character but no context."""
-    y_train = torch.as_tensor(y_train).tolist()
-    y_test = torch.as_tensor(y_test).tolist()
+    y_train = torch.as_tensor(y_train).tolist()  # cpu: labels as a list
+    y_test = torch.as_tensor(y_test).tolist()  # cpu: labels as a list
     if len(y_train) != len(train) or len(y_test) != len(test):
         raise ValueError("give one label per training and per test character.")
     counts: dict[str, list[int]] = {}
@@ -217,10 +217,10 @@ def character_lookup_correct(train: WordFeatures, y_train, test: WordFeatures, y
     overall = int(sum(y_train) * 2 > len(y_train))
     guess = [max((0, 1), key=lambda k: (counts[ch][k], k == overall)) if ch in counts else overall
              for ch in test.words]
-    return torch.tensor([float(g == y) for g, y in zip(guess, y_test)], dtype=torch.float64)
+    return torch.tensor([float(g == y) for g, y in zip(guess, y_test)], dtype=torch.float64)  # cpu: outcomes
 
 
 def lookup_interval(correct, test: WordFeatures):
     """The lookup baseline's accuracy with the same sentence-bootstrap interval as the probes."""
-    correct = torch.as_tensor(correct, dtype=torch.float64)
+    correct = torch.as_tensor(correct, dtype=torch.float64).cpu()  # cpu: statistics on results
     return sentence_bootstrap(correct[None, None], test.sentence.cpu())[0]

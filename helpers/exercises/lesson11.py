@@ -45,7 +45,7 @@ def check_exercise_2(cls_correct, mean_correct, f_train, f_test, train_set, test
     if cls_correct is None:
         return no_answer(hint)
     try:
-        got = torch.as_tensor(np.asarray(cls_correct)).bool().cpu()
+        got = torch.as_tensor(np.asarray(cls_correct)).bool().cpu()  # cpu: the learner's outcomes
     except (TypeError, ValueError):
         return wrong(f"cls_correct must be a [seeds, n_test] boolean tensor, you gave a {type(cls_correct).__name__}.",
                      hint)
@@ -56,7 +56,7 @@ def check_exercise_2(cls_correct, mean_correct, f_train, f_test, train_set, test
     X_train, X_test = f_train.layer(L, "cls"), f_test.layer(L, "cls")
     want = torch.stack([correct_per_item(train_head(X_train, train_set.labels, train_set.num_classes, seed=s,
                                                     progress=False), X_test, test_set.labels) for s in seeds]).cpu()
-    mean = torch.as_tensor(mean_correct).bool().cpu()
+    mean = torch.as_tensor(mean_correct).bool().cpu()  # cpu: outcomes
     if torch.equal(got, mean):
         return wrong("these are the mean-pooled outcomes from the lesson.", "Use the 'cls' pooling, not 'mean'.")
     agree = (got == want).double().mean().item()

@@ -42,7 +42,7 @@ def check_exercise_1(bert_mask, sampler, tokenizer, n_batches: int = 20) -> Feed
         ids, special = b["input_ids"], b["special_tokens_mask"]
         try:
             out = bert_mask(ids.clone(), special.clone(), tokenizer.mask_token_id, len(tokenizer), gen)
-            inputs, labels = (torch.as_tensor(x) for x in out)
+            inputs, labels = (torch.as_tensor(x).cpu() for x in out)  # cpu: compared with CPU batches
         except Exception as err:  # noqa: BLE001 - the learner's code, report what broke
             return wrong(f"bert_mask raised {type(err).__name__}: {err}",
                          "It gets LongTensors input_ids and a bool special_tokens_mask of the same shape, two ints "
@@ -101,9 +101,10 @@ def check_exercise_3(baseline_top1, counts, batch) -> Feedback:
     value, problem = _as_number(baseline_top1, "baseline_top1")
     if problem is not None:
         return problem
-    labels = torch.as_tensor(batch["labels"])
+    labels = torch.as_tensor(batch["labels"]).cpu()  # cpu: statistics
     scored = labels[labels != IGNORE]
-    truth = float((scored == int(torch.as_tensor(counts).argmax())).double().mean())
+    top = int(torch.as_tensor(counts).argmax())  # cpu: one index
+    truth = float((scored == top).double().mean())
     if 1 < value <= 100 and abs(value / 100 - truth) < 1e-6:
         return wrong("that looks like a percentage.", "Give a share between 0 and 1.")
     if abs(value - truth) < 1e-6:

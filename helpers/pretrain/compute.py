@@ -288,7 +288,7 @@ def running_mean(values, window: int) -> np.ndarray:
 def unigram_counts(encoded, vocab_size: int) -> torch.Tensor:
     """How often each id occurs in the (training) corpus: the unigram-frequency baseline."""
     ids = np.concatenate([np.asarray(s, dtype=np.int64) for d in encoded for s in d if s])
-    return torch.from_numpy(np.bincount(ids, minlength=vocab_size))
+    return torch.from_numpy(np.bincount(ids, minlength=vocab_size))  # cpu: counts for statistics
 
 
 def heldout_batch(tokenizer, encoded_test, n_pairs: int, max_length: int, seed: int = 1234) -> dict:
@@ -330,15 +330,16 @@ def evaluate(model, batch: dict, counts: torch.Tensor, step: int = -1) -> Evalua
                      attention_mask=batch["attention_mask"], output_hidden_states=True)
     where = batch["labels"] != IGNORE
     answers = batch["labels"][where]
-    lens = np.stack([(apply_head(model, h[where]).argmax(-1) == answers).numpy() for h in out.hidden_states], 1)
+    lens = np.stack([(apply_head(model, h[where]).argmax(-1) == answers).cpu().numpy()
+                     for h in out.hidden_states], 1)
     logits = model.cls.predictions(out.last_hidden_state[where])
     top5 = logits.topk(5, dim=-1).indices
     base5 = counts.topk(5).indices
     nsp = model.cls.seq_relationship(out.pooler_output).argmax(-1) == batch["next_sentence_label"]
     return Evaluation(step, float(F.cross_entropy(logits, answers)),
-                      (top5[:, 0] == answers).numpy(), (top5 == answers[:, None]).any(-1).numpy(),
-                      (answers == base5[0]).numpy(), (answers[:, None] == base5[None]).any(-1).numpy(),
-                      where.nonzero()[:, 0].numpy(), nsp.numpy(), lens)
+                      (top5[:, 0] == answers).cpu().numpy(), (top5 == answers[:, None]).any(-1).cpu().numpy(),
+                      (answers == base5[0]).cpu().numpy(), (answers[:, None] == base5[None]).any(-1).cpu().numpy(),
+                      where.nonzero()[:, 0].cpu().numpy(), nsp.cpu().numpy(), lens)
 
 
 def accuracy_vs_baseline(ev: Evaluation, k: int = 1):
@@ -364,7 +365,7 @@ def lens_correct(model, batch: dict) -> np.ndarray:
                attention_mask=batch["attention_mask"], output_hidden_states=True)
     where = batch["labels"] != IGNORE
     answers = batch["labels"][where]
-    rows = [(apply_head(model, h[where]).argmax(-1) == answers).numpy() for h in out.hidden_states]
+    rows = [(apply_head(model, h[where]).argmax(-1) == answers).cpu().numpy() for h in out.hidden_states]
     return np.stack(rows, 1)
 
 

@@ -208,17 +208,17 @@ class PairSampler:
         rows = [self.pair() for _ in range(size)]
         seqs = [[t.cls_token_id] + a + [t.sep_token_id] + b + [t.sep_token_id] for a, b, _ in rows]
         width = max(map(len, seqs))
-        ids = torch.full((size, width), t.pad_token_id, dtype=torch.long)
+        ids = torch.full((size, width), t.pad_token_id, dtype=torch.long)  # cpu: a batch is built on the CPU, moved by the training step
         types = torch.zeros_like(ids)
         special = torch.ones_like(ids, dtype=torch.bool)
         for r, ((a, b, _), seq) in enumerate(zip(rows, seqs)):
-            ids[r, :len(seq)] = torch.tensor(seq)
+            ids[r, :len(seq)] = torch.tensor(seq)  # cpu: into the CPU batch
             types[r, len(a) + 2:len(seq)] = 1
             special[r, 1:len(a) + 1] = False
             special[r, len(a) + 2:len(seq) - 1] = False
         return {"input_ids": ids, "token_type_ids": types, "attention_mask": (ids != t.pad_token_id).long(),
                 "special_tokens_mask": special,
-                "next_sentence_label": torch.tensor([lab for *_, lab in rows], dtype=torch.long)}
+                "next_sentence_label": torch.tensor([lab for *_, lab in rows], dtype=torch.long)}  # cpu: CPU batch
 
 
 def mask_tokens(input_ids: torch.Tensor, special_tokens_mask: torch.Tensor, *, mask_token_id: int, vocab_size: int,
@@ -238,13 +238,14 @@ def mask_tokens(input_ids: torch.Tensor, special_tokens_mask: torch.Tensor, *, m
     if input_ids.shape != special_tokens_mask.shape:
         raise ValueError(f"input_ids {tuple(input_ids.shape)} and special_tokens_mask "
                          f"{tuple(special_tokens_mask.shape)} must have the same shape.")
-    u = torch.rand(input_ids.shape, generator=generator)
+    u = torch.rand(input_ids.shape, generator=generator)  # cpu: seeded draw on the CPU batch
     chosen = (u < probability) & ~special_tokens_mask.bool()
     labels = torch.where(chosen, input_ids, torch.full_like(input_ids, IGNORE))
-    action = torch.rand(input_ids.shape, generator=generator)  # which of the three happens to a chosen position
+    # which of the three happens to a chosen position
+    action = torch.rand(input_ids.shape, generator=generator)  # cpu: seeded draw on the CPU batch
     to_mask = chosen & (action < mask_share)
     to_random = chosen & (action >= mask_share) & (action < mask_share + random_share)
-    random_ids = torch.randint(vocab_size, input_ids.shape, generator=generator)
+    random_ids = torch.randint(vocab_size, input_ids.shape, generator=generator)  # cpu: seeded draw
     inputs = input_ids.clone()
     inputs[to_mask] = mask_token_id
     inputs[to_random] = random_ids[to_random]
