@@ -46,27 +46,25 @@ def _tex(source: str) -> str:
 
 def prerender_math(site: Path, es5: Path, node: str) -> dict:
     """Replace every formula of every page under ``site`` by its SVG; drop the MathJax script.
+    Each page carries its glyph shapes once, in a hidden ``<svg><defs>`` after ``<body>``
+    (MathJax's global font cache), and its formulas refer to them.
 
     Returns ``{"formulas": n, "pages": n, "errors": [(page, tex, message)]}``; a formula MathJax
     cannot parse is an error (the build fails on it, naming the page and the TeX)."""
-    pages = sorted(site.rglob("*.html"))
+    pages = [p for p in sorted(site.rglob("*.html")) if MATH.search(p.read_text(encoding="utf-8"))]
     texts = {page: page.read_text(encoding="utf-8") for page in pages}
-    items = []
-    for page in pages:
-        items += [[_tex(m[2]), m[1] == "div"] for m in MATH.finditer(texts[page])]
-    if not items:
+    items = [[[_tex(m[2]), m[1] == "div"] for m in MATH.finditer(texts[page])] for page in pages]
+    if not pages:
         return {"formulas": 0, "pages": 0, "errors": []}
     done = subprocess.run([node, str(BOOK / "render_math.js"), str(es5)], input=json.dumps(items),
                           capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise RuntimeError(f"MathJax in Node failed: {done.stderr.strip()[-2000:]}")
     result = json.loads(done.stdout)
-    svgs, errors, changed = iter(result["svg"]), [], 0
+    errors = []
     (site / "_static" / MATH_CSS).write_text(result["css"], encoding="utf-8")
-    for page in pages:
-        text = texts[page]
-        if not MATH.search(text):
-            continue
+    for page, svgs, defs in zip(pages, result["svg"], result["defs"]):
+        svgs = iter(svgs)
 
         def typeset(match, page=page):
             svg = next(svgs)
@@ -78,13 +76,15 @@ def prerender_math(site: Path, es5: Path, node: str) -> dict:
             svg = svg.replace("<mjx-container ", f'<mjx-container aria-label="{label}" ', 1)
             return f'<{match[1]} class="math course-math">{svg}</{match[1]}>'
 
-        text = MATH.sub(typeset, text)
+        text = MATH.sub(typeset, texts[page])
         depth = len(page.relative_to(site).parts) - 1
         link = f'<link rel="stylesheet" type="text/css" href="{"../" * depth}_static/{MATH_CSS}" />'
         text = MATHJAX_SCRIPTS.sub("", text).replace("</head>", f"{link}\n</head>", 1)
+        glyphs = ('<svg id="MJX-SVG-global-cache" style="display: none" aria-hidden="true" '
+                  f'xmlns="http://www.w3.org/2000/svg">{defs}</svg>')
+        text = re.sub(r"(<body[^>]*>)", lambda m: m[1] + glyphs, text, count=1)
         page.write_text(text, encoding="utf-8")
-        changed += 1
-    return {"formulas": len(items), "pages": changed, "errors": errors}
+    return {"formulas": sum(map(len, items)), "pages": len(pages), "errors": errors}
 
 
 # ------------------------------------------------------------------------------ icons
@@ -105,7 +105,10 @@ ICON_SCRIPT = """/* The icons this site uses, from Font Awesome Free (icons CC B
       var icon = name && (ICONS[pack + ':' + name] || ICONS['fas:' + name] || ICONS['fab:' + name]);
       if (!icon) return;
       var svg = document.createElementNS('http://www.w3.org/2000/svg', 'svg');
-      svg.setAttribute('class', 'svg-inline--fa ' + el.getAttribute('class'));
+      // the pack classes (fa-solid, fa-brands, ...) would set Font Awesome's web font on the
+      // icon and make the browser download it although the icon is drawn as a path
+      var keep = cls.filter(function (c) { return !/^(fa-(solid|brands|regular)|fa[sbr])$/.test(c); });
+      svg.setAttribute('class', 'svg-inline--fa ' + keep.join(' '));
       svg.setAttribute('viewBox', '0 0 ' + icon[0] + ' ' + icon[1]);
       svg.setAttribute('aria-hidden', 'true');
       svg.setAttribute('focusable', 'false');

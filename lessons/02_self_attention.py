@@ -134,8 +134,8 @@ plt.show()
 
 # %% [markdown]
 # Read the picture left to right: the scores, the weights (each row sums to 1), and the
-# outputs, each drawn between the values it mixes: "bank"'s output lies close to
-# "river"'s value, because "bank" gives "river" most of its weight. A real layer does the
+# outputs, each drawn between the values it mixes: the output of "bank" lies close to
+# the value of "river", because "bank" gives "river" most of its weight. A real layer does the
 # same with $d$-dimensional vectors that it computes from the token vectors with learned
 # weight matrices, and it does it $A$ times side by side (the heads).
 #

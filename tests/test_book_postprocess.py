@@ -24,7 +24,7 @@ _bspec.loader.exec_module(build)
 PAGE = """<html><head><title>t</title>
 <script>window.MathJax = {"tex": {}}</script>
 <script defer="defer" src="../_static/mathjax/tex-svg.js?v=1"></script>
-</head><body><article>
+</head><body class="x"><article>
 <p>inline <span class="math notranslate nohighlight">\\(\\frac{QK^\\top}{\\sqrt{d}}\\)</span> and
 <span class="math notranslate nohighlight">\\(\\text{token\\_type}\\)</span></p>
 <div class="math notranslate nohighlight">\\[P = \\operatorname{softmax}(S)\\]</div>
@@ -44,7 +44,8 @@ def test_prerender_math_replaces_every_formula_and_the_script(tmp_path):
     result = post.prerender_math(site, build.mathjax_es5(), post.node_executable())
     html = (site / "lessons" / "00_x.html").read_text()
     assert result == {"formulas": 3, "pages": 1, "errors": []}
-    assert html.count("<mjx-container") == 3 and html.count("<svg") == 3
+    assert html.count("<mjx-container") == 3 and html.count("<svg") == 4  # 3 formulas + the glyphs
+    assert html.count('id="MJX-SVG-global-cache"') == 1 and "<use" in html  # shapes defined once
     assert "\\frac" not in html.split("aria-label")[0] and "window.MathJax" not in html and "tex-svg.js" not in html
     assert 'aria-label="\\frac{QK^\\top}{\\sqrt{d}}"' in html  # the TeX stays readable to a screen reader
     assert 'display="true"' in html  # the display formula is typeset as a display
