@@ -735,7 +735,9 @@ if not top:
 if top:
     # every intent of a top confusion, once
     classes = list(dict.fromkeys(c for i, j, _ in top for c in (i, j)))
-    names = [test.names[c] for c in classes]
+    # long intent names on two lines, so the matrix fits the page
+    names = [textwrap.fill(test.names[c].replace("_", " "), 18)
+             for c in classes]
     ax = plot_confusion(
         confusion_subset(cm, classes),
         names,

@@ -219,9 +219,11 @@ if study.from_cache():
 # weights early stopping kept.
 
 # %%
+from helpers.common.style import FIG_WIDTH_IN
 from helpers.finetuning.plots import plot_dev_curves
 
-fig, (ax_loss, ax_acc) = plt.subplots(1, 2, figsize=(11.5, 3.9))
+# one above the other: side by side they would be wider than the page
+fig, (ax_loss, ax_acc) = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 7.6))
 plot_dev_curves(study, ax=ax_loss, measure="loss", legend=False)
 plot_dev_curves(study, ax=ax_acc)
 plt.show()

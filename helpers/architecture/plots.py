@@ -476,6 +476,9 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
         _mark_highlight(ax, parts, spans, 0.0, WIDTH, WIDTH - 0.08, r.c("you_are_here"))
     if own_figure:
         fig.set_size_inches(WIDTH, height)
+    marked = f"; marked 'you are here': {', '.join(parts)}" if parts else ""
+    ax.figure.set_label(f"{head}: one lane per token, embeddings at the bottom, the encoder "
+                        f"layer repeated L = {L} times, pooler and head on top{marked}")
     return ax
 
 
@@ -555,4 +558,7 @@ def you_are_here(config, highlight=None, ax=None):
     if not runs:
         ax.text(width / 2, y + h / 2 + 0.12, "the whole encoder, from tokens to a class", ha="center",
                 va="bottom", fontsize=_STRIP_FONT, color="#333333")
+    where = ", ".join(_check_highlight(highlight)) or "the whole encoder"
+    ax.figure.set_label(f"where this lesson sits in BERT: tokens, embeddings, the encoder layer "
+                        f"(x L = {cfg.num_hidden_layers}), pooler, head; you are here: {where}")
     return ax

@@ -58,6 +58,9 @@ use_course_style()
 def figure_description(fig) -> str:
     """A figure in words, for the ``alt`` text of its picture on the website and in screen
     readers: its title(s) and what its axes show, read from the figure itself."""
+    label = fig.get_label().strip()
+    if label:  # a drawing that describes itself (the encoder diagram, the you-are-here strip)
+        return f"Figure: {label}"
     parts = []
     suptitle = fig._suptitle.get_text().strip() if getattr(fig, "_suptitle", None) else ""
     if suptitle:
