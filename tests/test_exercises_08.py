@@ -50,6 +50,7 @@ def _classifiers(model, train):
     return clfs
 
 
+@pytest.mark.slow  # one of the heaviest fast tests; the --all tier (CI) runs it
 def test_exercise_3(tokenizer, model, intent_splits):
     train, _ = intent_splits
     clfs = _classifiers(model, train)

@@ -184,6 +184,7 @@ def test_a_fine_tuned_copy_never_reads_the_originals_features(tokenizer, model, 
     assert torch.allclose(got, extract_features(tokenizer, tuned, texts, progress=False).mean[-1], atol=1e-6)
 
 
+@pytest.mark.slow  # one of the heaviest fast tests; the --all tier (CI) runs it
 def test_peak_step_memory_is_the_allocators_peak(tokenizer, model, intent_splits):
     """The peak of one step is at least the gradients it creates, the same on a second call, larger for
     longer inputs, and with checkpointing it falls where the activations dominate."""
