@@ -2,6 +2,7 @@
 
 import copy
 
+import pytest
 import torch
 
 from helpers.exercises.lesson08 import check_exercise_1, check_exercise_2, check_exercise_3, exercise_3_batch
