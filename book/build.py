@@ -16,6 +16,9 @@ Steps (all offline):
    ``# NBVAL_CHECK_OUTPUT`` markers and empty progress-bar displays removed, and, for an
    explorer whose display bundle has no ``image/png`` beside its widget view, the picture its
    ``ipywidgets.Image`` held when the notebook was saved (read from the saved widget state).
+   Every figure's caption (the lesson cell's ``mystnb: figure`` metadata) is numbered per
+   lesson here ("Figure 4.3."), an explorer's with "Static picture - run the notebook to
+   explore." after it (:func:`number_captions`).
 3. **Render** with Sphinx + MyST-NB + sphinx-book-theme into ``build/site/`` (conf.py beside this
    file). MathJax 3 comes from the ``django-static-mathjax`` wheel (static files only) into
    ``_static/mathjax``; search is Sphinx's own (``searchindex.js``, works from ``file://``).
@@ -270,7 +273,48 @@ def site_notebook(nb, stem: str, repository: str) -> tuple[object, list[str]]:
                                  "the page shows the picture from the saved widget state")
             kept.append(output)
         cell.outputs = kept
+    notes += number_captions(nb, stem)
     return nb, notes
+
+
+def figure_options(cell) -> dict | None:
+    """A code cell's MyST-NB figure options (``mystnb: figure: caption / name`` in its metadata)."""
+    options = cell.get("metadata", {}).get("mystnb", {}).get("figure")
+    return options if isinstance(options, dict) else None
+
+
+def number_captions(nb, stem: str) -> list[str]:
+    """Number each captioned figure of a lesson page ("Figure 4.3." for lesson 04's third) and
+    add the explorer sentence to an explorer's caption; returns notes on figures left uncaptioned.
+
+    The lessons carry the caption text only (``# %% mystnb={"figure": {"caption": ..., "name":
+    ...}}``): numbers are counted here, so moving a figure never leaves a stale number. MyST-NB
+    wraps every display output of a captioned cell in the figure, so such a cell must display
+    the picture alone (printed text, a stream, is fine)."""
+    notes, k = [], 0
+    lesson = int(stem[:2]) if stem[:2].isdigit() else stem
+    for i, cell in enumerate(nb.cells):
+        if cell.cell_type != "code":
+            continue
+        shown = [o for o in cell.get("outputs", []) if o.get("output_type") in ("display_data", "execute_result")]
+        pictures = [o for o in shown if "image/png" in o.get("data", {})]
+        options = figure_options(cell)
+        if not pictures:
+            if options is not None:
+                notes.append(f"{stem}: code cell {i + 1} has a figure caption but shows no picture")
+            continue
+        if options is None or not str(options.get("caption", "")).strip():
+            notes.append(f"{stem}: code cell {i + 1} shows a figure without a caption")
+            continue
+        if len(shown) != 1:
+            notes.append(f"{stem}: code cell {i + 1} shows {len(shown)} outputs beside its captioned figure; "
+                         "a captioned cell must display the picture alone")
+        k += 1
+        caption = f"**Figure {lesson}.{k}.** {options['caption'].strip()}"
+        if any(WIDGET_VIEW in o.get("data", {}) for o in shown):
+            caption += f" *{_postprocess().EXPLORER_CAPTION}*"
+        cell.metadata["mystnb"] = {**cell.metadata["mystnb"], "figure": {**options, "caption": caption}}
+    return notes
 
 
 def _is_empty_display(data: dict) -> bool:

@@ -197,6 +197,7 @@ def image_descriptions(notebooks) -> dict[str, str]:
 IMG = re.compile(r"<img\s[^>]*>")
 EXPLORER_ALT = "Static picture of the"  # helpers.common.explorer.Explorer's alt text begins so
 EXPLORER_CAPTION = "Static picture \u2014 run the notebook to explore."
+FIGURE = re.compile(r"<figure\b.*?</figure>", re.S)
 PICTURE = re.compile(r'src="([^"]*_images/([0-9a-f]{64})\.png)"')
 
 
@@ -206,6 +207,9 @@ def describe_images(site: Path, alts: dict[str, str]) -> dict:
     described, undescribed = 0, []
     for page in sorted((site / "lessons").glob("*.html")):
         text = page.read_text(encoding="utf-8")
+        # Pictures inside a <figure> have a caption (book/build.py numbers it and adds the
+        # explorer sentence there); only an uncaptioned explorer picture needs the line below it.
+        figures = [m.span() for m in FIGURE.finditer(text)]
 
         def fix(match, page=page):
             nonlocal described
@@ -222,7 +226,8 @@ def describe_images(site: Path, alts: dict[str, str]) -> dict:
                 tag = tag.replace("<img ", f'<img alt="{html.escape(alt, quote=True)}" ', 1)
             link = (f'<a class="course-enlarge" href="{picture[1]}" target="_blank" rel="noopener" '
                     f'title="open the figure full size">{tag}</a>')
-            if alt is not None and alt.startswith(EXPLORER_ALT):
+            captioned = any(a <= match.start() < b for a, b in figures)
+            if alt is not None and alt.startswith(EXPLORER_ALT) and not captioned:
                 link += f'<span class="course-caption">{EXPLORER_CAPTION}</span>'
             return link
 

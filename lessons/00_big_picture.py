@@ -151,7 +151,7 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 # The right-hand columns give each tensor's shape and its name in the code. Later lessons
 # open with a one-line strip of the same map, their part marked "you are here".
 
-# %%
+# %% mystnb={"figure": {"caption": "The loaded model's encoder, bottom to top, one lane per token of the lesson's sentence (long inputs: first and last tokens). One layer is drawn opened up and repeats $L$ times; right-hand columns: each tensor's shape and code name. Follow a lane's green residual stream upwards and find the only row where arrows cross between lanes.", "name": "fig-00-architecture-map"}}
 import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
@@ -345,7 +345,7 @@ print("mean length per layer:",
       ", ".join(f"{name} {v:.1f}" for name, v in
                 zip(layer_labels(L + 1), mean_length.tolist())))
 
-# %%
+# %% mystnb={"figure": {"caption": "Mean length (L2 norm) of the token vectors of the lesson's sentence, all its tokens including `[CLS]` and `[SEP]`, after each layer, from the embeddings (\"emb\", `hidden(0)`) to the last layer. One sentence, no interval. Compare the bars from layer to layer: does the length stay steady, grow or shrink up the stack?", "name": "fig-00-norm-by-layer"}}
 fig, ax = plt.subplots(figsize=(6.5, 3))
 ax.bar(range(L + 1), mean_length.tolist(), color=NORMAL)
 ax.set_xticks(range(L + 1), layer_labels(L + 1))

@@ -72,7 +72,7 @@ print(f"{config.num_hidden_layers} layers, hidden {config.hidden_size}, "
 # `helpers/architecture/plots.py`): the token ids and the embedding layer that turns them into
 # `hidden_states[0]`.
 
-# %%
+# %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded model, this lesson's part marked \"you are here\": the tokens and the embedding layer, where each token's word, position and segment rows are looked up, summed and normalised into `hidden_states[0]`. Read the marked rows bottom to top, each with its shape and code name.", "name": "fig-01-map-embeddings"}}
 import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
@@ -287,7 +287,7 @@ print(f"pair matches too; |type-1 row - type-0 row| = {gap:.3f} "
 # this sentence's rows only: the word rows of its tokens, not the whole vocabulary's as
 # above.
 
-# %%
+# %% mystnb={"figure": {"caption": "The embedding layer for the lesson's sentence, one row per token, first dimensions only: word, position and segment rows, their sum, and its LayerNorm (`hidden_states[0]`). The first four panels share one colour scale centred on 0, the LayerNorm its own; titles give the mean row length over all dimensions. Compare which panels change from token to token.", "name": "fig-01-embedding-sum"}}
 from helpers.embeddings.plots import embedding_sum_figure
 from helpers.embeddings.rebuild import embedding_parts
 
@@ -348,7 +348,7 @@ for word in WORDS:
     labels.append(word)
 print(f"{len(labels)} words kept: {labels}")
 
-# %%
+# %% mystnb={"figure": {"caption": "Cosine similarity between the input-embedding rows of the lesson's words (a word cut into pieces: the mean of its rows), the same in every sentence. Values are written in the cells; the colour scale is centred on 0 and spans the off-diagonal pairs, the diagonal (always 1) grey. Compare related pairs of words with unrelated ones.", "name": "fig-01-static-similarity"}}
 from helpers.embeddings.plots import similarity_heatmap
 
 if len(labels) >= 2:

@@ -75,7 +75,7 @@ print(f"{L} layers, hidden {H}, {A} heads of size d = {d}; "
 # lesson is the self-attention block at the start of every encoder layer, up to its output
 # projection.
 
-# %%
+# %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded model, this lesson's part marked \"you are here\": the self-attention block of every layer, from the query, key and value projections through the split into $A$ heads and the softmax to the output dense layer. Find the row where arrows cross lanes: the only place tokens exchange information.", "name": "fig-02-map-attention"}}
 import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
@@ -125,7 +125,7 @@ assert abs(by_hand - toy_weights[bank, river].item()) < 1e-6
 print(f"weight(bank -> river) = e^{row[river]:.2f} / "
       f"(e^{row[0]:.2f} + e^{row[1]:.2f} + e^{row[2]:.2f}) = {by_hand:.3f}")
 
-# %%
+# %% mystnb={"figure": {"caption": "The toy example: three tokens, hand-chosen 2-d vectors. 1. scaled scores $q\\cdot k/\\sqrt{d}$ (scale centred on 0); 2. softmax weights, each query row on a 0-1 scale; 3. values (grey) and outputs (orange), each output joined to the values it mixes by lines as thick as their weight. Follow one query row from scores to weights to output.", "name": "fig-02-toy-attention"}}
 from helpers.attention.plots import toy_attention_figure
 
 fig, axes = toy_attention_figure(toy_scores, toy_weights, v, toy_out,
@@ -281,7 +281,7 @@ print(f"all {L} layers: attention probabilities rebuilt and equal")
 # $e^{-10000}$ is already too small to represent. We pad a batch of our sentence and a
 # short one to a length longer than both.
 
-# %%
+# %% mystnb={"figure": {"caption": "The `attention_mask` of a batch of two inputs, the lesson's sentence and a short one, padded with `[PAD]` to one length: one row per input, one cell per position with its token written in; blue is 1 (real token), grey is 0 (padding). Find where each row's padding begins.", "name": "fig-02-attention-mask"}}
 from helpers.attention.plots import mask_heatmap
 from helpers.model.trace import max_input_tokens
 
@@ -371,7 +371,7 @@ with torch.no_grad():
 # the picture shows the model's own probabilities
 assert torch.allclose(probs_batch, masked.attentions[0], atol=1e-5)
 
-# %%
+# %% mystnb={"figure": {"caption": "One head of layer 1 (rows most concentrated on one key) on a padded input of the batch: scores $QK^\\top/\\sqrt{d}$; scores plus mask (same scale centred on 0, padded keys grey); softmax $P$ (0-1 scale); context $P\\cdot V$ per query and value dimension. Compare the mask panel with the scores; long inputs show only their first tokens.", "name": "fig-02-head-steps"}}
 from helpers.attention.plots import attention_steps_figure
 
 steps = (raw_scores[b, head_1], with_mask[b, head_1], probs_batch[b, head_1],
@@ -423,7 +423,7 @@ print(f"diffuse: layer {diffuse_l}, head {diffuse_h}: mean entropy "
 # %% [markdown]
 # Both heads on one colour scale from 0 to 1, the whole range of a probability:
 
-# %%
+# %% mystnb={"figure": {"caption": "Attention probabilities of two heads on the lesson's sentence (rows: queries, columns: keys), on one 0-1 colour scale. Left: the head, over all layers, whose rows are most concentrated on one key, titled with the simple pattern it follows most; right: the head with the highest mean row entropy. Compare where each head's rows put their weight.", "name": "fig-02-clear-vs-diffuse"}}
 from helpers.attention.plots import head_pair_figure
 
 fig, axes = head_pair_figure(
@@ -443,7 +443,7 @@ plt.show()
 # slider to move it. A saved or exported notebook keeps a picture of the explorer as it was
 # drawn.
 
-# %%
+# %% mystnb={"figure": {"caption": "One head's attention probabilities on the lesson's sentence (rows: queries, columns: keys), fixed 0-1 colour scale, opened on the clearest head; the title gives layer, head and the largest weight shown. Sliders change the layer, the head and, for long inputs, the window of tokens; look for heads whose rows all pick one column or one diagonal.", "name": "fig-02-head-explorer"}}
 from helpers.attention.widgets import AttentionHeadExplorer
 
 explorer = AttentionHeadExplorer(trace, layer=clear_l, head=clear_h)

@@ -71,7 +71,7 @@ print(f"{L} layers, hidden {H}, intermediate {I}, activation "
 # lesson is the rest of every encoder layer: the two residual adds with their LayerNorms and
 # the feed-forward block, and then the whole stack of $L$ layers.
 
-# %%
+# %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded model, with this lesson's part marked \"you are here\": the two residual adds with their LayerNorms and the feed-forward block (dense $H\\to I$, GELU, dense $I\\to H$), which works on each token alone. Compare these rows, with no arrows between lanes, with the attention rows below them.", "name": "fig-03-map-feed-forward"}}
 import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
@@ -208,7 +208,7 @@ mine = update_ratios(model, trace)  # your SENTENCE alone
 # The figure draws, per layer, the median over all tokens with the middle half of them as a
 # band, and your `SENTENCE` on top:
 
-# %%
+# %% mystnb={"figure": {"caption": "Per encoder layer, $\\lVert\\text{update}\\rVert / \\lVert\\text{stream}\\rVert$: the attention update over the layer's input, the feed-forward update over the attention block's output. Solid: median over all tokens of the course's data sentences, band: their interquartile range (tokens pooled, not an interval); dashed: median over the lesson's sentence. Compare the two blocks, and the ratios with 1.", "name": "fig-03-update-ratios"}}
 from helpers.stack.plots import plot_update_ratios
 
 plot_update_ratios(ratios, mine)
@@ -321,7 +321,7 @@ for label, key in rows:  # an indented row is a part of the row above it
     share = counted[key] / counted["total"]
     print(f"{label:<28} {counted[key]:>13,}  ({share:6.1%})")
 
-# %%
+# %% mystnb={"figure": {"caption": "The loaded model's parameters in millions, split into the embedding tables, all $L$ attention blocks together, all $L$ feed-forward blocks together and the pooler; each bar is labelled with its count and its share of the total, on a linear axis from 0. Compare the embeddings with the encoder layers' blocks together.", "name": "fig-03-parameter-bars"}}
 from helpers.stack.plots import parameter_bars
 
 fig, ax, bars = parameter_bars(counted, L)

@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,-all
+#     cell_metadata_filter: mystnb,tags,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,-all
 #     text_representation:
@@ -142,7 +142,7 @@ for word, senses in polysemy.items():
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %%
+# %% mystnb={"figure": {"caption": "The course's map of BERT from lesson 00, with the encoder layer repeated $L$ times in the loaded model. The orange frame marks what this lesson follows: the whole encoder layer, through which context is mixed into each word's vector.", "name": "fig-06-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
 you_are_here(model.config, LESSON_PARTS["06"]);
@@ -250,7 +250,7 @@ print(
 # (`above_threshold`, in `helpers/attention/compute.py`; with a dozen words it takes the larger of
 # the bootstrap's and the Student-t test's p).
 
-# %%
+# %% mystnb={"figure": {"caption": "For each ambiguous word of the course data: mean cosine between uses of the same sense minus mean cosine between uses of different senses, per layer. Grey: each word; blue: mean over words, band: 95 % bootstrap interval over words; dashed: no gap. See at which layers the band lies above the dashed line.", "name": "fig-06-within-across-gap"}}
 gaps = {
     word: compute.within_across_gap(senses) for word, senses in groups.items()
 }
@@ -346,7 +346,7 @@ print(
 # different from it: the same sentences at every layer, words resampled, Holm over the $L$
 # comparisons (`rank_layers` with `clusters`).
 
-# %%
+# %% mystnb={"figure": {"caption": "Leave-one-out nearest-centroid accuracy per layer: each held-out sentence goes to the sense with the nearest centroid (cosine). First panel: all words pooled (band: 95 % bootstrap over words); then one panel per word (band: exact Clopper-Pearson interval). Hatched grey: 95 % range of 200 label shuffles, dashed: their mean. Compare each curve with its hatched band, not 50 %.", "name": "fig-06-sense-separation"}}
 # every sentence of every word, [sentences, L + 1]
 pooled = torch.cat(list(outcomes.values())).float()
 # each sentence's word: the cluster
@@ -472,7 +472,7 @@ print(
 # counts; "lowest" is named with every layer a paired comparison does not show to differ from it
 # (Holm over the $L$ comparisons).
 
-# %%
+# %% mystnb={"figure": {"caption": "Self-similarity (mean cosine between a word's vectors in different sentences, senses pooled) per layer. Top: raw, random-pair baseline dashed; bottom: raw minus that baseline, zero line solid. Grey: each word; blue: mean over words, band: 95 % bootstrap interval over words (baseline held fixed). Compare the bottom curve's shape with the top one's.", "name": "fig-06-self-similarity"}}
 # [words, L+1]
 raw_self = torch.stack([
     compute.self_similarity(torch.cat(list(s.values())))
@@ -698,7 +698,7 @@ print(
 # word, the word's other pieces would top the list, which says nothing about its neighbours.
 # Its dashed line is the cross-sentence baseline, lower than the same-sentence control above.
 
-# %%
+# %% mystnb={"figure": {"caption": "Top: cosine between one token of the lesson's sentence and every other token at one layer (the chosen token left out, marked by the orange triangle); bottom: its nearest tokens by name. Dashed: that layer's random-pair baseline across data sentences. The controls pick the token and the layer; compare the bars with the dashed line.", "name": "fig-06-neighbour-explorer"}}
 from helpers.context.widgets import NeighbourExplorer
 
 single = [

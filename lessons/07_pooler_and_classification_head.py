@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,-all
+#     cell_metadata_filter: mystnb,tags,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,-all
 #     text_representation:
@@ -94,12 +94,12 @@ print(f"against the papers' BERT-base: {paper.label}")
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %%
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens and embeddings through the encoder layer (repeated as often as the loaded model has layers) to the pooler and a task head. The parts this lesson opens, the pooler and the classification head, are framed in orange and marked \"you are here\".", "name": "fig-07-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
 you_are_here(model.config, LESSON_PARTS["07"]);
 
-# %%
+# %% mystnb={"figure": {"caption": "Lesson 00's diagram of BERT for the loaded model's configuration, read bottom to top, one lane per token of a short generic input, with each step's tensor shape and code name beside it. The pooler and the classification head are framed in orange: follow the `[CLS]` lane, the only one the pooler reads, up to the logits.", "name": "fig-07-architecture"}}
 # Where this lesson sits on the map of lesson 00 (architecture_diagram,
 # helpers/architecture/plots.py):
 # the pooler and a classification head, on top of the encoder's last layer.
@@ -298,7 +298,7 @@ for name, layer in (
 # Type a request and press **Classify**: the box runs the model on your new sentence, applies
 # the head and shows one bar per intent; the orange bar is the argmax, the predicted id.
 
-# %%
+# %% mystnb={"figure": {"caption": "Logits of the ten-intent head (trained on the last layer's `[CLS]` vector) for the lesson's sentence, one bar per intent; the orange bar is the argmax, the predicted intent. Type any sentence into the box and press **Classify** to see its bars; the y-scale is kept across sentences (widened only when needed), so bars compare.", "name": "fig-07-logits-box"}}
 from helpers.classify.widgets import LogitsBox
 
 box = LogitsBox(
@@ -551,7 +551,7 @@ print(
 # *inconclusive*, not "the same". The best layer is picked on those same test items, so its own
 # score is optimistic.
 
-# %%
+# %% mystnb={"figure": {"caption": "BANKING77 test accuracy of a linear probe on each layer's `[CLS]` or mean-pooled vector (emb = embeddings), smaller few-shot training sets: lines are means over the draws, bands 95 % intervals resampling draws and test items, dotted line chance. Compare the two poolings layer by layer; the printout's paired tests, not the bands, say which layers fall below the best.", "name": "fig-07-probe-per-layer"}}
 from helpers.classify.compute import (
     compare_paired,
     peak_layer_verdict,
@@ -731,12 +731,12 @@ for i, j, n in top:
 if not top:
     print("  none: every prediction is right")
 
-# %%
+# %% mystnb={"figure": {"caption": "Test predictions of the mean-pooled last-layer heads (smaller training sets), counted over all draws: true intent in rows, predicted in columns, for the intents of the most frequent confusions, plus a column for any other intent so rows keep their totals. Find intent pairs that swap off the diagonal, and rows that leak to the last column.", "name": "fig-07-confusions"}}
 if top:
     # every intent of a top confusion, once
     classes = list(dict.fromkeys(c for i, j, _ in top for c in (i, j)))
     # long intent names on two lines, so the matrix fits the page
-    names = [textwrap.fill(test.names[c].replace("_", " "), 18)
+    names = [textwrap.fill(test.names[c].replace("_", " "), 24)
              for c in classes]
     ax = plot_confusion(
         confusion_subset(cm, classes),
@@ -777,7 +777,7 @@ if top:
 # (each layer standardized first). Every strategy is compared with the best one, paired on the
 # same test items, Holm-adjusted over the comparisons.
 
-# %%
+# %% mystnb={"figure": {"caption": "Left: test accuracy of five sentence-vector strategies (smaller training sets): diamond the mean, dots single draws, bar the 95 % interval over draws and test items; the x-axis is zoomed, as labelled. Right: the weighted-sum head's learned weight per layer, mean over draws with min\u2013max whiskers; dashed, the uniform weight it started from. Compare the layers with it.", "name": "fig-07-strategies"}}
 from helpers.classify.compute import STRATEGIES, last_k_layers, strategy_draws
 from helpers.classify.plots import plot_layer_weights, plot_strategy_accuracies
 

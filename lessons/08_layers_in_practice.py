@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     cell_metadata_filter: tags,-all
+#     cell_metadata_filter: mystnb,tags,-all
 #     formats: ipynb,py:percent
 #     notebook_metadata_filter: kernelspec,jupytext,-all
 #     text_representation:
@@ -88,7 +88,7 @@ print(f"{L} layers, hidden {H}")
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %%
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson's parts, the encoder layers as a whole and the classification head on top, are framed in orange and marked \"you are here\".", "name": "fig-08-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
 you_are_here(model.config, LESSON_PARTS["08"]);
@@ -218,7 +218,7 @@ if study.from_cache():
 # stopping reads) and dev accuracy (right) after each epoch; the cross marks the epoch whose
 # weights early stopping kept.
 
-# %%
+# %% mystnb={"figure": {"caption": "Dev loss (top) and dev accuracy (bottom) after each epoch against optimiser steps, one colour per strategy, one thin line per seed; a cross marks the epoch whose weights early stopping kept, the dashed line the frozen probe's dev score (mean over seeds). The dev split is small: its accuracy moves in coarse steps. Check that curves level off before their cross.", "name": "fig-08-dev-curves"}}
 from helpers.common.style import FIG_WIDTH_IN
 from helpers.finetuning.plots import plot_dev_curves
 
@@ -235,7 +235,7 @@ for s in FINETUNE_STRATEGIES[1:]:
         f" {BUDGET_STEPS}-step budget"
     )
 
-# %%
+# %% mystnb={"figure": {"caption": "Test accuracy against wall-clock training seconds per run on this machine: dots are single seeds' runs; the diamond sits at the median time and mean accuracy, its horizontal whisker spanning the times, its vertical whisker the 95 % interval over seeds and test items; the y-axis is zoomed, as labelled. Compare each fine-tuning strategy's vertical whisker with the frozen probe's.", "name": "fig-08-accuracy-vs-time"}}
 import textwrap
 
 from helpers.classify.compute import compare_paired
@@ -517,7 +517,7 @@ torch.nn.functional.cross_entropy(clfs["plain"](**inputs), labels).backward()
 opt.step()
 state = training_state_bytes(clfs["plain"], opt)
 
-# %%
+# %% mystnb={"figure": {"caption": "Memory one training step of the lesson's batch holds (MiB), without and with gradient checkpointing: weights, gradients and AdamW state, measured from the tensors after one step, and activations saved for backward (references to weights not counted); numbers in the bars are MiB per part. Compare which part checkpointing shrinks; the step's peak memory is measured in the next cell.", "name": "fig-08-training-memory"}}
 from helpers.practice.plots import plot_training_memory
 
 B, T = inputs["input_ids"].shape
@@ -732,7 +732,7 @@ print(
 # sentence's feature lies from another test sentence's, chosen at random (the test file is
 # sorted by intent, so its *next* sentence would mostly share the intent).
 
-# %%
+# %% mystnb={"figure": {"caption": "The loaded model in float32 against its dynamic int8 copy: saved-weight size; time per batch of test sentences (dots: timed runs, bar: median); test accuracy of float32-trained heads on each model's features (95 % interval over items and seeds; zoomed axis); and per layer, how far int8 moves each sentence's feature, beside its distance to a random other sentence (median, interquartile band).", "name": "fig-08-int8"}}
 from helpers.classify.compute import (
     HEAD_STEPS,
     SeededAccuracy,

@@ -140,7 +140,7 @@ print(
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %%
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson changes the attention heads and whole encoder layers, framed in orange and marked \"you are here\", and measures what breaks in a classifier on top.", "name": "fig-09-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
 you_are_here(model.config, LESSON_PARTS["09"]);
@@ -486,7 +486,7 @@ assert torch.allclose(
 cls_share = shares_items[..., TOKEN_CLASSES.index("[CLS]")]
 sep_share = shares_items[..., TOKEN_CLASSES.index("[SEP]")]
 
-# %%
+# %% mystnb={"figure": {"caption": "Layer \u00d7 head maps over the test utterances. Top: accuracy drop (points) and mean drop of the true-class logit when that one head is set to zero, each on its own diverging scale (white 0, red worse, blue better). Bottom: the head's attention share on `[CLS]` and on `[SEP]`, averaged over queries and utterances, on one 0\u20131 scale. Compare top with bottom.", "name": "fig-09-head-maps"}}
 import matplotlib.pyplot as plt
 
 from helpers.interventions.plots import plot_head_maps
@@ -654,7 +654,7 @@ print(
     f" means from {len(train_part)} training utterances"
 )
 
-# %%
+# %% mystnb={"figure": {"caption": "Mean change of the cross-entropy loss per layer and head when the head's output is set to zero (left) or to its mean over training tokens (right), on one test utterance per intent; one shared diverging scale, centred at 0 (red: loss rises). Compare cell by cell: a head much redder on the left hurts through its lost constant, not its information.", "name": "fig-09-zero-vs-mean"}}
 bound = float(max(zero_dl.abs().max(), mean_dl.abs().max()))
 fig = plot_head_maps([
     dict(
@@ -879,7 +879,7 @@ print(
 # other; within a layer that changes nothing, across layers it removes the layers' scale. Each
 # interval resamples the test utterances and recomputes both sides.
 
-# %%
+# %% mystnb={"figure": {"caption": "One dot per head: gradient importance $I_h$ (mean absolute gradient of the loss with respect to the head's gate, one backward pass) against the mean absolute loss change when the head is set to zero, over the test utterances; the five heads with the largest loss change are labelled layer.head. Check whether both axes rank the heads alike; the printout gives the correlations.", "name": "fig-09-importance-scatter"}}
 from helpers.interventions.compute import normalize_by_layer
 from helpers.interventions.plots import plot_importance_scatter
 
@@ -1001,7 +1001,7 @@ print(
     f" {len(prune_items)} test utterances (two of every intent)"
 )
 
-# %%
+# %% mystnb={"figure": {"caption": "Test accuracy (top) and mean cross-entropy loss (bottom) as a growing share of all heads is set to zero, on two test utterances per intent: orange removes the least important first (Michel et al.'s layer-normalised gradient importance, from training utterances), grey lines random orders. The y-axes are fitted to the data, not started at 0. Compare orange with the grey spread.", "name": "fig-09-pruning"}}
 from helpers.interventions.plots import plot_pruning_curve
 
 summary = {
@@ -1183,7 +1183,7 @@ if jobs:
 # there is a mismatch between the head and its input, not evidence about what layer $L$ does.
 # The sense probe, refit each time, has no such handicap.
 
-# %%
+# %% mystnb={"figure": {"caption": "Each encoder layer replaced by the identity in turn: left, test accuracy of the fixed intent head; right, lesson 06's leave-one-out sense accuracy at the last layer, refit per skip. Whiskers: 95 % intervals (exact over utterances; resampling words for senses); grey band: nothing skipped; dotted: chance. Skipping the last layer feeds the fixed head vectors it never saw.", "name": "fig-09-skip-layers"}}
 from helpers.common.stats import cluster_bootstrap_ci
 from helpers.interventions.plots import plot_skip_effects
 
@@ -1330,7 +1330,7 @@ if len(patch) >= 2:
         )
     )
 
-# %%
+# %% mystnb={"figure": {"caption": "Share of sentence pairs whose final word vector lesson 06's probe reads as the patched donor's sense, by the layer patched (emb = embeddings): grey, single words; black, all words, with a 95 % interval resampling words; orange dashed, the probe read from the rest of the sentence. Following is trivial at the last layer; find where black first clears the dotted half line.", "name": "fig-09-patching"}}
 from helpers.interventions.plots import plot_patch_curves
 
 first_pooled = None
@@ -1585,7 +1585,7 @@ print(
     )
 )
 
-# %%
+# %% mystnb={"figure": {"caption": "Six attributions of the predicted intent's logit (title) to the word tokens of the lesson's sentence, one method per row, each row divided by its largest absolute score so all share a \u22121 to 1 scale: red pushes the logit up, blue down; attention-based rows are never negative. Compare the rows: which tokens do the methods agree on?", "name": "fig-09-attributions"}}
 from helpers.interventions.plots import plot_attributions
 
 METHODS = (
@@ -1788,7 +1788,7 @@ for m in METHODS:
         f" {suff_word}"
     )
 
-# %%
+# %% mystnb={"figure": {"caption": "ERASER deletion curves on a sample of test utterances (one per intent), tokens ranked by each method's signed score: top, drop in the predicted intent's probability when the top share of word tokens is dropped (higher = more faithful); bottom, when only they are kept (lower = more faithful). Bands: 95 % bootstrap intervals over utterances; grey dashed: random rankings, the baseline to beat.", "name": "fig-09-faithfulness"}}
 from helpers.interventions.plots import plot_faithfulness
 
 fig = plot_faithfulness(
@@ -1861,7 +1861,7 @@ print(
 # short test utterance from above. Four maps on one colour scale: raw attention and value zeroing at
 # the last layer, rollout and value-zeroing rollout through all layers.
 
-# %%
+# %% mystnb={"figure": {"caption": "Token-to-token mixing for the lesson's sentence (or a short test utterance when it is long): row = output token, column = input token, rows summing to 1. Last-layer raw attention (heads averaged) and value zeroing, then each rolled out through all layers, on one shared colour scale from 0. Compare where attention and value zeroing put each row's weight.", "name": "fig-09-context-mixing"}}
 from helpers.interventions.compute import value_zeroing, value_zeroing_rollout
 from helpers.interventions.plots import plot_mixing_maps
 
@@ -1921,7 +1921,7 @@ for l in range(1, L + 1):
 # rise while the prediction flips: another intent's logit may rise more. The printout spells out
 # each skip that flips it.
 
-# %%
+# %% mystnb={"figure": {"caption": "Top: the lesson's sentence's logits with the chosen head removed or layer skipped, for every intent some change makes the prediction plus the highest others; black ticks: unchanged logits; orange: the prediction. Bottom: change of the originally predicted logit for every head removal and layer skip (last column), the current choice framed. The controls pick a layer and a head, or skip the layer.", "name": "fig-09-explorer"}}
 from helpers.interventions.compute import sentence_interventions
 from helpers.interventions.widgets import InterventionExplorer
 

@@ -98,7 +98,7 @@ print(
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %%
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson probes what each encoder layer holds and fine-tunes the layers under a classification head, so the encoder layer and the head are framed in orange and marked \"you are here\".", "name": "fig-10-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
 you_are_here(model.config, LESSON_PARTS["10"]);
@@ -239,7 +239,7 @@ for task, r in reports.items():
         f" {max(i.high - i.low for i in r.seed_range):.1%}"
     )
 
-# %%
+# %% mystnb={"figure": {"caption": "Word-level linear probes per layer (emb = embeddings) for part of speech and entity type. Left: test accuracy of the task probe and of its control task (a random label per word type); dotted, the most-frequent-tag rate. Right: selectivity, task minus control. Lines average the probe seeds; bands: 95 % bootstrap intervals over test sentences. Compare where accuracy and selectivity peak.", "name": "fig-10-probes"}}
 from helpers.probes.plots import plot_probe_reports
 
 axes = plot_probe_reports(reports.values())
@@ -525,7 +525,7 @@ print(
 # repeated token matches its copy perfectly before and after, which pushes CKA up; leaving
 # utterances out repeats nothing. The figure's CKA whiskers are the jackknife interval.
 
-# %%
+# %% mystnb={"figure": {"caption": "Per layer (emb = embeddings), what full fine-tuning changed. Top: linear CKA of pre-trained against fine-tuned token vectors of the test utterances, mean over seeds (1 = unchanged up to rotation and scale), whiskers 95 % jackknife intervals over utterances. Bottom: relative weight change $\\lVert \\Delta W \\rVert / \\lVert W \\rVert$, mean over seeds, whiskers the range. Compare where CKA falls with where weights moved.", "name": "fig-10-layer-change"}}
 from helpers.common.stats import seeds_interval
 from helpers.finetuning.compute import jackknife_interval
 from helpers.finetuning.plots import plot_layer_change
@@ -675,7 +675,7 @@ if L > 1:
 # drop says the rest of the fine-tuned model relies on that layer's *own* change; the layers are
 # compared with Holm's adjustment over the $L + 1$ swaps.
 
-# %%
+# %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and seeds: bar the mean over seeds, whiskers 95 % intervals resampling seeds and test items. Look for whiskers that stay below the zero line; the printout's Holm-adjusted verdicts decide.", "name": "fig-10-swap-in"}}
 from helpers.classify.compute import SeededAccuracy, paired_comparison, points
 from helpers.common.progress import progress
 from helpers.finetuning.compute import swap_in_correct
@@ -726,7 +726,7 @@ for depth, (c, p) in enumerate(zip(swap, swap_p)):
 # before, with the test sentences resampled once for both (`paired_accuracy_change` in
 # `helpers/probes/compute.py`), and the layers Holm-adjusted.
 
-# %%
+# %% mystnb={"figure": {"caption": "Part-of-speech probes on the pre-trained model and the first seed's fine-tuned model, per layer. Top: test accuracy and selectivity, bands 95 % bootstrap intervals over test sentences (axes zoomed, as labelled). Bottom: the paired change, fine-tuned minus pre-trained, in points, with its 95 % interval (test sentences resampled once for both). Find layers whose whiskers exclude zero.", "name": "fig-10-pos-before-after"}}
 from helpers.probes.compute import paired_accuracy_change
 from helpers.probes.plots import plot_before_after
 

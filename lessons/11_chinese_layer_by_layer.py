@@ -100,7 +100,7 @@ print(f"{L} layers, hidden size {H}, {model.config.num_attention_heads} heads")
 # On the map of lesson 00 this lesson runs the whole path, from the characters at the bottom to
 # a classification head on top:
 
-# %%
+# %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded Chinese model, the tokens and the classification head marked \"you are here\": the lesson follows the whole path between them. The lanes hold placeholder tokens, not the lesson's sentence, so shapes count $n$ tokens. Trace the path from the characters up through the $L$ layers to the head.", "name": "fig-11-map-full-path"}}
 from helpers.architecture.plots import architecture_diagram
 
 architecture_diagram(model.config, highlight=["tokens", "head"])
@@ -169,7 +169,7 @@ for l, c in enumerate(by_hand):
 # Each row sums to 1 (a softmax), which we check. The figure numbers the characters
 # (Matplotlib's default fonts have no Chinese glyphs); the line above it says which is which.
 
-# %%
+# %% mystnb={"figure": {"caption": "What `[CLS]` attends to in the lesson's sentence: one row per layer, one column per key, colour the attention probability averaged over the heads (0-1 scale; rows sum to 1). Characters are numbered by position, as printed above the figure. Compare the weight on `[CLS]` and `[SEP]` with that on the characters, layer by layer.", "name": "fig-11-cls-attention"}}
 from helpers.attention.compute import cls_attention
 from helpers.chinese.plots import plot_cls_attention, position_labels
 
@@ -206,7 +206,7 @@ walk = cls_walk(traces)
 control = random_pair_cosines(traces, n_pairs=500, seed=0, gap=1)
 print(f"{len(traces)} sentences traced in {time.perf_counter() - t0:.1f} s")
 
-# %%
+# %% mystnb={"figure": {"caption": "The `[CLS]` vector over test utterances of the Chinese intent set: L2 norm per layer (axis not from 0), cosine between consecutive layers, share of its attention (mean over heads) per token class. Median lines with interquartile bands over utterances; orange: the lesson's sentence. Compare cosines with unrelated tokens one layer apart (grey, hatched), shares with an even spread (dotted).", "name": "fig-11-cls-walk"}}
 from helpers.chinese.plots import plot_cls_walk
 
 plot_cls_walk(walk, this, baseline=control)
@@ -273,7 +273,7 @@ print(f"test accuracy, last layer, mean pooling: {run.interval().percent()} "
 # recompute the logits by hand from the head's weights, $z = W\,(x-\mu)/\sigma + b$, and check
 # them against the head.
 
-# %%
+# %% mystnb={"figure": {"caption": "The logits of the lesson's sentence, one bar per intent, from the linear head trained with seed 0 on the standardised mean of the last layer's token vectors; the predicted intent (the largest logit) is orange. One head of one seed, not a measured confidence. Compare the winning bar with the runner-up intents.", "name": "fig-11-intent-logits"}}
 from helpers.classify.plots import plot_logits
 
 head = heads[0]
@@ -374,7 +374,7 @@ for l in range(L + 1):
           f"{report.control[l].percent():>22} "
           f"{report.selectivity[l].percent():>22}")
 
-# %%
+# %% mystnb={"figure": {"caption": "Linear probes per layer (\"emb\": embeddings) for \"does this character start a word?\", on held-out sentences. Left: test accuracy of the task and of the control task (a random label per character type), dotted: the more frequent label; right: selectivity, task minus control. Bands: 95 % bootstrap intervals over test sentences. Compare selectivity with 0 across layers.", "name": "fig-11-word-start-probe"}}
 from helpers.probes.plots import plot_probe_reports
 
 plot_probe_reports([report])

@@ -114,7 +114,7 @@ print(f"tiny BERT: {cfg.layers} layers, hidden {cfg.hidden}, "
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %%
+# %% mystnb={"figure": {"caption": "The path through a BERT model in one row, tokens to head, with the encoder layer (repeated $L$ times, at the lesson's size) and the head marked \"you are here\"; here the heads are the masked-LM and next-sentence heads, pre-trained with the model. Compare the strip with the full map of lesson 00.", "name": "fig-12-you-are-here"}}
 from helpers.architecture.plots import you_are_here
 
 you_are_here(config, ["layer", "head"]);
@@ -328,7 +328,7 @@ print(f"at most {seen:,} token positions seen = "
 # The faint line is each step's loss on its own batch; the solid line is the mean of the last
 # 20 steps. The dashed lines are chance: $\ln V$ and $\ln 2$.
 
-# %%
+# %% mystnb={"figure": {"caption": "Training loss (cross-entropy, nats) per step, masked-LM left, next-sentence right: faint, the loss on each step's own batch; solid, the mean of the last 20 steps; dashed, chance ($\\ln V$, a uniform guess over the vocabulary; $\\ln 2$, a coin); dotted orange, the saved checkpoints. Axes do not start at 0. Compare each curve with its chance line.", "name": "fig-12-training-losses"}}
 from helpers.pretrain.plots import plot_losses
 
 plot_losses(run, vocab_size=len(tokenizer))
@@ -378,7 +378,7 @@ for s, ev in evals.items():
         print(f"   top-{k}: model {m.percent()}, baseline {b.percent()}; "
               f"{verdict(d, a='model', b='baseline', percent=True)}")
 
-# %%
+# %% mystnb={"figure": {"caption": "Fill-mask accuracy at held-out masked positions per checkpoint: the true token is the top guess (left) or in the top five (right). Error bars: 95 % bootstrap intervals resampling sentence pairs; dashed line and grey band: the unigram baseline (most frequent tokens) on the same positions, with its interval. Checkpoints evenly spaced, not to scale. Compare each with the band.", "name": "fig-12-fill-mask-accuracy"}}
 from helpers.pretrain.plots import plot_fill_mask
 
 steps_seen = sorted(evals)
@@ -444,7 +444,7 @@ for text in texts:
 # The head is trained only on the last layer, so early layers can only score when their
 # vectors already point where the head reads.
 
-# %%
+# %% mystnb={"figure": {"caption": "Masked-LM lens: the model's own head applied to each layer's vector (\"emb\": embeddings) at held-out masked positions; top-1 accuracy, one line per checkpoint (colour: training step). Bands: 95 % bootstrap intervals resampling sentence pairs; dashed: the unigram baseline. Compare each checkpoint's layers with the baseline, and the checkpoints with each other.", "name": "fig-12-lens-by-layer"}}
 from helpers.common.stats import cluster_bootstrap_ci
 from helpers.pretrain.compute import layers_vs_baseline
 from helpers.pretrain.plots import plot_by_layer
@@ -472,7 +472,7 @@ plt.show()
 # high value means all vectors of that layer share a common direction ("anisotropy"). At
 # step 0 it shows what the random initialisation and the LayerNorms alone produce.
 
-# %%
+# %% mystnb={"figure": {"caption": "Random-pair cosine per layer (\"emb\": embeddings): mean cosine between the vectors of two random tokens from different held-out sentences, one line per checkpoint (colour: training step; step 0 is the random initialisation). Bands: 95 % bootstrap intervals over the pairs; axis not from 0. Compare how the curves move as training goes on.", "name": "fig-12-random-pair-cosine"}}
 from helpers.layerwalk.compute import random_pair_cosines
 from helpers.model.trace import trace_text
 

@@ -122,12 +122,44 @@ def _executed_lesson(with_png: bool) -> nbformat.NotebookNode:
     data = {build.WIDGET_VIEW: {"model_id": vbox, "version_major": 2, "version_minor": 0}, "text/plain": "VBox(...)"}
     if with_png:
         data["image/png"] = PNG_A
-    code = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nexplorer", outputs=[
+    code = nbformat.v4.new_code_cell("# NBVAL_CHECK_OUTPUT\nexplorer", metadata=CAPTIONED, outputs=[
         nbformat.v4.new_output("display_data", data={"text/plain": ""}),  # a finished progress bar
         nbformat.v4.new_output("display_data", data=data),
     ])
     nb.cells = [nbformat.v4.new_markdown_cell(f"# 03 — Title\n\n{_badge('03_x')}\n\nText."), code]
     return nb
+
+
+CAPTIONED = {"mystnb": {"figure": {"caption": "The picture.", "name": "fig-03-x"}}}
+
+
+def _figure_cell(caption: str | None, *extra_displays: dict, picture: bool = True):
+    outputs = [nbformat.v4.new_output("display_data", data=d) for d in extra_displays]
+    if picture:
+        outputs.append(nbformat.v4.new_output("display_data", data={"image/png": PNG_A, "text/plain": "<Figure>"}))
+    outputs.append(nbformat.v4.new_output("stream", name="stdout", text="printed beside it\n"))
+    metadata = {"mystnb": {"figure": {"caption": caption}}} if caption is not None else {}
+    return nbformat.v4.new_code_cell("plot()", metadata=metadata, outputs=outputs)
+
+
+def test_number_captions_counts_per_lesson_and_names_what_is_missing():
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 04 — Title"),
+        _figure_cell("First."),
+        nbformat.v4.new_code_cell("x = 1"),
+        _figure_cell(None),  # a picture with no caption
+        _figure_cell("Second, after an uncaptioned one."),
+        _figure_cell("Shows a table too.", {"text/html": "<table></table>", "text/plain": "table"}),
+        _figure_cell("No picture here.", picture=False),
+    ])
+    notes = build.number_captions(nb, "04_walk")
+    captions = [c.metadata.get("mystnb", {}).get("figure", {}).get("caption") for c in nb.cells[1:]]
+    assert captions == ["**Figure 4.1.** First.", None, None, "**Figure 4.2.** Second, after an uncaptioned one.",
+                        "**Figure 4.3.** Shows a table too.", "No picture here."]
+    assert notes == ["04_walk: code cell 4 shows a figure without a caption",
+                     "04_walk: code cell 6 shows 2 outputs beside its captioned figure; "
+                     "a captioned cell must display the picture alone",
+                     "04_walk: code cell 7 has a figure caption but shows no picture"]
 
 
 @pytest.mark.parametrize("with_png", [True, False], ids=["bundle-has-png", "png-from-widget-state"])
@@ -144,6 +176,9 @@ def test_site_notebook(with_png):
     # The bundle's own picture wins; the widget state's picture only fills in a missing one.
     assert code.outputs[0]["data"]["image/png"] == (PNG_A if with_png else PNG_B)
     assert bool(notes) == (not with_png)
+    caption = code.metadata["mystnb"]["figure"]["caption"]
+    assert caption == f"**Figure 3.1.** The picture. *{build._postprocess().EXPLORER_CAPTION}*"
+    assert code.metadata["mystnb"]["figure"]["name"] == "fig-03-x", "the name (the link target) is kept"
     assert "widgets" in original.metadata and build.MARKER in original.cells[1].source, "the input is not modified"
 
 
@@ -207,7 +242,9 @@ def test_an_explorer_shows_its_png_on_the_page_when_the_widget_state_is_absent(t
     src.mkdir()
     nb = nbformat.v4.new_notebook(cells=[
         nbformat.v4.new_markdown_cell("# Explorer page\n\nThe maths $a_{ij} = \\frac{1}{n}$ stays local."),
-        nbformat.v4.new_code_cell("explorer", outputs=[nbformat.v4.new_output("display_data", data={
+        nbformat.v4.new_code_cell("explorer", metadata={"mystnb": {"figure": {
+            "caption": "**Figure 3.1.** What `x` shows.", "name": "fig-03-x"}}},
+            outputs=[nbformat.v4.new_output("display_data", data={
             build.WIDGET_VIEW: {"model_id": "0123abcd", "version_major": 2, "version_minor": 0},
             "image/png": PNG_B,
             "text/plain": "VBox(children=(IntSlider(value=1),))",
@@ -224,6 +261,10 @@ def test_an_explorer_shows_its_png_on_the_page_when_the_widget_state_is_absent(t
     html = (out / "page.html").read_text()
     output = html.split('class="cell_output', 1)[1].split("</div>", 1)[0]
     assert "<img" in output, "the explorer's image/png is shown"
+    figure = html.split("<figure", 1)[1].split("</figure>", 1)[0]
+    assert "<img" in figure and "<figcaption>" in figure, "the picture and its caption form one figure"
+    assert "<strong>Figure 3.1.</strong> What <code" in figure, "the caption's Markdown is rendered"
+    assert 'id="fig-03-x"' in figure
     assert build.WIDGET_VIEW not in html, "no widget placeholder script"
     assert "VBox(children=" not in html, "not the widget's text repr"
     images = [p for p in (out / "_images").glob("*.png")]

@@ -304,6 +304,28 @@ def test_search_finds_a_lesson(browser):
     assert not network, f"the search asked the network for {network}"
 
 
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_every_figure_has_a_numbered_caption(site, lesson):
+    """Each picture of a lesson page (not the Colab badge) sits in a <figure> whose caption starts
+    "Figure N.k." with k counting 1, 2, 3, ... down the page; an explorer's caption says that it is
+    a static picture."""
+    text = page_of(lesson).read_text(encoding="utf-8")
+    figures = re.findall(r"<figure\b.*?</figure>", text, re.S)
+    outside = re.sub(r"<figure\b.*?</figure>", "", text, flags=re.S)
+    loose = [m for m in re.findall(r"<img\s[^>]*>", outside) if "_images/" in m]
+    assert not loose, f"{lesson.stem}: {len(loose)} picture(s) without a caption, e.g. {loose[0][:160]}"
+    numbers = [re.search(r"<figcaption>.*?Figure (\d+)\.(\d+)\.", f, re.S) for f in figures]
+    assert all(numbers), f"{lesson.stem}: a figure without a numbered caption"
+    assert [(int(m[1]), int(m[2])) for m in numbers] == [
+        (int(lesson.stem[:2]), k) for k in range(1, len(figures) + 1)], f"{lesson.stem}: figure numbers out of order"
+    for figure in figures:
+        caption = re.sub(r"<[^>]+>", "", figure.split("<figcaption>", 1)[1])
+        words = caption.split(".", 2)[-1].split()
+        assert len(words) >= 8, f"{lesson.stem}: a caption says too little: {caption.strip()[:120]!r}"
+        if "Static picture of the" in figure:
+            assert "run the notebook to explore" in caption, f"{lesson.stem}: an explorer caption lacks the note"
+
+
 def test_every_page_is_light(site):
     """What a page loads (HTML, scripts, styles, fonts, images) stays under the target; the
     figures' pictures are part of it."""

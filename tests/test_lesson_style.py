@@ -4,6 +4,9 @@ that say how hard, how important and how long they are.
 * Every code line of a lesson is at most :data:`MAX_LINE` characters (longer lines scroll
   sideways on the website and in narrow notebook windows). Markdown is left alone: it
   wraps.
+* Every figure caption (a code cell's ``mystnb: figure`` metadata, shown under the figure on
+  the website, numbered by book/build.py) has a name ``fig-NN-...`` unique in the course and
+  a caption of 8-80 words that does not number itself.
 * Every exercise (a ``### Exercise N`` heading) carries the rating line of
   :func:`helpers.exercises.rating` (``Difficulty ●●○○○ · Importance ●●●●○ · ~10 min``),
   and every lesson has at least one "predict, then measure" exercise.
@@ -76,6 +79,29 @@ def test_a_predict_then_measure_exercise(number):
     sections = exercise_sections(lesson_source(number))
     assert any("predict, then measure" in s.lower() for s in sections), \
         f"lesson {number} has no 'predict, then measure' exercise"
+
+
+def figure_options(path: Path) -> list[dict]:
+    """Each code cell's ``mystnb: figure`` options, in order."""
+    return [c.metadata["mystnb"]["figure"] for c in jupytext.read(path).cells
+            if c.cell_type == "code" and "figure" in c.metadata.get("mystnb", {})]
+
+
+@pytest.mark.parametrize("number", ALL_LESSONS)
+def test_figure_captions_are_well_formed(number):
+    figures = figure_options(lesson_source(number))
+    assert figures, f"lesson {number} has no captioned figure"
+    for fig in figures:
+        name, caption = fig.get("name", ""), fig.get("caption", "")
+        assert re.fullmatch(rf"fig-{number}-[a-z0-9-]+", name), f"lesson {number}: bad figure name {name!r}"
+        words = len(caption.split())
+        assert 8 <= words <= 80, f"lesson {number}: {name}: caption of {words} words"
+        assert not re.match(r"\**Fig(ure)?\.? ?\d", caption), f"{name}: the build numbers captions"
+
+
+def test_figure_names_are_unique_in_the_course():
+    names = [f.get("name") for n in ALL_LESSONS for f in figure_options(lesson_source(n))]
+    assert len(names) == len(set(names)), sorted(n for n in names if names.count(n) > 1)
 
 
 def test_the_checks_catch_what_they_look_for(tmp_path):

@@ -6,7 +6,7 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from helpers.common.style import HIGHLIGHT, NORMAL, colorbar, layer_labels, new_axes, to_numpy
+from helpers.common.style import FIG_WIDTH_IN, HIGHLIGHT, NORMAL, colorbar, layer_labels, new_axes, to_numpy
 
 
 def plot_confusion(cm, names, ax=None, title: str = "confusion matrix: test utterances per (true, predicted) intent",
@@ -21,12 +21,16 @@ def plot_confusion(cm, names, ax=None, title: str = "confusion matrix: test utte
         raise ValueError(f"cm must have one row per name ({len(names)}) and one column per column name "
                          f"({len(col_names)}), got shape {cm.shape}.")
     k = max(len(names), len(col_names))
-    ax = new_axes(ax, (max(6.2, 2.5 + 0.42 * k), max(5.2, 2.0 + 0.36 * k)))
+    # Never wider than the page's column (the site would shrink the text): many classes make
+    # the cells narrower and the figure taller instead. Column names stand upright, one line
+    # each (multi-line names would overlap at that pitch); row names may wrap.
+    ax = new_axes(ax, (min(FIG_WIDTH_IN, max(6.2, 2.5 + 0.42 * k)), max(5.2, 2.6 + 0.42 * k)))
     im = ax.imshow(cm, cmap="Blues", vmin=0, aspect="auto")
-    ax.set_xticks(range(len(col_names)), col_names, rotation=60, ha="right")
+    ax.set_xticks(range(len(col_names)), [" ".join(str(c).split()) for c in col_names],
+                  rotation=90 if k > 8 else 60, ha="center" if k > 8 else "right")
     ax.set_yticks(range(len(names)), names)
     for i, j in zip(*np.nonzero(cm)):
-        ax.text(j, i, str(cm[i, j]), ha="center", va="center", fontsize=9,
+        ax.text(j, i, str(cm[i, j]), ha="center", va="center", fontsize=8,
                 color="white" if cm[i, j] > cm.max() / 2 else "black")
     ax.set_xlabel("predicted intent")
     ax.set_ylabel("true intent")
