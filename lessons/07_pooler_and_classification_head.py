@@ -744,8 +744,8 @@ if top:
         col_names=names + ["any other intent"],
         label=f"test predictions ({len(SEEDS)} draws)",
         title=(
-            f"confusions among the intents of the {len(top)} most frequent"
-            f" ones\n({SHOTS[0]} per intent, mean-pooled last layer, counted"
+            f"confusions among the intents in the {len(top)} most frequent"
+            f" confusions\n({SHOTS[0]} per intent, mean-pooled last layer, counted"
             f" over {len(SEEDS)} draws)"
         ),
     )

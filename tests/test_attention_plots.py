@@ -99,6 +99,24 @@ def test_attention_steps_figure_shows_the_model_computation(model, tokenizer):
     with pytest.raises(ValueError, match="tokens"):
         attention_steps_figure(scores[1, 0], masked[1, 0], probs[1, 0], v[1, 0], tokens[:-1])
     plt.close(fig)
+    # Cut to fewer tokens than the input has, the padded keys still show (the mask is the point).
+    real = int(batch["attention_mask"][1].sum())
+    fig, axes = attention_steps_figure(scores[1, 0], masked[1, 0], probs[1, 0], probs[1, 0] @ v[1, 0], tokens,
+                                       max_tokens=real)
+    shown = axes[1].images[0].get_array()
+    assert shown.shape == (real, real) and shown.mask[:, -2:].all() and not shown.mask[:, :-2].any()
+    assert [t.get_text() for t in axes[0].get_xticklabels()][-2:] == ["[PAD]", "[PAD]"]
+    assert f"first {real - 2} of 10 tokens, then 2 padded" in fig._suptitle.get_text()
+    plt.close(fig)
+
+
+def test_shown_positions_keep_the_first_tokens_and_some_padding():
+    from helpers.attention.plots import shown_positions
+
+    assert shown_positions([False] * 5, 8) == [0, 1, 2, 3, 4]
+    assert shown_positions([False] * 10 + [True] * 3, 8) == [0, 1, 2, 3, 4, 5, 10, 11]
+    assert shown_positions([False] * 4 + [True] * 9, 8) == list(range(8)), "padding already in view"
+    assert shown_positions([False] * 20, 8) == list(range(8))
 
 
 def test_attention_steps_figure_fits_its_most_tokens_at_8pt():
@@ -294,6 +312,12 @@ def test_toy_attention_figure_and_head_pair_figure(sample_trace):
                                  sample_trace.tokens, ("left", "right"), max_tokens=n - 2)
     assert not small_text(fig) and f"first {n - 2} of {n}" in axes[0].get_title()
     assert fig.axes[-1].get_ylabel() == "attention probability"  # the colourbar names its measure
+    assert [t.get_text() for t in axes[0].get_yticklabels()] == sample_trace.tokens[:n - 2]
+    assert not any(t.get_text() for t in axes[1].get_yticklabels()), "only the left panel names the rows"
+    fig.canvas.draw()
+    left_panel = axes[0].get_window_extent()
+    right_labels = axes[1].get_tightbbox()
+    assert right_labels.x0 >= left_panel.x1, "nothing of the right panel reaches into the left one"
     with pytest.raises(ValueError):
         head_pair_figure(sample_trace.attention(1, 0), sample_trace.attention(1, 0)[:2, :2],
                          sample_trace.tokens, ("a", "b"))

@@ -146,3 +146,5 @@ def test_adjusted_matrix_masks_the_diagonal(data_traces):
     assert float(shown[0, L]) == pytest.approx(0.5) and float(axes[0].images[0].get_array()[0, L]) == pytest.approx(0.2)
     assert "nan" not in [t.get_text() for t in axes[1].texts]
     assert not small_text(axes[0].figure) and axes[0].figure.get_size_inches()[0] <= PAGE_WIDTH_IN
+    bar = [ax for ax in axes[0].figure.axes if ax.get_label() == "<colorbar>"][0]
+    assert "minus control" in bar.get_ylabel(), "the colourbar names both panels' measures"

@@ -28,6 +28,14 @@ def test_probe_reports_figure_shares_scales_and_names_measures():
     assert axes[0, 0].figure.get_figwidth() <= PAGE_WIDTH_IN, "the site would shrink a wider figure below 8 pt"
 
 
+def test_axis_start_notes_are_written_after_the_shared_scale():
+    """One report's selectivity is positive, the other's crosses 0: with the shared scale (and
+    the zero line) no selectivity panel may claim an axis that starts above 0."""
+    axes = plot_probe_reports([_report("upos", UPOS_TAGS), _report("entity", ENTITY_CLASSES, -0.5)])
+    for ax in axes[1]:
+        assert ax.get_ylim()[0] < 0 and "axis from" not in ax.get_ylabel(), ax.get_ylabel()
+
+
 def test_before_after_and_bad_input():
     axes = plot_before_after(_report("upos", UPOS_TAGS), _report("upos", UPOS_TAGS, -0.05))
     assert [t.get_text() for t in axes[0].get_legend().get_texts()] == ["pre-trained", "fine-tuned"]

@@ -133,8 +133,12 @@ def attention_steps_figure(scores, masked_scores, probs, context, tokens: list[s
             raise ValueError(f"{name} has shape {x.shape} but there are {n} tokens; it must be [{n}, {n}].")
     if c.shape[0] != n:
         raise ValueError(f"context has {c.shape[0]} rows but there are {n} tokens.")
-    k = min(n, max_tokens)
     masked = m < -1e4  # finfo.min added: the key is padding
+    keep = shown_positions(masked.any(0), max_tokens)
+    k, first = len(keep), sum(1 for i, j in enumerate(keep) if i == j)
+    s, m, p, c, masked = s[np.ix_(keep, keep)], m[np.ix_(keep, keep)], p[np.ix_(keep, keep)], c[keep], \
+        masked[np.ix_(keep, keep)]
+    tokens = [tokens[i] for i in keep]
     limit = float(np.abs(s[:k, :k]).max())
     # Heights in inches: a panel gives every token 0.14 in (more than an 8 pt label needs);
     # below each panel, room for the rotated token labels; above, for the two-line titles.
@@ -168,9 +172,23 @@ def attention_steps_figure(scores, masked_scores, probs, context, tokens: list[s
     ax_c.set_xlabel("value dimension")
     ax_s.set_ylabel("query")
     ax_p.set_ylabel("query")
-    suffix = f" (first {k} of {n} tokens)" if k < n else ""
+    suffix = ""
+    if k < n:
+        suffix = f" (first {first} of {n} tokens" + (f", then {k - first} padded" if k > first else "") + ")"
     fig.suptitle((title + suffix) if title else suffix.strip(), fontsize=10, y=1 - 0.05 / height, va="top")
     return fig, [ax_s, ax_m, ax_p, ax_c]
+
+
+def shown_positions(padded, max_tokens: int, padded_shown: int = 2) -> list[int]:
+    """The positions a picture of at most ``max_tokens`` tokens shows: all of them when they
+    fit; else the first ones and, when the input has padding (``padded``: one bool per
+    position), its first ``padded_shown`` padded positions at the end, so the mask still shows."""
+    padded = np.asarray(padded, dtype=bool)
+    n = len(padded)
+    if n <= max_tokens or padded[:max_tokens].any():
+        return list(range(min(n, max_tokens)))
+    pads = [int(i) for i in np.nonzero(padded)[0]][:padded_shown]
+    return list(range(max_tokens - len(pads))) + pads
 
 
 def mask_heatmap(attention_mask, tokens: list[list[str]], ax=None, max_positions: int = 30):
@@ -546,7 +564,9 @@ def head_pair_figure(left, right, tokens: list[str], titles: tuple[str, str], ma
     for ax, matrix, title in zip(axes, (a, b), titles):
         image = ax.imshow(matrix[:k, :k], cmap=SEQUENTIAL, vmin=0, vmax=1, interpolation="nearest")
         ax.set_xticks(range(k), tokens[:k], rotation=90, fontsize=8)
-        ax.set_yticks(range(k), tokens[:k], fontsize=8)
+        # The two panels share their rows (the same queries): only the left one names them, so
+        # the right one's labels cannot run into the left panel.
+        ax.set_yticks(range(k), tokens[:k] if ax is axes[0] else [], fontsize=8)
         ax.set_xlabel("key (attended to)")
         ax.set_title(title + note, fontsize=9)
     axes[0].set_ylabel("query (attending)")

@@ -152,7 +152,9 @@ def plot_adjusted_matrix(control, adjusted, axes=None):
     plot_similarity_heatmap(control, ax=axes[0], title="control: random-pair cosine", **scale)
     plot_similarity_heatmap(adjusted, ax=axes[1], title="data median minus control", **scale)
     axes[1].set_ylabel("")
-    colorbar(axes[0].images[0], list(axes), "cosine between layers", fraction=0.05, pad=0.02)
+    # One scale, two measures: the left panel is a cosine, the right one a difference of cosines.
+    colorbar(axes[0].images[0], list(axes), "cosine (left); median minus control (right)", fraction=0.05,
+             pad=0.02)
     return axes
 
 

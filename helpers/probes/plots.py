@@ -69,6 +69,8 @@ def plot_probe_reports(reports, axes=None):
                              title=f"{name}: selectivity", ylabel="task − control")
         axes[1, col].axhline(0, color="gray", lw=0.8)
         axes[1, col].get_legend().remove()
+    for ax in axes.flat:  # the shared scale and the zero line changed the limits: note them anew
+        note_axis_start(ax)
     axes[0, 0].figure.tight_layout()
     return axes
 
@@ -110,5 +112,7 @@ def plot_before_after(before, after, labels=("pre-trained", "fine-tuned"), axes=
         ax.set_ylabel("accuracy change (points)")
         ax.set_title(f"{name}: paired change of the probe accuracy, {labels[1]} − {labels[0]}")
         ax.legend(loc="best", frameon=False)
+    for ax in axes[:2]:
+        note_axis_start(ax)
     axes[0].figure.tight_layout()
     return axes
