@@ -95,6 +95,7 @@ from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
+from helpers.common.tables import show_table
 from helpers.common.stats import (
     bootstrap_ci,
     paired_difference_ci,
@@ -255,7 +256,7 @@ for l in range(L):
 # from different data sentences; `gap=0` gives the within-layer samples, `gap=1` the
 # cross-layer ones, and a bootstrap over the pairs gives each mean its 95 % interval.
 
-# %% mystnb={"figure": {"caption": "Mean cosine of 500 random pairs of content tokens from different data sentences; error bars: 95 % bootstrap intervals over the pairs. Top, per layer: both tokens at one layer. Bottom, per transition: one at layer $l$, the other at $l+1$ (the matching control), beside grey crosses, the mean of the two same-layer values. Compare green with grey.", "name": "fig-04-random-pair-baselines"}}
+# %%
 # [500, L+1]
 within_samples = compute.random_pair_cosines(
     others, n_pairs=500, seed=0, gap=0
@@ -265,16 +266,28 @@ cross_samples = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=1)
 baseline = compute.random_pair_baseline(others, n_pairs=500, seed=0)
 within_ci, cross_ci = bootstrap_ci(within_samples), bootstrap_ci(cross_samples)
 mean_of_two = (baseline[:-1] + baseline[1:]) / 2
+baseline_rows = []
+for l in range(L + 1):
+    # the last layer has no next one: its transition cells stay empty
+    step = l < L
+    baseline_rows.append({
+        "layer": "emb" if l == 0 else str(l),
+        "same layer": str(within_ci[l]),
+        "transition": names[l] if step else "",
+        "one layer apart": str(cross_ci[l]) if step else "",
+        "mean of two same-layer": f"{mean_of_two[l]:.3f}" if step else "",
+    })
+baseline_table = show_table(
+    baseline_rows, index="layer",
+    title="Random-pair cosine, mean of 500 pairs [95 % bootstrap interval"
+    " over the pairs]: both tokens at this layer (same layer), or one here"
+    " and one at the next layer (one layer apart, per transition) beside"
+    " the mean of the two same-layer values",
+)
+
+# %% mystnb={"figure": {"caption": "Mean cosine of 500 random pairs of content tokens from different data sentences; error bars: 95 % bootstrap intervals over the pairs. Top, per layer: both tokens at one layer. Bottom, per transition: one at layer $l$, the other at $l+1$ (the matching control), beside grey crosses, the mean of the two same-layer values. Compare green with grey.", "name": "fig-04-random-pair-baselines"}}
 ax = plots.plot_baselines(within_ci, cross_ci, mean_of_two=mean_of_two)
 plt.show()
-for l in range(L + 1):
-    line = f"layer {'emb' if l == 0 else l:>3}: same layer {within_ci[l]}"
-    if l < L:
-        line += (
-            f" | {names[l]:>6}: one layer apart {cross_ci[l]}  (mean of two"
-            f" same-layer: {mean_of_two[l]:.3f})"
-        )
-    print(line)
 
 # %% [markdown]
 # For BERT-base, Ethayarajh reports the random-word similarity to be generally higher in the
@@ -405,21 +418,34 @@ print(
 # that reading. Whether the length grows from one layer to the next is read from the mean length
 # per step (`compute.step_verdicts`, resampling sentences, Holm over the $L$ steps).
 
-# %% mystnb={"figure": {"caption": "L2 norm $\\lVert h \\rVert$ after the embeddings and after each encoder layer. Orange bars: the token followed in the lesson's sentence; blue: median over the data sentences' content tokens, band: interquartile range. Check whether the median grows from layer to layer and whether the followed token stays inside the band.", "name": "fig-04-norm-per-layer"}}
+# %%
 norms = compute.layer_norms(trace, TOKEN)
 norms_data = compute.layer_norms_per_token(others, "content")  # [N, L+1]
+nq25, nmed, nq75 = quartiles(norms_data)
+norm_table = show_table(
+    [
+        {
+            "layer": "emb" if l == 0 else str(l),
+            "data median": f"{nmed[l]:.2f} [IQR"
+            f" {nq25[l]:.2f}-{nq75[l]:.2f}]",
+            f"this token ({NAME})": f"{norms[l]:.2f}",
+        }
+        for l in range(L + 1)
+    ],
+    index="layer",
+    title="L2 norm ||h|| per layer: the data tokens' median [interquartile"
+    " range] and the token we follow",
+)
+
+# %% mystnb={"figure": {"caption": "L2 norm $\\lVert h \\rVert$ after the embeddings and after each encoder layer. Orange bars: the token followed in the lesson's sentence; blue: median over the data sentences' content tokens, band: interquartile range. Check whether the median grows from layer to layer and whether the followed token stays inside the band.", "name": "fig-04-norm-per-layer"}}
 ax = plots.plot_layer_norms(
     norms,
     title=f"L2 norm per layer: {NAME} and the data tokens",
     per_token=norms_data,
 )
 plt.show()
-nq25, nmed, nq75 = quartiles(norms_data)
-for l in range(L + 1):
-    print(
-        f"layer {'emb' if l == 0 else l:>3}: data median {nmed[l]:6.2f} [IQR"
-        f" {nq25[l]:.2f}-{nq75[l]:.2f}]; this token {norms[l]:6.2f}"
-    )
+
+# %%
 norm_steps = compute.step_verdicts(norms_data, clusters=sentence_of)
 for l, v in enumerate(norm_steps, start=1):
     step = {"higher": "grows", "lower": "shrinks"}.get(v.kind, "inconclusive")
@@ -490,21 +516,34 @@ print(
 # would be $\lVert \gamma \rVert$: a number fixed by the weights, the same for every token.
 # `compute.norm_parts` measures each term on the data tokens with this model's own $\gamma$ and $\beta$.
 
-# %% mystnb={"figure": {"caption": "Top: $\\lVert h \\rVert$ per layer, median over the data tokens (band: interquartile range) and the followed token (orange). Bottom: the parts of each layer's final LayerNorm, $h = \\gamma\\odot\\hat z + \\beta$: $\\lVert\\gamma\\odot\\hat z\\rVert$ (median, interquartile band), $\\lVert\\gamma\\rVert$ (its value if $\\hat z$ spread evenly) and $\\lVert\\beta\\rVert$. One y scale from 0; compare the purple median with green $\\lVert\\gamma\\rVert$.", "name": "fig-04-norm-layernorm-parts"}}
+# %%
 parts = compute.norm_parts(others, model, "content")
-ax = plots.plot_norm_parts(parts, token_norms=norms, token_name=NAME)
-plt.show()
 med_norm, med_scaled = (
     quartiles(parts["norm"])[1],
     quartiles(parts["scaled"])[1],
 )
-for l in range(L + 1):
-    print(
-        f"layer {'emb' if l == 0 else l:>3}: median ||h|| {med_norm[l]:6.2f},"
-        f" ||gamma*z_hat|| {med_scaled[l]:6.2f}, ||gamma||"
-        f" {parts['gamma'][l]:6.2f}, ||beta|| {parts['beta'][l]:5.2f}, median"
-        f" 2<s,beta> {quartiles(parts['cross'])[1][l]:7.2f}"
-    )
+med_cross = quartiles(parts["cross"])[1]
+parts_table = show_table(
+    [
+        {
+            "layer": "emb" if l == 0 else str(l),
+            "median ||h||": f"{med_norm[l]:.2f}",
+            "median ||gamma*z_hat||": f"{med_scaled[l]:.2f}",
+            "||gamma||": f"{parts['gamma'][l]:.2f}",
+            "||beta||": f"{parts['beta'][l]:.2f}",
+            "median 2<s,beta>": f"{med_cross[l]:.2f}",
+        }
+        for l in range(L + 1)
+    ],
+    index="layer",
+    title="The parts of each layer's final LayerNorm, h = gamma*z_hat + beta"
+    " (s = gamma*z_hat): medians over the data tokens, and the norms of the"
+    " layer's own gamma and beta",
+)
+
+# %% mystnb={"figure": {"caption": "Top: $\\lVert h \\rVert$ per layer, median over the data tokens (band: interquartile range) and the followed token (orange). Bottom: the parts of each layer's final LayerNorm, $h = \\gamma\\odot\\hat z + \\beta$: $\\lVert\\gamma\\odot\\hat z\\rVert$ (median, interquartile band), $\\lVert\\gamma\\rVert$ (its value if $\\hat z$ spread evenly) and $\\lVert\\beta\\rVert$. One y scale from 0; compare the purple median with green $\\lVert\\gamma\\rVert$.", "name": "fig-04-norm-layernorm-parts"}}
+ax = plots.plot_norm_parts(parts, token_norms=norms, token_name=NAME)
+plt.show()
 
 # %% [markdown]
 # **Do a few dimensions dominate?** Two papers asked it two ways. Kovaleva, Kulshreshtha, Rogers
@@ -526,12 +565,40 @@ for l in range(L + 1):
 # it. Below: the share of the random-pair cosine supplied by the 3 dimensions that contribute most
 # per layer (an even spread would give $3/H$), beside the LayerNorm outliers.
 
-# %% mystnb={"figure": {"caption": "Per layer, the share (%) of the random-pair cosine (500 pairs of data tokens from different sentences) supplied by the 3 dimensions that contribute most; above each bar, the share and those dimensions' ids. Dotted line: an even spread over all dimensions, $3/H$. Look for the same ids recurring from layer to layer.", "name": "fig-04-top-dimension-share"}}
+# %%
 # [L+1, H]: each row sums to the baseline
 contrib = compute.cosine_contributions(others, n_pairs=500, seed=0)
 dims, top_contrib = compute.top_dimensions(contrib, k=3)
 # share of each layer's random-pair cosine
 top_share = top_contrib / contrib.sum(dim=-1)
+outliers = compute.layer_norm_outliers(model, n_sigma=3.0)
+top_rows = [
+    {
+        "layer": "emb" if l == 0 else str(l),
+        "random-pair cosine": f"{contrib[l].sum():.3f}",
+        "top 3 dims": str(dims[l].tolist()),
+        "share they supply": f"{top_share[l]:.0%}",
+        "LayerNorm 3-sigma outliers": str(outliers[l]),
+        "in both": str(sorted(set(dims[l].tolist()) & set(outliers[l]))),
+    }
+    for l in range(L + 1)
+]
+top_table = show_table(
+    top_rows, index="layer",
+    title="The 3 dimensions that supply most of each layer's random-pair"
+    f" cosine (500 pairs) and their share of it (even spread {3 / H:.1%}),"
+    " beside the layer's LayerNorm 3-sigma outliers (gamma or beta)",
+)
+recurring = torch.bincount(dims.flatten(), minlength=H)
+every_layer = compute.outliers_in_every_layer(outliers)
+print(f"dimensions among the top 3 in at least half of the layers: "
+      f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
+print(
+    f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers:"
+    f" {every_layer or 'none'}"
+)
+
+# %% mystnb={"figure": {"caption": "Per layer, the share (%) of the random-pair cosine (500 pairs of data tokens from different sentences) supplied by the 3 dimensions that contribute most; above each bar, the share and those dimensions' ids. Dotted line: an even spread over all dimensions, $3/H$. Look for the same ids recurring from layer to layer.", "name": "fig-04-top-dimension-share"}}
 ax = plots.plot_top_dimension_share(
     top_share,
     dims,
@@ -543,23 +610,6 @@ ax = plots.plot_top_dimension_share(
     ),
 )
 plt.show()
-outliers = compute.layer_norm_outliers(model, n_sigma=3.0)
-for l in range(L + 1):
-    both = sorted(set(dims[l].tolist()) & set(outliers[l]))
-    print(
-        f"layer {'emb' if l == 0 else l:>3}: random-pair cosine"
-        f" {contrib[l].sum():.3f}; dims {dims[l].tolist()} supply"
-        f" {top_share[l]:.0%} of it (even spread {3 / H:.1%}); LayerNorm"
-        f" 3-sigma outliers {outliers[l]}; in both: {both}"
-    )
-recurring = torch.bincount(dims.flatten(), minlength=H)
-every_layer = compute.outliers_in_every_layer(outliers)
-print(f"dimensions among the top 3 in at least half of the layers: "
-      f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
-print(
-    f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers:"
-    f" {every_layer or 'none'}"
-)
 
 # %% [markdown]
 # If a few dimensions with a large shared offset make unrelated tokens look alike, removing the
@@ -795,7 +845,7 @@ with pd.option_context("display.max_colwidth", None):
 # ## Summary
 #
 # * Per-layer stories are read from the data tokens' median and spread; one token of one
-#   sentence is an aside (the printouts show whether yours is typical).
+#   sentence is an aside (the tables and printouts show whether yours is typical).
 # * A raw cosine is read against a random-pair control that matches it: same layer for
 #   a within-layer similarity (Ethayarajh 2019), one layer apart for a layer-to-layer one.
 #   "Where tokens turn most" is named from the adjusted values, with every transition a
@@ -805,9 +855,10 @@ with pd.option_context("display.max_colwidth", None):
 #   \approx \sqrt H$ for every token: a vector's length comes from $\gamma$, $\beta$ and which
 #   dimensions it uses. Kovaleva et al. (2021, BERT-base) found LayerNorm outlier dimensions at
 #   the same positions in every layer; Timkey and van Schijndel (2021) measured dominance where it
-#   matters for a cosine, each dimension's share of the random-pair cosine. The printouts say how
-#   much of this model's baseline its top 3 dimensions supply, and what is left of the baseline and
-#   of the layer-to-layer cosine after mean-centring (Mu and Viswanath 2018) and standardising.
+#   matters for a cosine, each dimension's share of the random-pair cosine. The table says how
+#   much of this model's baseline its top 3 dimensions supply, and the printouts what is left of
+#   the baseline and of the layer-to-layer cosine after mean-centring (Mu and Viswanath 2018) and
+#   standardising.
 # * The within-layer baseline is read as a profile over the layers (the peak, the layers not
 #   shown different from it, the last layer against the peak), and an inter-layer cosine matrix
 #   beside its cross-layer control.

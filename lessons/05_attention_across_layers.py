@@ -115,6 +115,7 @@ from helpers.model.loading import BERT_BASE_SIZES, load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
 from helpers.common.progress import progress
+from helpers.common.tables import show_table
 from helpers.common.stats import (
     bootstrap_ci,
     cautious_paired_difference_ci,
@@ -216,14 +217,20 @@ for layer in range(1, L + 1):
 cls_rows = torch.stack(
     [compute.attention_shares(t, queries=[0]) for t in short]
 )
-for layer in range(L):
-    cells = [
-        f"{c} {ci.percent(0)}"
-        for c, ci in zip(
-            compute.TOKEN_CLASSES, bootstrap_ci(cls_rows[:, layer])
-        )
-    ]
-    print(f"layer {layer + 1}: [CLS] -> " + "; ".join(cells))
+cls_table = show_table(
+    [
+        {"layer": str(layer + 1)} | {
+            c: ci.percent(0)
+            for c, ci in zip(
+                compute.TOKEN_CLASSES, bootstrap_ci(cls_rows[:, layer])
+            )
+        }
+        for layer in range(L)
+    ],
+    index="layer",
+    title="[CLS] -> each kind of key: share of [CLS]'s attention, short"
+    " pairs, mean [95 % bootstrap interval over the inputs]",
+)
 
 # %% [markdown]
 # Averaging hides that heads disagree. Here is `SENTENCE`'s `[CLS]` row for every head of the
@@ -483,12 +490,21 @@ keep = pc_uniform > 0  # inputs that hold a period or a comma
 pc_ratio = pc_share[keep].mean(-1) / pc_uniform[keep, None]
 pc_ci = bootstrap_ci(pc_share[keep].mean(-1))
 pc_ratio_ci = bootstrap_ci(pc_ratio)
-for l in range(L):
-    print(
-        f"layer {l + 1}: periods and commas {pc_ci[l].percent()} of the"
-        f" attention, {pc_ratio_ci[l].format('.2f')}x uniform; largest head"
-        f" {pc_share[keep][:, l].mean(0).max():.0%}"
-    )
+pc_table = show_table(
+    [
+        {
+            "layer": str(l + 1),
+            "periods and commas": pc_ci[l].percent(),
+            "x uniform": pc_ratio_ci[l].format(".2f"),
+            "largest head": f"{pc_share[keep][:, l].mean(0).max():.0%}",
+        }
+        for l in range(L)
+    ],
+    index="layer",
+    title="Share of the attention on periods and commas (heads averaged;"
+    " packed pairs, mean [95 % bootstrap interval over the inputs]), that"
+    " share ÷ its uniform share, and the largest single head's share",
+)
 pc_top, pc_tied = compute.extreme_layer(pc_ratio)
 pc_above = [l + 1 for l in compute.above_threshold(pc_ratio, 1.0)["above"]]
 deep_punct = compute.deep_layers_verdict(pc_top, pc_tied, pc_above, L)
@@ -618,7 +634,7 @@ print(
 # with the weight share on the same inputs (`compute.compare_layers`: the cautious paired p-value,
 # Holm-adjusted over the $L$ layers of the class):
 
-# %% mystnb={"figure": {"caption": "Share on each kind of key per encoder layer, packed pairs, three ways: attention weights $\\alpha$ (blue), Kobayashi et al.'s layer-level norm $\\lVert\\sum_h \\alpha f_h(x)\\rVert$ (orange) and a per-head variant $\\lVert\\alpha f_h(x)\\rVert$ (green), rows rescaled to sum to 1. Bands: 95 % bootstrap intervals over inputs; red dashed: even-spread share $k/n$. Compare orange with blue.", "name": "fig-05-weight-vs-norm"}}
+# %%
 norm_packed = torch.stack([
     compute.norm_attention_shares_layer(t, model)
     # Kobayashi's, [n, L, 4]
@@ -628,6 +644,26 @@ norm_packed = torch.stack([
 norm_head_packed = torch.stack(
     [compute.norm_attention_shares(t, model) for t in packed]
 )
+punct = compute.TOKEN_CLASSES.index("punctuation")
+kinds = {compute.TOKEN_CLASSES[k]: k for k in (cls, sep, punct)}
+w_ci = {c: bootstrap_ci(shares_packed[:, :, k]) for c, k in kinds.items()}
+n_ci = {c: bootstrap_ci(norm_packed[:, :, k]) for c, k in kinds.items()}
+kobayashi_table = show_table(
+    [
+        {"layer": str(l + 1)} | {
+            f"{c} {how}": ci[c][l].percent()
+            for c in kinds
+            for how, ci in (("weight", w_ci), ("norm-based", n_ci))
+        }
+        for l in range(L)
+    ],
+    index="layer",
+    title="Share on each kind of key, packed pairs, mean [95 % bootstrap"
+    " interval over the inputs]: attention weight and Kobayashi et al.'s"
+    " norm-based share (layer level, heads summed before the norm)",
+)
+
+# %% mystnb={"figure": {"caption": "Share on each kind of key per encoder layer, packed pairs, three ways: attention weights $\\alpha$ (blue), Kobayashi et al.'s layer-level norm $\\lVert\\sum_h \\alpha f_h(x)\\rVert$ (orange) and a per-head variant $\\lVert\\alpha f_h(x)\\rVert$ (green), rows rescaled to sum to 1. Bands: 95 % bootstrap intervals over inputs; red dashed: even-spread share $k/n$. Compare orange with blue.", "name": "fig-05-weight-vs-norm"}}
 plots.plot_class_shares(
     {
         "weight α": shares_packed,
@@ -641,26 +677,16 @@ plots.plot_class_shares(
     ),
 )
 plt.show()
+
+# %%
 fnorms = compute.value_norms_by_class(packed, model)  # [n, L, 4]
-punct = compute.TOKEN_CLASSES.index("punctuation")
 norm_vs_weight, head_vs_weight = {}, {}
-for k in (cls, sep, punct):
-    c = compute.TOKEN_CLASSES[k]
-    w_ci = bootstrap_ci(shares_packed[:, :, k])
-    n_ci = bootstrap_ci(norm_packed[:, :, k])
+for c, k in kinds.items():
     norm_vs_weight[c] = compute.compare_layers(
         norm_packed[:, :, k], shares_packed[:, :, k]
     )
     head_vs_weight[c] = compute.compare_layers(
         norm_head_packed[:, :, k], shares_packed[:, :, k]
-    )
-    print(
-        f"{c}: "
-        + "; ".join(
-            f"L{l + 1} weight {w_ci[l].percent()}, norm-based"
-            f" {n_ci[l].percent()}"
-            for l in range(L)
-        )
     )
 for c, where in norm_vs_weight.items():
     per_head = head_vs_weight[c]
@@ -784,12 +810,22 @@ plt.show()
 # %%
 t_ci, r_ci = bootstrap_ci(self_trained), bootstrap_ci(self_random)
 trained_vs_random = compute.compare_layers(self_trained, self_random)
-for l in range(L):
-    print(
-        f"layer {l + 1}: trained {t_ci[l].percent()}, random weights"
-        f" {r_ci[l].percent()}, 1/n {inv_n:.1%}; paired difference"
-        f" {trained_vs_random['intervals'][l].percent()}"
-    )
+self_table = show_table(
+    [
+        {
+            "layer": str(l + 1),
+            "trained": t_ci[l].percent(),
+            "random weights": r_ci[l].percent(),
+            "paired difference": trained_vs_random["intervals"][l].percent(),
+        }
+        for l in range(L)
+    ],
+    index="layer",
+    title="[CLS] -> [CLS] attention (heads averaged), short pairs, mean [95 %"
+    " bootstrap interval over the inputs]; paired difference: trained minus"
+    " random weights on the same inputs (the cautious paired interval);"
+    f" uniform 1/n = {inv_n:.1%}",
+)
 learned = sorted(trained_vs_random["above"] + trained_vs_random["below"])
 peak, peak_tied = compute.extreme_layer(self_trained)
 self_over_half = [

@@ -103,6 +103,7 @@ from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
+from helpers.common.tables import show_table
 from helpers.attention.compute import above_threshold
 from helpers.common.stats import (
     Interval,
@@ -466,29 +467,37 @@ print(
 # chosen *because* they have two senses, each in a handful of sentences written for the course.
 # Words picked for their ambiguity can vary more across contexts than a corpus's words do, so read
 # the level of the self-similarity as a fact about these words; the comparison with him is about
-# its profile over the layers. We pool both senses of each word and print three things per layer: the
-# raw self-similarity (mean over words), the baseline, and the adjusted value. The adjusted
+# its profile over the layers. We pool both senses of each word and tabulate three things per layer:
+# the raw self-similarity (mean over words), the baseline, and the adjusted value. The adjusted
 # intervals resample the random pairs as well as the words, so the baseline's own uncertainty
 # counts; "lowest" is named with every layer a paired comparison does not show to differ from it
 # (Holm over the $L$ comparisons).
 
-# %% mystnb={"figure": {"caption": "Self-similarity (mean cosine between a word's vectors in different sentences, senses pooled) per layer. Top: raw, random-pair baseline dashed; bottom: raw minus that baseline, zero line solid. Grey: each word; blue: mean over words, band: 95 % bootstrap interval over words (baseline held fixed). Compare the bottom curve's shape with the top one's.", "name": "fig-06-self-similarity"}}
+# %%
 # [words, L+1]
 raw_self = torch.stack([
     compute.self_similarity(torch.cat(list(s.values())))
     for s in groups.values()
 ])
-axes = plots.plot_raw_and_adjusted(dict(zip(groups, raw_self)), baseline)
-plt.show()
 raw_rank = rank_layers(raw_self, lowest=True, unit="words")
 adj_rank = rank_layers(
     raw_self, lowest=True, control=baseline_samples, unit="words"
 )
-for l in range(L + 1):
-    print(
-        f"layer {'emb' if l == 0 else l:>3}: raw {raw_rank.intervals[l]},"
-        f" baseline {baseline_ci[l]}, adjusted {adj_rank.intervals[l]}"
-    )
+self_sim_table = show_table(
+    [
+        {
+            "layer": "emb" if l == 0 else str(l),
+            "raw": str(raw_rank.intervals[l]),
+            "baseline": str(baseline_ci[l]),
+            "adjusted": str(adj_rank.intervals[l]),
+        }
+        for l in range(L + 1)
+    ],
+    index="layer",
+    title="Self-similarity per layer: raw, mean over the words [95 %"
+    " bootstrap interval over the words]; the random-pair baseline [over the"
+    " pairs]; adjusted, raw minus baseline [resampling words and pairs]",
+)
 print(
     f"{len(groups)} ambiguous words chosen for two senses each"
     f" ({sum(len(torch.cat(list(s.values()))) for s in groups.values())}"
@@ -500,6 +509,10 @@ print(
     f" {L} comparisons): raw at layer {raw_rank.extreme} {raw_rank.tied};"
     f" adjusted at layer {adj_rank.extreme} {adj_rank.tied}"
 )
+
+# %% mystnb={"figure": {"caption": "Self-similarity (mean cosine between a word's vectors in different sentences, senses pooled) per layer. Top: raw, random-pair baseline dashed; bottom: raw minus that baseline, zero line solid. Grey: each word; blue: mean over words, band: 95 % bootstrap interval over words (baseline held fixed). Compare the bottom curve's shape with the top one's.", "name": "fig-06-self-similarity"}}
+axes = plots.plot_raw_and_adjusted(dict(zip(groups, raw_self)), baseline)
+plt.show()
 
 # %% [markdown]
 # Does this model follow Ethayarajh on the like-for-like value, the adjusted one? Each step
@@ -633,16 +646,23 @@ if present:
     margins = compute.centroid_margin_verdicts(
         compute.word_by_layer(trace, word), groups[word]
     )
-    for l, m in enumerate(margins):
-        nearer = {
-            "higher": f"nearer {first!r}",
-            "lower": f"nearer {second!r}",
-        }.get(m.kind, "inconclusive")
-        print(
-            f"layer {'emb' if l == 0 else l:>3}: cos with {first!r} minus cos"
-            f" with {second!r} = {m.difference}, Holm-adjusted p ="
-            f" {m.p_value:.2g}: {nearer}"
-        )
+    nearer = {"higher": f"nearer {first!r}", "lower": f"nearer {second!r}"}
+    margin = f"cos with {first!r} minus cos with {second!r}"
+    margin_table = show_table(
+        [
+            {
+                "layer": "emb" if l == 0 else str(l),
+                margin: str(m.difference),
+                "Holm-adjusted p": f"{m.p_value:.2g}",
+                "verdict": nearer.get(m.kind, "inconclusive"),
+            }
+            for l, m in enumerate(margins)
+        ],
+        index="layer",
+        title=f"{word!r} in SENTENCE against the two sense centroids:"
+        " the margin [95 % bootstrap interval resampling the data"
+        f" sentences], p Holm-adjusted over the {L + 1} layers",
+    )
 else:
     print(
         f"SENTENCE contains none of {sorted(groups)}: nothing to place beside"
@@ -820,7 +840,7 @@ check_exercise_2(my_self_similarity, groups)
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
 #
-# The printout above gives the raw self-similarity averaged over the words. A
+# The table above gives the raw self-similarity averaged over the words. A
 # mean can hide words that go the other way. **First predict**: for what share
 # of the words is the raw self-similarity (both senses pooled) *lower* at the
 # last layer than at the layer before it? Put a number between 0 and 1 in
