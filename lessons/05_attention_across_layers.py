@@ -675,6 +675,7 @@ plots.plot_class_shares(
         "share on each kind of key: attention weight vs norm-based (packed"
         " pairs)"
     ),
+    ylabel="share on this kind of key",  # a weight share or a norm share
 )
 plt.show()
 
