@@ -211,6 +211,7 @@ assert all(
 # sentences** (words of one sentence are not independent; `sentence_bootstrap`).
 
 # %%
+from helpers.common.tables import show_table
 from helpers.probes.compute import word_probe_report
 
 seeds = list(budget.pick((0, 1, 2), (0, 1)))  # probe seeds (the head's start)
@@ -225,15 +226,20 @@ for task, r in reports.items():
         f"{task}: {r.n_train} train / {r.n_test} test words, {len(r.classes)}"
         f" classes, most frequent training tag on test: {r.majority:.1%}"
     )
-    print(
-        f"{'layer':>6} {'task accuracy':>22} {'control':>22}"
-        f" {'selectivity':>22}"
-    )
-    for l in range(L + 1):
-        print(
-            f"{'emb' if l == 0 else l:>6} {r.accuracy[l].percent():>22}"
-            f" {r.control[l].percent():>22} {r.selectivity[l].percent():>22}"
-        )
+    rows = [
+        {
+            "layer": "emb" if l == 0 else l,
+            "task accuracy": r.accuracy[l].percent(),
+            "control": r.control[l].percent(),
+            "selectivity": r.selectivity[l].percent(),
+        }
+        for l in range(L + 1)
+    ]
+    show_table(rows, index="layer", title=(
+        f"{task} probes: accuracy on test words, selectivity = task -"
+        f" control; mean of {len(seeds)} seeds [95% bootstrap over test"
+        " sentences]"
+    ))
     print(
         "largest spread of task accuracy over the seeds:"
         f" {max(i.high - i.low for i in r.seed_range):.1%}"
@@ -525,10 +531,9 @@ print(
 # repeated token matches its copy perfectly before and after, which pushes CKA up; leaving
 # utterances out repeats nothing. The figure's CKA whiskers are the jackknife interval.
 
-# %% mystnb={"figure": {"caption": "Per layer (emb = embeddings), what full fine-tuning changed. Top: linear CKA of pre-trained against fine-tuned token vectors of the test utterances, mean over seeds (1 = unchanged up to rotation and scale), whiskers 95 % jackknife intervals over utterances. Bottom: relative weight change $\\lVert \\Delta W \\rVert / \\lVert W \\rVert$, mean over seeds, whiskers the range. Compare where CKA falls with where weights moved.", "name": "fig-10-layer-change"}}
+# %%
 from helpers.common.stats import seeds_interval
 from helpers.finetuning.compute import jackknife_interval
-from helpers.finetuning.plots import plot_layer_change
 
 # [utterances, L+1]: seed-averaged CKA, one utterance left out per row
 loo = change.cka_jackknife()
@@ -538,16 +543,24 @@ cka = [
 ]
 cka_seeds = [seeds_interval(change.cka[:, l]) for l in range(L + 1)]
 moved = [seeds_interval(change.weight_change[:, l]) for l in range(L + 1)]
-print(
-    f"{'layer':>6} {'CKA [95% jackknife]':>27} {'CKA seed range':>16}"
-    f" {'relative weight change (seed range)':>38}"
-)
-for l in range(L + 1):
-    print(
-        f"{'emb' if l == 0 else l:>6} {cka[l].format('.4f'):>27}"
-        f" {cka_seeds[l].low:>8.4f}-{cka_seeds[l].high:.4f}"
-        f" {moved[l].format('.4f'):>38}"
-    )
+rows = [
+    {
+        "layer": "emb" if l == 0 else l,
+        "CKA [95% jackknife]": cka[l].format(".4f"),
+        "CKA seed range": f"{cka_seeds[l].low:.4f}-{cka_seeds[l].high:.4f}",
+        "relative weight change (seed range)": moved[l].format(".4f"),
+    }
+    for l in range(L + 1)
+]
+show_table(rows, index="layer", title=(
+    f"Pre-trained vs fine-tuned, mean of {len(SEEDS)} seeds: CKA with a 95%"
+    f" jackknife interval over the {len(intent_task.test)} test utterances;"
+    " relative weight change with [min, max] over the seeds"
+));
+
+# %% mystnb={"figure": {"caption": "Per layer (emb = embeddings), what full fine-tuning changed. Top: linear CKA of pre-trained against fine-tuned token vectors of the test utterances, mean over seeds (1 = unchanged up to rotation and scale), whiskers 95 % jackknife intervals over utterances. Bottom: relative weight change $\\lVert \\Delta W \\rVert / \\lVert W \\rVert$, mean over seeds, whiskers the range. Compare where CKA falls with where weights moved.", "name": "fig-10-layer-change"}}
+from helpers.finetuning.plots import plot_layer_change
+
 axes = plot_layer_change(
     cka,
     moved,
@@ -637,23 +650,29 @@ print(
 # history, so every weight moves by roughly the learning rate per step, whatever its gradient.
 # $\lVert \Delta W \rVert$ then says more about the optimiser, the number of steps and the number
 # of parameters than about how much a layer's *function* changed; CKA measures the representation
-# itself. Which of the two norms drives the ratio here? The cell prints both per layer, and
-# splits the change of $\log(\lVert \Delta W \rVert / \lVert W \rVert)$ from layer 1 to layer $L$
-# into the part from $\lVert \Delta W \rVert$ and the part from $\lVert W \rVert$.
+# itself. Which of the two norms drives the ratio here? The table below shows both per layer,
+# and the line under it splits the change of $\log(\lVert \Delta W \rVert / \lVert W \rVert)$
+# from layer 1 to layer $L$ into the part from $\lVert \Delta W \rVert$ and the part from
+# $\lVert W \rVert$.
 
 # %%
 import math
 
 # ||W|| per layer, ||dW|| mean over the seeds
 size, step = change.weight_norm, change.delta_norm.mean(0)
-print(
-    f"{'layer':>6} {'||W||':>10} {'||dW|| (mean of seeds)':>24} {'ratio':>8}"
-)
-for l in range(L + 1):
-    print(
-        f"{'emb' if l == 0 else l:>6} {size[l]:>10.2f} {step[l]:>24.4f}"
-        f" {step[l] / size[l]:>8.4f}"
-    )
+rows = [
+    {
+        "layer": "emb" if l == 0 else l,
+        "||W||": f"{size[l]:.2f}",
+        "||dW|| (mean of seeds)": f"{step[l]:.4f}",
+        "ratio": f"{step[l] / size[l]:.4f}",
+    }
+    for l in range(L + 1)
+]
+show_table(rows, index="layer", title=(
+    "Frobenius norms per layer: pre-trained weights W, their change dW"
+    " in fine-tuning, and the ratio ||dW|| / ||W||"
+))
 if L > 1:
     from_step = math.log(step[L] / step[1])
     from_size = -math.log(size[L] / size[1])
@@ -675,11 +694,10 @@ if L > 1:
 # drop says the rest of the fine-tuned model relies on that layer's *own* change; the layers are
 # compared with Holm's adjustment over the $L + 1$ swaps.
 
-# %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and seeds: bar the mean over seeds, whiskers 95 % intervals resampling seeds and test items. Look for whiskers that stay below the zero line; the printout's Holm-adjusted verdicts decide.", "name": "fig-10-swap-in"}}
+# %%
 from helpers.classify.compute import SeededAccuracy, paired_comparison, points
 from helpers.common.progress import progress
 from helpers.finetuning.compute import swap_in_correct
-from helpers.finetuning.plots import plot_swap_in
 
 swapped = [
     SeededAccuracy(
@@ -700,21 +718,35 @@ swapped = [
 ]
 swap = [paired_comparison(s, tuned_acc) for s in swapped]
 swap_p = holm([c.p_value for c in swap])
+
+# %%
+kinds = [c.verdict(p_value=p).kind for c, p in zip(swap, swap_p)]
+meaning = {
+    "lower": "accuracy falls -- its own change is needed",
+    "higher": "accuracy rises -- its change hurt",
+}
+rows = [
+    {
+        "layer put back": "emb" if depth == 0 else depth,
+        "accuracy change (paired)": points(c.difference),
+        "Holm-adjusted p": f"{p:.2g}",
+        "verdict": meaning.get(kind, kind),
+    }
+    for depth, (c, p, kind) in enumerate(zip(swap, swap_p, kinds))
+]
+show_table(rows, index="layer put back", title=(
+    "Test accuracy with one layer's pre-trained weights put back, minus the"
+    " fine-tuned model's (same utterances and seeds), in points [95% interval"
+    " resampling seeds and test items]; p Holm-adjusted over the swaps"
+))
+if "inconclusive" in kinds:
+    print("inconclusive: not shown to matter, not shown not to")
+
+# %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and seeds: bar the mean over seeds, whiskers 95 % intervals resampling seeds and test items. Look for whiskers that stay below the zero line; the table's Holm-adjusted verdicts decide.", "name": "fig-10-swap-in"}}
+from helpers.finetuning.plots import plot_swap_in
+
 ax = plot_swap_in([c.difference for c in swap])
 plt.show()
-for depth, (c, p) in enumerate(zip(swap, swap_p)):
-    kind = c.verdict(p_value=p).kind
-    print(
-        f"{'emb' if depth == 0 else f'layer {depth}':>8} put back:"
-        f" {points(c.difference)} (Holm-adjusted p {p:.2g}): "
-        + {
-            "lower": "accuracy falls -- its own change is needed",
-            "higher": "accuracy rises -- its change hurt",
-            "inconclusive": (
-                "inconclusive (not shown to matter, not shown not to)"
-            ),
-        }.get(kind, kind)
-    )
 
 # %% [markdown]
 # ## 6. Does the fine-tuned model still know parts of speech?
@@ -726,9 +758,8 @@ for depth, (c, p) in enumerate(zip(swap, swap_p)):
 # before, with the test sentences resampled once for both (`paired_accuracy_change` in
 # `helpers/probes/compute.py`), and the layers Holm-adjusted.
 
-# %% mystnb={"figure": {"caption": "Part-of-speech probes on the pre-trained model and the first seed's fine-tuned model, per layer. Top: test accuracy and selectivity, bands 95 % bootstrap intervals over test sentences (axes zoomed, as labelled). Bottom: the paired change, fine-tuned minus pre-trained, in points, with its 95 % interval (test sentences resampled once for both). Find layers whose whiskers exclude zero.", "name": "fig-10-pos-before-after"}}
+# %%
 from helpers.probes.compute import paired_accuracy_change
-from helpers.probes.plots import plot_before_after
 
 tuned_features = extract_word_features(
     tokenizer, runs[0].model.bert, sentences
@@ -738,21 +769,27 @@ tuned = word_probe_report(
 )
 before_pos = reports["upos"]
 pos_change = paired_accuracy_change(tuned, before_pos)
-axes = plot_before_after(before_pos, tuned, change=pos_change)
-plt.show()
 pos_p = holm([p_value(d) if d.high > d.low else 1.0 for d in pos_change])
-print(
-    f"{'layer':>6} {'accuracy before':>20} {'after':>20}"
-    f" {'after - before (paired)':>26} {'selectivity after':>20}"
-)
-for l in range(L + 1):
-    d = pos_change[l]
-    print(
-        f"{'emb' if l == 0 else l:>6} {before_pos.accuracy[l].percent():>20}"
-        f" {tuned.accuracy[l].percent():>20} {100 * d.estimate:>+9.1f}"
-        f" [{100 * d.low:+.1f}, {100 * d.high:+.1f}] pts"
-        f" {tuned.selectivity[l].percent():>20}"
-    )
+
+# %%
+rows = [
+    {
+        "layer": "emb" if l == 0 else l,
+        "accuracy before": before_pos.accuracy[l].percent(),
+        "accuracy after": tuned.accuracy[l].percent(),
+        "after - before (paired)": (
+            f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f},"
+            f" {100 * d.high:+.1f}] pts"
+        ),
+        "selectivity after": tuned.selectivity[l].percent(),
+    }
+    for l, d in enumerate(pos_change)
+]
+show_table(rows, index="layer", title=(
+    f"POS probes, pre-trained (before) and fine-tuned seed {runs[0].seed}"
+    " (after): test accuracy [95% bootstrap over test sentences]; the"
+    " paired change resamples the test sentences once for both"
+))
 lower = [
     l for l, d in enumerate(pos_change) if d.estimate < 0 and pos_p[l] < 0.05
 ]
@@ -764,6 +801,12 @@ print(
     f" approximation of the paired bootstrap): {summarize_layers(lower)};"
     f" rose: {summarize_layers(higher)}; the others: inconclusive"
 )
+
+# %% mystnb={"figure": {"caption": "Part-of-speech probes on the pre-trained model and the first seed's fine-tuned model, per layer. Top: test accuracy and selectivity, bands 95 % bootstrap intervals over test sentences (axes zoomed, as labelled). Bottom: the paired change, fine-tuned minus pre-trained, in points, with its 95 % interval (test sentences resampled once for both). Find layers whose whiskers exclude zero.", "name": "fig-10-pos-before-after"}}
+from helpers.probes.plots import plot_before_after
+
+axes = plot_before_after(before_pos, tuned, change=pos_change)
+plt.show()
 
 # %% [markdown]
 # ### Back to lesson 08's freezing advice

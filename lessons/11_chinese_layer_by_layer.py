@@ -358,6 +358,7 @@ print(f"{len(chars)} characters in {len(sents)} sentences "
 
 # %%
 from helpers.chinese.compute import character_lookup_correct, lookup_interval
+from helpers.common.tables import show_table
 
 in_train = torch.isin(chars.sentence, torch.tensor(train_ids))
 in_test = torch.isin(chars.sentence, torch.tensor(test_ids))
@@ -367,12 +368,15 @@ lookup = character_lookup_correct(train_chars, starts[in_train],
                                   test_chars, starts[in_test])
 print(f"majority label: {report.majority:.1%}; "
       f"character lookup: {lookup_interval(lookup, test_chars).percent()}")
-print(f"{'layer':>6} {'task accuracy':>22} {'control':>22} "
-      f"{'selectivity':>22}")
-for l in range(L + 1):
-    print(f"{'emb' if l == 0 else l:>6} {report.accuracy[l].percent():>22} "
-          f"{report.control[l].percent():>22} "
-          f"{report.selectivity[l].percent():>22}")
+rows = [{"layer": "emb" if l == 0 else l,
+         "task accuracy": report.accuracy[l].percent(),
+         "control": report.control[l].percent(),
+         "selectivity": report.selectivity[l].percent()}
+        for l in range(L + 1)]
+show_table(rows, index="layer", title=(
+    "word-start probes: accuracy on test characters, selectivity = task - "
+    f"control; mean of {len(probe_seeds)} seeds [95% bootstrap over test "
+    "sentences]"));
 
 # %% mystnb={"figure": {"caption": "Linear probes per layer (\"emb\": embeddings) for \"does this character start a word?\", on held-out sentences. Left: test accuracy of the task and of the control task (a random label per character type), dotted: the more frequent label; right: selectivity, task minus control. Bands: 95 % bootstrap intervals over test sentences. Compare selectivity with 0 across layers.", "name": "fig-11-word-start-probe"}}
 from helpers.probes.plots import plot_probe_reports
