@@ -672,21 +672,29 @@ print(
 # produce sentence vectors) and fine-tuned the whole of BERT-Large.
 
 # %%
+from helpers.common.tables import show_table
+
 comparable = C == pool_all.num_classes and TEST_PER_INTENT is None
 published = {}
 # shots None: the full training data
 for shots, system, value in BANKING77_PUBLISHED:
     published.setdefault(shots, []).append(f"{value:.2f}% {system}")
-print(
-    f"{'training data':<20}{'this run: frozen, linear head':<32}Casanueva et"
-    " al. 2020, Table 3 (different model)"
-)
+rows = []
 # our settings, then the paper's other ones
 for k in dict.fromkeys([*SHOTS, *published]):
     ours = frozen[k].interval().percent() if k in frozen else "not run here"
     label = "full training data" if k is None else f"{k} per intent"
     theirs = "; ".join(published.get(k, ["not quoted here"]))
-    print(f"{label:<20}{ours:<32}{theirs}")
+    rows.append({
+        "training data": label,
+        "this run: frozen, linear head": ours,
+        "Casanueva et al. 2020, Table 3 (different model)": theirs,
+    })
+# one draw: the exact interval over the test items (SeededAccuracy)
+resampled = "draws and test items resampled" if len(SEEDS) > 1 else "exact"
+paper_table = show_table(rows, index="training data", title=(
+    f"BANKING77 test accuracy, this run (95% interval: {resampled}) and"
+    " the paper's"))
 print(
     "the paper's setting: all 77 intents, the full test set"
     if comparable
@@ -811,15 +819,26 @@ plt.show()
 # %%
 from helpers.classify.compute import layer_weights_summary
 
+rows = []
 for name, acc in strategies.items():
-    print(f"{name:<32} {acc.describe('draws')}")
+    spread = acc.seed_spread()  # None with one draw: no spread to show
+    pct = [100 * v for v in spread.values] if spread else []
+    rows.append({
+        "strategy": name,
+        "test accuracy [95%]": acc.interval().percent(),
+        "SD over draws": f"{100 * spread.sd:.1f} pt" if spread else "-",
+        "range over draws": f"{min(pct):.1f}-{max(pct):.1f}%" if pct else "-",
+    })
+strategy_table = show_table(rows, index="strategy", title=(
+    f"test accuracy per strategy, {SHOTS[0]} per intent ({len(SEEDS)}"
+    f" draws x {len(test)} test items; 95% interval: {resampled})"))
 print(compare_paired(strategies))
 print(layer_weights_summary(combined.layer_weights))
 
 # %% [markdown]
-# Compare the ranking in the printout with the published table: on a different task (and, unless
-# the first cell printed "same model family", a different model and training objective) the order
-# can differ, and the paired comparisons say which gaps this test
+# Compare the ranking in the table above with the published table: on a different task (and,
+# unless the first cell printed "same model family", a different model and training objective) the
+# order can differ, and the paired comparisons say which gaps this test
 # set can resolve at all. That is exactly why the choice of layer is worth measuring on your own
 # data, with intervals.
 #
@@ -907,8 +926,8 @@ display(
 #   argmax the class id. Trained on frozen features it needs no pass through BERT, and its logits
 #   are a few lines of arithmetic (computed by hand above).
 # * A task at the ceiling (the ten intents) cannot compare anything. On BANKING77's 77 intents
-#   with 10 or 30 training utterances per intent, the frozen probe stays well below it (printed
-#   with its interval beside the paper's numbers for different models), and the spread over
+#   with 10 or 30 training utterances per intent, the frozen probe stays well below it (in a
+#   table, with its interval, beside the paper's numbers for different models), and the spread over
 #   few-shot draws is part of every interval.
 # * How long to train is a measurement too: the short head was checked against a longer one and an
 #   independent solver within a margin stated beforehand.

@@ -235,34 +235,37 @@ for s in FINETUNE_STRATEGIES[1:]:
         f" {BUDGET_STEPS}-step budget"
     )
 
-# %% mystnb={"figure": {"caption": "Test accuracy against wall-clock training seconds per run on this machine: dots are single seeds' runs; the diamond sits at the median time and mean accuracy, its horizontal whisker spanning the times, its vertical whisker the 95 % interval over seeds and test items; the y-axis is zoomed, as labelled. Compare each fine-tuning strategy's vertical whisker with the frozen probe's.", "name": "fig-08-accuracy-vs-time"}}
+# %%
 import textwrap
 
 from helpers.classify.compute import compare_paired
+from helpers.common.tables import show_table
 from helpers.finetuning.compute import FROZEN, baseline_verdict
 from helpers.practice.compute import median_range
-from helpers.practice.plots import plot_accuracy_vs_time
 
 accuracy = study.accuracies()
-print(
-    f"{'strategy':<32}{'test accuracy [95%]':<22}{'seed SD':>8}"
-    f"{'seed range':>14}{'s/run: median [range]':>24}{'trainable':>13}"
-)
+rows = []
 for s in FINETUNE_STRATEGIES:
     a, spread = accuracy[s], accuracy[s].seed_spread()
     lo, hi = 100 * min(spread.values), 100 * max(spread.values)
-    secs = median_range(study.seconds(s)).format(".1f")
-    print(
-        f"{s:<32}{a.interval().percent():<22}{100 * spread.sd:>6.1f}pt"
-        f"{lo:>7.1f}-{hi:.1f}%{secs:>24}"
-        f"{study.runs[s][0].trainable_params:>13,}"
-    )
-print(
+    rows.append({
+        "strategy": s,
+        "test accuracy [95%]": a.interval().percent(),
+        "seed SD": f"{100 * spread.sd:.1f}pt",
+        "seed range": f"{lo:.1f}-{hi:.1f}%",
+        "s/run: median [range]": median_range(study.seconds(s)).format(".1f"),
+        "trainable": f"{study.runs[s][0].trainable_params:,}",
+    })
+strategy_table = show_table(rows, index="strategy", title=(
+    f"test accuracy and cost per strategy ({C} intents, {len(SEEDS)} seeds"
+    " each)"))
+note = (
     f"(95% interval: bootstrap over the {len(SEEDS)} seeds and the {len(test)}"
     " test items; seed SD and range: the spread of the per-seed accuracies;"
     " s/run: wall-clock seconds of a run's training loop with its dev"
     " scoring)"
 )
+print(textwrap.fill(note, 110, subsequent_indent=" "))
 print(textwrap.fill(baseline_verdict(accuracy), 110, subsequent_indent="    "))
 print(
     compare_paired(
@@ -270,6 +273,10 @@ print(
         what="accuracy among the fine-tuned",
     )
 )
+
+# %% mystnb={"figure": {"caption": "Test accuracy against wall-clock training seconds per run on this machine: dots are single seeds' runs; the diamond sits at the median time and mean accuracy, its horizontal whisker spanning the times, its vertical whisker the 95 % interval over seeds and test items; the y-axis is zoomed, as labelled. Compare each fine-tuning strategy's vertical whisker with the frozen probe's.", "name": "fig-08-accuracy-vs-time"}}
+from helpers.practice.plots import plot_accuracy_vs_time
+
 ax = plot_accuracy_vs_time(
     accuracy, {s: study.seconds(s) for s in FINETUNE_STRATEGIES}
 )
@@ -357,7 +364,7 @@ print(
 del frozen_half
 
 # %% [markdown]
-# Read the figures and the printouts together. Freezing layers removes the backward pass
+# Read the figures, the table and the printouts together. Freezing layers removes the backward pass
 # through them and their optimizer updates: whether that shows up as fewer seconds on your
 # machine is the last printed line. Which strategies this test set can tell apart, and whether
 # any of them beats leaving the encoder as it is, are the paired verdicts above -- with the seed

@@ -1001,42 +1001,38 @@ print(
     f" {len(prune_items)} test utterances (two of every intent)"
 )
 
-# %% mystnb={"figure": {"caption": "Test accuracy (top) and mean cross-entropy loss (bottom) as a growing share of all heads is set to zero, on two test utterances per intent: orange removes the least important first (Michel et al.'s layer-normalised gradient importance, from training utterances), grey lines random orders. The y-axes are fitted to the data, not started at 0. Compare orange with the grey spread.", "name": "fig-09-pruning"}}
-from helpers.interventions.plots import plot_pruning_curve
+# %%
+from helpers.common.tables import show_table
 
 summary = {
     name: {"accuracy": c.mean(1), "loss": l.mean(1)}
     for name, (c, l) in prune_curves.items()
 }
 randoms = [v for k, v in summary.items() if k.startswith("random")]
-fig = plot_pruning_curve(
-    PRUNE_FRACTIONS,
-    summary["importance"],
-    randoms,
-    title=(
-        f"pruning heads ({L * A} in all): Michel et al.'s order vs {N_ORDERS}"
-        " random orders"
-    ),
-)
-plt.show()
 prune_changes = outcome_changes(
     prune_curves["importance"][0][1:],
     base_correct[prune_items],
     [f"{f:.0%} removed" for f in PRUNE_FRACTIONS[1:]],
     margin=MARGIN,
 )
-print(
-    f"{'removed':>8} | {'accuracy, importance order':>27} |"
-    f" {'random orders (mean, min-max)':>30} | verdict vs unchanged"
-)
+rows = []
 for k, f in enumerate(PRUNE_FRACTIONS):
     r = torch.stack([o["accuracy"][k] for o in randoms])
-    print(
-        f"{f:8.0%} |"
-        f" {accuracy_ci(prune_curves['importance'][0][k]).percent():>27} |"
-        f" {r.mean():10.1%} ({r.min():.1%}-{r.max():.1%})      | "
-        + ("-" if k == 0 else CHANGE_WORDS[prune_changes[k - 1].kind])
-    )
+    ours = accuracy_ci(prune_curves["importance"][0][k]).percent()
+    rows.append({
+        "removed": f"{f:.0%}",
+        "accuracy, importance order": ours,
+        "random orders (mean, min-max)": (
+            f"{r.mean():.1%} ({r.min():.1%}-{r.max():.1%})"
+        ),
+        "verdict vs unchanged": (
+            "-" if k == 0 else CHANGE_WORDS[prune_changes[k - 1].kind]
+        ),
+    })
+prune_table = show_table(rows, index="removed", title=(
+    f"test accuracy as a share of the {L * A} heads is removed, on"
+    f" {len(prune_items)} test utterances (importance order: exact 95%"
+    " interval over them)"))
 first_lower = next(
     (
         f
@@ -1064,6 +1060,20 @@ print(
     "mean accuracy over the curve, importance order minus the random orders'"
     f" mean, paired over the utterances:\n-> {prune_verdict}"
 )
+
+# %% mystnb={"figure": {"caption": "Test accuracy (top) and mean cross-entropy loss (bottom) as a growing share of all heads is set to zero, on two test utterances per intent: orange removes the least important first (Michel et al.'s layer-normalised gradient importance, from training utterances), grey lines random orders. The y-axes are fitted to the data, not started at 0. Compare orange with the grey spread.", "name": "fig-09-pruning"}}
+from helpers.interventions.plots import plot_pruning_curve
+
+fig = plot_pruning_curve(
+    PRUNE_FRACTIONS,
+    summary["importance"],
+    randoms,
+    title=(
+        f"pruning heads ({L * A} in all): Michel et al.'s order vs {N_ORDERS}"
+        " random orders"
+    ),
+)
+plt.show()
 
 # %% [markdown]
 # ## 3. Skipping a layer
@@ -1183,9 +1193,8 @@ if jobs:
 # there is a mismatch between the head and its input, not evidence about what layer $L$ does.
 # The sense probe, refit each time, has no such handicap.
 
-# %% mystnb={"figure": {"caption": "Each encoder layer replaced by the identity in turn: left, test accuracy of the fixed intent head; right, lesson 06's leave-one-out sense accuracy at the last layer, refit per skip. Whiskers: 95 % intervals (exact over utterances; resampling words for senses); grey band: nothing skipped; dotted: chance. Skipping the last layer feeds the fixed head vectors it never saw.", "name": "fig-09-skip-layers"}}
+# %%
 from helpers.common.stats import cluster_bootstrap_ci
-from helpers.interventions.plots import plot_skip_effects
 
 intent_name = "intent accuracy of the fixed head"
 items = {
@@ -1229,8 +1238,6 @@ panels = {
     )
     for name, (c, _, ylabel, chance) in items.items()
 }
-fig = plot_skip_effects(panels)
-plt.show()
 by_kind, mismatch = {}, {}
 for name, changes in skip_changes.items():
     # the fixed head never saw layer L - 1's vectors
@@ -1244,25 +1251,43 @@ for name, changes in skip_changes.items():
         ]
         for kind in CHANGE_WORDS
     }
-    print(
+
+# %%
+for name, changes in skip_changes.items():
+    rows = []
+    for l, ch in enumerate(changes, start=1):
+        d = ch.difference
+        word = CHANGE_WORDS[ch.kind]
+        # the fixed head never saw layer L - 1's vectors
+        if name == intent_name and l == L:
+            word += " (head mismatch, not read as a layer effect)"
+        rows.append({
+            "layer skipped": str(l),
+            "accuracy": ch.after.percent(),
+            "change [95%]": (
+                f"{100 * d.estimate:+.1f} pt [{100 * d.low:+.1f},"
+                f" {100 * d.high:+.1f}]"
+            ),
+            "adjusted p": f"{ch.adjusted_p:.2g}",
+            "verdict": word,
+        })
+    skip_table = show_table(rows, index="layer skipped", title=(
         f"{name}: nothing skipped {panels[name][0].percent()}"
         f" ({items[name][0].shape[1]} items; {changes[0].method}, Holm over"
-        f" {L} layers)"
-    )
-    for l, ch in enumerate(changes, start=1):
-        mark = (
-            "   <- head mismatch, not read as a layer effect"
-            if fixed_head and l == L
-            else ""
-        )
-        print(f"   layer {l} skipped: {ch.describe()}{mark}")
+        f" {L} layers)"))
+
+# %% mystnb={"figure": {"caption": "Each encoder layer replaced by the identity in turn: left, test accuracy of the fixed intent head; right, lesson 06's leave-one-out sense accuracy at the last layer, refit per skip. Whiskers: 95 % intervals (exact over utterances; resampling words for senses); grey band: nothing skipped; dotted: chance. Skipping the last layer feeds the fixed head vectors it never saw.", "name": "fig-09-skip-layers"}}
+from helpers.interventions.plots import plot_skip_effects
+
+fig = plot_skip_effects(panels)
+plt.show()
 
 # %% [markdown]
 # Read the verdicts layer by layer. A layer whose skip is *equivalent within the margin* could go
 # on its own, on this measure and these items; through the residual stream the layers above still
 # receive the missing layer's input and work from it. A layer marked "lowers" is one whose removal
 # measurably lowers this measure on these items; that is weaker than "the model cannot do without
-# it" -- read the accuracy that remains in the same line. "Inconclusive" says only that this run
+# it" -- read the accuracy that remains in the same row. "Inconclusive" says only that this run
 # cannot tell; it is not evidence that the layer can go.
 #
 # ## 4. Activation patching: when does "bank" decide its sense?
@@ -1639,7 +1664,7 @@ if len(shown) < len(words):
 #   in an utterance; dropping makes a shorter, possibly ungrammatical sentence. Either way the changed
 #   input is off the data the model was trained on, so part of any drop in $p$ is the model reacting
 #   to a strange input -- which is why every method is compared with a **random ranking** under the
-#   same removal. The printout after the table shows how much the choice moves the numbers;
+#   same removal. The last of the tables below shows how much the choice moves the numbers;
 # * **the unit** is the utterance: one utterance from each of the first `N_FAITH` intents (under the
 #   full budget; each costs about a second), each with its own predicted intent; intervals are
 #   bootstraps over the utterances, and each method is compared with the
@@ -1714,11 +1739,11 @@ print(
 )
 
 # %% [markdown]
-# The table: each method's comprehensiveness and sufficiency, averaged over the $k$ grid (AOPC) and
-# over the utterances, with 95% bootstrap intervals over the utterances; then each method minus the
-# random ranking, paired on the utterances, with the bootstrap p-values Holm-adjusted over the
-# methods (`cluster_bootstrap_ci` with one cluster per utterance, `bootstrap_p_value`, `holm` and
-# `verdict`, all in `helpers/common/stats.py`).
+# The first table: each method's comprehensiveness and sufficiency, averaged over the $k$ grid
+# (AOPC) and over the utterances, with 95% bootstrap intervals over the utterances; the second: each
+# method minus the random ranking, paired on the utterances, with the bootstrap p-values
+# Holm-adjusted over the methods (`cluster_bootstrap_ci` with one cluster per utterance,
+# `bootstrap_p_value`, `holm` and `verdict`, all in `helpers/common/stats.py`).
 
 # %%
 from helpers.common.stats import (
@@ -1756,23 +1781,22 @@ compared = {
     key: versus_random("drop", key)
     for key in ("comprehensiveness", "sufficiency")
 }
-print(
-    "tokens dropped; AOPC over k ="
-    f" {', '.join(f'{k:.0%}' for k in FAITHFULNESS_FRACTIONS)};"
-    f" {len(sample_texts)} utterances; 95% intervals"
-)
-print(
-    f"{'method':>21} | {'comprehensiveness (higher better)':>34} |"
-    f" {'sufficiency (lower better)':>29}"
-)
+rows = []
 for m in METHODS + ("random",):
     c_txt = bootstrap_ci(aopc("drop", m, "comprehensiveness")).format("+.3f")
     s_txt = bootstrap_ci(aopc("drop", m, "sufficiency")).format("+.3f")
-    print(f"{m:>21} | {c_txt:>34} | {s_txt:>29}")
-print(
-    "\nagainst the random ranking (paired over utterances, Holm over the"
-    f" {len(METHODS)} methods):"
-)
+    rows.append({
+        "method": m,
+        "comprehensiveness (higher better)": c_txt,
+        "sufficiency (lower better)": s_txt,
+    })
+faith_table = show_table(rows, index="method", title=(
+    "tokens dropped; AOPC over k ="
+    f" {', '.join(f'{k:.0%}' for k in FAITHFULNESS_FRACTIONS)};"
+    f" {len(sample_texts)} utterances; 95% intervals"))
+
+# %%
+rows = []
 for m in METHODS:
     comp, suff = compared["comprehensiveness"][m], compared["sufficiency"][m]
     comp_word = {
@@ -1782,11 +1806,29 @@ for m in METHODS:
     suff_word = {"lower": "more sufficient", "higher": "LESS sufficient"}.get(
         suff.kind, "inconclusive"
     )
-    print(
-        f"{m:>21}: comprehensiveness {comp.difference.format('+.3f')} ->"
-        f" {comp_word}; sufficiency {suff.difference.format('+.3f')} ->"
-        f" {suff_word}"
-    )
+    rows.append({
+        "method": m,
+        "comprehensiveness - random": comp.difference.format("+.3f"),
+        "verdict (comprehensiveness)": comp_word,
+        "sufficiency - random": suff.difference.format("+.3f"),
+        "verdict (sufficiency)": suff_word,
+    })
+versus_table = show_table(rows, index="method", title=(
+    "against the random ranking (paired over utterances, Holm over the"
+    f" {len(METHODS)} methods; 95% intervals)"))
+
+# %%
+rows = []
+for m in METHODS + ("random",):
+    cells = [
+        bootstrap_ci(aopc(how, m, "comprehensiveness")).format("+.3f")
+        for how in REMOVALS
+    ]
+    # one column per way of removing a token
+    rows.append({"method": m} | dict(zip(REMOVALS, cells)))
+removal_table = show_table(rows, index="method", title=(
+    "comprehensiveness AOPC by how a token is removed (same rankings, same"
+    " utterances; 95% intervals)"))
 
 # %% mystnb={"figure": {"caption": "ERASER deletion curves on a sample of test utterances (one per intent), tokens ranked by each method's signed score: top, drop in the predicted intent's probability when the top share of word tokens is dropped (higher = more faithful); bottom, when only they are kept (lower = more faithful). Bands: 95 % bootstrap intervals over utterances; grey dashed: random rankings, the baseline to beat.", "name": "fig-09-faithfulness"}}
 from helpers.interventions.plots import plot_faithfulness
@@ -1800,22 +1842,12 @@ fig = plot_faithfulness(
     ),
 )
 plt.show()
-print(
-    "comprehensiveness AOPC by how a token is removed (same rankings, same"
-    " utterances):"
-)
-print(f"{'method':>21} " + " ".join(f"{how:>24}" for how in REMOVALS))
-for m in METHODS + ("random",):
-    cells = [
-        bootstrap_ci(aopc(how, m, "comprehensiveness")).format("+.3f")
-        for how in REMOVALS
-    ]
-    print(f"{m:>21} " + " ".join(f"{c:>24}" for c in cells))
 
 # %% [markdown]
-# Read the table by the random row: a ranking is faithful only as far as it beats a random choice of
-# the same number of tokens, removed the same way. How far each removal moves the random row itself
-# shows how much of a drop in $p$ is the input becoming strange rather than the evidence going.
+# Read the tables by the random row: a ranking is faithful only as far as it beats a random choice
+# of the same number of tokens, removed the same way. How far each removal moves the random row
+# itself shows how much of a drop in $p$ is the input becoming strange rather than the evidence
+# going.
 #
 # Abnar & Zuidema compared raw attention, rollout and attention flow with blank-out (occlusion) and
 # input gradients on a small Transformer they trained for subject–verb agreement, and applied the
@@ -1858,12 +1890,12 @@ print(
 # pattern stays -- and take how far output $i$ moves, the cosine distance $C_{ij}$, each row divided
 # by its sum (`value_zeroing`; `value_zeroing_rollout` multiplies the layers' matrices as rollout
 # does). It runs the layer once per token, so for a `SENTENCE` longer than `VZ_MAX_TOKENS` we use the
-# short test utterance from above. Four maps on one colour scale: raw attention and value zeroing at
-# the last layer, rollout and value-zeroing rollout through all layers.
+# short test utterance from above. First a table: per layer, how much of each token's row stays on
+# the token itself. Then four maps on one colour scale: raw attention and value zeroing at the last
+# layer, rollout and value-zeroing rollout through all layers.
 
-# %% mystnb={"figure": {"caption": "Token-to-token mixing for the lesson's sentence (or a short test utterance when it is long): row = output token, column = input token, rows summing to 1. Last-layer raw attention (heads averaged) and value zeroing, then each rolled out through all layers, on one shared colour scale from 0. Compare where attention and value zeroing put each row's weight.", "name": "fig-09-context-mixing"}}
+# %%
 from helpers.interventions.compute import value_zeroing, value_zeroing_rollout
-from helpers.interventions.plots import plot_mixing_maps
 
 VZ_MAX_TOKENS = 64
 vz_trace = trace if trace.seq_len <= VZ_MAX_TOKENS else short
@@ -1871,11 +1903,26 @@ vz_trace = trace if trace.seq_len <= VZ_MAX_TOKENS else short
 if vz_trace is not trace:
     print(
         f"SENTENCE has {trace.seq_len} tokens, more than the {VZ_MAX_TOKENS}"
-        f" this cell draws; showing the short test utterance ({short.seq_len}"
+        f" these cells draw; using the short test utterance ({short.seq_len}"
         " tokens) instead."
     )
 # one [T, T] matrix per layer
 vz = [value_zeroing(model, vz_trace, l) for l in range(1, L + 1)]
+rows = [
+    {
+        "layer": str(l),
+        "attention": f"{vz_trace.attention(l).mean(0).diagonal().mean():.2f}",
+        "value zeroing": f"{vz[l - 1].diagonal().mean():.2f}",
+    }
+    for l in range(1, L + 1)
+]
+self_table = show_table(rows, index="layer", title=(
+    "share of each token's row on itself, mean over tokens (raw attention vs"
+    " value zeroing)"))
+
+# %% mystnb={"figure": {"caption": "Token-to-token mixing for the lesson's sentence (or a short test utterance when it is long): row = output token, column = input token, rows summing to 1. Last-layer raw attention (heads averaged) and value zeroing, then each rolled out through all layers, on one shared colour scale from 0. Compare where attention and value zeroing put each row's weight.", "name": "fig-09-context-mixing"}}
+from helpers.interventions.plots import plot_mixing_maps
+
 fig = plot_mixing_maps(
     {
         f"raw attention, layer {L} (heads averaged)": (
@@ -1891,16 +1938,6 @@ fig = plot_mixing_maps(
     title="context mixing: row = output token, column = input token",
 )
 plt.show()
-print(
-    "share of each token's row on itself, mean over tokens (raw attention vs"
-    " value zeroing):"
-)
-for l in range(1, L + 1):
-    print(
-        f"   layer {l}: attention"
-        f" {vz_trace.attention(l).mean(0).diagonal().mean():.2f}, value"
-        f" zeroing {vz[l - 1].diagonal().mean():.2f}"
-    )
 
 # %% [markdown]
 # Remember what each method measures: attention weights say where a head *looks*, not what the
