@@ -752,9 +752,9 @@ if top:
         col_names=names + ["any other intent"],
         label=f"test predictions ({len(SEEDS)} draws)",
         title=(
-            f"confusions among the intents in the {len(top)} most frequent"
-            f" confusions\n({SHOTS[0]} per intent, mean-pooled last layer, counted"
-            f" over {len(SEEDS)} draws)"
+            f"confusions among the intents in the {len(top)} most"
+            f" frequent confusions\n({SHOTS[0]} per intent, mean-pooled last"
+            f" layer, counted over {len(SEEDS)} draws)"
         ),
     )
     plt.show()
