@@ -214,8 +214,8 @@ if study.from_cache():
     )
 
 # %% [markdown]
-# First the dev curves: did every run converge? Each line is one seed's dev loss (left: what early
-# stopping reads) and dev accuracy (right) after each epoch; the cross marks the epoch whose
+# First the dev curves: did every run converge? Each line is one seed's dev loss (top: what early
+# stopping reads) and dev accuracy (bottom) after each epoch; the cross marks the epoch whose
 # weights early stopping kept.
 
 # %% mystnb={"figure": {"caption": "Dev loss (top) and dev accuracy (bottom) after each epoch against optimiser steps, one colour per strategy, one thin line per seed; a cross marks the epoch whose weights early stopping kept, the dashed line the frozen probe's dev score (mean over seeds). The dev split is small: its accuracy moves in coarse steps. Check that curves level off before their cross.", "name": "fig-08-dev-curves"}}
@@ -734,7 +734,7 @@ print(
 # favour of the separate `torchao` package (the cell prints the installed torch version and
 # whether it warned); `quantize_int8` keeps that warning out of the output. We measure four
 # things: the size of the saved weights, the time for a batch, the test accuracy of a head
-# trained on float32 features (three seeds) when it is fed int8 features, and -- per layer --
+# trained on float32 features (one per seed of `SEEDS`) when it is fed int8 features, and -- per layer --
 # how far int8 moves each sentence's feature. For scale, the last panel also shows how far a
 # sentence's feature lies from another test sentence's, chosen at random (the test file is
 # sorted by intent, so its *next* sentence would mostly share the intent).
