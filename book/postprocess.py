@@ -198,6 +198,7 @@ IMG = re.compile(r"<img\s[^>]*>")
 EXPLORER_ALT = "Static picture of the"  # helpers.common.explorer.Explorer's alt text begins so
 EXPLORER_CAPTION = "Static picture \u2014 run the notebook to explore."
 FIGURE = re.compile(r"<figure\b.*?</figure>", re.S)
+IMAGE_REFERENCE = re.compile(r'<a class="reference internal image-reference" href="[^"]*">\s*(<img\s[^>]*>)\s*</a>')
 PICTURE = re.compile(r'src="([^"]*_images/([0-9a-f]{64})\.png)"')
 
 
@@ -209,6 +210,9 @@ def describe_images(site: Path, alts: dict[str, str]) -> dict:
         text = page.read_text(encoding="utf-8")
         # Pictures inside a <figure> have a caption (book/build.py numbers it and adds the
         # explorer sentence there); only an uncaptioned explorer picture needs the line below it.
+        # MyST-NB links a captioned figure's picture to itself; the link added below replaces
+        # that one (nested links are invalid HTML).
+        text = IMAGE_REFERENCE.sub(r"\1", text)
         figures = [m.span() for m in FIGURE.finditer(text)]
 
         def fix(match, page=page):

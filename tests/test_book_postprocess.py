@@ -105,8 +105,11 @@ def _figure_png() -> bytes:
 def test_describe_images_and_compress(tmp_path):
     png = _figure_png()
     digest = hashlib.sha256(png).hexdigest()
+    # The second picture as MyST-NB writes a captioned figure: inside a link to itself.
     page = (f'<img alt="Open In Colab" src="../_images/colab-badge.svg" />'
-            f'<img alt="../_images/{digest}.png" height="10" src="../_images/{digest}.png" width="20" />'
+            f'<figure class="align-default" id="fig-00-x"><a class="reference internal image-reference" '
+            f'href="../_images/{digest}.png"><img alt="../_images/{digest}.png" height="10" '
+            f'src="../_images/{digest}.png" width="20" />\n</a><figcaption><p>Figure 0.1.</p></figcaption></figure>'
             f'<img alt="../_images/{"0" * 64}.png" src="../_images/{"0" * 64}.png" />')
     site = _site(tmp_path, page)
     (site / "_images").mkdir()
@@ -121,6 +124,7 @@ def test_describe_images_and_compress(tmp_path):
     assert result["described"] == 1 and len(result["undescribed"]) == 1
     assert 'alt="Figure: attention probability"' in html and 'alt="Open In Colab"' in html
     assert html.count('class="course-enlarge"') == 2  # both figures open full size; the badge does not
+    assert "image-reference" not in html and html.count("<a ") == 2, "one link per picture, never nested"
     packed = post.compress_images(site)
     from PIL import Image
 
