@@ -785,7 +785,7 @@ if top:
 # (each layer standardized first). Every strategy is compared with the best one, paired on the
 # same test items, Holm-adjusted over the comparisons.
 
-# %% mystnb={"figure": {"caption": "Left: test accuracy of five sentence-vector strategies (smaller training sets): diamond the mean, dots single draws, bar the 95 % interval over draws and test items; the x-axis is zoomed, as labelled. Right: the weighted-sum head's learned weight per layer, mean over draws with min\u2013max whiskers; dashed, the uniform weight it started from. Compare the layers with it.", "name": "fig-07-strategies"}}
+# %% mystnb={"figure": {"caption": "Top: test accuracy of five sentence-vector strategies (smaller training sets): diamond the mean, dots single draws, bar the 95 % interval over draws and test items; the x-axis is zoomed, as labelled. Bottom: the weighted-sum head's learned weight per layer, mean over draws with min\u2013max whiskers; dashed, the uniform weight it started from. Compare the layers with it.", "name": "fig-07-strategies"}}
 from helpers.classify.compute import STRATEGIES, last_k_layers, strategy_draws
 from helpers.classify.plots import plot_layer_weights, plot_strategy_accuracies
 
@@ -809,8 +809,9 @@ from_probes = {
 strategies = {
     name: (from_probes | combined.accuracy)[name] for name in STRATEGIES
 }
+# one above the other: side by side, the pair is wider than the page
 fig, (ax_acc, ax_w) = plt.subplots(
-    1, 2, figsize=(8.6, 4.2), width_ratios=[1.35, 1]
+    2, 1, figsize=(6.6, 7.4), height_ratios=[1.2, 1]
 )
 plot_strategy_accuracies(strategies, ax=ax_acc, chance=1 / C, unit="draw")
 plot_layer_weights(combined.layer_weights, ax=ax_w)

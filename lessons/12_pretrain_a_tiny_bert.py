@@ -378,15 +378,17 @@ for s, ev in evals.items():
         print(f"   top-{k}: model {m.percent()}, baseline {b.percent()}; "
               f"{verdict(d, a='model', b='baseline', percent=True)}")
 
-# %% mystnb={"figure": {"caption": "Fill-mask accuracy at held-out masked positions per checkpoint: the true token is the top guess (left) or in the top five (right). Error bars: 95 % bootstrap intervals resampling sentence pairs; dashed line and grey band: the unigram baseline (most frequent tokens) on the same positions, with its interval. Checkpoints evenly spaced, not to scale. Compare each with the band.", "name": "fig-12-fill-mask-accuracy"}}
+# %% mystnb={"figure": {"caption": "Fill-mask accuracy at held-out masked positions per checkpoint: the true token is the top guess (top) or in the top five (bottom). Error bars: 95 % bootstrap intervals resampling sentence pairs; dashed line and grey band: the unigram baseline (most frequent tokens) on the same positions, with its interval. Checkpoints evenly spaced, not to scale. Compare each with the band.", "name": "fig-12-fill-mask-accuracy"}}
 from helpers.pretrain.plots import plot_fill_mask
 
 steps_seen = sorted(evals)
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.3))
+# one above the other: side by side, the pair is wider than the page
+fig, axes = plt.subplots(2, 1, figsize=(6.2, 6.2), sharex=True)
 for ax, k in zip(axes, (1, 5)):
     model_k = [acc[s][k][0] for s in steps_seen]
     base_k = acc[steps_seen[0]][k][1]
     plot_fill_mask(steps_seen, model_k, base_k, k, ax)
+axes[0].set_xlabel("")  # the panels share their steps: named once, below
 fig.tight_layout()
 plt.show()
 

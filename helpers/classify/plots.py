@@ -123,7 +123,7 @@ def plot_layer_weights(weights, ax=None):
     ax.set_xticks(range(n), layer_labels(n))
     ax.set_xlabel("layer")
     ax.set_ylabel("weight (softmax over layers)")
-    ax.set_title(f"learned layer weights of the\nweighted-sum head (bar: mean of\n{weights.shape[0]} seed(s), whisker: range)")
+    ax.set_title(f"learned layer weights of the weighted-sum head\n(bar: mean of {weights.shape[0]} draw(s), whisker: range)")
     ax.legend(loc="upper left")
     ax.figure.tight_layout()
     return ax
