@@ -1,6 +1,11 @@
-"""Every lesson in a real browser: JupyterLab + headless Chromium (Playwright).
+"""Every lesson with an explorer in a real browser: JupyterLab + headless Chromium (Playwright).
 
-For each lesson: open it, Run All Cells, wait for the kernel to be idle, assert there is no
+The lessons that show an explorer (their source imports a ``helpers.<topic>.widgets`` module:
+:data:`LESSONS`) are the ones a browser can check beyond nbval and the book build, which
+execute every lesson; CI runs this file twice (ipywidgets 8 and, in the Colab-like
+environment, the widgets-7 front end), so running the others here too would only repeat them.
+
+For each of them: open it, Run All Cells, wait for the kernel to be idle, assert there is no
 error output, save a screenshot to build/screenshots/, and -- when the lesson shows an
 explorer -- type a new value into a slider's readout and assert the figure changed (the
 widget Image's src changed); where it shows a text box with a button (lesson 07's logits
@@ -18,6 +23,7 @@ Skips with a reason when Chromium or Playwright is missing, unless COURSE_REQUIR
 from __future__ import annotations
 
 import os
+import re
 
 import pytest
 
@@ -28,7 +34,16 @@ from lesson_params import quick
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-LESSONS = sorted((bs.ROOT / "lessons").glob("[0-9]*.ipynb"))
+WIDGETS_IMPORT = re.compile(r"^from helpers\.\w+\.widgets import", re.M)
+
+
+def shows_an_explorer(notebook) -> bool:
+    """True when the lesson (its py:percent source beside the notebook) imports an explorer."""
+    return bool(WIDGETS_IMPORT.search(notebook.with_suffix(".py").read_text(encoding="utf-8")))
+
+
+ALL_LESSONS = sorted((bs.ROOT / "lessons").glob("[0-9]*.ipynb"))
+LESSONS = [nb for nb in ALL_LESSONS if shows_an_explorer(nb)]
 REQUIRED = os.environ.get("COURSE_REQUIRE_BROWSER") == "1"
 LESSON_TIMEOUT_S = float(os.environ.get("COURSE_BROWSER_LESSON_TIMEOUT", "300"))
 
@@ -66,7 +81,11 @@ def browser_page(lab_root):
 
 
 def test_there_are_lessons():
-    assert LESSONS, "no lessons/NN_*.ipynb found"
+    assert LESSONS, "no lessons/NN_*.ipynb with an explorer found"
+    # a lesson that builds an explorer (an ...Explorer or the LogitsBox) is among those tested here
+    builds = [nb for nb in ALL_LESSONS
+              if re.search(r"\b[A-Z]\w*(Explorer|Box)\(", nb.with_suffix(".py").read_text(encoding="utf-8"))]
+    assert builds and set(builds) <= set(LESSONS), sorted(p.name for p in set(builds) - set(LESSONS))
 
 
 @pytest.mark.parametrize("notebook", LESSONS, ids=lambda p: p.stem)
