@@ -293,6 +293,7 @@ def number_captions(nb, stem: str) -> list[str]:
     the picture alone (printed text, a stream, is fine)."""
     notes, k = [], 0
     lesson = int(stem[:2]) if stem[:2].isdigit() else stem
+    explorer_note = _postprocess().EXPLORER_CAPTION  # loaded once per page, not per figure
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -312,7 +313,7 @@ def number_captions(nb, stem: str) -> list[str]:
         k += 1
         caption = f"**Figure {lesson}.{k}.** {options['caption'].strip()}"
         if any(WIDGET_VIEW in o.get("data", {}) for o in shown):
-            caption += f" *{_postprocess().EXPLORER_CAPTION}*"
+            caption += f" *{explorer_note}*"
         cell.metadata["mystnb"] = {**cell.metadata["mystnb"], "figure": {**options, "caption": caption}}
     return notes
 
