@@ -965,7 +965,6 @@ print(head.message)
 
 # %%
 from helpers.lens.compute import mask_one_word, masked_lm_lens
-from helpers.lens.plots import plot_lens
 
 if head.present:
     masked, word = mask_one_word(tokenizer, mlm, SENTENCE)
@@ -975,16 +974,6 @@ if head.present:
     ), "the head by hand must match BertForMaskedLM"
     at = masked.index(tokenizer.mask_token)
     print(f"masked {word!r}: ...{masked[max(0, at - 80):at + 80]}...")
-    ax = plot_lens(lens)
-    plt.show()
-    if lens.target_ranks is not None:
-        print(
-            f"rank of {word!r} per layer: "
-            + ", ".join(
-                f"{'emb' if l == 0 else l}: {int(r)}"
-                for l, r in enumerate(lens.target_ranks)
-            )
-        )
 else:  # lesson 12's tiny BERT has a trained head, if it was pre-trained here
     from helpers.lens.compute import course_tiny_lens
 
@@ -994,9 +983,29 @@ else:  # lesson 12's tiny BERT has a trained head, if it was pre-trained here
     )
     tiny = course_tiny_lens(SENTENCE)
     print(tiny.message)
-    if tiny.lens is not None:
-        plot_lens(tiny.lens)
-        plt.show()
+    lens = tiny.lens  # None when lesson 12 has not been run on this machine
+
+# %% [markdown]
+# The picture (when there is a lens): one row per layer fed to the head, the head's top
+# guesses at the masked position, coloured by probability.
+
+# %% mystnb={"figure": {"caption": "The masked-LM lens: the pre-training head applied to every layer's vector at the masked position (rows: emb = embeddings, then layers 1 to L). Each cell is one of the head's top guesses with its probability, coloured on one 0-1 scale. Look for the layer where the hidden word first reaches the top.", "name": "fig-10-masked-lm-lens"}}
+from helpers.lens.plots import plot_lens
+
+if lens is not None:
+    plot_lens(lens)
+    plt.show()
+
+# %%
+if lens is not None and lens.target_ranks is not None:
+    hidden = word if head.present else tiny.word
+    print(
+        f"rank of {hidden!r} per layer: "
+        + ", ".join(
+            f"{'emb' if l == 0 else l}: {int(r)}"
+            for l, r in enumerate(lens.target_ranks)
+        )
+    )
 
 # %% [markdown]
 # ## Summary
