@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.exercises import (NO_ANSWER, RATING_PATTERN, article, as_index, check_prediction,
+from helpers.exercises import (NO_ANSWER, RATING_PATTERN, article, as_index, as_number, check_prediction,
                                check_type, prediction_note, rating)
 
 
@@ -25,6 +25,32 @@ def test_as_index_refuses_other_values_and_says_what_was_given(value, says):
 
 def test_as_index_none_is_no_answer():
     assert as_index(None) == (None, NO_ANSWER)
+
+
+@pytest.mark.parametrize("value", [0.25, np.float32(0.25), np.float64(0.25), np.array(0.25), np.array([0.25]),
+                                   torch.tensor(0.25), torch.tensor([[0.25]]), torch.tensor(0.25, dtype=torch.float16)])
+def test_as_number_accepts_one_number_in_any_of_its_usual_types(value):
+    number, bad = as_number(value, "answer_3")
+    assert bad is None and number == 0.25 and type(number) is float
+
+
+def test_as_number_accepts_a_whole_number():
+    assert as_number(2) == (2.0, None) and as_number(np.int64(2)) == (2.0, None)
+
+
+@pytest.mark.parametrize("value, says", [
+    (True, "a bool"), (np.bool_(False), "a bool"), (torch.tensor(True), "a bool"), ("0.5", "a str ('0.5')"),
+    (torch.tensor([0.1, 0.2]), "a tensor of shape (2,)"), (np.zeros((2, 3)), "an array of shape (2, 3)"),
+    (float("nan"), "nan, not a finite number"), (torch.tensor(float("inf")), "inf, not a finite number"),
+    ([0.5], "a list")])
+def test_as_number_refuses_other_values_and_says_what_was_given(value, says):
+    number, bad = as_number(value, "answer_3")
+    assert number is None and not bad.ok
+    assert says in bad.message and bad.message.startswith("answer_3"), bad.message
+
+
+def test_as_number_none_is_no_answer():
+    assert as_number(None) == (None, NO_ANSWER)
 
 
 def test_article_and_check_type_say_an_int():

@@ -10,6 +10,9 @@ Shared by every lesson's checkers:
   a head, a count) into a Python ``int``: it accepts a Python int, a NumPy integer or a
   0-d integer tensor (what ``int(...)``, ``np.argmax`` and ``tensor.argmax()`` give) and
   otherwise returns the feedback that says what to give instead;
+* :func:`as_number` does the same for an answer that should be a number (a share, a cosine, a
+  difference): a Python int or float, a NumPy number or a one-element tensor or array, returned
+  as a finite Python ``float``; a bool, a string, a many-element tensor or NaN gets feedback;
 * :func:`rating` writes the line every exercise opens with
   (``Difficulty ●●○○○ · Importance ●●●●○ · ~10 min``) and :data:`RATING_PATTERN`
   recognises it (``tests/test_lesson_style.py`` checks every exercise has one).
@@ -17,6 +20,7 @@ Shared by every lesson's checkers:
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -128,6 +132,50 @@ def as_index(value, what: str = "The answer", size: int | None = None):
     return None, wrong(f"{what} should be an int, but you gave "
                        f"{article(type(value).__name__)}.",
                        "Turn your result into a whole number with int(...).")
+
+
+
+NUMBER_HINT = "Turn your result into one number: float(...), or .item() on a one-element tensor."
+
+
+def as_number(value, what: str = "The answer", hint: str = NUMBER_HINT):
+    """``(float, None)`` for an answer that is one finite number, ``(None, feedback)`` otherwise.
+
+    Accepted: a Python ``int`` or ``float``, a NumPy number, a one-element NumPy array or tensor
+    (what ``.mean()``, ``np.mean`` and ``F.cosine_similarity`` give), all returned as a Python
+    float. ``None`` gives the "no answer" feedback; a bool, a string (``"0.5"`` is text, not a
+    number), a tensor or array of several numbers, NaN or infinity gives feedback saying what was
+    given; ``hint`` says how this exercise's number is made. Use it as::
+
+        value, bad = as_number(answer, "answer_3")
+        if bad is not None:
+            return bad
+    """
+    if value is None:
+        return None, NO_ANSWER
+    if isinstance(value, (bool, np.bool_)):
+        return None, wrong(f"{what} should be a number, but you gave a bool.",
+                           "Give the number itself, not a comparison.")
+    if isinstance(value, (torch.Tensor, np.ndarray)):
+        shape = tuple(value.shape)
+        if math.prod(shape) != 1:
+            return None, wrong(f"{what} should be one number, but you gave "
+                               f"{'a tensor' if isinstance(value, torch.Tensor) else 'an array'} of shape {shape}.",
+                               "Reduce it to one number first (e.g. .mean() or indexing), then .item().")
+        if value.dtype in (torch.bool, np.bool_):
+            return None, wrong(f"{what} should be a number, but you gave a bool {type(value).__name__}.",
+                               "Give the number itself, not a comparison.")
+        value = value.item() if isinstance(value, torch.Tensor) else value.reshape(())[()]
+    if isinstance(value, str):
+        return None, wrong(f"{what} should be a number, but you gave a str ({value[:20]!r}).",
+                           "Give the number itself, not text (no quotes).")
+    if not isinstance(value, (int, float, np.integer, np.floating)):
+        return None, wrong(f"{what} should be a number, but you gave {article(type(value).__name__)}.", hint)
+    number = float(value)
+    if not math.isfinite(number):
+        return None, wrong(f"{what} is {number}, not a finite number.",
+                           "Look for a division by zero or the log of 0 in your computation.")
+    return number, None
 
 
 DOTS = 5

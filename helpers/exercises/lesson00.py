@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from helpers.exercises import (Feedback, NO_ANSWER, article, check_prediction, correct, prediction_note,
-                                wrong)
+from helpers.exercises import (as_number, check_prediction, correct, Feedback, NO_ANSWER, prediction_note,
+                               wrong)
 from helpers.model.trace import trace_text
 
 
@@ -17,11 +17,9 @@ def check_exercise_1(answer, trace) -> Feedback:
     """Exercise 1: WordPiece tokens per word of the traced input (tokens of [CLS]/[SEP] excluded)."""
     if answer is None:
         return NO_ANSWER
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        return wrong(f"the answer should be a float, not {article(type(answer).__name__)}.",
-                     "Divide the number of word tokens by the number of words.")
+    answer, bad = as_number(answer, "The answer", "Divide the number of word tokens by the number of words.")
+    if bad is not None:
+        return bad
     words = trace.words()
     in_words = sum(wid is not None for wid in trace.word_ids)  # tokens the tokenizer maps back to a word
     ref = in_words / len(words)
@@ -89,11 +87,10 @@ def check_exercise_4(answer, prediction, tokenizer, model, sentence: str, longer
         return bad
     if answer is None:
         return NO_ANSWER
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        return wrong(f"the answer should be a float, not {article(type(answer).__name__)}.",
-                     "torch.nn.functional.cosine_similarity(u, v, dim=0).item() of the two vectors.")
+    answer, bad = as_number(answer, "The answer",
+                            "torch.nn.functional.cosine_similarity(u, v, dim=0).item() of the two vectors.")
+    if bad is not None:
+        return bad
     L = model.config.num_hidden_layers
     ref = _first_token_cosine(tokenizer, model, sentence, longer, L)
     if abs(answer - ref) < 1e-4:

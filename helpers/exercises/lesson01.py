@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from helpers.exercises import (Feedback, NO_ANSWER, article, as_index, check_prediction, check_shape,
-                                check_type, correct, prediction_note, wrong)
+from helpers.exercises import (as_index, as_number, check_prediction, check_shape, check_type, correct,
+                               Feedback, NO_ANSWER, prediction_note, wrong)
 from helpers.embeddings.rebuild import embeddings_by_hand, layer_norm_by_hand, static_word_vector
 
 
@@ -45,9 +45,9 @@ def check_exercise_2(answer, model, tokenizer, word_a: str, word_b: str) -> Feed
         return wrong("one of the words is [UNK] in this vocabulary.", f"The pieces are {pieces_a} and {pieces_b}; return None.")
     if answer is None:
         return NO_ANSWER
-    if (bad := check_type(answer, (float, torch.Tensor), "The similarity")) is not None:
+    value, bad = as_number(answer, "The similarity")
+    if bad is not None:
         return bad
-    value = float(answer)
     ref = torch.nn.functional.cosine_similarity(va, vb, dim=0).item()
     if abs(value - ref) < 1e-4:
         return correct(f"cosine({word_a!r}, {word_b!r}) = {ref:.3f} in the input embedding matrix.")
@@ -104,11 +104,9 @@ def check_exercise_4(answer, prediction, trace, first: int, second: int) -> Feed
         return bad
     if answer is None:
         return NO_ANSWER
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        return wrong(f"the answer should be a float, not {article(type(answer).__name__)}.",
-                     "torch.nn.functional.cosine_similarity(u, v, dim=0).item().")
+    answer, bad = as_number(answer, "The answer", "torch.nn.functional.cosine_similarity(u, v, dim=0).item().")
+    if bad is not None:
+        return bad
     first, _ = as_index(first)
     second, _ = as_index(second)
 

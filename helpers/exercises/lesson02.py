@@ -6,8 +6,8 @@ import math
 
 import torch
 
-from helpers.exercises import (Feedback, NO_ANSWER, article, as_index, check_prediction, check_shape,
-                                check_type, correct, prediction_note, wrong)
+from helpers.exercises import (as_index, as_number, check_prediction, check_shape, check_type, correct,
+                               Feedback, NO_ANSWER, prediction_note, wrong)
 from helpers.attention.rebuild import project_qkv, split_heads
 
 
@@ -84,11 +84,10 @@ def check_exercise_3(answer, prediction, model, trace) -> Feedback:
         return bad
     if answer is None:
         return NO_ANSWER
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        return wrong(f"the answer should be a float, not {article(type(answer).__name__)}.",
-                     "Average the entropy of every row over heads and queries, then .item().")
+    answer, bad = as_number(answer, "The answer",
+                            "Average the entropy of every row over heads and queries, then .item().")
+    if bad is not None:
+        return bad
     ref = unscaled_entropy(model, trace)
     scaled = _entropy(trace.attention(1))
     close = lambda x: abs(answer - x) < 1e-3 * max(1.0, abs(x))  # noqa: E731

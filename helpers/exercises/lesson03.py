@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from helpers.exercises import (Feedback, NO_ANSWER, article, as_index, check_prediction, check_shape,
-                                check_type, correct, prediction_note, wrong)
+from helpers.exercises import (as_index, as_number, check_prediction, check_shape, check_type, correct,
+                               Feedback, NO_ANSWER, prediction_note, wrong)
 from helpers.exercises.lesson01 import unbiased_layer_norm
 from helpers.attention.rebuild import self_attention_by_hand
 from helpers.embeddings.rebuild import layer_norm_by_hand
@@ -114,11 +114,10 @@ def check_exercise_4(answer, prediction, large, loaded) -> Feedback:
         return bad
     if answer is None:
         return NO_ANSWER
-    if isinstance(answer, torch.Tensor) and answer.numel() == 1:
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        return wrong(f"the answer should be a float, not {article(type(answer).__name__)}.",
-                     "parameter_formula(config) gives the counts; divide one by the total.")
+    answer, bad = as_number(answer, "The answer",
+                            "parameter_formula(config) gives the counts; divide one by the total.")
+    if bad is not None:
+        return bad
     ref, mine = embedding_share(large), embedding_share(loaded)
     if abs(answer - ref) < 1e-4:
         actual = "higher" if ref > mine else "lower"

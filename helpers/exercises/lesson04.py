@@ -6,8 +6,7 @@ import torch
 
 from helpers.common.stats import bootstrap_ci
 from helpers.layerwalk import compute
-from helpers.exercises import (Feedback, article, as_index, check_shape, correct,
-                               no_answer, wrong)
+from helpers.exercises import article, as_index, as_number, check_shape, correct, Feedback, no_answer, wrong
 from helpers.exercises.prediction import prediction_note
 
 
@@ -76,12 +75,9 @@ def check_exercise_3(answer, trace, token, others) -> Feedback:
     if answer is None:
         return no_answer("Set answer_3 to a float: the raw cosine between layer 1 and the last layer, minus the "
                          "matching control.")
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        given = type(answer).__name__
-        return wrong(f"answer should be a number, but you gave {article(given)}.",
-                     "Use .item() on a tensor.")
+    value, bad = as_number(answer, "answer_3")
+    if bad is not None:
+        return bad
     L = trace.num_layers
     if L < 2:
         return wrong(f"this model has {L} layer: layer 1 is the last one, there is nothing to compare.",
@@ -134,12 +130,9 @@ def check_exercise_4(prediction, answer, others) -> Feedback:
     if answer is None:
         return no_answer("Write your prediction first, then set answer_4 to a float: the "
                          "mean-centred random-pair cosine at the last layer minus the raw one.")
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        given = type(answer).__name__
-        return wrong(f"answer_4 should be a number, but you gave {article(given)}.",
-                     "Use float(...) or .item() on a 0-d tensor.")
+    value, bad = as_number(answer, "answer_4")
+    if bad is not None:
+        return bad
     mean, std = compute.layer_mean_std(others, "content")
 
     def pair_means(**kw) -> torch.Tensor:  # [L + 1]: the same 500 pairs every time

@@ -3,26 +3,18 @@
 from __future__ import annotations
 
 from helpers.attention import compute
-from helpers.exercises import Feedback, article, as_index, correct, no_answer, wrong
+from helpers.exercises import as_index, as_number, correct, Feedback, no_answer, wrong
 from helpers.exercises.prediction import number_note
 from helpers.model.trace import trace_text
 
 
-def _number(answer, name: str):
-    """``(float, None)`` or ``(None, feedback)`` for an answer that should be a number."""
-    try:
-        return float(answer), None
-    except (TypeError, ValueError):
-        given = type(answer).__name__
-        return None, wrong(f"{name} should be a number, but you gave {article(given)}.",
-                           "Use float(...) or .item() on a 0-d tensor.")
 
 
 def check_exercise_1(answer, trace) -> Feedback:
     """Share of attention on [SEP] in the last layer of ``trace``."""
     if answer is None:
         return no_answer("Set answer_1 to a float: the [SEP] column(s) summed, averaged over heads and queries.")
-    value, bad = _number(answer, "answer_1")
+    value, bad = as_number(answer, "answer_1")
     if bad is not None:
         return bad
     shares = compute.attention_shares(trace)
@@ -105,7 +97,7 @@ def check_exercise_3(prediction, answer, tokenizer, model, sentence: str) -> Fee
     if answer is None:
         return no_answer("Write your prediction first, then set answer_3 to a float: the [CLS] share "
                          "of the doubled sentence divided by that of SENTENCE.")
-    value, bad = _number(answer, "answer_3")
+    value, bad = as_number(answer, "answer_3")
     if bad is not None:
         return bad
     short = trace_text(tokenizer, model, sentence)

@@ -7,7 +7,7 @@ import torch
 
 from helpers.common.stats import Interval, bootstrap_ci, cluster_bootstrap_ci, verdict
 from helpers.context import compute
-from helpers.exercises import Feedback, article, correct, no_answer, wrong
+from helpers.exercises import article, as_number, correct, Feedback, no_answer, wrong
 from helpers.exercises.prediction import number_note
 
 
@@ -120,12 +120,9 @@ def check_exercise_3(prediction, answer, groups) -> Feedback:
     if answer is None:
         return no_answer("Write your prediction first, then set answer_3 to a float between 0 and 1: "
                          "the share of words whose self-similarity falls at the last step.")
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        given = type(answer).__name__
-        return wrong(f"answer_3 should be a number, but you gave {article(given)}.",
-                     "Use float(...) or .item() on a 0-d tensor.")
+    value, bad = as_number(answer, "answer_3")
+    if bad is not None:
+        return bad
     by_word = _self_similarity_by_word(groups)
     L = by_word.shape[1] - 1
     falls = by_word[:, L] < by_word[:, L - 1]

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from helpers.classify.compute import SHORT_STEPS, correct_per_item, layers_tied_with, train_head
-from helpers.exercises import NO_ANSWER, Feedback, article, as_index, correct, no_answer, wrong
+from helpers.exercises import article, as_index, as_number, correct, Feedback, NO_ANSWER, no_answer, wrong
 from helpers.exercises.prediction import number_note
 
 
@@ -125,12 +125,9 @@ def check_exercise_4(prediction, answer, feats_train, feats_test, train, test) -
     if answer is None:
         return no_answer("Write your prediction first, then set answer_4 to a float between 0 and 1: "
                          "the test accuracy of the head trained on the layer-0 [CLS] features.")
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        given = type(answer).__name__
-        return wrong(f"answer_4 should be a number, but you gave {article(given)}.",
-                     "Use float(...) or .item() on a 0-d tensor.")
+    value, bad = as_number(answer, "answer_4")
+    if bad is not None:
+        return bad
 
     def accuracy(layer: int, pooling: str) -> float:
         X, X_test = feats_train.layer(layer, pooling), feats_test.layer(layer, pooling)

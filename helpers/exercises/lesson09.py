@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from helpers.common.stats import bootstrap_ci
-from helpers.exercises import Feedback, article, as_index, correct, no_answer, wrong
+from helpers.exercises import article, as_index, as_number, correct, Feedback, no_answer, wrong
 from helpers.exercises.prediction import index_note
 from helpers.interventions.compute import HeadAblation, attention_rollout, outcome_changes, word_cluster_shares
 from helpers.model.trace import device_of
@@ -132,12 +132,9 @@ def check_exercise_4(answer, patch: dict) -> Feedback:
     if len(patch) < 2:
         return wrong("fewer than two ambiguous words were patched with this vocabulary.",
                      "Run the lesson with an English model.")
-    if hasattr(answer, "ndim") and getattr(answer, "ndim", None) == 0 and hasattr(answer, "item"):
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        given = type(answer).__name__
-        return wrong(f"answer should be a number, got {article(given)}.", "Use float(...).")
-    answer = float(answer)
+    answer, bad = as_number(answer, "answer_4")
+    if bad is not None:
+        return bad
     pooled, _, _ = word_cluster_shares(patch, "follows")
 
     def ratio(layer: int) -> float:
@@ -229,11 +226,9 @@ def check_exercise_6(answer, tokenizer, model, classifier, trace, scores, target
     if answer is None:
         return no_answer("Set answer_6 to a float: p(pred | SENTENCE) - p(pred | SENTENCE without its top 20% "
                          "Integrated-Gradients tokens).")
-    if hasattr(answer, "ndim") and getattr(answer, "ndim", None) == 0 and hasattr(answer, "item"):
-        answer = answer.item()
-    if isinstance(answer, bool) or not isinstance(answer, (int, float)):
-        given = type(answer).__name__
-        return wrong(f"answer should be a float, got {article(given)}.", "Convert with float(...).")
+    answer, bad = as_number(answer, "answer_6")
+    if bad is not None:
+        return bad
     expected = _comprehensiveness(tokenizer, model, classifier, trace, scores, target, 0.2)
     close = lambda value: abs(answer - value) <= 1e-3 + 0.01 * abs(value)  # noqa: E731
     if close(expected):

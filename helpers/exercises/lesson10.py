@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 import torch
 
-from helpers.exercises import Feedback, article, correct, no_answer, wrong
+from helpers.exercises import article, as_number, correct, Feedback, no_answer, wrong
 from helpers.exercises.prediction import number_note
 from helpers.finetuning.compute import linear_cka
 
@@ -171,12 +171,9 @@ def check_exercise_4(prediction, answer, features, control, train_ids, test_ids)
     if answer is None:
         return no_answer("Write your prediction first, then set answer_4 to a float between 0 and 1: the "
                          "lookup table's accuracy on the control labels of the test words.")
-    try:
-        value = float(answer)
-    except (TypeError, ValueError):
-        given = type(answer).__name__
-        return wrong(f"answer_4 should be a number, but you gave {article(given)}.",
-                     "Use float(...) or .item() on a 0-d tensor.")
+    value, bad = as_number(answer, "answer_4")
+    if bad is not None:
+        return bad
     words = list(features.words)
     accs, seen = lookup_accuracies(words, control, features.sentence, train_ids, test_ids)
     if any(abs(value - a) < 1e-6 for a in accs):

@@ -4,27 +4,13 @@ from __future__ import annotations
 
 import math
 
-import numpy as np
 import torch
 
 from helpers.common.stats import clopper_pearson
-from helpers.exercises import Feedback, correct, no_answer, wrong
+from helpers.exercises import as_number, correct, Feedback, no_answer, wrong
 from helpers.pretrain.data import IGNORE, masking_counts
 
 EXPECTED = {"chosen": 0.15, "mask": 0.80, "changed": 0.10, "kept": 0.10}
-
-
-def _as_number(value, what: str):
-    if isinstance(value, torch.Tensor):
-        if value.numel() != 1:
-            return None, wrong(f"{what} should be one number, you gave a tensor of shape {tuple(value.shape)}.",
-                               "Reduce it to a single value (e.g. .item()).")
-        value = value.item()
-    if isinstance(value, np.generic):
-        value = value.item()
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-        return None, wrong(f"{what} should be a finite number, you gave {value!r}.", "Write a float.")
-    return float(value), None
 
 
 def check_exercise_1(bert_mask, sampler, tokenizer, n_batches: int = 20) -> Feedback:
@@ -80,7 +66,7 @@ def check_exercise_2(predicted, run, tokenizer, batch, tolerance: float = 0.3) -
 
     if predicted is None:
         return no_answer("Write your prediction as a number: `predicted_untrained_loss = ...`.")
-    value, problem = _as_number(predicted, "predicted_untrained_loss")
+    value, problem = as_number(predicted, "predicted_untrained_loss")
     if problem is not None:
         return problem
     with torch.no_grad():
@@ -98,7 +84,7 @@ def check_exercise_3(baseline_top1, counts, batch) -> Feedback:
     """Top-1 accuracy of always guessing the most frequent id, on the scored labels of ``batch``."""
     if baseline_top1 is None:
         return no_answer("Write `baseline_top1 = ...` (a share between 0 and 1).")
-    value, problem = _as_number(baseline_top1, "baseline_top1")
+    value, problem = as_number(baseline_top1, "baseline_top1")
     if problem is not None:
         return problem
     labels = torch.as_tensor(batch["labels"]).cpu()  # cpu: statistics
