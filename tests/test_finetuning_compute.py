@@ -327,3 +327,14 @@ def test_baseline_verdict_names_who_beats_it():
     assert "verdict: no fine-tuning strategy is shown to beat" in text
     with pytest.raises(ValueError, match="at least one other"):
         baseline_verdict({FROZEN: base})
+
+
+def test_fine_tuning_runs_live_in_the_one_course_cache(tmp_path, monkeypatch):
+    from helpers.finetuning.compute import cache_dir
+    from helpers.model.paths import course_cache
+
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    assert course_cache() == tmp_path and cache_dir() == tmp_path / "finetune"
+    for off in ("off", "OFF", "0", "none", ""):
+        monkeypatch.setenv("COURSE_CACHE", off)
+        assert course_cache() is None and cache_dir() is None, off

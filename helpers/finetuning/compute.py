@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-import os
 import time
 import warnings
 from dataclasses import asdict, dataclass
@@ -387,10 +386,12 @@ def lesson_setup(budget) -> tuple[FewShotTask, FinetuneConfig, tuple]:
 
 # -- a disk cache, so that lesson 10 reuses lesson 08's runs (and a rerun of a lesson is fast) --------
 def cache_dir() -> Path | None:
-    """Where fine-tuning runs are kept: ``$COURSE_CACHE/finetune`` (default ``~/.cache/bert-layer-by-layer``);
-    ``COURSE_CACHE=off`` keeps nothing."""
-    root = os.environ.get("COURSE_CACHE", str(Path.home() / ".cache" / "bert-layer-by-layer"))
-    return None if root.lower() in ("off", "0", "none", "") else Path(root) / "finetune"
+    """Where fine-tuning runs are kept: ``finetune`` in the course cache
+    (:func:`~helpers.model.paths.course_cache`); ``COURSE_CACHE=off`` keeps nothing."""
+    from helpers.model.paths import course_cache
+
+    root = course_cache()
+    return None if root is None else root / "finetune"
 
 
 def run_key(bert_key: str, train, dev, test, strategy: str, seed: int, config: FinetuneConfig) -> str:

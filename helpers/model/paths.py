@@ -21,11 +21,12 @@ COURSE_TINY_LESSON = "lessons/12_pretrain_a_tiny_bert.ipynb"
 
 def course_cache() -> Path | None:
     """The course's disk cache: ``$COURSE_CACHE`` (default ``~/.cache/bert-layer-by-layer``);
-    ``None`` when ``COURSE_CACHE=off`` (keep nothing)."""
+    ``None`` when ``COURSE_CACHE`` is ``off`` (or ``0``, ``none``, empty): keep nothing. Every
+    cache of the course (models, fine-tuning runs, pre-training) is a folder under this one."""
     import os
 
     root = os.environ.get("COURSE_CACHE", str(Path.home() / ".cache" / "bert-layer-by-layer"))
-    return None if root.strip().lower() == "off" else Path(root)
+    return None if root.strip().lower() in ("off", "0", "none", "") else Path(root)
 
 
 def course_tiny_pointer() -> Path | None:
