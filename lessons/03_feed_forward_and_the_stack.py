@@ -224,21 +224,29 @@ plt.show()
 # explains both tools:
 
 # %%
+from helpers.common.tables import show_table
 from helpers.layerwalk.compute import rank_layers
 from helpers.stack.compute import per_sentence_medians, ratio_intervals
 
 intervals = ratio_intervals(ratios, data_traces)
 medians = per_sentence_medians(ratios, data_traces)  # {name: [sentences, L]}
-print(f"mean over {len(data_traces)} sentences of each sentence's median "
-      "ratio [95% interval]")
 for name, per_sentence in medians.items():
     ranking = rank_layers(per_sentence, lowest=False)
-    cells = [f"{l}: {iv.format('.2f')}"
-             for l, iv in enumerate(intervals[name], start=1)]
     tied = [l + 1 for l in ranking.tied]
-    print(f"{name:>9}: " + ", ".join(cells))
-    print(f"{'':>9}  highest at layer {ranking.extreme + 1}; not shown "
+    print(f"{name}: highest at layer {ranking.extreme + 1}; not shown "
           f"different from it: layers {tied}")
+ratio_table = show_table(
+    [
+        {"layer": l + 1}
+        | {name: iv[l].format(".2f") for name, iv in intervals.items()}
+        for l in range(L)
+    ],
+    index="layer",
+    title=(
+        f"update ratio: mean over {len(data_traces)} sentences of each"
+        " sentence's median [95% interval]"
+    ),
+)
 
 # %% [markdown]
 # In plain words, for the loaded model (a rough reading of the last layer's mean ratio:

@@ -194,10 +194,15 @@ with torch.no_grad():
     ).last_hidden_state[0]
 assert torch.allclose(vectors[L], fresh[TOKEN], atol=1e-5)
 n_show = min(6, H)
-print("layer " + "".join(f"{f'dim {d}':>9}" for d in range(n_show)))
-for layer, vec in enumerate(vectors):
-    name = "emb" if layer == 0 else str(layer)
-    print(f"{name:>5} " + "".join(f"{v:9.3f}" for v in vec[:n_show].tolist()))
+vector_table = show_table(
+    [
+        {"layer": "emb" if layer == 0 else layer}
+        | {f"dim {d}": f"{v:.3f}" for d, v in enumerate(vec[:n_show].tolist())}
+        for layer, vec in enumerate(vectors)
+    ],
+    index="layer",
+    title=f"{NAME}: its first {n_show} of {H} dimensions at every layer",
+)
 
 # %% [markdown]
 # ## How much does each layer turn a token?
@@ -226,14 +231,26 @@ print(
     "by hand vs compute.consecutive_cosines: largest difference "
     f"{(by_hand - compute.consecutive_cosines(trace, TOKEN)).abs().max():.1e}"
 )
+
+# %%
 q25, med, q75 = quartiles(per_token)
+cls_med = quartiles(cls_per_token)[1]
 names = plots.transition_labels(L)
-for l in range(L):
-    print(
-        f"{names[l]:>6}: raw data median {med[l]:.3f} [IQR"
-        f" {q25[l]:.3f}-{q75[l]:.3f}]; [CLS] median"
-        f" {quartiles(cls_per_token)[1][l]:.3f}; this token {by_hand[l]:.3f}"
-    )
+raw_table = show_table(
+    [
+        {
+            "transition": names[l],
+            "data tokens: median [IQR]": (
+                f"{med[l]:.3f} [{q25[l]:.3f}-{q75[l]:.3f}]"
+            ),
+            "[CLS]: median": f"{cls_med[l]:.3f}",
+            NAME: f"{by_hand[l]:.3f}",
+        }
+        for l in range(L)
+    ],
+    index="transition",
+    title="layer-to-layer cosine (raw)",
+)
 
 # %% [markdown]
 # These are raw cosines. Before we read "where do tokens turn most?" off them, we need to know
@@ -360,12 +377,23 @@ ax = plots.plot_consecutive(
 )
 ax.set_title("layer-to-layer cosine minus the one-layer-apart control")
 plt.show()
+
+# %%
 a25, amed, a75 = quartiles(adjusted_data)
-for l in range(L):
-    print(
-        f"{names[l]:>6}: adjusted data median {amed[l]:.3f} [IQR"
-        f" {a25[l]:.3f}-{a75[l]:.3f}]; this token {adjusted[l]:.3f}"
-    )
+adjusted_table = show_table(
+    [
+        {
+            "transition": names[l],
+            "data tokens: median [IQR]": (
+                f"{amed[l]:.3f} [{a25[l]:.3f}-{a75[l]:.3f}]"
+            ),
+            NAME: f"{adjusted[l]:.3f}",
+        }
+        for l in range(L)
+    ],
+    index="transition",
+    title="layer-to-layer cosine minus the one-layer-apart control",
+)
 
 # %% [markdown]
 # ## Where do tokens turn most?
@@ -390,12 +418,24 @@ turn = compute.rank_layers(
 n_tok = len(per_token)
 raw_share = torch.bincount(per_token.argmin(dim=1), minlength=L) / n_tok
 adj_share = torch.bincount(adjusted_data.argmin(dim=1), minlength=L) / n_tok
-for l in range(L):
-    print(
-        f"{names[l]:>6}: adjusted median {turn.intervals[l]}, minus the lowest"
-        f" {turn.differences[l]}; biggest turn of {adj_share[l]:.0%} of the"
-        f" tokens (raw cosine: {raw_share[l]:.0%})"
-    )
+turn_table = show_table(
+    [
+        {
+            "transition": names[l],
+            "adjusted median [95 % CI]": str(turn.intervals[l]),
+            "minus the lowest": str(turn.differences[l]),
+            "tokens turning most here": f"{adj_share[l]:.0%}",
+            "same, raw cosine": f"{raw_share[l]:.0%}",
+        }
+        for l in range(L)
+    ],
+    index="transition",
+    title=(
+        "where the data tokens turn most: adjusted median per transition"
+        " (intervals resample sentences) and the share of tokens whose"
+        " lowest cosine is there"
+    ),
+)
 print(
     f"Over {len(per_token)} data tokens of {len(others)} sentences the lowest"
     f" adjusted median is at {names[turn.extreme]}; not shown different from"
@@ -447,13 +487,20 @@ plt.show()
 
 # %%
 norm_steps = compute.step_verdicts(norms_data, clusters=sentence_of)
-for l, v in enumerate(norm_steps, start=1):
-    step = {"higher": "grows", "lower": "shrinks"}.get(v.kind, "inconclusive")
-    print(
-        f"  mean length, {'emb' if l == 1 else f'layer {l - 1}'} -> layer {l}:"
-        f" {v.difference.format('.3g')}, Holm-adjusted p = {v.p_value:.2g}:"
-        f" {step}"
-    )
+step_words = {"higher": "grows", "lower": "shrinks"}
+step_table = show_table(
+    [
+        {
+            "step": names[l - 1],
+            "change of the mean length": v.difference.format(".3g"),
+            "Holm-adjusted p": f"{v.p_value:.2g}",
+            "verdict": step_words.get(v.kind, "inconclusive"),
+        }
+        for l, v in enumerate(norm_steps, start=1)
+    ],
+    index="step",
+    title="mean length ||h|| of the data tokens, one layer to the next",
+)
 grows = (
     "met"
     if all(v.kind == "higher" for v in norm_steps)
@@ -629,9 +676,9 @@ variants = {
     "mean-centred": {"shift": mean},
     "standardised": {"shift": mean, "scale": std},
 }
-processed = {}
+processed, turn_minus_ctrl = {}, {}
 for name, kw in variants.items():
-    base = bootstrap_ci(
+    processed[name] = bootstrap_ci(
         compute.random_pair_cosines(others, n_pairs=500, seed=0, **kw)
     )
     ctrl = compute.random_pair_cosines(
@@ -642,20 +689,36 @@ for name, kw in variants.items():
             compute.consecutive_cosines_per_token(others, "content", **kw)
         )[1]
     )
-    processed[name] = base
-    print(
-        f"{name}: random-pair cosine per layer "
-        + ", ".join(
-            f"{'emb' if l == 0 else l}: {c.estimate:+.3f}"
-            for l, c in enumerate(base)
-        )
-    )
-    print(f"  layer-to-layer cosine, median minus control: " + ", ".join(
-        f"{names[l]} {float(turn_med[l] - ctrl[l]):.3f}" for l in range(L)))
+    turn_minus_ctrl[name] = (turn_med - ctrl).tolist()
+
+# %%
+cosine_table = show_table(
+    [
+        {"layer": "emb" if l == 0 else l}
+        | {n: f"{b[l].estimate:+.3f}" for n, b in processed.items()}
+        for l in range(L + 1)
+    ],
+    index="layer",
+    title="random-pair cosine of data tokens, per layer (500 pairs), 3 ways",
+)
 largest = {n: max(abs(c.estimate) for c in b) for n, b in processed.items()}
 print(
     "largest |random-pair cosine| over the layers: "
     + "; ".join(f"{n} {v:.3f}" for n, v in largest.items())
+)
+
+# %%
+turn_table = show_table(
+    [
+        {"transition": names[l]}
+        | {n: f"{d[l]:+.3f}" for n, d in turn_minus_ctrl.items()}
+        for l in range(L)
+    ],
+    index="transition",
+    title=(
+        "layer-to-layer cosine of data tokens, median minus its"
+        " one-layer-apart control, three ways"
+    ),
 )
 
 # %% [markdown]

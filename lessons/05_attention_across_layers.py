@@ -200,12 +200,22 @@ ax = plots.plot_token_heatmap(
     title="[CLS]'s attention probability per layer, heads averaged",
 )
 plt.show()
-for layer in range(1, L + 1):
-    j = int(cls_mean[layer - 1].argmax())
-    print(
-        f"layer {layer}: in SENTENCE, [CLS] looks most at {trace.tokens[j]!r}"
-        f" ({cls_mean[layer - 1, j]:.2f})"
-    )
+
+# %%
+favourite = cls_mean.argmax(dim=-1).tolist()  # per layer, a token position
+cls_looks_table = show_table(
+    [
+        {
+            "layer": layer + 1,
+            "[CLS] looks most at": repr(trace.tokens[j]),
+            "position": j,
+            "attention probability": f"{cls_mean[layer, j]:.2f}",
+        }
+        for layer, j in enumerate(favourite)
+    ],
+    index="layer",
+    title="in SENTENCE, where [CLS] looks most (heads averaged)",
+)
 
 # %% [markdown]
 # One sentence is an anecdote. Over the short pairs, the share of `[CLS]`'s attention that
@@ -284,25 +294,34 @@ plots.plot_class_shares(
     uniform={"short pairs": uniform_short, "packed pairs": uniform_packed},
 )
 plt.show()
+
+# %%
 ci_packed = [bootstrap_ci(shares_packed[:, :, k]) for k in range(4)]
 ci_short = [bootstrap_ci(shares_short[:, :, k]) for k in range(4)]
-print("packed pairs, mean [95 % CI] (short pairs' mean in parentheses):")
-print(
-    "uniform: "
-    + " | ".join(
-        f"{c} {uniform_packed[k]:.1%} ({uniform_short[k]:.1%})"
-        for k, c in enumerate(compute.TOKEN_CLASSES)
-    )
+token_kinds = compute.TOKEN_CLASSES
+share_rows = [
+    {"layer": "uniform"}
+    | {
+        c: f"{uniform_packed[k]:.1%} ({uniform_short[k]:.1%})"
+        for k, c in enumerate(token_kinds)
+    }
+] + [
+    {"layer": layer + 1}
+    | {
+        c: f"{ci_packed[k][layer].percent()}"
+        f" ({ci_short[k][layer].estimate:.1%})"
+        for k, c in enumerate(token_kinds)
+    }
+    for layer in range(L)
+]
+share_table = show_table(
+    share_rows,
+    index="layer",
+    title=(
+        "share of attention per token class: packed pairs, mean [95 % CI]"
+        " (short pairs' mean in parentheses)"
+    ),
 )
-for layer in range(L):
-    print(
-        f"layer {layer + 1}: "
-        + " | ".join(
-            f"{c} {ci_packed[k][layer].percent()}"
-            f" ({ci_short[k][layer].estimate:.1%})"
-            for k, c in enumerate(compute.TOKEN_CLASSES)
-        )
-    )
 
 # %% [markdown]
 # Like for like with Clark et al. The comparison prints which model each number comes from.
@@ -428,6 +447,8 @@ ax = plots.plot_head_strip(
     title="each head's share of attention on [CLS], packed pairs",
 )
 plt.show()
+
+# %%
 # mean share above one half
 heads_on_cls = (head_share.mean(0) > 0.5).sum(-1).tolist()
 # column l * A + h
@@ -443,33 +464,34 @@ heads_surely_half, heads_10x = (
 )
 # 10x uniform as a share, at the median length
 share_10x = 10.0 / quartiles([t.seq_len for t in packed])[1]
-print(
-    f"heads (of {A} per layer, {len(packed)} packed inputs) whose mean [CLS]"
-    " share is above one half: "
-    + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_on_cls))
-    + f" ({sum(heads_on_cls)} of {L * A})"
-)
-print(f"  surely above one half (one-sided, Holm over all {L * A} heads): "
-      + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_surely_half)))
-print(
-    "  a looser count, not 'most': surely above 10x uniform (about"
-    f" {share_10x:.0%} of a head's attention at the median length; Holm over"
-    f" all {L * A} heads): "
-    + ", ".join(f"{l + 1}: {n}" for l, n in enumerate(heads_10x))
-)
-print(
-    "largest head per layer: "
-    + ", ".join(
-        f"{l + 1}: {max(head_ci[l], key=lambda c: c.estimate).percent(0)}"
-        for l in range(L)
-    )
-)
 share_cls = bootstrap_ci(
     shares_packed[:, :, compute.TOKEN_CLASSES.index("[CLS]")]
 )
 print(
-    "share of all attention on [CLS], per layer: "
-    + ", ".join(f"{l + 1}: {share_cls[l].percent(0)}" for l in range(L))
+    f"heads on [CLS] per layer (of {A}; {len(packed)} packed inputs; 'surely':"
+    f" one-sided, Holm over all {L * A} heads). 10x uniform is about"
+    f" {share_10x:.0%} of a head's attention at the median length: a looser"
+    " count, not 'most'."
+)
+cls_head_table = show_table(
+    [
+        {
+            "layer": l + 1,
+            "mean share > ½": heads_on_cls[l],
+            "surely > ½": heads_surely_half[l],
+            "surely > 10x uniform": heads_10x[l],
+            "largest head's share": max(
+                head_ci[l], key=lambda c: c.estimate
+            ).percent(0),
+            "all heads' share": share_cls[l].percent(0),
+        }
+        for l in range(L)
+    ],
+    index="layer",
+    title=(
+        f"in all: {sum(heads_on_cls)} of {L * A} heads with mean share > ½,"
+        f" {sum(heads_surely_half)} surely"
+    ),
 )
 
 # %% [markdown]
@@ -546,7 +568,7 @@ print(
 # [n, 4], per input
 uni_s = torch.stack([compute.uniform_shares(t) for t in short])
 uni_p = torch.stack([compute.uniform_shares(t) for t in packed])
-length_differs = {}
+length_differs, length_rows = {}, {}
 for k, c in enumerate(compute.TOKEN_CLASSES):
     short_ratio = shares_short[:, :, k] / uni_s[:, k:k + 1]  # [n_short, L]
     # each packed input's pairs, read short
@@ -556,12 +578,7 @@ for k, c in enumerate(compute.TOKEN_CLASSES):
         as_short, shares_packed[:, :, k] / uni_p[:, k : k + 1]
     )
     length_differs[c] = d["above"] + d["below"]
-    print(
-        f"{c}: share ÷ uniform, short minus packed per layer: "
-        + ", ".join(
-            f"{l + 1}: {x.format('.2f')}" for l, x in enumerate(d["intervals"])
-        )
-    )
+    length_rows[c] = [x.format(".2f") for x in d["intervals"]]
 print(
     "layers where the ratios of the two lengths differ (paired over"
     f" {len(packed)} packed inputs and their own {sum(map(len, members))}"
@@ -569,6 +586,14 @@ print(
     + "; ".join(
         f"{c} {sorted(v) or 'none'}" for c, v in length_differs.items()
     )
+)
+length_table = show_table(
+    [
+        {"layer": l + 1} | {c: v[l] for c, v in length_rows.items()}
+        for l in range(L)
+    ],
+    index="layer",
+    title="share ÷ uniform share, short minus packed, mean [95 % CI]",
 )
 
 # %% [markdown]
@@ -734,12 +759,19 @@ print(
 sep_ratio = (shares_packed[:, :, sep] / uniform_packed[sep]).mean(0)
 punct_ratio = (shares_packed[:, :, punct] / uniform_packed[punct]).mean(0)
 sep_norm = norm_packed[:, :, sep].mean(0) / shares_packed[:, :, sep].mean(0)
-for l in range(L):
-    print(
-        f"layer {l + 1}: [SEP] {sep_ratio[l]:.1f}x uniform, punctuation"
-        f" {punct_ratio[l]:.1f}x uniform; norm-based [SEP] share ="
-        f" {sep_norm[l]:.0%} of its weight share"
-    )
+boundary_table = show_table(
+    [
+        {
+            "layer": l + 1,
+            "[SEP] ÷ uniform": f"{sep_ratio[l]:.1f}x",
+            "punctuation ÷ uniform": f"{punct_ratio[l]:.1f}x",
+            "[SEP]: norm-based ÷ weight share": f"{sep_norm[l]:.0%}",
+        }
+        for l in range(L)
+    ],
+    index="layer",
+    title="packed pairs, means over inputs: share ÷ uniform share",
+)
 # per input: [SEP] share ÷ that input's uniform share
 sep_excess = shares_packed[:, :, sep] / uni_p[:, sep:sep + 1]
 enriched = [l + 1 for l in compute.above_threshold(sep_excess, 2.0)["above"]]
@@ -904,11 +936,17 @@ ax = plots.plot_layer_lines(
     ylabel="entropy ÷ log n",
 )
 plt.show()
+
+# %%
 e_packed = bootstrap_ci(ent_packed.mean(-1))
 focused, focused_tied = compute.extreme_layer(ent_packed.mean(-1), lowest=True)
-print(
-    "packed pairs per layer: "
-    + ", ".join(f"{l + 1}: {e_packed[l]}" for l in range(L))
+entropy_table = show_table(
+    [{"layer": l + 1, "entropy ÷ log n": str(e_packed[l])} for l in range(L)],
+    index="layer",
+    title=(
+        "attention entropy ÷ log n, heads averaged, packed pairs,"
+        " mean [95 % CI]"
+    ),
 )
 print(
     f"lowest mean entropy on the {len(packed)} packed pairs: layer"

@@ -228,11 +228,13 @@ print(
 baseline_samples = random_pair_cosines(traces, n_pairs=500, seed=0)
 baseline = baseline_samples.mean(dim=0)
 baseline_ci = bootstrap_ci(baseline_samples)
-print(
-    "random-pair cosine per layer (mean, 95 % interval): "
-    + "; ".join(
-        f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(baseline_ci)
-    )
+baseline_table = show_table(
+    [
+        {"layer": "emb" if l == 0 else l, "random-pair cosine": str(ci)}
+        for l, ci in enumerate(baseline_ci)
+    ],
+    index="layer",
+    title="random-pair cosine per layer, 500 pairs: mean [95 % interval]",
 )
 
 # %% [markdown]
@@ -263,16 +265,37 @@ ax = plots.plot_words_and_mean(
     reference_label="no gap",
 )
 plt.show()
+
+# %%
 gap_values = torch.stack(list(gaps.values()))  # [words, L + 1]
 gap_rank = rank_layers(gap_values, lowest=False, unit="words")
 gap_ci = gap_rank.intervals
-print(
-    "mean gap over words: "
-    + "; ".join(
-        f"{'emb' if l == 0 else l}: {ci}" for l, ci in enumerate(gap_ci)
-    )
-)
 best_gap = gap_rank.extreme
+# 0-based columns = layers
+gap_above_zero = above_threshold(gap_values, 0.0)["above"]
+gap_table = show_table(
+    [
+        {
+            "layer": "emb" if l == 0 else l,
+            "mean gap over words": str(ci),
+            f"minus layer {best_gap}": (
+                "-" if l == best_gap else str(gap_rank.differences[l])
+            ),
+            "Holm p": (
+                "-" if l == best_gap else f"{gap_rank.p_values[l]:.2g}"
+            ),
+            "surely > 0": "yes" if l in gap_above_zero else "no",
+        }
+        for l, ci in enumerate(gap_ci)
+    ],
+    index="layer",
+    title=(
+        f"within- minus across-sense cosine, {len(gaps)} words: mean [95 %"
+        f" interval]; paired difference to layer {best_gap}, Holm over"
+        f" {gap_rank.family_size}; 'surely > 0': one-sided, Holm over"
+        f" {L + 1} layers"
+    ),
+)
 print(
     f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); not"
     f" shown different from it (paired, Holm over {gap_rank.family_size}"
@@ -283,20 +306,6 @@ print(
         if 0 in gap_rank.tied
         else "below the largest."
     )
-)
-print(
-    f"paired difference to layer {best_gap} [95 % interval], Holm-adjusted p: "
-    + "; ".join(
-        f"{'emb' if l == 0 else l}: {d}, p = {gap_rank.p_values[l]:.2g}"
-        for l, d in enumerate(gap_rank.differences)
-        if l != best_gap
-    )
-)
-# 0-based columns = layers
-gap_above_zero = above_threshold(gap_values, 0.0)["above"]
-print(
-    f"gap surely above 0 (one-sided, Holm over {L + 1} layers) at layers"
-    f" {gap_above_zero or 'none'}"
 )
 
 # %% [markdown]
@@ -365,15 +374,29 @@ word_ci = {
 null = compute.permutation_null(groups, n_perm=200, seed=0)
 plots.plot_accuracy_panels(word_ci, pooled=pooled_ci, null=null)
 plt.show()
-print(
-    f"pooled over {len(pooled)} sentences of {len(outcomes)} words (95 %"
-    " interval resampling words): "
-    + "; ".join(
-        f"{'emb' if l == 0 else l}: {ci.percent(0)}"
-        for l, ci in enumerate(pooled_ci)
-    )
-)
+
+# %%
 best_acc = acc_rank.extreme
+shuffles = null["all words, pooled"].cpu().numpy()  # [shuffles, L + 1]
+low, high = np.percentile(shuffles, [2.5, 97.5], axis=0)
+pooled_table = show_table(
+    [
+        {
+            "layer": "emb" if l == 0 else l,
+            "accuracy [95 % CI]": ci.percent(0),
+            "shuffled labels: mean (95 % range)": (
+                f"{shuffles[:, l].mean():.0%} ({low[l]:.0%}-{high[l]:.0%})"
+            ),
+        }
+        for l, ci in enumerate(pooled_ci)
+    ],
+    index="layer",
+    title=(
+        f"nearest-centroid accuracy, pooled over {len(pooled)} sentences of"
+        f" {len(outcomes)} words (intervals resample words), and over"
+        f" {len(shuffles)} label shuffles"
+    ),
+)
 print(
     f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not shown"
     " different from it (paired, resampling words, Holm over"
@@ -528,11 +551,19 @@ layer_names = ["emb"] + [f"layer {l}" for l in range(1, L + 1)]
 # adjusted value, step l-1 -> l
 steps = step_verdicts(raw_self, control=baseline_samples, names=layer_names)
 kind = {"higher": "rise", "lower": "fall", "inconclusive": "inconclusive"}
-for l, v in enumerate(steps, start=1):
-    print(
-        f"adjusted, {layer_names[l - 1]} -> {layer_names[l]}: {v.difference},"
-        f" Holm-adjusted p = {v.p_value:.2g}: {kind[v.kind]}"
-    )
+step_table = show_table(
+    [
+        {
+            "step": f"{layer_names[l - 1]} → {layer_names[l]}",
+            "change [95 % CI]": str(v.difference),
+            "Holm-adjusted p": f"{v.p_value:.2g}",
+            "verdict": kind[v.kind],
+        }
+        for l, v in enumerate(steps, start=1)
+    ],
+    index="step",
+    title="adjusted self-similarity, one layer to the next",
+)
 rises = [l for l, v in enumerate(steps, start=1) if v.kind == "higher"]
 adj_low, last_low = adj_rank.extreme, L in adj_rank.tied
 print(

@@ -640,6 +640,7 @@ from helpers.classify.compute import (
     compare_two_paired,
     head_predictions,
 )
+from helpers.common.tables import show_table
 
 # [draws, test utterances]: the layer-L mean-pooled probes above
 preds = {SHOTS[0]: probe_preds["mean"][L]}
@@ -650,8 +651,21 @@ preds |= {
     for k in SHOTS[1:]
 }
 frozen = {k: SeededAccuracy(preds[k] == y_test, SEEDS) for k in SHOTS}
-for k in SHOTS:
-    print(f"{k:>3} per intent: {frozen[k].describe('draws')}")
+
+frozen_table = show_table(
+    [
+        {
+            "train per intent": k,
+            "accuracy [95 % CI]": frozen[k].interval().percent(),
+            "draws x test items": f"{len(frozen[k].seeds)} x"
+            f" {frozen[k].n_items}",
+            "spread": frozen[k].spread_summary("draws"),
+        }
+        for k in SHOTS
+    ],
+    index="train per intent",
+    title="frozen BERT, mean-pooled layer L, one linear head per draw",
+)
 print(
     textwrap.fill(
         compare_two_paired(

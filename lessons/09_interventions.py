@@ -1378,27 +1378,32 @@ if len(patch) >= 2:
         control_label="rest of the sentence (all words)",
     )
     plt.show()
-    print(
-        "share of pairs following the patch, per patched layer (95% interval"
-        f" resampling the {len(patch)} words; p: bootstrap and sign test over"
-        f" the words, Holm over the {L + 1} layers), read at the patched word"
-        " and, as a control, from the rest of the sentence (unpatched, that"
-        " probe reads the target's own sense in"
-        f" {context_control.share.percent()}):"
-    )
-    for l, (v, c) in enumerate(zip(patch_verdicts, context_verdicts)):
-        what = [
+
+# %%
+majority = {"above": "follows the patch", "below": "follows the context"}
+if len(patch) >= 2:
+    patch_table = show_table(
+        [
             {
-                "above": "a majority follows the patch",
-                "below": "a majority follows the context",
-            }.get(x.kind, "inconclusive")
-            for x in (v, c)
-        ]
-        print(
-            f"   {'emb' if l == 0 else l:>3}: word {v.share.percent(0)},"
-            f" adjusted p = {v.adjusted_p:.2g} -> {what[0]};  rest of the"
-            f" sentence {c.share.percent(0)} -> {what[1]}"
-        )
+                "patched layer": "emb" if l == 0 else l,
+                "at the word": v.share.percent(0),
+                "adjusted p": f"{v.adjusted_p:.2g}",
+                "a majority": majority.get(v.kind, "inconclusive"),
+                "rest of the sentence": c.share.percent(0),
+                "a majority (rest)": majority.get(c.kind, "inconclusive"),
+            }
+            for l, (v, c) in enumerate(zip(patch_verdicts, context_verdicts))
+        ],
+        index="patched layer",
+        title=(
+            "share of pairs following the patch, per patched layer (95%"
+            f" interval resampling the {len(patch)} words; p: bootstrap and"
+            f" sign test over the words, Holm over the {L + 1} layers), read"
+            " at the patched word and, as a control, from the rest of the"
+            " sentence (unpatched, that probe reads the target's own sense"
+            f" in {context_control.share.percent()})"
+        ),
+    )
     first_pooled = next(
         (l for l, v in enumerate(patch_verdicts) if v.kind == "above"), None
     )

@@ -222,10 +222,6 @@ reports = {
     for task in ("upos", "entity")
 }
 for task, r in reports.items():
-    print(
-        f"{task}: {r.n_train} train / {r.n_test} test words, {len(r.classes)}"
-        f" classes, most frequent training tag on test: {r.majority:.1%}"
-    )
     rows = [
         {
             "layer": "emb" if l == 0 else l,
@@ -235,15 +231,15 @@ for task, r in reports.items():
         }
         for l in range(L + 1)
     ]
+    spread = max(i.high - i.low for i in r.seed_range)
     show_table(rows, index="layer", title=(
         f"{task} probes: accuracy on test words, selectivity = task -"
         f" control; mean of {len(seeds)} seeds [95% bootstrap over test"
-        " sentences]"
+        f" sentences]\n{r.n_train} train / {r.n_test} test words,"
+        f" {len(r.classes)} classes; most frequent training tag on test:"
+        f" {r.majority:.1%}; largest spread of task accuracy over the seeds:"
+        f" {spread:.1%}"
     ))
-    print(
-        "largest spread of task accuracy over the seeds:"
-        f" {max(i.high - i.low for i in r.seed_range):.1%}"
-    )
 
 # %% mystnb={"figure": {"caption": "Word-level linear probes per layer (emb = embeddings) for part of speech and entity type. Left: test accuracy of the task probe and of its control task (a random label per word type); dotted, the most-frequent-tag rate. Right: selectivity, task minus control. Lines average the probe seeds; bands: 95 % bootstrap intervals over test sentences. Compare where accuracy and selectivity peak.", "name": "fig-10-probes"}}
 from helpers.probes.plots import plot_probe_reports
@@ -400,19 +396,21 @@ print(
     )
 )
 if disputed:
-    print(
-        f"words on which the layers disagree ({len(disputed)}, at most 12"
-        " shown):"
+    shown = disputed[:12]
+    # a word can occur twice: its position keeps the columns apart
+    columns = [f"{words[i]} (#{i})" for i in shown]
+    disputed_table = show_table(
+        [
+            {"layer": "emb" if l == 0 else l}
+            | {c: UPOS_TAGS[tags[l, i]] for c, i in zip(columns, shown)}
+            for l in range(L + 1)
+        ],
+        index="layer",
+        title=(
+            f"words on which the layers disagree ({len(disputed)}, at most 12"
+            " shown; #: the word's position): the tag of each layer's probe"
+        ),
     )
-    print(
-        f"{'layer':>6} "
-        + " ".join(f"{words[i][:9]:>9}" for i in disputed[:12])
-    )
-    for l in range(L + 1):
-        print(
-            f"{'emb' if l == 0 else l:>6} "
-            + " ".join(f"{UPOS_TAGS[tags[l, i]]:>9}" for i in disputed[:12])
-        )
 
 # %% [markdown]
 # ## 5. What fine-tuning changes, layer by layer

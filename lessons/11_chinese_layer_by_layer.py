@@ -141,14 +141,21 @@ print(f"SENTENCE: {len(SENTENCE)} characters, {n_cjk} of them CJK; "
 
 # %%
 from helpers.chinese.compute import cls_walk
+from helpers.common.tables import show_table
 
 k = min(5, H)
 this = cls_walk([trace])
-print(f"[CLS], first {k} of {H} dimensions, and its norm:")
+cls_rows = []
 for l, h in enumerate(trace.hidden_states):
-    dims = " ".join(f"{v:+.3f}" for v in h[0, :k].tolist())
-    print(f"  {'emb' if l == 0 else f'layer {l}':>8}: {dims}   "
-          f"‖h‖ = {this.norms[0, l]:.2f}")
+    row = {"layer": "emb" if l == 0 else l}
+    row |= {f"dim {d}": f"{v:+.3f}" for d, v in enumerate(h[0, :k].tolist())}
+    row["‖h‖"] = f"{this.norms[0, l]:.2f}"
+    cls_rows.append(row)
+cls_table = show_table(
+    cls_rows,
+    index="layer",
+    title=f"[CLS]: its first {k} of {H} dimensions, and its norm",
+)
 
 # %% [markdown]
 # The cosines by hand, with NumPy, against the helper:
@@ -222,11 +229,20 @@ from helpers.common.stats import bootstrap_ci
 cls_ci = bootstrap_ci(walk.cosines.cpu().numpy())
 control_ci = bootstrap_ci(control.cpu().numpy())
 self_share = bootstrap_ci(walk.attention[:, :, 0].cpu().numpy())
-for l in range(L):
-    step = f"{'emb' if l == 0 else l}→{l + 1}"
-    print(f"{step:>6}: [CLS] cosine {cls_ci[l]}   "
-          f"unrelated tokens {control_ci[l]}   "
-          f"[CLS]→[CLS] attention (layer {l + 1}) {self_share[l]}")
+walk_table = show_table(
+    [
+        {
+            "transition": f"{'emb' if l == 0 else l}→{l + 1}",
+            "[CLS] cosine": str(cls_ci[l]),
+            "unrelated tokens": str(control_ci[l]),
+            "[CLS] on itself, upper layer": str(self_share[l]),
+        }
+        for l in range(L)
+    ],
+    index="transition",
+    title="consecutive-layer cosine and [CLS]'s attention on itself:"
+    " mean [95 % interval]",
+)
 
 # %% [markdown]
 # Read each line against its control: a [CLS] cosine whose interval lies above the unrelated

@@ -354,6 +354,8 @@ for name, values in (("masked-LM", run.mlm_loss),
 # from a bootstrap that resamples pairs (positions in one pair share their context).
 
 # %%
+from helpers.classify.compute import points
+from helpers.common.tables import show_table
 from helpers.pretrain.compute import (accuracy_vs_baseline, evaluate,
                                       unigram_counts)
 
@@ -367,16 +369,29 @@ print(f"the unigram baseline's guesses: {top}; "
       f"its held-out loss {unigram_loss:.2f} nats")
 evals = {s: evaluate(run.load(s), test_batch, counts, s)
          for s in sorted(run.checkpoints)}
-acc = {}
+acc = {s: {k: accuracy_vs_baseline(ev, k) for k in (1, 5)}
+       for s, ev in evals.items()}
+held_out_rows = []
 for s, ev in evals.items():
-    acc[s] = {k: accuracy_vs_baseline(ev, k) for k in (1, 5)}
-    nsp = accuracy_ci(ev.nsp_correct)
-    print(f"step {s:5d}: held-out masked-LM loss {ev.mlm_loss:.2f}; "
-          f"next-sentence accuracy {nsp.percent()}")
+    row = {"step": s, "masked-LM loss": f"{ev.mlm_loss:.2f}",
+           "next-sentence acc.": accuracy_ci(ev.nsp_correct).percent()}
     for k in (1, 5):
         m, b, d = acc[s][k]
-        print(f"   top-{k}: model {m.percent()}, baseline {b.percent()}; "
-              f"{verdict(d, a='model', b='baseline', percent=True)}")
+        row[f"top-{k}: model"] = m.percent()
+        row[f"top-{k}: model vs baseline"] = (
+            f"{verdict(d, percent=True).kind}: {points(d)}"
+        )
+    held_out_rows.append(row)
+baseline_top = {k: acc[min(acc)][k][1].percent() for k in (1, 5)}
+held_out_table = show_table(
+    held_out_rows,
+    index="step",
+    title=(
+        "held-out scores per checkpoint [95 % CI]; the unigram baseline:"
+        f" top-1 {baseline_top[1]}, top-5 {baseline_top[5]}; model vs"
+        " baseline: paired difference in points"
+    ),
+)
 
 # %% mystnb={"figure": {"caption": "Fill-mask accuracy at held-out masked positions per checkpoint: the true token is the top guess (top) or in the top five (bottom). Error bars: 95 % bootstrap intervals resampling sentence pairs; dashed line and grey band: the unigram baseline (most frequent tokens) on the same positions, with its interval. Checkpoints evenly spaced, not to scale. Compare each with the band.", "name": "fig-12-fill-mask-accuracy"}}
 from helpers.pretrain.plots import plot_fill_mask
@@ -459,14 +474,31 @@ for s in sorted(run.checkpoints):
     verdicts = layers_vs_baseline(correct, evals[s].base_top1,
                                   evals[s].pair)
     above[s] = [l for l, v in enumerate(verdicts) if v.kind == "higher"]
-    per_layer = "; ".join(f"{'emb' if l == 0 else l} {v.percent(0)}"
-                          for l, v in enumerate(lens[s]))
-    print(f"step {s:5d}: {per_layer}\n   layers above the unigram baseline "
-          f"(Holm over layers): {above[s] or 'none'}")
 base1 = acc[steps_seen[0]][1][1].estimate
 plot_by_layer(lens, "top-1 accuracy",
               "masked-LM lens: top-1 accuracy per layer", baseline=base1)
 plt.show()
+
+# %%
+from helpers.common.style import layer_labels
+
+layer_names = layer_labels(len(lens[min(lens)]))  # emb, 1, ..., L
+lens_rows = []
+for s in sorted(lens):
+    row = {"step": s}
+    row |= {layer_names[l]: v.percent(0) for l, v in enumerate(lens[s])}
+    names_above = [layer_names[l] for l in above[s]]
+    row["above baseline"] = ", ".join(names_above) or "none"
+    lens_rows.append(row)
+lens_table = show_table(
+    lens_rows,
+    index="step",
+    title=(
+        "masked-LM lens, top-1 accuracy per layer [95 % CI, resampling"
+        " sentence pairs]; layers above the unigram baseline: Holm over"
+        " layers"
+    ),
+)
 
 # %% [markdown]
 # A second measure, from lesson 04: the **random-pair cosine** per layer (Ethayarajh, 2019):
@@ -487,12 +519,23 @@ for s in sorted(run.checkpoints):
     traces = [trace_text(tokenizer, bert, t) for t in sample]
     cos = random_pair_cosines(traces, n_pairs=n_pairs, seed=SEED)
     cosines[s] = bootstrap_ci(cos)
-    per_layer = "; ".join(f"{'emb' if l == 0 else l} {v.estimate:.2f}"
-                          for l, v in enumerate(cosines[s]))
-    print(f"step {s:5d}: {per_layer}")
 plot_by_layer(cosines, "mean cosine",
               "random-pair cosine per layer (anisotropy)")
 plt.show()
+
+# %%
+cosine_rows = []
+for s in sorted(cosines):
+    row = {"step": s}
+    row |= {
+        layer_names[l]: f"{v.estimate:.2f}" for l, v in enumerate(cosines[s])
+    }
+    cosine_rows.append(row)
+cosine_table = show_table(
+    cosine_rows,
+    index="step",
+    title=f"random-pair cosine per layer, mean of {n_pairs} pairs",
+)
 
 # %% [markdown]
 # A cosine near 1 at a layer means every token there has nearly the same vector: the state

@@ -94,6 +94,8 @@ def test_seeded_accuracy_intervals():
     assert ci.estimate == pytest.approx(66 / 80)
     spread = two.seed_spread()
     assert (min(spread.values), max(spread.values)) == pytest.approx((0.75, 0.9)) and "2 seeds x 40 items" in two.describe()
+    assert two.spread_summary() == "SD over seeds 10.6 pt, range 75.0-90.0%", two.spread_summary()
+    assert one.spread_summary("draws") == "one draw"
     perfect = SeededAccuracy(torch.ones(1, 50, dtype=torch.bool), (0,))
     assert perfect.interval().low == pytest.approx(0.025 ** (1 / 50)), "a perfect score gets the exact bound, not [1, 1]"
     with pytest.raises(ValueError, match="n_seeds"):

@@ -30,3 +30,16 @@ def test_show_table_prints_the_title_and_returns_the_table(capsys):
     out = capsys.readouterr().out
     assert out.startswith("AOPC per method\n") and "random" in out and "+0.34" in out
     assert isinstance(table, pd.DataFrame) and table.loc["random", "AOPC"] == "+0.34"
+
+
+def test_the_title_is_the_caption_of_one_html_output():
+    """Title and table are one output, so printed text in the same cell (merged into one block on
+    the website) cannot come between them; the title is escaped and keeps its line breaks."""
+    from helpers.common.tables import TitledTable
+
+    shown = TitledTable(results_table([{"layer": 1, "share": "4% [3, 5]"}], index="layer"), "a < b\nsecond line")
+    page = shown._repr_html_()
+    assert page.count("<caption") == 1 and page.index("<caption") > page.index("<table")
+    assert '<caption class="course-table-title">a &lt; b<br>second line</caption>' in page
+    assert "4% [3, 5]" in page and repr(shown).startswith("a < b\nsecond line\n")
+    assert "<caption" not in TitledTable(results_table([{"a": 1}]))._repr_html_()

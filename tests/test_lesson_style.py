@@ -119,6 +119,46 @@ def test_every_cell_that_shows_a_figure_has_a_caption(number):
     assert not loose, f"lesson {number}: cells that show a figure without a caption, starting {loose}"
 
 
+SHOWS_TABLE = re.compile(r"show_table\(|display\(")
+PRINTS = re.compile(r"\bprint\(|textwrap\.fill\(")
+
+
+def text_around_tables(path: Path) -> list[str]:
+    """Code cells whose printed text would land on the wrong side of a table on the website.
+
+    The site merges all printed text of a cell into one block where the first print was
+    (MyST-NB's ``nb_merge_streams``), so a cell that prints both before and after a table (or
+    prints and shows tables in a loop) shows its later text above the table. A table's title
+    is part of the table (``show_table``), so it never moves."""
+    import ast
+
+    found = []
+    for cell in jupytext.read(path).cells:
+        if cell.cell_type != "code":
+            continue
+        try:
+            body = ast.parse(cell.source).body
+        except SyntaxError:
+            continue
+        parts = [ast.get_source_segment(cell.source, st) or "" for st in body]
+        shown = [k for k, text in enumerate(parts) if SHOWS_TABLE.search(text)]
+        if not shown:
+            continue
+        before = any(PRINTS.search(t) for t in parts[:shown[0]])
+        after = any(PRINTS.search(t) for t in parts[shown[0] + 1:])
+        looped = any(isinstance(body[k], (ast.For, ast.While)) and PRINTS.search(parts[k]) for k in shown)
+        if (before and after) or looped:
+            found.append(cell.source.splitlines()[0])
+    return found
+
+
+@pytest.mark.parametrize("number", ALL_LESSONS)
+def test_printed_text_stays_on_its_side_of_a_table(number):
+    cells = text_around_tables(lesson_source(number))
+    assert not cells, (f"lesson {number}: cells that print before and after a table (the site would show it all "
+                       f"above the table), starting {cells}: move the later prints to the next cell")
+
+
 def test_the_checks_catch_what_they_look_for(tmp_path):
     bad = tmp_path / "99_bad.py"
     bad.write_text("# %% [markdown]\n# ### Exercise 1: x\n#\n# no rating\n\n# %%\n"
@@ -130,3 +170,9 @@ def test_the_checks_catch_what_they_look_for(tmp_path):
     figure.write_text("# %%\nif lens is not None:\n    plt.show()\n\n"
                       '# %% mystnb={"figure": {"caption": "c", "name": "fig-98-x"}}\nplt.show()\n')
     assert uncaptioned_figure_cells(figure) == ["if lens is not None:"]
+    tables = tmp_path / "97_tables.py"
+    tables.write_text('# %%\nprint("a")\nshow_table(rows)\nprint("b")\n\n'
+                      '# %%\nfor r in runs:\n    print(r)\n    show_table(r)\n\n'
+                      '# %%\nif ok:\n    show_table(rows)\nelse:\n    print("none")\n\n'
+                      '# %%\nprint("a")\nshow_table(rows)\n')
+    assert text_around_tables(tables) == ['print("a")', "for r in runs:"]

@@ -139,10 +139,10 @@ def attention_steps_figure(scores, masked_scores, probs, context, tokens: list[s
     s, m, p, c, masked = s[np.ix_(keep, keep)], m[np.ix_(keep, keep)], p[np.ix_(keep, keep)], c[keep], \
         masked[np.ix_(keep, keep)]
     tokens = [tokens[i] for i in keep]
-    limit = float(np.abs(s[:k, :k]).max())
+    limit = float(np.abs(s).max())
     # Heights in inches: a panel gives every token 0.14 in (more than an 8 pt label needs);
     # below each panel, room for the rotated token labels; above, for the two-line titles.
-    label_room = 0.065 * max(len(t) for t in tokens[:k]) + 0.15
+    label_room = 0.065 * max(len(t) for t in tokens) + 0.15
     panel, title_room, top_room = 0.14 * k + 0.3, 0.45, 0.3
     height = top_room + 2 * (title_room + panel + label_room)
     fig = plt.figure(figsize=(FIGURE_MAX_WIDTH, height))
@@ -152,22 +152,22 @@ def attention_steps_figure(scores, masked_scores, probs, context, tokens: list[s
     ax_s, ax_m = fig.add_subplot(grid[0, 0]), fig.add_subplot(grid[0, 3])
     ax_p, ax_c = fig.add_subplot(grid[1, 0]), fig.add_subplot(grid[1, 3])
     score_kw = dict(cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto", interpolation="nearest")
-    ax_s.imshow(s[:k, :k], **score_kw)
+    ax_s.imshow(s, **score_kw)
     bad = plt.get_cmap(DIVERGING).with_extremes(bad=MASKED_COLOR)
-    im_m = ax_m.imshow(np.ma.masked_array(m[:k, :k], mask=masked[:k, :k]), **{**score_kw, "cmap": bad})
+    im_m = ax_m.imshow(np.ma.masked_array(m, mask=masked), **{**score_kw, "cmap": bad})
     fig.colorbar(im_m, cax=fig.add_subplot(grid[0, 4]), label="score (both panels)")
-    im_p = ax_p.imshow(p[:k, :k], cmap=SEQUENTIAL, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
+    im_p = ax_p.imshow(p, cmap=SEQUENTIAL, vmin=0, vmax=1, aspect="auto", interpolation="nearest")
     fig.colorbar(im_p, cax=fig.add_subplot(grid[1, 1]), label="attention probability")
-    c_limit = float(np.abs(c[:k]).max())
-    im_c = ax_c.imshow(c[:k], cmap=DIVERGING, vmin=-c_limit, vmax=c_limit, aspect="auto", interpolation="nearest")
+    c_limit = float(np.abs(c).max())
+    im_c = ax_c.imshow(c, cmap=DIVERGING, vmin=-c_limit, vmax=c_limit, aspect="auto", interpolation="nearest")
     fig.colorbar(im_c, cax=fig.add_subplot(grid[1, 4]), label="context value")
     titles = ("1. scores QK\u1d40/\u221ad", "2. + mask\n(grey: padding, finfo.min \u2248 \u2212\u221e)",
               "3. softmax: P (each row sums to 1)", f"4. context P\u00b7V  [{n}, {c.shape[1]}]")
     for ax, name in zip((ax_s, ax_m, ax_p, ax_c), titles):
         ax.set_title(name, fontsize=9)
-        ax.set_yticks(range(k), tokens[:k] if ax in (ax_s, ax_p) else [])
+        ax.set_yticks(range(k), tokens if ax in (ax_s, ax_p) else [])
     for ax in (ax_s, ax_m, ax_p):
-        ax.set_xticks(range(k), tokens[:k], rotation=90)
+        ax.set_xticks(range(k), tokens, rotation=90)
     ax_c.set_xticks([0, c.shape[1] - 1], ["0", str(c.shape[1] - 1)])
     ax_c.set_xlabel("value dimension")
     ax_s.set_ylabel("query")

@@ -297,12 +297,19 @@ class SeededAccuracy:
         """``84.1% [82.9, 85.3] (5 seeds x 3080 items; seed SD 0.4 pt, range 83.6-84.7%)``; ``unit`` names
         what a seed stands for (``"draws"`` when each seed drew another few-shot training set)."""
         text = self.interval().percent()
-        spread = self.seed_spread()
         one = unit[:-1] if unit.endswith("s") else unit
-        if spread is None:
+        if self.seed_spread() is None:
             return f"{text} (exact interval over {self.n_items} items, one {one})"
-        return (f"{text} ({len(self.seeds)} {unit} x {self.n_items} items; SD over {unit} {100 * spread.sd:.1f} pt, "
-                f"range {100 * min(spread.values):.1f}-{100 * max(spread.values):.1f}%)")
+        return f"{text} ({len(self.seeds)} {unit} x {self.n_items} items; {self.spread_summary(unit)})"
+
+    def spread_summary(self, unit: str = "seeds") -> str:
+        """``SD over seeds 0.4 pt, range 83.6-84.7%``: how much the accuracy moved between runs (a table
+        column beside :meth:`interval`); ``one seed`` when there is one run."""
+        spread = self.seed_spread()
+        if spread is None:
+            return f"one {unit[:-1] if unit.endswith('s') else unit}"
+        return (f"SD over {unit} {100 * spread.sd:.1f} pt, "
+                f"range {100 * min(spread.values):.1f}-{100 * max(spread.values):.1f}%")
 
 
 def per_item(outcomes) -> torch.Tensor:

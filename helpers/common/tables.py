@@ -3,11 +3,14 @@
 (its cells wrap; a wide one scrolls inside its own box); a terminal prints it as aligned text.
 
 A lesson builds one ``dict`` per row (the keys are the column names, in order), formats each
-number as it wants it read (``"84.5% [83.4, 85.6]"``), and calls :func:`show_table`.
+number as it wants it read (``"84.5% [83.4, 85.6]"``), and calls :func:`show_table`, which shows
+the title and the table as one output (the title is the HTML table's caption).
 """
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterable, Mapping
 
 import pandas as pd
@@ -33,16 +36,41 @@ def results_table(rows: Iterable[Mapping[str, object]], index: str | None = None
     return table
 
 
+class TitledTable:
+    """A table with its title, shown as one output: HTML with the title as the table's
+    ``<caption>`` (Jupyter, Colab, the website), text with the title on the first line (a
+    terminal, nbconvert's text). One output, so nothing printed in the same cell can come
+    between the title and its table (the website merges a cell's printed text into one block)."""
+
+    def __init__(self, table: pd.DataFrame, title: str | None = None):
+        self.table, self.title = table, title
+
+    def _options(self):
+        return pd.option_context("display.max_colwidth", None, "display.width", 200,
+                                 "display.max_columns", None, "display.max_rows", 500)
+
+    def _repr_html_(self) -> str:
+        with self._options():
+            body = self.table.to_html(notebook=True)
+        if not self.title:
+            return body
+        caption = "<br>".join(html.escape(line) for line in self.title.splitlines())
+        return re.sub(r"(<table\b[^>]*>)", rf'\1<caption class="course-table-title">{caption}</caption>', body,
+                      count=1)
+
+    def __repr__(self) -> str:
+        with self._options():
+            text = self.table.to_string()
+        return f"{self.title}\n{text}" if self.title else text
+
+
 def show_table(rows: Iterable[Mapping[str, object]], index: str | None = None,
                title: str | None = None) -> pd.DataFrame:
-    """Print ``title`` (what the table measures, units, what the intervals are), then display
-    :func:`results_table` of ``rows``; returns the table (for a test or an exercise to read)."""
+    """Display :func:`results_table` of ``rows`` under ``title`` (what the table measures, units,
+    what the intervals are) as one :class:`TitledTable` output; returns the table (for a test or
+    an exercise to read)."""
     from IPython.display import display
 
     table = results_table(rows, index)
-    if title:
-        print(title)
-    with pd.option_context("display.max_colwidth", None, "display.width", 200,
-                           "display.max_columns", None, "display.max_rows", 500):
-        display(table)
+    display(TitledTable(table, title))
     return table
