@@ -491,12 +491,12 @@ step_words = {"higher": "grows", "lower": "shrinks"}
 step_table = show_table(
     [
         {
-            "step": names[l - 1],
+            "step": name,
             "change of the mean length": v.difference.format(".3g"),
             "Holm-adjusted p": f"{v.p_value:.2g}",
             "verdict": step_words.get(v.kind, "inconclusive"),
         }
-        for l, v in enumerate(norm_steps, start=1)
+        for name, v in zip(names, norm_steps)
     ],
     index="step",
     title="mean length ||h|| of the data tokens, one layer to the next",

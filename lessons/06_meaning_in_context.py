@@ -284,7 +284,7 @@ gap_table = show_table(
             "Holm p": (
                 "-" if l == best_gap else f"{gap_rank.p_values[l]:.2g}"
             ),
-            "surely > 0": "yes" if l in gap_above_zero else "no",
+            "surely > 0": "yes" if l in gap_above_zero else "not shown",
         }
         for l, ci in enumerate(gap_ci)
     ],
@@ -378,14 +378,15 @@ plt.show()
 # %%
 best_acc = acc_rank.extreme
 shuffles = null["all words, pooled"].cpu().numpy()  # [shuffles, L + 1]
-low, high = np.percentile(shuffles, [2.5, 97.5], axis=0)
+null_low, null_high = np.percentile(shuffles, [2.5, 97.5], axis=0)
 pooled_table = show_table(
     [
         {
             "layer": "emb" if l == 0 else l,
             "accuracy [95 % CI]": ci.percent(0),
             "shuffled labels: mean (95 % range)": (
-                f"{shuffles[:, l].mean():.0%} ({low[l]:.0%}-{high[l]:.0%})"
+                f"{shuffles[:, l].mean():.0%}"
+                f" ({null_low[l]:.0%}-{null_high[l]:.0%})"
             ),
         }
         for l, ci in enumerate(pooled_ci)
@@ -420,9 +421,7 @@ print(
 # position in each sentence, per sense, so you can see whether position could explain them.
 
 # %%
-null_pooled = np.percentile(
-    null["all words, pooled"][:, 0].cpu().numpy(), [2.5, 97.5]
-)
+null_pooled = null_low[0], null_high[0]  # layer 0 of the table above
 emb_null_p = compute.permutation_p_value(
     float(pooled[:, 0].mean()), null["all words, pooled"][:, 0]
 )

@@ -981,7 +981,8 @@ else:  # lesson 12's tiny BERT has a trained head, if it was pre-trained here
     )
     tiny = course_tiny_lens(SENTENCE)
     print(tiny.message)
-    lens = tiny.lens  # None when lesson 12 has not been run on this machine
+    # None when lesson 12 has not been run on this machine
+    lens, word = tiny.lens, tiny.word
 
 # %% [markdown]
 # The picture (when there is a lens): one row per layer fed to the head, the head's top
@@ -996,9 +997,8 @@ if lens is not None:
 
 # %%
 if lens is not None and lens.target_ranks is not None:
-    hidden = word if head.present else tiny.word
     print(
-        f"rank of {hidden!r} per layer: "
+        f"rank of {word!r} per layer: "
         + ", ".join(
             f"{'emb' if l == 0 else l}: {int(r)}"
             for l, r in enumerate(lens.target_ranks)

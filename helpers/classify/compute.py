@@ -297,9 +297,8 @@ class SeededAccuracy:
         """``84.1% [82.9, 85.3] (5 seeds x 3080 items; seed SD 0.4 pt, range 83.6-84.7%)``; ``unit`` names
         what a seed stands for (``"draws"`` when each seed drew another few-shot training set)."""
         text = self.interval().percent()
-        one = unit[:-1] if unit.endswith("s") else unit
-        if self.seed_spread() is None:
-            return f"{text} (exact interval over {self.n_items} items, one {one})"
+        if len(self.seeds) == 1:  # spread_summary says "one seed" (or "one draw")
+            return f"{text} (exact interval over {self.n_items} items, {self.spread_summary(unit)})"
         return f"{text} ({len(self.seeds)} {unit} x {self.n_items} items; {self.spread_summary(unit)})"
 
     def spread_summary(self, unit: str = "seeds") -> str:

@@ -55,8 +55,9 @@ class TitledTable:
         if not self.title:
             return body
         caption = "<br>".join(html.escape(line) for line in self.title.splitlines())
-        return re.sub(r"(<table\b[^>]*>)", rf'\1<caption class="course-table-title">{caption}</caption>', body,
-                      count=1)
+        opening = re.search(r"<table\b[^>]*>", body)  # the caption is the table's first child
+        return (f'{body[:opening.end()]}<caption class="course-table-title">{caption}</caption>'
+                f"{body[opening.end():]}")
 
     def __repr__(self) -> str:
         with self._options():

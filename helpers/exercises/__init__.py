@@ -134,7 +134,6 @@ def as_index(value, what: str = "The answer", size: int | None = None):
                        "Turn your result into a whole number with int(...).")
 
 
-
 NUMBER_HINT = "Turn your result into one number: float(...), or .item() on a one-element tensor."
 
 
@@ -153,19 +152,16 @@ def as_number(value, what: str = "The answer", hint: str = NUMBER_HINT):
     """
     if value is None:
         return None, NO_ANSWER
-    if isinstance(value, (bool, np.bool_)):
-        return None, wrong(f"{what} should be a number, but you gave a bool.",
-                           "Give the number itself, not a comparison.")
     if isinstance(value, (torch.Tensor, np.ndarray)):
         shape = tuple(value.shape)
         if math.prod(shape) != 1:
             return None, wrong(f"{what} should be one number, but you gave "
                                f"{'a tensor' if isinstance(value, torch.Tensor) else 'an array'} of shape {shape}.",
                                "Reduce it to one number first (e.g. .mean() or indexing), then .item().")
-        if value.dtype in (torch.bool, np.bool_):
-            return None, wrong(f"{what} should be a number, but you gave a bool {type(value).__name__}.",
-                               "Give the number itself, not a comparison.")
-        value = value.item() if isinstance(value, torch.Tensor) else value.reshape(())[()]
+        value = value.item() if isinstance(value, torch.Tensor) else value.reshape(())[()]  # a bool stays a bool
+    if isinstance(value, (bool, np.bool_)):
+        return None, wrong(f"{what} should be a number, but you gave a bool.",
+                           "Give the number itself, not a comparison.")
     if isinstance(value, str):
         return None, wrong(f"{what} should be a number, but you gave a str ({value[:20]!r}).",
                            "Give the number itself, not text (no quotes).")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from helpers.exercises import (as_number, check_prediction, correct, Feedback, NO_ANSWER, prediction_note,
+from helpers.exercises import (NO_ANSWER, Feedback, as_number, check_prediction, correct, prediction_note,
                                wrong)
 from helpers.model.trace import trace_text
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import torch
 
-from helpers.exercises import (as_index, as_number, check_prediction, check_shape, check_type, correct,
-                               Feedback, NO_ANSWER, prediction_note, wrong)
+from helpers.exercises import (NO_ANSWER, Feedback, as_index, as_number, check_prediction, check_shape,
+                               check_type, correct, prediction_note, wrong)
 from helpers.embeddings.rebuild import embeddings_by_hand, layer_norm_by_hand, static_word_vector
 
 

@@ -6,8 +6,8 @@ import math
 
 import torch
 
-from helpers.exercises import (as_index, as_number, check_prediction, check_shape, check_type, correct,
-                               Feedback, NO_ANSWER, prediction_note, wrong)
+from helpers.exercises import (NO_ANSWER, Feedback, as_index, as_number, check_prediction, check_shape,
+                               check_type, correct, prediction_note, wrong)
 from helpers.attention.rebuild import project_qkv, split_heads
 
 

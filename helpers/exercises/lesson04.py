@@ -6,7 +6,7 @@ import torch
 
 from helpers.common.stats import bootstrap_ci
 from helpers.layerwalk import compute
-from helpers.exercises import article, as_index, as_number, check_shape, correct, Feedback, no_answer, wrong
+from helpers.exercises import Feedback, article, as_index, as_number, check_shape, correct, no_answer, wrong
 from helpers.exercises.prediction import prediction_note
 
 

@@ -3,11 +3,9 @@
 from __future__ import annotations
 
 from helpers.attention import compute
-from helpers.exercises import as_index, as_number, correct, Feedback, no_answer, wrong
+from helpers.exercises import Feedback, as_index, as_number, correct, no_answer, wrong
 from helpers.exercises.prediction import number_note
 from helpers.model.trace import trace_text
-
-
 
 
 def check_exercise_1(answer, trace) -> Feedback:

@@ -7,7 +7,7 @@ import torch
 
 from helpers.common.stats import Interval, bootstrap_ci, cluster_bootstrap_ci, verdict
 from helpers.context import compute
-from helpers.exercises import article, as_number, correct, Feedback, no_answer, wrong
+from helpers.exercises import Feedback, article, as_number, correct, no_answer, wrong
 from helpers.exercises.prediction import number_note
 
 

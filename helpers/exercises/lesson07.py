@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from helpers.classify.compute import SHORT_STEPS, correct_per_item, layers_tied_with, train_head
-from helpers.exercises import article, as_index, as_number, correct, Feedback, NO_ANSWER, no_answer, wrong
+from helpers.exercises import NO_ANSWER, Feedback, article, as_index, as_number, correct, no_answer, wrong
 from helpers.exercises.prediction import number_note
 
 

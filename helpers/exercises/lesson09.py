@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 
 from helpers.common.stats import bootstrap_ci
-from helpers.exercises import article, as_index, as_number, correct, Feedback, no_answer, wrong
+from helpers.exercises import Feedback, article, as_index, as_number, correct, no_answer, wrong
 from helpers.exercises.prediction import index_note
 from helpers.interventions.compute import HeadAblation, attention_rollout, outcome_changes, word_cluster_shares
 from helpers.model.trace import device_of

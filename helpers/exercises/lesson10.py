@@ -8,7 +8,7 @@ from collections import defaultdict
 import numpy as np
 import torch
 
-from helpers.exercises import article, as_number, correct, Feedback, no_answer, wrong
+from helpers.exercises import Feedback, article, as_number, correct, no_answer, wrong
 from helpers.exercises.prediction import number_note
 from helpers.finetuning.compute import linear_cka
 

@@ -7,7 +7,7 @@ import math
 import torch
 
 from helpers.common.stats import clopper_pearson
-from helpers.exercises import as_number, correct, Feedback, no_answer, wrong
+from helpers.exercises import Feedback, as_number, correct, no_answer, wrong
 from helpers.pretrain.data import IGNORE, masking_counts
 
 EXPECTED = {"chosen": 0.15, "mask": 0.80, "changed": 0.10, "kept": 0.10}
