@@ -220,7 +220,7 @@ plt.show()
 # interval over sentences (`ratio_intervals`: the range the mean moves over when the
 # sentences are redrawn at random from ours), and which layers are not shown to differ from
 # the highest one (`rank_layers`, in `helpers/layerwalk/compute.py`: compared on the same
-# sentences, with Holm's correction for making several comparisons at once). Lesson 04
+# sentences, with a correction for making several comparisons at once). Lesson 04
 # explains both tools:
 
 # %%

@@ -181,7 +181,7 @@ def test_extreme_layer_names_every_layer_a_paired_test_cannot_separate(data_trac
                       weight_cls=ci, norm_cls=ci, sep_ratio=[1.0] * L, punct_ratio=[1.0] * L, sep_norm=[0.5] * L,
                       self_trained=ci, self_random=ci, self_learned=[], prev_head=(1, 2), prev_ci=ci[0],
                       sep_over_half=[2], self_over_half=[])
-    assert "Holm over the layers: [2]" in rows[0][1] and "above half (one-sided, Holm) in layers none" in rows[4][1]
+    assert "Bonferroni over the layers: [2]" in rows[0][1] and "above half (one-sided, Bonferroni) in layers none" in rows[4][1]
 
 
 def test_extreme_layer_adjusts_for_the_number_of_comparisons():

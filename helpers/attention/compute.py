@@ -12,7 +12,8 @@ import unicodedata
 import numpy as np
 import torch
 
-from helpers.common.stats import Interval, bootstrap_p_value, cautious_paired_difference_ci, holm
+from helpers.common.stats import (ALPHA, Interval, bootstrap_size, cluster_replicates, rank_layers,
+                                  replicate_verdicts)
 from helpers.model.paths import data_file
 from helpers.model.trace import Trace, check_trace, check_traces, device_of, model_device
 
@@ -359,42 +360,19 @@ def untrained_like(model, seed: int = 0):
         return BertModel(config, add_pooling_layer=False).eval().to(model_device(model))  # drawn on the CPU, then moved
 
 
-# -- naming "the" layer, and per-layer comparisons: paired, cautious with few inputs, Holm-adjusted --
+# -- naming "the" layer, and per-layer comparisons: paired, Bonferroni, the small-sample rule --------
+# Every interval and p-value here comes from helpers/common/stats.py (Replicates: the percentile
+# bootstrap, never narrower than the t interval, so a dozen inputs cannot make it too sure).
 
-def _paired_boots(d: np.ndarray, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
-    """Bootstrap replicates of the mean of ``d [n, k]`` over its rows, the rows resampled once for
-    all columns (the same draws as :func:`~helpers.common.stats.bootstrap_ci` with this seed)."""
-    rng = np.random.default_rng(seed)
-    idx = rng.integers(0, d.shape[0], size=(n_boot, d.shape[0]))
-    return d[idx].mean(axis=1)  # [n_boot, k]
-
-
-def _t_p(d: np.ndarray, alternative: str = "two-sided") -> np.ndarray:
-    """Student-t p-values of "mean of column = 0" for ``d [n, k]`` (``alternative`` "two-sided"
-    or "greater"); a column with no spread gets p = 1 at mean 0 and p = 0 otherwise."""
-    from scipy.stats import t as student_t
-
-    n = d.shape[0]
-    mean, sd = d.mean(axis=0), d.std(axis=0, ddof=1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        t = np.where(sd > 0, mean / (sd / np.sqrt(n)), np.sign(mean) * np.inf)
-    p = 2 * student_t.sf(np.abs(t), n - 1) if alternative == "two-sided" else student_t.sf(t, n - 1)
-    return np.where(np.isnan(t), 1.0, p)
-
-
-def paired_p_values(a, b, n_boot: int = 1000, seed: int = 0) -> np.ndarray:
-    """Per column of ``a``, ``b`` (``[n_inputs, k]``, measured on the same inputs): the cautious
-    two-sided p-value of "mean(a - b) = 0", the larger of the paired bootstrap's
-    (:func:`~helpers.common.stats.bootstrap_p_value`) and the paired Student-t test's -- the
-    p-value that matches :func:`~helpers.common.stats.cautious_paired_difference_ci` (few inputs
-    make a percentile bootstrap too sure of itself). Not adjusted: see :func:`holm`."""
+def paired_p_values(a, b, n_boot: int = 2000, seed: int = 0) -> np.ndarray:
+    """Per column of ``a``, ``b`` (``[n_inputs, k]``, measured on the same inputs): the two-sided
+    p-value of "mean(a - b) = 0" under the course's small-sample rule (the larger of the paired
+    bootstrap's and the paired Student-t test's; :class:`~helpers.common.stats.Replicates`).
+    Not adjusted: a family multiplies it (:func:`~helpers.common.stats.bonferroni`)."""
     a, b = _as_2d_float(a, "a"), _as_2d_float(b, "b")
     if a.shape != b.shape:
         raise ValueError(f"a and b must be measured on the same inputs and layers; got {a.shape} and {b.shape}.")
-    d = a - b
-    boots = _paired_boots(d, n_boot, seed)
-    p_boot = np.array([bootstrap_p_value(boots[:, j]) for j in range(d.shape[1])])
-    return np.maximum(p_boot, _t_p(d))
+    return cluster_replicates(a - b, n_boot=n_boot, seed=seed).p_values()
 
 
 def _as_2d_float(values, name: str) -> np.ndarray:
@@ -404,84 +382,68 @@ def _as_2d_float(values, name: str) -> np.ndarray:
     return array
 
 
-def extreme_layer(values, lowest: bool = False, alpha: float = 0.05, return_p: bool = False):
+def extreme_layer(values, lowest: bool = False, alpha: float = ALPHA, return_p: bool = False):
     """``(index, tied)`` for ``values [n_inputs, layers]``: the column (0-based) with the highest
     (``lowest=True``: lowest) mean over the inputs, and every column a paired comparison does not
-    show to differ from it -- the extreme column included. Each other column is compared with the
-    extreme one on the same inputs by the cautious p-value of :func:`paired_p_values` (bootstrap or
-    Student-t, whichever is larger), and the ``layers - 1`` p-values are Holm-adjusted
-    (:func:`~helpers.common.stats.holm`): ``tied`` columns have an adjusted p >= ``alpha``, which
-    says "not shown different", never "the same". Name all of ``tied``, never one winner, when
-    they are more than one. ``return_p=True`` adds the adjusted p per column (1 for the extreme)."""
-    array = _as_2d_float(values, "values")
-    means = array.mean(axis=0)
-    best = int(means.argmin() if lowest else means.argmax())
-    others = [j for j in range(array.shape[1]) if j != best]
-    p_adj = np.ones(array.shape[1])
-    if others:
-        p = paired_p_values(array[:, others], np.repeat(array[:, [best]], len(others), axis=1))
-        p_adj[others] = holm(p)
-    tied = [j for j in range(array.shape[1]) if j == best or p_adj[j] >= alpha]
-    return (best, tied, [float(x) for x in p_adj]) if return_p else (best, tied)
+    show to differ from it -- the extreme column included
+    (:func:`~helpers.common.stats.rank_layers`: the inputs resampled once for all columns, Bonferroni
+    over every pair of columns since the extreme is picked by the data). ``tied`` says "not shown
+    different", never "the same": name all of it, never one winner, when it holds more than one.
+    ``return_p=True`` adds the adjusted p per column (1 for the extreme)."""
+    ranking = rank_layers(_as_2d_float(values, "values"), lowest=lowest, alpha=alpha)
+    return (ranking.extreme, ranking.tied, ranking.p_values) if return_p else (ranking.extreme, ranking.tied)
 
 
-def compare_layers(a, b, alpha: float = 0.05) -> dict:
+def compare_layers(a, b, alpha: float = ALPHA) -> dict:
     """Per layer, the paired difference ``a - b`` over the same inputs (``a``, ``b``:
-    ``[n_inputs, L]``), decided by the cautious p-value of :func:`paired_p_values`, Holm-adjusted
-    over the ``L`` layers: ``{"above": [...], "below": [...], "inconclusive": [...]}`` (1-based
-    layers), plus ``"intervals"`` (:func:`~helpers.common.stats.cautious_paired_difference_ci` per
-    layer) and ``"p_holm"`` (the adjusted p per layer). "inconclusive" is not "no difference"."""
+    ``[n_inputs, L]``), as one family of ``L`` comparisons (Bonferroni):
+    ``{"above": [...], "below": [...], "inconclusive": [...]}`` (1-based layers), ``"intervals"``
+    (each at ``1 - alpha / L``, the level the verdict is read from), ``"verdicts"`` and ``"p_adjusted"``.
+    "inconclusive" is not "no difference"."""
     a, b = _as_2d_float(a, "a"), _as_2d_float(b, "b")
-    p_adj = holm(paired_p_values(a, b))
-    out = {"above": [], "below": [], "inconclusive": [],
-           "intervals": [cautious_paired_difference_ci(a[:, l], b[:, l]) for l in range(a.shape[1])],
-           "p_holm": [float(p) for p in p_adj]}
-    for l, (d, p) in enumerate(zip(out["intervals"], p_adj)):
-        out["inconclusive" if p >= alpha or d.estimate == 0 else "above" if d.estimate > 0 else "below"].append(l + 1)
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must be measured on the same inputs and layers; got {a.shape} and {b.shape}.")
+    reps = cluster_replicates(a - b, n_boot=bootstrap_size(a.shape[1], alpha))
+    return _per_layer(reps, alpha)
+
+
+def _per_layer(reps, alpha: float) -> dict:
+    L = reps.k
+    verdicts = replicate_verdicts(reps, [f"layer {l}" for l in range(1, L + 1)], b="reference", alpha=alpha)
+    out = {"above": [], "below": [], "inconclusive": [], "intervals": [v.difference for v in verdicts],
+           "verdicts": verdicts, "p_adjusted": [float(v.p_value) for v in verdicts]}
+    for l, v in enumerate(verdicts, start=1):
+        out[{"higher": "above", "lower": "below"}.get(v.kind, "inconclusive")].append(l)
     return out
 
 
-def compare_unpaired_layers(a, b, n_boot: int = 1000, seed: int = 0, alpha: float = 0.05) -> dict:
+def compare_unpaired_layers(a, b, n_boot: int | None = None, seed: int = 0, alpha: float = ALPHA) -> dict:
     """Per layer, ``mean(a) - mean(b)`` for two *different* sets of inputs (``a [n_a, L]``,
-    ``b [n_b, L]``), each set resampled on its own (the draws of
-    :func:`~helpers.common.stats.unpaired_difference_ci`, once for all layers), with a two-sided
-    bootstrap p-value per layer, Holm-adjusted over the ``L`` layers: the same keys as
-    :func:`compare_layers`."""
+    ``b [n_b, L]``), each set resampled on its own (once for all layers; the small-sample rule
+    counts the smaller set), one family of ``L`` comparisons: the same keys as :func:`compare_layers`."""
     a, b = _as_2d_float(a, "a"), _as_2d_float(b, "b")
     if a.shape[1] != b.shape[1]:
         raise ValueError(f"a and b must have the same layers; got {a.shape[1]} and {b.shape[1]}.")
-    gen = torch.Generator().manual_seed(seed)
-    ia = torch.randint(len(a), (n_boot, len(a)), generator=gen).numpy()  # cpu: seeded draws, index a NumPy array
-    ib = torch.randint(len(b), (n_boot, len(b)), generator=gen).numpy()  # cpu: seeded draws, index a NumPy array
-    boots = a[ia].mean(axis=1) - b[ib].mean(axis=1)  # [n_boot, L]
-    low, high = np.quantile(boots, [0.025, 0.975], axis=0)
-    est = a.mean(axis=0) - b.mean(axis=0)
-    p_adj = holm([bootstrap_p_value(boots[:, l]) for l in range(a.shape[1])])
-    out = {"above": [], "below": [], "inconclusive": [],
-           "intervals": [Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(est, low, high)],
-           "p_holm": [float(p) for p in p_adj]}
-    for l, (e, p) in enumerate(zip(est, p_adj)):
-        out["inconclusive" if p >= alpha or e == 0 else "above" if e > 0 else "below"].append(l + 1)
-    return out
+    n_boot = bootstrap_size(a.shape[1], alpha) if n_boot is None else n_boot
+    ra = cluster_replicates(a, n_boot=n_boot, seed=seed)
+    rb = cluster_replicates(b, n_boot=n_boot, seed=seed + 1)
+    return _per_layer(ra.minus(rb), alpha)
 
 
-def above_threshold(values, threshold: float, alpha: float = 0.05, seed: int = 0) -> dict:
+def above_threshold(values, threshold: float, alpha: float = ALPHA, seed: int = 0) -> dict:
     """Which columns of ``values [n_inputs, k]`` (layers, or every head of every layer flattened)
-    have a mean surely above ``threshold``: a one-sided test per column, the larger of the
-    bootstrap p (share of replicates at or below the threshold, at least ``1 / n_boot``) and the
-    one-sided Student-t p, Holm-adjusted over the ``k`` columns. ``n_boot`` grows with ``k`` so that
-    the bootstrap's smallest p can pass Holm. Returns ``{"above": [0-based columns], "intervals":
-    [bootstrap 95 % interval per column], "p_holm": [...]}``."""
+    have a mean surely above ``threshold``: a one-sided test per column at ``alpha / k``
+    (Bonferroni), read off the ``1 - 2 alpha / k`` interval (its lower end is the one-sided bound):
+    "above" when that lower end is above the threshold. Returns ``{"above": [0-based columns],
+    "intervals": [...], "p_adjusted": [one-sided, Bonferroni-adjusted]}``."""
     array = _as_2d_float(values, "values")
     k = array.shape[1]
-    n_boot = max(2000, 40 * k)
-    boots = _paired_boots(array, n_boot, seed)  # [n_boot, k]
-    p_boot = np.maximum((boots <= threshold).mean(axis=0), 1 / n_boot)
-    p_adj = holm(np.maximum(p_boot, _t_p(array - threshold, alternative="greater")))
-    low, high = np.quantile(boots, [0.025, 0.975], axis=0)
-    return {"above": [j for j in range(k) if p_adj[j] < alpha],
-            "intervals": [Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(array.mean(0), low, high)],
-            "p_holm": [float(p) for p in p_adj]}
+    reps = cluster_replicates(array - threshold, n_boot=bootstrap_size(k, alpha), seed=seed)
+    ivs = reps.intervals(1 - 2 * alpha / k)
+    one_sided = np.where(reps.estimate > 0, reps.p_values() / 2, 1 - reps.p_values() / 2)
+    shifted = [Interval(iv.estimate + threshold, iv.low + threshold, iv.high + threshold, iv.level) for iv in ivs]
+    return {"above": [j for j in range(k) if ivs[j].low > 0], "intervals": shifted,
+            "p_adjusted": [float(p) for p in np.minimum(1.0, one_sided * k)]}
 
 
 def head_key_share(traces, key: int = 0) -> torch.Tensor:
@@ -549,7 +511,7 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
     weights; ``self_learned``: 1-based layers where they differ (paired); ``norm_vs_weight``:
     ``{class: compare_layers(norm, weight)}``, which then replaces the [CLS]-only cell;
     ``heads_surely_half``: heads per layer whose [CLS] share is surely above one half (one-sided,
-    Holm over all heads); ``heads_over_threshold`` with ``head_threshold``: heads per layer whose
+    Bonferroni over all heads); ``heads_over_threshold`` with ``head_threshold``: heads per layer whose
     [CLS] share ÷ 1/n lies surely above that multiple of uniform, a looser count printed beside the
     claim's own, labelled with ``threshold_share`` (that multiple as a share of a head's attention at
     the median length) when given; ``sink``: :func:`compare_layers` of the [CLS] share minus the
@@ -560,22 +522,22 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
     ``length_differs``: ``{class:
     layers where share ÷ uniform differs between short and packed inputs}``;
     ``sep_over_half``/``self_over_half``: 1-based layers whose [SEP] share / [CLS]->[CLS] share is
-    above one half by :func:`above_threshold` (one-sided, Holm over the layers); without them, a
+    above one half by :func:`above_threshold` (one-sided, Bonferroni over the layers); without them, a
     layer counts when its interval lies above one half (unadjusted). Layers listed beside a
-    largest value are those not shown different from it (Holm-adjusted, :func:`extreme_layer`)."""
+    largest value are those not shown different from it (Bonferroni-adjusted, :func:`extreme_layer`)."""
     L = len(sep_ci)
     over_half = sep_over_half if sep_over_half is not None else [l + 1 for l in range(L) if sep_ci[l].low > 0.5]
     s, c = sep_top[0], cls_top[0]
     mostly_self = (self_over_half if self_over_half is not None else
                    [l + 1 for l in range(L) if self_trained[l].low > 0.5])
-    holm_note = "" if sep_over_half is None else ", one-sided, Holm over the layers"
+    family_note = "" if sep_over_half is None else ", one-sided, Bonferroni over the layers"
     return [
         ("Over half of the attention goes to [SEP] in the middle layers",
          f"packed pairs: largest [SEP] share {sep_ci[s].percent()} at layer {s + 1} (not shown different from it, "
-         f"paired, Holm: layers {[j + 1 for j in sep_top[1]]}; uniform {uniform_sep:.1%}); layers surely above half"
-         f"{holm_note}: {over_half or 'none'}"
+         f"paired, Bonferroni: layers {[j + 1 for j in sep_top[1]]}; uniform {uniform_sep:.1%}); layers surely above half"
+         f"{family_note}: {over_half or 'none'}"
          + ("" if sink is None else
-            f"; [CLS] minus [SEP] share (paired, Holm): larger in layers {sink['above'] or 'none'}, smaller in "
+            f"; [CLS] minus [SEP] share (paired, Bonferroni): larger in layers {sink['above'] or 'none'}, smaller in "
             f"{sink['below'] or 'none'}"
             + (": a [CLS] sink instead" if len(sink["above"]) > L / 2 else
                ": a [SEP] sink, as in BERT-base" if len(sink["below"]) > L / 2 else "")),
@@ -583,14 +545,14 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
     ] + ([] if punct_rank is None or punct_above is None or punct_ratio_ci is None else [
         ("Deep heads attend to periods and commas",
          f"periods and commas, share ÷ uniform (packed pairs): largest at layer {punct_rank[0] + 1} "
-         f"({punct_ratio_ci[punct_rank[0]].format('.2f')}x; not shown different from it, paired, Holm: layers "
-         f"{[j + 1 for j in punct_rank[1]]}); surely above uniform (one-sided, Holm) in layers "
+         f"({punct_ratio_ci[punct_rank[0]].format('.2f')}x; not shown different from it, paired, Bonferroni: layers "
+         f"{[j + 1 for j in punct_rank[1]]}); surely above uniform (one-sided, Bonferroni) in layers "
          f"{punct_above or 'none'}: the pattern "
          + deep_layers_verdict(punct_rank[0], punct_rank[1], punct_above, L) + " in the upper half of the layers",
          "Clark et al. 2019 (BERT-base, Fig. 2): deep heads attend to periods and commas"),
     ]) + ([] if length_differs is None else [
         ("Dividing by the uniform share k/n makes shares comparable across input lengths",
-         "share ÷ uniform differs between short and packed pairs (Holm over the layers) in layers: "
+         "share ÷ uniform differs between short and packed pairs (Bonferroni over the layers) in layers: "
          + "; ".join(f"{k} {v or 'none'}" for k, v in length_differs.items()),
          "a check of the course's own reading, not a published finding: a sink that keeps its share whatever "
          "the length has a ratio growing with n"),
@@ -600,7 +562,7 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
          + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_on_cls))
          + f" ({sum(heads_on_cls)} of {n_heads * L})"
          + ("" if heads_surely_half is None else
-            "; surely above one half (one-sided, Holm over all heads): "
+            "; surely above one half (one-sided, Bonferroni over all heads): "
             + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_surely_half)))
          + ("" if heads_over_threshold is None or head_threshold is None else
             f"; a looser count, not 'most': surely above {head_threshold:g}x uniform"
@@ -612,7 +574,7 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
          (f"[CLS] at layer {c + 1}: weight {weight_cls[c].percent()}, norm-based {norm_cls[c].percent()}: "
           + ("the norm-based share is smaller" if norm_cls[c].high < weight_cls[c].low else
              "inconclusive (separate intervals overlap; no paired test given)")) if norm_vs_weight is None else
-         "norm-based (heads summed before the norm, Kobayashi's definition) vs weight share, paired, Holm over the "
+         "norm-based (heads summed before the norm, Kobayashi's definition) vs weight share, paired, Bonferroni over the "
          "layers: " + "; ".join(
              f"{k} smaller in layers {w['below'] or 'none'}, larger in {w['above'] or 'none'}"
              for k, w in norm_vs_weight.items()),
@@ -626,9 +588,9 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
          "Clark et al. 2019 (BERT-base) speculate a no-op (small gradients); Kobayashi et al. 2020 (BERT-base): "
          "small ||f(x)||"),
         ("[CLS] attends to itself early because it has not learned to look",
-         f"[CLS] -> [CLS] surely above half{'' if self_over_half is None else ' (one-sided, Holm)'} in layers "
+         f"[CLS] -> [CLS] surely above half{'' if self_over_half is None else ' (one-sided, Bonferroni)'} in layers "
          f"{mostly_self or 'none'} of {L}; layer 1 {self_trained[0].percent()}; differs from random weights (which "
-         f"give about 1/n by construction; paired, Holm) in layers {self_learned or 'none'}",
+         f"give about 1/n by construction; paired, Bonferroni) in layers {self_learned or 'none'}",
          "untested in the papers; a random-weight model shows only what an unlearned model does"),
         ("Some heads just look at the previous token",
          f"layer {prev_head[0]}, head {prev_head[1]}: {prev_ci.percent()} on the previous token",

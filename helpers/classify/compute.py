@@ -17,8 +17,9 @@ import numpy as np
 import torch
 
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import (Interval, SeedSpread, Verdict, accuracy_ci, bootstrap_p_value, holm, mcnemar,
-                                  seeds_items_ci, verdict)
+from helpers.common.stats import (Interval, McNemar, Replicates, SeedSpread, Verdict, accuracy_ci, bootstrap_size,
+                                  equivalence_level, extreme_family, family_level, mcnemar, rank_layers,
+                                  seeds_items_ci, seeds_items_replicates, verdict)
 from helpers.model.trace import device_of, model_device
 
 
@@ -337,30 +338,44 @@ def _runs(outcomes) -> torch.Tensor:
 
 @dataclass(frozen=True)
 class PairedComparison:
-    """A minus B on the same test items: the 95% and 90% intervals of the accuracy difference, a
-    two-sided p-value, and how they were computed (``method``)."""
+    """A minus B on the same test items: the accuracy difference with the interval at any level
+    (:meth:`interval`: Tango's score interval for one run each, a bootstrap over seeds and items
+    for several seeds), its two-sided p-value from the same test, and how it was computed."""
 
-    difference: Interval
-    difference90: Interval
+    difference: Interval  # 95 %
+    difference90: Interval  # 90 %, for one equivalence test
     p_value: float
     method: str
     n_items: int
     n_seeds: int
+    source: object = None  # the McNemar result or the Replicates the intervals are read from
+    p_floor: float | None = None
 
-    def verdict(self, a: str = "A", b: str = "B", margin: float | None = None, p_value: float | None = None) -> Verdict:
-        """:func:`~helpers.common.stats.verdict` by the course's rules (``p_value``: e.g. Holm-adjusted)."""
-        return verdict(self.difference, a=a, b=b, margin=margin, equivalence_interval=self.difference90,
-                       p_value=self.p_value if p_value is None else p_value, percent=True)
+    def interval(self, level: float) -> Interval:
+        if isinstance(self.source, McNemar):
+            return self.source.interval(level)
+        if isinstance(self.source, Replicates):
+            return self.source.interval(level)
+        raise ValueError("this comparison keeps no source to read another level from.")
+
+    def verdict(self, a: str = "A", b: str = "B", margin: float | None = None, family: int = 1) -> Verdict:
+        """:func:`~helpers.common.stats.verdict` read off the interval at the family's level
+        (Bonferroni over ``family`` comparisons), the p-value adjusted to match."""
+        d = self.interval(family_level(family))
+        eq = self.interval(equivalence_level(family)) if margin is not None else None
+        floor = None if self.p_floor is None else min(1.0, family * self.p_floor)
+        return verdict(d, a=a, b=b, margin=margin, equivalence_interval=eq, p_value=min(1.0, family * self.p_value),
+                       p_floor=floor, family=family, percent=True)
 
 
 def paired_comparison(a, b) -> PairedComparison:
     """Accuracy of ``a`` minus accuracy of ``b``, measured on the **same** test items.
 
-    One run each: the exact McNemar test on the items where the two disagree
-    (:func:`~helpers.common.stats.mcnemar`), with its exact interval. Several seeds
-    (:class:`SeededAccuracy`; run ``i`` of ``a`` paired with run ``i`` of ``b``, a single run paired
-    with every run of the other): the per-item, per-seed differences are resampled over seeds and
-    items together (:func:`~helpers.common.stats.seeds_items_ci`), and the p-value is the bootstrap's.
+    One run each: Tango's score interval and McNemar's test (:func:`~helpers.common.stats.mcnemar`).
+    Several seeds (:class:`SeededAccuracy`; run ``i`` of ``a`` paired with run ``i`` of ``b``, a
+    single run paired with every run of the other): the per-item, per-seed differences are
+    resampled over seeds and items together (:func:`~helpers.common.stats.seeds_items_replicates`,
+    small-sample rule on the seeds), the p-value from the same replicates.
     """
     A, B = _runs(a), _runs(b)
     if A.shape[1] != B.shape[1]:
@@ -374,13 +389,16 @@ def _paired_comparison(A: torch.Tensor, B: torch.Tensor) -> PairedComparison:
     n_seeds = max(len(A), len(B))
     if n_seeds == 1:
         m = mcnemar(A[0].cpu().numpy(), B[0].cpu().numpy())
-        return PairedComparison(m.difference, m.difference90, m.p_value, "exact McNemar test", A.shape[1], 1)
+        return PairedComparison(m.difference, m.difference90, m.p_value, "Tango's score interval, McNemar's test",
+                                A.shape[1], 1, m)
     D = (A.expand(n_seeds, -1) - B.expand(n_seeds, -1)).double().cpu().numpy()
-    ci, boots = seeds_items_ci(D, return_boots=True)
-    low90, high90 = np.quantile(boots, [0.05, 0.95])
-    p = 1.0 if not D.any() else bootstrap_p_value(boots)
-    return PairedComparison(ci, Interval(ci.estimate, float(low90), float(high90), 0.90), p,
-                            "bootstrap over seeds and items", A.shape[1], n_seeds)
+    if not D.any():  # right and wrong on the same items in every run: the seeds x items bootstrap has no spread
+        m = mcnemar(A[0].cpu().numpy(), B[0].cpu().numpy())
+        return PairedComparison(m.difference, m.difference90, 1.0, "no item differs in any run: Tango's score "
+                                "interval of one run", A.shape[1], n_seeds, m)
+    reps = seeds_items_replicates(D, n_boot=bootstrap_size(20))  # enough replicates for a family of 20
+    return PairedComparison(reps.interval(0.95), reps.interval(0.90), float(reps.p_values()[0]),
+                            "bootstrap over seeds and items", A.shape[1], n_seeds, reps, reps.p_floor)
 
 
 # The seeded bootstraps above give the same answer for the same outcomes, so a lesson that asks
@@ -416,11 +434,11 @@ def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110,
     """A few lines that rank classifiers tested on the same items, pairing each with the best.
 
     ``named`` maps names to :class:`SeededAccuracy` (or 1-D per-item outcomes). The highest
-    estimate is named; every other is compared with it item by item (:func:`paired_comparison`),
-    with the p-values **Holm-adjusted** over those comparisons. An other one is "lower" when its
-    adjusted p < 0.05; else, with a ``margin`` (in accuracy, e.g. 0.02, stated before the
-    measurement), "equivalent" when its 90% interval lies inside the margin; else "inconclusive".
-    The best is picked on the same test items, so its lead is, if anything, overstated. Lines are
+    estimate is named; every other is compared with it item by item (:func:`paired_comparison`).
+    The best is picked on the same test items, so the family is every pair of classifiers
+    (Bonferroni): an other one is "lower" when its interval at that level lies below 0; else, with a
+    ``margin`` (in accuracy, e.g. 0.02, stated before the measurement), "equivalent" when its
+    equivalence interval lies inside the margin; else "inconclusive". Lines are
     wrapped at ``width`` characters (``None``: one line).
     """
     if not named:
@@ -431,17 +449,19 @@ def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110,
     if len(named) > 1:
         others = [k for k in named if k != best]
         comps = {k: paired_comparison(named[k], named[best]) for k in others}
-        adjusted = dict(zip(others, holm([comps[k].p_value for k in others])))
-        verdicts = {k: comps[k].verdict(k, best, margin=margin, p_value=adjusted[k]) for k in others}
-        groups = {kind: [f"{k} ({points(comps[k].difference)}, adjusted p {adjusted[k]:.2g})" for k in others
+        family = extreme_family(len(named))  # the best is picked by the data: every pair counts
+        verdicts = {k: comps[k].verdict(k, best, margin=margin, family=family) for k in others}
+        groups = {kind: [f"{k} ({points(verdicts[k].difference)}, adjusted p {verdicts[k].p_value:.2g})" for k in others
                          if verdicts[k].kind == kind] for kind in ("lower", "higher", "equivalent", "inconclusive")}
         first = comps[others[0]]
-        lines.append(f"Each other one minus it, paired on the same {first.n_items} test items ({first.method}, 95% "
-                     f"interval; p-values Holm-adjusted over the {len(others)} comparisons):")
+        lines.append(f"Each other one minus it, paired on the same {first.n_items} test items ({first.method}; "
+                     f"{100 * family_level(family):.4g} % intervals and p-values Bonferroni-adjusted over the "
+                     f"{family} pairs, since the best is picked from the same data):")
         if groups["lower"]:
-            lines.append(f"lower (adjusted p < 0.05): {_join(groups['lower'])}.")
+            lines.append(f"lower (interval below 0): {_join(groups['lower'])}.")
         if groups["equivalent"]:
-            lines.append(f"equivalent within +/-{100 * margin:.1f} points (90% interval inside the margin): "
+            lines.append(f"equivalent within +/-{100 * margin:.1f} points ({100 * equivalence_level(family):.4g} % "
+                         "interval inside the margin): "
                          f"{_join(groups['equivalent'])}.")
         if groups["inconclusive"]:
             lines.append("inconclusive (not shown lower" + ("" if margin is None else ", not shown equivalent")
@@ -455,20 +475,20 @@ def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110,
 
 def compare_with(named: dict, reference: str, width: int | None = 110, margin: float | None = None) -> str:
     """Every classifier in ``named`` minus the ``reference`` one (a key of ``named``), paired on the same
-    test items (:func:`paired_comparison`), p-values **Holm-adjusted** over those comparisons; each
+    test items (:func:`paired_comparison`), one Bonferroni family over those comparisons; each
     line is the :class:`~helpers.common.stats.Verdict` by the course's rules."""
     if reference not in named or len(named) < 2:
         raise ValueError(f"named must hold the reference {reference!r} and at least one other classifier; "
                          f"got {list(named)}.")
     others = [k for k in named if k != reference]
     comps = {k: paired_comparison(named[k], named[reference]) for k in others}
-    adjusted = dict(zip(others, holm([comps[k].p_value for k in others])))
+    family = len(others)
     first = comps[others[0]]
     lines = [f"each minus {reference} ({outcome_interval(named[reference]).percent()}), paired on the same "
-             f"{first.n_items} test items ({first.method}; p-values Holm-adjusted over the {len(others)} comparison"
-             f"{'s' if len(others) > 1 else ''}):"]
+             f"{first.n_items} test items ({first.method}"
+             + ("" if family == 1 else f"; Bonferroni over the {family} comparisons") + "):"]
     lines += [f"{k} {outcome_interval(named[k]).percent()}: "
-              + comps[k].verdict(k, reference, margin=margin, p_value=adjusted[k]).text for k in others]
+              + comps[k].verdict(k, reference, margin=margin, family=family).text for k in others]
     if width is None:
         return lines[0] + " " + "; ".join(lines[1:])
     return "\n".join(textwrap.fill(line, width, initial_indent="  " if i else "", subsequent_indent="    ",
@@ -476,7 +496,7 @@ def compare_with(named: dict, reference: str, width: int | None = 110, margin: f
 
 
 def compare_two_paired(a_name: str, a, b_name: str, b, margin: float | None = None) -> str:
-    """``"A 88.0% [..] vs B 92.0% [..]; A - B paired on the same 100 items (exact McNemar test):
+    """``"A 88.0% [..] vs B 92.0% [..]; A - B paired on the same 100 items (Tango's interval):
     inconclusive: ..."`` -- the verdict by the course's rules (:class:`~helpers.common.stats.Verdict`)."""
     comp = paired_comparison(a, b)
     if _runs(a).shape == _runs(b).shape and torch.equal(_runs(a), _runs(b)):
@@ -722,8 +742,8 @@ def strategy_draws(train_sets: dict, test: LayerFeatures, y_test, num_classes: i
 
 def layer_weights_summary(weights) -> str:
     """The learned scalar-mix weights ``[n_seeds, L+1]`` as a small table (per layer: mean and
-    min-max over seeds), then the layer with the largest mean and the layers whose seed range
-    overlaps that layer's."""
+    min-max over seeds), then the layer with the largest mean and the layers whose weight a paired
+    comparison over the seeds does not show lower (:func:`~helpers.common.stats.rank_layers`)."""
     weights = torch.as_tensor(weights, dtype=torch.float64, device="cpu")  # cpu: a float64 table of results
     if weights.ndim != 2 or weights.shape[1] < 2:
         raise ValueError(f"weights must be [n_seeds, L+1] with L >= 1, got shape {tuple(weights.shape)}.")
@@ -734,14 +754,15 @@ def layer_weights_summary(weights) -> str:
              f"{'layer':<8}" + "".join(f"{l:>11}" for l in range(len(mean))),
              f"{'mean':<8}" + "".join(f"{m:>11.2f}" for m in mean.tolist()),
              f"{'min-max':<8}" + "".join(f"{f'{lo:.2f}-{hi:.2f}':>11}" for lo, hi in zip(low.tolist(), high.tolist()))]
-    tied = [str(l) for l in range(len(mean)) if l != top and low[l] <= high[top] and low[top] <= high[l]]
     verdict = f"largest mean on layer {top} ({mean[top]:.2f})"
     if n_seeds == 1:
-        verdict += "; one seed, so no seed range to compare"
-    elif tied:
-        verdict += f"; the seed range{'s' if len(tied) > 1 else ''} of layer{'s' if len(tied) > 1 else ''} {_join(tied)} overlap{'' if len(tied) > 1 else 's'} its range"
-    else:
-        verdict += "; its seed range overlaps no other layer's"
+        verdict += "; one seed, so nothing to compare it with"
+    else:  # paired over the seeds; the top layer is picked by the data, so every pair of layers counts
+        ranking = rank_layers(weights.numpy(), lowest=False, unit="seeds")
+        tied = [str(l) for l in ranking.tied if l != top]
+        verdict += ("; no other layer's weight is shown different from it" if len(tied) == len(mean) - 1 else
+                    f"; not shown lower than it (paired over the {n_seeds} seeds, Bonferroni over the "
+                    f"{ranking.family} pairs of layers): " + (_join(tied) if tied else "no other layer"))
     return "\n".join(lines + [verdict])
 
 
@@ -760,36 +781,36 @@ BERT_TABLE7 = (
 def layers_tied_with_peak(runs, margin: float | None = None) -> tuple[int, list[int], dict]:
     """``(peak, tied, verdicts)`` for per-layer :class:`SeededAccuracy` runs (index = layer): the layer
     with the highest accuracy, the layers **not shown lower** than it (every other layer compared
-    with it paired on the same items, p-values Holm-adjusted over the layers), and each layer's
-    :class:`~helpers.common.stats.Verdict`. The peak is picked on the test items themselves, so its
-    score is optimistic."""
+    with it paired on the same items; the peak is picked by the data, so the Bonferroni family is
+    every pair of layers), and each layer's :class:`~helpers.common.stats.Verdict`. The peak is
+    picked on the test items themselves, so its score is optimistic."""
     top = max(range(len(runs)), key=lambda l: runs[l].estimate)
-    tied, verdicts = layers_tied_with(runs, top, margin)
+    tied, verdicts = layers_tied_with(runs, top, margin, family=extreme_family(len(runs)))
     return top, tied, verdicts
 
 
-def layers_tied_with(runs, layer: int, margin: float | None = None) -> tuple[list[int], dict]:
+def layers_tied_with(runs, layer: int, margin: float | None = None, family: int | None = None) -> tuple[list[int], dict]:
     """``(tied, verdicts)``: every other layer of per-layer :class:`SeededAccuracy` runs minus
-    ``layer``, paired on the same items, p-values Holm-adjusted over those comparisons; ``tied`` are
-    the layers not shown lower than ``layer``."""
+    ``layer``, paired on the same items, one Bonferroni family (``family``: the other layers, or more
+    when ``layer`` was picked from the same data); ``tied`` are the layers not shown lower than ``layer``."""
     if isinstance(layer, bool) or not isinstance(layer, int) or not 0 <= layer < len(runs):
         raise ValueError(f"layer must be an int in 0..{len(runs) - 1}, got {layer!r}.")
     others = [l for l in range(len(runs)) if l != layer]
+    family = max(1, len(others)) if family is None else family
     comps = {l: paired_comparison(runs[l], runs[layer]) for l in others}
-    adjusted = dict(zip(others, holm([comps[l].p_value for l in others]))) if others else {}
-    verdicts = {l: comps[l].verdict(f"layer {l}", f"layer {layer}", margin=margin, p_value=adjusted[l]) for l in others}
+    verdicts = {l: comps[l].verdict(f"layer {l}", f"layer {layer}", margin=margin, family=family) for l in others}
     return [l for l in others if verdicts[l].kind != "lower"], verdicts
 
 
 def peak_layer_verdict(runs, label: str, margin: float | None = None) -> str:
     """Where a list of per-layer :class:`SeededAccuracy` peaks, and which layers the paired
-    comparisons (Holm-adjusted over the layers) cannot place below it -- always computed, also when
+    comparisons (Bonferroni over every pair of layers) cannot place below it -- always computed, also when
     the peak is the last layer."""
     last = len(runs) - 1
     top, tied, verdicts = layers_tied_with_peak(runs, margin)
     where = "the last layer" if top == last else f"layer {top}"
     text = (f"{label} probes peak at {where}, {runs[top].interval().percent()} (picked on the test items, so "
-            f"optimistic); not shown lower than it (Holm over {len(runs) - 1} layers): "
+            f"optimistic); not shown lower than it (Bonferroni over the {extreme_family(len(runs))} pairs of layers): "
             + (", ".join("emb" if l == 0 else str(l) for l in tied) if tied else "no other layer"))
     if top != last:
         text += f"; last layer: {verdicts[last].kind}, {points(verdicts[last].difference)}"

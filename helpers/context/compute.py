@@ -237,31 +237,32 @@ def _loo_outcomes(vecs: torch.Tensor, labels: torch.Tensor, n_senses: int) -> to
 
 # -- one use of a word against the senses' centroids, with an interval ------------------------
 
-def centroid_margin(vector: torch.Tensor, groups: dict, n_boot: int = 1000, seed: int = 0) -> list:
+def centroid_margin(vector: torch.Tensor, groups: dict, n_boot: int = 2000, seed: int = 0) -> list:
     """``cos(vector, centroid of sense 1) - cos(vector, centroid of sense 2)`` per layer, with a
     bootstrap 95 % interval that resamples the sentences of each sense (the centroids rest on a
-    handful of sentences each): a list of :class:`~helpers.common.stats.Interval`, one per layer.
-    A layer whose interval contains 0 is inconclusive about which sense is nearer (see
-    :func:`centroid_margin_verdicts` for the verdicts over all layers). Exactly two senses."""
-    return _centroid_margin(vector, groups, n_boot, seed)[0]
+    handful of sentences each; the course's small-sample rule counts the smaller sense): a list of
+    :class:`~helpers.common.stats.Interval`, one per layer. A layer whose interval contains 0 is
+    inconclusive about which sense is nearer (see :func:`centroid_margin_verdicts` for the verdicts
+    over all layers). Exactly two senses."""
+    return _centroid_margin(vector, groups, n_boot, seed).intervals(0.95)
 
 
-def centroid_margin_verdicts(vector: torch.Tensor, groups: dict, n_boot: int = 1000, seed: int = 0,
+def centroid_margin_verdicts(vector: torch.Tensor, groups: dict, n_boot: int | None = None, seed: int = 0,
                              alpha: float = 0.05) -> list:
     """:func:`centroid_margin` read as one :class:`~helpers.common.stats.Verdict` per layer: "higher"
-    (nearer the first sense), "lower" (nearer the second) or "inconclusive", decided by a two-sided
-    bootstrap p-value per layer Holm-adjusted over the layers (every layer is read at once)."""
-    from helpers.common.stats import verdict
-    from helpers.layerwalk.compute import holm_bootstrap_p
+    (nearer the first sense), "lower" (nearer the second) or "inconclusive", each read off its
+    Bonferroni interval over the layers (every layer is read at once)."""
+    from helpers.common.stats import bootstrap_size, replicate_verdicts
 
-    intervals, boots = _centroid_margin(vector, groups, n_boot, seed)
+    groups = _check_groups(groups)
+    n_layers = next(iter(groups.values())).shape[1]
+    reps = _centroid_margin(vector, groups, bootstrap_size(n_layers, alpha) if n_boot is None else n_boot, seed)
     first, second = (f"cos with the {s!r} centroid" for s in groups)
-    p_adj = holm_bootstrap_p(boots.cpu().numpy())
-    return [verdict(iv, a=first, b=second, p_value=float(p), alpha=alpha) for iv, p in zip(intervals, p_adj)]
+    return replicate_verdicts(reps, [first] * reps.k, b=second, alpha=alpha)
 
 
 def _centroid_margin(vector, groups, n_boot, seed):
-    from helpers.common.stats import Interval
+    from helpers.common.stats import Replicates
 
     groups = _check_groups(groups)
     if len(groups) != 2:
@@ -279,11 +280,26 @@ def _centroid_margin(vector, groups, n_boot, seed):
 
     boot_a = a[torch.randint(len(a), (n_boot, len(a)), generator=gen).to(a.device)].mean(dim=1)  # [n_boot, layers, hidden]
     boot_b = b[torch.randint(len(b), (n_boot, len(b)), generator=gen).to(b.device)].mean(dim=1)
-    boots = margin(boot_a, boot_b)  # [n_boot, layers]
-    low, high = torch.quantile(boots.cpu().double(), torch.tensor([0.025, 0.975], dtype=torch.float64),  # cpu: float64 quantiles
-                               dim=0)
-    est = margin(a.mean(0), b.mean(0))
-    return [Interval(float(e), float(lo), float(hi)) for e, lo, hi in zip(est, low, high)], boots.double()
+    boots = margin(boot_a, boot_b).cpu().double().numpy()  # [n_boot, layers]
+    est = margin(a.mean(0), b.mean(0)).cpu().double().numpy()
+    return Replicates(est, boots, min(len(a), len(b)), "sentences of each sense")
+
+
+# -- a profile across layers: is each step from one layer to the next a rise, a fall, or inconclusive? --
+
+def layer_steps(values, control=None, *, control_units=None, seed: int = 0, clusters=None) -> list:
+    """``statistic[l] - statistic[l - 1]`` for ``l = 1 .. layers - 1`` with the paired bootstrap
+    intervals that :func:`~helpers.common.stats.step_verdicts` reads its verdicts from (Bonferroni
+    over the steps): a list of :class:`~helpers.common.stats.Interval`, one per step.
+
+    ``values [n_items, layers]``: the items (e.g. words; or ``clusters`` of items) are resampled
+    once for all layers. ``control [n_pairs, layers]`` (e.g. random-pair cosines) is subtracted as
+    its column mean; ``control_units=(first, second)`` name each pair's two sentences, resampled by
+    the pigeonhole bootstrap."""
+    from helpers.common.stats import step_verdicts
+
+    return [v.difference for v in step_verdicts(values, control, control_units=control_units, seed=seed,
+                                                clusters=clusters)]
 
 
 # -- nearest neighbours of a whole word (the mean of its pieces), its own pieces left out ----
@@ -333,23 +349,6 @@ def neighbour_control(traces, n_pieces: int, k: int, n_spans: int = 300, seed: i
     return torch.stack(out)
 
 
-# -- a profile across layers: is each step from one layer to the next a rise, a fall, or inconclusive? --
-
-def layer_steps(values, control=None, *, n_boot: int = 1000, seed: int = 0, clusters=None) -> list:
-    """``statistic[l] - statistic[l - 1]`` for ``l = 1 .. layers - 1`` with a paired bootstrap 95 %
-    interval: a list of :class:`~helpers.common.stats.Interval`, one per step -- the differences
-    behind :func:`~helpers.layerwalk.compute.step_verdicts`, which also decides each step (rise,
-    fall or inconclusive) with p-values Holm-adjusted over the steps; read the steps with it.
-
-    ``values [n_items, layers]``: the items (e.g. words; or ``clusters`` of items) are resampled
-    once for all layers. ``control [n_pairs, layers]`` (e.g. random-pair cosines, the same pairs at
-    every layer) is subtracted as its column mean and its rows are resampled once for all layers
-    too, so the step of ``values - control`` carries the control's uncertainty."""
-    from helpers.layerwalk.compute import step_verdicts
-
-    return [v.difference for v in step_verdicts(values, control, n_boot=n_boot, seed=seed, clusters=clusters)]
-
-
 # -- lesson 06's "claims tested" table --------------------------------------------------------
 
 def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int, adj_steps=None,
@@ -362,14 +361,14 @@ def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int,
     ``raw_self``/``adj_self``: :class:`~helpers.layerwalk.compute.LayerRanking` (lowest first)
     of the raw and baseline-adjusted self-similarity; ``gap``: ranking (highest first) of the
     within-minus-across gap; ``accuracy``: ranking (highest first) of the pooled accuracy (its
-    ``tied`` layers are those not shown different from the best, Holm-adjusted);
+    ``tied`` layers are those not shown different from the best, Bonferroni over every pair of layers);
     ``chance_null``: the pooled permutation accuracy at layer 0 as an Interval (mean and 95 %
     range of the shuffles); ``emb_null_p``: the permutation p-value of the pooled layer-0 accuracy
     against those shuffles (then the verdict uses it); ``adj_steps``: the steps of the adjusted
     self-similarity, :class:`~helpers.common.stats.Verdict` s from
-    :func:`~helpers.layerwalk.compute.step_verdicts` (Holm over the steps) or bare Intervals (a
+    :func:`~helpers.common.stats.step_verdicts` (Bonferroni over the steps) or bare Intervals (a
     step counts as a rise when its interval lies above 0); ``gap_above_zero``: the layers whose gap
-    is surely above 0 (one-sided, Holm over the layers); ``same_ids``: whether every word has the
+    is surely above 0 (one-sided, Bonferroni over the layers); ``same_ids``: whether every word has the
     same token ids in all its sentences (then layer 0 can only separate uses by position); ``n_words``:
     how many ambiguous words the self-similarity pools (then the row says that Ethayarajh's words
     were not chosen that way); ``postprocessed``: ``{name: LayerRanking}`` of the adjusted
@@ -385,7 +384,7 @@ def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int,
     def extreme(ranking, percent=False):
         iv = ranking.intervals[ranking.extreme]
         return (f"layer {name(ranking.extreme)} ({iv.percent(0) if percent else iv}), not shown different from it "
-                f"(paired, Holm over {ranking.family_size}): {layers(ranking)}")
+                f"(paired, Bonferroni over {ranking.family_size} pairs of layers): {layers(ranking)}")
 
     def rose(d):
         return d.kind == "higher" if isinstance(d, Verdict) else d.low > 0
@@ -403,8 +402,8 @@ def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int,
                     else "not above 0 in every layer past the embeddings")
     else:
         missing = [j for j in range(1, L + 1) if j not in gap_above_zero]
-        gap_text = ("surely above 0 (one-sided, Holm) in every layer past the embeddings" if not missing else
-                    f"not shown above 0 (one-sided, Holm) in layers {missing}")
+        gap_text = ("surely above 0 (one-sided, Bonferroni) in every layer past the embeddings" if not missing else
+                    f"not shown above 0 (one-sided, Bonferroni) in layers {missing}")
     return [
         ("Self-similarity falls with depth",
          f"minus the random-pair baseline (his measure): lowest at {extreme(adj_self)} (last layer "

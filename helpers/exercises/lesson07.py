@@ -6,6 +6,7 @@ import numpy as np
 import torch
 
 from helpers.classify.compute import SHORT_STEPS, correct_per_item, layers_tied_with, train_head
+from helpers.common.stats import extreme_family
 from helpers.exercises import NO_ANSWER, Feedback, article, as_index, as_number, correct, no_answer, wrong
 from helpers.exercises.prediction import number_note
 
@@ -40,11 +41,11 @@ def check_exercise_2(layer, probes, intervals=None, runs=None) -> Feedback:
 
     ``runs`` (optional, one :class:`~helpers.classify.compute.SeededAccuracy` per layer) lets the
     feedback name the layers the paired comparisons cannot place below the answer: every other
-    layer minus it on the same test items, p-values Holm-adjusted over the layers
-    (:func:`~helpers.classify.compute.layers_tied_with`), the same rule as the lesson's
-    ``peak_layer_verdict``. Those layers are *inconclusive*, not "the same". ``intervals`` (one
-    :class:`~helpers.common.stats.Interval` per layer) only says whose intervals overlap, which on
-    its own settles nothing.
+    layer minus it on the same test items, Bonferroni over every pair of layers since the best is
+    picked from the data (:func:`~helpers.classify.compute.layers_tied_with`), the same rule as the
+    lesson's ``peak_layer_verdict``. Those layers are *inconclusive*, not "the same". ``intervals``
+    (one :class:`~helpers.common.stats.Interval` per layer) cannot settle it: whether two separate
+    intervals overlap is no test of their difference, so the feedback then asks for ``runs``.
     """
     if layer is None:
         return NO_ANSWER
@@ -61,17 +62,16 @@ def check_exercise_2(layer, probes, intervals=None, runs=None) -> Feedback:
             if given is not None and len(given) != len(accs):
                 raise ValueError(f"{name} must hold one entry per layer ({len(accs)}), got {len(given)}.")
         if runs is not None:
-            tied, _ = layers_tied_with(runs, int(layer))
-            others = f"the {len(accs) - 1} other layer{'s' if len(accs) > 2 else ''}"
-            paired = f"paired with it on the same test items (p-values Holm-adjusted over {others})"
+            family = extreme_family(len(accs))
+            tied, _ = layers_tied_with(runs, int(layer), family=family)
+            paired = (f"paired with it on the same test items (Bonferroni over the {family} pairs of layers, since "
+                      "the best is picked from the same data)")
             message += (f" But {paired}, layers {tied} are not shown lower: inconclusive, so on a new test set one "
                         "of them could come out on top." if tied else f" {paired[0].upper()}{paired[1:]}, every "
                         "other layer is lower.")
         elif intervals is not None:
-            tied = [l for l, i in enumerate(intervals) if l != layer and i.overlaps(intervals[layer])]
-            message += (f" The intervals of layers {tied} overlap its interval: overlap alone is inconclusive "
-                        "(pass runs= for the paired test on the same items)." if tied else
-                        " Its interval overlaps no other layer's.")
+            message += (" Whether separate intervals overlap says nothing about the difference of two layers "
+                        "measured on the same items: pass runs= for the paired comparison.")
         return correct(message)
     if probes["cls"][layer] == max(probes["cls"]):
         return wrong("that is the best [CLS] layer, not the best mean-pooled one.", "Look at probes['mean'].")

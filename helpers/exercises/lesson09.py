@@ -162,9 +162,10 @@ def _is_layer_list(answer) -> bool:
 
 
 def check_exercise_5(answer, skip_correct) -> Feedback:
-    """The layers whose skip lowers the accuracy: exact McNemar of each skip against nothing skipped,
-    p-values Holm-adjusted over the ``L`` layers, adjusted p < 0.05 and fewer right
-    (:func:`outcome_changes`, the lesson's rule)."""
+    """The layers whose skip lowers the accuracy: each skip against nothing skipped on the same items
+    (Tango's interval, :func:`~helpers.common.stats.mcnemar`), read as one Bonferroni family over
+    the ``L`` layers: the interval at ``1 - 0.05 / L`` lies below 0 (:func:`outcome_changes`, the
+    lesson's rule)."""
     if answer is None:
         return no_answer("Set answer_5 to a sorted list of layers (ints, counted from 1).")
     if not _is_layer_list(answer):
@@ -186,13 +187,14 @@ def check_exercise_5(answer, skip_correct) -> Feedback:
     if list(answer) == expected:
         return correct(f"layers {expected or 'none'}: " + ("; ".join(
             f"{l}: adjusted p = {changes[l - 1].adjusted_p:.2g}" for l in expected) if expected else
-            "no skip is shown to lower the accuracy after Holm's adjustment") + ".")
+            "no skip is shown to lower the accuracy once the family is adjusted") + ".")
     unadjusted = [l for l, c in enumerate(changes, start=1) if c.p_value < 0.05 and c.difference.estimate < 0]
+    if list(answer) == unadjusted and unadjusted != expected:
+        return wrong("those are the layers whose 95 % interval lies below 0, each read on its own.",
+                     f"Read the {n_layers} skips as one family: mcnemar(...).verdict(family={n_layers}) reads the "
+                     f"{100 * (1 - 0.05 / n_layers):.4g} % interval.")
     either_way = [l for l, c in enumerate(changes, start=1) if c.kind in ("lower", "higher")]
     not_shown = [l for l, c in enumerate(changes, start=1) if c.kind != "lower"]
-    if list(answer) == unadjusted:
-        return wrong("those are the layers with an unadjusted p < 0.05.",
-                     f"Holm-adjust the {n_layers} p-values together (holm([...])) before comparing with 0.05.")
     if list(answer) == either_way and either_way != expected:
         return wrong("that list includes a layer whose skip *raises* the accuracy.",
                      "Keep only the layers with fewer right answers after the skip.")
@@ -204,8 +206,8 @@ def check_exercise_5(answer, skip_correct) -> Feedback:
     what = [text for text, flag in (("some layers are missing", missing),
                                     ("some listed layers are not shown to lower it", extra)) if flag]
     return wrong(f"not quite: {' and '.join(what)}.",
-                 "mcnemar(skip_correct[l], skip_correct[0]).p_value for l = 1..L, holm(...) over them, then keep "
-                 "the layers with adjusted p < 0.05 and a negative difference.")
+                 "mcnemar(skip_correct[l], skip_correct[0]).verdict(family=L) for l = 1..L, then keep the layers "
+                 "whose verdict is 'lower'.")
 
 
 def _comprehensiveness(tokenizer, model, classifier, trace, scores, target: int, fraction: float, *, how="drop",

@@ -68,7 +68,7 @@ def check_exercise_2(cls_correct, mean_correct, f_train, f_test, train_set, test
 
 def check_exercise_3(layer, report) -> Feedback:
     """The layer (0..L) with the highest selectivity in ``report``; the feedback names the layers
-    the paired comparisons (Holm-adjusted) cannot place below it."""
+    the paired comparisons (Bonferroni over every pair of layers) cannot place below it."""
     hint = "report.selectivity holds one Interval per layer; take the layer whose .estimate is largest."
     if layer is None:
         return no_answer(hint)
@@ -87,6 +87,6 @@ def check_exercise_3(layer, report) -> Feedback:
                          "Selectivity = task accuracy - control accuracy: look at report.selectivity.")
         return wrong(f"layer {layer} is not the most selective one.", hint)
     tied = [l for l in report.tied_with_best("selectivity") if l != best]
-    extra = (f" Paired on the same test characters (Holm over the layers), layers {tied} are not shown lower: "
+    extra = (f" Paired on the same test characters (Bonferroni over every pair of layers), layers {tied} are not shown lower: "
              "inconclusive." if tied else " Paired on the same test characters, every other layer is lower.")
     return correct(f"layer {best}, selectivity {report.selectivity[best].percent()}.{extra}")

@@ -731,24 +731,23 @@ def swap_in_correct(tokenizer, bert, run, test, depth: int, *, max_length: int =
 
 def baseline_verdict(accuracy: dict, baseline: str = FROZEN, margin: float | None = None) -> str:
     """Each strategy against the baseline that fine-tunes nothing, paired on the same test items and
-    seeds (:func:`~helpers.classify.compute.paired_comparison`), p-values Holm-adjusted over the
+    seeds (:func:`~helpers.classify.compute.paired_comparison`), one Bonferroni family over the
     strategies: which beat it, which fall below it, which are inconclusive -- and a closing verdict."""
     from helpers.classify.compute import _join, paired_comparison, points
-    from helpers.common.stats import holm
 
     if baseline not in accuracy or len(accuracy) < 2:
         raise ValueError(f"accuracy must hold {baseline!r} and at least one other strategy.")
     others = [s for s in accuracy if s != baseline]
     comps = {s: paired_comparison(accuracy[s], accuracy[baseline]) for s in others}
-    adjusted = dict(zip(others, holm([comps[s].p_value for s in others])))
-    verdicts = {s: comps[s].verdict(s, baseline, margin=margin, p_value=adjusted[s]) for s in others}
+    family = len(others)
+    verdicts = {s: comps[s].verdict(s, baseline, margin=margin, family=family) for s in others}
     above = [s for s in others if verdicts[s].kind == "higher"]
     below = [s for s in others if verdicts[s].kind == "lower"]
     same = [s for s in others if verdicts[s].kind == "equivalent"]
     open_ = [s for s in others if verdicts[s].kind == "inconclusive"]
     lines = [f"each strategy minus '{baseline}', paired on the same test items and seeds "
-             f"({comps[others[0]].method}; p Holm-adjusted over {len(others)}): "
-             + "; ".join(f"{s} {points(comps[s].difference)} (p {adjusted[s]:.2g})" for s in others) + "."]
+             f"({comps[others[0]].method}; intervals and p Bonferroni-adjusted over {family}): "
+             + "; ".join(f"{s} {points(verdicts[s].difference)} (p {verdicts[s].p_value:.2g})" for s in others) + "."]
     if above:
         lines.append(f"above the baseline: {_join(above)}.")
     if below:

@@ -24,13 +24,13 @@ layers ``1 .. l-1`` untouched, so their output is read from the cache.
 * faithfulness (DeYoung et al. 2020, ERASER) -- :func:`erasure_curves`: comprehensiveness and
   sufficiency of each ranking's top tokens, removed by :func:`removal_probabilities` (dropped, or
   replaced by [MASK] or [PAD]);
-* verdicts -- :func:`outcome_changes` (an intervention's accuracy change on the same items: exact
-  McNemar, or a cluster bootstrap when items share a unit; Holm over the interventions; "equivalent"
-  only inside a margin stated beforehand, TOST on the 90% interval, never finer than
-  :func:`unseen_rate` of the units), :meth:`HeadAblation.changes` (every head, Holm over ``L x A``),
-  :meth:`HeadAblation.tied_with` (heads not shown to drop less than a given one),
-  :func:`share_verdicts` (a patched share above or below one half: bootstrap and sign test over
-  the words, Holm over the layers);
+* verdicts -- :func:`outcome_changes` (an intervention's accuracy change on the same items:
+  Tango's score interval and McNemar's test, or a cluster bootstrap when items share a unit;
+  Bonferroni over the interventions; "equivalent" only inside a margin stated beforehand, TOST on
+  the family's equivalence interval), :meth:`HeadAblation.changes` (every head, Bonferroni over
+  ``L x A``), :meth:`HeadAblation.tied_with` (heads the data cannot rule out as the worst),
+  :func:`share_verdicts` (a patched share above or below one half: a bootstrap over the words with
+  the small-sample rule, Bonferroni over the layers);
 * statistics -- :func:`spearman`, :func:`spearman_ci` (a bootstrap over the test items),
   :func:`within_group_spearman_ci` (rho within each layer, averaged: no ranking of layers),
   :func:`paired_spearman_ci` (a bootstrap over the ranked units) and
@@ -57,8 +57,9 @@ import torch.nn.functional as F
 from helpers.attention.compute import TOKEN_CLASSES, token_class
 from helpers.classify.compute import mean_pool
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import (Interval, Verdict, accuracy_ci, bootstrap_p_value, clopper_pearson,
-                                  cluster_bootstrap_ci, holm, mcnemar, verdict)
+from helpers.common.stats import (Interval, Replicates, Verdict, accuracy_ci, bootstrap_size, clopper_pearson,
+                                  cluster_bootstrap_ci, cluster_replicates, equivalence_level, family_level, mcnemar,
+                                  mcnemar_p, tango_interval, verdict)
 from helpers.model.trace import Trace, check_trace, device_of, encode, model_device
 
 
@@ -418,15 +419,15 @@ class HeadAblation:
         return [(l, h) for l in range(1, n_layers + 1) for h in range(n_heads)]
 
     def change(self, layer: int, head: int, margin: float | None = None) -> OutcomeChange:
-        """Accuracy with this one head removed minus without, paired on the test items (exact
-        McNemar test, :func:`outcome_changes`); no adjustment, as it is a single comparison."""
+        """Accuracy with this one head removed minus without, paired on the test items (Tango's
+        interval, :func:`outcome_changes`); no adjustment, as it is a single comparison."""
         self._check(layer, head)
         return outcome_changes(self.correct()[layer - 1, head][None], self.base_correct(),
                                [f"layer {layer}, head {head} removed"], margin=margin)[0]
 
     def changes(self, margin: float | None = None) -> list[OutcomeChange]:
-        """:meth:`change` of every head (order of :meth:`heads`), the McNemar p-values
-        Holm-adjusted over all ``L x A`` heads."""
+        """:meth:`change` of every head (order of :meth:`heads`), one Bonferroni family over all
+        ``L x A`` heads (intervals at ``1 - 0.05 / (L A)``, equivalence at ``1 - 0.1 / (L A)``)."""
         n_layers, n_heads = self.ablated.shape[:2]
         correct = self.correct().reshape(n_layers * n_heads, -1)
         names = [f"layer {l}, head {h} removed" for l, h in self.heads()]
@@ -435,9 +436,11 @@ class HeadAblation:
     def tied_with(self, layer: int, head: int) -> list[tuple[int, int]]:
         """The heads ``(layer, head)`` whose accuracy drop the data cannot rank below the drop of
         the given head: each other head's accuracy (with it removed) is compared with the given
-        head's on the same items (exact McNemar test, p-values Holm-adjusted over the other
+        head's on the same items (Tango's interval, one Bonferroni family over the other
         ``L x A - 1`` heads); a head is tied unless its accuracy is shown higher, i.e. its drop
-        shown smaller. The given head itself is included. Layers count from 1."""
+        shown smaller. The given head itself is included. When the given head is the worst one,
+        picked from the same data, read the result as Gupta's subset selection: the heads that
+        cannot be ruled out as the worst (Hsu 1996, ch. 3). Layers count from 1."""
         self._check(layer, head)
         correct = self.correct()
         others = [k for k in self.heads() if k != (layer, head)]
@@ -586,6 +589,55 @@ def pruning_curve(model, classifier, run: CachedRun, labels, order, fractions=PR
     return correct, loss
 
 
+@dataclass(frozen=True)
+class PruningComparison:
+    """One pruning order (e.g. Michel et al.'s importance) against ``R`` random orders, on the same
+    test items: ``score`` is each order's mean accuracy over the curve's steps.
+
+    * ``rank_p``: the share of random orders that keep at least as much accuracy, counted as a
+      Monte Carlo rank test (:func:`~helpers.common.stats.rank_p_value`; exact for any ``R``, its
+      floor ``1 / (R + 1)``);
+    * ``difference``: the order's score minus the random orders' mean score, with a two-level
+      bootstrap that resamples the test items **and** the random orders (a new run would draw both),
+      under the small-sample rule; ``verdict`` is read off it."""
+
+    score: float
+    random_scores: np.ndarray  # [R]
+    rank_p: float
+    beaten: int  # random orders that keep less accuracy than this one
+    difference: Interval
+    verdict: Verdict
+
+    @property
+    def n_orders(self) -> int:
+        return int(self.random_scores.size)
+
+
+def pruning_comparison(order_correct, random_correct, *, name: str = "importance order", seed: int = 0,
+                       n_boot: int = 2000) -> PruningComparison:
+    """Compare one pruning curve's 0/1 outcomes ``order_correct [K, N]`` (``K`` steps, ``N`` test
+    items) with ``random_correct [R, K, N]`` from ``R`` random orders on the same items and steps."""
+    a = _as_float_array(order_correct)
+    r = _as_float_array(random_correct)
+    if a.ndim != 2 or r.ndim != 3 or r.shape[1:] != a.shape or r.shape[0] < 2:
+        raise ValueError(f"order_correct must be [K, N] and random_correct [R >= 2, K, N] on the same steps and items; "
+                         f"got {a.shape} and {r.shape}.")
+    per_item = a.mean(0)  # [N]: each item's accuracy over the steps
+    random_items = r.mean(1)  # [R, N]
+    score, random_scores = float(per_item.mean()), random_items.mean(1)
+    R, N = random_items.shape
+    from helpers.common.stats import rank_p_value, unit_weights
+
+    wi, wo = unit_weights(N, n_boot, seed), unit_weights(R, n_boot, seed + 1)
+    boots = (wi @ per_item) / N - ((wo @ random_items) * wi).sum(1) / (R * N)
+    reps = Replicates(np.array([score - random_scores.mean()]), boots[:, None], min(N, R), "items and random orders")
+    diff = reps.interval(0.95)
+    v = verdict(diff, a=name, b="random orders", p_value=float(reps.p_values()[0]), p_floor=reps.p_floor,
+                percent=True)
+    return PruningComparison(score, random_scores, rank_p_value(score, random_scores),
+                             int((random_scores < score).sum()), diff, v)
+
+
 # -- verdicts on paired right/wrong outcomes ------------------------------------------------------------
 
 CHANGE_WORDS = {"lower": "lowers", "higher": "raises", "equivalent": "equivalent within the margin",
@@ -604,47 +656,50 @@ def unseen_rate(n: int, level: float = 0.90) -> float:
 class OutcomeChange:
     """Accuracy with an intervention minus accuracy without it, on the **same** items.
 
-    ``difference`` is the 95% interval; ``equivalence_interval`` the 90% interval that the
-    equivalence test (TOST at 5%) reads, never narrower than :func:`unseen_rate` of the units;
-    ``adjusted_p`` is Holm-adjusted over the interventions compared together; ``verdict`` follows
-    :func:`~helpers.common.stats.verdict`."""
+    ``difference`` is the interval the verdict was read from: 95 % for one intervention,
+    Bonferroni-widened (``1 - 0.05 / K``) when ``K`` interventions are compared together;
+    ``equivalence_interval`` the matching ``1 - 2 x 0.05 / K`` interval that the equivalence test
+    (TOST) reads; ``adjusted_p`` is the Bonferroni-adjusted p of the same test; ``verdict`` follows
+    :func:`~helpers.common.stats.verdict`, so interval, p and verdict always agree."""
 
     name: str
     after: Interval  # accuracy with the intervention
     difference: Interval
-    equivalence_interval: Interval
+    equivalence_interval: Interval | None
     p_value: float
     adjusted_p: float
     verdict: Verdict
     method: str
     n_changed: int  # items whose outcome changed (either way)
+    family: int = 1
 
     @property
     def kind(self) -> str:
         return self.verdict.kind
 
     def describe(self) -> str:
-        """``accuracy 81.2% [..], change -1.3 pt [-2.1, -0.5], Holm p = 0.004 -> lowers``."""
+        """``accuracy 81.2% [..], change -1.3 pt [-2.1, -0.5] (99.9 % interval, Bonferroni over 72),
+        adjusted p = 0.004 -> lowers``."""
         d = self.difference
+        level = f"{100 * d.level:.4g} %" + ("" if self.family == 1 else f", Bonferroni over {self.family}")
         return (f"accuracy {self.after.percent()}, change {100 * d.estimate:+.1f} pt [{100 * d.low:+.1f}, "
-                f"{100 * d.high:+.1f}], adjusted p = {self.adjusted_p:.2g} -> {CHANGE_WORDS[self.kind]}")
+                f"{100 * d.high:+.1f}] ({level}), p = {self.adjusted_p:.2g} -> {CHANGE_WORDS[self.kind]}")
 
 
 def outcome_changes(changed, unchanged, names, *, margin: float | None = None, clusters=None,
-                    reference: str = "unchanged", n_boot: int = 2000, seed: int = 0) -> list[OutcomeChange]:
+                    reference: str = "unchanged", n_boot: int | None = None, seed: int = 0) -> list[OutcomeChange]:
     """One :class:`OutcomeChange` per intervention: ``changed`` is ``[K, n]`` 0/1 outcomes with each
     of ``K`` interventions (``names[k]``), ``unchanged`` ``[n]`` the outcomes without, on the same items.
+    The ``K`` comparisons form one family (Bonferroni): each is read off its ``1 - 0.05 / K``
+    interval, and with a ``margin`` (an accuracy difference, e.g. 0.01, stated before the
+    measurement) its equivalence off the ``1 - 0.1 / K`` interval.
 
-    * independent items (``clusters=None``, e.g. test utterances): the exact McNemar test
-      (:func:`~helpers.common.stats.mcnemar`) with its exact 95% and 90% intervals;
+    * independent items (``clusters=None``, e.g. test utterances): Tango's score interval and
+      McNemar's test (:func:`~helpers.common.stats.mcnemar`);
     * items that share a unit (``clusters[i]`` names item i's word, say): the per-item differences
-      resampled by cluster (:func:`~helpers.common.stats.cluster_bootstrap_ci`), the bootstrap's p-value;
-    * the ``K`` p-values are Holm-adjusted (:func:`~helpers.common.stats.holm`) and decide "lower" /
-      "higher" (adjusted p < 0.05);
-    * otherwise, with a ``margin`` (accuracy, e.g. 0.01, stated before the measurement): "equivalent"
-      when the 90% interval -- widened to at least ``unseen_rate`` of the units either side, so that no
-      change seen on too few items never reads as equivalence -- lies inside ``(-margin, margin)``;
-      else "inconclusive".
+      resampled by cluster (:func:`~helpers.common.stats.cluster_replicates`, small-sample rule
+      included); when no item changed, the interval is the share of units that could change unseen
+      (:func:`unseen_rate`), never zero-width.
     """
     changed, unchanged = _as_float_array(changed), _as_float_array(unchanged).ravel()
     if changed.ndim != 2 or changed.shape[1] != unchanged.size or not np.isin(changed, (0.0, 1.0)).all() \
@@ -656,43 +711,46 @@ def outcome_changes(changed, unchanged, names, *, margin: float | None = None, c
         raise ValueError(f"give one name per intervention: {len(names)} names for {changed.shape[0]} rows.")
     if margin is not None and not margin > 0:
         raise ValueError(f"margin must be > 0 (an accuracy difference, e.g. 0.01), got {margin!r}.")
-    n = unchanged.size
+    n, family = unchanged.size, max(1, changed.shape[0])
+    level, eq_level = family_level(family), equivalence_level(family)
     if clusters is not None:
         labels = np.asarray(clusters)
         if labels.shape != (n,):
             raise ValueError(f"clusters must name one unit per item ({n}), got shape {labels.shape}.")
         units = int(np.unique(labels).size)
         method = f"cluster bootstrap over {units} units"
+        n_boot = bootstrap_size(family) if n_boot is None else n_boot
     else:
-        units, method = n, "exact McNemar test"
-    r95, r90 = unseen_rate(units, 0.95), unseen_rate(units, 0.90)
-    rows = []
+        method = "Tango's score interval, McNemar's test"
+    out = []
+    if clusters is None:  # every intervention's Tango interval in one vectorised solve
+        b_only = ((changed == 1) & (unchanged == 0)).sum(1)  # right only with the intervention
+        c_only = ((changed == 0) & (unchanged == 1)).sum(1)
+        lows, highs = tango_interval(b_only[:, None], c_only[:, None], n, [level, eq_level])
+        p_all = mcnemar_p(b_only, c_only)
     for k in range(changed.shape[0]):
         diff = changed[k] - unchanged
         n_changed = int((diff != 0).sum())
         if clusters is None:
-            m = mcnemar(changed[k], unchanged)
-            d95, d90, p = m.difference, m.difference90, m.p_value
+            est = float((b_only[k] - c_only[k]) / n)
+            d = Interval(est, float(lows[k, 0]), float(highs[k, 0]), level)
+            eq = Interval(est, float(lows[k, 1]), float(highs[k, 1]), eq_level) if margin is not None else None
+            p = float(p_all[k])
             after = accuracy_ci(changed[k])
         else:
-            after = cluster_bootstrap_ci(changed[k], labels, n_boot=n_boot, seed=seed)
+            after = cluster_bootstrap_ci(changed[k], labels, seed=seed)
             if n_changed:
-                d95, boots = cluster_bootstrap_ci(diff, labels, n_boot=n_boot, seed=seed, return_boots=True)
-                low, high = np.quantile(boots, [0.05, 0.95])
-                d90, p = Interval(d95.estimate, float(low), float(high), 0.90), bootstrap_p_value(boots)
-            else:
-                d95 = d90 = Interval(0.0, 0.0, 0.0)
+                reps = cluster_replicates(diff, labels, n_boot=n_boot, seed=seed)
+                d, p = reps.interval(level), float(reps.p_values()[0])
+                eq = reps.interval(eq_level) if margin is not None else None
+            else:  # nothing changed: bounded by what the units could hide, not zero-width
+                d = Interval(0.0, -unseen_rate(units, level), unseen_rate(units, level), level)
+                eq = Interval(0.0, -unseen_rate(units, eq_level), unseen_rate(units, eq_level), eq_level)
                 p = 1.0
-        if not n_changed:  # no item changed: the change is bounded by what n units could hide, not 0 wide
-            d95 = Interval(0.0, -r95, r95, 0.95)
-        eq = Interval(d90.estimate, min(d90.low, -r90), max(d90.high, r90), 0.90)
-        rows.append((names[k], after, d95, eq, p, n_changed))
-    adjusted = holm([r[4] for r in rows]) if rows else []
-    out = []
-    for (name, after, d95, eq, p, n_changed), adj in zip(rows, adjusted):
-        v = verdict(d95, a=name, b=reference, margin=margin, equivalence_interval=eq, p_value=float(adj),
+        adj = min(1.0, p * family)
+        v = verdict(d, a=names[k], b=reference, margin=margin, equivalence_interval=eq, p_value=adj, family=family,
                     percent=True)
-        out.append(OutcomeChange(name, after, d95, eq, float(p), float(adj), v, method, n_changed))
+        out.append(OutcomeChange(names[k], after, d, eq, float(p), float(adj), v, method, n_changed, family))
     return out
 
 
@@ -995,8 +1053,9 @@ def word_cluster_shares(results: dict, key: str = "follows", *, n_boot: int = 20
 @dataclass(frozen=True)
 class ShareVerdict:
     """Is a share above or below one half? ``kind`` is ``"above"`` (e.g. a majority of the pairs
-    follows the patch), ``"below"`` or ``"inconclusive"``; ``adjusted_p`` is Holm-adjusted over the
-    columns (layers) tested together."""
+    follows the patch), ``"below"`` or ``"inconclusive"``, read off ``share``: the interval at the
+    level of a Bonferroni family over the columns (layers) tested together; ``adjusted_p`` is the
+    p-value of the same test, adjusted to match."""
 
     share: Interval
     p_value: float
@@ -1004,25 +1063,13 @@ class ShareVerdict:
     kind: str
 
 
-def sign_test_p(unit_shares, half: float = 0.5) -> float:
-    """Two-sided exact sign test over independent units: how many units' own shares lie above
-    ``half`` against how many lie below (units exactly at ``half`` drop out); 1.0 when none differ."""
-    from scipy.stats import binomtest
-
-    shares = _as_float_array(unit_shares).ravel()
-    above, below = int((shares > half).sum()), int((shares < half).sum())
-    return float(binomtest(above, above + below, 0.5).pvalue) if above + below else 1.0
-
-
-def share_verdicts(intervals, boots, unit_shares, half: float = 0.5) -> list[ShareVerdict]:
+def share_verdicts(intervals, boots, unit_shares, half: float = 0.5, alpha: float = 0.05) -> list[ShareVerdict]:
     """One :class:`ShareVerdict` per column (e.g. per patched layer) of :func:`word_cluster_shares`'
-    output: the two-sided p-value of "the share is ``half``" is the larger of the bootstrap's
-    (:func:`~helpers.common.stats.bootstrap_p_value` of the replicates minus ``half``) and the sign
-    test's over the units (:func:`sign_test_p` of ``unit_shares[:, k]``, each word's own share): a
-    bootstrap over a handful of words has only a few distinct resamples and is too sure of itself,
-    and a handful of words cannot prove a majority, however unanimous. The p-values are
-    Holm-adjusted over the columns; "above" when the adjusted p < 0.05 and the share is above
-    ``half``, "below" when below."""
+    output, the columns one Bonferroni family: the share's interval at ``1 - alpha / K`` from the
+    replicates over the words (the course's small-sample rule: never narrower than the t interval
+    over the ``n_words`` units, so a handful of words cannot prove a majority); a column where every
+    word gave the same share gets the exact Clopper-Pearson interval of that count of words instead.
+    "above" when the interval lies above ``half``, "below" when below."""
     boots, unit_shares = _as_float_array(boots), _as_float_array(unit_shares)
     boots = boots[:, None] if boots.ndim == 1 else boots
     unit_shares = unit_shares[:, None] if unit_shares.ndim == 1 else unit_shares
@@ -1030,13 +1077,36 @@ def share_verdicts(intervals, boots, unit_shares, half: float = 0.5) -> list[Sha
     if boots.shape[1] != len(intervals) or unit_shares.shape[1] != len(intervals):
         raise ValueError(f"need one column of replicates and of unit shares per interval: {boots.shape[1]} and "
                          f"{unit_shares.shape[1]} vs {len(intervals)}.")
-    raw = [max(bootstrap_p_value(boots[:, k] - half), sign_test_p(unit_shares[:, k], half))
-           for k in range(len(intervals))]
-    adjusted = holm(raw)
-    return [ShareVerdict(ci, float(p), float(a),
-                         "inconclusive" if a >= 0.05 or ci.estimate == half else
-                         "above" if ci.estimate > half else "below")
-            for ci, p, a in zip(intervals, raw, adjusted)]
+    family, n_units = max(1, len(intervals)), unit_shares.shape[0]
+    level = family_level(family, alpha)
+    est = np.array([ci.estimate for ci in intervals])
+    reps = Replicates(est - half, boots - half, n_units, "words")
+    shifted, p = reps.intervals(level), reps.p_values()
+    out = []
+    for k, ci in enumerate(intervals):
+        if unit_shares[:, k].min() == unit_shares[:, k].max():  # every word alike: exact over the words
+            exact = clopper_pearson(int(round(ci.estimate * n_units)), n_units, level)
+            share = Interval(ci.estimate, exact.low, exact.high, level)
+            p_k = 1.0 if ci.estimate == half else float(min(1.0, 2 * min(
+                _binom_cdf(int(round(ci.estimate * n_units)), n_units), _binom_sf(int(round(ci.estimate * n_units)), n_units))))
+        else:
+            share = Interval(ci.estimate, shifted[k].low + half, shifted[k].high + half, level)
+            p_k = float(p[k])
+        kind = "above" if share.low > half else "below" if share.high < half else "inconclusive"
+        out.append(ShareVerdict(share, p_k, min(1.0, family * p_k), kind))
+    return out
+
+
+def _binom_cdf(k: int, n: int) -> float:
+    from scipy.stats import binom
+
+    return float(binom.cdf(k, n, 0.5))
+
+
+def _binom_sf(k: int, n: int) -> float:
+    from scipy.stats import binom
+
+    return float(binom.sf(k - 1, n, 0.5))
 
 
 # -- 5. attribution for one decision ---------------------------------------------------------------

@@ -12,7 +12,8 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from helpers.common.stats import Interval, Verdict, bootstrap_p_value, holm, verdict
+from helpers.common.stats import (Interval, LayerRanking, Verdict, rank_layers, step_verdicts,  # noqa: F401 (re-exported)
+                                  verdict)
 from helpers.model.tokens import content_positions
 from helpers.model.trace import Trace, check_trace, check_traces, device_of
 
@@ -185,6 +186,24 @@ def _random_pairs(traces, n_pairs: int, seed: int) -> list:
         if pool[a][0] != pool[b][0]:
             pairs.append((pool[a], pool[b]))
     return pairs
+
+
+def random_pair_units(traces, n_pairs: int = 500, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """The sentences (trace indices) of the two tokens of each seeded random pair, in the order of
+    :func:`random_pair_cosines` with the same ``n_pairs`` and ``seed``: ``(first [n_pairs], second
+    [n_pairs])``. A sentence's tokens sit in many pairs, so a bootstrap of pair statistics resamples
+    sentences (:func:`~helpers.common.stats.pair_replicates`), not pairs."""
+    pairs = _random_pairs(check_traces(traces), n_pairs, seed)
+    return np.array([a[0] for a, _ in pairs]), np.array([b[0] for _, b in pairs])
+
+
+def random_pair_intervals(samples, units, level: float = 0.95) -> list:
+    """Per layer, the mean of random-pair ``samples [n_pairs, layers]`` with its pigeonhole-bootstrap
+    interval over the sentences ``units`` (:func:`random_pair_units`)."""
+    from helpers.common.stats import pair_replicates
+
+    first, second = units
+    return pair_replicates(samples, first, second).intervals(level)
 
 
 def layer_mean_std(traces, kind: str = "content") -> tuple[torch.Tensor, torch.Tensor]:
@@ -419,7 +438,7 @@ def share_explained_by_layer_ci(values, n_boot: int = 1000, level: float = 0.95,
     return variance_split_ci(values, n_boot, level, seed, clusters)["layer"]
 
 
-# -- naming "the" layer: the extreme one and every layer a Holm-adjusted paired test cannot separate
+# -- naming "the" layer: rank_layers and step_verdicts live in helpers/common/stats.py (re-exported here)
 
 def cluster_labels(traces, kind: str = "content") -> np.ndarray:
     """The sentence (trace index) of every token of ``kind`` in ``traces``, in the order of
@@ -442,135 +461,6 @@ def _resample_rows(n: int, clusters, n_boot: int, rng) -> list:
     members = [np.flatnonzero(index == u) for u in range(units.size)]
     draws = rng.integers(0, units.size, size=(n_boot, units.size))  # the draws of cluster_bootstrap_ci
     return [np.concatenate([members[u] for u in d]) for d in draws]
-
-
-def holm_bootstrap_p(boot_differences, skip=None) -> np.ndarray:
-    """Holm-adjusted two-sided bootstrap p-values of "difference = 0", one per column of
-    ``boot_differences [n_boot, k]`` (bootstrap replicates of ``k`` differences, e.g. every layer
-    minus the extreme one): :func:`~helpers.common.stats.bootstrap_p_value` per column, then
-    :func:`~helpers.common.stats.holm` over the columns, so the family of ``k`` comparisons
-    keeps its 5 % error rate together. Column ``skip`` (the extreme compared with itself) is left
-    out of the family and gets p = 1."""
-    boots = np.asarray(boot_differences, dtype=float)
-    if boots.ndim != 2 or boots.shape[0] < 100:
-        raise ValueError(f"boot_differences must be [n_boot >= 100, k], got shape {boots.shape}.")
-    k = boots.shape[1]
-    family = [j for j in range(k) if j != skip]
-    adjusted = np.ones(k)
-    if family:
-        adjusted[family] = holm([bootstrap_p_value(boots[:, j]) for j in family])
-    return adjusted
-
-
-@dataclass(frozen=True)
-class LayerRanking:
-    """The column (layer or transition) with the lowest or highest statistic, and every column
-    that a paired comparison with it, Holm-adjusted over the comparisons, does not show to
-    differ (see :func:`rank_layers`)."""
-
-    intervals: list  # per column: the statistic (minus the control) with its bootstrap interval
-    extreme: int  # the column with the lowest (or highest) estimate
-    tied: list  # the extreme and every column whose Holm-adjusted p against it is >= alpha: not shown different
-    differences: list  # per column: statistic(column) - statistic(extreme), with its (unadjusted) 95 % interval
-    p_values: list | None = None  # per column: Holm-adjusted bootstrap p of "column - extreme = 0" (1 for the extreme)
-    alpha: float = 0.05
-    unit: str = "items"  # what the bootstrap resampled: "items", or the clusters' name (e.g. "sentences")
-
-    def verdict(self, column: int, a: str | None = None, b: str | None = None) -> Verdict:
-        """The course's :func:`~helpers.common.stats.verdict` of ``column`` minus the extreme one,
-        decided by its Holm-adjusted p: "higher", "lower" or "inconclusive" (never "the same")."""
-        a = a or f"column {column}"
-        b = b or f"column {self.extreme}"
-        p = None if self.p_values is None else float(self.p_values[column])
-        return verdict(self.differences[column], a=a, b=b, p_value=p, alpha=self.alpha)
-
-    @property
-    def family_size(self) -> int:
-        """How many comparisons the Holm adjustment covered (every column but the extreme)."""
-        return len(self.intervals) - 1
-
-
-def rank_layers(values, *, lowest: bool = True, control=None, statistic=np.mean, n_boot: int = 1000,
-                level: float = 0.95, seed: int = 0, clusters=None, unit: str | None = None,
-                alpha: float = 0.05) -> LayerRanking:
-    """Which column of ``values [n_items, layers]`` has the lowest (``lowest=True``) or highest
-    ``statistic`` over the items, and which columns are not shown to differ from it.
-
-    The items (rows) are resampled once for all columns, so the comparison is *paired*: every
-    replicate measures all layers on the same items. ``clusters`` (one label per row, e.g. the
-    sentence of each token or the word of each sentence) resamples whole clusters instead, when
-    rows that share a unit are not independent. ``control [n_pairs, layers]`` (e.g. random pair
-    cosines) is subtracted as its mean and resampled independently, so its own uncertainty enters
-    every interval. Each column is compared with the extreme one by a two-sided bootstrap p-value
-    of their difference, Holm-adjusted over the ``layers - 1`` comparisons
-    (:func:`holm_bootstrap_p`); ``tied`` holds the extreme column and every column whose adjusted p
-    is at least ``alpha``: "not shown different", never "the same".
-    """
-    array = _as_2d(values, "values")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
-        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
-    if not 0 < level < 1:
-        raise ValueError(f"level must lie strictly between 0 and 1, got {level!r}.")
-    rng = np.random.default_rng(seed)
-    n, k = array.shape
-    draws = _resample_rows(n, clusters, n_boot, rng)
-    boots = np.stack([statistic(array[i], axis=0) for i in draws])  # [n_boot, k]
-    estimate = np.asarray(statistic(array, axis=0), dtype=float)
-    if control is not None:
-        ctrl = _as_2d(control, "control")
-        if ctrl.shape[1] != k:
-            raise ValueError(f"control has {ctrl.shape[1]} columns but values {k}: measure both on the same layers.")
-        m = ctrl.shape[0]
-        boots = boots - np.stack([ctrl[rng.integers(0, m, m)].mean(axis=0) for _ in range(n_boot)])
-        estimate = estimate - ctrl.mean(axis=0)
-    extreme = int(np.argmin(estimate) if lowest else np.argmax(estimate))
-    tail = (1 - level) / 2
-    low, high = np.quantile(boots, [tail, 1 - tail], axis=0)
-    diffs = boots - boots[:, [extreme]]
-    dlow, dhigh = np.quantile(diffs, [tail, 1 - tail], axis=0)
-    d_est = estimate - estimate[extreme]
-    intervals = [Interval(float(e), float(lo), float(hi), level) for e, lo, hi in zip(estimate, low, high)]
-    differences = [Interval(float(e), float(lo), float(hi), level) for e, lo, hi in zip(d_est, dlow, dhigh)]
-    p_adj = holm_bootstrap_p(diffs, skip=extreme)
-    tied = [j for j in range(k) if j == extreme or p_adj[j] >= alpha]
-    unit = unit or ("clusters" if clusters is not None else "items")
-    return LayerRanking(intervals, extreme, tied, differences, [float(p) for p in p_adj], alpha, unit)
-
-
-def step_verdicts(values, control=None, *, n_boot: int = 1000, seed: int = 0, clusters=None, names=None,
-                  alpha: float = 0.05) -> list[Verdict]:
-    """Each step ``statistic[l] - statistic[l - 1]`` of the mean of ``values [n_items, layers]``
-    (minus ``control``'s mean, as :func:`rank_layers`), as a :class:`~helpers.common.stats.Verdict`:
-    "higher" (a rise), "lower" (a fall) or "inconclusive", decided by the two-sided bootstrap
-    p-value Holm-adjusted over the ``layers - 1`` steps. Items (or ``clusters``) and the control's
-    rows are each resampled once for all layers, so every step is paired. ``names`` labels the
-    columns in the verdicts' text (default ``"layer 0"``, ...)."""
-    array = _as_2d(values, "values")
-    if array.shape[1] < 2:
-        raise ValueError(f"values need at least two layers to have a step, got shape {array.shape}.")
-    if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
-        raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
-    rng = np.random.default_rng(seed)
-    n = array.shape[0]
-    boots = np.stack([array[i].mean(axis=0) for i in _resample_rows(n, clusters, n_boot, rng)])
-    estimate = array.mean(axis=0)
-    if control is not None:
-        ctrl = _as_2d(control, "control")
-        if ctrl.shape[1] != array.shape[1]:
-            raise ValueError(f"control has {ctrl.shape[1]} columns but values {array.shape[1]}: "
-                             "measure both on the same layers.")
-        m = ctrl.shape[0]
-        boots = boots - np.stack([ctrl[rng.integers(0, m, m)].mean(axis=0) for _ in range(n_boot)])
-        estimate = estimate - ctrl.mean(axis=0)
-    steps, est = np.diff(boots, axis=1), np.diff(estimate)
-    low, high = np.quantile(steps, [0.025, 0.975], axis=0)
-    p_adj = holm_bootstrap_p(steps)
-    names = [f"layer {j}" for j in range(array.shape[1])] if names is None else list(names)
-    if len(names) != array.shape[1]:
-        raise ValueError(f"names must label the {array.shape[1]} columns, got {len(names)}.")
-    return [verdict(Interval(float(e), float(lo), float(hi)), a=names[l + 1], b=names[l], p_value=float(p),
-                    alpha=alpha)
-            for l, (e, lo, hi, p) in enumerate(zip(est, low, high, p_adj))]
 
 
 def _as_2d(values, name: str) -> np.ndarray:
@@ -634,15 +524,14 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
     last_among = (L - 1) in turn.tied
     first, last = within_ci[0], within_ci[L]
     top_share = torch.as_tensor(top_share, device=device_of(top_share))
-    if peak is None or peak_up is None:  # separate intervals only: apart means different, overlapping proves nothing
-        cone = ("inconclusive against (separate intervals overlap; no paired test given)" if first.overlaps(last) else
-                "above" if last.estimate > first.estimate else "below")
-        cone_cell = f"same-layer baseline: layer {L} {last} is {cone} the embeddings' {first}"
+    if peak is None or peak_up is None:  # separate intervals are no test of the difference: say so
+        cone_cell = (f"same-layer baseline: layer {L} {last}, the embeddings {first} (no paired comparison given, so "
+                     "no verdict)")
     else:
         p = peak.extreme
         up = peak_up if isinstance(peak_up, Verdict) else verdict(peak_up)
         cone_cell = (f"same-layer baseline highest at layer {p} ({peak.intervals[p]}; not shown different from it, "
-                     f"Holm over {peak.family_size} comparisons: {peak.tied}), "
+                     f"Bonferroni over {peak.family_size} pairs of layers: {peak.tied}), "
                      + {"higher": "above", "lower": "below"}.get(up.kind, "inconclusive against")
                      + f" the embeddings' {first} (peak minus embeddings {up.difference})"
                      + f"; the last layer {last} "
@@ -660,7 +549,7 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
     return [
         ("A token changes most in the last layers",
          f"lowest adjusted median cosine at {names[turn.extreme]} ({turn.intervals[turn.extreme]}); not "
-         f"shown different from it (paired, resampling {turn.unit}, Holm over {turn.family_size} comparisons): "
+         f"shown different from it (paired, resampling {turn.unit}, Bonferroni over {turn.family_size} pairs): "
          f"{[names[j] for j in turn.tied]}; the last transition is "
          f"{'among' if last_among else 'not among'} them; biggest adjusted turn of {turn_share:.0%} of the tokens",
          "Ethayarajh 2019 (BERT-base): upper layers are the most context-specific -- measured as self-similarity "

@@ -372,11 +372,10 @@ def lens_correct(model, batch: dict) -> np.ndarray:
 def layers_vs_baseline(correct: np.ndarray, baseline: np.ndarray, pair: np.ndarray) -> list:
     """Per layer, the lens accuracy minus the unigram baseline's on the same positions
     (``correct``: ``[positions, L + 1]``, ``baseline``: ``[positions]``): a list of
-    :class:`~helpers.common.stats.Verdict`, pairs resampled, p-values Holm-adjusted over the layers."""
-    from helpers.common.stats import bootstrap_p_value, cluster_bootstrap_ci, holm, verdict
+    :class:`~helpers.common.stats.Verdict`, pairs resampled, Bonferroni over the layers."""
+    from helpers.common.stats import bootstrap_size, cluster_replicates, replicate_verdicts
 
     diff = correct.astype(float) - baseline.astype(float)[:, None]
-    intervals, boots = cluster_bootstrap_ci(diff, pair, return_boots=True)
-    p = holm([bootstrap_p_value(boots[:, l]) for l in range(diff.shape[1])])
-    return [verdict(iv, a=f"layer {l}" if l else "embeddings", b="baseline", p_value=float(pl), percent=True)
-            for l, (iv, pl) in enumerate(zip(intervals, p))]
+    reps = cluster_replicates(diff, pair, n_boot=bootstrap_size(diff.shape[1]), unit="pairs")
+    names = ["embeddings" if l == 0 else f"layer {l}" for l in range(diff.shape[1])]
+    return replicate_verdicts(reps, names, b="baseline", percent=True)

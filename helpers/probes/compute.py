@@ -32,8 +32,8 @@ from helpers.classify.compute import SeededAccuracy, paired_comparison, paired_d
 from helpers.common.data import UPOS_TAGS, TaggedSentence
 from helpers.common.progress import ProgressBar
 from helpers.common.progress import progress as progress_bar
-from helpers.common.stats import (Interval, bootstrap_ci, bootstrap_p_value, cluster_bootstrap_ci, differs, holm,
-                                  seeds_interval)
+from helpers.common.stats import (Interval, Replicates, bootstrap_size, cluster_replicates, differs, extreme_family,
+                                  family_level, seeds_interval)
 from helpers.model.trace import device_of, max_input_tokens, model_device
 
 # OntoNotes entity types grouped into six coarse classes (+ "O", no entity): a few hundred
@@ -269,30 +269,45 @@ def train_probes(X: torch.Tensor, Y, num_classes: int, *, epochs: int = 8, batch
     return LayerProbes(mu, sigma, W.detach(), b.detach(), S, C)
 
 
-def _ratio(a, axis=0):
-    """Columns ``:-1`` summed over sentences (rows) divided by the summed last column (words);
-    :func:`~helpers.common.stats.bootstrap_ci` always passes ``axis=0``."""
-    return a[:, :-1].sum(0) / a[:, -1].sum()
-
-
-def sentence_bootstrap(correct: torch.Tensor, sentence: torch.Tensor, *, n_boot: int = 1000, seed: int = 0) -> list[Interval]:
-    """Accuracy per layer with a bootstrap interval that resamples **test sentences**.
-
-    ``correct`` is ``[K, L+1, N]`` (K runs -- seeds -- of 0/1 outcomes, or differences of them);
-    the runs are averaged per word, then words are summed per sentence and the sentences are
-    resampled with replacement (words of one sentence are not independent)."""
+def sentence_replicates(correct: torch.Tensor, sentence: torch.Tensor, *, n_boot: int = 2000,
+                        seed: int = 0) -> Replicates:
+    """Replicates of the accuracy per layer, resampling **test sentences**: ``correct`` is
+    ``[K, L+1, N]`` (K runs -- seeds -- of 0/1 outcomes, or differences of them); the runs are
+    averaged per word, and each replicate weighs a word by how often its sentence was drawn (words
+    of one sentence are not independent; :func:`~helpers.common.stats.cluster_replicates`)."""
     correct = torch.as_tensor(correct, dtype=torch.float64, device="cpu")  # cpu: float64 bootstrap on results
     if correct.ndim == 2:
         correct = correct[None]
     if correct.ndim != 3 or correct.shape[2] != len(sentence):
         raise ValueError(f"correct must be [K, L+1, N] with N = {len(sentence)}, got {tuple(correct.shape)}.")
-    _, inverse = torch.unique(torch.as_tensor(sentence, device="cpu"), return_inverse=True)  # cpu: with correct
-    n_sent = int(inverse.max()) + 1
-    per_word = correct.mean(0).T  # [N, L+1]
-    sums = torch.zeros(n_sent, per_word.shape[1], dtype=torch.float64).index_add_(0, inverse, per_word)  # cpu: with correct
-    words = torch.zeros(n_sent, dtype=torch.float64).index_add_(  # cpu: with correct
-        0, inverse, torch.ones(len(inverse), dtype=torch.float64))  # cpu: with correct
-    return bootstrap_ci(torch.cat([sums, words[:, None]], 1).cpu().numpy(), _ratio, n_boot=n_boot, seed=seed)
+    per_word = correct.mean(0).T.numpy()  # [N, L+1]
+    labels = torch.as_tensor(sentence).cpu().numpy()  # cpu: cluster labels for the bootstrap
+    return cluster_replicates(per_word, labels, n_boot=n_boot, seed=seed, unit="sentences")
+
+
+def sentence_bootstrap(correct: torch.Tensor, sentence: torch.Tensor, *, n_boot: int = 2000, seed: int = 0,
+                       level: float = 0.95) -> list[Interval]:
+    """Accuracy per layer with a bootstrap interval that resamples **test sentences**
+    (:func:`sentence_replicates`; the course's small-sample rule included)."""
+    return sentence_replicates(correct, sentence, n_boot=n_boot, seed=seed).intervals(level)
+
+
+@dataclass(frozen=True)
+class _Column:
+    """One column of paired replicates, read like a :class:`~helpers.classify.compute.PairedComparison`."""
+
+    reps: Replicates
+    column: int
+
+    def interval(self, level: float) -> Interval:
+        return self.reps.intervals(level)[self.column]
+
+    @property
+    def p_value(self) -> float:
+        est = self.reps.estimate[self.column]
+        if est == 0 and not self.reps.boots[:, self.column].any():
+            return 1.0
+        return float(self.reps.p_values()[self.column])
 
 
 @dataclass
@@ -352,49 +367,43 @@ class ProbeReport:
             return self.control_correct.double()
         return self.task_correct.double() - self.control_correct.double()
 
-    def differences(self, reference: int, measure: str = "accuracy") -> list[Interval]:
-        """Per layer ``l``: ``measure`` of layer ``l`` minus that of layer ``reference``, paired on
-        the same test items (see ``pairing``); the two differ when the interval excludes 0."""
-        outcomes = self._outcomes(measure)
+    def _check_reference(self, reference, outcomes) -> None:
         if isinstance(reference, bool) or not isinstance(reference, int) or not 0 <= reference < outcomes.shape[1]:
             raise ValueError(f"reference must be a layer in 0..{outcomes.shape[1] - 1}, got {reference!r}.")
+
+    def _comparisons(self, reference: int, measure: str):
+        """Per layer, an object with ``interval(level)`` and ``p_value`` for layer ``l`` minus
+        ``reference``, paired on the same test items (see ``pairing``)."""
+        outcomes = self._outcomes(measure)
+        self._check_reference(reference, outcomes)
         if self.pairing == "seeds":
             runs = [SeededAccuracy(outcomes[:, l] > 0.5, tuple(range(len(outcomes)))) for l in range(outcomes.shape[1])]
-            return [paired_difference(run, runs[reference]) for run in runs]
+            return [paired_comparison(run, runs[reference]) for run in runs]
         if self.pairing != "sentences":
             raise ValueError(f"pairing must be 'sentences' or 'seeds', got {self.pairing!r}.")
         diff = outcomes.mean(0) - outcomes.mean(0)[reference]  # [L+1, n_test]: one bootstrap for every layer
-        return sentence_bootstrap(diff[None], self.test_sentence)
+        reps = sentence_replicates(diff[None], self.test_sentence,
+                                   n_boot=bootstrap_size(extreme_family(outcomes.shape[1])))
+        return [_Column(reps, l) for l in range(outcomes.shape[1])]
+
+    def differences(self, reference: int, measure: str = "accuracy", level: float = 0.95) -> list[Interval]:
+        """Per layer ``l``: ``measure`` of layer ``l`` minus that of layer ``reference``, paired on
+        the same test items (see ``pairing``), at ``level``; the two differ when it excludes 0."""
+        return [c.interval(level) for c in self._comparisons(reference, measure)]
 
     def p_values(self, reference: int, measure: str = "accuracy") -> list[float]:
         """Per layer: the two-sided p-value of "layer ``l`` and ``reference`` score the same", from the
-        same paired resampling as :meth:`differences` (1.0 for the reference itself)."""
-        outcomes = self._outcomes(measure)
-        out = []
-        for l in range(outcomes.shape[1]):
-            if l == reference:
-                out.append(1.0)
-            elif self.pairing == "seeds":
-                runs = [SeededAccuracy(outcomes[:, k] > 0.5, tuple(range(len(outcomes)))) for k in (l, reference)]
-                out.append(paired_comparison(*runs).p_value)
-            else:
-                diff = (outcomes.mean(0)[l] - outcomes.mean(0)[reference]).cpu().numpy()
-                if not diff.any():
-                    out.append(1.0)
-                    continue
-                _, boots = cluster_bootstrap_ci(diff, self.test_sentence.cpu().numpy(), return_boots=True)
-                out.append(bootstrap_p_value(boots))
-        return out
+        same paired resampling as :meth:`differences` (1.0 for the reference itself; not adjusted)."""
+        return [1.0 if l == reference else float(c.p_value) for l, c in enumerate(self._comparisons(reference, measure))]
 
     def tied_with_best(self, measure: str = "accuracy") -> list[int]:
-        """The best layer and every layer **not shown lower** than it: each other layer is compared
-        with the best paired on the same test items (:meth:`p_values`), with the p-values
-        Holm-adjusted over those layers; a layer is shown lower when its adjusted p < 0.05."""
+        """The best layer and every layer **not shown lower** than it: each other layer minus the best,
+        paired on the same test items; the best is picked by the data, so its interval is read at the
+        level of a Bonferroni family over every pair of layers."""
         best = self.best_layer(measure)
-        p = self.p_values(best, measure)
-        others = [l for l in range(len(p)) if l != best]
-        adjusted = dict(zip(others, holm([p[l] for l in others]))) if others else {}
-        return sorted([best] + [l for l in others if adjusted[l] >= 0.05])
+        family = extreme_family(len(self.measure(measure)))
+        diffs = self.differences(best, measure, level=family_level(family))
+        return sorted(l for l, d in enumerate(diffs) if l == best or d.high >= 0)
 
     def gain_over_embeddings(self, measure: str = "accuracy") -> Interval:
         """Best layer minus layer 0 (the embeddings), paired on the same test items."""

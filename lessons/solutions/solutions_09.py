@@ -2,7 +2,7 @@
 
 import torch
 
-from helpers.common.stats import bootstrap_ci, holm, mcnemar
+from helpers.common.stats import bootstrap_ci, mcnemar
 
 
 def solution_1(ablation) -> tuple[int, int]:
@@ -37,13 +37,12 @@ def solution_4(patch: dict, pooled) -> float:
 
 
 def solution_5(skip_correct) -> list[int]:
-    """Layers whose skip lowers the accuracy: exact McNemar per layer against nothing skipped, Holm
-    over the L layers, adjusted p < 0.05 and fewer right."""
+    """Layers whose skip lowers the accuracy: each skip against nothing skipped on the same items
+    (Tango's interval), the L skips read as one Bonferroni family."""
     n_layers = len(skip_correct) - 1
     tests = [mcnemar(skip_correct[layer], skip_correct[0]) for layer in range(1, n_layers + 1)]
-    adjusted = holm([t.p_value for t in tests])
-    return [layer for layer, (t, p) in enumerate(zip(tests, adjusted), start=1)
-            if p < 0.05 and t.a_only < t.b_only]  # a_only: right only with the layer skipped
+    return [layer for layer, t in enumerate(tests, start=1)
+            if t.verdict("skipped", "unchanged", family=n_layers).kind == "lower"]
 
 
 def solution_6(tokenizer, model, classifier, trace, scores, target: int) -> float:
