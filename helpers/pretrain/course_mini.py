@@ -621,8 +621,16 @@ class BigramContext:
                 p = lam * c / np.maximum(rows_out, 1.0)[None] + (1 - lam) * uni[r[has_r]][:, None]
                 score[has_r] += np.log(p)
             score[~has_l & ~has_r] += log_uni
-            out.append(np.argsort(-score, axis=1, kind="stable")[:, :k])
+            out.append(_top_k(score, k))
         return np.concatenate(out)
+
+
+def _top_k(score: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` highest-scoring ids of each row, best first (ties: the lower id first)."""
+    part = np.argpartition(-score, k, axis=1)[:, :k]
+    vals = np.take_along_axis(score, part, 1)
+    order = np.lexsort((part, -vals), axis=1)
+    return np.take_along_axis(part, order, 1)
 
 
 def _hits(top: np.ndarray, answer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
