@@ -677,6 +677,9 @@ def evaluate(folder: Path | str = COURSE_MINI_DIR, *, test_pairs: int = 2000, de
     train_docs, dev_docs, test_docs = splits()
     enc_train, enc_dev, enc_test = (encode_documents(tok, d) for d in (train_docs, dev_docs, test_docs))
     unigram, bigram, counts = baselines(tok, enc_train, baseline_pairs)
+    corpus_counts = np.bincount(np.concatenate([np.asarray(x, dtype=np.int64) for d in enc_train for x in d if x]),
+                                minlength=len(tok))
+    ordinary = np.array([i for i in range(len(tok)) if i not in set(tok.all_special_ids)])
     special = set(tok.all_special_ids)
     frequent = [int(i) for i in np.argsort(-counts, kind="stable") if int(i) not in special][:FREQUENT_K]
     dev = held_out(tok, enc_dev, dev_pairs)
@@ -700,6 +703,10 @@ def evaluate(folder: Path | str = COURSE_MINI_DIR, *, test_pairs: int = 2000, de
               "baseline_pairs": baseline_pairs, "position_bucket": unigram.bucket, "bigram_lambda": bigram.lam,
               "bigram_dev_top1": {str(k): v for k, v in dev_top1.items()}, "frequent_k": FREQUENT_K,
               "rare_positions": int(rare.sum()), "rare_documents": int(len(np.unique(test.document[rare]))),
+              "train_tokens": int(corpus_counts.sum()),
+              "vocabulary_counts": {"median": float(np.median(corpus_counts[ordinary])),
+                                    "under_20": int((corpus_counts[ordinary] < 20).sum()),
+                                    "never": int((corpus_counts[ordinary] == 0).sum())},
               "seed": EVAL_SEED, "accuracy": {}, "difference": {}, "rare_top1": {}, "rare_difference": {},
               "position_segment_top": unigram.top.tolist(), "frequent_ids": frequent}
     for name, (t1, t5) in hits.items():

@@ -1,0 +1,274 @@
+"""The model card of course-mini (``data/course_mini/README.md``) and its loss curve, written from
+the files the training run and the evaluation left there (``run.json``, ``train_log.jsonl``,
+``evaluation.json``): every number on the card is read from them, none is typed.
+
+    python -m helpers.pretrain.course_mini card
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from pathlib import Path
+
+import numpy as np
+
+from helpers.model.paths import COURSE_MINI, COURSE_MINI_DIR, DATA_DIR
+from helpers.pretrain.course_mini import CURVE, EVALUATION, LOG, RUN, WEIGHTS
+
+NULLS = {"position_segment": "position-and-segment unigram (null a)", "bigram": "neighbour bigrams (null b)"}
+
+
+def read_log(folder: Path) -> tuple[list[dict], list[dict]]:
+    """``(training lines, dev lines)`` of ``train_log.jsonl``."""
+    lines = [json.loads(x) for x in (Path(folder) / LOG).read_text().splitlines() if x.strip()]
+    return [x for x in lines if "mlm_loss" in x], [x for x in lines if "dev_mlm_loss" in x]
+
+
+def plot_loss_curve(folder: Path, vocab_size: int):
+    """Masked-LM and next-sentence loss against tokens seen: training (the mean over each logged
+    stretch of steps) and the dev split (scored on a timer), with chance levels. Returns the axes."""
+    import matplotlib.pyplot as plt
+
+    from helpers.common.style import FIG_WIDTH_IN, HIGHLIGHT, NORMAL, use_course_style
+
+    use_course_style()
+    train, dev = read_log(folder)
+    fig, axes = plt.subplots(1, 2, figsize=(FIG_WIDTH_IN, 3.0))
+    for ax, key, name, chance, chance_label in ((axes[0], "mlm_loss", "masked-LM loss", math.log(vocab_size),
+                                                 "ln V (uniform guess)"),
+                                                (axes[1], "nsp_loss", "next-sentence loss", math.log(2), "ln 2 (a coin)")):
+        ax.plot([x["tokens"] / 1e9 for x in train], [x[key] for x in train], color=NORMAL, lw=1.5, label="training")
+        ax.plot([x["tokens"] / 1e9 for x in dev], [x[f"dev_{key}"] for x in dev], color=HIGHLIGHT, marker="o", ms=3,
+                lw=1.2, label="dev documents")
+        ax.axhline(chance, color="grey", ls="--", lw=1, label=chance_label)
+        ax.set(xlabel="tokens seen (billions)", ylabel="cross-entropy (nats)", title=name, ylim=(0, chance * 1.15))
+        ax.legend(loc="upper right", fontsize=8)
+    fig.tight_layout()
+    return axes
+
+
+def _pct(iv: dict) -> str:
+    return f"{100 * iv['estimate']:.1f} % [{100 * iv['low']:.1f}, {100 * iv['high']:.1f}]"
+
+
+def _pp(iv: dict) -> str:
+    return f"{100 * iv['estimate']:+.1f} pp [{100 * iv['low']:+.1f}, {100 * iv['high']:+.1f}]"
+
+
+def _verdict(iv: dict, null: str) -> str:
+    if iv["low"] > 0:
+        return f"better than the {null}"
+    if iv["high"] < 0:
+        return f"worse than the {null}"
+    return f"not shown different from the {null} (the interval includes 0: inconclusive)"
+
+
+def card_text(folder: Path = COURSE_MINI_DIR) -> str:
+    """The model card, as Markdown, from the folder's files."""
+    folder = Path(folder)
+    run = json.loads((folder / RUN).read_text())
+    ev = json.loads((folder / EVALUATION).read_text())
+    config = json.loads((folder / "config.json").read_text())
+    sources = json.loads((DATA_DIR / "pretrain" / "SOURCES.json").read_text())
+    sha = hashlib.sha256((folder / WEIGHTS).read_bytes()).hexdigest()
+    if sha != ev["weights_sha256"] or sha != run["best"]["weights_sha256"]:
+        raise ValueError(f"{folder / WEIGHTS} (sha256 {sha[:12]}...) is not the file that was evaluated "
+                         f"({ev['weights_sha256'][:12]}...) or trained ({run['best']['weights_sha256'][:12]}...): "
+                         "run `python -m helpers.pretrain.course_mini evaluate` again.")
+    train, dev = read_log(folder)
+    c = config
+    acc, diff = ev["accuracy"], ev["difference"]
+    best_dev = min(dev, key=lambda x: x["dev_mlm_loss"])
+    last_dev = dev[-1]
+    best_nsp = min(dev, key=lambda x: x["dev_nsp_loss"])
+    passes = run["tokens_seen"] / ev["train_tokens"]
+    size_mib = (folder / WEIGHTS).stat().st_size / 2 ** 20
+    n_params = _parameters(folder)
+    converged = ("the dev masked-LM loss was lowest at the last dev score (step "
+                 f"{best_dev['step']:,} of {run['steps_done']:,}), so it was still falling when training stopped: "
+                 "**not converged** -- a longer run would probably lower it further"
+                 if best_dev["step"] == last_dev["step"] else
+                 f"the dev masked-LM loss was lowest at step {best_dev['step']:,} and did not improve over the "
+                 f"remaining {run['steps_done'] - best_dev['step']:,} steps (those weights are the ones shipped)")
+    nsp_note = (f"The dev next-sentence loss was lowest at step {best_nsp['step']:,} ({best_nsp['dev_nsp_loss']:.3f}) "
+                f"and ended at {last_dev['dev_nsp_loss']:.3f} while the training next-sentence loss kept falling "
+                f"(last logged {train[-1]['nsp_loss']:.3f}): that head over-fits the training documents."
+                if best_nsp["step"] != last_dev["step"] else
+                f"The dev next-sentence loss was lowest at the end ({last_dev['dev_nsp_loss']:.3f}).")
+    m1, m5 = acc["model"]["top1"], acc["model"]["top5"]
+    lines = [
+        f"# `{COURSE_MINI}` -- a BERT-mini pre-trained for this course",
+        "",
+        "<!-- Generated by `python -m helpers.pretrain.course_mini card` from run.json, train_log.jsonl and "
+        "evaluation.json: edit the generator (helpers/pretrain/course_mini_card.py), not this file. -->",
+        "",
+        f"A small English BERT with **trained masked-LM and next-sentence heads**, pre-trained once with "
+        f"BERT's two objectives (Devlin et al., 2019) on the public-domain corpus of `data/pretrain/` "
+        f"(Shakespeare's plays and the King James Bible). It exists because no English BERT with a trained "
+        f"masked-LM head can be loaded offline here (the bundled all-MiniLM-L6-v2 has none). "
+        f"Load it with `load_model(\"{COURSE_MINI}\")` (a `BertModel`) or as `BertForPreTraining` / "
+        f"`BertForMaskedLM` from this folder, always with `attn_implementation=\"eager\"`.",
+        "",
+        f"On masked words of held-out documents it puts the right WordPiece first {_pct(m1)} of the time "
+        f"(top 5: {_pct(m5)}); "
+        f"that is {_verdict(diff['position_segment']['top1'], 'position-and-segment unigram null')} "
+        f"({_pct(acc['position_segment']['top1'])}) and "
+        f"{_verdict(diff['bigram']['top1'], 'neighbour-bigram null')} ({_pct(acc['bigram']['top1'])}).",
+        "",
+        "## The model",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| architecture | `BertForPreTraining`: {c['num_hidden_layers']} layers, hidden {c['hidden_size']}, "
+        f"{c['num_attention_heads']} heads, feed-forward {c['intermediate_size']} (the sizes Turc et al., 2019, "
+        f"\"Well-Read Students Learn Better\", call BERT-mini), post-LayerNorm, GELU |",
+        f"| vocabulary | {c['vocab_size']:,} lower-cased WordPieces learnt on the training documents "
+        f"(`vocab.txt`, `tokenizer.json`; uncased, like `bert-base-uncased`) |",
+        f"| inputs | at most {c['max_position_embeddings']} tokens (`[CLS] A [SEP] B [SEP]`); segment ids 0/1 |",
+        f"| parameters | {n_params:,} (the decoder shares the word-embedding matrix) |",
+        f"| weights | `{WEIGHTS}`, fp16, {size_mib:.1f} MiB; `config.json` says `dtype: float32`, so "
+        f"`from_pretrained` returns a float32 model |",
+        f"| sha256 of `{WEIGHTS}` | `{sha}` |",
+        "",
+        f"**Why this size.** BERT-mini's sizes keep the fp16 file small enough to commit ({size_mib:.1f} MiB). "
+        f"The vocabulary is smaller than BERT's 30,522 because the corpus is small: the training documents hold "
+        f"{ev['train_tokens']:,} WordPieces, and even at {c['vocab_size']:,} entries the median entry occurs "
+        f"{ev['vocabulary_counts']['median']:.0f} times in them and {ev['vocabulary_counts']['under_20']:,} entries "
+        f"occur fewer than 20 times; a larger vocabulary would add entries seen even more rarely, whose embeddings "
+        f"(and tied output rows) could hardly be learnt.",
+        "",
+        "## Data",
+        "",
+        "| source | documents | licence |",
+        "| --- | --- | --- |",
+        *[f"| `{s['output']}` ({s['package']} {s['version']}) | {s['documents']:,} | {s['text_licence']} |"
+          for s in sources.values()],
+        "",
+        f"Whole documents (a scene, a chapter) are split once, seeded: {ev['train_documents']:,} for training, "
+        f"{ev['dev_documents']:,} for the dev split (choosing the checkpoint and the bigram null's smoothing) and "
+        f"{ev['test_documents']:,} for the test split (this card's numbers only). Next-sentence pairs follow "
+        f"Google's recipe (`helpers.pretrain.data.PairSampler`: B is the real continuation half of the time, else "
+        f"text from another document); 15 % of the non-special positions are scored, 80 % of them shown as "
+        f"`[MASK]`, 10 % as a random WordPiece, 10 % unchanged (`mask_tokens`), drawn afresh for every batch.",
+        "",
+        "## Training",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| hardware | {run['device']}, {run['precision']}; PyTorch {run['torch']} |",
+        f"| time | {run['train_seconds'] / 60:.1f} min of training (a fixed wall-clock budget), "
+        f"{run['setup_seconds']:.0f} s of data setup |",
+        f"| steps | {run['steps_done']:,} of {run['planned_steps']:,} planned, batches of "
+        f"{run['config']['batch_size']:,} pairs |",
+        f"| tokens seen | {run['tokens_seen']:,} (non-padding positions), about {passes:,.0f} passes over the "
+        f"training WordPieces (different pairs and masks each time) |",
+        f"| optimiser | AdamW, peak lr {run['config']['lr']:g}, {run['warmup_steps']:,} warm-up steps then linear "
+        f"decay to 0, weight decay {run['config']['weight_decay']:g} (not on biases and LayerNorm), gradient clip "
+        f"1.0, dropout {run['config']['dropout']:g}, seed {run['config']['seed']} |",
+        f"| final training loss | masked-LM {train[-1]['mlm_loss']:.3f}, next-sentence {train[-1]['nsp_loss']:.3f} "
+        f"(mean of the last {_last_stretch(train)} steps) |",
+        f"| dev loss (shipped weights) | masked-LM {run['best']['dev_mlm_loss']:.3f}, next-sentence "
+        f"{run['best']['dev_nsp_loss']:.3f}; masked-LM top-1 {100 * run['best']['dev_top1']:.1f} % (80/10/10 "
+        f"masking) at step {run['best']['step']:,} |",
+        f"| step 0 (untrained) | dev masked-LM {dev[0]['dev_mlm_loss']:.3f} (ln V = {math.log(c['vocab_size']):.3f}), "
+        f"next-sentence {dev[0]['dev_nsp_loss']:.3f} (ln 2 = {math.log(2):.3f}) |",
+        "",
+        f"Convergence: {converged}. {nsp_note} The gap between the training and the dev masked-LM loss "
+        f"({train[-1]['mlm_loss']:.2f} against {last_dev['dev_mlm_loss']:.2f}) is what about {passes:,.0f} passes "
+        f"over a small corpus do.",
+        "",
+        f"![Masked-LM and next-sentence loss against tokens seen, training and dev]({CURVE})",
+        "",
+        "## Held-out fill-mask",
+        "",
+        f"{ev['test_pairs']:,} seeded next-sentence pairs from the **test documents**; 15 % of their non-special "
+        f"positions replaced by `[MASK]` (all of them: every scored position is a real blank), "
+        f"{ev['positions']:,} positions in {ev['documents_scored']:,} documents. Intervals: 95 % percentile "
+        f"bootstrap that resamples **documents** (`cluster_bootstrap_ci`), seed {ev['seed']}; differences are "
+        f"paired on the same positions.",
+        "",
+        "| predictor | top-1 | top-5 | top-1 minus null | top-5 minus null |",
+        "| --- | --- | --- | --- | --- |",
+        f"| {COURSE_MINI} | {_pct(m1)} | {_pct(m5)} | | |",
+        *[f"| {NULLS[k]} | {_pct(acc[k]['top1'])} | {_pct(acc[k]['top5'])} | {_pp(diff[k]['top1'])} | "
+          f"{_pp(diff[k]['top5'])} |" for k in NULLS],
+        "",
+        f"* **Null (a), position and segment**: the most frequent training WordPiece at that position "
+        f"(buckets of {ev['position_bucket']} positions) in that segment. At a `[MASK]` the input vector is the "
+        f"`[MASK]` embedding plus the position and segment embeddings, so this is what the embeddings alone can "
+        f"know. Fitted on {ev['baseline_pairs']:,} training pairs.",
+        f"* **Null (b), neighbour bigrams**: each candidate w scored by log P(w | left neighbour) + log P(right "
+        f"neighbour | w) from training bigram counts (a neighbour that is itself masked is left out; `[CLS]` and "
+        f"`[SEP]` count), interpolated with unigram frequencies; weight {ev['bigram_lambda']:g} chosen on the dev "
+        f"documents. It sees one token either side; the model sees the whole pair.",
+        "",
+        f"**Non-frequent answers.** On the {ev['rare_positions']:,} positions ({ev['rare_documents']:,} documents) "
+        f"whose answer is not among the {ev['frequent_k']} most frequent training WordPieces, top-1 is "
+        f"{_pct(ev['rare_top1']['model'])} for {COURSE_MINI}, "
+        f"{_pct(ev['rare_top1']['position_segment'])} for null (a) and {_pct(ev['rare_top1']['bigram'])} for "
+        f"null (b); the model minus null (b): {_pp(ev['rare_difference']['bigram'])}.",
+        "",
+        f"**Next sentence.** On the same test pairs ({100 * ev['nsp_is_next_share']:.0f} % real continuations) "
+        f"the next-sentence head is right {_pct(ev['nsp_accuracy'])} of the time (documents resampled).",
+        "",
+        "## What it is not",
+        "",
+        f"* **Tiny**: {n_params / 1e6:.1f} M parameters against BERT-base's 110 M, trained for "
+        f"{run['train_seconds'] / 60:.0f} minutes on {ev['train_tokens'] / 1e6:.1f} M WordPieces; BERT-base saw "
+        f"3.3 B words for a million steps (Devlin et al., 2019). Its numbers are not comparable to BERT-base's, and "
+        f"findings about BERT-base (which layer holds what) need not hold for it.",
+        "* **Old English only**: Shakespeare (around 1600) and the King James Bible (1611). It has never seen "
+        "modern prose: no modern public-domain English text was found in a PyPI package to add (see "
+        "`data/pretrain/README.md`), so modern words are split into unusual pieces and modern sentences are "
+        "out of its domain.",
+        "* **Not fine-tuned** for any task, not a sentence encoder, and not distilled from a larger model.",
+        f"* **Short inputs**: {c['max_position_embeddings']} positions; longer inputs must be truncated.",
+        "",
+        "## Reproduce",
+        "",
+        "```bash",
+        "python -m helpers.pretrain.course_mini vocab      # the vocabulary (committed; the trainer's tie order can vary)",
+        "bash data/course_mini/train_on_gpu.sh             # the training run above (on a GPU; writes into $OUT)",
+        "python -m helpers.pretrain.course_mini train --device cpu --steps 300 --batch-size 32 --max-seconds 600",
+        "python -m helpers.pretrain.course_mini train --device cpu --resume --max-seconds 600   # the next chunk",
+        "python -m helpers.pretrain.course_mini evaluate   # evaluation.json (seeded: the numbers above)",
+        "python -m helpers.pretrain.course_mini card       # this file and the loss curve",
+        "```",
+        "",
+        "Training is seeded (model initialisation, the pair pool, the batches and masks from torch's generator on "
+        "the training device); a rerun on the same kind of device follows the same data, up to the GPU's "
+        "non-deterministic reductions. `tests/test_model_course_mini.py` checks the weights' sha256 and sizes "
+        "against this card, the masked-LM head by hand, and the model against null (a) on a held-out slice.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _last_stretch(train: list[dict]) -> int:
+    return train[-1]["step"] - train[-2]["step"] if len(train) > 1 else train[-1]["step"]
+
+
+def _parameters(folder: Path) -> int:
+    from safetensors import safe_open
+
+    with safe_open(str(folder / WEIGHTS), "pt") as fh:
+        return int(sum(np.prod(fh.get_slice(k).get_shape()) for k in fh.keys()))
+
+
+def write_card(folder: Path = COURSE_MINI_DIR) -> Path:
+    """Write ``README.md`` and the loss curve into ``folder``; return the README's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = Path(folder)
+    text = card_text(folder)
+    config = json.loads((folder / "config.json").read_text())
+    axes = plot_loss_curve(folder, config["vocab_size"])
+    axes[0].figure.savefig(folder / CURVE, dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(axes[0].figure)
+    (folder / "README.md").write_text(text, encoding="utf-8")
+    return folder / "README.md"
