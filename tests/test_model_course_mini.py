@@ -1,4 +1,4 @@
-"""MODEL = "course-mini": the committed BERT-mini of data/course_mini/ (helpers/pretrain/course_mini.py),
+"""MODEL = "course-mini": the committed BERT-mini of data/course_mini/ (helpers/mini/),
 loaded for real: its fingerprint against the model card, its masked-LM head by hand, and its
 fill-mask accuracy on a held-out slice against the position-and-segment null."""
 
@@ -13,9 +13,9 @@ import torch.nn.functional as F
 
 from helpers.model.loading import ModelLoadError, load_model
 from helpers.model.paths import COURSE_MINI, COURSE_MINI_DIR
-from helpers.pretrain.course_mini import (EVALUATION, MINI, WEIGHT_BUDGET_MIB, WEIGHTS, PositionSegmentUnigram,
-                                          held_out, load_pretraining_model, load_tokenizer, model_topk, splits,
-                                          weights_mib)
+from helpers.mini.compute import (EVALUATION, MINI, WEIGHT_BUDGET_MIB, WEIGHTS, PositionSegmentUnigram,
+                                  load_pretraining_model, model_topk, weights_mib)
+from helpers.mini.data import held_out, load_tokenizer, splits
 from helpers.pretrain.data import encode_documents
 
 

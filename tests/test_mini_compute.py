@@ -1,5 +1,5 @@
-"""helpers/pretrain/course_mini.py: the pair pool, the device-side batches, both nulls, the size
-budget, the card's consistency check and (slow) a resumed training run equal to an uninterrupted one."""
+"""helpers/mini/compute.py: both nulls, the size budget, the card's consistency check and (slow) a
+resumed training run equal to an uninterrupted one."""
 
 import json
 import math
@@ -10,47 +10,23 @@ import pytest
 import torch
 
 from helpers.model.paths import COURSE_MINI_DIR
-from helpers.pretrain import course_mini as cm
-from helpers.pretrain.data import PairSampler, encode_documents, load_corpus, split_documents
+from helpers.mini import compute as cm
+from helpers.mini import data as md
+from helpers.pretrain.data import encode_documents, load_corpus, split_documents
 
 
 @pytest.fixture(scope="module")
 def small():
-    tok = cm.load_tokenizer()
+    tok = md.load_tokenizer()
     train, test = split_documents(load_corpus(max_documents=30), 0.2, seed=0)
     return tok, encode_documents(tok, train), encode_documents(tok, test)
 
 
-def test_pool_batches_are_the_pair_samplers_batches(small):
-    """The packed pool, turned into a batch on the device's side, is PairSampler.batch's layout:
-    the same ids, segments, attention and special positions for the same seeded pairs."""
-    tok, enc, _ = small
-    pool = cm.make_pool(enc, tok, 40, 64, seed=3, chunk=40)
-    ref = PairSampler(enc, tok, 64, seed=3 * 1_000_003).batch(40)  # chunk 0's seed
-    got = cm.pool_batch(pool.tensors("cpu"), torch.arange(40), tok.pad_token_id)
-    width = ref["input_ids"].shape[1]
-    for key in ("input_ids", "token_type_ids", "attention_mask", "special_tokens_mask", "next_sentence_label"):
-        g = got[key] if key == "next_sentence_label" else got[key][:, :width]
-        assert torch.equal(g.long(), ref[key].long()), key
-    assert (got["input_ids"][:, width:] == tok.pad_token_id).all()
-    assert ((pool.doc_a == pool.doc_b) == (pool.label == 0)).all()  # IS_NEXT pairs stay in one document
-
-
-def test_pool_is_the_same_for_any_number_of_workers(small):
-    tok, enc, _ = small
-    one = cm.make_pool(enc, tok, 50, 48, seed=1, chunk=16)
-    two = cm.make_pool(enc, tok, 50, 48, seed=1, chunk=16, workers=2)
-    assert len(one) == 50 and all(np.array_equal(getattr(one, k), getattr(two, k)) for k in
-                                  ("ids", "len_a", "length", "label", "doc_a", "doc_b"))
-    with pytest.raises(ValueError, match="workers"):
-        cm.make_pool(enc, tok, 10, 48, seed=1, workers=0)
-
-
 def test_position_segment_null_is_the_most_frequent_token_per_cell(small):
     tok, enc, _ = small
-    pool = cm.make_pool(enc, tok, 300, 64, seed=2)
+    pool = md.make_pool(enc, tok, 300, 64, seed=2)
     null = cm.PositionSegmentUnigram.fit(pool, len(tok), bucket=8)
-    ids, pos, seg = cm._candidates(pool)
+    ids, pos, seg = md.pool_positions(pool)
     for b, s in ((0, 0), (3, 1), (5, 1)):
         cell = ids[(pos // 8 == b) & (seg == s)]
         if len(cell):
@@ -64,7 +40,7 @@ def test_bigram_null_scores_by_hand(small):
     tok, _, _ = small
     v = 12
     ids = np.array([[2, 5, 6, 3, 0], [2, 5, 6, 3, 0], [2, 5, 7, 8, 3]], dtype=np.int32)  # 5=a 6=b 7=c 8=d
-    pool = cm.PairPool(ids, np.array([2, 2, 2]), np.array([4, 4, 5]), np.zeros(3, np.int32), np.zeros(3, np.int32),
+    pool = md.PairPool(ids, np.array([2, 2, 2]), np.array([4, 4, 5]), np.zeros(3, np.int32), np.zeros(3, np.int32),
                        np.zeros(3, np.int32))
     null = cm.BigramContext.fit(pool, v, lam=0.99)
     top = null.topk(np.array([5, 5, -1]), np.array([-1, 8, -1]), k=2)
@@ -83,7 +59,7 @@ def test_the_size_budget_is_read_from_the_config():
 
 
 def test_the_card_refuses_weights_that_were_not_evaluated(tmp_path):
-    from helpers.pretrain.course_mini_card import card_text
+    from helpers.mini.compute import card_text
 
     for name in ("config.json", cm.RUN, cm.EVALUATION, cm.LOG, cm.WEIGHTS):
         shutil.copy(COURSE_MINI_DIR / name, tmp_path / name)

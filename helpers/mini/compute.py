@@ -1,10 +1,9 @@
-"""``MODEL = "course-mini"``: the course's own BERT-mini, pre-trained once with BERT's two objectives
-on the public-domain corpus of ``data/pretrain/`` and shipped in ``data/course_mini/``.
+"""course-mini's numbers (:mod:`helpers.mini`): pre-train it, measure it, and write its model card.
 
-    python -m helpers.pretrain.course_mini vocab      # learn the WordPiece vocabulary (training split)
-    python -m helpers.pretrain.course_mini train      # pre-train (GPU if present; resumable on a CPU)
-    python -m helpers.pretrain.course_mini evaluate   # held-out fill-mask against two nulls (seeded)
-    python -m helpers.pretrain.course_mini card       # data/course_mini/README.md from the files above
+    python -m helpers.mini.compute vocab      # learn the WordPiece vocabulary (training documents)
+    python -m helpers.mini.compute train      # pre-train (GPU if present; resumable on a CPU)
+    python -m helpers.mini.compute evaluate   # held-out fill-mask against two nulls (seeded)
+    python -m helpers.mini.compute card       # data/course_mini/README.md from the files above
 
 Everything reuses lesson 12's machinery (:mod:`helpers.pretrain.data` and
 :mod:`helpers.pretrain.compute`): the corpus split by document, the WordPiece trainer, the
@@ -12,25 +11,24 @@ next-sentence pairs of :class:`~helpers.pretrain.data.PairSampler`, BERT's 15 % 
 masking (:func:`~helpers.pretrain.data.mask_tokens`), :class:`~helpers.pretrain.compute.PretrainConfig`,
 the seeded model, the loss and the AdamW recipe. What is new here is the scale:
 
-* **Size**: Turc et al. (2019, "Well-Read Students Learn Better") call 4 layers x 256 wide, 4 heads,
-  feed-forward 1024 "BERT-mini". :data:`MINI` keeps those sizes and a vocabulary of 8,192 WordPieces
-  learnt on the training split (see ``data/course_mini/README.md`` for why not more: this corpus
-  has about 2 M tokens); :func:`weights_mib` checks the fp16 file against :data:`WEIGHT_BUDGET_MIB`.
-* **Data pipeline**: a *pool* of next-sentence pairs (:func:`make_pool`, drawn once from
-  ``PairSampler`` in seeded chunks, several processes at once), packed into fixed-width arrays that
-  live on the training device; every step draws rows from the pool and masks them afresh on that
-  device (:func:`pool_batch`, :func:`mask_tokens` without a generator): no Python loop per example.
-* **Training** (:func:`train`): on the GPU when there is one (bf16 autocast), else on the CPU in
-  resumable chunks (``--resume``: model, optimizer, schedule, random states and step are saved);
-  a fixed wall-clock budget (``--minutes``) sets the number of steps from a short timing run;
-  the dev split (never the test split) is scored at step 0 and on a timer, and the weights with the
-  lowest dev masked-LM loss are the ones written.
+* **Size** (:data:`MINI`): Turc et al. (2019, "Well-Read Students Learn Better") call 4 layers x 256
+  wide, 4 heads, feed-forward 1024 "BERT-mini"; the vocabulary has 8,192 WordPieces learnt on the
+  training documents (the corpus has about 2 M tokens: the card says why not more);
+  :func:`check_budget` holds the fp16 file to :data:`WEIGHT_BUDGET_MIB`.
+* **Training** (:func:`train`): batches drawn from a pool of pairs on the training device
+  (:mod:`helpers.mini.data`); on the GPU when there is one (bf16 autocast), else on the CPU in
+  resumable chunks (``--resume``: model, optimizer, random states and step are saved); a
+  wall-clock budget (``--minutes``) sets the number of steps from a short timing run; the dev
+  documents (never the test documents) are scored at step 0 and on a timer, and the weights with
+  the lowest dev masked-LM loss are the ones written.
 * **Evaluation** (:func:`evaluate`): held-out *test documents*, every scored position a real
   ``[MASK]``; top-1 / top-5 of the model against (a) :class:`PositionSegmentUnigram` -- the most
   frequent training token at that position bucket and segment, all that the embeddings can know
   at a ``[MASK]`` -- and (b) :class:`BigramContext` -- the bigram statistics of the unmasked
-  neighbours, smoothing chosen on the dev split; 95 % intervals from a bootstrap that resamples
-  documents (:func:`helpers.common.stats.cluster_bootstrap_ci`).
+  neighbours, smoothing chosen on the dev documents; 95 % intervals from a bootstrap that
+  resamples documents (:func:`helpers.common.stats.cluster_bootstrap_ci`).
+* **Model card** (:func:`card_text`): every number read from ``run.json``, ``train_log.jsonl`` and
+  ``evaluation.json``; the loss curve is :func:`helpers.mini.plots.plot_loss_curve`.
 """
 
 from __future__ import annotations
@@ -50,57 +48,20 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from helpers.model.paths import COURSE_MINI, COURSE_MINI_DIR, course_cache
+from helpers.mini.data import (EVAL_SEED, MAX_LENGTH, VOCAB_SIZE, HeldOut, PairPool, build_vocabulary, dev_batch,
+                               held_out, load_tokenizer, make_pool, pool_batch, pool_positions, splits)
+from helpers.model.paths import COURSE_MINI, COURSE_MINI_DIR, DATA_DIR, course_cache
 from helpers.pretrain.compute import PretrainConfig, _optimizer, bert_config, losses, new_model
-from helpers.pretrain.data import (IGNORE, IS_NEXT, PairSampler, corpus_hash, encode_documents, load_corpus,
-                                   mask_tokens, split_documents, vocabulary_hash)
+from helpers.pretrain.data import IGNORE, IS_NEXT, corpus_hash, encode_documents, mask_tokens, vocabulary_hash
 
-MINI = PretrainConfig(layers=4, hidden=256, heads=4, intermediate=1024, vocab_size=8192, max_length=128,
+MINI = PretrainConfig(layers=4, hidden=256, heads=4, intermediate=1024, vocab_size=VOCAB_SIZE, max_length=MAX_LENGTH,
                       batch_size=1024, steps=1, lr=1e-3, warmup=0.05, weight_decay=0.01, dropout=0.1, seed=0)
 WEIGHT_BUDGET_MIB = 15.0  # the fp16 safetensors file must fit this (the repository stays small)
-TEST_SHARE, DEV_SHARE, SPLIT_SEED = 0.10, 0.05, 0  # shares of all documents; whole documents
-EVAL_SEED = 2024
 POSITION_BUCKET = 4  # the position/segment null groups positions 0-3, 4-7, ...
 FREQUENT_K = 100  # "non-frequent targets": answers outside the K most frequent training tokens
 WEIGHTS, LOG, RUN, EVALUATION, CURVE = "model.safetensors", "train_log.jsonl", "run.json", "evaluation.json", \
     "loss_curve.png"
-
-
-# ----------------------------------------------------------------------------- data
-def splits(seed: int = SPLIT_SEED):
-    """``(train, dev, test)`` documents of the whole corpus: :data:`TEST_SHARE` of the documents
-    held out for the model card, :data:`DEV_SHARE` for choosing (the checkpoint, the null's
-    smoothing), the rest for training. Whole documents, so no held-out sentence's scene or
-    chapter was seen in training."""
-    rest, test = split_documents(load_corpus(), TEST_SHARE, seed=seed)
-    train, dev = split_documents(rest, DEV_SHARE / (1 - TEST_SHARE), seed=seed + 1)
-    return train, dev, test
-
-
-def load_tokenizer(folder: Path | str = COURSE_MINI_DIR):
-    """The committed lower-casing WordPiece tokenizer of course-mini."""
-    from transformers import BertTokenizerFast
-
-    folder = Path(folder)
-    if not (folder / "tokenizer.json").exists():
-        raise FileNotFoundError(f"no tokenizer in {folder}: run `python -m helpers.pretrain.course_mini vocab` "
-                                "(it learns the vocabulary on the training split and saves it there).")
-    return BertTokenizerFast.from_pretrained(str(folder))
-
-
-def build_vocabulary(folder: Path | str = COURSE_MINI_DIR, cfg: PretrainConfig = MINI):
-    """Learn the WordPiece vocabulary on the **training** documents only and save it to ``folder``.
-    Run once: the trainer may break ties differently in another process, so the committed files,
-    not a rerun, define course-mini's tokens."""
-    from helpers.pretrain.data import _learn_wordpiece
-
-    train, _, _ = splits()
-    tok = _learn_wordpiece(train, cfg.vocab_size, cfg.max_length)
-    Path(folder).mkdir(parents=True, exist_ok=True)
-    tok.save_pretrained(str(folder))
-    vocab = tok.get_vocab()  # vocab.txt too (one WordPiece a line, in id order): BERT's classic format
-    (Path(folder) / "vocab.txt").write_text("".join(t + "\n" for t in sorted(vocab, key=vocab.get)), encoding="utf-8")
-    return tok
+NULLS = {"position_segment": "position-and-segment unigram (null a)", "bigram": "neighbour bigrams (null b)"}
 
 
 def parameter_count(cfg: PretrainConfig, vocab_size: int | None = None) -> int:
@@ -132,83 +93,6 @@ def check_budget(cfg: PretrainConfig = MINI, vocab_size: int | None = None) -> f
     return size
 
 
-@dataclass
-class PairPool:
-    """Next-sentence pairs packed into fixed-width arrays: ``ids`` ``[N, width]`` ([CLS] A [SEP] B
-    [SEP], then padding), the lengths of A and of the whole pair, the label, and the documents
-    (indices into the sampler's documents) that A and B come from."""
-
-    ids: np.ndarray
-    len_a: np.ndarray
-    length: np.ndarray
-    label: np.ndarray
-    doc_a: np.ndarray
-    doc_b: np.ndarray
-
-    def __len__(self) -> int:
-        return len(self.ids)
-
-    def tensors(self, device) -> dict[str, torch.Tensor]:
-        """The pool on ``device`` (ids as int32: half the memory of int64)."""
-        return {k: torch.from_numpy(getattr(self, k)).to(device)  # cpu: numpy arrays, then moved
-                for k in ("ids", "len_a", "length", "label")}
-
-
-_POOL_ARGS: dict = {}  # what forked pool workers read (set before the processes start)
-
-
-def _pool_chunk(index: int, size: int) -> PairPool:
-    a = _POOL_ARGS
-    sampler = PairSampler(a["encoded"], a["tokenizer"], a["max_length"], seed=a["seed"] * 1_000_003 + index)
-    rows = [sampler.pair_with_documents() for _ in range(size)]
-    ids = np.full((size, a["max_length"]), a["pad"], dtype=np.int32)
-    for i, (sa, sb, *_r) in enumerate(rows):
-        seq = [a["cls"], *sa, a["sep"], *sb, a["sep"]]
-        ids[i, :len(seq)] = seq
-    len_a = np.array([len(r[0]) for r in rows], dtype=np.int32)
-    length = len_a + np.array([len(r[1]) for r in rows], dtype=np.int32) + 3
-    label, doc_a, doc_b = (np.array([r[k] for r in rows], dtype=np.int32) for k in (2, 3, 4))
-    return PairPool(ids, len_a, length, label, doc_a, doc_b)
-
-
-def make_pool(encoded, tokenizer, n: int, max_length: int, seed: int, *, workers: int = 1,
-              chunk: int = 32768) -> PairPool:
-    """``n`` next-sentence pairs from ``encoded`` documents, drawn by :class:`PairSampler` in chunks
-    of ``chunk`` pairs, chunk ``c`` seeded by ``(seed, c)``: the same pool for any ``workers``."""
-    from concurrent.futures import ProcessPoolExecutor
-    import multiprocessing
-
-    for name, value in (("n", n), ("workers", workers), ("chunk", chunk)):
-        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            raise ValueError(f"{name} must be a positive int, got {value!r}.")
-    _POOL_ARGS.update(encoded=encoded, tokenizer=tokenizer, max_length=max_length, seed=seed,
-                      pad=tokenizer.pad_token_id, cls=tokenizer.cls_token_id, sep=tokenizer.sep_token_id)
-    sizes = [min(chunk, n - start) for start in range(0, n, chunk)]
-    if workers > 1 and len(sizes) > 1:
-        ctx = multiprocessing.get_context("fork")
-        with ProcessPoolExecutor(min(workers, len(sizes)), mp_context=ctx) as ex:
-            parts = list(ex.map(_pool_chunk, range(len(sizes)), sizes))
-    else:
-        parts = [_pool_chunk(i, s) for i, s in enumerate(sizes)]
-    return PairPool(*(np.concatenate([getattr(p, k) for p in parts]) for k in
-                      ("ids", "len_a", "length", "label", "doc_a", "doc_b")))
-
-
-def pool_batch(pool: dict[str, torch.Tensor], rows: torch.Tensor, pad_id: int) -> dict[str, torch.Tensor]:
-    """The pairs ``rows`` of a pool on the device (:meth:`PairPool.tensors`) as a BERT batch:
-    input_ids, token_type_ids (1 from B's first token to its [SEP]), attention_mask,
-    special_tokens_mask ([CLS], both [SEP] and padding) and next_sentence_label."""
-    ids = pool["ids"][rows].long()
-    len_a, length = pool["len_a"][rows, None].long(), pool["length"][rows, None].long()
-    pos = torch.arange(ids.shape[1], device=ids.device)[None]
-    real = pos < length
-    in_a = (pos >= 1) & (pos <= len_a)
-    in_b = (pos >= len_a + 2) & (pos < length - 1)
-    return {"input_ids": ids, "token_type_ids": ((pos >= len_a + 2) & real).long(), "attention_mask": real.long(),
-            "special_tokens_mask": ~(in_a | in_b), "next_sentence_label": pool["label"][rows].long()}
-
-
-# ----------------------------------------------------------------------------- training
 def pick_device(name: str | None = None) -> torch.device:
     """``name`` checked by :func:`helpers.model.loading.resolve_device`, else a GPU when there is
     one, else the CPU."""
@@ -248,16 +132,6 @@ def dev_losses(model, dev: dict, autocast) -> dict[str, float]:
         n_pairs += len(part["input_ids"])
     model.train()
     return {"dev_mlm_loss": tot["mlm"] / n_pos, "dev_nsp_loss": tot["nsp"] / n_pairs, "dev_top1": tot["top1"] / n_pos}
-
-
-def dev_batch(tokenizer, encoded_dev, n_pairs: int, max_length: int, device, seed: int = EVAL_SEED) -> dict:
-    """A fixed dev batch: ``n_pairs`` pairs from dev documents, masked once like training (15 %,
-    80/10/10) with a seeded CPU generator."""
-    pool = make_pool(encoded_dev, tokenizer, n_pairs, max_length, seed)
-    batch = pool_batch(pool.tensors("cpu"), torch.arange(len(pool)), tokenizer.pad_token_id)  # cpu: built once
-    inputs, labels = mask_tokens(batch["input_ids"], batch["special_tokens_mask"], mask_token_id=tokenizer.mask_token_id,
-                                 vocab_size=len(tokenizer), generator=torch.Generator().manual_seed(seed))
-    return {k: v.to(device) for k, v in {**batch, "inputs": inputs, "labels": labels}.items()}
 
 
 def save_weights(model, template, folder: Path) -> str:
@@ -480,50 +354,6 @@ def _state(model, opt, dev, step, tokens, elapsed, best, total, log_lines, batch
 
 
 # ----------------------------------------------------------------------------- evaluation
-@dataclass
-class HeldOut:
-    """Every scored position of a held-out batch (all of them real ``[MASK]`` s): its answer, the
-    document it belongs to (the unit to resample), its position and segment, its neighbours in the
-    input (``-1`` where a neighbour is itself masked), and the pair it sits in."""
-
-    inputs: torch.Tensor
-    batch: dict
-    answer: np.ndarray
-    document: np.ndarray
-    position: np.ndarray
-    segment: np.ndarray
-    left: np.ndarray
-    right: np.ndarray
-    pair: np.ndarray
-    pair_document: np.ndarray  # per pair: segment A's document (next-sentence outcomes resample it)
-
-    def __len__(self) -> int:
-        return len(self.answer)
-
-
-def held_out(tokenizer, encoded, n_pairs: int, max_length: int = MINI.max_length, seed: int = EVAL_SEED) -> HeldOut:
-    """``n_pairs`` seeded pairs from ``encoded`` (held-out) documents with 15 % of their non-special
-    positions replaced by ``[MASK]`` -- all of them, no random or kept tokens, so each scored
-    position is a real fill-in-the-blank (as :func:`helpers.pretrain.compute.heldout_batch`)."""
-    if isinstance(n_pairs, bool) or not isinstance(n_pairs, int) or n_pairs < 2:
-        raise ValueError(f"n_pairs must be an int >= 2, got {n_pairs!r}.")
-    pool = make_pool(encoded, tokenizer, n_pairs, max_length, seed)
-    batch = pool_batch(pool.tensors("cpu"), torch.arange(len(pool)), tokenizer.pad_token_id)  # cpu: evaluation batch
-    inputs, labels = mask_tokens(batch["input_ids"], batch["special_tokens_mask"], mask_token_id=tokenizer.mask_token_id,
-                                 vocab_size=len(tokenizer), generator=torch.Generator().manual_seed(seed),
-                                 mask_share=1.0, random_share=0.0)
-    where = (labels != IGNORE).nonzero().cpu().numpy()
-    rows, cols = where[:, 0], where[:, 1]
-    ids = inputs.cpu().numpy()
-    segment = batch["token_type_ids"].cpu().numpy()[rows, cols]
-    left = ids[rows, cols - 1]
-    right = ids[rows, np.minimum(cols + 1, ids.shape[1] - 1)]
-    masked = tokenizer.mask_token_id
-    left = np.where(left == masked, -1, left)
-    right = np.where(right == masked, -1, right)
-    document = np.where(segment == 0, pool.doc_a[rows], pool.doc_b[rows])
-    return HeldOut(inputs, {**batch, "labels": labels}, labels.cpu().numpy()[rows, cols], document, cols, segment,
-                   left, right, rows, pool.doc_a)
 
 
 @torch.no_grad()
@@ -545,18 +375,6 @@ def model_topk(model, ho: HeldOut, k: int = 5, slice_pairs: int = 128) -> tuple[
     return np.concatenate(tops), np.concatenate(nsp)
 
 
-def _candidates(pool: PairPool) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Non-special positions of a pool: ``(ids, positions, segments)``, flattened."""
-    width = pool.ids.shape[1]
-    pos = np.arange(width)[None]
-    la, ln = pool.len_a[:, None], pool.length[:, None]
-    in_a = (pos >= 1) & (pos <= la)
-    in_b = (pos >= la + 2) & (pos < ln - 1)
-    keep = in_a | in_b
-    rows, cols = np.nonzero(keep)
-    return pool.ids[rows, cols], cols, in_b[rows, cols].astype(np.int64)
-
-
 @dataclass
 class PositionSegmentUnigram:
     """Null (a): the most frequent training token at each position bucket (``bucket`` positions
@@ -568,7 +386,7 @@ class PositionSegmentUnigram:
 
     @classmethod
     def fit(cls, pool: PairPool, vocab_size: int, bucket: int = POSITION_BUCKET, k: int = 5):
-        ids, pos, seg = _candidates(pool)
+        ids, pos, seg = pool_positions(pool)
         n_buckets = -(-pool.ids.shape[1] // bucket)
         counts = np.zeros((n_buckets, 2, vocab_size), dtype=np.int64)
         np.add.at(counts, (pos // bucket, seg, ids), 1)
@@ -661,7 +479,7 @@ def baselines(tokenizer, encoded_train, n_pairs: int = 60000, seed: int = EVAL_S
     """Both nulls fitted on ``n_pairs`` training pairs, and the training token counts."""
     pool = make_pool(encoded_train, tokenizer, n_pairs, MINI.max_length, seed)
     v = len(tokenizer)
-    counts = np.bincount(_candidates(pool)[0].astype(np.int64), minlength=v)
+    counts = np.bincount(pool_positions(pool)[0].astype(np.int64), minlength=v)
     return PositionSegmentUnigram.fit(pool, v), BigramContext.fit(pool, v), counts
 
 
@@ -722,7 +540,250 @@ def evaluate(folder: Path | str = COURSE_MINI_DIR, *, test_pairs: int = 2000, de
     return result
 
 
+# ----------------------------------------------------------------------------- the model card
+
+
+def read_log(folder: Path) -> tuple[list[dict], list[dict]]:
+    """``(training lines, dev lines)`` of ``train_log.jsonl``."""
+    lines = [json.loads(x) for x in (Path(folder) / LOG).read_text().splitlines() if x.strip()]
+    return [x for x in lines if "mlm_loss" in x], [x for x in lines if "dev_mlm_loss" in x]
+
+
+def _pct(iv: dict) -> str:
+    return f"{100 * iv['estimate']:.1f} % [{100 * iv['low']:.1f}, {100 * iv['high']:.1f}]"
+
+
+def _pp(iv: dict) -> str:
+    return f"{100 * iv['estimate']:+.1f} pp [{100 * iv['low']:+.1f}, {100 * iv['high']:+.1f}]"
+
+
+def _verdict(iv: dict, null: str) -> str:
+    if iv["low"] > 0:
+        return f"better than the {null}"
+    if iv["high"] < 0:
+        return f"worse than the {null}"
+    return f"not shown different from the {null} (the interval includes 0: inconclusive)"
+
+
+def card_text(folder: Path = COURSE_MINI_DIR) -> str:
+    """The model card, as Markdown, from the folder's files."""
+    folder = Path(folder)
+    run = json.loads((folder / RUN).read_text())
+    ev = json.loads((folder / EVALUATION).read_text())
+    config = json.loads((folder / "config.json").read_text())
+    sources = json.loads((DATA_DIR / "pretrain" / "SOURCES.json").read_text())
+    sha = hashlib.sha256((folder / WEIGHTS).read_bytes()).hexdigest()
+    if sha != ev["weights_sha256"] or sha != run["best"]["weights_sha256"]:
+        raise ValueError(f"{folder / WEIGHTS} (sha256 {sha[:12]}...) is not the file that was evaluated "
+                         f"({ev['weights_sha256'][:12]}...) or trained ({run['best']['weights_sha256'][:12]}...): "
+                         "run `python -m helpers.mini.compute evaluate` again.")
+    train, dev = read_log(folder)
+    c = config
+    acc, diff = ev["accuracy"], ev["difference"]
+    best_dev = min(dev, key=lambda x: x["dev_mlm_loss"])
+    last_dev = dev[-1]
+    best_nsp = min(dev, key=lambda x: x["dev_nsp_loss"])
+    passes = run["tokens_seen"] / ev["train_tokens"]
+    size_mib = (folder / WEIGHTS).stat().st_size / 2 ** 20
+    n_params = _parameters(folder)
+    quarter = min(dev, key=lambda x: abs(x["step"] - 0.75 * run["steps_done"]))  # the dev score nearest 3/4 in
+    change = (last_dev["dev_mlm_loss"] - quarter["dev_mlm_loss"]) / quarter["dev_mlm_loss"]
+    converged = (f"the dev masked-LM loss was lowest at the last dev score (step {best_dev['step']:,} of "
+                 f"{run['steps_done']:,}); over the last quarter of the run it went from {quarter['dev_mlm_loss']:.3f} "
+                 f"(step {quarter['step']:,}) to {last_dev['dev_mlm_loss']:.3f} ({100 * change:+.1f} %): flattening "
+                 "but still falling, so it is **not shown to have converged**, and a longer run might lower it a "
+                 "little further"
+                 if best_dev["step"] == last_dev["step"] else
+                 f"the dev masked-LM loss was lowest at step {best_dev['step']:,} and did not improve over the "
+                 f"remaining {run['steps_done'] - best_dev['step']:,} steps (those weights are the ones shipped)")
+    nsp_note = (f"The dev next-sentence loss was lowest at step {best_nsp['step']:,} ({best_nsp['dev_nsp_loss']:.3f}) "
+                f"and ended at {last_dev['dev_nsp_loss']:.3f} while the training next-sentence loss kept falling "
+                f"(last logged {train[-1]['nsp_loss']:.3f}): that head over-fits the training documents."
+                if best_nsp["step"] != last_dev["step"] else
+                f"The dev next-sentence loss was lowest at the end ({last_dev['dev_nsp_loss']:.3f}).")
+    m1, m5 = acc["model"]["top1"], acc["model"]["top5"]
+    lines = [
+        f"# `{COURSE_MINI}` -- a BERT-mini pre-trained for this course",
+        "",
+        "<!-- Generated by `python -m helpers.mini.compute card` from run.json, train_log.jsonl and "
+        "evaluation.json: edit the generator (helpers/mini/compute.py, card_text), not this file. -->",
+        "",
+        f"A small English BERT with **trained masked-LM and next-sentence heads**, pre-trained once with "
+        f"BERT's two objectives (Devlin et al., 2019) on the public-domain corpus of `data/pretrain/` "
+        f"(Shakespeare's plays and the King James Bible). It exists because no English BERT with a trained "
+        f"masked-LM head can be loaded offline here (the bundled all-MiniLM-L6-v2 has none). "
+        f"Load it with `load_model(\"{COURSE_MINI}\")` (a `BertModel`) or as `BertForPreTraining` / "
+        f"`BertForMaskedLM` from this folder, always with `attn_implementation=\"eager\"`.",
+        "",
+        f"On masked words of held-out documents it puts the right WordPiece first {_pct(m1)} of the time "
+        f"(top 5: {_pct(m5)}); "
+        f"that is {_verdict(diff['position_segment']['top1'], 'position-and-segment unigram null')} "
+        f"({_pct(acc['position_segment']['top1'])}) and "
+        f"{_verdict(diff['bigram']['top1'], 'neighbour-bigram null')} ({_pct(acc['bigram']['top1'])}).",
+        "",
+        "## The model",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| architecture | `BertForPreTraining`: {c['num_hidden_layers']} layers, hidden {c['hidden_size']}, "
+        f"{c['num_attention_heads']} heads, feed-forward {c['intermediate_size']} (the sizes Turc et al., 2019, "
+        f"\"Well-Read Students Learn Better\", call BERT-mini), post-LayerNorm, GELU |",
+        f"| vocabulary | {c['vocab_size']:,} lower-cased WordPieces learnt on the training documents "
+        f"(`vocab.txt`, `tokenizer.json`; uncased, like `bert-base-uncased`) |",
+        f"| inputs | at most {c['max_position_embeddings']} tokens (`[CLS] A [SEP] B [SEP]`); segment ids 0/1 |",
+        f"| parameters | {n_params:,} (the decoder shares the word-embedding matrix) |",
+        f"| weights | `{WEIGHTS}`, fp16, {size_mib:.1f} MiB; `config.json` says `dtype: float32`, so "
+        f"`from_pretrained` returns a float32 model |",
+        f"| sha256 of `{WEIGHTS}` | `{sha}` |",
+        "",
+        f"**Why this size.** BERT-mini's sizes keep the fp16 file small enough to commit ({size_mib:.1f} MiB). "
+        f"The vocabulary is smaller than BERT's 30,522 because the corpus is small: the training documents hold "
+        f"{ev['train_tokens']:,} WordPieces, and even at {c['vocab_size']:,} entries the median entry occurs "
+        f"{ev['vocabulary_counts']['median']:.0f} times in them and {ev['vocabulary_counts']['under_20']:,} entries "
+        f"occur fewer than 20 times; a larger vocabulary would add entries seen even more rarely, whose embeddings "
+        f"(and tied output rows) could hardly be learnt.",
+        "",
+        "## Data",
+        "",
+        "| source | documents | licence |",
+        "| --- | --- | --- |",
+        *[f"| `{s['output']}` ({s['package']} {s['version']}) | {s['documents']:,} | {s['text_licence']} |"
+          for s in sources.values()],
+        "",
+        f"Whole documents (a scene, a chapter) are split once, seeded: {ev['train_documents']:,} for training, "
+        f"{ev['dev_documents']:,} for the dev split (choosing the checkpoint and the bigram null's smoothing) and "
+        f"{ev['test_documents']:,} for the test split (this card's numbers only). Next-sentence pairs follow "
+        f"Google's recipe (`helpers.pretrain.data.PairSampler`: B is the real continuation half of the time, else "
+        f"text from another document); 15 % of the non-special positions are scored, 80 % of them shown as "
+        f"`[MASK]`, 10 % as a random WordPiece, 10 % unchanged (`mask_tokens`), drawn afresh for every batch.",
+        "",
+        "## Training",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| hardware | {run['device']}, {run['precision']}; PyTorch {run['torch']} |",
+        f"| time | {run['train_seconds'] / 60:.1f} min of training (a fixed wall-clock budget), "
+        f"{run['setup_seconds']:.0f} s of data setup |",
+        f"| steps | {run['steps_done']:,} of {run['planned_steps']:,} planned, batches of "
+        f"{run['config']['batch_size']:,} pairs |",
+        f"| tokens seen | {run['tokens_seen']:,} (non-padding positions), about {passes:,.0f} passes over the "
+        f"training WordPieces (different pairs and masks each time) |",
+        f"| optimiser | AdamW, peak lr {run['config']['lr']:g}, {run['warmup_steps']:,} warm-up steps then linear "
+        f"decay to 0, weight decay {run['config']['weight_decay']:g} (not on biases and LayerNorm), gradient clip "
+        f"1.0, dropout {run['config']['dropout']:g}, seed {run['config']['seed']} |",
+        f"| final training loss | masked-LM {train[-1]['mlm_loss']:.3f}, next-sentence {train[-1]['nsp_loss']:.3f} "
+        f"(mean of the last {_last_stretch(train)} steps) |",
+        f"| dev loss (shipped weights) | masked-LM {run['best']['dev_mlm_loss']:.3f}, next-sentence "
+        f"{run['best']['dev_nsp_loss']:.3f}; masked-LM top-1 {100 * run['best']['dev_top1']:.1f} % (80/10/10 "
+        f"masking) at step {run['best']['step']:,} |",
+        f"| step 0 (untrained) | dev masked-LM {dev[0]['dev_mlm_loss']:.3f} (ln V = {math.log(c['vocab_size']):.3f}), "
+        f"next-sentence {dev[0]['dev_nsp_loss']:.3f} (ln 2 = {math.log(2):.3f}) |",
+        "",
+        f"Convergence: {converged}. {nsp_note} After about {passes:,.0f} passes the model fits its training "
+        f"documents better than unseen ones (masked-LM loss {train[-1]['mlm_loss']:.2f} in training, "
+        f"{last_dev['dev_mlm_loss']:.2f} on dev documents at the end).",
+        "",
+        f"![Masked-LM and next-sentence loss against tokens seen, training and dev]({CURVE})",
+        "",
+        "## Held-out fill-mask",
+        "",
+        f"{ev['test_pairs']:,} seeded next-sentence pairs from the **test documents**; 15 % of their non-special "
+        f"positions replaced by `[MASK]` (all of them: every scored position is a real blank), "
+        f"{ev['positions']:,} positions in {ev['documents_scored']:,} documents. Intervals: 95 % percentile "
+        f"bootstrap that resamples **documents** (`cluster_bootstrap_ci`), seed {ev['seed']}; differences are "
+        f"paired on the same positions.",
+        "",
+        "| predictor | top-1 | top-5 | top-1 minus null | top-5 minus null |",
+        "| --- | --- | --- | --- | --- |",
+        f"| {COURSE_MINI} | {_pct(m1)} | {_pct(m5)} | | |",
+        *[f"| {NULLS[k]} | {_pct(acc[k]['top1'])} | {_pct(acc[k]['top5'])} | {_pp(diff[k]['top1'])} | "
+          f"{_pp(diff[k]['top5'])} |" for k in NULLS],
+        "",
+        f"* **Null (a), position and segment**: the most frequent training WordPiece at that position "
+        f"(buckets of {ev['position_bucket']} positions) in that segment. At a `[MASK]` the input vector is the "
+        f"`[MASK]` embedding plus the position and segment embeddings, so this is what the embeddings alone can "
+        f"know. Fitted on {ev['baseline_pairs']:,} training pairs.",
+        f"* **Null (b), neighbour bigrams**: each candidate w scored by log P(w | left neighbour) + log P(right "
+        f"neighbour | w) from training bigram counts (a neighbour that is itself masked is left out; `[CLS]` and "
+        f"`[SEP]` count), interpolated with unigram frequencies; weight {ev['bigram_lambda']:g} chosen on the dev "
+        f"documents. It sees one token either side; the model sees the whole pair.",
+        "",
+        f"**Non-frequent answers.** On the {ev['rare_positions']:,} positions ({ev['rare_documents']:,} documents) "
+        f"whose answer is not among the {ev['frequent_k']} most frequent training WordPieces, top-1 is "
+        f"{_pct(ev['rare_top1']['model'])} for {COURSE_MINI}, "
+        f"{_pct(ev['rare_top1']['position_segment'])} for null (a) and {_pct(ev['rare_top1']['bigram'])} for "
+        f"null (b); the model minus null (b): {_pp(ev['rare_difference']['bigram'])}.",
+        "",
+        f"**Next sentence.** On the same test pairs ({100 * ev['nsp_is_next_share']:.0f} % real continuations) "
+        f"the next-sentence head is right {_pct(ev['nsp_accuracy'])} of the time (documents resampled).",
+        "",
+        "## What it is not",
+        "",
+        f"* **Tiny**: {n_params / 1e6:.1f} M parameters against BERT-base's 110 M, trained for "
+        f"{run['train_seconds'] / 60:.1f} minutes on {ev['train_tokens'] / 1e6:.1f} M WordPieces; BERT-base saw "
+        f"3.3 B words for a million steps (Devlin et al., 2019). Its numbers are not comparable to BERT-base's, and "
+        f"findings about BERT-base (which layer holds what) need not hold for it.",
+        "* **Old English only**: Shakespeare (around 1600) and the King James Bible (1611). It has never seen "
+        "modern prose: no modern public-domain English text was found in a PyPI package to add (see "
+        "`data/pretrain/README.md`), so modern words are split into unusual pieces and modern sentences are "
+        "out of its domain.",
+        "* **Not fine-tuned** for any task, not a sentence encoder, and not distilled from a larger model.",
+        f"* **Short inputs**: {c['max_position_embeddings']} positions; longer inputs must be truncated.",
+        "",
+        "## Reproduce",
+        "",
+        "```bash",
+        "python -m helpers.mini.compute vocab      # the vocabulary (committed; the trainer's tie order can vary)",
+        "bash data/course_mini/train_on_gpu.sh             # the training run above (on a GPU; writes into $OUT)",
+        "python -m helpers.mini.compute train --device cpu --steps 300 --batch-size 32 --max-seconds 600",
+        "python -m helpers.mini.compute train --device cpu --resume --max-seconds 600   # the next chunk",
+        "python -m helpers.mini.compute evaluate   # evaluation.json (seeded: the numbers above)",
+        "python -m helpers.mini.compute card       # this file and the loss curve",
+        "```",
+        "",
+        "Training is seeded (model initialisation, the pair pool, the batches and masks from torch's generator on "
+        "the training device); a rerun on the same kind of device follows the same data, up to the GPU's "
+        "non-deterministic reductions. `tests/test_model_course_mini.py` checks the weights' sha256 and sizes "
+        "against this card, the masked-LM head by hand, and the model against null (a) on a held-out slice.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _last_stretch(train: list[dict]) -> int:
+    return train[-1]["step"] - train[-2]["step"] if len(train) > 1 else train[-1]["step"]
+
+
+def _parameters(folder: Path) -> int:
+    from safetensors import safe_open
+
+    with safe_open(str(folder / WEIGHTS), "pt") as fh:
+        return int(sum(np.prod(fh.get_slice(k).get_shape()) for k in fh.keys()))
+
+
+def write_card(folder: Path = COURSE_MINI_DIR) -> Path:
+    """Write ``README.md`` and the loss curve into ``folder``; return the README's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = Path(folder)
+    text = card_text(folder)
+    config = json.loads((folder / "config.json").read_text())
+    from helpers.mini.plots import plot_loss_curve  # the one figure; compute itself never draws
+
+    train, dev = read_log(folder)
+    axes = plot_loss_curve(train, dev, config["vocab_size"])
+    axes[0].figure.savefig(folder / CURVE, dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(axes[0].figure)
+    (folder / "README.md").write_text(text, encoding="utf-8")
+    return folder / "README.md"
+
+
 # ----------------------------------------------------------------------------- command line
+
+
 def _default_state() -> Path:
     root = course_cache()
     if root is None:
@@ -731,7 +792,7 @@ def _default_state() -> Path:
 
 
 def main(argv=None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m helpers.pretrain.course_mini", description=__doc__.split("\n\n")[0])
+    parser = argparse.ArgumentParser(prog="python -m helpers.mini.compute", description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     sub.add_parser("vocab", help="learn the WordPiece vocabulary on the training split into data/course_mini/")
     tr = sub.add_parser("train", help="pre-train (masked-LM + next-sentence); resumable")
@@ -770,8 +831,6 @@ def main(argv=None) -> None:
         (COURSE_MINI_DIR / EVALUATION).write_text(json.dumps(result, indent=1) + "\n")
         print(json.dumps({k: result[k] for k in ("accuracy", "difference", "rare_top1", "nsp_accuracy")}, indent=1))
     elif args.command == "card":
-        from helpers.pretrain.course_mini_card import write_card
-
         print(f"wrote {write_card(COURSE_MINI_DIR)}")
 
 
