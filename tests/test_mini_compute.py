@@ -88,3 +88,17 @@ def test_a_resumed_run_equals_an_uninterrupted_one(tmp_path):
     assert all(torch.equal(a[k], b[k]) for k in a)
     with pytest.raises(ValueError, match="same settings"):
         cm.train(out=tmp_path / "b", state_dir=tmp_path / "sb", resume=True, **{**kw, "batch_size": 4})
+
+
+def test_training_refuses_unclear_requests(tmp_path):
+    kw = dict(out=tmp_path / "o", state_dir=tmp_path / "s", device="cpu")
+    with pytest.raises(ValueError, match="exactly one"):
+        cm.train(**kw)
+    with pytest.raises(ValueError, match="saved schedule"):
+        cm.train(**kw, resume=True, steps=5)
+    with pytest.raises(ValueError, match="lr"):
+        cm.train(**kw, steps=5, lr=0)
+    with pytest.raises(FileNotFoundError, match="no saved state"):
+        cm.train(**kw, resume=True)
+    with pytest.raises(Exception, match="not valid"):
+        cm.train(**kw | {"device": "gpu"}, steps=5)

@@ -186,27 +186,31 @@ def train(*, out: Path, state_dir: Path, steps: int | None = None, minutes: floa
     ``minutes`` instead sets it from a short timing run so that training ends after about that
     many minutes. ``max_seconds`` stops this call early (a chunk on a CPU): the full state is
     saved in ``state_dir`` and ``resume=True`` carries on from it with the same schedule."""
+    if resume and (steps is not None or minutes is not None):
+        raise ValueError("resume carries on with the saved schedule: leave out steps / minutes.")
     if (steps is None) == (minutes is None) and not resume:
         raise ValueError("give exactly one of steps (a fixed schedule) or minutes (a wall-clock budget).")
+    if not (isinstance(lr, (int, float)) and lr > 0) or (minutes is not None and not minutes > 0):
+        raise ValueError(f"lr and minutes must be > 0, got lr={lr!r}, minutes={minutes!r}.")
     dev = pick_device(device)
     autocast = _autocast(dev)
     tok = load_tokenizer(tokenizer_dir)
     cfg = replace(MINI, batch_size=batch_size, lr=lr, seed=seed, vocab_size=len(tok))
     check_budget(cfg)
-    t_setup = time.perf_counter()
-    train_docs, dev_docs, _ = splits()
-    enc_train, enc_dev = encode_documents(tok, train_docs), encode_documents(tok, dev_docs)
     state_file = _state_path(state_dir)
     saved = None
     if resume:
         if not state_file.exists():
             raise FileNotFoundError(f"--resume: no saved state in {state_dir} (start without --resume).")
         saved = torch.load(state_file, map_location="cpu", weights_only=False)
-        for key in ("batch_size", "lr", "seed", "pool_pairs"):
-            if saved["settings"][key] != {"batch_size": batch_size, "lr": lr, "seed": seed,
-                                          "pool_pairs": pool_pairs}[key]:
-                raise ValueError(f"--resume with {key}={locals()[key]!r}, but the saved run used "
+        asked = {"batch_size": batch_size, "lr": lr, "seed": seed, "pool_pairs": pool_pairs}
+        for key, value in asked.items():
+            if saved["settings"][key] != value:
+                raise ValueError(f"--resume with {key}={value!r}, but the saved run used "
                                  f"{saved['settings'][key]!r}: use the same settings to resume.")
+    t_setup = time.perf_counter()
+    train_docs, dev_docs, _ = splits()
+    enc_train, enc_dev = encode_documents(tok, train_docs), encode_documents(tok, dev_docs)
     pool = make_pool(enc_train, tok, pool_pairs, cfg.max_length, seed, workers=workers)
     pool_t = pool.tensors(dev)
     devb = dev_batch(tok, enc_dev, dev_pairs, cfg.max_length, dev)
