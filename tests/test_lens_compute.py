@@ -106,3 +106,18 @@ def test_bad_inputs_get_clear_errors(random_mlm_dir, tokenizer):
 def test_a_sharded_checkpoint_lists_its_keys(tmp_path):
     (tmp_path / "model.safetensors.index.json").write_text(json.dumps({"weight_map": {"b": "x", "a": "y"}}))
     assert checkpoint_keys(tmp_path) == ["a", "b"]
+
+
+def test_course_mini_lens_runs_on_the_shipped_checkpoint_with_a_trained_head():
+    """course-mini (data/course_mini/) is always there offline: its lens reads every layer, the last
+    layer's row is the model's own prediction, and the message names the model from its files."""
+    from helpers.lens.compute import course_mini_lens
+    from helpers.model.paths import COURSE_MINI_DIR
+
+    config = json.loads((COURSE_MINI_DIR / "config.json").read_text())
+    text = "And God said, Let there be light: and there was light."
+    result = course_mini_lens(text)
+    assert result.lens is not None and "course-mini" in result.message and result.word in result.message
+    assert result.lens.logits.shape == (config["num_hidden_layers"] + 1, config["vocab_size"])
+    assert torch.allclose(result.lens.logits[-1], result.lens.model_logits, atol=1e-4)
+    assert result.masked.count("[MASK]") == 1 and result.masked.replace("[MASK]", result.word) == text

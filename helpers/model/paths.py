@@ -17,6 +17,16 @@ def data_file(name: str) -> Path:
 
 COURSE_TINY = "course-tiny"  # the MODEL name of the tiny BERT that lesson 12 pre-trains
 COURSE_TINY_LESSON = "lessons/12_pretrain_a_tiny_bert.ipynb"
+COURSE_MINI = "course-mini"  # the MODEL name of the course's own BERT-mini, shipped in data/course_mini/
+COURSE_MINI_DIR = DATA_DIR / "course_mini"
+COURSE_MINI_FILES = ("config.json", "model.safetensors", "vocab.txt", "tokenizer.json", "tokenizer_config.json")
+
+
+def course_mini_path() -> Path | None:
+    """Folder of ``MODEL = "course-mini"`` (``data/course_mini/``), or ``None`` when one of its
+    files (:data:`COURSE_MINI_FILES`) is missing."""
+    folder = COURSE_MINI_DIR
+    return folder if all((folder / name).exists() for name in COURSE_MINI_FILES) else None
 
 
 def course_cache() -> Path | None:

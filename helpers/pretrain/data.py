@@ -184,6 +184,12 @@ class PairSampler:
         return out, i
 
     def pair(self) -> tuple[list[int], list[int], int]:
+        """``(segment A ids, segment B ids, label)``."""
+        return self.pair_with_documents()[:3]
+
+    def pair_with_documents(self) -> tuple[list[int], list[int], int, int, int]:
+        """:meth:`pair` plus the documents the two segments come from (indices into ``self.docs``;
+        equal for ``IS_NEXT``): the unit an evaluation resamples. Same draws as :meth:`pair`."""
         budget = self.max_length - 3
         d = int(self.rng.integers(len(self.docs)))
         doc = self.docs[d]
@@ -194,12 +200,12 @@ class PairSampler:
             other += other >= d  # any document but this one
             odoc = self.docs[other]
             b, _ = self._span(odoc, int(self.rng.integers(len(odoc))), budget - len(a))
-            label = NOT_NEXT
+            label, doc_b = NOT_NEXT, other
         else:
             b, _ = self._span(doc, end, budget - len(a))
-            label = IS_NEXT
+            label, doc_b = IS_NEXT, d
         a, b = truncate_pair(a, b, budget)
-        return a, b, label
+        return a, b, label, d, doc_b
 
     def batch(self, size: int) -> dict[str, torch.Tensor]:
         """``size`` pairs, padded to the longest: input_ids, token_type_ids, attention_mask,
@@ -231,25 +237,40 @@ def mask_tokens(input_ids: torch.Tensor, special_tokens_mask: torch.Tensor, *, m
     chosen positions and :data:`IGNORE` (-100) everywhere else.
 
     Like ``DataCollatorForLanguageModeling`` each position is chosen independently (a Bernoulli
-    draw); Google's original code picked exactly ``round(15 %)`` positions per sequence instead."""
+    draw); Google's original code picked exactly ``round(15 %)`` positions per sequence instead.
+
+    With a ``generator`` (a seeded CPU ``torch.Generator``) the draws are made on the CPU and moved
+    to the batch's device, so a seed gives the same masks everywhere. Without one they come from
+    torch's global generator of the batch's own device (seed it with ``torch.manual_seed``): the
+    fast path for a batch that lives on a GPU, reproducible on the same device only."""
     if not 0 < probability < 1 or not 0 <= mask_share + random_share <= 1:
         raise ValueError(f"need 0 < probability < 1 and mask_share + random_share <= 1, got "
                          f"{probability}, {mask_share}, {random_share}.")
     if input_ids.shape != special_tokens_mask.shape:
         raise ValueError(f"input_ids {tuple(input_ids.shape)} and special_tokens_mask "
                          f"{tuple(special_tokens_mask.shape)} must have the same shape.")
-    u = torch.rand(input_ids.shape, generator=generator)  # cpu: seeded draw on the CPU batch
+    u = _uniform(input_ids, generator)
     chosen = (u < probability) & ~special_tokens_mask.bool()
     labels = torch.where(chosen, input_ids, torch.full_like(input_ids, IGNORE))
     # which of the three happens to a chosen position
-    action = torch.rand(input_ids.shape, generator=generator)  # cpu: seeded draw on the CPU batch
+    action = _uniform(input_ids, generator)
     to_mask = chosen & (action < mask_share)
     to_random = chosen & (action >= mask_share) & (action < mask_share + random_share)
-    random_ids = torch.randint(vocab_size, input_ids.shape, generator=generator)  # cpu: seeded draw
+    if generator is None:  # torch's global (seeded) generator of the batch's own device: no copy per batch
+        random_ids = torch.randint(vocab_size, input_ids.shape, device=input_ids.device)
+    else:
+        random_ids = torch.randint(vocab_size, input_ids.shape, generator=generator).to(input_ids.device)
     inputs = input_ids.clone()
     inputs[to_mask] = mask_token_id
     inputs[to_random] = random_ids[to_random]
     return inputs, labels
+
+
+def _uniform(like: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """Uniform draws of ``like``'s shape on ``like``'s device (see :func:`mask_tokens`)."""
+    if generator is None:
+        return torch.rand(like.shape, device=like.device)
+    return torch.rand(like.shape, generator=generator).to(like.device)  # seeded on the CPU, then moved
 
 
 def masking_counts(original: torch.Tensor, inputs: torch.Tensor, labels: torch.Tensor, special_tokens_mask,

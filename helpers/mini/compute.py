@@ -1,0 +1,842 @@
+"""course-mini's numbers (:mod:`helpers.mini`): pre-train it, measure it, and write its model card.
+
+    python -m helpers.mini.compute vocab      # learn the WordPiece vocabulary (training documents)
+    python -m helpers.mini.compute train      # pre-train (GPU if present; resumable on a CPU)
+    python -m helpers.mini.compute evaluate   # held-out fill-mask against two nulls (seeded)
+    python -m helpers.mini.compute card       # data/course_mini/README.md from the files above
+
+Everything reuses lesson 12's machinery (:mod:`helpers.pretrain.data` and
+:mod:`helpers.pretrain.compute`): the corpus split by document, the WordPiece trainer, the
+next-sentence pairs of :class:`~helpers.pretrain.data.PairSampler`, BERT's 15 % / 80-10-10
+masking (:func:`~helpers.pretrain.data.mask_tokens`), :class:`~helpers.pretrain.compute.PretrainConfig`,
+the seeded model, the loss and the AdamW recipe. What is new here is the scale:
+
+* **Size** (:data:`MINI`): Turc et al. (2019, "Well-Read Students Learn Better") call 4 layers x 256
+  wide, 4 heads, feed-forward 1024 "BERT-mini"; the vocabulary has 8,192 WordPieces learnt on the
+  training documents (the corpus has about 2 M tokens: the card says why not more);
+  :func:`check_budget` holds the fp16 file to :data:`WEIGHT_BUDGET_MIB`.
+* **Training** (:func:`train`): batches drawn from a pool of pairs on the training device
+  (:mod:`helpers.mini.data`); on the GPU when there is one (bf16 autocast), else on the CPU in
+  resumable chunks (``--resume``: model, optimizer, random states and step are saved); a
+  wall-clock budget (``--minutes``) sets the number of steps from a short timing run; the dev
+  documents (never the test documents) are scored at step 0 and on a timer, and the weights with
+  the lowest dev masked-LM loss are the ones written.
+* **Evaluation** (:func:`evaluate`): held-out *test documents*, every scored position a real
+  ``[MASK]``; top-1 / top-5 of the model against (a) :class:`PositionSegmentUnigram` -- the most
+  frequent training token at that position bucket and segment, all that the embeddings can know
+  at a ``[MASK]`` -- and (b) :class:`BigramContext` -- the bigram statistics of the unmasked
+  neighbours, smoothing chosen on the dev documents; 95 % intervals from a bootstrap that
+  resamples documents (:func:`helpers.common.stats.cluster_bootstrap_ci`).
+* **Model card** (:func:`card_text`): every number read from ``run.json``, ``train_log.jsonl`` and
+  ``evaluation.json``; the loss curve is :func:`helpers.mini.plots.plot_loss_curve`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import hashlib
+import json
+import math
+import os
+import platform
+import sys
+import time
+from dataclasses import asdict, dataclass, replace
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from helpers.mini.data import (EVAL_SEED, MAX_LENGTH, VOCAB_SIZE, HeldOut, PairPool, build_vocabulary, dev_batch,
+                               held_out, load_tokenizer, make_pool, pool_batch, pool_positions, splits)
+from helpers.model.paths import COURSE_MINI, COURSE_MINI_DIR, DATA_DIR, course_cache
+from helpers.pretrain.compute import PretrainConfig, _optimizer, bert_config, losses, new_model
+from helpers.pretrain.data import IGNORE, IS_NEXT, corpus_hash, encode_documents, mask_tokens, vocabulary_hash
+
+MINI = PretrainConfig(layers=4, hidden=256, heads=4, intermediate=1024, vocab_size=VOCAB_SIZE, max_length=MAX_LENGTH,
+                      batch_size=1024, steps=1, lr=1e-3, warmup=0.05, weight_decay=0.01, dropout=0.1, seed=0)
+WEIGHT_BUDGET_MIB = 15.0  # the fp16 safetensors file must fit this (the repository stays small)
+POSITION_BUCKET = 4  # the position/segment null groups positions 0-3, 4-7, ...
+FREQUENT_K = 100  # "non-frequent targets": answers outside the K most frequent training tokens
+WEIGHTS, LOG, RUN, EVALUATION, CURVE = "model.safetensors", "train_log.jsonl", "run.json", "evaluation.json", \
+    "loss_curve.png"
+NULLS = {"position_segment": "position-and-segment unigram (null a)", "bigram": "neighbour bigrams (null b)"}
+
+
+def parameter_count(cfg: PretrainConfig, vocab_size: int | None = None) -> int:
+    """Parameters of ``BertForPreTraining`` at ``cfg``'s sizes, the decoder tied to the word
+    embeddings (stored once), counted on a model built on the meta device (no memory)."""
+    from transformers import BertForPreTraining
+
+    class _Tok:  # bert_config reads only these two
+        pad_token_id = 0
+
+        def __len__(self):
+            return vocab_size or cfg.vocab_size
+
+    with torch.device("meta"):
+        model = BertForPreTraining(bert_config(cfg, _Tok()))
+    return sum(p.numel() for p in model.parameters())  # parameters() lists a tied tensor once
+
+
+def weights_mib(cfg: PretrainConfig = MINI, vocab_size: int | None = None) -> float:
+    """Size of the fp16 weights in MiB (2 bytes per parameter, before the small file header)."""
+    return parameter_count(cfg, vocab_size) * 2 / 2 ** 20
+
+
+def check_budget(cfg: PretrainConfig = MINI, vocab_size: int | None = None) -> float:
+    size = weights_mib(cfg, vocab_size)
+    if size > WEIGHT_BUDGET_MIB:
+        raise ValueError(f"{cfg.describe()}: the fp16 weights would take {size:.1f} MiB, over the "
+                         f"{WEIGHT_BUDGET_MIB:g} MiB budget; use a smaller vocabulary or width.")
+    return size
+
+
+def pick_device(name: str | None = None) -> torch.device:
+    """``name`` checked by :func:`helpers.model.loading.resolve_device`, else a GPU when there is
+    one, else the CPU."""
+    from helpers.model.loading import resolve_device
+
+    if name:
+        return resolve_device(name)
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
+def _lr(group_lr: float, step: int, total: int, warmup: int) -> float:
+    if step < warmup:
+        return group_lr * (step + 1) / warmup
+    return group_lr * max(0.0, (total - step) / max(1, total - warmup))
+
+
+@torch.no_grad()
+def dev_losses(model, dev: dict, autocast) -> dict[str, float]:
+    """Masked-LM and next-sentence loss, and masked-LM top-1, on the fixed dev batch (masked once,
+    80/10/10, seeded), in slices of 512 pairs."""
+    model.eval()
+    tot = {"mlm": 0.0, "nsp": 0.0, "top1": 0.0}
+    n_pos = n_pairs = 0
+    for start in range(0, len(dev["input_ids"]), 512):
+        part = {k: v[start:start + 512] for k, v in dev.items()}
+        with autocast():
+            out = model.bert(input_ids=part["inputs"], token_type_ids=part["token_type_ids"],
+                             attention_mask=part["attention_mask"])
+            where = part["labels"] != IGNORE
+            logits = model.cls.predictions(out.last_hidden_state[where]).float()
+            nsp = model.cls.seq_relationship(out.pooler_output).float()
+        answers = part["labels"][where]
+        tot["mlm"] += float(torch.nn.functional.cross_entropy(logits, answers, reduction="sum"))
+        tot["top1"] += float((logits.argmax(-1) == answers).sum())
+        tot["nsp"] += float(torch.nn.functional.cross_entropy(nsp, part["next_sentence_label"], reduction="sum"))
+        n_pos += int(where.sum())
+        n_pairs += len(part["input_ids"])
+    model.train()
+    return {"dev_mlm_loss": tot["mlm"] / n_pos, "dev_nsp_loss": tot["nsp"] / n_pairs, "dev_top1": tot["top1"] / n_pos}
+
+
+def save_weights(model, template, folder: Path) -> str:
+    """Write ``model``'s weights as fp16 safetensors + config.json into ``folder`` (through a CPU
+    ``template`` of the same architecture) and return the weights' sha256. The config keeps
+    ``dtype: float32``, so ``from_pretrained`` hands back a float32 model."""
+    from transformers.utils import logging as hf_logging
+
+    template.load_state_dict({k: v.detach().to("cpu", torch.float32) for k, v in model.state_dict().items()})
+    half = copy.deepcopy(template).half()
+    folder.mkdir(parents=True, exist_ok=True)
+    hf_logging.disable_progress_bar()
+    try:
+        half.save_pretrained(str(folder), safe_serialization=True)
+    finally:
+        hf_logging.enable_progress_bar()
+    config = json.loads((folder / "config.json").read_text())
+    config.pop("torch_dtype", None)
+    config["dtype"] = "float32"
+    (folder / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    return hashlib.sha256((folder / WEIGHTS).read_bytes()).hexdigest()
+
+
+def _state_path(state_dir: Path) -> Path:
+    return state_dir / "state.pt"
+
+
+def _save_state(state_dir: Path, **state) -> None:
+    state_dir.mkdir(parents=True, exist_ok=True)
+    tmp = state_dir / f"state.pt.{os.getpid()}.part"
+    torch.save(state, tmp)
+    tmp.replace(_state_path(state_dir))  # atomic: a chunk stopped mid-save leaves the last good state
+
+
+def _autocast(device: torch.device):
+    if device.type == "cuda":
+        return lambda: torch.autocast("cuda", dtype=torch.bfloat16)
+    import contextlib
+
+    return contextlib.nullcontext
+
+
+def train(*, out: Path, state_dir: Path, steps: int | None = None, minutes: float | None = None,
+          max_seconds: float | None = None, resume: bool = False, device: str | None = None,
+          batch_size: int = MINI.batch_size, lr: float = MINI.lr, seed: int = MINI.seed, pool_pairs: int = 1 << 20,
+          dev_pairs: int = 2048, workers: int = 1, log_every: int = 50, eval_seconds: float = 30.0,
+          save_seconds: float = 120.0, tokenizer_dir: Path = COURSE_MINI_DIR) -> dict:
+    """Pre-train course-mini (masked-LM + next-sentence, BERT's recipe at this scale) and write the
+    dev-best fp16 weights, config.json, the log (JSON lines) and run.json into ``out``.
+
+    ``steps`` fixes the number of steps of the schedule (warm-up, then linear decay to 0);
+    ``minutes`` instead sets it from a short timing run so that training ends after about that
+    many minutes. ``max_seconds`` stops this call early (a chunk on a CPU): the full state is
+    saved in ``state_dir`` and ``resume=True`` carries on from it with the same schedule."""
+    if resume and (steps is not None or minutes is not None):
+        raise ValueError("resume carries on with the saved schedule: leave out steps / minutes.")
+    if (steps is None) == (minutes is None) and not resume:
+        raise ValueError("give exactly one of steps (a fixed schedule) or minutes (a wall-clock budget).")
+    if not (isinstance(lr, (int, float)) and lr > 0) or (minutes is not None and not minutes > 0):
+        raise ValueError(f"lr and minutes must be > 0, got lr={lr!r}, minutes={minutes!r}.")
+    dev = pick_device(device)
+    autocast = _autocast(dev)
+    tok = load_tokenizer(tokenizer_dir)
+    cfg = replace(MINI, batch_size=batch_size, lr=lr, seed=seed, vocab_size=len(tok))
+    check_budget(cfg)
+    state_file = _state_path(state_dir)
+    saved = None
+    if resume:
+        if not state_file.exists():
+            raise FileNotFoundError(f"--resume: no saved state in {state_dir} (start without --resume).")
+        saved = torch.load(state_file, map_location="cpu", weights_only=False)
+        asked = {"batch_size": batch_size, "lr": lr, "seed": seed, "pool_pairs": pool_pairs}
+        for key, value in asked.items():
+            if saved["settings"][key] != value:
+                raise ValueError(f"--resume with {key}={value!r}, but the saved run used "
+                                 f"{saved['settings'][key]!r}: use the same settings to resume.")
+    t_setup = time.perf_counter()
+    train_docs, dev_docs, _ = splits()
+    enc_train, enc_dev = encode_documents(tok, train_docs), encode_documents(tok, dev_docs)
+    pool = make_pool(enc_train, tok, pool_pairs, cfg.max_length, seed, workers=workers)
+    pool_t = pool.tensors(dev)
+    devb = dev_batch(tok, enc_dev, dev_pairs, cfg.max_length, dev)
+    setup_seconds = time.perf_counter() - t_setup
+    model = new_model(cfg, tok).to(dev).train()
+    attn = os.environ.get("COURSE_MINI_TRAIN_ATTN", "sdpa")  # training needs no attention weights
+    if attn != "eager":
+        try:
+            model.set_attn_implementation(attn)  # the saved config names none: loaders ask for eager
+        except (AttributeError, ValueError, ImportError) as err:
+            print(f"training with eager attention ({attn!r} not available: {err})", flush=True)
+    template = new_model(cfg, tok)
+
+    def one_step(m, o, step, total, warmup):
+        for g in o.param_groups:
+            g["lr"] = _lr(cfg.lr, step, total, warmup)
+        rows = torch.randint(len(pool), (cfg.batch_size,), device=dev)
+        batch = pool_batch(pool_t, rows, tok.pad_token_id)
+        inputs, labels = mask_tokens(batch["input_ids"], batch["special_tokens_mask"],
+                                     mask_token_id=tok.mask_token_id, vocab_size=len(tok))
+        with autocast():
+            mlm, nsp = losses(m, batch, inputs, labels)
+        o.zero_grad(set_to_none=True)
+        (mlm + nsp).backward()
+        torch.nn.utils.clip_grad_norm_(m.parameters(), 1.0)
+        o.step()
+        return mlm.detach(), nsp.detach(), batch["attention_mask"].sum()
+
+    if saved is None:
+        if minutes is not None:  # time a throw-away copy: steps per second on this device and pipeline
+            probe = copy.deepcopy(model)
+            popt, _ = _optimizer(probe, cfg, 10)
+            for i in range(25):
+                if i == 5:
+                    if dev.type == "cuda":
+                        torch.cuda.synchronize()
+                    t0 = time.perf_counter()
+                one_step(probe, popt, 1, 100, 1)
+            if dev.type == "cuda":
+                torch.cuda.synchronize()
+            per_step = (time.perf_counter() - t0) / 20
+            del probe, popt
+            steps = max(10, int(minutes * 60 / per_step * 0.92))  # the rest: dev scoring and saving
+        torch.manual_seed(seed)  # the training draws start from the seed, whatever the timing run drew
+        step, tokens, elapsed, best = 0, 0, 0.0, None
+        total = int(steps)
+        opt, _ = _optimizer(model, replace(cfg, steps=total), total)
+        log_lines = []
+    else:
+        model.load_state_dict(saved["model"])
+        opt, _ = _optimizer(model, cfg, saved["total"])
+        opt.load_state_dict(saved["optimizer"])
+        torch.set_rng_state(saved["cpu_rng"])
+        if dev.type == "cuda" and saved.get("cuda_rng") is not None:
+            torch.cuda.set_rng_state(saved["cuda_rng"])
+        step, tokens, elapsed, best, total = (saved[k] for k in ("step", "tokens", "elapsed", "best", "total"))
+        log_lines = list(saved["log"])
+    warmup = max(1, int(cfg.warmup * total))
+    out.mkdir(parents=True, exist_ok=True)
+    log_path = out / LOG
+    log_path.write_text("".join(json.dumps(x) + "\n" for x in log_lines))
+
+    def log(entry):
+        log_lines.append(entry)
+        with log_path.open("a") as fh:
+            fh.write(json.dumps(entry) + "\n")
+        print(json.dumps(entry), flush=True)
+
+    def score_dev():
+        nonlocal best
+        scores = dev_losses(model, devb, autocast)
+        log({"step": step, "tokens": tokens, "seconds": round(elapsed, 1), **{k: round(v, 4) for k, v in scores.items()}})
+        if best is None or scores["dev_mlm_loss"] < best["dev_mlm_loss"]:
+            best = {"step": step, **scores}
+            sha = save_weights(model, template, out)
+            best["weights_sha256"] = sha
+        write_run()
+
+    def write_run():
+        info = {"name": COURSE_MINI, "config": asdict(replace(cfg, steps=total)), "planned_steps": total,
+                "steps_done": step, "tokens_seen": tokens, "train_seconds": round(elapsed, 1),
+                "setup_seconds": round(setup_seconds, 1), "warmup_steps": warmup, "best": best,
+                "device": torch.cuda.get_device_name(dev) if dev.type == "cuda" else f"CPU ({platform.processor() or platform.machine()}, {torch.get_num_threads()} threads)",
+                "precision": "bf16 autocast, fp32 weights and AdamW" if dev.type == "cuda" else "fp32",
+                "torch": torch.__version__, "python": platform.python_version(),
+                "pool_pairs": pool_pairs, "dev_pairs": dev_pairs, "train_documents": len(train_docs),
+                "dev_documents": len(dev_docs), "corpus_sha256": corpus_hash(), "vocabulary_hash": vocabulary_hash(tok),
+                "weights_file": WEIGHTS, "weights_fp16_mib": round(weights_mib(cfg), 2)}
+        (out / RUN).write_text(json.dumps(info, indent=1) + "\n")
+
+    if step == 0:
+        score_dev()  # step 0: the untrained model on the dev batch
+    mlm_sum = torch.zeros((), device=dev)
+    nsp_sum = torch.zeros((), device=dev)
+    tok_sum = torch.zeros((), device=dev, dtype=torch.long)
+    n_sum, before = 0, elapsed
+    t_call = time.perf_counter()
+    last_eval = last_save = t_call
+    stopped = "schedule done"
+    while step < total:
+        m, n, t = one_step(model, opt, step, total, warmup)
+        mlm_sum += m
+        nsp_sum += n
+        tok_sum += t
+        n_sum += 1
+        step += 1
+        now = time.perf_counter()
+        elapsed = before + (now - t_call)
+        if step % log_every == 0 or step == total:
+            mlm_mean, nsp_mean = float(mlm_sum) / n_sum, float(nsp_sum) / n_sum  # one sync per log line
+            tokens += int(tok_sum)
+            log({"step": step, "tokens": tokens, "seconds": round(elapsed, 1), "mlm_loss": round(mlm_mean, 4),
+                 "nsp_loss": round(nsp_mean, 4), "lr": float(f"{opt.param_groups[0]['lr']:.3e}")})
+            mlm_sum.zero_(), nsp_sum.zero_(), tok_sum.zero_()
+            n_sum = 0
+            if not (math.isfinite(mlm_mean) and math.isfinite(nsp_mean)):
+                stopped = f"the loss became {mlm_mean}, {nsp_mean} at step {step}: stopped (lower the lr)"
+                break
+        if now - last_eval >= eval_seconds and step < total:
+            score_dev()
+            last_eval = time.perf_counter()
+        if now - last_save >= save_seconds:
+            _save_state(state_dir, **_state(model, opt, dev, step, tokens, elapsed, best, total, log_lines,
+                                            batch_size, lr, seed, pool_pairs))
+            last_save = time.perf_counter()
+        if max_seconds is not None and now - t_call >= max_seconds and step < total:
+            stopped = f"stopped after {max_seconds:g} s of this call (resume with --resume)"
+            break
+    if n_sum:  # steps since the last log line
+        tokens += int(tok_sum)
+    elapsed = before + (time.perf_counter() - t_call)
+    score_dev()
+    _save_state(state_dir, **_state(model, opt, dev, step, tokens, elapsed, best, total, log_lines,
+                                    batch_size, lr, seed, pool_pairs))
+    print(f"{stopped}: step {step} of {total}, {tokens:,} tokens, {elapsed:.0f} s; best dev masked-LM loss "
+          f"{best['dev_mlm_loss']:.3f} at step {best['step']}; weights in {out}", flush=True)
+    return json.loads((out / RUN).read_text())
+
+
+def _state(model, opt, dev, step, tokens, elapsed, best, total, log_lines, batch_size, lr, seed, pool_pairs) -> dict:
+    return {"model": {k: v.detach().cpu() for k, v in model.state_dict().items()}, "optimizer": opt.state_dict(),
+            "cpu_rng": torch.get_rng_state(), "cuda_rng": torch.cuda.get_rng_state(dev) if dev.type == "cuda" else None,
+            "step": step, "tokens": tokens, "elapsed": elapsed, "best": best, "total": total, "log": log_lines,
+            "settings": {"batch_size": batch_size, "lr": lr, "seed": seed, "pool_pairs": pool_pairs}}
+
+
+# ----------------------------------------------------------------------------- evaluation
+
+
+@torch.no_grad()
+def model_topk(model, ho: HeldOut, k: int = 5, slice_pairs: int = 128) -> tuple[np.ndarray, np.ndarray]:
+    """``(top-k ids [positions, k], next-sentence prediction [pairs])`` of a ``BertForPreTraining``
+    at every masked position of ``ho``, in the order of ``ho``'s positions."""
+    model.eval()
+    device = next(model.parameters()).device
+    tops, nsp = [], []
+    n = len(ho.inputs)
+    for start in range(0, n, slice_pairs):
+        sl = slice(start, start + slice_pairs)
+        out = model.bert(input_ids=ho.inputs[sl].to(device), token_type_ids=ho.batch["token_type_ids"][sl].to(device),
+                         attention_mask=ho.batch["attention_mask"][sl].to(device))
+        where = (ho.batch["labels"][sl] != IGNORE).to(device)
+        logits = model.cls.predictions(out.last_hidden_state[where])
+        tops.append(logits.topk(k, dim=-1).indices.cpu().numpy())
+        nsp.append(model.cls.seq_relationship(out.pooler_output).argmax(-1).cpu().numpy())
+    return np.concatenate(tops), np.concatenate(nsp)
+
+
+@dataclass
+class PositionSegmentUnigram:
+    """Null (a): the most frequent training token at each position bucket (``bucket`` positions
+    wide) and segment. A ``[MASK]``'s input vector is the [MASK] embedding plus its position and
+    segment embeddings, so this is what a model could know from the embeddings alone."""
+
+    top: np.ndarray  # [buckets, 2, k] token ids, most frequent first
+    bucket: int
+
+    @classmethod
+    def fit(cls, pool: PairPool, vocab_size: int, bucket: int = POSITION_BUCKET, k: int = 5):
+        ids, pos, seg = pool_positions(pool)
+        n_buckets = -(-pool.ids.shape[1] // bucket)
+        counts = np.zeros((n_buckets, 2, vocab_size), dtype=np.int64)
+        np.add.at(counts, (pos // bucket, seg, ids), 1)
+        return cls(np.argsort(-counts, axis=-1, kind="stable")[..., :k], bucket)
+
+    def topk(self, position: np.ndarray, segment: np.ndarray) -> np.ndarray:
+        return self.top[np.asarray(position) // self.bucket, np.asarray(segment)]
+
+
+@dataclass
+class BigramContext:
+    """Null (b): the masked token from its unmasked neighbours' bigram statistics on the training
+    split. Score of a candidate ``w`` between ``l`` and ``r``: ``log P(w | l) + log P(r | w)`` (a
+    factor dropped where that neighbour is masked too), each bigram probability interpolated with
+    the unigram one (Jelinek-Mercer, weight ``lam`` chosen on the dev split). ``[CLS]`` and
+    ``[SEP]`` count as neighbours: they mark segment starts and ends."""
+
+    counts: object  # scipy CSR [V, V]: counts[a, b] = how often b follows a
+    unigram: np.ndarray  # [V] probabilities
+    lam: float = 0.9
+
+    @classmethod
+    def fit(cls, pool: PairPool, vocab_size: int, lam: float = 0.9):
+        from scipy.sparse import csr_matrix
+
+        real = np.arange(pool.ids.shape[1])[None] < pool.length[:, None]
+        pairs = real[:, :-1] & real[:, 1:]
+        a, b = pool.ids[:, :-1][pairs].astype(np.int64), pool.ids[:, 1:][pairs].astype(np.int64)
+        counts = csr_matrix((np.ones_like(a, dtype=np.float32), (a, b)), shape=(vocab_size, vocab_size))
+        counts.sum_duplicates()
+        uni = np.bincount(pool.ids[real].astype(np.int64), minlength=vocab_size).astype(np.float64) + 1.0
+        return cls(counts, (uni / uni.sum()).astype(np.float32), lam)
+
+    def topk(self, left: np.ndarray, right: np.ndarray, k: int = 5, chunk: int = 1024) -> np.ndarray:
+        rows_out = self.counts.sum(1).A1.astype(np.float32)  # how often each token has a successor
+        cols = self.counts.T.tocsr()
+        lam, uni = self.lam, self.unigram
+        log_uni = np.log(uni)
+        out = []
+        for start in range(0, len(left), chunk):
+            l, r = left[start:start + chunk], right[start:start + chunk]
+            score = np.zeros((len(l), len(uni)), dtype=np.float32)
+            has_l, has_r = l >= 0, r >= 0
+            if has_l.any():  # log P(w | l)
+                c = self.counts[l[has_l]].toarray()
+                tot = np.maximum(rows_out[l[has_l]], 1.0)[:, None]
+                score[has_l] += np.log(lam * c / tot + (1 - lam) * uni)
+            if has_r.any():  # log P(r | w)
+                c = cols[r[has_r]].toarray()
+                p = lam * c / np.maximum(rows_out, 1.0)[None] + (1 - lam) * uni[r[has_r]][:, None]
+                score[has_r] += np.log(p)
+            score[~has_l & ~has_r] += log_uni
+            out.append(_top_k(score, k))
+        return np.concatenate(out)
+
+
+def _top_k(score: np.ndarray, k: int) -> np.ndarray:
+    """The ``k`` highest-scoring ids of each row, best first (ties: the lower id first)."""
+    part = np.argpartition(-score, k, axis=1)[:, :k]
+    vals = np.take_along_axis(score, part, 1)
+    order = np.lexsort((part, -vals), axis=1)
+    return np.take_along_axis(part, order, 1)
+
+
+def _hits(top: np.ndarray, answer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return (top[:, 0] == answer).astype(float), (top == answer[:, None]).any(1).astype(float)
+
+
+def _interval(values: np.ndarray, clusters: np.ndarray) -> dict:
+    from helpers.common.stats import cluster_bootstrap_ci
+
+    iv = cluster_bootstrap_ci(values, clusters, seed=EVAL_SEED)
+    return {"estimate": float(iv.estimate), "low": float(iv.low), "high": float(iv.high)}
+
+
+def load_pretraining_model(folder: Path | str = COURSE_MINI_DIR, device="cpu"):
+    """course-mini as ``BertForPreTraining`` (both heads), float32, eager attention, eval mode."""
+    from transformers import BertForPreTraining
+    from transformers.utils import logging as hf_logging
+
+    hf_logging.disable_progress_bar()
+    try:
+        model = BertForPreTraining.from_pretrained(str(folder), attn_implementation="eager", dtype=torch.float32)
+    finally:
+        hf_logging.enable_progress_bar()
+    return model.to(device).eval()
+
+
+def baselines(tokenizer, encoded_train, n_pairs: int = 60000, seed: int = EVAL_SEED + 1):
+    """Both nulls fitted on ``n_pairs`` training pairs, and the training token counts."""
+    pool = make_pool(encoded_train, tokenizer, n_pairs, MINI.max_length, seed)
+    v = len(tokenizer)
+    counts = np.bincount(pool_positions(pool)[0].astype(np.int64), minlength=v)
+    return PositionSegmentUnigram.fit(pool, v), BigramContext.fit(pool, v), counts
+
+
+def evaluate(folder: Path | str = COURSE_MINI_DIR, *, test_pairs: int = 2000, dev_pairs: int = 1000,
+             baseline_pairs: int = 60000, lams=(0.5, 0.7, 0.8, 0.9, 0.95, 0.99)) -> dict:
+    """The model card's numbers, seeded: held-out fill-mask top-1 / top-5 of course-mini and of both
+    nulls on ``test_pairs`` pairs of the **test** documents, with 95 % intervals that resample
+    documents; the paired differences model - null; top-1 on non-frequent answers (outside the
+    :data:`FREQUENT_K` most frequent training tokens); next-sentence accuracy. The bigram null's
+    smoothing is the best of ``lams`` on the **dev** documents."""
+    tok = load_tokenizer(folder)
+    model = load_pretraining_model(folder)
+    train_docs, dev_docs, test_docs = splits()
+    enc_train, enc_dev, enc_test = (encode_documents(tok, d) for d in (train_docs, dev_docs, test_docs))
+    unigram, bigram, counts = baselines(tok, enc_train, baseline_pairs)
+    corpus_counts = np.bincount(np.concatenate([np.asarray(x, dtype=np.int64) for d in enc_train for x in d if x]),
+                                minlength=len(tok))
+    ordinary = np.array([i for i in range(len(tok)) if i not in set(tok.all_special_ids)])
+    special = set(tok.all_special_ids)
+    frequent = [int(i) for i in np.argsort(-counts, kind="stable") if int(i) not in special][:FREQUENT_K]
+    dev = held_out(tok, enc_dev, dev_pairs)
+    dev_top1 = {}
+    for lam in lams:
+        bigram.lam = lam
+        dev_top1[lam] = float(_hits(bigram.topk(dev.left, dev.right), dev.answer)[0].mean())
+    bigram.lam = max(lams, key=lambda x: (dev_top1[x], -x))
+    test = held_out(tok, enc_test, test_pairs)
+    top_model, nsp = model_topk(model, test)
+    tops = {"model": top_model, "position_segment": unigram.topk(test.position, test.segment),
+            "bigram": bigram.topk(test.left, test.right)}
+    hits = {name: _hits(t, test.answer) for name, t in tops.items()}
+    rare = ~np.isin(test.answer, frequent)
+    result = {"name": COURSE_MINI, "weights_sha256": hashlib.sha256((Path(folder) / WEIGHTS).read_bytes()).hexdigest(),
+              "config": {k: v for k, v in json.loads((Path(folder) / "config.json").read_text()).items()
+                         if k in ("num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size",
+                                  "vocab_size", "max_position_embeddings")},
+              "test_documents": len(test_docs), "dev_documents": len(dev_docs), "train_documents": len(train_docs),
+              "test_pairs": test_pairs, "positions": len(test), "documents_scored": int(len(np.unique(test.document))),
+              "baseline_pairs": baseline_pairs, "position_bucket": unigram.bucket, "bigram_lambda": bigram.lam,
+              "bigram_dev_top1": {str(k): v for k, v in dev_top1.items()}, "frequent_k": FREQUENT_K,
+              "rare_positions": int(rare.sum()), "rare_documents": int(len(np.unique(test.document[rare]))),
+              "train_tokens": int(corpus_counts.sum()),
+              "vocabulary_counts": {"median": float(np.median(corpus_counts[ordinary])),
+                                    "under_20": int((corpus_counts[ordinary] < 20).sum()),
+                                    "never": int((corpus_counts[ordinary] == 0).sum())},
+              "seed": EVAL_SEED, "accuracy": {}, "difference": {}, "rare_top1": {}, "rare_difference": {},
+              "position_segment_top": unigram.top.tolist(), "frequent_ids": frequent}
+    for name, (t1, t5) in hits.items():
+        result["accuracy"][name] = {"top1": _interval(t1, test.document), "top5": _interval(t5, test.document)}
+        result["rare_top1"][name] = _interval(t1[rare], test.document[rare])
+    for name in ("position_segment", "bigram"):
+        result["difference"][name] = {f"top{k}": _interval(hits["model"][i] - hits[name][i], test.document)
+                                      for i, k in ((0, 1), (1, 5))}
+        result["rare_difference"][name] = _interval(hits["model"][0][rare] - hits[name][0][rare], test.document[rare])
+    nsp_ok = (nsp == test.batch["next_sentence_label"].cpu().numpy()).astype(float)
+    result["nsp_accuracy"] = _interval(nsp_ok, test.pair_document)
+    result["nsp_is_next_share"] = float((test.batch["next_sentence_label"] == IS_NEXT).float().mean())
+    return result
+
+
+# ----------------------------------------------------------------------------- the model card
+
+
+def read_log(folder: Path) -> tuple[list[dict], list[dict]]:
+    """``(training lines, dev lines)`` of ``train_log.jsonl``."""
+    lines = [json.loads(x) for x in (Path(folder) / LOG).read_text().splitlines() if x.strip()]
+    return [x for x in lines if "mlm_loss" in x], [x for x in lines if "dev_mlm_loss" in x]
+
+
+def _pct(iv: dict) -> str:
+    return f"{100 * iv['estimate']:.1f} % [{100 * iv['low']:.1f}, {100 * iv['high']:.1f}]"
+
+
+def _pp(iv: dict) -> str:
+    return f"{100 * iv['estimate']:+.1f} pp [{100 * iv['low']:+.1f}, {100 * iv['high']:+.1f}]"
+
+
+def _verdict(iv: dict, null: str) -> str:
+    if iv["low"] > 0:
+        return f"better than the {null}"
+    if iv["high"] < 0:
+        return f"worse than the {null}"
+    return f"not shown different from the {null} (the interval includes 0: inconclusive)"
+
+
+def card_text(folder: Path = COURSE_MINI_DIR) -> str:
+    """The model card, as Markdown, from the folder's files."""
+    folder = Path(folder)
+    run = json.loads((folder / RUN).read_text())
+    ev = json.loads((folder / EVALUATION).read_text())
+    config = json.loads((folder / "config.json").read_text())
+    sources = json.loads((DATA_DIR / "pretrain" / "SOURCES.json").read_text())
+    sha = hashlib.sha256((folder / WEIGHTS).read_bytes()).hexdigest()
+    if sha != ev["weights_sha256"] or sha != run["best"]["weights_sha256"]:
+        raise ValueError(f"{folder / WEIGHTS} (sha256 {sha[:12]}...) is not the file that was evaluated "
+                         f"({ev['weights_sha256'][:12]}...) or trained ({run['best']['weights_sha256'][:12]}...): "
+                         "run `python -m helpers.mini.compute evaluate` again.")
+    train, dev = read_log(folder)
+    c = config
+    acc, diff = ev["accuracy"], ev["difference"]
+    best_dev = min(dev, key=lambda x: x["dev_mlm_loss"])
+    last_dev = dev[-1]
+    best_nsp = min(dev, key=lambda x: x["dev_nsp_loss"])
+    passes = run["tokens_seen"] / ev["train_tokens"]
+    size_mib = (folder / WEIGHTS).stat().st_size / 2 ** 20
+    n_params = _parameters(folder)
+    quarter = min(dev, key=lambda x: abs(x["step"] - 0.75 * run["steps_done"]))  # the dev score nearest 3/4 in
+    change = (last_dev["dev_mlm_loss"] - quarter["dev_mlm_loss"]) / quarter["dev_mlm_loss"]
+    converged = (f"the dev masked-LM loss was lowest at the last dev score (step {best_dev['step']:,} of "
+                 f"{run['steps_done']:,}); over the last quarter of the run it went from {quarter['dev_mlm_loss']:.3f} "
+                 f"(step {quarter['step']:,}) to {last_dev['dev_mlm_loss']:.3f} ({100 * change:+.1f} %): flattening "
+                 "but still falling, so it is **not shown to have converged**, and a longer run might lower it a "
+                 "little further"
+                 if best_dev["step"] == last_dev["step"] else
+                 f"the dev masked-LM loss was lowest at step {best_dev['step']:,} and did not improve over the "
+                 f"remaining {run['steps_done'] - best_dev['step']:,} steps (those weights are the ones shipped)")
+    nsp_note = (f"The dev next-sentence loss was lowest at step {best_nsp['step']:,} ({best_nsp['dev_nsp_loss']:.3f}) "
+                f"and ended at {last_dev['dev_nsp_loss']:.3f} while the training next-sentence loss kept falling "
+                f"(last logged {train[-1]['nsp_loss']:.3f}): that head over-fits the training documents."
+                if best_nsp["step"] != last_dev["step"] else
+                f"The dev next-sentence loss was lowest at the end ({last_dev['dev_nsp_loss']:.3f}).")
+    m1, m5 = acc["model"]["top1"], acc["model"]["top5"]
+    lines = [
+        f"# `{COURSE_MINI}` -- a BERT-mini pre-trained for this course",
+        "",
+        "<!-- Generated by `python -m helpers.mini.compute card` from run.json, train_log.jsonl and "
+        "evaluation.json: edit the generator (helpers/mini/compute.py, card_text), not this file. -->",
+        "",
+        f"A small English BERT with **trained masked-LM and next-sentence heads**, pre-trained once with "
+        f"BERT's two objectives (Devlin et al., 2019) on the public-domain corpus of `data/pretrain/` "
+        f"(Shakespeare's plays and the King James Bible). It exists because no English BERT with a trained "
+        f"masked-LM head can be loaded offline here (the bundled all-MiniLM-L6-v2 has none). "
+        f"Load it with `load_model(\"{COURSE_MINI}\")` (a `BertModel`) or as `BertForPreTraining` / "
+        f"`BertForMaskedLM` from this folder, always with `attn_implementation=\"eager\"`.",
+        "",
+        f"On masked words of held-out documents it puts the right WordPiece first {_pct(m1)} of the time "
+        f"(top 5: {_pct(m5)}); "
+        f"that is {_verdict(diff['position_segment']['top1'], 'position-and-segment unigram null')} "
+        f"({_pct(acc['position_segment']['top1'])}) and "
+        f"{_verdict(diff['bigram']['top1'], 'neighbour-bigram null')} ({_pct(acc['bigram']['top1'])}).",
+        "",
+        "## The model",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| architecture | `BertForPreTraining`: {c['num_hidden_layers']} layers, hidden {c['hidden_size']}, "
+        f"{c['num_attention_heads']} heads, feed-forward {c['intermediate_size']} (the sizes Turc et al., 2019, "
+        f"\"Well-Read Students Learn Better\", call BERT-mini), post-LayerNorm, GELU |",
+        f"| vocabulary | {c['vocab_size']:,} lower-cased WordPieces learnt on the training documents "
+        f"(`vocab.txt`, `tokenizer.json`; uncased, like `bert-base-uncased`) |",
+        f"| inputs | at most {c['max_position_embeddings']} tokens (`[CLS] A [SEP] B [SEP]`); segment ids 0/1 |",
+        f"| parameters | {n_params:,} (the decoder shares the word-embedding matrix) |",
+        f"| weights | `{WEIGHTS}`, fp16, {size_mib:.1f} MiB; `config.json` says `dtype: float32`, so "
+        f"`from_pretrained` returns a float32 model |",
+        f"| sha256 of `{WEIGHTS}` | `{sha}` |",
+        "",
+        f"**Why this size.** BERT-mini's sizes keep the fp16 file small enough to commit ({size_mib:.1f} MiB). "
+        f"The vocabulary is smaller than BERT's 30,522 because the corpus is small: the training documents hold "
+        f"{ev['train_tokens']:,} WordPieces, and even at {c['vocab_size']:,} entries the median entry occurs "
+        f"{ev['vocabulary_counts']['median']:.0f} times in them and {ev['vocabulary_counts']['under_20']:,} entries "
+        f"occur fewer than 20 times; a larger vocabulary would add entries seen even more rarely, whose embeddings "
+        f"(and tied output rows) could hardly be learnt.",
+        "",
+        "## Data",
+        "",
+        "| source | documents | licence |",
+        "| --- | --- | --- |",
+        *[f"| `{s['output']}` ({s['package']} {s['version']}) | {s['documents']:,} | {s['text_licence']} |"
+          for s in sources.values()],
+        "",
+        f"Whole documents (a scene, a chapter) are split once, seeded: {ev['train_documents']:,} for training, "
+        f"{ev['dev_documents']:,} for the dev split (choosing the checkpoint and the bigram null's smoothing) and "
+        f"{ev['test_documents']:,} for the test split (this card's numbers only). Next-sentence pairs follow "
+        f"Google's recipe (`helpers.pretrain.data.PairSampler`: B is the real continuation half of the time, else "
+        f"text from another document); 15 % of the non-special positions are scored, 80 % of them shown as "
+        f"`[MASK]`, 10 % as a random WordPiece, 10 % unchanged (`mask_tokens`), drawn afresh for every batch.",
+        "",
+        "## Training",
+        "",
+        "| | |",
+        "| --- | --- |",
+        f"| hardware | {run['device']}, {run['precision']}; PyTorch {run['torch']} |",
+        f"| time | {run['train_seconds'] / 60:.1f} min of training (a fixed wall-clock budget), "
+        f"{run['setup_seconds']:.0f} s of data setup |",
+        f"| steps | {run['steps_done']:,} of {run['planned_steps']:,} planned, batches of "
+        f"{run['config']['batch_size']:,} pairs |",
+        f"| tokens seen | {run['tokens_seen']:,} (non-padding positions), about {passes:,.0f} passes over the "
+        f"training WordPieces (different pairs and masks each time) |",
+        f"| optimiser | AdamW, peak lr {run['config']['lr']:g}, {run['warmup_steps']:,} warm-up steps then linear "
+        f"decay to 0, weight decay {run['config']['weight_decay']:g} (not on biases and LayerNorm), gradient clip "
+        f"1.0, dropout {run['config']['dropout']:g}, seed {run['config']['seed']} |",
+        f"| final training loss | masked-LM {train[-1]['mlm_loss']:.3f}, next-sentence {train[-1]['nsp_loss']:.3f} "
+        f"(mean of the last {_last_stretch(train)} steps) |",
+        f"| dev loss (shipped weights) | masked-LM {run['best']['dev_mlm_loss']:.3f}, next-sentence "
+        f"{run['best']['dev_nsp_loss']:.3f}; masked-LM top-1 {100 * run['best']['dev_top1']:.1f} % (80/10/10 "
+        f"masking) at step {run['best']['step']:,} |",
+        f"| step 0 (untrained) | dev masked-LM {dev[0]['dev_mlm_loss']:.3f} (ln V = {math.log(c['vocab_size']):.3f}), "
+        f"next-sentence {dev[0]['dev_nsp_loss']:.3f} (ln 2 = {math.log(2):.3f}) |",
+        "",
+        f"Convergence: {converged}. {nsp_note} After about {passes:,.0f} passes the model fits its training "
+        f"documents better than unseen ones (masked-LM loss {train[-1]['mlm_loss']:.2f} in training, "
+        f"{last_dev['dev_mlm_loss']:.2f} on dev documents at the end).",
+        "",
+        f"![Masked-LM and next-sentence loss against tokens seen, training and dev]({CURVE})",
+        "",
+        "## Held-out fill-mask",
+        "",
+        f"{ev['test_pairs']:,} seeded next-sentence pairs from the **test documents**; 15 % of their non-special "
+        f"positions replaced by `[MASK]` (all of them: every scored position is a real blank), "
+        f"{ev['positions']:,} positions in {ev['documents_scored']:,} documents. Intervals: 95 % percentile "
+        f"bootstrap that resamples **documents** (`cluster_bootstrap_ci`), seed {ev['seed']}; differences are "
+        f"paired on the same positions.",
+        "",
+        "| predictor | top-1 | top-5 | top-1 minus null | top-5 minus null |",
+        "| --- | --- | --- | --- | --- |",
+        f"| {COURSE_MINI} | {_pct(m1)} | {_pct(m5)} | | |",
+        *[f"| {NULLS[k]} | {_pct(acc[k]['top1'])} | {_pct(acc[k]['top5'])} | {_pp(diff[k]['top1'])} | "
+          f"{_pp(diff[k]['top5'])} |" for k in NULLS],
+        "",
+        f"* **Null (a), position and segment**: the most frequent training WordPiece at that position "
+        f"(buckets of {ev['position_bucket']} positions) in that segment. At a `[MASK]` the input vector is the "
+        f"`[MASK]` embedding plus the position and segment embeddings, so this is what the embeddings alone can "
+        f"know. Fitted on {ev['baseline_pairs']:,} training pairs.",
+        f"* **Null (b), neighbour bigrams**: each candidate w scored by log P(w | left neighbour) + log P(right "
+        f"neighbour | w) from training bigram counts (a neighbour that is itself masked is left out; `[CLS]` and "
+        f"`[SEP]` count), interpolated with unigram frequencies; weight {ev['bigram_lambda']:g} chosen on the dev "
+        f"documents. It sees one token either side; the model sees the whole pair.",
+        "",
+        f"**Non-frequent answers.** On the {ev['rare_positions']:,} positions ({ev['rare_documents']:,} documents) "
+        f"whose answer is not among the {ev['frequent_k']} most frequent training WordPieces, top-1 is "
+        f"{_pct(ev['rare_top1']['model'])} for {COURSE_MINI}, "
+        f"{_pct(ev['rare_top1']['position_segment'])} for null (a) and {_pct(ev['rare_top1']['bigram'])} for "
+        f"null (b); the model minus null (b): {_pp(ev['rare_difference']['bigram'])}.",
+        "",
+        f"**Next sentence.** On the same test pairs ({100 * ev['nsp_is_next_share']:.0f} % real continuations) "
+        f"the next-sentence head is right {_pct(ev['nsp_accuracy'])} of the time (documents resampled).",
+        "",
+        "## What it is not",
+        "",
+        f"* **Tiny**: {n_params / 1e6:.1f} M parameters against BERT-base's 110 M, trained for "
+        f"{run['train_seconds'] / 60:.1f} minutes on {ev['train_tokens'] / 1e6:.1f} M WordPieces; BERT-base saw "
+        f"3.3 B words for a million steps (Devlin et al., 2019). Its numbers are not comparable to BERT-base's, and "
+        f"findings about BERT-base (which layer holds what) need not hold for it.",
+        "* **Old English only**: Shakespeare (around 1600) and the King James Bible (1611). It has never seen "
+        "modern prose: no modern public-domain English text was found in a PyPI package to add (see "
+        "`data/pretrain/README.md`), so modern words are split into unusual pieces and modern sentences are "
+        "out of its domain.",
+        "* **Not fine-tuned** for any task, not a sentence encoder, and not distilled from a larger model.",
+        f"* **Short inputs**: {c['max_position_embeddings']} positions; longer inputs must be truncated.",
+        "",
+        "## Reproduce",
+        "",
+        "```bash",
+        "python -m helpers.mini.compute vocab      # the vocabulary (committed; the trainer's tie order can vary)",
+        "bash data/course_mini/train_on_gpu.sh             # the training run above (on a GPU; writes into $OUT)",
+        "python -m helpers.mini.compute train --device cpu --steps 300 --batch-size 32 --max-seconds 600",
+        "python -m helpers.mini.compute train --device cpu --resume --max-seconds 600   # the next chunk",
+        "python -m helpers.mini.compute evaluate   # evaluation.json (seeded: the numbers above)",
+        "python -m helpers.mini.compute card       # this file and the loss curve",
+        "```",
+        "",
+        "Training is seeded (model initialisation, the pair pool, the batches and masks from torch's generator on "
+        "the training device); a rerun on the same kind of device follows the same data, up to the GPU's "
+        "non-deterministic reductions. `tests/test_model_course_mini.py` checks the weights' sha256 and sizes "
+        "against this card, the masked-LM head by hand, and the model against null (a) on a held-out slice.",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _last_stretch(train: list[dict]) -> int:
+    return train[-1]["step"] - train[-2]["step"] if len(train) > 1 else train[-1]["step"]
+
+
+def _parameters(folder: Path) -> int:
+    from safetensors import safe_open
+
+    with safe_open(str(folder / WEIGHTS), "pt") as fh:
+        return int(sum(np.prod(fh.get_slice(k).get_shape()) for k in fh.keys()))
+
+
+def write_card(folder: Path = COURSE_MINI_DIR) -> Path:
+    """Write ``README.md`` and the loss curve into ``folder``; return the README's path."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder = Path(folder)
+    text = card_text(folder)
+    config = json.loads((folder / "config.json").read_text())
+    from helpers.mini.plots import plot_loss_curve  # the one figure; compute itself never draws
+
+    train, dev = read_log(folder)
+    axes = plot_loss_curve(train, dev, config["vocab_size"])
+    axes[0].figure.savefig(folder / CURVE, dpi=110, bbox_inches="tight", metadata={"Software": None})
+    plt.close(axes[0].figure)
+    (folder / "README.md").write_text(text, encoding="utf-8")
+    return folder / "README.md"
+
+
+# ----------------------------------------------------------------------------- command line
+
+
+def _default_state() -> Path:
+    root = course_cache()
+    if root is None:
+        raise ValueError("COURSE_CACHE is off: give --state FOLDER for the resumable training state.")
+    return root / "course_mini" / "state"
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m helpers.mini.compute", description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("vocab", help="learn the WordPiece vocabulary on the training split into data/course_mini/")
+    tr = sub.add_parser("train", help="pre-train (masked-LM + next-sentence); resumable")
+    tr.add_argument("--out", type=Path, default=COURSE_MINI_DIR, help="where the weights, log and run.json go")
+    tr.add_argument("--state", type=Path, default=None, help="resumable state (default $COURSE_CACHE/course_mini/state)")
+    when = tr.add_mutually_exclusive_group()
+    when.add_argument("--steps", type=int, help="a fixed schedule of this many steps")
+    when.add_argument("--minutes", type=float, help="set the steps so that training takes about this long")
+    tr.add_argument("--max-seconds", type=float, default=None, help="stop this call after so many seconds")
+    tr.add_argument("--resume", action="store_true", help="carry on from the saved state")
+    tr.add_argument("--device", default=None, help="cpu, cuda, cuda:N or mps (default: a GPU when present)")
+    tr.add_argument("--batch-size", type=int, default=MINI.batch_size)
+    tr.add_argument("--lr", type=float, default=MINI.lr)
+    tr.add_argument("--seed", type=int, default=MINI.seed)
+    tr.add_argument("--pool", type=int, default=1 << 20, help="next-sentence pairs drawn once to sample batches from")
+    tr.add_argument("--dev-pairs", type=int, default=2048)
+    tr.add_argument("--workers", type=int, default=1, help="processes that draw the pool")
+    tr.add_argument("--log-every", type=int, default=50)
+    tr.add_argument("--eval-seconds", type=float, default=30.0)
+    tr.add_argument("--save-seconds", type=float, default=120.0)
+    ev = sub.add_parser("evaluate", help="held-out fill-mask against both nulls -> data/course_mini/evaluation.json")
+    ev.add_argument("--test-pairs", type=int, default=2000)
+    sub.add_parser("card", help="data/course_mini/README.md and loss_curve.png from the files above")
+    args = parser.parse_args(argv)
+    if args.command == "vocab":
+        tok = build_vocabulary()
+        print(f"{len(tok):,} WordPieces saved in {COURSE_MINI_DIR}; fp16 weights at this size: "
+              f"{check_budget(MINI, len(tok)):.1f} MiB")
+    elif args.command == "train":
+        train(out=args.out, state_dir=args.state or _default_state(), steps=args.steps, minutes=args.minutes,
+              max_seconds=args.max_seconds, resume=args.resume, device=args.device, batch_size=args.batch_size,
+              lr=args.lr, seed=args.seed, pool_pairs=args.pool, dev_pairs=args.dev_pairs, workers=args.workers,
+              log_every=args.log_every, eval_seconds=args.eval_seconds, save_seconds=args.save_seconds)
+    elif args.command == "evaluate":
+        result = evaluate(test_pairs=args.test_pairs)
+        (COURSE_MINI_DIR / EVALUATION).write_text(json.dumps(result, indent=1) + "\n")
+        print(json.dumps({k: result[k] for k in ("accuracy", "difference", "rare_top1", "nsp_accuracy")}, indent=1))
+    elif args.command == "card":
+        print(f"wrote {write_card(COURSE_MINI_DIR)}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
