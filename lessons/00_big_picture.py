@@ -345,7 +345,7 @@ print("mean length per layer:",
       ", ".join(f"{name} {v:.1f}" for name, v in
                 zip(layer_labels(L + 1), mean_length.tolist())))
 
-# %% mystnb={"figure": {"caption": "Mean length (L2 norm) of the token vectors of the lesson's sentence, all its tokens including `[CLS]` and `[SEP]`, after each layer, from the embeddings (\"emb\", `hidden(0)`) to the last layer. One sentence, no interval. Compare the bars from layer to layer: does the length stay steady, grow or shrink up the stack?", "name": "fig-00-norm-by-layer"}}
+# %% mystnb={"figure": {"caption": "Mean length (L2 norm) of the token vectors of the lesson's sentence, all its tokens including `[CLS]` and `[SEP]`, after each layer, from the embeddings (\"emb\", `hidden(0)`) to the last layer. One sentence only. Compare the bars from layer to layer: does the length stay steady, grow or shrink up the stack?", "name": "fig-00-norm-by-layer"}}
 fig, ax = plt.subplots(figsize=(6.5, 3))
 ax.bar(range(L + 1), mean_length.tolist(), color=NORMAL)
 ax.set_xticks(range(L + 1), layer_labels(L + 1))
@@ -357,8 +357,7 @@ plt.show()
 
 # %% [markdown]
 # Each bar is one sentence's average, so it can move with the sentence: lesson 04 measures
-# lengths over many sentences, with intervals that say how sure a difference is, and asks
-# what sets them.
+# lengths over many sentences, says how much they vary, and asks what sets them.
 #
 # ## Summary
 #

@@ -215,46 +215,61 @@ plot_update_ratios(ratios, mine)
 plt.show()
 
 # %% [markdown]
-# The numbers, with the sentence as the unit (tokens of one sentence are not
-# independent): each sentence's median per layer, their mean with a 95 % bootstrap
-# interval over sentences (`ratio_intervals`: the range the mean moves over when the
-# sentences are redrawn at random from ours), and which layers are not shown to differ from
-# the highest one (`rank_layers`, in `helpers/layerwalk/compute.py`: compared on the same
-# sentences, with a correction for making several comparisons at once). Lesson 04
-# explains both tools:
+# The numbers, with the **sentence** as the unit (the tokens of one sentence move together,
+# so a thousand tokens from forty sentences are not a thousand separate observations): each
+# sentence's median ratio per layer, then, over the sentences, the mean and the range that the
+# middle half of the sentences span (`per_sentence_medians` in `helpers/stack/compute.py`).
+# Which layer's update is largest, and could another layer be just as large? A claim is
+# printed in one sentence; unfold "How we know" for the test behind it.
 
 # %%
+import numpy as np
+
+from helpers.common.claims import show_finding
 from helpers.common.tables import show_table
 from helpers.layerwalk.compute import rank_layers
-from helpers.stack.compute import per_sentence_medians, ratio_intervals
+from helpers.stack.compute import per_sentence_medians
 
-intervals = ratio_intervals(ratios, data_traces)
-medians = per_sentence_medians(ratios, data_traces)  # {name: [sentences, L]}
-for name, per_sentence in medians.items():
-    ranking = rank_layers(per_sentence, lowest=False)
-    tied = [l + 1 for l in ranking.tied]
-    print(f"{name}: highest at layer {ranking.extreme + 1}; not shown "
-          f"different from it: layers {tied}")
+medians = {name: m.double().numpy()
+           for name, m in per_sentence_medians(ratios, data_traces).items()}
+n_sent = len(data_traces)
 ratio_table = show_table(
     [
         {"layer": l + 1}
-        | {name: iv[l].format(".2f") for name, iv in intervals.items()}
+        | {name: (f"{m[:, l].mean():.2f} ({np.quantile(m[:, l], 0.25):.2f}"
+                  f"-{np.quantile(m[:, l], 0.75):.2f})")
+           for name, m in medians.items()}
         for l in range(L)
     ],
     index="layer",
     title=(
-        f"update ratio: mean over {len(data_traces)} sentences of each"
-        " sentence's median [95% interval]"
+        f"update ratio: mean over {n_sent} sentences of each sentence's"
+        " median (middle half of the sentences in brackets)"
     ),
 )
+for name, per_sentence in medians.items():
+    ranking = rank_layers(per_sentence, lowest=False, unit="sentences")
+    top = ranking.extreme + 1
+    close = [l + 1 for l in ranking.tied if l + 1 != top]
+    show_finding(
+        f"The {name} update is largest at layer {top}"
+        + (f"; with {n_sent} sentences we cannot tell it apart from layers "
+           f"{', '.join(map(str, close))}." if close else
+           ", clearly ahead of every other layer."),
+        [f"layer {l + 1} minus layer {top}: {d}" for l, d in
+         enumerate(ranking.differences) if l + 1 != top]
+        + [f"{100 * ranking.differences[0].level:.4g} % intervals resampling "
+           f"sentences (Bonferroni over the {ranking.family} pairs of "
+           "layers, since the largest is picked from the same data)"],
+    )
 
 # %% [markdown]
 # In plain words, for the loaded model (a rough reading of the last layer's mean ratio:
 # below 0.3 a nudge, from 0.8 up about as much new as kept):
 
 # %%
-for name, per_layer in intervals.items():
-    last = per_layer[-1].estimate
+for name, m in medians.items():
+    last = float(m[:, -1].mean())
     reading = ("nudges the stream" if last < 0.3 else
                "changes it a good deal" if last < 0.8 else
                "rewrites it about as much as it keeps it")
@@ -262,9 +277,9 @@ for name, per_layer in intervals.items():
           f"{reading}")
 
 # %% [markdown]
-# "Not shown different" is not "the same": the sentences may just be too few. Because BERT
-# is post-LN, the LayerNorm after each add rescales the stream again, so these ratios
-# describe one layer at a time.
+# "We cannot tell them apart" is not "they are the same": forty sentences may just be too
+# few to separate them. Because BERT is post-LN, the LayerNorm after each add rescales the
+# stream again, so these ratios describe one layer at a time.
 #
 # ## Every layer, then the whole stack
 #

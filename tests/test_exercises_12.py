@@ -49,13 +49,19 @@ def test_exercise_1(setup):
     assert not fb.ok and "special" in fb.hint.lower() + fb.message.lower()
 
 
-def test_exercise_2(setup):
+def test_exercise_2_grades_the_reasoning_and_never_the_prediction(setup):
     tok, _, run, batch, _ = setup
-    assert check_exercise_2(sol.exercise_2(tok), run, tok, batch).ok
-    assert check_exercise_2(torch.tensor(sol.exercise_2(tok)), run, tok, batch).ok
-    fb = check_exercise_2(math.log(2), run, tok, batch)
-    assert not fb.ok and "uniform" in fb.hint and f"{math.log(len(tok)):.2f}" not in fb.message
-    assert not check_exercise_2(None, run, tok, batch).ok
+    right = sol.exercise_2(tok)
+    for prediction in (None, 2.0, 99.0, "a lot"):  # any prediction, or none: the answer decides
+        fb = check_exercise_2(right, prediction, run, tok, batch)
+        assert fb.ok and "untrained model measured" in fb.message
+    assert "You predicted 2" in check_exercise_2(right, 2.0, run, tok, batch).message
+    assert check_exercise_2(torch.tensor(right), None, run, tok, batch).ok
+    fb = check_exercise_2(math.log(2), 5.0, run, tok, batch)
+    assert not fb.ok and "1/V" in fb.hint and f"{math.log(len(tok)):.2f}" not in fb.message
+    fb = check_exercise_2(math.log2(len(tok)), None, run, tok, batch)
+    assert not fb.ok and "log2" in fb.hint
+    assert not check_exercise_2(None, 5.0, run, tok, batch).ok
 
 
 def test_exercise_3(setup):

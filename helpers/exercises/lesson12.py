@@ -60,24 +60,30 @@ def check_exercise_1(bert_mask, sampler, tokenizer, n_batches: int = 20) -> Feed
                    f"(chosen {totals['chosen'] / totals['candidates']:.1%}), labels -100 elsewhere.")
 
 
-def check_exercise_2(predicted, run, tokenizer, batch, tolerance: float = 0.3) -> Feedback:
-    """A prediction of the untrained model's held-out masked-LM loss, compared with the measured one."""
+def check_exercise_2(uniform_loss, predicted, run, tokenizer, batch) -> Feedback:
+    """``uniform_loss``: the cross-entropy of a uniform guess over the vocabulary, ``ln V`` (graded).
+    ``predicted``: the learner's prediction of the untrained model's held-out loss, written before
+    section 5 -- never graded: the feedback sets it beside the measured loss."""
+    from helpers.exercises.prediction import number_note
     from helpers.pretrain.compute import losses
 
-    if predicted is None:
-        return no_answer("Write your prediction as a number: `predicted_untrained_loss = ...`.")
-    value, problem = as_number(predicted, "predicted_untrained_loss")
+    if uniform_loss is None:
+        return no_answer("Write `uniform_loss = ...`: the loss of giving every one of the V entries probability 1/V.")
+    value, problem = as_number(uniform_loss, "uniform_loss")
     if problem is not None:
         return problem
+    v = len(tokenizer)
+    if abs(value - math.log(v)) > 1e-3:
+        if abs(value - math.log2(v)) < 1e-3:
+            return wrong("that is the loss in bits (log base 2); PyTorch's cross-entropy uses the natural log.",
+                         "Use math.log, not math.log2.")
+        return wrong(f"{value:.3f} is not the cross-entropy of a uniform guess over this vocabulary.",
+                     "The right token gets probability 1/V; cross-entropy is -ln(probability of the right token).")
     with torch.no_grad():
         measured, _ = losses(run.load(0), batch, batch["inputs"], batch["labels"])
-    measured = float(measured)
-    if abs(value - measured) <= tolerance:
-        return correct(f"measured {measured:.3f} nats at step 0; ln V = {math.log(len(tokenizer)):.3f}.")
-    side = "high" if value > measured else "low"
-    return wrong(f"your prediction is more than {tolerance} nats too {side}.",
-                 "A random head spreads its probability almost evenly over the vocabulary: what is the "
-                 "cross-entropy of a uniform guess among V entries?")
+    note = number_note(predicted, float(measured), " nats")
+    return correct(f"ln V = {math.log(v):.3f} for V = {v}; the untrained model measured {float(measured):.3f} on "
+                   f"held-out text. {note}")
 
 
 def check_exercise_3(baseline_top1, counts, batch) -> Feedback:

@@ -379,3 +379,97 @@ def layers_vs_baseline(correct: np.ndarray, baseline: np.ndarray, pair: np.ndarr
     reps = cluster_replicates(diff, pair, n_boot=bootstrap_size(diff.shape[1]), unit="pairs")
     names = ["embeddings" if l == 0 else f"layer {l}" for l in range(diff.shape[1])]
     return replicate_verdicts(reps, names, b="baseline", percent=True)
+
+
+# ----------------------------------------------------------------------------- held-out text against three nulls
+# A model that guesses hidden words well could be using context -- or only what a guesser without
+# context can know. Three such guessers, each fitted on the *training* pairs:
+#   unigram            the most frequent tokens of the corpus, everywhere;
+#   position_segment   the most frequent token at that position bucket and segment: all that the
+#                      embeddings can know at a [MASK] (the [MASK] vector plus position and segment);
+#   bigram             the tokens the two unmasked neighbours make likely (a context window of one).
+# The classes live in helpers/mini/compute.py (course-mini's model card uses the same nulls).
+NULL_NAMES = {"unigram": "most frequent tokens", "position_segment": "most frequent at that position",
+              "bigram": "from the two neighbours"}
+
+
+@dataclass
+class FillMaskNulls:
+    """The three guessers without a model, fitted on training pairs, and the ``frequent`` ids
+    (the most frequent training tokens, left out of the "non-frequent answers")."""
+
+    counts: np.ndarray
+    position_segment: object
+    bigram: object
+    frequent: np.ndarray
+
+
+def fit_nulls(tokenizer, encoded_train, max_length: int, *, n_pairs: int = 20000, frequent_k: int = 100,
+              seed: int = 4321, bigram_lambda: float = 0.9) -> FillMaskNulls:
+    """Fit the three nulls on ``n_pairs`` seeded training pairs (``bigram_lambda``: the smoothing
+    course-mini's card chose on its dev documents)."""
+    from helpers.mini.compute import BigramContext, PositionSegmentUnigram
+    from helpers.mini.data import make_pool, pool_positions
+
+    pool = make_pool(encoded_train, tokenizer, n_pairs, max_length, seed)
+    v = len(tokenizer)
+    counts = np.bincount(pool_positions(pool)[0].astype(np.int64), minlength=v)
+    special = set(tokenizer.all_special_ids)
+    frequent = np.array([i for i in np.argsort(-counts, kind="stable") if int(i) not in special][:frequent_k])
+    return FillMaskNulls(counts, PositionSegmentUnigram.fit(pool, v), BigramContext.fit(pool, v, bigram_lambda),
+                         frequent)
+
+
+def null_hits(nulls: FillMaskNulls, ho) -> dict:
+    """``{null: (top-1 hits, top-5 hits)}`` over the scored positions of ``ho``
+    (:func:`helpers.mini.data.held_out`), each a 0/1 array."""
+    top5 = np.argsort(-nulls.counts, kind="stable")[:5]
+    tops = {"unigram": np.broadcast_to(top5, (len(ho), 5)),
+            "position_segment": nulls.position_segment.topk(ho.position, ho.segment),
+            "bigram": nulls.bigram.topk(ho.left, ho.right)}
+    return {name: ((t[:, 0] == ho.answer).astype(float), (t == ho.answer[:, None]).any(1).astype(float))
+            for name, t in tops.items()}
+
+
+@dataclass
+class HeldOutScores:
+    """One checkpoint on held-out text: per scored position, is the answer the model's top guess
+    (``top1``) or among its five (``top5``), and the top guess of its own head reading each
+    layer (``lens [positions, L + 1]``: the masked-LM lens); per pair, next-sentence right or wrong."""
+
+    step: int
+    mlm_loss: float
+    top1: np.ndarray
+    top5: np.ndarray
+    lens: np.ndarray
+    nsp_correct: np.ndarray
+
+
+@torch.no_grad()
+def score_checkpoint(model, ho, step: int = -1, slice_pairs: int = 64) -> HeldOutScores:
+    """Run ``model`` (a ``BertForPreTraining``) over the held-out pairs of ``ho`` once, the head on
+    every layer's vector at the scored positions (:func:`helpers.lens.compute.apply_head`)."""
+    from helpers.lens.compute import apply_head
+
+    model.eval()
+    device = next(model.parameters()).device
+    top1, top5, lens, nsp, loss_sum = [], [], [], [], 0.0
+    for start in range(0, len(ho.inputs), slice_pairs):
+        sl = slice(start, start + slice_pairs)
+        out = model.bert(input_ids=ho.inputs[sl].to(device), token_type_ids=ho.batch["token_type_ids"][sl].to(device),
+                         attention_mask=ho.batch["attention_mask"][sl].to(device), output_hidden_states=True)
+        labels = ho.batch["labels"][sl].to(device)
+        where = labels != IGNORE
+        answers = labels[where]
+        logits = model.cls.predictions(out.last_hidden_state[where])
+        loss_sum += float(F.cross_entropy(logits, answers, reduction="sum"))
+        best = logits.topk(5, dim=-1).indices
+        top1.append((best[:, 0] == answers).cpu().numpy())
+        top5.append((best == answers[:, None]).any(-1).cpu().numpy())
+        lens.append(np.stack([(apply_head(model, h[where]).argmax(-1) == answers).cpu().numpy()
+                              for h in out.hidden_states], 1))
+        nsp.append((model.cls.seq_relationship(out.pooler_output).argmax(-1)
+                    == ho.batch["next_sentence_label"][sl].to(device)).cpu().numpy())
+    return HeldOutScores(step, loss_sum / len(ho), np.concatenate(top1).astype(float),
+                         np.concatenate(top5).astype(float), np.concatenate(lens).astype(float),
+                         np.concatenate(nsp).astype(float))

@@ -8,7 +8,7 @@ import math
 import matplotlib.pyplot as plt
 import numpy as np
 
-from helpers.common.style import FIG_WIDTH_IN, HIGHLIGHT, NORMAL, layer_labels, new_axes
+from helpers.common.style import FIG_WIDTH_IN, HIGHLIGHT, NORMAL, end_labels, layer_labels, legend_below, new_axes
 from helpers.pretrain.compute import running_mean
 
 
@@ -34,28 +34,42 @@ def plot_losses(run, window: int = 20, vocab_size: int | None = None, axes=None)
     return axes
 
 
-def plot_fill_mask(steps, model_acc, base_acc, k: int, ax=None):
-    """Top-``k`` accuracy on held-out [MASK] positions per checkpoint (95 % intervals, pairs
-    resampled), with the unigram-frequency baseline. ``model_acc``: one Interval per step."""
+NULL_COLORS = ("#7f7f7f", "#b07aa1", "#9c755f")  # one fixed colour per guesser without a model
+
+
+def _null_lines(ax, nulls: dict, x_end: float) -> None:
+    """Dashed horizontal lines for the guessers without a model, named at their right end."""
+    colors = {}
+    for (name, value), color in zip(nulls.items(), NULL_COLORS):
+        ax.axhline(value, color=color, ls="--", lw=1)
+        colors[name] = color
+    if nulls:
+        end_labels(ax, x_end, dict(nulls), colors)
+
+
+def plot_fill_mask(steps, model_acc, nulls: dict, k: int, ax=None):
+    """Top-``k`` accuracy on held-out hidden words per checkpoint (``model_acc``: one Interval per
+    step), with the guessers without a model (``nulls``: name -> accuracy on the same words) as
+    dashed lines named at their right end."""
     ax = new_axes(ax, figsize=(4.6, 3.2))
     x = np.arange(len(steps))
     est = np.array([a.estimate for a in model_acc])
     err = np.array([[a.estimate - a.low for a in model_acc], [a.high - a.estimate for a in model_acc]])
-    ax.errorbar(x, est, yerr=err, marker="o", color=NORMAL, capsize=3, label="tiny BERT")
-    ax.axhspan(base_acc.low, base_acc.high, color="grey", alpha=0.25, lw=0)
-    ax.axhline(base_acc.estimate, color="grey", ls="--", lw=1, label=f"unigram baseline (top {k} most frequent)")
+    ax.errorbar(x, est, yerr=err, marker="o", color=NORMAL, capsize=3)
     ax.set_xticks(x, [str(s) for s in steps])
-    ax.set(xlabel="training step (checkpoint)", ylabel=f"top-{k} accuracy", ylim=(0, max(0.05, est.max() * 1.25 + 0.02,
-                                                                                           base_acc.high * 1.25)),
+    top = max([a.high for a in model_acc] + list(nulls.values()) + [0.05])
+    ax.set(xlabel="training step (checkpoint)", ylabel=f"top-{k} accuracy", ylim=(0, top * 1.15),
            title=f"fill-mask top-{k} accuracy on held-out text")
-    ax.legend(loc="upper left")
+    _null_lines(ax, nulls, x[-1] + 0.25)
     return ax
 
 
-def plot_by_layer(per_step: dict, ylabel: str, title: str, baseline=None, ax=None):
-    """One line per checkpoint over layers 0 (embeddings) .. L, with 95 % interval bands.
-    ``per_step`` maps step -> list of Intervals (one per layer)."""
-    ax = new_axes(ax, figsize=(5.2, 3.3))
+def plot_by_layer(per_step: dict, ylabel: str, title: str, baselines: dict | None = None, ax=None):
+    """One line per checkpoint over layers 0 (embeddings) .. L, with 95 % interval bands;
+    ``per_step`` maps step -> list of Intervals (one per layer); ``baselines`` (name -> value)
+    are drawn as dashed lines named at their right end; the checkpoints' legend sits under the
+    axes, never over the lines."""
+    ax = new_axes(ax, figsize=(5.2, 3.6))
     cmap = plt.get_cmap("viridis")
     steps = sorted(per_step)
     for i, s in enumerate(steps):
@@ -64,10 +78,33 @@ def plot_by_layer(per_step: dict, ylabel: str, title: str, baseline=None, ax=Non
         color = cmap(i / max(1, len(steps) - 1) * 0.9)
         ax.plot(x, [v.estimate for v in ivs], marker="o", ms=3, color=color, label=f"step {s}")
         ax.fill_between(x, [v.low for v in ivs], [v.high for v in ivs], color=color, alpha=0.2, lw=0)
-    if baseline is not None:
-        ax.axhline(baseline, color="grey", ls="--", lw=1, label="unigram baseline")
     n = len(per_step[steps[0]])
     ax.set_xticks(np.arange(n), layer_labels(n))
     ax.set(xlabel="layer", ylabel=ylabel, title=title)
-    ax.legend(loc="best", title="checkpoint")
+    if baselines:
+        _null_lines(ax, baselines, n - 1 + 0.15)
+    ax.figure.tight_layout()
+    legend_below(ax, ncol=min(4, len(steps)), title="checkpoint")
+    return ax
+
+
+def plot_beside_longer_run(ours: dict, theirs: dict, ax=None):
+    """Held-out masked-LM loss as a share of ln V against tokens seen (log scale): ``theirs`` (a
+    longer run's log, tokens -> share) as a grey line, ``ours`` (tokens -> share, one per
+    checkpoint) as orange dots. Points at 0 tokens (step 0) cannot sit on a log axis: they are
+    left out, and both start at a share near 1 by construction."""
+    ax = new_axes(ax, figsize=(5.2, 3.4))
+    t = sorted(k for k in theirs if k > 0)
+    ax.plot(t, [theirs[k] for k in t], color="grey", lw=1.6)
+    o = sorted(k for k in ours if k > 0)
+    ax.plot(o, [ours[k] for k in o], "o", color=HIGHLIGHT, ms=6)
+    ax.set_xscale("log")
+    ax.set(xlabel="training tokens seen (log scale)", ylabel="held-out loss / ln V",
+           title="masked-LM loss against tokens seen")
+    ax.annotate("course-mini", (t[-1], theirs[t[-1]]), xytext=(-4, 8), textcoords="offset points", ha="right",
+                fontsize=8, color="grey")
+    if o:
+        ax.annotate("your run", (o[-1], ours[o[-1]]), xytext=(6, 0), textcoords="offset points", ha="left",
+                    va="center", fontsize=8, color=HIGHLIGHT)
+    ax.set_ylim(0, 1.05)
     return ax

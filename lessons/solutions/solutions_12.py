@@ -18,7 +18,7 @@ def exercise_1(input_ids, special_tokens_mask, mask_token_id, vocab_size, genera
 
 
 def exercise_2(tokenizer):
-    """A uniform guess among V entries has cross-entropy ln V."""
+    """A uniform guess among V entries gives the right token 1/V: cross-entropy ln V."""
     return math.log(len(tokenizer))
 
 
@@ -31,6 +31,10 @@ def exercise_3(counts, batch):
 REFLECTION_3 = """The loss scores the probability the model gives to the right token; top-1
 accuracy only asks whether the right token ranks first. A model that uses a little context
 can raise the right token's probability (say from 1 % to 5 %) while the most frequent
-tokens (the unigram baseline's guesses) still rank first: the loss falls, the top-1
-guesses, and so the accuracy, stay those of the baseline. Section 8 prints both for every
-checkpoint."""
+tokens still rank first: the loss falls, the top-1 guesses, and so the accuracy, stay
+those of the most-frequent-token guesser. Section 8 prints both for every checkpoint.
+
+At a [MASK] the embedding layer sees only the [MASK] vector, the position and the segment:
+the most frequent token at each position and segment is the best it could possibly do, so
+beating the plain most-frequent guesser there says nothing about context. A layer that
+beats the position guesser must have taken something from the other tokens."""
