@@ -422,14 +422,14 @@ def library_gaps(model, tokenizer, bridge=None) -> list[str]:
     return gaps
 
 
-def parity_checks(tokenizer, model, classifier, *, ablation_items, layer: int, head: int, donor: Trace,
-                  target: Trace, donor_positions, target_positions, patch_layer: int, attribution: Trace,
+def parity_checks(tokenizer, model, classifier, *, ablation_items, layer: int, head: int, donor: Trace | None,
+                  target: Trace | None, word: str | None, patch_layer: int, attribution: Trace,
                   ig_steps: int = IG_PARITY_STEPS) -> ParityReport:
     """Every row of the table.
 
     ``ablation_items`` (strings or ``(a, b)`` pairs, :func:`batch_inputs`) run with head ``head`` of
-    layer ``layer`` removed; ``donor``'s vectors at ``donor_positions`` after layer ``patch_layer``
-    patched into ``target`` at ``target_positions``; Captum's rows attribute ``classifier``'s
+    layer ``layer`` removed; ``donor``'s vectors of ``word`` after layer ``patch_layer`` patched into
+    ``target``'s vectors of the same word (``donor=None``: no patching rows); Captum's rows attribute ``classifier``'s
     predicted class on ``attribution``. Hidden states are compared at every real token."""
     inputs = batch_inputs(tokenizer, model, ablation_items)
     real = inputs["attention_mask"].bool()
@@ -448,17 +448,21 @@ def parity_checks(tokenizer, model, classifier, *, ablation_items, layer: int, h
                          ablated, tl_run(lambda: transformer_lens_head_ablation(bridge, inputs, layer, head)),
                          HIDDEN_ATOL, HIDDEN_RTOL, real))
 
-    patched = course_patch(model, donor, target, patch_layer, donor_positions, target_positions)
-    what = f"activation patching (after layer {patch_layer})"
-    course_text = "donor's word vectors written in, layers above re-run (patch_word_vectors)"
-    d_in, t_in = trace_inputs(donor), trace_inputs(target)
-    checks.append(_check(what, course_text, "nnsight", "two traces: save, then assign layer output", patched,
-                         lambda: nnsight_patch(nn_model, d_in, t_in, patch_layer, donor_positions, target_positions),
-                         HIDDEN_ATOL, HIDDEN_RTOL))
-    checks.append(_check(what, course_text, "TransformerLens", "run_with_cache, then a hook on hook_out", patched,
-                         tl_run(lambda: transformer_lens_patch(bridge, d_in, t_in, patch_layer, donor_positions,
-                                                               target_positions)),
-                         HIDDEN_ATOL, HIDDEN_RTOL))
+    if donor is not None and target is not None:
+        donor_positions, target_positions = check_trace(donor).find_word(word).positions, \
+            check_trace(target).find_word(word).positions
+        patched = course_patch(model, donor, target, patch_layer, donor_positions, target_positions)
+        what = f"activation patching (after layer {patch_layer})"
+        course_text = "donor's word vectors written in, layers above re-run (patch_word_vectors)"
+        d_in, t_in = trace_inputs(donor), trace_inputs(target)
+        checks.append(_check(what, course_text, "nnsight", "two traces: save, then assign layer output", patched,
+                             lambda: nnsight_patch(nn_model, d_in, t_in, patch_layer, donor_positions,
+                                                   target_positions),
+                             HIDDEN_ATOL, HIDDEN_RTOL))
+        checks.append(_check(what, course_text, "TransformerLens", "run_with_cache, then a hook on hook_out",
+                             patched, tl_run(lambda: transformer_lens_patch(bridge, d_in, t_in, patch_layer,
+                                                                            donor_positions, target_positions)),
+                             HIDDEN_ATOL, HIDDEN_RTOL))
 
     checks += attribution_checks(tokenizer, model, classifier, attribution, ig_steps)
     return ParityReport(checks, library_gaps(model, tokenizer, bridge))
