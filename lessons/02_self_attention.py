@@ -463,6 +463,17 @@ print(f"forward passes during the update: {len(calls)}; "
       f"image changed: {explorer.image.value != before}")
 
 # %% [markdown]
+# Every explorer of the course can save the view it shows, for a paper or a slide:
+# `explorer.export("name")` (`Explorer.export`, in `helpers/common/explorer.py`) writes
+# `name.png` (300 dpi), `name.svg` and `name.txt` (the caption: explorer, control values, titles)
+# into `exports/`, at the size the page shows it; `explorer.export_button("name")` is a button
+# that does the same.
+
+# %%
+paths = explorer.export("attention_head")
+print("saved:", ", ".join(str(path) for path in paths.values()))
+
+# %% [markdown]
 # ## Summary
 #
 # * A query says what a token looks for, a key what it offers, a value what it hands over;
