@@ -1493,7 +1493,8 @@ w0, donor, target = None, None, None
 if jobs:
     w0, senses0 = next(iter(polysemy.items()))
     donor, target = (
-        next(t for (w, s, _), t in zip(jobs, poly_traces) if (w, s) == (w0, s0))
+        next(t for (w, s, _), t in zip(jobs, poly_traces)
+             if (w, s) == (w0, s0))
         for s0 in list(senses0)[:2]
     )
 parity = parity_checks(
