@@ -357,7 +357,8 @@ class HeadLinesExplorer(Explorer):
         rows = slice(start * ROW_PX, (start + self.window) * ROW_PX)
         for image, strip in zip(self.strip_images, self._strips):
             image.set_data(strip[rows])
-        self.title.set_text(f"attention (opacity), layer {layer}, head {head}: {self.unit}s {start}–{start + self.window - 1}")
+        shown = f"{self.unit}s {start}–{start + self.window - 1}"
+        self.title.set_text(f"attention (opacity), layer {layer}, head {head}: {shown}")
 
     @classmethod
     def for_benchmark(cls, tokenizer, model, text=None):

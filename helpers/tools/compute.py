@@ -401,8 +401,11 @@ def library_gaps(model, tokenizer, bridge=None) -> list[str]:
     """What each installed research library lacks for BERT, read from the library itself."""
     gaps = []
     if library_version("nnsight") is not None:
+        from nnsight import Envoy
+
+        prefix = getattr(Envoy, "OVERLOAD_PREFIX", "")
         gaps.append("nnsight: BERT's submodules named `output` collide with nnsight's `.output` (a module's"
-                    " output value); nnsight mounts them as `.E_output`, which the course's calls use.")
+                    f" output value); nnsight mounts them as `.{prefix}output`, which the course's calls use.")
     if library_version("TransformerLens") is not None:
         import transformer_lens
 
@@ -438,9 +441,9 @@ def parity_checks(tokenizer, model, classifier, *, ablation_items, layer: int, h
     what = f"head ablation (layer {layer}, head {head})"
     course_text = "pre-hook zeroes the head's columns entering attention.output (ablate_head)"
     nn_model = nnsight_model(model) if library_version("nnsight") else None
-    checks.append(_check(what, course_text, "nnsight", "trace(), attention.output.input[..., head] = 0", ablated,
-                         lambda: nnsight_head_ablation(nn_model, inputs, layer, head), HIDDEN_ATOL, HIDDEN_RTOL,
-                         real))
+    checks.append(_check(what, course_text, "nnsight", "trace(), attention.E_output.input[..., head's columns] = 0",
+                         ablated, lambda: nnsight_head_ablation(nn_model, inputs, layer, head), HIDDEN_ATOL,
+                         HIDDEN_RTOL, real))
     bridge, bridge_error = _bridge_or_error(model, tokenizer) if library_version("TransformerLens") else (None, None)
     # a bridge that could not boot: each of its rows shows the boot error
     tl_run = (lambda run: run) if bridge is not None else (lambda run: _failing(bridge_error))
