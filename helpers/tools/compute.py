@@ -51,7 +51,7 @@ RESEARCH_LIBRARIES = ("nnsight", "TransformerLens")  # the optional extra; Captu
 HIDDEN_ATOL, HIDDEN_RTOL = 1e-5, 1e-5
 # attributions are sums of H products: a little more room for a different summation order
 ATTRIBUTION_ATOL, ATTRIBUTION_RTOL = 1e-5, 1e-4
-IG_PARITY_STEPS = 16  # Gauss-Legendre steps of the Integrated Gradients row (both sides use the same)
+IG_PARITY_STEPS = 8  # Gauss-Legendre steps of the Integrated Gradients row (both sides use the same)
 
 
 # -- which libraries are here -------------------------------------------------------------------
