@@ -1505,7 +1505,7 @@ parity = parity_checks(
 )
 
 # %%
-parity_table = show_table(parity.rows(), title=(
+parity_table = show_table(parity.rows(), index="experiment", title=(
     "one experiment, by hand and in a library: torch.allclose(library,"
     " course) on the last hidden state at every real token (attributions:"
     " per token)"))
