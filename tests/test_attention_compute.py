@@ -12,6 +12,7 @@ from helpers.attention.compute import (
     uniform_shares, untrained_like, value_norms_by_class,
 )
 from helpers.model.trace import trace_text
+from zh_support import zh_loaded, zh_model, zh_tokenizer  # noqa: F401 - fixtures
 
 
 def test_token_class():
@@ -384,3 +385,80 @@ def test_head_choices_work_for_another_model(other_bert_dir):
     assert 0 <= most_diffuse_head(t)[1] < model.config.num_attention_heads
     found = row_column_head(t)
     assert found is None or int(t.attention(*found)[0].argmax()) != int(t.attention(*found)[:, 0].argmax())
+
+
+# -- attention by word (Clark et al. 2019's rule) ---------------------------------------------------
+
+
+def _split_word_trace(tokenizer, model):
+    trace = trace_text(tokenizer, model, "The river bank was unbelievably quiet this morning.")
+    assert any(t.startswith("##") for t in trace.tokens), "the sentence must split a word into WordPieces"
+    return trace
+
+
+def test_word_groups_follow_the_tokenizer_and_keep_special_tokens_apart(tokenizer, model):
+    from helpers.attention.compute import word_groups
+
+    trace = _split_word_trace(tokenizer, model)
+    groups = word_groups(trace)
+    assert sorted(p for g in groups.positions for p in g) == list(range(trace.seq_len))  # every token once
+    assert groups.labels[0] == "[CLS]" and groups.labels[-1] == "[SEP]"
+    assert groups.positions[0] == (0,) and groups.positions[-1] == (trace.seq_len - 1,)
+    # the words are the tokenizer's own (trace.words()), with the special tokens added
+    assert list(groups.labels[1:-1]) == trace.words()
+    split = [g for g in groups.positions if len(g) > 1]
+    assert split and all(trace.tokens[p].startswith("##") for g in split for p in g[1:])
+    pair = trace_text(tokenizer, model, "Tokenization helps.", "Unbelievably so.")
+    pair_groups = word_groups(pair)
+    assert pair_groups.labels.count("[SEP]") == 2 and "Unbelievably" in pair_groups.labels
+
+
+def test_attention_by_word_matches_a_hand_computation_and_rows_sum_to_one(tokenizer, model):
+    from helpers.attention.compute import attention_by_word, word_groups
+
+    trace = _split_word_trace(tokenizer, model)
+    groups = word_groups(trace)
+    layer, head = trace.num_layers, trace.num_heads - 1
+    att = trace.attention(layer, head).tolist()  # plain Python lists: an independent computation
+    by_word = attention_by_word(trace.attention(layer, head), groups)
+    W = len(groups)
+    assert by_word.shape == (W, W)
+    for a, queries in enumerate(groups.positions):
+        for b, keys in enumerate(groups.positions):
+            # from word a: the mean over its query tokens; to word b: the sum over its key tokens
+            hand = sum(sum(att[q][k] for k in keys) for q in queries) / len(queries)
+            assert abs(float(by_word[a, b]) - hand) < 1e-6, (groups.labels[a], groups.labels[b])
+    every = attention_by_word(torch.stack(trace.attentions), groups)  # [L, heads, W, W] at once
+    assert every.shape == (trace.num_layers, trace.num_heads, W, W)
+    assert torch.allclose(every[layer - 1, head], by_word)
+    assert torch.allclose(every.sum(-1), torch.ones(trace.num_layers, trace.num_heads, W), atol=1e-5)
+    with pytest.raises(ValueError, match="cover"):
+        attention_by_word(trace.attention(layer, head)[:-1, :-1], groups)
+
+
+def test_summed_query_attention_adds_the_selected_rows(sample_trace):
+    from helpers.attention.compute import summed_query_attention
+
+    att = sample_trace.attention(1, 0)
+    chosen = [1, 2, 2, 3]  # a repeat counts once
+    total = summed_query_attention(att, chosen)
+    assert torch.allclose(total, att[1] + att[2] + att[3])
+    assert abs(float(total.sum()) - 3.0) < 1e-4  # three distributions
+    with pytest.raises(ValueError, match="queries"):
+        summed_query_attention(att, [sample_trace.seq_len])
+
+
+def test_chinese_words_from_jieba_boundaries(zh_tokenizer, zh_model):
+    from helpers.attention.compute import attention_by_word, word_groups
+    from helpers.chinese.compute import load_zh_words
+
+    sentence = next(s for s in load_zh_words() if any(len(w) > 1 for w in s.words) and len(s.words) > 3)
+    trace = trace_text(zh_tokenizer, zh_model, sentence.text)
+    char_level = word_groups(trace)  # BERT's basic tokenizer: every CJK character a word
+    assert len(char_level) == trace.seq_len
+    groups = word_groups(trace, sentence.word_starts())
+    assert list(groups.labels[1:-1]) == list(sentence.words)  # jieba's words, [CLS] and [SEP] apart
+    by_word = attention_by_word(torch.stack(trace.attentions), groups)
+    assert torch.allclose(by_word.sum(-1), torch.ones(*by_word.shape[:-1]), atol=1e-5)
+    with pytest.raises(ValueError, match="single sentence"):
+        word_groups(trace_text(zh_tokenizer, zh_model, "今天", "明天"), sentence.word_starts())

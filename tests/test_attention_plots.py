@@ -56,6 +56,24 @@ def test_attention_heatmap(sample_trace):
     plt.close(fig)
 
 
+def test_attention_heatmap_by_word(tokenizer, model):
+    from helpers.attention.compute import attention_by_word, word_groups
+    from helpers.model.trace import trace_text
+
+    trace = trace_text(tokenizer, model, "The river bank was unbelievably quiet this morning.")
+    groups = word_groups(trace)
+    fig, ax, im = attention_heatmap(trace.attention(2, 1), trace, title="t", by_word=True)
+    assert im.get_array().shape == (len(groups), len(groups)) < (trace.seq_len, trace.seq_len)
+    assert np.allclose(im.get_array(), attention_by_word(trace.attention(2, 1), groups).numpy(), atol=1e-6)
+    assert np.allclose(np.asarray(im.get_array()).sum(1), 1.0, atol=1e-5)
+    assert label_texts(ax) == list(groups.labels) * 2
+    assert ax.get_title().startswith("t\nby word")
+    assert not small_text(fig)
+    plt.close(fig)
+    with pytest.raises(ValueError, match="pass the Trace"):
+        attention_heatmap(trace.attention(2, 1), trace.tokens, by_word=True)
+
+
 def test_attention_heatmap_of_a_long_input_shows_a_window_and_says_so():
     n = 3 * MAX_TOKEN_LABELS
     probs = np.random.default_rng(0).dirichlet(np.ones(n), size=n)

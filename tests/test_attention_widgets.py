@@ -153,3 +153,33 @@ def test_head_lines_window_on_a_long_input(tokenizer, model):
     assert strip.shape[0] == 20 * ROW_PX and strip[..., 3].max() > 0  # labels drawn for this window
     assert "tokens 100–119" in ex.title.get_text()
     assert "window of 20" in " ".join(t.get_text() for t in ex.fig.texts)
+
+
+@pytest.fixture(scope="module")
+def word_trace(tokenizer, model):
+    """A sentence with a word split into WordPieces."""
+    return trace_text(tokenizer, model, "The river bank was unbelievably quiet this morning.")
+
+
+def test_explorers_by_word_show_words_whose_rows_sum_to_one(word_trace, no_model_calls):
+    from helpers.attention.compute import attention_by_word, word_groups
+
+    trace = word_trace
+    groups = word_groups(trace)
+    assert len(groups) < trace.seq_len  # a word was split, so there are fewer words than tokens
+    head = AttentionHeadExplorer(trace, layer=2, head=1, by_word=True)
+    shown = head.im.get_array()
+    assert shown.shape == (len(groups), len(groups)) and head.labels == list(groups.labels)
+    assert np.allclose(shown.sum(1), 1.0, atol=1e-5)
+    assert np.allclose(shown, attention_by_word(trace.attention(2, 1), groups).numpy(), atol=1e-6)
+    head.update(layer=trace.num_layers, head=0)
+    assert np.allclose(head.im.get_array().sum(1), 1.0, atol=1e-5)
+    assert "by word" in head.fig.texts[-1].get_text()
+    grid = HeadGridExplorer(trace, by_word=True)
+    assert grid.images[0].get_array().shape[:2] == (len(groups), len(groups))
+    assert f"{len(groups)} words" in grid.fig.texts[0].get_text()
+    lines = HeadLinesExplorer(trace, by_word=True)
+    lines.update(layer=2, head=1)
+    assert lines.labels == list(groups.labels) and "by word" in lines.title.get_text()
+    with pytest.raises(ValueError, match="by_word=True"):
+        AttentionHeadExplorer(trace, word_starts={0})

@@ -149,6 +149,44 @@ def test_every_explorer_leaves_a_static_picture_with_its_widget(cls, tokenizer, 
     plt.close(explorer.fig)
 
 
+@pytest.mark.parametrize("cls", explorer_classes(), ids=lambda c: c.__name__)
+def test_every_explorer_exports_its_view_at_print_size(cls, tokenizer, model, tmp_path):
+    """export() writes name.png (300 dpi, the figure's size in inches), name.svg (the same size in
+    points) and name.txt (the caption), of the view as it is now, and leaves the explorer as it was."""
+    import xml.etree.ElementTree as ET
+
+    explorer, values = cls.for_benchmark(tokenizer, model)
+    explorer.update(**values[1])
+    shown = explorer.image.value
+    paths = explorer.export("view", tmp_path)
+    assert {p.name for p in tmp_path.iterdir()} == {"view.png", "view.svg", "view.txt"}
+    width_in, height_in = explorer.fig.get_size_inches()
+    dpi = explorer.fig.dpi * round(cls.EXPORT_DPI / explorer.fig.dpi)
+    with Image.open(paths["png"]) as png:
+        assert png.size == (round(width_in * dpi), round(height_in * dpi)), (png.size, width_in, height_in)
+        printed = png.info.get("dpi")
+    assert printed is None or round(printed[0]) == dpi  # the PNG says its resolution, so it prints at size
+    # the PNG is the view now: scaled down to the screen's pixels it matches the explorer's picture
+    small = np.asarray(Image.open(paths["png"]).convert("RGB").resize(decode(shown).shape[1::-1], Image.BOX))
+    assert np.abs(small.astype(int) - decode(shown)[:, :, :3].astype(int)).mean() < 12
+    root = ET.parse(paths["svg"]).getroot()
+    assert root.tag.endswith("svg")
+    size_pt = [root.get(k) for k in ("width", "height")]
+    assert all(v.endswith("pt") for v in size_pt), size_pt
+    assert np.allclose([float(v[:-2]) for v in size_pt], [width_in * 72, height_in * 72], atol=0.01), size_pt
+    caption = paths["txt"].read_text()
+    assert caption.startswith(cls.__name__) and all(f"{k}={v!r}" in caption for k, v in values[1].items()
+                                                    if k in explorer.controls)
+    for v in values:  # the explorer still updates, and shows what a full draw shows
+        explorer.update(**v)
+    explorer.update(**values[1])
+    assert np.array_equal(decode(explorer.image.value), decode(shown))
+    assert np.array_equal(decode(explorer.image.value)[:, :, :3], full_draw(explorer))
+    with pytest.raises(ValueError, match="plain file name"):
+        explorer.export("a/b", tmp_path)
+    plt.close(explorer.fig)
+
+
 @pytest.mark.parametrize("long_input", [False, pytest.param(True, marks=pytest.mark.slow)],
                          ids=["benchmark-sentence", "maximum-length"])  # maximum length: --all (CI)
 @pytest.mark.parametrize("cls", explorer_classes(), ids=lambda c: c.__name__)

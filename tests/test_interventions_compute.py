@@ -855,3 +855,21 @@ def test_value_zeroing_by_hand(model, sample_trace):
     assert torch.allclose(C.value_zeroing_rollout(two), two[1] @ two[0])
     with pytest.raises(ValueError, match="valid layers are 1 to"):
         C.value_zeroing(model, sample_trace, 0)
+
+
+def test_integrated_gradients_by_hand_equals_captum(tokenizer, model):
+    from helpers.interventions.compute import (SentenceHead, gauss_legendre_path, integrated_gradients,
+                                               integrated_gradients_by_hand)
+    from helpers.model.trace import trace_text
+
+    torch.manual_seed(0)
+    head = SentenceHead(torch.nn.Linear(model.config.hidden_size, 4))
+    trace = trace_text(tokenizer, model, "Where is my new card?")
+    alphas, weights = gauss_legendre_path(16)
+    assert float(weights.sum()) == pytest.approx(1.0) and 0 < float(alphas.min()) < float(alphas.max()) < 1
+    ours = integrated_gradients_by_hand(tokenizer, model, head, trace, 2, steps=16)
+    captum = integrated_gradients(tokenizer, model, head, trace, 2, steps=[16])
+    assert torch.allclose(ours, captum.scores, atol=1e-5, rtol=1e-4)
+    assert float(ours.sum()) == pytest.approx(captum.gap + captum.delta, abs=1e-4)  # completeness, as Captum's delta says
+    with pytest.raises(ValueError, match="steps"):
+        gauss_legendre_path(1)

@@ -75,3 +75,29 @@ def test_readme_shows_the_latest_benchmark():
     results = (ROOT / "benchmarks" / "results.md").read_text()
     assert block == rb.readme_block(results).strip(), "README speed table differs from benchmarks/results.md: rerun the benchmark"
     assert "❌" not in block, "the latest benchmark misses a target"
+
+
+def test_research_extra_is_optional_and_cannot_move_torch():
+    """nnsight and TransformerLens live in the optional [research] extra (lower bounds, no torch pin);
+    course.sh installs it with the installed torch as a constraint, and what is installed here
+    accepts this torch and this transformers (their own Requires-Dist)."""
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.version import Version
+
+    research = PYPROJECT["project"]["optional-dependencies"]["research"]
+    assert sorted(Requirement(r).name for r in research) == ["nnsight", "transformer-lens"]
+    assert not any(Requirement(r).name == "torch" for r in research)
+    course_sh = (ROOT / "course.sh").read_text()
+    assert '".[research]" -c "$pins"' in course_sh and 'print("torch==" + m.version("torch"))' in course_sh
+    assert '".[research]" -c "$CONSTRAINTS"' in (ROOT / ".ci" / "colab_like.sh").read_text()
+    installed = {name: Version(metadata.version(name)) for name in ("torch", "transformers")}
+    for dist in ("nnsight", "transformer-lens"):
+        try:
+            requires = metadata.requires(dist) or []
+        except metadata.PackageNotFoundError:
+            continue  # not installed here: nothing to check
+        for req in map(Requirement, requires):
+            if req.name in installed and (req.marker is None or req.marker.evaluate({"extra": ""})):
+                assert req.specifier.contains(installed[req.name], prereleases=True), (dist, str(req))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import csv
 import unicodedata
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -597,3 +598,91 @@ def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[i
          "Clark et al. 2019 (BERT-base): heads that attend heavily to the previous or next token, especially in "
          "earlier layers"),
     ]
+
+
+# -- attention by word ---------------------------------------------------------------------------
+#
+# The rule of Clark et al. (2019, "What Does BERT Look At?", section 4, and their code,
+# `get_word_word_attention` in clarkkev/attention-analysis, bpe_utils.py, whose comment says
+# "we use 'mean' in the paper"): attention *to* a word split into several WordPieces is the sum of
+# the weights on its pieces (attention a query gives is additive over keys); attention *from* such
+# a word is the mean of its pieces' rows (each row is a distribution, and the mean of
+# distributions is one). Every word row then still sums to 1.
+
+
+@dataclass(frozen=True)
+class WordGroups:
+    """The words of a traced input: ``positions[w]`` are word ``w``'s token positions, ``labels[w]``
+    its text; special tokens ([CLS], [SEP]) are words of their own."""
+
+    positions: tuple
+    labels: tuple
+
+    def __len__(self) -> int:
+        return len(self.positions)
+
+    def membership(self, n_tokens: int, device=None) -> torch.Tensor:
+        """``[W, T]``: 1 where token ``t`` belongs to word ``w``."""
+        m = torch.zeros(len(self), n_tokens, device=device)
+        for w, positions in enumerate(self.positions):
+            m[w, list(positions)] = 1.0
+        return m
+
+
+def word_groups(trace: Trace, word_starts=None) -> WordGroups:
+    """The tokens of each word of ``trace``'s input, in order.
+
+    Without ``word_starts`` the words are the fast tokenizer's (``word_ids``, per segment of a
+    pair). BERT's basic tokenizer makes every CJK character a word of its own, so for Chinese give
+    ``word_starts``: the character offsets in the text where a word begins (lesson 11's jieba
+    segmentation: ``SegmentedSentence.word_starts()`` in ``helpers/chinese/compute.py``); a token
+    then joins the word whose span its first character falls in."""
+    trace = check_trace(trace)
+    if word_starts is not None and trace.text_pair is not None:
+        raise ValueError("word_starts describes one text: give a trace of a single sentence, not a pair.")
+    starts = None if word_starts is None else sorted({int(s) for s in word_starts} | {0})
+    groups: dict = {}
+    for pos, (seq, wid) in enumerate(zip(trace.sequence_ids, trace.word_ids)):
+        span = trace._char_spans[pos] if pos < len(trace._char_spans) else None
+        if wid is None or span is None:
+            key = ("special", pos)  # [CLS], [SEP]: a word of their own
+        elif starts is not None:
+            key = ("word", 0, int(np.searchsorted(starts, span[0], side="right")) - 1)
+        else:
+            key = ("word", seq, wid)
+        groups.setdefault(key, []).append(pos)
+    positions = tuple(tuple(p) for p in groups.values())
+    labels = []
+    for key, pos in zip(groups, positions):
+        if key[0] == "special":
+            labels.append(trace.tokens[pos[0]])
+        else:
+            source = trace.text if key[1] == 0 else trace.text_pair
+            labels.append(source[trace._char_spans[pos[0]][0]:trace._char_spans[pos[-1]][1]])
+    return WordGroups(positions, tuple(labels))
+
+
+def attention_by_word(attention, groups: WordGroups) -> torch.Tensor:
+    """``[..., T, T]`` token attention -> ``[..., W, W]`` word attention: columns (keys) summed over
+    a word's tokens, rows (queries) averaged over them (Clark et al. 2019; see above). Rows that sum
+    to 1 over tokens sum to 1 over words."""
+    attention = torch.as_tensor(attention)
+    n = attention.shape[-1]
+    if attention.shape[-2] != n or sum(len(p) for p in groups.positions) != n:
+        raise ValueError(f"attention must be [..., {n}, {n}] and the words must cover its {n} tokens once; "
+                         f"got shape {tuple(attention.shape)} and {sum(len(p) for p in groups.positions)} tokens.")
+    m = groups.membership(n, attention.device).to(attention.dtype)  # [W, T]
+    keys_summed = attention @ m.T  # [..., T, W]
+    return (m / m.sum(1, keepdim=True)) @ keys_summed  # [..., W, W]
+
+
+def summed_query_attention(attention, queries) -> torch.Tensor:
+    """``[..., Q, K]`` attention -> ``[..., K]``: the attention of several queries (tokens or words)
+    added up, what the selected queries together give each key (as bertviz #125 asks); it sums to
+    ``len(queries)`` where each row sums to 1."""
+    attention = torch.as_tensor(attention)
+    queries = sorted({int(q) for q in queries})
+    if not queries or queries[0] < 0 or queries[-1] >= attention.shape[-2]:
+        raise ValueError(f"queries must be a non-empty set of positions 0 to {attention.shape[-2] - 1}, "
+                         f"got {queries}.")
+    return attention[..., queries, :].sum(-2)

@@ -7,10 +7,11 @@ from dataclasses import dataclass
 
 import matplotlib.pyplot as plt
 import numpy as np
+import torch
 from matplotlib.collections import LineCollection
 from matplotlib.colors import ListedColormap
 
-from helpers.attention.compute import TOKEN_CLASSES
+from helpers.attention.compute import TOKEN_CLASSES, attention_by_word, word_groups
 from helpers.common.style import (
     DIVERGING, FIG_WIDTH_IN, MASKED_COLOR, SEQUENTIAL, as_matrix, cell_text, colorbar, end_labels, legend_below,
     new_axes, scale_note, to_numpy,
@@ -94,15 +95,29 @@ def token_heatmap(matrix, tokens: list[str], ax=None, title: str | None = None, 
     return TokenHeatmap(ax.figure, ax, image, x_labels, y_labels)
 
 
-def attention_heatmap(probs, tokens: list[str], ax=None, title: str | None = None, vmax: float | None = 1.0,
-                      start: int = 0, size: int | None = None):
+def attention_heatmap(probs, tokens, ax=None, title: str | None = None, vmax: float | None = 1.0,
+                      start: int = 0, size: int | None = None, by_word: bool = False, word_starts=None):
     """One head's ``[seq, seq]`` attention matrix (rows = queries, columns = keys) with token labels.
 
     With more than ``size`` tokens (default :data:`MAX_TOKEN_LABELS`, the most that stay
     readable) it shows the window of queries and keys ``start .. start + size - 1`` and says so
     in the title. The colour scale is 0-1 (``vmax=None`` zooms to the data and says so in the
-    title). Returns ``(fig, ax, image)``.
+    title). ``by_word=True`` (``tokens`` must then be the :class:`~helpers.model.trace.Trace`)
+    shows words instead of WordPieces: ``attention_by_word`` in ``helpers/attention/compute.py``
+    (keys summed over a word's pieces, queries averaged: Clark et al. 2019); ``word_starts`` for
+    Chinese, see ``word_groups``. Returns ``(fig, ax, image)``.
     """
+    from helpers.model.trace import Trace
+
+    if by_word:
+        if not isinstance(tokens, Trace):
+            raise ValueError("by_word=True needs the words of the input: pass the Trace as tokens, "
+                             "e.g. attention_heatmap(trace.attention(l, h), trace, by_word=True).")
+        groups = word_groups(tokens, word_starts)
+        probs, tokens = attention_by_word(torch.as_tensor(to_numpy(probs)), groups), list(groups.labels)
+        title = "\n".join(t for t in (title, "by word: keys summed over a word's pieces, queries averaged") if t)
+    elif isinstance(tokens, Trace):
+        tokens = tokens.tokens
     matrix = as_matrix(probs, "probs")
     if matrix.shape != (len(tokens), len(tokens)):
         raise ValueError(f"probs has shape {matrix.shape} but there are {len(tokens)} tokens; they must match.")

@@ -10,6 +10,7 @@ import numpy as np
 import torch
 from matplotlib.collections import LineCollection
 
+from helpers.attention.compute import attention_by_word, word_groups
 from helpers.attention.plots import head_line_colors, head_line_segments, plot_head_lines, token_window
 from helpers.common.data import load_sentences
 from helpers.common.explorer import Explorer, LabelStrip, int_slider
@@ -30,27 +31,30 @@ class AttentionHeadExplorer(Explorer):
     the title says which tokens are shown; the token labels are texts rewritten in place.
     """
 
-    def __init__(self, trace, layer: int = 1, head: int = 0, window: int | None = None):
+    def __init__(self, trace, layer: int = 1, head: int = 0, window: int | None = None, by_word: bool = False,
+                 word_starts=None):
         import ipywidgets as widgets
 
         self.trace = check_trace(trace)
         trace.check_layer(layer, allow_embeddings=False)
         trace.check_head(head)
-        self.window = token_window(trace.seq_len, 0, HEAD_WINDOW if window is None else window)[1]  # its size
-        self._att = torch.stack(trace.attentions).cpu().numpy()  # [L, heads, q, k]: one slice per move
+        # [L, heads, q, k]: one slice per move; by_word: words instead of WordPieces (attention_units)
+        self._att, self.labels, self.unit = attention_units(trace, by_word, word_starts)
+        self.n = len(self.labels)
+        self.window = token_window(self.n, 0, HEAD_WINDOW if window is None else window)[1]  # its size
         controls = {
             "layer": widgets.IntSlider(value=layer, min=1, max=trace.num_layers, description="layer"),
             "head": widgets.IntSlider(value=head, min=0, max=trace.num_heads - 1, description="head"),
         }
-        if self.window < trace.seq_len:
-            controls["start"] = int_slider(0, trace.seq_len - self.window, 0, "first token")
+        if self.window < self.n:
+            controls["start"] = int_slider(0, self.n - self.window, 0, f"first {self.unit}")
         super().__init__(controls, start=0)
 
     def _title(self, layer: int, head: int, start: int) -> str:
         # Short: the title is redrawn on every move, and text is the costly part of a redraw.
         # Every head shares the 0-1 colour scale, so the title gives the largest probability
         # shown: a head that spreads its attention is dark everywhere, and this says how dark.
-        where = f"  |  tokens {start}\u2013{start + self.window - 1}" if self.window < self.trace.seq_len else ""
+        where = f"  |  {self.unit}s {start}\u2013{start + self.window - 1}" if self.window < self.n else ""
         peak = float(self._window(layer, head, start).max())
         return f"layer {layer} of {self.trace.num_layers}, head {head}{where}  |  max {peak:.2f}"
 
@@ -64,15 +68,15 @@ class AttentionHeadExplorer(Explorer):
         # The whole picture fits the page's column (style.FIG_WIDTH_IN): the pitch shrinks with
         # the window, never below MIN_PITCH pixels (an 8 pt label's height).
         W, dpi = self.window, plt.rcParams["figure.dpi"]
-        thick = LabelStrip(self.trace.tokens, MIN_PITCH, dpi=dpi).thickness
-        windowed = W < self.trace.seq_len
+        thick = LabelStrip(self.labels, MIN_PITCH, dpi=dpi).thickness
+        windowed = W < self.n
         left, bottom, top, right = 28 + thick, 26 + thick, 66 if windowed else 50, 84
         pitch = int(min(28, max(14, 400 // W), (int(FIG_WIDTH_IN * dpi) - left - right) // W))
         if pitch < MIN_PITCH:
-            raise ValueError(f"a window of {W} tokens does not fit the page with readable labels: "
+            raise ValueError(f"a window of {W} {self.unit}s does not fit the page with readable labels: "
                              f"use window={(int(FIG_WIDTH_IN * dpi) - left - right) // MIN_PITCH} or fewer.")
-        self._x_strip = LabelStrip(self.trace.tokens, pitch, vertical=True, dpi=dpi)
-        self._y_strip = LabelStrip(self.trace.tokens, pitch, dpi=dpi)
+        self._x_strip = LabelStrip(self.labels, pitch, vertical=True, dpi=dpi)
+        self._y_strip = LabelStrip(self.labels, pitch, dpi=dpi)
         side = W * pitch
         width, height = left + side + right, bottom + side + top
         fig = plt.figure(figsize=(width / dpi, height / dpi), dpi=dpi)
@@ -92,8 +96,10 @@ class AttentionHeadExplorer(Explorer):
         self.ax = ax
         ax.set_title(self._title(layer, head, start), fontsize=9)
         heading = "attention probability of one head (rows = queries)"
+        if self.unit == "word":
+            heading = "attention by word, one head (rows = queries: mean of a word's pieces; keys: summed)"
         if windowed:
-            heading += (f"\na window of {W} of the {self.trace.seq_len} tokens, moved by 'first token'; "
+            heading += (f"\na window of {W} of the {self.n} {self.unit}s, moved by 'first {self.unit}'; "
                         "rows need not sum to 1 inside it")
         fig.text(0.5, 1 - 4 / height, heading, ha="center", va="top", fontsize=9)
         return fig
@@ -112,7 +118,7 @@ class AttentionHeadExplorer(Explorer):
         merged = {**self.values, **values}
         self.trace.check_layer(merged["layer"], allow_embeddings=False)
         self.trace.check_head(merged["head"])
-        token_window(self.trace.seq_len, merged["start"], self.window)
+        token_window(self.n, merged["start"], self.window)
         super().update(**values)
 
     @classmethod
@@ -124,6 +130,20 @@ class AttentionHeadExplorer(Explorer):
             last = trace.seq_len - explorer.window
             values = [{**v, "start": (k * explorer.window // 2) % (last + 1)} for k, v in enumerate(values)]
         return explorer, values
+
+
+def attention_units(trace, by_word: bool = False, word_starts=None):
+    """``(attention [L, heads, n, n] as numpy, labels, unit)``: per token, or per word with
+    ``by_word=True`` (``attention_by_word`` in ``helpers/attention/compute.py``: keys summed over a
+    word's pieces, queries averaged, Clark et al. 2019; ``word_starts`` for Chinese, see
+    ``word_groups``)."""
+    attentions = torch.stack(trace.attentions)
+    if not by_word:
+        if word_starts is not None:
+            raise ValueError("word_starts groups tokens into words: give it together with by_word=True.")
+        return attentions.cpu().numpy(), list(trace.tokens), "token"
+    groups = word_groups(trace, word_starts)
+    return attention_by_word(attentions, groups).cpu().numpy(), list(groups.labels), "word"
 
 
 def _benchmark_trace(tokenizer, model, text=None):
@@ -154,10 +174,11 @@ class HeadGridExplorer(Explorer):
     Past :data:`GRID_PIXELS` tokens each map is shown in ``block x block`` squares (their
     maximum), which the title says, so a 512-token input draws as fast as a short one."""
 
-    def __init__(self, trace, layer: int = 1):
+    def __init__(self, trace, layer: int = 1, by_word: bool = False, word_starts=None):
         self.trace = check_trace(trace)
         trace.check_layer(layer, allow_embeddings=False)
-        self._att, self.block = pooled_maps(torch.stack(trace.attentions))  # [L, heads, m, m]
+        attentions, self.labels, self.unit = attention_units(trace, by_word, word_starts)
+        self._att, self.block = pooled_maps(torch.as_tensor(attentions))  # [L, heads, m, m]
         # Colour every map once (viridis, 0..1): an update then only swaps RGBA pixels.
         self.cmap = plt.get_cmap(SEQUENTIAL)
         self._rgba = np.stack([self.cmap(np.clip(maps, 0, 1), bytes=True) for maps in self._att])
@@ -179,7 +200,7 @@ class HeadGridExplorer(Explorer):
             self.images.append(ax.imshow(self._rgba[layer - 1, h], interpolation="nearest"))
             ax.set_title(f"head {h}", fontsize=8)
         note = "" if self.block == 1 else f"; shown in {self.block}×{self.block} blocks (block maximum)"
-        fig.text(0.5, 0.01, f"rows = queries, columns = keys, {self.trace.seq_len} tokens in order{note}",
+        fig.text(0.5, 0.01, f"rows = queries, columns = keys, {len(self.labels)} {self.unit}s in order{note}",
                  ha="center", va="bottom", fontsize=8)
         self.suptitle = fig.suptitle("")
         fig.tight_layout(rect=(0, 0.04, 0.9, 0.93))  # room for the suptitle, the note and the colourbar
@@ -242,19 +263,21 @@ class HeadLinesExplorer(Explorer):
     figure says which, lines to keys outside the window are not drawn, nor lines fainter
     than :data:`MIN_LINE_WEIGHT`."""
 
-    def __init__(self, trace, layer: int = 1, head: int = 0, start: int = 0, window: int = LINES_WINDOW):
+    def __init__(self, trace, layer: int = 1, head: int = 0, start: int = 0, window: int = LINES_WINDOW,
+                 by_word: bool = False, word_starts=None):
         self.trace = check_trace(trace)
         trace.check_layer(layer, allow_embeddings=False)
         trace.check_head(head)
-        self.window = max(2, min(int(window), trace.seq_len))
-        self.windowed = trace.seq_len > self.window
-        self._att = torch.stack(trace.attentions).cpu().numpy()
+        self._att, self.labels, self.unit = attention_units(trace, by_word, word_starts)
+        self.n = len(self.labels)
+        self.window = max(2, min(int(window), self.n))
+        self.windowed = self.n > self.window
         controls = {
             "layer": int_slider(1, trace.num_layers, layer, "layer"),
             "head": int_slider(0, trace.num_heads - 1, head, "head"),
         }
         if self.windowed:
-            controls["start"] = int_slider(0, trace.seq_len - self.window, start, "start")
+            controls["start"] = int_slider(0, self.n - self.window, start, "start")
         super().__init__(controls, start=start if self.windowed else 0)
 
     def _weights(self, layer, head, start):
@@ -265,7 +288,7 @@ class HeadLinesExplorer(Explorer):
         if not self.windowed:
             n = self.window
             fig, ax = plt.subplots(figsize=(4.5, 0.28 * n + 1.5))
-            plot_head_lines(self._weights(layer, head, start), self.trace.tokens, ax=ax)
+            plot_head_lines(self._weights(layer, head, start), self.labels, ax=ax)
             self.lines, self.title = ax.collections[0], ax.title
             self._update_artists(layer, head, start)
             return fig
@@ -284,7 +307,7 @@ class HeadLinesExplorer(Explorer):
         ax.add_collection(self.lines)
         # Token labels (with their positions) live in two pixel strips, drawn chunk by chunk
         # the first time the window reaches them (2 x 512 labels at once would take seconds).
-        n = self.trace.seq_len
+        n = self.n
         self._strip_px, self._dpi = strip_px, dpi
         self._strips = [np.zeros((n * ROW_PX, strip_px, 4), dtype=np.uint8) for _ in range(2)]
         self._drawn_chunks = set()
@@ -299,7 +322,7 @@ class HeadLinesExplorer(Explorer):
         ax.set_ylim(-w + 0.5, 1.5)
         ax.axis("off")
         self.title = fig.suptitle(" ", y=1 - 12 / height_px, va="top")
-        fig.text(0.5, 6 / height_px, f"a window of {w} of the {self.trace.seq_len} tokens (slider 'start');\n"
+        fig.text(0.5, 6 / height_px, f"a window of {w} of the {self.n} {self.unit}s (slider 'start');\n"
                  f"lines to keys outside it, and lines below {MIN_LINE_WEIGHT:.0%} weight, are not drawn",
                  ha="center", va="bottom", fontsize=8)
         self._update_artists(layer, head, start)
@@ -307,7 +330,7 @@ class HeadLinesExplorer(Explorer):
 
     def _ensure_labels(self, start):
         """Draw the label chunks that the window ``start .. start + window`` needs, once."""
-        tokens = self.trace.tokens
+        tokens = self.labels
         for chunk in range(start // LABEL_CHUNK, (start + self.window - 1) // LABEL_CHUNK + 1):
             if chunk in self._drawn_chunks:
                 continue
@@ -324,7 +347,8 @@ class HeadLinesExplorer(Explorer):
         colors = head_line_colors(self._weights(layer, head, start))
         if not self.windowed:
             self.lines.set_color(colors)
-            self.title.set_text(f"attention (opacity), layer {layer}, head {head}")  # short: redrawn on every move
+            by = " by word" if self.unit == "word" else ""
+            self.title.set_text(f"attention{by} (opacity), layer {layer}, head {head}")  # short: redrawn on every move
             return
         keep = colors[:, 3] >= MIN_LINE_WEIGHT
         self.lines.set_segments(self._segments[keep])
@@ -333,7 +357,8 @@ class HeadLinesExplorer(Explorer):
         rows = slice(start * ROW_PX, (start + self.window) * ROW_PX)
         for image, strip in zip(self.strip_images, self._strips):
             image.set_data(strip[rows])
-        self.title.set_text(f"attention (opacity), layer {layer}, head {head}: tokens {start}–{start + self.window - 1}")
+        shown = f"{self.unit}s {start}–{start + self.window - 1}"
+        self.title.set_text(f"attention (opacity), layer {layer}, head {head}: {shown}")
 
     @classmethod
     def for_benchmark(cls, tokenizer, model, text=None):

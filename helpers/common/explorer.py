@@ -357,6 +357,69 @@ class Explorer:
         """The figure as the explorer shows it now, as PNG bytes."""
         return self.image.value
 
+    EXPORT_DPI = 300  # print resolution of an exported PNG
+
+    def caption_text(self) -> str:
+        """The exported caption: which explorer and control values (:meth:`describe`), the figure's
+        own texts (title, headings), then each panel's title and axis labels, one line each
+        (repeats left out)."""
+        def line(texts):
+            return " \u00b7 ".join(dict.fromkeys(t.strip() for t in texts if t and t.strip()))
+
+        suptitle = getattr(self.fig, "_suptitle", None)
+        lines = [self.describe().split(" -- ")[0],
+                 *(t.get_text().strip() for t in ([suptitle] if suptitle is not None else []) + self.fig.texts),
+                 line(ax.get_title() for ax in self.fig.axes),
+                 line(label for ax in self.fig.axes for label in (ax.get_xlabel(), ax.get_ylabel()))]
+        return "\n".join(dict.fromkeys(t for t in lines if t)) + "\n"
+
+    def export(self, name: str, directory=None, *, dpi: int | None = None, caption: str | None = None) -> dict:
+        """Save the view the explorer shows now at print size: ``name.png`` (at ``dpi``, default
+        :attr:`EXPORT_DPI`, rounded to a whole multiple of the figure's own dpi), ``name.svg``
+        (vector) and ``name.txt`` (``caption`` if given, then :meth:`caption_text`), in
+        ``directory`` (default ``exports/`` under the working folder). Both pictures keep the
+        figure's size in inches, the width the course's pages are drawn for. Returns
+        ``{"png": path, "svg": path, "txt": path}``."""
+        from pathlib import Path
+
+        if not isinstance(name, str) or not name.strip() or any(c in name for c in '/\\:*?"<>|'):
+            raise ValueError(f"name must be a plain file name without a suffix (e.g. 'attention_head'), "
+                             f"got {name!r}.")
+        factor = max(1, round((dpi or self.EXPORT_DPI) / self.fig.dpi))
+        folder = Path("exports" if directory is None else directory)
+        folder.mkdir(parents=True, exist_ok=True)
+        paths = {kind: folder / f"{name}.{kind}" for kind in ("png", "svg", "txt")}
+        blitted = [a for a in getattr(self, "_blit_order", []) if a.get_animated()]
+        images = [(im, im.get_array(), im.ox, im.oy) for im in self.fig.images]
+        try:
+            for artist in blitted:  # a normal draw leaves animated artists out
+                artist.set_animated(False)
+            with plt.rc_context({"savefig.bbox": "standard"}):  # the whole figure, as the explorer shows it
+                self.fig.savefig(paths["svg"], format="svg")
+            for im, data, ox, oy in images:  # pixel-placed images (label strips) scale with the dpi
+                im.set_data(np.repeat(np.repeat(np.asarray(data), factor, axis=0), factor, axis=1))
+                im.ox, im.oy = ox * factor, oy * factor
+            with plt.rc_context({"savefig.bbox": "standard"}):
+                self.fig.savefig(paths["png"], format="png", dpi=self.fig.dpi * factor)
+        finally:
+            for im, data, ox, oy in images:
+                im.set_data(data)
+                im.ox, im.oy = ox, oy
+            for artist in blitted:
+                artist.set_animated(True)
+            self._background = None  # the next update draws the whole figure again
+        paths["txt"].write_text((caption.strip() + "\n" if caption else "") + self.caption_text())
+        return paths
+
+    def export_button(self, name: str, directory=None, **options):
+        """An ``ipywidgets.Button`` that calls :meth:`export` with these arguments when clicked (show it
+        next to the explorer: ``display(explorer, explorer.export_button("name"))``)."""
+        import ipywidgets as widgets
+
+        button = widgets.Button(description="save PNG + SVG", tooltip=f"export('{name}')")
+        button.on_click(lambda _: self.export(name, directory, **options))
+        return button
+
     def _repr_mimebundle_(self, include=None, exclude=None):
         """The live widget view, with a PNG of the current figure and a text line as fallbacks.
 

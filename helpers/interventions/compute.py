@@ -19,6 +19,7 @@ layers ``1 .. l-1`` untouched, so their output is read from the cache.
   :func:`norm_attention_scores` (lesson 05's norm-based attention), :func:`gradient_x_input` (and
   Captum's ``InputXGradient``, :func:`gradient_x_input_captum`), :func:`integrated_gradients`
   (Captum's ``LayerIntegratedGradients``, steps raised until the completeness gap is small;
+  :func:`integrated_gradients_by_hand` is the same sum written out, to check Captum;
   :func:`integrated_gradients_by_embedding` splits it over word / segment / position),
   :func:`occlusion_scores`; :func:`value_zeroing` (Mohebbi et al. 2023);
 * faithfulness (DeYoung et al. 2020, ERASER) -- :func:`erasure_curves`: comprehensiveness and
@@ -1375,6 +1376,51 @@ def gradient_x_input_captum(model, classifier, trace: Trace, target: int) -> tor
         target = _check_target(target, from_embeddings(emb)[0])
         attr = InputXGradient(from_embeddings).attribute(emb, target=target)
     return attr.sum(-1)[0].detach()
+
+
+def gauss_legendre_path(steps: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(alphas, weights)``: the ``steps`` Gauss-Legendre nodes moved from ``[-1, 1]`` to
+    ``[0, 1]`` and their weights (summing to 1) -- the rule Captum's Integrated Gradients uses by
+    default (``method="gausslegendre"``)."""
+    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 2:
+        raise ValueError(f"steps must be an int >= 2, got {steps!r}.")
+    nodes, weights = np.polynomial.legendre.leggauss(steps)
+    return torch.tensor(0.5 * (1 + nodes)), torch.tensor(0.5 * weights)
+
+
+def integrated_gradients_by_hand(tokenizer, model, classifier, trace: Trace, target: int, *,
+                                 baseline: str = "pad", steps: int = 32) -> torch.Tensor:
+    """``[T]``: Integrated Gradients of the ``target`` logit written out with ``torch.autograd``,
+    an independent computation of :func:`integrated_gradients` (Captum) at the same ``steps``.
+
+    The word-embedding vectors ``w`` move on the straight line from the baseline's ``w'``
+    (:func:`baseline_ids`), ``w' + alpha (w - w')``, the position and segment embeddings staying
+    the input's; token ``j`` gets ``sum_k weight_k * (d logit / d w_j)(alpha_k) . (w_j - w'_j)``
+    with :func:`gauss_legendre_path`'s nodes and weights."""
+    ids, types, mask = _ids_of(trace)
+    table = model.embeddings.word_embeddings
+    with torch.no_grad():
+        start, end = table(baseline_ids(tokenizer, ids, baseline)), table(ids)  # [1, T, H]
+        target = _check_target(target, classifier(model(input_ids=ids, token_type_ids=types,
+                                                         attention_mask=mask).last_hidden_state, mask)[0])
+    alphas, weights = gauss_legendre_path(steps)
+    total = torch.zeros_like(end)
+    size = _internal_batch(ids.shape[1])
+    for first in range(0, steps, size):
+        a = alphas[first:first + size].to(end)[:, None, None]  # [k, 1, 1]
+        path = (start + a * (end - start)).requires_grad_(True)  # [k, T, H]
+        handle = table.register_forward_hook(lambda module, args, out: path)  # the lookup returns the path
+        try:
+            with torch.enable_grad():
+                k = path.shape[0]
+                hidden = model(input_ids=ids.expand(k, -1), token_type_ids=types.expand(k, -1),
+                               attention_mask=mask.expand(k, -1)).last_hidden_state
+                logits = classifier(hidden, mask.expand(k, -1))[:, target]
+                (grad,) = torch.autograd.grad(logits.sum(), path)
+        finally:
+            handle.remove()
+        total += (weights[first:first + size].to(grad)[:, None, None] * grad).sum(0, keepdim=True)
+    return (total * (end - start)).sum(-1)[0].detach()
 
 
 def norm_attention_scores(trace: Trace, model, pooling: str = "mean") -> torch.Tensor:
