@@ -14,7 +14,7 @@ from helpers.attention.compute import attention_shares
 from helpers.attention.rebuild import self_attention_by_hand
 from helpers.classify.compute import LinearHead, extract_features, train_head
 from helpers.common.data import load_banking77, load_polysemy
-from helpers.common.stats import Interval, bootstrap_ci, cluster_bootstrap_ci, holm, mcnemar
+from helpers.common.stats import Interval, bootstrap_ci, cluster_bootstrap_ci, mcnemar
 from helpers.context.compute import word_by_layer
 from helpers.interventions import compute as C
 from helpers.model.trace import trace_text
@@ -173,17 +173,21 @@ def test_head_ablation_measures(model, setup):
     changes = ablation.changes(margin=0.01)
     assert len(changes) == len(ablation.heads()) == ablation.ablated.shape[0] * ablation.ablated.shape[1]
     assert changes[ablation.heads().index((3, 3))].p_value == change.p_value
-    assert [c.adjusted_p for c in changes] == pytest.approx(holm([c.p_value for c in changes]).tolist())
+    family = len(changes)  # one Bonferroni family over every head
+    assert [c.adjusted_p for c in changes] == pytest.approx([min(1.0, family * c.p_value) for c in changes])
+    assert all(c.family == family for c in changes)
     assert sum(C.count_kinds(changes).values()) == len(changes)
     with pytest.raises(ValueError, match="not a head"):
         ablation.change(0, 0)
 
 
-def test_outcome_changes_mcnemar_holm_and_the_margin():
-    """Independent items: McNemar's exact p (checked with scipy's binomial test on the items that
-    changed), Holm over the interventions, "equivalent" only inside the margin and only when the
-    items can resolve it."""
-    from scipy.stats import binomtest
+def test_outcome_changes_tango_bonferroni_and_the_margin():
+    """Independent items: McNemar's test (z = (b - c) / sqrt(b + c)) and Tango's interval at the
+    family's level, Bonferroni over the interventions, "equivalent" only inside the margin and only
+    when the items can resolve it; interval, p and verdict always agree."""
+    from scipy.stats import norm
+
+    from helpers.common.stats import equivalence_level, family_level, tango_interval
 
     rng = np.random.default_rng(0)
     n = 800
@@ -194,16 +198,22 @@ def test_outcome_changes_mcnemar_holm_and_the_margin():
     rows[1, np.flatnonzero(1 - base)[:2]] = 1
     # row 2: nothing changes
     changes = C.outcome_changes(rows, base, ["drop", "tiny", "none"], margin=0.01)
-    assert changes[0].p_value == pytest.approx(binomtest(0, 40, 0.5).pvalue)
-    assert changes[1].p_value == pytest.approx(binomtest(2, 4, 0.5).pvalue)
-    assert [c.adjusted_p for c in changes] == pytest.approx(holm([c.p_value for c in changes]).tolist())
+    assert changes[0].p_value == pytest.approx(2 * norm.sf(40 / 40 ** 0.5))
+    assert changes[1].p_value == pytest.approx(1.0) and changes[2].p_value == 1.0
+    assert [c.adjusted_p for c in changes] == pytest.approx([min(1.0, 3 * c.p_value) for c in changes])
     assert [c.kind for c in changes] == ["lower", "equivalent", "equivalent"]
+    assert changes[0].difference.level == pytest.approx(family_level(3)) and changes[0].family == 3
+    low, high = tango_interval(0, 40, n, family_level(3))
+    assert (changes[0].difference.low, changes[0].difference.high) == pytest.approx((float(low), float(high)))
+    assert changes[1].equivalence_interval.level == pytest.approx(equivalence_level(3))
     assert changes[0].difference.estimate == pytest.approx(-40 / n) and changes[0].n_changed == 40
-    assert "lowers" in changes[0].describe() and changes[0].method == "exact McNemar test"
-    # nothing changed: not a zero-width interval, but what n items could hide (about 3 / n)
+    assert "lowers" in changes[0].describe() and "Tango" in changes[0].method
+    for c in changes:  # the printed interval and the verdict cannot disagree
+        assert (c.kind in ("lower", "higher")) == (not c.difference.contains(0.0))
+        assert (c.adjusted_p < 0.05) == c.verdict.differs
+    # nothing changed: not a zero-width interval, but what n items could hide
     none = changes[2]
-    assert none.difference.low == pytest.approx(-C.unseen_rate(n, 0.95)) and none.difference.high > 0
-    assert none.equivalence_interval.high == pytest.approx(C.unseen_rate(n, 0.90))
+    assert none.difference.low < 0 < none.difference.high
     # without a margin, no change is ever "equivalent"; on 20 items, a 1-point margin can never be met
     assert {c.kind for c in C.outcome_changes(rows[1:], base, ["tiny", "none"])} == {"inconclusive"}
     small = C.outcome_changes(rows[2:, :20], base[:20], ["none"], margin=0.01)[0]
@@ -238,10 +248,10 @@ def test_unseen_rate_is_the_exact_bound_of_a_zero_count():
     assert C.unseen_rate(100, 0.90) == pytest.approx(3 / 100, rel=0.02)  # the rule of three
 
 
-def test_tied_with_uses_mcnemar_with_holm():
+def test_tied_with_uses_tango_with_bonferroni():
     """Heads tied with a given one are those whose accuracy (with the head removed) is not shown
-    higher than the given head's: McNemar on the same items, Holm over the other heads --
-    recomputed here with mcnemar and holm directly."""
+    higher than the given head's: Tango's interval on the same items, Bonferroni over the other
+    heads -- recomputed here with mcnemar(...).verdict(family=...) directly."""
     n, n_layers, n_heads = 60, 2, 3
     labels = torch.zeros(n, dtype=torch.long)
     base = torch.tensor([[1.0, 0.0]]).repeat(n, 1)  # every item right
@@ -254,9 +264,8 @@ def test_tied_with_uses_mcnemar_with_holm():
     correct = ablation.correct()
     others = [(l, h) for l in range(n_layers) for h in range(n_heads) if (l, h) != (0, 0)]
     tests = [mcnemar(correct[l, h].numpy(), correct[0, 0].numpy()) for l, h in others]
-    adjusted = holm([t.p_value for t in tests])
-    expected = [(1, 0)] + [(l + 1, h) for (l, h), t, p in zip(others, tests, adjusted)
-                           if not (p < 0.05 and t.a_only > t.b_only)]
+    expected = [(1, 0)] + [(l + 1, h) for (l, h), t in zip(others, tests)
+                           if t.verdict(family=len(others)).kind != "higher"]
     assert sorted(tied) == sorted(expected)
     assert (1, 0) in tied and (1, 1) in tied  # 12 of the same 14 items: cannot be ranked below
     assert (1, 2) not in tied and (2, 0) not in tied  # 1 and 0 items: shown to drop less
@@ -503,25 +512,27 @@ def test_word_cluster_shares_resample_words():
 
 
 def test_share_verdicts_need_the_words_to_agree():
-    """p = max(bootstrap p, sign test over the words), Holm over the columns. Three unanimous words
-    cannot show a majority (sign test 0.25); twelve can; a share near one half stays inconclusive."""
-    from scipy.stats import binomtest
+    """Bonferroni over the columns, the small-sample rule over the words: three unanimous words
+    cannot show a majority (their exact interval over 3 words reaches below one half); twelve can;
+    a share near one half stays inconclusive; the verdict is read off the printed share interval."""
+    from helpers.common.stats import clopper_pearson, family_level
 
     few = {f"w{k}": _pairs(5, 5, lambda i, j: 1, k=2) for k in range(3)}
     few["w0"]["follows"][:3, 1] = 0  # column 1 varies a little
     verdicts = C.share_verdicts(*C.word_cluster_shares(few))
     assert [v.kind for v in verdicts] == ["inconclusive", "inconclusive"]
-    assert verdicts[0].p_value == pytest.approx(binomtest(3, 3, 0.5).pvalue)
+    assert verdicts[0].share.low == pytest.approx(clopper_pearson(3, 3, family_level(2)).low)
     many = {f"w{k}": _pairs(5, 5, lambda i, j, k=k: (i + j + k) % 5 != 0, k=1) for k in range(12)}
     (v,) = C.share_verdicts(*C.word_cluster_shares(many))
-    assert v.kind == "above" and v.share.estimate == pytest.approx(0.8)
+    assert v.kind == "above" and v.share.estimate == pytest.approx(0.8) and v.share.low > 0.5
     half = {f"w{k}": _pairs(4, 4, lambda i, j, k=k: (i + k) % 2 == 0) for k in range(12)}
     (h,) = C.share_verdicts(*C.word_cluster_shares(half))
-    assert h.kind == "inconclusive"
+    assert h.kind == "inconclusive" and h.share.contains(0.5)
     below = {f"w{k}": _pairs(5, 5, lambda i, j: 0) for k in range(12)}
     (b,) = C.share_verdicts(*C.word_cluster_shares(below))
-    assert b.kind == "below"
-    assert C.sign_test_p([0.5, 0.5]) == 1.0
+    assert b.kind == "below" and b.share.high < 0.5
+    for verdict_ in (*verdicts, v, h, b):  # interval and verdict agree
+        assert (verdict_.kind == "inconclusive") == verdict_.share.contains(0.5)
     with pytest.raises(ValueError, match="per interval"):
         C.share_verdicts([Interval(0.5, 0.4, 0.6)], np.zeros((10, 2)), np.zeros((3, 1)))
 
