@@ -167,30 +167,17 @@ plt.show()
 # Without `MODEL` and without a network connection, the course loads the bundled
 # **all-MiniLM-L6-v2**. It runs through the same `BertModel` code as BERT-base, but it is
 # a different model with a different history, and that matters every time a lesson
-# compares a number with a paper. BERT-base itself was *pre-trained* (trained once on
-# plain text, before any task) with two objectives: **masked-LM**, guessing words hidden
-# behind a `[MASK]` token, and **next-sentence prediction**, telling whether a second
-# segment followed the first in the text. From the model cards (the description pages) of
-# the checkpoints the bundled model descends from:
+# compares a number with a paper.
 #
-# * **MiniLM** (Wang et al., 2020, *MiniLM: Deep Self-Attention Distillation for
-#   Task-Agnostic Compression of Pre-Trained Transformers*) is a small model trained to
-#   imitate a large one (*distillation*). `microsoft/MiniLM-L12-H384-uncased` (12 layers,
-#   384 wide) was distilled from a BERT-base-sized UniLMv2 teacher by matching two things
-#   in the teacher's *last* layer: its attention weights (how much each token draws from
-#   each other token, lesson 02) and how the *value* vectors (what each token hands over
-#   when it is drawn from, lesson 02) relate to each other.
-# * `nreimers/MiniLM-L6-H384-uncased` keeps **every second layer** of that 12-layer model:
-#   6 layers.
-# * sentence-transformers then fine-tuned it (trained it further, for one purpose) on about one billion sentence pairs with a
-#   **contrastive** objective (given one sentence of a pair, pick its partner among
-#   randomly sampled others) to produce one vector per *sentence*: the average of its token
-#   vectors (**mean pooling**). That is `sentence-transformers/all-MiniLM-L6-v2`.
+# > **Its family tree, in three lines.** BERT-base was *pre-trained* on plain text by
+# > guessing hidden words (masked-LM) and whether two segments follow each other.
+# > all-MiniLM-L6-v2 was instead *distilled*: a small model trained to imitate a large one
+# > (MiniLM; the 6-layer model keeps every second layer of a 12-layer one), then
+# > *fine-tuned* on a billion sentence pairs to give similar sentences similar average vectors.
 #
-# The cell below reads the loaded checkpoint's own files (helper `checkpoint_facts` in
+# The cell below reads the loaded checkpoint's own files (`checkpoint_facts` in
 # `helpers/model/loading.py`): which weight tensors it holds, whether a masked-LM head is
-# among them, and how its sentence-transformers configuration pools a sentence, if it has
-# one.
+# among them, and how it pools a sentence, if its files say.
 
 # %%
 from helpers.model.loading import checkpoint_facts, describe
@@ -202,19 +189,10 @@ print("\n".join(facts.lines()))
 
 # %% [markdown]
 # What that means for the rest of the course, when the printout names the bundled model:
-#
-# * It has **no masked-LM head**, so it cannot fill in `[MASK]`, and the pooler on top of
-#   `[CLS]` (lesson 07) was never trained by its sentence objective, which pools by
-#   averaging.
-# * Published layer-by-layer findings were mostly measured on **BERT-base** (12 layers, 768
-#   wide, pre-trained with masked-LM and next-sentence prediction). Layer numbers do not
-#   line up: this model's layers were not cut out of BERT-base (its 12-layer parent was
-#   trained to imitate a teacher's last layer only), so its layer 3 of 6 corresponds to
-#   neither layer 3 nor layer 6 of BERT-base. And the contrastive fine-tuning reshapes the
-#   upper layers towards sentence similarity. When a lesson sets a number of this model
-#   beside a paper's, it names the model the paper measured; agreement or disagreement is a
-#   fact about this model, not a test of the paper. `MODEL = "bert-base-uncased"` (hub
-#   access or a local cache) compares like with like.
+# it has **no masked-LM head** (it cannot fill in `[MASK]`; lesson 12 trains a small BERT
+# that can), and its layer numbers do not line up with BERT-base's. When a lesson sets one
+# of its numbers beside a paper's, it names the model the paper measured;
+# `MODEL = "bert-base-uncased"` (hub access or a local cache) compares like with like.
 #
 # ## Tokenize and run once
 #
@@ -355,9 +333,19 @@ ax.set_title(f"mean length of the token vectors after each layer "
              f"({trace.seq_len} tokens, one sentence)")
 plt.show()
 
+# %%
+grows = mean_length[-1] > mean_length[0]
+print(f"From the embeddings to layer {L} the mean length goes from "
+      f"{mean_length[0]:.1f} to {mean_length[-1]:.1f}: the vectors "
+      f"{'grow' if grows else 'shrink'} by a factor of "
+      f"{max(mean_length[-1], mean_length[0]) / min(mean_length[-1], mean_length[0]):.1f}"
+      f", and the longest are after layer {int(mean_length.argmax())}.")
+
 # %% [markdown]
-# Each bar is one sentence's average, so it can move with the sentence: lesson 04 measures
-# lengths over many sentences, says how much they vary, and asks what sets them.
+# The takeaway: the layers do not just nudge the vectors, they change their size, and not
+# steadily. This is one sentence's average, so it can move with the sentence; lesson 04
+# measures lengths over many sentences and finds out what sets them (the LayerNorm at the
+# end of every layer, lesson 01).
 #
 # ## Summary
 #
@@ -396,32 +384,43 @@ answer_1 = None  # your code here: a float
 check_exercise_1(answer_1, trace)
 
 # %% [markdown]
-# ### Exercise 2: two shapes
+# ### Exercise 2: build it yourself — how much does the model hand back?
 #
-# Difficulty ●○○○○ · Importance ●●●●○ · ~5 min
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
 #
-# Give the shapes of `trace.hidden(0)` and `trace.attention(1)` as a pair of tuples.
-#
-# **Reflection question:** which `config` field sets each dimension?
+# **Predict first:** as the input gets longer, which part of what the model hands back grows
+# faster, the hidden states or the attention weights? Write `"hidden"` or `"attention"` in
+# `prediction_2`. **Then build:** write `count_numbers(config, n_tokens)` that returns how many
+# numbers `hidden_states` and `attentions` hold together for one input of `n_tokens` tokens
+# (batch dimension left out), from the sizes in `config` alone. The checker runs the model on
+# two inputs and counts.
 
 # %%
-answer_2 = None  # your code here: (hidden shape, attention shape)
-check_exercise_2(answer_2, trace)
+prediction_2 = None  # "hidden" or "attention"
+
+
+def count_numbers(config, n_tokens):
+    return None  # your code here
+
+
+check_exercise_2(count_numbers, prediction_2, tokenizer, model)
 
 # %% [markdown]
-# ### Exercise 3: layer 0 has no attention
+# ### Exercise 3: predict, then measure — the cut at the maximum length
 #
-# Difficulty ●○○○○ · Importance ●●○○○ · ~5 min
+# Difficulty ●○○○○ · Importance ●●●○○ · ~5 min
 #
-# Which exception class does `trace.attention(0)` raise?
-#
-# **Reflection question:** why is there no attention at layer 0?
+# `long_text` below repeats `SENTENCE` until it is far longer than the model can read.
+# **Predict first:** how many tokens will the model actually receive, `[CLS]` and `[SEP]`
+# included? Write a number in `prediction_3`. **Then measure:** set `kept_3` to the number of
+# token ids that `encode` (in `helpers/model/trace.py`) hands the model.
 
 # %%
-answer_3 = None  # your code here: an exception class
-check_exercise_3(answer_3)
+long_text = " ".join([SENTENCE] * 200)
+prediction_3 = None  # your guess, a number
+kept_3 = None  # your code here: an int
+check_exercise_3(kept_3, prediction_3, tokenizer, model, long_text)
 
-# %% [markdown]
 # ### Exercise 4: predict, then measure — does a later word change an earlier one?
 #
 # Difficulty ●●○○○ · Importance ●●●●○ · ~10 min

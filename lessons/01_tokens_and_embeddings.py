@@ -301,26 +301,23 @@ print(f"mean row length over this sentence's {trace.seq_len} tokens: "
       + ", ".join(f"{k} {v:.2f}" for k, v in lengths.items()))
 
 # %% [markdown]
-# Why does the LayerNorm output have a length of its own, whatever the sum's length was?
-# After subtracting the mean and dividing by the standard deviation, a row's $H$ numbers
-# $z_i$ have mean 0 and mean square 1, so its length is exactly $\sqrt H$, for every row.
-# The scale $\gamma$ then multiplies number $i$ by $\gamma_i$ and $\beta$ shifts it, so the
-# output length is $\lVert \gamma \odot z + \beta \rVert$. If every $z_i^2$ were 1 and
-# $\beta$ were 0, that would be $\sqrt H \cdot \mathrm{rms}(\gamma)$ with
-# $\mathrm{rms}(\gamma) = \sqrt{\tfrac1H\sum_i\gamma_i^2}$: a first guess, which the cell
-# sets beside the measurement. Either way the input's length has dropped out: scaling the
-# sum by 10 leaves the output unchanged.
+# What to look at in the picture. The **word** panel changes from token to token: each token
+# has its own row. The **position** panel changes slowly down the tokens: neighbouring
+# positions have similar rows. The **segment** panel repeats one row: every token of a single
+# sentence is in segment 0, so it adds the same numbers to all of them (a sentence pair
+# would show two). And the **LayerNorm** output has a length of its own, whatever the sum's
+# length was: after subtracting the mean and dividing by the standard deviation, a row's
+# $H$ numbers have mean 0 and mean square 1, so its length is exactly $\sqrt H$; the learned
+# scale $\gamma$ and shift $\beta$ then set the length the model uses. The input's length has
+# dropped out: scaling the sum by 10 leaves the output unchanged.
 
 # %%
 H = config.hidden_size
 with torch.no_grad():
-    rms_gamma = ln.weight.pow(2).mean().sqrt().item()
     rescaled = ln(10 * summed)  # the model's own LayerNorm on a longer input
 normed_length = normed.norm(dim=1).mean().item()
-print(f"length after normalising, before gamma: {normed_length:.3f} "
+print(f"length after normalising, before gamma and beta: {normed_length:.3f} "
       f"(sqrt(H) = {H ** 0.5:.3f})")
-print(f"first guess sqrt(H) * rms(gamma) = {H ** 0.5 * rms_gamma:.2f}; "
-      f"measured mean length {lengths['layernorm']:.2f}")
 change = (rescaled - trace.hidden(0)).abs().max().item()
 print(f"LayerNorm(10 x sum) vs LayerNorm(sum): max |diff| = {change:.1e}")
 
@@ -379,20 +376,16 @@ if "bank" in labels and len(labels) >= 2:
 # bank: the table cannot separate the senses. Separating them is the job of the layers
 # that follow (lesson 02 onwards).
 #
-# ## Myth check: "the embedding layer is a fixed initialisation"
+# ## The embedding table is also the output layer
 #
-# A claim one meets is that BERT's embedding table is a random initialisation that
-# pre-training leaves alone. Here is the evidence against it, strongest first.
-#
-# **The pre-training loss reads the table directly.** BERT was pre-trained with a masked
-# language model (Devlin et al., 2019): an output layer scores every vocabulary word for each
-# masked position. In BERT's pre-training code (google-research/bert, `run_pretraining.py`)
-# that output layer's weight *is* the word-embedding table, with only a bias of its own: weight
-# tying, as in Press & Wolf (2017, *Using the Output Embedding to Improve Language Models*). In
-# `transformers` the config flag `tie_word_embeddings` makes `BertForMaskedLM` share the two.
-# We build a `BertForMaskedLM` from the loaded config alone: **all its weights, the
-# masked-LM head included, are random** (nothing is loaded into it), but the tie is part of
-# its structure, so we can look at it:
+# BERT was pre-trained with a masked language model (Devlin et al., 2019): an output layer
+# scores every vocabulary word for each masked position. In BERT's pre-training code
+# (google-research/bert, `run_pretraining.py`) that output layer's weight *is* the
+# word-embedding table, with only a bias of its own: **weight tying**, as in Press & Wolf (2017,
+# *Using the Output Embedding to Improve Language Models*). In `transformers` the config flag
+# `tie_word_embeddings` makes `BertForMaskedLM` share the two. We build a `BertForMaskedLM` from
+# the loaded config alone: **all its weights, the masked-LM head included, are random**
+# (nothing is loaded into it), but the tie is part of its structure, so we can look at it:
 
 # %%
 from transformers import BertForMaskedLM
@@ -457,69 +450,20 @@ del mlm, decoder, table, loss
 # probability, and a loss of $\ell$ means it gives the right token $e^{-\ell}$ on average
 # (a geometric mean): $\ell = 2$ would be $e^{-2} \approx 0.14$. Devlin et al. (2019)
 # report task accuracies, not the final masked-LM loss of the released BERT models, so we
-# quote no such number here. A **trained** head, offline, is lesson 12's tiny BERT
-# (`MODEL = "course-tiny"`), if you have run lesson 12 on this machine:
+# quote no such number here. A **trained** head, offline, is the course's own BERT-mini
+# (`MODEL = "course-mini"`, pre-trained with BERT's two objectives; lesson 12 trains a smaller
+# one yourself). Here is what its head guesses for a hidden word of your sentence:
 
 # %%
-from helpers.lens.compute import course_tiny_lens
+from helpers.lens.compute import course_mini_lens
 
-print(course_tiny_lens(SENTENCE).message)
+print(course_mini_lens(SENTENCE).message)
 
 # %% [markdown]
-# So every pre-training step of BERT updated the embedding table. (The bundled all-MiniLM-L6-v2
-# has no masked-LM head, lesson 00; its table was trained by distillation and contrastive
-# fine-tuning through the input path below.)
-#
-# **Any training updates the rows a batch uses.** In the loaded model, the table is a
-# parameter: `requires_grad` only says that a training step *could* move it, not that one did.
-
-# %%
-table = emb.word_embeddings.weight
-in_parameters = any(p is table for p in model.parameters())
-print(f"requires_grad = {table.requires_grad}; "
-      f"counted in model.parameters(): {in_parameters}")
-
-# %% [markdown]
-# One backward pass through any loss (here the mean squared final hidden state, standing in
-# for a training loss) fills `table.grad`, and exactly the rows of the ids that appeared in the
-# input receive a non-zero gradient: a training step would move them.
-
-# %%
-model.zero_grad(set_to_none=True)
-out = model(input_ids=trace.input_ids[None],
-            token_type_ids=trace.token_type_ids[None])
-out.last_hidden_state.pow(2).mean().backward()
-grad_rows = torch.nonzero(table.grad.abs().sum(dim=1)).flatten()
-rows_with_grad = set(grad_rows.tolist())
-used = set(trace.input_ids.tolist())
-model.zero_grad(set_to_none=True)  # leave the model as we found it
-print(f"{len(rows_with_grad)} rows got a gradient; the input used "
-      f"{len(used)} distinct ids; same set: {rows_with_grad == used}")
-assert rows_with_grad == used
-
-# %% [markdown]
-# **A trained table no longer looks like its initialisation.** In `transformers`,
-# `_init_weights` draws every embedding entry from a normal distribution
-# $\mathcal N(0, \sigma^2)$ with $\sigma$ = `config.initializer_range` (0.02 for BERT),
-# zeroes the `[PAD]` row, and sets the LayerNorm $\gamma$ to 1 and $\beta$ to 0. BERT's
-# original TensorFlow code (google-research/bert, `modeling.py`) used a *truncated* normal
-# with the same $\sigma$ instead: values beyond $2\sigma$ are drawn again, which makes the
-# spread about $0.88\sigma$. Compare the loaded weights with those statistics:
-
-# %%
-with torch.no_grad():
-    keep = [i for i in range(config.vocab_size) if i != config.pad_token_id]
-    std, sigma = table[keep].std().item(), config.initializer_range
-    gamma_shift = (emb.LayerNorm.weight - 1).abs().max().item()
-ratio = std / sigma
-print(f"std of the trained rows {std:.4f} vs init std {sigma} "
-      f"(ratio {ratio:.2f}); max |LayerNorm gamma - 1| = {gamma_shift:.3f}")
-if abs(ratio - 1) > 0.2 or gamma_shift > 0.05:
-    print("-> far from the initialisation: training changed the embedding "
-          "layer.")
-else:
-    print("-> still close to the initialisation: this checkpoint looks "
-          "untrained (random weights).")
+# So every pre-training step of BERT updated the embedding table, through the input rows
+# *and* through the output layer. (The bundled all-MiniLM-L6-v2 has no masked-LM head, lesson
+# 00; its table was trained by distillation and contrastive fine-tuning, through the input
+# rows only.)
 
 # %% [markdown]
 # ## Summary
@@ -532,8 +476,8 @@ else:
 #   position table; we rebuilt it and it matches the model to `1e-5`. A LayerNorm output
 #   row's length is set by $\gamma$ and $\beta$ ($\sqrt H$ before them), not by its input's.
 # * The embedding table is trained: in BERT the masked-LM output layer *is* the table
-#   (`tie_word_embeddings`), so pre-training updates every row; any training moves the rows a
-#   batch uses; and a trained table no longer looks like its initialisation.
+#   (`tie_word_embeddings`), so every pre-training step reaches every row, not only the rows of
+#   the words in the batch.
 #
 # ## Exercises
 #

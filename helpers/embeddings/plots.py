@@ -72,9 +72,11 @@ def embedding_sum_figure(parts: dict, tokens: list[str], dims: int = 32, max_tok
     panel = 0.15 * shown + 0.3
     height = 2 * panel + 2.2
     fig = plt.figure(figsize=(FIGURE_MAX_WIDTH, height))
-    grid = fig.add_gridspec(2, 5, width_ratios=[1, 1, 1, 0.06, 0.06], wspace=0.25, hspace=0.9 / panel,
-                            left=0.16, right=0.88, bottom=0.55 / height, top=1 - 1.15 / height)
-    axes = [fig.add_subplot(grid[r, c]) for r, c in ((0, 0), (0, 1), (0, 2), (1, 0), (1, 2))]
+    # six half-columns: three panels on top, the sum and its LayerNorm centred below them (no empty slot)
+    grid = fig.add_gridspec(2, 7, width_ratios=[1, 1, 1, 1, 1, 1, 0.2], wspace=0.5, hspace=0.9 / panel,
+                            left=0.16, right=0.9, bottom=0.55 / height, top=1 - 1.15 / height)
+    spots = ((0, slice(0, 2)), (0, slice(2, 4)), (0, slice(4, 6)), (1, slice(1, 3)), (1, slice(3, 5)))
+    axes = [fig.add_subplot(grid[r, c]) for r, c in spots]
     for ax, (key, name) in zip(axes, EMBEDDING_STEPS):
         limit = ln_limit if key == "layernorm" else raw_limit
         image = ax.imshow(arrays[key][:shown, :cols], cmap=DIVERGING, vmin=-limit, vmax=limit, aspect="auto",
@@ -84,7 +86,7 @@ def embedding_sum_figure(parts: dict, tokens: list[str], dims: int = 32, max_tok
         ax.set_xticks([0, cols - 1], ["0", str(cols - 1)])
         ax.set_yticks(range(shown), tokens[:shown] if key in ("word", "sum") else [])
         if key in ("sum", "layernorm"):
-            cax = fig.add_subplot(grid[0, 3] if key == "sum" else grid[1, 3])
+            cax = fig.add_subplot(grid[0, 6] if key == "sum" else grid[1, 6])
             fig.colorbar(image, cax=cax, label="value (top row and the sum)" if key == "sum" else "value (LayerNorm)")
     axes[0].set_ylabel("token")
     axes[3].set_ylabel("token")

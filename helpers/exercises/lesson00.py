@@ -13,17 +13,23 @@ def _close(a: float, b: float) -> bool:
     return abs(a - b) < 1e-6 * max(1.0, abs(b))
 
 
+def _rounded(a: float, b: float, digits: int = 2) -> bool:
+    """``a`` is ``b`` or ``b`` rounded to ``digits`` decimals (a learner may round a ratio)."""
+    return _close(a, b) or abs(a - b) <= 0.5 * 10 ** -digits + 1e-12
+
+
 def check_exercise_1(answer, trace) -> Feedback:
     """Exercise 1: WordPiece tokens per word of the traced input (tokens of [CLS]/[SEP] excluded)."""
     if answer is None:
         return NO_ANSWER
-    answer, bad = as_number(answer, "The answer", "Divide the number of word tokens by the number of words.")
+    answer, bad = as_number(answer, "The answer", "Divide the number of word tokens by the number of words "
+                            "(rounded to two decimals is fine).")
     if bad is not None:
         return bad
     words = trace.words()
     in_words = sum(wid is not None for wid in trace.word_ids)  # tokens the tokenizer maps back to a word
     ref = in_words / len(words)
-    if _close(answer, ref):
+    if _rounded(answer, ref):
         return correct(f"{in_words} tokens for {len(words)} words: {ref:.3f} tokens per word.")
     if _close(answer, trace.seq_len / len(words)):
         return wrong("that counts [CLS] and [SEP] as pieces of words.",
@@ -35,44 +41,85 @@ def check_exercise_1(answer, trace) -> Feedback:
     if answer and _close(1 / answer, ref):
         return wrong("that is words per token, the inverse.", "Tokens divided by words.")
     return wrong(f"{answer} is not the number of tokens per word.",
-                 "len(trace.words()) words; count the tokens other than [CLS] and [SEP]; divide.")
+                 "len(trace.words()) words; count the tokens other than [CLS] and [SEP]; divide (rounded to two "
+                 "decimals is fine).")
 
 
-def check_exercise_2(answer, trace) -> Feedback:
-    """Exercise 2: ``(shape of trace.hidden(0), shape of trace.attention(1))`` as tuples."""
-    if answer is None:
+def check_exercise_2(count_numbers, prediction, tokenizer, model) -> Feedback:
+    """Exercise 2 (build it yourself): ``count_numbers(config, n_tokens)`` returns how many numbers
+    the model hands back in ``hidden_states`` and ``attentions`` together for one input of
+    ``n_tokens`` tokens; checked against real runs of two lengths. ``prediction`` ("hidden" or
+    "attention": which grows faster with the length) is never graded."""
+    from helpers.exercises.prediction import prediction_note
+
+    if count_numbers is None:
         return NO_ANSWER
-    try:
-        hidden, attention = (tuple(int(x) for x in shape) for shape in answer)
-    except (TypeError, ValueError):
-        return wrong("give a pair of shapes, e.g. ((a, b), (c, d, e)).", "Use tuple(trace.hidden(0).shape).")
-    n, H, A = trace.seq_len, trace.hidden_size, trace.num_heads
-    if hidden != (n, H):
-        if hidden == (1, n, H):
-            return wrong("the trace has no batch dimension.", "trace.hidden(0) is [tokens, hidden].")
-        return wrong(f"{hidden} is not the shape of trace.hidden(0).",
-                     "Rows are tokens, columns are the numbers of one token vector; print its .shape.")
-    if attention != (A, n, n):
-        if attention == (n, n):
-            return wrong("that is one head; trace.attention(1) holds all heads.",
-                         "The first dimension is config.num_attention_heads.")
-        return wrong(f"{attention} is not the shape of trace.attention(1).",
-                     "Heads x query tokens x key tokens; print its .shape.")
-    return correct(f"hidden(0) is {n} tokens x {H} dims; attention(1) is {A} heads x {n} queries x {n} keys.")
+    if not callable(count_numbers):
+        return wrong(f"count_numbers should be a function, not {type(count_numbers).__name__}.",
+                     "def count_numbers(config, n_tokens): return ...")
+    config = model.config
+    L, H, A = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+    for text in ("Short one.", "A somewhat longer sentence, with a few more words in it than the first."):
+        enc = tokenizer(text, return_tensors="pt").to(model.device)
+        with torch.no_grad():
+            out = model(**enc, output_hidden_states=True, output_attentions=True)
+        n = enc["input_ids"].shape[1]
+        truth = sum(h[0].numel() for h in out.hidden_states) + sum(a[0].numel() for a in out.attentions)
+        try:
+            got = count_numbers(config, n)
+        except Exception as err:  # noqa: BLE001 - the learner's code: report what broke
+            return wrong(f"count_numbers raised {type(err).__name__}: {err}",
+                         "It gets the model's config and a number of tokens; read L, H and A from the config.")
+        got, bad = as_number(got, "count_numbers(config, n)")
+        if bad is not None:
+            return bad
+        hidden, attention = (L + 1) * n * H, L * A * n * n
+        if got == truth:
+            continue
+        if got == hidden:
+            return wrong("that counts the hidden states only.", "attentions: L maps of A x n x n each.")
+        if got == L * n * H + attention:
+            return wrong("one hidden state is missing.", "hidden_states has L + 1 entries: the embeddings too.")
+        if got == hidden + L * n * n:
+            return wrong("that counts one head per layer.", "Each layer hands back all A heads: A x n x n.")
+        return wrong(f"for {n} tokens you count {got:,.0f}, the model hands back {truth:,}.",
+                     "(L + 1) hidden states of n x H, plus L attention maps of A x n x n.")
+    n_cross = next(n for n in range(1, 10_000) if L * A * n * n > (L + 1) * n * H)
+    faster = "attention"
+    return correct(f"the hidden states grow in proportion to n, the attention maps with n squared: from "
+                   f"{n_cross} tokens on the attention weights are the larger part. "
+                   + prediction_note(prediction, faster, ("hidden", "attention")))
 
 
-def check_exercise_3(answer) -> Feedback:
-    """Exercise 3: the exception type ``trace.attention(0)`` raises."""
-    if answer is None:
+def check_exercise_3(kept, prediction, tokenizer, model, text: str) -> Feedback:
+    """Exercise 3 (predict, then measure): how many tokens of ``text`` (longer than the maximum) the
+    model reads, ``[CLS]`` and ``[SEP]`` included. The prediction (a number) is never graded."""
+    from helpers.exercises import as_index
+    from helpers.exercises.prediction import number_note
+    from helpers.model.trace import encode, max_input_tokens
+
+    if kept is None:
         return NO_ANSWER
-    if answer is ValueError:
-        return correct("layer 0 is the embedding output: attention only happens inside encoder layers 1..L.")
-    if isinstance(answer, BaseException):
-        return wrong("give the exception class, not an instance.", "e.g. answer_3 = type(err).")
-    if answer is IndexError:
-        return wrong("the trace checks the layer before indexing, so it is not an IndexError.",
-                     "Wrap trace.attention(0) in try/except Exception as err and look at type(err).")
-    return wrong(f"{answer!r} is not what trace.attention(0) raises.", "Run it in a try/except and print type(err).")
+    kept, bad = as_index(kept, "kept_3")
+    if bad is not None:
+        return bad
+    import warnings
+
+    with warnings.catch_warnings():  # the lesson's own cell already showed the warning
+        warnings.simplefilter("ignore")
+        enc, dropped = encode(tokenizer, model, text)
+    n = enc["input_ids"].shape[1]
+    full = len(tokenizer(text, truncation=False, verbose=False)["input_ids"])
+    if kept == n:
+        return correct(f"the model reads {n} tokens (its maximum, {max_input_tokens(tokenizer, model)}) and the "
+                       f"tokenizer made {full}: {dropped} were cut off the end. " + number_note(prediction, n, ""))
+    if kept == full:
+        return wrong("that is how many tokens the tokenizer makes before the cut.",
+                     "Count what the model receives: encode(tokenizer, model, text) truncates.")
+    if kept == n - 2:
+        return wrong("that leaves out [CLS] and [SEP]; the question counts them.", "Count every id encode gives.")
+    return wrong(f"{kept} is not how many tokens the model reads.",
+                 "inputs, dropped = encode(tokenizer, model, text); inputs['input_ids'].shape[1].")
 
 
 def _first_token_cosine(tokenizer, model, text_a: str, text_b: str, layer: int) -> float:

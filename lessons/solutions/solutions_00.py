@@ -7,28 +7,28 @@ def solution_1(trace) -> float:
     return len(in_words) / len(trace.words())  # words as the tokenizer split them, punctuation included
 
 
-def solution_2(trace):
-    """The shapes of the embedding output and of layer 1's attention."""
-    return tuple(trace.hidden(0).shape), tuple(trace.attention(1).shape)
+def solution_2(config, n_tokens: int) -> int:
+    """(L + 1) hidden states of n x H, plus L attention maps of A x n x n."""
+    L, H, A = config.num_hidden_layers, config.hidden_size, config.num_attention_heads
+    return (L + 1) * n_tokens * H + L * A * n_tokens * n_tokens
 
 
-def solution_3(trace):
-    """The exception class raised for layer 0: there is no attention before layer 1."""
-    try:
-        trace.attention(0)
-    except Exception as err:  # noqa: BLE001 - the point is to see which one
-        return type(err)
-    return None
+REFLECTION_2 = """The prediction: "attention". The hidden states grow in proportion to the number of
+tokens n (one vector of H numbers per token per layer), the attention maps with n squared (one
+weight per pair of tokens, per head, per layer). Past a few dozen tokens the attention weights
+are the larger part: one reason long inputs are expensive."""
 
 
-REFLECTION_2 = """hidden(0) is [n, H]: n = the number of tokens of this input ([CLS] and [SEP]
-included; not a config field, capped by config.max_position_embeddings), H =
-config.hidden_size. attention(1) is [A, n, n]: A = config.num_attention_heads, then one row
-per query token and one column per key token."""
+def solution_3(tokenizer, model, text: str) -> int:
+    """The number of ids the model receives: encode truncates at the model's maximum."""
+    import warnings
 
-REFLECTION_3 = """Layer 0 is the embedding output: each token's vector is a lookup (word + position
-+ token type, then LayerNorm) that never looks at the other tokens. Attention happens only
-inside the encoder layers 1..L, so attention(l) exists for l = 1..L."""
+    from helpers.model.trace import encode
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        inputs, _ = encode(tokenizer, model, text)
+    return int(inputs["input_ids"].shape[1])
 
 
 def solution_4(tokenizer, model, sentence: str, longer: str) -> float:
