@@ -243,27 +243,93 @@ def compress_images(site: Path) -> dict:
     """Re-encode each figure in ``_images`` as a 256-colour palette PNG (no dithering) when that
     is smaller: plots are flat colours, lines and text, and a colour map has 256 steps anyway.
     The file keeps its name. Returns bytes before and after."""
-    from PIL import Image
-
     before = after = 0
     for path in sorted((site / "_images").glob("*.png")):
         data = path.read_bytes()
         before += len(data)
-        with Image.open(path) as image:
-            image.load()
-            rgba = image.convert("RGBA")
-        if rgba.getextrema()[3][0] == 255:
-            palette = rgba.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-        else:
-            palette = rgba.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
-        from io import BytesIO
-
-        buffer = BytesIO()
-        palette.save(buffer, format="PNG", optimize=True)
-        if buffer.tell() < len(data):
-            path.write_bytes(buffer.getvalue())
-        after += min(buffer.tell(), len(data))
+        packed = palette_png(data)
+        if len(packed) < len(data):
+            path.write_bytes(packed)
+        after += min(len(packed), len(data))
     return {"before": before, "after": after}
+
+
+def palette_png(data: bytes) -> bytes:
+    """``data`` (a PNG) re-encoded as a 256-colour palette PNG, no dithering."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    with Image.open(BytesIO(data)) as image:
+        image.load()
+        rgba = image.convert("RGBA")
+    if rgba.getextrema()[3][0] == 255:
+        palette = rgba.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    else:
+        palette = rgba.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    buffer = BytesIO()
+    palette.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+# ------------------------------------------------------------------------------ explorers
+EXPLORER_SCRIPT = "course-explorer.js"
+# a picture as describe_images left it (inside its full-size link), or a bare one
+EXPLORER_PICTURE = re.compile(r'<a class="course-enlarge" href="[^"]*"[^>]*>\s*(<img\s[^>]*>)\s*</a>|(<img\s[^>]*>)')
+
+
+def attach_explorers(site: Path, frames: Path) -> dict:
+    """Give each explorer picture whose frames the book build recorded (``frames/<lesson>/<sha256
+    of the picture>.json``, written by ``helpers.common.explorer_frames`` in the lesson's kernel)
+    its sliders: the picture goes into a ``div.course-explorer`` with the frames (gzip-compressed
+    JSON in base64) and the background picture (a file in ``_images``); ``_static/course-explorer.js``
+    (only on pages with an explorer) adds the sliders and draws a moved state on a canvas. The
+    picture loses its full-size link: it would open the first state whatever the sliders show.
+
+    Returns ``{"explorers": n, "pages": n, "bytes": frames' bytes on the pages}``."""
+    import gzip
+
+    done = {"explorers": 0, "pages": 0, "bytes": 0}
+    for page in sorted((site / "lessons").glob("*.html")):
+        folder = frames / page.stem
+        if not folder.is_dir():
+            continue
+        records = {p.stem: p for p in folder.glob("*.json")}
+        text = page.read_text(encoding="utf-8")
+        count = 0
+
+        def wrap(match):
+            nonlocal count
+            tag = match[1] or match[2]
+            picture = PICTURE.search(tag)
+            path = records.get(picture[2]) if picture else None
+            if path is None:
+                return match[0]
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if record.get("kind") != "frames" or not record.get("controls"):
+                return match[0]
+            background = base64.b64decode(record.pop("background").split(",", 1)[1])
+            name = f"{picture[2]}-background.png"
+            (site / "_images" / name).write_bytes(min(palette_png(background), background, key=len))
+            packed = base64.b64encode(gzip.compress(json.dumps(record, separators=(",", ":")).encode("utf-8"), 9,
+                                                    mtime=0)).decode("ascii")
+            done["bytes"] += len(packed)
+            count += 1
+            src = picture[1].rsplit("/", 1)[0] + "/" + name
+            return (f'<div class="course-explorer"><div class="course-explorer-stage">{tag}</div>'
+                    f'<img class="course-explorer-background" src="{src}" alt="" aria-hidden="true" />'
+                    f'<script type="application/octet-stream" class="course-frames" data-encoding="gzip-base64">'
+                    f"{packed}</script></div>")
+
+        text = EXPLORER_PICTURE.sub(wrap, text)
+        if count:
+            depth = len(page.relative_to(site).parts) - 1
+            tag = f'<script defer src="{"../" * depth}_static/{EXPLORER_SCRIPT}"></script>'
+            text = text.replace("</head>", f"{tag}\n</head>", 1)
+            page.write_text(text, encoding="utf-8")
+            done["explorers"] += count
+            done["pages"] += 1
+    return done
 
 
 # ------------------------------------------------------------------------------ search

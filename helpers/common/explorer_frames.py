@@ -500,6 +500,7 @@ def _frames_for(explorer, grid: list[dict], scale: int) -> dict:
                       "value": next((i for i, o in enumerate(g["options"]) if o[1] == start.get(g["name"])), 0)}
                      for g in grid],
         "fixed": {name: _plain(value) for name, value in start.items() if name not in moved},
+        "still": [str(getattr(c, "description", "") or n) for n, c in explorer.controls.items() if n not in moved],
         "prims": prims,
         "geometry": geometry,
         "frames": frames,
