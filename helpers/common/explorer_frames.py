@@ -131,16 +131,34 @@ def _clip(artist, height: float) -> list[float] | None:
     return [_num(box.x0), _num(height - box.y1), _num(box.width), _num(box.height)]
 
 
+_PNG_CACHE: dict[bytes, str] = {}
+
+
 def _png(rgba: np.ndarray) -> str:
-    """A small RGBA array as a ``data:`` PNG (palette PNG when it has few colours)."""
+    """:func:`_encode_png`, once per distinct picture (a label strip is the same in every frame)."""
+    rgba = np.ascontiguousarray(rgba, dtype=np.uint8)
+    key = hashlib.sha1(rgba.tobytes() + str(rgba.shape).encode()).digest()
+    if key not in _PNG_CACHE:
+        if len(_PNG_CACHE) > 4096:
+            _PNG_CACHE.clear()
+        _PNG_CACHE[key] = _encode_png(rgba)
+    return _PNG_CACHE[key]
+
+
+def _encode_png(rgba: np.ndarray) -> str:
+    """A small RGBA array as a ``data:`` PNG, lossless (an exact palette when it has at most 256 colours)."""
     from PIL import Image
 
-    image = Image.fromarray(np.ascontiguousarray(rgba, dtype=np.uint8), "RGBA")
-    colours = image.getcolors(256)
+    rgba = np.ascontiguousarray(rgba, dtype=np.uint8)
+    colours, index = np.unique(rgba.reshape(-1, 4), axis=0, return_inverse=True)
     buffer = io.BytesIO()
-    if colours is not None:
-        image = image.quantize(len(colours), method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
-    image.save(buffer, format="PNG", optimize=True)
+    if len(colours) <= 256:  # an exact palette: every pixel keeps its colour
+        image = Image.fromarray(index.reshape(rgba.shape[:2]).astype(np.uint8), "P")
+        image.putpalette(colours[:, :3].ravel().tolist())
+        extra = {} if (colours[:, 3] == 255).all() else {"transparency": bytes(colours[:, 3].tolist())}
+        image.save(buffer, format="PNG", optimize=True, **extra)
+    else:
+        Image.fromarray(rgba, "RGBA").save(buffer, format="PNG", optimize=True)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -540,10 +558,14 @@ def site_bundle(explorer, include=None, exclude=None):
         plt.close(fig)
         record = {"format": FORMAT, "kind": "multiples", "explorer": type(explorer).__name__, "note": note}
     else:
+        from helpers.common.style import figure_description
+
         record = explorer_frames(explorer)
         png = scaled_png(explorer.fig, SCALE)
         width, height = explorer.fig.canvas.get_width_height()
-        alt = metadata.get("image/png", {}).get("alt", "")
+        moved = ", ".join(c["label"] for c in record["controls"]) or "no control"
+        alt = (f"Explorer ({moved} on sliders), first state: "
+               f"{figure_description(explorer.fig).removeprefix('Figure: ')}")
     data = {**data, "image/png": base64.b64encode(png).decode("ascii")}
     metadata = {**metadata, "image/png": {**metadata.get("image/png", {}), "alt": alt,
                                           "width": width, "height": height}}
