@@ -28,7 +28,7 @@ Steps (all offline):
 5. **Check**: no page may need anything from the network to render (a script, stylesheet,
    font, image or iframe with an http(s) address); the build fails and names them otherwise.
 
-Usage: python book/build.py [--out build/site] [--no-execute] [--only 00,03]
+Usage: python book/build.py [--out build/site] [--no-execute | --execute-only 02,05] [--only 00,03]
 """
 
 from __future__ import annotations
@@ -540,6 +540,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-execute", action="store_true",
                         help="reuse build/book/executed/*.ipynb from an earlier build (for work on the site's look)")
     parser.add_argument("--only", default="", help="comma-separated lesson numbers to build (e.g. 00,03); default all")
+    parser.add_argument("--execute-only", default="",
+                        help="comma-separated lesson numbers to run again (e.g. 02,05); the others reuse "
+                             "build/book/executed/ from an earlier build, as with --no-execute")
     args = parser.parse_args(argv)
 
     import nbformat
@@ -559,9 +562,10 @@ def main(argv: list[str] | None = None) -> int:
     # 1. execute
     os.environ.update(kernel_environment())
     failures = []
+    rerun = set(filter(None, args.execute_only.split(",")))
     for path in files:
         dest = executed_dir / path.name
-        if args.no_execute:
+        if args.no_execute or (rerun and path.stem[:2] not in rerun):
             if not dest.exists():
                 print(f"book: --no-execute but {dest} does not exist; run without it first", file=sys.stderr)
                 return 1

@@ -416,3 +416,199 @@ def page_weights(site: Path) -> dict[str, int]:
     """``{page (relative): total bytes}`` for the home page and every lesson page."""
     pages = [site / "index.html"] + sorted((site / "lessons").glob("*.html"))
     return {str(p.relative_to(site)): sum(page_weight(p).values()) for p in pages if p.exists()}
+
+
+# ------------------------------------------------------------------------------ lighter shared assets
+def css_blocks(css: str) -> list[tuple[str, str | None]]:
+    """Top-level blocks of a stylesheet: ``(prelude, body)`` for ``prelude { body }`` and
+    ``(statement, None)`` for ``@charset ...;`` / ``@import ...;``. Strings and comments are
+    respected; comments are dropped (a ``/*! licence */`` comment is kept as a statement)."""
+    blocks, i, n, start = [], 0, len(css), 0
+    depth, body_start, prelude = 0, 0, ""
+    while i < n:
+        c = css[i]
+        if c == "/" and css.startswith("/*", i):
+            end = css.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            if depth == 0 and css.startswith("/*!", i):
+                blocks.append((css[i:end], None))
+                start = end
+            elif depth == 0:
+                start = end if not css[start:i].strip() else start
+            i = end
+            continue
+        if c in "\"'":
+            j = i + 1
+            while j < n and css[j] != c:
+                j += 2 if css[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c == "{":
+            if depth == 0:
+                prelude, body_start = css[start:i].strip(), i + 1
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                blocks.append((prelude, css[body_start:i]))
+                start = i + 1
+        elif c == ";" and depth == 0:
+            statement = css[start:i + 1].strip()
+            if statement:
+                blocks.append((statement, None))
+            start = i + 1
+        i += 1
+    return blocks
+
+
+def _split_selectors(prelude: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for c in prelude:
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += c
+    parts.append(current.strip())
+    return [p for p in parts if p]
+
+
+FUNCTIONAL = re.compile(r":(?:not|is|where|has|-webkit-any|-moz-any|host|host-context|nth-child|nth-last-child)\((?:[^()]|\([^()]*\))*\)")
+
+
+def selector_in_use(selector: str, used: set[str]) -> bool:
+    """Whether every class and id a selector needs appears in ``used`` (what :not(), :is() or
+    :has() hold is optional here, so such a rule is kept)."""
+    plain = FUNCTIONAL.sub("", re.sub(r"\[[^\]]*\]", "", selector))
+    names = re.findall(r"[.#]((?:\\.|[\w-])+)", plain)
+    return all(name.replace("\\", "") in used for name in names)
+
+
+def purge_css(css: str, used: set[str]) -> str:
+    """``css`` without the rules whose selectors need a class or id no page uses (PurgeCSS's
+    idea: bootstrap's utility classes, unused components, Font Awesome's thousands of icons),
+    and without ``@font-face`` rules for families nothing left names."""
+    out = []
+    for prelude, body in css_blocks(css):
+        if body is None:
+            out.append(prelude)
+        elif prelude.startswith(("@media", "@supports", "@layer", "@container")):
+            inner = purge_css(body, used)
+            if inner.strip():
+                out.append(f"{prelude}{{{inner}}}")
+        elif prelude.startswith("@font-face"):
+            out.append(("font-face", body))
+        elif prelude.startswith("@"):
+            out.append(f"{prelude}{{{body}}}")  # @keyframes, @page, ...: kept whole
+        else:
+            kept = [s for s in _split_selectors(prelude) if selector_in_use(s, used)]
+            if kept:
+                out.append(f"{','.join(kept)}{{{body}}}")
+    text = "".join(o for o in out if isinstance(o, str))
+    faces = []
+    for o in out:
+        if isinstance(o, tuple):
+            family = re.search(r"font-family:\s*([^;]+)", o[1])
+            name = family[1].strip().strip("'\"").replace("\\ ", " ") if family else ""
+            if name and _names_family(text, name):
+                faces.append(f"@font-face{{{o[1]}}}")
+    return "".join(faces) + text
+
+
+def _names_family(css: str, family: str) -> bool:
+    pattern = re.escape(family).replace(r"\ ", r"(?:\\ |\s)")
+    return bool(re.search(r"font(?:-family)?:[^;{}]*" + pattern, css))
+
+
+def used_names(site: Path) -> set[str]:
+    """Every class and id on the site's pages, and every word in its scripts (a script may add a
+    class; a superset is safe)."""
+    used = set()
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        for value in re.findall(r'\s(?:class|id)="([^"]*)"', text):
+            used.update(value.split())
+        for script in re.findall(r"<script\b[^>]*>(.*?)</script>", text, re.S):
+            used.update(re.findall(r"[\w-]+", script))
+    for script in site.rglob("*.js"):
+        if "mathjax" in script.parts:
+            continue
+        used.update(re.findall(r"[\w-]+", script.read_text(encoding="utf-8", errors="replace")))
+    return used
+
+
+def trim_stylesheets(site: Path) -> dict:
+    """Purge the theme's stylesheets (:func:`purge_css`) against what the site uses; the
+    course's own (``course.css``, the maths) are left as they are. Returns bytes before/after."""
+    used = used_names(site)
+    before = after = 0
+    for sheet in sorted((site / "_static").rglob("*.css")):
+        if sheet.name in ("course.css", MATH_CSS):
+            continue
+        css = sheet.read_text(encoding="utf-8", errors="replace")
+        trimmed = purge_css(css, used)
+        before += len(css.encode("utf-8"))
+        after += len(trimmed.encode("utf-8"))
+        sheet.write_text(trimmed, encoding="utf-8")
+    for stale in (site / "_static").rglob("*.css.map"):
+        stale.unlink()
+    return {"before": before, "after": after}
+
+
+ICON_TAG = re.compile(r'<i class="([^"]*\bfa-[^"]*)"([^>]*)>\s*</i>')
+
+
+def inline_icons(site: Path) -> dict:
+    """Draw every Font Awesome icon of the pages as an inline ``<svg>`` in the HTML itself, so no
+    icon needs a web font (the theme's CSS would load a 110 kB font for the one GitHub icon
+    before any script could replace it). ``_static/scripts/fontawesome.js`` stays for icons a
+    script adds later. Returns ``{"icons": n, "missing": [...]}``."""
+    script = site / "_static" / "scripts" / "fontawesome.js"
+    text = script.read_text(encoding="utf-8") if script.exists() else ""
+    match = re.search(r"var ICONS = (\{.*?\});", text, re.S)
+    icons = json.loads(match[1]) if match else {}
+    done, missing = 0, set()
+
+    def svg(m):
+        nonlocal done
+        classes = m[1].split()
+        pack = next((PACKS[c] for c in classes if c in PACKS), "fas")
+        names = [c[3:] for c in classes if c.startswith("fa-") and c not in PACKS and c not in MODIFIERS]
+        icon = next((icons.get(f"{p}:{n}") for n in names for p in (pack, "fas", "fab", "far") if icons.get(f"{p}:{n}")), None)
+        if icon is None:
+            missing.update(names)
+            return m[0]
+        done += 1
+        keep = " ".join(c for c in classes if c not in PACKS)
+        width, height, path = icon
+        return (f'<svg class="svg-inline--fa {keep}"{m[2]} viewBox="0 0 {width} {height}" aria-hidden="true" '
+                f'focusable="false"><path fill="currentColor" d="{path}"/></svg>')
+
+    for page in site.rglob("*.html"):
+        html_text = page.read_text(encoding="utf-8")
+        new = ICON_TAG.sub(svg, html_text)
+        if new != html_text:
+            page.write_text(new, encoding="utf-8")
+    return {"icons": done, "missing": sorted(missing)}
+
+
+SEARCH_INDEX = re.compile(r'\s*<script[^>]*src="[^"]*searchindex\.js[^"]*"[^>]*>\s*</script>')
+
+
+def search_index_only_on_the_search_page(site: Path) -> int:
+    """Drop ``searchindex.js`` (the whole site's words) from every page but ``search.html``: with
+    search-as-you-type off, only the search page looks anything up. Returns pages changed."""
+    changed = 0
+    for page in site.rglob("*.html"):
+        if page.name == "search.html":
+            continue
+        text = page.read_text(encoding="utf-8")
+        new = SEARCH_INDEX.sub("", text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            changed += 1
+    return changed
