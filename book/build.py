@@ -178,6 +178,7 @@ def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], bui
             warnings.append(f"README.md's lesson table has no row for {path.name}; the home page adds one")
     body = "\n".join(table)
     body = body.replace("https://colab.research.google.com/assets/colab-badge.svg", LOCAL_BADGE)
+    body = keep_together(body)
     toctree = "\n".join(f"lessons/{p.stem}" for p in lesson_files)
     figure = "" if diagram is None else f"""
 ```{{figure}} {diagram}
@@ -214,6 +215,15 @@ badge, or `bash course.sh lab`).
 ```
 """
     return page, warnings
+
+
+UNIT = re.compile(r"(~?\d[\d.,]*)[ ](s|ms|min|h|MB|kB|GB|%)(?=[\s|;,.)]|$)")
+
+
+def keep_together(text: str) -> str:
+    """A number and its unit never part at a line end ("~10 s", "4.3 min", "50 %"): a no-break
+    space between them."""
+    return UNIT.sub(lambda m: f"{m[1]}\u00a0{m[2]}", text)
 
 
 DIAGRAM_CALL = "architecture_diagram("
@@ -276,6 +286,10 @@ def site_notebook(nb, stem: str, repository: str, records: dict[str, dict] | Non
         if cell.cell_type != "code":
             continue
         cell.source = "\n".join(l for l in cell.source.split("\n") if l.strip() != MARKER)
+        if is_code_wall(cell):
+            tags = cell.metadata.setdefault("tags", [])
+            if not {"hide-input", "remove-input", "hide-cell", "remove-cell"} & set(tags):
+                tags.append("hide-input")  # folded on the page: a "Show code" toggle opens it
         kept = []
         for output in cell.get("outputs", []):
             data = output.get("data")
@@ -305,6 +319,16 @@ def is_install_cell(cell) -> bool:
     """The lessons' first code cell: on Colab it clones and installs the course; elsewhere it
     prints that there is nothing to do. A reader of the website has nothing to install."""
     return cell.cell_type == "code" and bool(INSTALL_CELL.search(cell.source)) and "pip" in cell.source
+
+
+CODE_WALL_LINES = 40  # a code cell longer than this is folded on the page (its output stays)
+
+
+def is_code_wall(cell) -> bool:
+    """A code cell too long to read on a page (the course's cells are 5-20 lines; a longer one
+    builds a table or runs a whole experiment): the site folds its input."""
+    lines = [l for l in cell.source.splitlines() if l.strip()]
+    return cell.cell_type == "code" and len(lines) > CODE_WALL_LINES
 
 
 FEEDBACK_CHECK = ("Run this cell in the notebook to check your answer: the page was built with the "
@@ -640,17 +664,26 @@ def main(argv: list[str] | None = None) -> int:
     icons = post.subset_icons(out)
     print("book: " + (f"icons: {icons['icons']} in use, {icons['before'] // 1000} kB -> {icons['after'] // 1000} kB"
                       if icons["replaced"] else f"note: icons kept in full ({icons['reason']})"))
+    inline = post.inline_icons(out)
+    print(f"book: {inline['icons']} icon(s) drawn as inline SVG"
+          + (f"; not found: {', '.join(inline['missing'])}" if inline["missing"] else ""))
+    dropped = post.search_index_only_on_the_search_page(out)
+    print(f"book: searchindex.js left off {dropped} page(s) (only the search page loads it)")
     packed = post.compress_images(out)
     print(f"book: figures {packed['before'] // 1000} kB -> {packed['after'] // 1000} kB (palette PNG)")
     pictures = post.describe_images(out, post.image_descriptions(executed.values()))
     print(f"book: {pictures['described']} figure(s) described (alt text) and linked full size")
     for line in pictures["undescribed"][:10]:
         print(f"book: note: no description recorded for {line}")
+    tables = post.style_tables(out)
+    print(f"book: {tables['tables']} table(s) set for reading")
     moving = post.attach_explorers(out, WORK / "frames")
     print(f"book: {moving['explorers']} explorer(s) move on {moving['pages']} page(s) "
           f"({moving['bytes'] // 1000} kB of frames)")
     summaries = post.search_summaries(out)
     print(f"book: search snippets for {summaries['pages']} page(s)")
+    css = post.trim_stylesheets(out)  # last: it reads which classes the finished pages use
+    print(f"book: stylesheets {css['before'] // 1000} kB -> {css['after'] // 1000} kB (rules no page uses left out)")
     weights = post.page_weights(out)
     heaviest = max(weights, key=weights.get)
     print(f"book: page weight: heaviest {heaviest} {weights[heaviest] / 1e6:.2f} MB, "

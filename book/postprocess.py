@@ -227,7 +227,7 @@ def describe_images(site: Path, alts: dict[str, str]) -> dict:
             else:
                 described += 1
                 tag = re.sub(r'\salt="[^"]*"', "", tag)
-                tag = tag.replace("<img ", f'<img alt="{html.escape(alt, quote=True)}" ', 1)
+                tag = tag.replace("<img ", f'<img alt="{html.escape(plain_tex(alt), quote=True)}" ', 1)
             link = (f'<a class="course-enlarge" href="{picture[1]}" target="_blank" rel="noopener" '
                     f'title="open the figure full size">{tag}</a>')
             captioned = any(a <= match.start() < b for a, b in figures)
@@ -237,6 +237,29 @@ def describe_images(site: Path, alts: dict[str, str]) -> dict:
 
         page.write_text(IMG.sub(fix, text), encoding="utf-8")
     return {"described": described, "undescribed": undescribed}
+
+
+TEX_SYMBOLS = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+               "theta": "θ", "lambda": "λ", "mu": "μ", "sigma": "σ", "tau": "τ", "phi": "φ", "pi": "π",
+               "Delta": "Δ", "Sigma": "Σ", "ell": "ℓ", "top": "T", "cdot": "·", "times": "×", "to": "→",
+               "rightarrow": "→", "leq": "≤", "geq": "≥", "le": "≤", "ge": "≥", "neq": "≠", "approx": "≈",
+               "pm": "±", "infty": "∞", "sum": "Σ", "in": "∈", "ldots": "…", "dots": "…", "quad": " ", ",": " "}
+
+
+def plain_tex(text: str) -> str:
+    """Text with its ``$...$`` maths read out plainly, for an alt text (a screen reader would
+    spell ``\\sqrt{d}`` letter by letter): ``$QK^\\top/\\sqrt{d}$`` -> ``QKᵀ/√d``-like plain text."""
+    def maths(match):
+        tex = match[1]
+        for _ in range(4):  # nested braces, inside out
+            tex = re.sub(r"([_^])\{([^{}]*)\}", r"\1\2", tex)
+            tex = re.sub(r"\\(?:text|mathrm|mathbf|mathit|operatorname|textrm|mathsf)\{([^{}]*)\}", r"\1", tex)
+            tex = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", tex)
+            tex = re.sub(r"\\sqrt\{([^{}]*)\}", r"√(\1)", tex)
+        tex = re.sub(r"\\([A-Za-z]+|,|\|)", lambda m: TEX_SYMBOLS.get(m[1], "‖" if m[1] == "|" else m[1]), tex)
+        tex = re.sub(r"(√|^|/)\(([A-Za-z0-9_]+)\)", r"\1\2", tex.replace("{", "").replace("}", ""))
+        return tex.replace("\\", "")
+    return re.sub(r"\$([^$]+)\$", maths, text)
 
 
 def compress_images(site: Path) -> dict:
@@ -360,7 +383,7 @@ def search_summaries(site: Path) -> dict:
     texts = {}
     for page in [site / "index.html"] + sorted((site / "lessons").glob("*.html")):
         if page.exists():
-            texts[str(page.relative_to(site).with_suffix("")).replace("\\", "/")] = page_text(
+            texts[str(page.relative_to(site).with_suffix("")).replace("\\", "/")] = readable_text(
                 page.read_text(encoding="utf-8"))
     script = ("/* Page texts for the search page's snippets (book/postprocess.py). */\n(function () {\n"
               f"  var TEXT = {json.dumps(texts, ensure_ascii=False)};\n"
@@ -612,3 +635,162 @@ def search_index_only_on_the_search_page(site: Path) -> int:
             page.write_text(new, encoding="utf-8")
             changed += 1
     return changed
+
+
+SKIP_CLASSES = {"cell_input", "highlight", "header-article", "bd-header-article", "headerlink", "prev-next-area",
+                "bd-footer-article", "bd-footer-content", "course-frames", "toggle-details__summary"}
+SKIP_TAGS = {"script", "style", "button", "nav", "footer", "svg", "noscript", "template"}
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+def readable_text(page_html: str) -> str:
+    """The searchable part of a page as light HTML, as a reader would quote it: the main
+    content's prose, outputs and captions, with the section elements (and their ids, which
+    search results link to) kept; no page chrome (the article header's buttons), no code (a
+    code cell would read token by token), maths as its TeX (not an empty gap)."""
+    from html.parser import HTMLParser
+
+    main = MAIN.search(page_html)
+    body = main[1] if main else page_html
+
+    class Reader(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.out, self.stack, self.skipping = [], [], 0
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag in VOID:
+                return
+            classes = set((attrs.get("class") or "").split())
+            skip = tag in SKIP_TAGS or bool(classes & SKIP_CLASSES) or tag == "mjx-container"
+            if tag == "mjx-container" and not self.skipping and attrs.get("aria-label"):
+                self.out.append(f" {attrs['aria-label']} ")
+            self.stack.append((tag, skip))
+            self.skipping += skip
+            if tag == "section" and not self.skipping:
+                self.out.append(f'<section id="{html.escape(attrs["id"])}">' if attrs.get("id") else "<section>")
+
+        def handle_endtag(self, tag):
+            if tag in VOID:
+                return
+            while self.stack:
+                open_tag, skip = self.stack.pop()
+                self.skipping -= skip
+                if open_tag == "section" and not self.skipping:
+                    self.out.append("</section>")
+                if open_tag == tag:
+                    break
+
+        def handle_data(self, data):
+            if not self.skipping:
+                self.out.append(html.escape(data, quote=False))
+
+    reader = Reader()
+    reader.feed(body)
+    text = re.sub(r"\s+", " ", " ".join(reader.out)).strip()
+    return re.sub(r"\(\s*\)", "", text)
+
+
+# ------------------------------------------------------------------------------ tables
+TABLE = re.compile(r'<table\b[^>]*class="[^"]*\bdataframe\b[^"]*"[^>]*>.*?</table>', re.S)
+ROW = re.compile(r"<tr\b[^>]*>.*?</tr>", re.S)
+CELL = re.compile(r"<(t[hd])\b([^>]*)>(.*?)</\1>", re.S)
+NUMBER = r"[−\-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[−\-+]?\d+)?"
+NUMERIC = re.compile(rf"^\s*(?:[~≈<>≤≥]\s*)?{NUMBER}\s*(?:%|pp|points?|ms|s|min|x|×)?(?:\s*(?:of|/)\s*{NUMBER})?"
+                     rf"(?:\s*[\[(][^\])]*[\])])?\s*$")
+INTERVAL = re.compile(r"^(.*?\S)\s*(\[[^\]]*\])\s*$", re.S)
+IDENTIFIER = re.compile(r"\b([A-Za-z_][\w]*(?:[._][\w]+)+)\b")
+
+
+def _cell_text(inner: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", inner)).strip()
+
+
+def _breakable(inner: str) -> str:
+    """Identifiers (``last_hidden_state``, ``model.config``) may break after ``_`` or ``.`` only,
+    never inside a word."""
+    if "<" in inner:
+        return inner
+    return IDENTIFIER.sub(lambda m: re.sub(r"([._])", r"\1<wbr>", m[1]), inner)
+
+
+def style_table(table: str) -> str:
+    """One pandas table, for reading: the index's name moved into the empty top-left header
+    cell (no near-empty second header row), number columns marked ``course-num`` (right-aligned,
+    tabular figures; an interval ``[a, b]`` after a number on a smaller second line that never
+    breaks inside), identifiers breakable only at ``_`` and ``.``."""
+    head = re.search(r"<thead>(.*?)</thead>", table, re.S)
+    if head:
+        rows = ROW.findall(head[1])
+        if len(rows) == 2:
+            first, second = (CELL.findall(r) for r in rows)
+            if first and second and not _cell_text(first[0][2]) and _cell_text(second[0][2]) \
+                    and not any(_cell_text(c[2]) for c in second[1:]):
+                name = second[0][2]
+                merged = re.sub(r"<th\b([^>]*)>\s*</th>", lambda m: f"<th{m[1]}>{name}</th>", rows[0], count=1)
+                table = table.replace(head[1], head[1].replace(rows[0], merged).replace(rows[1], ""), 1)
+    body = re.search(r"<tbody>(.*?)</tbody>", table, re.S)
+    if not body:
+        return table
+    rows = [CELL.findall(r) for r in ROW.findall(body[1])]
+    width = max((len(r) for r in rows), default=0)
+    numeric = []
+    for k in range(width):
+        texts = [_cell_text(r[k][2]) for r in rows if len(r) > k and _cell_text(r[k][2])]
+        numeric.append(bool(texts) and sum(bool(NUMERIC.match(t)) for t in texts) >= 0.8 * len(texts))
+
+    def cell(k, match):
+        tag, attrs, inner = match[1], match[2], match[3]
+        if k < len(numeric) and numeric[k]:
+            attrs = attrs + ' class="course-num"' if "class=" not in attrs else \
+                re.sub(r'class="', 'class="course-num ', attrs, count=1)
+            interval = INTERVAL.match(inner)
+            if interval and "<" not in inner:
+                inner = f'{interval[1]}<span class="course-ci">{interval[2]}</span>'
+        else:
+            inner = _breakable(inner)
+        return f"<{tag}{attrs}>{inner}</{tag}>"
+
+    def row(match):
+        cells = list(CELL.finditer(match[0]))
+        text = match[0]
+        for k, m in reversed(list(enumerate(cells))):
+            text = text[:m.start()] + cell(k, m) + text[m.end():]
+        return text
+
+    new_body = ROW.sub(row, body[1])
+    table = table.replace(body[1], new_body, 1)
+    # the header cells of number columns align with their numbers
+    head = re.search(r"<thead>(.*?)</thead>", table, re.S)
+    if head:
+        def header_row(match):
+            cells = list(CELL.finditer(match[0]))
+            text = match[0]
+            offset = width - len(cells)  # a header row may lack the index cell
+            for k, m in reversed(list(enumerate(cells))):
+                column = k + offset
+                if 0 <= column < len(numeric) and numeric[column]:
+                    text = text[:m.start()] + f'<{m[1]}{m[2]} class="course-num">{m[3]}</{m[1]}>' + text[m.end():]
+            return text
+        table = table.replace(head[1], ROW.sub(header_row, head[1]), 1)
+    table = re.sub(r'(<thead>\s*<tr)\s+style="text-align: right;"', r"\1", table)
+    return table
+
+
+def style_tables(site: Path) -> dict:
+    """:func:`style_table` on every pandas table of the lesson pages, each in a box that scrolls
+    sideways when it must (``course-scroll``; course.js marks it so its edge shows a hint)."""
+    tables = 0
+    for page in sorted((site / "lessons").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+
+        def fix(match):
+            nonlocal tables
+            tables += 1
+            return f'<div class="course-scroll">{style_table(match[0])}</div>'
+
+        new = TABLE.sub(fix, text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+    return {"tables": tables}
