@@ -543,8 +543,18 @@ def purge_css(css: str, used: set[str]) -> str:
 
 
 def _names_family(css: str, family: str) -> bool:
-    pattern = re.escape(family).replace(r"\ ", r"(?:\\ |\s)")
-    return bool(re.search(r"font(?:-family)?:[^;{}]*" + pattern, css))
+    """Whether a ``font``/``font-family`` declaration in ``css`` names ``family``, directly or
+    through custom properties (``--fa-family-brands: "Font Awesome 7 Brands"`` used as
+    ``font-family: var(--fa-family-brands)``)."""
+    names = [re.escape(family).replace(r"\ ", r"(?:\\ |\s)")]
+    for _ in range(4):
+        either = "|".join(names)
+        for prop in re.findall(r"(--[\w-]+)\s*:[^;{}]*(?:" + either + ")", css):
+            token = r"var\(\s*" + re.escape(prop) + r"\s*[,)]"
+            if token not in names:
+                names.append(token)
+    either = "|".join(names)
+    return bool(re.search(r"(?<![\w-])font(?:-family)?\s*:[^;{}]*(?:" + either + ")", css))
 
 
 def used_names(site: Path) -> set[str]:
