@@ -647,7 +647,7 @@ def search_index_only_on_the_search_page(site: Path) -> int:
     return changed
 
 
-SKIP_CLASSES = {"cell_input", "highlight", "header-article", "bd-header-article", "headerlink", "prev-next-area",
+SKIP_CLASSES = {"cell_input", "highlight", "header-article", "bd-header-article", "header-article-items", "headerlink", "prev-next-area",
                 "bd-footer-article", "bd-footer-content", "course-frames", "toggle-details__summary"}
 SKIP_TAGS = {"script", "style", "button", "nav", "footer", "svg", "noscript", "template"}
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
