@@ -72,6 +72,7 @@ def test_every_layer_and_head_is_a_frame_drawn_from_the_trace(sample_trace, no_m
     plt.close(explorer.fig)
 
 
+@pytest.mark.slow  # a few seconds: the --all tier (CI)
 def test_the_background_is_the_figure_without_what_moves(sample_trace):
     explorer = AttentionHeadExplorer(sample_trace, layer=1, head=0)
     data = ef.explorer_frames(explorer)
@@ -85,6 +86,7 @@ def test_the_background_is_the_figure_without_what_moves(sample_trace):
     plt.close(explorer.fig)
 
 
+@pytest.mark.slow  # a few seconds: the --all tier (CI)
 def test_the_grid_shrinks_until_the_frames_fit_the_byte_budget(sample_trace):
     explorer = AttentionHeadExplorer(sample_trace, layer=1, head=0)
     small = ef.explorer_frames(explorer, max_bytes=ef.explorer_frames(explorer)["bytes"] - 1)
@@ -118,6 +120,7 @@ def test_outside_the_book_build_nothing_changes(sample_trace, monkeypatch):
     plt.close(explorer.fig)
 
 
+@pytest.mark.slow  # a few seconds: the --all tier (CI)
 def test_logits_box_shows_example_sentences_side_by_side(tokenizer, model, intent_data):
     from helpers.classify.compute import train_head
     from helpers.classify.widgets import LogitsBox
