@@ -309,7 +309,7 @@ box = LogitsBox(
     layer=L,
     pooling="cls",
     sentence=SENTENCE,
-    examples=test10.subset(1).texts[:3],  # what the website shows beside SENTENCE
+    examples=test10.subset(1).texts[:3],  # shown beside SENTENCE on the site
 )
 box
 
