@@ -226,7 +226,8 @@ def test_lesson_page(browser, index):
     assert not leaks, f"{name}: rendered maths shows a backslash: {leaks[:3]}"
     assert not _broken_images(page), f"{name}: images that did not load: {_broken_images(page)}"
     assert not CONSOLE, f"{name}: console errors {CONSOLE[:3]}"
-    alts = page.eval_on_selector_all("article img", "els => els.map(i => [i.getAttribute('alt') || '', i.src])")
+    alts = page.eval_on_selector_all("article img:not([aria-hidden=true])",
+                                     "els => els.map(i => [i.getAttribute('alt') || '', i.src])")
     bad = [src for alt, src in alts if FILE_NAME_ALT.search(alt)]
     assert not bad, f"{name}: {len(bad)} picture(s) without a description (alt is empty or a file name): {bad[:3]}"
     for width in WIDTHS:
@@ -404,7 +405,7 @@ def test_figure_text_is_readable_at_1280_px(browser):
     for lesson in LESSONS:
         _open(page, network, page_of(lesson))
         sizes = page.eval_on_selector_all(
-            "article .cell_output img",
+            "article .cell_output img:not(.course-explorer-background)",
             "els => els.map(i => [i.clientWidth, +(i.getAttribute('width') || i.naturalWidth), i.alt])")
         rows += [(lesson.stem, shown, width, alt) for shown, width, alt in sizes if width]
     page.set_viewport_size({"width": 1400, "height": 1000})
