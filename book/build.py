@@ -351,7 +351,9 @@ def _run_in_notebook(output: dict) -> dict:
 
     box = (f'<div class="course-feedback" data-course-feedback="check"><strong>Your turn:</strong> '
            f"{html.escape(FEEDBACK_CHECK)}</div>")
-    return {**output, "data": {"text/html": box, "text/plain": FEEDBACK_CHECK}, "metadata": {}}
+    import nbformat
+
+    return nbformat.from_dict({**output, "data": {"text/html": box, "text/plain": FEEDBACK_CHECK}, "metadata": {}})
 
 
 def figure_options(cell) -> dict | None:

@@ -301,6 +301,8 @@ def test_site_notebook_leaves_off_the_install_cell_and_shows_exercises_as_to_do(
     assert "Not yet" not in todo["text/html"] and "notebook to check your answer" in todo["text/html"]
     assert todo["text/plain"] == build.FEEDBACK_CHECK
     assert 'data-course-feedback="correct"' in done["text/html"], "a solved exercise keeps its feedback"
+    nbformat.validate(page)  # the page is still a valid notebook (MyST-NB reads it)
+    nbformat.writes(page)
 
 
 def test_unanswered_feedback_is_recognised_in_its_markdown_form_of_earlier_builds_too():
