@@ -581,7 +581,7 @@ def trim_stylesheets(site: Path) -> dict:
     used = used_names(site)
     before = after = 0
     for sheet in sorted((site / "_static").rglob("*.css")):
-        if sheet.name in ("course.css", MATH_CSS):
+        if sheet.name in ("course.css", "course-page.css", MATH_CSS):
             continue
         css = sheet.read_text(encoding="utf-8", errors="replace")
         trimmed = purge_css(css, used)
