@@ -649,7 +649,8 @@ def search_index_only_on_the_search_page(site: Path) -> int:
 
 
 SKIP_CLASSES = {"cell_input", "highlight", "header-article", "bd-header-article", "header-article-items", "headerlink", "prev-next-area",
-                "bd-footer-article", "bd-footer-content", "course-frames", "toggle-details__summary"}
+                "bd-footer-article", "bd-footer-content", "course-frames", "toggle-details__summary",
+                "bd-sidebar-secondary", "bd-toc", "onthispage", "page-toc", "course-scroll-hint"}
 SKIP_TAGS = {"script", "style", "button", "nav", "footer", "svg", "noscript", "template"}
 VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
 
@@ -676,7 +677,7 @@ def readable_text(page_html: str) -> str:
             classes = set((attrs.get("class") or "").split())
             skip = tag in SKIP_TAGS or bool(classes & SKIP_CLASSES) or tag == "mjx-container"
             if tag == "mjx-container" and not self.skipping and attrs.get("aria-label"):
-                self.out.append(f" {attrs['aria-label']} ")
+                self.out.append(f" {html.escape(plain_tex('$' + attrs['aria-label'] + '$'), quote=False)} ")
             self.stack.append((tag, skip))
             self.skipping += skip
             if tag == "section" and not self.skipping:

@@ -228,7 +228,7 @@ def test_readable_text_leaves_out_page_chrome_and_code_and_reads_maths():
     assert text.startswith('<section id="intro">') and text.endswith("</section>")
     assert "Colab" not in text and "Light" not in text and "#" not in text
     assert "x = 1" not in text and "printed 42" in text
-    assert "Scores ( QK^\\top ) are scaled." in text
+    assert "Scores ( QK^T ) are scaled." in text  # the TeX read out plainly
 
 
 def test_plain_tex_reads_maths_out_in_an_alt_text():
