@@ -686,6 +686,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"book: search snippets for {summaries['pages']} page(s)")
     css = post.trim_stylesheets(out)  # last: it reads which classes the finished pages use
     print(f"book: stylesheets {css['before'] // 1000} kB -> {css['after'] // 1000} kB (rules no page uses left out)")
+    fonts = post.subset_css_fonts(out)
+    print(f"book: icon fonts cut to the characters the stylesheets use: {fonts['before'] // 1000} kB -> "
+          f"{fonts['after'] // 1000} kB" if fonts["fonts"] else f"book: note: icon fonts kept whole ({fonts.get('reason')})")
     weights = post.page_weights(out)
     heaviest = max(weights, key=weights.get)
     print(f"book: page weight: heaviest {heaviest} {weights[heaviest] / 1e6:.2f} MB, "

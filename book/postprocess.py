@@ -806,3 +806,46 @@ def style_tables(site: Path) -> dict:
         if new != text:
             page.write_text(new, encoding="utf-8")
     return {"tables": tables}
+
+
+CSS_CODEPOINT = re.compile(r"""(?:content|--[\w-]+)\s*:\s*["']((?:\\[0-9a-fA-F]{1,6}\s?|[^"'\\])+)["']""")
+
+
+def subset_css_fonts(site: Path) -> dict:
+    """Cut each web font the stylesheets still name (Font Awesome's, for the icons the theme draws
+    in CSS: a download link, an admonition's title) down to the characters the stylesheets use
+    (``content: "\\f019"``, ``--pst-icon-download: "\\f019"``): a few kilobytes instead of 245 kB.
+    Needs fontTools with brotli (WOFF2); without it the fonts stay whole and it says so."""
+    try:
+        import brotli  # noqa: F401 - fontTools needs it to read and write WOFF2
+        from fontTools import subset as ft
+        from fontTools.ttLib import TTFont
+    except ImportError as err:
+        return {"fonts": 0, "before": 0, "after": 0, "reason": f"{err.name} is not installed"}
+    sheets = [p for p in (site / "_static").rglob("*.css")]
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in sheets)
+    codepoints = set()
+    for value in CSS_CODEPOINT.findall(text):
+        for escape, char in re.findall(r"\\([0-9a-fA-F]{1,6})\s?|([^\\])", value):
+            codepoints.add(int(escape, 16) if escape else ord(char))
+    done = {"fonts": 0, "before": 0, "after": 0}
+    for sheet in sheets:
+        for ref in set(re.findall(r"url\(([^)]+\.woff2?)\)", sheet.read_text(encoding="utf-8", errors="replace"))):
+            font_path = (sheet.parent / ref.strip("'\"")).resolve()
+            if not font_path.is_file():
+                continue
+            font = TTFont(str(font_path))
+            keep = [c for c in codepoints if c in font.getBestCmap()]
+            before = font_path.stat().st_size
+            options = ft.Options()
+            options.flavor = "woff2" if font_path.suffix == ".woff2" else "woff"
+            options.layout_features = ["*"]
+            subsetter = ft.Subsetter(options)
+            subsetter.populate(unicodes=keep or [0x20])
+            subsetter.subset(font)
+            font.flavor = options.flavor
+            font.save(str(font_path))
+            done["fonts"] += 1
+            done["before"] += before
+            done["after"] += font_path.stat().st_size
+    return done

@@ -262,3 +262,21 @@ def test_attach_explorers_puts_frames_and_background_beside_the_picture(tmp_path
     assert carried["controls"] == record["controls"] and "background" not in carried
     assert (site / "_images" / f"{digest}-background.png").exists()
     assert f'src="../_images/{digest}-background.png"' in html
+
+
+def test_icon_fonts_are_cut_to_the_icons_the_stylesheets_draw(tmp_path):
+    pytest.importorskip("brotli")
+    import pydata_sphinx_theme
+    from fontTools.ttLib import TTFont
+
+    solid = next(Path(pydata_sphinx_theme.__file__).parent.glob("theme/*/static/vendor/fontawesome/webfonts/fa-solid-900.woff2"))
+    site = _site(tmp_path)
+    (site / "_static" / "fonts").mkdir()
+    (site / "_static" / "fonts" / "fa-solid-900.woff2").write_bytes(solid.read_bytes())
+    (site / "_static" / "theme.css").write_text(
+        '@font-face{font-family:X;src:url(fonts/fa-solid-900.woff2)}:root{--pst-icon-download:"\\f019"}'
+        'a.download:before{content:var(--pst-icon-download);font-family:X}')
+    result = post.subset_css_fonts(site)
+    cut = site / "_static" / "fonts" / "fa-solid-900.woff2"
+    assert result["fonts"] == 1 and result["after"] < 10_000 < result["before"]
+    assert set(TTFont(str(cut)).getBestCmap()) == {0xF019}, "exactly the icon the stylesheet draws"
