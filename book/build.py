@@ -28,7 +28,7 @@ Steps (all offline):
 5. **Check**: no page may need anything from the network to render (a script, stylesheet,
    font, image or iframe with an http(s) address); the build fails and names them otherwise.
 
-Usage: python book/build.py [--out build/site] [--no-execute] [--only 00,03]
+Usage: python book/build.py [--out build/site] [--no-execute | --execute-only 02,05] [--only 00,03]
 """
 
 from __future__ import annotations
@@ -37,6 +37,7 @@ import argparse
 import base64
 import copy
 import datetime as dt
+import hashlib
 import json
 import os
 import posixpath
@@ -55,6 +56,7 @@ LESSONS = ROOT / "lessons"
 WORK = ROOT / "build" / "book"
 LESSON_GLOB = "[0-9][0-9]_*.ipynb"
 MARKER = "# NBVAL_CHECK_OUTPUT"
+FRAMES_ENV = "COURSE_SITE_FRAMES"  # helpers.common.explorer_frames.FRAMES_ENV (build.py imports no course code)
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 WIDGET_STATE = "application/vnd.jupyter.widget-state+json"
 BADGE = re.compile(r"\[!\[Open In Colab\]\((?P<img>[^)\s]+)\)\]\((?P<href>https://colab\.research\.google\.com/github/"
@@ -81,8 +83,10 @@ def lesson_title(nb) -> str:
 
 
 # ------------------------------------------------------------------------------ execution
-def execute(source: Path, dest: Path, timeout: int = 1200) -> tuple[float, float]:
+def execute(source: Path, dest: Path, timeout: int = 1200, frames: Path | None = None) -> tuple[float, float]:
     """Run ``source`` top to bottom in ``lessons/`` and save it, outputs included, to ``dest``.
+    ``frames``: a folder where the kernel records each explorer's frames for the website
+    (``helpers.common.explorer_frames``; emptied first).
 
     Returns (wall seconds, CPU seconds of the kernel process). Raises nbclient's
     CellExecutionError, which names the failing cell, when a cell fails.
@@ -90,6 +94,12 @@ def execute(source: Path, dest: Path, timeout: int = 1200) -> tuple[float, float
     import nbformat
     from nbclient import NotebookClient
 
+    if frames is not None:
+        shutil.rmtree(frames, ignore_errors=True)
+        frames.mkdir(parents=True)
+        os.environ[FRAMES_ENV] = str(frames)  # the kernel starts with this process's environment
+    else:
+        os.environ.pop(FRAMES_ENV, None)
     nb = nbformat.read(source, as_version=4)
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=False,
@@ -97,7 +107,10 @@ def execute(source: Path, dest: Path, timeout: int = 1200) -> tuple[float, float
                             # the kernel's own log (a TCP-transport notice per start) is noise here;
                             # what the lesson prints or warns goes into its outputs as usual
                             extra_arguments=["--IPKernelApp.log_level=ERROR"])
-    client.execute()
+    try:
+        client.execute()
+    finally:
+        os.environ.pop(FRAMES_ENV, None)
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)  # the kernel has exited and been reaped
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
@@ -165,6 +178,7 @@ def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], bui
             warnings.append(f"README.md's lesson table has no row for {path.name}; the home page adds one")
     body = "\n".join(table)
     body = body.replace("https://colab.research.google.com/assets/colab-badge.svg", LOCAL_BADGE)
+    body = keep_together(body)
     toctree = "\n".join(f"lessons/{p.stem}" for p in lesson_files)
     figure = "" if diagram is None else f"""
 ```{{figure}} {diagram}
@@ -201,6 +215,15 @@ badge, or `bash course.sh lab`).
 ```
 """
     return page, warnings
+
+
+UNIT = re.compile(r"(~?\d[\d.,]*)[ ](s|ms|min|h|MB|kB|GB|%)(?=[\s|;,.)]|$)")
+
+
+def keep_together(text: str) -> str:
+    """A number and its unit never part at a line end ("~10 s", "4.3 min", "50 %"): a no-break
+    space between them."""
+    return UNIT.sub(lambda m: f"{m[1]}\u00a0{m[2]}", text)
 
 
 DIAGRAM_CALL = "architecture_diagram("
@@ -245,24 +268,36 @@ def repository_links(markdown: str, repository: str, folder: str = "") -> str:
     return re.sub(r"(?<!!)(\[[^\]]*\])\(([^)\s]+)\)", fix, markdown)
 
 
-def site_notebook(nb, stem: str, repository: str) -> tuple[object, list[str]]:
-    """The site's copy of an executed lesson (see the module docstring); returns (copy, notes)."""
+def site_notebook(nb, stem: str, repository: str, records: dict[str, dict] | None = None) -> tuple[object, list[str]]:
+    """The site's copy of an executed lesson (see the module docstring); returns (copy, notes).
+    ``records``: the lesson's explorer records (:func:`explorer_records`)."""
     nb = copy.deepcopy(nb)
     notes = []
     state = nb.metadata.pop("widgets", {}).get(WIDGET_STATE, {}).get("state", {})
     nb.metadata.pop("jupytext", None)
     _badge_and_download(nb, stem, repository)
+    installs = [c for c in nb.cells if is_install_cell(c)]
+    nb.cells = [c for c in nb.cells if not is_install_cell(c)]  # the Colab set-up: nothing to read on a page
+    if installs:
+        notes.append(f"{stem}: the Colab install cell is left off the page")
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             cell.source = repository_links(cell.source, repository, "lessons")
         if cell.cell_type != "code":
             continue
         cell.source = "\n".join(l for l in cell.source.split("\n") if l.strip() != MARKER)
+        if is_code_wall(cell):
+            tags = cell.metadata.setdefault("tags", [])
+            if not {"hide-input", "remove-input", "hide-cell", "remove-cell"} & set(tags):
+                tags.append("hide-input")  # folded on the page: a "Show code" toggle opens it
         kept = []
         for output in cell.get("outputs", []):
             data = output.get("data")
             if output.get("output_type") == "display_data" and data is not None and _is_empty_display(data):
                 continue  # what a finished helpers.common.progress bar leaves behind
+            if data is not None and is_unanswered_feedback(data):
+                output = _run_in_notebook(output)
+                data = output["data"]
             if data is not None and WIDGET_VIEW in data and "image/png" not in data:
                 picture = widget_picture(state, data[WIDGET_VIEW].get("model_id", ""))
                 if picture is None:
@@ -273,8 +308,52 @@ def site_notebook(nb, stem: str, repository: str) -> tuple[object, list[str]]:
                                  "the page shows the picture from the saved widget state")
             kept.append(output)
         cell.outputs = kept
-    notes += number_captions(nb, stem)
+    notes += number_captions(nb, stem, records)
     return nb, notes
+
+
+INSTALL_CELL = re.compile(r"""["']google\.colab["']\s+in\s+sys\.modules""")
+
+
+def is_install_cell(cell) -> bool:
+    """The lessons' first code cell: on Colab it clones and installs the course; elsewhere it
+    prints that there is nothing to do. A reader of the website has nothing to install."""
+    return cell.cell_type == "code" and bool(INSTALL_CELL.search(cell.source)) and "pip" in cell.source
+
+
+CODE_WALL_LINES = 40  # a code cell longer than this is folded on the page (its output stays)
+
+
+def is_code_wall(cell) -> bool:
+    """A code cell too long to read on a page (the course's cells are 5-20 lines; a longer one
+    builds a table or runs a whole experiment): the site folds its input."""
+    lines = [l for l in cell.source.splitlines() if l.strip()]
+    return cell.cell_type == "code" and len(lines) > CODE_WALL_LINES
+
+
+FEEDBACK_CHECK = ("Run this cell in the notebook to check your answer: the page was built with the "
+                  "exercise unanswered.")
+
+
+def is_unanswered_feedback(data: dict) -> bool:
+    """An exercise checker's "Not yet" output (``helpers.exercises.Feedback``), in its HTML form
+    (``data-course-feedback="not-yet"``) or the Markdown form of earlier builds."""
+    plain = "".join(data.get("text/plain", ""))
+    if not plain.startswith("Not yet:"):
+        return False
+    return ('data-course-feedback="not-yet"' in "".join(data.get("text/html", ""))
+            or "Not yet:" in "".join(data.get("text/markdown", "")))
+
+
+def _run_in_notebook(output: dict) -> dict:
+    """The website's stand-in for an unanswered exercise's feedback: what to do, not a failure."""
+    import html
+
+    box = (f'<div class="course-feedback" data-course-feedback="check"><strong>Your turn:</strong> '
+           f"{html.escape(FEEDBACK_CHECK)}</div>")
+    import nbformat
+
+    return nbformat.from_dict({**output, "data": {"text/html": box, "text/plain": FEEDBACK_CHECK}, "metadata": {}})
 
 
 def figure_options(cell) -> dict | None:
@@ -283,7 +362,39 @@ def figure_options(cell) -> dict | None:
     return options if isinstance(options, dict) else None
 
 
-def number_captions(nb, stem: str) -> list[str]:
+def explorer_records(folder: Path) -> dict[str, dict]:
+    """``{sha256 of an explorer's picture: what the kernel recorded}`` from a lesson's frames
+    folder (``helpers.common.explorer_frames``): ``kind`` "frames" (sliders the site moves) or
+    "multiples" (example states side by side, ``note`` says which)."""
+    records = {}
+    for path in sorted(folder.glob("*.json")) if folder.is_dir() else []:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        records[path.stem] = {k: v for k, v in record.items() if k not in ("prims", "frames", "geometry", "background")}
+    return records
+
+
+def _joined(names: list[str]) -> str:
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def explorer_caption(record: dict | None) -> str:
+    """The sentence after an explorer's caption: what the page lets a reader do with it."""
+    if record is None:
+        return _postprocess().EXPLORER_CAPTION
+    if record.get("kind") == "multiples":
+        return record.get("note") or "Example states, drawn when this site was built; run the notebook to try your own."
+    names = [c["label"] for c in record.get("controls", [])]
+    if not names:
+        return _postprocess().EXPLORER_CAPTION
+    sentence = (f"Move the {_joined(names)} slider{'s' if len(names) > 1 else ''} above the picture: every state "
+                "was drawn when this site was built.")
+    still = record.get("still", [])
+    if still:
+        sentence += f" In the notebook you can also change {_joined(still)}."
+    return sentence
+
+
+def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> list[str]:
     """Number each captioned figure of a lesson page ("Figure 4.3." for lesson 04's third) and
     add the explorer sentence to an explorer's caption; returns notes on figures left uncaptioned.
 
@@ -293,7 +404,6 @@ def number_captions(nb, stem: str) -> list[str]:
     the picture alone (printed text, a stream, is fine)."""
     notes, k = [], 0
     lesson = int(stem[:2]) if stem[:2].isdigit() else stem
-    explorer_note = _postprocess().EXPLORER_CAPTION  # loaded once per page, not per figure
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -313,7 +423,8 @@ def number_captions(nb, stem: str) -> list[str]:
         k += 1
         caption = f"**Figure {lesson}.{k}.** {options['caption'].strip()}"
         if any(WIDGET_VIEW in o.get("data", {}) for o in shown):
-            caption += f" *{explorer_note}*"
+            picture = hashlib.sha256(base64.b64decode(pictures[0]["data"]["image/png"])).hexdigest()
+            caption += f" *{explorer_caption((records or {}).get(picture))}*"
         cell.metadata["mystnb"] = {**cell.metadata["mystnb"], "figure": {**options, "caption": caption}}
     return notes
 
@@ -455,6 +566,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-execute", action="store_true",
                         help="reuse build/book/executed/*.ipynb from an earlier build (for work on the site's look)")
     parser.add_argument("--only", default="", help="comma-separated lesson numbers to build (e.g. 00,03); default all")
+    parser.add_argument("--execute-only", default="",
+                        help="comma-separated lesson numbers to run again (e.g. 02,05); the others reuse "
+                             "build/book/executed/ from an earlier build, as with --no-execute")
     args = parser.parse_args(argv)
 
     import nbformat
@@ -474,16 +588,17 @@ def main(argv: list[str] | None = None) -> int:
     # 1. execute
     os.environ.update(kernel_environment())
     failures = []
+    rerun = set(filter(None, args.execute_only.split(",")))
     for path in files:
         dest = executed_dir / path.name
-        if args.no_execute:
+        if args.no_execute or (rerun and path.stem[:2] not in rerun):
             if not dest.exists():
                 print(f"book: --no-execute but {dest} does not exist; run without it first", file=sys.stderr)
                 return 1
             continue
         print(f"book: running {path.name} ...", flush=True)
         try:
-            wall, cpu = execute(path, dest)
+            wall, cpu = execute(path, dest, frames=WORK / "frames" / path.stem)
         except Exception as err:  # nbclient's CellExecutionError names the cell and the traceback
             failures.append(path.name)
             print(f"book: {path.name} FAILED:\n{err}", file=sys.stderr)
@@ -503,7 +618,8 @@ def main(argv: list[str] | None = None) -> int:
     repository = repository_from_badges([c.source for nb in executed.values() for c in nb.cells[:3]])
     notes = []
     for path in files:
-        page, page_notes = site_notebook(executed[path.stem], path.stem, repository)
+        page, page_notes = site_notebook(executed[path.stem], path.stem, repository,
+                                         explorer_records(WORK / "frames" / path.stem))
         notes += page_notes
         nbformat.write(page, src / "lessons" / path.name)
         shutil.copy2(path, src / "notebooks" / path.name)  # the download: the committed, output-free file
@@ -550,14 +666,29 @@ def main(argv: list[str] | None = None) -> int:
     icons = post.subset_icons(out)
     print("book: " + (f"icons: {icons['icons']} in use, {icons['before'] // 1000} kB -> {icons['after'] // 1000} kB"
                       if icons["replaced"] else f"note: icons kept in full ({icons['reason']})"))
+    inline = post.inline_icons(out)
+    print(f"book: {inline['icons']} icon(s) drawn as inline SVG"
+          + (f"; not found: {', '.join(inline['missing'])}" if inline["missing"] else ""))
+    dropped = post.search_index_only_on_the_search_page(out)
+    print(f"book: searchindex.js left off {dropped} page(s) (only the search page loads it)")
     packed = post.compress_images(out)
     print(f"book: figures {packed['before'] // 1000} kB -> {packed['after'] // 1000} kB (palette PNG)")
     pictures = post.describe_images(out, post.image_descriptions(executed.values()))
     print(f"book: {pictures['described']} figure(s) described (alt text) and linked full size")
     for line in pictures["undescribed"][:10]:
         print(f"book: note: no description recorded for {line}")
+    tables = post.style_tables(out)
+    print(f"book: {tables['tables']} table(s) set for reading")
+    moving = post.attach_explorers(out, WORK / "frames")
+    print(f"book: {moving['explorers']} explorer(s) move on {moving['pages']} page(s) "
+          f"({moving['bytes'] // 1000} kB of frames)")
     summaries = post.search_summaries(out)
     print(f"book: search snippets for {summaries['pages']} page(s)")
+    css = post.trim_stylesheets(out)  # last: it reads which classes the finished pages use
+    print(f"book: stylesheets {css['before'] // 1000} kB -> {css['after'] // 1000} kB (rules no page uses left out)")
+    fonts = post.subset_css_fonts(out)
+    print(f"book: icon fonts cut to the characters the stylesheets use: {fonts['before'] // 1000} kB -> "
+          f"{fonts['after'] // 1000} kB" if fonts["fonts"] else f"book: note: icon fonts kept whole ({fonts.get('reason')})")
     weights = post.page_weights(out)
     heaviest = max(weights, key=weights.get)
     print(f"book: page weight: heaviest {heaviest} {weights[heaviest] / 1e6:.2f} MB, "

@@ -49,7 +49,9 @@ html_theme = "sphinx_book_theme"
 html_title = project
 # build.py's own static folder holds _static/mathjax; a bare `sphinx-build` (a test) has none.
 html_static_path = [str(BOOK / "static")] + ([SITE["static"]] if SITE.get("static") else [])
-html_css_files = ["course.css"]
+html_css_files = ["course.css", "course-page.css"]
+html_js_files = ["course-page.js"]  # scroll hints on boxes wider than the column
+html_favicon = str(BOOK / "static" / "favicon.svg")
 html_last_updated_fmt = "%Y-%m-%d"
 html_show_sphinx = False
 html_theme_options = {

@@ -95,7 +95,7 @@ ICON_SCRIPT = """/* The icons this site uses, from Font Awesome Free (icons CC B
 (function () {
   var ICONS = %s;
   function draw(root) {
-    root.querySelectorAll('i[class*="fa-"]').forEach(function (el) {
+    root.querySelectorAll('i[class*="fa-"], span[class*="fa-solid"], span[class*="fa-brands"], span[class*="fa-regular"]').forEach(function (el) {
       var cls = el.getAttribute('class').split(/\\s+/), pack = 'fas', name = null;
       cls.forEach(function (c) {
         if (c === 'fa-brands' || c === 'fab') pack = 'fab';
@@ -133,7 +133,7 @@ def used_icons(site: Path) -> set[tuple[str, str]]:
     """``(pack, name)`` of every ``<i class="fa-...">`` on the site's pages."""
     found = set()
     for page in site.rglob("*.html"):
-        for classes in re.findall(r'<i class="([^"]*\bfa-[^"]*)"', page.read_text(encoding="utf-8")):
+        for classes in re.findall(r'<(?:i|span) class="([^"]*\bfa-[^"]*)"', page.read_text(encoding="utf-8")):
             tokens = classes.split()
             pack = next((PACKS[t] for t in tokens if t in PACKS), "fas")
             found |= {(pack, t[3:]) for t in tokens if t.startswith("fa-") and t not in PACKS and t not in MODIFIERS}
@@ -227,7 +227,7 @@ def describe_images(site: Path, alts: dict[str, str]) -> dict:
             else:
                 described += 1
                 tag = re.sub(r'\salt="[^"]*"', "", tag)
-                tag = tag.replace("<img ", f'<img alt="{html.escape(alt, quote=True)}" ', 1)
+                tag = tag.replace("<img ", f'<img alt="{html.escape(plain_tex(alt), quote=True)}" ', 1)
             link = (f'<a class="course-enlarge" href="{picture[1]}" target="_blank" rel="noopener" '
                     f'title="open the figure full size">{tag}</a>')
             captioned = any(a <= match.start() < b for a, b in figures)
@@ -239,31 +239,120 @@ def describe_images(site: Path, alts: dict[str, str]) -> dict:
     return {"described": described, "undescribed": undescribed}
 
 
+TEX_SYMBOLS = {"alpha": "α", "beta": "β", "gamma": "γ", "delta": "δ", "epsilon": "ε", "varepsilon": "ε",
+               "theta": "θ", "lambda": "λ", "mu": "μ", "sigma": "σ", "tau": "τ", "phi": "φ", "pi": "π",
+               "Delta": "Δ", "Sigma": "Σ", "ell": "ℓ", "top": "T", "cdot": "·", "times": "×", "to": "→",
+               "rightarrow": "→", "leq": "≤", "geq": "≥", "le": "≤", "ge": "≥", "neq": "≠", "approx": "≈",
+               "pm": "±", "infty": "∞", "sum": "Σ", "in": "∈", "ldots": "…", "dots": "…", "quad": " ", ",": " "}
+
+
+def plain_tex(text: str) -> str:
+    """Text with its ``$...$`` maths read out plainly, for an alt text (a screen reader would
+    spell ``\\sqrt{d}`` letter by letter): ``$QK^\\top/\\sqrt{d}$`` -> ``QKᵀ/√d``-like plain text."""
+    def maths(match):
+        tex = match[1]
+        for _ in range(4):  # nested braces, inside out
+            tex = re.sub(r"([_^])\{([^{}]*)\}", r"\1\2", tex)
+            tex = re.sub(r"\\(?:text|mathrm|mathbf|mathit|operatorname|textrm|mathsf)\{([^{}]*)\}", r"\1", tex)
+            tex = re.sub(r"\\frac\{([^{}]*)\}\{([^{}]*)\}", r"(\1)/(\2)", tex)
+            tex = re.sub(r"\\sqrt\{([^{}]*)\}", r"√(\1)", tex)
+        tex = re.sub(r"\\([A-Za-z]+|,|\|)", lambda m: TEX_SYMBOLS.get(m[1], "‖" if m[1] == "|" else m[1]), tex)
+        tex = re.sub(r"(√|^|/)\(([A-Za-z0-9_]+)\)", r"\1\2", tex.replace("{", "").replace("}", ""))
+        return tex.replace("\\", "")
+    return re.sub(r"\$([^$]+)\$", maths, text)
+
+
 def compress_images(site: Path) -> dict:
     """Re-encode each figure in ``_images`` as a 256-colour palette PNG (no dithering) when that
     is smaller: plots are flat colours, lines and text, and a colour map has 256 steps anyway.
     The file keeps its name. Returns bytes before and after."""
-    from PIL import Image
-
     before = after = 0
     for path in sorted((site / "_images").glob("*.png")):
         data = path.read_bytes()
         before += len(data)
-        with Image.open(path) as image:
-            image.load()
-            rgba = image.convert("RGBA")
-        if rgba.getextrema()[3][0] == 255:
-            palette = rgba.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
-        else:
-            palette = rgba.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
-        from io import BytesIO
-
-        buffer = BytesIO()
-        palette.save(buffer, format="PNG", optimize=True)
-        if buffer.tell() < len(data):
-            path.write_bytes(buffer.getvalue())
-        after += min(buffer.tell(), len(data))
+        packed = palette_png(data)
+        if len(packed) < len(data):
+            path.write_bytes(packed)
+        after += min(len(packed), len(data))
     return {"before": before, "after": after}
+
+
+def palette_png(data: bytes) -> bytes:
+    """``data`` (a PNG) re-encoded as a 256-colour palette PNG, no dithering."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    with Image.open(BytesIO(data)) as image:
+        image.load()
+        rgba = image.convert("RGBA")
+    if rgba.getextrema()[3][0] == 255:
+        palette = rgba.convert("RGB").quantize(256, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    else:
+        palette = rgba.quantize(256, method=Image.Quantize.FASTOCTREE, dither=Image.Dither.NONE)
+    buffer = BytesIO()
+    palette.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue()
+
+
+# ------------------------------------------------------------------------------ explorers
+EXPLORER_SCRIPT = "course-explorer.js"
+# a picture as describe_images left it (inside its full-size link), or a bare one
+EXPLORER_PICTURE = re.compile(r'<a class="course-enlarge" href="[^"]*"[^>]*>\s*(<img\s[^>]*>)\s*</a>|(<img\s[^>]*>)')
+
+
+def attach_explorers(site: Path, frames: Path) -> dict:
+    """Give each explorer picture whose frames the book build recorded (``frames/<lesson>/<sha256
+    of the picture>.json``, written by ``helpers.common.explorer_frames`` in the lesson's kernel)
+    its sliders: the picture goes into a ``div.course-explorer`` with the frames (gzip-compressed
+    JSON in base64) and the background picture (a file in ``_images``); ``_static/course-explorer.js``
+    (only on pages with an explorer) adds the sliders and draws a moved state on a canvas. The
+    picture loses its full-size link: it would open the first state whatever the sliders show.
+
+    Returns ``{"explorers": n, "pages": n, "bytes": frames' bytes on the pages}``."""
+    import gzip
+
+    done = {"explorers": 0, "pages": 0, "bytes": 0}
+    for page in sorted((site / "lessons").glob("*.html")):
+        folder = frames / page.stem
+        if not folder.is_dir():
+            continue
+        records = {p.stem: p for p in folder.glob("*.json")}
+        text = page.read_text(encoding="utf-8")
+        count = 0
+
+        def wrap(match):
+            nonlocal count
+            tag = match[1] or match[2]
+            picture = PICTURE.search(tag)
+            path = records.get(picture[2]) if picture else None
+            if path is None:
+                return match[0]
+            record = json.loads(path.read_text(encoding="utf-8"))
+            if record.get("kind") != "frames" or not record.get("controls"):
+                return match[0]
+            background = base64.b64decode(record.pop("background").split(",", 1)[1])
+            name = f"{picture[2]}-background.png"
+            (site / "_images" / name).write_bytes(min(palette_png(background), background, key=len))
+            packed = base64.b64encode(gzip.compress(json.dumps(record, separators=(",", ":")).encode("utf-8"), 9,
+                                                    mtime=0)).decode("ascii")
+            done["bytes"] += len(packed)
+            count += 1
+            src = picture[1].rsplit("/", 1)[0] + "/" + name
+            return (f'<div class="course-explorer"><div class="course-explorer-stage">{tag}</div>'
+                    f'<img class="course-explorer-background" src="{src}" alt="" aria-hidden="true" />'
+                    f'<script type="application/octet-stream" class="course-frames" data-encoding="gzip-base64">'
+                    f"{packed}</script></div>")
+
+        text = EXPLORER_PICTURE.sub(wrap, text)
+        if count:
+            depth = len(page.relative_to(site).parts) - 1
+            tag = f'<script defer src="{"../" * depth}_static/{EXPLORER_SCRIPT}"></script>'
+            text = text.replace("</head>", f"{tag}\n</head>", 1)
+            page.write_text(text, encoding="utf-8")
+            done["explorers"] += count
+            done["pages"] += 1
+    return done
 
 
 # ------------------------------------------------------------------------------ search
@@ -294,7 +383,7 @@ def search_summaries(site: Path) -> dict:
     texts = {}
     for page in [site / "index.html"] + sorted((site / "lessons").glob("*.html")):
         if page.exists():
-            texts[str(page.relative_to(site).with_suffix("")).replace("\\", "/")] = page_text(
+            texts[str(page.relative_to(site).with_suffix("")).replace("\\", "/")] = readable_text(
                 page.read_text(encoding="utf-8"))
     script = ("/* Page texts for the search page's snippets (book/postprocess.py). */\n(function () {\n"
               f"  var TEXT = {json.dumps(texts, ensure_ascii=False)};\n"
@@ -350,3 +439,413 @@ def page_weights(site: Path) -> dict[str, int]:
     """``{page (relative): total bytes}`` for the home page and every lesson page."""
     pages = [site / "index.html"] + sorted((site / "lessons").glob("*.html"))
     return {str(p.relative_to(site)): sum(page_weight(p).values()) for p in pages if p.exists()}
+
+
+# ------------------------------------------------------------------------------ lighter shared assets
+def css_blocks(css: str) -> list[tuple[str, str | None]]:
+    """Top-level blocks of a stylesheet: ``(prelude, body)`` for ``prelude { body }`` and
+    ``(statement, None)`` for ``@charset ...;`` / ``@import ...;``. Strings and comments are
+    respected; comments are dropped (a ``/*! licence */`` comment is kept as a statement)."""
+    blocks, i, n, start = [], 0, len(css), 0
+    depth, body_start, prelude = 0, 0, ""
+    while i < n:
+        c = css[i]
+        if c == "/" and css.startswith("/*", i):
+            end = css.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            if depth == 0 and css.startswith("/*!", i):
+                blocks.append((css[i:end], None))
+                start = end
+            elif depth == 0:
+                start = end if not css[start:i].strip() else start
+            i = end
+            continue
+        if c in "\"'":
+            j = i + 1
+            while j < n and css[j] != c:
+                j += 2 if css[j] == "\\" else 1
+            i = j + 1
+            continue
+        if c == "{":
+            if depth == 0:
+                prelude, body_start = css[start:i].strip(), i + 1
+            depth += 1
+        elif c == "}":
+            depth -= 1
+            if depth == 0:
+                blocks.append((prelude, css[body_start:i]))
+                start = i + 1
+        elif c == ";" and depth == 0:
+            statement = css[start:i + 1].strip()
+            if statement:
+                blocks.append((statement, None))
+            start = i + 1
+        i += 1
+    return blocks
+
+
+def _split_selectors(prelude: str) -> list[str]:
+    parts, depth, current = [], 0, ""
+    for c in prelude:
+        if c in "([":
+            depth += 1
+        elif c in ")]":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append(current.strip())
+            current = ""
+        else:
+            current += c
+    parts.append(current.strip())
+    return [p for p in parts if p]
+
+
+FUNCTIONAL = re.compile(r":(?:not|is|where|has|-webkit-any|-moz-any|host|host-context|nth-child|nth-last-child)\((?:[^()]|\([^()]*\))*\)")
+
+
+def selector_in_use(selector: str, used: set[str]) -> bool:
+    """Whether every class and id a selector needs appears in ``used`` (what :not(), :is() or
+    :has() hold is optional here, so such a rule is kept)."""
+    plain = FUNCTIONAL.sub("", re.sub(r"\[[^\]]*\]", "", selector))
+    names = re.findall(r"[.#]((?:\\.|[\w-])+)", plain)
+    return all(name.replace("\\", "") in used for name in names)
+
+
+def purge_css(css: str, used: set[str]) -> str:
+    """``css`` without the rules whose selectors need a class or id no page uses (PurgeCSS's
+    idea: bootstrap's utility classes, unused components, Font Awesome's thousands of icons),
+    and without ``@font-face`` rules for families nothing left names."""
+    out = []
+    for prelude, body in css_blocks(css):
+        if body is None:
+            out.append(prelude)
+        elif prelude.startswith(("@media", "@supports", "@layer", "@container")):
+            inner = purge_css(body, used)
+            if inner.strip():
+                out.append(f"{prelude}{{{inner}}}")
+        elif prelude.startswith("@font-face"):
+            out.append(("font-face", body))
+        elif prelude.startswith("@"):
+            out.append(f"{prelude}{{{body}}}")  # @keyframes, @page, ...: kept whole
+        else:
+            kept = [s for s in _split_selectors(prelude) if selector_in_use(s, used)]
+            if kept:
+                out.append(f"{','.join(kept)}{{{body}}}")
+    text = "".join(o for o in out if isinstance(o, str))
+    faces = []
+    for o in out:
+        if isinstance(o, tuple):
+            family = re.search(r"font-family:\s*([^;]+)", o[1])
+            name = family[1].strip().strip("'\"").replace("\\ ", " ") if family else ""
+            if name and _names_family(text, name):
+                faces.append(f"@font-face{{{o[1]}}}")
+    return "".join(faces) + text
+
+
+def _names_family(css: str, family: str) -> bool:
+    """Whether a ``font``/``font-family`` declaration in ``css`` names ``family``, directly or
+    through custom properties (``--fa-family-brands: "Font Awesome 7 Brands"`` used as
+    ``font-family: var(--fa-family-brands)``)."""
+    names = [re.escape(family).replace(r"\ ", r"(?:\\ |\s)")]
+    for _ in range(4):
+        either = "|".join(names)
+        for prop in re.findall(r"(--[\w-]+)\s*:[^;{}]*(?:" + either + ")", css):
+            token = r"var\(\s*" + re.escape(prop) + r"\s*[,)]"
+            if token not in names:
+                names.append(token)
+    either = "|".join(names)
+    return bool(re.search(r"(?<![\w-])font(?:-family)?\s*:[^;{}]*(?:" + either + ")", css))
+
+
+def used_names(site: Path) -> set[str]:
+    """Every class and id on the site's pages, and every word in its scripts (a script may add a
+    class; a superset is safe). Font Awesome's class names count only where a page uses them:
+    an icon a script adds is drawn as inline SVG (``subset_icons``), never with the icon font."""
+    used, scripted = set(), set()
+    for page in site.rglob("*.html"):
+        text = page.read_text(encoding="utf-8", errors="replace")
+        for value in re.findall(r'\s(?:class|id)="([^"]*)"', text):
+            used.update(value.split())
+        for script in re.findall(r"<script\b[^>]*>(.*?)</script>", text, re.S):
+            scripted.update(re.findall(r"[\w-]+", script))
+    for script in site.rglob("*.js"):
+        if "mathjax" in script.parts:
+            continue
+        scripted.update(re.findall(r"[\w-]+", script.read_text(encoding="utf-8", errors="replace")))
+    return used | {w for w in scripted if not (w.startswith("fa-") or w in ("fa", "fas", "fab", "far"))}
+
+
+def trim_stylesheets(site: Path) -> dict:
+    """Purge the theme's stylesheets (:func:`purge_css`) against what the site uses; the
+    course's own (``course.css``, the maths) are left as they are. Returns bytes before/after."""
+    used = used_names(site)
+    before = after = 0
+    for sheet in sorted((site / "_static").rglob("*.css")):
+        if sheet.name in ("course.css", "course-page.css", MATH_CSS):
+            continue
+        css = sheet.read_text(encoding="utf-8", errors="replace")
+        trimmed = purge_css(css, used)
+        before += len(css.encode("utf-8"))
+        after += len(trimmed.encode("utf-8"))
+        sheet.write_text(trimmed, encoding="utf-8")
+    for stale in (site / "_static").rglob("*.css.map"):
+        stale.unlink()
+    return {"before": before, "after": after}
+
+
+ICON_TAG = re.compile(r'<(?:i|span) class="((?:[^"]*\s)?fa-(?:solid|brands|regular)\b[^"]*|(?:[^"]*\s)?fa[sbr]\s[^"]*)"([^>]*)>\s*</(?:i|span)>')
+
+
+def inline_icons(site: Path) -> dict:
+    """Draw every Font Awesome icon of the pages as an inline ``<svg>`` in the HTML itself, so no
+    icon needs a web font (the theme's CSS would load a 110 kB font for the one GitHub icon
+    before any script could replace it). ``_static/scripts/fontawesome.js`` stays for icons a
+    script adds later. Returns ``{"icons": n, "missing": [...]}``."""
+    script = site / "_static" / "scripts" / "fontawesome.js"
+    text = script.read_text(encoding="utf-8") if script.exists() else ""
+    match = re.search(r"var ICONS = (\{.*?\});", text, re.S)
+    icons = json.loads(match[1]) if match else {}
+    done, missing = 0, set()
+
+    def svg(m):
+        nonlocal done
+        classes = m[1].split()
+        pack = next((PACKS[c] for c in classes if c in PACKS), "fas")
+        names = [c[3:] for c in classes if c.startswith("fa-") and c not in PACKS and c not in MODIFIERS]
+        icon = next((icons.get(f"{p}:{n}") for n in names for p in (pack, "fas", "fab", "far") if icons.get(f"{p}:{n}")), None)
+        if icon is None:
+            missing.update(names)
+            return m[0]
+        done += 1
+        keep = " ".join(c for c in classes if c not in PACKS)
+        width, height, path = icon
+        return (f'<svg class="svg-inline--fa {keep}"{m[2]} viewBox="0 0 {width} {height}" aria-hidden="true" '
+                f'focusable="false"><path fill="currentColor" d="{path}"/></svg>')
+
+    for page in site.rglob("*.html"):
+        html_text = page.read_text(encoding="utf-8")
+        new = ICON_TAG.sub(svg, html_text)
+        if new != html_text:
+            page.write_text(new, encoding="utf-8")
+    return {"icons": done, "missing": sorted(missing)}
+
+
+SEARCH_INDEX = re.compile(r'\s*<script[^>]*src="[^"]*searchindex\.js[^"]*"[^>]*>\s*</script>')
+
+
+def search_index_only_on_the_search_page(site: Path) -> int:
+    """Drop ``searchindex.js`` (the whole site's words) from every page but ``search.html``: with
+    search-as-you-type off, only the search page looks anything up. Returns pages changed."""
+    changed = 0
+    for page in site.rglob("*.html"):
+        if page.name == "search.html":
+            continue
+        text = page.read_text(encoding="utf-8")
+        new = SEARCH_INDEX.sub("", text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+            changed += 1
+    return changed
+
+
+SKIP_CLASSES = {"cell_input", "highlight", "header-article", "bd-header-article", "header-article-items", "headerlink", "prev-next-area",
+                "bd-footer-article", "bd-footer-content", "course-frames", "toggle-details__summary",
+                "bd-sidebar-secondary", "bd-toc", "onthispage", "page-toc", "course-scroll-hint"}
+SKIP_TAGS = {"script", "style", "button", "nav", "footer", "svg", "noscript", "template"}
+VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track", "wbr"}
+
+
+def readable_text(page_html: str) -> str:
+    """The searchable part of a page as light HTML, as a reader would quote it: the main
+    content's prose, outputs and captions, with the section elements (and their ids, which
+    search results link to) kept; no page chrome (the article header's buttons), no code (a
+    code cell would read token by token), maths as its TeX (not an empty gap)."""
+    from html.parser import HTMLParser
+
+    main = MAIN.search(page_html)
+    body = main[1] if main else page_html
+
+    class Reader(HTMLParser):
+        def __init__(self):
+            super().__init__(convert_charrefs=True)
+            self.out, self.stack, self.skipping = [], [], 0
+
+        def handle_starttag(self, tag, attrs):
+            attrs = dict(attrs)
+            if tag in VOID:
+                return
+            classes = set((attrs.get("class") or "").split())
+            skip = tag in SKIP_TAGS or bool(classes & SKIP_CLASSES) or tag == "mjx-container"
+            if tag == "mjx-container" and not self.skipping and attrs.get("aria-label"):
+                self.out.append(f" {html.escape(plain_tex('$' + attrs['aria-label'] + '$'), quote=False)} ")
+            self.stack.append((tag, skip))
+            self.skipping += skip
+            if tag == "section" and not self.skipping:
+                self.out.append(f'<section id="{html.escape(attrs["id"])}">' if attrs.get("id") else "<section>")
+
+        def handle_endtag(self, tag):
+            if tag in VOID:
+                return
+            while self.stack:
+                open_tag, skip = self.stack.pop()
+                self.skipping -= skip
+                if open_tag == "section" and not self.skipping:
+                    self.out.append("</section>")
+                if open_tag == tag:
+                    break
+
+        def handle_data(self, data):
+            if not self.skipping:
+                self.out.append(html.escape(data, quote=False))
+
+    reader = Reader()
+    reader.feed(body)
+    text = re.sub(r"\s+", " ", " ".join(reader.out)).strip()
+    return re.sub(r"\(\s*\)", "", text)
+
+
+# ------------------------------------------------------------------------------ tables
+TABLE = re.compile(r'<table\b[^>]*class="[^"]*\bdataframe\b[^"]*"[^>]*>.*?</table>', re.S)
+ROW = re.compile(r"<tr\b[^>]*>.*?</tr>", re.S)
+CELL = re.compile(r"<(t[hd])\b([^>]*)>(.*?)</\1>", re.S)
+NUMBER = r"[−\-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[−\-+]?\d+)?"
+NUMERIC = re.compile(rf"^\s*(?:[~≈<>≤≥]\s*)?{NUMBER}\s*(?:%|pp|points?|ms|s|min|x|×)?(?:\s*(?:of|/)\s*{NUMBER})?"
+                     rf"(?:\s*[\[(][^\])]*[\])])?\s*$")
+INTERVAL = re.compile(r"^(.*?\S)\s*(\[[^\]]*\])\s*$", re.S)
+IDENTIFIER = re.compile(r"\b([A-Za-z_][\w]*(?:[._][\w]+)+)\b")
+
+
+def _cell_text(inner: str) -> str:
+    return html.unescape(re.sub(r"<[^>]+>", "", inner)).strip()
+
+
+def _breakable(inner: str) -> str:
+    """Identifiers (``last_hidden_state``, ``model.config``) may break after ``_`` or ``.`` only,
+    never inside a word."""
+    if "<" in inner:
+        return inner
+    return IDENTIFIER.sub(lambda m: re.sub(r"([._])", r"\1<wbr>", m[1]), inner)
+
+
+def style_table(table: str) -> str:
+    """One pandas table, for reading: the index's name moved into the empty top-left header
+    cell (no near-empty second header row), number columns marked ``course-num`` (right-aligned,
+    tabular figures; an interval ``[a, b]`` after a number on a smaller second line that never
+    breaks inside), identifiers breakable only at ``_`` and ``.``."""
+    head = re.search(r"<thead>(.*?)</thead>", table, re.S)
+    if head:
+        rows = ROW.findall(head[1])
+        if len(rows) == 2:
+            first, second = (CELL.findall(r) for r in rows)
+            if first and second and not _cell_text(first[0][2]) and _cell_text(second[0][2]) \
+                    and not any(_cell_text(c[2]) for c in second[1:]):
+                name = second[0][2]
+                merged = re.sub(r"<th\b([^>]*)>\s*</th>", lambda m: f"<th{m[1]}>{name}</th>", rows[0], count=1)
+                table = table.replace(head[1], head[1].replace(rows[0], merged).replace(rows[1], ""), 1)
+    body = re.search(r"<tbody>(.*?)</tbody>", table, re.S)
+    if not body:
+        return table
+    rows = [CELL.findall(r) for r in ROW.findall(body[1])]
+    width = max((len(r) for r in rows), default=0)
+    numeric = []
+    for k in range(width):
+        texts = [_cell_text(r[k][2]) for r in rows if len(r) > k and _cell_text(r[k][2])]
+        numeric.append(bool(texts) and sum(bool(NUMERIC.match(t)) for t in texts) >= 0.8 * len(texts))
+
+    def cell(k, match):
+        tag, attrs, inner = match[1], match[2], match[3]
+        if k < len(numeric) and numeric[k]:
+            attrs = attrs + ' class="course-num"' if "class=" not in attrs else \
+                re.sub(r'class="', 'class="course-num ', attrs, count=1)
+            interval = INTERVAL.match(inner)
+            if interval and "<" not in inner:
+                inner = f'{interval[1]}<span class="course-ci">{interval[2]}</span>'
+        else:
+            inner = _breakable(inner)
+        return f"<{tag}{attrs}>{inner}</{tag}>"
+
+    def row(match):
+        cells = list(CELL.finditer(match[0]))
+        text = match[0]
+        for k, m in reversed(list(enumerate(cells))):
+            text = text[:m.start()] + cell(k, m) + text[m.end():]
+        return text
+
+    new_body = ROW.sub(row, body[1])
+    table = table.replace(body[1], new_body, 1)
+    # the header cells of number columns align with their numbers
+    head = re.search(r"<thead>(.*?)</thead>", table, re.S)
+    if head:
+        def header_row(match):
+            cells = list(CELL.finditer(match[0]))
+            text = match[0]
+            offset = width - len(cells)  # a header row may lack the index cell
+            for k, m in reversed(list(enumerate(cells))):
+                column = k + offset
+                if 0 <= column < len(numeric) and numeric[column]:
+                    text = text[:m.start()] + f'<{m[1]}{m[2]} class="course-num">{m[3]}</{m[1]}>' + text[m.end():]
+            return text
+        table = table.replace(head[1], ROW.sub(header_row, head[1]), 1)
+    table = re.sub(r'(<thead>\s*<tr)\s+style="text-align: right;"', r"\1", table)
+    return table
+
+
+def style_tables(site: Path) -> dict:
+    """:func:`style_table` on every pandas table of the lesson pages, each in a box that scrolls
+    sideways when it must (``course-scroll``; course.js marks it so its edge shows a hint)."""
+    tables = 0
+    for page in sorted((site / "lessons").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+
+        def fix(match):
+            nonlocal tables
+            tables += 1
+            return f'<div class="course-scroll">{style_table(match[0])}</div>'
+
+        new = TABLE.sub(fix, text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+    return {"tables": tables}
+
+
+CSS_CODEPOINT = re.compile(r"""(?:content|--[\w-]+)\s*:\s*["']((?:\\[0-9a-fA-F]{1,6}\s?|[^"'\\])+)["']""")
+
+
+def subset_css_fonts(site: Path) -> dict:
+    """Cut each web font the stylesheets still name (Font Awesome's, for the icons the theme draws
+    in CSS: a download link, an admonition's title) down to the characters the stylesheets use
+    (``content: "\\f019"``, ``--pst-icon-download: "\\f019"``): a few kilobytes instead of 245 kB.
+    Needs fontTools with brotli (WOFF2); without it the fonts stay whole and it says so."""
+    try:
+        import brotli  # noqa: F401 - fontTools needs it to read and write WOFF2
+        from fontTools import subset as ft
+        from fontTools.ttLib import TTFont
+    except ImportError as err:
+        return {"fonts": 0, "before": 0, "after": 0, "reason": f"{err.name} is not installed"}
+    sheets = [p for p in (site / "_static").rglob("*.css")]
+    text = "\n".join(p.read_text(encoding="utf-8", errors="replace") for p in sheets)
+    codepoints = set()
+    for value in CSS_CODEPOINT.findall(text):
+        for escape, char in re.findall(r"\\([0-9a-fA-F]{1,6})\s?|([^\\])", value):
+            codepoints.add(int(escape, 16) if escape else ord(char))
+    done = {"fonts": 0, "before": 0, "after": 0}
+    for sheet in sheets:
+        for ref in set(re.findall(r"url\(([^)]+\.woff2?)\)", sheet.read_text(encoding="utf-8", errors="replace"))):
+            font_path = (sheet.parent / ref.strip("'\"")).resolve()
+            if not font_path.is_file():
+                continue
+            font = TTFont(str(font_path))
+            keep = [c for c in codepoints if c in font.getBestCmap()]
+            before = font_path.stat().st_size
+            options = ft.Options()
+            options.flavor = "woff2" if font_path.suffix == ".woff2" else "woff"
+            options.layout_features = ["*"]
+            subsetter = ft.Subsetter(options)
+            subsetter.populate(unicodes=keep or [0x20])
+            subsetter.subset(font)
+            font.flavor = options.flavor
+            font.save(str(font_path))
+            done["fonts"] += 1
+            done["before"] += before
+            done["after"] += font_path.stat().st_size
+    return done

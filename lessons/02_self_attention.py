@@ -438,9 +438,9 @@ plt.show()
 # BERT-base that many heads put most of their weight on `[SEP]`, on `[CLS]`, or on punctuation
 # (periods and commas, mostly in the deeper layers), others on the previous or next token, and
 # a few track syntax. Explore the heads of the model you loaded with the sliders; the
-# explorer opens on the clear head. It reuses `trace`, so the model does not run again when
-# you move them. For a long input it shows a window of tokens at a time, with a third
-# slider to move it. A saved or exported notebook keeps a picture of the explorer as it was
+# explorer opens on the first head the figure above does not show. It reuses `trace`, so
+# the model does not run again when you move them. For a long input it shows a window of
+# tokens at a time, with a third slider to move it. A saved or exported notebook keeps a picture of the explorer as it was
 # drawn.
 #
 # To read attention between *words* rather than WordPieces, pass `by_word=True` (to this
@@ -450,10 +450,14 @@ plt.show()
 # it the mean of its pieces' rows (each row is a distribution, and so is their mean), so every
 # word's row still sums to 1; `[CLS]` and `[SEP]` stay words of their own.
 
-# %% mystnb={"figure": {"caption": "One head's attention probabilities on the lesson's sentence (rows: queries, columns: keys), fixed 0-1 colour scale, opened on the clearest head; the title gives layer, head and the largest weight shown. Sliders change the layer, the head and, for long inputs, the window of tokens; look for heads whose rows all pick one column or one diagonal.", "name": "fig-02-head-explorer"}}
+# %% mystnb={"figure": {"caption": "One head's attention probabilities on the lesson's sentence (rows: queries, columns: keys), fixed 0-1 colour scale, opened on the first head the figure above does not show; the title gives layer, head and the largest weight shown. Sliders change the layer, the head and, for long inputs, the window of tokens; look for heads whose rows all pick one column or one diagonal.", "name": "fig-02-head-explorer"}}
 from helpers.attention.widgets import AttentionHeadExplorer
 
-explorer = AttentionHeadExplorer(trace, layer=clear_l, head=clear_h)
+# the clear and the diffuse head are in the figure above: open on another one
+shown = {(clear_l, clear_h), (diffuse_l, diffuse_h)}
+first = next((l, h) for l in range(1, L + 1) for h in range(A)
+             if (l, h) not in shown)
+explorer = AttentionHeadExplorer(trace, layer=first[0], head=first[1])
 explorer
 
 # %% [markdown]

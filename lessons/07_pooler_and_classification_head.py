@@ -293,12 +293,12 @@ for name, layer in (
 # the ten intents serve one purpose more, a box to type into, and every measured claim after it
 # uses a harder task.
 #
-# ## Try it: type a sentence, see the logits
+# ## Try it in the notebook: type a sentence, see the logits
 #
 # Type a request and press **Classify**: the box runs the model on your new sentence, applies
 # the head and shows one bar per intent; the orange bar is the argmax, the predicted id.
 
-# %% mystnb={"figure": {"caption": "Logits of the ten-intent head (trained on the last layer's `[CLS]` vector) for the lesson's sentence, one bar per intent; the orange bar is the argmax, the predicted intent. Type any sentence into the box and press **Classify** to see its bars; the y-scale is kept across sentences (widened only when needed), so bars compare.", "name": "fig-07-logits-box"}}
+# %% mystnb={"figure": {"caption": "Logits of the ten-intent head (trained on the last layer's `[CLS]` vector), one bar per intent, for the lesson's sentence and for test utterances of three intents, one panel each on one shared scale; the orange bar is the argmax, the predicted intent. Compare which intents each sentence pushes up.", "name": "fig-07-logits-box"}}
 from helpers.classify.widgets import LogitsBox
 
 box = LogitsBox(
@@ -309,6 +309,7 @@ box = LogitsBox(
     layer=L,
     pooling="cls",
     sentence=SENTENCE,
+    examples=test10.subset(1).texts[:3],  # shown beside SENTENCE on the site
 )
 box
 

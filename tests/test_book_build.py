@@ -62,7 +62,8 @@ def test_home_page_is_the_readme_title_intro_and_lesson_table():
     rows = [l for l in readme.split("## Lessons", 1)[1].splitlines() if l.startswith("| ")][2:]
     assert rows, "README.md's lesson table has rows"
     for row in rows:
-        assert row.replace(BADGE_IMG, build.LOCAL_BADGE) in page, f"README row missing from the home page: {row[:60]}"
+        assert build.keep_together(row.replace(BADGE_IMG, build.LOCAL_BADGE)) in page, \
+            f"README row missing from the home page: {row[:60]}"
     assert BADGE_IMG not in page, "badge pictures come from the site, not the network"
     toctree = page.split("```{toctree}", 1)[1]
     assert [l for l in toctree.splitlines() if l.startswith("lessons/")] == [f"lessons/{p.stem}" for p in files]
@@ -271,3 +272,64 @@ def test_an_explorer_shows_its_png_on_the_page_when_the_widget_state_is_absent(t
     assert [p.read_bytes() for p in images] == [base64.b64decode(PNG_B)]
     assert build.external_resources(out) == [], "a page needs nothing from the network"
     assert 'src="_static/mathjax/tex-svg.js"' in html, "MathJax is loaded from the site itself"
+
+
+# --------------------------------------------------------------------------- issue 37
+INSTALL = ('# NBVAL_CHECK_OUTPUT\nimport sys\n\nif "google.colab" in sys.modules:\n    import subprocess\n'
+           '    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e", "/content/course"])\n'
+           'else:\n    print("Running locally: nothing to install.")')
+
+
+def test_site_notebook_leaves_off_the_install_cell_and_shows_exercises_as_to_do():
+    from helpers.exercises import NO_ANSWER, correct
+
+    def shown(feedback):
+        data, _ = {"text/html": feedback._repr_html_(), "text/plain": repr(feedback)}, None
+        return nbformat.v4.new_output("display_data", data=data)
+
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell(f"# 03 — Title\n\n{_badge('03_x')}"),
+        nbformat.v4.new_code_cell(INSTALL, outputs=[nbformat.v4.new_output("stream", name="stdout", text="Running locally")]),
+        nbformat.v4.new_code_cell("check_exercise_1(None)", outputs=[shown(NO_ANSWER)]),
+        nbformat.v4.new_code_cell("check_exercise_2(2)", outputs=[shown(correct("that is right."))]),
+    ])
+    page, notes = build.site_notebook(nb, "03_x", REPO)
+    sources = [c.source for c in page.cells if c.cell_type == "code"]
+    assert sources == ["check_exercise_1(None)", "check_exercise_2(2)"], "the Colab install cell is not on the page"
+    assert any("install cell" in n for n in notes)
+    todo, done = (c.outputs[0]["data"] for c in page.cells[1:])
+    assert "Not yet" not in todo["text/html"] and "notebook to check your answer" in todo["text/html"]
+    assert todo["text/plain"] == build.FEEDBACK_CHECK
+    assert 'data-course-feedback="correct"' in done["text/html"], "a solved exercise keeps its feedback"
+    nbformat.validate(page)  # the page is still a valid notebook (MyST-NB reads it)
+    nbformat.writes(page)
+
+
+def test_unanswered_feedback_is_recognised_in_its_markdown_form_of_earlier_builds_too():
+    assert build.is_unanswered_feedback({"text/markdown": "**❌ Not yet:** no answer given.",
+                                         "text/plain": "Not yet: no answer given."})
+    assert not build.is_unanswered_feedback({"text/plain": "Not yet: this is printed text", "text/html": "<p>x</p>"})
+    assert not build.is_unanswered_feedback({"text/markdown": "**✅ Correct:** yes", "text/plain": "Correct: yes"})
+
+
+def test_a_code_wall_is_folded_and_a_short_cell_is_not():
+    wall = nbformat.v4.new_code_cell("\n".join(f"x{i} = {i}" for i in range(build.CODE_WALL_LINES + 1)))
+    short = nbformat.v4.new_code_cell("x = 1\nprint(x)")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"# 03 — T\n\n{_badge('03_x')}"), wall, short])
+    page, _ = build.site_notebook(nb, "03_x", REPO)
+    assert page.cells[1].metadata.get("tags") == ["hide-input"] and "tags" not in page.cells[2].metadata
+
+
+def test_the_home_table_keeps_numbers_with_their_units():
+    assert build.keep_together("| ~10 s | 4.3 min | 50 % random |") == "| ~10\u00a0s | 4.3\u00a0min | 50\u00a0% random |"
+    assert build.keep_together("layer 5 shows") == "layer 5 shows"
+
+
+def test_an_explorer_caption_says_what_the_page_lets_a_reader_do():
+    moving = {"kind": "frames", "controls": [{"label": "layer"}, {"label": "head"}], "still": ["first token"]}
+    assert build.explorer_caption(moving) == ("Move the layer and head sliders above the picture: every state was "
+                                              "drawn when this site was built. In the notebook you can also change "
+                                              "first token.")
+    note = "The page cannot run the model; in the notebook, type any sentence."
+    assert build.explorer_caption({"kind": "multiples", "note": note}) == note
+    assert build.explorer_caption(None) == build._postprocess().EXPLORER_CAPTION

@@ -143,3 +143,140 @@ def test_page_weight_counts_what_the_page_loads(tmp_path):
     weight = post.page_weight(site / "lessons" / "00_x.html")
     assert weight["styles"] == 100 and weight["scripts"] == 200 and weight["images"] == 300
     assert sum(weight.values()) < 5000  # the next page is a link, not a load
+
+
+# --------------------------------------------------------------------------- issue 37: tables, assets, explorers
+def test_style_table_merges_the_index_row_aligns_numbers_and_keeps_intervals_whole():
+    from helpers.common.tables import TitledTable, results_table
+
+    table = results_table([{"layer": "emb", "accuracy": "84.5% [83.4, 85.6]", "output": "last_hidden_state"},
+                           {"layer": "1", "accuracy": "−3.5% [−4.1, 2.0]", "output": "model.config"}], index="layer")
+    html = post.style_table(TitledTable(table, "accuracy per layer")._repr_html_())
+    head = html.split("<thead>")[1].split("</thead>")[0]
+    assert head.count("<tr") == 1, "the index's name sits in the header row, not in a row of its own"
+    assert '<th class="course-num">accuracy</th>' in head and "<th>output</th>" in head
+    assert '<td class="course-num">84.5%<span class="course-ci">[83.4, 85.6]</span></td>' in html
+    assert "last_<wbr>hidden_<wbr>state" in html and "model.<wbr>config" in html  # breaks only at _ and .
+    assert 'style="text-align: right;"' not in head
+    css = (ROOT / "book" / "static" / "course-page.css").read_text()
+    assert "tabular-nums" in css and "span.course-ci" in css and "white-space: nowrap" in css
+
+
+def test_style_tables_wraps_each_pandas_table_in_a_scroll_box(tmp_path):
+    from helpers.common.tables import TitledTable, results_table
+
+    table = TitledTable(results_table([{"a": 1, "b": "x"}]), "t")._repr_html_()
+    site = _site(tmp_path, f"<html><body><main>{table}<table><tr><td>markdown</td></tr></table></main></body></html>")
+    assert post.style_tables(site) == {"tables": 1}
+    html = (site / "lessons" / "00_x.html").read_text()
+    assert html.count('<div class="course-scroll"><table') == 1  # the pandas one, not the Markdown table
+
+
+def test_purge_css_keeps_what_pages_use_and_drops_the_rest():
+    import pydata_sphinx_theme
+
+    css_path = next(Path(pydata_sphinx_theme.__file__).parent.glob("theme/*/static/styles/pydata-sphinx-theme.css"))
+    css = css_path.read_text(encoding="utf-8")
+    used = {"bd-header", "navbar-nav", "bd-sidebar-primary", "btn", "sidebar-toggle"}
+    trimmed = post.purge_css(css, used)
+    assert len(trimmed) < len(css) / 3, (len(css), len(trimmed))
+    assert ".bd-header" in trimmed and ".btn" in trimmed and ":root" in trimmed  # used rules and variables stay
+    assert ".mt-1{" not in trimmed and ".g-col-md-7" not in trimmed  # bootstrap utilities no page uses go
+    assert "fa-brands-400.woff2" not in trimmed, "no icon class in use: the icon web fonts go"
+    assert "Bootstrap" in trimmed, "licence comments stay"
+    with_icons = post.purge_css(css, used | {"fa-brands", "fa-github"})
+    assert "fa-brands-400.woff2" in with_icons, "a page that uses a brand icon keeps its font"
+
+
+def test_css_blocks_respects_strings_comments_and_nesting():
+    css = '@charset "UTF-8";/*! keep */a{content:"}{"}/* drop */@media (x){.b{c:d}.e{f:g}}.h,.i:not(.j){k:l}'
+    blocks = post.css_blocks(css)
+    assert [p for p, _ in blocks] == ['@charset "UTF-8";', "/*! keep */", "a", "@media (x)", ".h,.i:not(.j)"]
+    assert post.purge_css(css, {"e", "i"}) == '@charset "UTF-8";/*! keep */a{content:"}{"}@media (x){.e{f:g}}.i:not(.j){k:l}'
+
+
+def test_inline_icons_draws_the_icons_into_the_html(tmp_path):
+    site = _site(tmp_path, '<button><i class="fa-brands fa-github fa-lg"></i></button><i class="fa-solid fa-moon"></i>'
+                           '<span class="fa-solid fa-bars"></span>')
+    (site / "_static" / "scripts").mkdir()
+    (site / "_static" / "scripts" / "fontawesome.js").write_bytes(_theme_fontawesome().read_bytes())
+    post.subset_icons(site)
+    result = post.inline_icons(site)
+    html = (site / "lessons" / "00_x.html").read_text()
+    assert result == {"icons": 3, "missing": []}
+    assert "<i class" not in html and "<span class" not in html and html.count('<svg class="svg-inline--fa') == 3
+    assert "fa-brands" not in html, "the pack class would make the browser fetch the brands font"
+
+
+def test_search_index_loads_only_on_the_search_page(tmp_path):
+    tag = '<script src="../searchindex.js" defer></script>'
+    site = _site(tmp_path, f"<head>{tag}</head>")
+    (site / "search.html").write_text('<head><script src="searchindex.js" defer></script></head>')
+    assert post.search_index_only_on_the_search_page(site) == 1
+    assert "searchindex" not in (site / "lessons" / "00_x.html").read_text()
+    assert "searchindex.js" in (site / "search.html").read_text()
+
+
+def test_readable_text_leaves_out_page_chrome_and_code_and_reads_maths():
+    page = ('<main id="main-content" role="main"><div class="header-article-items">Colab .ipynb .pdf</div>'
+            '<section id="intro"><h1>Title<a class="headerlink" href="#intro">#</a></h1>'
+            '<p>Scores (<span class="math course-math"><mjx-container aria-label="QK^\\top"><svg>x</svg>'
+            '</mjx-container></span>) are scaled.</p><div class="cell_input"><div class="highlight"><pre>'
+            '<span>x</span> <span>=</span> <span>1</span></pre></div></div><div class="cell_output">'
+            '<pre>printed 42</pre></div><button>Light Dark</button></section></main>')
+    text = post.readable_text(page)
+    assert text.startswith('<section id="intro">') and text.endswith("</section>")
+    assert "Colab" not in text and "Light" not in text and "#" not in text
+    assert "x = 1" not in text and "printed 42" in text
+    assert "Scores ( QK^T ) are scaled." in text  # the TeX read out plainly
+
+
+def test_plain_tex_reads_maths_out_in_an_alt_text():
+    assert post.plain_tex("scores $QK^\\top/\\sqrt{d}$, $\\frac{a_{i}}{b}$") == "scores QK^T/√d, a_i/b"
+    assert post.plain_tex("no maths here") == "no maths here"
+
+
+def test_attach_explorers_puts_frames_and_background_beside_the_picture(tmp_path):
+    import gzip
+    import json
+
+    png = _figure_png()
+    digest = hashlib.sha256(png).hexdigest()
+    page = (f'<html><head></head><body><figure><a class="course-enlarge" href="../_images/{digest}.png" target="_blank">'
+            f'<img alt="Explorer" src="../_images/{digest}.png" width="20" /></a></figure></body></html>')
+    site = _site(tmp_path, page)
+    (site / "_images").mkdir()
+    frames = tmp_path / "frames" / "00_x"
+    frames.mkdir(parents=True)
+    record = {"format": 1, "kind": "frames", "size": [300, 200], "scale": 2, "controls": [{"label": "layer"}],
+              "background": "data:image/png;base64," + base64.b64encode(png).decode(), "prims": [], "frames": [[]]}
+    (frames / f"{digest}.json").write_text(json.dumps(record))
+    result = post.attach_explorers(site, tmp_path / "frames")
+    html = (site / "lessons" / "00_x.html").read_text()
+    assert result["explorers"] == 1 and result["pages"] == 1
+    assert '<div class="course-explorer"><div class="course-explorer-stage"><img alt="Explorer"' in html
+    assert "course-enlarge" not in html, "the full-size link would open the first state whatever the sliders show"
+    assert html.count('src="../_static/course-explorer.js"') == 1
+    packed = html.split('data-encoding="gzip-base64">')[1].split("</script>")[0]
+    carried = json.loads(gzip.decompress(base64.b64decode(packed)))
+    assert carried["controls"] == record["controls"] and "background" not in carried
+    assert (site / "_images" / f"{digest}-background.png").exists()
+    assert f'src="../_images/{digest}-background.png"' in html
+
+
+def test_icon_fonts_are_cut_to_the_icons_the_stylesheets_draw(tmp_path):
+    pytest.importorskip("brotli")
+    import pydata_sphinx_theme
+    from fontTools.ttLib import TTFont
+
+    solid = next(Path(pydata_sphinx_theme.__file__).parent.glob("theme/*/static/vendor/fontawesome/webfonts/fa-solid-900.woff2"))
+    site = _site(tmp_path)
+    (site / "_static" / "fonts").mkdir()
+    (site / "_static" / "fonts" / "fa-solid-900.woff2").write_bytes(solid.read_bytes())
+    (site / "_static" / "theme.css").write_text(
+        '@font-face{font-family:X;src:url(fonts/fa-solid-900.woff2)}:root{--pst-icon-download:"\\f019"}'
+        'a.download:before{content:var(--pst-icon-download);font-family:X}')
+    result = post.subset_css_fonts(site)
+    cut = site / "_static" / "fonts" / "fa-solid-900.woff2"
+    assert result["fonts"] == 1 and result["after"] < 10_000 < result["before"]
+    assert set(TTFont(str(cut)).getBestCmap()) == {0xF019}, "exactly the icon the stylesheet draws"

@@ -1,5 +1,7 @@
 """helpers/chinese/plots.py: the figures return their axes, label their measures and colourbars."""
 
+import warnings
+
 import torch
 
 from helpers.attention.compute import cls_attention
@@ -18,9 +20,13 @@ def test_cls_walk_figure(zh_tokenizer, zh_model):
     assert small_text(axes[0].figure) == []
 
 
-def test_cls_attention_heatmap_numbers_positions(zh_tokenizer, zh_model):
+def test_cls_attention_heatmap_numbers_positions_and_shows_the_characters(zh_tokenizer, zh_model):
     trace = trace_text(zh_tokenizer, zh_model, "今天天气如何")
     ax = plot_cls_attention(cls_attention(trace).mean(1), trace.tokens)
-    assert [t.get_text() for t in ax.get_xticklabels()] == ["[CLS]", "1", "2", "3", "4", "5", "6", "[SEP]"]
+    assert [t.get_text() for t in ax.get_xticklabels()] == [
+        "[CLS]", "1\n今", "2\n天", "3\n天", "4\n气", "5\n如", "6\n何", "[SEP]"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a character without a glyph warns "Glyph ... missing from font(s)"
+        ax.figure.canvas.draw()
     assert ax.figure.axes[-1].get_ylabel() == "attention probability"
     assert position_labels(["[CLS]", "今", "[SEP]"]) == ["[CLS]", "1", "[SEP]"]

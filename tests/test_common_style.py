@@ -92,3 +92,40 @@ def test_a_figure_wider_than_the_page_is_reported_as_cropped_in_the_notebook():
     wide, _ = plt.subplots(figsize=(9.0, 3))
     assert style.too_wide(wide, cropped=False) and "shrink its text to 77%" in style.too_wide(wide, cropped=False)[0]
     plt.close("all")
+
+
+def _course_font_builder():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(style.__file__).parent / "fonts" / "build_font.py"
+    spec = importlib.util.spec_from_file_location("build_font", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_chinese_text_draws_with_the_course_font_and_latin_keeps_dejavu():
+    import warnings
+
+    from matplotlib.font_manager import fontManager
+
+    assert style.CJK_FONT_FILE.exists(), "the course's Chinese font is missing (helpers/common/fonts/)"
+    assert style.CJK_FAMILY in mpl.rcParams["font.family"]
+    assert mpl.rcParams["font.family"][0] == "sans-serif", "Latin text must keep the course's usual font"
+    assert style.CJK_FAMILY in {f.name for f in fontManager.ttflist}
+    fig, ax = plt.subplots(figsize=(3, 1))
+    ax.set_title("今天天气很好，银行行长")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a missing glyph warns "Glyph ... missing from font(s)"
+        fig.canvas.draw()
+
+
+def test_the_font_subset_covers_every_chinese_character_of_the_course():
+    """A new Chinese sentence in data/ or a lesson needs the font rebuilt (build_font.py)."""
+    from fontTools.ttLib import TTFont
+
+    have = {chr(c) for c in TTFont(str(style.CJK_FONT_FILE)).getBestCmap()}
+    missing = set(_course_font_builder().course_characters()) - have
+    assert not missing, (f"{len(missing)} character(s) of the course are not in the font subset, e.g. "
+                         f"{''.join(sorted(missing)[:20])}: run helpers/common/fonts/build_font.py (see its README)")

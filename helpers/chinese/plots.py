@@ -1,7 +1,8 @@
 """Lesson 11 figures: [CLS] across layers over many Chinese sentences, and [CLS] attention per layer.
 
-Matplotlib's default fonts carry no CJK glyphs, so figures label token positions by number
-(``1`` = the first character) and the lesson prints which character each number is.
+Figures label a token position by its number (``1`` = the first character, as the lesson prints
+them) with the character under it: ``helpers.common.style`` registers a Chinese font (a subset of
+Noto Sans SC) that Matplotlib falls back to for CJK glyphs.
 """
 
 from __future__ import annotations
@@ -78,9 +79,10 @@ def plot_cls_attention(attention, tokens, ax=None):
     if ax is None:
         _, ax = plt.subplots(figsize=(min(FIG_WIDTH_IN, 2 + 0.3 * len(tokens)), 0.5 * att.shape[0] + 1.4))
     image = ax.imshow(att, cmap=SEQUENTIAL, vmin=0, vmax=1, aspect="auto")
-    ax.set_xticks(range(len(tokens)), position_labels(tokens), fontsize=8)
+    numbered = [p if p == t else f"{p}\n{t}" for p, t in zip(position_labels(tokens), tokens)]
+    ax.set_xticks(range(len(tokens)), numbered, fontsize=8)
     ax.set_yticks(range(att.shape[0]), [str(l) for l in range(1, att.shape[0] + 1)])
-    ax.set(xlabel="key position (numbers: the characters, as printed above)", ylabel="layer",
+    ax.set(xlabel="key: position and character", ylabel="layer",
            title="attention of [CLS] (mean over heads) per layer")
     colorbar(image, ax, "attention probability")
     return ax

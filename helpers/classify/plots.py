@@ -148,3 +148,43 @@ def plot_logits(logits, names, ax=None):
     ax.set_ylabel("logit")
     ax.figure.tight_layout()
     return ax, bars
+
+
+def plot_logits_examples(logits, sentences, names, ncols: int = 2):
+    """Small multiples of :func:`plot_logits`: one panel per sentence (its text as the panel's
+    title), horizontal bars so every class name reads level, the predicted class orange, one
+    x-scale for all panels so bars compare. ``logits``: ``[n_sentences, n_classes]``. Drawn at the
+    page's width with text >= 8 pt. Returns the figure."""
+    import textwrap
+
+    logits = np.asarray(to_numpy(logits), dtype=float)
+    if logits.ndim != 2 or logits.shape != (len(sentences), len(names)):
+        raise ValueError(f"logits must be [n_sentences, n_classes] = [{len(sentences)}, {len(names)}], "
+                         f"got shape {logits.shape}.")
+    n = len(sentences)
+    ncols = max(1, min(ncols, n))
+    nrows = -(-n // ncols)
+    k = len(names)
+    panel_h = 0.9 + 0.16 * k
+    fig, axes = plt.subplots(nrows, ncols, figsize=(FIG_WIDTH_IN, panel_h * nrows + 0.5), sharex=True, sharey=True,
+                             squeeze=False)
+    lo, hi = min(0.0, float(logits.min())), max(0.0, float(logits.max()))
+    pad = 0.08 * (hi - lo) + 1e-6
+    y = np.arange(k)
+    for i, ax in enumerate(axes.flat):
+        if i >= n:
+            ax.axis("off")
+            continue
+        pred = int(logits[i].argmax())
+        ax.barh(y, logits[i], color=[HIGHLIGHT if c == pred else NORMAL for c in range(k)], height=0.7)
+        ax.axvline(0, color="black", lw=0.5)
+        ax.set_yticks(y, [str(name) for name in names], fontsize=8)
+        ax.invert_yaxis() if i == 0 else None  # shared y: inverting once turns every panel (first class on top)
+        ax.set_xlim(lo - pad, hi + pad)
+        title = textwrap.shorten(sentences[i], 70, placeholder="…")
+        ax.set_title("\n".join(textwrap.wrap(f"“{title}” → {names[pred]}", 38)), fontsize=8, loc="left")
+        if i // ncols == nrows - 1 or i + ncols >= n:
+            ax.set_xlabel("logit", fontsize=8)
+            ax.tick_params(axis="x", labelbottom=True)
+    fig.tight_layout(h_pad=1.0, w_pad=1.0)
+    return fig

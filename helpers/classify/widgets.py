@@ -21,11 +21,16 @@ from helpers.model.trace import max_input_tokens
 class LogitsBox(Explorer):
     """Logits per class and the predicted id for a typed sentence, from a trained head."""
 
-    def __init__(self, tokenizer, model, head, names, layer: int, pooling: str = "cls", sentence: str = ""):
+    def __init__(self, tokenizer, model, head, names, layer: int, pooling: str = "cls", sentence: str = "",
+                 examples=()):
         import ipywidgets as widgets
 
         if not isinstance(sentence, str) or not sentence.strip():
             raise ValueError("sentence must be a non-empty string to start the box with.")
+        examples = [examples] if isinstance(examples, str) else list(examples)
+        if not all(isinstance(e, str) and e.strip() for e in examples):
+            raise ValueError("examples must be non-empty sentences (strings), shown beside the box's own on the website.")
+        self.examples = examples
         self.tokenizer, self.model, self.head, self.names = tokenizer, model, head, list(names)
         self.layer, self.pooling = layer, pooling
         self._cache: dict[str, torch.Tensor] = {}
@@ -120,6 +125,21 @@ class LogitsBox(Explorer):
             if note:
                 print(note)
             print(f"predicted id {self.prediction}: {self.names[self.prediction]}")
+
+    def site_multiples(self):
+        """For the website, which cannot run the model on a typed sentence: the box's sentence
+        and its ``examples`` side by side (:func:`~helpers.classify.plots.plot_logits_examples`),
+        each classified once here, and the caption sentence that says so. Returns
+        ``(figure, note)``."""
+        from helpers.classify.plots import plot_logits_examples
+
+        sentences = list(dict.fromkeys([self.values["sentence"], *self.examples]))[:6]
+        logits = torch.stack([self.logits_for(s) for s in sentences]).cpu().numpy()
+        fig = plot_logits_examples(logits, sentences, self.names)
+        note = (f"The page cannot run the model, so it shows the box's output for {len(sentences)} sentences, "
+                "computed when this site was built; in the notebook, type any sentence into the box and press "
+                "Classify.")
+        return fig, note
 
     @classmethod
     def for_benchmark(cls, tokenizer, model, text: str | None = None):

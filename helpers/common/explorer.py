@@ -438,3 +438,18 @@ class Explorer:
         }
         alt = f"Static picture of the {type(self).__name__} ({self.describe()}): run the notebook to explore."
         return data, {"image/png": {"alt": alt}}
+
+
+# ------------------------------------------------------------------------------ the website
+def _register_site_frames() -> None:
+    """In the book build's kernels only (``COURSE_SITE_FRAMES`` set): show explorers with the
+    frames the website moves through (:mod:`helpers.common.explorer_frames`)."""
+    import os
+
+    if os.environ.get("COURSE_SITE_FRAMES"):
+        from helpers.common.explorer_frames import register
+
+        register()
+
+
+_register_site_frames()

@@ -17,6 +17,8 @@ updates) and follow these rules:
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import matplotlib as mpl
 import matplotlib.pyplot as plt
 import numpy as np
@@ -53,6 +55,35 @@ def use_course_style() -> None:
 
 
 use_course_style()
+
+# Chinese in figures (lesson 11): Matplotlib's DejaVu fonts have no CJK glyphs, and Colab has no
+# CJK font. The course ships a subset of Noto Sans SC (helpers/common/fonts/README.md: source,
+# licence, checksum) and puts it after the usual sans-serif in font.family, so Latin text keeps
+# its font and each character DejaVu lacks is drawn from the next family (per-glyph fallback).
+CJK_FONT_FILE = Path(__file__).resolve().parent / "fonts" / "NotoSansSC-CourseSubset.ttf"
+CJK_FAMILY = "Noto Sans SC Course"
+# CJK fonts a machine may have, tried after the course's subset for characters it lacks
+SYSTEM_CJK_FAMILIES = ("Noto Sans CJK SC", "Noto Sans SC", "Source Han Sans SC", "WenQuanYi Zen Hei",
+                       "WenQuanYi Micro Hei", "Microsoft YaHei", "PingFang SC", "Hiragino Sans GB", "SimHei")
+
+
+def use_cjk_font() -> list[str]:
+    """Register the course's Chinese font with Matplotlib and append it (then any CJK font the
+    machine has) to ``font.family``. Returns the families in use. Without the font file (a
+    partial copy of the course) it changes nothing."""
+    from matplotlib import font_manager
+
+    families = [f for f in mpl.rcParams["font.family"] if f != CJK_FAMILY and f not in SYSTEM_CJK_FAMILIES]
+    if CJK_FONT_FILE.exists():
+        installed = {f.name for f in font_manager.fontManager.ttflist}
+        if CJK_FAMILY not in installed:
+            font_manager.fontManager.addfont(str(CJK_FONT_FILE))
+        families += [CJK_FAMILY] + [f for f in SYSTEM_CJK_FAMILIES if f in installed]
+        mpl.rcParams["font.family"] = families
+    return list(mpl.rcParams["font.family"])
+
+
+use_cjk_font()
 
 
 def figure_description(fig) -> str:

@@ -1,8 +1,8 @@
 """Exercise checkers: specific feedback (what is wrong, a hint), not just pass/fail.
 
 Each lesson's checkers live in ``helpers/exercises/lessonNN.py`` and return a
-:class:`Feedback`. In a notebook a Feedback renders as one short, readable line; in a
-test, ``feedback.ok`` and ``feedback.hint`` can be asserted on.
+:class:`Feedback`. In a notebook a Feedback renders as one short, readable box (words, no
+emoji); in a test, ``feedback.ok`` and ``feedback.hint`` can be asserted on.
 
 Shared by every lesson's checkers:
 
@@ -43,14 +43,31 @@ class Feedback:
     def __bool__(self) -> bool:
         return self.ok
 
-    def _repr_markdown_(self) -> str:
-        if self.ok:
-            return f"**✅ Correct:** {self.message}"
-        hint = f"<br>💡 *Hint:* {self.hint}" if self.hint else ""
-        return f"**❌ Not yet:** {self.message}{hint}"
+    def _repr_html_(self) -> str:
+        """A coloured box with words, no emoji (a missing emoji font would show empty boxes):
+        green "Correct", or amber "Not yet" and the hint. Inline styles, so it looks the same in
+        JupyterLab, Colab and the website; ``data-course-feedback`` lets the website's build
+        tell an unanswered exercise apart (it shows "run this in the notebook" instead)."""
+        state, colour, label = ("correct", "#2e7d32", "Correct") if self.ok else ("not-yet", "#b26a00", "Not yet")
+        box = (f'border-left:4px solid {colour};background:{colour}14;padding:0.35em 0.75em;'
+               'margin:0.2em 0;line-height:1.5')
+        hint = f'<br><em style="font-style:normal;font-weight:600">Hint:</em> {_inline(self.hint)}' if self.hint else ""
+        return (f'<div class="course-feedback" data-course-feedback="{state}" style="{box}">'
+                f'<strong style="color:{colour}">{label}:</strong> {_inline(self.message)}{hint}</div>')
 
     def __repr__(self) -> str:  # plain-text front ends (terminal, nbval)
         return str(self)
+
+
+def _inline(text: str) -> str:
+    """A checker's message as HTML: escaped, with its Markdown-style `code`, **bold** and
+    *emphasis* kept."""
+    import html
+
+    text = html.escape(text, quote=False)
+    text = re.sub(r"`([^`]+)`", r"<code>\1</code>", text)
+    text = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", text)
+    return re.sub(r"(?<![\w*])\*([^*\s][^*]*)\*(?![\w*])", r"<em>\1</em>", text)
 
 
 def correct(message: str) -> Feedback:

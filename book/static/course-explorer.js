@@ -1,0 +1,228 @@
+/* Explorers that move without a kernel (book/postprocess.py puts them on the page; the frames
+   come from helpers/common/explorer_frames.py when the book build ran the lesson).
+
+   Each <div class="course-explorer"> holds the explorer's picture (an <img>, what a reader
+   without JavaScript sees) and a <script type="application/json"> with its frames: a
+   background picture (the figure without the parts a control changes) and, for every
+   combination of its controls, drawing instructions for those parts. This script adds one
+   range slider per control and, when one moves, draws that frame on a <canvas> laid over the
+   picture. No dependencies, no network, works from file://. */
+(function () {
+  'use strict';
+  var FORMAT = 1;
+
+  function rgba(hex) {
+    if (!hex) return null;
+    var a = hex.length > 7 ? parseInt(hex.slice(7, 9), 16) / 255 : 1;
+    return 'rgba(' + parseInt(hex.slice(1, 3), 16) + ',' + parseInt(hex.slice(3, 5), 16) + ',' +
+      parseInt(hex.slice(5, 7), 16) + ',' + a.toFixed(3) + ')';
+  }
+
+  /* Per-item colours: one "#rrggbbaa", {rgb, a: two hex digits per item}, or a list. */
+  function colourAt(spec, i) {
+    if (spec == null) return null;
+    if (typeof spec === 'string') return rgba(spec);
+    if (Array.isArray(spec)) return rgba(spec[i % spec.length]);
+    var n = spec.a.length / 2, k = i % n;
+    var a = parseInt(spec.a.slice(2 * k, 2 * k + 2), 16);
+    return a === 0 ? null : rgba(spec.rgb + spec.a.slice(2 * k, 2 * k + 2));
+  }
+
+  function clip(ctx, box) {
+    if (!box) return;
+    ctx.beginPath();
+    ctx.rect(box[0], box[1], box[2], box[3]);
+    ctx.clip();
+  }
+
+  function stroke(ctx, prim, colour, width) {
+    ctx.strokeStyle = colour;
+    ctx.lineWidth = width;
+    ctx.lineJoin = prim.join === 'round' ? 'round' : prim.join === 'bevel' ? 'bevel' : 'miter';
+    ctx.lineCap = prim.cap === 'round' ? 'round' : prim.cap === 'projecting' ? 'square' : 'butt';
+    ctx.setLineDash(prim.dash || []);
+  }
+
+  var draw = {
+    img: function (ctx, prim, images) {
+      var image = images[prim.src];
+      if (!image || !image.complete) return;
+      ctx.imageSmoothingEnabled = !!prim.smooth;
+      ctx.drawImage(image, prim.box[0], prim.box[1], prim.box[2], prim.box[3]);
+    },
+    path: function (ctx, prim) {
+      var path = new Path2D(prim.d);
+      if (prim.fill) { ctx.fillStyle = rgba(prim.fill); ctx.fill(path); }
+      if (prim.stroke) { stroke(ctx, prim, rgba(prim.stroke), prim.lw); ctx.stroke(path); }
+    },
+    marks: function (ctx, prim) {
+      var path = new Path2D(prim.d);
+      prim.at.forEach(function (p) {
+        ctx.save();
+        ctx.translate(p[0], p[1]);
+        if (prim.fill) { ctx.fillStyle = rgba(prim.fill); ctx.fill(path); }
+        if (prim.stroke) { stroke(ctx, prim, rgba(prim.stroke), prim.lw); ctx.stroke(path); }
+        ctx.restore();
+      });
+    },
+    coll: function (ctx, prim, images, geometry) {
+      geometry[prim.g].forEach(function (d, i) {
+        var path = new Path2D(d);
+        var fill = colourAt(prim.fill, i), line = colourAt(prim.stroke, i);
+        if (fill) { ctx.fillStyle = fill; ctx.fill(path); }
+        if (line) {
+          var width = Array.isArray(prim.lw) ? prim.lw[i % prim.lw.length] : prim.lw;
+          if (width > 0) { stroke(ctx, prim, line, width); ctx.stroke(path); }
+        }
+      });
+    },
+    text: function (ctx, prim) {
+      ctx.fillStyle = rgba(prim.color);
+      ctx.font = (prim.style && prim.style !== 'normal' ? prim.style + ' ' : '') + (prim.weight || 'normal') + ' ' +
+        prim.size + 'px "' + prim.font + '", "DejaVu Sans", "Bitstream Vera Sans", Verdana, Arial, sans-serif';
+      ctx.textAlign = prim.align;
+      ctx.textBaseline = 'alphabetic';
+      prim.lines.forEach(function (line) {
+        ctx.save();
+        ctx.translate(line[1], line[2]);
+        if (prim.rot) ctx.rotate(-prim.rot * Math.PI / 180);
+        ctx.fillText(line[0], 0, 0);
+        ctx.restore();
+      });
+    }
+  };
+
+  /* The frames as the page carries them: JSON, or gzip-compressed JSON in base64
+     (data-encoding="gzip-base64"; DecompressionStream, in every current browser). */
+  function readFrames(script) {
+    var text = script.textContent.trim();
+    if (script.getAttribute('data-encoding') !== 'gzip-base64') return Promise.resolve(JSON.parse(text));
+    if (typeof DecompressionStream === 'undefined') return Promise.reject(new Error('no DecompressionStream'));
+    var bytes = Uint8Array.from(atob(text), function (c) { return c.charCodeAt(0); });
+    var stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream('gzip'));
+    return new Response(stream).text().then(JSON.parse);
+  }
+
+  function Explorer(root, data) {
+    if (data.format !== FORMAT || data.kind !== 'frames') throw new Error('unknown frames format');
+    this.root = root;
+    this.data = data;
+    this.picture = root.querySelector('img');
+    this.index = data.controls.map(function (c) { return c.value; });
+    this.start = this.index.slice();
+    this.images = {};
+    var self = this;
+    data.prims.forEach(function (p) {
+      if (p.t === 'img' && !self.images[p.src]) {
+        var image = new Image();
+        image.onload = function () { if (self.shown) self.draw(); };
+        image.src = p.src;
+        self.images[p.src] = image;
+      }
+    });
+    this.background = root.querySelector('img.course-explorer-background');
+    if (!this.background && data.background) {  // not extracted to a file: the frames carry it
+      this.background = new Image();
+      this.background.onload = function () { if (self.shown) self.draw(); };
+      this.background.src = data.background;
+    } else if (this.background) {
+      this.background.addEventListener('load', function () { if (self.shown) self.draw(); });
+    }
+    this.build();
+  }
+
+  Explorer.prototype.build = function () {
+    var self = this, data = this.data;
+    var controls = document.createElement('div');
+    controls.className = 'course-explorer-controls';
+    data.controls.forEach(function (control, k) {
+      var label = document.createElement('label');
+      var name = document.createElement('span');
+      name.className = 'course-explorer-name';
+      name.textContent = control.label;
+      var input = document.createElement('input');
+      input.type = 'range';
+      input.min = 0;
+      input.max = control.labels.length - 1;
+      input.step = 1;
+      input.value = self.index[k];
+      input.setAttribute('aria-label', control.label);
+      input.setAttribute('aria-valuetext', control.labels[self.index[k]]);
+      var value = document.createElement('output');
+      value.className = 'course-explorer-value';
+      value.textContent = control.labels[self.index[k]];
+      input.addEventListener('input', function () {
+        self.index[k] = +input.value;
+        value.textContent = control.labels[self.index[k]];
+        input.setAttribute('aria-valuetext', value.textContent);
+        self.show();
+      });
+      label.appendChild(name);
+      label.appendChild(input);
+      label.appendChild(value);
+      controls.appendChild(label);
+    });
+    var stage = this.root.querySelector('.course-explorer-stage');
+    this.root.insertBefore(controls, stage);
+    var canvas = document.createElement('canvas');
+    canvas.width = data.size[0] * data.scale;
+    canvas.height = data.size[1] * data.scale;
+    canvas.className = 'course-explorer-canvas';
+    canvas.setAttribute('role', 'img');
+    canvas.setAttribute('aria-label', this.picture ? this.picture.alt : data.explorer);
+    stage.appendChild(canvas);
+    this.canvas = canvas;
+    this.shown = false;
+  };
+
+  Explorer.prototype.frame = function () {
+    var k = 0, controls = this.data.controls;
+    for (var i = 0; i < controls.length; i++) k = k * controls[i].labels.length + this.index[i];
+    return this.data.frames[k];
+  };
+
+  Explorer.prototype.show = function () {
+    var same = this.index.every(function (v, i) { return v === this.start[i]; }, this);
+    // the state the page opened with is the picture itself (drawn by matplotlib); any other is drawn here
+    this.shown = !same;
+    this.root.classList.toggle('course-explorer-moved', this.shown);
+    if (this.shown) this.draw();
+  };
+
+  Explorer.prototype.draw = function () {
+    var ctx = this.canvas.getContext('2d'), data = this.data, self = this;
+    ctx.setTransform(1, 0, 0, 1, 0, 0);
+    ctx.clearRect(0, 0, this.canvas.width, this.canvas.height);
+    if (this.background && this.background.complete && this.background.naturalWidth) {
+      ctx.imageSmoothingEnabled = true;
+      ctx.drawImage(this.background, 0, 0, this.canvas.width, this.canvas.height);
+    }
+    ctx.scale(data.scale, data.scale);
+    this.frame().forEach(function (id) {
+      var prim = data.prims[id];
+      ctx.save();
+      clip(ctx, prim.clip);
+      draw[prim.t](ctx, prim, self.images, data.geometry);
+      ctx.restore();
+    });
+    this.root.setAttribute('data-frame', this.index.join(','));
+  };
+
+  function start() {
+    document.querySelectorAll('div.course-explorer').forEach(function (root) {
+      if (root.courseExplorer) return;
+      root.courseExplorer = readFrames(root.querySelector('script.course-frames')).then(function (data) {
+        var explorer = new Explorer(root, data);
+        root.setAttribute('data-ready', '1');
+        return explorer;
+      }).catch(function (err) {
+        // the picture stays, without controls: what a reader without JavaScript sees
+        root.setAttribute('data-error', String(err));
+        if (window.console) console.warn('course-explorer:', err);
+      });
+    });
+  }
+  if (document.readyState !== 'loading') start();
+  else document.addEventListener('DOMContentLoaded', start);
+  window.courseExplorers = { start: start };
+})();
