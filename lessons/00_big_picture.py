@@ -334,12 +334,13 @@ ax.set_title(f"mean length of the token vectors after each layer "
 plt.show()
 
 # %%
-grows = mean_length[-1] > mean_length[0]
+first_len, last_len = float(mean_length[0]), float(mean_length[-1])
+factor = max(first_len, last_len) / min(first_len, last_len)
 print(f"From the embeddings to layer {L} the mean length goes from "
-      f"{mean_length[0]:.1f} to {mean_length[-1]:.1f}: the vectors "
-      f"{'grow' if grows else 'shrink'} by a factor of "
-      f"{max(mean_length[-1], mean_length[0]) / min(mean_length[-1], mean_length[0]):.1f}"
-      f", and the longest are after layer {int(mean_length.argmax())}.")
+      f"{first_len:.1f} to {last_len:.1f}: the vectors "
+      f"{'grow' if last_len > first_len else 'shrink'} by a factor of "
+      f"{factor:.1f}, and the longest are after layer "
+      f"{int(mean_length.argmax())}.")
 
 # %% [markdown]
 # The takeaway: the layers do not just nudge the vectors, they change their size, and not
@@ -421,6 +422,7 @@ prediction_3 = None  # your guess, a number
 kept_3 = None  # your code here: an int
 check_exercise_3(kept_3, prediction_3, tokenizer, model, long_text)
 
+# %% [markdown]
 # ### Exercise 4: predict, then measure — does a later word change an earlier one?
 #
 # Difficulty ●●○○○ · Importance ●●●●○ · ~10 min

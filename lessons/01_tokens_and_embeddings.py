@@ -485,24 +485,21 @@ print(course_mini_lens(SENTENCE).message)
 # estimate. Each checker (in `helpers/exercises/lesson01.py`) says what is wrong and gives
 # a hint, never the answer; worked solutions are in `lessons/solutions/solutions_01.py`.
 #
-# ### Exercise 1: where does the last word start?
+# ### Exercise 1: build it yourself — a word's nearest rows
 #
-# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
 #
-# Find the position of the first token of the *last* word of `SENTENCE` without the split
-# recipe. The tokenizer counts a punctuation mark as a word; leave those out: the last word
-# here is the last one made of letters or digits (`last_word` below).
+# Section "Static word similarity" compared a few words we chose. Now search the whole table:
+# set `answer_1` to the five vocabulary entries whose rows of
+# `model.embeddings.word_embeddings.weight` are closest to the row of `"bank"` by cosine
+# similarity, most similar first, leaving out `"bank"` itself and the special tokens.
 
 # %%
 from helpers.exercises.lesson01 import (check_exercise_1, check_exercise_2,
                                         check_exercise_3, check_exercise_4)
 
-# punctuation marks are words to the tokenizer: skip them
-letter_words = [w for w in trace.words() if w.isalnum()]
-# a text of punctuation only: its last mark
-last_word = letter_words[-1] if letter_words else trace.words()[-1]
-answer_1 = None  # your code here: an int
-check_exercise_1(answer_1, trace, last_word)
+answer_1 = None  # your code here: a list of 5 tokens (strings)
+check_exercise_1(answer_1, model, tokenizer, "bank")
 
 # %% [markdown]
 # ### Exercise 2: static similarity
@@ -517,17 +514,22 @@ answer_2 = None  # your code here: a float
 check_exercise_2(answer_2, model, tokenizer, "bank", "river")
 
 # %% [markdown]
-# ### Exercise 3: rebuild the pair's embeddings
+# ### Exercise 3: predict, then measure — which part makes the sum?
 #
-# Difficulty ●●●○○ · Importance ●●●●● · ~15 min
+# Difficulty ●●○○○ · Importance ●●●○○ · ~15 min
 #
-# Rebuild `hidden_states[0]` of the sentence pair `pair` yourself, without
-# `embeddings_by_hand` and without calling `model.embeddings.LayerNorm`: write the
-# LayerNorm out.
+# The embedding sum adds a word row, a position row and a segment row. **Predict first:**
+# which of the three contributes most to the sum for the lesson's sentence? Write
+# `"word"`, `"position"` or `"segment"` in `prediction_3`. **Then measure:** for each token,
+# a part's share of the sum is $(\text{part} \cdot \text{sum}) / \lVert \text{sum}
+# \rVert^2$ (the three shares of a token add up to 1); set `answer_3` to the mean share of each
+# part over the tokens of `trace`, as a dict.
 
 # %%
-answer_3 = None  # your code here: a [seq, hidden] tensor
-check_exercise_3(answer_3, model, pair)
+prediction_3 = None  # "word", "position" or "segment"
+# your code here: {"word": ..., "position": ..., "segment": ...}
+answer_3 = None
+check_exercise_3(answer_3, prediction_3, model, trace)
 
 # %% [markdown]
 # ### Exercise 4: predict, then measure — one word, two positions

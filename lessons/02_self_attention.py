@@ -179,8 +179,8 @@ print("per head:", tuple(Qh.shape))
 # Each query is compared with every key. Dividing by $\sqrt d$ keeps the scores from
 # growing with the head size (Vaswani et al., 2017, *Attention Is All You Need*): a dot
 # product of two $d$-dimensional vectors with independent entries of variance 1 has
-# variance $d$, and scores that large would make the softmax put almost all weight on one
-# key. A softmax over the keys turns each row into weights that sum to 1:
+# variance $d$. (What larger scores would do to the weights is exercise 3's question.) A
+# softmax over the keys turns each row into weights that sum to 1:
 #
 # $$P = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt d} + M\right),\qquad
 # \mathrm{softmax}(s)_j = \frac{e^{s_j}}{\sum_k e^{s_k}},$$
@@ -382,8 +382,11 @@ fig, axes = attention_steps_figure(
 plt.show()
 
 # %% [markdown]
-# The `[PAD]` *rows* of panel 3 are not zero: the mask removes padded *keys* (columns),
-# not queries, so a `[PAD]` position still computes a weighted mix of the real tokens. That
+# Why the figure drops real tokens: a long input shows only its first tokens, so the four
+# panels stay readable (the caption says so). The `[PAD]` *rows* of panel 3 are not zero: the
+# mask removes padded *keys* (columns), not queries, so a `[PAD]` position still computes a
+# weighted mix of the real tokens -- often mostly `[CLS]`, which many heads use as a resting
+# place for attention that has nowhere better to go (Clark et al., 2019; lesson 05). That
 # does no harm: nothing reads it. No real token attends to a `[PAD]` (its column is 0), so
 # the `[PAD]` outputs never flow back into the real tokens, and everything downstream
 # (pooling, a classifier, a loss) skips the padded positions using the same
@@ -416,6 +419,9 @@ print(f"clear: layer {clear_l}, head {clear_h}: mean max weight "
       f"{clear_score:.2f}; mostly '{pattern}' (mean weight {share:.2f})")
 print("  all patterns: " + ", ".join(f"{k} {v:.2f}" for k, v in
                                      shares.items()))
+print("  (the patterns overlap -- token 1's previous token is [CLS], the "
+      "last word's next is [SEP] -- and each is averaged over its own rows, "
+      "so the shares need not add up to 1)")
 print(f"diffuse: layer {diffuse_l}, head {diffuse_h}: mean entropy "
       f"{diffuse_entropy:.2f} nats (uniform: ln n = "
       f"{math.log(trace.seq_len):.2f})")
@@ -461,19 +467,6 @@ explorer = AttentionHeadExplorer(trace, layer=first[0], head=first[1])
 explorer
 
 # %% [markdown]
-# To show that a slider move really costs no forward pass, we count forward calls with a
-# hook while we change the layer and the head from code:
-
-# %%
-calls = []
-hook = model.register_forward_hook(lambda *args: calls.append(1))
-before = explorer.image.value
-explorer.update(layer=L, head=A - 1)
-hook.remove()
-print(f"forward passes during the update: {len(calls)}; "
-      f"image changed: {explorer.image.value != before}")
-
-# %% [markdown]
 # Every explorer of the course can save the view it shows, for a paper or a slide:
 # `explorer.export("name")` (`Explorer.export`, in `helpers/common/explorer.py`) writes
 # `name.png` (300 dpi), `name.svg` and `name.txt` (the caption: explorer, control values, titles)
@@ -506,18 +499,21 @@ print("saved:", ", ".join(str(path) for path in paths.values()))
 # A **reflection question** has no checker: answer it in a sentence, then compare with the
 # solutions file.
 #
-# ### Exercise 1: one head by hand
+# ### Exercise 1: build it yourself — a left-to-right head
 #
 # Difficulty ●●●○○ · Importance ●●●●● · ~15 min
 #
-# Rebuild the attention matrix of the *last* layer's *last* head by hand (`[seq, seq]`),
-# using only the weights and `trace.hidden`.
+# BERT lets every token look at every other. A left-to-right model (GPT, for one) lets a
+# token look only at itself and the tokens **before** it: a *causal mask* sets the scores of
+# every later key to $-\infty$ before the softmax. Rebuild the *last* layer's *last* head
+# (`[seq, seq]`) from the weights and `trace.hidden`, as it would be with a causal mask, and
+# compare its first row with BERT's.
 
 # %%
 from helpers.exercises.lesson02 import (check_exercise_1, check_exercise_2,
                                         check_exercise_3)
 
-answer_1 = None  # your code here: a [seq, seq] tensor
+answer_1 = None  # your code here: a [seq, seq] tensor, later keys masked
 check_exercise_1(answer_1, model, trace, layer=L, head=A - 1)
 
 # %% [markdown]

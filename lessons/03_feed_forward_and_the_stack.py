@@ -160,6 +160,14 @@ cos = torch.nn.functional.cosine_similarity(no_residual, trace.hidden(1),
 print(f"without the second residual: cosine to the true layer-1 output, "
       f"mean over tokens {cos.mean():.3f} (range {cos.min():.3f} to "
       f"{cos.max():.3f}; 1.0 = unchanged)")
+worst = int(cos.argmin())
+print(f"Read: a cosine of {cos.mean():.2f} means the vectors point in clearly "
+      "different directions" if cos.mean() < 0.9 else
+      f"Read: a cosine of {cos.mean():.2f} is close to the true output",
+      f"on average; the token moved most is {trace.tokens[worst]!r} "
+      f"({cos[worst]:.2f}), the least {trace.tokens[int(cos.argmax())]!r}. "
+      "Without the residual the layer forgets what the token was: the "
+      "feed-forward update alone is not the token.")
 
 # %% [markdown]
 # ## The residual stream, layer by layer
@@ -392,9 +400,11 @@ for name, cfg in sizes.items():
           f"{claims[name] / 1e6:.0f}M: {verdict}")
 
 # %% [markdown]
-# The printout says, for each size, whether the pre-training heads account for the paper's
-# figure. Where a gap remains, the paper does not say where it comes from (it gives only the
-# totals), so this notebook cannot either.
+# How to read a gap: the paper gives only rounded totals ("110M", "340M") and does not say
+# what they include. A few million over a few hundred million is within what different
+# counting choices give (with or without the pooler, the pre-training heads, the position
+# table's length); the printout says whether the pre-training heads alone close it. What the
+# check shows without doubt is that the formula matches a real model to the last parameter.
 #
 # ## Summary
 #
@@ -444,16 +454,22 @@ answer_2 = None  # your code here: an int
 check_exercise_2(answer_2, small)
 
 # %% [markdown]
-# ### Exercise 3: the last layer by hand
+# ### Exercise 3: predict, then build — the same layer, pre-LN
 #
-# Difficulty ●●●●○ · Importance ●●●●● · ~20 min
+# Difficulty ●●●○○ · Importance ●●●●○ · ~20 min
 #
-# Rebuild the output of the *last* encoder layer from `trace.hidden(L - 1)` without
-# `layer_by_hand`, and write both LayerNorms out yourself (no `LayerNorm` module call).
+# Lesson 00 said BERT puts each LayerNorm *after* its residual add (post-LN) while most recent
+# models put it *before* the block (pre-LN). Rewire the *last* layer as pre-LN with its own
+# weights: `h = x + attention(LN1(x))`, then `out = h + feed_forward(LN2(h))`, with
+# `LN1 = attention.output.LayerNorm`, `LN2 = output.LayerNorm`, `x = trace.hidden(L - 1)`, and
+# no LayerNorm after the adds (write the LayerNorms out, or use `layer_norm_by_hand`).
+# **Predict first:** will its output be `"close"` to BERT's real `hidden(L)` (mean cosine over
+# the tokens above 0.9) or `"far"`?
 
 # %%
+prediction_3 = None  # "close" or "far"
 answer_3 = None  # your code here: a [seq, hidden] tensor
-check_exercise_3(answer_3, model, trace, layer=L)
+check_exercise_3(answer_3, prediction_3, model, trace, layer=L)
 
 # %% [markdown]
 # ### Exercise 4: predict, then measure — where do BERT-large's parameters live?

@@ -724,7 +724,8 @@ from helpers.model.paths import COURSE_MINI_DIR
 from helpers.pretrain.plots import plot_beside_longer_run
 
 _, mini_dev = read_log(COURSE_MINI_DIR)
-mini_v = json.loads((COURSE_MINI_DIR / "config.json").read_text())["vocab_size"]
+mini_config = json.loads((COURSE_MINI_DIR / "config.json").read_text())
+mini_v = mini_config["vocab_size"]
 tokens_per_step = cfg.batch_size * cfg.max_length
 ours = {s * tokens_per_step: sc.mlm_loss / math.log(len(tokenizer))
         for s, sc in scores.items()}
@@ -737,7 +738,8 @@ card = json.loads((COURSE_MINI_DIR / "evaluation.json").read_text())
 acc = card["accuracy"]
 mini_tokens = max(theirs)
 show_finding(
-    f"course-mini saw about {mini_tokens / max(max(ours), 1):,.0f} times as many"
+    f"course-mini saw about {mini_tokens / max(max(ours), 1):,.0f} times as"
+    " many"
     f" tokens as your run and guesses {acc['model']['top1']['estimate']:.0%} "
     "of held-out hidden words first time, against "
     f"{acc['position_segment']['top1']['estimate']:.0%} for the guesser that "

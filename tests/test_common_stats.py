@@ -275,3 +275,19 @@ def test_rank_p_value_counts_the_observed_among_the_random():
     assert rank_p_value(0.9, [0.1, 0.2, 0.3]) == pytest.approx(1 / 4)
     assert rank_p_value(0.2, [0.1, 0.2, 0.3]) == pytest.approx(3 / 4)
     assert rank_p_value(0.05, [0.1, 0.2, 0.3], greater=False) == pytest.approx(1 / 4)
+
+
+def test_median_interval_is_distribution_free_and_gives_up_on_too_few_values():
+    from scipy.stats import binom
+
+    from helpers.common.stats import median_interval
+
+    assert (median_interval([0.9, 1.0, 1.0], 0.975, bounds=(0, 1)).low,
+            median_interval([0.9, 1.0, 1.0], 0.975, bounds=(0, 1)).high) == (0.0, 1.0)
+    x = np.arange(1.0, 21.0)  # 20 values: k = 6 gives 1 - 2 P(Bin(20, 1/2) <= 5) = 0.9882 >= 0.975
+    iv = median_interval(x, 0.975)
+    k = max(k for k in range(1, 11) if 1 - 2 * binom.cdf(k - 1, 20, 0.5) >= 0.975)
+    assert (iv.low, iv.high) == (x[k - 1], x[20 - k]) and iv.estimate == 10.5
+    rng = np.random.default_rng(3)  # coverage of the true median on skewed data, at least nominal
+    hits = [median_interval(rng.exponential(size=15), 0.9).contains(np.log(2)) for _ in range(400)]
+    assert np.mean(hits) >= 0.9 - 3 * (0.09 / 400) ** 0.5

@@ -1,31 +1,32 @@
 """Lesson 01 solutions pass their checkers; typical wrong answers get the right hint."""
 
-import numpy as np
 import torch
 
-from helpers.exercises.lesson01 import (check_exercise_1, check_exercise_2, check_exercise_3,
-                                        check_exercise_4, unbiased_layer_norm)
+from helpers.exercises.lesson01 import check_exercise_1, check_exercise_2, check_exercise_3, check_exercise_4
 from helpers.model.trace import trace_text
 from lessons.solutions import solutions_01 as S
 
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
 
 
-def test_exercise_1(tokenizer, model):
-    trace = trace_text(tokenizer, model, SENTENCE)
-    right = S.solution_1(trace, "quiet")
-    assert check_exercise_1(right, trace, "quiet").ok
-    # an index may come as a NumPy integer or a 0-d tensor
-    assert check_exercise_1(np.int64(right), trace, "quiet").ok
-    assert check_exercise_1(torch.tensor(right), trace, "quiet").ok
-    fb = check_exercise_1(float(right), trace, "quiet")
-    assert not fb.ok and "an int" in fb.message
-    naive = SENTENCE.split().index("quiet") + 1
-    fb = check_exercise_1(naive, trace, "quiet")
-    assert not fb.ok and "find_word" in fb.hint
-    fb = check_exercise_1(S.solution_1(trace, "quiet") - 1, trace, "quiet")
-    assert not fb.ok and "[CLS]" in fb.hint
-    assert not check_exercise_1(None, trace, "quiet").ok
+def test_exercise_1_nearest_rows(tokenizer, model):
+    right = S.solution_1(model, tokenizer, "bank")
+    assert len(right) == 5 and "bank" not in right
+    # independently: a loop over the whole table in float64
+    table = model.embeddings.word_embeddings.weight.detach().double()
+    wid = tokenizer.convert_tokens_to_ids("bank")
+    unit = table / table.norm(dim=1, keepdim=True)
+    sims = (unit @ unit[wid]).tolist()
+    banned = {wid, *tokenizer.all_special_ids}
+    by_hand = sorted((i for i in range(len(sims)) if i not in banned), key=lambda i: -sims[i])[:5]
+    assert right == tokenizer.convert_ids_to_tokens(by_hand)
+    assert check_exercise_1(right, model, tokenizer, "bank").ok
+    fb = check_exercise_1(["bank"] + right[:4], model, tokenizer, "bank")
+    assert not fb.ok and "itself" in fb.message
+    fb = check_exercise_1(right[::-1], model, tokenizer, "bank")
+    assert not fb.ok and "order" in fb.message
+    assert not check_exercise_1("bank", model, tokenizer, "bank").ok
+    assert not check_exercise_1(None, model, tokenizer, "bank").ok
 
 
 def test_exercise_2(tokenizer, model):
@@ -37,27 +38,23 @@ def test_exercise_2(tokenizer, model):
     assert check_exercise_2(S.solution_2(model, tokenizer, "bank", "🦜"), model, tokenizer, "bank", "🦜").ok
 
 
-def test_exercise_3(tokenizer, model):
+def test_exercise_3_shares_of_the_sum(tokenizer, model):
     pair = trace_text(tokenizer, model, SENTENCE, "It had rained all night.")
-    assert check_exercise_3(S.solution_3(model, pair), model, pair).ok
+    shares = S.solution_3(model, pair)
+    assert abs(sum(shares.values()) - 1) < 1e-5  # the three shares of every token add up to 1
+    fb = check_exercise_3(shares, "word", model, pair)
+    assert fb.ok and "You predicted 'word'" in fb.message
+    assert check_exercise_3(shares, None, model, pair).ok  # no prediction: never an error
     emb = model.embeddings
-    with torch.no_grad():
-        no_types = emb.LayerNorm(emb.word_embeddings.weight[pair.input_ids] + emb.position_embeddings.weight[: pair.seq_len]
-                                 + emb.token_type_embeddings.weight[0])
-        no_ln = (emb.word_embeddings.weight[pair.input_ids] + emb.position_embeddings.weight[: pair.seq_len]
-                 + emb.token_type_embeddings.weight[pair.token_type_ids])
-    fb = check_exercise_3(no_types, model, pair)
-    assert not fb.ok and "token_type_ids" in fb.hint
-    fb = check_exercise_3(no_ln, model, pair)
-    assert not fb.ok and "LayerNorm" in fb.hint
-    assert not check_exercise_3(torch.zeros(2, 2), model, pair).ok
-    assert check_exercise_3(S.solution_3_by_hand(model, pair), model, pair).ok
-    # the slip of a LayerNorm rebuilt with torch's default (unbiased) variance
-    with torch.no_grad():
-        unbiased = unbiased_layer_norm(no_ln, emb.LayerNorm)
-    assert not torch.allclose(unbiased, pair.hidden(0), atol=1e-5)
-    fb = check_exercise_3(unbiased, model, pair)
-    assert not fb.ok and "H - 1" in fb.message and "unbiased=False" in fb.hint
+    lengths = {"word": float(emb.word_embeddings.weight[pair.input_ids].norm(dim=-1).mean()),
+               "position": float(emb.position_embeddings.weight[: pair.seq_len].norm(dim=-1).mean()),
+               "segment": float(emb.token_type_embeddings.weight[pair.token_type_ids].norm(dim=-1).mean())}
+    fb = check_exercise_3(lengths, None, model, pair)
+    assert not fb.ok and "lengths" in fb.message
+    fb = check_exercise_3({"word": 0.5, "position": 0.5, "segment": 0.5}, None, model, pair)
+    assert not fb.ok and "add up to 1" in fb.message
+    assert not check_exercise_3([0.5, 0.3, 0.2], None, model, pair).ok
+    assert not check_exercise_3(None, None, model, pair).ok
 
 
 def test_exercise_4(tokenizer, model):

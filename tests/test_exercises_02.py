@@ -11,20 +11,21 @@ from helpers.exercises.lesson02 import check_exercise_1, check_exercise_2, check
 from lessons.solutions import solutions_02 as S
 
 
-def test_exercise_1(model, sample_trace):
+def test_exercise_1_a_causal_head(model, sample_trace):
     L, A = sample_trace.num_layers, sample_trace.num_heads
     answer = S.solution_1(model, sample_trace, L, A - 1)
-    assert check_exercise_1(answer, model, sample_trace, L, A - 1).ok
+    assert torch.allclose(answer.triu(1), torch.zeros_like(answer))  # nothing after the query
+    assert torch.allclose(answer.sum(-1), torch.ones(sample_trace.seq_len), atol=1e-5)
+    fb = check_exercise_1(answer, model, sample_trace, L, A - 1)
+    assert fb.ok and "bidirectional" in fb.message
+    fb = check_exercise_1(sample_trace.attention(L, A - 1), model, sample_trace, L, A - 1)
+    assert not fb.ok and "-inf" in fb.hint  # BERT's own attention: the mask is missing
     fb = check_exercise_1(answer.T.contiguous(), model, sample_trace, L, A - 1)
-    assert not fb.ok and "transpose" in fb.hint
-    d = model.config.hidden_size // A
-    unscaled = torch.softmax(torch.log(answer) * math.sqrt(d), dim=-1)  # undo the 1/sqrt(d) scaling
-    fb = check_exercise_1(unscaled, model, sample_trace, L, A - 1)
-    assert not fb.ok and "sqrt" in fb.hint
-    fb = check_exercise_1(sample_trace.attention(L, 0), model, sample_trace, L, A - 1)
-    assert not fb.ok and "head 0" in fb.message
-    fb = check_exercise_1(S.solution_1(model, sample_trace, 1, 0), model, sample_trace, 2, 0)
-    assert not fb.ok
+    assert not fb.ok and "transpose" in fb.message
+    flipped = torch.flip(S.solution_1(model, sample_trace, L, A - 1), dims=(0, 1))  # not the mirror mask itself
+    assert not check_exercise_1(flipped, model, sample_trace, L, A - 1).ok
+    assert not check_exercise_1(None, model, sample_trace, L, A - 1).ok
+    assert not check_exercise_1(answer[:-1], model, sample_trace, L, A - 1).ok
 
 
 def test_exercise_2(sample_trace):

@@ -48,30 +48,31 @@ def test_exercise_2():
     assert not check_exercise_2(S.solution_2(LARGE), SMALL).ok  # the count of another size
 
 
-def test_exercise_3(model, sample_trace):
+def test_exercise_3_a_pre_ln_layer(model, sample_trace):
+    from helpers.exercises.lesson03 import pre_ln_layer
+
     L = sample_trace.num_layers
-    assert check_exercise_3(S.solution_3(model, sample_trace, L), model, sample_trace, L).ok
+    answer = S.solution_3(model, sample_trace, L)
+    # independent of the checker's own rebuild: the model's modules, rewired by hand
     m = model.encoder.layer[L - 1]
-    with torch.no_grad():
-        ctx, _ = self_attention_by_hand(m, sample_trace.hidden(L - 1))
-        att = attention_output_by_hand(m, ctx, sample_trace.hidden(L - 1))
-        no_res = layer_norm_by_hand(m.output.dense(torch.nn.functional.gelu(m.intermediate.dense(att))), m.output.LayerNorm)
-    fb = check_exercise_3(no_res, model, sample_trace, L)
-    assert not fb.ok and "residual" in fb.message
-    assert not check_exercise_3(sample_trace.hidden(L - 1), model, sample_trace, L).ok
-    assert check_exercise_3(S.solution_3_by_hand(model, sample_trace, L), model, sample_trace, L).ok
     x = sample_trace.hidden(L - 1)
     with torch.no_grad():
-        # ReLU in place of GELU
-        relu = m.output.LayerNorm(m.output.dense(torch.relu(m.intermediate.dense(att))) + att)
-        # both LayerNorms with torch's default, unbiased variance
-        att_u = unbiased_layer_norm(m.attention.output.dense(ctx) + x, m.attention.output.LayerNorm)
-        inner_u = torch.nn.functional.gelu(m.intermediate.dense(att_u))
-        unbiased = unbiased_layer_norm(m.output.dense(inner_u) + att_u, m.output.LayerNorm)
-    for slip, says in ((relu, "ReLU"), (unbiased, "H - 1")):
-        assert not torch.allclose(slip, sample_trace.hidden(L), atol=1e-5)
-        fb = check_exercise_3(slip, model, sample_trace, L)
-        assert not fb.ok and says in fb.message
+        first = m.attention.output.LayerNorm(x)
+        out = m.attention.self(first[None])
+        context = out[0][0] if isinstance(out, tuple) else out[0]
+        h = x + m.attention.output.dense(context)
+        by_modules = h + m.output.dense(torch.nn.functional.gelu(m.intermediate.dense(m.output.LayerNorm(h))))
+    assert torch.allclose(answer, by_modules, atol=1e-4) and torch.allclose(pre_ln_layer(m, x), by_modules, atol=1e-4)
+    fb = check_exercise_3(answer, "far", model, sample_trace, L)
+    assert fb.ok and "mean cosine" in fb.message and "predicted" in fb.message
+    assert check_exercise_3(answer, None, model, sample_trace, L).ok  # a missing prediction is no error
+    fb = check_exercise_3(sample_trace.hidden(L), "close", model, sample_trace, L)
+    assert not fb.ok and "post-LN" in fb.message
+    with torch.no_grad():
+        renormed = layer_norm_by_hand(answer, m.output.LayerNorm)
+    fb = check_exercise_3(renormed, None, model, sample_trace, L)
+    assert not fb.ok and "after the last add" in fb.message
+    assert not check_exercise_3(None, None, model, sample_trace, L).ok
 
 
 def test_exercise_4_predict_then_measure(model):

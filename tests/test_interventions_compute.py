@@ -515,13 +515,11 @@ def test_share_verdicts_need_the_words_to_agree():
     """Bonferroni over the columns, the small-sample rule over the words: three unanimous words
     cannot show a majority (their exact interval over 3 words reaches below one half); twelve can;
     a share near one half stays inconclusive; the verdict is read off the printed share interval."""
-    from helpers.common.stats import clopper_pearson, family_level
-
     few = {f"w{k}": _pairs(5, 5, lambda i, j: 1, k=2) for k in range(3)}
     few["w0"]["follows"][:3, 1] = 0  # column 1 varies a little
     verdicts = C.share_verdicts(*C.word_cluster_shares(few))
     assert [v.kind for v in verdicts] == ["inconclusive", "inconclusive"]
-    assert verdicts[0].share.low == pytest.approx(clopper_pearson(3, 3, family_level(2)).low)
+    assert verdicts[0].share.low == 0.0 and verdicts[0].share.high == 1.0  # 3 words: no order statistic reaches 97.5 %
     many = {f"w{k}": _pairs(5, 5, lambda i, j, k=k: (i + j + k) % 5 != 0, k=1) for k in range(12)}
     (v,) = C.share_verdicts(*C.word_cluster_shares(many))
     assert v.kind == "above" and v.share.estimate == pytest.approx(0.8) and v.share.low > 0.5

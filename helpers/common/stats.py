@@ -951,6 +951,27 @@ def rank_p_value(observed: float, random_values, *, greater: bool = True) -> flo
     return float((1 + hits) / (values.size + 1))
 
 
+# ----------------------------------------------------------------------------- distribution-free
+def median_interval(values, level: float = 0.95, bounds: tuple = (-np.inf, np.inf)) -> Interval:
+    """The distribution-free interval of a median from order statistics: ``[x_(k), x_(n-k+1)]`` with
+    the largest ``k`` whose binomial coverage is at least ``level`` (exact for any continuous
+    distribution; conservative with ties). With too few values for any such ``k`` the interval is
+    the whole range ``bounds`` -- e.g. ``(0, 1)`` for shares: three words cannot prove anything at
+    97.5 %, however much they agree."""
+    from scipy.stats import binom
+
+    x = np.sort(_as_array(values, "values").ravel())
+    n = x.size
+    est = float(np.median(x))
+    best = None
+    for k in range(1, n // 2 + 1):  # P(x_(k) <= median <= x_(n-k+1)) = 1 - 2 P(Bin(n, 1/2) <= k - 1)
+        if 1 - 2 * binom.cdf(k - 1, n, 0.5) >= level:
+            best = k
+    if best is None:
+        return Interval(est, float(bounds[0]), float(bounds[1]), level)
+    return Interval(est, float(x[best - 1]), float(x[n - best]), level)
+
+
 # ----------------------------------------------------------------------------- seeds
 @dataclass(frozen=True)
 class SeedSpread:

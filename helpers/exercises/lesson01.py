@@ -6,33 +6,48 @@ import torch
 
 from helpers.exercises import (NO_ANSWER, Feedback, as_index, as_number, check_prediction, check_shape,
                                check_type, correct, prediction_note, wrong)
-from helpers.embeddings.rebuild import embeddings_by_hand, layer_norm_by_hand, static_word_vector
+from helpers.embeddings.rebuild import static_word_vector
 
 
-def check_exercise_1(answer, trace, word: str) -> Feedback:
-    """Exercise 1: the position of the first WordPiece token of ``word`` in ``trace``."""
-    answer, bad = as_index(answer, "The position")
-    if bad is not None:
-        return bad
-    span = trace.find_word(word)
-    if answer == span.first:
-        return correct(f"{word!r} starts at token {span.first} ({trace.tokens[span.first]!r}).")
-    if answer == span.first - 1:
-        return wrong(
-            f"{answer} is one too small: it would be the position if there were no [CLS] token.",
-            "Position 0 holds [CLS]; let trace.find_word count for you.",
-        )
-    words = trace.text.split()
-    naive = [i + 1 for i, w in enumerate(words) if w.lower() == word.lower()]
-    if naive and answer == naive[0]:
-        return wrong(
-            f"{answer} is the `text.split().index(word) + 1` position, which counts words, not WordPiece tokens.",
-            "Words before it may have been split into several tokens (##pieces) or punctuation tokens; use trace.find_word(word).first.",
-        )
-    return wrong(
-        f"token {answer} is {trace.tokens[answer]!r}" if 0 <= answer < trace.seq_len else f"{answer} is not a valid position",
-        f"Print list(enumerate(trace.tokens)) and look for the pieces {span.pieces}.",
-    )
+def nearest_rows(model, tokenizer, word: str, k: int = 5) -> list[str]:
+    """The ``k`` vocabulary entries whose rows of the word-embedding table are closest (cosine) to
+    ``word``'s own row, the word itself and the special tokens left out."""
+    table = model.embeddings.word_embeddings.weight.detach()
+    wid = tokenizer.convert_tokens_to_ids(word)
+    sims = torch.nn.functional.cosine_similarity(table, table[wid][None], dim=-1)
+    sims[[wid, *tokenizer.all_special_ids]] = -2.0
+    return tokenizer.convert_ids_to_tokens(sims.topk(k).indices.tolist())
+
+
+def check_exercise_1(answer, model, tokenizer, word: str = "bank") -> Feedback:
+    """Exercise 1 (build it yourself): the five vocabulary entries whose static rows are closest to
+    ``word``'s, by cosine, most similar first, the word itself and special tokens left out."""
+    if answer is None:
+        return NO_ANSWER
+    if tokenizer.convert_tokens_to_ids(word) == tokenizer.unk_token_id:
+        return correct(f"{word!r} is [UNK] in this vocabulary: it has no row of its own.")
+    if not isinstance(answer, (list, tuple)) or not all(isinstance(t, str) for t in answer):
+        return wrong(f"give a list of 5 tokens (strings), got {type(answer).__name__}.",
+                     "tokenizer.convert_ids_to_tokens(ids) turns ids into tokens.")
+    truth = nearest_rows(model, tokenizer, word)
+    answer = list(answer)
+    if answer == truth:
+        return correct(f"the rows nearest {word!r}: {truth}. Before any context, similar words already sit near each "
+                       "other; the senses of 'bank' cannot be told apart here, lesson 06 shows where they are.")
+    if word in answer:
+        return wrong(f"{word!r} itself is in your list: its own row is always the nearest.",
+                     "Leave the word out (and [CLS], [SEP], [PAD], [MASK], [UNK]) before taking the top 5.")
+    if sorted(answer) == sorted(truth):
+        return wrong("the right five, in the wrong order.", "Most similar first: sort by cosine, descending.")
+    table = model.embeddings.word_embeddings.weight.detach()
+    wid = tokenizer.convert_tokens_to_ids(word)
+    dots = table @ table[wid]
+    dots[[wid, *tokenizer.all_special_ids]] = -float("inf")
+    if answer == tokenizer.convert_ids_to_tokens(dots.topk(5).indices.tolist()):
+        return wrong("that ranks by the plain dot product, which favours long rows.",
+                     "Cosine: divide by both lengths (torch.nn.functional.cosine_similarity).")
+    return wrong("not the five nearest rows.", "cosine_similarity of the whole table with the word's row, leave "
+                 "out the word and the special tokens, topk(5).")
 
 
 def check_exercise_2(answer, model, tokenizer, word_a: str, word_b: str) -> Feedback:
@@ -67,34 +82,52 @@ def unbiased_layer_norm(x: torch.Tensor, layer_norm) -> torch.Tensor:
     return layer_norm.weight * (x - mu) / torch.sqrt(var + layer_norm.eps) + layer_norm.bias
 
 
-def check_exercise_3(answer, model, trace) -> Feedback:
-    """Exercise 3: hidden_states[0] of a sentence pair rebuilt from the three embedding tables."""
+def part_shares(model, trace) -> dict:
+    """How much each looked-up part contributes to the embedding sum, token by token, averaged:
+    ``part . sum / ||sum||^2`` (the shares of one token add up to 1)."""
+    emb = model.embeddings
+    with torch.no_grad():
+        parts = {"word": emb.word_embeddings.weight[trace.input_ids],
+                 "position": emb.position_embeddings.weight[: trace.seq_len],
+                 "segment": emb.token_type_embeddings.weight[trace.token_type_ids]}
+        total = sum(parts.values())
+        norm2 = (total * total).sum(-1)
+        return {k: float(((v * total).sum(-1) / norm2).mean()) for k, v in parts.items()}
+
+
+def check_exercise_3(answer, prediction, model, trace) -> Feedback:
+    """Exercise 3 (predict, then measure): the mean share of the word, position and segment rows in
+    the embedding sum, ``{"word": ..., "position": ..., "segment": ...}``; the prediction (which
+    part is largest) is recorded, never graded."""
     if answer is None:
         return NO_ANSWER
-    if (bad := check_type(answer, torch.Tensor, "Your embeddings")) is not None:
-        return bad
-    if (bad := check_shape(answer, tuple(trace.hidden(0).shape), "Your embeddings")) is not None:
-        return bad
-    answer = answer.detach()
-    if torch.allclose(answer, trace.hidden(0), atol=1e-5):
-        return correct("your sum + LayerNorm equals the model's hidden_states[0].")
-    with torch.no_grad():
-        if torch.allclose(answer, embeddings_by_hand(model, trace.input_ids), atol=1e-5):
-            return wrong(
-                "that is the embedding of the pair with every token typed as sentence A.",
-                "Use trace.token_type_ids: the second sentence's tokens have type 1.",
-            )
-        emb = model.embeddings
-        raw = (emb.word_embeddings.weight[trace.input_ids] + emb.position_embeddings.weight[: trace.seq_len]
-               + emb.token_type_embeddings.weight[trace.token_type_ids])
-        if torch.allclose(answer, raw, atol=1e-5):
-            return wrong("that is the sum before normalisation.", "Apply model.embeddings.LayerNorm (or layer_norm_by_hand) to the sum.")
-        if torch.allclose(answer, layer_norm_by_hand(raw - emb.position_embeddings.weight[: trace.seq_len], emb.LayerNorm), atol=1e-5):
-            return wrong("the position embeddings are missing.", "Add position_embeddings.weight[:seq_len] to the sum.")
-        if torch.allclose(answer, unbiased_layer_norm(raw, emb.LayerNorm), atol=1e-5):
-            return wrong("your LayerNorm divides the variance by H - 1 (torch's default unbiased variance).",
-                         "LayerNorm's variance divides by H: var(dim=-1, unbiased=False).")
-    return wrong("your tensor differs from hidden_states[0].", "word + position + token-type rows, then LayerNorm; dropout does nothing in eval mode.")
+    if not isinstance(answer, dict) or set(answer) != {"word", "position", "segment"}:
+        return wrong("give a dict with the keys 'word', 'position' and 'segment'.",
+                     "e.g. {'word': 0.7, 'position': 0.2, 'segment': 0.1}.")
+    truth = part_shares(model, trace)
+    values = {}
+    for k in truth:
+        v, bad = as_number(answer[k], f"answer_3[{k!r}]")
+        if bad is not None:
+            return bad
+        values[k] = v
+    if all(abs(values[k] - truth[k]) < 2e-3 for k in truth):
+        largest = max(truth, key=truth.get)
+        return correct("shares of the sum: " + ", ".join(f"{k} {v:.2f}" for k, v in truth.items())
+                       + f" (they add up to 1 for every token). The {largest} rows carry most of it. "
+                       + prediction_note(prediction, largest, ("word", "position", "segment")))
+    lengths = {k: float(v) for k, v in zip(truth, (
+        model.embeddings.word_embeddings.weight[trace.input_ids].norm(dim=-1).mean(),
+        model.embeddings.position_embeddings.weight[: trace.seq_len].norm(dim=-1).mean(),
+        model.embeddings.token_type_embeddings.weight[trace.token_type_ids].norm(dim=-1).mean()))}
+    if all(abs(values[k] - lengths[k]) < 2e-3 for k in truth):
+        return wrong("those are the parts' lengths, not their shares of the sum.",
+                     "Share of a part = (part . sum) / ||sum||^2, per token, then the mean over tokens.")
+    if abs(sum(values.values()) - 1) > 0.02:
+        return wrong("your three shares do not add up to 1.", "For each token the three dot products with the sum "
+                     "add up to ||sum||^2; divide each by it.")
+    return wrong("the shares differ from the sum's own.", "word = word_embeddings.weight[trace.input_ids], "
+                 "position = position_embeddings.weight[:seq_len], segment = token_type_embeddings.weight[token_type_ids].")
 
 
 def check_exercise_4(answer, prediction, trace, first: int, second: int) -> Feedback:

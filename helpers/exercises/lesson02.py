@@ -11,38 +11,50 @@ from helpers.exercises import (NO_ANSWER, Feedback, as_index, as_number, check_p
 from helpers.attention.rebuild import project_qkv, split_heads
 
 
+def _causal_reference(model, trace, layer: int, head: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(causal, scores)``: the head's attention with every later key hidden (a left-to-right
+    model's mask), and its scaled scores before any mask."""
+    with torch.no_grad():
+        self_attention = model.encoder.layer[layer - 1].attention.self
+        q, k, _ = (split_heads(t[None], trace.num_heads)[0, head]
+                   for t in project_qkv(self_attention, trace.hidden(layer - 1)))
+        scores = q @ k.T / math.sqrt(q.shape[-1])
+        later = torch.ones_like(scores, dtype=torch.bool).triu(1)  # key j > query i
+        return scores.masked_fill(later, float("-inf")).softmax(-1), scores
+
+
 def check_exercise_1(answer, model, trace, layer: int, head: int) -> Feedback:
-    """Exercise 1: one head's attention probabilities ``[seq, seq]`` rebuilt by hand."""
+    """Exercise 1 (build it yourself): the head's attention ``[seq, seq]`` as a left-to-right model
+    would compute it: every query sees only itself and the tokens before it."""
     if answer is None:
         return NO_ANSWER
     if (bad := check_type(answer, torch.Tensor, "Your attention matrix")) is not None:
         return bad
     if (bad := check_shape(answer, (trace.seq_len, trace.seq_len), "Your attention matrix")) is not None:
         return bad
-    answer = answer.detach().float()
-    reference = trace.attention(layer, head)
-    if torch.allclose(answer, reference, atol=1e-5):
-        return correct(f"layer {layer}, head {head} rebuilt; every row sums to 1.")
-    if torch.allclose(answer.T, reference, atol=1e-5):
-        return wrong("that is the transpose: rows should be queries and columns keys.", "Compute Q @ K.transpose(-1, -2), not K @ Q^T.")
-    with torch.no_grad():
-        self_attention = model.encoder.layer[layer - 1].attention.self
-        q, k, _ = (split_heads(t[None], trace.num_heads)[0, head] for t in project_qkv(self_attention, trace.hidden(layer - 1)))
-        raw = q @ k.T
-        if torch.allclose(answer, raw.softmax(-1), atol=1e-5):
-            return wrong("the scores were not scaled.", f"Divide Q K^T by sqrt(d_head) = sqrt({q.shape[-1]}) = {math.sqrt(q.shape[-1]):.3f} before the softmax.")
-        if torch.allclose(answer, (raw / math.sqrt(q.shape[-1])).softmax(0), atol=1e-5):
-            return wrong("the softmax ran over the queries.", "Normalise each row (softmax over dim=-1, the keys).")
-        if torch.allclose(answer, raw / math.sqrt(q.shape[-1]), atol=1e-5):
-            return wrong("those are the scores before the softmax.", "Apply a softmax over the last dimension.")
-        input_hidden = trace.hidden(layer)  # a common slip: the layer's output instead of its input
-        q2, k2, _ = (split_heads(t[None], trace.num_heads)[0, head] for t in project_qkv(self_attention, input_hidden))
-        if torch.allclose(answer, (q2 @ k2.T / math.sqrt(q2.shape[-1])).softmax(-1), atol=1e-5):
-            return wrong(f"you fed hidden_states[{layer}] into layer {layer}.", f"Layer {layer} reads its input, trace.hidden({layer - 1}).")
-    for other in range(trace.num_heads):
-        if other != head and torch.allclose(answer, trace.attention(layer, other), atol=1e-5):
-            return wrong(f"that is head {other}, not head {head}.", "Heads are the second dimension after split_heads: [batch, heads, seq, d].")
-    return wrong("your matrix differs from the model's.", "query/key projections of trace.hidden(layer - 1), split into heads, Q K^T / sqrt(d), softmax over keys.")
+    answer = answer.detach().float().cpu()
+    causal, scores = (t.cpu() for t in _causal_reference(model, trace, layer, head))
+    if torch.allclose(answer, causal, atol=1e-5):
+        own = float(causal[0, 0])
+        later = float(trace.attention(layer, head)[0, 1:].sum())
+        return correct(f"with the causal mask [CLS] (row 0) can only look at itself: weight {own:.2f}. In BERT "
+                       f"the same head gives {later:.0%} of [CLS]'s attention to the tokens after it: that is what "
+                       "'bidirectional' means.")
+    if torch.allclose(answer, trace.attention(layer, head).cpu(), atol=1e-5):
+        return wrong("that is the model's own attention: every query still sees the whole sentence.",
+                     "Before the softmax, set the scores of keys after the query (j > i) to -inf.")
+    if torch.allclose(answer, causal.T, atol=1e-5):
+        return wrong("that is the transpose: rows should be queries and columns keys.", "Q @ K.T, rows = queries.")
+    upper = torch.ones_like(scores, dtype=torch.bool).tril(-1)  # the mirror-image mask: earlier keys hidden
+    if torch.allclose(answer, scores.masked_fill(upper, float("-inf")).softmax(-1), atol=1e-5):
+        return wrong("your mask hides the earlier tokens instead of the later ones.",
+                     "Query i may see keys 0..i: hide j > i (torch.triu(..., diagonal=1)).")
+    if torch.allclose(answer, (scores * math.sqrt(trace.hidden(layer).shape[-1] // trace.num_heads)).masked_fill(
+            torch.ones_like(scores, dtype=torch.bool).triu(1), float("-inf")).softmax(-1), atol=1e-5):
+        return wrong("the scores were not scaled.", "Divide Q K^T by sqrt(d) before masking and the softmax.")
+    return wrong("your matrix differs from the causal attention of this head.",
+                 "query/key projections of trace.hidden(layer - 1), split into heads, Q K^T / sqrt(d), -inf above "
+                 "the diagonal, softmax over the keys.")
 
 
 def check_exercise_2(answer, trace, layer: int, head: int) -> Feedback:

@@ -60,7 +60,7 @@ from helpers.classify.compute import mean_pool
 from helpers.common.progress import progress as progress_bar
 from helpers.common.stats import (Interval, Replicates, Verdict, accuracy_ci, bootstrap_size, clopper_pearson,
                                   cluster_bootstrap_ci, cluster_replicates, equivalence_level, family_level, mcnemar,
-                                  mcnemar_p, tango_interval, verdict)
+                                  mcnemar_p, median_interval, tango_interval, verdict)
 from helpers.model.trace import Trace, check_trace, device_of, encode, model_device
 
 
@@ -1067,10 +1067,11 @@ class ShareVerdict:
 def share_verdicts(intervals, boots, unit_shares, half: float = 0.5, alpha: float = 0.05) -> list[ShareVerdict]:
     """One :class:`ShareVerdict` per column (e.g. per patched layer) of :func:`word_cluster_shares`'
     output, the columns one Bonferroni family: the share's interval at ``1 - alpha / K`` from the
-    replicates over the words (the course's small-sample rule: never narrower than the t interval
-    over the ``n_words`` units, so a handful of words cannot prove a majority); a column where every
-    word gave the same share gets the exact Clopper-Pearson interval of that count of words instead.
-    "above" when the interval lies above ``half``, "below" when below."""
+    replicates over the words (the course's small-sample rule), widened to cover the
+    distribution-free interval of the words' median share at the same level
+    (:func:`~helpers.common.stats.median_interval`): a share bounded by 0 and 1, over a handful of
+    words, is no place to trust a t interval, and three words cannot prove a majority however
+    unanimous. "above" when the interval lies above ``half``, "below" when below."""
     boots, unit_shares = _as_float_array(boots), _as_float_array(unit_shares)
     boots = boots[:, None] if boots.ndim == 1 else boots
     unit_shares = unit_shares[:, None] if unit_shares.ndim == 1 else unit_shares
@@ -1085,29 +1086,22 @@ def share_verdicts(intervals, boots, unit_shares, half: float = 0.5, alpha: floa
     shifted, p = reps.intervals(level), reps.p_values()
     out = []
     for k, ci in enumerate(intervals):
-        if unit_shares[:, k].min() == unit_shares[:, k].max():  # every word alike: exact over the words
-            exact = clopper_pearson(int(round(ci.estimate * n_units)), n_units, level)
-            share = Interval(ci.estimate, exact.low, exact.high, level)
-            p_k = 1.0 if ci.estimate == half else float(min(1.0, 2 * min(
-                _binom_cdf(int(round(ci.estimate * n_units)), n_units), _binom_sf(int(round(ci.estimate * n_units)), n_units))))
-        else:
-            share = Interval(ci.estimate, shifted[k].low + half, shifted[k].high + half, level)
-            p_k = float(p[k])
+        free = median_interval(unit_shares[:, k], level, bounds=(0.0, 1.0))
+        low, high = min(shifted[k].low + half, free.low), max(shifted[k].high + half, free.high)
+        share = Interval(ci.estimate, low, high, level)
+        # the p-value of the same rule: the larger of the bootstrap's and the sign test's over the words
+        above, below = int((unit_shares[:, k] > half).sum()), int((unit_shares[:, k] < half).sum())
+        p_k = max(float(p[k]), _sign_p(above, below))
         kind = "above" if share.low > half else "below" if share.high < half else "inconclusive"
         out.append(ShareVerdict(share, p_k, min(1.0, family * p_k), kind))
     return out
 
 
-def _binom_cdf(k: int, n: int) -> float:
-    from scipy.stats import binom
+def _sign_p(above: int, below: int) -> float:
+    """Two-sided exact sign test over the units (1 when none differ from the half)."""
+    from scipy.stats import binomtest
 
-    return float(binom.cdf(k, n, 0.5))
-
-
-def _binom_sf(k: int, n: int) -> float:
-    from scipy.stats import binom
-
-    return float(binom.sf(k - 1, n, 0.5))
+    return float(binomtest(above, above + below, 0.5).pvalue) if above + below else 1.0
 
 
 # -- 5. attribution for one decision ---------------------------------------------------------------

@@ -6,7 +6,7 @@ import torch
 
 
 def solution_1(model, trace, layer: int, head: int) -> torch.Tensor:
-    """One head's attention probabilities, from the layer's input hidden states."""
+    """One head's attention as a left-to-right model would compute it: later keys hidden."""
     self_attention = model.encoder.layer[layer - 1].attention.self
     x = trace.hidden(layer - 1)  # layer l reads hidden_states[l - 1]
     d = model.config.hidden_size // model.config.num_attention_heads
@@ -14,7 +14,9 @@ def solution_1(model, trace, layer: int, head: int) -> torch.Tensor:
     with torch.no_grad():
         q = x @ self_attention.query.weight[cols].T + self_attention.query.bias[cols]
         k = x @ self_attention.key.weight[cols].T + self_attention.key.bias[cols]
-        return torch.softmax(q @ k.T / math.sqrt(d), dim=-1)
+        scores = q @ k.T / math.sqrt(d)
+        later = torch.ones_like(scores, dtype=torch.bool).triu(1)  # key after the query
+        return torch.softmax(scores.masked_fill(later, float("-inf")), dim=-1)
 
 
 def solution_2(trace, layer: int, head: int) -> int:

