@@ -511,3 +511,52 @@ def test_no_icon_font_for_the_header_icons(browser):
     page.wait_for_timeout(500)
     assert not [f for f in fonts if "fa-brands" in f], f"the brands icon font was loaded: {fonts}"
     assert page.locator("header svg.svg-inline--fa, .bd-header svg.svg-inline--fa").count() >= 1
+
+
+# --------------------------------------------------------------------------- claims first (issue 35)
+STAT_TERMS = ("p =", "p <=", "Holm", "Bonferroni", "TOST", "bootstrap", "McNemar", "Tango", "adjusted p")
+MAX_VISIBLE_TERMS = 5  # "a handful" of statistics terms outside folded blocks per lesson page
+
+
+def _visible_prose_and_output(page) -> str:
+    """The article's text a reader sees without unfolding anything: prose and printed output,
+    not code (code cells are code) and not the inside of a closed <details>."""
+    return page.evaluate(
+        """() => { const a = document.querySelector('article') || document.body;
+                   const c = a.cloneNode(true);
+                   c.querySelectorAll('details:not([open]) > :not(summary), .cell_input, script, style')
+                    .forEach(e => e.remove());
+                   return c.textContent; }""")
+
+
+@pytest.mark.browser
+def test_claims_are_a_sentence_with_their_statistics_folded(browser):
+    """Every lesson page: the claim sentence is visible, its "How we know" block is closed and
+    opens on a click; at most a handful of statistics terms show outside folded blocks."""
+    page, network = browser
+    seen_claim = False
+    for lesson in LESSONS:
+        path = page_of(lesson)
+        if not path.exists():
+            continue
+        _open(page, network, path)
+        text = _visible_prose_and_output(page)
+        counts = {t: text.count(t) for t in STAT_TERMS if t in text}
+        assert sum(counts.values()) <= MAX_VISIBLE_TERMS, f"{lesson.stem}: statistics terms in view: {counts}"
+        claims = page.locator("div.course-claim")
+        if claims.count() == 0:
+            continue
+        seen_claim = True
+        first = claims.first
+        first.scroll_into_view_if_needed()
+        assert first.locator("p.claim-sentence").is_visible()
+        block = first.locator("details.how-we-know")
+        if block.count() == 0:
+            continue
+        assert block.get_attribute("open") is None, f"{lesson.stem}: a 'How we know' block starts open"
+        hidden = block.locator("p").first
+        assert not hidden.is_visible()
+        block.locator("summary").click()
+        assert block.get_attribute("open") is not None and hidden.is_visible()
+        page.screenshot(path=str(SHOTS / f"claim-{lesson.stem}.png"))
+    assert seen_claim, "no lesson page shows a claim with a 'How we know' block"
