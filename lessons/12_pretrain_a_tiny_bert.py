@@ -442,8 +442,8 @@ fill_table = show_table(rows, index="guesser", title=(
 # The numbers above, read for the last checkpoint against each guesser without a model:
 
 # %%
-from helpers.common.claims import claim, show_finding
-from helpers.common.stats import family_level, paired_difference_replicates
+from helpers.common.claims import show_finding
+from helpers.common.stats import family_level, paired_binary_interval
 
 last = max(scores)
 fam = len(null_scores)  # three comparisons read together
@@ -451,12 +451,11 @@ fam = len(null_scores)  # three comparisons read together
 
 def versus(model_hits, null_name, where=slice(None)):
     """The model's top-1 minus a null's on the same positions, by document."""
-    reps = paired_difference_replicates(
+    iv = paired_binary_interval(
         model_hits[where], null_scores[null_name][0][where],
-        clusters=ho.document[where])
-    return verdict(reps.interval(family_level(fam)), a=f"step {last}",
-                   b=NULL_NAMES[null_name], family=fam, percent=True,
-                   p_value=min(1.0, fam * float(reps.p_values()[0])))
+        clusters=ho.document[where], level=family_level(fam))
+    return verdict(iv, a=f"step {last}", b=NULL_NAMES[null_name],
+                   family=fam, percent=True)
 
 
 final_vs = {n: versus(scores[last].top1, n) for n in null_scores}
@@ -583,7 +582,6 @@ plot_by_layer(lens, "top-1 accuracy",
 plt.show()
 
 # %%
-from helpers.common.stats import cluster_replicates, replicate_verdicts
 from helpers.common.style import layer_labels
 from helpers.common.tables import TitledTable, results_table
 
@@ -592,10 +590,11 @@ layer_names = layer_labels(scores[last].lens.shape[1])  # emb, 1, ..., L
 
 def layers_above(sc, null_name):
     """Layers whose lens beats a null, the layers read as one family."""
-    reps = cluster_replicates(
-        sc.lens - null_scores[null_name][0][:, None], ho.document)
-    verdicts = replicate_verdicts(reps, layer_names, b=NULL_NAMES[null_name],
-                                  percent=True)
+    k = sc.lens.shape[1]
+    verdicts = [verdict(paired_binary_interval(
+        sc.lens[:, l], null_scores[null_name][0], clusters=ho.document,
+        level=family_level(k)), a=f"layer {layer_names[l]}",
+        b=NULL_NAMES[null_name], family=k, percent=True) for l in range(k)]
     return [l for l, v in enumerate(verdicts) if v.kind == "higher"], verdicts
 
 

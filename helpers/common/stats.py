@@ -940,6 +940,23 @@ def mcnemar(a_correct, b_correct) -> McNemar:
                    Interval(est, float(low[1]), float(high[1]), 0.90))
 
 
+def paired_binary_interval(a_correct, b_correct, clusters=None, level: float = 0.95) -> Interval:
+    """``mean(a) - mean(b)`` for 0/1 outcomes on the same items: Tango's score interval when the
+    items are independent; the cluster bootstrap (small-sample rule) when ``clusters`` name the
+    unit they share -- and, when no item differs at all (the bootstrap would be zero-width),
+    Tango's interval for "none of the ``n_units`` units differed", never a zero-width interval."""
+    a, b = _binary(a_correct, "a_correct"), _binary(b_correct, "b_correct")
+    if a.shape != b.shape:
+        raise ValueError(f"a and b must be measured on the same items; got {a.shape} and {b.shape}.")
+    if clusters is None:
+        return mcnemar(a, b).interval(level)
+    n_units = int(np.unique(np.asarray(clusters)).size)
+    if not (a != b).any():
+        low, high = tango_interval(0, 0, n_units, level)
+        return Interval(0.0, float(low), float(high), level)
+    return cluster_replicates(a - b, clusters).interval(level)
+
+
 # ----------------------------------------------------------------------------- one order against random orders
 def rank_p_value(observed: float, random_values, *, greater: bool = True) -> float:
     """Monte Carlo p-value of ``observed`` against ``random_values`` drawn under the null (e.g. the

@@ -17,6 +17,8 @@ updates) and follow these rules:
 
 from __future__ import annotations
 
+import logging
+
 from pathlib import Path
 
 import matplotlib as mpl
@@ -83,6 +85,16 @@ def use_cjk_font() -> list[str]:
     return list(mpl.rcParams["font.family"])
 
 
+class _NoBoldFallbackNotice(logging.Filter):
+    """Matplotlib logs "Failed to find font weight bold for <family>" whenever a bold title meets a
+    family with one weight, as the course's CJK subset has: the regular weight is used, which is
+    what we want, so the notice (printed under every bold-titled figure) is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (CJK_FAMILY in record.getMessage() and "Failed to find font weight" in record.getMessage())
+
+
+logging.getLogger("matplotlib.font_manager").addFilter(_NoBoldFallbackNotice())
 use_cjk_font()
 
 
