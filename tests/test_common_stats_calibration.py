@@ -32,14 +32,11 @@ import numpy as np
 import pytest
 
 from helpers.common import stats
+from helpers.common.calibration import mc_se, old_conditional_false_equivalence, paired_counts
 from helpers.common.stats import (cluster_replicates, mcnemar, mcnemar_p, pair_replicates, rank_layers, rank_p_value,
                                   seeds_items_replicates, step_verdicts, tango_interval)
 
 ALPHA = 0.05
-
-
-def mc_se(p: float, r: int) -> float:
-    return (p * (1 - p) / r) ** 0.5
 
 
 def at_most(rate: float, nominal: float, r: int, allowance: float = 0.005) -> bool:
@@ -48,12 +45,6 @@ def at_most(rate: float, nominal: float, r: int, allowance: float = 0.005) -> bo
 
 def at_least(rate: float, nominal: float, r: int, allowance: float) -> bool:
     return rate >= nominal - allowance - 3 * mc_se(nominal, r)
-
-
-def paired_counts(rng, n: int, p12: float, p21: float, r: int):
-    """``r`` paired tables on ``n`` items: b items only A gets right (prob p12), c only B (p21)."""
-    draws = rng.multinomial(n, [p12, p21, 1 - p12 - p21], size=r)
-    return draws[:, 0], draws[:, 1]
 
 
 # Designs of the lessons: (items, true discordance in each direction).
@@ -94,6 +85,13 @@ def test_tost_rarely_calls_a_difference_at_the_margin_equivalent(n, margin):
             low, high = tango_interval(b, c, n, 0.90)
             rate = float(((low > -margin) & (high < margin)).mean())
             assert at_most(rate, ALPHA, r), f"'equivalent' in {rate:.1%} at a true difference of {sign * margin}"
+
+
+def test_the_old_conditional_interval_fails_the_same_check():
+    """The interval the course used before this check existed (conditional on the number of items
+    that changed) calls a one-point change "equivalent within one point" in far more than 5 % of
+    samples when few items change: the failure this file was written to catch."""
+    assert old_conditional_false_equivalence(385, 0.01, r=4000, seed=7) > 0.3
 
 
 def test_the_printed_equivalence_verdict_is_calibrated_end_to_end():

@@ -188,12 +188,27 @@ class TinyLens:
     word: str | None = None
 
 
+def _lens_on_folder(folder, name: str, text: str, top_k: int, describe) -> TinyLens:
+    """Mask one word of ``text`` and run the masked-LM lens on the checkpoint in ``folder``;
+    ``describe(config)`` names the model and its training for the message."""
+    from transformers import AutoTokenizer
+
+    tokenizer = AutoTokenizer.from_pretrained(str(folder))
+    mlm, head = load_masked_lm(str(folder), name=name)
+    if mlm is None:
+        return TinyLens(head.message)
+    cfg = mlm.config
+    masked, word = mask_one_word(tokenizer, mlm, text)
+    lens = masked_lm_lens(tokenizer, mlm, masked, target=word.lower(), top_k=top_k)
+    rank = "" if lens.target_ranks is None else f"; the hidden word's rank: {int(lens.target_ranks[-1])} of {cfg.vocab_size:,}"
+    message = (f"{name}: {describe(cfg)}.\n  hidden {word!r}: its top {top_k} guesses {lens.top_tokens[-1]}{rank}")
+    return TinyLens(message, lens, masked, word)
+
+
 def course_tiny_lens(text: str, top_k: int = 5) -> TinyLens:
     """Mask one word of ``text`` (:func:`mask_one_word`) and run the masked-LM lens on the tiny BERT
     that lesson 12 pre-trained and saved as ``course-tiny``. When lesson 12 has not been run here,
     the result holds only a message saying how to get it; nothing is trained or downloaded."""
-    from transformers import AutoTokenizer
-
     from helpers.model.paths import COURSE_TINY_LESSON, course_tiny_path, course_tiny_pointer
 
     folder = course_tiny_path()
@@ -201,18 +216,10 @@ def course_tiny_lens(text: str, top_k: int = 5) -> TinyLens:
         return TinyLens(f"No course-tiny checkpoint on this machine: run {COURSE_TINY_LESSON} (about 5 minutes on a "
                         "CPU) to pre-train a tiny BERT with a trained masked-LM head, then rerun this cell.")
     info = json.loads(course_tiny_pointer().read_text())
-    tokenizer = AutoTokenizer.from_pretrained(str(folder))
-    mlm, head = load_masked_lm(str(folder), name="course-tiny")
-    if mlm is None:
-        return TinyLens(head.message)
-    cfg = mlm.config
-    masked, word = mask_one_word(tokenizer, mlm, text)
-    lens = masked_lm_lens(tokenizer, mlm, masked, target=word.lower(), top_k=top_k)
-    rank = "" if lens.target_ranks is None else f"; the hidden word's rank: {int(lens.target_ranks[-1])} of {cfg.vocab_size:,}"
-    message = (f"course-tiny: the tiny BERT of lesson 12 ({cfg.num_hidden_layers} layers x {cfg.hidden_size}, vocabulary "
-               f"{cfg.vocab_size:,}, {info['steps']} pre-training steps on Shakespeare and the King James Bible: minutes "
-               f"of training, not BERT-base).\n  hidden {word!r}: its top {top_k} guesses {lens.top_tokens[-1]}{rank}")
-    return TinyLens(message, lens, masked, word)
+    return _lens_on_folder(folder, "course-tiny", text, top_k, lambda cfg: (
+        f"the tiny BERT of lesson 12 ({cfg.num_hidden_layers} layers x {cfg.hidden_size}, vocabulary "
+        f"{cfg.vocab_size:,}, {info['steps']} pre-training steps on Shakespeare and the King James Bible: minutes "
+        "of training, not BERT-base)"))
 
 
 def course_mini_lens(text: str, top_k: int = 5) -> TinyLens:
@@ -220,22 +227,11 @@ def course_mini_lens(text: str, top_k: int = 5) -> TinyLens:
     ``data/course_mini/`` (:mod:`helpers.mini.compute`): a checkpoint with a trained
     masked-LM head that is always there offline, for a lesson whose own model has none. The
     message names the model and its training from its files (config, ``run.json``)."""
-    from transformers import AutoTokenizer
-
     from helpers.model.loading import course_mini_folder
 
     folder = course_mini_folder()
     run = json.loads((folder / "run.json").read_text())
-    tokenizer = AutoTokenizer.from_pretrained(str(folder))
-    mlm, head = load_masked_lm(str(folder), name="course-mini")
-    if mlm is None:
-        return TinyLens(head.message)
-    cfg = mlm.config
-    masked, word = mask_one_word(tokenizer, mlm, text)
-    lens = masked_lm_lens(tokenizer, mlm, masked, target=word.lower(), top_k=top_k)
-    rank = "" if lens.target_ranks is None else f"; the hidden word's rank: {int(lens.target_ranks[-1])} of {cfg.vocab_size:,}"
-    message = (f"course-mini: the course's own BERT ({cfg.num_hidden_layers} layers x {cfg.hidden_size}, vocabulary "
-               f"{cfg.vocab_size:,}, {run['steps_done']:,} pre-training steps, {run['tokens_seen'] / 1e9:.2f} B tokens "
-               f"on Shakespeare and the King James Bible: not BERT-base).\n  hidden {word!r}: its top {top_k} guesses "
-               f"{lens.top_tokens[-1]}{rank}")
-    return TinyLens(message, lens, masked, word)
+    return _lens_on_folder(folder, "course-mini", text, top_k, lambda cfg: (
+        f"the course's own BERT ({cfg.num_hidden_layers} layers x {cfg.hidden_size}, vocabulary "
+        f"{cfg.vocab_size:,}, {run['steps_done']:,} pre-training steps, {run['tokens_seen'] / 1e9:.2f} B tokens "
+        "on Shakespeare and the King James Bible: not BERT-base)"))
