@@ -210,6 +210,9 @@ class Replicates:
     boots: np.ndarray
     n_units: int
     unit: str = "items"
+    df: float | None = None  # the t rule's degrees of freedom (default n_units - 1; a two-way design: Satterthwaite's)
+    t_se: np.ndarray | None = None  # the standard error the t floor uses (default: the bootstrap's, corrected)
+    bounds: tuple | None = None  # the statistic's possible range (a share: (0, 1)): intervals are clipped to it
 
     def __post_init__(self):
         est = np.atleast_1d(np.asarray(self.estimate, dtype=float))
@@ -229,17 +232,31 @@ class Replicates:
         return self.boots.shape[0]
 
     @property
+    def _df(self) -> float:
+        return float(self.n_units - 1 if self.df is None else self.df)
+
+    @property
+    def _widen(self) -> float:
+        """``sqrt(n / (n - 1))`` with ``n = df + 1``: the bootstrap's shrinkage of the spread, undone."""
+        return math.sqrt((self._df + 1) / self._df)
+
+    def _scale(self) -> np.ndarray:
+        return self.se() * self._widen if self.t_se is None else np.asarray(self.t_se, dtype=float)
+
+    @property
     def p_floor(self) -> float:
         """The smallest p-value the replicates can give (every replicate on one side of 0)."""
         from scipy.stats import norm
         from scipy.stats import t as student_t
 
-        n = self.n_units
-        return float(2 * student_t.sf(-norm.ppf(1 / self.n_boot) / math.sqrt(n / (n - 1)), n - 1))
+        if self.t_se is not None:
+            return 2 / self.n_boot
+        return float(2 * student_t.sf(-norm.ppf(1 / self.n_boot) / self._widen, self._df))
 
     def column(self, j) -> "Replicates":
         j = np.atleast_1d(j)
-        return Replicates(self.estimate[j], self.boots[:, j], self.n_units, self.unit)
+        t_se = None if self.t_se is None else np.asarray(self.t_se)[j]
+        return Replicates(self.estimate[j], self.boots[:, j], self.n_units, self.unit, self.df, t_se, self.bounds)
 
     def minus(self, other) -> "Replicates":
         """Column-wise difference: ``other`` is a column index (every column minus that one, the
@@ -247,21 +264,22 @@ class Replicates:
         if isinstance(other, Replicates):
             if other.boots.shape[0] != self.n_boot:
                 raise ValueError("subtract replicates drawn with the same weights (same n_boot).")
+            df = None if self.df is None and other.df is None else min(self._df, other._df)
             return Replicates(self.estimate - other.estimate, self.boots - other.boots,
-                              min(self.n_units, other.n_units), self.unit)
+                              min(self.n_units, other.n_units), self.unit, df)
         j = int(other)
-        return Replicates(self.estimate - self.estimate[j], self.boots - self.boots[:, [j]], self.n_units, self.unit)
+        return Replicates(self.estimate - self.estimate[j], self.boots - self.boots[:, [j]], self.n_units, self.unit,
+                          self.df)
 
     def steps(self) -> "Replicates":
         """Each column minus the one before it (``k - 1`` columns)."""
-        return Replicates(np.diff(self.estimate), np.diff(self.boots, axis=1), self.n_units, self.unit)
+        return Replicates(np.diff(self.estimate), np.diff(self.boots, axis=1), self.n_units, self.unit, self.df)
 
     def se(self) -> np.ndarray:
         return self.boots.std(axis=0, ddof=1)
 
     def _t_half(self, level: float) -> np.ndarray:
-        n = self.n_units
-        return _student_t(level, n - 1) * self.se() * math.sqrt(n / (n - 1))
+        return _student_t(level, self._df) * self._scale()
 
     def _expanded_tail(self, level: float) -> float:
         """Hesterberg's (2015) expanded percentile: the tail share the percentile interval uses so
@@ -269,8 +287,9 @@ class Replicates:
         smaller than ``(1 - level) / 2`` for few units, the same for many."""
         from scipy.stats import norm
 
-        n = self.n_units
-        return float(norm.cdf(-math.sqrt(n / (n - 1)) * _student_t(level, n - 1)))
+        if self.t_se is not None:  # a design with its own standard error: the t floor carries the small sample
+            return (1 - level) / 2
+        return float(norm.cdf(-self._widen * _student_t(level, self._df)))
 
     def intervals(self, level: float = 0.95) -> list:
         """One :class:`Interval` per column at ``level``: the expanded percentile interval, never
@@ -280,6 +299,8 @@ class Replicates:
         low, high = np.quantile(self.boots, [tail, 1 - tail], axis=0)
         half = self._t_half(level)
         low, high = np.minimum(low, self.estimate - half), np.maximum(high, self.estimate + half)
+        if self.bounds is not None:
+            low, high = np.clip(low, *self.bounds), np.clip(high, *self.bounds)
         return [Interval(float(e), float(lo), float(hi), level) for e, lo, hi in zip(self.estimate, low, high)]
 
     def interval(self, level: float = 0.95) -> Interval:
@@ -293,16 +314,17 @@ class Replicates:
         from scipy.stats import norm
         from scipy.stats import t as student_t
 
-        n = self.n_units
         below = (self.boots < 0).mean(axis=0) + 0.5 * (self.boots == 0).mean(axis=0)
         tail = np.clip(np.minimum(below, 1 - below), 1 / self.n_boot, 0.5)
-        # the level whose expanded tail (see _expanded_tail) puts 0 on the interval's edge
-        p_boot = np.clip(2 * student_t.sf(-norm.ppf(tail) / math.sqrt(n / (n - 1)), n - 1), 0.0, 1.0)
-        scale = self.se() * math.sqrt(n / (n - 1))
+        if self.t_se is not None:  # plain percentiles (see _expanded_tail)
+            p_boot = np.clip(2 * tail, 0.0, 1.0)
+        else:  # the level whose expanded tail puts 0 on the interval's edge
+            p_boot = np.clip(2 * student_t.sf(-norm.ppf(tail) / self._widen, self._df), 0.0, 1.0)
+        scale = self._scale()
         with np.errstate(divide="ignore", invalid="ignore"):
             t = np.abs(self.estimate) / scale
         t = np.where(scale > 0, t, np.where(self.estimate != 0, np.inf, 0.0))
-        p_t = 2 * student_t.sf(t, n - 1)
+        p_t = 2 * student_t.sf(t, self._df)
         return np.maximum(p_boot, p_t)
 
 
@@ -457,18 +479,42 @@ def pair_bootstrap_ci(values, first, second, *, n_boot: int = 2000, level: float
     return out[0] if squeeze else out
 
 
+def two_way_standard_error(values) -> tuple[float, float]:
+    """``(standard error of the grand mean, Satterthwaite's degrees of freedom)`` of ``values[seed,
+    item]`` under the two-way random-effects model (seed, item and their interaction all vary):
+    ``Var = (MS_seed + MS_item - MS_resid) / (S N)`` from the ANOVA mean squares, and the df of
+    that combination (Satterthwaite 1946). With few seeds but many items whose spread dominates,
+    the df is large; when the seeds dominate, it approaches ``S - 1``."""
+    x = _as_array(values)
+    s, n = x.shape
+    grand = x.mean()
+    rows, cols = x.mean(axis=1), x.mean(axis=0)
+    ms_s = n * ((rows - grand) ** 2).sum() / (s - 1)
+    ms_i = s * ((cols - grand) ** 2).sum() / (n - 1)
+    resid = x - rows[:, None] - cols[None, :] + grand
+    ms_e = (resid ** 2).sum() / ((s - 1) * (n - 1))
+    combo = max(ms_s + ms_i - ms_e, max(ms_s, ms_i) / max(s, n), 1e-300)  # never below one part's share
+    df = combo ** 2 / (ms_s ** 2 / (s - 1) + ms_i ** 2 / (n - 1) + ms_e ** 2 / ((s - 1) * (n - 1)) + 1e-300)
+    return math.sqrt(combo / (s * n)), float(max(1.0, min(df, s * n - 1)))
+
+
 def seeds_items_replicates(values, *, n_boot: int = 2000, seed: int = 0) -> Replicates:
     """Replicates of the mean of ``values[seed, item]`` (0/1 outcomes, or the paired difference of
     two strategies run with the same seeds on the same test items) from a two-way bootstrap: seeds
     and items are both resampled, because a new run would draw new seeds and a new test set. The
-    small-sample rule counts the smaller of the two (usually the seeds)."""
+    small-sample rule's t floor uses the two-way ANOVA standard error with Satterthwaite's degrees
+    of freedom (:func:`two_way_standard_error`): a handful of seeds weighs as much as the seeds'
+    spread deserves, no more. Shares stay within their possible range."""
     array = _as_array(values)
     if array.ndim != 2 or array.shape[0] < 2 or array.shape[1] < 2:
         raise ValueError(f"values must be [n_seeds >= 2, n_items >= 2], got shape {array.shape}.")
     s, n = array.shape
     ws, wi = unit_weights(s, n_boot, seed), unit_weights(n, n_boot, seed + 1)
     boots = ((ws @ array) * wi).sum(axis=1) / (s * n)
-    return Replicates(np.array([array.mean()]), boots[:, None], min(s, n), "seeds and items")
+    se, df = two_way_standard_error(array)
+    bounds = (0.0, 1.0) if np.isin(array, (0.0, 1.0)).all() else (-1.0, 1.0) if np.isin(array, (-1.0, 0.0, 1.0)).all() \
+        else None
+    return Replicates(np.array([array.mean()]), boots[:, None], min(s, n), "seeds and items", df, np.array([se]), bounds)
 
 
 def seeds_items_ci(values, *, n_boot: int = 2000, level: float = 0.95, seed: int = 0, return_boots: bool = False):
