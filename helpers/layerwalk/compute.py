@@ -215,6 +215,15 @@ def _pair_replicates(samples, units, n_boot: int, seed: int) -> Replicates:
     return pair_replicates(array, first, second, n_boot=n_boot, seed=seed)
 
 
+def pair_difference(samples, units, a: int, b: int, *, level: float = 0.95, n_boot: int = 2000,
+                    seed: int = 0) -> Interval:
+    """Mean of column ``a`` minus column ``b`` of random-pair ``samples [n_pairs, layers]`` (the same
+    pairs at both layers, so paired), with its pigeonhole-bootstrap interval over the sentences
+    ``units`` (:func:`random_pair_units`)."""
+    reps = _pair_replicates(samples, units, n_boot, seed)
+    return reps.minus(int(b)).column(int(a)).interval(level)
+
+
 def pair_ranking(samples, units, *, lowest: bool = False, n_boot: int | None = None, seed: int = 0,
                  alpha: float = ALPHA) -> LayerRanking:
     """:func:`~helpers.common.stats.rank_layers` for a statistic measured on random **pairs** of
@@ -273,22 +282,23 @@ def layers_phrase(layers) -> str:
 
 
 def ranking_sentence(ranking: LayerRanking, names, what: str, *, highest: bool = True, unit: str = "layer",
-                     could: str | None = None) -> str:
+                     could: str | None = None, percent: bool = False) -> str:
     """One plain sentence from a :class:`~helpers.common.stats.LayerRanking`, generated from its
     numbers: "The random-pair cosine is highest at layer 5 (0.231), clearly above every other
     layer, the embeddings (0.057) and layer 6 (0.050) included." or "...; layers 4 and 6 could be
     just as high. At the embeddings (0.057) it is clearly lower." ``names`` labels the columns,
     ``unit`` names one of them ("layer", "transition"); ``what`` is the subject; ``could`` replaces
-    "just as high"/"just as low"."""
+    "just as high"/"just as low"; ``percent`` prints the values as percentages."""
     names = list(names)
     k = len(names)
+    num = (lambda v: f"{100 * v:.0f} %") if percent else _num
     word, side = ("highest", "above") if highest else ("lowest", "below")
     could = could or ("just as high" if highest else "just as low")
     top = ranking.extreme
     others = [names[j] for j in ranking.tied if j != top]
     ends = [j for j in dict.fromkeys((0, k - 1)) if j not in ranking.tied]
-    where = names_phrase([f"{names[j]} ({_num(ranking.intervals[j].estimate)})" for j in ends])
-    head = f"{what[:1].upper()}{what[1:]} is {word} at {names[top]} ({_num(ranking.intervals[top].estimate)})"
+    where = names_phrase([f"{names[j]} ({num(ranking.intervals[j].estimate)})" for j in ends])
+    head = f"{what[:1].upper()}{what[1:]} is {word} at {names[top]} ({num(ranking.intervals[top].estimate)})"
     if not others:
         return f"{head}, clearly {side} every other {unit}" + (f", {where} included." if ends else ".")
     return (f"{head}; {names_phrase(others)} could be {could}."
@@ -314,7 +324,7 @@ def steps_sentence(steps, names, *, what: str = "it", up: str = "rises", down: s
 
 
 def profile_finding(ranking: LayerRanking, names, *, what: str, highest: bool = True, steps=None,
-                    step_names=None, unit: str = "layer") -> tuple[str, list[str]]:
+                    step_names=None, unit: str = "layer", percent: bool = False) -> tuple[str, list[str]]:
     """A profile over the layers as ``(sentence, details)`` for
     :func:`~helpers.common.claims.show_finding`: the extreme layer and those that could be as
     extreme (:func:`ranking_sentence`), whether the first and the last column differ from the
@@ -323,7 +333,7 @@ def profile_finding(ranking: LayerRanking, names, *, what: str, highest: bool = 
     names = list(names)
     k = len(names)
     e = ranking.extreme
-    sentence = ranking_sentence(ranking, names, what, highest=highest, unit=unit)
+    sentence = ranking_sentence(ranking, names, what, highest=highest, unit=unit, percent=percent)
     details = [f"{names[e]}: {ranking.intervals[e]} (95 % interval); each other {unit} minus it, read off its "
                f"interval at the Bonferroni level over the {ranking.family_size} pairs of {unit}s:"]
     details += [ranking.verdict(j, a=names[j], b=names[e]).text for j in range(k) if j != e]
