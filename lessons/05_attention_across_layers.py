@@ -347,7 +347,8 @@ sep_half = compute.above_threshold(shares_packed[:, :, sep], 0.5)
 over_half = [l + 1 for l in sep_half["above"]]
 # [CLS] minus [SEP], paired on the same inputs
 sink = compute.compare_layers(
-    shares_packed[:, :, cls], shares_packed[:, :, sep]
+    shares_packed[:, :, cls], shares_packed[:, :, sep],
+    labels=("[CLS] share", "[SEP] share"),
 )
 sinks_on = ("[CLS]" if len(sink["above"]) > L / 2 else
             "[SEP]" if len(sink["below"]) > L / 2 else None)
@@ -419,8 +420,9 @@ else:
     mini_shares = compute.attention_shares_per_sentence(mini_packed)
     mini_uniform = torch.stack(
         [compute.uniform_shares(t) for t in mini_packed]).mean(0)
-    mini_sink = compute.compare_layers(mini_shares[:, :, cls],
-                                       mini_shares[:, :, sep])
+    mini_sink = compute.compare_layers(
+        mini_shares[:, :, cls], mini_shares[:, :, sep],
+        labels=("[CLS] share", "[SEP] share"))
     mini_ci = [bootstrap_ci(mini_shares[:, :, k]) for k in (cls, sep)]
     L_mini = mini_shares.shape[1]
     mini_table = show_table(
@@ -637,7 +639,8 @@ for k, c in enumerate(compute.TOKEN_CLASSES):
     as_short = torch.stack([short_ratio[m].mean(0) for m in members])
     # paired on the same sentences
     d = compute.compare_layers(
-        as_short, shares_packed[:, :, k] / uni_p[:, k : k + 1]
+        as_short, shares_packed[:, :, k] / uni_p[:, k : k + 1],
+        labels=("short", "packed"),
     )
     length_differs[c] = d["above"] + d["below"]
     length_rows[c] = [f"{x.estimate:+.2f}" for x in d["intervals"]]
@@ -782,7 +785,8 @@ fnorms = compute.value_norms_by_class(packed, model)  # [n, L, 4]
 norm_vs_weight, head_vs_weight = {}, {}
 for c, k in kinds.items():
     norm_vs_weight[c] = compute.compare_layers(
-        norm_packed[:, :, k], shares_packed[:, :, k]
+        norm_packed[:, :, k], shares_packed[:, :, k],
+        labels=("norm-based", "weight share"),
     )
     head_vs_weight[c] = compute.compare_layers(
         norm_head_packed[:, :, k], shares_packed[:, :, k]
@@ -910,7 +914,9 @@ plt.show()
 
 # %%
 t_ci, r_ci = bootstrap_ci(self_trained), bootstrap_ci(self_random)
-trained_vs_random = compute.compare_layers(self_trained, self_random)
+trained_vs_random = compute.compare_layers(
+    self_trained, self_random, labels=("trained", "random weights")
+)
 self_table = show_table(
     [
         {

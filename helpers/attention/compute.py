@@ -394,22 +394,23 @@ def extreme_layer(values, lowest: bool = False, alpha: float = ALPHA, return_p: 
     return (ranking.extreme, ranking.tied, ranking.p_values) if return_p else (ranking.extreme, ranking.tied)
 
 
-def compare_layers(a, b, alpha: float = ALPHA) -> dict:
+def compare_layers(a, b, alpha: float = ALPHA, labels: tuple[str, str] = ("A", "B")) -> dict:
     """Per layer, the paired difference ``a - b`` over the same inputs (``a``, ``b``:
     ``[n_inputs, L]``), as one family of ``L`` comparisons (Bonferroni):
     ``{"above": [...], "below": [...], "inconclusive": [...]}`` (1-based layers), ``"intervals"``
     (each at ``1 - alpha / L``, the level the verdict is read from), ``"verdicts"`` and ``"p_adjusted"``.
-    "inconclusive" is not "no difference"."""
+    "inconclusive" is not "no difference". ``labels`` name ``a`` and ``b`` in the verdicts' text."""
     a, b = _as_2d_float(a, "a"), _as_2d_float(b, "b")
     if a.shape != b.shape:
         raise ValueError(f"a and b must be measured on the same inputs and layers; got {a.shape} and {b.shape}.")
     reps = cluster_replicates(a - b, n_boot=bootstrap_size(a.shape[1], alpha))
-    return _per_layer(reps, alpha)
+    return _per_layer(reps, alpha, labels)
 
 
-def _per_layer(reps, alpha: float) -> dict:
+def _per_layer(reps, alpha: float, labels: tuple[str, str] = ("A", "B")) -> dict:
     L = reps.k
-    verdicts = replicate_verdicts(reps, [f"layer {l}" for l in range(1, L + 1)], b="reference", alpha=alpha)
+    verdicts = replicate_verdicts(reps, [f"{labels[0]} (layer {l})" for l in range(1, L + 1)], b=labels[1],
+                                  alpha=alpha)
     out = {"above": [], "below": [], "inconclusive": [], "intervals": [v.difference for v in verdicts],
            "verdicts": verdicts, "p_adjusted": [float(v.p_value) for v in verdicts]}
     for l, v in enumerate(verdicts, start=1):
