@@ -282,7 +282,9 @@ cls_control_table = show_table(
             "transition": transitions[l],
             "own [CLS], l → l+1": f"{walk.cosines[:, l].mean():.3f}",
             "another sentence's [CLS] at l+1": f"{other_next[l]:.3f}",
-            "own minus other": f"{cls_control[l].difference.estimate:+.4f}",
+            "own minus other": (
+                "same start" if cls_control[l] is None else
+                f"{cls_control[l].difference.estimate:+.4f}"),
             "[CLS] of two sentences, same layer l": f"{other_same[l]:.3f}",
         }
         for l in range(L)
@@ -291,10 +293,12 @@ cls_control_table = show_table(
     title=f"[CLS] against [CLS]: means over {len(traces)} sentences and"
     f" their {len(cross['first'])} ordered pairs",
 )
+tested = [v for v in cls_control if v is not None]
+same = [transitions[l] for l, v in enumerate(cls_control) if v is None]
 more = [transitions[l] for l, v in enumerate(cls_control)
-        if v.kind == "higher"]
+        if v is not None and v.kind == "higher"]
 alike = [l for l in range(L + 1) if other_same[l] > 0.9]
-gap = max(abs(v.difference.estimate) for v in cls_control)
+gap = max((abs(v.difference.estimate) for v in tested), default=0.0)
 cls_control_claim = show_finding(
     (f"[CLS] vectors of different sentences are nearly the same vector at"
      f" {names_phrase(layer_names[l] for l in alike)} (mean cosine above"
@@ -304,8 +308,11 @@ cls_control_claim = show_finding(
     + (f"more of its direction at {names_phrase(more)}, but by at most"
        f" {gap:.3f} in cosine" if more else
        "no more of its direction at any transition that we can tell")
-    + ": the high [CLS] cosines above say little about the sentence itself.",
-    [v.text for v in cls_control],
+    + ": the high [CLS] cosines above say little about the sentence itself."
+    + (f" At {names_phrase(same)} there is nothing to compare: every"
+       " sentence starts from the same [CLS] embedding (the same token,"
+       " position and segment)." if same else ""),
+    [v.text for v in tested],
 )
 
 # %% [markdown]

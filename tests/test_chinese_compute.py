@@ -127,9 +127,15 @@ def test_cls_cross_sentence_pairs_every_two_sentences(zh_tokenizer, zh_model):
     own = torch.nn.functional.cosine_similarity(a, traces[i].hidden(2)[0], dim=0)
     assert float(cross["own"][k, 1]) == pytest.approx(float(own), abs=1e-5)
     verdicts = zh.cls_control_verdicts(cross)
-    assert len(verdicts) == L and all(v.family == L for v in verdicts)
-    diff = (cross["own"] - cross["other_next"]).double().mean(0)
-    assert [v.difference.estimate for v in verdicts] == pytest.approx(diff.tolist())
+    diff = (cross["own"] - cross["other_next"]).double()
+    # at the embeddings every sentence's [CLS] is the same vector: summed over all pairs, own and
+    # another's are the same numbers, so there is nothing to test
+    assert cross["same_vector"][0] and not any(cross["same_vector"][1:])
+    assert verdicts[0] is None and abs(float(diff[:, 0].mean())) < 1e-6
+    tested = [v for v in verdicts if v is not None]
+    assert len(verdicts) == L and all(v.family == len(tested) for v in tested)
+    assert [v.difference.estimate for v in tested] == pytest.approx(
+        [m for m, v in zip(diff.mean(0).tolist(), verdicts) if v is not None])
     with pytest.raises(ValueError, match="at least 2"):
         zh.cls_cross_sentence(traces[:1])
 

@@ -247,22 +247,36 @@ def cls_cross_sentence(traces) -> dict:
     first, second = first[keep], second[keep]
     own = (unit[:, :-1] * unit[:, 1:]).sum(-1)  # [N, L]
     f, s = first.to(unit.device), second.to(unit.device)
+    # a layer where [CLS] is one and the same vector in every sentence (the embeddings: same token,
+    # position and segment): there "own" and "another's" are the same comparison, summed over all pairs
+    same = ((cls - cls[:1]).abs().amax(dim=(0, 2)) < 1e-6).tolist()  # [L+1]
     return {"own": own[f], "other_next": (unit[f, :-1] * unit[s, 1:]).sum(-1),
-            "other_same": (unit[f] * unit[s]).sum(-1), "first": first.numpy(), "second": second.numpy()}
+            "other_same": (unit[f] * unit[s]).sum(-1), "first": first.numpy(), "second": second.numpy(),
+            "same_vector": same}
 
 
 def cls_control_verdicts(cross: dict, alpha: float = 0.05) -> list:
     """Per transition ``l -> l + 1``: [CLS]'s own cosine minus another sentence's [CLS] one layer
     later (:func:`cls_cross_sentence`), as a :class:`~helpers.common.stats.Verdict` read off the
     pigeonhole-bootstrap interval over the sentences (every pair weighed by how often both its
-    sentences were drawn), Bonferroni over the ``L`` transitions."""
+    sentences were drawn), Bonferroni over the transitions tested. A transition that starts where
+    [CLS] is one and the same vector in every sentence (the embeddings: the same token, position and
+    segment) has nothing to test -- summed over every pair, own and another's are the same numbers --
+    so it gets ``None``."""
     from helpers.common.stats import bootstrap_size, pair_replicates, replicate_verdicts
 
     diff = (cross["own"] - cross["other_next"]).double().cpu().numpy()  # cpu: float64 statistics on results
     L = diff.shape[1]
-    reps = pair_replicates(diff, cross["first"], cross["second"], n_boot=bootstrap_size(L, alpha))
-    names = [f"[CLS], {'emb' if l == 0 else l}→{l + 1}" for l in range(L)]
-    return replicate_verdicts(reps, names, b="another sentence's [CLS]", alpha=alpha)
+    tested = [l for l in range(L) if not cross["same_vector"][l]]
+    out = [None] * L
+    if not tested:
+        return out
+    reps = pair_replicates(diff[:, tested], cross["first"], cross["second"],
+                           n_boot=bootstrap_size(len(tested), alpha))
+    names = [f"[CLS], {'emb' if l == 0 else l}→{l + 1}" for l in tested]
+    for l, v in zip(tested, replicate_verdicts(reps, names, b="another sentence's [CLS]", alpha=alpha)):
+        out[l] = v
+    return out
 
 
 # -- word boundaries: stronger baselines ----------------------------------------------------------
