@@ -280,7 +280,6 @@ gap_table = show_table(
         {
             "layer": "emb" if l == 0 else l,
             "mean gap over words [95 % CI]": str(ci),
-            "above 0": "yes" if l in gap_above_zero else "cannot tell",
         }
         for l, ci in enumerate(gap_ci)
     ],
