@@ -340,7 +340,9 @@ cls_change_claim = show_finding(
 # standardise with the training statistics, then $z = W x + b$, softmax, cross-entropy).
 # m3e-small was trained to pool by **averaging** its last layer's token vectors, so that is the
 # vector we use (lesson 07 compared [CLS] and mean pooling; exercise 2 here does too).
-# Three seeds train three heads; the interval covers both the seeds and the test utterances.
+# Three seeds train three heads. Each test utterance's outcome is averaged over the seeds and the
+# interval resamples the utterances; how far the seeds' own accuracies spread is printed beside
+# it.
 
 # %%
 from helpers.classify.compute import (SeededAccuracy, correct_per_item,
