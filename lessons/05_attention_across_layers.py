@@ -723,12 +723,10 @@ print(
 )
 
 # %% [markdown]
-# Now the shares again, once with the weights $lpha_{ij}$ (heads averaged) and once with
-# Kobayashi et al.'s layer-level $\lVert \sum_h lpha^h_{ij} f_h(x_j)
-Vert$ (each query's row
+# Now the shares again, once with the weights $\alpha_{ij}$ (heads averaged) and once with
+# Kobayashi et al.'s layer-level $\lVert \sum_h \alpha^h_{ij} f_h(x_j)\rVert$ (each query's row
 # rescaled to sum to 1; `compute.norm_attention_shares_layer`), on the packed pairs. A simpler
-# per-head variant, $\lVertlpha^h_{ij} f_h(x_j)
-Vert$ with each head's row rescaled and the
+# per-head variant, $\lVert\alpha^h_{ij} f_h(x_j)\rVert$ with each head's row rescaled and the
 # heads then averaged (`compute.norm_attention_shares`), weighs every head equally and lets no
 # head cancel another; it is drawn too, and its verdicts folded beside, but **the verdicts and the
 # prose below read the layer-level measure**, the paper's. Per class and layer each is compared

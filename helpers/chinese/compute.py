@@ -242,7 +242,8 @@ def cls_cross_sentence(traces) -> dict:
     cls = torch.stack([torch.stack(t.hidden_states)[:, 0] for t in traces])  # [N, L+1, H]
     unit = torch.nn.functional.normalize(cls, dim=-1)
     n = len(traces)
-    first, second = [a.ravel() for a in torch.meshgrid(torch.arange(n), torch.arange(n), indexing="ij")]
+    idx = torch.arange(n)  # cpu: pair indices for the bootstrap, moved below where used on vectors
+    first, second = [a.ravel() for a in torch.meshgrid(idx, idx, indexing="ij")]
     keep = first != second
     first, second = first[keep], second[keep]
     own = (unit[:, :-1] * unit[:, 1:]).sum(-1)  # [N, L]
@@ -251,7 +252,7 @@ def cls_cross_sentence(traces) -> dict:
     # position and segment): there "own" and "another's" are the same comparison, summed over all pairs
     same = ((cls - cls[:1]).abs().amax(dim=(0, 2)) < 1e-6).tolist()  # [L+1]
     return {"own": own[f], "other_next": (unit[f, :-1] * unit[s, 1:]).sum(-1),
-            "other_same": (unit[f] * unit[s]).sum(-1), "first": first.numpy(), "second": second.numpy(),
+            "other_same": (unit[f] * unit[s]).sum(-1), "first": first.cpu().numpy(), "second": second.cpu().numpy(),
             "same_vector": same}
 
 
@@ -330,7 +331,7 @@ def unseen_word_mask(test_words, train_sentences) -> torch.Tensor:
     """``[n_test]`` bool: does the test character sit in a word that never occurs in the training
     sentences? Those characters test segmentation, not memorised words."""
     seen = {w for s in train_sentences for w in s.words}
-    return torch.tensor([w not in seen for w in test_words], dtype=torch.bool)
+    return torch.tensor([w not in seen for w in test_words], dtype=torch.bool)  # cpu: a selection of results
 
 
 def probe_vs_lookup(report: ProbeReport, lookup_correct, name: str, mask=None, alpha: float = 0.05) -> list:
@@ -387,8 +388,8 @@ def bag_of_characters_predict(train_texts, train_labels, test_texts, num_classes
         raise ValueError("give one label per training text.")
     vocab = sorted({ch for t in train_texts for ch in t})
     index = {ch: i for i, ch in enumerate(vocab)}
-    counts = torch.full((num_classes, len(vocab)), float(smoothing), dtype=torch.float64)
-    prior = torch.zeros(num_classes, dtype=torch.float64)
+    counts = torch.full((num_classes, len(vocab)), float(smoothing), dtype=torch.float64)  # cpu: counting text
+    prior = torch.zeros(num_classes, dtype=torch.float64)  # cpu: counting text
     for text, y in zip(train_texts, labels):
         prior[y] += 1
         for ch in text:
@@ -402,7 +403,7 @@ def bag_of_characters_predict(train_texts, train_labels, test_texts, num_classes
             if ch in index:  # a character never seen in training says nothing
                 score += log_p[:, index[ch]]
         preds.append(int(score.argmax()))
-    return torch.tensor(preds)
+    return torch.tensor(preds)  # cpu: predicted labels of a model-free baseline
 
 
 def near_duplicates(test_texts, train_texts, threshold: float = 0.5) -> list[tuple[int, int, float]]:

@@ -233,7 +233,7 @@ def pair_ranking(samples, units, *, lowest: bool = False, n_boot: int | None = N
     *sentences* (the pigeonhole bootstrap: a pair weighs the product of its two sentences' counts),
     the same draw for every layer, so the comparison is paired; the extreme is picked by the data,
     so the family is every pair of layers (Bonferroni)."""
-    k = torch.as_tensor(samples).shape[-1]
+    k = (samples.shape if hasattr(samples, "shape") else np.shape(samples))[-1]
     family = extreme_family(k)
     n_boot = min(bootstrap_size(family, alpha), 20000) if n_boot is None else n_boot
     reps = _pair_replicates(samples, units, n_boot, seed)
@@ -253,7 +253,7 @@ def pair_step_verdicts(samples, units, *, names=None, n_boot: int | None = None,
     :class:`~helpers.common.stats.Verdict` ("higher": a rise, "lower": a fall, or "inconclusive"),
     the sentences resampled once for all layers (pigeonhole bootstrap over ``units``), read off
     Bonferroni intervals over the ``layers - 1`` steps (fixed in advance)."""
-    k = torch.as_tensor(samples).shape[-1]
+    k = (samples.shape if hasattr(samples, "shape") else np.shape(samples))[-1]
     family = k - 1
     n_boot = bootstrap_size(family, alpha) if n_boot is None else n_boot
     reps = _pair_replicates(samples, units, n_boot, seed).steps()
@@ -653,7 +653,7 @@ def outlier_counts(outliers: list[list[int]], top_dims=None) -> list[dict]:
     for layer, flagged in enumerate(outliers):
         for d in flagged:
             counts.setdefault(int(d), []).append(layer)
-    top = None if top_dims is None else [set(torch.as_tensor(t).tolist()) for t in top_dims]
+    top = None if top_dims is None else [set(torch.as_tensor(t).tolist()) for t in top_dims]  # cpu: ids as a list
     rows = []
     for d, layers in counts.items():
         if len(layers) < 2:
