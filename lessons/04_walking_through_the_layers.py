@@ -28,19 +28,27 @@
 #
 # Every number comes twice: for one token of **your** sentence, and over **all the tokens
 # of the data sentences** with its spread (the median and the interquartile band, or a
-# mean with a bootstrap 95 % interval). One token of one sentence can be unusual; a story
+# mean with its 95 % CI). One token of one sentence can be unusual; a story
 # about a layer is only told from the aggregate. Along the way we meet two traps of
 # "what each layer does" write-ups: raw cosine similarity can be inflated by *anisotropy*
 # (Ethayarajh 2019, on BERT-base), so it needs the right baseline; and a vector's length is
 # set largely by the LayerNorm that ends every layer, which we take apart.
 #
 # The papers we set beside our numbers measured **BERT-base** (masked-LM and next-sentence
-# pre-training). When the loaded checkpoint is another one (the load cell says, with
-# `paper_comparison` from `helpers/model/loading.py`), each comparison is labelled "different model
-# and training objective", and the profile of the random-pair cosine over the layers and the length
-# profile may come from that checkpoint's training (the bundled all-MiniLM-L6-v2 was fine-tuned
-# contrastively as a sentence encoder), not from BERT's architecture. `MODEL = "bert-base-uncased"`
-# in the Parameters cell reruns the lesson on BERT-base (it needs the Hugging Face hub).
+# pre-training). The bundled checkpoint has a longer history, and all of it matters when its layers
+# are set beside BERT-base's: all-MiniLM-L6-v2 was fine-tuned contrastively as a sentence encoder
+# (sentence-transformers) from a 6-layer model that keeps **every second layer** of
+# MiniLM-L12-H384, which Wang et al. (2020, *MiniLM: Deep Self-Attention Distillation*) distilled
+# from a BERT-base-sized teacher (UniLMv2) by training its last layer to copy the teacher's
+# self-attention. So its layer numbers do not map to BERT-base's (its layer 3 was MiniLM's layer 6,
+# a distilled student's, not BERT's), and a profile over the layers may come from any of these
+# steps rather than from BERT's architecture. When the loaded checkpoint is not BERT-base (the load
+# cell says, with `paper_comparison` from `helpers/model/loading.py`), each comparison is labelled
+# "different model and training objective". To tell architecture from training without the hub,
+# the lesson repeats the anisotropy and rogue-dimension measures on **course-mini**
+# (`load_model("course-mini")`, model card in `data/course_mini/README.md`): a small BERT the
+# course pre-trained with BERT's own objectives. `MODEL = "bert-base-uncased"` in the Parameters
+# cell reruns the lesson on BERT-base (it needs the Hugging Face hub).
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -80,9 +88,9 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # state; everything in this lesson is computed from cached traces. The other modules used:
 # `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/tokens.py` (`longest_word`),
 # `helpers/common/data.py` (`load_sentences`), `helpers/attention/compute.py`
-# (`load_sentence_pairs`), `helpers/common/stats.py` (`bootstrap_ci`, `cluster_bootstrap_ci`,
-# `paired_difference_ci`, `verdict`, `quartiles`: the intervals behind every verdict, and the
-# course's rules for reading them), and this lesson's
+# (`load_sentence_pairs`), `helpers/common/stats.py` (`quartiles`, and the intervals and verdicts
+# behind every claim), `helpers/common/claims.py` (`show_finding`: a claim in plain words with its
+# evidence folded beneath), and this lesson's
 # `helpers/layerwalk/compute.py` (the measures), `helpers/layerwalk/plots.py` (the figures) and
 # `helpers/layerwalk/widgets.py` (the explorer).
 
@@ -96,12 +104,8 @@ from helpers.model.trace import trace_text
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
 from helpers.common.tables import show_table
-from helpers.common.stats import (
-    bootstrap_ci,
-    paired_difference_ci,
-    quartiles,
-    verdict,
-)
+from helpers.common.claims import Claim, show_finding
+from helpers.common.stats import quartiles
 from helpers.attention.compute import load_sentence_pairs
 from helpers.layerwalk import compute, plots
 from helpers.model.tokens import longest_word
@@ -136,12 +140,12 @@ you_are_here(model.config, LESSON_PARTS["04"]);
 # and the short two-sentence paragraphs of `data/sentence_pairs.tsv` (both written for the
 # course, CC0). Their tokens give the aggregate and the random tokens of the baselines.
 #
-# How the verdicts below are read (the course's rules, `helpers/common/stats.py`): the tokens of
-# one sentence are not independent, so every interval over data tokens resamples whole
-# **sentences** (`compute.cluster_labels` names each token's sentence); a difference whose 95 %
-# interval includes 0 is **inconclusive**, not "no difference"; and when many layers are compared
-# with the extreme one, or every step from one layer to the next is tested, the p-values are
-# **Holm-adjusted** over those comparisons.
+# Each measured claim below is printed as **one plain sentence**, generated from the numbers; the
+# evidence behind it sits in a folded *How we know* block underneath (click to open). Two words to
+# read carefully: a layer that "could be just as high" as the highest, and "we cannot tell", mean
+# the data do not decide, never that two things are the same. The tokens of one sentence are not
+# independent, so the evidence always resamples whole sentences (`compute.cluster_labels` names each
+# token's sentence); a later lesson teaches the tools.
 
 # %%
 data_texts = load_sentences() + [f"{a} {b}" for a, b in load_sentence_pairs()]
@@ -151,6 +155,8 @@ others = [
 ]
 # the sentence of every content token
 sentence_of = compute.cluster_labels(others, "content")
+# the two sentences of each of the 500 seeded random pairs used below
+pair_units = compute.random_pair_units(others, n_pairs=500, seed=0)
 print(
     f"{len(others)} data sentences ({len(load_sentences())} single sentences,"
     f" the rest pairs) hold {len(sentence_of)} content tokens"
@@ -271,7 +277,10 @@ raw_table = show_table(
 # layer $l$ and the other at layer $l+1$ (averaging the two within-layer baselines is not
 # the same thing). `compute.random_pair_cosines` draws 500 seeded pairs of content tokens
 # from different data sentences; `gap=0` gives the within-layer samples, `gap=1` the
-# cross-layer ones, and a bootstrap over the pairs gives each mean its 95 % interval.
+# cross-layer ones. The 500 pairs come from only the data sentences, so a sentence's tokens sit in
+# many pairs: each mean's interval resamples **sentences**, not pairs
+# (`compute.random_pair_units` names each pair's two sentences, `compute.random_pair_intervals`
+# reweighs every pair by how often both its sentences were drawn).
 
 # %%
 # [500, L+1]
@@ -281,7 +290,8 @@ within_samples = compute.random_pair_cosines(
 # [500, L]
 cross_samples = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=1)
 baseline = compute.random_pair_baseline(others, n_pairs=500, seed=0)
-within_ci, cross_ci = bootstrap_ci(within_samples), bootstrap_ci(cross_samples)
+within_ci = compute.random_pair_intervals(within_samples, pair_units)
+cross_ci = compute.random_pair_intervals(cross_samples, pair_units)
 mean_of_two = (baseline[:-1] + baseline[1:]) / 2
 baseline_rows = []
 for l in range(L + 1):
@@ -296,13 +306,13 @@ for l in range(L + 1):
     })
 baseline_table = show_table(
     baseline_rows, index="layer",
-    title="Random-pair cosine, mean of 500 pairs [95 % bootstrap interval"
-    " over the pairs]: both tokens at this layer (same layer), or one here"
+    title="Random-pair cosine, mean of 500 pairs [95 % CI, resampling"
+    " sentences]: both tokens at this layer (same layer), or one here"
     " and one at the next layer (one layer apart, per transition) beside"
     " the mean of the two same-layer values",
 )
 
-# %% mystnb={"figure": {"caption": "Mean cosine of 500 random pairs of content tokens from different data sentences; error bars: 95 % bootstrap intervals over the pairs. Top, per layer: both tokens at one layer. Bottom, per transition: one at layer $l$, the other at $l+1$ (the matching control), beside grey crosses, the mean of the two same-layer values. Compare green with grey.", "name": "fig-04-random-pair-baselines"}}
+# %% mystnb={"figure": {"caption": "Mean cosine of 500 random pairs of content tokens from different data sentences; error bars: 95 % CIs that resample sentences. Top, per layer: both tokens at one layer. Bottom, per transition: one at layer $l$, the other at $l+1$ (the matching control), beside grey crosses, the mean of the two same-layer values. Compare green with grey.", "name": "fig-04-random-pair-baselines"}}
 ax = plots.plot_baselines(within_ci, cross_ci, mean_of_two=mean_of_two)
 plt.show()
 
@@ -316,43 +326,26 @@ plt.show()
 # on BERT-base *sentence* embeddings, where contrastive training improved it. Token vectors
 # of such a model's last layer can therefore break the BERT-base pattern. So we read the
 # whole profile, not just the two ends: the layer with the highest baseline and every layer that
-# a paired comparison does not show to differ from it (`compute.rank_layers`: the same random
-# pairs at every layer, a bootstrap p-value per layer, Holm-adjusted over the $L$ comparisons
-# with the peak), whether that peak is above the embeddings (one paired difference,
-# `paired_difference_ci`, read by `verdict` in `helpers/common/stats.py`), whether the last layer
-# drops from it, and which steps from one layer to the next rise (`compute.step_verdicts`: Holm
-# over the $L$ steps). Each random pair is its own two tokens, so the pairs are what is resampled.
+# could be just as high, whether the embeddings and the last layer are clearly below the peak, and
+# which steps from one layer to the next rise (`compute.pair_ranking` and
+# `compute.pair_step_verdicts`; `compute.profile_finding` writes the sentence). The same random
+# pairs are measured at every layer, so two layers are compared pair by pair; and since every
+# sentence's tokens sit in many pairs, the evidence resamples sentences, not pairs.
 
 # %%
-peak_rank = compute.rank_layers(within_samples, lowest=False)
+layer_names = ["the embeddings"] + [f"layer {l}" for l in range(1, L + 1)]
+peak_rank = compute.pair_ranking(within_samples, pair_units, lowest=False)
 peak = peak_rank.extreme
-up = verdict(
-    paired_difference_ci(within_samples[:, peak], within_samples[:, 0]),
-    a=f"layer {peak}",
-    b="embeddings",
-)
-# Holm-adjusted p, as the ties
-drop = peak_rank.verdict(L, a="last layer", b=f"peak (layer {peak})")
-steps = compute.step_verdicts(
-    within_samples,
-    names=["embeddings"] + [f"layer {l}" for l in range(1, L + 1)],
+steps = compute.pair_step_verdicts(
+    within_samples, pair_units, names=layer_names
 )
 rises = [l for l, v in enumerate(steps, start=1) if v.kind == "higher"]
-print(
-    f"This model ({loaded.choice.name}): the within-layer baseline is highest"
-    f" at layer {peak} ({within_ci[peak]}); not shown different from it"
-    f" (paired, Holm over {peak_rank.family_size} comparisons): layers"
-    f" {peak_rank.tied}"
+sentence, details = compute.profile_finding(
+    peak_rank, layer_names, what="the random-pair cosine", steps=steps,
+    step_names=names,
 )
-print(f"  peak minus embeddings: {up}")
-print(
-    f"  last layer minus peak: "
-    + (f"{drop}" if L != peak else "the last layer is the peak")
-)
-print(
-    f"  rises from one layer to the next (Holm over {L} steps) at layers"
-    f" {rises or 'none'}"
-)
+profile_claim = show_finding(f"On {loaded.choice.name}, {sentence[:1].lower()}"
+                             f"{sentence[1:]}", details)
 print(
     "Ethayarajh (2019), BERT-base: random-word cosine generally higher in the"
     f" upper layers ({paper.label})."
@@ -399,17 +392,18 @@ adjusted_table = show_table(
 # ## Where do tokens turn most?
 #
 # Now the question can be answered from the adjusted values. `compute.rank_layers` finds the
-# transition with the lowest median adjusted cosine and every transition that a **paired**
-# comparison does not show to differ from it: each replicate resamples the same sentences (all
-# their tokens) for all transitions, and resamples the control pairs too, so the control's own
-# uncertainty counts; the $L - 1$ comparisons with the lowest are Holm-adjusted. The share of
-# tokens whose own biggest turn is at each transition is printed for the raw and the adjusted
-# cosine, to see how much the control changes that count.
+# transition with the lowest median adjusted cosine and every transition that could be just as
+# low, comparing transitions **paired** (the same sentences, all their tokens, for every
+# transition), with the control pairs resampled too, so the control's own
+# uncertainty counts (its pairs' sentences are drawn with the same sentences as the tokens). The
+# share of tokens whose own biggest turn is at each transition is printed for the raw and the
+# adjusted cosine, to see how much the control changes that count.
 
 # %%
 turn = compute.rank_layers(
     per_token,
     control=cross_samples,
+    control_units=pair_units,
     statistic=np.median,
     lowest=True,
     clusters=sentence_of,
@@ -423,7 +417,6 @@ turn_table = show_table(
         {
             "transition": names[l],
             "adjusted median [95 % CI]": str(turn.intervals[l]),
-            "minus the lowest": str(turn.differences[l]),
             "tokens turning most here": f"{adj_share[l]:.0%}",
             "same, raw cosine": f"{raw_share[l]:.0%}",
         }
@@ -436,11 +429,17 @@ turn_table = show_table(
         " lowest cosine is there"
     ),
 )
-print(
-    f"Over {len(per_token)} data tokens of {len(others)} sentences the lowest"
-    f" adjusted median is at {names[turn.extreme]}; not shown different from"
-    f" it (paired, resampling sentences, Holm over {turn.family_size}"
-    f" comparisons): {[names[j] for j in turn.tied]}."
+sentence, details = compute.profile_finding(
+    turn, names, what="the adjusted layer-to-layer cosine", highest=False,
+    unit="transition",
+)
+turn_claim = show_finding(
+    f"Over {len(per_token)} data tokens of {len(others)} sentences,"
+    f" {sentence[:1].lower()}{sentence[1:]}"
+    f" That is where tokens turn most beyond what unrelated tokens would:"
+    f" {adj_share[turn.extreme]:.0%} of them turn most at"
+    f" {names[turn.extreme]}.",
+    details,
 )
 mine = int(adjusted.argmin())
 agree = "one of them" if mine in turn.tied else "not one of them"
@@ -455,8 +454,8 @@ print(
 # The L2 norm $\lVert h^{(l)} \rVert = \sqrt{\sum_i h_i^2}$ per layer, for our token (bars)
 # and for the data tokens (median and interquartile band). Write-ups often read the length
 # as meaning ("the model grows more confident, so the vector grows"); the next sections test
-# that reading. Whether the length grows from one layer to the next is read from the mean length
-# per step (`compute.step_verdicts`, resampling sentences, Holm over the $L$ steps).
+# that reading. Whether the length grows from one layer to the next is read from the mean length,
+# step by step (`compute.step_verdicts`, resampling sentences).
 
 # %%
 norms = compute.layer_norms(trace, TOKEN)
@@ -492,9 +491,8 @@ step_table = show_table(
     [
         {
             "step": name,
-            "change of the mean length": v.difference.format(".3g"),
-            "Holm-adjusted p": f"{v.p_value:.2g}",
-            "verdict": step_words.get(v.kind, "inconclusive"),
+            "change of the mean length": f"{v.difference.estimate:+.3g}",
+            "reading": step_words.get(v.kind, "cannot tell"),
         }
         for name, v in zip(names, norm_steps)
     ],
@@ -510,10 +508,15 @@ grows = (
         else "inconclusive"
     )
 )
-print(
-    f"Mean length grows at every step (Holm over {L} steps): {grows}; the"
-    f" median is shortest at layer {int(nmed.argmin())}, longest at layer"
-    f" {int(nmed.argmax())}."
+growth_claim = show_finding(
+    "The mean length "
+    + ("grows at every step" if grows == "met" else "does not grow at every"
+       " step" if grows == "not met" else "may or may not grow at every step")
+    + ": " + compute.steps_sentence(norm_steps, names, what="it",
+                                    up="grows", down="shrinks")
+    + f". The median is shortest at layer {int(nmed.argmin())}, longest at"
+    f" layer {int(nmed.argmax())}.",
+    [v.text for v in norm_steps],
 )
 
 # %% [markdown]
@@ -637,12 +640,36 @@ top_table = show_table(
     " beside the layer's LayerNorm 3-sigma outliers (gamma or beta)",
 )
 recurring = torch.bincount(dims.flatten(), minlength=H)
-every_layer = compute.outliers_in_every_layer(outliers)
 print(f"dimensions among the top 3 in at least half of the layers: "
       f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
-print(
-    f"LayerNorm 3-sigma outliers in every one of the {L + 1} layers:"
-    f" {every_layer or 'none'}"
+
+# %% [markdown]
+# Kovaleva et al.'s second condition asks for the *same* dimension in every layer. A yes/no over
+# all $L + 1$ LayerNorms hides how close a dimension comes, so we count, per dimension, in how many
+# of them it is flagged (`compute.outlier_counts`), beside the layers where it is also among the 3
+# dimensions that supply most of the random-pair cosine.
+
+# %%
+outlier_rows = compute.outlier_counts(outliers, dims)
+every_layer = compute.outliers_in_every_layer(outliers)
+outlier_table = show_table(
+    [
+        {
+            "dimension": r["dimension"],
+            f"flagged in (of {L + 1})": r["flagged in"],
+            "layers flagged": str(r["layers"]),
+            "top-3 cosine contributor in": str(r["top contributor in"]),
+        }
+        for r in outlier_rows[:10]
+    ] or [{"dimension": "none", f"flagged in (of {L + 1})": "-"}],
+    index="dimension",
+    title="LayerNorm 3-sigma outliers, per dimension flagged at least twice"
+    " (layer 0: the embeddings' LayerNorm)",
+)
+outlier_claim = show_finding(
+    compute.outlier_sentence(outlier_rows, L + 1),
+    [f"dimension {r['dimension']}: flagged in layers {r['layers']}"
+     for r in outlier_rows[:10]],
 )
 
 # %% mystnb={"figure": {"caption": "Per layer, the share (%) of the random-pair cosine (500 pairs of data tokens from different sentences) supplied by the 3 dimensions that contribute most; above each bar, the share and those dimensions' ids. Dotted line: an even spread over all dimensions, $3/H$. Look for the same ids recurring from layer to layer.", "name": "fig-04-top-dimension-share"}}
@@ -678,9 +705,9 @@ variants = {
 }
 processed, turn_minus_ctrl = {}, {}
 for name, kw in variants.items():
-    processed[name] = bootstrap_ci(
-        compute.random_pair_cosines(others, n_pairs=500, seed=0, **kw)
-    )
+    processed[name] = compute.random_pair_cosines(
+        others, n_pairs=500, seed=0, **kw
+    ).mean(dim=0)
     ctrl = compute.random_pair_cosines(
         others, n_pairs=500, seed=0, gap=1, **kw
     ).mean(dim=0)
@@ -695,13 +722,13 @@ for name, kw in variants.items():
 cosine_table = show_table(
     [
         {"layer": "emb" if l == 0 else l}
-        | {n: f"{b[l].estimate:+.3f}" for n, b in processed.items()}
+        | {n: f"{b[l]:+.3f}" for n, b in processed.items()}
         for l in range(L + 1)
     ],
     index="layer",
     title="random-pair cosine of data tokens, per layer (500 pairs), 3 ways",
 )
-largest = {n: max(abs(c.estimate) for c in b) for n, b in processed.items()}
+largest = {n: float(b.abs().max()) for n, b in processed.items()}
 print(
     "largest |random-pair cosine| over the layers: "
     + "; ".join(f"{n} {v:.3f}" for n, v in largest.items())
@@ -722,59 +749,122 @@ turn_table = show_table(
 )
 
 # %% [markdown]
+# ## BERT's architecture, or this checkpoint's training?
+#
+# The random-pair profile above and the few dimensions that supply most of the cosine could come
+# from BERT's architecture or from how this checkpoint was trained (distilled, then fine-tuned
+# contrastively as a sentence encoder: see the top of the lesson). A second checkpoint, trained
+# another way, tells the two apart. **course-mini** (`load_model("course-mini")`; model card:
+# `data/course_mini/README.md`) was pre-trained by the course with BERT's own two objectives,
+# masked-LM and next-sentence prediction, and nothing else. We trace the same data sentences with
+# it and repeat both measures (`compute.anisotropy_profile`): the within-layer random-pair cosine
+# per layer, and the share of it supplied by the 3 dimensions that contribute most.
+#
+# What this can and cannot tell: course-mini is tiny (the card gives its 4 layers, 256 wide),
+# has seen only Shakespeare and the King James Bible (our modern sentences are out of its domain
+# and split into unusual WordPieces) and reads at most 128 tokens. Where the two checkpoints
+# agree, the feature is not peculiar to the contrastive training; where they differ, size, data
+# and objective all differ at once, so the difference points at this checkpoint's training or
+# size, not at one of them. Its layer numbers map to neither model's: compare shapes, not layers.
+
+# %%
+from helpers.model.loading import COURSE_MINI
+
+mini = None
+if loaded.choice.name == COURSE_MINI:
+    print("The loaded model is course-mini itself: nothing to compare.")
+else:
+    mini_tok, mini_model = load_model(COURSE_MINI)
+    mini_traces = [trace_text(mini_tok, mini_model, s) for s in data_texts]
+    mini = compute.anisotropy_profile(mini_traces, n_pairs=500, seed=0)
+    L_mini = len(mini["names"]) - 1
+    rows_m = []
+    for l in range(max(L, L_mini) + 1):
+        row = {"layer": "emb" if l == 0 else str(l)}
+        for who, rank, share in (
+            (loaded.choice.name, peak_rank, top_share),
+            ("course-mini", mini["rank"], mini["share"]),
+        ):
+            here = l < len(rank.intervals)
+            row[f"{who}: random-pair cosine"] = (
+                str(rank.intervals[l]) if here else "")
+            row[f"{who}: top-3 share"] = f"{share[l]:.0%}" if here else ""
+        rows_m.append(row)
+    mini_table = show_table(
+        rows_m, index="layer",
+        title="Random-pair cosine [95 % CI, resampling sentences] and the"
+        " share of it from the 3 most contributing dimensions: this model"
+        " and course-mini (masked-LM + next-sentence), on the same sentences",
+    )
+
+# %%
+if mini is not None:
+    sentence, details = compute.profile_finding(
+        mini["rank"], mini["names"], what="the random-pair cosine",
+        steps=mini["steps"],
+        step_names=plots.transition_labels(len(mini["names"]) - 1),
+    )
+    own, other = (compute.last_layer_word(r) for r in (peak_rank,
+                                                      mini["rank"]))
+    shared = (own == "drops") == (other == "drops")
+    mini_claim = show_finding(
+        f"On course-mini, {sentence[:1].lower()}{sentence[1:]} Its last"
+        f" layer {other}, this model's {own}: "
+        + ("the two checkpoints agree there, so BERT's objectives alone"
+           " can give this shape." if shared else
+           "the two disagree, so this model's last layer comes from its"
+           " own training or size, not from BERT's architecture.")
+        + (" Like BERT-base in Ethayarajh (2019), course-mini is most"
+           " anisotropic at its top." if other == "is the peak" else "")
+        + f" Its top 3 dimensions supply {mini['share'].min():.0%}-"
+        f"{mini['share'].max():.0%} of its random-pair cosine per layer"
+        f" ({top_share.min():.0%}-{top_share.max():.0%} on this model).",
+        details,
+    )
+
+# %% [markdown]
 # **Testing the reading "norms grow because the model grows more confident".** If length
 # tracked the model's confidence about a token, two things would follow: lengths would
 # differ mostly *between tokens* (confident here, unsure there), and they would grow layer
 # after layer. Measured on the data tokens: a two-way split of the variance of $\lVert h \rVert$
 # over all tokens and layers (`compute.variance_split_ci`) into the **layer** (the layer means),
 # the **token** (each token's own mean over the layers) and their **interaction** (tokens that are
-# long at some layers and short at others: with one value per token and layer it cannot be told
-# apart from noise), each with an interval that resamples sentences; whether the mean length grows
-# at every step (above); and how close the median length is to $\lVert\gamma\rVert$, the length
-# fixed by the weights alone. "Between tokens" in the prediction is the token part: what is left
-# within a layer mixes it with the interaction.
+# long at some layers and short at others), each with an interval that resamples sentences. A
+# forward pass is deterministic: the interaction is not noise but real structure, and a token's
+# confidence could change from layer to layer too. So "between tokens" is what varies *within a
+# layer*, the token part plus the interaction ($1 -$ the layer part). Then whether the mean length
+# grows at every step (above), and how close the median length is to $\lVert\gamma\rVert$, the
+# length fixed by the weights alone.
 
 # %%
 # resampling sentences
 split = compute.variance_split_ci(parts["norm"], seed=0, clusters=sentence_of)
-token_part = split["token"]
+within = split[compute.WITHIN_LAYER]
 pred1 = (
-    "met"
-    if token_part.low > 0.5
-    else (
-        "not met"
-        if token_part.high < 0.5
-        else "inconclusive (its interval contains 50 %)"
-    )
+    "met" if within.low > 0.5
+    else "not met" if within.high < 0.5 else "undecided"
 )
 ratio = torch.as_tensor(med_norm) / parts["gamma"].cpu().double()
-print(
-    f"variance of ||h|| over {len(parts['norm'])} tokens x {L + 1} layers,"
-    " two-way (95 % intervals resample sentences): "
-    + "; ".join(
-        f"{part} {split[part].percent(0)}" for part in compute.VARIANCE_PARTS
-    )
-)
 print(
     "median ||h|| / ||gamma|| per layer: "
     + ", ".join(f"{r:.2f}" for r in ratio.tolist())
 )
-print(
-    "Prediction 1, lengths differ mostly between tokens (a token's own mean"
-    f" length explains over half of the variance): {pred1} (token"
-    f" {token_part.percent(0)}; layer {split['layer'].percent(0)}; token x"
-    f" layer interaction {split['interaction'].percent(0)})."
+share = {part: f"{split[part].estimate:.0%}" for part in split}
+confidence_claim = show_finding(
+    f"{share[compute.WITHIN_LAYER]} of the variance of the length lies"
+    f" between the tokens of a layer (a token's own mean length"
+    f" {share['token']}, tokens long at some layers and short at others"
+    f" {share['interaction']}), {share['layer']} between the layers' means:"
+    f" prediction 1, lengths differ mostly between tokens, is {pred1}."
+    f" Prediction 2, the mean length grows at every layer, is {grows}."
+    + (" So the reading's premise, lengths growing layer after layer, fails"
+       " for this model." if grows == "not met" else ""),
+    [f"two-way split of the variance of ||h|| over {len(parts['norm'])}"
+     f" tokens x {L + 1} layers, 95 % intervals resampling sentences: "
+     + "; ".join(f"{p} {split[p].percent(0)}" for p in split),
+     "prediction 1 is met when the within-layer share's interval lies above"
+     " 50 %, not met below it; prediction 2 reads the steps above."],
 )
-print(
-    "Prediction 2, the mean length grows at every layer (each step"
-    f" Holm-adjusted): {grows} (median longest at layer {int(nmed.argmax())},"
-    f" shortest at layer {int(nmed.argmin())})."
-)
-if grows == "not met":
-    print(
-        "So the premise of the reading, that norms grow layer after layer,"
-        " fails for this model: at least one step is a significant fall."
-    )
 
 # %% [markdown]
 # Neither test can show that the length *is* confidence (where the premise fails, as printed,
@@ -878,23 +968,21 @@ rows = compute.claim_rows(
     turn=turn,
     transition_names=names,
     turn_share=float(adj_share[turn.extreme]),
-    within_ci=within_ci,
+    peak=peak_rank,
     cross_ci=cross_ci,
     mean_of_two=mean_of_two,
-    eta2=split["layer"].estimate,
-    grows=grows,
     variance_split=split,
+    grows=grows,
     top_share=top_share,
     k=3,
     hidden_size=H,
-    every_layer_outliers=every_layer,
-    top_measure="the random-pair cosine",
+    outlier_rows=outlier_rows,
+    n_layer_norms=L + 1,
     centred_max=largest["mean-centred"],
-    peak=peak_rank,
-    peak_up=up,
+    other=None if mini is None else ("course-mini", mini["rank"]),
 )
 claims = pd.DataFrame(
-    rows,
+    [r[:3] for r in rows],
     columns=[
         "popular claim",
         f"this model ({loaded.choice.name}), live",
@@ -903,6 +991,10 @@ claims = pd.DataFrame(
 )
 with pd.option_context("display.max_colwidth", None):
     display(claims)
+display(Claim(
+    f"The evidence behind the {len(rows)} rows:",
+    [f"{r[0]}: {r[3]}" for r in rows],
+))
 
 # %% [markdown]
 # ## Summary
@@ -911,9 +1003,8 @@ with pd.option_context("display.max_colwidth", None):
 #   sentence is an aside (the tables and printouts show whether yours is typical).
 # * A raw cosine is read against a random-pair control that matches it: same layer for
 #   a within-layer similarity (Ethayarajh 2019), one layer apart for a layer-to-layer one.
-#   "Where tokens turn most" is named from the adjusted values, with every transition a
-#   paired comparison (resampling sentences, Holm-adjusted) does not show to differ: "not shown
-#   different", never "the same".
+#   "Where tokens turn most" is named from the adjusted values, with every transition that
+#   could turn as much: "could be", never "the same".
 # * Each layer ends in LayerNorm, $h = \gamma\odot\hat z + \beta$ with $\lVert\hat z\rVert
 #   \approx \sqrt H$ for every token: a vector's length comes from $\gamma$, $\beta$ and which
 #   dimensions it uses. Kovaleva et al. (2021, BERT-base) found LayerNorm outlier dimensions at
@@ -922,9 +1013,12 @@ with pd.option_context("display.max_colwidth", None):
 #   much of this model's baseline its top 3 dimensions supply, and the printouts what is left of
 #   the baseline and of the layer-to-layer cosine after mean-centring (Mu and Viswanath 2018) and
 #   standardising.
-# * The within-layer baseline is read as a profile over the layers (the peak, the layers not
-#   shown different from it, the last layer against the peak), and an inter-layer cosine matrix
+# * The within-layer baseline is read as a profile over the layers (the peak, the layers that
+#   could be as high, the last layer against the peak), and an inter-layer cosine matrix
 #   beside its cross-layer control.
+# * One checkpoint cannot tell BERT's architecture from its training: the same measures on
+#   course-mini, pre-trained with BERT's own objectives, say which features of the profile the
+#   two share (a tiny model on old English: a second opinion, not BERT-base's).
 # * A 2-D PCA projection is a sketch of the trajectory, not the full story.
 #
 # ## Exercises

@@ -41,14 +41,20 @@
 # *Incorporating Residual and Normalization Layers into Analysis of Masked Language Models*;
 # BERT-base and other masked language models) found that once the residual connection and the
 # LayerNorm are counted, the mixing between tokens is smaller than attention suggests.
-# **Model and objective**: the papers measured BERT-base, pre-trained with masked-LM and
-# next-sentence prediction. When the loaded checkpoint is another one (the load cell prints which,
-# with `paper_comparison` from `helpers/model/loading.py`), every published number is labelled
-# "different model and training objective", and where the attention sinks (`[CLS]` or `[SEP]`) and
-# the norm-based shares may then come from how that checkpoint was trained (the bundled
-# all-MiniLM-L6-v2 was fine-tuned contrastively as a sentence encoder) rather than from BERT's
-# architecture. `MODEL = "bert-base-uncased"` in the Parameters cell reruns every cell on
-# BERT-base (it needs the Hugging Face hub).
+#
+# **Model and objective.** The papers measured BERT-base, pre-trained with masked-LM and
+# next-sentence prediction. The bundled checkpoint has another history, and for attention it
+# matters most: all-MiniLM-L6-v2 was fine-tuned contrastively as a sentence encoder from a 6-layer
+# model that keeps **every second layer** of MiniLM-L12-H384, and Wang et al. (2020, *MiniLM: Deep
+# Self-Attention Distillation*) trained MiniLM by making its last layer copy the **self-attention
+# distributions** of a BERT-base-sized teacher (UniLMv2). So here the attention pattern was itself
+# a training target, and this model's layer numbers do not map to BERT-base's (its layer 3 was
+# MiniLM's layer 6). When the loaded checkpoint is not BERT-base (the load cell prints which, with
+# `paper_comparison` from `helpers/model/loading.py`), every published number is labelled
+# "different model and training objective". To tell BERT's architecture from this checkpoint's
+# training without the hub, the `[CLS]`/`[SEP]` measures are repeated on **course-mini**, a small
+# BERT the course pre-trained with BERT's own objectives. `MODEL = "bert-base-uncased"` in the
+# Parameters cell reruns every cell on BERT-base (it needs the Hugging Face hub).
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -97,15 +103,14 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # Every number below comes from these cached traces. The modules used:
 # `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py` (`trace_text`), this
 # lesson's `helpers/attention/compute.py` (the measures), `helpers/attention/plots.py` (the
-# figures) and `helpers/attention/widgets.py` (the explorers), and `helpers/common/stats.py`
-# (`bootstrap_ci`, `cautious_paired_difference_ci`, `holm`, `quartiles`: every interval, and the
-# course's rules for reading them).
+# figures) and `helpers/attention/widgets.py` (the explorers), `helpers/common/stats.py` (the
+# intervals and verdicts behind every claim) and `helpers/common/claims.py` (`show_finding`).
 #
-# The rules, in short: each input is one unit (every interval resamples inputs); a difference
-# whose interval includes 0 is **inconclusive**, not "no difference"; with few inputs a paired
-# interval is widened to the Student-t interval where that is wider (and its p-value is the larger
-# of the two); and where many layers or heads are tested at once, the p-values are
-# **Holm-adjusted** over them (`holm`), as each printout says.
+# Each measured claim is printed as one plain sentence generated from the numbers, with its
+# evidence in a folded *How we know* block beneath (click to open). Each input is one unit: the
+# evidence resamples inputs, and with only a dozen packed inputs it is widened to what so few
+# units allow. "Could be just as high" and "we cannot tell" mean the data do not decide, never
+# "the same".
 
 # %%
 import matplotlib.pyplot as plt
@@ -114,13 +119,12 @@ import torch
 from helpers.model.loading import BERT_BASE_SIZES, load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
+from helpers.common.claims import Claim, show_finding
 from helpers.common.progress import progress
-from helpers.common.tables import show_table
-from helpers.common.stats import (
-    bootstrap_ci,
-    cautious_paired_difference_ci,
-    quartiles,
-)
+from helpers.common.tables import TitledTable, results_table, show_table
+from helpers.common.stats import bootstrap_ci, quartiles
+from helpers.layerwalk.compute import (layers_phrase, names_phrase,
+                                       profile_finding, rank_layers)
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
@@ -142,7 +146,6 @@ print(
 # is this the BERT-base that the papers below measured?
 paper = paper_comparison(loaded)
 print(f"against the papers' BERT-base: {paper.label}")
-
 
 # %% [markdown]
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
@@ -219,8 +222,8 @@ cls_looks_table = show_table(
 
 # %% [markdown]
 # One sentence is an anecdote. Over the short pairs, the share of `[CLS]`'s attention that
-# lands on each kind of key (`compute.attention_shares(t, queries=[0])`), per layer, with a
-# bootstrap 95 % interval over the inputs:
+# lands on each kind of key (`compute.attention_shares(t, queries=[0])`), per layer, with its
+# 95 % CI over the inputs:
 
 # %%
 # [n, L, 4]
@@ -239,7 +242,7 @@ cls_table = show_table(
     ],
     index="layer",
     title="[CLS] -> each kind of key: share of [CLS]'s attention, short"
-    " pairs, mean [95 % bootstrap interval over the inputs]",
+    " pairs, mean [95 % CI over the inputs]",
 )
 
 # %% [markdown]
@@ -278,7 +281,7 @@ print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
 # number of inputs), read from the loaded model and the data. The short pairs show what a short
 # input does to the same numbers.
 
-# %% mystnb={"figure": {"caption": "Share of attention on each kind of key (`[CLS]`, `[SEP]`, punctuation, other), averaged over queries and heads, per encoder layer. Lines: means over the short and over the packed pairs, bands: 95 % bootstrap intervals over inputs; green diamonds: the lesson's sentence; dashed: the even-spread share $k/n$, in its data set's colour. Read each line against its dashed line.", "name": "fig-05-class-shares"}}
+# %% mystnb={"figure": {"caption": "Share of attention on each kind of key (`[CLS]`, `[SEP]`, punctuation, other), averaged over queries and heads, per encoder layer. Lines: means over the short and over the packed pairs, bands: 95 % CIs over inputs; green diamonds: the lesson's sentence; dashed: the even-spread share $k/n$, in its data set's colour. Read each line against its dashed line.", "name": "fig-05-class-shares"}}
 shares_short = compute.attention_shares_per_sentence(short)  # [n, L, 4]
 shares_packed = compute.attention_shares_per_sentence(packed)
 uniform_short = torch.stack([compute.uniform_shares(t) for t in short]).mean(0)
@@ -325,85 +328,59 @@ share_table = show_table(
 
 # %% [markdown]
 # Like for like with Clark et al. The comparison prints which model each number comes from.
-# The largest share is named together with every layer that a **paired** comparison over the
-# same inputs does not show to differ from it (`compute.extreme_layer`). The paired comparison
-# measures each input's own difference between two layers, which can vary much less than the
-# inputs do, so two layers whose separate intervals overlap can still differ; the closest other
-# layer's paired difference is printed. "Share ÷ uniform share" is each share relative to what
-# evenly spread attention would give on inputs of that length. The packed set is small (its size
-# is printed): with so few inputs a percentile bootstrap is too sure of itself, so
-# `compute.extreme_layer` takes for each layer the larger of the bootstrap's and the paired
-# Student-t test's p-value (`compute.paired_p_values`; the matching interval is
-# `cautious_paired_difference_ci`) and Holm-adjusts the $L - 1$ comparisons with the largest. A
-# layer it lists is "not shown different", never "the same". "Surely above half" is a one-sided
-# test per layer, Holm-adjusted over the $L$ layers (`compute.above_threshold`).
+# The largest share is named together with every layer that could be just as high, comparing
+# layers **paired** over the same inputs (`rank_layers`): each input's own difference between two
+# layers can vary much less than the inputs do, so two layers whose separate intervals overlap can
+# still differ. "Share ÷ uniform share" is each share relative to what evenly spread attention
+# would give on inputs of that length. Whether `[SEP]` gets over half of the attention is checked
+# per layer (`compute.above_threshold`), and which of `[CLS]` and `[SEP]` draws more, per layer, on
+# the same inputs (`compute.compare_layers`).
 
 # %%
 sep, cls = compute.TOKEN_CLASSES.index("[SEP]"), compute.TOKEN_CLASSES.index(
     "[CLS]"
 )
-sep_top = compute.extreme_layer(shares_packed[:, :, sep])
-cls_top = compute.extreme_layer(shares_packed[:, :, cls])
-top_sep, top_cls = sep_top[0], cls_top[0]
-over_half = [
-    l + 1
-    for l in compute.above_threshold(shares_packed[:, :, sep], 0.5)["above"]
-]
-print(
-    f"This model ({loaded.choice.name}), packed pairs ({len(packed)} inputs,"
-    f" median {quartiles([t.seq_len for t in packed])[1]:.0f} tokens):"
-)
-for k, (top, tied) in ((sep, sep_top), (cls, cls_top)):
-    name = compute.TOKEN_CLASSES[k]
-    print(
-        f"  largest {name} share {ci_packed[k][top].percent()} at layer"
-        f" {top + 1}; not shown different from it (paired, Holm over {L - 1}"
-        f" comparisons): layers {[j + 1 for j in tied]}"
-    )
-    rest = [j for j in range(L) if j not in tied]
-    if rest:
-        near = max(rest, key=lambda j: float(shares_packed[:, j, k].mean()))
-        diff = cautious_paired_difference_ci(
-            shares_packed[:, near, k], shares_packed[:, top, k]
-        )
-        print(
-            f"    closest other layer {near + 1}:"
-            f" {ci_packed[k][near].percent()}, paired difference "
-            f"{diff.percent(2)}"
-        )
-    print(
-        f"    at layer {top + 1}, share / uniform share: packed"
-        f" {ci_packed[k][top].estimate / uniform_packed[k]:.1f}x, short"
-        f" {ci_short[k][top].estimate / uniform_short[k]:.1f}x (short share"
-        f" {ci_short[k][top].percent()})"
-    )
-print(
-    f"  [SEP]: layers surely above half (one-sided, Holm over {L} layers):"
-    f" {over_half or 'none'}"
-)
-# [CLS] minus [SEP], paired
+layer_names = [f"layer {l}" for l in range(1, L + 1)]
+sep_rank = rank_layers(shares_packed[:, :, sep], lowest=False, unit="inputs")
+cls_rank = rank_layers(shares_packed[:, :, cls], lowest=False, unit="inputs")
+sep_half = compute.above_threshold(shares_packed[:, :, sep], 0.5)
+over_half = [l + 1 for l in sep_half["above"]]
+# [CLS] minus [SEP], paired on the same inputs
 sink = compute.compare_layers(
-    shares_packed[:, :, cls], shares_packed[:, :, sep]
+    shares_packed[:, :, cls], shares_packed[:, :, sep],
+    labels=("[CLS] share", "[SEP] share"),
 )
-print(
-    f"  [CLS] share minus [SEP] share (paired, Holm over {L} layers): larger"
-    f" in layers {sink['above'] or 'none'}, smaller in"
-    f" {sink['below'] or 'none'}, inconclusive in"
-    f" {sink['inconclusive'] or 'none'}"
+sinks_on = ("[CLS]" if len(sink["above"]) > L / 2 else
+            "[SEP]" if len(sink["below"]) > L / 2 else None)
+parts = [profile_finding(r, layer_names, what=f"the share on {c}",
+                         percent=True)
+         for r, c in ((sep_rank, "[SEP]"), (cls_rank, "[CLS]"))]
+sink_claim = show_finding(
+    f"On the {len(packed)} packed pairs, {parts[0][0][:1].lower()}"
+    f"{parts[0][0][1:]} {parts[1][0]} [SEP] gets over half of the"
+    f" attention in {layers_phrase(over_half) if over_half else 'no layer'}"
+    f". [CLS] minus [SEP]: "
+    + compute.compare_sentence(sink, "more on [CLS]", "more on [SEP]")
+    + (". Where Clark et al. found a [SEP] sink on BERT-base, this model"
+       " sinks its attention on [CLS] instead." if sinks_on == "[CLS]" else
+       ". Like BERT-base in Clark et al., this model sinks on [SEP]."
+       if sinks_on == "[SEP]" else
+       ". Neither is this model's sink in most layers."),
+    parts[0][1] + parts[1][1]
+    + ["[SEP] above one half, one-sided, Bonferroni over the layers: "
+       + "; ".join(f"layer {l + 1} {iv.percent()}"
+                   for l, iv in enumerate(sep_half["intervals"]))]
+    + ["[CLS] minus [SEP] share, paired:"]
+    + [v.text for v in sink["verdicts"]],
 )
-print(
-    "  so where Clark et al. found a [SEP] sink, this model has a [CLS] sink"
-    " instead"
-    if len(sink["above"]) > L / 2
-    else (
-        "  so this model, like BERT-base in Clark et al., sinks more on [SEP]"
-        if len(sink["below"]) > L / 2
-        else (
-            "  so neither [CLS] nor [SEP] is shown to be this model's sink in"
-            " most layers"
-        )
+for k, rank in ((sep, sep_rank), (cls, cls_rank)):
+    top = rank.extreme
+    packed_x = ci_packed[k][top].estimate / uniform_packed[k]
+    short_x = ci_short[k][top].estimate / uniform_short[k]
+    print(
+        f"{compute.TOKEN_CLASSES[k]} at layer {top + 1}, share / uniform"
+        f" share: packed {packed_x:.1f}x, short {short_x:.1f}x"
     )
-)
 print(
     f"Like for like in input format only. Still different: {L} layers here,"
     f" {BERT_BASE_SIZES[0]} in BERT-base; {len(packed)} packed inputs here,"
@@ -418,18 +395,81 @@ print(
 )
 
 # %% [markdown]
+# **BERT's architecture, or this checkpoint's training?** A `[CLS]` sink where BERT-base has a
+# `[SEP]` sink could come from this checkpoint's history (attention distilled, then contrastive
+# training) rather than from BERT. The same shares on **course-mini** (`load_model("course-mini")`,
+# model card `data/course_mini/README.md`), pre-trained by the course with BERT's own objectives,
+# masked-LM and next-sentence prediction: packed pairs built with its own tokenizer, up to its 128
+# tokens. What it cannot tell: course-mini is tiny (4 layers of 4 heads), has seen only Shakespeare
+# and the King James Bible (our sentences are far outside it) and differs from BERT-base in size
+# too, so agreement or disagreement points at training *or* size; its layer numbers map to
+# neither model's.
+
+# %%
+from helpers.model.loading import COURSE_MINI
+
+mini_sink = None
+if loaded.choice.name == COURSE_MINI:
+    print("The loaded model is course-mini itself: nothing to compare.")
+else:
+    mini_tok, mini_model = load_model(COURSE_MINI)
+    mini_packed = [
+        trace_text(mini_tok, mini_model, a, b)
+        for a, b in compute.packed_pairs(pairs, mini_tok, max_tokens=128)
+    ]
+    mini_shares = compute.attention_shares_per_sentence(mini_packed)
+    mini_uniform = torch.stack(
+        [compute.uniform_shares(t) for t in mini_packed]).mean(0)
+    mini_sink = compute.compare_layers(
+        mini_shares[:, :, cls], mini_shares[:, :, sep],
+        labels=("[CLS] share", "[SEP] share"))
+    mini_ci = [bootstrap_ci(mini_shares[:, :, k]) for k in (cls, sep)]
+    L_mini = mini_shares.shape[1]
+    mini_table = show_table(
+        [
+            {"layer": l + 1}
+            | {f"{who}: {c}": (ivs[l].percent() if l < len(ivs) else "")
+               for who, per_class in (
+                   ("course-mini", dict(zip(("[CLS]", "[SEP]"), mini_ci))),
+                   (loaded.choice.name, {"[CLS]": ci_packed[cls],
+                                         "[SEP]": ci_packed[sep]}))
+               for c, ivs in per_class.items()}
+            for l in range(max(L, L_mini))
+        ],
+        index="layer",
+        title=f"share of attention on [CLS] and [SEP], packed pairs, mean"
+        f" [95 % CI over the inputs]; even spread: course-mini"
+        f" {mini_uniform[cls]:.1%} / {mini_uniform[sep]:.1%}, this model"
+        f" {uniform_packed[cls]:.1%} / {uniform_packed[sep]:.1%}",
+    )
+    mini_on = ("[CLS]" if len(mini_sink["above"]) > L_mini / 2
+               else "[SEP]" if len(mini_sink["below"]) > L_mini / 2
+               else None)
+    mini_claim = show_finding(
+        f"On course-mini ({len(mini_packed)} packed pairs), [CLS] minus"
+        f" [SEP]: "
+        + compute.compare_sentence(mini_sink, "more on [CLS]",
+                                   "more on [SEP]")
+        + f". It sinks on {mini_on or 'neither in most layers'}, this model"
+        f" on {sinks_on or 'neither'}: "
+        + ("the two agree, so BERT's own objectives can give this sink."
+           if mini_on == sinks_on else
+           "they disagree, so this model's sink comes from its training"
+           " (or size), not from BERT's architecture alone."),
+        [v.text for v in mini_sink["verdicts"]],
+    )
+
+# %% [markdown]
 # Clark et al.'s pattern is about single heads: their Fig. 2 plots each head's mean attention
 # on `[CLS]`, with no cut-off. Per head we take its `[CLS]` share, the mean over all queries of
-# an input (`compute.head_key_share`), with a bootstrap interval over the packed inputs. The
-# popular claim says *most* of a head's weight, so we count what it says: heads whose mean share
-# is above one half, and heads **surely** above one half by a one-sided test per head (the larger
-# of the bootstrap's and the Student-t test's p) Holm-adjusted over all $L \times A$ heads
-# (`compute.above_threshold`), since that many heads are tested at once. A looser count is
-# printed beside them, labelled as such: heads surely above 10x the uniform share $1/n$
-# (`compute.head_key_ratio`), which on these inputs is only about a tenth of a head's attention,
-# not "most". The figure shows every head, as their strip plot does.
+# an input (`compute.head_key_share`), with its interval over the packed inputs. The popular claim
+# says *most* of a head's weight, so we count what it says: heads whose mean share is above one
+# half, and heads **clearly** above one half, every head tested at once (`compute.above_threshold`).
+# A looser count is printed beside them, labelled as such: heads clearly above 10x the uniform share
+# $1/n$ (`compute.head_key_ratio`), which on these inputs is only about a tenth of a head's
+# attention, not "most". The figure shows every head, as their strip plot does.
 
-# %% mystnb={"figure": {"caption": "Each head's share of attention on `[CLS]` (mean over all queries of an input, then over the packed pairs): one dot per head, grouped by encoder layer, with its 95 % bootstrap interval over the inputs. Dashed line: one half, what 'most of a head's attention' needs. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-05-head-cls-strip"}}
+# %% mystnb={"figure": {"caption": "Each head's share of attention on `[CLS]` (mean over all queries of an input, then over the packed pairs): one dot per head, grouped by encoder layer, with the interval its test reads (every head tested at once, so wider than a 95 % CI). Dashed line: one half, what 'most of a head's attention' needs. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-05-head-cls-strip"}}
 print(
     "Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<="
     " 128 tokens): over half of the attention on [SEP] in layers 6-10; early"
@@ -437,81 +477,85 @@ print(
 )
 # [n, L, A]: each head's share of attention on [CLS]
 head_share = compute.head_key_share(packed, key=0)
-# per layer: one interval per head
-head_ci = [bootstrap_ci(head_share[:, l]) for l in range(L)]
+# every head tested at once against one half: the intervals the test reads
+half_heads = compute.heads_above(head_share, 0.5)
+head_ci = [half_heads["intervals"][l * A:(l + 1) * A] for l in range(L)]
 ax = plots.plot_head_strip(
     head_ci,
     reference=0.5,
     reference_label="one half (the claim)",
     ylabel="share on [CLS]",
     title="each head's share of attention on [CLS], packed pairs",
+    interval_label="one head (mean, interval of the test over all heads)",
 )
 plt.show()
 
 # %%
 # mean share above one half
 heads_on_cls = (head_share.mean(0) > 0.5).sum(-1).tolist()
-# column l * A + h
-surely_half = compute.above_threshold(
-    head_share.reshape(len(packed), L * A), 0.5
-)["above"]
-surely_10x = compute.above_threshold(
-    compute.head_key_ratio(packed, key=0).reshape(len(packed), L * A), 10.0
-)["above"]
-heads_surely_half, heads_10x = (
-    [sum(j // A == l for j in cols) for l in range(L)]
-    for cols in (surely_half, surely_10x)
+# every head tested at once (half_heads: above)
+heads_10x = compute.heads_above(compute.head_key_ratio(packed, key=0), 10.0)
+heads_surely_half, heads_over_10x = (
+    half_heads["per_layer"], heads_10x["per_layer"]
 )
 # 10x uniform as a share, at the median length
 share_10x = 10.0 / quartiles([t.seq_len for t in packed])[1]
 share_cls = bootstrap_ci(
     shares_packed[:, :, compute.TOKEN_CLASSES.index("[CLS]")]
 )
-print(
-    f"heads on [CLS] per layer (of {A}; {len(packed)} packed inputs; 'surely':"
-    f" one-sided, Holm over all {L * A} heads). 10x uniform is about"
-    f" {share_10x:.0%} of a head's attention at the median length: a looser"
-    " count, not 'most'."
-)
 cls_head_table = show_table(
     [
         {
             "layer": l + 1,
             "mean share > ½": heads_on_cls[l],
-            "surely > ½": heads_surely_half[l],
-            "surely > 10x uniform": heads_10x[l],
-            "largest head's share": max(
-                head_ci[l], key=lambda c: c.estimate
-            ).percent(0),
+            "clearly > ½": heads_surely_half[l],
+            "clearly > 10x uniform": heads_over_10x[l],
+            "largest head's share": (
+                f"{max(c.estimate for c in head_ci[l]):.0%}"),
             "all heads' share": share_cls[l].percent(0),
         }
         for l in range(L)
     ],
     index="layer",
-    title=(
-        f"in all: {sum(heads_on_cls)} of {L * A} heads with mean share > ½,"
-        f" {sum(heads_surely_half)} surely"
-    ),
+    title=f"heads on [CLS] per layer (of {A}), {len(packed)} packed inputs",
+)
+cls_heads_claim = show_finding(
+    f"{sum(heads_surely_half)} of the {L * A} heads"
+    f" {'puts' if sum(heads_surely_half) == 1 else 'put'} clearly more than"
+    f" half of their attention on [CLS] ({sum(heads_on_cls)} do on average"
+    f" over the inputs): "
+    + ("; ".join(f"layer {l + 1}: {n}" for l, n in
+                 enumerate(heads_surely_half) if n) or "none")
+    + f". By a looser count, {sum(heads_over_10x)} give it clearly more than"
+    f" 10x an even share, which here is only about {share_10x:.0%} of a"
+    " head's attention, not 'most'.",
+    [f"per head, one-sided test against one half, Bonferroni over all"
+     f" {L * A} heads; clearly above: {half_heads['heads'] or 'none'}",
+     f"10x uniform, the same test: {len(heads_10x['heads'])} heads"],
 )
 
 # %% [markdown]
-# Clark et al.'s Fig. 2 has a third finding: **deep heads attend to periods and commas**. Those
-# tokens are already among our punctuation; here are the two alone (`compute.head_token_share`,
-# which also gives their uniform share per input). Per layer, heads averaged: the share on periods
-# and commas with its interval over the packed inputs, that share ÷ its uniform share, and the
-# largest single head. The deepest layers are the upper half of the $L$; the finding holds here if
-# the largest ratio, with every layer not shown different from it (paired, Holm,
-# `compute.extreme_layer`), lies in the upper half and is surely above uniform there (one-sided,
-# Holm over the layers, `compute.above_threshold`).
+# Clark et al.'s Fig. 2 has a third finding: **deep heads attend to periods and commas**. It is a
+# claim about single heads, so it is tested per head. First the floor, stated before measuring: a
+# head *attends to periods and commas* when it gives them at least **twice** what evenly spread
+# attention would (`PUNCT_FLOOR` below; their share ÷ their uniform share, which
+# `compute.head_token_share` gives per input). A head counts when it is clearly above that floor,
+# every head tested at once (`compute.heads_above`); the claim holds here when such heads exist
+# and more of them sit in the upper half of the $L$ layers than in the lower
+# (`compute.deep_heads_verdict`). Per layer, heads averaged, the table shows the share itself,
+# that ratio and the largest single head.
 
 # %%
+PUNCT_FLOOR = 2.0  # stated before measuring: twice the uniform share
 # [n, L, A], [n]
 pc_share, pc_uniform = compute.head_token_share(packed, tokens=(".", ","))
 keep = pc_uniform > 0  # inputs that hold a period or a comma
-# [n, L]: heads averaged, ÷ uniform share
-pc_ratio = pc_share[keep].mean(-1) / pc_uniform[keep, None]
+# [n, L, A]: each head's share ÷ that input's uniform share
+pc_head_ratio = pc_share[keep] / pc_uniform[keep, None, None]
+pc_ratio = pc_head_ratio.mean(-1)  # [n, L]: heads averaged
 pc_ci = bootstrap_ci(pc_share[keep].mean(-1))
 pc_ratio_ci = bootstrap_ci(pc_ratio)
+punct_heads = compute.heads_above(pc_head_ratio, PUNCT_FLOOR)
 pc_table = show_table(
     [
         {
@@ -519,26 +563,46 @@ pc_table = show_table(
             "periods and commas": pc_ci[l].percent(),
             "x uniform": pc_ratio_ci[l].format(".2f"),
             "largest head": f"{pc_share[keep][:, l].mean(0).max():.0%}",
+            f"heads clearly > {PUNCT_FLOOR:g}x uniform": (
+                punct_heads["per_layer"][l]),
         }
         for l in range(L)
     ],
     index="layer",
-    title="Share of the attention on periods and commas (heads averaged;"
-    " packed pairs, mean [95 % bootstrap interval over the inputs]), that"
-    " share ÷ its uniform share, and the largest single head's share",
+    title="Attention on periods and commas, packed pairs, heads averaged:"
+    " share and share ÷ its uniform share, mean [95 % CI over the inputs];"
+    " the largest single head; heads clearly above the floor",
 )
-pc_top, pc_tied = compute.extreme_layer(pc_ratio)
-pc_above = [l + 1 for l in compute.above_threshold(pc_ratio, 1.0)["above"]]
-deep_punct = compute.deep_layers_verdict(pc_top, pc_tied, pc_above, L)
-print(
-    f"largest ratio at layer {pc_top + 1}; not shown different from it"
-    f" (paired, Holm over {L - 1} comparisons): {[j + 1 for j in pc_tied]};"
-    f" surely above uniform (one-sided, Holm over {L} layers):"
-    f" {pc_above or 'none'}; upper half: layers"
-    f" {[l for l in range(1, L + 1) if l > L / 2]}. 'Deep heads attend to"
-    " periods and commas', read as 'their enrichment over uniform peaks in"
-    f" the upper half': {deep_punct} here ({int(keep.sum())} packed inputs;"
-    f" Clark et al., BERT-base: {paper.label})."
+
+# %% mystnb={"figure": {"caption": "Each head's attention on periods and commas divided by their uniform share (mean over the packed pairs that hold one): one dot per head, grouped by encoder layer, with the interval its test reads (every head tested at once, so wider than a 95 % CI). Dashed line: the floor stated first, twice the uniform share. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-05-head-punct-strip"}}
+punct_ci = [punct_heads["intervals"][l * A:(l + 1) * A] for l in range(L)]
+ax = plots.plot_head_strip(
+    punct_ci,
+    reference=PUNCT_FLOOR,
+    reference_label=f"{PUNCT_FLOOR:g}x uniform (the floor)",
+    ylabel="share ÷ uniform share",
+    title="each head's attention on periods and commas ÷ uniform",
+    interval_label="one head (mean, interval of the test over all heads)",
+)
+plt.show()
+
+# %%
+per = punct_heads["per_layer"]
+upper = sum(c for l, c in enumerate(per, start=1) if l > L / 2)
+deep_punct = compute.deep_heads_verdict(per)
+punct_claim = show_finding(
+    f"{sum(per)} of the {L * A} heads"
+    f" {'gives' if sum(per) == 1 else 'give'} periods and commas clearly more"
+    f" than {PUNCT_FLOOR:g}x their even share, {upper} of them in the upper"
+    f" half of the layers and {sum(per) - upper} in the lower: 'deep heads"
+    f" attend to periods and commas' {deep_punct} here"
+    f" ({int(keep.sum())} packed inputs; Clark et al. measured BERT-base).",
+    [f"per head, one-sided test of share ÷ uniform against {PUNCT_FLOOR:g},"
+     f" Bonferroni over all {L * A} heads; clearly above (layer, head):"
+     f" {punct_heads['heads'] or 'none'}",
+     "heads averaged, per layer: "
+     + "; ".join(f"layer {l + 1} {iv.format('.2f')}x"
+                 for l, iv in enumerate(pc_ratio_ci))],
 )
 
 # %% [markdown]
@@ -552,9 +616,9 @@ print(
 # below computes, per class and layer, whether the "share ÷ uniform share" of the short and
 # the packed pairs differ. A packed input is made of short pairs, so the comparison is **paired**:
 # each packed input against the mean of its own pairs read as short inputs (`members`), the same
-# sentences at two lengths (`compute.compare_layers`: the cautious paired p-value, Holm-adjusted
-# over the $L$ layers of a class; the packed input is the unit resampled). Where they differ,
-# dividing by $k/n$ has not made the two lengths comparable.
+# sentences at two lengths (`compute.compare_layers`, every layer of a class read at once; the
+# packed input is the unit resampled). Where they differ, dividing by $k/n$ has not made the two
+# lengths comparable.
 
 # %%
 med_short, med_packed = (
@@ -568,32 +632,42 @@ print(
 # [n, 4], per input
 uni_s = torch.stack([compute.uniform_shares(t) for t in short])
 uni_p = torch.stack([compute.uniform_shares(t) for t in packed])
-length_differs, length_rows = {}, {}
+length_differs, length_rows, length_text = {}, {}, []
 for k, c in enumerate(compute.TOKEN_CLASSES):
     short_ratio = shares_short[:, :, k] / uni_s[:, k:k + 1]  # [n_short, L]
     # each packed input's pairs, read short
     as_short = torch.stack([short_ratio[m].mean(0) for m in members])
     # paired on the same sentences
     d = compute.compare_layers(
-        as_short, shares_packed[:, :, k] / uni_p[:, k : k + 1]
+        as_short, shares_packed[:, :, k] / uni_p[:, k : k + 1],
+        labels=("short", "packed"),
     )
     length_differs[c] = d["above"] + d["below"]
-    length_rows[c] = [x.format(".2f") for x in d["intervals"]]
-print(
-    "layers where the ratios of the two lengths differ (paired over"
-    f" {len(packed)} packed inputs and their own {sum(map(len, members))}"
-    " short pairs, Holm over the layers of each class): "
-    + "; ".join(
-        f"{c} {sorted(v) or 'none'}" for c, v in length_differs.items()
-    )
-)
+    length_rows[c] = [f"{x.estimate:+.2f}" for x in d["intervals"]]
+    length_text += [f"{c}:"] + [v.text for v in d["verdicts"]]
 length_table = show_table(
     [
         {"layer": l + 1} | {c: v[l] for c, v in length_rows.items()}
         for l in range(L)
     ],
     index="layer",
-    title="share ÷ uniform share, short minus packed, mean [95 % CI]",
+    title="share ÷ uniform share, short minus packed inputs (the same"
+    " sentences), mean per layer",
+)
+same_everywhere = [c for c, v in length_differs.items() if not v]
+length_claim = show_finding(
+    ("Dividing by the even share does not make the two lengths comparable:"
+     " the short and packed ratios differ for "
+     + "; ".join(f"{c} in {layers_phrase(v)}"
+                 for c, v in length_differs.items() if v)
+     + (f"; we cannot tell for {names_phrase(same_everywhere)}"
+        if same_everywhere else "")
+     if len(same_everywhere) < len(length_differs) else
+     "We cannot tell whether the short and packed ratios differ, for any"
+     " class")
+    + f" ({len(packed)} packed inputs and their own"
+    f" {sum(map(len, members))} short pairs).",
+    length_text,
 )
 
 # %% [markdown]
@@ -654,10 +728,10 @@ print(
 # rescaled to sum to 1; `compute.norm_attention_shares_layer`), on the packed pairs. A simpler
 # per-head variant, $\lVert\alpha^h_{ij} f_h(x_j)\rVert$ with each head's row rescaled and the
 # heads then averaged (`compute.norm_attention_shares`), weighs every head equally and lets no
-# head cancel another; it is drawn too, and its verdicts printed beside, but **the verdicts and the
+# head cancel another; it is drawn too, and its verdicts folded beside, but **the verdicts and the
 # prose below read the layer-level measure**, the paper's. Per class and layer each is compared
-# with the weight share on the same inputs (`compute.compare_layers`: the cautious paired p-value,
-# Holm-adjusted over the $L$ layers of the class):
+# with the weight share on the same inputs (`compute.compare_layers`, every layer of a class read
+# at once):
 
 # %%
 norm_packed = torch.stack([
@@ -683,12 +757,12 @@ kobayashi_table = show_table(
         for l in range(L)
     ],
     index="layer",
-    title="Share on each kind of key, packed pairs, mean [95 % bootstrap"
-    " interval over the inputs]: attention weight and Kobayashi et al.'s"
-    " norm-based share (layer level, heads summed before the norm)",
+    title="Share on each kind of key, packed pairs, mean [95 % CI over the"
+    " inputs]: attention weight and Kobayashi et al.'s norm-based share"
+    " (layer level, heads summed before the norm)",
 )
 
-# %% mystnb={"figure": {"caption": "Share on each kind of key per encoder layer, packed pairs, three ways: attention weights $\\alpha$ (blue), Kobayashi et al.'s layer-level norm $\\lVert\\sum_h \\alpha f_h(x)\\rVert$ (orange) and a per-head variant $\\lVert\\alpha f_h(x)\\rVert$ (green), rows rescaled to sum to 1. Bands: 95 % bootstrap intervals over inputs; red dashed: even-spread share $k/n$. Compare orange with blue.", "name": "fig-05-weight-vs-norm"}}
+# %% mystnb={"figure": {"caption": "Share on each kind of key per encoder layer, packed pairs, three ways: attention weights $\\alpha$ (blue), Kobayashi et al.'s layer-level norm $\\lVert\\sum_h \\alpha f_h(x)\\rVert$ (orange) and a per-head variant $\\lVert\\alpha f_h(x)\\rVert$ (green), rows rescaled to sum to 1. Bands: 95 % CIs over inputs; red dashed: even-spread share $k/n$. Compare orange with blue.", "name": "fig-05-weight-vs-norm"}}
 plots.plot_class_shares(
     {
         "weight α": shares_packed,
@@ -709,34 +783,29 @@ fnorms = compute.value_norms_by_class(packed, model)  # [n, L, 4]
 norm_vs_weight, head_vs_weight = {}, {}
 for c, k in kinds.items():
     norm_vs_weight[c] = compute.compare_layers(
-        norm_packed[:, :, k], shares_packed[:, :, k]
+        norm_packed[:, :, k], shares_packed[:, :, k],
+        labels=("norm-based", "weight share"),
     )
     head_vs_weight[c] = compute.compare_layers(
         norm_head_packed[:, :, k], shares_packed[:, :, k]
     )
-for c, where in norm_vs_weight.items():
-    per_head = head_vs_weight[c]
-    print(
-        f"{c}, norm-based (layer) share vs weight share (paired, {len(packed)}"
-        f" inputs, Holm over {L} layers): smaller in layers"
-        f" {where['below'] or 'none'}; larger in {where['above'] or 'none'};"
-        f" inconclusive in {where['inconclusive'] or 'none'} | per-head"
-        f" variant: smaller in {per_head['below'] or 'none'}, larger in"
-        f" {per_head['above'] or 'none'}"
-    )
 follow = [c for c, w in norm_vs_weight.items() if len(w["below"]) == L]
-other = {c: w["above"] for c, w in norm_vs_weight.items() if w["above"]}
-print(
-    f"Kobayashi et al. (2020, BERT-base; {paper.label}): the shares of [CLS],"
-    " [SEP] and punctuation shrink once ||f(x)|| counts. This model: smaller"
-    f" in every layer for {follow or 'none of them'}"
-    + (
-        "; the opposite (larger) for "
-        + ", ".join(f"{c} in layers {v}" for c, v in other.items())
-        if other
-        else ""
-    )
-    + "."
+norm_claim = show_finding(
+    "Counting what each key passes on (Kobayashi et al.'s norm-based"
+    " share) instead of its weight, the share is "
+    + "; ".join(f"for {c}, {compute.compare_sentence(w, 'larger', 'smaller')}"
+                for c, w in norm_vs_weight.items())
+    + f". Kobayashi et al. (2020, BERT-base; {paper.label}) found all three"
+    " shrink; here "
+    + (f"only {names_phrase(follow)} shrinks in every layer." if follow
+       else "none of them shrinks in every layer."),
+    [line for c, w in norm_vs_weight.items()
+       for line in [f"{c}, norm-based (layer level) minus weight share,"
+                    f" paired over {len(packed)} inputs:"]
+       + [v.text for v in w["verdicts"]]]
+    + [f"{c}, per-head variant: "
+       + compute.compare_sentence(w, "larger", "smaller")
+       for c, w in head_vs_weight.items()],
 )
 ratio = torch.nanmean(fnorms[:, :, cls] / fnorms[:, :, 3], dim=0)
 print(
@@ -752,8 +821,8 @@ print(
 # boundaries too, inside every segment) should be enriched as well, and what `[SEP]` passes
 # on should count, i.e. its norm-based share should stay. Measured on the packed pairs, as
 # "share ÷ uniform share" (1 = no more than evenly spread attention); whether `[SEP]` gets
-# surely more than twice its uniform share is a one-sided test per layer, Holm-adjusted over the
-# $L$ layers (`compute.above_threshold`, on each input's own ratio):
+# clearly more than twice its uniform share is checked per layer, every layer at once
+# (`compute.above_threshold`, on each input's own ratio):
 
 # %%
 sep_ratio = (shares_packed[:, :, sep] / uniform_packed[sep]).mean(0)
@@ -774,22 +843,23 @@ boundary_table = show_table(
 )
 # per input: [SEP] share ÷ that input's uniform share
 sep_excess = shares_packed[:, :, sep] / uni_p[:, sep:sep + 1]
-enriched = [l + 1 for l in compute.above_threshold(sep_excess, 2.0)["above"]]
-if enriched:
-    print(
-        "[SEP] gets surely more than twice its uniform share (one-sided, Holm"
-        f" over {L} layers) in layers {enriched}; there the norm-based share"
-        " keeps "
-        + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched)
-        + " of the weight share."
-    )
-else:
-    print(
-        "In no layer is [SEP] shown to get more than twice its uniform share"
-        f" (one-sided, Holm over {L} layers; largest per-input mean"
-        f" {sep_excess.mean(0).max():.1f}x): this model gives [SEP] no shown"
-        " excess of attention to explain, boundary or not."
-    )
+twice = compute.above_threshold(sep_excess, 2.0)
+enriched = [l + 1 for l in twice["above"]]
+boundary_claim = show_finding(
+    (f"[SEP] gets clearly more than twice its even share in"
+     f" {layers_phrase(enriched)}; there what it passes on keeps "
+     + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched)
+     + " of its weight share." if enriched else
+     "In no layer does [SEP] get clearly more than twice its even share"
+     f" (at most {sep_excess.mean(0).max():.1f}x on average): this model"
+     " gives [SEP] no excess of attention to explain, boundary or not.")
+    + f" Punctuation gets at most {float(punct_ratio.max()):.1f}x its even"
+    " share.",
+    ["per layer, one-sided test of [SEP] share ÷ uniform against 2,"
+     " Bonferroni over the layers: "
+     + "; ".join(f"layer {l + 1} {iv.format('.2f')}"
+                 for l, iv in enumerate(twice["intervals"]))],
+)
 print(
     "Clark et al. (2019, BERT-base) speculate that attention to [SEP] serves"
     " as a no-op, supported by small gradients; Kobayashi et al. (2020,"
@@ -808,7 +878,7 @@ print(
 # test says where the trained model's `[CLS]` self-attention is learned, not why. The claim
 # also says *early*: the per-layer values show where $[CLS]\to[CLS]$ is high.
 
-# %% mystnb={"figure": {"caption": "Attention of `[CLS]` on itself, averaged over heads, per encoder layer, on the short pairs: the trained model (blue) and one of the same configuration with random weights (orange), means with 95 % bootstrap bands over inputs; green diamonds: the lesson's sentence; grey dashed: uniform share $1/n$. Compare trained with random weights layer by layer.", "name": "fig-05-cls-self-attention-trained-vs-random"}}
+# %% mystnb={"figure": {"caption": "Attention of `[CLS]` on itself, averaged over heads, per encoder layer, on the short pairs: the trained model (blue) and one of the same configuration with random weights (orange), means with 95 % CI bands over inputs; green diamonds: the lesson's sentence; grey dashed: uniform share $1/n$. Compare trained with random weights layer by layer.", "name": "fig-05-cls-self-attention-trained-vs-random"}}
 untrained = compute.untrained_like(model, seed=0)
 random_traces = [
     trace_text(tokenizer, untrained, a, b)
@@ -837,43 +907,50 @@ plt.show()
 
 # %% [markdown]
 # Per layer, with the trained-minus-random difference measured on each input (paired,
-# `compute.compare_layers`: Holm over the $L$ layers), the highest layer with every layer not
-# shown different from it, and the layers surely above one half (one-sided, Holm):
+# `compute.compare_layers`), the highest layer with every layer that could be just as high, and
+# the layers clearly above one half:
 
 # %%
 t_ci, r_ci = bootstrap_ci(self_trained), bootstrap_ci(self_random)
-trained_vs_random = compute.compare_layers(self_trained, self_random)
+trained_vs_random = compute.compare_layers(
+    self_trained, self_random, labels=("trained", "random weights")
+)
 self_table = show_table(
     [
         {
             "layer": str(l + 1),
             "trained": t_ci[l].percent(),
             "random weights": r_ci[l].percent(),
-            "paired difference": trained_vs_random["intervals"][l].percent(),
+            "trained minus random": (
+                f"{trained_vs_random['intervals'][l].estimate:+.1%}"),
         }
         for l in range(L)
     ],
     index="layer",
     title="[CLS] -> [CLS] attention (heads averaged), short pairs, mean [95 %"
-    " bootstrap interval over the inputs]; paired difference: trained minus"
-    " random weights on the same inputs (the cautious paired interval);"
-    f" uniform 1/n = {inv_n:.1%}",
+    " CI over the inputs], and trained minus random weights on the same"
+    f" inputs; uniform 1/n = {inv_n:.1%}",
 )
 learned = sorted(trained_vs_random["above"] + trained_vs_random["below"])
-peak, peak_tied = compute.extreme_layer(self_trained)
-self_over_half = [
-    l + 1 for l in compute.above_threshold(self_trained, 0.5)["above"]
-]
-print(
-    "Layers where the trained model's [CLS] self-attention differs from the"
-    f" random-weight one (same {len(short)} inputs, paired, Holm over {L}"
-    f" layers): {learned or 'none'}; inconclusive in"
-    f" {trained_vs_random['inconclusive'] or 'none'}."
+self_rank = rank_layers(self_trained, lowest=False, unit="inputs")
+self_half = compute.above_threshold(self_trained, 0.5)
+self_over_half = [l + 1 for l in self_half["above"]]
+sentence, details = profile_finding(
+    self_rank, layer_names, what="[CLS]'s attention on itself", percent=True
 )
-print(
-    f"Trained [CLS] -> [CLS] is highest at layer {peak + 1}; not shown"
-    f" different from it (paired, Holm): {[j + 1 for j in peak_tied]}; surely"
-    f" above half (one-sided, Holm) in layers {self_over_half or 'none'}."
+self_claim = show_finding(
+    f"{sentence} It is clearly above half in "
+    + (layers_phrase(self_over_half) if self_over_half else "no layer")
+    + " and differs from the random-weight model (about 1/n by"
+    " construction) in "
+    + ("every layer" if len(learned) == L else
+       layers_phrase(learned) if learned else "no layer we can tell")
+    + f" ({len(short)} short pairs).",
+    details + ["trained minus random weights, paired:"]
+    + [v.text for v in trained_vs_random["verdicts"]]
+    + ["above one half, one-sided, Bonferroni over the layers: "
+       + "; ".join(f"layer {l + 1} {iv.percent()}"
+                   for l, iv in enumerate(self_half["intervals"]))],
 )
 
 # %% [markdown]
@@ -919,7 +996,7 @@ print(
 # Per layer, heads averaged: the data sets with their intervals, `SENTENCE` as markers and
 # uniform attention (1) as the reference.
 
-# %% mystnb={"figure": {"caption": "Attention entropy \u00f7 $\\log n$ averaged over heads, per encoder layer: means over the packed and the short pairs with 95 % bootstrap bands over inputs; green diamonds: the lesson's sentence; dashed at 1: evenly spread attention. The y axis need not start at 0. Find the most focused layers and compare the two input lengths.", "name": "fig-05-entropy-by-layer"}}
+# %% mystnb={"figure": {"caption": "Attention entropy \u00f7 $\\log n$ averaged over heads, per encoder layer: means over the packed and the short pairs with 95 % CI bands over inputs; green diamonds: the lesson's sentence; dashed at 1: evenly spread attention. The y axis need not start at 0. Find the most focused layers and compare the two input lengths.", "name": "fig-05-entropy-by-layer"}}
 # [n, L]
 ent_short = torch.stack(
     [compute.normalized_entropy(t).mean(-1) for t in short]
@@ -939,7 +1016,7 @@ plt.show()
 
 # %%
 e_packed = bootstrap_ci(ent_packed.mean(-1))
-focused, focused_tied = compute.extreme_layer(ent_packed.mean(-1), lowest=True)
+entropy_rank = rank_layers(ent_packed.mean(-1), lowest=True, unit="inputs")
 entropy_table = show_table(
     [{"layer": l + 1, "entropy ÷ log n": str(e_packed[l])} for l in range(L)],
     index="layer",
@@ -948,24 +1025,16 @@ entropy_table = show_table(
         " mean [95 % CI]"
     ),
 )
-print(
-    f"lowest mean entropy on the {len(packed)} packed pairs: layer"
-    f" {focused + 1} ({e_packed[focused]}); not shown different from it"
-    " (paired over the same inputs, the larger of the bootstrap and Student-t"
-    f" p, Holm over {L - 1} comparisons): layers"
-    f" {[j + 1 for j in focused_tied]}"
+sentence, details = profile_finding(
+    entropy_rank, layer_names, what="the mean entropy ÷ log n",
+    highest=False,
 )
-rest = [j for j in range(L) if j not in focused_tied]
-if rest:
-    near = min(rest, key=lambda j: e_packed[j].estimate)
-    gap = cautious_paired_difference_ci(
-        ent_packed.mean(-1)[:, near], ent_packed.mean(-1)[:, focused]
-    )
-    print(
-        f"closest other layer {near + 1} ({e_packed[near]}): paired difference"
-        f" {gap.format('.2e')} ({len(packed)} inputs; bootstrap widened to the"
-        " Student-t interval)"
-    )
+entropy_claim = show_finding(
+    f"On the {len(packed)} packed pairs, {sentence[:1].lower()}{sentence[1:]}"
+    " The most focused layers are those whose heads look at the fewest"
+    " keys.",
+    details,
+)
 
 # %% [markdown]
 # ## Previous-token and next-token heads
@@ -1067,37 +1136,33 @@ from IPython.display import display
 
 best_prev = compute.best_head(prev)
 rows = compute.claim_rows(
-    sep_ci=ci_packed[sep],
-    sep_top=sep_top,
-    cls_top=cls_top,
+    sep_rank=sep_rank,
+    cls_rank=cls_rank,
+    sep_over_half=over_half,
+    sink=sink,
     uniform_sep=float(uniform_packed[sep]),
+    punct_heads=punct_heads,
+    punct_floor=PUNCT_FLOOR,
+    length_differs=length_differs,
     heads_on_cls=heads_on_cls,
     heads_surely_half=heads_surely_half,
-    heads_over_threshold=heads_10x,
+    heads_over_threshold=heads_over_10x,
     head_threshold=10.0,
     threshold_share=share_10x,
     n_heads=A,
     norm_vs_weight=norm_vs_weight,
-    length_differs=length_differs,
-    weight_cls=bootstrap_ci(shares_packed[:, :, cls]),
-    norm_cls=bootstrap_ci(norm_packed[:, :, cls]),
     sep_ratio=sep_ratio,
     punct_ratio=punct_ratio,
     sep_norm=sep_norm,
     self_trained=t_ci,
-    self_random=r_ci,
     self_learned=learned,
+    self_over_half=self_over_half,
     prev_head=best_prev[:2],
     prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]),
-    sep_over_half=over_half,
-    self_over_half=self_over_half,
-    sink=sink,
-    punct_rank=(pc_top, pc_tied),
-    punct_above=pc_above,
-    punct_ratio_ci=pc_ratio_ci,
+    other=None if mini_sink is None else ("course-mini", mini_sink),
 )
 claims = pd.DataFrame(
-    rows,
+    [r[:3] for r in rows],
     columns=[
         "popular claim",
         f"this model ({loaded.choice.name}), live",
@@ -1106,26 +1171,36 @@ claims = pd.DataFrame(
 )
 with pd.option_context("display.max_colwidth", None):
     display(claims)
+display(Claim(f"The evidence behind the {len(rows)} rows:",
+              [f"{r[0]}: {r[3]}" for r in rows]))
 
 # %% [markdown]
 # ## Summary
 #
 # * Read attention shares against the uniform share $k/n$: it is the reference, but it does
-#   not remove every length effect (the printout says for which classes and layers the short
+#   not remove every length effect (the claims say for which classes and layers the short
 #   and packed ratios still differ, paired on the same sentences); the packed pairs match Clark
 #   et al.'s (2019, BERT-base) input format, not their model, training or number of inputs (all
-#   printed), and the printout says whether this model sinks its attention on `[CLS]` or `[SEP]`
-#   and where periods and commas draw the most.
+#   printed).
+# * A claim about heads is tested per head, against an effect size stated before measuring
+#   (twice the uniform share for periods and commas), with every head tested at once.
 # * Norm-based attention (Kobayashi et al. 2020, BERT-base; their layer-level norm, heads summed
-#   first) weighs each key by the size of what
-#   it passes on; the printout says for which of `[CLS]`, `[SEP]` and punctuation it is smaller
-#   or larger than the weight share in your model.
-# * Verdicts on the packed pairs rest on few inputs (printed beside them); a difference whose
-#   interval includes 0 is "inconclusive", never "no difference", and where many layers or heads
-#   are tested at once the verdicts are Holm-adjusted.
+#   first) weighs each key by the size of what it passes on.
+# * This checkpoint's attention was itself a training target (MiniLM distils its teacher's
+#   self-attention), so its sinks need a second opinion: course-mini, trained with BERT's own
+#   objectives, shows the same measure.
 # * Entropy divided by $\log n$ separates focused heads from broad ones across lengths;
 #   offset scores find previous-token and next-token heads.
 #
+# In this run (generated from the numbers above):
+
+# %%
+for c in [sink_claim, punct_claim, cls_heads_claim, norm_claim]:
+    print(f"* {c.sentence}")
+if mini_sink is not None:
+    print(f"* {mini_claim.sentence}")
+
+# %% [markdown]
 # ## Exercises
 #
 # Each exercise starts with its rating: how hard it is, how much it matters for

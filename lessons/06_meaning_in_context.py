@@ -28,21 +28,24 @@
 # tokens of a sentence a token is closest to as it climbs the stack.
 #
 # Every per-layer statistic is measured over the ambiguous words of the course data (printed
-# below), with a bootstrap 95 % interval that resamples **words**: a word's sentences share its
-# sense centroids, so they are not independent. Where a statistic peaks is never one layer read
-# off the means: the layers are compared on the same words (a paired bootstrap), the comparisons
-# with the peak are Holm-adjusted, and every layer not shown different from the peak is named
-# ("not shown different", never "the same"). An interval that includes 0 is inconclusive. Where
-# your `SENTENCE` contains one of the words, it is placed beside the aggregate, with an interval
-# of its own.
+# below). Each measured claim is printed as one plain sentence generated from the numbers, with
+# its evidence folded in a *How we know* block beneath (click to open). The evidence resamples
+# **words**, since a word's sentences share its sense centroids and are not independent; where a
+# statistic peaks is never one layer read off the means, but the peak with every layer that "could
+# be just as high" ("could be", never "the same"); "we cannot tell" means the data do not decide.
+# Where your `SENTENCE` contains one of the words, it is placed beside the aggregate.
 #
-# Ethayarajh (2019) measured **BERT-base** (masked-LM and next-sentence pre-training). When the
-# loaded checkpoint is another one (the load cell says, with `paper_comparison` from
+# Ethayarajh (2019) measured **BERT-base** (masked-LM and next-sentence pre-training). The
+# bundled checkpoint has a longer history: all-MiniLM-L6-v2 was fine-tuned contrastively as a
+# sentence encoder from a 6-layer model that keeps **every second layer** of MiniLM-L12-H384,
+# which Wang et al. (2020, *MiniLM*) distilled from a BERT-base-sized teacher by copying its
+# self-attention. Its layer numbers therefore do not map to BERT-base's, and the self-similarity
+# profile may come from that history rather than from BERT's architecture. When the loaded
+# checkpoint is not BERT-base (the load cell says, with `paper_comparison` from
 # `helpers/model/loading.py`), the comparison is labelled "different model and training
-# objective", and the self-similarity profile may come from that checkpoint's training (the bundled
-# all-MiniLM-L6-v2 was fine-tuned contrastively as a sentence encoder), not from BERT's
-# architecture. `MODEL = "bert-base-uncased"` in the Parameters cell reruns the lesson on BERT-base
-# (it needs the Hugging Face hub).
+# objective"; a section near the end repeats the measure on **course-mini**, a small BERT the
+# course pre-trained with BERT's own objectives. `MODEL = "bert-base-uncased"` in the Parameters
+# cell reruns the lesson on BERT-base (it needs the Hugging Face hub).
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -87,11 +90,12 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # The modules used: `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py`
 # (`trace_text`), `helpers/model/tokens.py` (`is_unknown`, `longest_word`),
 # `helpers/common/data.py` (`load_polysemy`), `helpers/common/stats.py` (`Interval`,
-# `bootstrap_ci`, `accuracy_ci`, `cluster_bootstrap_ci`, `paired_difference_ci`, `verdict`,
-# `holm`: every interval and verdict below), `helpers/layerwalk/compute.py`
-# (`random_pair_cosines`, `rank_layers`, `step_verdicts`), `helpers/attention/compute.py`
-# (`above_threshold`) and this lesson's `helpers/context/compute.py` and
-# `helpers/context/plots.py`.
+# `accuracy_ci`, `cluster_bootstrap_ci`: the intervals and verdicts behind every claim),
+# `helpers/common/claims.py` (`show_finding`: a claim in plain words, its evidence folded),
+# `helpers/layerwalk/compute.py` (`random_pair_cosines`, `random_pair_units`,
+# `random_pair_intervals`, `pair_difference`, `rank_layers`, `profile_finding`),
+# `helpers/attention/compute.py` (`above_threshold`) and this lesson's
+# `helpers/context/compute.py` and `helpers/context/plots.py`.
 
 # %%
 import matplotlib.pyplot as plt
@@ -105,21 +109,17 @@ from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
 from helpers.common.tables import show_table
 from helpers.attention.compute import above_threshold
-from helpers.common.stats import (
-    Interval,
-    accuracy_ci,
-    bootstrap_ci,
-    cluster_bootstrap_ci,
-    holm,
-    paired_difference_ci,
-    verdict,
-)
+from helpers.common.claims import Claim, show_finding
+from helpers.common.stats import Interval, accuracy_ci, cluster_bootstrap_ci
 from helpers.context import compute, plots
 from helpers.layerwalk.compute import (
-    layer_mean_std,
+    names_phrase,
+    pair_difference,
+    profile_finding,
     random_pair_cosines,
+    random_pair_intervals,
+    random_pair_units,
     rank_layers,
-    step_verdicts,
 )
 from helpers.model.tokens import is_unknown, longest_word
 
@@ -221,20 +221,24 @@ print(
 # As in lesson 04, we first measure how similar two *random* tokens of different sentences
 # are at each layer (Ethayarajh, 2019, who defined this within-layer baseline):
 # similarities below only mean something above it. `random_pair_cosines` is defined in
-# `helpers/layerwalk/compute.py`; its samples give the mean and a bootstrap interval.
+# `helpers/layerwalk/compute.py`. The 500 pairs come from the 120 data sentences, so every
+# sentence sits in many pairs: the interval of each mean resamples **sentences**, not pairs
+# (`random_pair_units` names each pair's two sentences; `random_pair_intervals`).
 
 # %%
 # [500, L+1]
 baseline_samples = random_pair_cosines(traces, n_pairs=500, seed=0)
+pair_units = random_pair_units(traces, n_pairs=500, seed=0)
 baseline = baseline_samples.mean(dim=0)
-baseline_ci = bootstrap_ci(baseline_samples)
+baseline_ci = random_pair_intervals(baseline_samples, pair_units)
 baseline_table = show_table(
     [
         {"layer": "emb" if l == 0 else l, "random-pair cosine": str(ci)}
         for l, ci in enumerate(baseline_ci)
     ],
     index="layer",
-    title="random-pair cosine per layer, 500 pairs: mean [95 % interval]",
+    title="random-pair cosine per layer, 500 pairs: mean [95 % CI,"
+    " resampling sentences]",
 )
 
 # %% [markdown]
@@ -246,14 +250,10 @@ baseline_table = show_table(
 # everywhere and only the position embedding differs; the gap that opens in higher layers
 # is what context adds. Each word is a grey line; the blue line is the mean over words
 # (`plots.plot_words_and_mean`, in `helpers/context/plots.py`). The largest gap is named with
-# every layer that a **paired** comparison over the words does not show to differ from it
-# (`rank_layers`, in `helpers/layerwalk/compute.py`: each replicate resamples the same words for
-# all layers; a bootstrap p-value per layer, Holm-adjusted over the $L$ comparisons). Whether the
-# gap is above 0 at each layer is a one-sided test per layer, Holm-adjusted over the layers
-# (`above_threshold`, in `helpers/attention/compute.py`; with a dozen words it takes the larger of
-# the bootstrap's and the Student-t test's p).
+# every layer that could be just as large (`rank_layers`: the layers compared on the same words),
+# and each layer's gap is checked against 0 (`above_threshold`, in `helpers/attention/compute.py`).
 
-# %% mystnb={"figure": {"caption": "For each ambiguous word of the course data: mean cosine between uses of the same sense minus mean cosine between uses of different senses, per layer. Grey: each word; blue: mean over words, band: 95 % bootstrap interval over words; dashed: no gap. See at which layers the band lies above the dashed line.", "name": "fig-06-within-across-gap"}}
+# %% mystnb={"figure": {"caption": "For each ambiguous word of the course data: mean cosine between uses of the same sense minus mean cosine between uses of different senses, per layer. Grey: each word; blue: mean over words, band: 95 % CI resampling words; dashed: no gap. See at which layers the band lies above the dashed line.", "name": "fig-06-within-across-gap"}}
 gaps = {
     word: compute.within_across_gap(senses) for word, senses in groups.items()
 }
@@ -271,41 +271,37 @@ gap_values = torch.stack(list(gaps.values()))  # [words, L + 1]
 gap_rank = rank_layers(gap_values, lowest=False, unit="words")
 gap_ci = gap_rank.intervals
 best_gap = gap_rank.extreme
+layer_labels = ["the embeddings"] + [f"layer {l}" for l in range(1, L + 1)]
 # 0-based columns = layers
-gap_above_zero = above_threshold(gap_values, 0.0)["above"]
+gap_test = above_threshold(gap_values, 0.0)
+gap_above_zero = gap_test["above"]
 gap_table = show_table(
     [
         {
             "layer": "emb" if l == 0 else l,
-            "mean gap over words": str(ci),
-            f"minus layer {best_gap}": (
-                "-" if l == best_gap else str(gap_rank.differences[l])
-            ),
-            "Holm p": (
-                "-" if l == best_gap else f"{gap_rank.p_values[l]:.2g}"
-            ),
-            "surely > 0": "yes" if l in gap_above_zero else "not shown",
+            "mean gap over words [95 % CI]": str(ci),
         }
         for l, ci in enumerate(gap_ci)
     ],
     index="layer",
-    title=(
-        f"within- minus across-sense cosine, {len(gaps)} words: mean [95 %"
-        f" interval]; paired difference to layer {best_gap}, Holm over"
-        f" {gap_rank.family_size}; 'surely > 0': one-sided, Holm over"
-        f" {L + 1} layers"
-    ),
+    title=f"within- minus across-sense cosine, {len(gaps)} words",
 )
-print(
-    f"the mean gap is largest at layer {best_gap} ({gap_ci[best_gap]}); not"
-    f" shown different from it (paired, Holm over {gap_rank.family_size}"
-    f" comparisons): layers {gap_rank.tied}; at the embeddings it is"
-    f" {gap_ci[0]}, "
-    + (
-        "not shown different from the largest."
-        if 0 in gap_rank.tied
-        else "below the largest."
-    )
+unsure = [layer_labels[l] for l in range(L + 1) if l not in gap_above_zero]
+sentence, details = profile_finding(
+    gap_rank, layer_labels, what="the mean gap between same-sense and"
+    " different-sense uses"
+)
+gap_claim = show_finding(
+    sentence + (" It is above 0 at every layer." if not unsure else
+                f" We cannot tell whether it is above 0 at"
+                f" {names_phrase(unsure)}."),
+    details + [
+        "above 0, one-sided, Bonferroni over the layers (the lower end of"
+        " each interval is the one-sided bound): "
+        + "; ".join(f"{layer_labels[l]} {iv} (adjusted p"
+                    f" {gap_test['p_adjusted'][l]:.2g})"
+                    for l, iv in enumerate(gap_test["intervals"]))
+    ],
 )
 
 # %% [markdown]
@@ -316,11 +312,11 @@ print(
 # $c_s = \frac{1}{|S_s|}\sum_{i \in S_s} h_i$, and assign the left-out sentence to the sense
 # with the most similar centroid, $\arg\max_s \cos(h, c_s)$. Each sentence is one test item,
 # so one word's accuracy gets the exact (Clopper-Pearson) interval over its sentences
-# (`accuracy_ci`; exact also when every sentence is right, where the "rule of three", $1 - 3/n$,
-# would only be a one-sided bound); one word has only the sentences printed above, which the
-# width of its interval shows. Pooled over all words, the sentences of one word are not
-# independent (they share the word's centroids and vectors), so the pooled accuracy's interval
-# resamples **words** (`cluster_bootstrap_ci`). First one item by hand:
+# (`accuracy_ci`); one word has only the sentences printed above, which the width of its interval
+# shows. Pooled over all words, the sentences of one word are not independent (they share the
+# word's centroids and vectors), so the pooled accuracy's interval resamples **words**
+# (`cluster_bootstrap_ci`); with a dozen words it is widened to what so few units allow (the
+# course's small-sample rule, `helpers/common/stats.py`). First one item by hand:
 
 # %%
 word0, senses0 = next(iter(groups.items()))
@@ -352,21 +348,19 @@ print(
 # The right reference is the same rule on the same vectors with the sense labels shuffled
 # (`compute.permutation_null`: 200 seeded shuffles per word, each word with its own seed, so the
 # words' shuffles are independent and their pooled null is not made wider by shuffling every
-# word the same way): the grey band below. The best layer is named with every layer not shown
-# different from it: the same sentences at every layer, words resampled, Holm over the $L$
-# comparisons (`rank_layers` with `clusters`).
+# word the same way): the grey band below. The best layer is named with every layer that could be
+# just as good: the same sentences at every layer, whole words resampled (`rank_layers` with
+# `clusters`).
 
-# %% mystnb={"figure": {"caption": "Leave-one-out nearest-centroid accuracy per layer: each held-out sentence goes to the sense with the nearest centroid (cosine). First panel: all words pooled (band: 95 % bootstrap over words); then one panel per word (band: exact Clopper-Pearson interval). Hatched grey: 95 % range of 200 label shuffles, dashed: their mean. Compare each curve with its hatched band, not 50 %.", "name": "fig-06-sense-separation"}}
+# %% mystnb={"figure": {"caption": "Leave-one-out nearest-centroid accuracy per layer: each held-out sentence goes to the sense with the nearest centroid (cosine). First panel: all words pooled (band: 95 % CI resampling words); then one panel per word (band: exact Clopper-Pearson interval). Hatched grey: 95 % range of 200 label shuffles, dashed: their mean. Compare each curve with its hatched band, not 50 %.", "name": "fig-06-sense-separation"}}
 # every sentence of every word, [sentences, L + 1]
 pooled = torch.cat(list(outcomes.values())).float()
 # each sentence's word: the cluster
 word_of = np.concatenate([[w] * len(o) for w, o in outcomes.items()])
 # resampling words, one interval per layer
 pooled_ci = cluster_bootstrap_ci(pooled, word_of, n_boot=2000)
-# the same draws, paired
-acc_rank = rank_layers(
-    pooled, lowest=False, clusters=word_of, n_boot=2000, unit="words"
-)
+# the same sentences at every layer, whole words resampled
+acc_rank = rank_layers(pooled, lowest=False, clusters=word_of, unit="words")
 word_ci = {
     w: [accuracy_ci(o[:, l]) for l in range(L + 1)]
     for w, o in outcomes.items()
@@ -394,47 +388,32 @@ pooled_table = show_table(
     index="layer",
     title=(
         f"nearest-centroid accuracy, pooled over {len(pooled)} sentences of"
-        f" {len(outcomes)} words (intervals resample words), and over"
+        f" {len(outcomes)} words (CIs resample words), and over"
         f" {len(shuffles)} label shuffles"
     ),
 )
-print(
-    f"best layer {best_acc}: {pooled_ci[best_acc].percent(0)}; not shown"
-    " different from it (paired, resampling words, Holm over"
-    f" {acc_rank.family_size} comparisons): layers {acc_rank.tied}"
+sentence, details = profile_finding(
+    acc_rank, layer_labels, what="the pooled accuracy", percent=True
 )
+acc_claim = show_finding(sentence, details)
 
 # %% [markdown]
 # At the embedding layer, where a word has the same token ids in every sentence (printed after
 # the tracing: a cased vocabulary can give "Spring" and "spring" different ids), its vectors
 # differ only by the position embedding (the segment embedding is the same too; a word split
 # into pieces is the mean of the same pieces each time), so a layer-0 accuracy away from the
-# shuffled ones says where the word sits in our sentences, not what it means. The verdict is the
-# pooled one: the share of pooled shuffles at least as far from their mean as the real labels
-# (a two-sided permutation p-value, counting the real labels as one more shuffle,
-# `compute.permutation_p_value`). Per word, a word's few sentences can be relabelled in only so
-# many ways, so `compute.layer_null` scores every one of them (an exact test), and the words'
-# p-values are Holm-adjusted over the words. The smallest p-value a word can reach is set by that
-# number of relabellings: the cell prints whether, with this many words, any word could pass the
-# adjustment at all. With so few sentences a word's shuffles can spread far from 50 % (the grey
-# bands above); the two words furthest from their shuffles are printed with the word's token
-# position in each sentence, per sense, so you can see whether position could explain them.
+# shuffled ones says where the word sits in our sentences, not what it means. The pooled
+# comparison with the shuffles decides (`compute.permutation_p_value`). Per word, a word's few
+# sentences can be relabelled in only so many ways (`compute.layer_null` scores every one of
+# them), which limits how clear a single word can ever be: the block says whether, with this many
+# words, any word could be told apart from its shuffles at all. The two words furthest from their
+# shuffles are printed with the word's token position in each sentence, per sense, so you can see
+# whether position could explain them.
 
 # %%
 null_pooled = null_low[0], null_high[0]  # layer 0 of the table above
 emb_null_p = compute.permutation_p_value(
     float(pooled[:, 0].mean()), null["all words, pooled"][:, 0]
-)
-print(
-    f"layer 0, pooled: {pooled_ci[0].percent(0)}; shuffled labels: mean"
-    f" {null['all words, pooled'][:, 0].mean():.0%} (95 % range"
-    f" {null_pooled[0]:.0%}-{null_pooled[1]:.0%}; chance"
-    f" {1 / len(names):.0%}); permutation p = {emb_null_p:.2g}: "
-    + (
-        "differs from the shuffles"
-        if emb_null_p < 0.05
-        else "inconclusive (not shown different from the shuffles)"
-    )
 )
 # {word: (accuracies, exact)}
 seeds = np.random.SeedSequence(1).spawn(len(groups))
@@ -453,28 +432,45 @@ smallest = {
     # the p of the most extreme relabelling: the best a word can do
     for w, (acc, exact) in null0.items()
 }
-p_holm = dict(zip(p_values, holm(list(p_values.values()))))
+# Bonferroni over the words
+p_words = {w: min(1.0, p * len(p_values)) for w, p in p_values.items()}
+clear = [w for w, p in p_words.items() if p < 0.05]
+reachable = len(groups) * min(smallest.values()) < 0.05
+emb_claim = show_finding(
+    f"At the embeddings the pooled accuracy is {pooled_ci[0].estimate:.0%},"
+    f" against {shuffles[:, 0].mean():.0%} with shuffled labels (chance"
+    f" {1 / len(names):.0%}): "
+    + ("the embeddings place the uses better than shuffled labels."
+       if emb_null_p < 0.05 and pooled_ci[0].estimate > shuffles[:, 0].mean()
+       else "worse than shuffled labels." if emb_null_p < 0.05 else
+       "we cannot tell it apart from the shuffles, which is not evidence"
+       " that layer 0 knows nothing.")
+    + (f" Word by word, {names_phrase(clear)} stand out." if clear else
+       " No single word can be told apart from its own shuffles"
+       + ("." if reachable else ": with so few sentences per word, none"
+          " ever could."))
+    ,
+    [f"pooled, layer 0: {pooled_ci[0].percent(0)} (resampling words);"
+     f" shuffled labels: mean {shuffles[:, 0].mean():.0%}, 95 % range"
+     f" {null_pooled[0]:.0%}-{null_pooled[1]:.0%}; permutation p ="
+     f" {emb_null_p:.2g}",
+     f"per word: exact permutation test, Bonferroni over {len(groups)}"
+     f" words; the smallest p any word can reach is"
+     f" {min(smallest.values()):.3f}, so the smallest adjusted p is"
+     f" {min(1.0, len(groups) * min(smallest.values())):.2g}"]
+    + [f"{w!r}: {outcomes[w][:, 0].float().mean():.0%} at layer 0, shuffled"
+       f" mean {null0[w][0].mean():.0%}, p = {p_values[w]:.2g}"
+       f" ({'exact' if null0[w][1] else 'sampled'}), adjusted"
+       f" {p_words[w]:.2g}"
+       for w in sorted(p_values, key=p_values.get)],
+)
 for w in sorted(p_values, key=p_values.get)[:2]:
     where = "; ".join(f"{s}: {positions[w][s]}" for s in groups[w])
     print(
-        f"  {w!r}: {outcomes[w][:, 0].float().mean():.0%} at layer 0, shuffled"
-        f" mean {null0[w][0].mean():.0%}, p = {p_values[w]:.2f}"
-        f" ({'exact' if null0[w][1] else 'sampled'}; Holm over {len(p_values)}"
-        f" words: {p_holm[w]:.2f}); positions of {w!r}, {where}"
+        f"  {w!r}: {outcomes[w][:, 0].float().mean():.0%} at layer 0,"
+        f" shuffled mean {null0[w][0].mean():.0%}; positions of {w!r},"
+        f" {where}"
     )
-print(
-    "words whose layer-0 accuracy differs from their shuffles (Holm over"
-    f" {len(groups)} words):"
-    f" {[w for w, p in p_holm.items() if p < 0.05] or 'none'}"
-    + (
-        " -- the smallest p any word can reach is"
-        f" {min(smallest.values()):.3f}, so none could pass the adjustment:"
-        " per word this test is inconclusive by construction, the pooled test"
-        " decides"
-        if len(groups) * min(smallest.values()) >= 0.05
-        else ""
-    )
-)
 
 # %% [markdown]
 # ## Self-similarity across layers
@@ -490,10 +486,9 @@ print(
 # Words picked for their ambiguity can vary more across contexts than a corpus's words do, so read
 # the level of the self-similarity as a fact about these words; the comparison with him is about
 # its profile over the layers. We pool both senses of each word and tabulate three things per layer:
-# the raw self-similarity (mean over words), the baseline, and the adjusted value. The adjusted
-# intervals resample the random pairs as well as the words, so the baseline's own uncertainty
-# counts; "lowest" is named with every layer a paired comparison does not show to differ from it
-# (Holm over the $L$ comparisons).
+# the raw self-similarity (mean over words), the baseline, and the adjusted value, raw minus
+# baseline. The adjusted value's evidence resamples the words and the baseline's sentences, so the
+# baseline's own uncertainty counts.
 
 # %%
 # [words, L+1]
@@ -503,7 +498,8 @@ raw_self = torch.stack([
 ])
 raw_rank = rank_layers(raw_self, lowest=True, unit="words")
 adj_rank = rank_layers(
-    raw_self, lowest=True, control=baseline_samples, unit="words"
+    raw_self, lowest=True, control=baseline_samples, control_units=pair_units,
+    unit="words",
 )
 self_sim_table = show_table(
     [
@@ -516,9 +512,9 @@ self_sim_table = show_table(
         for l in range(L + 1)
     ],
     index="layer",
-    title="Self-similarity per layer: raw, mean over the words [95 %"
-    " bootstrap interval over the words]; the random-pair baseline [over the"
-    " pairs]; adjusted, raw minus baseline [resampling words and pairs]",
+    title="Self-similarity per layer, mean [95 % CI]: raw (over the words);"
+    " the random-pair baseline (resampling sentences); adjusted, raw minus"
+    " baseline (resampling both)",
 )
 print(
     f"{len(groups)} ambiguous words chosen for two senses each"
@@ -526,146 +522,129 @@ print(
     " sentences), not corpus-sampled words as in Ethayarajh (2019): the"
     " measure is his, the words are not"
 )
-print(
-    "lowest (with the layers not shown different from it, paired, Holm over"
-    f" {L} comparisons): raw at layer {raw_rank.extreme} {raw_rank.tied};"
-    f" adjusted at layer {adj_rank.extreme} {adj_rank.tied}"
-)
 
-# %% mystnb={"figure": {"caption": "Self-similarity (mean cosine between a word's vectors in different sentences, senses pooled) per layer. Top: raw, random-pair baseline dashed; bottom: raw minus that baseline, zero line solid. Grey: each word; blue: mean over words, band: 95 % bootstrap interval over words (baseline held fixed). Compare the bottom curve's shape with the top one's.", "name": "fig-06-self-similarity"}}
+# %% mystnb={"figure": {"caption": "Self-similarity (mean cosine between a word's vectors in different sentences, senses pooled) per layer. Top: raw, random-pair baseline dashed; bottom: raw minus that baseline, zero line solid. Grey: each word; blue: mean over words, band: 95 % CI resampling words (baseline held fixed). Compare the bottom curve's shape with the top one's.", "name": "fig-06-self-similarity"}}
 axes = plots.plot_raw_and_adjusted(dict(zip(groups, raw_self)), baseline)
 plt.show()
 
 # %% [markdown]
-# Does this model follow Ethayarajh on the like-for-like value, the adjusted one? Each step
-# from one layer to the next is a paired difference (`step_verdicts`, in
-# `helpers/layerwalk/compute.py`: the words and the random pairs are resampled once for all
-# layers, and the $L$ steps' p-values are Holm-adjusted); a step that is neither a significant
-# rise nor a significant fall is inconclusive, which is not the same as flat. The raw ranking is
-# printed as the trap it is: where it disagrees, the cause is the baseline, and the code
-# compares the baseline at the two layers (paired over the same random pairs) before saying so.
+# Does this model follow Ethayarajh? Before answering, one more check. A few dimensions can
+# dominate a cosine (lesson 04: Timkey and van Schijndel 2021 found 1–3 "rogue" dimensions in
+# BERT, RoBERTa, GPT-2 and XLNet), and subtracting a baseline is only one way to correct for
+# anisotropy. So the adjusted self-similarity is computed three ways
+# (`compute.self_similarity_variants`): as Ethayarajh defined it; after removing each layer's mean
+# vector over the data's content tokens (mean-centring, as Mu and Viswanath 2018 did for static
+# word vectors); and after also dividing each dimension by its standard deviation (standardising,
+# Timkey and van Schijndel's correction), the baseline redone the same way each time. Per way,
+# where the profile is lowest (with every layer that could be as low) and which steps from one
+# layer to the next rise or fall. If all three agree, the verdict does not depend on how
+# anisotropy is corrected; if they disagree, **that** is the verdict.
 
 # %%
-layer_names = ["emb"] + [f"layer {l}" for l in range(1, L + 1)]
-# adjusted value, step l-1 -> l
-steps = step_verdicts(raw_self, control=baseline_samples, names=layer_names)
-kind = {"higher": "rise", "lower": "fall", "inconclusive": "inconclusive"}
+variants = compute.self_similarity_variants(groups, traces, n_pairs=500,
+                                            seed=0)
+variant_table = show_table(
+    [
+        {"layer": "emb" if l == 0 else str(l)}
+        | {name: f"{v['rank'].intervals[l].estimate:.3f}"
+           for name, v in variants.items()}
+        for l in range(L + 1)
+    ],
+    index="layer",
+    title="self-similarity minus its random-pair baseline, three ways",
+)
+kind = {"higher": "rise", "lower": "fall"}
 step_table = show_table(
     [
-        {
-            "step": f"{layer_names[l - 1]} → {layer_names[l]}",
-            "change [95 % CI]": str(v.difference),
-            "Holm-adjusted p": f"{v.p_value:.2g}",
-            "verdict": kind[v.kind],
-        }
-        for l, v in enumerate(steps, start=1)
+        {"step": f"{layer_labels[l - 1]} → {layer_labels[l]}"}
+        | {name: kind.get(v["steps"][l - 1].kind, "cannot tell")
+           for name, v in variants.items()}
+        for l in range(1, L + 1)
     ],
     index="step",
-    title="adjusted self-similarity, one layer to the next",
+    title="adjusted self-similarity, one layer to the next, three ways",
 )
-rises = [l for l, v in enumerate(steps, start=1) if v.kind == "higher"]
-adj_low, last_low = adj_rank.extreme, L in adj_rank.tied
-print(
-    f"adjusted self-similarity lowest at layer {adj_low}, not shown different"
-    f" from it: layers {adj_rank.tied} (last layer"
-    f" {'among' if last_low else 'not among'} them; layer {adj_low} is in the"
-    f" {'upper' if adj_low > L / 2 else 'lower'} half of the {L}); rises (Holm"
-    f" over {L} steps) at layers {rises or 'none'}."
-)
-follows = last_low and not rises
-print(paper.caveat("the self-similarity profile and where it is lowest"))
-print(
-    f"as Ethayarajh found on BERT-base ({paper.label}): no step rises, and the"
-    " top layer is among the lowest."
-    if follows
-    else (
-        f"unlike Ethayarajh's BERT-base finding ({paper.label}; an almost"
-        " monotonic fall to the upper layers): "
-    )
-    + (
-        "the last layer is not among the lowest"
-        if not last_low
-        else "it is lowest at the top"
-    )
-    + (
-        f", and it rises significantly at the steps into layers {rises}."
-        if rises
-        else "."
-    )
-)
-if raw_rank.tied != adj_rank.tied:
-    d = verdict(
-        paired_difference_ci(
-            baseline_samples[:, raw_rank.extreme], baseline_samples[:, adj_low]
-        ),
-        a=f"baseline at layer {raw_rank.extreme}",
-        b=f"baseline at layer {adj_low}",
-    )
-    cause = (
-        f"{d} (paired over the same random pairs), which is what moves the"
-        " lowest point"
-        if d.differs
-        else f"the baselines at the two layers do not explain it: {d}"
-    )
-    print(
-        f"the raw value alone would put the lowest at layers {raw_rank.tied};"
-        f" {cause}."
-    )
-else:
-    print(f"the raw value puts the lowest at the same layers {raw_rank.tied}.")
-
-# %% [markdown]
-# A few dimensions can dominate a cosine (lesson 04: Timkey and van Schijndel 2021 found 1–3
-# "rogue" dimensions in BERT, RoBERTa, GPT-2 and XLNet). So the self-similarity is redone after
-# removing each layer's mean vector over the data's content tokens (mean-centring, as Mu and
-# Viswanath 2018 did for static word vectors) and after also dividing each dimension by its
-# standard deviation (standardising, Timkey and van Schijndel's correction), with the baseline
-# redone the same way (`layer_mean_std` and the `shift`/`scale` of `random_pair_cosines`, in
-# `helpers/layerwalk/compute.py`). If the profile keeps its shape, it is not a rogue-dimension
-# effect.
 
 # %%
-# [L+1, H]: each layer's mean and deviation over the data tokens
-mean, std = layer_mean_std(traces, "content")
-# one [n, L+1, H] per word
-words = [torch.cat(list(s.values())) for s in groups.values()]
-postprocessed = {}
-for name, scale in (
-    ("mean-centred", torch.ones_like(std)),
-    ("standardised", std),
-):
-    # [words, L+1]
-    self_p = torch.stack(
-        [compute.self_similarity((w - mean) / scale) for w in words]
+ethayarajh = compute.ethayarajh_verdict(variants)
+verdict_kind, sentence, details = ethayarajh
+# the raw value alone, without any correction: where is it lowest, and why
+raw_low, adj_low = raw_rank.extreme, adj_rank.extreme
+trap = [f"raw self-similarity alone: lowest at {layer_labels[raw_low]}"
+        f" {raw_rank.intervals[raw_low]}"]
+if raw_low != adj_low:  # the baseline, paired over the same pairs
+    base_diff = pair_difference(baseline_samples, pair_units, raw_low, adj_low)
+    trap.append(f"baseline at {layer_labels[raw_low]} minus at"
+                f" {layer_labels[adj_low]}: {base_diff} (95 % CI resampling"
+                " sentences), which moves the lowest point")
+self_claim = show_finding(sentence, details + trap)
+print(paper.caveat("the self-similarity profile and where it is lowest"))
+
+# %% [markdown]
+# ## BERT's architecture, or this checkpoint's training?
+#
+# The bundled checkpoint was distilled and then trained contrastively as a sentence encoder (see
+# the top of the lesson), and both can shape how much a word's vectors vary across contexts. To
+# see which parts of the verdict come from that training, the same three measures run on
+# **course-mini** (`load_model("course-mini")`, model card `data/course_mini/README.md`), a small
+# BERT the course pre-trained with BERT's own objectives, masked-LM and next-sentence prediction,
+# on the same sentences (`compute.polysemy_vectors` traces them). What it cannot tell: course-mini
+# is tiny (4 layers, 256 wide), has seen only Shakespeare and the King James Bible (our sentences
+# about computer mice and factories are far outside it, and some words split into several pieces)
+# and reads at most 128 tokens; its layer numbers map to neither model's.
+
+# %%
+from helpers.model.loading import COURSE_MINI
+
+mini_verdict = None
+if loaded.choice.name == COURSE_MINI:
+    print("The loaded model is course-mini itself: nothing to compare.")
+else:
+    mini_tok, mini_model = load_model(COURSE_MINI)
+    mini_groups, mini_traces = compute.polysemy_vectors(mini_tok, mini_model,
+                                                        polysemy)
+    mini_variants = compute.self_similarity_variants(
+        mini_groups, mini_traces, n_pairs=500, seed=0
     )
-    base_p = random_pair_cosines(
-        traces, n_pairs=500, seed=0, shift=mean, scale=scale
+    mini_verdict = compute.ethayarajh_verdict(mini_variants,
+                                              who="course-mini")
+    his = compute.SELF_SIMILARITY_VARIANTS[0]
+    L_mini = len(mini_variants[his]["rank"].intervals) - 1
+    mini_table = show_table(
+        [
+            {"layer": "emb" if l == 0 else str(l)}
+            | {f"{who}: {name}": (f"{ivs[l].estimate:.3f}"
+                                  if l < len(ivs) else "")
+               for who, v in (("this model", variants),
+                              ("course-mini", mini_variants))
+               for name in (his, compute.SELF_SIMILARITY_VARIANTS[1])
+               for ivs in [v[name]["rank"].intervals]}
+            for l in range(max(L, L_mini) + 1)
+        ],
+        index="layer",
+        title="self-similarity minus its random-pair baseline (as Ethayarajh"
+        " defined it, and after mean-centring): this model and course-mini",
     )
-    rank_p = postprocessed[name] = rank_layers(
-        self_p, lowest=True, control=base_p, unit="words"
+    mini_kind, mini_sentence, mini_details = mini_verdict
+    mini_claim = show_finding(
+        mini_sentence
+        + (f" The two checkpoints get the same verdict ({verdict_kind})."
+           if mini_kind == verdict_kind else
+           f" So the verdict differs between the two checkpoints (this model:"
+           f" {verdict_kind}; course-mini: {mini_kind}): it depends on how a"
+           " checkpoint was trained, not on BERT's architecture alone."),
+        mini_details,
     )
-    print(
-        f"{name}: self-similarity minus baseline per layer "
-        + ", ".join(
-            f"{'emb' if l == 0 else l}: {rank_p.intervals[l].estimate:.3f}"
-            for l in range(L + 1)
-        )
-        + f"; baseline within {base_p.mean(0).abs().max():.3f} of 0; lowest at"
-        f" layer {rank_p.extreme}, not shown different from it (paired,"
-        f" Holm): {rank_p.tied}"
-    )
-print(f"without post-processing (above): lowest at layers {adj_rank.tied}")
 
 # %% [markdown]
 # ## Your sentence beside the aggregate
 #
 # If `SENTENCE` contains one of the words printed above, where does its use sit? Per layer, the
 # margin "cosine with the first sense's centroid minus cosine with the second's"
-# (`compute.centroid_margin_verdicts`), with a bootstrap interval that resamples the data
-# sentences behind each centroid, and a p-value per layer Holm-adjusted over the $L + 1$ layers
-# (every layer is read at once). Where a layer's margin is not shown to differ from 0 it is
-# **inconclusive**: the centroids rest on the few sentences of each sense, and a margin that small
-# is within their noise (which does not make the two senses equally near).
+# (`compute.centroid_margin_verdicts`); its evidence resamples the data sentences behind each
+# centroid, every layer read at once. Where we cannot tell which centroid is nearer, the centroids
+# (a few sentences per sense) are too uncertain for so small a margin, which does not make the two
+# senses equally near.
 
 # %%
 trace = trace_text(tokenizer, model, SENTENCE)
@@ -682,16 +661,27 @@ if present:
         [
             {
                 "layer": "emb" if l == 0 else str(l),
-                margin: str(m.difference),
-                "Holm-adjusted p": f"{m.p_value:.2g}",
-                "verdict": nearer.get(m.kind, "inconclusive"),
+                margin: f"{m.difference.estimate:+.3f}",
+                "reading": nearer.get(m.kind, "cannot tell"),
             }
             for l, m in enumerate(margins)
         ],
         index="layer",
-        title=f"{word!r} in SENTENCE against the two sense centroids:"
-        " the margin [95 % bootstrap interval resampling the data"
-        f" sentences], p Holm-adjusted over the {L + 1} layers",
+        title=f"{word!r} in SENTENCE against the two sense centroids",
+    )
+    sides = {k: [layer_labels[l] for l, m in enumerate(margins)
+                 if m.kind == k] for k in ("higher", "lower")}
+    said = [f"nearer the {s!r} centroid at {names_phrase(sides[k])}"
+            for s, k in ((first, "higher"), (second, "lower")) if sides[k]]
+    margin_claim = show_finding(
+        f"{word!r} in SENTENCE is " + " and ".join(said)
+        + ("; we cannot tell at the other layers." if said and
+           len(sum(sides.values(), [])) < L + 1 else ".")
+        if said else
+        f"At no layer can we tell which sense {word!r} in SENTENCE is"
+        " nearer: its margins are too small for centroids that rest on a"
+        " few sentences each.",
+        [m.text for m in margins],
     )
 else:
     print(
@@ -778,21 +768,19 @@ chance_null = Interval(
     float(shuffled0.mean()), *map(float, np.percentile(shuffled0, [2.5, 97.5]))
 )
 rows = compute.claim_rows(
-    raw_self=raw_rank,
-    adj_self=adj_rank,
+    ethayarajh=ethayarajh,
     gap=gap_rank,
     accuracy=acc_rank,
     chance_null=chance_null,
     n_senses=len(names),
-    adj_steps=steps,
-    same_ids=same_ids,
     emb_null_p=emb_null_p,
     gap_above_zero=gap_above_zero,
     n_words=len(groups),
-    postprocessed=postprocessed,
+    same_ids=same_ids,
+    other=None if mini_verdict is None else ("course-mini", mini_verdict[0]),
 )
 claims = pd.DataFrame(
-    rows,
+    [r[:3] for r in rows],
     columns=[
         "popular claim",
         f"this model ({loaded.choice.name}), live",
@@ -801,24 +789,37 @@ claims = pd.DataFrame(
 )
 with pd.option_context("display.max_colwidth", None):
     display(claims)
+display(Claim(f"The evidence behind the {len(rows)} rows:",
+              [f"{r[0]}: {r[3]}" for r in rows]))
 
 # %% [markdown]
 # ## Summary
 #
-# * The two senses of an ambiguous word separate once context is mixed in; the printouts
-#   show, with intervals that resample words, where the gap and the accuracy peak for your
-#   model and which layers are not shown different from the peak (Holm-adjusted): "not shown
-#   different" is inconclusive, not "the same".
+# * The two senses of an ambiguous word separate once context is mixed in; the claims above
+#   say where the gap and the accuracy peak for your model and which layers could be just as
+#   high ("could be", not "the same").
 # * A leave-one-out accuracy is read against shuffled labels, not a flat chance line; at the
 #   embedding layer, where a word's token ids are the same in every sentence (printed),
 #   only its position can separate its uses.
 # * Self-similarity is compared with Ethayarajh (2019, BERT-base) on his measure, minus the
-#   random-pair baseline, step by step with paired intervals; the printout says whether your
-#   model follows him, and where the raw value would say otherwise, whether the baseline
-#   differs between the two layers.
-# * One use of a word is placed against the sense centroids with an interval: a small margin
-#   is inconclusive. Nearest neighbours inside a sentence are read against the same baseline.
+#   random-pair baseline, and after two other corrections for anisotropy (mean-centring,
+#   standardising), with one verdict over the three; course-mini, trained with BERT's own
+#   objectives, gets the same verdict for comparison.
+# * One use of a word is placed against the sense centroids: where the margin is small, we
+#   cannot tell which sense is nearer. Nearest neighbours inside a sentence are read against a
+#   same-sentence control (the mean of as many pieces of a random data sentence, with its own
+#   nearest tokens), not against the cross-sentence baseline.
 #
+# In this run (generated from the numbers above):
+
+# %%
+summary_claims = [ethayarajh[1], acc_claim.sentence, gap_claim.sentence]
+if mini_verdict is not None:
+    summary_claims.append(mini_claim.sentence)
+for text in summary_claims:
+    print(f"* {text}")
+
+# %% [markdown]
 # ## Exercises
 #
 # Each exercise starts with its rating: how hard it is, how much it matters for

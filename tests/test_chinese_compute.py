@@ -111,3 +111,67 @@ def test_boundary_report_and_lookup_baseline(zh_tokenizer, zh_model):
     assert max(a.estimate for a in report.accuracy[1:]) > lookup.mean().item()
     with pytest.raises(ValueError, match="one 0/1 label per character"):
         zh.boundary_report(feats, labels[:-1], train_ids, test_ids)
+
+
+def test_cls_cross_sentence_pairs_every_two_sentences(zh_tokenizer, zh_model):
+    traces = [trace_text(zh_tokenizer, zh_model, s) for s in zh.load_intents_zh("test").subset(1).texts[:6]]
+    cross = zh.cls_cross_sentence(traces)
+    n, L = len(traces), zh_model.config.num_hidden_layers
+    assert cross["other_next"].shape == (n * (n - 1), L) and cross["other_same"].shape == (n * (n - 1), L + 1)
+    assert not (cross["first"] == cross["second"]).any()
+    k = 3  # one pair by hand: sentence i's [CLS] at layer 1 against sentence j's at layer 2
+    i, j = int(cross["first"][k]), int(cross["second"][k])
+    a, b = traces[i].hidden(1)[0], traces[j].hidden(2)[0]
+    assert float(cross["other_next"][k, 1]) == pytest.approx(float(torch.nn.functional.cosine_similarity(a, b, dim=0)),
+                                                              abs=1e-5)
+    own = torch.nn.functional.cosine_similarity(a, traces[i].hidden(2)[0], dim=0)
+    assert float(cross["own"][k, 1]) == pytest.approx(float(own), abs=1e-5)
+    verdicts = zh.cls_control_verdicts(cross)
+    diff = (cross["own"] - cross["other_next"]).double()
+    # at the embeddings every sentence's [CLS] is the same vector: summed over all pairs, own and
+    # another's are the same numbers, so there is nothing to test
+    assert cross["same_vector"][0] and not any(cross["same_vector"][1:])
+    assert verdicts[0] is None and abs(float(diff[:, 0].mean())) < 1e-6
+    tested = [v for v in verdicts if v is not None]
+    assert len(verdicts) == L and all(v.family == len(tested) for v in tested)
+    assert [v.difference.estimate for v in tested] == pytest.approx(
+        [m for m, v in zip(diff.mean(0).tolist(), verdicts) if v is not None])
+    with pytest.raises(ValueError, match="at least 2"):
+        zh.cls_cross_sentence(traces[:1])
+
+
+def test_lookups_bigram_and_unseen_words():
+    from helpers.probes.compute import WordFeatures
+
+    sents = [zh.SegmentedSentence("天气好", ("天气", "好"), "t", ""), zh.SegmentedSentence("今天好", ("今天", "好"), "t", ""),
+             zh.SegmentedSentence("今天天气", ("今天", "天气"), "t", "")]
+
+    def feats(ids):
+        rows = [(s, p, sents[s].text[p]) for s in ids for p in range(len(sents[s].text))]
+        vec = torch.zeros(1, len(rows), 2)
+        return WordFeatures(vec, torch.tensor([r[0] for r in rows]), torch.tensor([r[1] for r in rows]),
+                            [r[2] for r in rows])
+
+    train, test = feats([0, 1]), feats([2])
+    y = lambda f: [int(p in sents[s].word_starts()) for s, p in zip(f.sentence.tolist(), f.position.tolist())]  # noqa: E731
+    prev_tr, prev_te = zh.previous_characters(train, sents), zh.previous_characters(test, sents)
+    assert prev_te == ["^", "今", "天", "天"]
+    # 天 starts a word after ^ (天气好) but not after 今 (今天好): the bigram lookup knows that, the character one cannot
+    char = zh.character_lookup_correct(train, y(train), test, y(test))
+    bigram = zh.bigram_lookup_correct(train, prev_tr, y(train), test, prev_te, y(test))
+    assert y(test) == [1, 0, 1, 0]
+    assert bigram.tolist()[1] == 1.0 and bigram.sum() >= char.sum()
+    words = zh.words_of_characters(test, sents)
+    assert words == ["今天", "今天", "天气", "天气"]
+    assert zh.unseen_word_mask(words, [sents[0]]).tolist() == [True, True, False, False]
+    assert zh.segmentation_string("今天天气", {0, 2}) == "今天|天气"
+    assert zh.closest_sentence("今天天气如何", sents, [0, 1, 2]) == 2
+
+
+def test_bag_of_characters_and_near_duplicates():
+    train = ["讲个笑话", "今天天气怎么样", "打车回家"]
+    labels = [0, 1, 2]
+    pred = zh.bag_of_characters_predict(train, labels, ["来个笑话", "明天天气", "打车去机场"], 3)
+    assert pred.tolist() == [0, 1, 2]
+    dups = zh.near_duplicates(["讲个笑话吧", "完全不同的话"], train, threshold=0.5)
+    assert [(i, j) for i, j, _ in dups] == [(0, 0)] and dups[0][2] == pytest.approx(3 / 4)

@@ -157,44 +157,45 @@ def test_word_neighbours_leave_out_the_word_itself(sample_trace):
         word_neighbours(sample_trace, "unbelievably", L, k=sample_trace.seq_len)
 
 
-def test_claim_rows_verdicts(bank_groups):
-    from helpers.common.stats import Interval
-    from helpers.context.compute import claim_rows
+def _ranked(bank_groups):
     from helpers.layerwalk.compute import rank_layers
 
     outcomes = sense_separation_outcomes(bank_groups).float()
     raw = torch.stack([self_similarity(v) for v in bank_groups.values()])  # 2 "words"
-    acc = rank_layers(outcomes, lowest=False)
-    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
-                      accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2)
-    assert len(rows) == 4 and "Coenen" in rows[1][2] and "Coenen" in rows[2][2]
-    emb = outcomes[:, 0].mean()
-    assert ("inside" if 0.3 <= emb <= 0.6 else "outside") in rows[3][1]
-    assert ("are among" if 0 in acc.tied else "are not among") in rows[1][1]
-    assert f"not shown different from it (paired, Holm over {acc.family_size})" in rows[1][1]
-    # with the permutation p-value and the one-sided gap test, the verdicts use them
-    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
-                      accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2, emb_null_p=0.4,
-                      gap_above_zero=[1, 2])
-    L = raw.shape[1] - 1
-    assert "not shown different from the shuffles (permutation p = 0.4): inconclusive" in rows[3][1]
-    assert "knows nothing" not in rows[3][1].replace("not evidence that it knows nothing", "")
-    assert f"not shown above 0 (one-sided, Holm) in layers {list(range(3, L + 1))}" in rows[2][1]
-    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
-                      accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2, emb_null_p=0.001,
-                      gap_above_zero=list(range(1, L + 1)))
-    assert "differs from the shuffles" in rows[3][1] and "in every layer past the embeddings" in rows[2][1]
-    assert "words are not" not in rows[0][2]
-    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
-                      accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2, n_words=len(bank_groups))
-    assert "the words are not" in rows[0][2] and f"ours {len(bank_groups)} words chosen" in rows[0][2]
-    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
-                      accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2,
-                      postprocessed={"mean-centred": rank_layers(raw)})
-    assert f"mean-centred: lowest at layers {['emb' if j == 0 else j for j in rank_layers(raw).tied]}" in rows[0][1]
+    return outcomes, raw, rank_layers(outcomes, lowest=False), rank_layers(raw, lowest=False)
 
+
+def test_claim_rows_verdicts(bank_groups):
+    from helpers.common.claims import STATISTICS_TERMS
+    from helpers.common.stats import Interval
+    from helpers.context.compute import claim_rows
+
+    outcomes, raw, acc, gap = _ranked(bank_groups)
+    L = raw.shape[1] - 1
+    eth = ("depends on the correction", "Whether this model follows ... depends on the correction: x.", ["d1", "d2"])
+    kw = dict(ethayarajh=eth, gap=gap, accuracy=acc, chance_null=Interval(0.45, 0.3, 0.6), n_senses=2,
+              emb_null_p=0.4, gap_above_zero=[1, 2], n_words=2)
+    rows = claim_rows(**kw)
+    assert len(rows) == 4 and all(len(r) == 4 for r in rows)
+    assert "Coenen" in rows[1][2] and "Coenen" in rows[2][2] and "ours 2 words chosen" in rows[0][2]
+    assert rows[0][1].startswith("whether this model follows") and rows[0][3] == "d1 | d2"
+    assert ("the embeddings (" in rows[1][1]) and (("could be as high" if 0 in acc.tied else "clearly lower")
+                                                   in rows[1][1])
+    assert "we cannot tell them apart from shuffled labels" in rows[3][1]
+    assert f"we cannot tell whether it is above 0 at layer 3" in rows[2][1] or L < 3
+    for row in rows:
+        assert not any(term in row[1] for term in STATISTICS_TERMS), row[1]
+    rows = claim_rows(**{**kw, "emb_null_p": 0.001, "gap_above_zero": list(range(1, L + 1))})
+    emb = outcomes[:, 0].mean()
+    assert ("better than shuffled" if emb > 0.45 else "worse than shuffled") in rows[3][1]
+    assert "above 0 at every layer past the embeddings" in rows[2][1]
+    rows = claim_rows(**kw, same_ids=False, other=("course-mini", "follows"))
+    assert "different token ids" in rows[3][1] and "On course-mini (BERT's own objectives) the verdict is: follows" \
+        in rows[0][1]
 
 def test_layer_steps_match_a_hand_difference_and_carry_the_control():
+    import numpy as np
+
     from helpers.context.compute import layer_steps
 
     gen = torch.Generator().manual_seed(0)
@@ -205,13 +206,16 @@ def test_layer_steps_match_a_hand_difference_and_carry_the_control():
     assert [s.estimate for s in steps] == pytest.approx((means[1:] - means[:-1]).tolist())
     assert steps[0].high < 0 and steps[2].low > 0  # a clear fall, then a clear rise
     control = torch.tensor([0.0, 0.0, 0.0, 0.3]) + 0.01 * torch.randn(50, 4, generator=gen)
-    adjusted = layer_steps(values, control=control)
+    rng = np.random.default_rng(1)
+    units = (rng.integers(0, 20, 50), rng.integers(20, 40, 50))  # each pair's two sentences
+    adjusted = layer_steps(values, control=control, control_units=units)
     by_hand = (means[3] - control.double().mean(0)[3]) - (means[2] - control.double().mean(0)[2])
     assert adjusted[2].estimate == pytest.approx(float(by_hand))
     assert adjusted[2].high < 0  # the control's rise turns the raw rise into a fall
+    with pytest.raises(ValueError, match="control_units"):
+        layer_steps(values, control=control)
     with pytest.raises(ValueError, match="columns"):
-        layer_steps(values, control=control[:, :3])
-
+        layer_steps(values, control=control[:, :3], control_units=units)
 
 def test_neighbour_control_matches_a_hand_span(data_traces):
     from helpers.context.compute import neighbour_control
@@ -233,28 +237,49 @@ def test_neighbour_control_matches_a_hand_span(data_traces):
         neighbour_control(data_traces, n_pieces=0, k=3)
 
 
-def test_claim_rows_self_similarity_uses_the_adjusted_steps(bank_groups):
-    from helpers.common.stats import Interval
-    from helpers.context.compute import claim_rows
-    from helpers.layerwalk.compute import rank_layers
+def test_ethayarajh_verdict_reads_every_correction(bank_groups, data_traces):
+    from helpers.common.stats import Interval, LayerRanking, family_level, verdict
+    from helpers.context.compute import ethayarajh_reading, ethayarajh_verdict
 
-    outcomes = sense_separation_outcomes(bank_groups)
-    raw = torch.stack([self_similarity(v) for v in bank_groups.values()])
-    L = raw.shape[1] - 1
-    from helpers.common.stats import verdict
+    lv = family_level(3)
+    ivs = [Interval(v, v - 0.01, v + 0.01) for v in (0.9, 0.7, 0.6)]
+    diffs = [Interval(0.3, 0.25, 0.35, lv), Interval(0.1, 0.05, 0.15, lv), Interval(0, 0, 0, lv)]
+    falls = [verdict(Interval(-0.2, -0.25, -0.15, family_level(2)), family=2)] * 2
+    rises = [falls[0], verdict(Interval(0.1, 0.05, 0.15, family_level(2)), family=2)]
+    at_top = LayerRanking(ivs, 2, [2], diffs, family=3)
+    below_top = LayerRanking(ivs, 1, [1], diffs, family=3)
+    tied_top = LayerRanking(ivs, 1, [1, 2], diffs, family=3)
+    assert ethayarajh_reading(at_top, falls) == "follows"
+    assert ethayarajh_reading(below_top, rises) == "does not follow"
+    assert ethayarajh_reading(tied_top, rises) == "mixed"
+    both = {"a": {"rank": at_top, "steps": falls}, "b": {"rank": below_top, "steps": rises}}
+    kind, sentence, details = ethayarajh_verdict(both)
+    assert kind == "depends on the correction" and sentence.startswith("Whether this model follows")
+    assert "a, it is lowest at layer 2, as he found" in sentence
+    assert "b, it is lowest at layer 1 and rises into layer 2, unlike his BERT-base" in sentence
+    assert len(details) == 2 and "Bonferroni" in details[0]
+    kind, sentence, _ = ethayarajh_verdict({"a": both["a"]}, who="course-mini")
+    assert kind == "follows" and sentence.startswith("Course-mini follows")
 
-    steps = [Interval(-0.1, -0.2, -0.05)] * (L - 1) + [Interval(0.1, 0.05, 0.2)]
-    for given in (steps, [verdict(d) for d in steps]):  # bare intervals, or the verdicts of step_verdicts
-        rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
-                          accuracy=rank_layers(outcomes.float(), lowest=False), chance_null=Interval(0.5, 0.3, 0.7),
-                          n_senses=2, adj_steps=given, same_ids=False)
-        assert f"rises from one layer to the next at layers [{L}]" in rows[0][1]
-    rows = claim_rows(raw_self=rank_layers(raw), adj_self=rank_layers(raw), gap=rank_layers(raw, lowest=False),
-                      accuracy=rank_layers(outcomes.float(), lowest=False), chance_null=Interval(0.5, 0.3, 0.7),
-                      n_senses=2, adj_steps=steps, same_ids=False)
-    assert f"rises from one layer to the next at layers [{L}]" in rows[0][1]
-    assert "minus the random-pair baseline" in rows[0][2] and "different token ids" in rows[3][1]
 
+def test_self_similarity_variants_match_the_lesson_by_hand(data_traces):
+    from helpers.context.compute import SELF_SIMILARITY_VARIANTS, self_similarity_variants
+    from helpers.layerwalk.compute import layer_mean_std
+
+    # two "words" made of the data traces' first content tokens, two "senses" each
+    vecs = torch.stack([torch.stack(t.hidden_states)[:, 1] for t in data_traces])  # [n, L+1, H]
+    groups = {"w1": {"a": vecs[:3], "b": vecs[3:6]}, "w2": {"a": vecs[1:4], "b": vecs[4:7]}}
+    out = self_similarity_variants(groups, data_traces, n_pairs=100, seed=0)
+    assert list(out) == list(SELF_SIMILARITY_VARIANTS)
+    raw = torch.stack([self_similarity(torch.cat(list(g.values()))) for g in groups.values()])
+    base = out[SELF_SIMILARITY_VARIANTS[0]]["baseline"]
+    assert torch.allclose(out[SELF_SIMILARITY_VARIANTS[0]]["values"], raw)
+    adjusted = raw.double().mean(0) - base.double().mean(0)
+    assert [iv.estimate for iv in out[SELF_SIMILARITY_VARIANTS[0]]["rank"].intervals] == pytest.approx(
+        adjusted.tolist())
+    mean, _ = layer_mean_std(data_traces, "content")
+    centred = torch.stack([self_similarity(torch.cat(list(g.values())) - mean) for g in groups.values()])
+    assert torch.allclose(out[SELF_SIMILARITY_VARIANTS[1]]["values"], centred, atol=1e-6)
 
 def test_permutation_null_seeds_each_word_on_its_own(bank_groups):
     """Two words with the same number of sentences: one seed for both would give them the same
@@ -302,18 +327,16 @@ def test_layer_null_is_exact_for_two_small_senses(bank_groups):
         layer_null(bank_groups, 99)
 
 
-def test_centroid_margin_verdicts_are_holm_adjusted(bank_groups, sample_trace):
-    from helpers.common.stats import bootstrap_p_value, holm
-    from helpers.context.compute import _centroid_margin, centroid_margin, centroid_margin_verdicts
+def test_centroid_margin_verdicts_are_read_off_bonferroni_intervals(bank_groups, sample_trace):
+    from helpers.common.stats import family_level
+    from helpers.context.compute import centroid_margin_verdicts
 
     vec = word_by_layer(sample_trace, "bank")
     verdicts = centroid_margin_verdicts(vec, bank_groups, n_boot=400)
-    margins = centroid_margin(vec, bank_groups, n_boot=400)
-    assert [v.difference for v in verdicts] == margins
-    _, boots = _centroid_margin(vec, bank_groups, 400, 0)
-    raw = [bootstrap_p_value(boots[:, l].numpy()) for l in range(boots.shape[1])]
-    assert [v.p_value for v in verdicts] == pytest.approx(list(holm(raw)))
+    k = len(verdicts)
     for v in verdicts:
-        assert v.kind in ("higher", "lower", "inconclusive")
+        assert v.kind in ("higher", "lower", "inconclusive") and v.family == k
+        assert v.level == pytest.approx(family_level(k))
+        assert (v.kind == "inconclusive") == v.difference.contains(0.0)
         assert (v.kind == "inconclusive") == (v.p_value >= 0.05)
-        assert v.text.startswith("inconclusive") == (v.kind == "inconclusive")
+        assert v.text.startswith("inconclusive") == (v.kind == "inconclusive") and "Holm" not in v.text

@@ -51,11 +51,17 @@ def test_exercise_3(zh_tokenizer, zh_model):
     feats, labels = boundary_features(zh_tokenizer, zh_model, sentences, progress=False)
     tr, te = split_sentences(len(sentences), 0.25, seed=0)
     report = boundary_report(feats, labels, tr, te, seeds=(0, 1), progress=False, epochs=4)
-    best = sol.exercise_3(report)
+    best, lower = sol.exercise_3(report)
+    assert lower == (best not in report.tied_with_best("accuracy"))  # an independent reading of the solution
     for form in (best, np.int64(best), torch.tensor(best)):
-        assert check_exercise_3(form, report).ok
+        fb = check_exercise_3((form, lower), report)
+        assert fb.ok and ("clearly lower" in fb.message) == lower
+    wrong_flag = check_exercise_3((best, not lower), report)
+    assert not wrong_flag.ok and "tied_with_best" in wrong_flag.hint
     other = (best + 1) % len(report.selectivity)
-    fb = check_exercise_3(other, report)
+    fb = check_exercise_3((other, lower), report)
     assert not fb.ok and str(report.selectivity[best].estimate) not in fb.message
-    assert "does not exist" in check_exercise_3(99, report).message
-    assert not check_exercise_3("2", report).ok
+    assert "does not exist" in check_exercise_3((99, True), report).message
+    assert not check_exercise_3(("2", True), report).ok
+    assert not check_exercise_3(best, report).ok  # the flag is part of the answer
+    assert not check_exercise_3(None, report).ok

@@ -177,32 +177,93 @@ def test_type_errors():
 def test_rank_layers_is_paired_and_counts_the_control(data_traces):
     import numpy as np
 
-    from helpers.layerwalk.compute import rank_layers
+    from helpers.layerwalk.compute import cluster_labels, random_pair_units, rank_layers
 
     per_token = consecutive_cosines_per_token(data_traces, "content").double()  # [N, L]
     control = random_pair_cosines(data_traces, n_pairs=200, seed=0, gap=1).double()  # [200, L]
-    ranking = rank_layers(per_token, control=control, statistic=np.median, lowest=True)
+    units = random_pair_units(data_traces, n_pairs=200, seed=0)
+    labels = cluster_labels(data_traces, "content")
+    ranking = rank_layers(per_token, control=control, control_units=units, statistic=np.median, lowest=True,
+                          clusters=labels)
     expected = np.median(per_token.numpy(), axis=0) - control.numpy().mean(axis=0)  # independent of the helper
     assert np.allclose([i.estimate for i in ranking.intervals], expected)
     assert ranking.extreme == int(np.argmin(expected)) and ranking.extreme in ranking.tied
     assert all(i.low <= i.estimate <= i.high for i in ranking.intervals)
+    L = per_token.shape[1]
+    assert ranking.family_size == L * (L - 1) // 2  # the extreme is picked by the data: every pair
     # paired: a column that is every token's value plus 0.001 differs from it, although the two
     # columns' separate intervals overlap almost entirely
     col = per_token[:, 0]
     paired = rank_layers(torch.stack([col, col + 0.001], dim=1), lowest=True)
     assert paired.extreme == 0 and paired.tied == [0]
-    assert paired.intervals[0].overlaps(paired.intervals[1])
+    assert paired.intervals[1].low < paired.intervals[0].high
     assert abs(paired.differences[1].estimate - 0.001) < 1e-9
     # the control's own uncertainty widens the intervals
-    without = rank_layers(per_token, statistic=np.median, lowest=True)
+    without = rank_layers(per_token, statistic=np.median, lowest=True, clusters=labels)
     width = lambda r: np.mean([i.high - i.low for i in r.intervals])  # noqa: E731
     assert width(ranking) > width(without)
-    highest = rank_layers(per_token, lowest=False)
-    assert highest.extreme == int(per_token.mean(0).argmax())
+    with pytest.raises(ValueError, match="control_units"):
+        rank_layers(per_token, control=control)
     with pytest.raises(ValueError, match="columns"):
-        rank_layers(per_token, control=control[:, :1])
-    with pytest.raises(ValueError, match="n_items"):
-        rank_layers(per_token[:1])
+        rank_layers(per_token, control=control[:, :1], control_units=units)
+
+
+def test_pair_ranking_resamples_sentences_not_pairs(data_traces):
+    """The random-pair profile's ranking, by hand: sentences drawn with unit_weights, each pair
+    weighed by the product of its two sentences' counts; the all-pairs Bonferroni level."""
+    import numpy as np
+
+    from helpers.common.stats import extreme_family, family_level, unit_weights
+    from helpers.layerwalk.compute import pair_ranking, random_pair_units
+
+    samples = random_pair_cosines(data_traces, n_pairs=300, seed=0).double()
+    units = random_pair_units(data_traces, n_pairs=300, seed=0)
+    k = samples.shape[1]
+    r = pair_ranking(samples, units, lowest=False, n_boot=2000)
+    assert r.extreme == int(samples.mean(0).argmax()) and r.family_size == extreme_family(k)
+    names = np.unique(np.concatenate(units))
+    w = unit_weights(names.size, 2000, 0)
+    pw = w[:, np.searchsorted(names, units[0])] * w[:, np.searchsorted(names, units[1])]
+    total = pw.sum(1, keepdims=True)
+    with np.errstate(invalid="ignore", divide="ignore"):  # a draw with no complete pair keeps the estimate
+        boots = np.where(total > 0, (pw @ samples.numpy()) / total, samples.numpy().mean(0))
+    diff = boots - boots[:, [r.extreme]]
+    j = next(j for j in range(k) if j != r.extreme)
+    level = family_level(extreme_family(k))
+    assert r.differences[j].level == pytest.approx(level)
+    se = diff[:, j].std(ddof=1) * np.sqrt(names.size / (names.size - 1))
+    from scipy.stats import t
+
+    half = t.ppf(0.5 + level / 2, names.size - 1) * se  # the t floor: the interval is never narrower
+    assert r.differences[j].high - r.differences[j].low >= 2 * half - 1e-9
+    # resampling pairs one by one would be far too narrow: the pairs share sentences
+    rng = np.random.default_rng(0)
+    idx = rng.integers(0, 300, size=(2000, 300))
+    by_pair = np.stack([samples.numpy()[i].mean(0) for i in idx])
+    assert by_pair[:, j].std() < 0.8 * boots[:, j].std()
+    with pytest.raises(ValueError, match="units"):
+        pair_ranking(samples, None)
+
+
+def test_pair_step_verdicts_read_each_step(data_traces):
+    from helpers.layerwalk.compute import pair_step_verdicts, random_pair_units, steps_sentence
+
+    samples = random_pair_cosines(data_traces, n_pairs=300, seed=0).double()
+    units = random_pair_units(data_traces, n_pairs=300, seed=0)
+    k = samples.shape[1]
+    names = [f"L{j}" for j in range(k)]
+    steps = pair_step_verdicts(samples, units, names=names, n_boot=2000)
+    means = samples.mean(0)
+    assert [v.difference.estimate for v in steps] == pytest.approx((means[1:] - means[:-1]).tolist())
+    assert all(v.family == k - 1 for v in steps)
+    for v in steps:
+        assert v.kind == ("higher" if v.difference.low > 0 else "lower" if v.difference.high < 0 else "inconclusive")
+    text = steps_sentence(steps, [f"s{j}" for j in range(k - 1)], what="it")
+    for j, v in enumerate(steps):
+        if v.kind == "higher":
+            assert f"s{j}" in text.split("falls")[0]
+    with pytest.raises(ValueError, match="names"):
+        pair_step_verdicts(samples, units, names=["a"])
 
 
 def test_outliers_in_every_layer_and_path_lengths(model, sample_trace):
@@ -218,50 +279,58 @@ def test_outliers_in_every_layer_and_path_lengths(model, sample_trace):
         path_lengths(coords[0])
 
 
-def test_claim_rows_verdicts_follow_the_numbers(data_traces, model):
+def _claim_inputs(data_traces, model):
     import numpy as np
 
-    from helpers.common.stats import bootstrap_ci
-    from helpers.layerwalk.compute import claim_rows, rank_layers
+    from helpers.layerwalk.compute import (cluster_labels, cosine_contributions, layer_norm_outliers, outlier_counts,
+                                           pair_ranking, random_pair_intervals, random_pair_units, rank_layers,
+                                           variance_split_ci)
 
     per_token = consecutive_cosines_per_token(data_traces)
     L = data_traces[0].num_layers
-    within = bootstrap_ci(random_pair_cosines(data_traces, n_pairs=100, gap=0))
+    units = random_pair_units(data_traces, n_pairs=100, seed=0)
     cross_samples = random_pair_cosines(data_traces, n_pairs=100, gap=1)
-    turn = rank_layers(per_token, control=cross_samples, statistic=np.median)
-    names = [f"{a}→{a + 1}" for a in range(L)]
-    parts = norm_parts(data_traces, model)
-    eta2 = share_explained_by_layer(parts["norm"])
-    dims, share = top_dimensions(energy_by_dimension(data_traces), k=3)
-    rows = claim_rows(turn=turn, transition_names=names, turn_share=0.5, within_ci=within,
-                      cross_ci=bootstrap_ci(cross_samples), mean_of_two=torch.zeros(L), eta2=eta2, grows=False,
-                      top_share=share, k=3, hidden_size=data_traces[0].hidden_size, every_layer_outliers=[])
-    assert len(rows) == 5 and all(len(r) == 3 for r in rows)
-    assert names[turn.extreme] in rows[0][1]
-    assert ("is among them" if L - 1 in turn.tied else "is not among them") in rows[0][1]
-    met = "met" if eta2 < 0.5 else "not met"
-    assert f"between tokens': {met} ({1 - eta2:.0%}" in rows[3][1] and "every layer': not met" in rows[3][1]
-    assert "none" in rows[4][1] and "Kovaleva" in rows[4][2]
-    # with the profile and the interval of eta2: the cone row reports the peak, prediction 1 can be undecided
-    from helpers.common.stats import Interval, paired_difference_ci
+    labels = cluster_labels(data_traces, "content")
+    turn = rank_layers(per_token, control=cross_samples, control_units=units, statistic=np.median, clusters=labels)
+    contrib = cosine_contributions(data_traces, n_pairs=100, seed=0)
+    dims, top = top_dimensions(contrib, k=3)
+    return dict(turn=turn, transition_names=[f"{a}→{a + 1}" for a in range(L)], turn_share=0.5,
+                peak=pair_ranking(random_pair_cosines(data_traces, n_pairs=100), units, lowest=False, n_boot=500),
+                cross_ci=random_pair_intervals(cross_samples, units), mean_of_two=torch.zeros(L),
+                variance_split=variance_split_ci(norm_parts(data_traces, model)["norm"], clusters=labels),
+                grows="not met", top_share=top / contrib.sum(-1), k=3, hidden_size=data_traces[0].hidden_size,
+                outlier_rows=outlier_counts(layer_norm_outliers(model), dims), n_layer_norms=L + 1)
 
-    within_samples = random_pair_cosines(data_traces, n_pairs=100, gap=0)
-    peak = rank_layers(within_samples, lowest=False)
-    up = paired_difference_ci(within_samples[:, peak.extreme], within_samples[:, 0])
-    rows = claim_rows(turn=turn, transition_names=names, turn_share=0.5, within_ci=within,
-                      cross_ci=bootstrap_ci(cross_samples), mean_of_two=torch.zeros(L), eta2=0.45, grows=False,
-                      top_share=share, k=3, hidden_size=data_traces[0].hidden_size, every_layer_outliers=[],
-                      peak=peak, peak_up=up, eta2_ci=Interval(0.45, 0.4, 0.55))
-    assert f"highest at layer {peak.extreme}" in rows[1][1]
-    expected = ("is the peak" if peak.extreme == L else "is not shown different from the peak" if L in peak.tied
-                else "drops from the peak")
+
+def test_claim_rows_verdicts_follow_the_numbers(data_traces, model):
+    from helpers.common.claims import STATISTICS_TERMS
+    from helpers.layerwalk.compute import WITHIN_LAYER, claim_rows
+
+    kw = _claim_inputs(data_traces, model)
+    rows = claim_rows(**kw)
+    assert len(rows) == 5 and all(len(r) == 4 for r in rows)
+    turn, names, L = kw["turn"], kw["transition_names"], len(kw["transition_names"])
+    assert f"turn most (beyond the control) at {names[turn.extreme]}" in rows[0][1]
+    assert ("is among them" if L - 1 in turn.tied else "is not among them") in rows[0][1]
+    peak = kw["peak"]
+    assert f"peak at layer {peak.extreme}" in rows[1][1]
+    expected = ("is the peak" if peak.extreme == L else "could be as high" if L in peak.tied else "drops to")
     assert expected in rows[1][1]
-    assert "between tokens': inconclusive" in rows[3][1]
-    assert "Holm over" in rows[0][1] and "distinguishable" not in rows[0][1] and "tied" not in rows[1][1]
-    assert "grow at every layer': inconclusive" in claim_rows(
-        turn=turn, transition_names=names, turn_share=0.5, within_ci=within, cross_ci=bootstrap_ci(cross_samples),
-        mean_of_two=torch.zeros(L), eta2=0.45, grows="inconclusive", top_share=share, k=3,
-        hidden_size=data_traces[0].hidden_size, every_layer_outliers=[])[3][1]
+    within = kw["variance_split"][WITHIN_LAYER]
+    pred1 = "met" if within.low > 0.5 else "not met" if within.high < 0.5 else "undecided"
+    assert f"between the tokens of a layer': {pred1}" in rows[3][1] and "every layer': not met" in rows[3][1]
+    assert "Kovaleva" in rows[4][2]
+    for row in rows:  # the visible columns speak no statistics; the evidence column does
+        assert not any(term in row[1] for term in STATISTICS_TERMS), row[1]
+    assert "Bonferroni" in rows[0][3] and "pairs" in rows[0][3]
+    # a split whose within-layer interval straddles one half leaves prediction 1 undecided
+    from helpers.common.stats import Interval
+
+    split = dict(kw["variance_split"])
+    split[WITHIN_LAYER] = Interval(0.5, 0.45, 0.55)
+    assert "layer': undecided" in claim_rows(**{**kw, "variance_split": split})[3][1]
+    mini = claim_rows(**kw, other=("course-mini", peak))[1][1]
+    assert "on course-mini (BERT's own objectives) it peaks at layer" in mini
 
 
 def test_cross_layer_control_matrix_matches_random_pair_cosines(data_traces):
@@ -289,12 +358,11 @@ def test_share_explained_by_layer_ci_brackets_the_estimate():
         share_explained_by_layer_ci(torch.ones(4))
 
 
-def test_rank_layers_ties_are_holm_adjusted():
-    """Nine columns each a little above the lowest: each differs from it on its own bootstrap
-    p-value, but the tie set is decided after Holm's adjustment over the nine comparisons."""
-    import numpy as np
-
-    from helpers.common.stats import bootstrap_p_value, holm
+def test_rank_layers_ties_are_read_off_the_all_pairs_interval():
+    """Nine columns each a little above the lowest: the tie set is read off each difference's
+    interval at the Bonferroni level over every pair of the ten columns (the lowest is picked by the
+    data), and a verdict never disagrees with the interval printed beside it."""
+    from helpers.common.stats import extreme_family, family_level
     from helpers.layerwalk.compute import rank_layers
 
     gen = torch.Generator().manual_seed(0)
@@ -302,21 +370,14 @@ def test_rank_layers_ties_are_holm_adjusted():
     values = torch.stack([low] + [low + 0.45 + torch.randn(30, generator=gen, dtype=torch.float64)
                                   for _ in range(9)], dim=1)
     r = rank_layers(values, lowest=True)
-    assert r.extreme == 0 and r.family_size == 9 and r.p_values[0] == 1.0
-    # the same bootstrap by hand: rows resampled once for all columns, p per column, then Holm
-    rng = np.random.default_rng(0)
-    idx = rng.integers(0, 30, size=(1000, 30))
-    boots = np.stack([values.numpy()[i].mean(0) for i in idx])
-    raw = [bootstrap_p_value(boots[:, j] - boots[:, 0]) for j in range(1, 10)]
-    assert np.allclose(r.p_values[1:], holm(raw))
-    assert r.tied == [0] + [j for j in range(1, 10) if r.p_values[j] >= 0.05]
-    unadjusted = [j for j in range(1, 10) if raw[j - 1] >= 0.05]
-    assert set(unadjusted) < set(r.tied), "the example needs a column that only the adjustment keeps tied"
-    v = r.verdict(r.tied[-1], a="x", b="lowest")
-    assert v.kind == "inconclusive" and v.text.startswith("inconclusive") and "p = " in v.text
-    apart = [j for j in range(1, 10) if j not in r.tied]
-    if apart:
-        assert r.verdict(apart[0]).kind == "higher"
+    assert r.extreme == 0 and r.family_size == extreme_family(10) == 45 and r.p_values[0] == 1.0
+    assert all(d.level == pytest.approx(family_level(45)) for d in r.differences)
+    assert r.tied == [0] + [j for j in range(1, 10) if r.differences[j].low <= 0 <= r.differences[j].high]
+    for j in range(1, 10):
+        v = r.verdict(j, a="x", b="lowest")
+        assert v.kind == ("inconclusive" if j in r.tied else "higher")
+        assert (v.p_value >= 0.05) == (j in r.tied)  # the p printed beside it agrees with the interval
+        assert "Holm" not in v.text
 
 
 def test_rank_layers_resamples_clusters(data_traces):
@@ -342,10 +403,8 @@ def test_rank_layers_resamples_clusters(data_traces):
         rank_layers(norms, clusters=labels[:-1])
 
 
-def test_step_verdicts_follow_the_steps_and_holm():
-    import numpy as np
-
-    from helpers.common.stats import bootstrap_p_value, holm
+def test_step_verdicts_follow_the_steps_with_bonferroni():
+    from helpers.common.stats import family_level
     from helpers.layerwalk.compute import step_verdicts
 
     gen = torch.Generator().manual_seed(0)
@@ -354,11 +413,8 @@ def test_step_verdicts_follow_the_steps_and_holm():
     means = values.double().mean(0)
     assert [v.difference.estimate for v in steps] == pytest.approx((means[1:] - means[:-1]).tolist())
     assert steps[0].kind == "lower" and steps[2].kind == "higher" and steps[0].text.startswith("1 lower than emb")
-    rng = np.random.default_rng(0)
-    idx = rng.integers(0, 20, size=(1000, 20))
-    boots = np.diff(np.stack([values.double().numpy()[i].mean(0) for i in idx]), axis=1)
-    assert [v.p_value for v in steps] == pytest.approx(list(holm([bootstrap_p_value(b) for b in boots.T])))
-    assert steps[1].kind == ("inconclusive" if steps[1].p_value >= 0.05 else steps[1].kind)
+    assert all(v.family == 3 and v.level == pytest.approx(family_level(3)) for v in steps)
+    assert steps[1].kind == ("inconclusive" if steps[1].difference.contains(0.0) else steps[1].kind)
     with pytest.raises(ValueError, match="names"):
         step_verdicts(values, names=["a"])
 
@@ -375,7 +431,7 @@ def test_share_explained_by_layer_ci_can_resample_sentences(data_traces):
 
 
 def test_variance_split_separates_layer_token_and_interaction(data_traces):
-    from helpers.layerwalk.compute import (VARIANCE_PARTS, cluster_labels, layer_norms_per_token,
+    from helpers.layerwalk.compute import (VARIANCE_PARTS, WITHIN_LAYER, cluster_labels, layer_norms_per_token,
                                            share_explained_by_layer, variance_split, variance_split_ci)
 
     layer_effect, token_effect = torch.tensor([0.0, 1.0, 3.0]), torch.tensor([0.0, 2.0, -1.0, 5.0])
@@ -390,8 +446,11 @@ def test_variance_split_separates_layer_token_and_interaction(data_traces):
     real = variance_split(norms)
     assert sum(real.values()) == pytest.approx(1.0) and real["layer"] == pytest.approx(share_explained_by_layer(norms))
     ci = variance_split_ci(norms, seed=0, clusters=cluster_labels(data_traces, "content"))
-    assert list(ci) == list(VARIANCE_PARTS)
-    assert all(ci[p].low <= ci[p].estimate <= ci[p].high and ci[p].estimate == pytest.approx(real[p]) for p in ci)
+    assert list(ci) == list(VARIANCE_PARTS) + [WITHIN_LAYER]
+    within = ci[WITHIN_LAYER]
+    assert within.estimate == pytest.approx(real["token"] + real["interaction"]) and within.low <= within.estimate
+    assert all(ci[p].low <= ci[p].estimate <= ci[p].high and ci[p].estimate == pytest.approx(real[p])
+               for p in VARIANCE_PARTS)
 
 
 def test_cosine_contributions_add_up_to_the_baseline_and_centring_is_the_mean_removed(data_traces):
@@ -413,21 +472,52 @@ def test_cosine_contributions_add_up_to_the_baseline_and_centring_is_the_mean_re
     assert standard.shape == cos.shape and not torch.allclose(standard, cos)
 
 
-def test_claim_row_on_dominant_dimensions_reads_the_cosine_contributions(data_traces):
-    from helpers.common.stats import bootstrap_ci
-    from helpers.layerwalk.compute import claim_rows, cosine_contributions, rank_layers
+def test_claim_row_on_dominant_dimensions_reads_the_cosine_contributions(data_traces, model):
+    from helpers.layerwalk.compute import claim_rows
 
-    L = data_traces[0].num_layers
-    contrib = cosine_contributions(data_traces, n_pairs=100, seed=0)
-    dims, top = top_dimensions(contrib, k=3)
-    share = top / contrib.sum(-1)
-    per_token = consecutive_cosines_per_token(data_traces)
-    cross_samples = random_pair_cosines(data_traces, n_pairs=100, gap=1)
-    rows = claim_rows(turn=rank_layers(per_token), transition_names=[str(l) for l in range(L)], turn_share=0.5,
-                      within_ci=bootstrap_ci(random_pair_cosines(data_traces, n_pairs=100)),
-                      cross_ci=bootstrap_ci(cross_samples), mean_of_two=torch.zeros(L), eta2=0.4, grows=False,
-                      top_share=share, k=3, hidden_size=data_traces[0].hidden_size, every_layer_outliers=[],
-                      top_measure="the random-pair cosine", centred_max=0.0123)
-    row = rows[4]
+    kw = _claim_inputs(data_traces, model)
+    share = kw["top_share"]
+    row = claim_rows(**kw, centred_max=0.0123)[4]
     assert f"{share.min():.0%}-{share.max():.0%} of the random-pair cosine" in row[1]
-    assert "<= 0.012" in row[1] and "Timkey & van Schijndel 2021" in row[2]
+    assert "within 0.012 of 0" in row[1] and "Timkey & van Schijndel 2021" in row[2]
+
+
+def test_outlier_counts_and_their_sentence(model):
+    from helpers.layerwalk.compute import layer_norm_outliers, outlier_counts, outlier_sentence
+
+    flagged = [[1, 2], [2, 5], [2, 7], [5]]
+    rows = outlier_counts(flagged, top_dims=[[2], [9], [5], [5]])
+    assert [(r["dimension"], r["flagged in"]) for r in rows] == [(2, 3), (5, 2)]
+    assert rows[0]["layers"] == [0, 1, 2] and rows[0]["top contributor in"] == [0] and rows[1]["top contributor in"] == [2, 3]
+    text = outlier_sentence(rows, 4)
+    assert text.startswith("No dimension is an outlier in all 4 LayerNorms; the closest, dimension 2, is flagged in 3 of 4")
+    assert "in layer 0" in text
+    assert outlier_sentence(outlier_counts([[3], [3]]), 2).startswith("Dimension 3 is an outlier in every one")
+    real = layer_norm_outliers(model)
+    by_hand = {}
+    for layer in real:
+        for d in layer:
+            by_hand[d] = by_hand.get(d, 0) + 1
+    assert {r["dimension"]: r["flagged in"] for r in outlier_counts(real)} == {d: n for d, n in by_hand.items() if n > 1}
+
+
+def test_ranking_and_profile_sentences_follow_the_intervals():
+    from helpers.common.stats import Interval, LayerRanking
+    from helpers.layerwalk.compute import profile_finding, ranking_sentence
+
+    iv = [Interval(v, v - 0.01, v + 0.01) for v in (0.1, 0.5, 0.48, 0.2)]
+    from helpers.common.stats import family_level
+
+    lv = family_level(6)
+    diffs = [Interval(-0.4, -0.45, -0.35, lv), Interval(0, 0, 0, lv), Interval(-0.02, -0.05, 0.01, lv),
+             Interval(-0.3, -0.35, -0.25, lv)]
+    r = LayerRanking(iv, 1, [1, 2], diffs, [0.001, 1.0, 0.5, 0.001], family=6)
+    names = ["emb", "layer 1", "layer 2", "layer 3"]
+    text = ranking_sentence(r, names, "the cosine")
+    assert text.startswith("The cosine is highest at layer 1 (0.500); layer 2 could be just as high.")
+    assert "At emb (0.100) and layer 3 (0.200) it is clearly lower." in text
+    alone = LayerRanking(iv, 1, [1], diffs, family=6)
+    assert "clearly above every other layer, emb (0.100) and layer 3 (0.200) included." in ranking_sentence(
+        alone, names, "the cosine")
+    sentence, details = profile_finding(r, names, what="the cosine")
+    assert sentence == text and len(details) == 4 and "Bonferroni" in details[0]

@@ -395,22 +395,23 @@ def extreme_layer(values, lowest: bool = False, alpha: float = ALPHA, return_p: 
     return (ranking.extreme, ranking.tied, ranking.p_values) if return_p else (ranking.extreme, ranking.tied)
 
 
-def compare_layers(a, b, alpha: float = ALPHA) -> dict:
+def compare_layers(a, b, alpha: float = ALPHA, labels: tuple[str, str] = ("A", "B")) -> dict:
     """Per layer, the paired difference ``a - b`` over the same inputs (``a``, ``b``:
     ``[n_inputs, L]``), as one family of ``L`` comparisons (Bonferroni):
     ``{"above": [...], "below": [...], "inconclusive": [...]}`` (1-based layers), ``"intervals"``
     (each at ``1 - alpha / L``, the level the verdict is read from), ``"verdicts"`` and ``"p_adjusted"``.
-    "inconclusive" is not "no difference"."""
+    "inconclusive" is not "no difference". ``labels`` name ``a`` and ``b`` in the verdicts' text."""
     a, b = _as_2d_float(a, "a"), _as_2d_float(b, "b")
     if a.shape != b.shape:
         raise ValueError(f"a and b must be measured on the same inputs and layers; got {a.shape} and {b.shape}.")
     reps = cluster_replicates(a - b, n_boot=bootstrap_size(a.shape[1], alpha))
-    return _per_layer(reps, alpha)
+    return _per_layer(reps, alpha, labels)
 
 
-def _per_layer(reps, alpha: float) -> dict:
+def _per_layer(reps, alpha: float, labels: tuple[str, str] = ("A", "B")) -> dict:
     L = reps.k
-    verdicts = replicate_verdicts(reps, [f"layer {l}" for l in range(1, L + 1)], b="reference", alpha=alpha)
+    verdicts = replicate_verdicts(reps, [f"{labels[0]} (layer {l})" for l in range(1, L + 1)], b=labels[1],
+                                  alpha=alpha)
     out = {"above": [], "below": [], "inconclusive": [], "intervals": [v.difference for v in verdicts],
            "verdicts": verdicts, "p_adjusted": [float(v.p_value) for v in verdicts]}
     for l, v in enumerate(verdicts, start=1):
@@ -489,114 +490,165 @@ def deep_layers_verdict(top: int, tied: list[int], above: list[int], n_layers: i
     return "does not hold" if not upper else "is not decided"
 
 
+def heads_above(values, floor: float, alpha: float = ALPHA) -> dict:
+    """Per head, is its mean of ``values [n_inputs, L, heads]`` (e.g. a share ÷ its uniform share)
+    surely above ``floor``, an effect size stated before measuring? One-sided, Bonferroni over all
+    ``L x heads`` heads (:func:`above_threshold`). Returns ``{"heads": [(layer, head), ...]`` (layers
+    from 1), ``"per_layer": [count per layer]``, ``"intervals"`` and ``"p_adjusted"`` (flattened,
+    column ``(layer - 1) * heads + head``)}."""
+    array = torch.as_tensor(values, dtype=torch.float64).cpu()  # cpu: float64 statistics on results
+    if array.ndim != 3:
+        raise ValueError(f"values must be [n_inputs, layers, heads], got shape {tuple(array.shape)}.")
+    n, L, A = array.shape
+    test = above_threshold(array.reshape(n, L * A), floor, alpha=alpha)
+    heads = [(j // A + 1, j % A) for j in test["above"]]
+    return {"heads": heads, "per_layer": [sum(l == layer for l, _ in heads) for layer in range(1, L + 1)],
+            "intervals": test["intervals"], "p_adjusted": test["p_adjusted"]}
+
+
+def deep_heads_verdict(per_layer: list[int]) -> str:
+    """Clark et al.'s "deep heads attend to X", per head: ``"holds"`` when some head is surely above
+    the floor (:func:`heads_above`) and more of them sit in the upper half of the layers than in the
+    lower; ``"does not hold"`` when none is, or more sit in the lower half; ``"is not decided"`` when
+    the two halves hold as many."""
+    L = len(per_layer)
+    upper = sum(c for l, c in enumerate(per_layer, start=1) if l > L / 2)
+    lower = sum(per_layer) - upper
+    if upper > lower:
+        return "holds"
+    return "is not decided" if upper == lower and upper > 0 else "does not hold"
+
+
+def compare_sentence(result: dict, more: str, less: str) -> str:
+    """A :func:`compare_layers` result in plain words: "larger in layers 1, 2 and 3, smaller in layer
+    6; we cannot tell in layer 4" (``more``/``less`` name the two directions)."""
+    from helpers.layerwalk.compute import layers_phrase
+
+    L = len(result["verdicts"])
+    parts = []
+    if result["above"]:
+        parts.append(f"{more} in {'every layer' if len(result['above']) == L else layers_phrase(result['above'])}")
+    if result["below"]:
+        parts.append(f"{less} in {'every layer' if len(result['below']) == L else layers_phrase(result['below'])}")
+    text = ", ".join(parts) if parts else "we cannot tell in any layer"
+    if parts and result["inconclusive"]:
+        text += f"; we cannot tell in {layers_phrase(result['inconclusive'])}"
+    return text
+
+
 # -- lesson 05's "claims tested" table --------------------------------------------------------
 
-def claim_rows(*, sep_ci: list, sep_top: tuple[int, list[int]], cls_top: tuple[int, list[int]], uniform_sep: float,
-               heads_on_cls: list[int], n_heads: int, weight_cls: list, norm_cls: list, sep_ratio, punct_ratio,
-               sep_norm, self_trained: list, self_random: list, self_learned: list[int], prev_head: tuple[int, int],
-               prev_ci, norm_vs_weight: dict | None = None, head_threshold: float | None = None,
-               length_differs: dict | None = None, sep_over_half: list[int] | None = None,
-               self_over_half: list[int] | None = None, heads_surely_half: list[int] | None = None,
-               heads_over_threshold: list[int] | None = None, threshold_share: float | None = None,
-               sink: dict | None = None, punct_rank: tuple[int, list[int]] | None = None,
-               punct_above: list[int] | None = None, punct_ratio_ci: list | None = None) -> list[tuple[str, str, str]]:
-    """Lesson 05's claims table: ``(popular claim, this model's live numbers, published finding
-    with paper and model)``, every verdict computed from the numbers it is given.
+def claim_rows(*, sep_rank, cls_rank, sep_over_half: list[int], sink: dict, uniform_sep: float,
+               punct_heads: dict, punct_floor: float, length_differs: dict, heads_on_cls: list[int],
+               heads_surely_half: list[int], heads_over_threshold: list[int], head_threshold: float,
+               threshold_share: float, n_heads: int, norm_vs_weight: dict, sep_ratio, punct_ratio, sep_norm,
+               self_trained: list, self_learned: list[int], self_over_half: list[int], prev_head: tuple[int, int],
+               prev_ci, other: tuple[str, dict] | None = None) -> list[tuple[str, str, str, str]]:
+    """Lesson 05's claims table: ``(popular claim, this model's result in plain words, published
+    finding with paper and model, how we know)``, every verdict computed from the numbers it is given.
 
-    ``sep_ci``: [SEP] share per layer (intervals, packed pairs); ``sep_top``/``cls_top``: the
-    :func:`extreme_layer` of the [SEP] and [CLS] shares; ``heads_on_cls``: heads per layer with
-    more than half of their attention on [CLS]; ``weight_cls``/``norm_cls``: [CLS] share per
-    layer by weight and norm-based (intervals); ``sep_ratio``/``punct_ratio``: share / uniform
-    share per layer; ``sep_norm``: norm-based / weight share of [SEP] per layer;
-    ``self_trained``/``self_random``: [CLS]->[CLS] per layer (intervals), trained and random
-    weights; ``self_learned``: 1-based layers where they differ (paired); ``norm_vs_weight``:
-    ``{class: compare_layers(norm, weight)}``, which then replaces the [CLS]-only cell;
-    ``heads_surely_half``: heads per layer whose [CLS] share is surely above one half (one-sided,
-    Bonferroni over all heads); ``heads_over_threshold`` with ``head_threshold``: heads per layer whose
-    [CLS] share ÷ 1/n lies surely above that multiple of uniform, a looser count printed beside the
-    claim's own, labelled with ``threshold_share`` (that multiple as a share of a head's attention at
-    the median length) when given; ``sink``: :func:`compare_layers` of the [CLS] share minus the
-    [SEP] share (then the [SEP] row says which token this model sinks on); ``punct_rank``,
-    ``punct_above``, ``punct_ratio_ci``: for periods and commas, the :func:`extreme_layer` of their
-    share ÷ uniform, the 1-based layers surely above uniform, and the intervals per layer (then a
-    row tests "deep heads attend to periods and commas", :func:`deep_layers_verdict`);
-    ``length_differs``: ``{class:
-    layers where share ÷ uniform differs between short and packed inputs}``;
-    ``sep_over_half``/``self_over_half``: 1-based layers whose [SEP] share / [CLS]->[CLS] share is
-    above one half by :func:`above_threshold` (one-sided, Bonferroni over the layers); without them, a
-    layer counts when its interval lies above one half (unadjusted). Layers listed beside a
-    largest value are those not shown different from it (Bonferroni-adjusted, :func:`extreme_layer`)."""
-    L = len(sep_ci)
-    over_half = sep_over_half if sep_over_half is not None else [l + 1 for l in range(L) if sep_ci[l].low > 0.5]
-    s, c = sep_top[0], cls_top[0]
-    mostly_self = (self_over_half if self_over_half is not None else
-                   [l + 1 for l in range(L) if self_trained[l].low > 0.5])
-    family_note = "" if sep_over_half is None else ", one-sided, Bonferroni over the layers"
+    ``sep_rank``/``cls_rank``: :func:`~helpers.common.stats.rank_layers` of the [SEP] and [CLS]
+    shares (packed pairs, highest first); ``sep_over_half``: 1-based layers whose [SEP] share is surely
+    above one half (:func:`above_threshold`); ``sink``: :func:`compare_layers` of the [CLS] share
+    minus the [SEP] share; ``punct_heads``: :func:`heads_above` of each head's share on periods and
+    commas ÷ their uniform share, against ``punct_floor`` (stated before measuring); ``length_differs``:
+    ``{class: layers where share ÷ uniform differs between short and packed inputs}``;
+    ``heads_on_cls``/``heads_surely_half``/``heads_over_threshold``: heads per layer with a mean [CLS]
+    share above one half, surely above one half, surely above ``head_threshold`` x uniform (about
+    ``threshold_share`` of a head's attention); ``norm_vs_weight``: ``{class: compare_layers(norm,
+    weight)}``; ``sep_ratio``/``punct_ratio``: share ÷ uniform share per layer; ``sep_norm``: norm-based
+    ÷ weight share of [SEP] per layer; ``self_trained``: [CLS]->[CLS] per layer (intervals);
+    ``self_learned``: layers where it differs from random weights; ``self_over_half``: layers surely
+    above one half; ``prev_head``/``prev_ci``: the best previous-token head and its score; ``other`` =
+    ``(name, sink)``: the [CLS]-minus-[SEP] comparison on another checkpoint (course-mini)."""
+    from helpers.layerwalk.compute import layers_phrase, names_phrase
+
+    L = len(sep_rank.intervals)
+    layer = [f"layer {l}" for l in range(1, L + 1)]
+
+    def ties(rank):
+        others = [layer[j] for j in rank.tied if j != rank.extreme]
+        return f"; {names_phrase(others)} could be as high" if others else ""
+
+    def how(rank, what):
+        return (f"{what}: {layer[rank.extreme]} {rank.intervals[rank.extreme].percent()}; not shown different from "
+                f"it (paired over the inputs, Bonferroni over the {rank.family_size} pairs of layers): "
+                f"{[j + 1 for j in rank.tied]}")
+
+    def sink_word(result):
+        return ("a [CLS] sink" if len(result["above"]) > L / 2 else "a [SEP] sink" if len(result["below"]) > L / 2
+                else "no clear sink")
+
+    s = sep_rank.extreme
+    sep_plain = (f"the share on [SEP] is largest at layer {s + 1} ({sep_rank.intervals[s].estimate:.1%}; an even "
+                 f"spread gives {uniform_sep:.1%}){ties(sep_rank)}; it is clearly above half in "
+                 + (layers_phrase(sep_over_half) if sep_over_half else "no layer")
+                 + f"; [CLS] minus [SEP]: {compare_sentence(sink, 'more on [CLS]', 'more on [SEP]')}, "
+                 f"{sink_word(sink)}" + (" instead" if sink_word(sink) == "a [CLS] sink" else ""))
+    if other is not None:
+        sep_plain += f"; course-mini (BERT's own objectives) shows {sink_word(other[1])}"
+    per = punct_heads["per_layer"]
+    upper = sum(c for l, c in enumerate(per, start=1) if l > L / 2)
+    punct_plain = (f"{sum(per)} of {L * n_heads} heads {'gives' if sum(per) == 1 else 'give'} periods and commas "
+                   f"clearly more than {punct_floor:g}x "
+                   f"their even share ({upper} in the upper half of the layers, {sum(per) - upper} in the lower): "
+                   f"the claim {deep_heads_verdict(per)} here")
+    length_plain = ("no: share ÷ even share still differs between short and packed inputs in "
+                    + "; ".join(f"{k}: {layers_phrase(v) if v else 'no layer'}" for k, v in length_differs.items()))
+    cls_plain = (f"{sum(heads_surely_half)} of {n_heads * L} heads {'puts' if sum(heads_surely_half) == 1 else 'put'} "
+                 f"clearly more than half of their attention on "
+                 f"[CLS] ({sum(heads_on_cls)} do on average); by a looser count, {sum(heads_over_threshold)} give it "
+                 f"clearly more than {head_threshold:g}x an even share (about {threshold_share:.0%} of a head's "
+                 "attention here)")
+    norm_plain = "; ".join(f"{k}: the norm-based share is {compare_sentence(w, 'larger', 'smaller')}"
+                           for k, w in norm_vs_weight.items())
+    boundary_plain = (f"[SEP] gets at most {float(max(sep_ratio)):.1f}x its even share, punctuation at most "
+                      f"{float(max(punct_ratio)):.1f}x; counting what each passes on, [SEP] keeps "
+                      f"{float(min(sep_norm)):.0%}-{float(max(sep_norm)):.0%} of its weight share")
+    self_plain = (f"[CLS] puts clearly more than half of its attention on itself in "
+                  + (layers_phrase(self_over_half) if self_over_half else "no layer") + f" (of {L}); in layer 1 "
+                  f"{self_trained[0].estimate:.0%}; it differs from a random-weight model (about 1/n by construction) "
+                  + ("in every layer" if len(self_learned) == L else
+                     f"in {layers_phrase(self_learned)}" if self_learned else "in no layer we can tell"))
+    prev_plain = f"layer {prev_head[0]}, head {prev_head[1]} puts {prev_ci.estimate:.0%} of its attention on the previous token"
     return [
-        ("Over half of the attention goes to [SEP] in the middle layers",
-         f"packed pairs: largest [SEP] share {sep_ci[s].percent()} at layer {s + 1} (not shown different from it, "
-         f"paired, Bonferroni: layers {[j + 1 for j in sep_top[1]]}; uniform {uniform_sep:.1%}); layers surely above half"
-         f"{family_note}: {over_half or 'none'}"
-         + ("" if sink is None else
-            f"; [CLS] minus [SEP] share (paired, Bonferroni): larger in layers {sink['above'] or 'none'}, smaller in "
-            f"{sink['below'] or 'none'}"
-            + (": a [CLS] sink instead" if len(sink["above"]) > L / 2 else
-               ": a [SEP] sink, as in BERT-base" if len(sink["below"]) > L / 2 else "")),
-         "Clark et al. 2019 (BERT-base, <= 128-token pairs): > 50 % in layers 6-10"),
-    ] + ([] if punct_rank is None or punct_above is None or punct_ratio_ci is None else [
-        ("Deep heads attend to periods and commas",
-         f"periods and commas, share ÷ uniform (packed pairs): largest at layer {punct_rank[0] + 1} "
-         f"({punct_ratio_ci[punct_rank[0]].format('.2f')}x; not shown different from it, paired, Bonferroni: layers "
-         f"{[j + 1 for j in punct_rank[1]]}); surely above uniform (one-sided, Bonferroni) in layers "
-         f"{punct_above or 'none'}: the pattern "
-         + deep_layers_verdict(punct_rank[0], punct_rank[1], punct_above, L) + " in the upper half of the layers",
-         "Clark et al. 2019 (BERT-base, Fig. 2): deep heads attend to periods and commas"),
-    ]) + ([] if length_differs is None else [
-        ("Dividing by the uniform share k/n makes shares comparable across input lengths",
-         "share ÷ uniform differs between short and packed pairs (Bonferroni over the layers) in layers: "
-         + "; ".join(f"{k} {v or 'none'}" for k, v in length_differs.items()),
+        ("Over half of the attention goes to [SEP] in the middle layers", sep_plain,
+         "Clark et al. 2019 (BERT-base, <= 128-token pairs): > 50 % in layers 6-10",
+         how(sep_rank, "[SEP] share") + "; " + how(cls_rank, "[CLS] share")
+         + "; above one half: one-sided, Bonferroni over the layers; [CLS] minus [SEP]: paired, Bonferroni over "
+         "the layers"),
+        ("Deep heads attend to periods and commas", punct_plain,
+         "Clark et al. 2019 (BERT-base, Fig. 2): deep heads attend to periods and commas",
+         f"per head, share on periods and commas ÷ their uniform share, one-sided test against the floor "
+         f"{punct_floor:g} stated first, Bonferroni over all {L * n_heads} heads; heads clearly above: "
+         f"{punct_heads['heads'] or 'none'}"),
+        ("Dividing by the uniform share k/n makes shares comparable across input lengths", length_plain,
          "a check of the course's own reading, not a published finding: a sink that keeps its share whatever "
-         "the length has a ratio growing with n"),
-    ]) + [
-        ("Many heads put most weight on [CLS]",
-         f"heads with a mean [CLS] share above one half (of {n_heads} per layer): "
-         + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_on_cls))
-         + f" ({sum(heads_on_cls)} of {n_heads * L})"
-         + ("" if heads_surely_half is None else
-            "; surely above one half (one-sided, Bonferroni over all heads): "
-            + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_surely_half)))
-         + ("" if heads_over_threshold is None or head_threshold is None else
-            f"; a looser count, not 'most': surely above {head_threshold:g}x uniform"
-            + ("" if threshold_share is None else f" (about {threshold_share:.0%} of a head's attention here)")
-            + ": " + ", ".join(f"L{l + 1} {n}" for l, n in enumerate(heads_over_threshold))),
+         "the length has a ratio growing with n",
+         "short minus packed, paired on the same sentences, Bonferroni over the layers of each class"),
+        ("Many heads put most weight on [CLS]", cls_plain,
          "Clark et al. 2019 (BERT-base, Fig. 2, each head's mean attention on [CLS], no threshold): early heads "
-         "attend to [CLS]"),
-        ("An attention weight says how much a token contributes",
-         (f"[CLS] at layer {c + 1}: weight {weight_cls[c].percent()}, norm-based {norm_cls[c].percent()}: "
-          + ("the norm-based share is smaller" if norm_cls[c].high < weight_cls[c].low else
-             "inconclusive (separate intervals overlap; no paired test given)")) if norm_vs_weight is None else
-         "norm-based (heads summed before the norm, Kobayashi's definition) vs weight share, paired, Bonferroni over the "
-         "layers: " + "; ".join(
-             f"{k} smaller in layers {w['below'] or 'none'}, larger in {w['above'] or 'none'}"
-             for k, w in norm_vs_weight.items()),
+         "attend to [CLS]",
+         "per head, one-sided, Bonferroni over all heads; per layer: "
+         + ", ".join(f"L{l + 1} {n} ({m} on average)" for l, (n, m) in enumerate(zip(heads_surely_half, heads_on_cls)))),
+        ("An attention weight says how much a token contributes", norm_plain,
          "Kobayashi et al. 2020 (BERT-base): weights on [CLS], [SEP], punctuation shrink once ||f(x)|| counts; "
          "Kobayashi et al. 2021 (BERT-base and other masked LMs): with the residual and LayerNorm counted, tokens mix "
          "less than attention suggests; Jain & Wallace 2019 vs Wiegreffe & Pinter 2019 (LSTM models with attention, "
-         "not BERT): whether weights explain a prediction depends on the test"),
-        ("[SEP] gets attention because it marks the sentence boundary",
-         f"[SEP] up to {float(max(sep_ratio)):.1f}x uniform, punctuation up to {float(max(punct_ratio)):.1f}x; "
-         f"norm-based [SEP] share {float(min(sep_norm)):.0%}-{float(max(sep_norm)):.0%} of its weight share",
+         "not BERT): whether weights explain a prediction depends on the test",
+         "norm-based (heads summed before the norm, Kobayashi's definition) minus weight share, paired over the "
+         "inputs, Bonferroni over the layers of each class"),
+        ("[SEP] gets attention because it marks the sentence boundary", boundary_plain,
          "Clark et al. 2019 (BERT-base) speculate a no-op (small gradients); Kobayashi et al. 2020 (BERT-base): "
-         "small ||f(x)||"),
-        ("[CLS] attends to itself early because it has not learned to look",
-         f"[CLS] -> [CLS] surely above half{'' if self_over_half is None else ' (one-sided, Bonferroni)'} in layers "
-         f"{mostly_self or 'none'} of {L}; layer 1 {self_trained[0].percent()}; differs from random weights (which "
-         f"give about 1/n by construction; paired, Bonferroni) in layers {self_learned or 'none'}",
-         "untested in the papers; a random-weight model shows only what an unlearned model does"),
-        ("Some heads just look at the previous token",
-         f"layer {prev_head[0]}, head {prev_head[1]}: {prev_ci.percent()} on the previous token",
+         "small ||f(x)||", "means over the packed inputs"),
+        ("[CLS] attends to itself early because it has not learned to look", self_plain,
+         "untested in the papers; a random-weight model shows only what an unlearned model does",
+         "per layer " + ", ".join(iv.percent() for iv in self_trained)
+         + "; above one half: one-sided, Bonferroni over the layers; trained minus random: paired over the inputs, "
+         "Bonferroni over the layers"),
+        ("Some heads just look at the previous token", prev_plain,
          "Clark et al. 2019 (BERT-base): heads that attend heavily to the previous or next token, especially in "
-         "earlier layers"),
+         "earlier layers", f"{prev_ci.percent()} over the short pairs"),
     ]
 
 

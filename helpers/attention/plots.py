@@ -478,10 +478,11 @@ def plot_head_lines(weights, tokens, ax=None, title=""):
 
 
 def plot_head_strip(intervals: list, ax=None, title="", ylabel="", reference=None, reference_label="",
-                    log: bool = False):
-    """One strip per layer, one dot per head with its 95 % interval (``intervals``: per layer a
-    list of :class:`~helpers.common.stats.Interval`, one per head), as Clark et al. (2019, Fig. 2)
-    show each head's attention on [CLS]. ``reference``: a number drawn dashed."""
+                    log: bool = False, interval_label: str = "one head (mean, 95 % CI)"):
+    """One strip per layer, one dot per head with its interval (``intervals``: per layer a list of
+    :class:`~helpers.common.stats.Interval`, one per head), as Clark et al. (2019, Fig. 2) show each
+    head's attention on [CLS]. ``reference``: a number drawn dashed; ``interval_label`` says in the
+    legend what the intervals are (e.g. the interval a test over every head reads)."""
     ax = new_axes(ax, (FIG_WIDTH_IN, 3.2))
     n_layers = len(intervals)
     for l, cis in enumerate(intervals):
@@ -490,7 +491,7 @@ def plot_head_strip(intervals: list, ax=None, title="", ylabel="", reference=Non
         est = np.array([c.estimate for c in cis])
         err = np.array([[c.estimate - c.low for c in cis], [c.high - c.estimate for c in cis]])
         ax.errorbar(x, est, yerr=err, fmt="o", ms=3.5, lw=0.8, color="tab:blue",
-                    label="one head (mean, 95 % CI)" if l == 0 else None)
+                    label=interval_label if l == 0 else None)
     if reference is not None:
         ax.axhline(reference, ls="--", color="tab:grey", label=reference_label)
     if log:  # a log axis says so, with enough ticks to read values between the powers of ten

@@ -224,3 +224,203 @@ def lookup_interval(correct, test: WordFeatures):
     """The lookup baseline's accuracy with the same sentence-bootstrap interval as the probes."""
     correct = torch.as_tensor(correct, dtype=torch.float64).cpu()  # cpu: statistics on results
     return sentence_bootstrap(correct[None, None], test.sentence.cpu())[0]
+
+
+# -- [CLS] against another sentence's [CLS] -----------------------------------------------------
+
+def cls_cross_sentence(traces) -> dict:
+    """The control that matches "[CLS] keeps its direction from layer ``l`` to ``l + 1``": the same
+    cosine between sentence ``i``'s [CLS] at layer ``l`` and **another** sentence ``j``'s [CLS] at
+    layer ``l + 1``, over every ordered pair ``i != j`` (``"other_next"`` ``[P, L]``), beside
+    ``"own"`` (``[P, L]``: sentence ``i``'s own cosine, repeated per pair), ``"other_same"``
+    (``[P, L + 1]``: the two sentences' [CLS] at the same layer: how alike [CLS] is across
+    sentences at all) and ``"first"``, ``"second"`` (the two sentences of each pair, for
+    :func:`~helpers.common.stats.pair_replicates`)."""
+    traces = check_traces(traces)
+    if len(traces) < 2:
+        raise ValueError("the control pairs different sentences: give at least 2 traces.")
+    cls = torch.stack([torch.stack(t.hidden_states)[:, 0] for t in traces])  # [N, L+1, H]
+    unit = torch.nn.functional.normalize(cls, dim=-1)
+    n = len(traces)
+    idx = torch.arange(n)  # cpu: pair indices for the bootstrap, moved below where used on vectors
+    first, second = [a.ravel() for a in torch.meshgrid(idx, idx, indexing="ij")]
+    keep = first != second
+    first, second = first[keep], second[keep]
+    own = (unit[:, :-1] * unit[:, 1:]).sum(-1)  # [N, L]
+    f, s = first.to(unit.device), second.to(unit.device)
+    # a layer where [CLS] is one and the same vector in every sentence (the embeddings: same token,
+    # position and segment): there "own" and "another's" are the same comparison, summed over all pairs
+    same = ((cls - cls[:1]).abs().amax(dim=(0, 2)) < 1e-6).tolist()  # [L+1]
+    return {"own": own[f], "other_next": (unit[f, :-1] * unit[s, 1:]).sum(-1),
+            "other_same": (unit[f] * unit[s]).sum(-1), "first": first.cpu().numpy(), "second": second.cpu().numpy(),
+            "same_vector": same}
+
+
+def cls_control_verdicts(cross: dict, alpha: float = 0.05) -> list:
+    """Per transition ``l -> l + 1``: [CLS]'s own cosine minus another sentence's [CLS] one layer
+    later (:func:`cls_cross_sentence`), as a :class:`~helpers.common.stats.Verdict` read off the
+    pigeonhole-bootstrap interval over the sentences (every pair weighed by how often both its
+    sentences were drawn), Bonferroni over the transitions tested. A transition that starts where
+    [CLS] is one and the same vector in every sentence (the embeddings: the same token, position and
+    segment) has nothing to test -- summed over every pair, own and another's are the same numbers --
+    so it gets ``None``."""
+    from helpers.common.stats import bootstrap_size, pair_replicates, replicate_verdicts
+
+    diff = (cross["own"] - cross["other_next"]).double().cpu().numpy()  # cpu: float64 statistics on results
+    L = diff.shape[1]
+    tested = [l for l in range(L) if not cross["same_vector"][l]]
+    out = [None] * L
+    if not tested:
+        return out
+    reps = pair_replicates(diff[:, tested], cross["first"], cross["second"],
+                           n_boot=bootstrap_size(len(tested), alpha))
+    names = [f"[CLS], {'emb' if l == 0 else l}→{l + 1}" for l in tested]
+    for l, v in zip(tested, replicate_verdicts(reps, names, b="another sentence's [CLS]", alpha=alpha)):
+        out[l] = v
+    return out
+
+
+# -- word boundaries: stronger baselines ----------------------------------------------------------
+
+def previous_characters(features: WordFeatures, sentences) -> list[str]:
+    """For every character of ``features`` (:func:`boundary_features` on ``sentences``), the character
+    just before it in its sentence (``"^"`` at the start): the context a bigram lookup reads."""
+    sentences = list(sentences)
+    return [sentences[int(s)].text[int(p) - 1] if int(p) > 0 else "^"
+            for s, p in zip(features.sentence.tolist(), features.position.tolist())]
+
+
+def words_of_characters(features: WordFeatures, sentences) -> list[str]:
+    """For every character of ``features``, the segmenter's word that holds it."""
+    sentences = list(sentences)
+    spans = []
+    for s in sentences:
+        out, offset = {}, 0
+        for w in s.words:
+            for k in range(len(w)):
+                out[offset + k] = w
+            offset += len(w)
+        spans.append(out)
+    return [spans[int(s)][int(p)] for s, p in zip(features.sentence.tolist(), features.position.tolist())]
+
+
+def _majority_lookup(keys_train, y_train, keys_test, fallback) -> list:
+    counts: dict = {}
+    for k, y in zip(keys_train, y_train):
+        counts.setdefault(k, [0, 0])[int(y)] += 1
+    return [max((0, 1), key=lambda c: (counts[k][c], c == f)) if k in counts else f
+            for k, f in zip(keys_test, fallback)]
+
+
+def bigram_lookup_correct(train: WordFeatures, train_prev, y_train, test: WordFeatures, test_prev, y_test) -> torch.Tensor:
+    """``[n_test]`` 0/1: the label a **(previous character, character)** lookup gives each test
+    character -- its most frequent label after that same previous character in training; a pair never
+    seen falls back to the character's own most frequent label (:func:`character_lookup_correct`), then
+    to the overall majority. It knows one character of context, with no model at all."""
+    y_train = torch.as_tensor(y_train).tolist()  # cpu: labels as a list
+    y_test = torch.as_tensor(y_test).tolist()  # cpu: labels as a list
+    if len(train_prev) != len(train) or len(test_prev) != len(test):
+        raise ValueError("give one previous character per training and per test character.")
+    overall = int(sum(y_train) * 2 > len(y_train))
+    by_char = _majority_lookup(train.words, y_train, test.words, [overall] * len(test))
+    guess = _majority_lookup(list(zip(train_prev, train.words)), y_train, list(zip(test_prev, test.words)), by_char)
+    return torch.tensor([float(g == y) for g, y in zip(guess, y_test)], dtype=torch.float64)  # cpu: outcomes
+
+
+def unseen_word_mask(test_words, train_sentences) -> torch.Tensor:
+    """``[n_test]`` bool: does the test character sit in a word that never occurs in the training
+    sentences? Those characters test segmentation, not memorised words."""
+    seen = {w for s in train_sentences for w in s.words}
+    return torch.tensor([w not in seen for w in test_words], dtype=torch.bool)  # cpu: a selection of results
+
+
+def probe_vs_lookup(report: ProbeReport, lookup_correct, name: str, mask=None, alpha: float = 0.05) -> list:
+    """Per layer, the probe's accuracy (mean of its seeds, per test character) minus a lookup's on the
+    **same** characters (``mask``: only some of them), as :class:`~helpers.common.stats.Verdict` s read
+    off intervals that resample test sentences, Bonferroni over the ``L + 1`` layers."""
+    from helpers.common.stats import bootstrap_size, replicate_verdicts
+    from helpers.probes.compute import sentence_replicates
+
+    probe = report.task_correct.double().mean(0).cpu()  # [L+1, N]: cpu: statistics on results
+    lookup = torch.as_tensor(lookup_correct, dtype=torch.float64).cpu()  # cpu: statistics on results
+    sentence = report.test_sentence.cpu()  # cpu: cluster labels
+    if lookup.shape != (probe.shape[1],):
+        raise ValueError(f"give one lookup outcome per test character ({probe.shape[1]}), got {tuple(lookup.shape)}.")
+    if mask is not None:
+        mask = torch.as_tensor(mask, dtype=torch.bool).cpu()  # cpu: a selection of results
+        probe, lookup, sentence = probe[:, mask], lookup[mask], sentence[mask]
+    k = probe.shape[0]
+    reps = sentence_replicates((probe - lookup)[None], sentence, n_boot=bootstrap_size(k, alpha))
+    names = [f"probe at {'emb' if l == 0 else f'layer {l}'}" for l in range(k)]
+    return replicate_verdicts(reps, names, b=name, alpha=alpha, percent=True)
+
+
+def segmentation_string(text: str, starts) -> str:
+    """``text`` with a ``|`` before every character offset in ``starts`` (except 0): "今天|天气|如何"."""
+    starts = set(int(s) for s in starts)
+    return "".join(("|" if i and i in starts else "") + ch for i, ch in enumerate(text))
+
+
+def closest_sentence(text: str, sentences, ids) -> int:
+    """Of the sentences ``ids``, the one sharing the most adjacent-character pairs with ``text``, then
+    the most distinct characters (ties: the shorter, then the first): an example drawn from the data,
+    not typed."""
+    def pairs(t):
+        return {t[i:i + 2] for i in range(len(t) - 1)}
+
+    chars, bigrams = set(text), pairs(text)
+    ids = list(ids)
+    if not ids:
+        raise ValueError("give at least one sentence id.")
+    return min(ids, key=lambda i: (-len(bigrams & pairs(sentences[i].text)), -len(chars & set(sentences[i].text)),
+                                   len(sentences[i].text), i))
+
+
+# -- the 17-intent head against a bag of characters ----------------------------------------------
+
+def bag_of_characters_predict(train_texts, train_labels, test_texts, num_classes: int,
+                              smoothing: float = 1.0) -> torch.Tensor:
+    """Multinomial naive Bayes over **characters** (a bag of characters, order ignored), Laplace
+    ``smoothing``, fitted on the training utterances: ``[n_test]`` predicted labels. The baseline
+    that asks how much of an intent the characters alone give away."""
+    labels = torch.as_tensor(train_labels).tolist()  # cpu: labels as a list
+    if len(labels) != len(train_texts):
+        raise ValueError("give one label per training text.")
+    vocab = sorted({ch for t in train_texts for ch in t})
+    index = {ch: i for i, ch in enumerate(vocab)}
+    counts = torch.full((num_classes, len(vocab)), float(smoothing), dtype=torch.float64)  # cpu: counting text
+    prior = torch.zeros(num_classes, dtype=torch.float64)  # cpu: counting text
+    for text, y in zip(train_texts, labels):
+        prior[y] += 1
+        for ch in text:
+            counts[y, index[ch]] += 1
+    log_p = (counts / counts.sum(1, keepdim=True)).log()
+    log_prior = (prior.clamp_min(1e-12) / prior.sum()).log()
+    preds = []
+    for text in test_texts:
+        score = log_prior.clone()
+        for ch in text:
+            if ch in index:  # a character never seen in training says nothing
+                score += log_p[:, index[ch]]
+        preds.append(int(score.argmax()))
+    return torch.tensor(preds)  # cpu: predicted labels of a model-free baseline
+
+
+def near_duplicates(test_texts, train_texts, threshold: float = 0.5) -> list[tuple[int, int, float]]:
+    """Test utterances that share at least ``threshold`` of their character pairs (Jaccard index of
+    the sets of adjacent-character pairs) with one training utterance: ``[(test index, train index,
+    jaccard), ...]``, most similar first -- items a model can get right by near-copying training."""
+    def pairs(t):
+        return {t[i:i + 2] for i in range(len(t) - 1)}
+
+    train = [pairs(t) for t in train_texts]
+    out = []
+    for i, t in enumerate(test_texts):
+        p = pairs(t)
+        if not p:
+            continue
+        scores = [len(p & q) / len(p | q) for q in train]
+        j = max(range(len(train)), key=scores.__getitem__)
+        if scores[j] >= threshold:
+            out.append((i, j, scores[j]))
+    return sorted(out, key=lambda x: -x[2])

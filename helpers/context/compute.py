@@ -349,91 +349,185 @@ def neighbour_control(traces, n_pieces: int, k: int, n_spans: int = 300, seed: i
     return torch.stack(out)
 
 
+def polysemy_vectors(tokenizer, model, polysemy: dict) -> tuple[dict, list]:
+    """Trace every sentence of ``polysemy`` (``{word: {sense: [sentences]}}``, e.g.
+    :func:`~helpers.common.data.load_polysemy`) with one model and keep the target word's vector at
+    every layer (:func:`word_by_layer`: the mean of its pieces): ``({word: {sense: [n, L + 1, H]}},
+    traces)``. A word the tokenizer maps to its unknown token is skipped."""
+    from helpers.model.tokens import is_unknown
+    from helpers.model.trace import trace_text
+
+    vectors, traces = {}, []
+    for word, senses in polysemy.items():
+        if is_unknown(tokenizer, word):
+            continue
+        for sense, texts in senses.items():
+            for text in texts:
+                t = trace_text(tokenizer, model, text)
+                traces.append(t)
+                vectors.setdefault(word, {}).setdefault(sense, []).append(word_by_layer(t, word))
+    if not vectors:
+        raise ValueError("this tokenizer maps every target word to its unknown token: use an English vocabulary.")
+    return {w: {s: torch.stack(v) for s, v in senses.items()} for w, senses in vectors.items()}, traces
+
+
+# -- self-similarity and Ethayarajh (2019): one verdict over the anisotropy corrections ---------
+
+SELF_SIMILARITY_VARIANTS = ("minus the random-pair baseline", "mean-centred, minus its baseline",
+                            "standardised, minus its baseline")
+
+
+def self_similarity_variants(groups_by_word: dict, traces, *, n_pairs: int = 500, seed: int = 0) -> dict:
+    """Ethayarajh's self-similarity minus the within-layer random-pair baseline, three ways
+    (:data:`SELF_SIMILARITY_VARIANTS`): as he defined it, after mean-centring every vector (each
+    layer's mean over the content tokens of ``traces`` removed: Mu & Viswanath 2018) and after
+    standardising (also divided by each dimension's deviation: Timkey & van Schijndel 2021), the
+    baseline redone the same way. ``{name: {"values" [words, L + 1], "baseline" [n_pairs, L + 1],
+    "rank" (lowest first), "steps"}}``: the words are resampled, and the baseline's pairs by their
+    sentences (pigeonhole bootstrap), so its uncertainty counts."""
+    from helpers.layerwalk.compute import (layer_mean_std, random_pair_cosines, random_pair_units, rank_layers,
+                                           step_verdicts)
+
+    if not isinstance(groups_by_word, dict) or len(groups_by_word) < 2:
+        raise ValueError("give {word: {sense: tensor [n, layers, hidden]}} with at least two words.")
+    units = random_pair_units(traces, n_pairs, seed)
+    mean, std = layer_mean_std(traces, "content")
+    words = [torch.cat(list(s.values())) for s in groups_by_word.values()]
+    n_layers = words[0].shape[1]
+    names = ["emb"] + [f"layer {l}" for l in range(1, n_layers)]
+    out = {}
+    for name, shift, scale in zip(SELF_SIMILARITY_VARIANTS, (None, mean, mean), (None, None, std)):
+        def moved(w):
+            w = w if shift is None else w - shift
+            return w if scale is None else w / scale
+        values = torch.stack([self_similarity(moved(w)) for w in words])
+        base = random_pair_cosines(traces, n_pairs, seed, shift=shift, scale=scale)
+        out[name] = {"values": values, "baseline": base,
+                     "rank": rank_layers(values, lowest=True, control=base, control_units=units, unit="words"),
+                     "steps": step_verdicts(values, control=base, control_units=units, names=names)}
+    return out
+
+
+def ethayarajh_reading(ranking, steps) -> str:
+    """One profile against Ethayarajh's BERT-base finding (adjusted self-similarity falls with depth,
+    lowest at the top): ``"follows"`` when the last layer could be the lowest and no step rises;
+    ``"does not follow"`` when the last layer is clearly above the lowest; ``"mixed"`` otherwise."""
+    last = len(ranking.intervals) - 1
+    rises = [v for v in steps if v.kind == "higher"]
+    if last in ranking.tied and not rises:
+        return "follows"
+    return "does not follow" if last not in ranking.tied else "mixed"
+
+
+def ethayarajh_verdict(variants: dict, who: str = "this model") -> tuple[str, str, list[str]]:
+    """One verdict over the anisotropy corrections (:func:`self_similarity_variants`):
+    ``(kind, sentence, details)``, ``kind`` "follows" (every correction follows Ethayarajh),
+    "does not follow" (none does) or "depends on the correction"; the sentence says, per correction,
+    where the self-similarity is lowest and where it rises, generated from the intervals."""
+    readings = {name: ethayarajh_reading(v["rank"], v["steps"]) for name, v in variants.items()}
+    parts, details = [], []
+    for name, v in variants.items():
+        r = v["rank"]
+        names = ["the embeddings"] + [f"layer {l}" for l in range(1, len(r.intervals))]
+        others = [names[j] for j in r.tied if j != r.extreme]
+        rises = [names[l] for l, s in enumerate(v["steps"], start=1) if s.kind == "higher"]
+        text = f"{name}, it is lowest at {names[r.extreme]}"
+        if others:
+            text += f" ({_phrase(others)} could be as low)"
+        if rises:
+            text += f" and rises into {_phrase(rises)}"
+        text += {"follows": ", as he found", "does not follow": ", unlike his BERT-base",
+                 "mixed": ", partly as he found"}[readings[name]]
+        parts.append(text)
+        details.append(f"{name}: lowest at {names[r.extreme]} {r.intervals[r.extreme]}; not shown different from it "
+                       f"(paired, words and the baseline's sentences resampled, Bonferroni over the "
+                       f"{r.family_size} pairs of layers): {[names[j] for j in r.tied]}; steps (Bonferroni over "
+                       f"{len(v['steps'])}): " + "; ".join(s.text for s in v["steps"]))
+    kinds = set(readings.values())
+    kind = ("follows" if kinds == {"follows"} else "does not follow" if kinds == {"does not follow"}
+            else "depends on the correction")
+    lead = {"follows": f"{who} follows Ethayarajh's BERT-base finding under every anisotropy correction",
+            "does not follow": f"{who} does not follow Ethayarajh's BERT-base finding under any anisotropy correction",
+            "depends on the correction": f"whether {who} follows Ethayarajh's BERT-base finding (self-similarity "
+                                         "falling with depth, lowest at the top) depends on the anisotropy "
+                                         "correction"}[kind]
+    lead = lead[:1].upper() + lead[1:]
+    return kind, f"{lead}: " + "; ".join(parts) + ".", details
+
+
+def _phrase(items) -> str:
+    items = [str(i) for i in items]
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 # -- lesson 06's "claims tested" table --------------------------------------------------------
 
-def claim_rows(*, raw_self, adj_self, gap, accuracy, chance_null, n_senses: int, adj_steps=None,
-               same_ids: bool | None = None, emb_null_p: float | None = None,
-               gap_above_zero: list | None = None, n_words: int | None = None,
-               postprocessed: dict | None = None) -> list[tuple[str, str, str]]:
-    """Lesson 06's claims table: ``(popular claim, this model's live numbers and verdict,
-    published finding with paper and model)``; every verdict is computed.
+def claim_rows(*, ethayarajh: tuple[str, str, list[str]], gap, accuracy, chance_null, n_senses: int,
+               emb_null_p: float, gap_above_zero: list, n_words: int, same_ids: bool | None = None,
+               other: tuple[str, str] | None = None) -> list[tuple[str, str, str, str]]:
+    """Lesson 06's claims table: ``(popular claim, this model's result in plain words, published
+    finding with paper and model, how we know)``; every verdict is computed.
 
-    ``raw_self``/``adj_self``: :class:`~helpers.layerwalk.compute.LayerRanking` (lowest first)
-    of the raw and baseline-adjusted self-similarity; ``gap``: ranking (highest first) of the
-    within-minus-across gap; ``accuracy``: ranking (highest first) of the pooled accuracy (its
-    ``tied`` layers are those not shown different from the best, Bonferroni over every pair of layers);
-    ``chance_null``: the pooled permutation accuracy at layer 0 as an Interval (mean and 95 %
-    range of the shuffles); ``emb_null_p``: the permutation p-value of the pooled layer-0 accuracy
-    against those shuffles (then the verdict uses it); ``adj_steps``: the steps of the adjusted
-    self-similarity, :class:`~helpers.common.stats.Verdict` s from
-    :func:`~helpers.common.stats.step_verdicts` (Bonferroni over the steps) or bare Intervals (a
-    step counts as a rise when its interval lies above 0); ``gap_above_zero``: the layers whose gap
-    is surely above 0 (one-sided, Bonferroni over the layers); ``same_ids``: whether every word has the
-    same token ids in all its sentences (then layer 0 can only separate uses by position); ``n_words``:
-    how many ambiguous words the self-similarity pools (then the row says that Ethayarajh's words
-    were not chosen that way); ``postprocessed``: ``{name: LayerRanking}`` of the adjusted
-    self-similarity after mean-centring or standardising (then the row names their lowest layers)."""
-    L = len(raw_self.intervals) - 1
+    ``ethayarajh``: :func:`ethayarajh_verdict` (one verdict over the anisotropy corrections);
+    ``gap``: ranking (highest first) of the within-minus-across gap and ``gap_above_zero`` the layers
+    whose gap is surely above 0; ``accuracy``: ranking (highest first) of the pooled accuracy;
+    ``chance_null``: the pooled shuffled accuracy at layer 0 (mean and 95 % range) and ``emb_null_p``
+    the permutation p-value of the real layer-0 accuracy against it; ``n_words``: how many ambiguous
+    words (Ethayarajh's were not chosen that way); ``same_ids``: whether every word has the same token
+    ids in all its sentences; ``other`` = ``(name, kind)``: the Ethayarajh verdict on another checkpoint."""
+    L = len(accuracy.intervals) - 1
 
     def name(j):
-        return "emb" if j == 0 else j
+        return "the embeddings" if j == 0 else f"layer {j}"
 
-    def layers(ranking):
-        return [name(j) for j in ranking.tied]
+    def tied(ranking):
+        others = [name(j) for j in ranking.tied if j != ranking.extreme]
+        return f"; {_phrase(others)} could be as high" if others else ""
 
-    def extreme(ranking, percent=False):
-        iv = ranking.intervals[ranking.extreme]
-        return (f"layer {name(ranking.extreme)} ({iv.percent(0) if percent else iv}), not shown different from it "
-                f"(paired, Bonferroni over {ranking.family_size} pairs of layers): {layers(ranking)}")
+    def how(ranking, what):
+        return (f"{what}: {name(ranking.extreme)} {ranking.intervals[ranking.extreme]}; not shown different from it "
+                f"(paired, resampling {ranking.unit}, Bonferroni over the {ranking.family_size} pairs of layers): "
+                f"{[name(j) for j in ranking.tied]}")
 
-    def rose(d):
-        return d.kind == "higher" if isinstance(d, Verdict) else d.low > 0
-
+    kind, sentence, details = ethayarajh
+    self_plain = sentence[:1].lower() + sentence[1:]
+    if other is not None:
+        self_plain += f" On {other[0]} (BERT's own objectives) the verdict is: {other[1]}."
     emb_acc = accuracy.intervals[0]
-    if emb_null_p is None:
-        emb_vs_null = ("inside" if chance_null.low <= emb_acc.estimate <= chance_null.high else "outside")
-        emb_verdict = f"{emb_vs_null} the shuffled range"
-    else:
-        emb_verdict = (f"differs from the shuffles (permutation p = {emb_null_p:.2g})" if emb_null_p < 0.05 else
-                       f"not shown different from the shuffles (permutation p = {emb_null_p:.2g}): inconclusive, "
-                       "not evidence that it knows nothing")
-    if gap_above_zero is None:
-        gap_text = ("a gap above 0 in every layer past the embeddings" if all(i.low > 0 for i in gap.intervals[1:])
-                    else "not above 0 in every layer past the embeddings")
-    else:
-        missing = [j for j in range(1, L + 1) if j not in gap_above_zero]
-        gap_text = ("surely above 0 (one-sided, Bonferroni) in every layer past the embeddings" if not missing else
-                    f"not shown above 0 (one-sided, Bonferroni) in layers {missing}")
+    missing = [j for j in range(1, L + 1) if j not in gap_above_zero]
+    gap_plain = (f"yes: the gap is largest at {name(gap.extreme)}{tied(gap)}; "
+                 + ("it is above 0 at every layer past the embeddings" if not missing else
+                    f"we cannot tell whether it is above 0 at {_phrase([name(j) for j in missing])}")
+                 + f"; at the embeddings it is {gap.intervals[0].estimate:.3f}")
+    acc_plain = (f"accuracy is highest at {name(accuracy.extreme)} ({accuracy.intervals[accuracy.extreme].estimate:.0%})"
+                 f"{tied(accuracy)}; the embeddings ({emb_acc.estimate:.0%}) "
+                 + ("could be as high" if 0 in accuracy.tied else "are clearly lower"))
+    emb_plain = (f"the embeddings place {emb_acc.estimate:.0%} of the uses with their sense, against "
+                 f"{chance_null.estimate:.0%} with shuffled labels: "
+                 + ("they do better than shuffled labels" if emb_null_p < 0.05 and emb_acc.estimate > chance_null.estimate
+                    else "they do worse than shuffled labels" if emb_null_p < 0.05
+                    else "we cannot tell them apart from shuffled labels, which is not evidence that they know "
+                         "nothing")
+                 + ("" if same_ids is None else
+                    "; every word has the same token ids in all its sentences" if same_ids else
+                    "; some words have different token ids in different sentences (e.g. a cased vocabulary)"))
     return [
-        ("Self-similarity falls with depth",
-         f"minus the random-pair baseline (his measure): lowest at {extreme(adj_self)} (last layer "
-         f"{'among' if L in adj_self.tied else 'not among'} them)"
-         + ("" if adj_steps is None else
-            f"; rises from one layer to the next at layers "
-            f"{[l for l, d in enumerate(adj_steps, start=1) if rose(d)] or 'none'}")
-         + f"; raw alone: lowest at {extreme(raw_self)}"
-         + ("" if not postprocessed else "; " + "; ".join(
-             f"{k}: lowest at layers {layers(r)}" for k, r in postprocessed.items())),
+        ("Self-similarity falls with depth", self_plain,
          "Ethayarajh 2019 (BERT-base, also ELMo and GPT-2): self-similarity minus the random-pair baseline "
-         "falls almost monotonically with depth, lowest in the upper layers"
-         + ("" if n_words is None else
-            f"; the measure is like for like, the words are not: his were the words of a general corpus (SemEval "
-            f"STS sentences) that occur in several contexts, ours {n_words} words chosen for having two senses")),
-        ("Senses separate in the upper layers",
-         f"pooled accuracy (resampling {accuracy.unit}): emb {emb_acc.percent(0)}, best at "
-         f"{extreme(accuracy, percent=True)}; the embeddings "
-         f"{'are' if 0 in accuracy.tied else 'are not'} among them",
+         "falls almost monotonically with depth, lowest in the upper layers; the measure is like for like, the "
+         f"words are not: his were the words of a general corpus (SemEval STS sentences) that occur in several "
+         f"contexts, ours {n_words} words chosen for having two senses",
+         " | ".join(details)),
+        ("Senses separate in the upper layers", acc_plain,
          "Coenen et al. 2019 (BERT-base): a nearest-centroid word-sense classifier reaches F1 71.1, its "
-         "accuracy rising through the layers"),
-        ("Same-sense uses are closer than different-sense uses",
-         f"within- minus across-sense cosine largest at {extreme(gap)}; "
-         f"at the embeddings {gap.intervals[0]}: " + gap_text,
-         "Coenen et al. 2019 (BERT-base): the uses of a word form well-separated clusters by sense"),
-        ("The embedding layer knows nothing about the sense",
-         f"emb accuracy {emb_acc.percent(0)}; shuffled labels give {chance_null.percent(0)} (mean and 95 % range; "
-         f"chance {1 / n_senses:.0%}): {emb_verdict}"
-         + ("" if same_ids is None else "; every word has the same token ids in all its sentences"
-            if same_ids else "; some words have different token ids in different sentences (e.g. a cased vocabulary)"),
+         "accuracy rising through the layers", how(accuracy, "pooled accuracy")),
+        ("Same-sense uses are closer than different-sense uses", gap_plain,
+         "Coenen et al. 2019 (BERT-base): the uses of a word form well-separated clusters by sense",
+         how(gap, "within- minus across-sense cosine") + f"; at the embeddings {gap.intervals[0]}; above 0 "
+         "(one-sided, Bonferroni over the layers) at " + str([name(j) for j in gap_above_zero])),
+        ("The embedding layer knows nothing about the sense", emb_plain,
          "by construction: layer 0 is token + position + segment embedding, so where a word has the same "
-         "token ids in every sentence only its position can separate its uses"),
+         "token ids in every sentence only its position can separate its uses",
+         f"layer-0 accuracy {emb_acc.percent(0)} (resampling words); shuffled labels {chance_null.percent(0)} "
+         f"(mean and 95 % range); permutation p = {emb_null_p:.2g}"),
     ]

@@ -52,7 +52,7 @@ def plot_words_and_mean(per_word: dict, ax=None, title="", ylabel="", reference=
     if len(values) > 1:
         ci = bootstrap_ci(values)
         ax.fill_between(x, [c.low for c in ci], [c.high for c in ci], color=NORMAL, alpha=0.25, lw=0,
-                        label="95 % interval (bootstrap over words)")
+                        label="95 % CI, resampling words")
         ax.plot(x, [c.estimate for c in ci], "o-", color=NORMAL, label="mean over words")
     if reference is not None:
         ax.plot(x, np.broadcast_to(np.asarray(to_numpy(reference), dtype=float), x.shape), "--",

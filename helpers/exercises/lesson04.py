@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import torch
 
-from helpers.common.stats import bootstrap_ci
 from helpers.layerwalk import compute
 from helpers.exercises import Feedback, article, as_index, as_number, check_shape, correct, no_answer, wrong
 from helpers.exercises.prediction import prediction_note
@@ -112,14 +111,15 @@ def check_exercise_3(answer, trace, token, others) -> Feedback:
         return wrong(f"{value:.3f} is not the adjusted value.",
                      "Raw: the token's cosine between layer 1 and the last layer. Control: the mean of the column "
                      "of random_pair_cosines that pairs layer 1 with the last layer.")
-    ci = bootstrap_ci(samples[:, 1])
+    # the control's pairs share sentences: its interval resamples sentences (pigeonhole bootstrap)
+    ci = compute.random_pair_intervals(samples[:, 1:2], compute.random_pair_units(others, n_pairs=500, seed=0))[0]
     if raw > ci.high:
-        verdict = "the raw cosine lies above the control's whole 95 % interval: something of the token is left"
+        verdict = "the raw cosine lies above the control's whole 95 % CI: something of the token is left"
     elif raw < ci.low:
-        verdict = "the raw cosine lies below the control's 95 % interval: less alike than unrelated tokens"
+        verdict = "the raw cosine lies below the control's 95 % CI: less alike than unrelated tokens"
     else:
-        verdict = ("the raw cosine lies inside the control's 95 % interval: inconclusive -- this one token is "
-                   "not shown to differ from unrelated tokens, which is not evidence that nothing is left")
+        verdict = ("the raw cosine lies inside the control's 95 % CI: we cannot tell whether this one token "
+                   "differs from unrelated tokens, which is not evidence that nothing is left")
     return correct(f"adjusted similarity {expected:.3f} (raw {raw:.3f}, control {ci}): {verdict}.")
 
 

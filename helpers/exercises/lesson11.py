@@ -66,17 +66,25 @@ def check_exercise_2(cls_correct, mean_correct, f_train, f_test, train_set, test
     return correct(f"{text}. Compare with your prediction.")
 
 
-def check_exercise_3(layer, report) -> Feedback:
-    """The layer (0..L) with the highest selectivity in ``report``; the feedback names the layers
-    the paired comparisons (Bonferroni over every pair of layers) cannot place below it."""
-    hint = "report.selectivity holds one Interval per layer; take the layer whose .estimate is largest."
-    if layer is None:
+def check_exercise_3(answer, report) -> Feedback:
+    """``answer = (layer, lower)``: the layer (0..L) with the highest selectivity in ``report``, and
+    whether its task accuracy is clearly **lower** than the most accurate layer's (it is not among
+    ``report.tied_with_best("accuracy")``). Hewitt & Liang's caveat: selectivity can rise because the
+    control falls, not because the task is read better."""
+    hint = ("Give (layer, lower): the layer whose report.selectivity[l].estimate is largest, and True when that "
+            "layer is not in report.tied_with_best('accuracy').")
+    if answer is None:
         return no_answer(hint)
+    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
+        return wrong(f"give a pair (layer, lower), you gave {answer!r}.", hint)
+    layer, lower = answer
     if isinstance(layer, torch.Tensor) and layer.ndim == 0:
         layer = layer.item()
     if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)):
         return wrong(f"give the layer as an int, you gave a {type(layer).__name__}.", hint)
-    layer = int(layer)
+    if not isinstance(lower, (bool, np.bool_)):
+        return wrong(f"lower must be True or False, you gave {lower!r}.", hint)
+    layer, lower = int(layer), bool(lower)
     n = len(report.selectivity)
     if not 0 <= layer < n:
         return wrong(f"layer {layer} does not exist: valid layers are 0 (embeddings) to {n - 1}.", hint)
@@ -86,7 +94,18 @@ def check_exercise_3(layer, report) -> Feedback:
             return wrong("that layer has the highest task accuracy, not the highest selectivity.",
                          "Selectivity = task accuracy - control accuracy: look at report.selectivity.")
         return wrong(f"layer {layer} is not the most selective one.", hint)
-    tied = [l for l in report.tied_with_best("selectivity") if l != best]
-    extra = (f" Paired on the same test characters (Bonferroni over every pair of layers), layers {tied} are not shown lower: "
-             "inconclusive." if tied else " Paired on the same test characters, every other layer is lower.")
-    return correct(f"layer {best}, selectivity {report.selectivity[best].percent()}.{extra}")
+    top = report.best_layer("accuracy")
+    tied = report.tied_with_best("accuracy")
+    really_lower = best not in tied
+    if lower != really_lower:
+        return wrong(f"layer {best} is the most selective one, but your 'lower' is not what the paired comparison "
+                     "says.", "Compare with report.tied_with_best('accuracy'): the layers not shown lower than the "
+                     "most accurate one.")
+    acc, ctl = report.accuracy, report.control
+    why = (f"its task accuracy ({acc[best].percent()}) is clearly lower than layer {top}'s ({acc[top].percent()}); "
+           f"selectivity rose because the control accuracy fell ({ctl[top].percent()} at layer {top}, "
+           f"{ctl[best].percent()} at layer {best}). Hewitt & Liang's caveat: the most selective layer is not the one "
+           "that reads word starts best" if really_lower else
+           f"its task accuracy ({acc[best].percent()}) is not shown lower than the best ({acc[top].percent()} at "
+           f"layer {top}), so here high selectivity and high accuracy go together")
+    return correct(f"layer {best}, selectivity {report.selectivity[best].percent()}; {why}.")

@@ -12,8 +12,9 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from helpers.common.stats import (Interval, LayerRanking, Verdict, rank_layers, step_verdicts,  # noqa: F401 (re-exported)
-                                  verdict)
+from helpers.common.stats import (ALPHA, Interval, LayerRanking, Replicates, Verdict,  # noqa: F401 (re-exported)
+                                  bootstrap_size, extreme_family, family_level, pair_replicates, rank_layers,
+                                  step_verdicts, unit_weights, verdict)
 from helpers.model.tokens import content_positions
 from helpers.model.trace import Trace, check_trace, check_traces, device_of
 
@@ -200,10 +201,174 @@ def random_pair_units(traces, n_pairs: int = 500, seed: int = 0) -> tuple[np.nda
 def random_pair_intervals(samples, units, level: float = 0.95) -> list:
     """Per layer, the mean of random-pair ``samples [n_pairs, layers]`` with its pigeonhole-bootstrap
     interval over the sentences ``units`` (:func:`random_pair_units`)."""
-    from helpers.common.stats import pair_replicates
-
     first, second = units
     return pair_replicates(samples, first, second).intervals(level)
+
+
+def _pair_replicates(samples, units, n_boot: int, seed: int) -> Replicates:
+    array = torch.as_tensor(samples, dtype=torch.float64).cpu().numpy()  # cpu: float64 statistics on results
+    if array.ndim != 2 or array.shape[1] < 2:
+        raise ValueError(f"samples must be [n_pairs, layers >= 2], got shape {array.shape}.")
+    if units is None or len(units) != 2:
+        raise ValueError("units must be (first, second): the sentences of each pair (random_pair_units).")
+    first, second = units
+    return pair_replicates(array, first, second, n_boot=n_boot, seed=seed)
+
+
+def pair_difference(samples, units, a: int, b: int, *, level: float = 0.95, n_boot: int = 2000,
+                    seed: int = 0) -> Interval:
+    """Mean of column ``a`` minus column ``b`` of random-pair ``samples [n_pairs, layers]`` (the same
+    pairs at both layers, so paired), with its pigeonhole-bootstrap interval over the sentences
+    ``units`` (:func:`random_pair_units`)."""
+    reps = _pair_replicates(samples, units, n_boot, seed)
+    return reps.minus(int(b)).column(int(a)).interval(level)
+
+
+def pair_ranking(samples, units, *, lowest: bool = False, n_boot: int | None = None, seed: int = 0,
+                 alpha: float = ALPHA) -> LayerRanking:
+    """:func:`~helpers.common.stats.rank_layers` for a statistic measured on random **pairs** of
+    sentences (``samples [n_pairs, layers]``, e.g. :func:`random_pair_cosines`; ``units`` from
+    :func:`random_pair_units`): the layer with the highest (``lowest=True``: lowest) mean, and every
+    layer a paired comparison does not show to differ from it. Each replicate resamples the
+    *sentences* (the pigeonhole bootstrap: a pair weighs the product of its two sentences' counts),
+    the same draw for every layer, so the comparison is paired; the extreme is picked by the data,
+    so the family is every pair of layers (Bonferroni)."""
+    k = (samples.shape if hasattr(samples, "shape") else np.shape(samples))[-1]
+    family = extreme_family(k)
+    n_boot = min(bootstrap_size(family, alpha), 20000) if n_boot is None else n_boot
+    reps = _pair_replicates(samples, units, n_boot, seed)
+    extreme = int(np.argmin(reps.estimate) if lowest else np.argmax(reps.estimate))
+    diffs = reps.minus(extreme)
+    differences = diffs.intervals(family_level(family, alpha))
+    p_adj = np.minimum(1.0, diffs.p_values() * family)
+    p_adj[extreme] = 1.0
+    tied = [j for j in range(k) if j == extreme or differences[j].contains(0.0)]
+    return LayerRanking(reps.intervals(0.95), extreme, tied, differences, [float(p) for p in p_adj], alpha,
+                        "sentences", family, min(1.0, family * reps.p_floor))
+
+
+def pair_step_verdicts(samples, units, *, names=None, n_boot: int | None = None, seed: int = 0,
+                       alpha: float = ALPHA) -> list[Verdict]:
+    """Each step ``mean[l] - mean[l - 1]`` of random-pair ``samples [n_pairs, layers]`` as a
+    :class:`~helpers.common.stats.Verdict` ("higher": a rise, "lower": a fall, or "inconclusive"),
+    the sentences resampled once for all layers (pigeonhole bootstrap over ``units``), read off
+    Bonferroni intervals over the ``layers - 1`` steps (fixed in advance)."""
+    k = (samples.shape if hasattr(samples, "shape") else np.shape(samples))[-1]
+    family = k - 1
+    n_boot = bootstrap_size(family, alpha) if n_boot is None else n_boot
+    reps = _pair_replicates(samples, units, n_boot, seed).steps()
+    names = [f"layer {j}" for j in range(k)] if names is None else list(names)
+    if len(names) != k:
+        raise ValueError(f"names must label the {k} layers, got {len(names)}.")
+    ivs = reps.intervals(family_level(family, alpha))
+    p = np.minimum(1.0, reps.p_values() * family)
+    floor = min(1.0, family * reps.p_floor)
+    return [verdict(ivs[l], a=names[l + 1], b=names[l], p_value=float(p[l]), p_floor=floor, family=family,
+                    alpha=alpha) for l in range(family)]
+
+
+def names_phrase(names) -> str:
+    """``"a"``, ``"a and b"``, ``"a, b and c"``."""
+    names = [str(n) for n in names]
+    if not names:
+        return "none"
+    return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+
+
+def layers_phrase(layers) -> str:
+    """``"layer 1"``, ``"layers 2, 3 and 4"``."""
+    layers = list(layers)
+    return ("layer " if len(layers) == 1 else "layers ") + names_phrase(layers)
+
+
+def ranking_sentence(ranking: LayerRanking, names, what: str, *, highest: bool = True, unit: str = "layer",
+                     could: str | None = None, percent: bool = False) -> str:
+    """One plain sentence from a :class:`~helpers.common.stats.LayerRanking`, generated from its
+    numbers: "The random-pair cosine is highest at layer 5 (0.231), clearly above every other
+    layer, the embeddings (0.057) and layer 6 (0.050) included." or "...; layers 4 and 6 could be
+    just as high. At the embeddings (0.057) it is clearly lower." ``names`` labels the columns,
+    ``unit`` names one of them ("layer", "transition"); ``what`` is the subject; ``could`` replaces
+    "just as high"/"just as low"; ``percent`` prints the values as percentages."""
+    names = list(names)
+    k = len(names)
+    num = (lambda v: f"{100 * v:.0f} %") if percent else _num
+    word, side = ("highest", "above") if highest else ("lowest", "below")
+    could = could or ("just as high" if highest else "just as low")
+    top = ranking.extreme
+    others = [names[j] for j in ranking.tied if j != top]
+    ends = [j for j in dict.fromkeys((0, k - 1)) if j not in ranking.tied]
+    where = names_phrase([f"{names[j]} ({num(ranking.intervals[j].estimate)})" for j in ends])
+    head = f"{what[:1].upper()}{what[1:]} is {word} at {names[top]} ({num(ranking.intervals[top].estimate)})"
+    if not others:
+        return f"{head}, clearly {side} every other {unit}" + (f", {where} included." if ends else ".")
+    return (f"{head}; {names_phrase(others)} could be {could}."
+            + (f" At {where} it is clearly {'lower' if highest else 'higher'}." if ends else ""))
+
+
+def steps_sentence(steps, names, *, what: str = "it", up: str = "rises", down: str = "falls") -> str:
+    """The steps of a profile (:class:`~helpers.common.stats.Verdict` s of ``value[l] - value[l - 1]``,
+    :func:`pair_step_verdicts` or :func:`~helpers.common.stats.step_verdicts`) in plain words:
+    "it rises into layers 1 and 2 and falls into layer 6; we cannot tell at the other steps".
+    ``names`` labels the steps (one per verdict)."""
+    names = list(names)
+    if len(names) != len(steps):
+        raise ValueError(f"names must label the {len(steps)} steps, got {len(names)}.")
+    rise = [n for n, v in zip(names, steps) if v.kind == "higher"]
+    fall = [n for n, v in zip(names, steps) if v.kind == "lower"]
+    unsure = [n for n, v in zip(names, steps) if v.kind not in ("higher", "lower")]
+    parts = ([f"{up} at {names_phrase(rise)}"] if rise else []) + ([f"{down} at {names_phrase(fall)}"] if fall else [])
+    text = f"{what} " + " and ".join(parts) if parts else f"we cannot tell whether {what} {up} or {down} at any step"
+    if parts and unsure:
+        text += f"; we cannot tell at {names_phrase(unsure)}"
+    return text
+
+
+def profile_finding(ranking: LayerRanking, names, *, what: str, highest: bool = True, steps=None,
+                    step_names=None, unit: str = "layer", percent: bool = False) -> tuple[str, list[str]]:
+    """A profile over the layers as ``(sentence, details)`` for
+    :func:`~helpers.common.claims.show_finding`: the extreme layer and those that could be as
+    extreme (:func:`ranking_sentence`), whether the first and the last column differ from the
+    extreme, and, with ``steps`` (their verdicts, labelled by ``step_names``), which steps rise or
+    fall. Every word comes from the intervals; the details hold the verdicts' full text."""
+    names = list(names)
+    k = len(names)
+    e = ranking.extreme
+    sentence = ranking_sentence(ranking, names, what, highest=highest, unit=unit, percent=percent)
+    details = [f"{names[e]}: {ranking.intervals[e]} (95 % interval); each other {unit} minus it, read off its "
+               f"interval at the Bonferroni level over the {ranking.family_size} pairs of {unit}s:"]
+    details += [ranking.verdict(j, a=names[j], b=names[e]).text for j in range(k) if j != e]
+    if steps is not None:
+        step_names = step_names or [f"{a} to {b}" for a, b in zip(names[:-1], names[1:])]
+        sentence += " From one layer to the next, " + steps_sentence(steps, step_names, what="it") + "."
+        details += [f"Steps from one {unit} to the next (Bonferroni over the steps):"] + [v.text for v in steps]
+    return sentence, details
+
+
+def anisotropy_profile(traces, n_pairs: int = 500, seed: int = 0, k: int = 3) -> dict:
+    """Lesson 04's two anisotropy measures on one model's ``traces``, for setting two checkpoints
+    side by side: ``{"rank"}`` (:func:`pair_ranking` of the within-layer random-pair cosine, highest
+    first), ``"steps"`` (:func:`pair_step_verdicts`), ``"names"`` (``"the embeddings"``, ``"layer 1"``,
+    ...), ``"share"`` ``[L + 1]`` (share of each layer's random-pair cosine supplied by its ``k``
+    most contributing dimensions, :func:`cosine_contributions`) and ``"dims"`` ``[L + 1, k]``."""
+    traces = check_traces(traces)
+    L = traces[0].num_layers
+    units = random_pair_units(traces, n_pairs, seed)
+    samples = random_pair_cosines(traces, n_pairs, seed)
+    names = ["the embeddings"] + [f"layer {l}" for l in range(1, L + 1)]
+    contrib = cosine_contributions(traces, n_pairs, seed)
+    dims, top = top_dimensions(contrib, k)
+    return {"rank": pair_ranking(samples, units, lowest=False),
+            "steps": pair_step_verdicts(samples, units, names=names), "names": names,
+            "share": top / contrib.sum(dim=-1), "dims": dims}
+
+
+def last_layer_word(ranking: LayerRanking) -> str:
+    """Where a profile's last column stands against its highest: ``"is the peak"``, ``"could be as
+    high"`` (not shown different) or ``"drops"`` (clearly lower)."""
+    last = len(ranking.intervals) - 1
+    if ranking.extreme == last:
+        return "is the peak"
+    return "could be as high" if last in ranking.tied else "drops"
 
 
 def layer_mean_std(traces, kind: str = "content") -> tuple[torch.Tensor, torch.Tensor]:
@@ -379,14 +544,17 @@ def layer_norm_outliers(model, n_sigma: float = 3.0) -> list[list[int]]:
 
 
 VARIANCE_PARTS = ("layer", "token", "interaction")
+WITHIN_LAYER = "within a layer"  # token + interaction: how much lengths differ between the tokens of one layer
 
 
 def variance_split(values) -> dict[str, float]:
     """Two-way split of the variance of ``values [N, L + 1]`` (one value per token and layer):
     the shares of the total sum of squares due to the **layer** (the layer means), the **token**
-    (each token's mean over the layers) and their **interaction** (what is left: tokens that
-    differ differently at different layers). The three add up to 1; with one value per cell the
-    interaction cannot be told apart from noise."""
+    (each token's mean over the layers) and their **interaction** (what is left: tokens that are
+    long at some layers and short at others). The three add up to 1. A forward pass is
+    deterministic, so the interaction is no noise: it is real token-by-layer structure, and
+    token + interaction (``1 - layer``) is how much lengths differ between the tokens *of one
+    layer*."""
     values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
     if values.ndim != 2 or values.numel() < 2:
         raise ValueError(f"values must be [n_tokens, layers], got shape {tuple(values.shape)}.")
@@ -399,25 +567,53 @@ def variance_split(values) -> dict[str, float]:
     return {"layer": float(layer), "token": float(token), "interaction": float(1 - layer - token)}
 
 
-def variance_split_ci(values, n_boot: int = 1000, level: float = 0.95, seed: int = 0,
-                      clusters=None) -> dict[str, Interval]:
-    """:func:`variance_split` with a percentile bootstrap interval per part, resampling tokens
-    (rows, each keeping its layers) or whole ``clusters`` (e.g. :func:`cluster_labels`: sentences),
-    the same draws for the three parts."""
-    values = torch.as_tensor(values, dtype=torch.float64, device="cpu")  # cpu: float64 statistics on results
-    if values.ndim != 2 or values.shape[0] < 2:
-        raise ValueError(f"values must be [n_tokens >= 2, layers], got shape {tuple(values.shape)}.")
+def _weighted_split(v: np.ndarray, w: np.ndarray) -> np.ndarray:
+    """``[B, 3]`` shares (layer, token, interaction) of :func:`variance_split` for the rows of
+    ``v [N, K]`` weighted by each row of ``w [B, N]`` (a bootstrap draw: how often each row was
+    drawn), all at once."""
+    K = v.shape[1]
+    W = w.sum(axis=1)  # [B]
+    means = (w @ v) / W[:, None]  # [B, K] layer means
+    grand = means.mean(axis=1)  # [B]
+    total = w @ (v ** 2).sum(axis=1) - W * K * grand ** 2
+    layer = W * ((means - grand[:, None]) ** 2).sum(axis=1)
+    rows = v.mean(axis=1)
+    token = K * (w @ rows ** 2 - W * grand ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        out = np.stack([layer, token, total - layer - token], axis=1) / total[:, None]
+    return np.where(total[:, None] > 0, out, 0.0)
+
+
+def variance_split_replicates(values, n_boot: int = 2000, seed: int = 0, clusters=None) -> Replicates:
+    """Bootstrap replicates of the three parts of :func:`variance_split` (columns in the order of
+    :data:`VARIANCE_PARTS`), resampling tokens (rows, each keeping its layers) or whole ``clusters``
+    (e.g. :func:`cluster_labels`: sentences), the same draws for the three parts."""
+    v = torch.as_tensor(values, dtype=torch.float64, device="cpu").numpy()  # cpu: float64 statistics on results
+    if v.ndim != 2 or v.shape[0] < 2:
+        raise ValueError(f"values must be [n_tokens >= 2, layers], got shape {tuple(v.shape)}.")
     if isinstance(n_boot, bool) or not isinstance(n_boot, int) or n_boot < 100:
         raise ValueError(f"n_boot must be an int >= 100, got {n_boot!r}.")
-    rng = np.random.default_rng(seed)
-    boots = [variance_split(values[torch.as_tensor(i, device="cpu")])  # cpu: index the cpu values
-             for i in _resample_rows(values.shape[0], clusters, n_boot, rng)]
-    alpha = (1 - level) / 2
-    est = variance_split(values)
-    out = {}
-    for part in VARIANCE_PARTS:
-        low, high = np.quantile([b[part] for b in boots], [alpha, 1 - alpha])
-        out[part] = Interval(est[part], float(low), float(high), level)
+    labels = np.arange(v.shape[0]) if clusters is None else np.asarray(clusters)
+    if labels.shape != (v.shape[0],):
+        raise ValueError(f"clusters must name one unit per item: {v.shape[0]} labels, got shape {labels.shape}.")
+    units, index = np.unique(labels, return_inverse=True)
+    if units.size < 2:
+        raise ValueError("a cluster bootstrap needs at least two clusters.")
+    weights = unit_weights(units.size, n_boot, seed)[:, index]  # [B, N]: each row weighs its unit's count
+    est = variance_split(v)
+    return Replicates(np.array([est[p] for p in VARIANCE_PARTS]), _weighted_split(v, weights), int(units.size),
+                      "sentences" if clusters is not None else "tokens")
+
+
+def variance_split_ci(values, n_boot: int = 2000, level: float = 0.95, seed: int = 0,
+                      clusters=None) -> dict[str, Interval]:
+    """:func:`variance_split` with an interval per part (the course's bootstrap rule,
+    :class:`~helpers.common.stats.Replicates`), resampling tokens or whole ``clusters``, the same
+    draws for every part; the key :data:`WITHIN_LAYER` adds token + interaction (``1 - layer``)."""
+    reps = variance_split_replicates(values, n_boot=n_boot, seed=seed, clusters=clusters)
+    within = Replicates(reps.estimate[1:].sum(keepdims=True), reps.boots[:, 1:].sum(axis=1), reps.n_units, reps.unit)
+    out = dict(zip(VARIANCE_PARTS, reps.intervals(level)))
+    out[WITHIN_LAYER] = within.interval(level)
     return out
 
 
@@ -448,30 +644,48 @@ def cluster_labels(traces, kind: str = "content") -> np.ndarray:
     return np.concatenate([np.full(len(positions_of_kind(t, kind)), i) for i, t in enumerate(traces)])
 
 
-def _resample_rows(n: int, clusters, n_boot: int, rng) -> list:
-    """``n_boot`` bootstrap draws of row indices: rows one by one, or whole clusters of rows."""
-    if clusters is None:
-        return list(rng.integers(0, n, size=(n_boot, n)))
-    labels = np.asarray(clusters)
-    if labels.shape != (n,):
-        raise ValueError(f"clusters must name one unit per item: {n} labels, got shape {labels.shape}.")
-    units, index = np.unique(labels, return_inverse=True)
-    if units.size < 2:
-        raise ValueError("a cluster bootstrap needs at least two clusters.")
-    members = [np.flatnonzero(index == u) for u in range(units.size)]
-    draws = rng.integers(0, units.size, size=(n_boot, units.size))  # the draws of cluster_bootstrap_ci
-    return [np.concatenate([members[u] for u in d]) for d in draws]
+def outlier_counts(outliers: list[list[int]], top_dims=None) -> list[dict]:
+    """Per flagged dimension, in how many of the ``L + 1`` LayerNorms it is a 3-sigma outlier
+    (:func:`layer_norm_outliers`) and, with ``top_dims [L + 1, k]`` (:func:`top_dimensions`), in
+    which layers it is among the top contributors too: one dict per dimension flagged at least
+    twice, most often flagged first (``{"dimension", "flagged in", "layers", "top contributor in"}``)."""
+    counts: dict[int, list[int]] = {}
+    for layer, flagged in enumerate(outliers):
+        for d in flagged:
+            counts.setdefault(int(d), []).append(layer)
+    top = None if top_dims is None else [set(torch.as_tensor(t).tolist()) for t in top_dims]  # cpu: ids as a list
+    rows = []
+    for d, layers in counts.items():
+        if len(layers) < 2:
+            continue
+        row = {"dimension": d, "flagged in": len(layers), "layers": layers}
+        if top is not None:
+            row["top contributor in"] = [l for l, dims in enumerate(top) if d in dims]
+        rows.append(row)
+    return sorted(rows, key=lambda r: (-r["flagged in"], -len(r.get("top contributor in", ())), r["dimension"]))
 
 
-def _as_2d(values, name: str) -> np.ndarray:
-    if isinstance(values, torch.Tensor):
-        values = values.detach().cpu().double().numpy()
-    array = np.asarray(values, dtype=float)
-    if array.ndim != 2 or array.shape[0] < 2 or array.shape[1] < 1:
-        raise ValueError(f"{name} must be [n_items >= 2, layers], got shape {array.shape}.")
-    if not np.all(np.isfinite(array)):
-        raise ValueError(f"{name} holds NaN or infinite values.")
-    return array
+def outlier_sentence(rows: list[dict], n_layer_norms: int) -> str:
+    """:func:`outlier_counts` in plain words: whether any dimension is an outlier in every
+    LayerNorm, which come closest, and where those are top contributors to the cosine too."""
+    if not rows:
+        return "No dimension is a LayerNorm outlier in more than one LayerNorm."
+    most = rows[0]["flagged in"]
+    closest = [r for r in rows if r["flagged in"] == most]
+    dims = names_phrase([r["dimension"] for r in closest])
+    if most == n_layer_norms:
+        text = f"Dimension{'s' if len(closest) > 1 else ''} {dims} {'are' if len(closest) > 1 else 'is'} an outlier " \
+               f"in every one of the {n_layer_norms} LayerNorms"
+    else:
+        text = (f"No dimension is an outlier in all {n_layer_norms} LayerNorms; the closest, "
+                f"dimension{'s' if len(closest) > 1 else ''} {dims}, {'are' if len(closest) > 1 else 'is'} flagged in "
+                f"{most} of {n_layer_norms}")
+    top = [r for r in closest if r.get("top contributor in")]
+    if top:
+        parts = [f"{r['dimension']} in {layers_phrase(r['top contributor in'])}" for r in top]
+        parts[0] = parts[0].replace(" in ", " is also among the top contributors to the random-pair cosine in ", 1)
+        text += "; of them, " + names_phrase(parts)
+    return text + "."
 
 
 def outliers_in_every_layer(outliers: list[list[int]]) -> list[int]:
@@ -496,84 +710,98 @@ def path_lengths(coords) -> torch.Tensor:
 
 # -- lesson 04's "claims tested" table --------------------------------------------------------
 
-def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: float, within_ci: list,
-               cross_ci: list, mean_of_two, eta2: float, grows: bool | str, top_share, k: int, hidden_size: int,
-               every_layer_outliers: list[int], peak: LayerRanking | None = None, peak_up: Interval | None = None,
-               eta2_ci: Interval | None = None,
-               variance_split: dict | None = None, top_measure: str = "||h||^2",
-               centred_max: float | None = None) -> list[tuple[str, str, str]]:
-    """Lesson 04's claims table: ``(popular claim, this model's live numbers and verdict,
-    published finding with paper and model)`` per row, every verdict computed from the numbers.
+def _num(value) -> str:
+    return f"{float(value):.3f}"
 
-    ``turn`` ranks the baseline-adjusted layer-to-layer cosines (:func:`rank_layers`, lowest
-    first), ``turn_share`` is the share of tokens whose own biggest adjusted turn is there;
-    ``within_ci``/``cross_ci`` are the same-layer and one-layer-apart controls; ``eta2`` is
-    :func:`share_explained_by_layer` of the norms; ``grows`` whether the length grows at every layer
-    (a bool, or the verdict in words: "met", "not met" or "inconclusive"); ``top_share`` the share of ``||h||^2`` in the
-    ``k`` largest dimensions per layer. Optional: ``peak`` ranks the same-layer baseline
-    (highest first, :func:`rank_layers` on the paired random-pair samples) and ``peak_up`` is
-    the paired difference peak minus embeddings (an Interval or its :class:`Verdict`): then the cone
-    row reports the profile; and ``eta2_ci``, the interval of ``eta2``, makes prediction 1
-    "inconclusive" when it straddles 0.5; ``variance_split`` (:func:`variance_split_ci`) replaces
-    both: prediction 1 then reads the token part of the two-way split (over half of the variance),
-    and the row prints the layer, token and interaction parts. ``top_measure`` names what
-    ``top_share`` is a share of (``"the random-pair cosine"`` for :func:`cosine_contributions`);
-    ``centred_max``: the largest |random-pair cosine| over the layers after mean-centring."""
-    L = len(within_ci) - 1
+
+def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: float, peak: LayerRanking,
+               cross_ci: list, mean_of_two, variance_split: dict, grows: str, top_share, k: int, hidden_size: int,
+               outlier_rows: list[dict], n_layer_norms: int, top_measure: str = "the random-pair cosine",
+               centred_max: float | None = None, other: tuple[str, LayerRanking] | None = None
+               ) -> list[tuple[str, str, str, str]]:
+    """Lesson 04's claims table: ``(popular claim, this model's result in plain words, published
+    finding with paper and model, how we know)`` per row; every verdict is computed from the numbers.
+
+    ``turn`` ranks the baseline-adjusted layer-to-layer cosines (lowest first), ``turn_share`` is the
+    share of tokens whose own biggest adjusted turn is there; ``peak`` ranks the within-layer
+    random-pair cosine (highest first, :func:`pair_ranking`); ``cross_ci`` is the one-layer-apart
+    control per transition and ``mean_of_two`` the mean of the two same-layer baselines;
+    ``variance_split`` (:func:`variance_split_ci`) gives prediction 1 -- lengths differ mostly between
+    the tokens *of a layer*: token + interaction (:data:`WITHIN_LAYER`) above one half; ``grows`` is
+    the verdict of prediction 2 in words ("met", "not met", "inconclusive"); ``top_share`` the share of
+    ``top_measure`` in the ``k`` dimensions that supply most of it, per layer; ``outlier_rows``
+    (:func:`outlier_counts`) the LayerNorm outliers per dimension over ``n_layer_norms`` LayerNorms;
+    ``centred_max`` the largest |random-pair cosine| after mean-centring; ``other`` = ``(name,
+    ranking)``: the same random-pair profile on another checkpoint (course-mini), for the cone row."""
+    L = len(cross_ci)
     names = transition_names
+    top = torch.as_tensor(top_share, device=device_of(top_share))
+    # row 1: where tokens turn most
+    tied = [names[j] for j in turn.tied if j != turn.extreme]
     last_among = (L - 1) in turn.tied
-    first, last = within_ci[0], within_ci[L]
-    top_share = torch.as_tensor(top_share, device=device_of(top_share))
-    if peak is None or peak_up is None:  # separate intervals are no test of the difference: say so
-        cone_cell = (f"same-layer baseline: layer {L} {last}, the embeddings {first} (no paired comparison given, so "
-                     "no verdict)")
-    else:
-        p = peak.extreme
-        up = peak_up if isinstance(peak_up, Verdict) else verdict(peak_up)
-        cone_cell = (f"same-layer baseline highest at layer {p} ({peak.intervals[p]}; not shown different from it, "
-                     f"Bonferroni over {peak.family_size} pairs of layers: {peak.tied}), "
-                     + {"higher": "above", "lower": "below"}.get(up.kind, "inconclusive against")
-                     + f" the embeddings' {first} (peak minus embeddings {up.difference})"
-                     + f"; the last layer {last} "
-                     + ("is the peak" if L == p else "is not shown different from the peak" if L in peak.tied
-                        else "drops from the peak"))
-    if variance_split is not None:
-        tok = variance_split["token"]
-        pred1 = "met" if tok.low > 0.5 else "not met" if tok.high < 0.5 else "inconclusive"
-        parts = (" is the token part of a two-way split of the variance (resampling sentences): "
-                 + ", ".join(f"{p} {variance_split[p].percent(0)}" for p in VARIANCE_PARTS))
-    elif eta2_ci is None:
-        pred1 = "met" if eta2 < 0.5 else "not met"
-    else:
-        pred1 = "met" if eta2_ci.high < 0.5 else "not met" if eta2_ci.low > 0.5 else "inconclusive"
+    turn_plain = (f"tokens turn most (beyond the control) at {names[turn.extreme]}"
+                  + (f"; {names_phrase(tied)} could turn as much" if tied else "")
+                  + f"; the last transition is {'among' if last_among else 'not among'} them; "
+                  f"{turn_share:.0%} of the tokens turn most there")
+    turn_how = (f"adjusted median {turn.intervals[turn.extreme]} at {names[turn.extreme]}; each transition minus it, "
+                f"paired, resampling {turn.unit} (and the control pairs' sentences), Bonferroni over the "
+                f"{turn.family_size} pairs of transitions: not shown different {[names[j] for j in turn.tied]}")
+    # row 2: the cone
+    p, first, last = peak.extreme, peak.intervals[0], peak.intervals[-1]
+    last_word = ("the last layer is the peak" if p == L else
+                 "the last layer could be as high" if L in peak.tied else f"the last layer drops to {_num(last.estimate)}")
+    cone_plain = (f"the random-pair cosine rises from {_num(first.estimate)} at the embeddings to its peak at layer {p} "
+                  f"({_num(peak.intervals[p].estimate)}); {last_word}")
+    cone_how = (f"per layer, mean [95 % interval] resampling sentences (pigeonhole bootstrap over the pairs): "
+                + ", ".join(f"{'emb' if j == 0 else j} {iv}" for j, iv in enumerate(peak.intervals))
+                + f"; each layer minus the peak, Bonferroni over the {peak.family_size} pairs of layers: not shown "
+                f"different from layer {p}: {peak.tied}")
+    if other is not None:
+        name, o = other
+        L_o = len(o.intervals) - 1
+        o_last = ("its last layer is the peak" if o.extreme == L_o else
+                  "its last layer could be as high" if L_o in o.tied else
+                  f"its last layer drops to {_num(o.intervals[-1].estimate)}")
+        cone_plain += (f"; on {name} (BERT's own objectives) it peaks at layer {o.extreme} "
+                       f"({_num(o.intervals[o.extreme].estimate)}) and {o_last}")
+        cone_how += f"; {name}: " + ", ".join(f"{'emb' if j == 0 else j} {iv}" for j, iv in enumerate(o.intervals))
+    # row 3: the matching control
+    c, m = cross_ci[L - 1], float(mean_of_two[L - 1])
+    outside = not c.contains(m)
+    control_plain = (f"{'no' if outside else 'we cannot tell'}: at {names[L - 1]} the matching control is "
+                     f"{_num(c.estimate)}, the mean of the two same-layer baselines {m:.3f}")
+    control_how = f"matching control {c} (resampling sentences) against the fixed mean of two, {m:.3f}"
+    # row 4: norms and confidence
+    within = variance_split[WITHIN_LAYER]
+    pred1 = "met" if within.low > 0.5 else "not met" if within.high < 0.5 else "undecided"
+    norm_plain = (f"prediction 'lengths differ mostly between the tokens of a layer': {pred1} "
+                  f"({within.estimate:.0%} of the variance); prediction 'they grow at every layer': {grows}")
+    norm_how = ("two-way split of the variance of ||h||, resampling sentences: "
+                + ", ".join(f"{part} {variance_split[part].percent(0)}" for part in VARIANCE_PARTS)
+                + f"; within a layer (token + interaction) {within.percent(0)}; growth: each step of the mean "
+                "length, Bonferroni over the steps")
+    # row 5: dominant dimensions
+    outlier_text = outlier_sentence(outlier_rows, n_layer_norms)
+    outlier_text = outlier_text[:1].lower() + outlier_text[1:-1]
+    dims_plain = (f"the top {k} dimensions supply {top.min():.0%}-{top.max():.0%} of {top_measure} per layer (an even "
+                  f"spread: {k / hidden_size:.1%})"
+                  + ("" if centred_max is None else f"; after mean-centring it stays within {centred_max:.3f} of 0")
+                  + f"; {outlier_text}")
+    dims_how = ("LayerNorm outliers: gamma or beta more than 3 standard deviations from its vector's mean; "
+                "flagged per dimension: " + (", ".join(f"{r['dimension']} in {r['flagged in']}" for r in outlier_rows[:8])
+                                            or "none twice"))
     return [
-        ("A token changes most in the last layers",
-         f"lowest adjusted median cosine at {names[turn.extreme]} ({turn.intervals[turn.extreme]}); not "
-         f"shown different from it (paired, resampling {turn.unit}, Bonferroni over {turn.family_size} pairs): "
-         f"{[names[j] for j in turn.tied]}; the last transition is "
-         f"{'among' if last_among else 'not among'} them; biggest adjusted turn of {turn_share:.0%} of the tokens",
+        ("A token changes most in the last layers", turn_plain,
          "Ethayarajh 2019 (BERT-base): upper layers are the most context-specific -- measured as self-similarity "
-         "across contexts, not this layer-to-layer cosine"),
-        ("Upper layers are a narrow cone (high random-pair cosine)",
-         cone_cell,
-         "Ethayarajh 2019 (BERT-base, ELMo, GPT-2): anisotropic in all non-input layers, more so higher up"),
-        ("A layer-to-layer cosine can be read against the mean of the two same-layer baselines",
-         f"at {names[L - 1]}: matching control {cross_ci[L - 1]} vs mean of two {float(mean_of_two[L - 1]):.3f}",
-         "Ethayarajh 2019 defined only within-layer baselines"),
-        ("Norms grow because the model grows more confident",
-         (f"prediction 'lengths differ mostly between tokens': {pred1} "
-          + (f"({1 - eta2:.0%} of the variance lies between tokens of a layer"
-             + ("" if eta2_ci is None else f"; layer share {eta2_ci.percent(0)}") + ")"
-             if variance_split is None else f"(a token's own mean length{parts})"))
-         + "; prediction 'they grow at every layer': "
-         + (grows if isinstance(grows, str) else "met" if grows else "not met"),
-         "no published test; a course measurement (it cannot show what the length means)"),
-        ("A few dimensions dominate the vector",
-         f"top {k} dims supply {top_share.min():.0%}-{top_share.max():.0%} of {top_measure} per layer (even spread: "
-         f"{k / hidden_size:.1%})"
-         + ("" if centred_max is None else f"; after mean-centring, |random-pair cosine| <= {centred_max:.3f}")
-         + f"; LayerNorm 3-sigma outliers in every layer: {every_layer_outliers or 'none'}",
+         "across contexts, not this layer-to-layer cosine", turn_how),
+        ("Upper layers are a narrow cone (high random-pair cosine)", cone_plain,
+         "Ethayarajh 2019 (BERT-base, ELMo, GPT-2): anisotropic in all non-input layers, more so higher up", cone_how),
+        ("A layer-to-layer cosine can be read against the mean of the two same-layer baselines", control_plain,
+         "Ethayarajh 2019 defined only within-layer baselines", control_how),
+        ("Norms grow because the model grows more confident", norm_plain,
+         "no published test; a course measurement (it cannot show what the length means)", norm_how),
+        ("A few dimensions dominate the vector", dims_plain,
          "Kovaleva et al. 2021 (BERT-base and others): outlier LayerNorm scales and biases at the same "
          "positions in every layer; Timkey & van Schijndel 2021 (BERT, RoBERTa, GPT-2, XLNet): 1-3 rogue dimensions "
-         "dominate cosine similarity, standardising corrects it"),
+         "dominate cosine similarity, standardising corrects it", dims_how),
     ]

@@ -192,7 +192,7 @@ def plot_baselines(within, cross, ax=None, mean_of_two=None):
     for panel in ax:
         panel.set_ylabel("cosine")
         panel.set_xlim(-0.4, n - 0.6)
-    top.figure.suptitle("random-pair cosine (mean, bootstrap 95 % interval)", fontsize=10)
+    top.figure.suptitle("random-pair cosine (mean, 95 % CI resampling sentences)", fontsize=10)
     return ax
 
 

@@ -25,4 +25,5 @@ def exercise_2(f_train, f_test, train_set, test_set, seeds):
 
 def exercise_3(report):
     values = report.selectivity
-    return max(range(len(values)), key=lambda l: values[l].estimate)
+    layer = max(range(len(values)), key=lambda l: values[l].estimate)
+    return layer, layer not in report.tied_with_best("accuracy")
