@@ -238,7 +238,7 @@ from helpers.common.tables import show_table
 from helpers.layerwalk.compute import rank_layers
 from helpers.stack.compute import per_sentence_medians
 
-medians = {name: m.double().numpy()
+medians = {name: m.double().cpu().numpy()
            for name, m in per_sentence_medians(ratios, data_traces).items()}
 n_sent = len(data_traces)
 ratio_table = show_table(

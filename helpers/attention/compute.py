@@ -718,7 +718,7 @@ def attention_by_word(attention, groups: WordGroups) -> torch.Tensor:
     """``[..., T, T]`` token attention -> ``[..., W, W]`` word attention: columns (keys) summed over
     a word's tokens, rows (queries) averaged over them (Clark et al. 2019; see above). Rows that sum
     to 1 over tokens sum to 1 over words."""
-    attention = torch.as_tensor(attention)
+    attention = torch.as_tensor(attention, device=device_of(attention))
     n = attention.shape[-1]
     if attention.shape[-2] != n or sum(len(p) for p in groups.positions) != n:
         raise ValueError(f"attention must be [..., {n}, {n}] and the words must cover its {n} tokens once; "
@@ -732,7 +732,7 @@ def summed_query_attention(attention, queries) -> torch.Tensor:
     """``[..., Q, K]`` attention -> ``[..., K]``: the attention of several queries (tokens or words)
     added up, what the selected queries together give each key (as bertviz #125 asks); it sums to
     ``len(queries)`` where each row sums to 1."""
-    attention = torch.as_tensor(attention)
+    attention = torch.as_tensor(attention, device=device_of(attention))
     queries = sorted({int(q) for q in queries})
     if not queries or queries[0] < 0 or queries[-1] >= attention.shape[-2]:
         raise ValueError(f"queries must be a non-empty set of positions 0 to {attention.shape[-2] - 1}, "

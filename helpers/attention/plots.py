@@ -114,7 +114,7 @@ def attention_heatmap(probs, tokens, ax=None, title: str | None = None, vmax: fl
             raise ValueError("by_word=True needs the words of the input: pass the Trace as tokens, "
                              "e.g. attention_heatmap(trace.attention(l, h), trace, by_word=True).")
         groups = word_groups(tokens, word_starts)
-        probs, tokens = attention_by_word(torch.as_tensor(to_numpy(probs)), groups), list(groups.labels)
+        probs, tokens = attention_by_word(torch.as_tensor(to_numpy(probs)), groups), list(groups.labels)  # cpu: drawn
         title = "\n".join(t for t in (title, "by word: keys summed over a word's pieces, queries averaged") if t)
     elif isinstance(tokens, Trace):
         tokens = tokens.tokens

@@ -18,7 +18,7 @@ from helpers.common.style import FIG_WIDTH_IN, SEQUENTIAL
 
 HEAD_WINDOW = 32  # tokens the head explorer shows at once: with their labels they fit the page's column
 MIN_PITCH = 12  # pixels per token row: an 8 pt label's height
-from helpers.model.trace import check_trace, trace_text
+from helpers.model.trace import check_trace, device_of, trace_text
 
 
 class AttentionHeadExplorer(Explorer):
@@ -178,7 +178,7 @@ class HeadGridExplorer(Explorer):
         self.trace = check_trace(trace)
         trace.check_layer(layer, allow_embeddings=False)
         attentions, self.labels, self.unit = attention_units(trace, by_word, word_starts)
-        self._att, self.block = pooled_maps(torch.as_tensor(attentions))  # [L, heads, m, m]
+        self._att, self.block = pooled_maps(torch.as_tensor(attentions, device=device_of(attentions)))  # [L, heads, m, m]
         # Colour every map once (viridis, 0..1): an update then only swaps RGBA pixels.
         self.cmap = plt.get_cmap(SEQUENTIAL)
         self._rgba = np.stack([self.cmap(np.clip(maps, 0, 1), bytes=True) for maps in self._att])
