@@ -881,7 +881,7 @@ confidence_claim = show_finding(
 # $[-1, 1]$; right: the interquartile width, i.e. how much tokens disagree about each pair
 # of layers.
 
-# %% mystnb={"figure": {"caption": "Cosine between a token's vectors at every pair of layers, as $(L+1)\\times(L+1)$ matrices on one diverging scale from \u22121 to 1. Top left: the followed token; top right: median over the data sentences' content tokens; bottom: their interquartile width. Raw cosines, no control: see how fast similarity fades away from the diagonal.", "name": "fig-04-interlayer-similarity"}}
+# %% mystnb={"figure": {"caption": "Cosine between a token's vectors at every pair of layers, as $(L+1)\\times(L+1)$ matrices. Top left: the followed token; top right: median over the data sentences' content tokens (one cosine scale, shared); bottom: their interquartile width, on its own scale from 0. Raw cosines, no control: see how fast similarity fades away from the diagonal.", "name": "fig-04-interlayer-similarity"}}
 sim = compute.interlayer_similarity(trace, TOKEN)
 # [N, L+1, L+1]
 sim_data = compute.interlayer_similarity_per_token(others, "content")
@@ -895,7 +895,7 @@ plt.show()
 # token at layer $b$ (`compute.cross_layer_control_matrix`), and the median minus the control is
 # drawn beside the control (off the diagonal; on it, a token against itself is 1).
 
-# %% mystnb={"figure": {"caption": "Left: the control, the mean cosine between a random token at layer $a$ and a different random token from another data sentence at layer $b$ (500 pairs; the diagonal is the within-layer baseline). Right: the data tokens' median inter-layer cosine minus that control, diagonal blank. One diverging scale, \u22121 to 1; find the pairs of layers furthest above the control.", "name": "fig-04-interlayer-control"}}
+# %% mystnb={"figure": {"caption": "Left: the control, the mean cosine between a random token at layer $a$ and a different random token from another data sentence at layer $b$ (500 pairs; the diagonal is the within-layer baseline). Right: the data tokens' median inter-layer cosine minus that control, diagonal blank, on its own diverging scale around 0. Find the pairs of layers furthest above the control.", "name": "fig-04-interlayer-control"}}
 # [L+1, L+1]
 ctrl = compute.cross_layer_control_matrix(others, n_pairs=500, seed=0)
 med_matrix = torch.as_tensor(

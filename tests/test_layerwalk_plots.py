@@ -107,14 +107,15 @@ def test_figures_fit_the_notebook_width(sample_trace, data_traces):
     axes = plot_similarity_spread(interlayer_similarity(sample_trace, 2), interlayer_similarity_per_token(data_traces),
                                   "'bank'")
     assert axes[0].figure.get_figwidth() <= PAGE_WIDTH_IN
-    assert axes[0].images[0].get_clim() == (-1, 1)  # the full cosine scale: no truncated range
-    assert len({ax.images[0].get_cmap().name for ax in axes}) == 1  # one colour map, one scale
-    assert len({ax.images[0].get_clim() for ax in axes}) == 1
+    lo, hi = axes[0].images[0].get_clim()
+    assert (lo, hi) in {(0, 1), (-1, 1)}  # the full cosine scale (sequential when all positive): no truncated range
+    assert axes[0].images[0].get_clim() == axes[1].images[0].get_clim()  # token and median: one scale
+    assert axes[2].images[0].get_clim()[0] == 0  # the spread is a width: its own scale from 0
     fig = axes[0].figure
     fig.canvas.draw()
     bars = [a for a in fig.axes if a.get_label() == "<colorbar>"]
-    right = max(a.get_window_extent().x1 for a in axes)
-    assert len(bars) == 1 and bars[0].get_window_extent().x0 >= right - 1  # at the right, not between the panels
+    labels = sorted(b.get_ylabel() for b in bars)
+    assert len(bars) == 2 and "cosine between layers" in labels and any("spread" in b for b in labels)
     assert all(len(t.get_text()) <= 4 for t in axes[0].texts)  # ".87", never "0.87" run together
     axes = plot_trajectory(pca_trajectory(sample_trace, [0, 2]), ["[CLS]", "bank"])
     assert axes[0].figure.get_figwidth() <= PAGE_WIDTH_IN
@@ -146,5 +147,7 @@ def test_adjusted_matrix_masks_the_diagonal(data_traces):
     assert float(shown[0, L]) == pytest.approx(0.5) and float(axes[0].images[0].get_array()[0, L]) == pytest.approx(0.2)
     assert "nan" not in [t.get_text() for t in axes[1].texts]
     assert not small_text(axes[0].figure) and axes[0].figure.get_size_inches()[0] <= PAGE_WIDTH_IN
-    bar = [ax for ax in axes[0].figure.axes if ax.get_label() == "<colorbar>"][0]
-    assert "minus control" in bar.get_ylabel(), "the colourbar names both panels' measures"
+    bars = [ax.get_ylabel() for ax in axes[0].figure.axes if ax.get_label() == "<colorbar>"]
+    assert sorted(bars) == ["cosine", "median minus control"], "each panel's colourbar names its measure"
+    low, high = axes[1].images[0].get_clim()
+    assert low == -high  # the difference is diverging, symmetric around 0

@@ -113,12 +113,22 @@ def plot_similarity_heatmap(matrix, labels=None, ax=None, title="cosine between 
     return ax
 
 
+def _cosine_scale(*matrices) -> dict:
+    """A colour scale for cosines: sequential from 0 to 1 when every value is >= 0 (a diverging map
+    would leave one-signed data pale), else diverging over the full range [-1, 1]."""
+    values = np.concatenate([np.asarray(m, dtype=float).ravel() for m in matrices])
+    values = values[np.isfinite(values)]
+    if values.size and values.min() >= 0:
+        return dict(vmin=0, vmax=1, cmap=SEQUENTIAL, colorbar_on=False)
+    return dict(vmin=-1, vmax=1, cmap=DIVERGING, colorbar_on=False)
+
+
 def plot_similarity_spread(token_matrix, per_token, token_name: str, axes=None):
-    """Three matrices of the cosine between layers (two, then one) on **one** scale: one token's,
-    the data tokens' median, and their spread (the interquartile width, in the same cosine
-    units). One diverging colour map on the full cosine range [-1, 1] and one colourbar at the
-    right, so a truncated range cannot exaggerate differences; cells read ".87" (two decimals,
-    no leading zero). Returns the three axes."""
+    """Three matrices of the cosine between layers: one token's and the data tokens' median on
+    **one** cosine scale (sequential 0-1 when all cosines are positive, diverging -1..1 otherwise;
+    never a truncated range), and their spread (the interquartile width) on its own sequential
+    scale from 0, with its own colourbar: it is a width, not a cosine. Cells read ".87" (two
+    decimals, no leading zero). Returns the three axes."""
     import matplotlib.pyplot as plt
 
     token_matrix, per_token = to_numpy(token_matrix), to_numpy(per_token)
@@ -127,34 +137,37 @@ def plot_similarity_spread(token_matrix, per_token, token_name: str, axes=None):
         _, grid = plt.subplots(2, 2, figsize=(FIG_WIDTH_IN, 5.6), layout="constrained")
         grid[1, 1].set_visible(False)  # three panels, cells wide enough for ".87" at 8 pt
         axes = [grid[0, 0], grid[0, 1], grid[1, 0]]
-    scale = dict(vmin=-1, vmax=1, cmap=DIVERGING, colorbar_on=False)
+    scale = _cosine_scale(token_matrix, med)
     plot_similarity_heatmap(token_matrix, ax=axes[0], title=f"token {token_name}", **scale)
     plot_similarity_heatmap(med, ax=axes[1], title=f"median, {per_token.shape[0]} tokens", **scale)
-    plot_similarity_heatmap(q75 - q25, ax=axes[2], title="spread over the tokens: q75 − q25", **scale)
+    spread = q75 - q25
+    plot_similarity_heatmap(spread, ax=axes[2], title="spread over the tokens: q75 − q25", vmin=0,
+                            vmax=max(float(np.nanmax(spread)), 1e-6), cmap=SEQUENTIAL, colorbar_on=False)
     axes[1].set_ylabel("")
-    colorbar(axes[0].images[0], list(axes), "cosine between layers (spread: same units)", fraction=0.04, pad=0.02,
-             shrink=0.6)
+    colorbar(axes[0].images[0], [axes[0], axes[1]], "cosine between layers", fraction=0.04, pad=0.02, shrink=0.8)
+    colorbar(axes[2].images[0], [axes[2]], "spread (cosine units)", fraction=0.05, pad=0.02)
     return axes
 
 
 def plot_adjusted_matrix(control, adjusted, axes=None):
-    """Two panels on one diverging scale [-1, 1]: the cross-layer control matrix (a random token
-    at layer ``a`` vs a different one at layer ``b``) and the data median minus that control.
-    The diagonal of the adjusted panel (a token against itself, minus the within-layer
-    baseline) is masked: it is not a comparison between layers."""
+    """Two panels, two measures, two scales: the cross-layer control matrix (a random token at layer
+    ``a`` vs a different one at layer ``b``: a cosine, sequential 0-1 when positive) and the data
+    median minus that control (a signed difference: diverging, symmetric around 0 at its own
+    largest size). The diagonal of the adjusted panel (a token against itself, minus the
+    within-layer baseline) is masked: it is not a comparison between layers."""
     import matplotlib.pyplot as plt
 
     control, adjusted = to_numpy(control).astype(float), to_numpy(adjusted).astype(float).copy()
     np.fill_diagonal(adjusted, np.nan)
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(FIG_WIDTH_IN, 3.3), layout="constrained")
-    scale = dict(vmin=-1, vmax=1, cmap=DIVERGING, colorbar_on=False)
-    plot_similarity_heatmap(control, ax=axes[0], title="control: random-pair cosine", **scale)
-    plot_similarity_heatmap(adjusted, ax=axes[1], title="data median minus control", **scale)
+    plot_similarity_heatmap(control, ax=axes[0], title="control: random-pair cosine", **_cosine_scale(control))
+    limit = max(float(np.nanmax(np.abs(adjusted))), 1e-6)
+    plot_similarity_heatmap(adjusted, ax=axes[1], title="data median minus control", vmin=-limit, vmax=limit,
+                            cmap=DIVERGING, colorbar_on=False)
     axes[1].set_ylabel("")
-    # One scale, two measures: the left panel is a cosine, the right one a difference of cosines.
-    colorbar(axes[0].images[0], list(axes), "cosine (left); median minus control (right)", fraction=0.05,
-             pad=0.02)
+    colorbar(axes[0].images[0], [axes[0]], "cosine", fraction=0.06, pad=0.02)
+    colorbar(axes[1].images[0], [axes[1]], "median minus control", fraction=0.06, pad=0.02)
     return axes
 
 
