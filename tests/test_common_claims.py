@@ -50,4 +50,18 @@ def test_the_statistics_are_folded_in_html_and_follow_in_text():
 def test_show_claim_refuses_what_it_cannot_read():
     with pytest.raises(TypeError, match="Verdict or a Claim"):
         show_claim(0.5)
-    assert show_claim(Claim("a sentence", ["a detail"])) is None  # shown once, even as a cell's last line
+    shown = show_claim(Claim("a sentence", ["a detail"]))
+    assert shown.sentence == "a sentence"  # the lesson can repeat it in its summary
+
+
+def test_a_cell_that_ends_with_a_claim_shows_it_once():
+    """IPython displays a cell's last value; the returned claim must not appear a second time."""
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    shell = InteractiveShell.instance()
+    shell.run_cell("from helpers.common.claims import show_finding")
+    with capture_output() as captured:
+        shell.run_cell("show_finding('Layer 2 is the odd one out.', ['a detail'])")
+    texts = [o.data.get("text/plain", "") for o in captured.outputs] + [captured.stdout]
+    assert sum(t.count("Layer 2 is the odd one out.") for t in texts) == 1

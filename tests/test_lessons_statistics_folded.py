@@ -35,6 +35,7 @@ PART_ONE = 4  # lessons 00-03: inside BERT, before any statistics
 PART_ONE_EXTRA = ("interval", "resampl")
 DETAILS = re.compile(r"<details\b.*?</details>", re.S | re.I)
 TAGS = re.compile(r"<[^>]+>")
+MATHS = re.compile(r"\$\$.*?\$\$|\$[^$\n]+\$", re.S)  # formulas: "$P = softmax(...)$" is no p-value
 
 
 def visible_terms(text: str, extra: tuple = ()) -> list[str]:
@@ -65,6 +66,11 @@ def executed(lesson: Path):
     return nbformat.read(path, as_version=4)
 
 
+def test_formulas_are_not_read_as_statistics():
+    assert not visible_terms(MATHS.sub(" ", "a softmax: $$P = \\mathrm{softmax}(s)$$ and $p = 0.5$ here"))
+    assert visible_terms(MATHS.sub(" ", "$x$ differs, p = 0.03")) == ["p ="]
+
+
 def test_visible_text_is_checked_and_folds_are_not():
     claim = Claim("Layer 4 turns tokens most.", ["p = 0.01, Bonferroni over 6"])
     html = {"output_type": "display_data", "data": {"text/html": claim._repr_html_(), "text/plain": repr(claim)}}
@@ -87,7 +93,7 @@ def test_no_statistics_in_the_main_flow(lesson):
                 if terms:
                     found.append(f"cell {i} output: {terms}: {visible_output(output)[:160]!r}")
         elif part_one and cell.cell_type == "markdown":
-            terms = visible_terms(DETAILS.sub(" ", cell.source), PART_ONE_EXTRA)
+            terms = visible_terms(MATHS.sub(" ", DETAILS.sub(" ", cell.source)), PART_ONE_EXTRA)
             if terms:
                 found.append(f"cell {i} prose: {terms}")
     assert not found, f"{lesson.stem} shows statistics outside a folded block:\n" + "\n".join(found[:12])
