@@ -280,8 +280,8 @@ from helpers.common.stats import accuracy_ci
 
 correct10 = pred10 == y10
 first_head = show_finding(
-    f"The head gets {int(correct10.sum())} of the {len(test10)} test utterances"
-    f" right ({correct10.float().mean():.0%}; guessing would get"
+    f"The head gets {int(correct10.sum())} of the {len(test10)} test"
+    f" utterances right ({correct10.float().mean():.0%}; guessing would get"
     f" {1 / C10:.0%}).",
     details=[
         f"accuracy {accuracy_ci(correct10).percent()}: exact (Clopper-Pearson)"
@@ -546,8 +546,8 @@ show_finding(
         f"criterion, stated before training: {linear_criterion()}",
         f"each head's L2 strength chosen on its draw's dev split"
         f" ({DEV_PER_INTENT} utterances per intent) by the lowest dev loss",
-        f"all {len(all_records)} heads trained in {heads_seconds:.0f} s on this"
-        " machine",
+        f"all {len(all_records)} heads trained in {heads_seconds:.0f} s on"
+        " this machine",
     ],
     table=family_table(
         records,
@@ -663,7 +663,9 @@ show_table(
             f"{labels[p]} probe": (
                 f"{100 * probe_runs[p][l].estimate:.1f} %"
                 + (
-                    f" ({probe_runs[p][l].spread_summary('draws').split(', ')[1]})"
+                    " ("
+                    + probe_runs[p][l].spread_summary("draws").split(", ")[1]
+                    + ")"
                     if len(SEEDS) > 1
                     else ""
                 )
@@ -1015,7 +1017,10 @@ display(Claim(
     [
         f"[CLS] vs mean pooling: {cls_vs_mean.details[0]}",
         *(f"{name}: {c.details[0]}" for name, c in combine.items()),
-        *(f"accuracy {k} per intent: {frozen[k].describe('draws')}" for k in SHOTS),
+        *(
+            f"accuracy {k} per intent: {frozen[k].describe('draws')}"
+            for k in SHOTS
+        ),
     ],
     summary="How we know the middle column",
 ))

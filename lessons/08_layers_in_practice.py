@@ -227,8 +227,9 @@ X0 = _pooled(model, _Tokens(tokenizer, train, recipe.max_length))
 sizes = fold_sizes(X0, train.labels, C)
 fold_claim = show_finding(
     "Folded per dimension, the probe's largest weight would be"
-    f" {sizes['per dimension']:.3g}, {sizes['per dimension'] / sizes['one scale']:,.0f}"
-    f" times the {sizes['one scale']:.2g} of the head divided by one scale:"
+    f" {sizes['per dimension']:.3g},"
+    f" {sizes['per dimension'] / sizes['one scale']:,.0f} times the"
+    f" {sizes['one scale']:.2g} of the head divided by one scale:"
     " LP-FT starts from the second.",
     details=[
         "both heads fitted to convergence at the same L2 strength on the first"
@@ -273,8 +274,8 @@ power_claim = show_finding(
         " utterances; their accuracy difference varies by 1 point (standard"
         " deviation) from draw to draw",
         f"80 % power, Bonferroni over the {family} comparisons with the probe,"
-        f" Student t with {len(SEEDS) - 1} degrees of freedom (the seeds x items"
-        " bootstrap's small-sample rule)",
+        f" Student t with {len(SEEDS) - 1} degrees of freedom (the seeds x"
+        " items bootstrap's small-sample rule)",
         "so a comparison below that cannot come out 'higher' or 'lower' often:"
         " 'we cannot tell' is the expected answer for differences of a point",
     ],
@@ -330,15 +331,20 @@ for s in FINETUNE_STRATEGIES:
     recs = study.records(s)
     first = runs[0]
     grid = (
-        "; ".join(f"{lr:g}: {loss:.3f}" for lr, (loss, *_) in first.grid.items())
+        "; ".join(
+            f"{lr:g}: {loss:.3f}" for lr, (loss, *_) in first.grid.items()
+        )
         if first.grid
         else recs[0].choice
     )
     steps = study.steps(s)
     rows.append({
         "strategy": s,
-        "dev-split choice": (recs[0].choice if s == FROZEN
-                             else f"lr {first.lr:g} (first draw's dev loss: {grid})"),
+        "dev-split choice": (
+            recs[0].choice
+            if s == FROZEN
+            else f"lr {first.lr:g} (first draw's dev loss: {grid})"
+        ),
         "status": status_summary(recs),
         "steps": "-" if s == FROZEN else f"{min(steps)}-{max(steps)}",
         "dev loss, step 0 -> kept (median)": (
@@ -861,8 +867,8 @@ move_claim = show_finding(
         "for comparison, the scale-dependent measure ||after - before|| /"
         f" ||before||: median {turned['relative_change']:.0%}, which mixes the"
         " turn with the change of length",
-        f"{len(X_tuned)} training utterances of the first draw; partners for the"
-        " between-sentence cosine drawn at random (random_partners)",
+        f"{len(X_tuned)} training utterances of the first draw; partners for"
+        " the between-sentence cosine drawn at random (random_partners)",
     ],
 )
 

@@ -239,7 +239,9 @@ for task, r in reports.items():
             "control": r.control[l].percent(),
             "selectivity": r.selectivity[l].percent(),
             "task, on its training words": f"{r.train_accuracy[l]:.1%}",
-            "control, on its training words": f"{r.control_train_accuracy[l]:.1%}",
+            "control, on its training words": (
+                f"{r.control_train_accuracy[l]:.1%}"
+            ),
         }
         for l in range(L + 1)
     ]
@@ -341,7 +343,8 @@ intent_draws = {
     for s, t in tasks.items()
 }
 intent_tests = {
-    s: (intent_bank.take(t.test.texts), t.test.labels) for s, t in tasks.items()
+    s: (intent_bank.take(t.test.texts), t.test.labels)
+    for s, t in tasks.items()
 }
 reports["intent"] = sentence_probe_report(
     intent_draws,
@@ -414,15 +417,16 @@ for task, name, first, last in POPULAR_TABLE:
         details=[
             f"{name}: every other layer minus layer {best}, paired on the same"
             f" test items, {100 * family_level(family):.4g} % intervals"
-            f" (Bonferroni over the {family} pairs of layers, since the best is"
-            " picked from the same data): "
+            f" (Bonferroni over the {family} pairs of layers, since the best"
+            " is picked from the same data): "
             + "; ".join(
                 f"{'emb' if l == 0 else l}: {100 * d.estimate:+.1f}"
                 f" [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
                 for l, d in enumerate(diffs) if l != best
             ),
-            f"gain over emb (best minus layer 0, 95 %): {100 * gain.estimate:+.1f}"
-            f" [{100 * gain.low:+.1f}, {100 * gain.high:+.1f}] points",
+            "gain over emb (best minus layer 0, 95 %):"
+            f" {100 * gain.estimate:+.1f} [{100 * gain.low:+.1f},"
+            f" {100 * gain.high:+.1f}] points",
         ],
     )
 
@@ -578,7 +582,8 @@ tuned_claim = show_verdict(
     units=f"{len(SEEDS)} draws of {len(tasks[SEEDS[0]].test)} test utterances",
     extra=[
         f"fine-tuned, whole model: {tuned_acc.describe('draws')}",
-        f"frozen model, probe on mean layer {L}: {frozen_acc.describe('draws')}",
+        f"frozen model, probe on mean layer {L}:"
+        f" {frozen_acc.describe('draws')}",
         *(r.describe() for r in tuned_records),
     ],
 )
@@ -940,7 +945,8 @@ higher = [l for l, v in enumerate(pos_verdicts) if v.kind == "higher"]
 pos_claim = show_finding(
     (
         f"After fine-tuning, the part-of-speech probe reads less at"
-        f" {'layer' if len(lower) == 1 else 'layers'} {summarize_layers(lower)}"
+        f" {'layer' if len(lower) == 1 else 'layers'}"
+        f" {summarize_layers(lower)}"
         if lower
         else "No layer's part-of-speech accuracy is shown to fall after"
         " fine-tuning"
