@@ -269,7 +269,7 @@ print(
     f" {test10.names[test10.labels[0]]}); its three largest logits:"
 )
 for c in z[0].topk(3).indices.tolist():
-    print(f"  {test10.names[c]:<16} z = {z[0, c]:+6.2f}   p = {p[0, c]:.3f}")
+    print(f"  {test10.names[c]:<16} z_c = {z[0, c]:+6.2f}  p_c = {p[0, c]:.3f}")
 
 # %% [markdown]
 # How often is the argmax right on the test utterances?
@@ -961,6 +961,7 @@ cls_vs_mean = claim(
     more="beats", less="falls below", measure="reads the intent better",
     values=(f"{100 * strategies['last layer [CLS]'].estimate:.1f} %",
             f"{100 * strategies['mean pooling, last layer'].estimate:.1f} %"),
+    units=f"{len(SEEDS)} draws of {len(test):,} test utterances",
 )
 combine_family = 2
 combine = {
@@ -971,6 +972,7 @@ combine = {
         more="beats", less="falls below", measure="reads the intent better",
         values=(f"{100 * strategies[name].estimate:.1f} %",
                 f"{100 * strategies['last layer [CLS]'].estimate:.1f} %"),
+        units=f"{len(SEEDS)} draws of {len(test):,} test utterances",
     )
     for name in ("concat last four [CLS]", "weighted sum, all layers [CLS]")
 }
@@ -989,9 +991,11 @@ live = {
         f" last-layer [CLS] vector and pooler_output has median {med:.2f}"
         f" (half of them between {q25:.2f} and {q75:.2f})."
     ),
-    "cls": cls_vs_mean.sentence,
+    "cls": cls_vs_mean.sentence[0].upper() + cls_vs_mean.sentence[1:],
     "last": " ".join(peak_text.values()),
-    "combine": " ".join(c.sentence for c in combine.values()),
+    "combine": " ".join(
+        c.sentence[0].upper() + c.sentence[1:] for c in combine.values()
+    ),
 }
 rows = [
     (claim_text, live[key], published)

@@ -951,7 +951,7 @@ def peak_finding(runs, label: str) -> tuple[str, list[str]]:
     the paired comparisons behind it (every other layer minus the peak, Bonferroni over every pair
     of layers, since the peak is picked by the data) as the lines of a "How we know" block."""
     top, tied, verdicts = layers_tied_with_peak(runs)
-    sentence = f"{label} probes score highest at {layer_name(top)} ({100 * runs[top].estimate:.1f} %)"
+    sentence = f"{label[0].upper()}{label[1:]} probes score highest at {layer_name(top)} ({100 * runs[top].estimate:.1f} %)"
     sentence += ("; every other layer scores lower." if not tied else
                  f"; {_layers_text(tied)} could be just as high.")
     details = [f"{label} probes: every other layer minus layer {top}, paired on the same test items, "
