@@ -269,7 +269,7 @@ print(
     f" {test10.names[test10.labels[0]]}); its three largest logits:"
 )
 for c in z[0].topk(3).indices.tolist():
-    print(f"  {test10.names[c]:<16} z_c = {z[0, c]:+6.2f}  p_c = {p[0, c]:.3f}")
+    print(f"  {test10.names[c]:<16} z_c = {z[0, c]:+6.2f} p_c = {p[0, c]:.3f}")
 
 # %% [markdown]
 # How often is the argmax right on the test utterances?
