@@ -971,7 +971,8 @@ def reference_finding(runs, reference: int, label: str, reference_name: str) -> 
     lower, for layer 1 we cannot tell." -- and is ``None`` when no layer lies below it."""
     tied, verdicts = layers_tied_with(runs, reference)
     ref = 100 * runs[reference].estimate
-    below = [l for l in sorted(verdicts) if runs[l].estimate < runs[reference].estimate]
+    # below by at least a twentieth of a point, so that a sentence never reads "74.5 % vs 74.5 %"
+    below = [l for l in sorted(verdicts) if runs[l].estimate < runs[reference].estimate - 5e-4]
     details = [f"{label} probes: every other layer minus {reference_name} ({runs[reference].interval().percent()}), "
                f"paired on the same test items, Bonferroni over the {len(verdicts)} comparisons:"]
     details += [verdicts[l].text for l in sorted(verdicts)]
