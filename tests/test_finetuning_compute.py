@@ -424,3 +424,21 @@ def test_fine_tuning_runs_live_in_the_one_course_cache(tmp_path, monkeypatch):
     for off in ("off", "OFF", "0", "none", ""):
         monkeypatch.setenv("COURSE_CACHE", off)
         assert course_cache() is None and cache_dir() is None, off
+
+
+def test_runs_that_keep_the_probe_share_its_test_outcomes(tokenizer, model, splits, tmp_path, monkeypatch):
+    """A run whose early stopping kept step 0 is the probe itself: the study gives it the probe's test
+    outcomes, computed once per seed -- the same as scoring the kept model again."""
+    from helpers.finetuning.compute import FewShotTask
+
+    monkeypatch.setenv("COURSE_CACHE", "off")
+    train, dev, test = splits
+    tasks = {0: FewShotTask(train, dev, test, tuple(train.names), 3, 0)}
+    still = FinetuneConfig(lrs=(1e-12,), max_steps=12, warmup=0.0, patience=1, batch_size=10, max_length=24)
+    study = finetune_study(tokenizer, model, tasks, (FROZEN, LPFT, FREEZE), config=still, keep_models=[LPFT, FREEZE],
+                           progress=False)
+    for s in (LPFT, FREEZE):
+        run = study.runs[s][0]
+        assert run.best_step == 0 and run.status == FIRST_EVALUATION
+        assert torch.equal(run.correct, study.runs[FROZEN][0].correct)
+        assert torch.equal(run.correct, classifier_correct(tokenizer, run.model, test, still.max_length))

@@ -44,7 +44,7 @@ FINETUNE_STRATEGIES = (FROZEN, FULL, LPFT, FREEZE, LLRD, GRADUAL)
 FROM_PROBE = (FROZEN, LPFT, FREEZE, LLRD, GRADUAL)
 # Devlin et al. (2019), Appendix A.3: the fine-tuning learning rates they searched for BERT.
 DEVLIN_LRS = (5e-5, 4e-5, 3e-5, 2e-5)
-ENGINE_VERSION = 2  # part of every cache key: bump it when a change alters what a run computes
+ENGINE_VERSION = 3  # part of every cache key: bump it when a change alters what a run computes
 
 
 class SentenceClassifier(torch.nn.Module):
@@ -402,7 +402,12 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
         seconds = time.perf_counter() - start
         _set_trainable(clf.bert.parameters(), False)
         clf.eval()
-        right = _score(clf, _Tokens(tokenizer, test, config.max_length))[1] if score_test else torch.zeros(0, dtype=torch.bool)
+        if not score_test:
+            right = torch.zeros(0, dtype=torch.bool)
+        elif head.test_correct is not None:  # the probe's own outcomes: the same weights on the same features
+            right = head.test_correct
+        else:
+            right = _score(clf, _Tokens(tokenizer, test, config.max_length))[1]
         record = asdict(head.record)
         return FinetuneRun(strategy, seed, None, right, [(0, head.dev_loss, float(head.dev_correct.double().mean()))],
                            0, 0, head.record.status, seconds, sum(p.numel() for p in clf.classifier.parameters()),
@@ -419,7 +424,7 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
     curve = [(0, dev_loss, dev_right.float().mean().item())]
     best = (dev_loss, copy.deepcopy(clf.state_dict()), 0, 0)  # dev loss, state, steps, index in curve
     steps, stale, stopped, opened_at, epoch = 0, 0, False, (None if strategy == GRADUAL else 0), 0
-    improved_at = 0  # the last evaluation that beat the best by min_delta
+    improved_at = 0  # the last evaluation that beat the best by min_delta (the one whose weights are kept)
     bar = ProgressBar(budget, desc=strategy, disable=not progress)
     while steps < budget and not stopped:
         if strategy == GRADUAL and _unfreeze_for_epoch(clf, epoch, config) and opened_at is None:
@@ -442,9 +447,7 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
             if dev_loss < best[0] - config.min_delta:
                 best, stale = (dev_loss, copy.deepcopy(clf.state_dict()), steps, len(curve) - 1), 0
                 improved_at = len(curve) - 1
-            else:
-                if dev_loss < best[0]:  # better, but by less than min_delta: keep these weights, count no progress
-                    best = (dev_loss, copy.deepcopy(clf.state_dict()), steps, len(curve) - 1)
+            else:  # no improvement by min_delta (as Keras's EarlyStopping counts it): the best stays
                 stale += int(counts)
             if stale >= config.patience or steps >= budget:
                 stopped = stale >= config.patience
@@ -455,7 +458,12 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
     clf.load_state_dict(best[1])
     synchronize()
     seconds = time.perf_counter() - start
-    right = _score(clf, _Tokens(tokenizer, test, config.max_length))[1] if score_test else torch.zeros(0, dtype=torch.bool)
+    if not score_test:
+        right = torch.zeros(0, dtype=torch.bool)
+    elif best[2] == 0 and strategy in FROM_PROBE and head.test_correct is not None:
+        right = head.test_correct  # early stopping kept the start, the probe itself: its outcomes
+    else:
+        right = _score(clf, _Tokens(tokenizer, test, config.max_length))[1]
     trainable = sum(p.numel() for p in clf.parameters() if p.requires_grad)
     kept = curve[best[3]]
     train_loss, train_right = _score(clf, tokens)
@@ -467,10 +475,17 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
                        opened_at=opened_at, model=clf.eval() if keep_model else None)
 
 
-def probe_head(bert, tokens: _Tokens, dev_tokens: _Tokens, train, dev, config: FinetuneConfig) -> ProbeHead:
-    """:func:`fit_probe_head` on the frozen ``bert``'s mean-pooled last layer of a tokenized split."""
+def probe_head(bert, tokens: _Tokens, dev_tokens: _Tokens, train, dev, config: FinetuneConfig,
+               test_tokens: _Tokens | None = None) -> ProbeHead:
+    """:func:`fit_probe_head` on the frozen ``bert``'s mean-pooled last layer of a tokenized split;
+    with ``test_tokens``, also the probe's right/wrong on the test split (``test_correct``), which
+    the frozen strategy and every run that keeps its starting weights share."""
     X, X_dev = _pooled(bert, tokens), _pooled(bert, dev_tokens)
-    return fit_probe_head(X, train.labels, X_dev, dev.labels, train.num_classes, l2=config.head_l2)
+    head = fit_probe_head(X, train.labels, X_dev, dev.labels, train.num_classes, l2=config.head_l2)
+    if test_tokens is not None:
+        logits = _pooled(bert, test_tokens) @ head.weight.T + head.bias
+        head.test_correct = (logits.argmax(-1).cpu() == test_tokens.labels)  # cpu: outcomes for statistics
+    return head
 
 
 def finetune_strategy(tokenizer, bert, train, dev, test, strategy: str, *, seed: int = 0,
@@ -488,7 +503,10 @@ def finetune_strategy(tokenizer, bert, train, dev, test, strategy: str, *, seed:
                              keep_model=True, head=head, score_test=False, progress=progress) for lr in lrs}
     chosen = min(lrs, key=lambda lr: (runs[lr].record["kept"][0], lr))
     run = runs[chosen]
-    run.correct = _score(run.model, _Tokens(tokenizer, test, config.max_length))[1]
+    if run.best_step == 0 and strategy in FROM_PROBE and head is not None and head.test_correct is not None:
+        run.correct = head.test_correct  # early stopping kept the start, the probe itself: its outcomes
+    else:
+        run.correct = _score(run.model, _Tokens(tokenizer, test, config.max_length))[1]
     run.grid = {lr: (r.record["kept"][0], r.status, r.steps) for lr, r in runs.items()}
     others = [f"{lr:g}: {runs[lr].record['kept'][0]:.3f}" for lr in lrs if lr != chosen]
     run.record["choice"] = f"lr {chosen:g}" + (f" (dev loss {run.record['kept'][0]:.3f}; " + "; ".join(others) + ")"
@@ -552,15 +570,16 @@ def lesson_setup(budget) -> tuple[dict, FinetuneConfig, tuple]:
     :class:`~helpers.common.budget.Budget`, so that lesson 10 finds lesson 08's runs in the disk
     cache: ``tasks`` maps each seed to its own :class:`FewShotTask` -- a new draw of intents and
     utterances per seed, so the spread over seeds carries the data's variance. Full: 10 of the 77
-    intents, 10-shot, 5 dev utterances per intent, every test utterance of the intents (40 each),
-    5 seeds, learning rates chosen from two on each seed's dev split, at most 240 steps: sized so
-    that lesson 08 fits in five minutes on 2 CPU cores. Quick: 4 intents, 4-shot, 2 dev and 5 test
+    intents, 10-shot, 4 dev utterances per intent, every test utterance of the intents (40 each),
+    5 seeds, learning rates chosen from two on the first seed's dev split, the dev split scored
+    every 7 steps (about half an epoch), at most 160 steps, gradual unfreezing open by its third
+    epoch. Quick: 4 intents, 4-shot, 2 dev and 5 test
     utterances per intent, 2 seeds, one learning rate, 12 steps (a check that the code runs)."""
     seeds = budget.pick((0, 1, 2, 3, 4), (0, 1))
-    task_kw = budget.pick(dict(n_intents=10, shots=10, dev_per_intent=5, test_per_intent=None),
+    task_kw = budget.pick(dict(n_intents=10, shots=10, dev_per_intent=4, test_per_intent=None),
                           dict(n_intents=4, shots=4, dev_per_intent=2, test_per_intent=5))
     tasks = {s: few_shot_task(**task_kw, seed=s) for s in seeds}
-    recipe = budget.pick(FinetuneConfig(tune="first seed"),
+    recipe = budget.pick(FinetuneConfig(tune="first seed", max_steps=160, eval_every=7, unfreeze_epochs=2),
                          FinetuneConfig(lrs=(1e-4,), max_steps=12, warmup=0.2, patience=1, unfreeze_epochs=2))
     return tasks, recipe, seeds
 
@@ -704,7 +723,8 @@ def finetune_study(tokenizer, bert, tasks: dict, strategies=FINETUNE_STRATEGIES,
                 if strategy in FROM_PROBE and head is None:
                     tokens = _Tokens(tokenizer, task.train, config.max_length)
                     dev_tokens = _Tokens(tokenizer, task.dev, config.max_length)
-                    head = probe_head(bert, tokens, dev_tokens, task.train, task.dev, config)
+                    head = probe_head(bert, tokens, dev_tokens, task.train, task.dev, config,
+                                      test_tokens=_Tokens(tokenizer, task.test, config.max_length))
                 run = finetune_strategy(tokenizer, bert, *splits, strategy, seed=seed, config=config, lrs=lrs,
                                         keep_model=strategy in keep, head=head)
                 if strategy == FROZEN:
