@@ -124,7 +124,8 @@ you_are_here(model.config, LESSON_PARTS["10"]);
 from helpers.common.data import load_pos
 from helpers.model.tokens import is_unknown
 
-sentences = load_pos()
+# quick: the first 160 sentences, so that the test suite runs in seconds
+sentences = load_pos()[: budget.pick(None, 160)]
 example = sentences[1]
 print(
     f"{len(sentences)} sentences, {sum(map(len, sentences))} words; labels by"
@@ -204,17 +205,26 @@ assert all(
 ), "one control label per word type"
 
 # %% [markdown]
-# `word_probe_report` trains, for each of three seeds, the task probe and a control probe
-# (each seed draws its own control labels) -- for all $L+1$ layers at once, as one batched
-# matrix product (`train_probes`), with a few mini-batch epochs of Adam. Each number is the
-# test accuracy averaged over the seeds, with a 95 % bootstrap interval that resamples **test
-# sentences** (words of one sentence are not independent; `sentence_bootstrap`).
+# `word_probe_report` (in `helpers/probes/compute.py`) trains the task probe and, for each of
+# three seeds, a control probe (each seed draws its own control labels) -- for all $L+1$ layers at
+# once, as one batched matrix product. Every probe, task and control alike, follows the course's
+# training contract (`helpers/common/training.py`, lesson 07): a fifth of the training sentences
+# is held out as a **dev split**, which chooses each probe's L2 strength; each probe starts from
+# zero and runs full-batch L-BFGS **to the same convergence criterion** (its gradient below a
+# stated tolerance). A control probe trained less than its task probe would make the selectivity
+# measure under-training, not the representation; so both train to the same criterion, and the
+# table prints the training accuracy of both. From zero, the task probe has a single optimum (the
+# same for every seed); the control probes differ by seed. Each test number is the accuracy on the
+# test words (control and selectivity averaged over the seeds), in brackets its uncertainty from
+# resampling **test sentences** (words of one sentence are not independent; `sentence_bootstrap`).
 
 # %%
+from helpers.common.claims import show_finding
 from helpers.common.tables import show_table
+from helpers.common.training import records_table, status_summary
 from helpers.probes.compute import word_probe_report
 
-seeds = list(budget.pick((0, 1, 2), (0, 1)))  # probe seeds (the head's start)
+seeds = list(budget.pick((0, 1, 2), (0, 1)))  # control-task seeds
 reports = {
     task: word_probe_report(
         features, sentences, task, train_ids, test_ids, seeds=seeds
@@ -228,20 +238,41 @@ for task, r in reports.items():
             "task accuracy": r.accuracy[l].percent(),
             "control": r.control[l].percent(),
             "selectivity": r.selectivity[l].percent(),
+            "task, on its training words": f"{r.train_accuracy[l]:.1%}",
+            "control, on its training words": (
+                f"{r.control_train_accuracy[l]:.1%}"
+            ),
         }
         for l in range(L + 1)
     ]
-    spread = max(i.high - i.low for i in r.seed_range)
     show_table(rows, index="layer", title=(
         f"{task} probes: accuracy on test words, selectivity = task -"
-        f" control; mean of {len(seeds)} seeds [95% bootstrap over test"
-        f" sentences]\n{r.n_train} train / {r.n_test} test words,"
-        f" {len(r.classes)} classes; most frequent training tag on test:"
-        f" {r.majority:.1%}; largest spread of task accuracy over the seeds:"
-        f" {spread:.1%}"
+        f" control (control averaged over {len(seeds)} seeds) [in brackets:"
+        " uncertainty from resampling test sentences]; and each probe's"
+        f" accuracy on the words it was trained on\n{r.n_train} train /"
+        f" {r.n_test} test words, {len(r.classes)} classes; most frequent"
+        f" training tag on test: {r.majority:.1%}"
     ))
+probe_records = [rec for r in reports.values() for rec in r.records]
+probe_status = show_finding(
+    f"Of the {len(probe_records)} word probes (task and control, every layer),"
+    + (
+        " every one met the convergence criterion."
+        if status_summary(probe_records).startswith("all")
+        else " " + status_summary(probe_records) + "."
+    ),
+    details=[
+        f"criterion: {probe_records[0].criterion}; the L2 strength of each"
+        " probe chosen on the dev split (a fifth of the training sentences)"
+        " by its dev loss",
+    ],
+    table=records_table(probe_records, title="every word probe: the dev"
+                        " split's choice, dev loss and accuracy at step 0 and"
+                        " at the kept weights, training accuracy, L-BFGS"
+                        " iterations, status"),
+)
 
-# %% mystnb={"figure": {"caption": "Word-level linear probes per layer (emb = embeddings) for part of speech and entity type. Left: test accuracy of the task probe and of its control task (a random label per word type); dotted, the most-frequent-tag rate. Right: selectivity, task minus control. Lines average the probe seeds; bands: 95 % bootstrap intervals over test sentences. Compare where accuracy and selectivity peak.", "name": "fig-10-probes"}}
+# %% mystnb={"figure": {"caption": "Word-level linear probes per layer (emb = embeddings) for part of speech and entity type, each trained to convergence. Left: test accuracy of the task probe and of its control task (a random label per word type); dotted, the most-frequent-tag rate. Right: selectivity, task minus control. Lines: the task probe and the mean of the control seeds; bands: 95 % bootstrap intervals over test sentences. Compare where accuracy and selectivity peak.", "name": "fig-10-probes"}}
 from helpers.probes.plots import plot_probe_reports
 
 axes = plot_probe_reports(reports.values())
@@ -251,8 +282,8 @@ plt.show()
 # Read the bands, not just the lines -- but two bands that overlap do not yet mean two layers
 # are tied. Every layer is tested on the **same** words, and a word that is hard for one layer
 # tends to be hard for the next, so section 4 compares layers **paired**: per word, the outcome
-# at one layer minus the outcome at the other, with the test sentences resampled once for both
-# (a cluster bootstrap, as above). That difference can exclude 0 while the two bands overlap.
+# at one layer minus the outcome at the other, with the test sentences resampled once for both.
+# That difference can exclude 0 while the two bands overlap.
 # The control line shows how much a probe gets from memorising word types alone,
 # so it is high where a word's vector still identifies its word type well -- at the embedding
 # layer the vector is just the word's own embedding plus position and segment.
@@ -270,21 +301,20 @@ plt.show()
 # states its layer numbers for BERT-base (12 layers); `scaled_layers` maps them to this model
 # by relative depth.
 #
-# For "sentence meaning" we probe intents: the few-shot BANKING77 task of lesson 08 (the same
-# intents, training and test utterances: `lesson_setup` in `helpers/finetuning/compute.py`), with
-# **lesson 07's probe** itself -- a linear probe per layer on mean-pooled sentence vectors,
-# trained once per seed by `probe_seeds` (in `helpers/classify/compute.py`) for `HEAD_STEPS` (600)
-# full-batch Adam steps, at least as many as lesson 07's convergence check found enough. `sentence_probe_report` puts the results in this lesson's report form: each
-# layer's accuracy with a 95 % interval that resamples seeds and test utterances together, and
-# layers compared paired, seed $i$ with seed $i$ on the same utterances, exactly as lesson 07
-# compares them. There is no control task (it is defined on word types).
+# For "sentence meaning" we probe intents: the few-shot BANKING77 draws of lesson 08 (the same
+# intents, training, dev and test utterances per seed: `lesson_setup` in
+# `helpers/finetuning/compute.py`), with **lesson 07's probe** itself -- a linear probe per layer
+# on mean-pooled sentence vectors, fitted by the same contract on each draw
+# (`sentence_probe_report`). Each draw has its own intents, so the layers are compared paired
+# within each draw, draw $i$ at one layer against draw $i$ at another. There is no control task
+# (it is defined on word types).
 #
 # One more column guards against a probe that cannot discriminate: **gain over emb**, the best
 # layer minus layer 0 (the embeddings, no context at all), paired on the same test items. A
 # task the embeddings already solve cannot show where a layer adds anything.
 
 # %%
-from helpers.classify.compute import HEAD_STEPS, extract_features
+from helpers.classify.compute import Draw, FeatureBank
 from helpers.finetuning.compute import lesson_setup
 from helpers.probes.compute import (
     POPULAR_TABLE,
@@ -294,60 +324,118 @@ from helpers.probes.compute import (
     table_verdict,
 )
 
-# lesson 08's task, recipe and seeds
-intent_task, recipe, SEEDS = lesson_setup(budget)
-train, test = intent_task.train, intent_task.test
-print(intent_task.describe())
-feats_train = extract_features(
-    tokenizer, model, train.texts, max_length=recipe.max_length
+# lesson 08's tasks (one draw of intents and utterances per seed), recipe and
+# seeds
+tasks, recipe, SEEDS = lesson_setup(budget)
+print(f"{len(SEEDS)} draws, one per seed {SEEDS}; each: "
+      f"{tasks[SEEDS[0]].describe()}")
+intent_bank = FeatureBank(
+    tokenizer,
+    model,
+    [t for task in tasks.values()
+     for split in (task.train, task.dev, task.test) for t in split.texts],
+    max_length=recipe.max_length,
+    progress=False,
 )
-feats_test = extract_features(
-    tokenizer, model, test.texts, max_length=recipe.max_length
-)
+intent_draws = {
+    s: Draw(intent_bank.take(t.train.texts), t.train.labels,
+            intent_bank.take(t.dev.texts), t.dev.labels)
+    for s, t in tasks.items()
+}
+intent_tests = {
+    s: (intent_bank.take(t.test.texts), t.test.labels)
+    for s, t in tasks.items()
+}
 reports["intent"] = sentence_probe_report(
-    feats_train,
-    train.labels,
-    feats_test,
-    test.labels,
-    train.names,
+    intent_draws,
+    intent_tests,
+    ("intents, drawn per seed",),
     pooling="mean",
-    seeds=seeds,
-    epochs=HEAD_STEPS,
+    progress=False,
 )
-items = [
-    f"{'emb' if l == 0 else l}: {iv.percent()}"
-    for l, iv in enumerate(reports["intent"].accuracy)
-]
-print("intent probe accuracy per layer (lesson 07's probe):")
-for k in range(0, len(items), 4):
-    print("  " + "; ".join(items[k:k + 4]))
-print(
-    f"\n{'task':<18}{'best (tied)':<13}{'gain over emb, points':<23}"
-    f"{'most selective (tied)':<23}{'table, scaled':<15}verdict"
+show_table(
+    [
+        {
+            "layer": "emb" if l == 0 else l,
+            "intent accuracy": iv.percent(),
+            "on its training utterances": (
+                f"{reports['intent'].train_accuracy[l]:.1%}"
+            ),
+        }
+        for l, iv in enumerate(reports["intent"].accuracy)
+    ],
+    index="layer",
+    title=(
+        "intent probe (lesson 07's probe) per layer, mean over the"
+        f" {len(SEEDS)} draws [in brackets: uncertainty from resampling draws"
+        " and test utterances]"
+    ),
 )
+
+# %%
+from helpers.common.stats import extreme_family, family_level
+
+rows, sentences_per_task = [], {}
 for task, name, first, last in POPULAR_TABLE:
     r, claimed = reports[task], scaled_layers(first, last, L)
-    best = (
-        f"{summarize_layers([r.best_layer()])}"
-        f" ({summarize_layers(r.tied_with_best())})"
-    )
+    best, tied = r.best_layer(), r.tied_with_best()
     g = r.gain_over_embeddings()
-    gain = f"{100 * g.estimate:+.1f} [{100 * g.low:+.1f}, {100 * g.high:+.1f}]"
-    selective = (f"{summarize_layers([r.best_layer('selectivity')])} "
-                 f"({summarize_layers(r.tied_with_best('selectivity'))})"
-                 if r.selectivity else "n/a")
-    table = summarize_layers(claimed)
-    print(
-        f"{name:<18}{best:<13}{gain:<23}{selective:<23}{table:<15}"
-        f"{table_verdict(r, claimed)}"
+    rows.append({
+        "task": name,
+        "best layer": summarize_layers([best]),
+        "could be as high": summarize_layers([l for l in tied if l != best]),
+        "gain over emb, points": f"{100 * g.estimate:+.1f}",
+        "most selective": (
+            summarize_layers([r.best_layer("selectivity")])
+            if r.selectivity else "n/a"
+        ),
+        "table, scaled": summarize_layers(claimed),
+        "verdict": table_verdict(r, claimed),
+    })
+    others = [l for l in tied if l != best]
+    sentences_per_task[name] = (
+        f"{name[0].upper()}{name[1:]} is read best at"
+        f" {'the embeddings' if best == 0 else f'layer {best}'}"
+        f" ({100 * r.accuracy[best].estimate:.1f} %)"
+        + (f"; {summarize_layers(others)} could be as high" if others else "")
+        + f"; against the popular table ({summarize_layers(claimed)}):"
+        f" {table_verdict(r, claimed)}."
+    )
+peak_table = show_table(rows, index="task", title=(
+    "where each kind of knowledge peaks on this model: the best layer, the"
+    " layers the paired comparisons cannot place below it, the best layer"
+    " minus the embeddings, and the popular table's layers scaled to this"
+    " model"))
+for task, name, first, last in POPULAR_TABLE:
+    r = reports[task]
+    best = r.best_layer()
+    family = extreme_family(L + 1)
+    diffs = r.differences(best, level=family_level(family))
+    gain = r.gain_over_embeddings()
+    show_finding(
+        sentences_per_task[name],
+        details=[
+            f"{name}: every other layer minus layer {best}, paired on the same"
+            f" test items, {100 * family_level(family):.4g} % intervals"
+            f" (Bonferroni over the {family} pairs of layers, since the best"
+            " is picked from the same data): "
+            + "; ".join(
+                f"{'emb' if l == 0 else l}: {100 * d.estimate:+.1f}"
+                f" [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
+                for l, d in enumerate(diffs) if l != best
+            ),
+            "gain over emb (best minus layer 0, 95 %):"
+            f" {100 * gain.estimate:+.1f} [{100 * gain.low:+.1f},"
+            f" {100 * gain.high:+.1f}] points",
+        ],
     )
 
 # %% [markdown]
-# Read the table above row by row. "Best" is the layer with the highest test accuracy; in
-# brackets are all layers **not shown lower** than it: every other layer is compared with the best
-# on the same test items, and the p-values are Holm-adjusted over the layers (a layer is shown
-# lower when its adjusted p < 0.05) -- the data cannot rank those below the best. The verdict compares that whole
-# set with the table's layers:
+# Read the table above row by row. "Best layer" has the highest test accuracy; "could be as
+# high" lists every layer **not shown lower** than it: every other layer is compared with the best
+# on the same test items, allowing for the many comparisons (the folded blocks hold the numbers)
+# -- the data cannot rank those below the best. The verdict compares that whole set with the
+# table's layers:
 #
 # * *not testable here* -- layer 0, the embeddings without any context, is among the tied
 #   layers: the probe reads the label off the words alone about as well as off any layer, so it
@@ -416,10 +504,10 @@ if disputed:
 # ## 5. What fine-tuning changes, layer by layer
 #
 # Now the **whole** model fine-tuned on the intent task: lesson 08's "full fine-tuning" runs --
-# the same task, recipe and five seeds (`lesson_setup`), trained until the dev loss stopped
-# improving, with warm-up, linear decay and a learning rate in Devlin et al.'s range
-# (`finetune_study` in `helpers/finetuning/compute.py`; when lesson 08 ran first on this machine,
-# its runs come from the disk cache, otherwise they are trained here). Lesson 08's frozen
+# the same draws, recipe and five seeds (`lesson_setup`), each trained by the course's training
+# contract (learning rate chosen on the dev split, early stopping after the warm-up, a status per
+# run; `finetune_study` in `helpers/finetuning/compute.py`; when lesson 08 ran first on this
+# machine, its runs come from the disk cache, otherwise they are trained here). Lesson 08's frozen
 # probe is trained too, for the comparison. Then each layer is compared before and after.
 #
 # **Linear CKA** (Kornblith et al. 2019, *Similarity of Neural Network Representations
@@ -429,8 +517,10 @@ if disputed:
 # $$\mathrm{CKA}(X, Y) = \frac{\lVert Y^\top X \rVert_F^2}{\lVert X^\top X \rVert_F\, \lVert Y^\top Y \rVert_F} \in [0, 1].$$
 #
 # It is 1 when $Y$ is $X$ rotated and scaled, and it ignores those changes -- an orthogonal
-# map or a uniform scale does not alter what a linear read-out can do. Our $n$ rows are the
-# tokens (no `[CLS]`/`[SEP]`) of the test utterances.
+# map or a uniform scale does not alter what a linear read-out can do. Each seed fine-tuned on
+# its own intents, so all runs are compared on **one** set of utterances: BANKING77 test
+# utterances of the intents the runs were fine-tuned on, a few per intent (`cka_set` below);
+# our $n$ rows are their tokens (no `[CLS]`/`[SEP]`).
 #
 # The **relative weight change** of a layer takes all its parameters $\theta$ together:
 # $\lVert \theta_{\text{after}} - \theta_{\text{before}} \rVert / \lVert \theta_{\text{before}} \rVert$
@@ -442,7 +532,9 @@ if disputed:
 # %%
 import textwrap
 
-from helpers.classify.compute import compare_two_paired
+from helpers.classify.compute import paired_comparison
+from helpers.classify.compute import show_verdict
+from helpers.common.data import load_banking77
 from helpers.finetuning.compute import (
     FROZEN,
     FULL,
@@ -455,21 +547,21 @@ key_before = model_key(model)
 study = finetune_study(
     tokenizer,
     model,
-    intent_task.train,
-    intent_task.dev,
-    intent_task.test,
+    tasks,
     (FROZEN, FULL),
-    seeds=SEEDS,
     config=recipe,
     keep_models=[FULL],
 )
 assert model_key(model) == key_before, "the loaded model must stay untouched"
 runs = study.runs[FULL]
-print(f"{recipe.describe()}")
+print(textwrap.fill(f"recipe: {recipe.describe()}", 110,
+                    subsequent_indent="    "))
+tuned_records = study.records(FULL)
 print(
-    f"full fine-tuning, {len(SEEDS)} seeds: {[r.steps for r in runs]}"
-    f" optimiser steps, best dev epoch at {[r.best_step for r in runs]};"
-    f" stopped by the dev loss in {study.converged(FULL)} of {len(SEEDS)} runs"
+    f"full fine-tuning, {len(SEEDS)} draws: learning rate"
+    f" {runs[0].lr:g} (chosen on the first draw's dev split); steps"
+    f" {[r.steps for r in runs]}, kept at {[r.best_step for r in runs]};"
+    f" {status_summary(tuned_records)}"
     + (
         f" ({study.from_cache()} of {2 * len(SEEDS)} runs read from the disk"
         " cache)"
@@ -478,19 +570,34 @@ print(
     )
 )
 tuned_acc, frozen_acc = study.accuracy(FULL), study.accuracy(FROZEN)
-print(f"fine-tuned, whole model:         {tuned_acc.describe()}")
-print(f"frozen model, probe on mean layer {L}: {frozen_acc.describe()}")
-print(
-    textwrap.fill(
-        compare_two_paired(
-            "fine-tuned", tuned_acc, "frozen probe", frozen_acc
-        ),
-        110,
-        subsequent_indent="    ",
-    )
+tuned_claim = show_verdict(
+    paired_comparison(tuned_acc, frozen_acc).verdict(
+        "the fine-tuned model", "the frozen probe"
+    ),
+    more="beats",
+    less="falls below",
+    measure="is more accurate",
+    values=(f"{100 * tuned_acc.estimate:.1f} %",
+            f"{100 * frozen_acc.estimate:.1f} %"),
+    units=f"{len(SEEDS)} draws of {len(tasks[SEEDS[0]].test)} test utterances",
+    extra=[
+        f"fine-tuned, whole model: {tuned_acc.describe('draws')}",
+        f"frozen model, probe on mean layer {L}:"
+        f" {frozen_acc.describe('draws')}",
+        *(r.describe() for r in tuned_records),
+    ],
 )
+# one set of utterances for every run: test utterances of the intents the
+# runs were fine-tuned on, a few per intent (about 200 in all)
+bank_test = load_banking77("test")
+union = sorted({i for t in tasks.values() for i in t.intents})
+cka_set = bank_test.only(union).sample(max(1, 200 // len(union)), seed=0)
 change = layer_change(
-    tokenizer, model, runs, intent_task.test, max_length=recipe.max_length
+    tokenizer, model, runs, cka_set, max_length=recipe.max_length
+)
+print(
+    f"CKA measured on {len(cka_set)} test utterances of the {len(union)}"
+    " intents the runs were fine-tuned on"
 )
 
 # %% [markdown]
@@ -544,16 +651,16 @@ moved = [seeds_interval(change.weight_change[:, l]) for l in range(L + 1)]
 rows = [
     {
         "layer": "emb" if l == 0 else l,
-        "CKA [95% jackknife]": cka[l].format(".4f"),
+        "CKA": cka[l].format(".4f"),
         "CKA seed range": f"{cka_seeds[l].low:.4f}-{cka_seeds[l].high:.4f}",
         "relative weight change (seed range)": moved[l].format(".4f"),
     }
     for l in range(L + 1)
 ]
 show_table(rows, index="layer", title=(
-    f"Pre-trained vs fine-tuned, mean of {len(SEEDS)} seeds: CKA with a 95%"
-    f" jackknife interval over the {len(intent_task.test)} test utterances;"
-    " relative weight change with [min, max] over the seeds"
+    f"Pre-trained vs fine-tuned, mean of {len(SEEDS)} runs: CKA [in brackets:"
+    f" uncertainty from leaving out one of the {len(cka_set)} utterances at a"
+    " time]; relative weight change with [min, max] over the runs"
 ));
 
 # %% mystnb={"figure": {"caption": "Per layer (emb = embeddings), what full fine-tuning changed. Top: linear CKA of pre-trained against fine-tuned token vectors of the test utterances, mean over seeds (1 = unchanged up to rotation and scale), whiskers 95 % jackknife intervals over utterances. Bottom: relative weight change $\\lVert \\Delta W \\rVert / \\lVert W \\rVert$, mean over seeds, whiskers the range. Compare where CKA falls with where weights moved.", "name": "fig-10-layer-change"}}
@@ -564,7 +671,7 @@ axes = plot_layer_change(
     moved,
     whiskers=(
         (
-            f"95% jackknife interval over the {len(intent_task.test)} test"
+            f"95% jackknife interval over the {len(cka_set)} test"
             " utterances"
         ),
         f"range over {len(SEEDS)} seeds",
@@ -579,69 +686,69 @@ plt.show()
 # fine-tuning for dependency parsing reconfigured most of the model). Does that hold here?
 # The check below compares the lowest and the highest encoder layer **paired** -- CKA of layer
 # $L$ minus CKA of layer 1, with the same utterance left out of both. The same paired
-# difference, with Holm's adjustment over the layers, tells which layers the data cannot rank
+# difference, allowing for the many pairs of layers, tells which layers the data cannot rank
 # above the most changed one.
 
 # %%
-from statistics import NormalDist
-
-from helpers.common.stats import holm
+from helpers.common.stats import extreme_family, family_level, verdict
 
 
-def paired(a: int, b: int):
-    """CKA of layer a minus layer b, with a jackknife interval (the same
-    utterance left out of both)."""
+def paired(a: int, b: int, level: float = 0.95):
+    """CKA of layer a minus layer b, with a jackknife interval at level (the
+    same utterance left out of both)."""
     return jackknife_interval(
-        cka[a].estimate - cka[b].estimate, loo[:, a] - loo[:, b]
+        cka[a].estimate - cka[b].estimate, loo[:, a] - loo[:, b], level=level
     )
 
 
-def p_value(interval) -> float:
-    """Two-sided normal p-value of "the difference is 0" from a 95%
-    jackknife interval."""
-    se = (interval.high - interval.low) / (2 * NormalDist().inv_cdf(0.975))
-    return (
-        1.0
-        if se == 0
-        else 2 * (1 - NormalDist().cdf(abs(interval.estimate) / se))
-    )
-
-
-top_minus_bottom = paired(L, 1) if L > 1 else None
-if top_minus_bottom is None:
-    print(f"this model has {L} layer: nothing to compare")
-else:
-    kind = (
-        "lower at the top layer than at layer 1: the top changed more, as"
-        " Merchant et al. found"
-        if top_minus_bottom.high < 0
+if L > 1:
+    top_v = verdict(paired(L, 1), a=f"CKA at layer {L}", b="at layer 1")
+    merchant = (
+        f"Layer {L} changed more than layer 1, as Merchant et al. found: its"
+        f" CKA is lower ({cka[L].estimate:.3f} vs {cka[1].estimate:.3f})."
+        if top_v.kind == "lower"
         else (
-            "lower at layer 1 than at the top layer: here the bottom changed"
-            " more, unlike Merchant et al."
-            if top_minus_bottom.low > 0
+            f"Layer 1 changed more than layer {L}, unlike Merchant et al.: its"
+            f" CKA is lower ({cka[1].estimate:.3f} vs {cka[L].estimate:.3f})."
+            if top_v.kind == "higher"
             else (
-                "inconclusive between layer 1 and the top layer (the paired"
-                " interval contains 0; that is not evidence that they changed"
-                " alike)"
+                f"With these data we cannot tell whether layer {L} or layer 1"
+                f" changed more (CKA {cka[L].estimate:.3f} vs"
+                f" {cka[1].estimate:.3f})."
             )
         )
     )
-    print(
-        f"CKA(layer {L}) - CKA(layer 1) = {top_minus_bottom}: CKA is {kind}."
+    most_changed = min(range(1, L + 1), key=lambda l: cka[l].estimate)
+    family = extreme_family(L)  # the most changed is picked by the data
+    level = family_level(family)
+    not_above = [
+        l for l in range(1, L + 1)
+        if l == most_changed or paired(l, most_changed, level).low <= 0
+    ]
+    others = [l for l in not_above if l != most_changed]
+    merchant_claim = show_finding(
+        merchant
+        + f" Layer {most_changed} changed most"
+        f" (CKA {cka[most_changed].estimate:.3f})"
+        + (
+            f"; {summarize_layers(others)} could have changed as much."
+            if others
+            else "; every other encoder layer changed less."
+        ),
+        details=[
+            top_v.text,
+            f"every other encoder layer minus layer {most_changed}, jackknife"
+            f" intervals at {100 * level:.4g} % (Bonferroni over the {family}"
+            " pairs of encoder layers, since the most changed is picked from"
+            " the same data): "
+            + "; ".join(
+                f"{l}: {paired(l, most_changed, level).format('.4f')}"
+                for l in range(1, L + 1) if l != most_changed
+            ),
+        ],
     )
-most_changed = min(range(1, L + 1), key=lambda l: cka[l].estimate)
-others = [l for l in range(1, L + 1) if l != most_changed]
-adjusted = (
-    dict(zip(others, holm([p_value(paired(l, most_changed)) for l in others])))
-    if others
-    else {}
-)
-tied = [most_changed] + [l for l in others if adjusted[l] >= 0.05]
-print(
-    f"lowest mean CKA: layer {most_changed} ({cka[most_changed]}); encoder"
-    f" layers not shown above it (Holm over {len(others)} layers):"
-    f" {summarize_layers(sorted(tied))}"
-)
+else:
+    print(f"this model has {L} layer: nothing to compare")
 
 # %% [markdown]
 # A caution on the weight change: Adam scales every parameter's step by its own gradient
@@ -688,15 +795,31 @@ if L > 1:
 # as layer $l$'s own: a layer can look changed only because its input changed. An intervention
 # separates the two. Take each fine-tuned model, put the **pre-trained** weights of one layer back
 # (`swap_in_correct` in `helpers/finetuning/compute.py`), keep everything else fine-tuned, and
-# measure the test accuracy, paired with the fine-tuned model on the same utterances and seeds. A
-# drop says the rest of the fine-tuned model relies on that layer's *own* change; the layers are
-# compared with Holm's adjustment over the $L + 1$ swaps.
+# measure the test accuracy, paired with the fine-tuned model on the same utterances of the same
+# draw. A drop says the rest of the fine-tuned model relies on that layer's *own* change; the
+# $L + 1$ swaps are read together, allowing for the number of comparisons. To keep the lesson
+# short, each draw's swaps are scored on a fixed part of its test utterances (`SWAP_PER_INTENT`
+# per intent).
 
 # %%
-from helpers.classify.compute import SeededAccuracy, paired_comparison, points
+from helpers.classify.compute import SeededAccuracy, points
 from helpers.common.progress import progress
-from helpers.finetuning.compute import swap_in_correct
+from helpers.finetuning.compute import classifier_correct, swap_in_correct
 
+SWAP_PER_INTENT = budget.pick(20, None)  # None: every test utterance
+swap_tests = {
+    s: (t.test if SWAP_PER_INTENT is None
+        else t.test.sample(SWAP_PER_INTENT, seed=s))
+    for s, t in tasks.items()
+}
+tuned_swap = SeededAccuracy(
+    torch.stack([
+        classifier_correct(tokenizer, run.model, swap_tests[run.seed],
+                           recipe.max_length)
+        for run in runs
+    ]),
+    SEEDS,
+)
 swapped = [
     SeededAccuracy(
         torch.stack([
@@ -704,7 +827,7 @@ swapped = [
                 tokenizer,
                 model,
                 run,
-                intent_task.test,
+                swap_tests[run.seed],
                 depth,
                 max_length=recipe.max_length,
             )
@@ -714,47 +837,71 @@ swapped = [
     )
     for depth in progress(range(L + 1), desc="swap-in, one layer at a time")
 ]
-swap = [paired_comparison(s, tuned_acc) for s in swapped]
-swap_p = holm([c.p_value for c in swap])
+swap_verdicts = [
+    paired_comparison(s, tuned_swap).verdict(
+        f"with {'emb' if d == 0 else f'layer {d}'} put back", "fine-tuned",
+        family=L + 1,
+    )
+    for d, s in enumerate(swapped)
+]
 
 # %%
-kinds = [c.verdict(p_value=p).kind for c, p in zip(swap, swap_p)]
 meaning = {
-    "lower": "accuracy falls -- its own change is needed",
-    "higher": "accuracy rises -- its change hurt",
+    "lower": "accuracy falls: its own change is needed",
+    "higher": "accuracy rises: its change hurt",
+    "inconclusive": "we cannot tell",
 }
 rows = [
     {
         "layer put back": "emb" if depth == 0 else depth,
-        "accuracy change (paired)": points(c.difference),
-        "Holm-adjusted p": f"{p:.2g}",
-        "verdict": meaning.get(kind, kind),
+        "accuracy change, points": f"{100 * v.difference.estimate:+.1f}",
+        "what it says": meaning[v.kind],
     }
-    for depth, (c, p, kind) in enumerate(zip(swap, swap_p, kinds))
+    for depth, v in enumerate(swap_verdicts)
 ]
 show_table(rows, index="layer put back", title=(
     "Test accuracy with one layer's pre-trained weights put back, minus the"
-    " fine-tuned model's (same utterances and seeds), in points [95% interval"
-    " resampling seeds and test items]; p Holm-adjusted over the swaps"
+    " fine-tuned model's (same utterances and draws), in points"
 ))
-if "inconclusive" in kinds:
-    print("inconclusive: not shown to matter, not shown not to")
+needed = [d for d, v in enumerate(swap_verdicts) if v.kind == "lower"]
+hurt = [d for d, v in enumerate(swap_verdicts) if v.kind == "higher"]
+swap_claim = show_finding(
+    (
+        f"Putting back {summarize_layers(needed)} lowers the accuracy: the"
+        " fine-tuned model needs those layers' own changes"
+        if needed
+        else "For no single layer is putting back its pre-trained weights"
+        " shown to lower the accuracy"
+    )
+    + (f"; putting back {summarize_layers(hurt)} raises it" if hurt else "")
+    + (
+        "; for the others we cannot tell."
+        if len(needed) + len(hurt) < L + 1
+        else "."
+    ),
+    details=[
+        f"{len(SEEDS)} draws x {len(swap_tests[SEEDS[0]])} test utterances,"
+        " paired with the fine-tuned model; intervals resample draws and"
+        f" items, Bonferroni over the {L + 1} swaps",
+        *(v.text for v in swap_verdicts),
+    ],
+)
 
-# %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and seeds: bar the mean over seeds, whiskers 95 % intervals resampling seeds and test items. Look for whiskers that stay below the zero line; the table's Holm-adjusted verdicts decide.", "name": "fig-10-swap-in"}}
+# %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and draws: bar the mean over draws, whiskers the intervals the verdicts are read from (resampling draws and test items, Bonferroni over the swaps). Look for whiskers that stay below the zero line.", "name": "fig-10-swap-in"}}
 from helpers.finetuning.plots import plot_swap_in
 
-ax = plot_swap_in([c.difference for c in swap])
+ax = plot_swap_in([v.difference for v in swap_verdicts])
 plt.show()
 
 # %% [markdown]
 # ## 6. Does the fine-tuned model still know parts of speech?
 #
 # Merchant et al. found no catastrophic forgetting of linguistic structure. We rerun the
-# part-of-speech probe of section 3, with its control task, on the fine-tuned model of the first
-# seed (one model, to keep the lesson short; the other seeds are the same recipe). Both probes are
-# tested on the same words, so the comparison is **paired**: per word, the outcome after minus
-# before, with the test sentences resampled once for both (`paired_accuracy_change` in
-# `helpers/probes/compute.py`), and the layers Holm-adjusted.
+# part-of-speech probe of section 3, with its control task and the same training contract, on the
+# fine-tuned model of the first draw (one model, to keep the lesson short; the other draws are the
+# same recipe). Both probes are tested on the same words, so the comparison is **paired**: per
+# word, the outcome after minus before, with the test sentences resampled once for both
+# (`paired_accuracy_change` in `helpers/probes/compute.py`), the layers read together.
 
 # %%
 from helpers.probes.compute import paired_accuracy_change
@@ -766,8 +913,15 @@ tuned = word_probe_report(
     tuned_features, sentences, "upos", train_ids, test_ids, seeds=seeds
 )
 before_pos = reports["upos"]
-pos_change = paired_accuracy_change(tuned, before_pos)
-pos_p = holm([p_value(d) if d.high > d.low else 1.0 for d in pos_change])
+pos_family = L + 1
+pos_change = paired_accuracy_change(
+    tuned, before_pos, level=family_level(pos_family)
+)
+pos_verdicts = [
+    verdict(d, a=f"layer {l} after", b="before", family=pos_family,
+            percent=True)
+    for l, d in enumerate(pos_change)
+]
 
 # %%
 rows = [
@@ -775,32 +929,44 @@ rows = [
         "layer": "emb" if l == 0 else l,
         "accuracy before": before_pos.accuracy[l].percent(),
         "accuracy after": tuned.accuracy[l].percent(),
-        "after - before (paired)": (
-            f"{100 * d.estimate:+.1f} [{100 * d.low:+.1f},"
-            f" {100 * d.high:+.1f}] pts"
-        ),
+        "after - before, points": f"{100 * d.estimate:+.1f}",
         "selectivity after": tuned.selectivity[l].percent(),
+        "after, on its training words": f"{tuned.train_accuracy[l]:.1%}",
     }
     for l, d in enumerate(pos_change)
 ]
 show_table(rows, index="layer", title=(
-    f"POS probes, pre-trained (before) and fine-tuned seed {runs[0].seed}"
-    " (after): test accuracy [95% bootstrap over test sentences]; the"
-    " paired change resamples the test sentences once for both"
+    f"POS probes, pre-trained (before) and fine-tuned draw {runs[0].seed}"
+    " (after), both trained to convergence: test accuracy [in brackets:"
+    " uncertainty from resampling test sentences] and the paired change"
 ))
-lower = [
-    l for l, d in enumerate(pos_change) if d.estimate < 0 and pos_p[l] < 0.05
-]
-higher = [
-    l for l, d in enumerate(pos_change) if d.estimate > 0 and pos_p[l] < 0.05
-]
-print(
-    "layers whose POS accuracy fell (Holm-adjusted p < 0.05, normal"
-    f" approximation of the paired bootstrap): {summarize_layers(lower)};"
-    f" rose: {summarize_layers(higher)}; the others: inconclusive"
+lower = [l for l, v in enumerate(pos_verdicts) if v.kind == "lower"]
+higher = [l for l, v in enumerate(pos_verdicts) if v.kind == "higher"]
+pos_claim = show_finding(
+    (
+        f"After fine-tuning, the part-of-speech probe reads less at"
+        f" {'layer' if len(lower) == 1 else 'layers'}"
+        f" {summarize_layers(lower)}"
+        if lower
+        else "No layer's part-of-speech accuracy is shown to fall after"
+        " fine-tuning"
+    )
+    + (f"; it reads more at {summarize_layers(higher)}" if higher else "")
+    + (
+        "; for the other layers we cannot tell."
+        if len(lower) + len(higher) < L + 1
+        else "."
+    ),
+    details=[
+        "paired per word, test sentences resampled once for both;"
+        f" {100 * family_level(pos_family):.4g} % intervals, Bonferroni over"
+        f" the {pos_family} layers",
+        *(v.text for v in pos_verdicts),
+        f"fine-tuned probes: {status_summary(tuned.records)}",
+    ],
 )
 
-# %% mystnb={"figure": {"caption": "Part-of-speech probes on the pre-trained model and the first seed's fine-tuned model, per layer. Top: test accuracy and selectivity, bands 95 % bootstrap intervals over test sentences (axes zoomed, as labelled). Bottom: the paired change, fine-tuned minus pre-trained, in points, with its 95 % interval (test sentences resampled once for both). Find layers whose whiskers exclude zero.", "name": "fig-10-pos-before-after"}}
+# %% mystnb={"figure": {"caption": "Part-of-speech probes on the pre-trained model and the first draw's fine-tuned model, per layer. Top: test accuracy and selectivity, bands 95 % bootstrap intervals over test sentences (axes zoomed, as labelled). Bottom: the paired change, fine-tuned minus pre-trained, in points, with the interval its verdict is read from (test sentences resampled once for both, Bonferroni over the layers). Find layers whose whiskers exclude zero.", "name": "fig-10-pos-before-after"}}
 from helpers.probes.plots import plot_before_after
 
 axes = plot_before_after(before_pos, tuned, change=pos_change)
@@ -818,12 +984,10 @@ plt.show()
 # A claim that the lower half's changes were *not needed* is a claim of no effect, so it needs a
 # margin stated before the measurement: we call the two **equivalent** if the 90 % interval of the
 # accuracy difference lies within $\pm$`MARGIN` (two one-sided tests, TOST), and otherwise report a
-# difference or *inconclusive*.
+# difference or *we cannot tell*.
 
 # %%
 import copy
-
-from helpers.finetuning.compute import classifier_correct
 
 # accuracy, stated before the measurement: within +/-2 points counts as "no
 # loss"
@@ -845,7 +1009,7 @@ def with_pretrained_lower_half(clf):
 
 assert torch.equal(
     classifier_correct(
-        tokenizer, runs[0].model, intent_task.test, recipe.max_length
+        tokenizer, runs[0].model, tasks[runs[0].seed].test, recipe.max_length
     ),
     runs[0].correct,
 ), "scoring a fine-tuned model again must reproduce its test outcomes"
@@ -854,7 +1018,7 @@ put_back = SeededAccuracy(
         classifier_correct(
             tokenizer,
             with_pretrained_lower_half(run.model),
-            intent_task.test,
+            swap_tests[run.seed],
             recipe.max_length,
         )
         for run in runs
@@ -862,32 +1026,25 @@ put_back = SeededAccuracy(
     SEEDS,
 )
 restored = (
-    "pre-trained embeddings"
-    + (f" + layers {summarize_layers(half)}" if half else "")
-    + " put back"
+    "the pre-trained embeddings"
+    + (f" and layers {summarize_layers(half)}" if half else "")
 )
-print(f"{'fine-tuned, all layers':<{len(restored)}}: {tuned_acc.describe()}")
-print(f"{restored}: {put_back.describe()}")
-put_back_verdict = paired_comparison(put_back, tuned_acc).verdict(
-    "put back", "fine-tuned", margin=MARGIN
-)
-print(textwrap.fill(put_back_verdict.text, 110, subsequent_indent="    "))
-print(
-    {
-        "lower": (
-            "-> the fine-tuned upper layers rely on what fine-tuning changed"
-            " below them"
-        ),
-        "higher": "-> the lower half's changes hurt this test set",
-        "equivalent": (
-            f"-> within +/-{100 * MARGIN:.0f} points, full fine-tuning did not"
-            " need what it changed in the lower half"
-        ),
-        "inconclusive": (
-            "-> this test set cannot tell whether the lower half's changes"
-            " mattered"
-        ),
-    }[put_back_verdict.kind]
+put_back_claim = show_verdict(
+    paired_comparison(put_back, tuned_swap).verdict(
+        f"the model with {restored} put back", "the fine-tuned model",
+        margin=MARGIN,
+    ),
+    more="beats",
+    less="falls below",
+    measure="is more accurate",
+    values=(f"{100 * put_back.estimate:.1f} %",
+            f"{100 * tuned_swap.estimate:.1f} %"),
+    units=f"{len(SEEDS)} draws of {len(swap_tests[SEEDS[0]])} test utterances",
+    extra=[
+        f"fine-tuned, all layers: {tuned_swap.describe('draws')}",
+        f"{restored} put back: {put_back.describe('draws')}",
+        f"margin stated before measuring: +/-{100 * MARGIN:.0f} points",
+    ],
 )
 
 # %% [markdown]
@@ -972,21 +1129,24 @@ if head.present:
     ), "the head by hand must match BertForMaskedLM"
     at = masked.index(tokenizer.mask_token)
     print(f"masked {word!r}: ...{masked[max(0, at - 80):at + 80]}...")
-else:  # lesson 12's tiny BERT has a trained head, if it was pre-trained here
-    from helpers.lens.compute import course_tiny_lens
+else:  # the course's own BERT-mini, shipped in data/course_mini, has a head
+    from helpers.lens.compute import course_mini_lens
 
     print(
-        "No lens for this checkpoint; try MODEL = 'bert-base-uncased' (needs"
+        "This checkpoint has no trained masked-LM head, so the lens runs on"
+        " course-mini instead: a small BERT pre-trained for this course with"
+        " masked-LM and next-sentence prediction (data/course_mini/README.md)."
+        " To see the lens on BERT-base, set MODEL = 'bert-base-uncased' (needs"
         " the hub or a local copy)."
     )
-    tiny = course_tiny_lens(SENTENCE)
-    print(tiny.message)
-    # None when lesson 12 has not been run on this machine
-    lens, word = tiny.lens, tiny.word
+    mini = course_mini_lens(SENTENCE)
+    print(mini.message)
+    lens, word = mini.lens, mini.word
 
 # %% [markdown]
-# The picture (when there is a lens): one row per layer fed to the head, the head's top
-# guesses at the masked position, coloured by probability.
+# The picture: one row per layer fed to the head, the head's top guesses at the masked
+# position, coloured by probability -- for the loaded checkpoint when it has a head, for
+# course-mini otherwise.
 
 # %% mystnb={"figure": {"caption": "The masked-LM lens: the pre-training head applied to every layer's vector at the masked position (rows: emb = embeddings, then layers 1 to L). Each cell is one of the head's top guesses with its probability, coloured on one 0-1 scale. Look for the layer where the hidden word first reaches the top.", "name": "fig-10-masked-lm-lens"}}
 from helpers.lens.plots import plot_lens
@@ -1010,7 +1170,9 @@ if lens is not None and lens.target_ranks is not None:
 #
 # * A **linear probe per layer** reads a label off each layer's word vectors; a **control
 #   task** (random but fixed label per word type) measures what the probe memorises, and
-#   **selectivity** = task − control accuracy is what the representation explains.
+#   **selectivity** = task − control accuracy is what the representation explains -- only when
+#   task and control probes are trained to the same criterion (here: to convergence, each with
+#   its L2 strength chosen on a dev split, training accuracy printed for both).
 # * Where a task peaks is a measurement with an interval, not a table entry: the comparison
 #   with Tenney et al. and with the popular "1–3 / 4–8 / last four" table above is this model's
 #   answer. Layers are tested on the same items, so they are ranked by a **paired** difference
@@ -1020,8 +1182,9 @@ if lens is not None and lens.target_ranks is not None:
 #   scale; checked against the HSIC formula. It carries the changes of every layer below, so it
 #   can fall with depth even when all layers move alike. The relative weight change is a weaker
 #   signal under Adam.
-# * Fine-tuning here is lesson 08's converged runs (early stopping on a dev split, five seeds), compared
-#   with the frozen probe on the same utterances, paired: it need not beat it.
+# * Fine-tuning here is lesson 08's runs (learning rate chosen and early stopping on a dev split,
+#   five draws, each run's status printed), compared with the frozen probe on the same utterances,
+#   paired: it need not beat it.
 # * The **swap-in test** puts one layer's pre-trained weights back into the fine-tuned model: a
 #   drop separates what that layer's own change contributes from what it inherits from below,
 #   which CKA cannot do.
@@ -1030,8 +1193,8 @@ if lens is not None and lens.target_ranks is not None:
 #   margin stated first) tests whether full fine-tuning needed what it changed there.
 # * The **masked-LM lens** applies the pre-training head to every layer; BERT's post-LN
 #   design keeps every hidden state at a similar scale (printed above), not growing with
-#   depth, but the head was trained on the last layer only. Checkpoints without a trained head
-#   get no lens.
+#   depth, but the head was trained on the last layer only. A checkpoint without a trained head
+#   (like the bundled one) gets the lens on course-mini, the course's own pre-trained BERT-mini.
 #
 # ## Exercises
 #

@@ -39,8 +39,10 @@ def test_probe_curves_draw_interval_bands():
 
 
 def test_strategy_accuracies_and_layer_weights():
-    acc = {"good": SeededAccuracy(torch.tensor([[True] * 18 + [False] * 2, [True] * 19 + [False]]), (0, 1)),
-           "weak": SeededAccuracy(torch.tensor([[True] * 10 + [False] * 10, [True] * 12 + [False] * 8]), (0, 1))}
+    def runs(*right, n=200):
+        return SeededAccuracy(torch.tensor([[True] * k + [False] * (n - k) for k in right]), tuple(range(len(right))))
+
+    acc = {"good": runs(180, 184, 182, 181, 183), "weak": runs(120, 124, 118, 122, 121)}
     ax = plot_strategy_accuracies(acc, chance=0.1)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["good", "weak"]
     interval_line = ax.lines[0]

@@ -5,11 +5,14 @@ import copy
 import pytest
 import torch
 
+from helpers.common.training import BUDGET_EXHAUSTED, CONVERGED, FIRST_EVALUATION, STATUSES
 from helpers.finetuning.compute import (FINETUNE_STRATEGIES, FREEZE, FROZEN, FULL, GRADUAL, LLRD, LPFT,
-                                        FinetuneConfig, SentenceClassifier, classifier_correct, finetune_run,
-                                        finetune_study, llrd_param_groups, run_key)
+                                        FinetuneConfig, SentenceClassifier, classifier_correct, detectable_difference,
+                                        few_shot_task, finetune_run, finetune_strategy, finetune_study,
+                                        fit_probe_head, fold_sizes, llrd_param_groups, run_key, seeds_needed)
 
-TINY = FinetuneConfig(max_epochs=2, patience=1, batch_size=10, max_length=24, head_steps=30)
+TINY = FinetuneConfig(lrs=(1e-4,), max_steps=6, warmup=0.2, patience=1, batch_size=10, max_length=24,
+                      unfreeze_epochs=2)
 
 
 @pytest.fixture(scope="module")
@@ -40,35 +43,60 @@ def test_every_strategy_trains_a_copy_and_freezes_what_it_says(tokenizer, model,
     assert all(torch.equal(p, q) for p, q in zip(runs[FROZEN].model.bert.parameters(), model.parameters()))
     assert runs[FROZEN].trainable_params == sum(p.numel() for p in runs[FROZEN].model.classifier.parameters())
     for s in (FULL, LPFT, LLRD, GRADUAL):
+        if runs[s].best_step == 0:  # early stopping kept the start: nothing to compare
+            continue
         assert not torch.equal(runs[s].model.bert.encoder.layer[L - 1].output.dense.weight,
                                model.encoder.layer[L - 1].output.dense.weight), f"{s} trained nothing"
+    for s in FINETUNE_STRATEGIES:
         assert torch.equal(runs[s].model.bert.embeddings.word_embeddings.weight, model.embeddings.word_embeddings.weight)
-    head_only = finetune_run(tokenizer, model, *splits, GRADUAL, keep_model=True,
-                             config=FinetuneConfig(max_epochs=1, batch_size=10, max_length=24, head_steps=30))
-    assert all(torch.equal(p, q) for p, q in zip(head_only.model.bert.parameters(), model.parameters())), \
-        "gradual unfreezing trains the head alone in its first epoch"
+        assert runs[s].status in STATUSES
+    # gradual unfreezing trains the head alone in its first epoch, and opens every layer within the budget
+    one_epoch = FinetuneConfig(lrs=(1e-4,), max_steps=3, warmup=0.0, patience=5, batch_size=10, max_length=24,
+                               unfreeze_epochs=2)
+    head_only = finetune_run(tokenizer, model, *splits, GRADUAL, keep_model=True, config=one_epoch)
+    assert all(torch.equal(p, q) for p, q in zip(head_only.model.bert.parameters(), model.parameters()))
+    assert head_only.opened_at is None and head_only.status == BUDGET_EXHAUSTED, "never opened, never converged"
     opened = finetune_run(tokenizer, model, *splits, GRADUAL, keep_model=True, config=FinetuneConfig(
-        max_epochs=3, unfreeze_epochs=2, patience=3, batch_size=10, max_length=24, head_steps=30))
-    assert all(p.requires_grad for p in opened.model.bert.encoder.layer.parameters())
+        lrs=(1e-4,), max_steps=16, warmup=0.0, patience=3, batch_size=10, max_length=24, unfreeze_epochs=2))
+    per_epoch = -(-len(splits[0]) // 10)
+    assert opened.opened_at == 2 * per_epoch and all(p.requires_grad for p in opened.model.bert.encoder.layer.parameters())
     with pytest.raises(ValueError, match="choose one of"):
         finetune_run(tokenizer, model, *splits, "magic")
 
 
-def test_a_run_reports_its_dev_curve_steps_and_test_outcomes(tokenizer, model, splits):
+def test_a_run_is_scored_at_step_0_and_reports_its_curve_status_and_outcomes(tokenizer, model, splits):
     train, dev, test = splits
     run = finetune_run(tokenizer, model, train, dev, test, FULL, config=TINY, keep_model=True)
     per_epoch = -(-len(train) // TINY.batch_size)
-    assert [step for step, _, _ in run.dev_curve] == [per_epoch * (e + 1) for e in range(len(run.dev_curve))]
-    assert run.steps == run.dev_curve[-1][0] and run.best_step in [s for s, _, _ in run.dev_curve]
+    steps = [step for step, _, _ in run.dev_curve]
+    assert steps[0] == 0, "the dev split is scored before the first update"
+    assert steps[1:] == [min(per_epoch * (e + 1), TINY.max_steps) for e in range(len(steps) - 1)]
+    assert run.steps == steps[-1] and run.best_step in steps
     best_loss = min(loss for _, loss, _ in run.dev_curve)
     kept = [loss for step, loss, _ in run.dev_curve if step == run.best_step][0]
-    assert kept == best_loss, "the weights of the best dev epoch are the ones kept"
+    assert kept == best_loss, "the weights of the best dev evaluation are the ones kept"
+    record = run.training_record()
+    assert record.status == run.status and record.step0 == run.dev_curve[0][1:] and record.choice == "lr 0.0001"
     # the outcomes are what the kept model predicts, computed here independently
     enc = tokenizer(test.texts, padding=True, truncation=True, max_length=TINY.max_length, return_tensors="pt")
     with torch.no_grad():
         pred = run.model(enc["input_ids"], enc["attention_mask"]).argmax(-1)
     assert torch.equal(pred == torch.tensor(test.labels), run.correct)
     assert torch.equal(classifier_correct(tokenizer, run.model, test, TINY.max_length), run.correct)
+
+
+def test_the_status_follows_the_stated_rule(tokenizer, model, splits):
+    # a vanishing learning rate changes nothing: the dev loss never improves on step 0, patience runs out after
+    # the warm-up -- "stopped at first evaluation", and the kept weights are the start
+    still = FinetuneConfig(lrs=(1e-12,), max_steps=40, warmup=0.0, patience=1, batch_size=10, max_length=24)
+    run = finetune_run(tokenizer, model, *splits, LPFT, config=still, keep_model=True)
+    assert run.status == FIRST_EVALUATION and run.steps < still.max_steps
+    # a budget too short for the patience to run out: "budget exhausted", whatever the curve did
+    short = FinetuneConfig(lrs=(1e-4,), max_steps=4, warmup=0.5, patience=3, batch_size=10, max_length=24)
+    assert finetune_run(tokenizer, model, *splits, FULL, config=short).status == BUDGET_EXHAUSTED
+    # the warm-up does not count towards the patience
+    late = FinetuneConfig(lrs=(1e-12,), max_steps=40, warmup=0.9, patience=1, batch_size=10, max_length=24)
+    assert finetune_run(tokenizer, model, *splits, LPFT, config=late).steps > 0.9 * 40
 
 
 def test_runs_are_seeded_and_deterministic(tokenizer, model, splits):
@@ -80,26 +108,38 @@ def test_runs_are_seeded_and_deterministic(tokenizer, model, splits):
     assert not torch.equal(a.model.classifier.weight, c.model.classifier.weight)
 
 
-def test_the_frozen_probe_is_lesson_07s_head_folded_in(tokenizer, model, splits):
-    from helpers.classify.compute import encode_batch, mean_pool, train_head
+def test_the_probe_head_has_one_scale_and_is_folded_exactly(tokenizer, model, splits):
+    from helpers.classify.compute import encode_batch, mean_pool
 
     train, dev, test = splits
     r = finetune_run(tokenizer, model, train, dev, test, FROZEN, config=TINY, keep_model=True)
-    enc, tr = encode_batch(tokenizer, test.texts, 24), encode_batch(tokenizer, train.texts, 24)
+    assert r.status == CONVERGED and r.training_record().gradient <= 1e-4
+    enc, tr, dv = (encode_batch(tokenizer, s.texts, 24) for s in (test, train, dev))
     with torch.no_grad():
-        X = mean_pool(model(**enc).last_hidden_state, enc["attention_mask"])
-        Xtr = mean_pool(model(**tr).last_hidden_state, tr["attention_mask"])
-    head = train_head(Xtr, train.labels, train.num_classes, epochs=TINY.head_steps, seed=0, progress=False)
+        X, Xtr, Xdv = (mean_pool(model(**e).last_hidden_state, e["attention_mask"]) for e in (enc, tr, dv))
+    head = fit_probe_head(Xtr, train.labels, Xdv, dev.labels, train.num_classes)
     with torch.no_grad():
-        assert torch.allclose(r.model(enc["input_ids"], enc["attention_mask"]), head(X), atol=1e-4)
+        assert torch.allclose(r.model(enc["input_ids"], enc["attention_mask"]), X @ head.weight.T + head.bias, atol=1e-4)
+    # folded per dimension, a near-constant feature dimension would get a far larger weight than with one scale
+    sizes = fold_sizes(Xtr, train.labels, train.num_classes)
+    assert sizes["per dimension"] > sizes["one scale"] > 0
 
 
 def test_lp_ft_starts_from_the_probe_head(tokenizer, model, splits):
-    one_epoch = FinetuneConfig(max_epochs=1, patience=1, batch_size=10, max_length=24, head_steps=30, lr=1e-12, warmup=0.0)
-    probe = finetune_run(tokenizer, model, *splits, FROZEN, config=one_epoch, keep_model=True)
-    lpft = finetune_run(tokenizer, model, *splits, LPFT, config=one_epoch, keep_model=True)
+    still = FinetuneConfig(lrs=(1e-12,), max_steps=3, warmup=0.0, patience=1, batch_size=10, max_length=24)
+    probe = finetune_run(tokenizer, model, *splits, FROZEN, config=still, keep_model=True)
+    lpft = finetune_run(tokenizer, model, *splits, LPFT, config=still, keep_model=True)
     # with a vanishing learning rate, LP-FT is still where it started: the probe's head
     assert torch.allclose(lpft.model.classifier.weight, probe.model.classifier.weight, atol=1e-5)
+    assert lpft.dev_curve[0][1] == pytest.approx(probe.dev_curve[0][1], abs=1e-4), "step 0 is the probe's dev loss"
+
+
+def test_the_learning_rate_is_chosen_on_the_dev_loss(tokenizer, model, splits):
+    config = FinetuneConfig(lrs=(1e-12, 1e-4), max_steps=6, warmup=0.2, patience=1, batch_size=10, max_length=24)
+    run = finetune_strategy(tokenizer, model, *splits, FULL, config=config)
+    assert set(run.grid) == {1e-12, 1e-4}
+    assert run.grid[run.lr][0] == min(loss for loss, *_ in run.grid.values()), "the lowest dev loss wins"
+    assert run.record["choice"].startswith(f"lr {run.lr:g}")
 
 
 def test_llrd_rates_decay_with_depth(model):
@@ -112,31 +152,72 @@ def test_llrd_rates_decay_with_depth(model):
 
 
 def test_config_checks_its_numbers():
-    with pytest.raises(ValueError, match="max_epochs"):
-        FinetuneConfig(max_epochs=0)
-    with pytest.raises(ValueError, match="lr"):
-        FinetuneConfig(lr=2.0)
-    assert "Devlin" in FinetuneConfig().describe()
+    with pytest.raises(ValueError, match="max_steps"):
+        FinetuneConfig(max_steps=0)
+    with pytest.raises(ValueError, match="lrs"):
+        FinetuneConfig(lrs=(2.0,))
+    with pytest.raises(ValueError, match="tune"):
+        FinetuneConfig(tune="never")
+    text = FinetuneConfig().describe()
+    assert "Devlin" in text and "step 0" in text and "after the warm-up" in text
+    assert FinetuneConfig().warmup_steps < FinetuneConfig().max_steps, "the warm-up is shorter than any run"
+
+
+def test_each_seed_draws_its_own_task():
+    a, b = few_shot_task(4, 3, 2, 5, seed=0), few_shot_task(4, 3, 2, 5, seed=1)
+    assert a.intents != b.intents and a.train.names == a.test.names == a.dev.names == a.intents
+    assert not set(a.train.texts) & set(a.dev.texts), "the dev split never holds a training utterance"
+    assert len(a.train) == 4 * 3 and len(a.dev) == 4 * 2 and len(a.test) == 4 * 5
+    full = few_shot_task(3, 10, 5, None, seed=2)
+    assert len(full.test) == 3 * 40, "every test utterance of the chosen intents"
+
+
+def test_the_detectable_difference_follows_the_design():
+    base = detectable_difference(400, 5)
+    assert detectable_difference(1600, 5) < base and detectable_difference(400, 20) < base
+    assert detectable_difference(400, 5, family=5) > base, "a family of comparisons needs more"
+    # one seed's worth of variance gone, many items: the formula's limit is the seeds' term alone
+    from scipy.stats import t
+
+    assert detectable_difference(10 ** 9, 5, seed_sd=0.01) == pytest.approx(
+        (t.ppf(0.975, 4) + t.ppf(0.8, 4)) * 0.01 / 5 ** 0.5, rel=1e-3)
+    n = seeds_needed(0.01, 400)
+    assert n is not None and detectable_difference(400, n) <= 0.01 < detectable_difference(400, n - 1)
+    with pytest.raises(ValueError, match="n_seeds"):
+        detectable_difference(400, 1)
 
 
 def test_a_study_reads_identical_runs_from_the_cache(tokenizer, model, splits, tmp_path, monkeypatch):
+    from helpers.finetuning.compute import FewShotTask
+
     monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
-    first = finetune_study(tokenizer, model, *splits, (FROZEN, FULL), seeds=(0, 1), config=TINY, keep_models=[FULL],
-                           progress=False)
-    assert first.from_cache() == 0 and first.accuracy(FULL).correct.shape == (2, len(splits[2]))
-    again = finetune_study(tokenizer, model, *splits, (FROZEN, FULL), seeds=(0, 1), config=TINY, keep_models=[FULL],
-                           progress=False)
+    train, dev, test = splits
+    tasks = {s: FewShotTask(train, dev, test, tuple(train.names), 3, s) for s in (0, 1)}
+    first = finetune_study(tokenizer, model, tasks, (FROZEN, FULL), config=TINY, keep_models=[FULL], progress=False)
+    assert first.from_cache() == 0 and first.accuracy(FULL).correct.shape == (2, len(test))
+    assert len(first.records()) == 4 and all(r.status in STATUSES for r in first.records())
+    again = finetune_study(tokenizer, model, tasks, (FROZEN, FULL), config=TINY, keep_models=[FULL], progress=False)
     assert again.from_cache() == 4
     assert torch.equal(again.accuracy(FULL).correct, first.accuracy(FULL).correct)
+    assert [r.status for r in again.runs[FULL]] == [r.status for r in first.runs[FULL]]
+    assert again.records(FULL)[0].step0 == first.records(FULL)[0].step0
     for a, b in zip(again.models(FULL), first.models(FULL)):
         assert all(torch.equal(p, q) for p, q in zip(a.parameters(), b.parameters()))
     # anything that changes a run changes its key
-    key = lambda **kw: run_key("m", *splits, kw.get("s", FULL), kw.get("seed", 0), kw.get("config", TINY))  # noqa: E731
-    assert len({key(), key(s=LPFT), key(seed=1), key(config=FinetuneConfig())}) == 4
+    key = lambda **kw: run_key("m", *splits, kw.get("s", FULL), kw.get("seed", 0), kw.get("config", TINY),  # noqa: E731
+                               kw.get("lrs"))
+    assert len({key(), key(s=LPFT), key(seed=1), key(config=FinetuneConfig()), key(lrs=(3e-5,))}) == 5
+    # "first seed": the other seeds train at the rate the first one chose, and only at it
+    two = FinetuneConfig(lrs=(1e-12, 1e-4), tune="first seed", max_steps=6, warmup=0.2, patience=1, batch_size=10,
+                         max_length=24)
+    tuned = finetune_study(tokenizer, model, tasks, (FULL,), config=two, progress=False)
+    assert len(tuned.runs[FULL][0].grid) == 2 and list(tuned.runs[FULL][1].grid) == [tuned.runs[FULL][0].lr]
     monkeypatch.setenv("COURSE_CACHE", "off")
-    assert finetune_study(tokenizer, model, *splits, (FROZEN,), seeds=(0,), config=TINY, progress=False).from_cache() == 0
+    assert finetune_study(tokenizer, model, {0: tasks[0]}, (FROZEN,), config=TINY, progress=False).from_cache() == 0
     with pytest.raises(ValueError, match="unknown strategies"):
-        finetune_study(tokenizer, model, *splits, ("magic",), progress=False)
+        finetune_study(tokenizer, model, tasks, ("magic",), progress=False)
+    with pytest.raises(ValueError, match="FewShotTask"):
+        finetune_study(tokenizer, model, {0: splits}, (FROZEN,), progress=False)
 
 
 # --- lesson 10: what fine-tuning changes per layer (linear CKA, relative weight change) -------------
@@ -322,7 +403,12 @@ def test_baseline_verdict_names_who_beats_it():
     same = SeededAccuracy(torch.tensor([[True] * 31 + [False] * (n - 31)]), (0,))
     text = baseline_verdict({"full": better, "other": same, FROZEN: base})
     assert "above the baseline: full." in text and "verdict: full beats" in text and "inconclusive: other." in text
-    assert "Holm-adjusted over 2" in text
+    assert "Bonferroni-adjusted over 2" in text
+    from helpers.finetuning.compute import baseline_finding
+
+    sentence, details = baseline_finding({"full": better, "other": same, FROZEN: base})
+    assert sentence.startswith("'full' beats the frozen probe") and "for 'other' we cannot tell" in sentence
+    assert "Bonferroni" not in sentence and details[0] == text
     text = baseline_verdict({"other": same, FROZEN: base})
     assert "verdict: no fine-tuning strategy is shown to beat" in text
     with pytest.raises(ValueError, match="at least one other"):
@@ -338,3 +424,21 @@ def test_fine_tuning_runs_live_in_the_one_course_cache(tmp_path, monkeypatch):
     for off in ("off", "OFF", "0", "none", ""):
         monkeypatch.setenv("COURSE_CACHE", off)
         assert course_cache() is None and cache_dir() is None, off
+
+
+def test_runs_that_keep_the_probe_share_its_test_outcomes(tokenizer, model, splits, tmp_path, monkeypatch):
+    """A run whose early stopping kept step 0 is the probe itself: the study gives it the probe's test
+    outcomes, computed once per seed -- the same as scoring the kept model again."""
+    from helpers.finetuning.compute import FewShotTask
+
+    monkeypatch.setenv("COURSE_CACHE", "off")
+    train, dev, test = splits
+    tasks = {0: FewShotTask(train, dev, test, tuple(train.names), 3, 0)}
+    still = FinetuneConfig(lrs=(1e-12,), max_steps=12, warmup=0.0, patience=1, batch_size=10, max_length=24)
+    study = finetune_study(tokenizer, model, tasks, (FROZEN, LPFT, FREEZE), config=still, keep_models=[LPFT, FREEZE],
+                           progress=False)
+    for s in (LPFT, FREEZE):
+        run = study.runs[s][0]
+        assert run.best_step == 0 and run.status == FIRST_EVALUATION
+        assert torch.equal(run.correct, study.runs[FROZEN][0].correct)
+        assert torch.equal(run.correct, classifier_correct(tokenizer, run.model, test, still.max_length))

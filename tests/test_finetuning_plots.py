@@ -29,13 +29,13 @@ def test_layer_change_figure():
 
 def test_dev_curves_and_swap_in_figures(tokenizer, model, intent_splits):
     from helpers.common.data import load_intents
-    from helpers.finetuning.compute import FROZEN, FULL, FinetuneConfig, finetune_study
+    from helpers.finetuning.compute import FROZEN, FULL, FewShotTask, FinetuneConfig, finetune_study
     from helpers.finetuning.plots import plot_dev_curves, plot_swap_in
 
     train, dev = load_intents("train").subset(4).split_off(1, seed=0)
-    study = finetune_study(tokenizer, model, train, dev, intent_splits[1], (FROZEN, FULL), seeds=(0, 1),
-                           config=FinetuneConfig(max_epochs=2, patience=2, batch_size=10, max_length=24, head_steps=20),
-                           progress=False)
+    tasks = {s: FewShotTask(train, dev, intent_splits[1], tuple(train.names), 3, s) for s in (0, 1)}
+    study = finetune_study(tokenizer, model, tasks, (FROZEN, FULL), progress=False,
+                           config=FinetuneConfig(lrs=(1e-4,), max_steps=6, patience=2, batch_size=10, max_length=24))
     ax = plot_dev_curves(study)
     assert "dev accuracy" in ax.get_title() and "2 seeds" in ax.get_title()
     lines = [l for l in ax.get_lines() if l.get_label() == FULL]

@@ -176,7 +176,7 @@ def test_a_fine_tuned_copy_never_reads_the_originals_features(tokenizer, model, 
     original = cache.get(texts, model.config.num_hidden_layers)
     train, dev = load_intents("train").subset(4).split_off(1, seed=0)
     tuned = finetune_run(tokenizer, model, train, dev, intent_splits[1], FREEZE, keep_model=True,
-                         config=FinetuneConfig(max_epochs=1, batch_size=10, max_length=24, head_steps=20)).model.bert
+                         config=FinetuneConfig(lrs=(1e-4,), max_steps=3, batch_size=10, max_length=24)).model.bert
     shared = FeatureCache(tokenizer, tuned, store=cache.store)
     got = shared.get(texts, model.config.num_hidden_layers)
     assert shared.hits == 0 and shared.misses == len(texts)

@@ -11,12 +11,15 @@ from helpers.practice.plots import MIB, plot_accuracy_vs_time, plot_int8_compari
 
 
 def test_accuracy_against_time_draws_every_run():
-    acc = {"full": SeededAccuracy(torch.tensor([[True] * 9 + [False], [True] * 8 + [False] * 2]), (0, 1)),
-           "frozen": SeededAccuracy(torch.tensor([[True] * 7 + [False] * 3, [True] * 8 + [False] * 2]), (0, 1))}
-    seconds = {"full": [2.0, 3.0], "frozen": [1.0, 1.5]}
+    def runs(*right, n=40):
+        return SeededAccuracy(torch.tensor([[True] * k + [False] * (n - k) for k in right]), tuple(range(len(right))))
+
+    acc = {"full": runs(36, 35, 37, 36, 35), "frozen": runs(30, 32, 31, 30, 33)}
+    seconds = {"full": [2.0, 3.0, 2.5, 2.2, 2.8], "frozen": [1.0, 1.5, 1.2, 1.1, 1.3]}
     ax = plot_accuracy_vs_time(acc, seconds)
     dots = [line for line in ax.lines if line.get_marker() == "o"]
-    assert [list(d.get_xdata()) for d in dots] == [[2.0, 3.0], [1.0, 1.5]]
+    assert [list(d.get_xdata()) for d in dots] == [seconds["full"], seconds["frozen"]]
+    assert 0 <= ax.get_ylim()[0] and ax.get_ylim()[1] <= 1
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["full", "frozen"]
     assert "accuracy" in ax.get_title() and not small_text(ax.figure)
     assert f"axis starts at {ax.get_ylim()[0]:.2f}" in ax.get_ylabel(), "a y-axis that does not start at 0 says so"

@@ -115,14 +115,21 @@ def test_batched_probes_train_each_label_set_as_if_alone():
 
 
 def test_sentence_bootstrap_resamples_sentences():
-    correct = torch.tensor([[[1, 1, 0, 0, 1, 1]]], dtype=torch.float64)  # K=1, one layer, 6 words
+    # 40 sentences of 3 words, every word of a sentence right or every one wrong: resampling whole
+    # sentences sees 40 units, resampling words would pretend to see 120 (an interval about sqrt(3)x
+    # too narrow)
+    right = (torch.arange(40) % 3 != 0).double()
+    correct = right.repeat_interleave(3)[None, None]
+    by_sentence = torch.arange(40).repeat_interleave(3)
+    (iv,) = sentence_bootstrap(correct, by_sentence)
+    (naive,) = sentence_bootstrap(correct, torch.arange(120))  # every word its own unit
+    assert iv.estimate == pytest.approx(right.mean().item()) and iv.width > 1.5 * naive.width
     sentence = torch.tensor([0, 0, 1, 1, 2, 2])
-    (iv,) = sentence_bootstrap(correct, sentence)
-    assert iv.estimate == pytest.approx(4 / 6) and iv.low >= 0 and iv.high <= 1
-    # whole sentences move together: every resample is a multiple of 1/3 of sentences at 0 or 1
-    assert {round(iv.low * 3) / 3, round(iv.high * 3) / 3} <= {0.0, 1 / 3, 2 / 3, 1.0}
     (ones,) = sentence_bootstrap(torch.ones(2, 1, 6), sentence)
     assert (ones.estimate, ones.low, ones.high) == (1.0, 1.0, 1.0)
+    # three sentences only: the small-sample rule (Student t on 2 degrees of freedom) widens it
+    (few,) = sentence_bootstrap(torch.tensor([[[1, 1, 0, 0, 1, 1]]], dtype=torch.float64), sentence)
+    assert few.low < 0 and few.high > 1
     with pytest.raises(ValueError, match="correct must be"):
         sentence_bootstrap(torch.ones(1, 1, 5), sentence)
 
@@ -139,8 +146,31 @@ def test_real_pos_probe_beats_the_majority_tag_and_is_selective(sentences, featu
     sel = r.differences(0, "selectivity")
     by_hand = (r.task_correct - r.control_correct).mean(0)
     assert [d.estimate for d in sel] == pytest.approx((by_hand - by_hand[0]).mean(1).tolist())
-    assert r.probes is not None and r.probes.predict(features.vectors[:, :5]).shape == (4, L + 1, 5)
+    # one task probe (one optimum, the same for every seed) and one control probe per seed
+    assert r.probes is not None and r.probes.predict(features.vectors[:, :5]).shape == (3, L + 1, 5)
     assert r.task_correct.shape == (2, L + 1, r.n_test) and len(r.test_sentence) == r.n_test
+    assert torch.equal(r.task_correct[0], r.task_correct[1])
+
+
+def test_task_and_control_probes_meet_the_same_criterion(sentences, features):
+    from helpers.common.training import CONVERGED
+    from helpers.probes.compute import fit_word_probes
+
+    train, test = split_sentences(160, 0.25, seed=0)
+    r = word_probe_report(features, sentences, "upos", train, test, seeds=(0, 1), progress=False)
+    L = features.num_layers
+    assert len(r.records) == 3 * (L + 1) and all(rec.status == CONVERGED for rec in r.records)
+    assert {rec.criterion for rec in r.records} == {r.records[0].criterion}, "one criterion for task and control"
+    assert len(r.train_accuracy) == len(r.control_train_accuracy) == L + 1
+    assert all(t >= c for t, c in zip(r.train_accuracy, r.control_train_accuracy))
+    # the training accuracy is the chosen probe's own, recomputed here on the words it was fitted on
+    y = features.labels(sentences, "upos")
+    tr = features.of_sentences(train)
+    probes, records, acc = fit_word_probes(tr, y[torch.isin(features.sentence, torch.tensor(train))][None], len(UPOS_TAGS))
+    assert acc.shape == (1, L + 1) and records[L].train_accuracy == pytest.approx(float(acc[0, L]))
+    assert records[L].kept[0] < records[L].step0[0], "the dev loss fell from step 0"
+    old = word_probe_report(features, sentences, "upos", train, test, seeds=(0, 1), progress=False, epochs=2)
+    assert old.records == [] and old.train_accuracy is None, "the old fixed-epoch recipe, on request, reports nothing"
 
 
 def test_paired_accuracy_change_resamples_sentences_once_for_both(sentences, features):
@@ -165,22 +195,36 @@ def test_paired_accuracy_change_resamples_sentences_once_for_both(sentences, fea
                                before)
 
 
-def test_sentence_probe_report_is_lesson_07s_probe(intent_data):
-    from helpers.classify.compute import probe_seeds
+def _intent_draws(intent_data):
+    from helpers.classify.compute import Draw
+    from helpers.common.training import stratified_dev_split
 
     train, test, f_train, f_test = intent_data
-    r = sentence_probe_report(f_train, train.labels, f_test, test.labels, train.names, seeds=(0, 1), progress=False)
+    draws = {}
+    for s in (0, 1):
+        rows, dev = stratified_dev_split(train.labels, per_class=2, seed=s)
+        draws[s] = Draw(f_train.select(rows), [train.labels[i] for i in rows], f_train.select(dev),
+                        [train.labels[i] for i in dev])
+    return draws, {s: (f_test, test.labels) for s in draws}
+
+
+def test_sentence_probe_report_is_lesson_07s_probe(intent_data):
+    from helpers.classify.compute import probe_draws
+
+    train, test, f_train, f_test = intent_data
+    draws, tests = _intent_draws(intent_data)
+    r = sentence_probe_report(draws, tests, train.names, progress=False)
     assert r.task == "intent" and r.control is None and r.selectivity is None
     with pytest.raises(ValueError, match="not available"):
         r.best_layer("selectivity")
     assert max(i.estimate for i in r.accuracy) > 1 / train.num_classes + 0.2
-    runs = probe_seeds(f_train, train.labels, f_test, test.labels, train.num_classes, "mean", seeds=(0, 1),
-                       progress=False)  # what lesson 07 prints for its mean-pooled probes
+    runs = probe_draws(draws, f_test, test.labels, train.num_classes, "mean", progress=False).runs  # lesson 07's probes
     assert [i.estimate for i in r.accuracy] == pytest.approx([run.estimate for run in runs])
     assert all(i.low <= i.estimate <= i.high for i in r.accuracy)
-    assert r.n_train == len(train.labels) and r.n_test == len(test.labels)
-    with pytest.raises(ValueError, match="two seeds"):
-        sentence_probe_report(f_train, train.labels, f_test, test.labels, train.names, seeds=(0,), progress=False)
+    assert len(r.records) == 2 * len(runs) and len(r.train_accuracy) == len(runs)
+    assert r.n_test == len(test.labels)
+    with pytest.raises(ValueError, match="two draws"):
+        sentence_probe_report({0: draws[0]}, {0: tests[0]}, train.names, progress=False)
 
 
 def test_scaled_layers_reproduce_the_table_at_12_and_partition_every_depth():
@@ -218,7 +262,7 @@ def test_ties_come_from_paired_differences_not_from_overlapping_intervals():
     # layer 2 is wrong on a subset of layer 1's mistakes: their own intervals overlap, but on the
     # same words layer 1 is never better, so the paired difference ranks it below layer 2
     r = _report(_layers(60, 26, 16, 40))
-    assert r.best_layer() == 2 and r.accuracy[1].overlaps(r.accuracy[2])
+    assert r.best_layer() == 2 and r.accuracy[1].high > r.accuracy[2].low  # the separate intervals overlap
     d = r.differences(2)
     assert d[1].high < 0 and (d[2].estimate, d[2].low, d[2].high) == (0.0, 0.0, 0.0)
     assert r.tied_with_best() == [2]
@@ -235,12 +279,19 @@ def test_ties_come_from_paired_differences_not_from_overlapping_intervals():
 
 
 def test_word_ties_resample_whole_sentences_once_for_both_layers():
-    correct = torch.tensor([[[1, 1, 1, 1, 1, 1], [0, 0, 1, 1, 1, 1]]], dtype=torch.float64)
-    sentence = torch.tensor([0, 0, 1, 1, 2, 2])
-    (first, _) = _report(correct, sentence).differences(1)
-    # the two mistakes sit in one sentence: every resample moves them together, in thirds of the words
-    assert first.estimate == pytest.approx(2 / 6)
-    assert {round(first.low * 3, 6), round(first.high * 3, 6)} <= {0.0, 1.0, 2.0, 3.0}
+    # layer 1 misses both words of every fourth sentence (10 of 40): the paired difference resamples
+    # those sentences whole, for both layers at once
+    layer1 = (torch.arange(40) % 4 != 0).double().repeat_interleave(2)
+    correct = torch.stack([torch.ones(80, dtype=torch.float64), layer1])[None]
+    sentence = torch.arange(40).repeat_interleave(2)
+    r = _report(correct, sentence)
+    (first, _) = r.differences(1)
+    assert first.estimate == pytest.approx(10 / 40)
+    from helpers.probes.compute import sentence_replicates
+
+    n_boot = r._comparisons(1, "accuracy")[0].reps.n_boot  # the report's own number of replicates
+    direct = sentence_replicates((correct[:, 0] - correct[:, 1])[:, None], sentence, n_boot=n_boot).intervals()[0]
+    assert (first.low, first.high) == pytest.approx((direct.low, direct.high))
 
 
 def test_peak_verdicts_use_the_paired_ties():
@@ -264,18 +315,19 @@ def test_peak_verdicts_use_the_paired_ties():
 
 
 def test_sentence_probe_ties_are_lesson_07s_paired_comparison(intent_data):
-    from helpers.classify.compute import paired_difference, probe_seeds
-    from helpers.common.stats import differs
+    from helpers.classify.compute import layers_tied_with_peak, paired_comparison, probe_draws
+    from helpers.common.stats import extreme_family, family_level
 
     train, test, f_train, f_test = intent_data
-    r = sentence_probe_report(f_train, train.labels, f_test, test.labels, train.names, seeds=(0, 1), progress=False)
-    runs = probe_seeds(f_train, train.labels, f_test, test.labels, train.num_classes, "mean", seeds=(0, 1),
-                       progress=False)
-    best = max(range(len(runs)), key=lambda l: runs[l].estimate)  # lesson 07's compare_paired picks it so
-    by_07 = [l for l, run in enumerate(runs) if not differs(paired_difference(run, runs[best]))]
-    assert r.pairing == "seeds" and r.best_layer() == best and r.tied_with_best() == by_07
-    assert [(d.low, d.high) for d in r.differences(best)] == [
-        (pytest.approx(p.low), pytest.approx(p.high)) for p in (paired_difference(run, runs[best]) for run in runs)]
+    draws, tests = _intent_draws(intent_data)
+    r = sentence_probe_report(draws, tests, train.names, progress=False)
+    runs = probe_draws(draws, f_test, test.labels, train.num_classes, "mean", progress=False).runs
+    best, tied, _ = layers_tied_with_peak(runs)  # lesson 07's peak and its ties
+    assert r.pairing == "seeds" and r.best_layer() == best and r.tied_with_best() == sorted([best] + tied)
+    level = family_level(extreme_family(len(runs)))
+    assert [(d.low, d.high) for d in r.differences(best, level=level)] == [
+        (pytest.approx(p.low), pytest.approx(p.high))
+        for p in (paired_comparison(run, runs[best]).interval(level) for run in runs)]
 
 
 def test_trace_word_vectors_and_norms(tokenizer, model, features):

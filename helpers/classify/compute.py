@@ -9,14 +9,17 @@ seeds are :class:`SeededAccuracy`; with :func:`probe_draws`, :func:`strategy_dra
 from __future__ import annotations
 
 import hashlib
+import math
 import textwrap
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 import torch
 
 from helpers.common.progress import progress as progress_bar
+from helpers.common.training import (BUDGET_EXHAUSTED, CONVERGED, GRADIENT_TOLERANCE, L2_GRID, MAX_ITERATIONS, LinearFit,
+                                     TrainingRecord, fit_linear, linear_criterion, minimize_lbfgs, stratified_dev_split)
 from helpers.common.stats import (Interval, McNemar, Replicates, SeedSpread, Verdict, accuracy_ci, bootstrap_size,
                                   equivalence_level, extreme_family, family_level, mcnemar, rank_layers,
                                   seeds_items_ci, seeds_items_replicates, verdict)
@@ -560,104 +563,232 @@ def confusion_subset(cm, classes) -> np.ndarray:
     return np.concatenate([sub, (cm[classes].sum(1) - sub.sum(1))[:, None]], axis=1)
 
 
-def probe_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
-                    pooling: str = "cls", progress: bool = True, epochs: int = 150, lr: float = 0.01,
-                    weight_decay: float = 1e-3, seed: int = 0) -> list[float]:
-    """Test accuracy of a linear probe trained on each layer 0..L (see :func:`probe_correct_per_layer`)."""
-    correct = probe_correct_per_layer(train, y_train, test, y_test, num_classes, pooling, progress=progress,
-                                      epochs=epochs, lr=lr, weight_decay=weight_decay, seed=seed)
-    return correct.float().mean(1).tolist()
+# --------------------------------------------------------------------------- the training contract
+# Every head and probe below is fitted by helpers.common.training's contract: the L2 strength is
+# chosen on a dev split carved from training data (never the test set), the fit runs full-batch
+# L-BFGS from W = 0 (scored there: step 0) until its gradient is below the stated tolerance, and a
+# TrainingRecord says whether it converged.
 
 
-def probe_correct_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
-                            pooling: str = "cls", progress: bool = True, epochs: int = 150, lr: float = 0.01,
-                            weight_decay: float = 1e-3, seed: int = 0) -> torch.Tensor:
-    """``[L+1, N_test]`` booleans: which test items the probe of each layer 0..L gets right
-    (:func:`probe_predictions_per_layer`)."""
-    pred = probe_predictions_per_layer(train, y_train, test, num_classes, pooling, progress=progress, epochs=epochs,
-                                       lr=lr, weight_decay=weight_decay, seed=seed)
-    return pred == _labels(y_test, pred.shape[1])
+@dataclass
+class Draw:
+    """One training set and the dev split carved for it: ``LayerFeatures`` and labels of each."""
+
+    train: LayerFeatures
+    y_train: list
+    dev: LayerFeatures
+    y_dev: list
+
+    def __post_init__(self):
+        if not isinstance(self.train, LayerFeatures) or not isinstance(self.dev, LayerFeatures):
+            raise ValueError("a Draw holds the LayerFeatures of its training and dev utterances.")
+        self.y_train, self.y_dev = [int(v) for v in self.y_train], [int(v) for v in self.y_dev]
+        if len(self.y_train) != len(self.train) or len(self.y_dev) != len(self.dev):
+            raise ValueError(f"labels must match the features: {len(self.y_train)} vs {len(self.train)} training, "
+                             f"{len(self.y_dev)} vs {len(self.dev)} dev utterances.")
 
 
-def probe_predictions_per_layer(train: LayerFeatures, y_train, test: LayerFeatures, num_classes: int,
-                                pooling: str = "cls", progress: bool = True, epochs: int = 150, lr: float = 0.01,
-                                weight_decay: float = 1e-3, seed: int = 0) -> torch.Tensor:
-    """``[L+1, N_test]`` class ids predicted by a linear probe on each layer 0..L.
+def _step0(y_dev, num_classes: int) -> tuple[float, float]:
+    """Dev loss and accuracy of a head at ``W = 0, b = 0``: every class equally likely, argmax class 0."""
+    y = torch.as_tensor(y_dev)
+    return math.log(num_classes), float((y == 0).double().mean())
 
-    All L+1 probes are trained at once as one batched matrix product: the loss is the sum of
-    the per-layer losses and Adam updates every weight on its own, so each probe trains
-    exactly as if alone -- in one loop instead of L+1.
-    """
+
+def _record(run: str, fit: LinearFit, g: int, p: int, s: int, dev_loss: float, dev_acc: float, train_acc: float,
+            step0) -> TrainingRecord:
+    return TrainingRecord(run=run, status=CONVERGED if bool(fit.converged[g, p, s]) else BUDGET_EXHAUSTED,
+                          criterion=linear_criterion(fit.tolerance, fit.max_iter), choice=f"L2 {fit.l2[g].item():g}",
+                          grid="L2 " + ", ".join(f"{v:g}" for v in fit.l2.tolist()), steps=fit.iterations[g],
+                          step0=step0, kept=(float(dev_loss), float(dev_acc)), train_accuracy=float(train_acc),
+                          gradient=float(fit.gradient[g, p, s]))
+
+
+def _chosen_by_dev(fit: LinearFit, Z_dev: torch.Tensor, y_dev) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(g [P, S], dev loss [P, S], dev accuracy [P, S])``: per problem, the L2 strength with the
+    lowest dev loss (ties: the stronger penalty, the later grid entry never wins a tie)."""
+    losses, accs = fit.losses(Z_dev, y_dev), fit.accuracies(Z_dev, y_dev)  # [G, P, S]
+    g = losses.argmin(0)
+    return g, losses.gather(0, g[None])[0], accs.gather(0, g[None])[0]
+
+
+def fit_head(X: torch.Tensor, y, num_classes: int, X_dev: torch.Tensor, y_dev, *, weighted: bool = False,
+             l2=L2_GRID, run: str = "head", tol: float = GRADIENT_TOLERANCE,
+             max_iter: int = MAX_ITERATIONS) -> tuple[torch.nn.Module, TrainingRecord]:
+    """A :class:`LinearHead` (or, ``weighted``, a :class:`WeightedLayerHead` on ``[N, L+1, H]``)
+    fitted by the training contract: features standardized with the training mean and standard
+    deviation, one fit per L2 strength in ``l2`` (:func:`~helpers.common.training.fit_linear`,
+    L-BFGS to the gradient tolerance), the one with the lowest loss on the dev features kept.
+    Returns the head and its :class:`~helpers.common.training.TrainingRecord`."""
+    if not isinstance(X, torch.Tensor) or X.ndim != (3 if weighted else 2):
+        raise ValueError(f"X must be a {'[N, L+1, H]' if weighted else '[N, H]'} tensor, got {getattr(X, 'shape', type(X))}.")
+    if not isinstance(X_dev, torch.Tensor) or X_dev.shape[1:] != X.shape[1:]:
+        raise ValueError(f"X_dev must hold the same features as X: shape [n_dev, {', '.join(map(str, X.shape[1:]))}], "
+                         f"got {getattr(X_dev, 'shape', type(X_dev))}.")
+    y, y_dev = _labels(y, len(X), X.device), _labels(y_dev, len(X_dev), X.device)
+    if int(y.max()) >= num_classes or int(y.min()) < 0 or int(y_dev.max()) >= num_classes or int(y_dev.min()) < 0:
+        raise ValueError(f"labels must lie in 0..{num_classes - 1}.")
+    X, X_dev = X.detach().float(), X_dev.detach().float().to(X.device)
+    mu, sigma = X.mean(0), X.std(0).clamp(min=1e-6)
+    Z, Z_dev = (X - mu) / sigma, (X_dev - mu) / sigma
+    if weighted:
+        return _fit_weighted(Z, y, Z_dev, y_dev, num_classes, mu, sigma, l2=l2, run=run, tol=tol, max_iter=max_iter)
+    fit = fit_linear(Z[None], y, num_classes, l2, tol=tol, max_iter=max_iter)
+    g, dev_loss, dev_acc = _chosen_by_dev(fit, Z_dev[None], y_dev)
+    k = int(g[0, 0])
+    head = LinearHead(X.shape[1], num_classes, mu, sigma).to(X.device)
+    with torch.no_grad():
+        head.classifier.weight.copy_(fit.W[k, 0, :, 0, :].T)
+        head.classifier.bias.copy_(fit.b[k, 0, 0])
+    head.eval()
+    train_acc = fit.accuracies(Z[None], y)[k, 0, 0]
+    return head, _record(run, fit, k, 0, 0, dev_loss[0, 0], dev_acc[0, 0], train_acc, _step0(y_dev, num_classes))
+
+
+def _fit_weighted(Z, y, Z_dev, y_dev, num_classes, mu, sigma, *, l2, run, tol, max_iter):
+    """The scalar mix (softmax weights over layers) and the linear head on the mixed vector, jointly
+    by L-BFGS from uniform weights and ``W = 0``, one problem per L2 strength (on ``W``); the mix is
+    not penalised. Not convex: "converged" means the gradient vanished (a stationary point)."""
+    lam = torch.as_tensor(l2, dtype=torch.float64, device=Z.device).reshape(-1)
+    Z, Z_dev = Z.double(), Z_dev.double()
+    G, (N, K, H), C = len(lam), Z.shape, num_classes
+    s = torch.zeros(G, K, dtype=torch.float64, device=Z.device, requires_grad=True)
+    W = torch.zeros(G, H, C, dtype=torch.float64, device=Z.device, requires_grad=True)
+    b = torch.zeros(G, 1, C, dtype=torch.float64, device=Z.device, requires_grad=True)
+
+    def logits(A):
+        mixed = torch.einsum("gk,nkh->gnh", torch.softmax(s, -1), A)
+        return mixed @ W + b  # [G, N, C]
+
+    def per_problem(A, labels):
+        return torch.nn.functional.cross_entropy(logits(A).transpose(1, 2), labels[None].expand(G, -1),
+                                                 reduction="none").mean(1)
+
+    def objective():
+        return (per_problem(Z, y) + 0.5 * lam * W.pow(2).sum((1, 2))).sum()
+
+    def largest_gradient():
+        return torch.stack([s.grad.abs().amax(1), W.grad.abs().amax((1, 2)), b.grad.abs().amax((1, 2))]).amax(0)
+
+    iterations = minimize_lbfgs([s, W, b], objective, largest_gradient, tol=tol, max_iter=max_iter)
+    grad = largest_gradient().detach()
+    with torch.no_grad():
+        dev_loss = per_problem(Z_dev, y_dev)
+        k = int(dev_loss.argmin())
+        dev_acc = float((logits(Z_dev)[k].argmax(-1) == y_dev).double().mean())
+        train_acc = float((logits(Z)[k].argmax(-1) == y).double().mean())
+    head = WeightedLayerHead(K, H, C, mu, sigma).to(Z.device)
+    with torch.no_grad():
+        head.layer_logits.copy_(s[k].float())
+        head.classifier.weight.copy_(W[k].T.float())
+        head.classifier.bias.copy_(b[k, 0].float())
+    head.eval()
+    record = TrainingRecord(run=run, status=CONVERGED if float(grad[k]) <= tol else BUDGET_EXHAUSTED,
+                            criterion=linear_criterion(tol, max_iter), choice=f"L2 {lam[k].item():g}",
+                            grid="L2 " + ", ".join(f"{v:g}" for v in lam.tolist()), steps=iterations,
+                            step0=_step0(y_dev.cpu(), num_classes), kept=(float(dev_loss[k]), dev_acc),
+                            train_accuracy=train_acc, gradient=float(grad[k]))
+    return head, record
+
+
+def fit_head_split(X: torch.Tensor, y, num_classes: int, *, dev_per_class: int = 4, seed: int = 0,
+                   run: str = "head") -> tuple[torch.nn.Module, TrainingRecord]:
+    """:func:`fit_head` on a small labelled set that has no dev split of its own (lesson 07's ten
+    intents): ``dev_per_class`` utterances of every class, drawn with ``seed``, become the dev split
+    (:func:`~helpers.common.training.stratified_dev_split`), the rest trains the head."""
+    rows, dev_rows = stratified_dev_split(torch.as_tensor(y).tolist(), per_class=dev_per_class, seed=seed)
+    y = torch.as_tensor(y).tolist()
+    return fit_head(X[rows], [y[i] for i in rows], num_classes, X[dev_rows], [y[i] for i in dev_rows], run=run)
+
+
+@dataclass
+class ProbeSet:
+    """Per layer 0..L, the linear probe the dev split chose (``weight [L+1, H, C]``, ``bias
+    [L+1, C]``, on features standardized with ``mu``/``sigma`` ``[L+1, 1, H]``) and its record."""
+
+    mu: torch.Tensor
+    sigma: torch.Tensor
+    weight: torch.Tensor
+    bias: torch.Tensor
+    records: list
+
+    @torch.no_grad()
+    def predict(self, X: torch.Tensor) -> torch.Tensor:
+        """``[L+1, N, H]`` features -> ``[L+1, N]`` predicted class ids."""
+        Z = (X.float() - self.mu) / self.sigma
+        return (torch.baddbmm(self.bias[:, None], Z, self.weight)).argmax(-1)
+
+
+def probe_layers(draw: Draw, num_classes: int, pooling: str = "cls", *, l2=L2_GRID, run: str = "probe") -> ProbeSet:
+    """One linear probe per layer 0..L on one pooling (``"cls"`` or ``"mean"``), all fitted at once
+    by the training contract (:func:`~helpers.common.training.fit_linear`: every layer and L2
+    strength one problem of one batched L-BFGS), each layer's L2 strength chosen on its dev loss."""
     if pooling not in POOLINGS:
         raise ValueError(f"pooling {pooling!r} is not valid: choose one of {POOLINGS}.")
-    X, Xt = getattr(train, pooling).float(), getattr(test, pooling).float()  # [L+1, N, H]
-    y = _labels(y_train, X.shape[1], X.device)
+    X, Xd = getattr(draw.train, pooling).float(), getattr(draw.dev, pooling).float()  # [L+1, N, H]
+    y = _labels(draw.y_train, X.shape[1], X.device)
+    y_dev = _labels(draw.y_dev, Xd.shape[1], X.device)
     mu, sigma = X.mean(1, keepdim=True), X.std(1, keepdim=True).clamp(min=1e-6)
-    n_layers, _, hidden = X.shape
-    # The same start as train_head: nn.Linear's initialisation drawn after manual_seed(seed),
-    # copied to every layer, so each probe is the head train_head would train on that layer.
-    torch.manual_seed(seed)
-    start = torch.nn.Linear(hidden, num_classes).to(X.device)  # initialised on the CPU, then moved
-    W = torch.nn.Parameter(start.weight.detach().T.repeat(n_layers, 1, 1).contiguous())  # [L+1, H, C]
-    b = torch.nn.Parameter(start.bias.detach().repeat(n_layers, 1, 1).contiguous())  # [L+1, 1, C]
-    opt = torch.optim.Adam([W, b], lr=lr, weight_decay=weight_decay)
-    Z, Zt = (X - mu) / sigma, (Xt - mu) / sigma
-    for _ in progress_bar(range(epochs), desc=f"probes ({pooling}, all layers)", disable=not progress):
-        opt.zero_grad()
-        logits = torch.baddbmm(b, Z, W)  # [L+1, N, C]
-        loss = torch.nn.functional.cross_entropy(logits.flatten(0, 1), y.repeat(n_layers), reduction="sum") / len(y)
-        loss.backward()
-        opt.step()
-    with torch.no_grad():
-        return torch.baddbmm(b, Zt, W).argmax(-1)  # [L+1, N_test]
+    Z, Zd = (X - mu) / sigma, (Xd.to(X.device) - mu) / sigma
+    fit = fit_linear(Z, y, num_classes, l2)
+    g, dev_loss, dev_acc = _chosen_by_dev(fit, Zd, y_dev)
+    chosen = fit.select(g)
+    train_acc = chosen.accuracies(Z, y)[0]
+    step0 = _step0(draw.y_dev, num_classes)
+    records = [_record(f"{run}, layer {l}", fit, int(g[l, 0]), l, 0, dev_loss[l, 0], dev_acc[l, 0], train_acc[l, 0],
+                       step0) for l in range(X.shape[0])]
+    return ProbeSet(mu, sigma, chosen.W[0, :, :, 0, :].float(), chosen.b[0, :, 0, :].float(), records)
 
 
-def probe_seeds(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
-                pooling: str = "cls", seeds=(0, 1, 2), progress: bool = True, **kw) -> list[SeededAccuracy]:
-    """One :class:`SeededAccuracy` per layer 0..L: the probes trained once per seed."""
-    runs = [probe_correct_per_layer(train, y_train, test, y_test, num_classes, pooling, progress=False, seed=s, **kw)
-            for s in progress_bar(list(seeds), desc=f"probes ({pooling}), one run per seed", disable=not progress)]
-    correct = torch.stack(runs, 1)  # [L+1, n_seeds, N_test]
-    return [SeededAccuracy(c, seeds) for c in correct]
+def _check_draws(draws) -> dict:
+    if not isinstance(draws, dict) or not draws or not all(isinstance(d, Draw) for d in draws.values()):
+        raise ValueError("draws must map each seed to a Draw: the features and labels of the training set drawn "
+                         "with that seed and of its dev split.")
+    return draws
 
 
-def _check_draws(train_sets) -> dict:
-    if not isinstance(train_sets, dict) or not train_sets:
-        raise ValueError("train_sets must map each seed to (LayerFeatures, labels) of the training set drawn with it.")
-    for seed, pair in train_sets.items():
-        if not (isinstance(pair, tuple) and len(pair) == 2 and isinstance(pair[0], LayerFeatures)):
-            raise ValueError(f"train_sets[{seed!r}] must be a (LayerFeatures, labels) pair.")
-    return train_sets
+@dataclass
+class DrawResults:
+    """Outcomes over draws: ``runs`` (one :class:`SeededAccuracy` per layer or per strategy),
+    ``predictions`` (predicted ids, ``[..., n_draws, N_test]``) and every fit's record."""
+
+    runs: list
+    predictions: torch.Tensor
+    records: list
 
 
-def probe_draws(train_sets: dict, test: LayerFeatures, y_test, num_classes: int, pooling: str = "cls",
-                progress: bool = True, return_predictions: bool = False, **kw):
-    """One :class:`SeededAccuracy` per layer 0..L, one run per **few-shot draw**: ``train_sets`` maps
-    a seed to ``(features, labels)`` of the training set drawn with that seed, and the probes of that
-    run start from that seed too (:func:`probe_predictions_per_layer`; each probe is the head
-    :func:`train_head` would train on its layer). The spread over seeds is then the spread over
-    training sets, the variance that matters for a frozen probe. ``return_predictions``: also
-    return the predicted ids, ``[L+1, n_draws, N_test]`` (for confusions)."""
-    train_sets = _check_draws(train_sets)
-    seeds = tuple(train_sets)
+def probe_draws(draws: dict, test: LayerFeatures, y_test, num_classes: int, pooling: str = "cls", *,
+                progress: bool = True, l2=L2_GRID) -> DrawResults:
+    """One :class:`SeededAccuracy` per layer 0..L, one run per **few-shot draw** (``draws`` maps a seed
+    to its :class:`Draw`): :func:`probe_layers` on each draw. The spread over seeds is then the spread
+    over training sets, the variance that matters for a frozen probe. ``predictions`` is
+    ``[L+1, n_draws, N_test]`` (for confusions)."""
+    draws = _check_draws(draws)
+    seeds = tuple(draws)
     yt = _labels(y_test, len(test), test.cls.device)
-    preds = torch.stack([probe_predictions_per_layer(*train_sets[s], test, num_classes, pooling, progress=False,
-                                                     seed=s, **kw)
-                         for s in progress_bar(seeds, desc=f"probes ({pooling}), one run per draw",
-                                               disable=not progress)], 1)  # [L+1, n_draws, N_test]
-    runs = [SeededAccuracy(p == yt, seeds) for p in preds]
-    return (runs, preds) if return_predictions else runs
+    preds, records = [], []
+    for s in progress_bar(seeds, desc=f"probes ({pooling}), one set per draw", disable=not progress):
+        probes = probe_layers(draws[s], num_classes, pooling, l2=l2, run=f"{pooling} probe, draw {s}")
+        preds.append(probes.predict(getattr(test, pooling)))
+        records += probes.records
+    preds = torch.stack(preds, 1)  # [L+1, n_draws, N_test]
+    return DrawResults([SeededAccuracy(p == yt, seeds) for p in preds], preds, records)
 
 
-def head_predictions(train_sets: dict, test: LayerFeatures, layer: int, pooling: str, num_classes: int,
-                     progress: bool = True, **kw) -> torch.Tensor:
-    """``[n_draws, N_test]`` predicted class ids of one head per draw (:func:`train_head` on one layer and
-    pooling, seeded with the draw's seed): for accuracies *and* confusions."""
-    train_sets = _check_draws(train_sets)
+def head_predictions(draws: dict, test: LayerFeatures, layer: int, pooling: str, num_classes: int, y_test=None, *,
+                     progress: bool = True, l2=L2_GRID) -> DrawResults:
+    """One :func:`fit_head` per draw on one layer and pooling: ``predictions`` ``[n_draws, N_test]``,
+    ``runs`` one :class:`SeededAccuracy` when the test labels ``y_test`` are given (else empty)."""
+    draws = _check_draws(draws)
     X_test = test.layer(layer, pooling)
-    preds = [predict(train_head(f.layer(layer, pooling), y, num_classes, seed=s, progress=False, **kw), X_test)
-             for s, (f, y) in progress_bar(list(train_sets.items()), desc="heads, one per draw", disable=not progress)]
-    return torch.stack(preds)
+    preds, records = [], []
+    for s, d in progress_bar(list(draws.items()), desc="heads, one per draw", disable=not progress):
+        head, record = fit_head(d.train.layer(layer, pooling), d.y_train, num_classes, d.dev.layer(layer, pooling),
+                                d.y_dev, l2=l2, run=f"{pooling} layer {layer} head, draw {s}")
+        preds.append(predict(head, X_test))
+        records.append(record)
+    preds = torch.stack(preds)
+    runs = [] if y_test is None else [SeededAccuracy(preds == _labels(y_test, len(test), preds.device), tuple(draws))]
+    return DrawResults(runs, preds, records)
 
 
 def last_k_layers(num_layers: int, k: int = 4) -> tuple[list[int], str]:
@@ -688,56 +819,42 @@ STRATEGIES = ("last layer [CLS]", "second-to-last [CLS]", "concat last four [CLS
               "weighted sum, all layers [CLS]", "mean pooling, last layer")
 
 
-def compare_strategies(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
-                       progress: bool = True, **kw) -> dict:
-    """Test accuracy of a head trained on each strategy's features; the weighted head also returns its weights."""
-    results = {}
-    for name in progress_bar(STRATEGIES, desc="strategies", disable=not progress):
-        weighted = name.startswith("weighted")
-        head = train_head(strategy_features(train, name), y_train, num_classes, weighted=weighted, progress=False, **kw)
-        results[name] = accuracy(head, strategy_features(test, name), y_test)
-        if weighted:
-            results["_layer_weights"] = head.layer_weights().detach()
-    return results
-
-
 @dataclass
 class StrategyComparison:
-    """Every strategy's :class:`SeededAccuracy` and the weighted head's learned layer weights ``[n_seeds, L+1]``."""
+    """Every strategy's :class:`SeededAccuracy`, the weighted head's learned layer weights
+    ``[n_draws, L+1]`` and every head's :class:`~helpers.common.training.TrainingRecord` (by strategy)."""
 
     accuracy: dict
     layer_weights: torch.Tensor | None
+    records: dict = field(default_factory=dict)
 
 
-def strategy_accuracies(train: LayerFeatures, y_train, test: LayerFeatures, y_test, num_classes: int,
-                        seeds=(0, 1, 2), progress: bool = True, **kw) -> StrategyComparison:
-    """:func:`compare_strategies` once per seed, keeping every test item's outcome."""
-    return strategy_draws({s: (train, y_train) for s in seeds}, test, y_test, num_classes, progress=progress, **kw)
-
-
-def strategy_draws(train_sets: dict, test: LayerFeatures, y_test, num_classes: int, strategies=STRATEGIES,
-                   progress: bool = True, **kw) -> StrategyComparison:
-    """Each strategy's head once per seed, trained on that seed's training set (``train_sets`` maps a
-    seed to ``(features, labels)``, e.g. one few-shot draw per seed) and seeded with it; every test
-    item's outcome is kept. ``layer_weights`` is ``None`` unless the weighted strategy is among them."""
-    train_sets = _check_draws(train_sets)
+def strategy_draws(draws: dict, test: LayerFeatures, y_test, num_classes: int, strategies=STRATEGIES, *,
+                   progress: bool = True, l2=L2_GRID) -> StrategyComparison:
+    """Each strategy's head once per draw (``draws`` maps a seed to its :class:`Draw`), fitted by the
+    training contract (:func:`fit_head`); every test item's outcome is kept. ``layer_weights`` is
+    ``None`` unless the weighted strategy is among them."""
+    draws = _check_draws(draws)
     unknown = [name for name in strategies if name not in STRATEGIES]
     if unknown or not strategies:
         raise ValueError(f"unknown strategies {unknown}; valid: {STRATEGIES}.")
-    seeds = tuple(train_sets)
+    seeds = tuple(draws)
     correct = {name: [] for name in strategies}
+    records = {name: [] for name in strategies}
     weights = []
     steps = [(s, name) for s in seeds for name in strategies]
-    for seed, name in progress_bar(steps, desc="strategies x seeds", disable=not progress):
+    for seed, name in progress_bar(steps, desc="strategies x draws", disable=not progress):
         weighted = name.startswith("weighted")
-        train, y_train = train_sets[seed]
-        head = train_head(strategy_features(train, name), y_train, num_classes, weighted=weighted,
-                          progress=False, seed=seed, **kw)
+        d = draws[seed]
+        head, record = fit_head(strategy_features(d.train, name), d.y_train, num_classes,
+                                strategy_features(d.dev, name), d.y_dev, weighted=weighted, l2=l2,
+                                run=f"{name}, draw {seed}")
         correct[name].append(correct_per_item(head, strategy_features(test, name), y_test))
+        records[name].append(record)
         if weighted:
             weights.append(head.layer_weights().detach())
     return StrategyComparison({n: SeededAccuracy(torch.stack(c), seeds) for n, c in correct.items()},
-                              torch.stack(weights) if weights else None)
+                              torch.stack(weights) if weights else None, records)
 
 
 def layer_weights_summary(weights) -> str:
@@ -817,6 +934,131 @@ def peak_layer_verdict(runs, label: str, margin: float | None = None) -> str:
     return text
 
 
+# --------------------------------------------------------------------------- findings, in plain words
+def layer_name(layer: int) -> str:
+    """``"layer 0 (the embeddings)"`` for 0, else ``"layer l"``."""
+    return "layer 0 (the embeddings)" if layer == 0 else f"layer {layer}"
+
+
+def _layers_text(layers) -> str:
+    layers = list(layers)
+    return ("layer " if len(layers) == 1 else "layers ") + _join([str(l) for l in layers])
+
+
+def peak_finding(runs, label: str) -> tuple[str, list[str]]:
+    """``(sentence, details)``: where per-layer :class:`SeededAccuracy` runs peak, in plain words
+    ("Mean-pooled probes score highest at layer 6 (84.5 %); every other layer scores lower."), and
+    the paired comparisons behind it (every other layer minus the peak, Bonferroni over every pair
+    of layers, since the peak is picked by the data) as the lines of a "How we know" block."""
+    top, tied, verdicts = layers_tied_with_peak(runs)
+    sentence = f"{label[0].upper()}{label[1:]} probes score highest at {layer_name(top)} ({100 * runs[top].estimate:.1f} %)"
+    sentence += ("; every other layer scores lower." if not tied else
+                 f"; {_layers_text(tied)} could be just as high.")
+    details = [f"{label} probes: every other layer minus layer {top}, paired on the same test items, "
+               f"{100 * family_level(extreme_family(len(runs))):.4g} % intervals (Bonferroni over the "
+               f"{extreme_family(len(runs))} pairs of layers, since the peak is picked from the same data); layer "
+               f"{top}: {runs[top].interval().percent()}, optimistic because picked on these items."]
+    details += [verdicts[l].text for l in sorted(verdicts)]
+    return sentence, details
+
+
+def reference_finding(runs, reference: int, label: str, reference_name: str) -> tuple[str | None, list[str]]:
+    """``(sentence or None, details)``: the layers that score **below** a reference layer chosen
+    before looking (e.g. layer 0, the bag of words), each other layer minus it paired on the same
+    test items, one Bonferroni family over the other layers. The sentence names every layer whose
+    accuracy lies below the reference and says which of them the comparison shows lower -- "Mean-pooled
+    layers 1 and 2 score below the layer-0 bag of words (72.8 %, 71.7 % vs 73.9 %); layer 2 is shown
+    lower, for layer 1 we cannot tell." -- and is ``None`` when no layer lies below it."""
+    tied, verdicts = layers_tied_with(runs, reference)
+    ref = 100 * runs[reference].estimate
+    # below by at least a twentieth of a point, so that a sentence never reads "74.5 % vs 74.5 %"
+    below = [l for l in sorted(verdicts) if runs[l].estimate < runs[reference].estimate - 5e-4]
+    details = [f"{label} probes: every other layer minus {reference_name} ({runs[reference].interval().percent()}), "
+               f"paired on the same test items, Bonferroni over the {len(verdicts)} comparisons:"]
+    details += [verdicts[l].text for l in sorted(verdicts)]
+    if not below:
+        return None, details
+    shown = [l for l in below if verdicts[l].kind == "lower"]
+    unsure = [l for l in below if verdicts[l].kind != "lower"]
+    values = ", ".join(f"{100 * runs[l].estimate:.1f} %" for l in below)
+    sentence = (f"{label} {_layers_text(below)} score{'s' if len(below) == 1 else ''} below {reference_name} "
+                f"({values} vs {ref:.1f} %)")
+    if not unsure:
+        sentence += "; the comparison shows " + ("it" if len(below) == 1 else "each of them") + " lower."
+    elif not shown:
+        sentence += ("; with these data we cannot tell whether " + ("it is" if len(below) == 1 else "they are")
+                     + " really lower.")
+    else:
+        sentence += (f"; {_layers_text(shown)} {'is' if len(shown) == 1 else 'are'} shown lower, for "
+                     f"{_layers_text(unsure)} we cannot tell.")
+    return sentence, details
+
+
+def ranking_finding(named: dict, what: str = "scores highest", quote: bool = False) -> tuple[str, list[str]]:
+    """``(sentence, details)`` for classifiers tested on the same items: the highest, and the others
+    that could be just as high (each minus the best, paired; Bonferroni over every pair, since the
+    best is picked by the data) -- "mean pooling, last layer scores highest (84.5 %); every other
+    one scores lower." The details are :func:`compare_paired`'s lines. ``quote``: put the names in
+    quotes (names that hold commas)."""
+    est = {k: _runs(v).mean().item() for k, v in named.items()}
+    q = (lambda k: f"'{k}'") if quote else (lambda k: k)  # noqa: E731
+    best = max(named, key=est.__getitem__)
+    others = [k for k in named if k != best]
+    family = extreme_family(len(named))
+    verdicts = {k: paired_comparison(named[k], named[best]).verdict(k, best, family=family) for k in others}
+    tied = [k for k in others if verdicts[k].kind != "lower"]
+    sentence = f"{q(best)} {what} ({100 * est[best]:.1f} %)"
+    sentence = sentence[0].upper() + sentence[1:] if not quote else sentence
+    sentence += ("; every other one scores lower." if not tied else
+                 f"; {_join([q(k) for k in tied])} could be just as high.")
+    return sentence, compare_paired(named, width=None).split("\n") + [v.text for v in verdicts.values()]
+
+
+def layer_weights_finding(weights) -> tuple[str, list[str]]:
+    """``(sentence, details)`` for the learned scalar-mix weights ``[n_draws, L+1]``: where the
+    weight sits ("The weighted-sum heads put 99 % of their weight on layer 6 (mean over 5 draws).")
+    and the per-layer table of :func:`layer_weights_summary` as details."""
+    weights = torch.as_tensor(weights, dtype=torch.float64, device="cpu")  # cpu: a table of results
+    mean = weights.mean(0)
+    top = int(mean.argmax())
+    n = weights.shape[0]
+    over = f"mean over {n} draws" if n > 1 else "one draw"
+    sentence = (f"The weighted-sum heads put {100 * mean[top]:.0f} % of their weight on {layer_name(top)} ({over}; "
+                f"a uniform mix would give each of the {len(mean)} layers {100 / len(mean):.0f} %).")
+    return sentence, layer_weights_summary(weights).split("\n")
+
+
+def family_table(families: dict, title: str | None = None):
+    """A :class:`~helpers.common.tables.TitledTable`, one row per head family (``families`` maps a
+    name to its :class:`~helpers.common.training.TrainingRecord` list): how many heads, how many
+    converged (the status column), the most L-BFGS iterations, the largest final gradient, the L2
+    strengths the dev split chose, dev loss at step 0 and at the kept weights (median), training
+    accuracy (range)."""
+    from collections import Counter
+
+    from helpers.common.tables import TitledTable, results_table
+    from helpers.common.training import status_summary
+
+    rows = []
+    for name, records in families.items():
+        records = list(records)
+        chosen = Counter(r.choice for r in records)
+        train = [r.train_accuracy for r in records]
+        rows.append({
+            "heads": name,
+            "count": len(records),
+            "status": status_summary(records),
+            "L-BFGS iterations (most)": max(r.steps for r in records),
+            "largest final gradient": f"{max(r.gradient for r in records):.1e}",
+            "dev-split choice": "; ".join(f"{c} x{k}" for c, k in chosen.most_common()),
+            "dev loss, step 0 -> kept (median)": (f"{float(np.median([r.step0[0] for r in records])):.2f} -> "
+                                                  f"{float(np.median([r.kept[0] for r in records])):.2f}"),
+            "training accuracy": (f"{100 * min(train):.1f} %" if min(train) == max(train)
+                                  else f"{100 * min(train):.1f}-{100 * max(train):.1f} %"),
+        })
+    return TitledTable(results_table(rows, index="heads"), title)
+
+
 # Casanueva et al. 2020, Efficient Intent Detection with Dual Sentence Encoders, Table 3: BANKING77, all 77
 # intents, the full test set, accuracy in %. (training utterances per intent, None = the full training data;
 # system; accuracy). Different models from any this course runs: published reference numbers, not measured here.
@@ -848,3 +1090,14 @@ PUBLISHED_07 = {
                 "Devlin et al. 2019 Table 7 (BERT-base, CoNLL-2003 NER dev F1): concat last four 96.1, "
                 "weighted sum of last four 95.9, last hidden 94.9"),
 }
+
+
+def show_verdict(v, **sentence_kw):
+    """:func:`~helpers.common.claims.show_claim` of a verdict whose sentence starts with a capital
+    letter also when it opens with A's name ("the fine-tuned model beats ..."): name A and B in
+    lower case, as they read in the middle of a sentence ("we cannot tell whether the fine-tuned
+    model or ..."). Returns the :class:`~helpers.common.claims.Claim`."""
+    from helpers.common.claims import claim, show_claim
+
+    sentence = claim(v, **{k: w for k, w in sentence_kw.items() if k not in ("table", "extra")}).sentence
+    return show_claim(v, sentence=sentence[0].upper() + sentence[1:], **sentence_kw)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from helpers.classify.compute import SHORT_STEPS, correct_per_item, layers_tied_with, train_head
+from helpers.classify.compute import correct_per_item, fit_head_split, layers_tied_with
 from helpers.common.stats import extreme_family
 from helpers.exercises import NO_ANSWER, Feedback, article, as_index, as_number, correct, no_answer, wrong
 from helpers.exercises.prediction import number_note
@@ -120,8 +120,9 @@ def _fingerprint(X: torch.Tensor) -> tuple:
 
 
 def check_exercise_4(prediction, answer, feats_train, feats_test, train, test) -> Feedback:
-    """Predict, then measure: the test accuracy of the head of this lesson (``SHORT_STEPS``
-    steps, seed 0) trained on the **layer-0 [CLS]** vector. Only the measurement is graded."""
+    """Predict, then measure: the test accuracy of the head of this lesson's Part 1
+    (``fit_head_split`` with ``dev_per_class=4, seed=0``) trained on the **layer-0 [CLS]** vector.
+    Only the measurement is graded."""
     if answer is None:
         return no_answer("Write your prediction first, then set answer_4 to a float between 0 and 1: "
                          "the test accuracy of the head trained on the layer-0 [CLS] features.")
@@ -133,7 +134,7 @@ def check_exercise_4(prediction, answer, feats_train, feats_test, train, test) -
         X, X_test = feats_train.layer(layer, pooling), feats_test.layer(layer, pooling)
         key = (_fingerprint(X), _fingerprint(X_test), tuple(train.labels), tuple(test.labels))
         if key not in _HEAD_ACCURACY:
-            head = train_head(X, train.labels, train.num_classes, epochs=SHORT_STEPS, seed=0, progress=False)
+            head, _ = fit_head_split(X, train.labels, train.num_classes, dev_per_class=4, seed=0)
             _HEAD_ACCURACY[key] = float(correct_per_item(head, X_test, test.labels).float().mean())
         return _HEAD_ACCURACY[key]
 
@@ -162,5 +163,5 @@ def check_exercise_4(prediction, answer, feats_train, feats_test, train, test) -
         return wrong("that is layer 1, the output of encoder.layer[0]: hidden(0) is the embeddings.",
                      "Use .layer(0, 'cls').")
     return wrong(f"{value:.3f} is not the test accuracy of that head.",
-                 "train_head(feats10_train.layer(0, 'cls'), train10.labels, C10, epochs=SHORT_STEPS, seed=0, "
-                 "progress=False), then correct_per_item on the test features, averaged.")
+                 "fit_head_split(feats10_train.layer(0, 'cls'), train10.labels, C10, dev_per_class=4, seed=0) "
+                 "returns (head, record); then correct_per_item on the test features, averaged.")

@@ -1,17 +1,23 @@
 """Fine-tuning BERT with a classification head (lessons 08 and 10): strategies that treat layers
-differently, trained to convergence on a dev split (:class:`FinetuneConfig`, :func:`finetune_run`,
-:func:`finetune_study`, with a disk cache so that lesson 10 reuses lesson 08's runs), and lesson 10's
-measures of what fine-tuning changed, layer by layer. Every run trains a ``copy.deepcopy`` of the
-model, so the cached model that :func:`helpers.model.loading.load_model` hands out is never changed."""
+differently, each trained by the course's training contract (:mod:`helpers.common.training`): a
+learning rate chosen per strategy from a small grid on a dev split carved from training data,
+scored at step 0, early stopping on the dev loss after the warm-up, and a recorded status
+(converged / stopped at first evaluation / budget exhausted). :func:`finetune_study` runs every
+strategy on one few-shot task per seed (a new draw of intents and utterances each time), with a
+disk cache so that lesson 10 reuses lesson 08's runs; then lesson 10's measures of what
+fine-tuning changed, layer by layer. Every run trains a ``copy.deepcopy`` of the model, so the
+cached model that :func:`helpers.model.loading.load_model` hands out is never changed."""
 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
+import math
 import time
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from statistics import NormalDist
 
@@ -19,8 +25,10 @@ import torch
 
 from helpers.common.progress import ProgressBar
 from helpers.common.stats import Interval
+from helpers.common.training import (BUDGET_EXHAUSTED, CONVERGED, FIRST_EVALUATION, L2_GRID, TrainingRecord,
+                                     fit_linear, linear_criterion)
 
-from helpers.classify.compute import HEAD_STEPS, SeededAccuracy, encode_batch, mean_pool, train_head
+from helpers.classify.compute import SeededAccuracy, encode_batch, mean_pool
 from helpers.model.trace import device_of, model_device, synchronize
 
 
@@ -31,12 +39,12 @@ FREEZE = "freeze lower half"
 LLRD = "layer-wise lr decay"
 GRADUAL = "gradual unfreezing"
 FINETUNE_STRATEGIES = (FROZEN, FULL, LPFT, FREEZE, LLRD, GRADUAL)
-# Strategies whose head starts from the linear probe (LP-FT's first stage, Kumar et al. 2022): from a
-# trained head a run converges in a few epochs, from a random head (FULL) it takes several times more.
+# Strategies whose head starts from the linear probe (LP-FT's first stage, Kumar et al. 2022); FULL
+# starts from a random head, as in Devlin et al. (2019).
 FROM_PROBE = (FROZEN, LPFT, FREEZE, LLRD, GRADUAL)
 # Devlin et al. (2019), Appendix A.3: the fine-tuning learning rates they searched for BERT.
 DEVLIN_LRS = (5e-5, 4e-5, 3e-5, 2e-5)
-ENGINE_VERSION = 1  # part of every cache key: bump it when a change alters what a run computes
+ENGINE_VERSION = 3  # part of every cache key: bump it when a change alters what a run computes
 
 
 class SentenceClassifier(torch.nn.Module):
@@ -84,61 +92,104 @@ def _set_trainable(params, flag: bool) -> None:
 class FinetuneConfig:
     """How every fine-tuning run trains (lesson 08's recipe; lesson 10 reuses it).
 
-    AdamW at ``lr`` (in Devlin et al.'s range, :data:`DEVLIN_LRS`) with weight decay, a linear
-    warm-up over the first ``warmup`` share of the step budget and a linear decay to 0 at the end of
-    it; the budget is ``max_epochs`` epochs of batches of ``batch_size``. After every epoch the dev
-    split is scored; training stops when the dev loss has not improved by ``min_delta`` for ``patience`` epochs
-    (early stopping: the run *converged* on dev) and the weights of the best epoch are kept. The
-    word-embedding matrix stays frozen in every run (it is half of a small BERT's weights).
-    ``head_steps`` trains the linear probe of the frozen and LP-FT strategies (lesson 07's head).
-    """
+    AdamW with weight decay; the learning rate of each strategy is chosen on the dev split from
+    ``lrs`` (the run with the lowest dev loss wins; Mosbach et al. 2021 and Zhang et al. 2021
+    showed how much few-sample fine-tuning of BERT depends on it), for every seed on its own draw
+    (``tune="each seed"``) or on the first seed's draw only (``"first seed"``). A linear warm-up
+    over the first ``warmup`` share of ``max_steps``, then a linear decay to 0 at ``max_steps``.
+    The dev split is scored at step 0 and every ``eval_every`` steps (0: once per epoch);
+    training stops when the dev loss has not improved by ``min_delta`` for ``patience``
+    evaluations **after the warm-up** (and, for gradual unfreezing, after every layer is open),
+    keeping the weights of the best evaluation (:func:`finetune_run` says which status that is).
+    The word-embedding matrix stays frozen in every run (it is half of a small BERT's weights).
+    Gradual unfreezing trains the head alone in the first epoch and opens every layer by epoch
+    ``unfreeze_epochs``. The linear probe (the frozen strategy, and the head LP-FT starts from)
+    chooses its L2 strength from ``head_l2`` on the same dev split."""
 
-    lr: float = 5e-5
-    warmup: float = 0.06  # the share RoBERTa (Liu et al., 2019) warmed up over
-    max_epochs: int = 10
+    lrs: tuple = (3e-5, 1e-4)
+    tune: str = "each seed"
+    max_steps: int = 200
+    warmup: float = 0.06
+    eval_every: int = 0
     patience: int = 2
-    min_delta: float = 0.01  # a dev loss must beat the best by this much to count as an improvement
+    min_delta: float = 0.005
     batch_size: int = 8
     max_length: int = 96  # tokens per utterance; BANKING77's longest has 82
     weight_decay: float = 0.01
     llrd_decay: float = 0.8
-    unfreeze_epochs: int = 3  # gradual unfreezing: head only in epoch 0, every layer trains from this epoch on
-    head_steps: int = HEAD_STEPS
+    unfreeze_epochs: int = 4
+    head_l2: tuple = L2_GRID
 
     def __post_init__(self):
-        for name in ("max_epochs", "patience", "batch_size", "max_length", "unfreeze_epochs", "head_steps"):
+        for name in ("max_steps", "patience", "batch_size", "max_length", "unfreeze_epochs"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ValueError(f"{name} must be a positive int, got {value!r}.")
-        if not 0 < self.lr < 1 or not 0 <= self.warmup < 1:
-            raise ValueError(f"lr must lie in (0, 1) and warmup in [0, 1), got {self.lr!r} and {self.warmup!r}.")
+        if isinstance(self.eval_every, bool) or not isinstance(self.eval_every, int) or self.eval_every < 0:
+            raise ValueError(f"eval_every must be an int >= 0 (0: once per epoch), got {self.eval_every!r}.")
+        lrs = tuple(self.lrs)
+        if not lrs or not all(isinstance(lr, float) and 0 < lr < 1 for lr in lrs) or len(set(lrs)) != len(lrs):
+            raise ValueError(f"lrs must be distinct learning rates in (0, 1), got {self.lrs!r}.")
+        object.__setattr__(self, "lrs", lrs)
+        object.__setattr__(self, "head_l2", tuple(self.head_l2))
+        if not 0 <= self.warmup < 1:
+            raise ValueError(f"warmup must lie in [0, 1), got {self.warmup!r}.")
+        if self.tune not in ("each seed", "first seed"):
+            raise ValueError(f"tune must be 'each seed' or 'first seed', got {self.tune!r}.")
+
+    @property
+    def warmup_steps(self) -> int:
+        return int(self.warmup * self.max_steps)
 
     def describe(self) -> str:
-        return (f"AdamW lr {self.lr:g} (Devlin et al.'s range {min(DEVLIN_LRS):g}-{max(DEVLIN_LRS):g}), weight decay "
-                f"{self.weight_decay:g}, linear warm-up over {self.warmup:.0%} of the step budget then linear decay; batches "
-                f"of {self.batch_size}; at most {self.max_epochs} epochs, early stopping when the dev loss has not "
-                f"improved by {self.min_delta:g} for {self.patience} epochs (the best epoch's weights are kept)")
+        grid = ", ".join(f"{lr:g}" for lr in self.lrs)
+        where = "each seed's own dev split" if self.tune == "each seed" else "the first seed's dev split"
+        return (f"AdamW, weight decay {self.weight_decay:g}, learning rate chosen per strategy from {{{grid}}} on "
+                f"{where} (Devlin et al. searched {min(DEVLIN_LRS):g}-{max(DEVLIN_LRS):g}); linear warm-up over "
+                f"{self.warmup_steps} steps, then linear decay; batches of {self.batch_size}; at most "
+                f"{self.max_steps} steps; dev split scored at step 0 and after every "
+                + ("epoch" if self.eval_every == 0 else f"{self.eval_every} steps")
+                + f"; early stopping once the dev loss has not improved by {self.min_delta:g} for {self.patience} "
+                "evaluations after the warm-up (the best evaluation's weights are kept)")
+
+    def criterion(self) -> str:
+        """The stated convergence criterion of a fine-tuning run, in words."""
+        return (f"the dev loss stops improving (by {self.min_delta:g}) for {self.patience} evaluations after the "
+                f"{self.warmup_steps}-step warm-up, within {self.max_steps} steps")
 
 
 @dataclass
 class FinetuneRun:
-    """One strategy, one seed: which test items it got right, its dev curve, its cost."""
+    """One strategy, one seed: which test items it got right, its dev curve (step 0 first), its
+    training record (:class:`~helpers.common.training.TrainingRecord`: status, dev-split choice),
+    the dev results of every learning rate tried, its cost."""
 
     strategy: str
     seed: int
+    lr: float | None  # None: the frozen probe (no fine-tuning)
     correct: torch.Tensor  # [n_test] bool, on the CPU
-    dev_curve: list  # [(optimiser steps so far, dev loss, dev accuracy)] after every epoch
+    dev_curve: list  # [(optimiser steps so far, dev loss, dev accuracy)], step 0 first
     steps: int  # optimiser steps run
-    best_step: int  # the steps at the best dev epoch (the weights kept)
-    converged: bool  # stopped by the dev loss (True) or by the step budget (False)
+    best_step: int  # the steps at the best dev evaluation (the weights kept)
+    status: str  # converged / stopped at first evaluation / budget exhausted
     seconds: float  # wall-clock seconds of the training loop (dev scoring included, test scoring not)
     trainable_params: int
+    record: dict = field(default_factory=dict)  # the TrainingRecord, as a dict (it is cached on disk)
+    grid: dict = field(default_factory=dict)  # {lr: (best dev loss, status, steps)} of every lr tried
+    opened_at: int | None = None  # gradual unfreezing: the step from which every layer trains
     from_cache: bool = False
     model: SentenceClassifier | None = None
 
     @property
     def accuracy(self) -> float:
         return self.correct.float().mean().item()
+
+    @property
+    def converged(self) -> bool:
+        return self.status == CONVERGED
+
+    def training_record(self) -> TrainingRecord:
+        return TrainingRecord(**self.record)
 
 
 def _device(module) -> torch.device:
@@ -200,104 +251,184 @@ def _score(clf, tokens: _Tokens) -> tuple[float, torch.Tensor]:
     return total / len(tokens), right
 
 
-def _linear_probe_head(tokenizer, clf, train, config: FinetuneConfig, seed: int) -> None:
-    """Lesson 07's head on the frozen mean-pooled last layer (standardized features, full-batch Adam,
-    ``head_steps``), folded into ``clf.classifier``: ``W ((x - mu) / sigma) + b = (W / sigma) x + (b - (W / sigma) mu)``."""
-    tokens = _Tokens(tokenizer, train, config.max_length)
-    device = _device(clf)
-    clf.bert.eval()
-    rows_all, feats = [], []
-    with torch.no_grad():
-        for rows in tokens.eval_batches():
-            ids, mask, _ = tokens.batch(rows, device)
-            feats.append(mean_pool(clf.bert(input_ids=ids, attention_mask=mask).last_hidden_state, mask))
-            rows_all += rows
-    X = torch.empty(len(tokens), feats[0].shape[1], device=device)
-    X[torch.as_tensor(rows_all, device=device)] = torch.cat(feats)
-    head = train_head(X, train.labels, train.num_classes, epochs=config.head_steps, seed=seed, progress=False)
-    with torch.no_grad():
-        W = head.classifier.weight / head.sigma
-        clf.classifier.weight.copy_(W)
-        clf.classifier.bias.copy_(head.classifier.bias - W @ head.mu)
+@torch.no_grad()
+def _pooled(bert, tokens: _Tokens) -> torch.Tensor:
+    """``[n, H]`` mean-pooled last-layer vectors of a tokenized split (eval mode, no gradients)."""
+    was_training = bert.training
+    bert.eval()
+    device = _device(bert)
+    out = torch.empty(len(tokens), bert.config.hidden_size, device=device)
+    for rows in tokens.eval_batches():
+        ids, mask, _ = tokens.batch(rows, device)
+        out[torch.as_tensor(rows, device=device)] = mean_pool(bert(input_ids=ids, attention_mask=mask).last_hidden_state,
+                                                              mask)
+    bert.train(was_training)
+    return out
 
 
-def _optimizer(clf, strategy: str, config: FinetuneConfig, L: int):
+@dataclass
+class ProbeHead:
+    """The linear probe on the frozen mean-pooled last layer, fitted by the training contract
+    (:func:`~helpers.common.training.fit_linear`, L2 strength chosen on the dev split) on features
+    centred and divided by **one** number, their overall scale ``scale`` -- not by a standard
+    deviation per dimension. Folded into a ``SentenceClassifier``'s linear layer it is
+    ``weight = W / scale``, ``bias = b - weight mu``: the same size in every direction, so that
+    fine-tuning from it does not start with huge weights on the dimensions that hardly vary
+    (:func:`fold_sizes` compares the two foldings)."""
+
+    weight: torch.Tensor  # [C, H], folded: acts on the raw features
+    bias: torch.Tensor  # [C]
+    record: TrainingRecord
+    dev_loss: float
+    dev_correct: torch.Tensor
+    test_correct: torch.Tensor | None = None
+
+
+def fit_probe_head(X: torch.Tensor, y, X_dev: torch.Tensor, y_dev, num_classes: int, *, l2=L2_GRID,
+                   run: str = "linear probe") -> ProbeHead:
+    """:class:`ProbeHead` on ``[N, H]`` features: one scale (the root mean square of the centred
+    features), the L2 strength with the lowest dev loss from ``l2``, L-BFGS to the contract's
+    gradient tolerance."""
+    X, X_dev = X.detach().double(), X_dev.detach().double().to(X.device)
+    mu = X.mean(0, keepdim=True)
+    scale = (X - mu).pow(2).mean().sqrt().clamp(min=1e-12)
+    Z, Zd = ((X - mu) / scale)[None], ((X_dev - mu) / scale)[None]
+    y_dev_t = torch.as_tensor(y_dev, device=X.device)
+    fit = fit_linear(Z, y, num_classes, l2)
+    dev_loss = fit.losses(Zd, y_dev_t)[:, 0, 0]  # [G]
+    g = int(dev_loss.argmin())
+    chosen = fit.select(torch.full((1, 1), g, dtype=torch.long, device=X.device))
+    W, b = chosen.W[0, 0, :, 0, :], chosen.b[0, 0, 0]  # [H, C], [C]
+    weight = (W / scale).T.float()
+    bias = (b - (mu @ (W / scale))[0]).float()
+    logits_dev = X_dev.float() @ weight.T + bias
+    dev_right = (logits_dev.argmax(-1) == y_dev_t).cpu()
+    train_acc = float(chosen.accuracies(Z, y)[0, 0, 0])
+    step0 = (math.log(num_classes), float((y_dev_t == 0).double().mean()))  # W = 0, b = 0: every class equally likely
+    record = TrainingRecord(
+        run=run, status=CONVERGED if bool(chosen.converged.all()) else BUDGET_EXHAUSTED,
+        criterion=linear_criterion(fit.tolerance, fit.max_iter), choice=f"L2 {fit.l2[g].item():g}",
+        grid="L2 " + ", ".join(f"{v:g}" for v in fit.l2.tolist()), steps=fit.iterations[g], step0=step0,
+        kept=(float(dev_loss[g]), float(dev_right.double().mean())), train_accuracy=train_acc,
+        gradient=float(chosen.gradient.max()))
+    return ProbeHead(weight, bias, record, float(dev_loss[g]), dev_right)
+
+
+def fold_sizes(X: torch.Tensor, y, num_classes: int, l2: float = 1e-3) -> dict:
+    """The largest entry of a linear probe folded into raw-feature weights, two ways: standardized
+    per dimension (``W / sigma``, lesson 07's head) and scaled by one number (:func:`fit_probe_head`),
+    both fitted at the same L2 strength; and the smallest per-dimension standard deviation. A
+    dimension that hardly varies gets a huge folded weight in the first: tiny changes of it -- which
+    fine-tuning makes -- swing the logits."""
+    X = X.detach().double()
+    mu, sigma = X.mean(0, keepdim=True), X.std(0, keepdim=True).clamp(min=1e-6)
+    scale = (X - mu).pow(2).mean().sqrt()
+    out = {"smallest standard deviation": float(X.std(0).min())}
+    for name, div in (("per dimension", sigma), ("one scale", scale)):
+        fit = fit_linear(((X - mu) / div)[None], y, num_classes, (l2,))
+        out[name] = float((fit.W[0, 0, :, 0, :] / div.reshape(-1, 1)).abs().max())
+    return out
+
+
+def _optimizer(clf, strategy: str, lr: float, config: FinetuneConfig, L: int):
     groups = layer_groups(clf.bert)
     if strategy == FREEZE:
         for params in groups[: 1 + L // 2]:  # embeddings + layers 1..L//2
             _set_trainable(params, False)
     if strategy == LLRD:
-        param_groups = llrd_param_groups(clf, config.lr, config.llrd_decay)
+        param_groups = llrd_param_groups(clf, lr, config.llrd_decay)
+    elif strategy == GRADUAL:  # every parameter is in the optimiser; a frozen one gets no gradient, so no update
+        param_groups = [{"params": [p for p in clf.parameters() if p is not clf.bert.embeddings.word_embeddings.weight],
+                         "lr": lr}]
     else:
-        param_groups = [{"params": [p for p in clf.parameters() if p.requires_grad], "lr": config.lr}]
-    # AdamW leaves out of the update every parameter whose .grad is None (frozen for now, or for good)
+        param_groups = [{"params": [p for p in clf.parameters() if p.requires_grad], "lr": lr}]
     return torch.optim.AdamW(param_groups, weight_decay=config.weight_decay)
 
 
-def _unfreeze_for_epoch(clf, epoch: int, config: FinetuneConfig, L: int) -> None:
+def _unfreeze_for_epoch(clf, epoch: int, config: FinetuneConfig) -> bool:
     """Gradual unfreezing (Howard & Ruder, 2018): epoch 0 trains the head only; each later epoch opens
-    the next block of layers from the top, every layer (and the embeddings) from ``unfreeze_epochs`` on."""
+    the next layers from the top, every layer (and the embeddings) from epoch ``unfreeze_epochs`` on.
+    Returns whether every layer is open."""
     groups = layer_groups(clf.bert)[:-1]  # depth 0 = embeddings .. L
-    n_open = len(groups) if epoch >= config.unfreeze_epochs else round(epoch * len(groups) / config.unfreeze_epochs)
+    n_open = (len(groups) if epoch >= config.unfreeze_epochs
+              else math.ceil(epoch * len(groups) / config.unfreeze_epochs))
     for depth, params in enumerate(groups):
         _set_trainable(params, depth >= len(groups) - n_open)
     clf.bert.embeddings.word_embeddings.weight.requires_grad_(False)
+    return n_open == len(groups)
 
 
-def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, seed: int = 0,
-                 config: FinetuneConfig = FinetuneConfig(), keep_model: bool = False,
-                 progress: bool = False) -> FinetuneRun:
+def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, seed: int = 0, lr: float | None = None,
+                 config: FinetuneConfig = FinetuneConfig(), keep_model: bool = False, head: ProbeHead | None = None,
+                 score_test: bool = True, progress: bool = False) -> FinetuneRun:
     """Train a deep copy of ``bert`` + a linear head with one strategy of :data:`FINETUNE_STRATEGIES`
-    and score it on ``test`` (``train``, ``dev``, ``test``: :class:`~helpers.common.data.IntentSplit`).
+    at one learning rate ``lr`` (default: the first of ``config.lrs``) and score it on ``test``
+    (``train``, ``dev``, ``test``: :class:`~helpers.common.data.IntentSplit`).
 
-    * ``FROZEN``: no BERT weight changes; lesson 07's linear probe on the mean-pooled last layer;
+    * ``FROZEN``: no BERT weight changes; the linear probe (:func:`fit_probe_head`);
     * ``FULL``: every weight (but the word embeddings) from a randomly initialised head;
     * ``LPFT``: the linear probe first, then full fine-tuning from that head (Kumar et al., 2022);
     * ``FREEZE``: embeddings and layers 1..L//2 frozen; ``LLRD``: layer ``l`` at ``lr * decay**(L+1-l)``;
     * ``GRADUAL``: gradual unfreezing from the top (:func:`_unfreeze_for_epoch`).
 
-    Every strategy but ``FULL`` starts from the linear probe's head (:data:`FROM_PROBE`), so the layer
-    treatments are compared with LP-FT, each converged, at one step budget.
-
-    The recipe is :class:`FinetuneConfig`; the loaded ``bert`` is never changed.
-    """
+    Every strategy but ``FULL`` starts from the linear probe's head (:data:`FROM_PROBE`; ``head``:
+    one already fitted on these splits). The dev split is scored at step 0 and after every epoch;
+    the status (:data:`~helpers.common.training.STATUSES`) is *converged* when the dev loss stopped
+    improving after the warm-up and its last real improvement (by ``min_delta``) came after the
+    first evaluation, *stopped at first evaluation* when nothing after the first evaluation beat
+    the best by ``min_delta`` (the best is step 0 or the first evaluation), *budget exhausted*
+    when ``max_steps`` ran out first. The loaded ``bert`` is never
+    changed."""
     if strategy not in FINETUNE_STRATEGIES:
         raise ValueError(f"strategy {strategy!r} is not valid: choose one of {FINETUNE_STRATEGIES}.")
     if train.names != dev.names or train.names != test.names:
         raise ValueError("train, dev and test must share one label set (the same intent names in the same order).")
+    lr = config.lrs[0] if lr is None else lr
     torch.manual_seed(seed)
     clf = SentenceClassifier(copy.deepcopy(bert), train.num_classes)
     clf.bert.embeddings.word_embeddings.weight.requires_grad_(False)
     L = bert.config.num_hidden_layers
-    device = _device(clf)
-    test_tokens = _Tokens(tokenizer, test, config.max_length)
+    tokens, dev_tokens = _Tokens(tokenizer, train, config.max_length), _Tokens(tokenizer, dev, config.max_length)
     synchronize()  # on a GPU, time the work itself, not only its launch
     start = time.perf_counter()
+    if strategy in FROM_PROBE and head is None:
+        head = probe_head(clf.bert, tokens, dev_tokens, train, dev, config)
     if strategy in FROM_PROBE:
-        _linear_probe_head(tokenizer, clf, train, config, seed)
+        with torch.no_grad():
+            clf.classifier.weight.copy_(head.weight)
+            clf.classifier.bias.copy_(head.bias)
     if strategy == FROZEN:
         synchronize()
         seconds = time.perf_counter() - start
         _set_trainable(clf.bert.parameters(), False)
         clf.eval()
-        dev_loss, dev_right = _score(clf, _Tokens(tokenizer, dev, config.max_length))
-        _, right = _score(clf, test_tokens)
-        return FinetuneRun(strategy, seed, right, [(config.head_steps, dev_loss, dev_right.float().mean().item())],
-                           config.head_steps, config.head_steps, True, seconds,
-                           sum(p.numel() for p in clf.classifier.parameters()), model=clf if keep_model else None)
-    tokens, dev_tokens = _Tokens(tokenizer, train, config.max_length), _Tokens(tokenizer, dev, config.max_length)
-    opt = _optimizer(clf, strategy, config, L)
+        if not score_test:
+            right = torch.zeros(0, dtype=torch.bool)
+        elif head.test_correct is not None:  # the probe's own outcomes: the same weights on the same features
+            right = head.test_correct
+        else:
+            right = _score(clf, _Tokens(tokenizer, test, config.max_length))[1]
+        record = asdict(head.record)
+        return FinetuneRun(strategy, seed, None, right, [(0, head.dev_loss, float(head.dev_correct.double().mean()))],
+                           0, 0, head.record.status, seconds, sum(p.numel() for p in clf.classifier.parameters()),
+                           record, model=clf if keep_model else None)
+    opt = _optimizer(clf, strategy, lr, config, L)
     g = torch.Generator().manual_seed(seed)  # cpu: the order of the training texts
-    per_epoch = (len(tokens) + config.batch_size - 1) // config.batch_size
-    budget, warm = per_epoch * config.max_epochs, int(config.warmup * per_epoch * config.max_epochs)
+    per_epoch = -(-len(tokens) // config.batch_size)
+    every = config.eval_every or per_epoch
+    budget, warm = config.max_steps, config.warmup_steps
     schedule = torch.optim.lr_scheduler.LambdaLR(
         opt, lambda step: (step + 1) / max(warm, 1) if step < warm else max(0.0, (budget - step) / max(budget - warm, 1)))
-    best = (float("inf"), None, 0)  # dev loss, state, steps
-    curve, steps, stale, converged = [], 0, 0, False
+    device = _device(clf)
+    dev_loss, dev_right = _score(clf, dev_tokens)
+    curve = [(0, dev_loss, dev_right.float().mean().item())]
+    best = (dev_loss, copy.deepcopy(clf.state_dict()), 0, 0)  # dev loss, state, steps, index in curve
+    steps, stale, stopped, opened_at, epoch = 0, 0, False, (None if strategy == GRADUAL else 0), 0
+    improved_at = 0  # the last evaluation that beat the best by min_delta (the one whose weights are kept)
     bar = ProgressBar(budget, desc=strategy, disable=not progress)
-    for epoch in range(config.max_epochs):
-        if strategy == GRADUAL:
-            _unfreeze_for_epoch(clf, epoch, config, L)
+    while steps < budget and not stopped:
+        if strategy == GRADUAL and _unfreeze_for_epoch(clf, epoch, config) and opened_at is None:
+            opened_at = steps
         clf.train()
         for rows in tokens.shuffled_batches(config.batch_size, g):
             ids, mask, y = tokens.batch(rows, device)
@@ -308,51 +439,112 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
             schedule.step()
             steps += 1
             bar.update()
-        dev_loss, dev_right = _score(clf, dev_tokens)
-        curve.append((steps, dev_loss, dev_right.float().mean().item()))
-        unfrozen = strategy != GRADUAL or epoch >= config.unfreeze_epochs
-        if dev_loss < best[0] - config.min_delta or best[1] is None:
-            best, stale = (dev_loss, copy.deepcopy(clf.state_dict()), steps), 0
-        else:
-            if dev_loss < best[0]:  # better, but by less than min_delta: keep these weights, count no progress
-                best = (dev_loss, copy.deepcopy(clf.state_dict()), steps)
-            stale += int(unfrozen)
-        if stale >= config.patience:
-            converged = True
-            break
+            if steps % every and steps < budget:
+                continue
+            dev_loss, dev_right = _score(clf, dev_tokens)
+            curve.append((steps, dev_loss, dev_right.float().mean().item()))
+            counts = steps > warm and opened_at is not None  # patience starts after the warm-up (and unfreezing)
+            if dev_loss < best[0] - config.min_delta:
+                best, stale = (dev_loss, copy.deepcopy(clf.state_dict()), steps, len(curve) - 1), 0
+                improved_at = len(curve) - 1
+            else:  # no improvement by min_delta (as Keras's EarlyStopping counts it): the best stays
+                stale += int(counts)
+            if stale >= config.patience or steps >= budget:
+                stopped = stale >= config.patience
+                break
+        epoch += 1
     bar.close()
+    status = BUDGET_EXHAUSTED if not stopped else FIRST_EVALUATION if improved_at <= 1 else CONVERGED
     clf.load_state_dict(best[1])
     synchronize()
     seconds = time.perf_counter() - start
-    _, right = _score(clf, test_tokens)
+    if not score_test:
+        right = torch.zeros(0, dtype=torch.bool)
+    elif best[2] == 0 and strategy in FROM_PROBE and head.test_correct is not None:
+        right = head.test_correct  # early stopping kept the start, the probe itself: its outcomes
+    else:
+        right = _score(clf, _Tokens(tokenizer, test, config.max_length))[1]
     trainable = sum(p.numel() for p in clf.parameters() if p.requires_grad)
-    return FinetuneRun(strategy, seed, right, curve, steps, best[2], converged, seconds, trainable,
-                       model=clf.eval() if keep_model else None)
+    kept = curve[best[3]]
+    train_loss, train_right = _score(clf, tokens)
+    record = TrainingRecord(run=f"{strategy}, seed {seed}", status=status, criterion=config.criterion(),
+                            choice=f"lr {lr:g}", steps=steps, step0=curve[0][1:], kept=kept[1:],
+                            train_accuracy=float(train_right.double().mean()),
+                            grid="lr " + ", ".join(f"{v:g}" for v in config.lrs), curve=list(curve))
+    return FinetuneRun(strategy, seed, lr, right, curve, steps, best[2], status, seconds, trainable, asdict(record),
+                       opened_at=opened_at, model=clf.eval() if keep_model else None)
+
+
+def probe_head(bert, tokens: _Tokens, dev_tokens: _Tokens, train, dev, config: FinetuneConfig,
+               test_tokens: _Tokens | None = None) -> ProbeHead:
+    """:func:`fit_probe_head` on the frozen ``bert``'s mean-pooled last layer of a tokenized split;
+    with ``test_tokens``, also the probe's right/wrong on the test split (``test_correct``), which
+    the frozen strategy and every run that keeps its starting weights share."""
+    X, X_dev = _pooled(bert, tokens), _pooled(bert, dev_tokens)
+    head = fit_probe_head(X, train.labels, X_dev, dev.labels, train.num_classes, l2=config.head_l2)
+    if test_tokens is not None:
+        logits = _pooled(bert, test_tokens) @ head.weight.T + head.bias
+        head.test_correct = (logits.argmax(-1).cpu() == test_tokens.labels)  # cpu: outcomes for statistics
+    return head
+
+
+def finetune_strategy(tokenizer, bert, train, dev, test, strategy: str, *, seed: int = 0,
+                      config: FinetuneConfig = FinetuneConfig(), lrs=None, keep_model: bool = False,
+                      head: ProbeHead | None = None, progress: bool = False) -> FinetuneRun:
+    """One strategy on one draw, its learning rate chosen on the dev split: :func:`finetune_run` at
+    every rate of ``lrs`` (default ``config.lrs``), the run with the lowest dev loss at its kept
+    weights is the one returned (ties: the smaller rate), scored on ``test``; ``run.grid`` keeps
+    every rate's dev result. The test set is scored for the chosen run only."""
+    lrs = tuple(config.lrs if lrs is None else lrs)
+    if strategy == FROZEN:
+        return finetune_run(tokenizer, bert, train, dev, test, FROZEN, seed=seed, config=config, keep_model=keep_model,
+                            head=head, progress=progress)
+    runs = {lr: finetune_run(tokenizer, bert, train, dev, test, strategy, seed=seed, lr=lr, config=config,
+                             keep_model=True, head=head, score_test=False, progress=progress) for lr in lrs}
+    chosen = min(lrs, key=lambda lr: (runs[lr].record["kept"][0], lr))
+    run = runs[chosen]
+    if run.best_step == 0 and strategy in FROM_PROBE and head is not None and head.test_correct is not None:
+        run.correct = head.test_correct  # early stopping kept the start, the probe itself: its outcomes
+    else:
+        run.correct = _score(run.model, _Tokens(tokenizer, test, config.max_length))[1]
+    run.grid = {lr: (r.record["kept"][0], r.status, r.steps) for lr, r in runs.items()}
+    others = [f"{lr:g}: {runs[lr].record['kept'][0]:.3f}" for lr in lrs if lr != chosen]
+    run.record["choice"] = f"lr {chosen:g}" + (f" (dev loss {run.record['kept'][0]:.3f}; " + "; ".join(others) + ")"
+                                               if others else "")
+    run.seconds = sum(r.seconds for r in runs.values())
+    if not keep_model:
+        run.model = None
+    return run
 
 
 @dataclass(frozen=True)
 class FewShotTask:
-    """A few-shot intent task cut from BANKING77: ``train`` and ``dev`` (carved from the drawn training
-    utterances, never from the test set) and ``test``, all with the same ``intents``."""
+    """A few-shot intent task cut from BANKING77: ``train`` (``shots`` utterances per intent),
+    ``dev`` (more utterances of the same intents from BANKING77's training split, disjoint from
+    ``train``, never from the test split) and ``test`` (the intents' test utterances), all with the
+    same ``intents``; ``seed`` drew the intents and the utterances."""
 
     train: object
     dev: object
     test: object
     intents: tuple
     shots: int
+    seed: int = 0
 
     def describe(self) -> str:
-        return (f"BANKING77, {len(self.intents)} of its 77 intents, {self.shots} training utterances per intent drawn "
-                f"with a seed ({len(self.train)} train + {len(self.dev)} dev, the dev carved out of them); "
-                f"{len(self.test)} test utterances ({len(self.test) // len(self.intents)} per intent)")
+        return (f"{len(self.intents)} of BANKING77's 77 intents, {self.shots} training utterances per intent "
+                f"({len(self.train)}), a dev split of {len(self.dev) // len(self.intents)} more per intent "
+                f"({len(self.dev)}, from the training split), {len(self.test)} test utterances "
+                f"({len(self.test) // len(self.intents)} per intent)")
 
 
-def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent: int = 2,
+def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent: int = 5,
                   test_per_intent: int | None = None, seed: int = 0) -> FewShotTask:
     """BANKING77 (:func:`~helpers.common.data.load_banking77`) cut to a CPU-sized few-shot task:
     ``n_intents`` intents drawn with ``seed`` (``None``: all 77), ``shots`` training utterances per
-    intent (Casanueva et al. use 10 and 30), of which ``dev_per_intent`` become the dev split, and
-    the chosen intents' test utterances (all, or a stratified ``test_per_intent`` of them)."""
+    intent (Casanueva et al. use 10 and 30) drawn with ``seed``, ``dev_per_intent`` more from the
+    rest of the training split as the dev split, and the chosen intents' test utterances (all, or a
+    stratified ``test_per_intent`` of them)."""
     import random
 
     from helpers.common.data import load_banking77
@@ -361,27 +553,35 @@ def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent:
     if n_intents is not None and (isinstance(n_intents, bool) or not isinstance(n_intents, int)
                                   or not 2 <= n_intents <= train_all.num_classes):
         raise ValueError(f"n_intents must be None (all) or an int from 2 to {train_all.num_classes}, got {n_intents!r}.")
-    if not isinstance(dev_per_intent, int) or not 1 <= dev_per_intent < shots:
-        raise ValueError(f"dev_per_intent must be an int from 1 to shots - 1 = {shots - 1}, got {dev_per_intent!r}.")
+    if isinstance(dev_per_intent, bool) or not isinstance(dev_per_intent, int) or dev_per_intent < 1:
+        raise ValueError(f"dev_per_intent must be a positive int, got {dev_per_intent!r}.")
     names = train_all.names if n_intents is None else tuple(sorted(random.Random(seed).sample(train_all.names, n_intents)))
-    drawn = train_all.only(names).sample(shots, seed=seed)
-    train, dev = drawn.split_off(dev_per_intent, seed=seed)
+    pool = train_all.only(names)
+    rest, train = pool.split_off(shots, seed=seed, name="train")
+    dev = rest.sample(dev_per_intent, seed=seed + 10_000)
     test = test_all.only(names)
     if test_per_intent is not None:
         test = test.sample(test_per_intent, seed=seed)
-    return FewShotTask(train, dev, test, names, shots)
+    return FewShotTask(train, dataclasses.replace(dev, split="dev"), test, names, shots, seed)
 
 
-def lesson_setup(budget) -> tuple[FewShotTask, FinetuneConfig, tuple]:
-    """``(task, recipe, seeds)`` that lessons 08 and 10 share, for a :class:`~helpers.common.budget.Budget`,
-    so that lesson 10 finds lesson 08's runs in the disk cache. Full: 10 of the 77 intents, 10-shot
-    (8 train + 2 dev per intent), 20 test utterances per intent, batches of 8, at most 30 epochs (300
-    steps), 5 seeds: sized so that lesson 08 fits in five minutes on 2 CPU cores. Quick:
-    5 intents, 6-shot, 6 test utterances per intent, 2 epochs, 2 seeds (a check that the code runs)."""
-    task = few_shot_task(**budget.pick(dict(n_intents=10, shots=10, dev_per_intent=2, test_per_intent=20),
-                                       dict(n_intents=5, shots=6, dev_per_intent=2, test_per_intent=6)))
-    recipe = budget.pick(FinetuneConfig(max_epochs=30), FinetuneConfig(max_epochs=2, head_steps=100))
-    return task, recipe, budget.pick((0, 1, 2, 3, 4), (0, 1))
+def lesson_setup(budget) -> tuple[dict, FinetuneConfig, tuple]:
+    """``(tasks, recipe, seeds)`` that lessons 08 and 10 share, for a
+    :class:`~helpers.common.budget.Budget`, so that lesson 10 finds lesson 08's runs in the disk
+    cache: ``tasks`` maps each seed to its own :class:`FewShotTask` -- a new draw of intents and
+    utterances per seed, so the spread over seeds carries the data's variance. Full: 10 of the 77
+    intents, 10-shot, 4 dev utterances per intent, every test utterance of the intents (40 each),
+    5 seeds, learning rates chosen from two on the first seed's dev split, the dev split scored
+    every 7 steps (about half an epoch), at most 160 steps, gradual unfreezing open by its third
+    epoch. Quick: 4 intents, 4-shot, 2 dev and 5 test
+    utterances per intent, 2 seeds, one learning rate, 12 steps (a check that the code runs)."""
+    seeds = budget.pick((0, 1, 2, 3, 4), (0, 1))
+    task_kw = budget.pick(dict(n_intents=10, shots=10, dev_per_intent=4, test_per_intent=None),
+                          dict(n_intents=4, shots=4, dev_per_intent=2, test_per_intent=5))
+    tasks = {s: few_shot_task(**task_kw, seed=s) for s in seeds}
+    recipe = budget.pick(FinetuneConfig(tune="first seed", max_steps=160, eval_every=7, unfreeze_epochs=2),
+                         FinetuneConfig(lrs=(1e-4,), max_steps=12, warmup=0.2, patience=1, unfreeze_epochs=2))
+    return tasks, recipe, seeds
 
 
 # -- a disk cache, so that lesson 10 reuses lesson 08's runs (and a rerun of a lesson is fast) --------
@@ -394,11 +594,12 @@ def cache_dir() -> Path | None:
     return None if root is None else root / "finetune"
 
 
-def run_key(bert_key: str, train, dev, test, strategy: str, seed: int, config: FinetuneConfig) -> str:
+def run_key(bert_key: str, train, dev, test, strategy: str, seed: int, config: FinetuneConfig, lrs=None) -> str:
     """A hash of everything a run depends on: the model's weights (``bert_key``, from
-    :func:`~helpers.practice.compute.model_key`), the three splits, the strategy, the seed, the recipe,
-    the engine's version and torch's."""
-    blob = json.dumps([ENGINE_VERSION, torch.__version__, bert_key, strategy, seed, asdict(config),
+    :func:`~helpers.practice.compute.model_key`), the three splits, the strategy, the seed, the recipe
+    and the learning rates tried (``lrs``, default the recipe's), the engine's version and torch's."""
+    lrs = list(config.lrs if lrs is None else lrs)
+    blob = json.dumps([ENGINE_VERSION, torch.__version__, bert_key, strategy, seed, asdict(config), lrs,
                        [(list(s.texts), list(s.labels), list(s.names)) for s in (train, dev, test)]])
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
@@ -406,7 +607,8 @@ def run_key(bert_key: str, train, dev, test, strategy: str, seed: int, config: F
 def _save(folder: Path, run: FinetuneRun) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     meta = {k: v for k, v in asdict(run).items() if k not in ("model", "correct", "from_cache")}
-    torch.save({"meta": meta, "correct": run.correct}, folder / "run.pt")
+    meta["grid"] = [[lr, *result] for lr, result in run.grid.items()]
+    torch.save({"meta": json.dumps(meta), "correct": run.correct}, folder / "run.pt")
     if run.model is not None:  # the weights that can differ from the loaded model's
         state = {k: v.cpu() for k, v in run.model.state_dict().items() if k != "bert.embeddings.word_embeddings.weight"}
         torch.save(state, folder / "model.pt")
@@ -416,8 +618,12 @@ def _load(folder: Path, bert, num_classes: int, keep_model: bool) -> FinetuneRun
     if not (folder / "run.pt").exists() or (keep_model and not (folder / "model.pt").exists()):
         return None
     saved = torch.load(folder / "run.pt", weights_only=True)
-    meta = saved["meta"]
+    meta = json.loads(saved["meta"])
     meta["dev_curve"] = [tuple(point) for point in meta["dev_curve"]]
+    meta["grid"] = {row[0]: tuple(row[1:]) for row in meta["grid"]}
+    for key in ("step0", "kept"):
+        meta["record"][key] = tuple(meta["record"][key])
+    meta["record"]["curve"] = [tuple(point) for point in meta["record"]["curve"]]
     model = None
     if keep_model:
         model = SentenceClassifier(copy.deepcopy(bert), num_classes)
@@ -430,27 +636,40 @@ def _load(folder: Path, bert, num_classes: int, keep_model: bool) -> FinetuneRun
 
 @dataclass
 class FinetuneStudy:
-    """Every strategy run once per seed on the same splits: ``runs[strategy]`` is a list over seeds."""
+    """Every strategy run once per seed, each seed on its own few-shot draw (``tasks[seed]``):
+    ``runs[strategy]`` is a list over seeds."""
 
     config: FinetuneConfig
     seeds: tuple
     runs: dict
+    tasks: dict = field(default_factory=dict)
 
     @property
     def strategies(self) -> tuple:
         return tuple(self.runs)
 
     def accuracy(self, strategy: str) -> SeededAccuracy:
+        """Test outcomes ``[seeds, items]``; item ``j`` of one seed is a test utterance of that seed's
+        own draw (the items are nested in the seeds, so strategies pair within a seed)."""
         return SeededAccuracy(torch.stack([r.correct for r in self.runs[strategy]]), self.seeds)
 
     def accuracies(self) -> dict:
         return {s: self.accuracy(s) for s in self.runs}
+
+    def records(self, strategy: str | None = None) -> list[TrainingRecord]:
+        """The training records of one strategy's runs (every run's, strategy by strategy, with ``None``)."""
+        strategies = self.strategies if strategy is None else (strategy,)
+        return [r.training_record() for s in strategies for r in self.runs[s]]
 
     def seconds(self, strategy: str) -> list[float]:
         return [r.seconds for r in self.runs[strategy]]
 
     def steps(self, strategy: str) -> list[int]:
         return [r.steps for r in self.runs[strategy]]
+
+    def lrs(self, strategy: str) -> list:
+        """The learning rate each seed's dev split chose (``None`` for the frozen probe)."""
+        return [r.lr for r in self.runs[strategy]]
 
     def converged(self, strategy: str) -> int:
         return sum(r.converged for r in self.runs[strategy])
@@ -462,36 +681,91 @@ class FinetuneStudy:
         return [r.model for r in self.runs[strategy]]
 
 
-def finetune_study(tokenizer, bert, train, dev, test, strategies=FINETUNE_STRATEGIES, seeds=(0, 1, 2, 3, 4), *,
+def _check_tasks(tasks) -> dict:
+    if not isinstance(tasks, dict) or not tasks or not all(isinstance(t, FewShotTask) for t in tasks.values()):
+        raise ValueError("tasks must map each seed to its FewShotTask (lesson_setup or few_shot_task).")
+    sizes = {len(t.test) for t in tasks.values()}
+    if len(sizes) != 1:
+        raise ValueError(f"every seed's test set must hold as many utterances (for a [seeds, items] table), got {sizes}.")
+    return tasks
+
+
+def finetune_study(tokenizer, bert, tasks: dict, strategies=FINETUNE_STRATEGIES, *,
                    config: FinetuneConfig = FinetuneConfig(), keep_models=(), progress: bool = True) -> FinetuneStudy:
-    """:func:`finetune_run` for every strategy and seed, seed by seed (so a slow spell of a shared
-    machine hits every strategy alike), each run read from the disk cache (:func:`cache_dir`) when
-    an identical run was made before and written to it otherwise. ``keep_models``: the strategies
-    whose trained models are kept (lesson 10 reads the fine-tuned layers)."""
+    """:func:`finetune_strategy` for every strategy on every seed's task (``tasks`` maps a seed to its
+    :class:`FewShotTask`), seed by seed (so a slow spell of a shared machine hits every strategy
+    alike), each run read from the disk cache (:func:`cache_dir`) when an identical run was made
+    before and written to it otherwise. The strategies that start from the linear probe share one
+    probe per seed. With ``config.tune == "first seed"`` the first seed's dev split chooses each
+    strategy's learning rate and the other seeds train at that rate only. ``keep_models``: the
+    strategies whose trained models are kept (lesson 10 reads the fine-tuned layers)."""
     from helpers.practice.compute import model_key
 
-    strategies, seeds, keep = tuple(strategies), tuple(seeds), set(keep_models)
-    if not strategies or not seeds or len(set(seeds)) != len(seeds):
-        raise ValueError("give at least one strategy and one seed, the seeds distinct.")
+    tasks = _check_tasks(tasks)
+    strategies, seeds, keep = tuple(strategies), tuple(tasks), set(keep_models)
+    if not strategies:
+        raise ValueError("give at least one strategy.")
     unknown = [s for s in strategies + tuple(keep) if s not in FINETUNE_STRATEGIES]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}: choose from {FINETUNE_STRATEGIES}.")
     bert_key, root = model_key(bert), cache_dir()
     runs = {s: [] for s in strategies}
+    chosen: dict = {}
     bar = ProgressBar(len(seeds) * len(strategies), desc="fine-tuning runs", disable=not progress)
     for seed in seeds:
+        task, head = tasks[seed], None
         for strategy in strategies:
-            folder = None if root is None else root / run_key(bert_key, train, dev, test, strategy, seed, config)
-            run = None if folder is None else _load(folder, bert, train.num_classes, strategy in keep)
+            lrs = config.lrs if config.tune == "each seed" or strategy not in chosen else (chosen[strategy],)
+            splits = (task.train, task.dev, task.test)
+            folder = None if root is None else root / run_key(bert_key, *splits, strategy, seed, config, lrs)
+            run = None if folder is None else _load(folder, bert, task.train.num_classes, strategy in keep)
             if run is None:
-                run = finetune_run(tokenizer, bert, train, dev, test, strategy, seed=seed, config=config,
-                                   keep_model=strategy in keep)
+                if strategy in FROM_PROBE and head is None:
+                    tokens = _Tokens(tokenizer, task.train, config.max_length)
+                    dev_tokens = _Tokens(tokenizer, task.dev, config.max_length)
+                    head = probe_head(bert, tokens, dev_tokens, task.train, task.dev, config,
+                                      test_tokens=_Tokens(tokenizer, task.test, config.max_length))
+                run = finetune_strategy(tokenizer, bert, *splits, strategy, seed=seed, config=config, lrs=lrs,
+                                        keep_model=strategy in keep, head=head)
+                if strategy == FROZEN:
+                    run.record["run"] = f"{FROZEN}, seed {seed}"
                 if folder is not None:
                     _save(folder, run)
+            chosen.setdefault(strategy, run.lr)
             runs[strategy].append(run)
             bar.update()
     bar.close()
-    return FinetuneStudy(config, seeds, runs)
+    return FinetuneStudy(config, seeds, runs, tasks)
+
+
+def detectable_difference(n_items: int, n_seeds: int, *, family: int = 1, discordance: float = 0.10,
+                          seed_sd: float = 0.01, power: float = 0.8, alpha: float = 0.05) -> float:
+    """The smallest accuracy difference between two strategies that a design of ``n_seeds`` draws x
+    ``n_items`` test items per draw detects with probability ``power`` -- computed **before** any
+    run, from the design alone and two stated assumptions: the strategies disagree on a share
+    ``discordance`` of the test items, and their difference varies from draw to draw with standard
+    deviation ``seed_sd``. The comparison is read at the Bonferroni level of ``family`` comparisons
+    with the course's small-sample rule (Student t with ``n_seeds - 1`` degrees of freedom):
+    ``(t_{1 - alpha / (2 family)} + t_{power}) * sqrt(discordance / (n_items n_seeds) + seed_sd^2 / n_seeds)``."""
+    from scipy.stats import t as student_t
+
+    for name, value in (("n_items", n_items), ("n_seeds", n_seeds), ("family", family)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < (2 if name == "n_seeds" else 1):
+            raise ValueError(f"{name} must be an int >= {2 if name == 'n_seeds' else 1}, got {value!r}.")
+    if not 0 < discordance <= 1 or seed_sd < 0 or not 0 < power < 1:
+        raise ValueError("discordance must lie in (0, 1], seed_sd be >= 0 and power lie in (0, 1).")
+    df = n_seeds - 1
+    se = math.sqrt(discordance / (n_items * n_seeds) + seed_sd ** 2 / n_seeds)
+    return (student_t.ppf(1 - alpha / (2 * family), df) + student_t.ppf(power, df)) * se
+
+
+def seeds_needed(difference: float, n_items: int, *, most: int = 1000, **kw) -> int | None:
+    """How many draws (with ``n_items`` test items each) :func:`detectable_difference` needs to detect
+    ``difference``; ``None`` when more than ``most`` would not do."""
+    for n in range(2, most + 1):
+        if detectable_difference(n_items, n, **kw) <= difference:
+            return n
+    return None
 
 
 @torch.no_grad()
@@ -761,3 +1035,38 @@ def baseline_verdict(accuracy: dict, baseline: str = FROZEN, margin: float | Non
                                 "probe on this data" + (f"; {_join(below)} fall{'s' if len(below) == 1 else ''} below it"
                                                         if below else "")) + ".")
     return " ".join(lines)
+
+
+def baseline_finding(accuracy: dict, baseline: str = FROZEN, margin: float | None = None) -> tuple[str, list[str]]:
+    """``(sentence, details)``: :func:`baseline_verdict` in plain words first -- "No fine-tuning
+    strategy is shown to beat the frozen probe (92.1 %); full fine-tuning falls below it (89.0 %);
+    for the others we cannot tell." -- with every comparison's full verdict as the details."""
+    from helpers.classify.compute import _join, paired_comparison
+
+    if baseline not in accuracy or len(accuracy) < 2:
+        raise ValueError(f"accuracy must hold {baseline!r} and at least one other strategy.")
+    others = [s for s in accuracy if s != baseline]
+    family = len(others)
+    verdicts = {s: paired_comparison(accuracy[s], accuracy[baseline]).verdict(s, baseline, margin=margin,
+                                                                             family=family) for s in others}
+    pct = lambda s: f"{100 * accuracy[s.strip(chr(39))].estimate:.1f} %"  # noqa: E731
+    quoted = lambda kind: [f"'{s}'" for s in others if verdicts[s].kind == kind]  # noqa: E731 - names hold commas
+    above, below, same, open_ = (quoted(k) for k in ("higher", "lower", "equivalent", "inconclusive"))
+    name = "the frozen probe" if baseline == FROZEN else f"'{baseline}'"
+    baseline = f"'{baseline}'"
+    if above:
+        parts = [f"{_join(above)} beat{'s' if len(above) == 1 else ''} {name} ({', '.join(map(pct, above))} vs "
+                 f"{pct(baseline)})"]
+    else:
+        parts = [f"no fine-tuning strategy is shown to beat {name} ({pct(baseline)})"]
+    if below:
+        parts.append(f"{_join(below)} fall{'s' if len(below) == 1 else ''} below it ({', '.join(map(pct, below))})")
+    if same:
+        parts.append(f"{_join(same)} come{'s' if len(same) == 1 else ''} out the same within the margin set "
+                     "beforehand")
+    if open_:
+        parts.append(f"for {'the others' if (above or below or same) and len(open_) > 1 else _join(open_)} we "
+                     "cannot tell" + (f" ({_join(open_)})" if (above or below or same) and len(open_) > 1 else ""))
+    sentence = "; ".join(parts) + "."
+    return sentence[0].upper() + sentence[1:], [baseline_verdict(accuracy, baseline.strip("'"), margin)] + [
+        verdicts[s].text for s in others]

@@ -510,3 +510,45 @@ def feature_change_per_layer(reference: LayerFeatures, changed: LayerFeatures, p
     change = torch.stack([relative_change(r, n) for r, n in zip(ref, new)])
     between = torch.stack([relative_change(r, r[partners]) for r in ref])
     return change, between
+
+
+def time_finding(a_name: str, a, b_name: str, b, unit: str = "s") -> tuple[str, list[str], str]:
+    """``(sentence, details, kind)``: :func:`compare_times` told in plain words first -- "the frozen
+    half takes about 0.62x as long as full per step on this machine (faster in all 9 turns)" or "on
+    this machine we cannot tell whether ... is faster" -- with :func:`compare_times`'s text (the turns,
+    the ratios, the sign test) as the details; ``kind`` is ``"faster"``, ``"slower"`` (``b`` against
+    ``a``) or ``"inconclusive"``."""
+    text = compare_times(a_name, a, b_name, b, unit)
+    ratios = [float(y) / float(x) for x, y in zip(a, b)]
+    rr = median_range(ratios)
+    above, below = sum(r > 1 for r in ratios), sum(r < 1 for r in ratios)
+    n = len(ratios)
+    p = sign_test_p(above, above + below) if above + below else 1.0
+    if p < 0.05:
+        kind = "slower" if above > below else "faster"
+        sentence = (f"{b_name} takes about {rr.estimate:.2f}x as long as {a_name} on this machine ({kind} in "
+                    f"{max(above, below)} of {n} turns).")
+    else:
+        kind = "inconclusive"
+        sentence = (f"On this machine we cannot tell whether {b_name} or {a_name} is faster: in the median turn "
+                    f"{b_name} took {rr.estimate:.2f}x as long, but the turns do not agree enough.")
+    return sentence, [text], kind
+
+
+def direction_change(reference: torch.Tensor, changed: torch.Tensor, seed: int = 0) -> dict:
+    """Scale-free: how far each sentence's feature turned (``[N, H]`` before and after), beside how
+    far apart two different sentences lie before, and, apart from that, how much its length
+    changed. Medians over the sentences of: ``cosine`` between a sentence's feature before and
+    after; ``cosine_between`` of two different sentences before (each with a random partner,
+    :func:`random_partners`); ``length_ratio`` ``||after|| / ||before||``; and, for comparison,
+    ``relative_change`` (:func:`relative_change`, which mixes turning with a change of length)."""
+    if reference.shape != changed.shape or reference.ndim != 2 or reference.shape[0] < 2:
+        raise ValueError(f"need two [N >= 2, H] feature matrices of the same shape, got {tuple(reference.shape)} "
+                         f"and {tuple(changed.shape)}.")
+    ref, new = reference.double(), changed.double().to(reference.device)
+    partners = random_partners(len(ref), seed).to(ref.device)
+    cos = torch.nn.functional.cosine_similarity
+    return {"cosine": float(cos(ref, new, dim=-1).median()),
+            "cosine_between": float(cos(ref, ref[partners], dim=-1).median()),
+            "length_ratio": float((new.norm(dim=-1) / ref.norm(dim=-1).clamp(min=1e-12)).median()),
+            "relative_change": float(relative_change(ref, new).median())}

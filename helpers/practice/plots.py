@@ -34,6 +34,8 @@ def plot_accuracy_vs_time(accuracy: dict, seconds: dict, ax=None):
                     yerr=[[acc.estimate - ci.low], [ci.high - acc.estimate]], fmt="D", ms=7,
                     color=dots.get_color(), mec="black", mew=0.5, capsize=3, label=name)
     ax.set_xlabel("training seconds per run (wall clock, this machine)")
+    low, high = ax.get_ylim()  # an accuracy lives in [0, 1], also where an interval of few runs reaches past it
+    ax.set_ylim(max(0.0, low), min(1.0, high))
     ax.set_ylabel("test accuracy" + (f" (axis starts at {ax.get_ylim()[0]:.2f})" if ax.get_ylim()[0] > 0 else ""))
     n = len(next(iter(accuracy.values())).seeds)
     ax.set_title(f"test accuracy against training time ({n} seeds per strategy)\n"

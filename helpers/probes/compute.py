@@ -21,6 +21,7 @@ The data are split by sentence (:func:`split_sentences`): no test sentence is se
 
 from __future__ import annotations
 
+import math
 import warnings
 from collections import Counter
 from dataclasses import dataclass, field
@@ -28,10 +29,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from helpers.classify.compute import SeededAccuracy, paired_comparison, paired_difference, probe_seeds
+from helpers.classify.compute import Draw, SeededAccuracy, paired_comparison, paired_difference, probe_layers
 from helpers.common.data import UPOS_TAGS, TaggedSentence
 from helpers.common.progress import ProgressBar
 from helpers.common.progress import progress as progress_bar
+from helpers.common.training import (BUDGET_EXHAUSTED, CONVERGED, L2_GRID, TrainingRecord, fit_linear,
+                                     linear_criterion)
 from helpers.common.stats import (Interval, Replicates, bootstrap_size, cluster_replicates, differs, extreme_family,
                                   family_level, seeds_interval)
 from helpers.model.trace import device_of, max_input_tokens, model_device
@@ -337,6 +340,9 @@ class ProbeReport:
     test_sentence: torch.Tensor | None = field(default=None, repr=False)  # [n_test] sentence of each test word
     control_correct: torch.Tensor | None = field(default=None, repr=False)  # [seeds, L+1, n_test] control outcomes
     pairing: str = "sentences"
+    records: list = field(default_factory=list, repr=False)  # TrainingRecord of every probe (the training contract)
+    train_accuracy: list | None = None  # per layer: the task probe's accuracy on its own training words
+    control_train_accuracy: list | None = None  # per layer: the control probes' (mean over seeds)
 
     @property
     def num_layers(self) -> int:
@@ -412,37 +418,105 @@ class ProbeReport:
 
 def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes, *, seeds=(0, 1, 2),
                control_train=None, control_test=None, progress: bool = True, desc: str = "probes",
-               **train_kw) -> ProbeReport:
-    """Train the task probes (one per seed) and, when given, the control probes (``[K, N]``
-    control labels, one row per seed) on every layer at once; evaluate on ``test``."""
+               dev_fraction: float = 0.2, l2=L2_GRID, **train_kw) -> ProbeReport:
+    """The task probe and, when given, the control probes (``[K, N]`` control labels, one row per
+    seed) on every layer at once, evaluated on ``test``.
+
+    By the course's training contract (:mod:`helpers.common.training`): ``dev_fraction`` of the
+    training **sentences** (seeded) become a dev split; every probe -- task and control alike --
+    is fitted by full-batch L-BFGS from zero to the same gradient tolerance
+    (:func:`~helpers.common.training.fit_linear`), its L2 strength chosen from ``l2`` on its own
+    dev loss, and the report keeps every probe's record and training accuracy. From zero the
+    task probe has one optimum, the same for every seed; the control probes differ by seed (each
+    seed draws its own control labels). ``train_kw`` (``epochs``, ``lr``, ...) asks instead for the
+    old fixed-epoch mini-batch Adam training (:func:`train_probes`), which reports no convergence."""
     seeds = list(seeds)
     if len(seeds) < 2:
         raise ValueError("give at least two seeds: the report shows the spread over seeds.")
     device = train.vectors.device
     y_train, y_test = torch.as_tensor(y_train, device=device), torch.as_tensor(y_test, device=device)
-    Y = [y_train] * len(seeds)
     with_control = control_train is not None
     if with_control:
         control_train = torch.as_tensor(control_train, device=device)
         control_test = torch.as_tensor(control_test, device=device)
         if control_train.shape[0] != len(seeds) or control_test.shape[0] != len(seeds):
             raise ValueError(f"give one row of control labels per seed ({len(seeds)}).")
-        Y += list(control_train)
-    probes = train_probes(train.vectors, torch.stack(Y), len(classes), seed=seeds[0], progress=progress,
-                          desc=desc, **train_kw)
-    pred = probes.predict(test.vectors)  # [S, L+1, N]
     K = len(seeds)
-    task_ok = (pred[:K] == y_test).double()
+    records, train_acc, control_train_acc = [], None, None
+    if train_kw:  # the old recipe, on request
+        Y = [y_train] * K + (list(control_train) if with_control else [])
+        probes = train_probes(train.vectors, torch.stack(Y), len(classes), seed=seeds[0], progress=progress,
+                              desc=desc, **train_kw)
+        pred = probes.predict(test.vectors)  # [S, L+1, N]
+        task_pred, control_pred = pred[:K], pred[K:]
+    else:
+        probes, records, train_accs = fit_word_probes(
+            train, torch.stack([y_train] + (list(control_train) if with_control else [])), len(classes),
+            dev_fraction=dev_fraction, l2=l2,
+            names=["task"] + ([f"control, seed {s}" for s in seeds] if with_control else []), desc=desc)
+        pred = probes.predict(test.vectors)  # [1 + K, L+1, N]
+        task_pred, control_pred = pred[:1].expand(K, -1, -1), pred[1:]
+        train_acc = train_accs[0].tolist()
+        if with_control:
+            control_train_acc = train_accs[1:].mean(0).tolist()
+    task_ok = (task_pred == y_test).double()
     accuracy = sentence_bootstrap(task_ok, test.sentence)
     seed_range = [seeds_interval(task_ok[:, l].mean(1)) for l in range(task_ok.shape[1])]
     control = selectivity = None
     if with_control:
-        control_ok = (pred[K:] == control_test[:, None, :]).double()
+        control_ok = (control_pred == control_test[:, None, :]).double()
         control = sentence_bootstrap(control_ok, test.sentence)
         selectivity = sentence_bootstrap(task_ok - control_ok, test.sentence)
     majority = (y_test == torch.bincount(y_train).argmax()).double().mean().item()
     return ProbeReport("", tuple(classes), accuracy, control, selectivity, seed_range, majority, len(train), len(test),
-                       probes, task_ok, test.sentence, control_ok if with_control else None)
+                       probes, task_ok, test.sentence, control_ok if with_control else None, records=records,
+                       train_accuracy=train_acc, control_train_accuracy=control_train_acc)
+
+
+def fit_word_probes(train: WordFeatures, Y, num_classes: int, *, dev_fraction: float = 0.2, l2=L2_GRID,
+                    names=None, desc: str = "probes", seed: int = 0) -> tuple[LayerProbes, list, torch.Tensor]:
+    """``(probes, records, train_accuracy [S, L+1])``: one linear probe per layer and label set
+    (``Y`` ``[S, N]``) by the training contract: ``dev_fraction`` of the training sentences (drawn
+    with ``seed``) held out as the dev split, features standardized with the rest, one batched
+    :func:`~helpers.common.training.fit_linear` over every layer, label set and L2 strength, each
+    probe's strength chosen on its dev loss. ``train_accuracy`` is each chosen probe's accuracy on
+    the words it was fitted on."""
+    Y = torch.as_tensor(Y, dtype=torch.long, device=train.vectors.device)
+    Y = Y[None] if Y.ndim == 1 else Y
+    sentences = sorted(set(train.sentence.tolist()))
+    if len(sentences) < 2:
+        raise ValueError("the dev split is carved from training sentences: give at least two.")
+    order = torch.randperm(len(sentences), generator=torch.Generator().manual_seed(seed)).tolist()  # cpu: seeded ints
+    n_dev = min(max(1, round(dev_fraction * len(sentences))), len(sentences) - 1)
+    dev_ids = torch.tensor(sorted(sentences[i] for i in order[:n_dev]), device=train.sentence.device)
+    is_dev = torch.isin(train.sentence, dev_ids)
+    X = train.vectors.float()
+    X_fit, X_dev = X[:, ~is_dev], X[:, is_dev]
+    Y_fit, Y_dev = Y[:, ~is_dev], Y[:, is_dev]
+    mu, sigma = X_fit.mean(1, keepdim=True), X_fit.std(1, keepdim=True).clamp(min=1e-6)
+    Z, Z_dev = (X_fit - mu) / sigma, (X_dev - mu) / sigma
+    fit = fit_linear(Z, Y_fit, num_classes, l2)
+    losses, accs = fit.losses(Z_dev, Y_dev), fit.accuracies(Z_dev, Y_dev)  # [G, L+1, S]
+    g = losses.argmin(0)  # [L+1, S]
+    chosen = fit.select(g)
+    train_acc = chosen.accuracies(Z, Y_fit)[0]  # [L+1, S]
+    names = list(names) if names is not None else [f"label set {k}" for k in range(Y.shape[0])]
+    step0 = (math.log(num_classes),)
+    records = []
+    for k in range(Y.shape[0]):
+        dev0 = float((Y_dev[k] == 0).double().mean())
+        for l in range(X.shape[0]):
+            gl = int(g[l, k])
+            records.append(TrainingRecord(
+                run=f"{desc}: {names[k]}, layer {l}", status=CONVERGED if bool(fit.converged[gl, l, k]) else BUDGET_EXHAUSTED,
+                criterion=linear_criterion(fit.tolerance, fit.max_iter), choice=f"L2 {fit.l2[gl].item():g}",
+                grid="L2 " + ", ".join(f"{v:g}" for v in fit.l2.tolist()), steps=fit.iterations[gl],
+                step0=step0 + (dev0,), kept=(float(losses[gl, l, k]), float(accs[gl, l, k])),
+                train_accuracy=float(train_acc[l, k]), gradient=float(fit.gradient[gl, l, k])))
+    S, C = Y.shape[0], num_classes
+    weight = chosen.W[0].reshape(X.shape[0], X.shape[2], S * C).float()
+    bias = chosen.b[0].reshape(X.shape[0], 1, S * C).float()
+    return LayerProbes(mu, sigma, weight, bias, S, C), records, train_acc.T.cpu()
 
 
 def paired_accuracy_change(after: ProbeReport, before: ProbeReport, **kw) -> list[Interval]:
@@ -478,24 +552,40 @@ def word_probe_report(features: WordFeatures, sentences, task: str, train_ids, t
     return report
 
 
-def sentence_probe_report(train, y_train, test, y_test, classes, *, pooling: str = "mean", seeds=(0, 1, 2),
-                          progress: bool = True, **kw) -> ProbeReport:
-    """Lesson 07's sentence probe (:func:`helpers.classify.compute.probe_seeds`: one linear
-    probe per layer, trained once per seed) on ``LayerFeatures`` from
-    :func:`helpers.classify.compute.extract_features`, as a :class:`ProbeReport`: the same
-    numbers lesson 07 prints. Each layer's interval spans every seed's 95 % interval over the
-    test items (``SeededAccuracy.interval``). There is no control task (it is defined on word types)."""
-    seeds = list(seeds)
-    if len(seeds) < 2:
-        raise ValueError("give at least two seeds: the report shows the spread over seeds.")
-    runs = probe_seeds(train, y_train, test, y_test, len(classes), pooling, seeds=seeds, progress=progress, **kw)
-    y_train = torch.as_tensor(y_train, device="cpu")  # cpu: labels for the majority baseline only
-    y_test = torch.as_tensor(y_test, device="cpu")  # cpu: labels for the majority baseline only
-    majority = (y_test == torch.bincount(y_train).argmax()).double().mean().item()
-    correct = torch.stack([r.correct for r in runs], 1).double()  # [seeds, L+1, N]
+def sentence_probe_report(draws: dict, tests: dict, classes, *, pooling: str = "mean", progress: bool = True,
+                          l2=L2_GRID) -> ProbeReport:
+    """Lesson 07's sentence probe (:func:`helpers.classify.compute.probe_layers`: one linear probe per
+    layer, fitted by the training contract on each draw's training set, L2 strength chosen on its dev
+    split) on every seed's **own** draw, as a :class:`ProbeReport`: ``draws`` maps a seed to its
+    :class:`~helpers.classify.compute.Draw`, ``tests`` to ``(LayerFeatures, labels)`` of that draw's
+    test utterances (as many per seed; they may differ between seeds). Each layer's interval
+    resamples seeds and test items (``SeededAccuracy.interval``); layers are compared paired, seed
+    ``i`` with seed ``i`` on its own test items. There is no control task (it is defined on word
+    types). ``classes`` names the label set (one draw's intents, or a description)."""
+    seeds = list(draws)
+    if len(seeds) < 2 or set(seeds) != set(tests):
+        raise ValueError("give at least two draws and one test set per draw (the same seeds).")
+    sizes = {len(tests[s][0]) for s in seeds}
+    if len(sizes) != 1:
+        raise ValueError(f"every draw's test set must be as large (a [seeds, items] table), got sizes {sizes}.")
+    correct, records, majority = [], [], []
+    for s in progress_bar(seeds, desc=f"sentence probes ({pooling}), one set per draw", disable=not progress):
+        draw = draws[s]
+        feats, y_test = tests[s]
+        num_classes = max(max(draw.y_train), max(y_test)) + 1
+        probes = probe_layers(draw, num_classes, pooling, l2=l2, run=f"{pooling} probe, draw {s}")
+        y = torch.as_tensor(y_test, device=probes.weight.device)
+        correct.append(probes.predict(getattr(feats, pooling)) == y)
+        records += probes.records
+        majority.append(float((y.cpu() == torch.bincount(torch.as_tensor(draw.y_train)).argmax()).double().mean()))
+    correct = torch.stack(correct).double()  # [seeds, L+1, N]
+    runs = [SeededAccuracy(correct[:, l] > 0.5, tuple(seeds)) for l in range(correct.shape[1])]
+    L1 = correct.shape[1]
+    train_acc = [float(np.mean([r.train_accuracy for r in records[l::L1]])) for l in range(L1)]
     return ProbeReport("intent", tuple(classes), [r.interval() for r in runs], None, None,
-                       [seeds_interval(r.per_seed()) for r in runs], majority, len(y_train), len(y_test),
-                       None, correct, torch.arange(len(y_test), device=correct.device), None, "seeds")
+                       [seeds_interval(r.per_seed()) for r in runs], float(np.mean(majority)),
+                       len(draws[seeds[0]].y_train), len(tests[seeds[0]][0]), None, correct.cpu(),
+                       torch.arange(correct.shape[2]), None, "seeds", records=records, train_accuracy=train_acc)
 
 
 def trace_word_vectors(trace) -> tuple[list[str], torch.Tensor]:
