@@ -366,12 +366,13 @@ plt.show()
 
 # %%
 from helpers.common.claims import show_finding
-from helpers.interventions.compute import head_finding
+from helpers.interventions.compute import head_finding, worst_head
 
 head_changes = ablation.changes(margin=MARGIN)  # order of ablation.heads()
 sentence, details = head_finding(head_changes, ablation.heads(), acc_drop,
-                                 margin=MARGIN, n_items=len(test))
-worst = ablation.heads()[int(acc_drop.flatten().argmax())]
+                                 margin=MARGIN, n_items=len(test),
+                                 tiebreak=logit_drops)
+worst = ablation.heads()[worst_head(acc_drop, tiebreak=logit_drops)]
 tied = ablation.tied_with(*worst)  # includes the worst head itself
 details.append(f"heads the data cannot rank below {worst[0]}.{worst[1]}: "
                + (", ".join(f"{l}.{h}" for l, h in tied) if len(tied) <= 12
@@ -833,14 +834,15 @@ else:
     print("fewer than two ambiguous words of the data are in this vocabulary:"
           " patching is skipped.")
 
-# %% mystnb={"figure": {"caption": "Share of sentence pairs whose final word vector lesson 06's probe reads as the patched donor's sense, by the layer patched (emb = embeddings): grey, single words; black, all words, with its interval resampling words; orange dashed, the probe read from the rest of the sentence. Following is trivial at the last layer; find where black first clears the dotted half line.", "name": "fig-09-patching"}}
+# %% mystnb={"figure": {"caption": "Share of sentence pairs whose final word vector lesson 06's probe reads as the patched donor's sense, by the layer patched (emb = embeddings): grey, single words; black, all words, with the interval its verdict reads (resampling words, all layers judged together); orange dashed, the probe read from the rest of the sentence. Following is trivial at the last layer; find where black first clears the dotted half line.", "name": "fig-09-patching"}}
 from helpers.interventions.plots import plot_patch_curves
 
 if len(patch) >= 2:
-    ax = plot_patch_curves(
-        {w: p["follows"].mean(0) for w, p in patch.items()}, pooled,
-        chance=0.5, title="does the final vector follow the patched sense?",
-        control=context_pooled,
+    ax = plot_patch_curves(  # the intervals the verdicts read
+        {w: p["follows"].mean(0) for w, p in patch.items()},
+        [v.share for v in patch_verdicts], chance=0.5,
+        title="does the final vector follow the patched sense?",
+        control=[v.share for v in context_verdicts],
         control_label="rest of the sentence (all words)")
     plt.show()
 

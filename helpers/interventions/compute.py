@@ -1076,20 +1076,23 @@ def _rest_mean(hidden: torch.Tensor, span) -> torch.Tensor:
     return hidden[keep].mean(0)
 
 
-def word_cluster_shares(results: dict, key: str = "follows", *, n_boot: int = 2000, seed: int = 0):
+def word_cluster_shares(results: dict, key: str = "follows", *, n_boot: int | None = None, seed: int = 0):
     """The share of patched pairs with outcome 1, pooled over the words of ``results``
     (``{word: sense_patching result}``), with a bootstrap that resamples **words**: a word's pairs
     reuse its few sentences, so the word (its pair of senses) is the independent unit
     (:func:`~helpers.common.stats.cluster_bootstrap_ci`).
 
     Returns ``(intervals, boots, word_shares)``: one interval per column (patched layer), the
-    replicates ``[n_boot, K]`` and each word's own share ``[n_words, K]``. A column where every pair
+    replicates ``[n_boot, K]`` and each word's own share ``[n_words, K]``. ``n_boot`` defaults to
+    enough replicates for the ``K`` columns read as one family (:func:`bootstrap_size`), so that a
+    p-value at the bootstrap's floor still lies below the family's level when the interval says so. A column where every pair
     has the same outcome gets the exact interval of ``n_words`` out of ``n_words`` (a zero-width
     interval would look like certainty)."""
     if not isinstance(results, dict) or len(results) < 2 or any(key not in r for r in results.values()):
         raise ValueError(f"give {{word: sense_patching result}} for at least two words, each with {key!r}.")
     values = [_as_float_array(r[key]).reshape(len(r["pairs"]), -1) for r in results.values()]
     clusters = np.concatenate([[w] * len(v) for w, v in zip(results, values)])
+    n_boot = bootstrap_size(values[0].shape[1]) if n_boot is None else n_boot
     intervals, boots = cluster_bootstrap_ci(np.concatenate(values), clusters, n_boot=n_boot, seed=seed,
                                             return_boots=True)
     boots, pooled = boots.reshape(n_boot, -1), np.concatenate(values)
@@ -1117,13 +1120,48 @@ class ShareVerdict:
     kind: str
 
 
+def median_interval(values, level: float) -> tuple[float, float]:
+    """The distribution-free interval of the median of ``values`` (one per unit) at ``level``: the
+    order statistics ``[x_(k), x_(n-k+1)]`` with the largest ``k`` whose two-sided binomial tail
+    ``2 P(Bin(n, 1/2) <= k - 1)`` is at most ``1 - level`` (the sign test's interval). With too few
+    units for any ``k`` -- three words at 97.5 %, say -- it is ``(-inf, inf)``: no claim at all."""
+    from scipy.stats import binom
+
+    x = np.sort(_as_float_array(values).ravel())
+    n = x.size
+    ks = [k for k in range(1, n // 2 + 1) if 2 * binom.cdf(k - 1, n, 0.5) <= 1 - level]
+    if not ks:
+        return -math.inf, math.inf
+    k = max(ks)
+    return float(x[k - 1]), float(x[n - k])
+
+
+def sign_test_p(values, half: float = 0.5) -> float:
+    """Two-sided exact sign test of "the units' median lies at ``half``": how many units lie above
+    ``half`` against below (ties dropped)."""
+    x = _as_float_array(values).ravel()
+    above, below = int((x > half).sum()), int((x < half).sum())
+    if above + below == 0:
+        return 1.0
+    return float(min(1.0, 2 * min(_binom_cdf(above, above + below), _binom_sf(above, above + below))))
+
+
 def share_verdicts(intervals, boots, unit_shares, half: float = 0.5, alpha: float = 0.05) -> list[ShareVerdict]:
     """One :class:`ShareVerdict` per column (e.g. per patched layer) of :func:`word_cluster_shares`'
-    output, the columns one Bonferroni family: the share's interval at ``1 - alpha / K`` from the
-    replicates over the words (the course's small-sample rule: never narrower than the t interval
-    over the ``n_words`` units, so a handful of words cannot prove a majority); a column where every
-    word gave the same share gets the exact Clopper-Pearson interval of that count of words instead.
-    "above" when the interval lies above ``half``, "below" when below."""
+    output, the columns one Bonferroni family, each read off one interval at ``1 - alpha / K``:
+
+    * the pooled share's interval from the replicates over the words, under the course's small-sample
+      rule (never narrower than the t interval over the ``n_words`` units);
+    * widened, where needed, to cover the distribution-free interval of the words' **median** share
+      (:func:`median_interval`, the sign test's): a claim that "a majority follows" must hold for the
+      typical word too, and a handful of words cannot make it however well they agree -- without
+      this, three words that nearly agree would get a narrow t interval while three that agree
+      exactly get none (a verdict must not grow surer as the words disagree more);
+    * a column where every word gave the same share gets the exact Clopper-Pearson interval of that
+      count of words.
+
+    "above" when the interval lies above ``half``, "below" when below; the p-value is the larger of
+    the bootstrap's and the sign test's (the interval excludes ``half`` exactly when both reject)."""
     boots, unit_shares = _as_float_array(boots), _as_float_array(unit_shares)
     boots = boots[:, None] if boots.ndim == 1 else boots
     unit_shares = unit_shares[:, None] if unit_shares.ndim == 1 else unit_shares
@@ -1144,8 +1182,10 @@ def share_verdicts(intervals, boots, unit_shares, half: float = 0.5, alpha: floa
             p_k = 1.0 if ci.estimate == half else float(min(1.0, 2 * min(
                 _binom_cdf(int(round(ci.estimate * n_units)), n_units), _binom_sf(int(round(ci.estimate * n_units)), n_units))))
         else:
-            share = Interval(ci.estimate, shifted[k].low + half, shifted[k].high + half, level)
-            p_k = float(p[k])
+            low, high = median_interval(unit_shares[:, k], level)
+            share = Interval(ci.estimate, max(0.0, min(shifted[k].low + half, low)),
+                             min(1.0, max(shifted[k].high + half, high)), level)
+            p_k = max(float(p[k]), sign_test_p(unit_shares[:, k], half))
         kind = "above" if share.low > half else "below" if share.high < half else "inconclusive"
         out.append(ShareVerdict(share, p_k, min(1.0, family * p_k), kind))
     return out
@@ -1326,14 +1366,24 @@ def change_method(changes) -> str:
             f"{family}{eq}")
 
 
-def head_finding(changes, heads, accuracy_drop, *, margin: float, n_items: int) -> tuple[str, list]:
+def worst_head(accuracy_drop, tiebreak=None) -> int:
+    """The index (in the flattened ``[L, A]`` map) of the largest accuracy drop; among equal drops,
+    the largest ``tiebreak`` (e.g. the true-class logit drop), then the first."""
+    drop = torch.as_tensor(accuracy_drop).flatten().double()
+    ties = torch.zeros_like(drop) if tiebreak is None else torch.as_tensor(tiebreak).flatten().double().to(drop.device)
+    best = drop == drop.max()
+    return int(torch.where(best, ties, torch.full_like(ties, -math.inf)).argmax())
+
+
+def head_finding(changes, heads, accuracy_drop, *, margin: float, n_items: int, tiebreak=None) -> tuple[str, list]:
     """Lesson 09's verdict on every single-head removal in plain words, and its "How we know" lines.
     ``changes`` (:meth:`HeadAblation.changes`), ``heads`` their ``(layer, head)``, ``accuracy_drop``
-    ``[L, A]``."""
+    ``[L, A]``; the largest drop is named by :func:`worst_head` (``tiebreak``: e.g. the true-class
+    logit drop)."""
     labels = [f"{l}.{h}" for l, h in heads]
     kinds = _kinds(changes, labels)
     drop = torch.as_tensor(accuracy_drop).flatten()
-    worst = int(drop.argmax())
+    worst = worst_head(accuracy_drop, tiebreak)
     n, m = len(heads), 100 * margin
     parts = []
     if kinds["lower"]:
@@ -1457,7 +1507,9 @@ def pruning_finding(comparison: PruningComparison, fraction: float, n_items: int
             f"test utterances right, more than {c.beaten} of {R} random orders (they keep {low:.1%} to {high:.1%})")
     v = c.verdict
     if v.kind == "higher":
-        tail = f"; it beats their mean by about {100 * v.difference.estimate:.1f} points."
+        tail = f"; it beats their mean by about {100 * v.difference.estimate:.1f} points"
+        tail += ("." if c.rank_p <= 0.05 else f", yet {R - c.beaten} of the {R} keep as much or more: a lucky random "
+                 "order can do as well.")
     elif v.kind == "lower":
         tail = f"; it falls below their mean by about {100 * -v.difference.estimate:.1f} points."
     else:
@@ -1474,7 +1526,7 @@ def pruning_finding(comparison: PruningComparison, fraction: float, n_items: int
 STORIES = {  # key: (the popular story, the published finding with its paper and model)
     "heads": ("most single heads can be removed",
               "Michel et al. 2019 (BERT-base fine-tuned on MNLI; a Transformer for translation): most single heads "
-              "removed at test time without a significant loss"),
+              "removed at test time without a detectable loss"),
     "parking": ("attention parked on [SEP] or [CLS] marks an unimportant head",
                 "Clark et al. 2019 (bert-base): over half the attention of layers 6-10 on [SEP], read as a no-op"),
     "mean": ("removing a head means setting it to zero",

@@ -99,7 +99,7 @@ def plot_skip_effects(panels: dict):
         if not isinstance(base, Interval) or not all(isinstance(i, Interval) for i in intervals):
             raise TypeError("baseline and per-layer values must be helpers.common.stats.Interval objects.")
         x = np.arange(1, len(intervals) + 1)
-        ax.axhspan(base.low, base.high, color="grey", alpha=0.25, label="nothing skipped (95% interval)")
+        ax.axhspan(base.low, base.high, color="grey", alpha=0.25, label="nothing skipped, with its interval")
         ax.axhline(base.estimate, color="grey", lw=1)
         _interval_bars(ax, x, intervals, HIGHLIGHT, "layer skipped")
         if chance is not None:
@@ -130,7 +130,7 @@ def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: fl
         ax.plot(x, to_numpy(rates), "-", lw=0.8, color="grey", alpha=0.6, label="one word" if k == 0 else None)
     est = np.array([i.estimate for i in pooled])
     ax.fill_between(x, [i.low for i in pooled], [i.high for i in pooled], color="black", alpha=0.15,
-                    label="all words, 95% interval")
+                    label="all words, with its interval")
     ax.plot(x, est, "o-", color="black", lw=2, label="all words")
     if control is not None:
         ax.fill_between(x, [i.low for i in control], [i.high for i in control], color=HIGHLIGHT, alpha=0.15)
