@@ -2,7 +2,7 @@
 
 Steps (all offline):
 
-1. **Execute.** Every ``lessons/[0-9][0-9]_*.ipynb`` (new lessons appear by themselves) runs
+1. **Execute.** Every ``lessons/[0-9][0-9]*_*.ipynb`` (new lessons appear by themselves) runs
    with nbclient in ``lessons/`` as its working directory, the way Jupyter runs it, with
    ``HF_HUB_OFFLINE=1`` so ``MODEL = None`` picks the bundled checkpoint, at the lessons' full
    ``BUDGET`` (the only full run of the course's checks), with no widget state saved (as the
@@ -54,7 +54,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BOOK = ROOT / "book"
 LESSONS = ROOT / "lessons"
 WORK = ROOT / "build" / "book"
-LESSON_GLOB = "[0-9][0-9]_*.ipynb"
+LESSON_GLOB = "[0-9][0-9]*_*.ipynb"  # 00_name, ..., and a split lesson such as 09b_name
 MARKER = "# NBVAL_CHECK_OUTPUT"
 FRAMES_ENV = "COURSE_SITE_FRAMES"  # helpers.common.explorer_frames.FRAMES_ENV (build.py imports no course code)
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -67,8 +67,14 @@ MATHJAX_PARTS = ["tex-svg.js", "input", "ui", "a11y", "sre", "adaptors"]
 
 
 # ------------------------------------------------------------------------------ lessons
+def lesson_number(stem: str) -> str:
+    """``"09"`` for ``09_interventions``, ``"09b"`` for ``09b_attribution``: what precedes the first
+    underscore."""
+    return stem.split("_", 1)[0]
+
+
 def lessons(folder: Path = LESSONS) -> list[Path]:
-    """Every lesson notebook, in course order (``NN_name.ipynb``)."""
+    """Every lesson notebook, in course order (``NN_name.ipynb``, ``NNb_name.ipynb``)."""
     return sorted(folder.glob(LESSON_GLOB))
 
 
@@ -160,10 +166,10 @@ def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], bui
         raise ValueError("README.md's '## Lessons' section has no table")
     warnings = []
     width = table[0].count("|") - 1
-    numbers = {p.stem[:2] for p in lesson_files}
+    numbers = {lesson_number(p.stem) for p in lesson_files}
     rows = []
     for row in table[2:]:
-        number = re.match(r"^\|\s*(\d\d)\s", row)
+        number = re.match(r"^\|\s*(\d\d[a-z]?)\s", row)
         if number and number[1] not in numbers:
             if not list(LESSONS.glob(f"{number[1]}_*.ipynb")):
                 warnings.append(f"README.md's lesson table has a row for lesson {number[1]}, which does not exist; left out")
@@ -171,7 +177,7 @@ def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], bui
         rows.append(row)
     table = table[:2] + rows
     for path in lesson_files:
-        number = path.stem[:2]
+        number = lesson_number(path.stem)
         if not any(row.startswith(f"| {number} ") for row in table):
             cells = [number, f"[{titles[path.stem]}](lessons/{path.name})"] + [""] * (width - 2)
             table.append("| " + " | ".join(cells) + " |")
@@ -261,7 +267,7 @@ def repository_links(markdown: str, repository: str, folder: str = "") -> str:
             return match[0]
         path, _, anchor = target.partition("#")
         resolved = posixpath.normpath(posixpath.join(folder, path)) if path else folder
-        if re.match(r"^lessons/\d\d_[\w-]+\.ipynb$", resolved):
+        if re.match(r"^lessons/\d\d[a-z]?_[\w-]+\.ipynb$", resolved):
             return match[0]  # another lesson: MyST turns it into a link to that page
         return f"{match[1]}({repository}/blob/main/{resolved}{'#' + anchor if anchor else ''})"
 
@@ -403,7 +409,8 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
     wraps every display output of a captioned cell in the figure, so such a cell must display
     the picture alone (printed text, a stream, is fine)."""
     notes, k = [], 0
-    lesson = int(stem[:2]) if stem[:2].isdigit() else stem
+    number = lesson_number(stem)  # figures of 09b are "Figure 9b.k"
+    lesson = int(number) if number.isdigit() else number.lstrip("0") or number
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":
             continue
@@ -577,7 +584,7 @@ def main(argv: list[str] | None = None) -> int:
     files = lessons()
     if args.only:
         wanted = set(args.only.split(","))
-        files = [f for f in files if f.stem[:2] in wanted]
+        files = [f for f in files if lesson_number(f.stem) in wanted]
     if not files:
         print(f"book: no lessons matching {LESSONS / LESSON_GLOB}", file=sys.stderr)
         return 1

@@ -46,11 +46,14 @@ def _badge(stem: str) -> str:
 
 
 def test_lessons_are_every_two_digit_notebook_in_order(tmp_path):
-    for name in ["10_ten.ipynb", "00_zero.ipynb", "09_nine.ipynb", "9_short.ipynb", "notes.ipynb", "01_one.py"]:
+    for name in ["10_ten.ipynb", "00_zero.ipynb", "09b_nine_b.ipynb", "09_nine.ipynb", "9_short.ipynb", "notes.ipynb",
+                 "01_one.py"]:
         (tmp_path / name).write_text("{}")
-    assert [p.name for p in build.lessons(tmp_path)] == ["00_zero.ipynb", "09_nine.ipynb", "10_ten.ipynb"]
+    assert [p.name for p in build.lessons(tmp_path)] == ["00_zero.ipynb", "09_nine.ipynb", "09b_nine_b.ipynb",
+                                                         "10_ten.ipynb"]
+    assert build.lesson_number("09b_nine_b") == "09b" and build.lesson_number("09_nine") == "09"
     real = build.lessons()
-    assert real and [p.name for p in real] == sorted(p.name for p in (ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+    assert real and [p.name for p in real] == sorted(p.name for p in (ROOT / "lessons").glob("[0-9][0-9]*_*.ipynb"))
 
 
 def test_home_page_is_the_readme_title_intro_and_lesson_table():

@@ -34,10 +34,10 @@ ROOT = Path(__file__).resolve().parent.parent
 SITE = Path(os.environ.get("COURSE_SITE", ROOT / "build" / "site"))
 PAGES_SRC = ROOT / "build" / "book" / "src" / "lessons"  # the site's copies of the executed lessons
 SHOTS = Path(os.environ.get("COURSE_SITE_SCREENSHOTS", ROOT / "build" / "screenshots-site"))
-LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]_*.ipynb"))
+LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]*_*.ipynb"))  # 09b too
 # A site built with `book/build.py --only 00,02` is tested with COURSE_SITE_ONLY=00,02.
 ONLY = [n for n in os.environ.get("COURSE_SITE_ONLY", "").split(",") if n]
-LESSONS = [p for p in LESSONS if not ONLY or p.stem[:2] in ONLY]
+LESSONS = [p for p in LESSONS if not ONLY or p.stem.split("_")[0] in ONLY or p.stem[:2] in ONLY]
 REQUIRED = os.environ.get("COURSE_REQUIRE_BROWSER") == "1"
 DIAGRAM_CALL = "architecture_diagram("
 
@@ -370,10 +370,11 @@ def test_every_figure_has_a_numbered_caption(site, lesson):
     outside = re.sub(r"<figure\b.*?</figure>", "", text, flags=re.S)
     loose = [m for m in re.findall(r"<img\s[^>]*>", outside) if re.search(r'src="[^"]*_images/[^"]*\.png"', m)]
     assert not loose, f"{lesson.stem}: {len(loose)} picture(s) without a caption, e.g. {loose[0][:160]}"
-    numbers = [re.search(r"<figcaption>.*?Figure (\d+)\.(\d+)\.", f, re.S) for f in figures]
+    numbers = [re.search(r"<figcaption>.*?Figure (\d+[a-z]?)\.(\d+)\.", f, re.S) for f in figures]
     assert all(numbers), f"{lesson.stem}: a figure without a numbered caption"
-    assert [(int(m[1]), int(m[2])) for m in numbers] == [
-        (int(lesson.stem[:2]), k) for k in range(1, len(figures) + 1)], f"{lesson.stem}: figure numbers out of order"
+    lesson_number = lesson.stem.split("_")[0].lstrip("0") or "0"  # "9", "9b"
+    assert [(m[1], int(m[2])) for m in numbers] == [
+        (lesson_number, k) for k in range(1, len(figures) + 1)], f"{lesson.stem}: figure numbers out of order"
     for figure in figures:
         caption = re.sub(r"<[^>]+>", "", figure.split("<figcaption>", 1)[1])
         words = caption.split(".", 2)[-1].split()

@@ -14,7 +14,7 @@ from helpers.attention.compute import attention_shares
 from helpers.attention.rebuild import self_attention_by_hand
 from helpers.classify.compute import LinearHead, extract_features, train_head
 from helpers.common.data import load_banking77, load_polysemy
-from helpers.common.stats import Interval, bootstrap_ci, cluster_bootstrap_ci, mcnemar
+from helpers.common.stats import Interval, cluster_bootstrap_ci, mcnemar
 from helpers.context.compute import word_by_layer
 from helpers.interventions import compute as C
 from helpers.model.trace import trace_text
@@ -535,73 +535,6 @@ def test_share_verdicts_need_the_words_to_agree():
         C.share_verdicts([Interval(0.5, 0.4, 0.6)], np.zeros((10, 2)), np.zeros((3, 1)))
 
 
-# -- attribution ----------------------------------------------------------------------------------------
-
-
-def test_rollout_by_hand(sample_trace):
-    T = sample_trace.seq_len
-    eye = torch.eye(T)
-    steps = []
-    for layer in range(1, 4):
-        mixed = 0.5 * sample_trace.attention(layer).mean(0) + 0.5 * eye
-        steps.append(mixed / mixed.sum(-1, keepdim=True))
-    rollout = C.attention_rollout(sample_trace.attentions[:3])
-    assert torch.allclose(rollout, steps[2] @ steps[1] @ steps[0], atol=1e-6)
-    assert torch.allclose(rollout.sum(-1), torch.ones(T), atol=1e-5)
-    assert torch.allclose(C.rollout_scores(sample_trace, "cls"), C.attention_rollout(sample_trace.attentions)[0])
-    last = sample_trace.attention(sample_trace.num_layers)
-    assert torch.allclose(C.raw_attention_scores(sample_trace), last.mean(0).mean(0))
-    with pytest.raises(ValueError, match="heads, T, T"):
-        C.attention_rollout([torch.ones(3, 4)])
-
-
-def test_gradient_x_input_matches_a_directional_finite_difference(model, setup, sample_trace):
-    classifier = setup[0]
-    scores = C.gradient_x_input(model, classifier, sample_trace, target=1)
-    e = sample_trace.hidden(0)[None]
-    ones = torch.ones(1, sample_trace.seq_len, dtype=torch.long)
-
-    def logit(scale_token, t):
-        x = e.clone()
-        x[0, scale_token] *= 1 + t
-        with torch.no_grad():
-            return classifier(C.continue_from(model, x, ones, 0), ones)[0, 1].item()
-
-    for j in (1, 4):
-        fd = (logit(j, 1e-3) - logit(j, -1e-3)) / 2e-3
-        assert abs(fd - scores[j].item()) < 1e-3 + 0.05 * abs(fd)
-
-
-def test_occlusion_drops_the_token_and_reruns(tokenizer, model, setup, sample_trace):
-    classifier = setup[0]
-    scores = C.occlusion_scores(model, classifier, sample_trace, target=2)
-    assert torch.isnan(scores[0]) and torch.isnan(scores[-1])  # [CLS] and [SEP] are never dropped
-    ids = sample_trace.input_ids.tolist()
-    with torch.no_grad():
-        full = classifier(model(input_ids=torch.tensor([ids])).last_hidden_state, torch.ones(1, len(ids)))[0, 2]
-        short = ids[:3] + ids[4:]
-        hidden = model(input_ids=torch.tensor([short])).last_hidden_state
-        without = classifier(hidden, torch.ones(1, len(short)))[0, 2]
-    assert torch.isclose(scores[3], full - without, atol=1e-4)
-    windows = C.occlusion_windows(list(range(1, 11)), max_passes=3)
-    assert len(windows) <= 3 and sum(windows, []) == list(range(1, 11))
-    coarse = C.occlusion_scores(model, classifier, sample_trace, target=2, max_passes=2)
-    first = C.occlusion_windows(list(range(1, sample_trace.seq_len - 1)), 2)[0]
-    assert len(set(coarse[first].tolist())) == 1
-    with pytest.raises(ValueError, match="positive int"):
-        C.occlusion_windows([1, 2], 0)
-    with pytest.raises(ValueError, match="not a class of this head"):
-        C.occlusion_scores(model, classifier, sample_trace, target=99)
-    with pytest.raises(ValueError, match="not a class of this head"):
-        C.gradient_x_input(model, classifier, sample_trace, target=-1)
-
-
-def test_attribution_scores_has_every_method(model, setup, sample_trace):
-    scores = C.attribution_scores(model, setup[0], sample_trace, target=0)
-    assert tuple(scores) == C.ATTRIBUTION_METHODS
-    assert all(s.shape == (sample_trace.seq_len,) for s in scores.values())
-
-
 # -- one sentence, everything the explorer shows --------------------------------------------------------
 
 
@@ -653,124 +586,7 @@ def test_sentence_interventions_truncate_with_the_course_warning(tokenizer, mode
     assert effects.n_truncated > 0 and len(effects.tokens) == 512
 
 
-# -- Integrated Gradients (Captum), faithfulness, mean ablation, pruning ---------------------------
-
-
-def _plain_logits(model, classifier, ids, mask=None):
-    mask = torch.ones_like(ids) if mask is None else mask
-    with torch.no_grad():
-        return classifier(model(input_ids=ids, attention_mask=mask).last_hidden_state, mask)
-
-
-def test_baseline_ids_keep_cls_and_sep(tokenizer, sample_trace):
-    ids = sample_trace.input_ids[None]
-    pad, mask = C.baseline_ids(tokenizer, ids, "pad"), C.baseline_ids(tokenizer, ids, "mask")
-    assert pad[0, 0] == tokenizer.cls_token_id and pad[0, -1] == tokenizer.sep_token_id
-    assert (pad[0, 1:-1] == tokenizer.pad_token_id).all() and (mask[0, 1:-1] == tokenizer.mask_token_id).all()
-    with pytest.raises(ValueError, match="choose one of"):
-        C.baseline_ids(tokenizer, ids, "zeros")
-
-
-def test_integrated_gradients_match_a_riemann_sum_by_hand(tokenizer, model, setup, sample_trace):
-    """Captum's IG against IG written out: interpolate the word embeddings (a forward hook on
-    ``word_embeddings``), midpoint rule, gradients summed; and completeness (Captum's delta)."""
-    classifier = setup[0]
-    ig = C.integrated_gradients(tokenizer, model, classifier, sample_trace, 1, steps=(64,), tolerance=0.05)
-    ids = sample_trace.input_ids[None]
-    ref = C.baseline_ids(tokenizer, ids)
-    full, base = _plain_logits(model, classifier, ids)[0, 1], _plain_logits(model, classifier, ref)[0, 1]
-    assert abs(ig.f_input - full.item()) < 1e-4 and abs(ig.f_baseline - base.item()) < 1e-4
-    assert abs(ig.scores.sum().item() - ig.gap - ig.delta) < 1e-4
-    assert ig.converged and abs(ig.delta) < 0.05 * abs(ig.gap)
-    table = model.embeddings.word_embeddings
-    e1, e0 = table(ids).detach(), table(ref).detach()
-    n, total = 100, torch.zeros_like(e1)
-    for a in (torch.arange(n) + 0.5) / n:
-        point = (e0 + a * (e1 - e0)).requires_grad_(True)
-        handle = table.register_forward_hook(lambda m, i, o: point)
-        try:
-            logit = classifier(model(input_ids=ids).last_hidden_state, torch.ones_like(ids))[0, 1]
-        finally:
-            handle.remove()
-        total += torch.autograd.grad(logit, point)[0] / n
-    by_hand = ((e1 - e0) * total).sum(-1)[0]
-    assert torch.allclose(ig.scores, by_hand, atol=0.02 * by_hand.abs().max().item())
-
-
-def test_integrated_gradients_raise_the_steps_until_complete(tokenizer, model, setup, sample_trace):
-    ig = C.integrated_gradients(tokenizer, model, setup[0], sample_trace, 0, steps=(2, 64), tolerance=1e-9)
-    assert [n for n, _ in ig.history] == [2, 64] and ig.steps == 64 and not ig.converged
-    with pytest.raises(ValueError, match="steps"):
-        C.integrated_gradients(tokenizer, model, setup[0], sample_trace, 0, steps=())
-    with pytest.raises(ValueError, match="valid classes"):
-        C.integrated_gradients(tokenizer, model, setup[0], sample_trace, 99)
-
-
-def test_integrated_gradients_by_embedding_parts(tokenizer, model, setup, sample_trace):
-    parts = C.integrated_gradients_by_embedding(tokenizer, model, setup[0], sample_trace, 2, steps=32)
-    total = sum(parts[k].sum().item() for k in ("word", "segment", "position"))
-    assert abs(total - parts["gap"] - parts["delta"]) < 1e-4
-    assert torch.equal(parts["segment"], torch.zeros_like(parts["segment"]))  # one sentence: segment = baseline
-    positions = torch.zeros(1, sample_trace.seq_len, dtype=torch.long)
-    ref = C.baseline_ids(tokenizer, sample_trace.input_ids[None])
-    with torch.no_grad():
-        f_ref = setup[0](model(input_ids=ref, position_ids=positions).last_hidden_state, torch.ones_like(ref))[0, 2]
-    full = _plain_logits(model, setup[0], sample_trace.input_ids[None])[0, 2]
-    assert abs(parts["gap"] - (full - f_ref).item()) < 1e-4
-
-
-def test_gradient_x_input_equals_captum(model, setup, sample_trace):
-    ours = C.gradient_x_input(model, setup[0], sample_trace, 3)
-    assert torch.allclose(ours, C.gradient_x_input_captum(model, setup[0], sample_trace, 3), atol=1e-5)
-
-
-def test_norm_attention_scores_are_lesson_05s(model, sample_trace):
-    from helpers.attention.compute import norm_attention
-
-    weighted = norm_attention(sample_trace, model)[-1].mean(0)
-    assert torch.allclose(C.norm_attention_scores(sample_trace, model), weighted.mean(0))
-    assert torch.allclose(C.norm_attention_scores(sample_trace, model, "cls"), weighted[0])
-
-
-def test_top_tokens_rank_by_signed_score():
-    scores = torch.tensor([9.0, -5.0, 2.0, 2.0, 0.5, 9.0])
-    assert C.top_tokens(scores, [1, 2, 3, 4], 0.5) == [2, 3]  # -5 is last: it argues against
-    assert C.top_tokens(scores, [1, 2, 3, 4], 0.1) == [2]  # at least one token
-    with pytest.raises(ValueError, match="fraction"):
-        C.top_tokens(scores, [1, 2], 0.0)
-
-
-def test_removal_probabilities_drop_mask_or_pad(tokenizer, model, setup, sample_trace):
-    classifier = setup[0]
-    ids = sample_trace.input_ids.tolist()
-    probs = {how: C.removal_probabilities(tokenizer, model, classifier, sample_trace, 2, [[], [2, 4]], how=how)
-             for how in C.REMOVALS}
-    full = _plain_logits(model, classifier, torch.tensor([ids])).softmax(-1)[0, 2]
-    dropped = _plain_logits(model, classifier, torch.tensor([ids[:2] + ids[3:4] + ids[5:]])).softmax(-1)[0, 2]
-    masked = list(ids)
-    masked[2] = masked[4] = tokenizer.mask_token_id
-    mask_p = _plain_logits(model, classifier, torch.tensor([masked])).softmax(-1)[0, 2]
-    for how in C.REMOVALS:
-        assert abs(probs[how][0] - full) < 1e-5
-    assert abs(probs["drop"][1] - dropped) < 1e-5 and abs(probs["mask"][1] - mask_p) < 1e-5
-    with pytest.raises(ValueError, match="choose one of"):
-        C.removal_probabilities(tokenizer, model, classifier, sample_trace, 2, [[1]], how="blank")
-
-
-def test_erasure_curves_are_eraser_metrics(tokenizer, model, setup, sample_trace):
-    classifier = setup[0]
-    positions = list(range(1, sample_trace.seq_len - 1))
-    scores = torch.arange(sample_trace.seq_len, dtype=torch.float)  # later tokens rank first
-    curves = C.erasure_curves(tokenizer, model, classifier, sample_trace, 1, {"later first": scores}, positions,
-                              fractions=(0.25, 0.5))
-    top = C.top_tokens(scores, positions, 0.25)
-    rest = [p for p in positions if p not in top]
-    p = C.removal_probabilities(tokenizer, model, classifier, sample_trace, 1, [[], top, rest])
-    assert abs(curves["later first"]["comprehensiveness"][0] - (p[0] - p[1]).item()) < 1e-6
-    assert abs(curves["later first"]["sufficiency"][0] - (p[0] - p[2]).item()) < 1e-6
-    assert curves["later first"]["comprehensiveness"].shape == (2,)
-    randoms = C.random_rankings(positions, sample_trace.seq_len, 3, seed=1)
-    assert len(randoms) == 3 and not torch.equal(randoms["random 0"], randoms["random 1"])
+# -- mean ablation, pruning ------------------------------------------------------------------
 
 
 def test_mean_head_contexts_and_mean_ablation(tokenizer, model, setup):
@@ -832,53 +648,197 @@ def test_pruning_curve_removes_heads_cumulatively(tokenizer, model, setup):
         C.pruning_curve(model, classifier, run, labels, order[:-1])
 
 
-def test_value_zeroing_by_hand(model, sample_trace):
-    """One column by hand: the layer run once with token j's value vector zeroed (a hook on the
-    full attention module's value projection), cosine distance per output token, rows normalised."""
-    layer, T = 2, sample_trace.seq_len
-    scores = C.value_zeroing(model, sample_trace, layer)
-    assert scores.shape == (T, T) and torch.allclose(scores.sum(-1), torch.ones(T), atol=1e-5)
-    module = model.encoder.layer[layer - 1]
-    distances = []
-    for j in range(T + 1):  # the last run zeroes nothing: the reference
-        def zero(mod, args, out, j=j):
-            out = out.clone()
-            out[:, j:j + 1] = 0.0  # j == T: an empty slice, nothing zeroed
-            return out
-
-        handle = module.attention.self.value.register_forward_hook(zero)
-        try:
-            with torch.no_grad():
-                out = C._call_layer(module, sample_trace.hidden(layer - 1)[None],
-                                    C.additive_mask(torch.ones(1, T, dtype=torch.long)))[0]
-        finally:
-            handle.remove()
-        distances.append(out.double())
-    assert torch.allclose(distances[T].float(), sample_trace.hidden(layer), atol=1e-4)
-    by_hand = torch.stack([1 - F.cosine_similarity(d, distances[T], dim=-1) for d in distances[:T]], 1).clamp_min(0)
-    total = by_hand.sum(-1, keepdim=True)
-    clear = total[:, 0] > 1e-3  # rows whose distances stand well above float32 rounding
-    assert clear.sum() >= T // 2
-    assert torch.allclose(scores[clear], (by_hand / total)[clear].float(), atol=1e-3)
-    two = [C.value_zeroing(model, sample_trace, l) for l in (1, 2)]
-    assert torch.allclose(C.value_zeroing_rollout(two), two[1] @ two[0])
-    with pytest.raises(ValueError, match="valid layers are 1 to"):
-        C.value_zeroing(model, sample_trace, 0)
 
 
-def test_integrated_gradients_by_hand_equals_captum(tokenizer, model):
-    from helpers.interventions.compute import (SentenceHead, gauss_legendre_path, integrated_gradients,
-                                               integrated_gradients_by_hand)
-    from helpers.model.trace import trace_text
+# -- pruning against many random orders ---------------------------------------------------------------
 
-    torch.manual_seed(0)
-    head = SentenceHead(torch.nn.Linear(model.config.hidden_size, 4))
-    trace = trace_text(tokenizer, model, "Where is my new card?")
-    alphas, weights = gauss_legendre_path(16)
-    assert float(weights.sum()) == pytest.approx(1.0) and 0 < float(alphas.min()) < float(alphas.max()) < 1
-    ours = integrated_gradients_by_hand(tokenizer, model, head, trace, 2, steps=16)
-    captum = integrated_gradients(tokenizer, model, head, trace, 2, steps=[16])
-    assert torch.allclose(ours, captum.scores, atol=1e-5, rtol=1e-4)
-    assert float(ours.sum()) == pytest.approx(captum.gap + captum.delta, abs=1e-4)  # completeness, as Captum's delta says
-    with pytest.raises(ValueError, match="steps"):
-        gauss_legendre_path(1)
+
+def test_random_orders_are_seeded_permutations(model):
+    L, A = model.config.num_hidden_layers, model.config.num_attention_heads
+    orders = C.random_orders(model, 3, seed=5)
+    assert len(orders) == 3 and all(sorted(o) == sorted((l, h) for l in range(1, L + 1) for h in range(A))
+                                    for o in orders)
+    assert orders == C.random_orders(model, 3, seed=5) and orders[0] != orders[1]
+    with pytest.raises(ValueError, match="positive int"):
+        C.random_orders(model, 0)
+
+
+def test_pruning_outcomes_equal_one_pruning_curve_per_order(model, setup):
+    """Many orders in one batch per share removed give what :func:`pruning_curve` gives order by
+    order (including a share that removes no head)."""
+    classifier, run, labels, _ = setup
+    orders = C.random_orders(model, 3, seed=1)
+    fractions = (0.0, 0.25, 0.5)
+    batched = C.pruning_outcomes(model, classifier, run, labels, orders, fractions, max_tokens=600, progress=False)
+    assert batched.shape == (3, 3, len(run))
+    for r, order in enumerate(orders):
+        one, _ = C.pruning_curve(model, classifier, run, labels, order, fractions)
+        assert torch.equal(batched[r], one)
+    with pytest.raises(ValueError, match="each listing"):
+        C.pruning_outcomes(model, classifier, run, labels, [orders[0][:-1]], fractions)
+    with pytest.raises(ValueError, match="shares in"):
+        C.pruning_outcomes(model, classifier, run, labels, orders, (1.5,))
+
+
+def _order_study(rng, n_items: int, n_orders: int, shift: float):
+    """0/1 outcomes at one share removed: every item has its own chance to stay right, every random
+    order moves all chances by its own amount (orders differ, symmetrically around 0), and the tested
+    order moves them by ``shift``: at ``shift = 0`` it is exactly as good as the random orders'
+    average, the null of the two-level interval."""
+    item = rng.uniform(0.35, 0.85, n_items)
+    moves = np.concatenate([[shift], rng.uniform(-0.1, 0.1, n_orders)])
+    p = np.clip(item[None, :] + moves[:, None], 0, 1)
+    outcomes = (rng.random(p.shape) < p).astype(float)
+    return outcomes[0][None], outcomes[1:][:, None]
+
+
+def test_pruning_comparison_calls_an_average_order_better_rarely():
+    """The two-level interval's verdict when the order is exactly as good as the random orders'
+    average: "higher" in at most alpha/2 of 400 simulated studies (one side of a 95 % interval), with
+    an allowance of 0.025 for the Monte Carlo error (sd of a 2.5 % rate over 400 studies is 0.008);
+    and it finds a real gain of 15 points. (An order drawn at random is another matter: it is truly
+    better or worse than the average; that is what the rank test is for, tested in
+    test_common_stats_calibration.)"""
+    rng = np.random.default_rng(9)
+    higher = sum(C.pruning_comparison(*_order_study(rng, 80, 30, 0.0), seed=s, n_boot=1000).verdict.kind == "higher"
+                 for s in range(400))
+    assert higher / 400 <= 0.025 + 0.025
+    found = sum(C.pruning_comparison(*_order_study(rng, 150, 30, 0.15), seed=s, n_boot=1000).verdict.kind == "higher"
+                for s in range(20))
+    assert found >= 15
+
+
+def test_pruning_comparison_counts_the_random_orders_beaten():
+    order = np.ones((1, 10))
+    randoms = np.zeros((4, 1, 10))
+    randoms[0] = 1.0  # one random order as good as the tested one
+    c = C.pruning_comparison(order, randoms)
+    assert c.beaten == 3 and c.rank_p == pytest.approx(2 / 5) and c.n_orders == 4
+    with pytest.raises(ValueError, match="R >= 2"):
+        C.pruning_comparison(order, randoms[:1])
+
+
+# -- the lesson's findings in plain words ---------------------------------------------------------------
+
+
+def test_equivalence_resolution_is_tangos_half_width_with_nothing_changed():
+    from helpers.common.stats import equivalence_level, tango_interval
+
+    assert C.equivalence_resolution(385) == pytest.approx(float(tango_interval(0, 0, 385, 0.90)[1]))
+    assert C.equivalence_resolution(385, 72) == pytest.approx(float(tango_interval(0, 0, 385, equivalence_level(72))[1]))
+    assert C.equivalence_resolution(385) < 0.01 < C.equivalence_resolution(385, 72)  # lesson 09's margin
+    with pytest.raises(ValueError, match="positive int"):
+        C.equivalence_resolution(0)
+
+
+def _changes(lost, n=400):
+    """OutcomeChange rows with a known kind: row ``i`` loses ``lost[i]`` of ``n`` items that the
+    unchanged model gets right (all right)."""
+    base = np.ones(n)
+    rows = np.stack([np.where(np.arange(n) < k, 0.0, 1.0) for k in lost])
+    return C.outcome_changes(rows, base, [f"r{i}" for i in range(len(lost))], margin=0.01)
+
+
+def test_head_and_skip_findings_name_what_the_verdicts_say():
+    from helpers.common.claims import STATISTICS_TERMS
+
+    changes = _changes([0, 0, 60, 0])  # the third head loses 60 of 400 items: clearly lower
+    heads = [(1, 0), (1, 1), (2, 0), (2, 1)]
+    drop = torch.tensor([[0.0, 0.0], [0.15, 0.0]])
+    sentence, details = C.head_finding(changes, heads, drop, margin=0.01, n_items=400)
+    assert "lowers the accuracy (2.0)" in sentence and "head 2.0" in sentence and "15.0 points" in sentence
+    assert not any(t.lower() in sentence.lower() for t in STATISTICS_TERMS)
+    assert "Bonferroni over 4" in details[0]
+    sentence, details = C.skip_finding("intent accuracy", changes, head_mismatch=True)
+    assert "skipping layer 3 lowers it" in sentence and "Layer 4 is set apart" in sentence
+    assert len(details) == 5
+
+
+def test_patch_and_pruning_findings():
+    from helpers.common.stats import Interval
+
+    V = C.ShareVerdict
+    verdicts = [V(Interval(0.1, 0.0, 0.2, 0.99), 0.001, 0.003, "below"),
+                V(Interval(0.5, 0.3, 0.7, 0.99), 0.9, 1.0, "inconclusive"),
+                V(Interval(0.9, 0.8, 1.0, 0.99), 0.001, 0.003, "above")]
+    context = [V(Interval(0.1, 0.0, 0.2, 0.99), 0.001, 0.003, "below")] * 3
+    sentence, details = C.patch_finding(verdicts, context, 12)
+    assert sentence.startswith("Patched at layer 2 or above, most sentence pairs follow the patch")
+    assert "patched at the embeddings, the context wins" in sentence and "at layer 1 we cannot tell" in sentence
+    assert "never follows" in sentence and len(details) == 4
+    comp = C.pruning_comparison(np.ones((1, 50)), np.zeros((20, 1, 50)) + (np.arange(50) < 25))
+    text, lines = C.pruning_finding(comp, 0.5, 50)
+    assert "more than 20 of 20 random orders" in text and "beats their mean by about 50.0 points" in text
+    assert any("1/(R + 1) = 0.0476" in line for line in lines)
+
+
+def test_claim_rows_keep_the_stories_order_and_leave_out_what_was_not_measured():
+    from helpers.common.claims import Claim
+
+    rows = C.claim_rows({"skip": Claim("S.", ["d1", "d2"]), "heads": Claim("H.", []), "patch": None})
+    assert [r[0] for r in rows] == [C.STORIES["heads"][0], C.STORIES["skip"][0]]
+    assert rows[1] == (C.STORIES["skip"][0], "S.", C.STORIES["skip"][1], "d1 d2")
+    with pytest.raises(ValueError, match="no story"):
+        C.claim_rows({"nothing": Claim("x", [])})
+
+
+def test_pooling_note_reads_the_configuration():
+    assert "mean pooling is our choice" not in C.pooling_note("m", ["mean_tokens"])
+    assert "pools by cls_token" in C.pooling_note("m", ["cls_token"])
+    assert "no sentence-transformers configuration" in C.pooling_note("m", None)
+
+
+def test_banking_setup_is_the_lessons_first_cells(tokenizer, model):
+    from helpers.common.budget import choose_budget
+
+    task = C.banking_setup(tokenizer, model, choose_budget("quick", model), progress=False)
+    assert task.train.num_classes == 5 and len(task.train) == 40 and len(task.test) == 10
+    assert task.max_len == 128
+    features = C.pooled_features(tokenizer, model, task.test.texts, max_length=task.max_len, progress=False)
+    enc = tokenizer(task.test.texts, padding=True, truncation=True, max_length=task.max_len, return_tensors="pt")
+    with torch.no_grad():
+        logits = task.classifier(model(**enc).last_hidden_state, enc["attention_mask"])
+    assert torch.allclose(task.head(features), logits, atol=1e-4)
+    again = C.banking_setup(tokenizer, model, choose_budget("quick", model), progress=False)
+    assert torch.allclose(again.head(features), logits, atol=1e-5)  # seeded: the same head every time
+
+
+def test_polysemy_traces_and_patching_every_word(tokenizer, model):
+    poly = C.polysemy_traces(tokenizer, model, 2, progress=False)
+    assert len(poly.words) == 2 and len(poly.traces) == len(poly.jobs) == len(poly.spans)
+    w, senses = next(iter(poly.words.items()))
+    s = next(iter(senses))
+    assert [t.text for t in poly.of(w, s)] == senses[s]
+    patch = C.patch_every_word(model, poly)
+    assert set(patch) == set(poly.words)
+    first = patch[w]
+    assert first["senses"] == tuple(list(senses)[:2])
+    assert first["follows"].shape == (len(senses[s]) * len(senses[list(senses)[1]]), model.config.num_hidden_layers + 1)
+
+
+def test_the_stories_shown_in_the_claims_table_speak_no_statistics():
+    """The story and paper columns of lessons 09 and 09b are visible output (issue 35)."""
+    from helpers.attribution.compute import STORIES as ATTRIBUTION_STORIES
+    from helpers.common.claims import STATISTICS_TERMS
+
+    for story, paper in list(C.STORIES.values()) + list(ATTRIBUTION_STORIES.values()):
+        assert not [t for t in STATISTICS_TERMS if t.lower() in (story + paper).lower()], (story, paper)
+
+
+def test_median_interval_and_sign_test_are_the_exact_order_statistics():
+    from scipy.stats import binomtest
+
+    x = np.arange(12) / 11  # 0, 1/11, ..., 1
+    iv = C.median_interval(x, 0.95)  # the course's one implementation, helpers/common/stats.py
+    assert (iv.low, iv.high) == (x[2], x[9])  # 2 P(Bin(12, 1/2) <= 2) = 0.039 <= 0.05 < 2 P(<= 3) = 0.146
+    iv = C.median_interval(x[:3], 0.975)
+    assert (iv.low, iv.high) == (-np.inf, np.inf)  # three units: no claim at 97.5 %
+    shares = np.array([0.9, 0.8, 0.7, 0.4, 0.95])
+    assert C.sign_test_p(shares) == pytest.approx(binomtest(4, 5, 0.5).pvalue)
+    assert C.sign_test_p(np.full(4, 0.5)) == 1.0
+
+
+def test_worst_head_breaks_ties_by_the_logit_drop():
+    drop = torch.tensor([[0.02, 0.03], [0.03, 0.0]])
+    assert C.worst_head(drop) == 1  # the first of the tied largest
+    assert C.worst_head(drop, tiebreak=torch.tensor([[9.0, 0.1], [0.5, 9.0]])) == 2

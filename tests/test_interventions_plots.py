@@ -7,8 +7,8 @@ import pytest
 
 from helpers.common.stats import Interval
 from helpers.common.style import small_text
-from helpers.interventions.plots import (plot_attributions, plot_faithfulness, plot_head_maps, plot_importance_scatter,
-                                         plot_layer_head_map, plot_patch_curves, plot_pruning_curve, plot_skip_effects)
+from helpers.interventions.plots import (plot_head_maps, plot_importance_scatter, plot_layer_head_map,
+                                         plot_patch_curves, plot_pruning_curve, plot_skip_effects)
 
 
 def colourbar_labels(fig):
@@ -66,7 +66,7 @@ def test_skip_effects_draw_one_bar_per_layer_and_the_baseline_band():
         plot_skip_effects({"a": (0.9, [0.8], "acc", None)})
 
 
-def test_patch_curves_and_attributions():
+def test_patch_curves():
     pooled = [Interval(v, max(0, v - 0.1), min(1, v + 0.1)) for v in (0.0, 0.4, 0.9)]
     ax = plot_patch_curves({"bank": [0.0, 0.5, 1.0], "bat": [0.1, 0.3, 0.8]}, pooled, chance=0.5, title="patch")
     assert [t.get_text() for t in ax.get_xticklabels()] == ["emb", "1", "2"]
@@ -74,22 +74,6 @@ def test_patch_curves_and_attributions():
     assert "one word" in legend and "all words" in legend and "bank" not in legend  # words are thin grey lines
     assert len(ax.lines) >= 3 and ax.figure.get_figwidth() <= 9.0
     assert not small_text(ax.figure)
-    tokens = ["set", "a", "timer", "now"]
-    scores = {"raw attention": [0.1, 0.2, 0.4, 0.3], "occlusion": [-1.0, 0.0, 2.0, 0.5]}
-    ax, shown = plot_attributions(scores, tokens, title="what drove it")
-    image = ax.images[0]
-    assert np.allclose(image.get_array()[1], [-0.5, 0.0, 1.0, 0.25])  # each row divided by its max |score|
-    assert colourbar_labels(ax.figure) == ["score / largest |score| of its method"]
-    assert not small_text(ax.figure)
-    many = [f"t{i}" for i in range(100)]
-    ref = np.zeros(100)
-    ref[[5, 50, 90]] = [3.0, 2.0, 1.0]
-    ax, shown = plot_attributions({"occlusion": ref}, many, max_tokens=3)
-    assert shown.tolist() == [5, 50, 90]
-    ax, shown = plot_attributions({"occlusion": ref}, many)  # the default: the 30 highest, at most 9 in wide
-    assert len(shown) == 30 and ax.figure.get_figwidth() <= 9.0 and not small_text(ax.figure)
-    with pytest.raises(ValueError, match="one score per token"):
-        plot_attributions({"occlusion": [1.0]}, tokens)
     plt.close("all")
 
 
@@ -99,43 +83,22 @@ def test_shared_diverging_scale():
     assert (image.norm.vmin, image.norm.vmax, image.norm.vcenter) == (-20, 20, 0.0)
 
 
-def test_faithfulness_curves_share_one_scale():
-    rng = np.random.default_rng(0)
-    curves = {m: {"comprehensiveness": rng.random((6, 4)) * s, "sufficiency": rng.random((6, 4)) * s - 0.2}
-              for m, s in (("integrated gradients", 1.0), ("random", 0.3))}
-    fig = plot_faithfulness(curves, (0.1, 0.2, 0.3, 0.5), title="deletion curves")
-    left, right = fig.axes[:2]
-    assert left.get_ylim() == right.get_ylim(), "compared panels share one y-scale"
-    assert "comprehensiveness" in left.get_title() and "sufficiency" in right.get_title()
-    assert np.asarray(left.get_lines()[0].get_xdata()).tolist() == [10.0, 20.0, 30.0, 50.0]
-    assert np.allclose(left.get_lines()[0].get_ydata(), curves["integrated gradients"]["comprehensiveness"].mean(0))
-    assert not small_text(fig) and fig.get_figwidth() <= 9.0
-    with pytest.raises(ValueError, match="at least one"):
-        plot_faithfulness({}, (0.1,))
-
-
 def test_pruning_curve_figure():
-    x = (0.0, 0.1, 0.2)
-    ours = {"accuracy": np.array([0.8, 0.78, 0.7]), "loss": np.array([0.6, 0.7, 1.0])}
-    randoms = [{"accuracy": np.array([0.8, 0.6, 0.4]), "loss": np.array([0.6, 1.2, 2.0])}] * 5
-    fig = plot_pruning_curve(x, ours, randoms, title="pruning")
-    acc_ax, loss_ax = fig.axes
-    assert len(acc_ax.get_lines()) == 6 and np.allclose(acc_ax.get_lines()[-1].get_ydata(), ours["accuracy"])
-    assert "accuracy" in acc_ax.get_ylabel() and "loss" in loss_ax.get_ylabel()
-    assert not small_text(fig)
-    with pytest.raises(ValueError, match="random order"):
-        plot_pruning_curve(x, ours, [])
-
-
-def test_mixing_maps_share_one_scale():
-    from helpers.interventions.plots import plot_mixing_maps
-
-    a = np.eye(4) * 0.5 + 0.125
-    fig = plot_mixing_maps({"raw attention": a, "value zeroing": a ** 2 / (a ** 2).sum(1, keepdims=True)},
-                           ["[CLS]", "a", "b", "[SEP]"], title="mixing")
-    images = [im for ax in fig.axes for im in ax.get_images()]
-    assert len(images) == 2 and len({(im.norm.vmin, im.norm.vmax) for im in images}) == 1
-    assert colourbar_labels(fig) == ["share of the row (rows sum to 1)"]
-    assert not small_text(fig)
-    with pytest.raises(ValueError, match="every panel"):
-        plot_mixing_maps({"x": np.eye(3)}, ["a", "b"])
+    x = (0.0, 0.25, 0.5, 0.75)
+    ours = np.array([0.8, 0.78, 0.7, 0.5])
+    randoms = np.linspace(0.4, 0.65, 100)
+    ax = plot_pruning_curve(x, ours, 0.5, randoms, title="pruning")
+    orange = [l for l in ax.get_lines() if len(l.get_xdata()) == 4][0]
+    assert np.allclose(orange.get_ydata(), ours) and np.allclose(orange.get_xdata(), [0, 25, 50, 75])
+    dots = [l for l in ax.get_lines() if len(l.get_xdata()) == 100][0]
+    assert np.allclose(np.sort(dots.get_ydata()), randoms) and np.all(np.abs(dots.get_xdata() - 50) <= 2)
+    marker = [l for l in ax.get_lines() if l.get_marker() == "D"][0]
+    assert marker.get_ydata()[0] == pytest.approx(0.7)  # the order's value at the compared share
+    legend = [t.get_text() for t in ax.get_legend().get_texts()]
+    assert "100 random orders" in legend and "accuracy" in ax.get_ylabel()
+    assert not small_text(ax.figure) and ax.figure.get_figwidth() <= 9.0
+    with pytest.raises(ValueError, match="at least two"):
+        plot_pruning_curve(x, ours, 0.5, [0.5])
+    with pytest.raises(ValueError, match="not one of fractions"):
+        plot_pruning_curve(x, ours, 0.4, randoms)
+    plt.close("all")

@@ -26,7 +26,7 @@ from helpers.exercises import RATING_PATTERN
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 MAX_LINE = 79
 # every lesson: a new lesson is held to the rules from the start
-ALL_LESSONS = sorted(p.name[:2] for p in LESSONS.glob("[0-9][0-9]_*.py"))
+ALL_LESSONS = sorted(p.name.split("_")[0] for p in LESSONS.glob("[0-9][0-9]*_*.py"))  # "09", "09b", ...
 LINE_CHECKED = ALL_LESSONS
 EXERCISES_CHECKED = ALL_LESSONS
 EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+\d+", re.M)

@@ -50,6 +50,7 @@ LESSON_PARTS = {  # what each lesson opens, for "you are here"
     "07": ("pooler", "head"),
     "08": ("layer", "head"),
     "09": ("attention", "layer"),
+    "09b": ("tokens", "attention"),
     "10": ("layer", "head"),
     "11": ("tokens", "head"),
 }

@@ -1,138 +1,103 @@
-"""Checkers for lesson 09 (interventions: ablate, skip, patch, attribute)."""
+"""Checkers for lesson 09 (interventions: ablate, prune, skip, patch)."""
 
 from __future__ import annotations
 
 import torch
 
 from helpers.common.stats import bootstrap_ci
-from helpers.exercises import Feedback, article, as_index, as_number, correct, no_answer, wrong
-from helpers.exercises.prediction import index_note
-from helpers.interventions.compute import HeadAblation, attention_rollout, outcome_changes, word_cluster_shares
+from helpers.exercises import Feedback, as_index, as_number, correct, no_answer, wrong
+from helpers.exercises.prediction import index_note, prediction_note
+from helpers.interventions.compute import HeadAblation, PruningComparison, pruning_curve, word_cluster_shares
 from helpers.model.trace import device_of
 
 
-def _is_int(x) -> bool:
-    return as_index(x, "value")[1] is None  # a Python int, a NumPy integer or a 0-d integer tensor
+def mean_ablation_drop(mean_ablation: HeadAblation, gap) -> float:
+    """The mean true-class logit drop when head ``gap = (layer - 1, head)`` is set to its mean,
+    over the utterances of ``mean_ablation`` (the lesson's one utterance per intent)."""
+    row, head = (int(v) for v in gap)
+    return float(mean_ablation.logit_drop_items()[:, row, head].mean())
 
 
-def _ints(values) -> list[int]:
-    return [as_index(v, "value")[0] for v in values]
-
-
-def check_exercise_1(answer, ablation: HeadAblation) -> Feedback:
-    """``(layer, head)`` with the largest mean true-class logit drop; layers from 1."""
+def check_exercise_1(answer, mean_ablation: HeadAblation, zero_some: HeadAblation, gap) -> Feedback:
+    """Build it yourself: the mean true-class logit drop with head ``gap`` (``(layer - 1, head)``)
+    replaced by its mean context, measured with the learner's own pre-hook; checked against the
+    lesson's ``ablate_every_head(..., fill=head_means)``."""
     if answer is None:
-        return no_answer("Set answer_1 to a (layer, head) tuple, layers counted from 1.")
-    if not isinstance(answer, (tuple, list)) or len(answer) != 2 or not all(_is_int(v) for v in answer):
-        return wrong(f"answer should be a (layer, head) tuple of two ints, got {answer!r}.",
-                     "For example (3, 7); convert tensor indices with int(...).")
-    drops = ablation.logit_drop_items().mean(0)  # [L, A]
-    n_layers, n_heads = drops.shape
-    layer, head = _ints(answer)
-    answer = (layer, head)
-    best = drops.max()
-
-    def is_best(row: int, col: int) -> bool:
-        return 0 <= row < n_layers and 0 <= col < n_heads and bool(torch.isclose(drops[row, col], best))
-
-    if is_best(layer - 1, head):
-        return correct(f"layer {layer}, head {head}: removing it lowers the true-class logit by {best:.3f} "
-                       "on average.")
-    if is_best(layer, head):
-        return wrong(f"layer {layer} is off by one: you gave the row index.",
-                     "Row i of ablation.logit_drop_items().mean(0) is layer i + 1 (encoder.layer[i]).")
-    if is_best(layer - 1, head - 1):
-        return wrong(f"head {head} is off by one: heads are counted from 0.",
-                     "Give the column index as it is.")
-    if is_best(head - 1, layer):
-        return wrong("layer and head are swapped.", "Give (layer, head): the row is the layer, the column the head.")
-    if not 1 <= layer <= n_layers or not 0 <= head < n_heads:
-        return wrong(f"{answer} is not a head of this model: layers are 1 to {n_layers}, heads 0 to {n_heads - 1}.",
-                     "Layers are counted from 1 (row 0 of the table is layer 1); heads from 0.")
-    acc_best = divmod(int(ablation.accuracy_drop().argmax()), n_heads)
-    if (layer, head) == (acc_best[0] + 1, acc_best[1]):
-        return wrong("that is the head with the largest *accuracy* drop.",
-                     "The exercise asks for the true-class logit: use ablation.logit_drop_items().mean(0).")
-    return wrong(f"removing layer {layer}, head {head} lowers the true-class logit by "
-                 f"{drops[layer - 1, head]:.3f} on average; another head lowers it more.",
-                 "Average ablation.logit_drop_items() over the test items (dim 0) and take the argmax.")
+        return no_answer("Set answer_1 to a float: the mean true-class logit drop (unchanged minus "
+                         "mean-ablated) over the some_run utterances.")
+    answer, bad = as_number(answer, "answer_1")
+    if bad is not None:
+        return bad
+    expected = mean_ablation_drop(mean_ablation, gap)
+    zeroed = mean_ablation_drop(zero_some, gap)
+    close = lambda value: abs(answer - value) <= 1e-3 + 0.01 * abs(value)  # noqa: E731
+    layer, head = int(gap[0]) + 1, int(gap[1])
+    if close(expected):
+        return correct(f"{expected:+.3f}: with layer {layer}, head {head} set to its mean the true class loses "
+                       f"{expected:+.3f} of its logit on average; set to zero it loses {zeroed:+.3f}.")
+    if close(-expected):
+        return wrong("the sign is flipped.", "The drop is the unchanged logit minus the mean-ablated one.")
+    if close(zeroed):
+        return wrong("that is the head set to zero, not to its mean.",
+                     "Replace the head's columns by head_means[layer][h * d:(h + 1) * d] instead of 0.")
+    row = mean_ablation.logit_drop_items().mean(0)
+    off = [(r, h) for r, h in ((int(gap[0]) - 1, head), (int(gap[0]) + 1, head), (int(gap[0]), head - 1),
+                               (int(gap[0]), head + 1))
+           if 0 <= r < row.shape[0] and 0 <= h < row.shape[1]]
+    if any(close(float(row[r, h])) for r, h in off):
+        return wrong("that is a neighbouring head or layer.",
+                     f"gap = {tuple(int(v) for v in gap)} is (layer - 1, head): hook model.encoder.layer[gap[0]] and "
+                     "the columns gap[1] * d to (gap[1] + 1) * d.")
+    return wrong(f"{answer:+.3f} is not the mean drop with that head mean-ablated.",
+                 "Clone the context in the pre-hook, overwrite head h's d columns with its mean, return (context, "
+                 "*args[1:]); run continue_from(...) from the embeddings with the hook registered, then classifier; "
+                 "gather each utterance's true-class logit and average unchanged minus changed.")
 
 
-def check_exercise_2(answer, grads: torch.Tensor) -> Feedback:
-    """Michel et al.'s ``I = E_x |dL/dxi|`` from per-item gradients ``[N, L, A]``."""
+def reversed_accuracy(model, classifier, run, labels, by_importance, fraction: float) -> float:
+    """The accuracy on ``run`` with the first ``fraction`` of the heads of ``by_importance`` reversed
+    (most important first) removed together."""
+    correct_, _ = pruning_curve(model, classifier, run, labels, list(by_importance)[::-1], (fraction,))
+    return float(correct_.mean())
+
+
+def check_exercise_2(prediction, answer, model, classifier, run, labels, by_importance, fraction: float,
+                     comparison: PruningComparison) -> Feedback:
+    """Predict, then measure: the accuracy at ``fraction`` removed when the **most** important heads
+    go first. The measurement is graded; the prediction (below / inside / above the random orders)
+    only gets a comment."""
     if answer is None:
-        return no_answer("Set answer_2 to an [L, A] tensor computed from grads.")
-    if not isinstance(answer, torch.Tensor):
-        given = type(answer).__name__
-        return wrong(f"answer should be a torch.Tensor, got {article(given)}.", "Work with grads directly.")
-    expected = grads.abs().mean(0)
-    if tuple(answer.shape) != tuple(expected.shape):
-        return wrong(f"answer has shape {tuple(answer.shape)}, expected {tuple(expected.shape)} = [L, A].",
-                     "Average over the items, dimension 0 of grads.")
-    answer = answer.detach().float()
-    if torch.allclose(answer, expected, atol=1e-6, rtol=1e-4):
-        return correct("that is Michel et al.'s head importance, one number per head.")
-    if torch.allclose(answer, grads.mean(0).abs(), atol=1e-6, rtol=1e-4):
-        return wrong("you took the absolute value of the mean gradient.",
-                     "Take the absolute value of each item's gradient first, then average: gradients of "
-                     "opposite sign must not cancel.")
-    if torch.allclose(answer, grads.abs().sum(0), atol=1e-5, rtol=1e-4):
-        return wrong("you summed over the items.", "Michel et al. take the expectation: the mean over items.")
-    if torch.allclose(answer, grads.mean(0), atol=1e-6, rtol=1e-4):
-        return wrong("you averaged the signed gradients.", "Use the absolute values: .abs() before .mean(0).")
-    return wrong("the values differ from E_x |dL/dxi|.", "Compute grads.abs().mean(0).")
+        return no_answer("Write your prediction first, then set answer_2 to a float: the accuracy (0 to 1) with "
+                         "the reversed order at HALF removed.")
+    answer, bad = as_number(answer, "answer_2")
+    if bad is not None:
+        return bad
+    expected = reversed_accuracy(model, classifier, run, labels, by_importance, fraction)
+    low, high = float(comparison.random_scores.min()), float(comparison.random_scores.max())
+    where = "below" if expected < low else "above" if expected > high else "inside"
+    note = prediction_note(prediction, where, ("below", "inside", "above"))
+    if abs(answer - expected) <= 1e-6 or abs(answer - 100 * expected) <= 0.05:
+        scale = "" if abs(answer - expected) <= 1e-6 else " (as a percentage; a share 0-1 was asked, fine)"
+        return correct(f"{expected:.1%}{scale}: the random orders keep {low:.1%} to {high:.1%}, the least-important-"
+                       f"first order {comparison.score:.1%}; most important first lands {where} them. " + note)
+    forward = comparison.score
+    if abs(answer - forward) <= 1e-6:
+        return wrong("that is the lesson's order, least important first.", "Reverse it: by_importance[::-1].")
+    return wrong(f"{answer:.3f} is not the accuracy with the reversed order.",
+                 "pruning_curve(model, classifier, prune_run, prune_labels, by_importance[::-1], (HALF,)) returns "
+                 "(correct, loss); average correct.")
 
 
-def check_exercise_3(my_rollout, trace) -> Feedback:
-    """A function ``list of [A, T, T] -> [T, T]``: the attention rollout with 0.5 A + 0.5 I."""
-    if my_rollout is None:
-        return no_answer("Define my_rollout(attentions) and pass the function.")
-    if not callable(my_rollout):
-        given = type(my_rollout).__name__
-        return wrong(f"my_rollout should be a function, not {article(given)}.",
-                     "Write `def my_rollout(attentions): ...` and pass the function itself.")
-    attentions = list(trace.attentions)
-    try:
-        got = torch.as_tensor(my_rollout(attentions), device=trace.device).float()
-    except Exception as err:  # noqa: BLE001 - learner code
-        return wrong(f"my_rollout raised {type(err).__name__}: {err}",
-                     "Average the heads, mix in the identity, renormalise the rows, multiply layer by layer.")
-    expected = attention_rollout(attentions)
-    if tuple(got.shape) != tuple(expected.shape):
-        return wrong(f"the result has shape {tuple(got.shape)}, expected {tuple(expected.shape)} = [T, T].",
-                     "Average over the heads (dim 0) of each layer's map.")
-    if torch.allclose(got, expected, atol=1e-5):
-        return correct("your rollout matches, layer by layer.")
-    eye = torch.eye(expected.shape[0], device=expected.device)
-    mixed = [0.5 * a.mean(0) + 0.5 * eye for a in attentions]
-    mixed = [m / m.sum(-1, keepdim=True) for m in mixed]
-    reversed_order = eye
-    for m in mixed:
-        reversed_order = reversed_order @ m
-    if torch.allclose(got, reversed_order, atol=1e-5):
-        return wrong("the layers are multiplied in the wrong order.",
-                     "The top layer mixes what the layers below produced: R = A_L ... A_2 A_1, so each new "
-                     "layer multiplies from the left.")
-    no_residual = eye
-    for a in attentions:
-        no_residual = a.mean(0) @ no_residual
-    if torch.allclose(got, no_residual, atol=1e-5):
-        return wrong("the residual connection is missing.",
-                     "Use 0.5 * A + 0.5 * I for every layer, then renormalise rows.")
-    return wrong("the values differ from the rollout.",
-                 "For each layer: A = heads' mean; A = 0.5 A + 0.5 I; divide each row by its sum; R = A @ R.")
-
-
-def check_exercise_4(answer, patch: dict) -> Feedback:
+def check_exercise_3(answer, patch: dict) -> Feedback:
     """The width of a bootstrap over the pairs of patched layer 1 (``bootstrap_ci`` with its
     defaults) divided by the width of the lesson's interval resampling words
     (:func:`word_cluster_shares`)."""
     if answer is None:
-        return no_answer("Set answer_4 to a float: the pair-bootstrap width divided by the word-bootstrap width.")
+        return no_answer("Set answer_3 to a float: the pair-bootstrap width divided by the word-bootstrap width.")
     if len(patch) < 2:
         return wrong("fewer than two ambiguous words were patched with this vocabulary.",
                      "Run the lesson with an English model.")
-    answer, bad = as_number(answer, "answer_4")
+    answer, bad = as_number(answer, "answer_3")
     if bad is not None:
         return bad
     pooled, _, _ = word_cluster_shares(patch, "follows")
@@ -157,99 +122,6 @@ def check_exercise_4(answer, patch: dict) -> Feedback:
                  "by the width of pooled[1].")
 
 
-def _is_layer_list(answer) -> bool:
-    return isinstance(answer, (list, tuple)) and all(_is_int(v) for v in answer)
-
-
-def check_exercise_5(answer, skip_correct) -> Feedback:
-    """The layers whose skip lowers the accuracy: each skip against nothing skipped on the same items
-    (Tango's interval, :func:`~helpers.common.stats.mcnemar`), read as one Bonferroni family over
-    the ``L`` layers: the interval at ``1 - 0.05 / L`` lies below 0 (:func:`outcome_changes`, the
-    lesson's rule)."""
-    if answer is None:
-        return no_answer("Set answer_5 to a sorted list of layers (ints, counted from 1).")
-    if not _is_layer_list(answer):
-        return wrong(f"answer should be a list of int layers, got {answer!r}.",
-                     "For example [1, 6]; convert tensor values with int(...).")
-    answer = _ints(answer)
-    outcomes = torch.as_tensor(skip_correct, device="cpu").float()  # cpu: outcomes for statistics
-    n_layers = outcomes.shape[0] - 1
-    changes = outcome_changes(outcomes[1:], outcomes[0], [f"layer {l}" for l in range(1, n_layers + 1)])
-    expected = [l for l, c in enumerate(changes, start=1) if c.kind == "lower"]
-    if expected and sorted(answer) == [l - 1 for l in expected]:
-        return wrong("your layers are counted from 0: here layer l is row l of skip_correct (row 0 is "
-                     "nothing skipped), and layer l is encoder.layer[l - 1].", "Add 1 to each index.")
-    if any(not 1 <= layer <= n_layers for layer in answer):
-        return wrong(f"layers are counted from 1 to {n_layers} here; got {sorted(answer)}.",
-                     "Row l of skip_correct is layer l skipped; row 0 is nothing skipped, not a layer.")
-    if list(answer) != sorted(set(answer)):
-        return wrong("give each layer once, sorted.", "Use sorted(...).")
-    if list(answer) == expected:
-        return correct(f"layers {expected or 'none'}: " + ("; ".join(
-            f"{l}: adjusted p = {changes[l - 1].adjusted_p:.2g}" for l in expected) if expected else
-            "no skip is shown to lower the accuracy once the family is adjusted") + ".")
-    unadjusted = [l for l, c in enumerate(changes, start=1) if c.p_value < 0.05 and c.difference.estimate < 0]
-    if list(answer) == unadjusted and unadjusted != expected:
-        return wrong("those are the layers whose 95 % interval lies below 0, each read on its own.",
-                     f"Read the {n_layers} skips as one family: mcnemar(...).verdict(family={n_layers}) reads the "
-                     f"{100 * (1 - 0.05 / n_layers):.4g} % interval.")
-    either_way = [l for l, c in enumerate(changes, start=1) if c.kind in ("lower", "higher")]
-    not_shown = [l for l, c in enumerate(changes, start=1) if c.kind != "lower"]
-    if list(answer) == either_way and either_way != expected:
-        return wrong("that list includes a layer whose skip *raises* the accuracy.",
-                     "Keep only the layers with fewer right answers after the skip.")
-    if list(answer) == not_shown:
-        return wrong("those are the layers whose skip is *not* shown to lower the accuracy -- the old 'can go' "
-                     "list, which mistakes an inconclusive test for no effect.",
-                     "The exercise asks for the layers whose skip lowers the accuracy.")
-    missing, extra = set(expected) - set(answer), set(answer) - set(expected)
-    what = [text for text, flag in (("some layers are missing", missing),
-                                    ("some listed layers are not shown to lower it", extra)) if flag]
-    return wrong(f"not quite: {' and '.join(what)}.",
-                 "mcnemar(skip_correct[l], skip_correct[0]).verdict(family=L) for l = 1..L, then keep the layers "
-                 "whose verdict is 'lower'.")
-
-
-def _comprehensiveness(tokenizer, model, classifier, trace, scores, target: int, fraction: float, *, how="drop",
-                       signed=True) -> float:
-    from helpers.interventions.compute import removal_probabilities, top_tokens
-    from helpers.model.tokens import content_positions
-
-    words = content_positions(trace)
-    ranked = scores if signed else torch.as_tensor(scores, device=device_of(scores)).abs()
-    top = top_tokens(ranked, words, fraction)
-    p = removal_probabilities(tokenizer, model, classifier, trace, target, [[], top], how=how)
-    return float(p[0] - p[1])
-
-
-def check_exercise_6(answer, tokenizer, model, classifier, trace, scores, target: int) -> Feedback:
-    """ERASER's comprehensiveness at k = 20% for one ranking: drop the top ``ceil(0.2 n)`` word
-    tokens (by signed score, at least one), and give p(target | x) - p(target | x without them)."""
-    if answer is None:
-        return no_answer("Set answer_6 to a float: p(pred | SENTENCE) - p(pred | SENTENCE without its top 20% "
-                         "Integrated-Gradients tokens).")
-    answer, bad = as_number(answer, "answer_6")
-    if bad is not None:
-        return bad
-    expected = _comprehensiveness(tokenizer, model, classifier, trace, scores, target, 0.2)
-    close = lambda value: abs(answer - value) <= 1e-3 + 0.01 * abs(value)  # noqa: E731
-    if close(expected):
-        return correct(f"{expected:+.4f}: dropping the top 20% of the word tokens "
-                       + ("lowers" if expected > 0 else "raises") + " the predicted intent's probability by "
-                       f"{abs(expected):.4f}.")
-    if close(-expected):
-        return wrong("the sign is flipped.", "Comprehensiveness is p(full input) minus p(input without the tokens).")
-    if close(_comprehensiveness(tokenizer, model, classifier, trace, scores, target, 0.2, how="mask")):
-        return wrong("that replaces the tokens by [MASK]; the lesson drops them.",
-                     "Build the shorter id sequence without the removed positions.")
-    if close(_comprehensiveness(tokenizer, model, classifier, trace, scores, target, 0.2, signed=False)):
-        return wrong("that ranks by |score|; the lesson ranks by the signed score, highest first.",
-                     "A token that argues against the intent is removed last.")
-    return wrong(f"{answer:+.4f} is not the comprehensiveness of this ranking.",
-                 "Word tokens: every position but [CLS] and [SEP]; take the ceil(0.2 * n) with the highest score; "
-                 "softmax the head's logits with and without them and subtract.")
-
-
 def skip_logit_drops(skip_logits, y) -> torch.Tensor:
     """``[L]``: mean over the test items of the true-class logit with nothing skipped minus with
     layer ``l`` skipped (index ``l - 1``)."""
@@ -259,11 +131,11 @@ def skip_logit_drops(skip_logits, y) -> torch.Tensor:
     return (true[0] - true[1:]).mean(-1)
 
 
-def check_exercise_7(prediction, answer, skip_logits, y) -> Feedback:
+def check_exercise_4(prediction, answer, skip_logits, y) -> Feedback:
     """Predict, then measure: the layer (counted from 1) whose skip lowers the true-class logit
     most on average. The measurement is graded; the predicted layer only gets a comment."""
     if answer is None:
-        return no_answer("Write your prediction first, then set answer_7 to an int: the layer (from 1) "
+        return no_answer("Write your prediction first, then set answer_4 to an int: the layer (from 1) "
                          "whose skip lowers the true-class logit most on average.")
     drops = skip_logit_drops(skip_logits, y)
     n_layers = len(drops)

@@ -1,10 +1,12 @@
-"""Lesson 09: testing the stories by intervention -- ablate, skip, patch, attribute.
+"""Lesson 09: testing the stories by intervention -- ablate, skip, patch, prune.
 
-* ``compute`` -- head gates on the output projection's input (ablation, Michel et al.'s
-  gradient importance), every head ablated in batches from cached hidden states, layers
-  skipped, word vectors patched between senses, attributions (raw attention, rollout,
-  gradient x input, occlusion), rank correlations with bootstrap intervals;
-* ``plots`` -- layer x head maps, importance scatter, skipped layers, patching curves,
-  attributions side by side;
+* ``compute`` -- head gates on the output projection's input (zero- and mean-ablation, Michel et
+  al.'s gradient importance), every head ablated in batches from cached hidden states, pruning
+  against many random orders, layers skipped, word vectors patched between senses, rank
+  correlations with bootstrap intervals, the verdicts and the lesson's claims table;
+* ``plots`` -- layer x head maps, importance scatter, pruning curves, skipped layers, patching
+  curves;
 * ``widgets`` -- the remove-a-head / skip-a-layer explorer.
+
+The attributions of lesson 09b live in ``helpers/attribution``.
 """

@@ -15,16 +15,9 @@ layers ``1 .. l-1`` untouched, so their output is read from the cache.
   removed cumulatively in a given order);
 * layer skipping -- :func:`skip_every_layer`, layer ``l`` replaced by the identity;
 * activation patching -- :func:`patch_word_vectors`, one word's vector swapped in at layer ``l``;
-* attribution -- raw attention, :func:`attention_rollout` (Abnar & Zuidema 2020),
-  :func:`norm_attention_scores` (lesson 05's norm-based attention), :func:`gradient_x_input` (and
-  Captum's ``InputXGradient``, :func:`gradient_x_input_captum`), :func:`integrated_gradients`
-  (Captum's ``LayerIntegratedGradients``, steps raised until the completeness gap is small;
-  :func:`integrated_gradients_by_hand` is the same sum written out, to check Captum;
-  :func:`integrated_gradients_by_embedding` splits it over word / segment / position),
-  :func:`occlusion_scores`; :func:`value_zeroing` (Mohebbi et al. 2023);
-* faithfulness (DeYoung et al. 2020, ERASER) -- :func:`erasure_curves`: comprehensiveness and
-  sufficiency of each ranking's top tokens, removed by :func:`removal_probabilities` (dropped, or
-  replaced by [MASK] or [PAD]);
+* pruning against random orders -- :func:`random_orders`, :func:`pruning_outcomes` (many orders
+  in one batch per share removed) and :func:`pruning_comparison` (a Monte Carlo rank test and a
+  two-level bootstrap over the test items and the random orders);
 * verdicts -- :func:`outcome_changes` (an intervention's accuracy change on the same items:
   Tango's score interval and McNemar's test, or a cluster bootstrap when items share a unit;
   Bonferroni over the interventions; "equivalent" only inside a margin stated beforehand, TOST on
@@ -35,7 +28,13 @@ layers ``1 .. l-1`` untouched, so their output is read from the cache.
 * statistics -- :func:`spearman`, :func:`spearman_ci` (a bootstrap over the test items),
   :func:`within_group_spearman_ci` (rho within each layer, averaged: no ranking of layers),
   :func:`paired_spearman_ci` (a bootstrap over the ranked units) and
-  :func:`word_cluster_shares` (patched pairs pooled over words, resampling words).
+  :func:`word_cluster_shares` (patched pairs pooled over words, resampling words);
+* the lesson in plain words -- :func:`head_finding`, :func:`skip_finding`, :func:`patch_finding`,
+  :func:`pruning_finding`, :func:`rank_sentence` (a sentence generated from the numbers and a few
+  "How we know" lines each) and :func:`claim_rows` (the claims table from those findings).
+
+The attributions of lesson 09b (rollout, gradients, Integrated Gradients, occlusion, value zeroing,
+ERASER) are in ``helpers/attribution/compute.py``.
 
 Runs over many texts go in groups of similar length (:func:`length_buckets`), each padded only
 to its own longest text.
@@ -59,12 +58,9 @@ from helpers.attention.compute import TOKEN_CLASSES, token_class
 from helpers.classify.compute import mean_pool
 from helpers.common.progress import progress as progress_bar
 from helpers.common.stats import (Interval, Replicates, Verdict, accuracy_ci, bootstrap_size, clopper_pearson,
-                                  cluster_bootstrap_ci, cluster_replicates, equivalence_level, family_level, mcnemar,
+                                  cluster_bootstrap_ci, cluster_replicates, equivalence_level, family_level,
                                   mcnemar_p, median_interval, tango_interval, verdict)
-from helpers.model.trace import Trace, check_trace, device_of, encode, model_device
-
-
-OCCLUSION_PASSES = 64  # past this many tokens, occlusion drops runs of neighbouring tokens together
+from helpers.model.trace import check_trace, device_of, encode, model_device
 
 
 # -- sizes and argument checks (same messages as helpers.model.trace.Trace) ---------------
@@ -241,7 +237,8 @@ def additive_mask(attention_mask: torch.Tensor, dtype=torch.float32) -> torch.Te
     return (1.0 - attention_mask[:, None, None, :].to(dtype)) * torch.finfo(dtype).min
 
 
-def _call_layer(layer_module, hidden, mask):
+def run_layer(layer_module, hidden, mask):
+    """One encoder layer on ``hidden`` with the additive ``mask``; its output tensor."""
     out = layer_module(hidden, mask)
     return out[0] if isinstance(out, tuple) else out  # transformers 4 returns a tuple, 5 a tensor
 
@@ -255,7 +252,7 @@ def continue_from(model, hidden: torch.Tensor, attention_mask: torch.Tensor, aft
     mask = additive_mask(attention_mask, hidden.dtype)
     with gated_heads(model, gates or {}, fill):
         for module in model.encoder.layer[after_layer:]:
-            hidden = _call_layer(module, hidden, mask)
+            hidden = run_layer(module, hidden, mask)
     return hidden
 
 
@@ -588,6 +585,62 @@ def pruning_curve(model, classifier, run: CachedRun, labels, order, fractions=PR
             correct[k, items] = (logits.argmax(-1) == y[items]).float()
             loss[k, items] = F.cross_entropy(logits, y[items], reduction="none")
     return correct, loss
+
+
+def random_orders(model, n: int, seed: int = 0) -> list[list[tuple[int, int]]]:
+    """``n`` random pruning orders of every ``(layer, head)`` (layers from 1), order ``i`` drawn
+    with ``random.Random(seed + i)``: the same orders on every run."""
+    import random
+
+    L, A = model_sizes(model)
+    heads = [(l, h) for l in range(1, L + 1) for h in range(A)]
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be a positive int (how many random orders), got {n!r}.")
+    return [random.Random(seed + i).sample(heads, len(heads)) for i in range(n)]
+
+
+@torch.no_grad()
+def pruning_outcomes(model, classifier, run: CachedRun, labels, orders, fractions, *, bucket: int = 16,
+                     max_tokens: int = 32_000, progress: bool = True) -> torch.Tensor:
+    """``[R, K, N]`` 0/1: item ``n`` still right after the first ``round(fractions[k] * L * A)``
+    heads of ``orders[r]`` are removed together -- :func:`pruning_curve`'s ``correct`` for many
+    orders at once. One fraction of every order runs as one batch (each copy of an item carries its
+    order's gates), split so that at most ``max_tokens`` tokens run at once: many random orders
+    cost far less than one :func:`pruning_curve` call each."""
+    L, A = model_sizes(model)
+    orders = [[(check_layer(model, l), check_head(model, h)) for l, h in order] for order in orders]
+    if not orders or any(len(set(o)) != L * A for o in orders):
+        raise ValueError(f"orders must be a non-empty list of orders, each listing the {L * A} heads once.")
+    fractions = list(fractions)
+    if not fractions or any(not 0 <= f <= 1 for f in fractions):
+        raise ValueError(f"fractions must be a non-empty list of shares in [0, 1], got {fractions!r}.")
+    y = _labels(labels, len(run), run.attention_mask.device)
+    device = y.device
+    out = torch.empty(len(orders), len(fractions), len(run), device=device)
+    unchanged = (classifier(run.hidden(L), run.attention_mask).argmax(-1) == y).float()
+    buckets = length_buckets(run.attention_mask, bucket)
+    for k in progress_bar(range(len(fractions)), desc=f"pruning in {len(orders)} random orders",
+                          disable=not progress):
+        n_removed = round(fractions[k] * L * A)
+        if n_removed == 0:
+            out[:, k] = unchanged
+            continue
+        gates = torch.ones(len(orders), L, A, device=device)  # [R, L, A]
+        for r, order in enumerate(orders):
+            for layer, head in order[:n_removed]:
+                gates[r, layer - 1, head] = 0.0
+        for items, width in buckets:
+            n = len(items)
+            per_batch = max(1, max_tokens // (n * width))  # orders per forward pass
+            start, mask = run.hidden(0)[items, :width], run.attention_mask[items, :width]
+            for first in range(0, len(orders), per_batch):
+                g = gates[first:first + per_batch]  # [r, L, A]
+                r = g.shape[0]
+                masks = mask.repeat(r, 1)
+                layer_gates = {l: g[:, l - 1].repeat_interleave(n, 0) for l in range(1, L + 1)}  # [r * n, A]
+                logits = classifier(continue_from(model, start.repeat(r, 1, 1), masks, 0, layer_gates), masks)
+                out[first:first + r, k][:, items] = (logits.argmax(-1) == y[items].repeat(r)).view(r, n).float()
+    return out
 
 
 @dataclass(frozen=True)
@@ -1023,20 +1076,23 @@ def _rest_mean(hidden: torch.Tensor, span) -> torch.Tensor:
     return hidden[keep].mean(0)
 
 
-def word_cluster_shares(results: dict, key: str = "follows", *, n_boot: int = 2000, seed: int = 0):
+def word_cluster_shares(results: dict, key: str = "follows", *, n_boot: int | None = None, seed: int = 0):
     """The share of patched pairs with outcome 1, pooled over the words of ``results``
     (``{word: sense_patching result}``), with a bootstrap that resamples **words**: a word's pairs
     reuse its few sentences, so the word (its pair of senses) is the independent unit
     (:func:`~helpers.common.stats.cluster_bootstrap_ci`).
 
     Returns ``(intervals, boots, word_shares)``: one interval per column (patched layer), the
-    replicates ``[n_boot, K]`` and each word's own share ``[n_words, K]``. A column where every pair
+    replicates ``[n_boot, K]`` and each word's own share ``[n_words, K]``. ``n_boot`` defaults to
+    enough replicates for the ``K`` columns read as one family (:func:`bootstrap_size`), so that a
+    p-value at the bootstrap's floor still lies below the family's level when the interval says so. A column where every pair
     has the same outcome gets the exact interval of ``n_words`` out of ``n_words`` (a zero-width
     interval would look like certainty)."""
     if not isinstance(results, dict) or len(results) < 2 or any(key not in r for r in results.values()):
         raise ValueError(f"give {{word: sense_patching result}} for at least two words, each with {key!r}.")
     values = [_as_float_array(r[key]).reshape(len(r["pairs"]), -1) for r in results.values()]
     clusters = np.concatenate([[w] * len(v) for w, v in zip(results, values)])
+    n_boot = bootstrap_size(values[0].shape[1]) if n_boot is None else n_boot
     intervals, boots = cluster_bootstrap_ci(np.concatenate(values), clusters, n_boot=n_boot, seed=seed,
                                             return_boots=True)
     boots, pooled = boots.reshape(n_boot, -1), np.concatenate(values)
@@ -1064,14 +1120,32 @@ class ShareVerdict:
     kind: str
 
 
+def sign_test_p(values, half: float = 0.5) -> float:
+    """Two-sided exact sign test of "the units' median lies at ``half``": how many units lie above
+    ``half`` against below (ties dropped)."""
+    x = _as_float_array(values).ravel()
+    above, below = int((x > half).sum()), int((x < half).sum())
+    if above + below == 0:
+        return 1.0
+    return float(min(1.0, 2 * min(_binom_cdf(above, above + below), _binom_sf(above, above + below))))
+
+
 def share_verdicts(intervals, boots, unit_shares, half: float = 0.5, alpha: float = 0.05) -> list[ShareVerdict]:
     """One :class:`ShareVerdict` per column (e.g. per patched layer) of :func:`word_cluster_shares`'
-    output, the columns one Bonferroni family: the share's interval at ``1 - alpha / K`` from the
-    replicates over the words (the course's small-sample rule), widened to cover the
-    distribution-free interval of the words' median share at the same level
-    (:func:`~helpers.common.stats.median_interval`): a share bounded by 0 and 1, over a handful of
-    words, is no place to trust a t interval, and three words cannot prove a majority however
-    unanimous. "above" when the interval lies above ``half``, "below" when below."""
+    output, the columns one Bonferroni family, each read off one interval at ``1 - alpha / K``:
+
+    * the pooled share's interval from the replicates over the words, under the course's small-sample
+      rule (never narrower than the t interval over the ``n_words`` units);
+    * widened, where needed, to cover the distribution-free interval of the words' **median** share
+      (:func:`~helpers.common.stats.median_interval`, the sign test's): a claim that "a majority follows" must hold for the
+      typical word too, and a handful of words cannot make it however well they agree -- without
+      this, three words that nearly agree would get a narrow t interval while three that agree
+      exactly get none (a verdict must not grow surer as the words disagree more);
+    * a column where every word gave the same share gets the exact Clopper-Pearson interval of that
+      count of words.
+
+    "above" when the interval lies above ``half``, "below" when below; the p-value is the larger of
+    the bootstrap's and the sign test's (the interval excludes ``half`` exactly when both reject)."""
     boots, unit_shares = _as_float_array(boots), _as_float_array(unit_shares)
     boots = boots[:, None] if boots.ndim == 1 else boots
     unit_shares = unit_shares[:, None] if unit_shares.ndim == 1 else unit_shares
@@ -1086,479 +1160,32 @@ def share_verdicts(intervals, boots, unit_shares, half: float = 0.5, alpha: floa
     shifted, p = reps.intervals(level), reps.p_values()
     out = []
     for k, ci in enumerate(intervals):
-        free = median_interval(unit_shares[:, k], level, bounds=(0.0, 1.0))
-        low, high = min(shifted[k].low + half, free.low), max(shifted[k].high + half, free.high)
-        share = Interval(ci.estimate, low, high, level)
-        # the p-value of the same rule: the larger of the bootstrap's and the sign test's over the words
-        above, below = int((unit_shares[:, k] > half).sum()), int((unit_shares[:, k] < half).sum())
-        p_k = max(float(p[k]), _sign_p(above, below))
+        if unit_shares[:, k].min() == unit_shares[:, k].max():  # every word alike: exact over the words
+            exact = clopper_pearson(int(round(ci.estimate * n_units)), n_units, level)
+            share = Interval(ci.estimate, exact.low, exact.high, level)
+            p_k = 1.0 if ci.estimate == half else float(min(1.0, 2 * min(
+                _binom_cdf(int(round(ci.estimate * n_units)), n_units), _binom_sf(int(round(ci.estimate * n_units)), n_units))))
+        else:
+            free = median_interval(unit_shares[:, k], level, bounds=(0.0, 1.0))  # (0, 1) when too few words
+            low, high = free.low, free.high
+            share = Interval(ci.estimate, max(0.0, min(shifted[k].low + half, low)),
+                             min(1.0, max(shifted[k].high + half, high)), level)
+            p_k = max(float(p[k]), sign_test_p(unit_shares[:, k], half))
         kind = "above" if share.low > half else "below" if share.high < half else "inconclusive"
         out.append(ShareVerdict(share, p_k, min(1.0, family * p_k), kind))
     return out
 
 
-def _sign_p(above: int, below: int) -> float:
-    """Two-sided exact sign test over the units (1 when none differ from the half)."""
-    from scipy.stats import binomtest
+def _binom_cdf(k: int, n: int) -> float:
+    from scipy.stats import binom
 
-    return float(binomtest(above, above + below, 0.5).pvalue) if above + below else 1.0
+    return float(binom.cdf(k, n, 0.5))
 
 
-# -- 5. attribution for one decision ---------------------------------------------------------------
+def _binom_sf(k: int, n: int) -> float:
+    from scipy.stats import binom
 
-
-def _pool_rows(matrix: torch.Tensor, pooling: str) -> torch.Tensor:
-    """The row(s) of a ``[T, T]`` token-to-token matrix that the sentence vector reads: row 0
-    for [CLS] pooling, the mean of all rows for mean pooling."""
-    return matrix[0] if pooling == "cls" else matrix.mean(0)
-
-
-def raw_attention_scores(trace: Trace, pooling: str = "mean") -> torch.Tensor:
-    """``[T]``: last-layer attention, heads averaged, read by the pooled vector."""
-    att = check_trace(trace).attention(trace.num_layers).mean(0)
-    return _pool_rows(att, pooling)
-
-
-def attention_rollout(attentions) -> torch.Tensor:
-    r"""Abnar & Zuidema (2020): $\tilde A_l = \mathrm{rownorm}(0.5\,\bar A_l + 0.5\,I)$ with
-    $\bar A_l$ the heads' average, and $R = \tilde A_L \cdots \tilde A_1$: ``[T, T]``, row ``i``
-    how much output token ``i`` draws on input token ``j``."""
-    layers = [torch.as_tensor(a, device=device_of(*attentions)) for a in attentions]
-    if not layers or any(a.ndim != 3 or a.shape[-1] != a.shape[-2] for a in layers):
-        raise ValueError("attentions must be a non-empty list of [heads, T, T] maps, one per layer.")
-    eye = torch.eye(layers[0].shape[-1], device=layers[0].device)
-    rollout = eye
-    for a in layers:
-        mixed = 0.5 * a.mean(0) + 0.5 * eye
-        mixed = mixed / mixed.sum(-1, keepdim=True)
-        rollout = mixed @ rollout
-    return rollout
-
-
-def rollout_scores(trace: Trace, pooling: str = "mean") -> torch.Tensor:
-    """``[T]``: the rows of the attention rollout that the pooled vector reads."""
-    return _pool_rows(attention_rollout(check_trace(trace).attentions), pooling)
-
-
-def _check_target(target, logits: torch.Tensor) -> int:
-    n = logits.shape[-1]
-    if isinstance(target, bool) or not isinstance(target, (int, np.integer)) or not 0 <= target < n:
-        raise ValueError(f"target {target!r} is not a class of this head: valid classes are 0 to {n - 1}.")
-    return int(target)
-
-
-def _trace_inputs(trace: Trace) -> dict:
-    ids = trace.input_ids[None]
-    return {"input_ids": ids, "token_type_ids": trace.token_type_ids[None], "attention_mask": torch.ones_like(ids)}
-
-
-def gradient_x_input(model, classifier, trace: Trace, target: int) -> torch.Tensor:
-    """``[T]``: (d logit_target / d e_j) . e_j summed over the hidden size, with ``e`` the
-    embedding output (``hidden_states[0]``); a first-order estimate of what each token adds."""
-    inputs = _trace_inputs(check_trace(trace))
-    with torch.enable_grad():
-        emb = trace.hidden(0)[None].clone().requires_grad_(True)
-        last = continue_from(model, emb, inputs["attention_mask"], 0)
-        logits = classifier(last, inputs["attention_mask"])[0]
-        logit = logits[_check_target(target, logits)]
-        (grad,) = torch.autograd.grad(logit, emb)
-    return (grad * emb).sum(-1)[0].detach()
-
-
-def occlusion_windows(positions: list, max_passes: int) -> list[list[int]]:
-    """Split ``positions`` into at most ``max_passes`` runs of consecutive positions."""
-    if isinstance(max_passes, bool) or not isinstance(max_passes, int) or max_passes < 1:
-        raise ValueError(f"max_passes must be a positive int, got {max_passes!r}.")
-    width = max(1, math.ceil(len(positions) / max_passes))
-    return [positions[i:i + width] for i in range(0, len(positions), width)]
-
-
-@torch.no_grad()
-def occlusion_scores(model, classifier, trace: Trace, target: int, positions: list | None = None,
-                     max_passes: int = OCCLUSION_PASSES) -> torch.Tensor:
-    """``[T]``: how much the ``target`` logit falls when a token is dropped from the input
-    (the sequence gets one token shorter) and the model runs again. Special tokens are never
-    dropped (NaN). Past ``max_passes`` tokens, runs of consecutive tokens are dropped together
-    and each token of a run gets the run's score, so the cost stays at ``max_passes`` passes."""
-    check_trace(trace)
-    if positions is None:
-        positions = [i for i, t in enumerate(trace.tokens) if t not in ("[CLS]", "[SEP]", "[PAD]")]
-    inputs = _trace_inputs(trace)
-    base_logits = classifier(model(**inputs).last_hidden_state, inputs["attention_mask"])[0]
-    base = base_logits[_check_target(target, base_logits)]
-    scores = torch.full((trace.seq_len,), float("nan"), device=trace.device)
-    windows = occlusion_windows(list(positions), max_passes)
-    for chunk in range(0, len(windows), 16):
-        group = windows[chunk:chunk + 16]
-        ids, types, mask = _erased_batch(trace, group, "drop", None)
-        logits = classifier(model(input_ids=ids, token_type_ids=types, attention_mask=mask).last_hidden_state, mask)
-        for r, w in enumerate(group):
-            scores[w] = base - logits[r, target]
-    return scores
-
-
-ATTRIBUTION_METHODS = ("raw attention", "attention rollout", "gradient x input", "occlusion")
-
-
-def attribution_scores(model, classifier, trace: Trace, target: int, pooling: str = "mean",
-                       max_passes: int = OCCLUSION_PASSES) -> dict:
-    """``{method: [T]}`` for the four methods of :data:`ATTRIBUTION_METHODS`, explaining the
-    ``target`` logit of ``classifier`` on ``trace``'s sentence."""
-    return {
-        "raw attention": raw_attention_scores(trace, pooling),
-        "attention rollout": rollout_scores(trace, pooling),
-        "gradient x input": gradient_x_input(model, classifier, trace, target),
-        "occlusion": occlusion_scores(model, classifier, trace, target, max_passes=max_passes),
-    }
-
-
-# -- 5b. Integrated Gradients with Captum, and the faithfulness of a ranking (ERASER) ------------------
-
-IG_BASELINES = ("pad", "mask")
-IG_STEPS = (32, 64, 128, 256)  # Integrated Gradients: steps tried in turn until the completeness gap is small
-IG_TOLERANCE = 0.01  # ... smaller than this share of |f(x) - f(x')|
-
-
-def _special_ids(tokenizer) -> set:
-    return {i for i in (tokenizer.cls_token_id, tokenizer.sep_token_id, tokenizer.pad_token_id) if i is not None}
-
-
-def baseline_ids(tokenizer, input_ids: torch.Tensor, baseline: str = "pad") -> torch.Tensor:
-    """``input_ids`` with every token except ``[CLS]`` and ``[SEP]`` replaced by ``[PAD]``
-    (``baseline="pad"``, Captum's BERT tutorial) or ``[MASK]`` (``"mask"``): the input ``x'``
-    from which Integrated Gradients integrates."""
-    if baseline not in IG_BASELINES:
-        raise ValueError(f"baseline {baseline!r} is not valid: choose one of {IG_BASELINES}.")
-    fill = tokenizer.pad_token_id if baseline == "pad" else tokenizer.mask_token_id
-    if fill is None:
-        raise ValueError(f"this tokenizer has no {baseline.upper()} token: choose another baseline.")
-    keep = torch.isin(input_ids, torch.tensor([tokenizer.cls_token_id, tokenizer.sep_token_id],
-                                              device=input_ids.device))
-    return torch.where(keep, input_ids, torch.full_like(input_ids, fill))
-
-
-def logits_from_ids(model, classifier):
-    """``forward(input_ids, token_type_ids, attention_mask, position_ids=None) -> logits [B, C]``:
-    the model and the head as one function of token ids, the form Captum attributes."""
-
-    def forward(input_ids, token_type_ids, attention_mask, position_ids=None):
-        hidden = model(input_ids=input_ids, token_type_ids=token_type_ids, attention_mask=attention_mask,
-                       position_ids=position_ids).last_hidden_state
-        return classifier(hidden, attention_mask)
-
-    return forward
-
-
-@dataclass
-class IntegratedGradients:
-    """Integrated Gradients of one logit (Sundararajan et al. 2017) with Captum's
-    ``LayerIntegratedGradients`` on ``embeddings.word_embeddings``.
-
-    ``scores`` ``[T]`` (each token's attribution, summed over the hidden size); ``f_input`` and
-    ``f_baseline`` are the logit at the input and at the baseline; ``delta`` Captum's convergence
-    delta, ``sum(scores) - (f_input - f_baseline)``, at the ``steps`` finally used; ``history`` every
-    ``(steps, delta)`` tried."""
-
-    scores: torch.Tensor
-    f_input: float
-    f_baseline: float
-    delta: float
-    steps: int
-    baseline: str
-    history: list
-    tolerance: float
-
-    @property
-    def gap(self) -> float:
-        return self.f_input - self.f_baseline
-
-    @property
-    def converged(self) -> bool:
-        return abs(self.delta) < self.tolerance * max(abs(self.gap), 1e-6)
-
-
-def _ids_of(trace: Trace) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-    inputs = _trace_inputs(check_trace(trace))
-    return inputs["input_ids"], inputs["token_type_ids"], inputs["attention_mask"]
-
-
-def _internal_batch(seq_len: int) -> int:
-    return max(1, 4096 // seq_len)  # interpolation steps per backward pass: bounded memory at any length
-
-
-def integrated_gradients(tokenizer, model, classifier, trace: Trace, target: int, *, baseline: str = "pad",
-                         steps=IG_STEPS, tolerance: float = IG_TOLERANCE) -> IntegratedGradients:
-    """Integrated Gradients of the ``target`` logit on ``trace``'s sentence, attributed to the word
-    embeddings, from the baseline of :func:`baseline_ids` (attention mask all ones, as in Captum's
-    BERT tutorial). ``steps`` are tried in order (Gauss-Legendre, Captum's default) until
-    ``|delta| < tolerance * |f(x) - f(x')|`` (completeness); the last one tried is kept either way
-    (``.converged`` says whether it met the tolerance)."""
-    from captum.attr import LayerIntegratedGradients
-
-    steps = list(steps)
-    if not steps or any(isinstance(n, bool) or not isinstance(n, int) or n < 2 for n in steps):
-        raise ValueError(f"steps must be a non-empty list of ints >= 2, got {steps!r}.")
-    if not 0 < tolerance < 1:
-        raise ValueError(f"tolerance must lie between 0 and 1 (a share of |f(x) - f(x')|), got {tolerance!r}.")
-    ids, types, mask = _ids_of(trace)
-    ref = baseline_ids(tokenizer, ids, baseline)
-    forward = logits_from_ids(model, classifier)
-    with torch.no_grad():
-        f_x, f_ref = forward(ids, types, mask)[0], forward(ref, types, mask)[0]
-    target = _check_target(target, f_x)
-    lig = LayerIntegratedGradients(forward, model.embeddings.word_embeddings)
-    history = []
-    for n in steps:
-        with torch.enable_grad():
-            attr, delta = lig.attribute(inputs=ids, baselines=ref, target=target, additional_forward_args=(types, mask),
-                                        n_steps=n, internal_batch_size=_internal_batch(ids.shape[1]),
-                                        return_convergence_delta=True)
-        history.append((n, float(delta)))
-        result = IntegratedGradients(attr.sum(-1)[0].detach(), float(f_x[target]), float(f_ref[target]),
-                                     float(delta), n, baseline, history, tolerance)
-        if result.converged:
-            break
-    return result
-
-
-def integrated_gradients_by_embedding(tokenizer, model, classifier, trace: Trace, target: int, *,
-                                      baseline: str = "pad", steps: int = 64) -> dict:
-    """One Integrated Gradients run split over the three embedding tables, as Captum's BERT tutorial
-    does (``LayerIntegratedGradients`` on ``word_embeddings``, ``token_type_embeddings`` and
-    ``position_embeddings`` at once): baselines :func:`baseline_ids`, token type 0 everywhere and
-    position 0 everywhere. Returns ``{"word" | "segment" | "position": [T], "delta": float,
-    "gap": f(x) - f(x')}``; the three parts sum (over tokens) to ``gap + delta``."""
-    from captum.attr import LayerIntegratedGradients
-
-    ids, types, mask = _ids_of(trace)
-    positions = torch.arange(ids.shape[1], device=ids.device)[None]
-    refs = (baseline_ids(tokenizer, ids, baseline), torch.zeros_like(types), torch.zeros_like(positions))
-    forward = logits_from_ids(model, classifier)
-
-    def by_parts(input_ids, token_type_ids, position_ids, attention_mask):
-        return forward(input_ids, token_type_ids, attention_mask, position_ids)
-
-    emb = model.embeddings
-    with warnings.catch_warnings():  # "each layer not solely dependent on another": true of three tables read from ids
-        warnings.filterwarnings("ignore", message="Multiple layers provided")
-        lig = LayerIntegratedGradients(by_parts, [emb.word_embeddings, emb.token_type_embeddings,
-                                                  emb.position_embeddings])
-    with torch.no_grad():
-        f_x, f_ref = by_parts(ids, types, positions, mask)[0], by_parts(*refs, mask)[0]
-    target = _check_target(target, f_x)
-    with torch.enable_grad():
-        parts, delta = lig.attribute(inputs=(ids, types, positions), baselines=refs, target=target,
-                                     additional_forward_args=(mask,), n_steps=steps,
-                                     internal_batch_size=_internal_batch(ids.shape[1]), return_convergence_delta=True)
-    word, segment, position = (p.sum(-1)[0].detach() for p in parts)
-    return {"word": word, "segment": segment, "position": position, "delta": float(delta),
-            "gap": float(f_x[target] - f_ref[target])}
-
-
-def gradient_x_input_captum(model, classifier, trace: Trace, target: int) -> torch.Tensor:
-    """``[T]``: Captum's ``InputXGradient`` on the embedding output ``e`` (``hidden_states[0]``),
-    summed over the hidden size -- an independent computation of :func:`gradient_x_input`."""
-    from captum.attr import InputXGradient
-
-    mask = _trace_inputs(check_trace(trace))["attention_mask"]
-
-    def from_embeddings(emb):
-        return classifier(continue_from(model, emb, mask.expand(emb.shape[0], -1), 0), mask.expand(emb.shape[0], -1))
-
-    emb = trace.hidden(0)[None].clone().requires_grad_(True)
-    with torch.enable_grad():
-        target = _check_target(target, from_embeddings(emb)[0])
-        attr = InputXGradient(from_embeddings).attribute(emb, target=target)
-    return attr.sum(-1)[0].detach()
-
-
-def gauss_legendre_path(steps: int) -> tuple[torch.Tensor, torch.Tensor]:
-    """``(alphas, weights)``: the ``steps`` Gauss-Legendre nodes moved from ``[-1, 1]`` to
-    ``[0, 1]`` and their weights (summing to 1) -- the rule Captum's Integrated Gradients uses by
-    default (``method="gausslegendre"``)."""
-    if isinstance(steps, bool) or not isinstance(steps, int) or steps < 2:
-        raise ValueError(f"steps must be an int >= 2, got {steps!r}.")
-    nodes, weights = np.polynomial.legendre.leggauss(steps)
-    return torch.tensor(0.5 * (1 + nodes)), torch.tensor(0.5 * weights)
-
-
-def integrated_gradients_by_hand(tokenizer, model, classifier, trace: Trace, target: int, *,
-                                 baseline: str = "pad", steps: int = 32) -> torch.Tensor:
-    """``[T]``: Integrated Gradients of the ``target`` logit written out with ``torch.autograd``,
-    an independent computation of :func:`integrated_gradients` (Captum) at the same ``steps``.
-
-    The word-embedding vectors ``w`` move on the straight line from the baseline's ``w'``
-    (:func:`baseline_ids`), ``w' + alpha (w - w')``, the position and segment embeddings staying
-    the input's; token ``j`` gets ``sum_k weight_k * (d logit / d w_j)(alpha_k) . (w_j - w'_j)``
-    with :func:`gauss_legendre_path`'s nodes and weights."""
-    ids, types, mask = _ids_of(trace)
-    table = model.embeddings.word_embeddings
-    with torch.no_grad():
-        start, end = table(baseline_ids(tokenizer, ids, baseline)), table(ids)  # [1, T, H]
-        target = _check_target(target, classifier(model(input_ids=ids, token_type_ids=types,
-                                                         attention_mask=mask).last_hidden_state, mask)[0])
-    alphas, weights = gauss_legendre_path(steps)
-    total = torch.zeros_like(end)
-    size = _internal_batch(ids.shape[1])
-    for first in range(0, steps, size):
-        a = alphas[first:first + size].to(end)[:, None, None]  # [k, 1, 1]
-        path = (start + a * (end - start)).requires_grad_(True)  # [k, T, H]
-        handle = table.register_forward_hook(lambda module, args, out: path)  # the lookup returns the path
-        try:
-            with torch.enable_grad():
-                k = path.shape[0]
-                hidden = model(input_ids=ids.expand(k, -1), token_type_ids=types.expand(k, -1),
-                               attention_mask=mask.expand(k, -1)).last_hidden_state
-                logits = classifier(hidden, mask.expand(k, -1))[:, target]
-                (grad,) = torch.autograd.grad(logits.sum(), path)
-        finally:
-            handle.remove()
-        total += (weights[first:first + size].to(grad)[:, None, None] * grad).sum(0, keepdim=True)
-    return (total * (end - start)).sum(-1)[0].detach()
-
-
-def norm_attention_scores(trace: Trace, model, pooling: str = "mean") -> torch.Tensor:
-    """``[T]``: lesson 05's norm-based attention (Kobayashi et al. 2020, ``alpha_ij ||f(x_j)||``,
-    :func:`~helpers.attention.compute.norm_attention`) of the last layer, heads averaged, read by
-    the pooled vector as :func:`raw_attention_scores` reads the weights."""
-    from helpers.attention.compute import norm_attention
-
-    weighted = norm_attention(check_trace(trace), model)[-1].mean(0)  # [T, T]
-    return _pool_rows(weighted, pooling)
-
-
-@torch.no_grad()
-def value_zeroing(model, trace: Trace, layer: int) -> torch.Tensor:
-    """Value zeroing (Mohebbi et al. 2023) for encoder ``layer`` (1..L): ``[T, T]``, row ``i`` how
-    much output token ``i`` of the layer depends on token ``j``'s **value** vector.
-
-    The layer runs ``T`` times on its cached input, copy ``j`` with token ``j``'s value vector zeroed
-    in every head (a forward hook on ``attention.self.value``; keys and queries, so the attention
-    pattern, stay as they are); ``C_ij`` is the cosine distance between output ``i`` of copy ``j``
-    and the unchanged output ``i``, and each row is divided by its sum. Unlike attention weights it
-    accounts for the value vectors, the output projection, the residual connections, LayerNorm and
-    the feed-forward block of the whole layer. As in the authors' code (github.com/hmohebbi/
-    ValueZeroing, ``scoring/value_zeroing.py``): the token's own column ``j = i`` is kept, each
-    layer runs on the unchanged output of the layer below, and rows are normalised to sum to 1."""
-    layer = check_trace(trace).check_layer(layer, allow_embeddings=False)
-    module = model.encoder.layer[layer - 1]
-    T = trace.seq_len
-    inputs = trace.hidden(layer - 1)[None].expand(T + 1, -1, -1)  # copies 0..T-1, and copy T unchanged
-    rows = torch.arange(T, device=trace.device)
-
-    def zero_value(mod, args, output):
-        output = output.clone()
-        output[rows, rows] = 0.0  # copy j: token j's value vector, all heads
-        return output
-
-    handle = module.attention.self.value.register_forward_hook(zero_value)
-    try:
-        out = _call_layer(module, inputs, additive_mask(torch.ones(T + 1, T, dtype=torch.long, device=trace.device)))
-    finally:
-        handle.remove()
-    out = out.double()  # 1 - cos of nearly equal vectors: keep the digits
-    distance = 1.0 - F.cosine_similarity(out[:T], out[T][None], dim=-1)  # [j, i]
-    scores = distance.T.clamp_min(0.0).float()
-    return scores / scores.sum(-1, keepdim=True).clamp_min(1e-12)
-
-
-def value_zeroing_rollout(matrices) -> torch.Tensor:
-    """``[T, T]``: the per-layer value-zeroing matrices (bottom layer first) multiplied through the
-    layers as attention rollout multiplies its matrices (no added identity: the residual path is
-    already inside what value zeroing measures)."""
-    matrices = list(matrices)
-    if not matrices:
-        raise ValueError("give at least one [T, T] value-zeroing matrix.")
-    out = matrices[0]
-    for m in matrices[1:]:
-        out = m @ out
-    return out
-
-
-REMOVALS = ("drop", "mask", "pad")
-FAITHFULNESS_FRACTIONS = (0.1, 0.2, 0.3, 0.4, 0.5)  # shares of the word tokens removed or kept
-
-
-def top_tokens(scores, positions: list, fraction: float) -> list[int]:
-    """The ``ceil(fraction * n)`` positions of ``positions`` (at least one) with the highest
-    **signed** score (ties: the earlier position first)."""
-    if not 0 < fraction <= 1:
-        raise ValueError(f"fraction must lie in (0, 1], got {fraction!r}.")
-    positions = list(positions)
-    if not positions:
-        raise ValueError("no positions to rank.")
-    values = _as_float_array(scores)
-    order = sorted(positions, key=lambda p: (-values[p], p))
-    return order[:max(1, math.ceil(fraction * len(positions)))]
-
-
-def _erased_batch(trace: Trace, removed: list, how: str, fill_id: int | None):
-    """Ids, token types and attention masks ``[B, W]``: row ``r`` is ``trace``'s input with the
-    positions ``removed[r]`` dropped (``how="drop"``: the sequence gets shorter) or replaced by
-    ``fill_id`` (``"mask"``/``"pad"``: same length and positions, attention mask kept at 1)."""
-    ids, types = trace.input_ids, trace.token_type_ids
-    if how != "drop":
-        rows = ids.repeat(len(removed), 1)
-        for r, pos in enumerate(removed):
-            rows[r, list(pos)] = fill_id
-        return rows, types.repeat(len(removed), 1), torch.ones_like(rows)
-    keeps = [[i for i in range(trace.seq_len) if i not in set(pos)] for pos in removed]
-    width = max(len(k) for k in keeps)
-    out_ids = torch.zeros(len(removed), width, dtype=torch.long, device=ids.device)
-    out_types, out_mask = torch.zeros_like(out_ids), torch.zeros_like(out_ids)
-    for r, keep in enumerate(keeps):
-        out_ids[r, : len(keep)], out_types[r, : len(keep)], out_mask[r, : len(keep)] = ids[keep], types[keep], 1
-    return out_ids, out_types, out_mask
-
-
-@torch.no_grad()
-def removal_probabilities(tokenizer, model, classifier, trace: Trace, target: int, removed: list, *,
-                          how: str = "drop", batch: int = 128) -> torch.Tensor:
-    """``[len(removed)]``: the softmax probability of ``target`` with the positions ``removed[r]``
-    taken out of the input (:data:`REMOVALS`: dropped, or replaced by ``[MASK]`` or ``[PAD]``)."""
-    if how not in REMOVALS:
-        raise ValueError(f"how {how!r} is not valid: choose one of {REMOVALS}.")
-    fill = {"mask": tokenizer.mask_token_id, "pad": tokenizer.pad_token_id}.get(how)
-    out = []
-    for start in range(0, len(removed), batch):
-        ids, types, mask = _erased_batch(check_trace(trace), removed[start:start + batch], how, fill)
-        logits = classifier(model(input_ids=ids, token_type_ids=types, attention_mask=mask).last_hidden_state, mask)
-        out.append(logits.softmax(-1)[:, target])
-    return torch.cat(out)
-
-
-def erasure_curves(tokenizer, model, classifier, trace: Trace, target: int, rankings: dict, positions: list, *,
-                   fractions=FAITHFULNESS_FRACTIONS, how: str = "drop") -> dict:
-    """ERASER's comprehensiveness and sufficiency (DeYoung et al. 2020) of every ranking, one
-    utterance: for each ``{name: [T] scores}`` of ``rankings`` and each fraction ``k``, with ``r`` the
-    top-``k`` tokens of ``positions`` (:func:`top_tokens`, by signed score) and ``p`` the probability
-    of ``target``: comprehensiveness ``p(x) - p(x without r)``, sufficiency ``p(x) - p(r only)``
-    (special tokens always stay). All variants run in one batch. Returns
-    ``{name: {"comprehensiveness": [K], "sufficiency": [K]}}`` (numpy) and ``"p_full"``."""
-    positions, fractions = list(positions), list(fractions)
-    sets = {name: [top_tokens(s, positions, k) for k in fractions] for name, s in rankings.items()}
-    removed = [[]]
-    for top in sets.values():
-        removed += top + [[p for p in positions if p not in set(t)] for t in top]
-    # Rankings often agree on their top tokens and short utterances round several k to the same
-    # count: each distinct set of removed positions runs once.
-    distinct = list(dict.fromkeys(tuple(sorted(r)) for r in removed))
-    unique = _as_float_array(removal_probabilities(tokenizer, model, classifier, trace, target,
-                                                   [list(r) for r in distinct], how=how))
-    where = {r: i for i, r in enumerate(distinct)}
-    probs = unique[[where[tuple(sorted(r))] for r in removed]]
-    full, rest, K = probs[0], probs[1:], len(fractions)
-    out = {"p_full": float(full)}
-    for i, name in enumerate(sets):
-        chunk = rest[2 * K * i: 2 * K * (i + 1)]
-        out[name] = {"comprehensiveness": full - chunk[:K], "sufficiency": full - chunk[K:]}
-    return out
-
-
-def random_rankings(positions: list, seq_len: int, n: int, seed: int = 0, device=None) -> dict:
-    """``{"random 0": [T], ...}``: ``n`` random scores of the ``positions`` (a random order each)."""
-    gen = torch.Generator().manual_seed(seed)
-    return {f"random {i}": torch.rand(seq_len, generator=gen).to(device) for i in range(n)}  # cpu: seeded draw
+    return float(binom.sf(k - 1, n, 0.5))
 
 
 # -- 6. everything the explorer shows, for one sentence ---------------------------------------------
@@ -1620,3 +1247,337 @@ def sentence_interventions(tokenizer, model, classifier, text: str, progress: bo
             heads[layer - 1] = classifier(last, mask.expand(A, -1))
             skips[layer - 1] = classifier(continue_from(model, start, mask, layer), mask)[0]
     return SentenceInterventions(text, run.tokens[0], base, heads, skips, n_dropped)
+
+
+# -- the lesson's data plumbing: lesson 06's ambiguous words, traced once -----------------------------
+
+
+@dataclass
+class PolysemyTraces:
+    """Lesson 06's ambiguous words, every sentence traced once: ``words`` ``{word: {sense:
+    [sentences]}}``, ``jobs`` one ``(word, sense, sentence)`` per trace, ``traces`` and each trace's
+    word ``spans`` (token positions), ``left_out`` the words the tokenizer cannot read."""
+
+    words: dict
+    jobs: list
+    traces: list
+    spans: list
+    left_out: list
+
+    def of(self, word: str, sense: str) -> list:
+        """The traces of ``word``'s sentences of ``sense``."""
+        return [t for (w, s, _), t in zip(self.jobs, self.traces) if (w, s) == (word, sense)]
+
+
+def polysemy_traces(tokenizer, model, n_words: int | None = None, progress: bool = True) -> PolysemyTraces:
+    """Load ``data/polysemy.json`` and ``data/polysemy_more.json`` as lesson 06 does (two senses per
+    word, five sentences per sense), leave out words the tokenizer maps to its unknown token, keep
+    the first ``n_words`` (all when None) and trace every sentence."""
+    from helpers.common.data import load_polysemy
+    from helpers.model.tokens import is_unknown
+    from helpers.model.trace import trace_text
+
+    everything = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
+    left_out = [w for w in everything if is_unknown(tokenizer, w)]
+    known = [w for w in everything if w not in left_out]
+    words = {w: everything[w] for w in known[:n_words]}
+    jobs = [(w, s, x) for w, senses in words.items() for s, xs in senses.items() for x in xs]
+    traces = [trace_text(tokenizer, model, x) for _, _, x in progress_bar(jobs, desc="tracing polysemy sentences",
+                                                                          disable=not progress)]
+    spans = [t.find_word(w).positions for (w, _, _), t in zip(jobs, traces)]
+    return PolysemyTraces(words, jobs, traces, spans, left_out)
+
+
+def patch_every_word(model, poly: PolysemyTraces) -> dict:
+    """``{word: sense_patching result + "senses"}``: every (first sense, second sense) sentence pair
+    of every word, the first sense's vector patched into the second's sentence (:func:`sense_patching`)."""
+    out = {}
+    for w, senses in poly.words.items():
+        s_a, s_b = list(senses)[:2]
+        out[w] = sense_patching(model, poly.of(w, s_a), poly.of(w, s_b), w)
+        out[w]["senses"] = (s_a, s_b)
+    return out
+
+
+def pooling_note(name: str, pooling) -> str:
+    """One sentence on whether the mean-pooled last layer is the checkpoint's own sentence vector,
+    from its sentence-transformers pooling (``None``: it has no such configuration)."""
+    if pooling is not None and "mean_tokens" in pooling:
+        return (f"{name}: its sentence-transformers configuration pools the mean of the tokens, so the mean-pooled "
+                "last layer is the sentence vector it was trained to produce")
+    if pooling is not None:
+        return (f"{name}: its sentence-transformers configuration pools by {', '.join(pooling) or 'nothing'}, so "
+                "mean pooling is our choice here, not the model's")
+    return (f"{name}: no sentence-transformers configuration: it was not trained to produce a sentence vector, and "
+            "mean pooling is our choice here, not the model's")
+
+
+# -- the lesson's findings, in plain words ---------------------------------------------------------------
+
+
+def equivalence_resolution(n: int, family: int = 1) -> float:
+    """The smallest margin within which a change measured on ``n`` paired right/wrong items could
+    ever be shown equivalent, ``family`` changes judged together: the half-width of Tango's interval
+    at the family's equivalence level when **no** item changes. A margin below it always reads
+    "inconclusive", however harmless the change."""
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"n must be a positive int (test items), got {n!r}.")
+    _, high = tango_interval(0, 0, int(n), equivalence_level(family))
+    return float(high)
+
+
+def _join(items) -> str:
+    items = [str(i) for i in items]
+    if not items:
+        return "none"
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
+def _kinds(changes, labels) -> dict:
+    out = {kind: [] for kind in CHANGE_WORDS}
+    for label, change in zip(labels, changes):
+        out[change.kind].append(label)
+    return out
+
+
+def change_method(changes) -> str:
+    """How a family of :class:`OutcomeChange` was judged, in one line for the "How we know" fold."""
+    c = changes[0]
+    eq = "" if c.equivalence_interval is None else (
+        f"; equivalent only when the {100 * c.equivalence_interval.level:.4g} % interval lies inside "
+        f"+/-{100 * c.verdict.margin:.1f} points")
+    family = "" if c.family == 1 else f", Bonferroni over {c.family} comparisons"
+    return (f"each change paired on the same items ({c.method}); {100 * c.difference.level:.4g} % intervals"
+            f"{family}{eq}")
+
+
+def worst_head(accuracy_drop, tiebreak=None) -> int:
+    """The index (in the flattened ``[L, A]`` map) of the largest accuracy drop; among equal drops,
+    the largest ``tiebreak`` (e.g. the true-class logit drop), then the first."""
+    drop = torch.as_tensor(accuracy_drop).flatten().double()
+    ties = torch.zeros_like(drop) if tiebreak is None else torch.as_tensor(tiebreak).flatten().double().to(drop.device)
+    best = drop == drop.max()
+    return int(torch.where(best, ties, torch.full_like(ties, -math.inf)).argmax())
+
+
+def head_finding(changes, heads, accuracy_drop, *, margin: float, n_items: int, tiebreak=None) -> tuple[str, list]:
+    """Lesson 09's verdict on every single-head removal in plain words, and its "How we know" lines.
+    ``changes`` (:meth:`HeadAblation.changes`), ``heads`` their ``(layer, head)``, ``accuracy_drop``
+    ``[L, A]``; the largest drop is named by :func:`worst_head` (``tiebreak``: e.g. the true-class
+    logit drop)."""
+    labels = [f"{l}.{h}" for l, h in heads]
+    kinds = _kinds(changes, labels)
+    drop = torch.as_tensor(accuracy_drop).flatten()
+    worst = worst_head(accuracy_drop, tiebreak)
+    n, m = len(heads), 100 * margin
+    parts = []
+    if kinds["lower"]:
+        parts.append(f"removing {len(kinds['lower'])} of the {n} heads on its own lowers the accuracy "
+                     f"({_join(kinds['lower'])})")
+    else:
+        parts.append(f"no one of the {n} heads lowers the accuracy measurably when removed on its own")
+    if kinds["higher"]:
+        parts.append(f"removing {_join(kinds['higher'])} raises it")
+    if kinds["equivalent"]:
+        parts.append(f"for {len(kinds['equivalent'])} heads we can tell the change stays within +/-{m:.1f} points")
+    if kinds["inconclusive"]:
+        parts.append(f"for {len(kinds['inconclusive'])} we cannot tell whether the change stays within "
+                     f"+/-{m:.1f} points")
+    sentence = ("On " + f"{n_items} test utterances, " + "; ".join(parts) + ". The largest drop, "
+                f"{100 * float(drop[worst]):.1f} points, comes from removing head {labels[worst]} (layer.head).")
+    details = [change_method(changes), f"largest drop: {changes[worst].describe()}"]
+    resolution = equivalence_resolution(n_items, changes[0].family)
+    if resolution >= margin:
+        details.append(f"with {n_items} items and {changes[0].family} changes judged together, even a change no item "
+                       f"shows could reach {100 * resolution:.2f} points at this level: no head can be shown "
+                       f"equivalent within +/-{m:.1f}")
+    return sentence[0].upper() + sentence[1:], details
+
+
+def rank_sentence(rho, *, subject: str, more: str, less: str, units: str) -> str:
+    """One plain sentence for a rank correlation's interval (``rho``: a :class:`RankInterval` or
+    None): ``more`` when it lies above 0, ``less`` below, else "we cannot tell"."""
+    if rho is None:
+        return f"{subject[0].upper() + subject[1:]}: undefined, one side does not vary."
+    if rho.low > 0:
+        return f"{more[0].upper() + more[1:]} (rank correlation {rho.estimate:+.2f}, {units})."
+    if rho.high < 0:
+        return f"{less[0].upper() + less[1:]} (rank correlation {rho.estimate:+.2f}, {units})."
+    return (f"With {units} we cannot tell whether {subject} go together or against each other (rank correlation "
+            f"{rho.estimate:+.2f}, and it could be 0).")
+
+
+def rank_details(rho, across=None, name: str = "") -> list[str]:
+    """The "How we know" lines of a within-layer rank correlation (and the one across all units)."""
+    if rho is None:
+        return ["no layer has a defined rank correlation"]
+    lines = [f"{name}mean within layers: rho = {rho} ({100 * rho.level:.4g} % interval, resampling the items and "
+             "recomputing both sides)",
+             "per layer: " + ", ".join(f"{l}: {r:+.2f}" for l, r in enumerate(rho.per_group, start=1))]
+    if rho.undefined:
+        lines.append(f"undefined in {rho.undefined:.0%} of the resamples (left out)")
+    if across is not None:
+        lines.append(f"over all units at once (this also ranks the layers): rho = {across}")
+    return lines
+
+
+def skip_finding(name: str, changes, *, head_mismatch: bool = False) -> tuple[str, list]:
+    """One measure's verdict on skipping each layer (``changes[l - 1]``: layer ``l`` skipped), in
+    plain words. ``head_mismatch``: the last layer's skip hands a fixed head vectors it never saw, so
+    that layer is set apart, not read as a layer effect."""
+    L = len(changes)
+    labels = list(range(1, L + 1))
+    kinds = _kinds(changes, labels)
+    if head_mismatch:
+        for k in kinds.values():
+            if L in k:
+                k.remove(L)
+    parts = []
+    if kinds["lower"]:
+        parts.append(f"skipping layer{'s' if len(kinds['lower']) > 1 else ''} {_join(kinds['lower'])} lowers it")
+    if kinds["higher"]:
+        parts.append(f"skipping {_join(kinds['higher'])} raises it")
+    if kinds["equivalent"]:
+        parts.append(f"skipping {_join(kinds['equivalent'])} changes it by less than the margin")
+    if kinds["inconclusive"]:
+        parts.append(f"for {_join(kinds['inconclusive'])} we cannot tell")
+    sentence = f"{name[0].upper() + name[1:]}: " + "; ".join(parts or ["no layer to read"]) + "."
+    if head_mismatch:
+        sentence += f" (Layer {L} is set apart: skipping it feeds the fixed head vectors it never saw.)"
+    details = [change_method(changes)] + [f"layer {l}: {c.describe()}" for l, c in enumerate(changes, start=1)]
+    return sentence, details
+
+
+def share_words(kind: str) -> str:
+    """A patched share's verdict in words (:func:`share_verdicts`)."""
+    return {"above": "follows the patch", "below": "follows the context"}.get(kind, "cannot tell")
+
+
+def patch_finding(verdicts, context_verdicts, n_words: int) -> tuple[str, list]:
+    """Where the patched word's own vector wins, in plain words: the first patched layer from which
+    a majority of pairs is shown to follow the patch, the layers where the context wins, the rest;
+    and the rest-of-the-sentence control."""
+    names = ["the embeddings" if l == 0 else f"layer {l}" for l in range(len(verdicts))]
+    below = [n for n, v in zip(names, verdicts) if v.kind == "below"]
+    unsure = [n for n, v in zip(names, verdicts) if v.kind == "inconclusive"]
+    first = next((l for l, v in enumerate(verdicts) if v.kind == "above"), None)
+    if first is None:
+        sentence = f"With {n_words} words, no patched layer is followed by a clear majority of the sentence pairs"
+    else:
+        sentence = (f"Patched at {names[first]} or above, most sentence pairs follow the patch: from there the word's "
+                    "own vector carries its sense")
+    if below:
+        sentence += f"; patched at {_join(below)}, the context wins"
+    if unsure:
+        sentence += f"; at {_join(unsure)} we cannot tell"
+    followed = [n for n, v in zip(names, context_verdicts) if v.kind == "above"]
+    sentence += (". The rest of the sentence follows the patch at " + _join(followed) + "." if followed else
+                 ". The rest of the sentence never follows it: the layers above do not carry the patched sense into "
+                 "the other tokens.")
+    v0 = verdicts[0]
+    details = [f"share of pairs following the patch per layer, resampling the {n_words} words (the small-sample rule), "
+               f"{100 * v0.share.level:.4g} % intervals, Bonferroni over the {len(verdicts)} patched layers"]
+    details += [f"{n}: at the word {v.share.percent(0)} (Bonferroni-adjusted p = {v.adjusted_p:.2g}); rest of the "
+                f"sentence {c.share.percent(0)} (p = {c.adjusted_p:.2g})"
+                for n, v, c in zip(names, verdicts, context_verdicts)]
+    return sentence, details
+
+
+def pruning_finding(comparison: PruningComparison, fraction: float, n_items: int) -> tuple[str, list]:
+    """The importance order against the random orders at one share of heads removed, in plain words,
+    and the "How we know" lines (the two-level interval, the rank test and its floor)."""
+    c, R = comparison, comparison.n_orders
+    low, high = float(c.random_scores.min()), float(c.random_scores.max())
+    head = (f"With {fraction:.0%} of the heads removed, the importance order keeps {c.score:.1%} of the {n_items} "
+            f"test utterances right, more than {c.beaten} of {R} random orders (they keep {low:.1%} to {high:.1%})")
+    v = c.verdict
+    if v.kind == "higher":
+        tail = f"; it beats their mean by about {100 * v.difference.estimate:.1f} points"
+        tail += ("." if c.rank_p <= 0.05 else f", yet {R - c.beaten} of the {R} keep as much or more: a lucky random "
+                 "order can do as well.")
+    elif v.kind == "lower":
+        tail = f"; it falls below their mean by about {100 * -v.difference.estimate:.1f} points."
+    else:
+        tail = "; we cannot tell whether it keeps more than a random order would."
+    details = [v.text + " (resampling the test items and the random orders, two levels)",
+               f"rank test: p = {c.rank_p:.3g}, the share of random orders at least as good, counted with the "
+               f"order itself ((1 + {R - c.beaten}) / ({R} + 1)); with {R} random orders it cannot go below "
+               f"1/(R + 1) = {1 / (R + 1):.3g}"]
+    return head + tail, details
+
+
+# -- the lesson's claims table ----------------------------------------------------------------------------
+
+STORIES = {  # key: (the popular story, the published finding with its paper and model)
+    "heads": ("most single heads can be removed",
+              "Michel et al. 2019 (BERT-base fine-tuned on MNLI; a Transformer for translation): most single heads "
+              "removed at test time without a detectable loss"),
+    "parking": ("attention parked on [SEP] or [CLS] marks an unimportant head",
+                "Clark et al. 2019 (bert-base): over half the attention of layers 6-10 on [SEP], read as a no-op"),
+    "mean": ("removing a head means setting it to zero",
+             "a choice of method; mean ablation is common in circuit analysis (no single paper's number quoted)"),
+    "gradient": ("one gradient ranks heads like removing them",
+                 "Michel et al. 2019 (BERT-base on MNLI): the gradient importance, used to prune heads"),
+    "pruning": ("pruning the least important heads first keeps the accuracy longest",
+                "Michel et al. 2019 (BERT-base on MNLI): a large part of the heads pruned with little or no loss; "
+                "most must stay"),
+    "skip": ("every layer is an indispensable expert", "a popular story; no published number quoted here"),
+    "patch": ("a word's own vector carries its sense from some layer on",
+              "lesson 06 (this model): where the senses separate"),
+}
+
+
+def claim_rows(findings: dict, stories: dict = STORIES) -> list[tuple[str, str, str, str]]:
+    """The claims table from the findings the lesson showed: ``findings`` ``{key: Claim}`` (each the
+    plain sentence generated from the numbers, with its "How we know" lines), ``stories`` ``{key:
+    (story, published finding)}``. One row per key of ``stories`` found in ``findings``, in the order
+    of ``stories``: ``(story, this run in plain words, published finding, the statistics behind it)``.
+    A finding that could not be measured on this model (say, fewer than two ambiguous words) is left
+    out, never filled in by hand."""
+    unknown = set(findings) - set(stories)
+    if unknown:
+        raise ValueError(f"no story for {sorted(unknown)}: the keys are {list(stories)}.")
+    return [(story, findings[key].sentence, paper, " ".join(findings[key].details))
+            for key, (story, paper) in stories.items() if findings.get(key) is not None]
+
+
+# -- the classifier both lessons 09 and 09b judge the model by -------------------------------------------
+
+
+@dataclass
+class BankingSetup:
+    """Lesson 09's task and classifier: BANKING77 ``train`` / ``test`` draws, ``max_len`` (every
+    utterance cut to it), the trained linear ``head`` and ``classifier`` (:class:`SentenceHead`, mean
+    pooling of the last layer)."""
+
+    train: object
+    test: object
+    max_len: int
+    head: object
+    classifier: SentenceHead
+
+
+def banking_setup(tokenizer, model, budget, *, progress: bool = True) -> BankingSetup:
+    """Exactly lesson 09's first cells, as one call (lesson 09b and the tests use it): under the full
+    budget 30 training utterances of each of BANKING77's 77 intents and 5 test utterances per intent
+    (seed 0; the quick budget: 5 intents, 8 and 2), cut to ``min(128, the model's maximum)`` tokens,
+    mean-pooled last-layer features (:func:`pooled_features`) and lesson 07's linear head trained
+    for ``HEAD_STEPS`` full-batch steps (seed 0). Warns when utterances are cut."""
+    import random
+
+    from helpers.classify.compute import HEAD_STEPS, train_head
+    from helpers.common.data import load_banking77
+    from helpers.model.trace import max_input_tokens
+
+    n_intents, shots, per_intent = budget.pick((77, 30, 5), (5, 8, 2))
+    train_all, test_all = load_banking77("train"), load_banking77("test")
+    intents = tuple(sorted(random.Random(0).sample(train_all.names, n_intents)))
+    train = train_all.only(intents).sample(shots, seed=0)
+    test = test_all.only(intents).sample(per_intent, seed=0)
+    max_len = min(128, max_input_tokens(tokenizer, model))
+    n_cut = count_truncated(tokenizer, train.texts + test.texts, max_len)
+    if n_cut:
+        warnings.warn(f"{n_cut} utterances are longer than MAX_LEN = {max_len} tokens and are cut.", stacklevel=2)
+    features = pooled_features(tokenizer, model, train.texts, max_length=max_len, progress=progress)
+    head = train_head(features, train.labels, train.num_classes, epochs=HEAD_STEPS, seed=0, progress=progress)
+    return BankingSetup(train, test, max_len, head, SentenceHead(head, pooling="mean"))

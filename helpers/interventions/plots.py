@@ -1,6 +1,6 @@
-"""Lesson 09 figures: layer x head maps, importance scatter, skipped layers, patching curves,
-attributions, faithfulness (ERASER) curves, pruning curves and token-mixing maps. Each takes data
-(plus an optional ``ax``) and returns what it drew."""
+"""Lesson 09 figures: layer x head maps, importance scatter, skipped layers, patching curves and
+pruning curves. Each takes data (plus an optional ``ax``) and returns what it drew. The attribution
+figures of lesson 09b live in ``helpers/attribution/plots.py``."""
 
 from __future__ import annotations
 
@@ -10,8 +10,7 @@ from matplotlib.colors import TwoSlopeNorm
 
 from helpers.common.stats import Interval
 from helpers.common.style import (
-    DIVERGING, FIG_WIDTH_IN, HIGHLIGHT, NORMAL, SEQUENTIAL, as_matrix, colorbar, layer_labels, legend_below,
-    new_axes, scale_note, to_numpy,
+    FIG_WIDTH_IN, HIGHLIGHT, NORMAL, SEQUENTIAL, as_matrix, colorbar, layer_labels, legend_below, new_axes, to_numpy,
 )
 
 
@@ -100,7 +99,7 @@ def plot_skip_effects(panels: dict):
         if not isinstance(base, Interval) or not all(isinstance(i, Interval) for i in intervals):
             raise TypeError("baseline and per-layer values must be helpers.common.stats.Interval objects.")
         x = np.arange(1, len(intervals) + 1)
-        ax.axhspan(base.low, base.high, color="grey", alpha=0.25, label="nothing skipped (95% interval)")
+        ax.axhspan(base.low, base.high, color="grey", alpha=0.25, label="nothing skipped, with its interval")
         ax.axhline(base.estimate, color="grey", lw=1)
         _interval_bars(ax, x, intervals, HIGHLIGHT, "layer skipped")
         if chance is not None:
@@ -131,7 +130,7 @@ def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: fl
         ax.plot(x, to_numpy(rates), "-", lw=0.8, color="grey", alpha=0.6, label="one word" if k == 0 else None)
     est = np.array([i.estimate for i in pooled])
     ax.fill_between(x, [i.low for i in pooled], [i.high for i in pooled], color="black", alpha=0.15,
-                    label="all words, 95% interval")
+                    label="all words, with its interval")
     ax.plot(x, est, "o-", color="black", lw=2, label="all words")
     if control is not None:
         ax.fill_between(x, [i.low for i in control], [i.high for i in control], color=HIGHLIGHT, alpha=0.15)
@@ -149,120 +148,36 @@ def plot_patch_curves(curves: dict, pooled, ax=None, title: str = "", chance: fl
     return ax
 
 
-def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens: int = 30):
-    """Methods (rows) x tokens (columns), each row divided by its largest absolute score so
-    the methods share one colour scale; red adds to the logit, blue takes away.
-
-    Past ``max_tokens`` tokens, the ``max_tokens`` with the largest score of the last row
-    (occlusion, the reference) are shown, in input order. Returns ``(ax, shown positions)``."""
-    if not scores:
-        raise ValueError("give at least one {method: scores} row.")
-    rows = {name: np.asarray(to_numpy(v), dtype=float) for name, v in scores.items()}
-    n = len(tokens)
-    if any(v.shape != (n,) for v in rows.values()):
-        raise ValueError(f"every method needs one score per token ({n}).")
-    reference = np.nan_to_num(list(rows.values())[-1], nan=-np.inf)
-    shown = np.arange(n) if n <= max_tokens else np.sort(np.argsort(-reference)[:max_tokens])
-    matrix = np.stack([v[shown] / max(np.nanmax(np.abs(v[shown])), 1e-12) for v in rows.values()])
-    ax = new_axes(ax, (FIG_WIDTH_IN, 0.45 * len(rows) + 2.2))  # the page's column
-    image = ax.imshow(np.ma.masked_invalid(matrix), aspect="auto", cmap=DIVERGING, vmin=-1, vmax=1)
-    ax.set_xticks(range(len(shown)), [tokens[i] for i in shown], rotation=90)
-    ax.set_yticks(range(len(rows)), list(rows))
-    ax.set_title(title)
-    colorbar(image, ax, "score / largest |score| of its method")
+def plot_pruning_curve(fractions, importance, random_fraction: float, random_accuracy, importance_at_random=None,
+                       title: str = "", random_label: str = "random orders"):
+    """Test accuracy against the share of heads removed: ``importance`` ``[K]`` for the importance
+    order at ``fractions`` (orange line), and at ``random_fraction`` the accuracy of each of ``R``
+    random orders (``random_accuracy`` ``[R]``, grey dots spread sideways, with their range) beside
+    the importance order's on the same items (``importance_at_random``; by default its curve's value
+    there). Returns the axes."""
+    x = 100 * np.asarray(fractions, dtype=float)
+    y = to_numpy(importance).astype(float)
+    r = to_numpy(random_accuracy).astype(float).ravel()
+    if y.shape != x.shape:
+        raise ValueError(f"importance needs one accuracy per fraction ({x.size}), got shape {y.shape}.")
+    if r.size < 2:
+        raise ValueError("give the accuracies of at least two random orders.")
+    if importance_at_random is None:
+        k = int(np.argmin(np.abs(x - 100 * random_fraction)))
+        if abs(x[k] - 100 * random_fraction) > 1e-9:
+            raise ValueError("random_fraction is not one of fractions: give importance_at_random.")
+        importance_at_random = y[k]
+    ax = new_axes(None, (FIG_WIDTH_IN, 3.6))
+    xr = 100 * float(random_fraction)
+    jitter = np.random.default_rng(0).uniform(-1.6, 1.6, r.size)  # seeded: the same picture on every run
+    ax.plot(xr + jitter, r, "o", color="grey", ms=3, alpha=0.55, label=f"{r.size} {random_label}")
+    ax.plot([xr - 2.5, xr + 2.5], [r.min()] * 2, color="grey", lw=1)
+    ax.plot([xr - 2.5, xr + 2.5], [r.max()] * 2, color="grey", lw=1)
+    ax.plot(x, y, "o-", color=HIGHLIGHT, lw=2, label="least important first (Michel et al.)")
+    ax.plot([xr], [float(importance_at_random)], "D", color=HIGHLIGHT, ms=7, mec="black")
+    ax.set_xlabel("heads removed (% of all heads)")
+    ax.set_ylabel("test accuracy")
+    ax.set_title(title or "test accuracy as heads are pruned")
+    legend_below(ax, ncol=2)
     ax.figure.tight_layout()
-    return ax, shown
-
-
-def _mean_band(ax, x, rows, label, color=None, style="o-"):
-    """The mean of ``rows`` (``[units, K]``) with a 95% bootstrap band over the units."""
-    from helpers.common.stats import bootstrap_ci
-
-    rows = to_numpy(rows)
-    cis = bootstrap_ci(rows) if rows.ndim == 2 else None
-    line, = ax.plot(x, rows.mean(0), style, color=color, label=label, lw=1.5, ms=4)
-    if cis is not None:
-        ax.fill_between(x, [c.low for c in cis], [c.high for c in cis], color=line.get_color(), alpha=0.12)
-    return line
-
-
-def plot_faithfulness(curves: dict, fractions, title: str = ""):
-    """Two panels over the share ``k`` of word tokens: comprehensiveness (prediction probability lost
-    when a method's top-``k`` tokens are removed: higher is more faithful) and sufficiency (lost when
-    only they are kept: lower is more faithful). ``curves``: ``{method: {"comprehensiveness": [N, K],
-    "sufficiency": [N, K]}}`` per utterance; the mean with a 95% bootstrap band over the utterances,
-    one shared y-scale. Returns the figure."""
-    if not curves:
-        raise ValueError("give at least one {method: {'comprehensiveness': ..., 'sufficiency': ...}} entry.")
-    x = 100 * np.asarray(fractions, dtype=float)
-    fig, axes = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 6.2), sharey=True)
-    for name, c in curves.items():
-        dashed = name.startswith("random")
-        for ax, key in zip(axes, ("comprehensiveness", "sufficiency")):
-            _mean_band(ax, x, c[key], name, color="grey" if dashed else None, style="s--" if dashed else "o-")
-    for ax, key, better in zip(axes, ("comprehensiveness", "sufficiency"), ("higher", "lower")):
-        ax.axhline(0, color="grey", lw=0.5)
-        ax.set_xlabel("word tokens " + ("removed" if key == "comprehensiveness" else "kept") + " (% of the utterance)")
-        ax.set_title(f"{key} ({better} = more faithful)")
-    for ax in axes:
-        ax.set_ylabel("p(predicted): full − changed")
-    handles, labels = axes[0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="lower center", ncol=min(3, len(labels)), frameon=False, fontsize=8)
-    if title:
-        fig.suptitle(title, fontsize=10)
-    rows = -(-len(labels) // 3)
-    fig.tight_layout(rect=(0, 0.2 * rows / 6.2 + 0.02, 1, 1))
-    return fig
-
-
-def plot_pruning_curve(fractions, by_importance: dict, random_orders: list, title: str = ""):
-    """Accuracy and loss (two panels) against the share of heads removed: ``by_importance``
-    ``{"accuracy": [K], "loss": [K]}`` for the importance order, ``random_orders`` a list of such
-    dicts, one per random order (thin grey lines). Returns the figure."""
-    if not random_orders:
-        raise ValueError("give at least one random order to compare with.")
-    x = 100 * np.asarray(fractions, dtype=float)
-    fig, axes = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 5.6), sharex=True)
-    for ax, key, label in zip(axes, ("accuracy", "loss"), ("test accuracy", "test loss (cross-entropy)")):
-        for k, order in enumerate(random_orders):
-            ax.plot(x, to_numpy(order[key]), "-", color="grey", lw=0.9, alpha=0.7,
-                    label="random order" if k == 0 else None)
-        ax.plot(x, to_numpy(by_importance[key]), "o-", color=HIGHLIGHT, lw=2, label="least important first")
-        ax.set_xlabel("heads removed (% of all heads)")
-        ax.tick_params(labelbottom=True)
-        ax.set_ylabel(label)
-        ax.set_title(f"{label} as heads are pruned")
-    axes[0].legend(loc="lower left", fontsize=8)
-    if title:
-        fig.suptitle(title)
-    fig.tight_layout()
-    return fig
-
-
-def plot_mixing_maps(panels: dict, tokens, title: str = "", ncols: int = 2):
-    """Token-to-token maps side by side (``panels``: ``{title: [T, T]}``, row ``i`` = output token,
-    column ``j`` = input token), all on **one** colour scale from 0 to the largest value of any panel,
-    so that the panels compare. Returns the figure."""
-    if not panels:
-        raise ValueError("give at least one {title: [T, T] matrix} panel.")
-    mats = {name: to_numpy(m) for name, m in panels.items()}
-    n = len(tokens)
-    if any(m.shape != (n, n) for m in mats.values()):
-        raise ValueError(f"every panel must be [{n}, {n}] for {n} tokens.")
-    vmax = max(float(np.nanmax(m)) for m in mats.values())
-    nrows = -(-len(mats) // ncols)
-    side = min(4.4, max(3.0, 0.22 * n + 1.5), (FIG_WIDTH_IN - 0.8) / ncols)  # the row fits the page
-    fig, axes = plt.subplots(nrows, ncols, figsize=(ncols * side + 0.8, nrows * side + 0.4), squeeze=False,
-                             layout="constrained")
-    for ax, (name, m) in zip(axes.flat, mats.items()):
-        image = ax.imshow(m, cmap=SEQUENTIAL, vmin=0, vmax=vmax)
-        ax.set_xticks(range(n), tokens, rotation=90, fontsize=8)
-        ax.set_yticks(range(n), tokens, fontsize=8)
-        ax.set_title(name, fontsize=9)
-    for ax in list(axes.flat)[len(mats):]:
-        ax.axis("off")
-    fig.colorbar(image, ax=axes.ravel().tolist(), shrink=0.8).set_label("share of the row (rows sum to 1)")
-    note = scale_note(0, vmax) if vmax < 1 else ""  # a shared scale below 1 zooms: the title says so
-    if title or note:
-        fig.suptitle("\n".join(t for t in (title, note) if t), fontsize=10)
-    return fig
+    return ax

@@ -13,8 +13,9 @@ every real token:
   a target sentence (:func:`course_patch`, built on ``patch_word_vectors``;
   :func:`nnsight_patch`; :func:`transformer_lens_patch`, on ``blocks.{l-1}.hook_out``).
 
-Captum's rows check two attributions of lesson 09: the course's gradient x input against
-``InputXGradient`` and the course's Integrated Gradients sum against ``LayerIntegratedGradients``.
+Captum's rows check two attributions of lesson 09b (``helpers/attribution/compute.py``): the
+course's gradient x input against ``InputXGradient`` and the course's Integrated Gradients sum
+against ``LayerIntegratedGradients``.
 
 Both research libraries rewrite the modules they wrap (nnsight replaces every ``forward`` with its
 own controller; TransformerLens swaps in its bridge components), so each works on its own copy of
@@ -37,10 +38,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from helpers.interventions.compute import (ablate_head, check_head, check_layer, gradient_x_input,
-                                           gradient_x_input_captum, integrated_gradients,
-                                           integrated_gradients_by_hand, patch_word_vectors,
-                                           run_from_traces)
+from helpers.attribution.compute import (gradient_x_input, gradient_x_input_captum, integrated_gradients,
+                                         integrated_gradients_by_hand)
+from helpers.interventions.compute import ablate_head, check_head, check_layer, patch_word_vectors, run_from_traces
 from helpers.model.trace import Trace, check_trace, max_input_tokens, model_device
 
 RESEARCH_EXTRA = 'pip install "bert-layer-by-layer[research]"'

@@ -1,0 +1,8 @@
+"""Lesson 09b: which input tokens drove one decision, and is the answer faithful?
+
+* ``compute`` -- raw attention, attention rollout, norm-based attention, gradient x input,
+  Integrated Gradients (Captum, with its completeness check and a by-hand version), occlusion and
+  value zeroing; ERASER's comprehensiveness and sufficiency against random rankings, read as one
+  Bonferroni family over the methods; the lesson's claims table;
+* ``plots`` -- attributions side by side, deletion curves, token-mixing maps.
+"""
