@@ -327,7 +327,7 @@ def gauss_legendre_path(steps: int) -> tuple[torch.Tensor, torch.Tensor]:
     if isinstance(steps, bool) or not isinstance(steps, int) or steps < 2:
         raise ValueError(f"steps must be an int >= 2, got {steps!r}.")
     nodes, weights = np.polynomial.legendre.leggauss(steps)
-    return torch.tensor(0.5 * (1 + nodes)), torch.tensor(0.5 * weights)
+    return torch.tensor(0.5 * (1 + nodes)), torch.tensor(0.5 * weights)  # cpu: moved to the path's device by the caller
 
 
 def integrated_gradients_by_hand(tokenizer, model, classifier, trace: Trace, target: int, *,

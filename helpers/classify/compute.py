@@ -590,7 +590,7 @@ class Draw:
 
 def _step0(y_dev, num_classes: int) -> tuple[float, float]:
     """Dev loss and accuracy of a head at ``W = 0, b = 0``: every class equally likely, argmax class 0."""
-    y = torch.as_tensor(y_dev)
+    y = torch.as_tensor(y_dev)  # cpu: labels, compared on the CPU
     return math.log(num_classes), float((y == 0).double().mean())
 
 
@@ -695,8 +695,8 @@ def fit_head_split(X: torch.Tensor, y, num_classes: int, *, dev_per_class: int =
     """:func:`fit_head` on a small labelled set that has no dev split of its own (lesson 07's ten
     intents): ``dev_per_class`` utterances of every class, drawn with ``seed``, become the dev split
     (:func:`~helpers.common.training.stratified_dev_split`), the rest trains the head."""
-    rows, dev_rows = stratified_dev_split(torch.as_tensor(y).tolist(), per_class=dev_per_class, seed=seed)
-    y = torch.as_tensor(y).tolist()
+    rows, dev_rows = stratified_dev_split(torch.as_tensor(y).tolist(), per_class=dev_per_class, seed=seed)  # cpu: a list
+    y = torch.as_tensor(y).tolist()  # cpu: a list
     return fit_head(X[rows], [y[i] for i in rows], num_classes, X[dev_rows], [y[i] for i in dev_rows], run=run)
 
 
@@ -875,7 +875,7 @@ def layer_weights_summary(weights) -> str:
     if n_seeds == 1:
         verdict += "; one seed, so nothing to compare it with"
     else:  # paired over the seeds; the top layer is picked by the data, so every pair of layers counts
-        ranking = rank_layers(weights.numpy(), lowest=False, unit="seeds")
+        ranking = rank_layers(weights.cpu().numpy(), lowest=False, unit="seeds")
         tied = [str(l) for l in ranking.tied if l != top]
         verdict += ("; no other layer's weight is shown different from it" if len(tied) == len(mean) - 1 else
                     f"; not shown lower than it (paired over the {n_seeds} seeds, Bonferroni over the "

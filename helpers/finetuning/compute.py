@@ -403,7 +403,7 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
         _set_trainable(clf.bert.parameters(), False)
         clf.eval()
         if not score_test:
-            right = torch.zeros(0, dtype=torch.bool)
+            right = torch.zeros(0, dtype=torch.bool)  # cpu: outcomes for statistics
         elif head.test_correct is not None:  # the probe's own outcomes: the same weights on the same features
             right = head.test_correct
         else:
@@ -459,7 +459,7 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
     synchronize()
     seconds = time.perf_counter() - start
     if not score_test:
-        right = torch.zeros(0, dtype=torch.bool)
+        right = torch.zeros(0, dtype=torch.bool)  # cpu: outcomes for statistics
     elif best[2] == 0 and strategy in FROM_PROBE and head.test_correct is not None:
         right = head.test_correct  # early stopping kept the start, the probe itself: its outcomes
     else:

@@ -1354,8 +1354,8 @@ def change_method(changes) -> str:
 def worst_head(accuracy_drop, tiebreak=None) -> int:
     """The index (in the flattened ``[L, A]`` map) of the largest accuracy drop; among equal drops,
     the largest ``tiebreak`` (e.g. the true-class logit drop), then the first."""
-    drop = torch.as_tensor(accuracy_drop).flatten().double()
-    ties = torch.zeros_like(drop) if tiebreak is None else torch.as_tensor(tiebreak).flatten().double().to(drop.device)
+    drop = torch.as_tensor(accuracy_drop).flatten().double()  # cpu: a ranking of numbers
+    ties = torch.zeros_like(drop) if tiebreak is None else torch.as_tensor(tiebreak).flatten().double().to(drop.device)  # cpu: as drop
     best = drop == drop.max()
     return int(torch.where(best, ties, torch.full_like(ties, -math.inf)).argmax())
 
@@ -1367,7 +1367,7 @@ def head_finding(changes, heads, accuracy_drop, *, margin: float, n_items: int, 
     logit drop)."""
     labels = [f"{l}.{h}" for l, h in heads]
     kinds = _kinds(changes, labels)
-    drop = torch.as_tensor(accuracy_drop).flatten()
+    drop = torch.as_tensor(accuracy_drop).flatten()  # cpu: a ranking of numbers
     worst = worst_head(accuracy_drop, tiebreak)
     n, m = len(heads), 100 * margin
     parts = []

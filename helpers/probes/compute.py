@@ -283,7 +283,7 @@ def sentence_replicates(correct: torch.Tensor, sentence: torch.Tensor, *, n_boot
         correct = correct[None]
     if correct.ndim != 3 or correct.shape[2] != len(sentence):
         raise ValueError(f"correct must be [K, L+1, N] with N = {len(sentence)}, got {tuple(correct.shape)}.")
-    per_word = correct.mean(0).T.numpy()  # [N, L+1]
+    per_word = correct.mean(0).T.cpu().numpy()  # [N, L+1]
     labels = torch.as_tensor(sentence).cpu().numpy()  # cpu: cluster labels for the bootstrap
     return cluster_replicates(per_word, labels, n_boot=n_boot, seed=seed, unit="sentences")
 
@@ -577,7 +577,7 @@ def sentence_probe_report(draws: dict, tests: dict, classes, *, pooling: str = "
         y = torch.as_tensor(y_test, device=probes.weight.device)
         correct.append(probes.predict(getattr(feats, pooling)) == y)
         records += probes.records
-        majority.append(float((y.cpu() == torch.bincount(torch.as_tensor(draw.y_train)).argmax()).double().mean()))
+        majority.append(float((y.cpu() == torch.bincount(torch.as_tensor(draw.y_train)).argmax()).double().mean()))  # cpu: labels
     correct = torch.stack(correct).double()  # [seeds, L+1, N]
     runs = [SeededAccuracy(correct[:, l] > 0.5, tuple(seeds)) for l in range(correct.shape[1])]
     L1 = correct.shape[1]
@@ -585,7 +585,7 @@ def sentence_probe_report(draws: dict, tests: dict, classes, *, pooling: str = "
     return ProbeReport("intent", tuple(classes), [r.interval() for r in runs], None, None,
                        [seeds_interval(r.per_seed()) for r in runs], float(np.mean(majority)),
                        len(draws[seeds[0]].y_train), len(tests[seeds[0]][0]), None, correct.cpu(),
-                       torch.arange(correct.shape[2]), None, "seeds", records=records, train_accuracy=train_acc)
+                       torch.arange(correct.shape[2]), None, "seeds", records=records, train_accuracy=train_acc)  # cpu: ids
 
 
 def trace_word_vectors(trace) -> tuple[list[str], torch.Tensor]:

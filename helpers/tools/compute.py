@@ -94,7 +94,7 @@ def batch_inputs(tokenizer, model, items) -> dict:
         a, b = (item, None) if isinstance(item, str) else item
         enc = tokenizer(a, b, truncation=True, max_length=limit)
         encoded.append({k: enc[k] for k in ("input_ids", "token_type_ids", "attention_mask")})
-    batch = tokenizer.pad(encoded, return_tensors="pt")
+    batch = tokenizer.pad(encoded, return_tensors="pt")  # cpu: moved to the model's device below
     return {k: v.to(model_device(model)) for k, v in batch.items()}
 
 
