@@ -102,10 +102,11 @@ print(f"{L} layers, hidden size {H}, {model.config.num_attention_heads} heads")
 # On the map of lesson 00 this lesson runs the whole path, from the characters at the bottom to
 # a classification head on top:
 
-# %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded Chinese model, the tokens and the classification head marked \"you are here\": the lesson follows the whole path between them. The lanes hold placeholder tokens, not the lesson's sentence, so shapes count $n$ tokens. Trace the path from the characters up through the $L$ layers to the head.", "name": "fig-11-map-full-path"}}
+# %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded Chinese model, the tokens and the classification head marked \"you are here\": the lesson follows the whole path between them. The lanes hold the lesson's own tokens (one Chinese character each; a long input shows its first and last tokens), so the shapes count them. Trace the path from the characters up through the $L$ layers to the head.", "name": "fig-11-map-full-path"}}
 from helpers.architecture.plots import architecture_diagram
 
-architecture_diagram(model.config, highlight=["tokens", "head"])
+architecture_diagram(model.config, highlight=["tokens", "head"],
+                     tokens=trace.tokens)
 plt.show()
 
 # %% [markdown]
@@ -458,7 +459,8 @@ print("runner-up intents: "
 print(f"in the training set: {SENTENCE in train_set.texts}; "
       f"in the test set: {SENTENCE in test_set.texts}")
 ax, _ = plot_logits(logits[0].detach(), train_set.names)
-ax.set_title("the 17 logits of SENTENCE (head of seed 0)")
+shown = SENTENCE if len(SENTENCE) <= 12 else SENTENCE[:12] + "…"
+ax.set_title(f"the {len(names)} logits of “{shown}” (head of seed 0)")
 plt.show()
 
 # %% [markdown]

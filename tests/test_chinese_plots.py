@@ -18,6 +18,9 @@ def test_cls_walk_figure(zh_tokenizer, zh_model):
     axes = plot_cls_walk(cls_walk(traces), cls_walk(traces[:1]), baseline=random_pair_cosines(traces, 100, gap=1))
     assert len(axes) == 3 and all(ax.get_title() for ax in axes)
     assert small_text(axes[0].figure) == []
+    axes[0].figure.canvas.draw()
+    for ax in axes:  # every legend under its panel: none covers a band or the dotted even-spread lines
+        assert ax.get_legend().get_window_extent().y1 <= ax.get_window_extent().y0
 
 
 def test_cls_attention_heatmap_numbers_positions_and_shows_the_characters(zh_tokenizer, zh_model):

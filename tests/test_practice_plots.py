@@ -51,7 +51,10 @@ def test_int8_comparison_panels():
     medians = [line.get_ydata() for line in ax_change.lines]
     assert np.allclose(medians[0], [0.0, 0.25, 0.35]) and np.allclose(medians[1], [1.1, 0.85, 1.2])
     assert ax_acc.get_ylim()[0] == pytest.approx(0.83) and "axis starts at 0.83" in ax_acc.get_ylabel()
-    assert "random other" in ax_change.get_legend().get_texts()[1].get_text()
+    legend = ax_change.get_legend()
+    assert "random other" in legend.get_texts()[1].get_text()
+    ax_size.figure.canvas.draw()  # the legend sits under the panel, never on its lines
+    assert legend.get_window_extent().y1 <= ax_change.get_window_extent().y0
     assert not small_text(ax_size.figure)
     with pytest.raises(ValueError, match="same names"):
         plot_int8_comparison({"a": 1}, {"b": [1]}, {"a": Interval(1, 1, 1)}, change, between)

@@ -26,6 +26,11 @@ def test_probe_reports_figure_shares_scales_and_names_measures():
     assert len(axes[0, 0].collections) == 2  # one interval band per line (task, control)
     assert not small_text(axes[0, 0].figure)
     assert axes[0, 0].figure.get_figwidth() <= PAGE_WIDTH_IN, "the site would shrink a wider figure below 8 pt"
+    fig = axes[0, 0].figure
+    fig.canvas.draw()
+    (legend,) = fig.legends  # one legend, under every panel: none covers the dotted "most frequent tag" line
+    assert [t.get_text() for t in legend.get_texts()] == ["task", "control task", "most frequent tag"]
+    assert legend.get_window_extent().y1 <= min(ax.get_tightbbox().y0 for ax in axes.flat) + 1
 
 
 def test_axis_start_notes_are_written_after_the_shared_scale():

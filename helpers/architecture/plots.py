@@ -131,10 +131,19 @@ def _text_width_in(text: str, pt: float = _FONT) -> float:
 
 
 def _drawable(text: str) -> bool:
-    """Whether the default font has a glyph for every character of ``text`` (a CJK token
-    has none in DejaVu Sans: its lane then shows its position instead, as lesson 11's figures do)."""
-    font = get_font(findfont(FontProperties()))
-    return all(font.get_char_index(ord(ch)) != 0 for ch in text if not ch.isspace())
+    """Whether the fonts in use (Matplotlib falls back along ``font.family``; the course appends its
+    Chinese font, :func:`helpers.common.style.use_cjk_font`) have a glyph for every character of
+    ``text``. Without one (no CJK font installed) the lane shows the token's position instead."""
+    import matplotlib as mpl
+
+    fonts = []
+    for family in mpl.rcParams["font.family"]:
+        try:
+            fonts.append(get_font(findfont(FontProperties(family=[family]), fallback_to_default=False)))
+        except (ValueError, RuntimeError):  # a family this machine does not have
+            continue
+    fonts = fonts or [get_font(findfont(FontProperties()))]
+    return all(any(f.get_char_index(ord(ch)) != 0 for f in fonts) for ch in text if not ch.isspace())
 
 
 def _fit(text: str, width_in: float, pt: float = _FONT) -> str:

@@ -45,7 +45,7 @@ def plot_cls_walk(walk, this, baseline=None, axes=None):
     ax_n.plot(range(L + 1), to_numpy(this.norms[0]), "s--", color="tab:orange", label="this sentence")
     ax_n.set_xticks(range(L + 1), layer_labels(L + 1))
     ax_n.set(xlabel="layer", ylabel="L2 norm ‖h[CLS]‖", title="[CLS] norm per layer")
-    ax_n.legend(loc="best", fontsize=8)
+    legend_below(ax_n, ncol=3)  # below: a legend inside would sit on the band
     plot_median_band(walk.cosines, ax=ax_c, label=f"[CLS], median over {n} sentences",
                      band_label="[CLS] interquartile band")
     ax_c.plot(range(L), to_numpy(this.cosines[0]), "s--", color="tab:orange", label="[CLS] of this sentence")
@@ -66,7 +66,7 @@ def plot_cls_walk(walk, this, baseline=None, axes=None):
     ax_a.set_xticks(range(1, L + 1), [str(l) for l in range(1, L + 1)])
     ax_a.set(xlabel="layer", ylabel="share of [CLS]'s attention", ylim=(0, 1),
              title="where [CLS] looks (dotted: even spread)")
-    ax_a.legend(loc="best", fontsize=8)
+    legend_below(ax_a, ncol=4)  # below: never on the dotted even-spread lines
     return axes
 
 

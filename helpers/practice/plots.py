@@ -131,6 +131,6 @@ def plot_int8_comparison(sizes: dict, times: dict, accuracy: dict, change, betwe
     ax_change.set_ylabel("||difference|| / ||feature||")
     ax_change.set_ylim(bottom=0)
     ax_change.set_title("relative distance of sentence\nfeatures (median, IQR band)")
-    ax_change.legend(loc="upper left")
     axes[0][0].figure.tight_layout()
+    legend_below(ax_change, ncol=1)  # under the panel: a legend inside would cover the lines' ends
     return axes

@@ -64,14 +64,17 @@ def plot_probe_reports(reports, axes=None):
         ax = plot_layer_intervals({"task": r.accuracy, "control task": r.control}, axes[0, col],
                                   title=f"{name}: accuracy", ylabel="test accuracy", ylim=(0, 1.02))
         ax.axhline(r.majority, color="gray", ls=":", lw=1, label="most frequent tag")
-        ax.legend(loc="lower right")
+        ax.get_legend().remove()  # one legend for the figure, under the panels: none covers a line
         plot_layer_intervals({"selectivity": r.selectivity}, axes[1, col],
                              title=f"{name}: selectivity", ylabel="task − control")
         axes[1, col].axhline(0, color="gray", lw=0.8)
         axes[1, col].get_legend().remove()
     for ax in axes.flat:  # the shared scale and the zero line changed the limits: note them anew
         note_axis_start(ax)
-    axes[0, 0].figure.tight_layout()
+    fig = axes[0, 0].figure
+    handles, labels = axes[0, 0].get_legend_handles_labels()
+    fig.tight_layout(rect=(0, 0.35 / fig.get_figheight(), 1, 1))  # room for the legend row
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), frameon=False, fontsize=8)
     return axes
 
 
