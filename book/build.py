@@ -292,7 +292,7 @@ def site_notebook(nb, stem: str, repository: str, records: dict[str, dict] | Non
         if cell.cell_type != "code":
             continue
         cell.source = "\n".join(l for l in cell.source.split("\n") if l.strip() != MARKER)
-        if is_code_wall(cell):
+        if is_code_wall(cell) or is_format_only(cell):
             tags = cell.metadata.setdefault("tags", [])
             if not {"hide-input", "remove-input", "hide-cell", "remove-cell"} & set(tags):
                 tags.append("hide-input")  # folded on the page: a "Show code" toggle opens it
@@ -335,6 +335,49 @@ def is_code_wall(cell) -> bool:
     builds a table or runs a whole experiment): the site folds its input."""
     lines = [l for l in cell.source.splitlines() if l.strip()]
     return cell.cell_type == "code" and len(lines) > CODE_WALL_LINES
+
+
+# Calls that only put results on the page (print, a table, a claim): a cell of nothing else is
+# folded on the site, its output shown; the notebook keeps it open.
+FORMATTERS = {"print", "display", "show_table", "show_claim", "show_finding", "show_findings", "Markdown", "HTML"}
+# ... and what may be called inside them: formatting of numbers already computed, never a model.
+FORMAT_HELPERS = {"len", "round", "str", "int", "float", "min", "max", "sum", "sorted", "enumerate", "zip", "range",
+                  "join", "format", "percent", "item", "tolist", "upper", "lower", "capitalize", "strip", "items",
+                  "keys", "values", "abs", "list", "tuple", "dict", "repr", "caveat"}
+
+
+def _formats_only(statements) -> bool:
+    import ast
+
+    for st in statements:
+        if isinstance(st, ast.Expr) and isinstance(st.value, ast.Call):
+            func = st.value.func
+            name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+            if name not in FORMATTERS:
+                return False
+        elif isinstance(st, (ast.For, ast.If)):
+            if not _formats_only(st.body) or not _formats_only(st.orelse):
+                return False
+        elif not isinstance(st, (ast.Import, ast.ImportFrom)):
+            return False
+    return True
+
+
+def is_format_only(cell) -> bool:
+    """A code cell that only prints or shows results already computed (``print``, ``show_table``,
+    ``show_claim``, ...; imports and loops of those allowed): nothing to learn from its code on a
+    page, so the site folds its input. A cell that computes or plots anything is left open."""
+    import ast
+
+    if cell.cell_type != "code" or not cell.source.strip():
+        return False
+    try:
+        tree = ast.parse("\n".join(l for l in cell.source.splitlines() if not l.lstrip().startswith(("%", "!"))))
+    except SyntaxError:
+        return False
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call)]
+    names = {n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", "") for n in calls}
+    return bool(calls) and names <= FORMATTERS | FORMAT_HELPERS and _formats_only(tree.body)
 
 
 FEEDBACK_CHECK = ("Run this cell in the notebook to check your answer: the page was built with the "

@@ -336,3 +336,21 @@ def test_an_explorer_caption_says_what_the_page_lets_a_reader_do():
     note = "The page cannot run the model; in the notebook, type any sentence."
     assert build.explorer_caption({"kind": "multiples", "note": note}) == note
     assert build.explorer_caption(None) == build._postprocess().EXPLORER_CAPTION
+
+
+def test_cells_that_only_format_results_are_folded_on_the_page():
+    """Issue 37: a cell that only prints or shows results already computed folds its input on the
+    site (its output stays); a cell that computes, plots or runs a model stays open."""
+    cell = nbformat.v4.new_code_cell
+    folded = [cell('for c in claims:\n    print(f"* {c.sentence}")'),
+              cell('from helpers.common.tables import show_table\nshow_table(rows, title="per layer")'),
+              cell('print(", ".join(f"{x:.2f}" for x in sorted(values)))')]
+    kept = [cell('print(course_mini_lens(SENTENCE).message)'),  # runs a model inside the print
+            cell('rows = [r for r in table]\nshow_table(rows)'),  # builds something first
+            cell('ax = plot_logits(logits)\nplt.show()'), cell('x = 1'), cell('%time print(1)\nrun()')]
+    assert all(build.is_format_only(c) for c in folded)
+    assert not any(build.is_format_only(c) for c in kept)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# 04 — A lesson")] + folded + kept)
+    page, _ = build.site_notebook(nb, "04_a_lesson", "https://github.com/example/course")
+    codes = [c for c in page.cells if c.cell_type == "code"]
+    assert ["hide-input" in c.metadata.get("tags", []) for c in codes] == [True] * 3 + [False] * 5
