@@ -1073,34 +1073,22 @@ for name, scores, each in [
     )
 
 # %% [markdown]
-# ## All heads of one layer
+# ## Every layer and every head at once
 #
-# Each small map is one head of `SENTENCE`: rows are queries, columns keys, in token order.
+# Each small map below is one head of `SENTENCE`: rows are queries, columns keys, in token order.
 # A diagonal just below (above) the main diagonal is a previous-token (next-token) head; a
 # bright column is a head parking its attention on one token. Kovaleva, Romanov, Rogers and
 # Rumshisky (2019, *Revealing the Dark Secrets of BERT*; BERT-base, pre-trained and fine-tuned on
 # GLUE tasks) sorted such maps into five patterns: *vertical* (columns on `[CLS]` or `[SEP]`),
 # *diagonal* (previous or next token), the two combined, *block* (attention within one segment)
 # and *heterogeneous* (no fixed shape). Look for them here; the grid is one sentence, so it is an
-# illustration, not a count. The slider only swaps the image data of the existing maps; a long
-# input is shown in blocks, as the figure says.
-
-# %% mystnb={"figure": {"caption": "Attention maps of every head of one encoder layer for the lesson's sentence: rows are queries, columns keys, in token order, on one 0\u20131 colour scale (a long input is drawn in blocks, each showing its maximum). It opens on the layer of the best previous-token head; the slider changes the layer. Look for diagonals, bright columns and blocks.", "name": "fig-05-head-grid-explorer"}}
-from helpers.attention.widgets import HeadGridExplorer, HeadLinesExplorer
-
-grid = HeadGridExplorer(trace, layer=compute.best_head(prev)[0])
-grid
-
-# %% [markdown]
-# ## Every layer and every head at once
+# illustration, not a count.
 #
-# The grid above is one layer; this one is all of them for `SENTENCE`: row *l* is
-# encoder layer *l*, column *h* head *h*; each map has queries down and keys across,
-# on the same 0–1 colour scale as lesson 02. It is the *model view* of Vig's bertviz
-# (Vig, 2019, *A Multiscale Visualization of Attention in the Transformer Model*),
-# drawn as a static picture (`attention_model_view` in
-# `helpers/attention/plots.py`). The orange frame is the best previous-token head
-# found above. One sentence: an illustration, not a count.
+# Row *l* is encoder layer *l*, column *h* head *h*, on the same 0–1 colour scale as
+# lesson 02. It is the *model view* of Vig's bertviz (Vig, 2019, *A Multiscale
+# Visualization of Attention in the Transformer Model*), drawn as a static picture
+# (`attention_model_view` in `helpers/attention/plots.py`). The orange frame is the best
+# previous-token head found above.
 
 # %% mystnb={"figure": {"caption": "Every head (columns) of every encoder layer (rows) on the lesson's sentence, as small attention maps, queries down and keys across, on one 0\u20131 colour scale: a static bertviz model view. The orange frame marks the head with the highest previous-token score on the short pairs. Scan for diagonals, bright columns and blocks; one sentence is an illustration.", "name": "fig-05-model-view"}}
 best = compute.best_head(prev)[:2]  # (layer, head), layer counted from 1
@@ -1113,14 +1101,17 @@ plt.show()
 # ## One head, token to token
 #
 # The same numbers drawn as lines: queries on the left, keys on the right, each line's
-# opacity equal to the attention weight. It starts on the best previous-token head, so
-# the lines slope one row up when that head's score (printed above) is high. A long input is shown as a window of tokens with a `start`
+# opacity equal to the attention weight. It starts on the best *next-token* head, so the
+# lines slope one row down when that head's score (printed above) is high; pick the
+# previous-token head of the orange frame to see them slope up. A long input is shown as a window of tokens with a `start`
 # slider. (The optional `bertviz` package draws interactive views like this in the
 # browser; the course does not need it.)
 
-# %% mystnb={"figure": {"caption": "One head on the lesson's sentence drawn as lines from each query token (left) to each key token (right), each line's opacity equal to its attention weight. It opens on the best previous-token head; sliders change the layer and the head (and, for a long input, the window of tokens shown). Check whether the lines slope one row up.", "name": "fig-05-head-lines-explorer"}}
-best_layer, best_h, _ = compute.best_head(prev)
-lines = HeadLinesExplorer(trace, layer=best_layer, head=best_h)
+# %% mystnb={"figure": {"caption": "One head on the lesson's sentence drawn as lines from each query token (left) to each key token (right), each line's opacity equal to its attention weight. It opens on the best next-token head; sliders change the layer and the head (and, for a long input, the window of tokens shown). Check whether the lines slope one row down.", "name": "fig-05-head-lines-explorer"}}
+from helpers.attention.widgets import HeadLinesExplorer
+
+next_layer, next_h, _ = compute.best_head(nxt)  # a head no figure above draws
+lines = HeadLinesExplorer(trace, layer=next_layer, head=next_h)
 lines
 
 # %% [markdown]
