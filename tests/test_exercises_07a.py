@@ -1,0 +1,50 @@
+"""Lesson 07a solutions pass their checkers on the real model; typical wrong answers get the right hint."""
+
+import numpy as np
+
+from helpers.classify.compute import correct_per_item, fit_head_split
+from helpers.exercises.lesson07a import check_exercise_1, check_exercise_2
+from lessons.solutions import solutions_07a as sol
+
+
+def test_exercise_1(model, sample_trace):
+    assert check_exercise_1(sol.exercise_1(model), model, sample_trace).ok
+    W, b = model.pooler.dense.weight, model.pooler.dense.bias
+    fb = check_exercise_1(lambda h: h @ W.T + b, model, sample_trace)
+    assert not fb.ok and "tanh" in fb.hint
+    assert not check_exercise_1(None, model, sample_trace).ok
+    assert "an int" in check_exercise_1(3, model, sample_trace).message
+
+
+def test_exercise_2_grades_the_measurement_and_only_comments_on_the_prediction(intent_data):
+    train, test, ft, fe = intent_data
+    answer = sol.exercise_2(ft, fe, train, test)
+    # the layer-0 [CLS] vector is the same for every utterance: the head cannot beat a constant guess
+    assert answer <= max(np.bincount(test.labels)) / len(test) + 1e-6
+    for prediction in (0.1, 0.9, None, "low"):
+        assert check_exercise_2(prediction, answer, ft, fe, train, test).ok, prediction
+    fb = check_exercise_2(0.9, answer, ft, fe, train, test)
+    assert "same layer-0 [CLS] vector" in fb.message and "You predicted 0.9" in fb.message
+
+
+def test_exercise_2_slips(intent_data):
+    train, test, ft, fe = intent_data
+    answer = sol.exercise_2(ft, fe, train, test)
+
+    def acc(layer, pooling):
+        head, _ = fit_head_split(ft.layer(layer, pooling), train.labels, train.num_classes, dev_per_class=4, seed=0)
+        return float(correct_per_item(head, fe.layer(layer, pooling), test.labels).float().mean())
+
+    cases = {"percentage": 100 * answer, "mean-pooled": acc(0, "mean"), "last layer": acc(ft.num_layers, "cls"),
+             "layer 1": acc(1, "cls")}
+    tested = 0
+    for words, value in cases.items():
+        if any(abs(value - v) < 1e-6 for w, v in cases.items() if w != words) or abs(value - answer) < 1e-6:
+            continue
+        fb = check_exercise_2(0.5, value, ft, fe, train, test)
+        assert not fb.ok and words in fb.message, (words, fb)
+        assert f"{answer:.1%}" not in str(fb)
+        tested += 1
+    assert tested >= 3
+    assert "a str" in check_exercise_2(0.5, "x", ft, fe, train, test).message
+    assert "no answer" in check_exercise_2(0.5, None, ft, fe, train, test).message
