@@ -68,7 +68,7 @@ MATHJAX_PARTS = ["tex-svg.js", "input", "ui", "a11y", "sre", "adaptors"]
 
 # ------------------------------------------------------------------------------ lessons
 def lesson_number(stem: str) -> str:
-    """``"09"`` for ``09_interventions``, ``"09b"`` for ``09b_attribution``: what precedes the first
+    """``"12"`` for ``12_interventions``, ``"09b"`` for a split lesson ``09b_name``: what precedes the first
     underscore."""
     return stem.split("_", 1)[0]
 
@@ -409,7 +409,7 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
     wraps every display output of a captioned cell in the figure, so such a cell must display
     the picture alone (printed text, a stream, is fine)."""
     notes, k = [], 0
-    number = lesson_number(stem)  # figures of 09b are "Figure 9b.k"
+    number = lesson_number(stem)  # figures of a split lesson NNb are "Figure Nb.k"
     lesson = int(number) if number.isdigit() else number.lstrip("0") or number
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":

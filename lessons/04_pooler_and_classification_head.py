@@ -16,9 +16,9 @@
 # ---
 
 # %% [markdown]
-# # 07a — From [CLS] to a class decision: the pooler and a classification head
+# # 04 — From [CLS] to a class decision: the pooler and a classification head
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/07a_pooler_and_classification_head.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/04_pooler_and_classification_head.ipynb)
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
@@ -27,7 +27,7 @@
 # does the mechanics: we rebuild BERT's pooler, train a linear head on frozen features of the
 # course's ten easy intents, follow one sentence from logits through softmax to a class id, and
 # type sentences into a box. Which vector and which layer classify best is a measurement, made
-# on a harder task in [lesson 07](07_which_layer_classifies.ipynb).
+# on a harder task in [lesson 10](10_which_layer_classifies.ipynb).
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -85,12 +85,12 @@ print(f"against the papers' BERT-base: {paper.label}")
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens and embeddings through the encoder layer (repeated as often as the loaded model has layers) to the pooler and a task head. The parts this lesson opens, the pooler and the classification head, are framed in orange and marked \"you are here\".", "name": "fig-07a-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens and embeddings through the encoder layer (repeated as often as the loaded model has layers) to the pooler and a task head. The parts this lesson opens, the pooler and the classification head, are framed in orange and marked \"you are here\".", "name": "fig-04-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
-you_are_here(model.config, LESSON_PARTS["07a"]);
+you_are_here(model.config, LESSON_PARTS["04"]);
 
-# %% mystnb={"figure": {"caption": "Lesson 00's diagram of BERT for the loaded model's configuration, read bottom to top, one lane per token of a short generic input, with each step's tensor shape and code name beside it. The pooler and the classification head are framed in orange: follow the `[CLS]` lane, the only one the pooler reads, up to the logits.", "name": "fig-07a-architecture"}}
+# %% mystnb={"figure": {"caption": "Lesson 00's diagram of BERT for the loaded model's configuration, read bottom to top, one lane per token of a short generic input, with each step's tensor shape and code name beside it. The pooler and the classification head are framed in orange: follow the `[CLS]` lane, the only one the pooler reads, up to the logits.", "name": "fig-04-architecture"}}
 # Where this lesson sits on the map of lesson 00 (architecture_diagram,
 # helpers/architecture/plots.py):
 # the pooler and a classification head, on top of the encoder's last layer.
@@ -153,12 +153,12 @@ print(
 
 # %% [markdown]
 # So the pooler is **not** the raw `[CLS]` vector: it is a further learned transformation
-# (one sentence is not enough to say how different; the claims table of lesson 07
+# (one sentence is not enough to say how different; the claims table of lesson 10
 # measures it over the BANKING77 test set). In the original BERT it was trained with the
 # next-sentence-prediction objective; a checkpoint trained for something else (the bundled
 # all-MiniLM-L6-v2 was trained for sentence embeddings with *mean* pooling) may leave it barely
 # trained. That is one reason we treat "which vector represents the sentence" as a question to
-# measure, in lesson 07.
+# measure, in lesson 10.
 #
 # ## A first head: ten intents
 #
@@ -174,7 +174,7 @@ import time
 from helpers.classify.compute import extract_features
 from helpers.common.data import load_intents
 from helpers.model.language import require_reading  # English data
-require_reading(tokenizer, "en", lesson="07a", what="its data sets")
+require_reading(tokenizer, "en", lesson="04", what="its data sets")
 
 train10, test10 = load_intents("train"), load_intents("test")
 C10 = train10.num_classes
@@ -281,7 +281,7 @@ first_head = show_finding(
 # Type a request and press **Classify**: the box runs the model on your new sentence, applies
 # the head and shows one bar per intent; the orange bar is the argmax, the predicted id.
 
-# %% mystnb={"figure": {"caption": "Logits of the ten-intent head (trained on the last layer's `[CLS]` vector) for the lesson's sentence, one bar per intent; the orange bar is the argmax, the predicted intent. Type any sentence into the box and press **Classify** to see its bars; the y-scale is kept across sentences (widened only when needed), so bars compare.", "name": "fig-07-logits-box"}}
+# %% mystnb={"figure": {"caption": "Logits of the ten-intent head (trained on the last layer's `[CLS]` vector) for the lesson's sentence, one bar per intent; the orange bar is the argmax, the predicted intent. Type any sentence into the box and press **Classify** to see its bars; the y-scale is kept across sentences (widened only when needed), so bars compare.", "name": "fig-04-logits-box"}}
 from helpers.classify.widgets import LogitsBox
 
 box = LogitsBox(
@@ -298,7 +298,7 @@ box
 
 # %% [markdown]
 # The head is a few lines of arithmetic on one vector; which vector to use, and from which layer,
-# is the question of [lesson 07](07_which_layer_classifies.ipynb).
+# is the question of [lesson 10](10_which_layer_classifies.ipynb).
 #
 # ## Summary
 #
@@ -310,7 +310,7 @@ box
 #   training data, a score at step 0, and a stated convergence criterion (L-BFGS until the gradient
 #   vanishes) whose outcome is printed.
 # * The ten intents are easy: they serve the box you type into. Comparing layers and poolings
-#   needs a harder task, BANKING77, in lesson 07.
+#   needs a harder task, BANKING77, in lesson 10.
 #
 # ## Exercises
 #
@@ -319,7 +319,7 @@ box
 # answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson07a import check_exercise_1, check_exercise_2
+from helpers.exercises.lesson04 import check_exercise_1, check_exercise_2
 
 # %% [markdown]
 # ### Exercise 1: the pooler by hand

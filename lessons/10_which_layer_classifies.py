@@ -16,13 +16,13 @@
 # ---
 
 # %% [markdown]
-# # 07 — Which vector, which layer? Classifying BANKING77
+# # 10 — Which vector, which layer? Classifying BANKING77
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/07_which_layer_classifies.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/10_which_layer_classifies.ipynb)
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
-# [Lesson 07a](07a_pooler_and_classification_head.ipynb) built the machinery: the pooler, a linear
+# [Lesson 04](04_pooler_and_classification_head.ipynb) built the machinery: the pooler, a linear
 # head on frozen features, logits, softmax and the class id, and the training contract every head
 # of the course follows (a dev split chooses, a score at step 0, L-BFGS to a stated gradient
 # tolerance). There, one head on the last layer's `[CLS]` vector sorted the course's ten easy
@@ -95,16 +95,16 @@ print(f"against the papers' BERT-base: {paper.label}")
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens and embeddings through the encoder layer (repeated as often as the loaded model has layers) to the pooler and a task head. The parts this lesson measures, the encoder layers (which one carries the class) and the classification head, are framed in orange and marked \"you are here\".", "name": "fig-07-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens and embeddings through the encoder layer (repeated as often as the loaded model has layers) to the pooler and a task head. The parts this lesson measures, the encoder layers (which one carries the class) and the classification head, are framed in orange and marked \"you are here\".", "name": "fig-10-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
-you_are_here(model.config, LESSON_PARTS["07"]);
+you_are_here(model.config, LESSON_PARTS["10"]);
 
 
 # %% [markdown]
 # ## The ten intents again
 #
-# As in lesson 07a, every utterance of `data/intents/` goes through the model once (with
+# As in lesson 04, every utterance of `data/intents/` goes through the model once (with
 # `torch.no_grad`, weights untouched), and we keep two sentence vectors per layer $l = 0..L$: the
 # `[CLS]` vector $h^{(l)}_0$ and the mean over the real (non-padding) tokens
 # $\frac{1}{n}\sum_i h^{(l)}_i$ (`extract_features` in `helpers/classify/compute.py`).
@@ -120,7 +120,7 @@ from helpers.common.claims import show_finding
 from helpers.common.data import load_intents
 from helpers.common.stats import accuracy_ci
 from helpers.model.language import require_reading  # English data
-require_reading(tokenizer, "en", lesson="07", what="its data sets")
+require_reading(tokenizer, "en", lesson="10", what="its data sets")
 
 train10, test10 = load_intents("train"), load_intents("test")
 C10 = train10.num_classes
@@ -138,7 +138,7 @@ print(f"{len(train10)} train / {len(test10)} test utterances, {C10} intents")
 # %% [markdown]
 # ## Why a harder task
 #
-# How much room does the ten-intent set leave? A head like lesson 07a's on the last layer's `[CLS]`
+# How much room does the ten-intent set leave? A head like lesson 04's on the last layer's `[CLS]`
 # vector, the same head on the mean-pooled last layer (the sentence vector this checkpoint was
 # trained to produce), and on the mean of the embeddings alone (layer 0: a bag of words, no
 # context at all):
@@ -176,7 +176,7 @@ ceiling = show_finding(
 # Where the heads get (nearly) every test utterance right, the set leaves no room above them, and
 # with this few test items one more or one fewer right answer moves an accuracy by a whole step
 # of $1/n$. A task on which good classifiers sit at (or next to) the ceiling cannot tell layers,
-# poolings or strategies apart. So the ten intents served one purpose, lesson 07a's box to type into, and
+# poolings or strategies apart. So the ten intents served one purpose, lesson 04's box to type into, and
 # every measured claim from here on uses a harder task.
 #
 # ## BANKING77
@@ -304,7 +304,7 @@ assert torch.allclose(
 # the smaller training sets, a head on the mean-pooled last layer for every draw of the larger
 # ones, and two heads that combine layers (concatenation and a learned weighted sum, at the end
 # of this lesson). Their comparisons are only as good as their training, so every one of them follows
-# the training contract of lesson 07a (`fit_head`, `probe_draws`, `strategy_draws` in
+# the training contract of lesson 04 (`fit_head`, `probe_draws`, `strategy_draws` in
 # `helpers/classify/compute.py`): the L2 strength chosen on the draw's dev split, a start from
 # zero, and L-BFGS run to the stated gradient tolerance. A step count is no longer a choice: a
 # head is trained when its gradient vanishes, and the table says, for every kind of head, whether
@@ -370,9 +370,10 @@ show_finding(
     table=family_table(
         records,
         title=(
-            "every head of this lesson by kind: status (the convergence criterion),"
-            " L-BFGS iterations, final gradient, the dev split's choice, dev"
-            " loss from step 0 to the kept weights, training accuracy"
+            "every head of this lesson by kind: status (the convergence"
+            " criterion), L-BFGS iterations, final gradient, the dev split's"
+            " choice, dev loss from step 0 to the kept weights, training"
+            " accuracy"
         ),
     ),
 )
@@ -443,11 +444,11 @@ solver_check = show_finding(
 # every layer with both poolings, on the smaller training sets, one set per draw.
 #
 # Which layer is best, and which fall below it? Every layer is compared with the best one **paired**
-# on the same test items and draws (lesson 04 introduced paired comparisons), allowing for the
+# on the same test items and draws (lesson 07 introduced paired comparisons), allowing for the
 # many comparisons made at once, and for the best being picked on the same items (its own score is
 # then optimistic). The plain answer comes first; how we know sits in the folded block beneath it.
 
-# %% mystnb={"figure": {"caption": "BANKING77 test accuracy of a linear probe on each layer's `[CLS]` or mean-pooled vector (emb = embeddings), smaller few-shot training sets: lines are means over the draws, bands 95 % intervals resampling draws and test items, dotted line chance. Compare the two poolings layer by layer; the paired comparisons below, not the bands, say which layers fall below the best.", "name": "fig-07-probe-per-layer"}}
+# %% mystnb={"figure": {"caption": "BANKING77 test accuracy of a linear probe on each layer's `[CLS]` or mean-pooled vector (emb = embeddings), smaller few-shot training sets: lines are means over the draws, bands 95 % intervals resampling draws and test items, dotted line chance. Compare the two poolings layer by layer; the paired comparisons below, not the bands, say which layers fall below the best.", "name": "fig-10-probe-per-layer"}}
 from helpers.classify.compute import peak_finding, reference_finding
 from helpers.classify.plots import plot_probe_curves
 
@@ -656,7 +657,7 @@ for i, j, n in top:
 if not top:
     print("  none: every prediction is right")
 
-# %% mystnb={"figure": {"caption": "Test predictions of the mean-pooled last-layer heads (smaller training sets), counted over all draws: true intent in rows, predicted in columns, for the intents of the most frequent confusions, plus a column for any other intent so rows keep their totals. Find intent pairs that swap off the diagonal, and rows that leak to the last column.", "name": "fig-07-confusions"}}
+# %% mystnb={"figure": {"caption": "Test predictions of the mean-pooled last-layer heads (smaller training sets), counted over all draws: true intent in rows, predicted in columns, for the intents of the most frequent confusions, plus a column for any other intent so rows keep their totals. Find intent pairs that swap off the diagonal, and rows that leak to the last column.", "name": "fig-10-confusions"}}
 if top:
     # every intent of a top confusion, once
     classes = list(dict.fromkeys(c for i, j, _ in top for c in (i, j)))
@@ -703,7 +704,7 @@ if top:
 # Trained to convergence, where the weights end up is the head's answer to "which layers does it
 # need", not an accident of where training stopped.
 
-# %% mystnb={"figure": {"caption": "Top: test accuracy of five sentence-vector strategies (smaller training sets): diamond the mean, dots single draws, bar the 95 % interval over draws and test items; the x-axis is zoomed, as labelled. Bottom: the converged weighted-sum heads' learned weight per layer, mean over draws with min\u2013max whiskers; dashed, the uniform weight they started from. Compare the layers with it.", "name": "fig-07-strategies"}}
+# %% mystnb={"figure": {"caption": "Top: test accuracy of five sentence-vector strategies (smaller training sets): diamond the mean, dots single draws, bar the 95 % interval over draws and test items; the x-axis is zoomed, as labelled. Bottom: the converged weighted-sum heads' learned weight per layer, mean over draws with min\u2013max whiskers; dashed, the uniform weight they started from. Compare the layers with it.", "name": "fig-10-strategies"}}
 from helpers.classify.plots import plot_layer_weights, plot_strategy_accuracies
 
 from_probes = {
@@ -870,21 +871,26 @@ display(Claim(
 # answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson07 import check_exercise_1, check_exercise_2
+from helpers.exercises.lesson10 import check_exercise_1, check_exercise_2
 
 # %% [markdown]
-# ### Exercise 1: the best mean-pooled layer
+# ### Exercise 1: predict, then measure — the best mean-pooled layer
 #
-# Difficulty ●○○○○ · Importance ●●●○○ · ~5 min
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
 #
-# Which layer's **mean-pooled** features give the best BANKING77 probe
-# accuracy? Give the layer number (0 = embeddings) as an int, computed from
-# `probes`. The checker also tells you which layers the paired comparisons
-# cannot place below it.
+# **First predict**, without scrolling back to the probe figure: which layer's
+# **mean-pooled** features give the best BANKING77 probe accuracy? Write the
+# layer number (0 = embeddings) in `prediction_1`.
+#
+# **Then measure** it: give the layer as an int, computed from `probes`. The
+# checker grades the measurement, only comments on the prediction, and tells
+# you which layers the paired comparisons cannot place below the best.
 
 # %%
-best_mean_layer = None  # your answer here: an int
-check_exercise_1(best_mean_layer, probes, runs=probe_runs["mean"])
+prediction_1 = None  # an int, written before measuring
+best_mean_layer = None  # your answer here: an int, computed from probes
+check_exercise_1(best_mean_layer, probes, runs=probe_runs["mean"],
+                 prediction=prediction_1)
 
 # %% [markdown]
 # ### Exercise 2: a confusion matrix by hand
