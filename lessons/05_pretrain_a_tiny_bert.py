@@ -561,7 +561,7 @@ print(f"\nAt step {last} the hidden word is among the five guesses in {found}"
 #
 # ## 10. The layers forming?
 #
-# Lesson 14's **masked-LM lens** applies the model's own head to every layer's vector at a
+# The **masked-LM lens** (lesson 14 uses it on other models) applies the model's own head to every layer's vector at a
 # `[MASK]` position (`apply_head` in `helpers/lens/compute.py`; `score_checkpoint` ran it on
 # every held-out hidden word, at every checkpoint). The head is trained only on the last
 # layer, so an early layer can score only when its vector already points where the head reads.
@@ -630,7 +630,8 @@ show_finding(
 )
 
 # %% [markdown]
-# A second measure, from lesson 07: the **random-pair cosine** per layer (Ethayarajh, 2019):
+# A second measure (lesson 07 uses it on many sentences): the **random-pair cosine** per layer
+# (Ethayarajh, 2019):
 # the mean cosine between vectors of two random tokens of different held-out sentences. A
 # value near 1 means all vectors of that layer share one direction ("anisotropy"): tokens
 # there are hard to tell apart. At step 0 it shows what the random initialisation and the

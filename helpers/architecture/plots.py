@@ -467,7 +467,7 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
     ax.text((px0 + pooler_x1) / 2, r.c("head"), f"classification head: dense H\u2192{C}", ha="center",
             va="center", fontsize=_FONT, zorder=5)
     _arrow(ax, (trunk[0], r.top("pooler") - 0.03), (trunk[0], r.bottom("head") + 0.03), lw=1.0)
-    what("head", "added for a task\n(lesson 10)")
+    what("head", "added for a task\n(lesson 04)")
     shape("head", f"[{C}]")
     code("head", "logits")
 

@@ -692,7 +692,7 @@ def _fit_weighted(Z, y, Z_dev, y_dev, num_classes, mu, sigma, *, l2, run, tol, m
 
 def fit_head_split(X: torch.Tensor, y, num_classes: int, *, dev_per_class: int = 4, seed: int = 0,
                    run: str = "head") -> tuple[torch.nn.Module, TrainingRecord]:
-    """:func:`fit_head` on a small labelled set that has no dev split of its own (lesson 10's ten
+    """:func:`fit_head` on a small labelled set that has no dev split of its own (lesson 04's ten
     intents): ``dev_per_class`` utterances of every class, drawn with ``seed``, become the dev split
     (:func:`~helpers.common.training.stratified_dev_split`), the rest trains the head."""
     rows, dev_rows = stratified_dev_split(torch.as_tensor(y).tolist(), per_class=dev_per_class, seed=seed)  # cpu: a list

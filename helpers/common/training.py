@@ -1,7 +1,7 @@
 """The course's one training contract: every head, probe and fine-tuning run follows it.
 
 A verdict about a trained thing (this layer reads the intent better, that fine-tuning strategy
-wins) is only as good as the training behind it. So every run the lessons make -- lesson 10's
+wins) is only as good as the training behind it. So every run the lessons make -- lessons 04 and 10's
 heads, lesson 14's probes, lessons 11 and 14's fine-tuning -- keeps four promises:
 
 * **Choices are made on a dev split carved from the training data, never on the test set**: the

@@ -316,7 +316,7 @@ def fit_probe_head(X: torch.Tensor, y, X_dev: torch.Tensor, y_dev, num_classes: 
 
 def fold_sizes(X: torch.Tensor, y, num_classes: int, l2: float = 1e-3) -> dict:
     """The largest entry of a linear probe folded into raw-feature weights, two ways: standardized
-    per dimension (``W / sigma``, lesson 10's head) and scaled by one number (:func:`fit_probe_head`),
+    per dimension (``W / sigma``, the head of lessons 04 and 10) and scaled by one number (:func:`fit_probe_head`),
     both fitted at the same L2 strength; and the smallest per-dimension standard deviation. A
     dimension that hardly varies gets a huge folded weight in the first: tiny changes of it -- which
     fine-tuning makes -- swing the logits."""
