@@ -62,8 +62,8 @@ else:
 # %% [markdown]
 # ## Parameters
 #
-# `MODEL` names the checkpoint (`None`: the course chooses), `SENTENCE` is a text of yours;
-# `BUDGET = "quick"` runs smaller simulations (the same code, larger Monte Carlo error).
+# `MODEL` names the checkpoint (`None`: the course chooses), `SENTENCE` is a text of yours that joins
+# the sample of sentences below; `BUDGET = "quick"` runs smaller simulations (the same code, larger Monte Carlo error).
 
 # %% tags=["parameters"]
 MODEL = None
@@ -79,13 +79,16 @@ from helpers.common.budget import choose_budget
 from helpers.common.data import load_pos
 from helpers.common.progress import progress
 from helpers.model.loading import load_model
+from helpers.model.language import require_reading  # English data
 from helpers.model.trace import trace_text
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-budget = choose_budget(BUDGET)
-# everyday English sentences from data/pos (lesson 14 tags their words)
-sentences = [s.text for s in load_pos()][:budget.pick(60, 20)]
+require_reading(tokenizer, "en", lesson="06", what="its data sets")
+budget = choose_budget(BUDGET, model)
+# your SENTENCE, then everyday English sentences from data/pos (lesson 14
+# tags their words)
+sentences = [SENTENCE] + [s.text for s in load_pos()][:budget.pick(60, 20)]
 traces = [trace_text(tokenizer, model, t)
           for t in progress(sentences, desc="sentences")]
 L = model.config.num_hidden_layers
