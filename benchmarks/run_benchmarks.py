@@ -267,8 +267,8 @@ class PeakRSS:
 
 # Per-lesson targets on 2 CPU cores with the bundled model, full budget, cold cache (issue 20), and
 # with a bert-base-sized model on the CPU, where BUDGET = None picks "quick" (issue 19).
-LESSON_TARGETS_S = {"07": 180, "08": 300, "09": 180, "10": 300}
-BERT_BASE_TARGET_S = 600  # lessons that train or ablate (07-10), bert-base-sized, CPU
+LESSON_TARGETS_S = {"10": 180, "11": 300, "12": 180, "14": 300}
+BERT_BASE_TARGET_S = 600  # lessons that train or ablate (10-14), bert-base-sized, CPU
 
 
 def bench_lessons(pattern: str, model_dir: Path | None = None, save_to: Path | None = None) -> list[dict]:
@@ -382,8 +382,8 @@ def write_results(explorers, notes, lessons, out: Path, long_rows=None, load_bef
     if lessons is not None:
         total = sum(r["seconds"] for r in lessons)
         lines += ["## Lessons, headless (nbclient, bundled model, full budget)", "",
-                  "Each lesson in a fresh kernel with an empty fine-tuning cache (cold: lesson 10 trains its own "
-                  "runs instead of reading lesson 08's); peak memory is the RSS of the kernel process tree. Targets "
+                  "Each lesson in a fresh kernel with an empty fine-tuning cache (cold: lesson 14 trains its own "
+                  "runs instead of reading lesson 11's); peak memory is the RSS of the kernel process tree. Targets "
                   "(issue 20): " + ", ".join(f"{k} ≤ {v / 60:.0f} min" for k, v in LESSON_TARGETS_S.items()) + ".", "",
                   "| lesson | budget | seconds | peak RSS MB | status |", "| --- | --- | ---: | ---: | --- |"]
         for r in lessons:
@@ -399,7 +399,7 @@ def write_results(explorers, notes, lessons, out: Path, long_rows=None, load_bef
         lines += ["## Lessons with a bert-base-sized model on the CPU (random weights, timing only)", "",
                   "`MODEL` injected as a `BertModel(BertConfig())` folder (12 layers, 768 wide, about 8x the bundled "
                   "model's compute per token); `BUDGET = None`, so the lessons pick their quick budget and say so "
-                  f"(`choose_budget`). Target for the lessons that train or ablate (07-10): ≤ {BERT_BASE_TARGET_S / 60:.0f} "
+                  f"(`choose_budget`). Target for the lessons that train or ablate (10-14): ≤ {BERT_BASE_TARGET_S / 60:.0f} "
                   "min each.", "", "| lesson | budget | seconds | peak RSS MB | status |", "| --- | --- | ---: | ---: | --- |"]
         for r in bert_base_lessons:
             trains = r["lesson"][:2] in LESSON_TARGETS_S

@@ -68,7 +68,7 @@ MATHJAX_PARTS = ["tex-svg.js", "input", "ui", "a11y", "sre", "adaptors"]
 
 # ------------------------------------------------------------------------------ lessons
 def lesson_number(stem: str) -> str:
-    """``"09"`` for ``09_interventions``, ``"09b"`` for ``09b_attribution``: what precedes the first
+    """``"12"`` for ``12_interventions``, ``"09b"`` for a split lesson ``09b_name``: what precedes the first
     underscore."""
     return stem.split("_", 1)[0]
 
@@ -185,7 +185,7 @@ def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], bui
     body = "\n".join(table)
     body = body.replace("https://colab.research.google.com/assets/colab-badge.svg", LOCAL_BADGE)
     body = keep_together(body)
-    toctree = "\n".join(f"lessons/{p.stem}" for p in lesson_files)
+    toctree = part_toctrees(lesson_files)
     figure = "" if diagram is None else f"""
 ```{{figure}} {diagram}
 :alt: The BERT encoder of the bundled model, drawn from its configuration: token ids, the three embedding tables, then L encoder layers of self-attention and feed-forward blocks with residual connections and LayerNorm, then the pooler and a classification head.
@@ -213,14 +213,34 @@ badge, or `bash course.sh lab`).
 {repository_links(body, repository)}
 ```
 
-```{{toctree}}
-:hidden:
-:maxdepth: 1
-
 {toctree}
-```
 """
     return page, warnings
+
+
+# The course map of the README (issue 36): the sidebar groups the lessons by part.
+PARTS = (
+    ("Part 1 — Inside BERT", ("00", "01", "02", "03", "04")),
+    ("Part 2 — How BERT learns", ("05",)),
+    ("How we know", ("06",)),
+    ("Part 3 — Research-grade", ("07", "08", "09", "10", "11", "12", "13", "14", "15")),
+)
+
+
+def part_toctrees(lesson_files) -> str:
+    """One hidden toctree per part of the course, captioned with its name, in lesson order; a lesson
+    of no part (a new one) goes into a last toctree without a caption, so no page is left out."""
+    blocks, placed = [], set()
+    for caption, numbers in PARTS:
+        stems = [p.stem for p in lesson_files if lesson_number(p.stem) in numbers]
+        placed.update(stems)
+        if stems:
+            blocks.append((caption, stems))
+    rest = [p.stem for p in lesson_files if p.stem not in placed]
+    if rest:
+        blocks.append((None, rest))
+    return "\n".join("```{toctree}\n:hidden:\n:maxdepth: 1\n" + (f":caption: {caption}\n" if caption else "")
+                     + "\n" + "\n".join(f"lessons/{s}" for s in stems) + "\n```\n" for caption, stems in blocks)
 
 
 UNIT = re.compile(r"(~?\d[\d.,]*)[ ](s|ms|min|h|MB|kB|GB|%)(?=[\s|;,.)]|$)")
@@ -452,7 +472,7 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
     wraps every display output of a captioned cell in the figure, so such a cell must display
     the picture alone (printed text, a stream, is fine)."""
     notes, k = [], 0
-    number = lesson_number(stem)  # figures of 09b are "Figure 9b.k"
+    number = lesson_number(stem)  # figures of a split lesson NNb are "Figure Nb.k"
     lesson = int(number) if number.isdigit() else number.lstrip("0") or number
     for i, cell in enumerate(nb.cells):
         if cell.cell_type != "code":

@@ -146,7 +146,7 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 # exchange information in one place only: the attention block, where the arcs cross the
 # lanes and the vectors are split into $A$ heads of $d$ numbers. Everything else works on
 # each lane alone. One layer is drawn opened up; the stack repeats it $L$ times. On top
-# sit the pooler (one more dense layer applied to the `[CLS]` vector, lesson 07) and, for
+# sit the pooler (one more dense layer applied to the `[CLS]` vector, lesson 04) and, for
 # a task, a classification head (a layer that turns a vector into one score per class).
 # The right-hand columns give each tensor's shape and its name in the code. Later lessons
 # open with a one-line strip of the same map, their part marked "you are here".
@@ -189,7 +189,7 @@ print("\n".join(facts.lines()))
 
 # %% [markdown]
 # What that means for the rest of the course, when the printout names the bundled model:
-# it has **no masked-LM head** (it cannot fill in `[MASK]`; lesson 12 trains a small BERT
+# it has **no masked-LM head** (it cannot fill in `[MASK]`; lesson 05 trains a small BERT
 # that can), and its layer numbers do not line up with BERT-base's. When a lesson sets one
 # of its numbers beside a paper's, it names the model the paper measured;
 # `MODEL = "bert-base-uncased"` (hub access or a local cache) compares like with like.
@@ -233,7 +233,7 @@ print(type(outputs).__name__, "with fields:", list(outputs.keys()))
 # | field | shape | what it is |
 # |---|---|---|
 # | `last_hidden_state` | $1 \times n \times H$ | one vector per token after the last layer, now depending on the whole input (*contextual*) |
-# | `pooler_output` | $1 \times H$ | $\tanh(W h_{[CLS]} + b)$: the `[CLS]` vector passed through one more dense layer (lesson 07) |
+# | `pooler_output` | $1 \times H$ | $\tanh(W h_{[CLS]} + b)$: the `[CLS]` vector passed through one more dense layer (lesson 04) |
 # | `hidden_states` | $L+1$ tensors of $1 \times n \times H$ | the embedding output followed by the output of every layer (asked for with `output_hidden_states=True`) |
 # | `attentions` | $L$ tensors of $1 \times A \times n \times n$ | every layer's attention weights (asked for with `output_attentions=True`; lesson 02) |
 # | `cross_attentions` | empty | only filled when BERT is built to also read a second model's output (`config.add_cross_attention`, a decoder set-up); empty here |
@@ -344,7 +344,7 @@ print(f"From the embeddings to layer {L} the mean length goes from "
 
 # %% [markdown]
 # The takeaway: the layers do not just nudge the vectors, they change their size, and not
-# steadily. This is one sentence's average, so it can move with the sentence; lesson 04
+# steadily. This is one sentence's average, so it can move with the sentence; lesson 07
 # measures lengths over many sentences and finds out what sets them (the LayerNorm at the
 # end of every layer, lesson 01).
 #

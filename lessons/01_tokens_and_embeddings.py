@@ -451,7 +451,7 @@ del mlm, decoder, table, loss
 # (a geometric mean): $\ell = 2$ would be $e^{-2} \approx 0.14$. Devlin et al. (2019)
 # report task accuracies, not the final masked-LM loss of the released BERT models, so we
 # quote no such number here. A **trained** head, offline, is the course's own BERT-mini
-# (`MODEL = "course-mini"`, pre-trained with BERT's two objectives; lesson 12 trains a smaller
+# (`MODEL = "course-mini"`, pre-trained with BERT's two objectives; lesson 05 trains a smaller
 # one yourself). Here is what its head guesses for a hidden word of your sentence:
 
 # %%

@@ -386,7 +386,7 @@ plt.show()
 # panels stay readable (the caption says so). The `[PAD]` *rows* of panel 3 are not zero: the
 # mask removes padded *keys* (columns), not queries, so a `[PAD]` position still computes a
 # weighted mix of the real tokens -- often mostly `[CLS]`, which many heads use as a resting
-# place for attention that has nowhere better to go (Clark et al., 2019; lesson 05). That
+# place for attention that has nowhere better to go (Clark et al., 2019; lesson 08). That
 # does no harm: nothing reads it. No real token attends to a `[PAD]` (its column is 0), so
 # the `[PAD]` outputs never flow back into the real tokens, and everything downstream
 # (pooling, a classifier, a loss) skips the padded positions using the same

@@ -228,7 +228,7 @@ def test_head_lines(sample_trace):
         plot_head_lines(att[:-1], sample_trace.tokens)
 
 
-# -- lesson 05 --------------------------------------------------------------------------------
+# -- lesson 08 --------------------------------------------------------------------------------
 
 def test_layer_head_tables_share_one_scale(sample_trace):
     prev, nxt = offset_head_scores(sample_trace, -1), offset_head_scores(sample_trace, 1)

@@ -157,7 +157,7 @@ def test_gradient_x_input_equals_captum(model, setup, sample_trace):
     assert torch.allclose(ours, A.gradient_x_input_captum(model, setup[0], sample_trace, 3), atol=1e-5)
 
 
-def test_norm_attention_scores_are_lesson_05s(model, sample_trace):
+def test_norm_attention_scores_are_lesson_08s(model, sample_trace):
     from helpers.attention.compute import norm_attention
 
     weighted = norm_attention(sample_trace, model)[-1].mean(0)

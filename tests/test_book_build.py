@@ -71,6 +71,19 @@ def test_home_page_is_the_readme_title_intro_and_lesson_table():
     toctree = page.split("```{toctree}", 1)[1]
     assert [l for l in toctree.splitlines() if l.startswith("lessons/")] == [f"lessons/{p.stem}" for p in files]
     assert not warnings, warnings
+    # the sidebar groups the lessons by the README's parts, in order (issue 36)
+    captions = [l.split(": ", 1)[1] for l in page.splitlines() if l.startswith(":caption: ")]
+    assert captions == [caption for caption, _ in build.PARTS]
+
+
+def test_part_toctrees_place_every_lesson_once_and_keep_a_new_one():
+    files = [Path(n) for n in ("00_zero.ipynb", "04_four.ipynb", "09_nine.ipynb", "16_new.ipynb")]
+    text = build.part_toctrees(files)
+    listed = [l for l in text.splitlines() if l.startswith("lessons/")]
+    assert listed == ["lessons/00_zero", "lessons/04_four", "lessons/09_nine", "lessons/16_new"]
+    blocks = text.split("```{toctree}")[1:]
+    assert ":caption: Part 1" in blocks[0] and "lessons/04_four" in blocks[0]
+    assert ":caption:" not in blocks[-1] and "lessons/16_new" in blocks[-1], "a lesson of no part is still listed"
 
 
 def test_home_page_adds_a_lesson_the_readme_lacks_and_drops_one_that_does_not_exist(tmp_path):

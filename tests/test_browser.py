@@ -8,7 +8,7 @@ environment, the widgets-7 front end), so running the others here too would only
 For each of them: open it, Run All Cells, wait for the kernel to be idle, assert there is no
 error output, save a screenshot to build/screenshots/, and -- when the lesson shows an
 explorer -- type a new value into a slider's readout and assert the figure changed (the
-widget Image's src changed); where it shows a text box with a button (lesson 07's logits
+widget Image's src changed); where it shows a text box with a button (lesson 04's logits
 box), type a new sentence, click, and assert the same.
 
 The notebooks are copied to a temporary root (with data/ and helpers/ linked) so JupyterLab's
@@ -123,7 +123,7 @@ def _run_and_check(page, notebook):
 
 
 def _type_and_click(page, notebook):
-    """A text box + button explorer (lesson 07's logits box): type a new sentence, click."""
+    """A text box + button explorer (lesson 04's logits box): type a new sentence, click."""
     before = bs.widget_images_src(page)
     assert before, f"{notebook.name}: a text box but no widget Image"
     box = page.locator(".widget-text input").first

@@ -22,9 +22,9 @@ Equivalence and type-I rates get no method allowance beyond 0.5 points: those ar
 lesson's verdict would print.
 
 The designs: paired right/wrong outcomes of n = 24 ... 385 items with few or many items that
-change (lessons 07-10), tokens clustered in 6-69 sentences (04-06, 11), random pairs of sentences
-(the random-pair baselines of 04, 06, 11), seeds x items (07, 08, 10), a family of layers ranked
-against the extreme one and steps between layers (03-06), and one order against random orders (09).
+change (lessons 10-14), tokens clustered in 6-69 sentences (07-09, 15), random pairs of sentences
+(the random-pair baselines of 07, 09, 15), seeds x items (10, 11, 14), a family of layers ranked
+against the extreme one and steps between layers (03, 07-09), and one order against random orders (12).
 Everything is seeded and vectorised; the whole file runs in well under a minute on 2 cores.
 """
 
@@ -70,7 +70,7 @@ def test_mcnemar_type_one_error_at_no_difference(n, p):
     assert at_most(rate, ALPHA, r), f"type-I error {rate:.3f} at n={n}, discordance {p} each way"
 
 
-# (items, margin): lesson 09's head ablation (385 items, 1 point) and smaller sets.
+# (items, margin): lesson 12's head ablation (385 items, 1 point) and smaller sets.
 EQUIVALENCE_DESIGNS = [(385, 0.01), (385, 0.02), (154, 0.02), (77, 0.05), (1000, 0.01)]
 
 
@@ -110,7 +110,7 @@ def test_the_printed_equivalence_verdict_is_calibrated_end_to_end():
 
 
 def test_outcome_changes_family_is_calibrated():
-    """Lesson 09's verdicts over a family of interventions (heads): with every head truly at the
+    """Lesson 12's verdicts over a family of interventions (heads): with every head truly at the
     margin, how often does any head read "equivalent"; with every head truly harmless (difference 0),
     how often does any head read "lowers"? Both at most alpha: the family is adjusted."""
     from helpers.interventions.compute import outcome_changes
@@ -136,7 +136,7 @@ def _skewed(rng, shape):
 @pytest.mark.parametrize("units", [6, 12, 30, 69])
 @pytest.mark.parametrize("skewed", [False, True])
 def test_cluster_bootstrap_covers_with_the_small_sample_rule(units, skewed):
-    """Tokens in sentences (04-06, 11): sentences of 3-29 tokens, half the variance between
+    """Tokens in sentences (07-09, 15): sentences of 3-29 tokens, half the variance between
     sentences. R = 2,000 data sets at once: one column each, the same sentence layout."""
     rng, r = np.random.default_rng(units + 100 * skewed), 2000
     draw = (lambda shape: _skewed(rng, shape)) if skewed else (lambda shape: rng.normal(size=shape))
@@ -174,7 +174,7 @@ def test_pair_bootstrap_resamples_sentences_not_pairs(units):
 
 @pytest.mark.parametrize("seed_sd, item_sd", [(1.0, 0.1), (0.2, 1.0), (1.0, 1.0)])
 def test_seeds_by_items_bootstrap_covers(seed_sd, item_sd):
-    """Strategies run with 5 seeds on 200 test items (07, 08, 10): seeds, items and their
+    """Strategies run with 5 seeds on 200 test items (10, 11, 14): seeds, items and their
     interaction all vary; the two-way bootstrap with the small-sample rule on the seeds covers."""
     rng, r = np.random.default_rng(int(10 * seed_sd + item_sd)), 400
     covered = 0
@@ -228,7 +228,7 @@ def test_rank_layers_calls_no_layer_different_when_all_are_alike():
 
 
 def test_rank_layers_with_a_random_pair_control_keeps_its_error_rate():
-    """Lesson 04's turn ranking: token values minus a random-pair control drawn from the same
+    """Lesson 07's turn ranking: token values minus a random-pair control drawn from the same
     sentences, both resampled with one draw of sentences. No true difference between columns."""
     rng, r, units, k = np.random.default_rng(303), 200, 20, 4
     labels = np.repeat(np.arange(units), rng.integers(3, 15, units))
@@ -246,7 +246,7 @@ def test_rank_layers_with_a_random_pair_control_keeps_its_error_rate():
 
 
 def test_one_order_against_random_orders_has_its_nominal_error():
-    """Lesson 09's pruning order against R random orders: when the order is just one more random
+    """Lesson 12's pruning order against R random orders: when the order is just one more random
     order, the rank p-value is below alpha in at most alpha of the cases (it is exact)."""
     rng, r = np.random.default_rng(304), 4000
     curves = _skewed(rng, (r, 101))  # each row: one order's score and 100 random orders'

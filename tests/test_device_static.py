@@ -154,7 +154,7 @@ def _files(patterns) -> list[Path]:
 
 
 HELPERS = ("helpers/**/*.py",)
-LESSONS = ("lessons/[0-9][0-9]*_*.py", "lessons/solutions/*.py")  # 09b too
+LESSONS = ("lessons/[0-9][0-9]*_*.py", "lessons/solutions/*.py")  # split lessons (NNb) too
 
 
 def _check(patterns, constructors: bool) -> list[str]:

@@ -1,102 +1,80 @@
-"""Lesson 05 exercises: the worked solutions pass, typical mistakes get the right hint."""
+"""Lesson 05 solutions pass their checkers on real (tiny) pre-training; typical wrong answers get the right hint."""
 
-import numpy as np
+import math
+
 import pytest
 import torch
 
-from helpers.attention import compute
-from helpers.exercises import lesson05 as ex
-from helpers.model.trace import trace_text
+from helpers.exercises.lesson05 import check_exercise_1, check_exercise_2, check_exercise_3
+from helpers.pretrain.compute import PretrainConfig, heldout_batch, pretrain, unigram_counts
+from helpers.pretrain.data import (PairSampler, corpus_hash, encode_documents, load_corpus, mask_tokens,
+                                   split_documents, train_wordpiece)
 from lessons.solutions import solutions_05 as sol
-
-SENTENCE = "The bank by the river was unbelievably quiet."
-
-
-def test_no_answer(sample_trace, tokenizer, model):
-    assert "no answer" in ex.check_exercise_1(None, sample_trace).message
-    assert "no answer" in ex.check_exercise_2(None, sample_trace).message
-    assert "no answer" in ex.check_exercise_3(1.0, None, tokenizer, model, SENTENCE).message
-
-
-def test_exercise_1(sample_trace):
-    answer = sol.solution_1(sample_trace)
-    assert ex.check_exercise_1(answer, sample_trace).ok
-    assert ex.check_exercise_1(torch.tensor(answer), sample_trace).ok
-    percent = ex.check_exercise_1(100 * answer, sample_trace)
-    assert not percent.ok and "percentage" in percent.message
-    summed = ex.check_exercise_1(answer * sample_trace.num_heads * sample_trace.seq_len, sample_trace)
-    assert not summed.ok and "more than 1" in summed.message
-    shares = compute.attention_shares(sample_trace)
-    fb = ex.check_exercise_1(float(shares[-1, 0]), sample_trace)
-    assert not fb.ok and "[CLS]" in fb.message
-    fb = ex.check_exercise_1(float(shares[-2, 1]), sample_trace)  # attention(L - 1)
-    assert not fb.ok and "L - 1" in fb.message
-    fb = ex.check_exercise_1(float(shares[0, 1]), sample_trace)
-    assert not fb.ok and "first layer" in fb.message
-    att = sample_trace.attention(sample_trace.num_layers)
-    row = float(att[:, -1, :].mean())  # the [SEP] row: where [SEP] looks
-    fb = ex.check_exercise_1(row, sample_trace)
-    assert not fb.ok and "row" in fb.message
-    for fb in (ex.check_exercise_1(answer + 0.05, sample_trace), percent, summed):
-        assert f"{answer:.3f}" not in str(fb) and f"{answer:.1%}" not in str(fb)
-    assert "a str" in ex.check_exercise_1("x", sample_trace).message
-
-
-def test_exercise_2(sample_trace):
-    layer, head = sol.solution_2(sample_trace)
-    for form in ((layer, head), (np.int64(layer), np.int32(head)), (torch.tensor(layer), torch.tensor(head))):
-        assert ex.check_exercise_2(form, sample_trace).ok
-    off = ex.check_exercise_2((layer - 1, head), sample_trace)
-    assert not off.ok and "off by one in the layer" in off.message
-    if head + 1 < sample_trace.num_heads:
-        off = ex.check_exercise_2((layer, head + 1), sample_trace)
-        assert not off.ok and "off by one in the head" in off.message
-    assert "pair of ints" in ex.check_exercise_2("1,2", sample_trace).message
-    assert "an int" in ex.check_exercise_2((1.0, 2), sample_trace).message
-    ahead = compute.best_head(compute.offset_head_scores(sample_trace, 2))[:2]
-    assert ahead not in ((layer, head), (layer - 1, head), (layer, head + 1))  # a real test on this sentence
-    fb = ex.check_exercise_2(ahead, sample_trace)
-    assert not fb.ok and "swapped" in fb.message
-    prev = compute.best_head(compute.offset_head_scores(sample_trace, -1))[:2]
-    if prev not in ((layer, head), (layer - 1, head), (layer, head + 1), ahead):
-        assert "offset -1" in ex.check_exercise_2(prev, sample_trace).message
-    fb = ex.check_exercise_2((sample_trace.num_layers + 1, 0), sample_trace)
-    assert not fb.ok and "not a head" in fb.message
-    for fb in (off, ex.check_exercise_2(ahead, sample_trace)):
-        assert f"layer {layer}, head {head}" not in str(fb)
 
 
 @pytest.fixture(scope="module")
-def doubled(tokenizer, model):
-    return trace_text(tokenizer, model, SENTENCE), trace_text(tokenizer, model, f"{SENTENCE} {SENTENCE}")
+def setup():
+    cfg = PretrainConfig(layers=1, hidden=32, heads=2, intermediate=64, vocab_size=500, max_length=48, batch_size=4,
+                         steps=4, max_documents=20)
+    train, test = split_documents(load_corpus(max_documents=20), 0.1)
+    tok = train_wordpiece(train, 500, 48)
+    enc, enc_test = encode_documents(tok, train), encode_documents(tok, test)
+    run = pretrain(cfg, tok, enc, corpus_hash(), progress=False, register=False)
+    return tok, PairSampler(enc, tok, 48, seed=0), run, heldout_batch(tok, enc_test, 40, 48), unigram_counts(enc, 500)
 
 
-def test_exercise_3_grades_the_measurement_and_only_comments_on_the_prediction(tokenizer, model):
-    answer = sol.solution_3(tokenizer, model, SENTENCE)
-    for prediction in (0.5, 1.0, None, "half"):
-        fb = ex.check_exercise_3(prediction, answer, tokenizer, model, SENTENCE)
-        assert fb.ok, prediction
-    assert "You predicted 0.5" in ex.check_exercise_3(0.5, answer, tokenizer, model, SENTENCE).message
-    assert "no prediction" in ex.check_exercise_3(None, answer, tokenizer, model, SENTENCE).message
-    assert ex.check_exercise_3(np.float32(0.5), torch.tensor(answer), tokenizer, model, SENTENCE).ok
+def test_exercise_1(setup):
+    tok, sampler, *_ = setup
+    assert check_exercise_1(sol.exercise_1, sampler, tok).ok
+    assert not check_exercise_1(None, sampler, tok).ok
+
+    def all_mask(ids, special, mask_id, vocab_size, gen):  # forgets the 10 % random / 10 % kept
+        return mask_tokens(ids, special, mask_token_id=mask_id, vocab_size=vocab_size, generator=gen, mask_share=1.0,
+                           random_share=0.0)
+
+    fb = check_exercise_1(all_mask, sampler, tok)
+    assert not fb.ok and "80 %" in fb.hint
+
+    def zero_labels(ids, special, mask_id, vocab_size, gen):  # 0 instead of -100
+        inputs, labels = sol.exercise_1(ids, special, mask_id, vocab_size, gen)
+        return inputs, labels.clamp(min=0)
+
+    fb = check_exercise_1(zero_labels, sampler, tok)
+    assert not fb.ok and "-100" in fb.hint
+
+    def masks_specials(ids, special, mask_id, vocab_size, gen):
+        return sol.exercise_1(ids, torch.zeros_like(special), mask_id, vocab_size, gen)
+
+    fb = check_exercise_1(masks_specials, sampler, tok)
+    assert not fb.ok and "special" in fb.hint.lower() + fb.message.lower()
 
 
-def test_exercise_3_slips(tokenizer, model, doubled):
-    short, long = doubled
-    answer = sol.solution_3(tokenizer, model, SENTENCE)
-    s, l_ = compute.attention_shares(short), compute.attention_shares(long)
-    cases = {
-        "upside down": 1 / answer,
-        "difference": float(l_[:, 0].mean() - s[:, 0].mean()),
-        "last layer": float(l_[-1, 0] / s[-1, 0]),
-        "first layer": float(l_[0, 0] / s[0, 0]),
-        "its row": float(compute.attention_shares(long, [0])[:, 0].mean()
-                         / compute.attention_shares(short, [0])[:, 0].mean()),
-        "[SEP]": float(l_[:, 1].mean() / s[:, 1].mean()),
-    }
-    for words, value in cases.items():
-        fb = ex.check_exercise_3(0.5, value, tokenizer, model, SENTENCE)
-        assert not fb.ok and words in fb.message, (words, fb)
-        assert f"{answer:.2f}" not in str(fb)
-    assert not ex.check_exercise_3(0.5, answer + 0.05, tokenizer, model, SENTENCE).ok
-    assert "a list" in ex.check_exercise_3(0.5, [1], tokenizer, model, SENTENCE).message
+def test_exercise_2_grades_the_reasoning_and_never_the_prediction(setup):
+    tok, _, run, batch, _ = setup
+    right = sol.exercise_2(tok)
+    for prediction in (None, 2.0, 99.0, "a lot"):  # any prediction, or none: the answer decides
+        fb = check_exercise_2(right, prediction, run, tok, batch)
+        assert fb.ok and "untrained model measured" in fb.message
+    assert "You predicted 2" in check_exercise_2(right, 2.0, run, tok, batch).message
+    assert check_exercise_2(torch.tensor(right), None, run, tok, batch).ok
+    fb = check_exercise_2(math.log(2), 5.0, run, tok, batch)
+    assert not fb.ok and "1/V" in fb.hint and f"{math.log(len(tok)):.2f}" not in fb.message
+    fb = check_exercise_2(math.log2(len(tok)), None, run, tok, batch)
+    assert not fb.ok and "log2" in fb.hint
+    assert not check_exercise_2(None, 5.0, run, tok, batch).ok
+
+
+def test_exercise_3(setup):
+    *_, batch, counts = setup
+    answer = sol.exercise_3(counts, batch)
+    assert check_exercise_3(answer, counts, batch).ok
+    import numpy as np
+
+    assert answer > 0.01  # the most frequent token is common enough to test the percentage hint
+    assert check_exercise_3(np.float64(answer), counts, batch).ok
+    assert check_exercise_3(torch.tensor(answer, dtype=torch.float64), counts, batch).ok
+    fb = check_exercise_3(100 * answer, counts, batch)
+    assert not fb.ok and "percentage" in fb.message
+    scored_all = float((batch["labels"] == counts.argmax()).float().mean())  # forgets to drop the -100 positions
+    fb = check_exercise_3(scored_all, counts, batch)
+    assert not fb.ok and "-100" in fb.hint

@@ -220,7 +220,7 @@ def test_a_study_reads_identical_runs_from_the_cache(tokenizer, model, splits, t
         finetune_study(tokenizer, model, {0: splits}, (FROZEN,), progress=False)
 
 
-# --- lesson 10: what fine-tuning changes per layer (linear CKA, relative weight change) -------------
+# --- lesson 14: what fine-tuning changes per layer (linear CKA, relative weight change) -------------
 
 from helpers.finetuning.compute import (  # noqa: E402
     cka_jackknife, jackknife_interval, layer_change, swap_in_correct, layer_cka, layer_weight_norms, linear_cka,

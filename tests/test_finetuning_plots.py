@@ -1,4 +1,4 @@
-"""helpers.finetuning.plots: the CKA / weight-change figure of lesson 10."""
+"""helpers.finetuning.plots: the CKA / weight-change figure of lesson 14."""
 
 import pytest
 

@@ -100,15 +100,15 @@ def test_run_cached_in_buckets_equals_one_padded_batch(tokenizer, model, setup):
         C.length_buckets(run.attention_mask, 0)
 
 
-def test_pooled_features_equal_lesson_07(tokenizer, model, banking):
+def test_pooled_features_equal_lesson_10(tokenizer, model, banking):
     train, _ = banking
     texts = train.texts[:20]
     ours = C.pooled_features(tokenizer, model, texts, max_length=64, batch_size=7, progress=False)
-    lesson07 = extract_features(tokenizer, model, texts, max_length=64, progress=False)
+    lesson10 = extract_features(tokenizer, model, texts, max_length=64, progress=False)
     L = model.config.num_hidden_layers
-    assert torch.allclose(ours, lesson07.layer(L, "mean"), atol=1e-4)
+    assert torch.allclose(ours, lesson10.layer(L, "mean"), atol=1e-4)
     assert torch.allclose(C.pooled_features(tokenizer, model, texts, max_length=64, pooling="cls", progress=False),
-                          lesson07.layer(L, "cls"), atol=1e-4)
+                          lesson10.layer(L, "cls"), atol=1e-4)
     with pytest.raises(ValueError, match="pooling"):
         C.pooled_features(tokenizer, model, texts, pooling="max")
 
@@ -367,10 +367,10 @@ def test_within_group_spearman_removes_a_between_group_confound():
         C.within_group_spearman_ci(items_a[..., :2], items_b[..., :2])
 
 
-# -- lesson 05's statistics per head ----------------------------------------------------------------
+# -- lesson 08's statistics per head ----------------------------------------------------------------
 
 
-def test_head_shares_average_to_lesson_05(tokenizer, model, setup):
+def test_head_shares_average_to_lesson_08(tokenizer, model, setup):
     _, run, _, texts = setup
     shares = C.head_token_class_shares(run)
     L, A = C.model_sizes(model)
@@ -418,7 +418,7 @@ def bank(tokenizer, model):
     return {s: [trace_text(tokenizer, model, x) for x in xs] for s, xs in senses.items()}
 
 
-def test_word_vectors_match_lesson_06(model, bank):
+def test_word_vectors_match_lesson_09(model, bank):
     traces = [t for ts in bank.values() for t in ts]
     run = C.run_from_traces(traces)
     spans = [t.find_word("bank").positions for t in traces]
@@ -726,7 +726,7 @@ def test_equivalence_resolution_is_tangos_half_width_with_nothing_changed():
 
     assert C.equivalence_resolution(385) == pytest.approx(float(tango_interval(0, 0, 385, 0.90)[1]))
     assert C.equivalence_resolution(385, 72) == pytest.approx(float(tango_interval(0, 0, 385, equivalence_level(72))[1]))
-    assert C.equivalence_resolution(385) < 0.01 < C.equivalence_resolution(385, 72)  # lesson 09's margin
+    assert C.equivalence_resolution(385) < 0.01 < C.equivalence_resolution(385, 72)  # lesson 12's margin
     with pytest.raises(ValueError, match="positive int"):
         C.equivalence_resolution(0)
 
@@ -817,7 +817,7 @@ def test_polysemy_traces_and_patching_every_word(tokenizer, model):
 
 
 def test_the_stories_shown_in_the_claims_table_speak_no_statistics():
-    """The story and paper columns of lessons 09 and 09b are visible output (issue 35)."""
+    """The story and paper columns of lessons 12 and 13 are visible output (issue 35)."""
     from helpers.attribution.compute import STORIES as ATTRIBUTION_STORIES
     from helpers.common.claims import STATISTICS_TERMS
 

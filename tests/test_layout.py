@@ -16,7 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HELPERS = ROOT / "helpers"
 SHARED = {"model", "common", "exercises"}
-# data: a topic that prepares its own data set (lesson 12's corpus, vocabulary and masking)
+# data: a topic that prepares its own data set (lesson 05's corpus, vocabulary and masking)
 TOPIC_MODULES = {"rebuild", "compute", "plots", "widgets", "data"}
 TOPICS = sorted(p.name for p in HELPERS.iterdir() if (p / "__init__.py").exists() and p.name not in SHARED)
 

@@ -26,7 +26,7 @@ from helpers.exercises import RATING_PATTERN
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 MAX_LINE = 79
 # every lesson: a new lesson is held to the rules from the start
-ALL_LESSONS = sorted(p.name.split("_")[0] for p in LESSONS.glob("[0-9][0-9]*_*.py"))  # "09", "09b", ...
+ALL_LESSONS = sorted(p.name.split("_")[0] for p in LESSONS.glob("[0-9][0-9]*_*.py"))  # "00", ..., and a split lesson "NNb"
 LINE_CHECKED = ALL_LESSONS
 EXERCISES_CHECKED = ALL_LESSONS
 EXERCISE_HEADING = re.compile(r"^###\s+Exercise\s+\d+", re.M)
@@ -106,7 +106,7 @@ def test_figure_names_are_unique_in_the_course():
 
 def uncaptioned_figure_cells(path: Path) -> list[str]:
     """Code cells that call ``plt.show()`` without a ``mystnb: figure`` caption, read from the
-    source: a figure drawn only on some machines (say, when lesson 12's checkpoint is in the
+    source: a figure drawn only on some machines (say, when lesson 05's checkpoint is in the
     cache) is caught here even when the run that built the website did not draw it."""
     return [c.source.splitlines()[0] for c in jupytext.read(path).cells
             if c.cell_type == "code" and "plt.show()" in c.source

@@ -1,4 +1,4 @@
-"""Lesson 10 end to end with a checkpoint that HAS a masked-LM head, and a SENTENCE past the
+"""Lesson 14 end to end with a checkpoint that HAS a masked-LM head, and a SENTENCE past the
 model's maximum length: the lens cells run (the bundled model has no head, so the other lesson
 runs skip them), the truncation warning is shown, and every check inside the lesson holds.
 
@@ -12,7 +12,7 @@ from nbclient import NotebookClient
 
 from lesson_params import quick
 
-LESSON = Path(__file__).resolve().parent.parent / "lessons" / "10_what_layers_know.py"
+LESSON = Path(__file__).resolve().parent.parent / "lessons" / "14_what_layers_know.py"
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,7 @@ def random_mlm_bert_dir(tmp_path_factory, tokenizer):
 
 
 @pytest.mark.slow
-def test_lesson_10_runs_the_lens_with_a_head_and_a_too_long_sentence(random_mlm_bert_dir, tmp_path):
+def test_lesson_14_runs_the_lens_with_a_head_and_a_too_long_sentence(random_mlm_bert_dir, tmp_path):
     long_sentence = " ".join(["The keeper locked the gate of the old lighthouse before the storm."] * 20)
     nb = quick(jupytext.read(LESSON), MODEL=random_mlm_bert_dir, SENTENCE=long_sentence)
     NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()

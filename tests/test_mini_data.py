@@ -1,5 +1,5 @@
 """helpers/mini/data.py on the real corpus: the pair pool and its batches (the same layout as lesson
-12's PairSampler.batch), the pool's independence from the number of processes, the held-out batch."""
+05's PairSampler.batch), the pool's independence from the number of processes, the held-out batch."""
 
 import numpy as np
 import pytest

@@ -105,7 +105,7 @@ def test_course_tiny_loads_and_has_a_trained_head(setup):
 
 def test_course_tiny_missing_names_the_lesson(monkeypatch, tmp_path):
     monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
-    with pytest.raises(ModelLoadError, match="12_pretrain_a_tiny_bert"):
+    with pytest.raises(ModelLoadError, match="05_pretrain_a_tiny_bert"):
         load_model("course-tiny")
 
 
@@ -122,4 +122,4 @@ def test_course_tiny_lens_for_lessons_01_and_10(setup, monkeypatch, tmp_path):
     assert torch.allclose(tiny.lens.logits[-1], tiny.lens.model_logits, atol=1e-4)
     monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
     empty = course_tiny_lens("And God said, Let there be light.")
-    assert empty.lens is None and "12_pretrain_a_tiny_bert" in empty.message
+    assert empty.lens is None and "05_pretrain_a_tiny_bert" in empty.message

@@ -208,7 +208,7 @@ def _intent_draws(intent_data):
     return draws, {s: (f_test, test.labels) for s in draws}
 
 
-def test_sentence_probe_report_is_lesson_07s_probe(intent_data):
+def test_sentence_probe_report_is_lesson_10s_probe(intent_data):
     from helpers.classify.compute import probe_draws
 
     train, test, f_train, f_test = intent_data
@@ -218,7 +218,7 @@ def test_sentence_probe_report_is_lesson_07s_probe(intent_data):
     with pytest.raises(ValueError, match="not available"):
         r.best_layer("selectivity")
     assert max(i.estimate for i in r.accuracy) > 1 / train.num_classes + 0.2
-    runs = probe_draws(draws, f_test, test.labels, train.num_classes, "mean", progress=False).runs  # lesson 07's probes
+    runs = probe_draws(draws, f_test, test.labels, train.num_classes, "mean", progress=False).runs  # lesson 10's probes
     assert [i.estimate for i in r.accuracy] == pytest.approx([run.estimate for run in runs])
     assert all(i.low <= i.estimate <= i.high for i in r.accuracy)
     assert len(r.records) == 2 * len(runs) and len(r.train_accuracy) == len(runs)
@@ -314,7 +314,7 @@ def test_peak_verdicts_use_the_paired_ties():
     assert summarize_layers([0, 1, 2, 5]) == "emb-2, 5" and summarize_layers([]) == "none"
 
 
-def test_sentence_probe_ties_are_lesson_07s_paired_comparison(intent_data):
+def test_sentence_probe_ties_are_lesson_10s_paired_comparison(intent_data):
     from helpers.classify.compute import layers_tied_with_peak, paired_comparison, probe_draws
     from helpers.common.stats import extreme_family, family_level
 
@@ -322,7 +322,7 @@ def test_sentence_probe_ties_are_lesson_07s_paired_comparison(intent_data):
     draws, tests = _intent_draws(intent_data)
     r = sentence_probe_report(draws, tests, train.names, progress=False)
     runs = probe_draws(draws, f_test, test.labels, train.num_classes, "mean", progress=False).runs
-    best, tied, _ = layers_tied_with_peak(runs)  # lesson 07's peak and its ties
+    best, tied, _ = layers_tied_with_peak(runs)  # lesson 10's peak and its ties
     assert r.pairing == "seeds" and r.best_layer() == best and r.tied_with_best() == sorted([best] + tied)
     level = family_level(extreme_family(len(runs)))
     assert [(d.low, d.high) for d in r.differences(best, level=level)] == [

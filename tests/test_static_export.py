@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]*_*.ipynb"))  # 09b too
+LESSONS = sorted((ROOT / "lessons").glob("[0-9][0-9]*_*.ipynb"))  # split lessons (NNb) too
 EXECUTED = ROOT / "build" / "book" / "executed"
 JUPYTER = Path(sys.prefix) / "bin" / "jupyter"
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"

@@ -44,15 +44,16 @@ LESSON_PARTS = {  # what each lesson opens, for "you are here"
     "01": ("tokens", "embeddings"),
     "02": ("attention",),
     "03": ("add_norm", "feed_forward"),
-    "04": ("layer",),
-    "05": ("attention",),
-    "06": ("layer",),
-    "07": ("pooler", "head"),
-    "08": ("layer", "head"),
-    "09": ("attention", "layer"),
-    "09b": ("tokens", "attention"),
+    "04": ("pooler", "head"),
+    "07": ("layer",),
+    "08": ("attention",),
+    "09": ("layer",),
     "10": ("layer", "head"),
-    "11": ("tokens", "head"),
+    "11": ("layer", "head"),
+    "12": ("attention", "layer"),
+    "13": ("tokens", "attention"),
+    "14": ("layer", "head"),
+    "15": ("tokens", "head"),
 }
 _FACE = {"tokens": "#f2f2f2", "embeddings": "#d8e7f5", "attention": "#dcefd8", "add_norm": "#e4e4e4",
          "feed_forward": "#e6def2", "layer": "white", "pooler": "#f7ead0", "head": "#f7ead0"}
@@ -475,7 +476,7 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
     ax.text((px0 + pooler_x1) / 2, r.c("head"), f"classification head: dense H\u2192{C}", ha="center",
             va="center", fontsize=_FONT, zorder=5)
     _arrow(ax, (trunk[0], r.top("pooler") - 0.03), (trunk[0], r.bottom("head") + 0.03), lw=1.0)
-    what("head", "added for a task\n(lesson 07)")
+    what("head", "added for a task\n(lesson 04)")
     shape("head", f"[{C}]")
     code("head", "logits")
 

@@ -1,4 +1,4 @@
-"""Lessons 02 and 05: self-attention, by hand and across layers.
+"""Lessons 02 and 08: self-attention, by hand and across layers.
 
 * ``rebuild`` -- ``BertSelfAttention`` by hand (Q/K/V, heads, mask, softmax);
 * ``compute`` -- attention shares, entropy, previous/next-token heads over cached traces;

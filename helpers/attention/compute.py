@@ -1,4 +1,4 @@
-"""Lesson 05 numbers: where attention goes, layer by layer and head by head.
+"""Lesson 08 numbers: where attention goes, layer by layer and head by head.
 
 Everything works on cached :class:`~helpers.model.trace.Trace` objects, so nothing runs the
 model. Attention exists for encoder layers ``1 .. L``: results have ``L`` rows, row ``i``
@@ -536,7 +536,7 @@ def compare_sentence(result: dict, more: str, less: str) -> str:
     return text
 
 
-# -- lesson 05's "claims tested" table --------------------------------------------------------
+# -- lesson 08's "claims tested" table --------------------------------------------------------
 
 def claim_rows(*, sep_rank, cls_rank, sep_over_half: list[int], sink: dict, uniform_sep: float,
                punct_heads: dict, punct_floor: float, length_differs: dict, heads_on_cls: list[int],
@@ -544,7 +544,7 @@ def claim_rows(*, sep_rank, cls_rank, sep_over_half: list[int], sink: dict, unif
                threshold_share: float, n_heads: int, norm_vs_weight: dict, sep_ratio, punct_ratio, sep_norm,
                self_trained: list, self_learned: list[int], self_over_half: list[int], prev_head: tuple[int, int],
                prev_ci, other: tuple[str, dict] | None = None) -> list[tuple[str, str, str, str]]:
-    """Lesson 05's claims table: ``(popular claim, this model's result in plain words, published
+    """Lesson 08's claims table: ``(popular claim, this model's result in plain words, published
     finding with paper and model, how we know)``, every verdict computed from the numbers it is given.
 
     ``sep_rank``/``cls_rank``: :func:`~helpers.common.stats.rank_layers` of the [SEP] and [CLS]
@@ -686,7 +686,7 @@ def word_groups(trace: Trace, word_starts=None) -> WordGroups:
 
     Without ``word_starts`` the words are the fast tokenizer's (``word_ids``, per segment of a
     pair). BERT's basic tokenizer makes every CJK character a word of its own, so for Chinese give
-    ``word_starts``: the character offsets in the text where a word begins (lesson 11's jieba
+    ``word_starts``: the character offsets in the text where a word begins (lesson 15's jieba
     segmentation: ``SegmentedSentence.word_starts()`` in ``helpers/chinese/compute.py``); a token
     then joins the word whose span its first character falls in."""
     trace = check_trace(trace)

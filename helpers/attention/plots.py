@@ -1,4 +1,4 @@
-"""Attention figures (lessons 02 and 05). Each takes data (plus an optional ``ax``) and returns
+"""Attention figures (lessons 02 and 08). Each takes data (plus an optional ``ax``) and returns
 what it drew; nothing here runs the model."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Attention explorers (lessons 02 and 05), built on :class:`helpers.common.explorer.Explorer`:
+"""Attention explorers (lessons 02 and 08), built on :class:`helpers.common.explorer.Explorer`:
 a control move only changes existing artists from the cached trace."""
 
 from __future__ import annotations
@@ -169,7 +169,7 @@ def pooled_maps(att: torch.Tensor, max_size: int = GRID_PIXELS) -> tuple[np.ndar
 
 
 class HeadGridExplorer(Explorer):
-    """Lesson 05: all heads of one layer as a grid of attention maps; layer on a slider.
+    """Lesson 08: all heads of one layer as a grid of attention maps; layer on a slider.
 
     Past :data:`GRID_PIXELS` tokens each map is shown in ``block x block`` squares (their
     maximum), which the title says, so a 512-token input draws as fast as a short one."""
@@ -255,7 +255,7 @@ def label_strip(tokens: list[str], width_px: int, align: str, dpi: float) -> np.
 
 
 class HeadLinesExplorer(Explorer):
-    """Lesson 05: one head as lines from query tokens (left) to key tokens (right),
+    """Lesson 08: one head as lines from query tokens (left) to key tokens (right),
     opacity proportional to the attention weight.
 
     Past :data:`LINES_WINDOW` tokens a line per pair would be unreadable (and 262,144 lines

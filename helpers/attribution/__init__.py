@@ -1,4 +1,4 @@
-"""Lesson 09b: which input tokens drove one decision, and is the answer faithful?
+"""Lesson 13: which input tokens drove one decision, and is the answer faithful?
 
 * ``compute`` -- raw attention, attention rollout, norm-based attention, gradient x input,
   Integrated Gradients (Captum, with its completeness check and a by-hand version), occlusion and

@@ -1,10 +1,10 @@
-"""Lesson 09b numbers: which input tokens drove one decision, and is the answer faithful?
+"""Lesson 13 numbers: which input tokens drove one decision, and is the answer faithful?
 
-Every method explains one logit of a classifier read off BERT's last hidden state (lesson 09's
+Every method explains one logit of a classifier read off BERT's last hidden state (lesson 12's
 ``SentenceHead``) on one traced sentence (:class:`~helpers.model.trace.Trace`):
 
 * attention -- :func:`raw_attention_scores` (last layer, heads averaged), :func:`attention_rollout`
-  (Abnar & Zuidema 2020) and :func:`norm_attention_scores` (lesson 05's norm-based attention,
+  (Abnar & Zuidema 2020) and :func:`norm_attention_scores` (lesson 08's norm-based attention,
   Kobayashi et al. 2020);
 * gradients -- :func:`gradient_x_input` (by hand with ``torch.autograd``; Captum's
   ``InputXGradient`` in :func:`gradient_x_input_captum` checks it), :func:`integrated_gradients`
@@ -366,7 +366,7 @@ def integrated_gradients_by_hand(tokenizer, model, classifier, trace: Trace, tar
 
 
 def norm_attention_scores(trace: Trace, model, pooling: str = "mean") -> torch.Tensor:
-    """``[T]``: lesson 05's norm-based attention (Kobayashi et al. 2020, ``alpha_ij ||f(x_j)||``,
+    """``[T]``: lesson 08's norm-based attention (Kobayashi et al. 2020, ``alpha_ij ||f(x_j)||``,
     :func:`~helpers.attention.compute.norm_attention`) of the last layer, heads averaged, read by
     the pooled vector as :func:`raw_attention_scores` reads the weights."""
     from helpers.attention.compute import norm_attention

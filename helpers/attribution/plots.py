@@ -1,4 +1,4 @@
-"""Lesson 09b figures: attributions side by side, faithfulness (ERASER) curves and token-mixing
+"""Lesson 13 figures: attributions side by side, faithfulness (ERASER) curves and token-mixing
 maps. Each takes data (plus an optional ``ax``) and returns what it drew."""
 
 from __future__ import annotations

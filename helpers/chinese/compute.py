@@ -1,8 +1,8 @@
-"""Lesson 11 numbers: a Chinese BERT layer by layer, its 17-intent head, and where characters
+"""Lesson 15 numbers: a Chinese BERT layer by layer, its 17-intent head, and where characters
 become words.
 
 * :func:`load_intents_zh` reads ``data/intents_zh/`` (17 intents) as an
-  :class:`~helpers.common.data.IntentSplit`, so lesson 07's heads and intervals apply unchanged;
+  :class:`~helpers.common.data.IntentSplit`, so lesson 10's heads and intervals apply unchanged;
 * :func:`is_cjk_char` is the test BERT's basic tokenizer applies before WordPiece (every character
   in the CJK blocks is cut out as a word of its own), written out from the Unicode blocks;
   :func:`split_cjk` is that pre-tokenisation step by hand;
@@ -10,7 +10,7 @@ become words.
   cosine between consecutive layers and the share of [CLS]'s attention on each token class;
 * :func:`load_zh_words` reads ``data/zh_words/words.jsonl`` (jieba's words); :func:`boundary_features`
   keeps every CJK character's vector at every layer with its label (does it start a word?), in
-  the :class:`~helpers.probes.compute.WordFeatures` form, so lesson 10's probes, control tasks
+  the :class:`~helpers.probes.compute.WordFeatures` form, so lesson 14's probes, control tasks
   (:func:`~helpers.probes.compute.control_labels`: one random label per *character* type) and
   sentence-bootstrap intervals apply unchanged (:func:`boundary_report`);
   :func:`character_lookup_correct` is the non-contextual baseline: each character's most frequent
@@ -180,7 +180,7 @@ def boundary_features(tokenizer, model, sentences, *, batch_size: int = 64,
 
 def boundary_report(features: WordFeatures, labels, train_ids, test_ids, *, seeds=(0, 1, 2),
                     progress: bool = True, **train_kw) -> ProbeReport:
-    """Lesson 10's probe per layer (:func:`~helpers.probes.compute.probe_task`) for "does this
+    """Lesson 14's probe per layer (:func:`~helpers.probes.compute.probe_task`) for "does this
     character start a word?", with Hewitt & Liang's control task (every character *type* gets one
     random label from the label distribution), split by sentence."""
     labels = torch.as_tensor(labels, device=features.vectors.device)

@@ -1,4 +1,4 @@
-"""Lesson 11 figures: [CLS] across layers over many Chinese sentences, and [CLS] attention per layer.
+"""Lesson 15 figures: [CLS] across layers over many Chinese sentences, and [CLS] attention per layer.
 
 Figures label a token position by its number (``1`` = the first character, as the lesson prints
 them) with the character under it: ``helpers.common.style`` registers a Chinese font (a subset of

@@ -1,4 +1,4 @@
-"""Lesson 07 numbers: sentence features of every layer, linear heads, probes, layer strategies.
+"""Lessons 04 and 10 numbers: sentence features of every layer, linear heads, probes, layer strategies.
 
 Features are computed once for every layer (:func:`extract_features`; :class:`FeatureBank` keeps
 them per distinct text, so seeded few-shot draws of BANKING77 index into one extraction), and
@@ -188,10 +188,10 @@ class WeightedLayerHead(torch.nn.Module):
         return self.classifier((self.layer_weights()[None, :, None] * z).sum(1))
 
 
-# Full-batch Adam steps (lr 0.01) of a linear head on frozen features. Lesson 07 checks on BANKING77
+# Full-batch Adam steps (lr 0.01) of a linear head on frozen features. Lesson 10 checks on BANKING77
 # whether SHORT_STEPS already land within a margin stated beforehand of HEAD_STEPS and of an
 # independent solver (scikit-learn); its BANKING77 heads then train SHORT_STEPS if so, HEAD_STEPS
-# otherwise. Lessons 08 and 10 train HEAD_STEPS.
+# otherwise. Lessons 11 and 14 train HEAD_STEPS.
 SHORT_STEPS = 150
 HEAD_STEPS = 4 * SHORT_STEPS
 
@@ -692,7 +692,7 @@ def _fit_weighted(Z, y, Z_dev, y_dev, num_classes, mu, sigma, *, l2, run, tol, m
 
 def fit_head_split(X: torch.Tensor, y, num_classes: int, *, dev_per_class: int = 4, seed: int = 0,
                    run: str = "head") -> tuple[torch.nn.Module, TrainingRecord]:
-    """:func:`fit_head` on a small labelled set that has no dev split of its own (lesson 07's ten
+    """:func:`fit_head` on a small labelled set that has no dev split of its own (lesson 04's ten
     intents): ``dev_per_class`` utterances of every class, drawn with ``seed``, become the dev split
     (:func:`~helpers.common.training.stratified_dev_split`), the rest trains the head."""
     rows, dev_rows = stratified_dev_split(torch.as_tensor(y).tolist(), per_class=dev_per_class, seed=seed)  # cpu: a list
@@ -1069,7 +1069,7 @@ BANKING77_PUBLISHED = (
 )
 
 
-# Lesson 07's "claims tested" table: the popular claim and the published finding (paper and
+# Lesson 10's "claims tested" table: the popular claim and the published finding (paper and
 # model it was measured on). The lesson adds the middle column from its own run.
 PUBLISHED_07 = {
     "fewshot": ("a frozen sentence encoder with a linear head is a strong few-shot intent classifier",

@@ -1,4 +1,4 @@
-"""Lesson 07 figures: confusion matrix, probe accuracy per layer (with intervals), strategy
+"""Lesson 10 figures: confusion matrix, probe accuracy per layer (with intervals), strategy
 accuracies, learned layer weights, logits per class. Each takes data and returns its axes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lesson 07 by hand: ``BertPooler``, ``tanh(W h_[CLS] + b)``."""
+"""Lesson 04 by hand: ``BertPooler``, ``tanh(W h_[CLS] + b)``."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The "type a sentence, see the logits" box of lesson 07.
+"""The "type a sentence, see the logits" box of lesson 04.
 
 A Text box and a Button: clicking runs the model once on the NEW sentence (a new input,
 not a slider move), then only changes the existing bars (``set_height``, colour) and the

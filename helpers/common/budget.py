@@ -1,6 +1,6 @@
 """How much work a lesson does: the ``BUDGET`` knob of a lesson's ``parameters`` cell.
 
-Lessons that train, ablate or run many sentences (04-10) size their work with one knob:
+Lessons that train, ablate or run many sentences (07-14) size their work with one knob:
 
 * ``"full"`` -- the lesson as written: every test item and seed it names (the website's run);
 * ``"quick"`` -- fewer test items, seeds and data sentences: the same cells and code paths in a

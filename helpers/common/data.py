@@ -1,14 +1,14 @@
 """The course's data sets in ``data/``, loaded and validated in one place.
 
-* :func:`load_sentences` -- ``attention_sentences.txt`` (lessons 04-05);
-* :func:`load_polysemy` -- ``polysemy.json``, ambiguous words in context (lesson 06);
-* :func:`load_intents` -- ``intents/``, ten intents with a fixed train/test split (lesson 07's first demo);
+* :func:`load_sentences` -- ``attention_sentences.txt`` (lessons 07-08);
+* :func:`load_polysemy` -- ``polysemy.json``, ambiguous words in context (lesson 09);
+* :func:`load_intents` -- ``intents/``, ten intents with a fixed train/test split (lesson 04's head and lesson 10's ceiling check);
 * :func:`load_banking77` -- ``banking77/``, BANKING77 (Casanueva et al., 2020): 77 intents of one
-  banking domain, 10,003 train / 3,080 test utterances (lessons 07-10). :meth:`IntentSplit.sample`
+  banking domain, 10,003 train / 3,080 test utterances (lessons 10-14). :meth:`IntentSplit.sample`
   draws seeded few-shot sets (k per intent), :meth:`IntentSplit.split_off` carves a dev split out
   of training data, :meth:`IntentSplit.only` keeps some intents;
 * :func:`load_pos` -- ``pos/pos.jsonl``, sentences with a tagger's POS, entity and dependency
-  labels per word (lesson 10).
+  labels per word (lesson 14).
 
 ``load_intents("train")`` returns an :class:`IntentSplit` with the texts, the integer
 labels and the label names, in the fixed order of the CSV file. Label ids are the

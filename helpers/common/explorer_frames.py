@@ -12,7 +12,7 @@ The website has no Python behind it, so an explorer's sliders cannot call
   layer walk), the artists an update changes, as drawing instructions in the figure's pixels
   (:func:`artist_primitives`): a heat map as a tiny PNG of its cells, bars and lines as paths,
   titles as text. The same instruction in many frames is stored once;
-* for an explorer whose input is free text (lesson 07's "type a sentence" box), which cannot be
+* for an explorer whose input is free text (lesson 04's "type a sentence" box), which cannot be
   precomputed, ``explorer.site_multiples()``: one figure of a few example states side by side.
 
 ``book/postprocess.py`` puts these next to the explorer's picture, and ``book/static/

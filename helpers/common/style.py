@@ -58,7 +58,7 @@ def use_course_style() -> None:
 
 use_course_style()
 
-# Chinese in figures (lesson 11): Matplotlib's DejaVu fonts have no CJK glyphs, and Colab has no
+# Chinese in figures (lesson 15): Matplotlib's DejaVu fonts have no CJK glyphs, and Colab has no
 # CJK font. The course ships a subset of Noto Sans SC (helpers/common/fonts/README.md: source,
 # licence, checksum) and puts it after the usual sans-serif in font.family, so Latin text keeps
 # its font and each character DejaVu lacks is drawn from the next family (per-glyph fallback).

@@ -1,8 +1,8 @@
 """The course's one training contract: every head, probe and fine-tuning run follows it.
 
 A verdict about a trained thing (this layer reads the intent better, that fine-tuning strategy
-wins) is only as good as the training behind it. So every run the lessons make -- lesson 07's
-heads, lesson 10's probes, lessons 08 and 10's fine-tuning -- keeps four promises:
+wins) is only as good as the training behind it. So every run the lessons make -- lessons 04 and 10's
+heads, lesson 14's probes, lessons 11 and 14's fine-tuning -- keeps four promises:
 
 * **Choices are made on a dev split carved from the training data, never on the test set**: the
   L2 strength of a linear head (:func:`fit_linear`, a small grid, :data:`L2_GRID`), the learning

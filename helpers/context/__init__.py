@@ -1,4 +1,4 @@
-"""Lesson 06: from word meaning to meaning in context.
+"""Lesson 09: from word meaning to meaning in context.
 
 * ``compute`` -- self-similarity, sense separation, nearest neighbours;
 * ``plots`` -- per-layer curves and neighbour bars;

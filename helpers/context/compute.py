@@ -1,4 +1,4 @@
-"""Lesson 06 numbers: a word's vector in different contexts -- self-similarity, sense
+"""Lesson 09 numbers: a word's vector in different contexts -- self-similarity, sense
 separation, nearest neighbours."""
 
 from __future__ import annotations
@@ -460,12 +460,12 @@ def _phrase(items) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-# -- lesson 06's "claims tested" table --------------------------------------------------------
+# -- lesson 09's "claims tested" table --------------------------------------------------------
 
 def claim_rows(*, ethayarajh: tuple[str, str, list[str]], gap, accuracy, chance_null, n_senses: int,
                emb_null_p: float, gap_above_zero: list, n_words: int, same_ids: bool | None = None,
                other: tuple[str, str] | None = None) -> list[tuple[str, str, str, str]]:
-    """Lesson 06's claims table: ``(popular claim, this model's result in plain words, published
+    """Lesson 09's claims table: ``(popular claim, this model's result in plain words, published
     finding with paper and model, how we know)``; every verdict is computed.
 
     ``ethayarajh``: :func:`ethayarajh_verdict` (one verdict over the anisotropy corrections);

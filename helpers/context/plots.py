@@ -1,4 +1,4 @@
-"""Lesson 06 figures. Each takes data (plus an optional ``ax``) and returns the axes.
+"""Lesson 09 figures. Each takes data (plus an optional ``ax``) and returns the axes.
 
 A per-layer statistic over several words is drawn as the mean over the words with a
 bootstrap 95 % band, each word as a thin line behind it; accuracies, which pile up at 1.0,

@@ -1,4 +1,4 @@
-"""Lesson 06 explorer: a token's cosine with every token of its sentence, per layer."""
+"""Lesson 09 explorer: a token's cosine with every token of its sentence, per layer."""
 
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def _bar_verts(heights: np.ndarray, width: float = 0.8) -> np.ndarray:
 
 
 class NeighbourExplorer(Explorer):
-    """Lesson 06: cosine between one token and every *other* token of its sentence at one layer
+    """Lesson 09: cosine between one token and every *other* token of its sentence at one layer
     (left: all tokens, in order, the chosen one left out and marked; right: the ``k`` nearest,
     named). ``baseline`` (``[L + 1]``, e.g. :func:`~helpers.layerwalk.compute.random_pair_baseline`)
     is drawn as a dashed line at each layer: a neighbour only counts above it."""

@@ -33,7 +33,7 @@ def check_exercise_1(answer, model, tokenizer, word: str = "bank") -> Feedback:
     answer = list(answer)
     if answer == truth:
         return correct(f"the rows nearest {word!r}: {truth}. Before any context, similar words already sit near each "
-                       "other; the senses of 'bank' cannot be told apart here, lesson 06 shows where they are.")
+                       "other; the senses of 'bank' cannot be told apart here, lesson 09 shows where they are.")
     if word in answer:
         return wrong(f"{word!r} itself is in your list: its own row is always the nearest.",
                      "Leave the word out (and [CLS], [SEP], [PAD], [MASK], [UNK]) before taking the top 5.")

@@ -1,129 +1,105 @@
-"""Checkers for lesson 05 (attention across layers)."""
+"""Checkers for lesson 05 (pre-training a tiny BERT)."""
 
 from __future__ import annotations
 
-from helpers.attention import compute
-from helpers.exercises import Feedback, as_index, as_number, correct, no_answer, wrong
-from helpers.exercises.prediction import number_note
-from helpers.model.trace import trace_text
+import math
+
+import torch
+
+from helpers.common.stats import clopper_pearson
+from helpers.exercises import Feedback, as_number, correct, no_answer, wrong
+from helpers.pretrain.data import IGNORE, masking_counts
+
+EXPECTED = {"chosen": 0.15, "mask": 0.80, "changed": 0.10, "kept": 0.10}
 
 
-def check_exercise_1(answer, trace) -> Feedback:
-    """Share of attention on [SEP] in the last layer of ``trace``."""
-    if answer is None:
-        return no_answer("Set answer_1 to a float: the [SEP] column(s) summed, averaged over heads and queries.")
-    value, bad = as_number(answer, "answer_1")
-    if bad is not None:
-        return bad
-    shares = compute.attention_shares(trace)
-    expected = float(shares[-1, 1])
-
-    def near(x) -> bool:
-        return abs(value - float(x)) < 1e-4 and abs(value - expected) > 1e-4
-
-    if value > 1 and abs(value / 100 - expected) < 1e-3:
-        return wrong(f"{value:.1f} is a percentage: the exercise asks for a fraction between 0 and 1.",
-                     "Divide by 100.")
-    if value > 1:
-        return wrong(f"{value:.3f} is more than 1: a share of one attention row cannot exceed 1.",
-                     "Average over queries and heads instead of summing over them.")
-    if near(shares[0, 1]):
-        return wrong("that is the first layer's share.", "trace.attention(trace.num_layers) is the last layer.")
-    if len(shares) > 1 and near(shares[-2, 1]):
-        return wrong("that is layer L - 1: trace.attention(l) is outputs.attentions[l - 1], so the "
-                     "last layer is trace.attention(L), i.e. outputs.attentions[L - 1].",
-                     "Use trace.attention(trace.num_layers).")
-    if near(shares[-1, 0]):
-        return wrong("that is the share on [CLS] (position 0).", "[SEP] is the last token, not the first.")
-    if near(1 / trace.seq_len):
-        return wrong("you averaged the [SEP] row (where [SEP] looks), not its column: every row "
-                     "sums to 1, so its mean is 1 / n.",
-                     "The share *on* [SEP] is the key column: att[..., sep_position].")
-    if abs(value - expected) > 1e-3:
-        return wrong(f"{value:.3f} is not the [SEP] share of the last layer.",
-                     "Take the last layer's attention, pick the [SEP] key column(s), sum over them, "
-                     "then average over heads and queries.")
-    return correct(f"{expected:.1%} of the last layer's attention goes to [SEP].")
-
-
-def check_exercise_2(answer, trace) -> Feedback:
-    """The ``(layer, head)`` with the highest offset -2 score on ``trace``."""
-    if answer is None:
-        return no_answer("Set answer_2 to a (layer, head) tuple.")
-    if not isinstance(answer, (tuple, list)) or len(answer) != 2:
-        return wrong(f"answer should be a (layer, head) pair of ints, got {answer!r}.",
-                     "compute.best_head returns (layer, head, score): keep the first two.")
-    layer_given, bad = as_index(answer[0], "The layer")
-    if bad is None:
-        head_given, bad = as_index(answer[1], "The head")
-    if bad is not None:
-        return bad
-    given = (layer_given, head_given)
-    if trace.seq_len < 3:
-        return wrong("the sentence is too short for an offset of -2.", "Use a sentence with at least one word.")
-    scores = compute.offset_head_scores(trace, -2)
-    layer, head, score = compute.best_head(scores)
-    if given == (layer, head):
-        return correct(f"layer {layer}, head {head} puts {score:.1%} of its attention two tokens back.")
-    if given == (layer - 1, head):
-        return wrong("off by one in the layer: layers are counted from 1 here (attention(l) is "
-                     "outputs.attentions[l - 1]).", "Add 1 to a 0-based row index.")
-    if given == (layer, head + 1):
-        return wrong("off by one in the head: heads are counted from 0.",
-                     "Use the head's index as it is, without adding 1.")
-    if given == compute.best_head(compute.offset_head_scores(trace, 2))[:2]:
-        return wrong("that is the best head for offset +2: rows and columns are swapped (a query "
-                     "attending to the token two places *ahead*).",
-                     "Row i of an attention map is the query, column j the key: read att[i, i - 2].")
-    if given == compute.best_head(compute.offset_head_scores(trace, -1))[:2]:
-        return wrong("that is the best previous-token head (offset -1).", "Use offset -2: attention from i to i - 2.")
-    if not 1 <= layer_given <= trace.num_layers or not 0 <= head_given < trace.num_heads:
-        return wrong(f"({layer_given}, {head_given}) is not a head of this model.",
-                     f"Layers run from 1 to {trace.num_layers}, heads from 0 to {trace.num_heads - 1}.")
-    return wrong(f"layer {layer_given}, head {head_given} is not the best for offset -2.",
-                 "compute.offset_head_scores(trace, -2), then compute.best_head.")
+def check_exercise_1(bert_mask, sampler, tokenizer, n_batches: int = 20) -> Feedback:
+    """``bert_mask(input_ids, special_tokens_mask, mask_token_id, vocab_size, generator)`` ->
+    ``(inputs, labels)``: every share must be consistent (exact 99.9 % interval) with 15 / 80 / 10 / 10 %."""
+    if bert_mask is None:
+        return no_answer("Define `def bert_mask(input_ids, special_tokens_mask, mask_token_id, vocab_size, generator)`.")
+    if not callable(bert_mask):
+        return wrong(f"bert_mask should be a function, you gave a {type(bert_mask).__name__}.",
+                     "Define it with `def bert_mask(...)`.")
+    gen = torch.Generator().manual_seed(123)
+    totals = dict.fromkeys(["candidates", "chosen", "mask", "changed", "kept"], 0)
+    for _ in range(n_batches):
+        b = sampler.batch(32)
+        ids, special = b["input_ids"], b["special_tokens_mask"]
+        try:
+            out = bert_mask(ids.clone(), special.clone(), tokenizer.mask_token_id, len(tokenizer), gen)
+            inputs, labels = (torch.as_tensor(x).cpu() for x in out)  # cpu: compared with CPU batches
+        except Exception as err:  # noqa: BLE001 - the learner's code, report what broke
+            return wrong(f"bert_mask raised {type(err).__name__}: {err}",
+                         "It gets LongTensors input_ids and a bool special_tokens_mask of the same shape, two ints "
+                         "and a torch.Generator; return (inputs, labels).")
+        if inputs.shape != ids.shape or labels.shape != ids.shape:
+            return wrong(f"inputs and labels must have the input's shape {tuple(ids.shape)}.",
+                         "Return two tensors shaped like input_ids.")
+        if not ((labels == IGNORE) | (labels == ids)).all():
+            return wrong("some labels are neither -100 nor the original id.",
+                         "labels = the original id where a position is chosen, -100 everywhere else.")
+        if (inputs[labels == IGNORE] != ids[labels == IGNORE]).any():
+            return wrong("positions that are not predicted (label -100) were changed in the inputs.",
+                         "Only chosen positions may become [MASK] or a random id.")
+        try:
+            c = masking_counts(ids, inputs, labels, special, tokenizer.mask_token_id)
+        except ValueError as err:
+            return wrong(str(err), "Never choose [CLS], [SEP] or [PAD]: use special_tokens_mask.")
+        for k in totals:
+            totals[k] += c[k]
+    if totals["chosen"] == 0:
+        return wrong("no position was chosen.", "Choose each non-special position with probability 0.15.")
+    for part, whole in (("chosen", "candidates"), ("mask", "chosen"), ("changed", "chosen"), ("kept", "chosen")):
+        iv = clopper_pearson(totals[part], totals[whole], level=0.999)
+        if not iv.contains(EXPECTED[part]):
+            return wrong(f"the share '{part}' among '{whole}' is {iv.percent()} (99.9 % interval), "
+                         f"not consistent with {EXPECTED[part]:.0%}.",
+                         "15 % of the non-special positions; of those 80 % [MASK], 10 % random id, 10 % unchanged.")
+    return correct(f"over {totals['candidates']:,} positions your masking gives the BERT proportions "
+                   f"(chosen {totals['chosen'] / totals['candidates']:.1%}), labels -100 elsewhere.")
 
 
-def cls_share(trace, queries=None) -> float:
-    """Attention on [CLS], averaged over layers, heads and queries."""
-    return float(compute.attention_shares(trace, queries=queries)[:, 0].mean())
+def check_exercise_2(uniform_loss, predicted, run, tokenizer, batch) -> Feedback:
+    """``uniform_loss``: the cross-entropy of a uniform guess over the vocabulary, ``ln V`` (graded).
+    ``predicted``: the learner's prediction of the untrained model's held-out loss, written before
+    section 5 -- never graded: the feedback sets it beside the measured loss."""
+    from helpers.exercises.prediction import number_note
+    from helpers.pretrain.compute import losses
+
+    if uniform_loss is None:
+        return no_answer("Write `uniform_loss = ...`: the loss of giving every one of the V entries probability 1/V.")
+    value, problem = as_number(uniform_loss, "uniform_loss")
+    if problem is not None:
+        return problem
+    v = len(tokenizer)
+    if abs(value - math.log(v)) > 1e-3:
+        if abs(value - math.log2(v)) < 1e-3:
+            return wrong("that is the loss in bits (log base 2); PyTorch's cross-entropy uses the natural log.",
+                         "Use math.log, not math.log2.")
+        return wrong(f"{value:.3f} is not the cross-entropy of a uniform guess over this vocabulary.",
+                     "The right token gets probability 1/V; cross-entropy is -ln(probability of the right token).")
+    with torch.no_grad():
+        measured, _ = losses(run.load(0), batch, batch["inputs"], batch["labels"])
+    note = number_note(predicted, float(measured), " nats")
+    return correct(f"ln V = {math.log(v):.3f} for V = {v}; the untrained model measured {float(measured):.3f} on "
+                   f"held-out text. {note}")
 
 
-def check_exercise_3(prediction, answer, tokenizer, model, sentence: str) -> Feedback:
-    """Predict, then measure: the [CLS] share of ``sentence`` written twice, divided by that of
-    ``sentence`` (both averaged over layers, heads and queries). Only the measurement is graded."""
-    if answer is None:
-        return no_answer("Write your prediction first, then set answer_3 to a float: the [CLS] share "
-                         "of the doubled sentence divided by that of SENTENCE.")
-    value, bad = as_number(answer, "answer_3")
-    if bad is not None:
-        return bad
-    short = trace_text(tokenizer, model, sentence)
-    long = trace_text(tokenizer, model, f"{sentence} {sentence}")
-    expected = cls_share(long) / cls_share(short)
-
-    def near(x) -> bool:
-        return abs(value - float(x)) < 1e-3 and abs(value - expected) > 1e-3
-
-    if abs(value - expected) < 1e-3:
-        uniform = short.seq_len / long.seq_len
-        return correct(f"the [CLS] share changes by a factor {expected:.2f} when the sentence doubles "
-                       f"({short.seq_len} -> {long.seq_len} tokens; a uniform spread would give "
-                       f"{uniform:.2f}). " + number_note(prediction, expected))
-    if near(1 / expected):
-        return wrong("the ratio is upside down: you divided the short sentence's share by the long one's.",
-                     "Long (doubled) over short.")
-    if near(cls_share(long) - cls_share(short)):
-        return wrong("that is a difference, not a ratio.", "Divide the two shares.")
-    if near(float(compute.attention_shares(long)[-1, 0] / compute.attention_shares(short)[-1, 0])):
-        return wrong("that is the last layer only.", "Average the [CLS] share over all layers first.")
-    if near(float(compute.attention_shares(long)[0, 0] / compute.attention_shares(short)[0, 0])):
-        return wrong("that is the first layer only.", "Average the [CLS] share over all layers first.")
-    if near(cls_share(long, [0]) / cls_share(short, [0])):
-        return wrong("you read what [CLS] attends to (its row) instead of the attention it "
-                     "receives (its column).", "Average over every query, keep the key [CLS].")
-    if near(float(compute.attention_shares(long)[:, 1].mean() / compute.attention_shares(short)[:, 1].mean())):
-        return wrong("that is the [SEP] share.", "[CLS] is position 0.")
-    return wrong(f"{value:.3f} is not the ratio.",
-                 "Trace f'{SENTENCE} {SENTENCE}' with trace_text; for each trace average "
-                 "compute.attention_shares(t)[:, 0] over the layers; divide long by short.")
+def check_exercise_3(baseline_top1, counts, batch) -> Feedback:
+    """Top-1 accuracy of always guessing the most frequent id, on the scored labels of ``batch``."""
+    if baseline_top1 is None:
+        return no_answer("Write `baseline_top1 = ...` (a share between 0 and 1).")
+    value, problem = as_number(baseline_top1, "baseline_top1")
+    if problem is not None:
+        return problem
+    labels = torch.as_tensor(batch["labels"]).cpu()  # cpu: statistics
+    scored = labels[labels != IGNORE]
+    top = int(torch.as_tensor(counts).argmax())  # cpu: one index
+    truth = float((scored == top).double().mean())
+    if 1 < value <= 100 and abs(value / 100 - truth) < 1e-6:
+        return wrong("that looks like a percentage.", "Give a share between 0 and 1.")
+    if abs(value - truth) < 1e-6:
+        return correct(f"{truth:.4f}: the share of scored positions whose answer is the most frequent token.")
+    return wrong(f"{value:.4f} is not the baseline's top-1 accuracy on these positions.",
+                 "Only positions with a label other than -100 count; the guess is counts.argmax() everywhere.")

@@ -1,155 +1,104 @@
-"""Checkers for lesson 06 (meaning in context)."""
+"""Checkers for lesson 06 (how we know: the course's statistics)."""
 
 from __future__ import annotations
 
 import numpy as np
-import torch
 
-from helpers.common.stats import Interval, bootstrap_ci, cluster_bootstrap_ci, verdict
-from helpers.context import compute
-from helpers.exercises import Feedback, article, as_number, correct, no_answer, wrong
-from helpers.exercises.prediction import number_note
+from helpers.common.stats import (cluster_replicates, equivalence_level, family_level, mcnemar, verdict)
+from helpers.exercises import Feedback, as_number, correct, no_answer, wrong
+from helpers.exercises.prediction import prediction_note
 
 
-def _last_minus_embeddings(groups):
-    """Per sentence of every word: outcome at the last layer minus at the embeddings (1, 0 or -1),
-    and the word of each sentence."""
-    diffs, words = [], []
-    for word, senses in groups.items():
-        outcomes = compute.sense_separation_outcomes(senses).float()  # [n_sentences, layers]
-        diffs.append(outcomes[:, -1] - outcomes[:, 0])
-        words += [word] * len(outcomes)
-    return torch.cat(diffs), np.array(words)
+def _last_and_first(traces):
+    from helpers.layerwalk.compute import cluster_labels, layer_norms_per_token
+
+    norms = layer_norms_per_token(traces).double().cpu().numpy()
+    return norms, cluster_labels(traces)
 
 
-def _as_interval(answer):
-    if isinstance(answer, Interval):
-        return answer
-    try:
-        estimate, low, high = (float(x) for x in answer)
-    except (TypeError, ValueError):
-        return None
-    return Interval(estimate, low, high)
+def _width_ratio(values, clusters) -> float:
+    by_token = cluster_replicates(values).interval(0.95)
+    by_sentence = cluster_replicates(values, clusters).interval(0.95)
+    return by_sentence.width / by_token.width
 
 
-def check_exercise_1(answer, groups) -> Feedback:
-    """The pooled accuracy of the last layer minus the embeddings', paired per sentence, with a 95 %
-    interval that resamples **words** (``cluster_bootstrap_ci(differences, word_of_each_sentence,
-    seed=0)``): a word's sentences share its centroids, so the word is the independent unit."""
-    if answer is None:
-        return no_answer("Set answer_1 to the Interval returned by cluster_bootstrap_ci (or (estimate, low, high)).")
-    if len(groups) < 2:
-        return wrong(f"this needs at least two words to resample, but groups holds {len(groups)}.",
-                     "Run the lesson with the full polysemy data (every word of `groups`).")
-    got = _as_interval(answer)
-    if got is None:
-        given = type(answer).__name__
-        return wrong(f"answer should be an Interval or three numbers (estimate, low, high), not "
-                     f"{article(given)}.", "cluster_bootstrap_ci(values, clusters) returns an Interval.")
-    diffs, words = _last_minus_embeddings(groups)
-    expected = cluster_bootstrap_ci(diffs, words, seed=0)
-
-    def same(a: Interval, b: Interval, tol: float = 1e-6) -> bool:
-        return all(abs(x - y) < tol for x, y in ((a.estimate, b.estimate), (a.low, b.low), (a.high, b.high)))
-
-    if abs(got.estimate + expected.estimate) < 1e-6 and abs(expected.estimate) > 1e-6:
-        return wrong(f"your estimate {got.estimate:+.3f} has the wrong sign: that is the embeddings minus the last "
-                     "layer.", "Subtract the embeddings' outcome (layer 0) from the last layer's, sentence by "
-                     "sentence.")
-    if abs(got.estimate - expected.estimate) > 1e-6:
-        return wrong(f"the estimate {got.estimate:+.3f} is not the mean paired difference over all "
-                     f"{len(diffs)} sentences.", "Per sentence: outcome at the last layer minus outcome at layer 0 "
-                     "(each 0 or 1), then the mean over every sentence of every word.")
-    by_sentence = [bootstrap_ci(diffs, n_boot=n, seed=0) for n in (1000, 2000)]
-    if any(same(got, b) for b in by_sentence):
-        return wrong(f"your interval [{got.low:+.3f}, {got.high:+.3f}] resamples sentences one by one; a word's "
-                     "sentences share its centroids, so they are not independent.",
-                     "Use cluster_bootstrap_ci(differences, clusters=word_of_each_sentence, seed=0).")
-    if not same(got, expected):
-        return wrong(f"the interval [{got.low:+.3f}, {got.high:+.3f}] is not the one that resamples words.",
-                     "cluster_bootstrap_ci(differences, clusters=word_of_each_sentence, seed=0), with the sentences "
-                     "in the order of `groups` and the other arguments left at their defaults.")
-    v = verdict(expected, a="last layer", b="embeddings", percent=True)
-    return correct(f"over {len(diffs)} sentences of {len(groups)} words, resampling words: {v}.")
+def check_exercise_1(prediction, ratio, traces) -> Feedback:
+    """``ratio``: the width of the sentence-level interval of the mean vector length at layer 0
+    divided by the token-level one (defaults of ``cluster_replicates``). The prediction
+    ("more", "less", "same" than at the last layer) is never graded."""
+    if ratio is None:
+        return no_answer("Set ratio_1 = (sentence interval width) / (token interval width) at layer 0.")
+    value, problem = as_number(ratio, "ratio_1")
+    if problem is not None:
+        return problem
+    norms, clusters = _last_and_first(traces)
+    first, last = _width_ratio(norms[:, 0], clusters), _width_ratio(norms[:, -1], clusters)
+    if abs(value - 1 / first) < 1e-6:
+        return wrong("that is the ratio turned upside down (token width over sentence width).",
+                     "Divide the width of the interval that redraws sentences by the one that redraws tokens.")
+    if abs(value - last) < 1e-6 and abs(first - last) > 1e-6:
+        return wrong("that is the ratio at the last layer, as in section 1.", "Take column 0 of "
+                     "layer_norms_per_token(traces): the embeddings.")
+    if abs(value - first) > 1e-6:
+        return wrong(f"{value:.3f} is not the ratio of the two widths at layer 0.",
+                     "cluster_replicates(values).interval(0.95) and cluster_replicates(values, "
+                     "cluster_labels(traces)).interval(0.95); width = high - low.")
+    outcome = "more" if first > last * 1.05 else "less" if first < last / 1.05 else "same"
+    return correct(f"at layer 0 redrawing sentences widens the interval {first:.2f} times, at the last layer "
+                   f"{last:.2f} times ({outcome} at layer 0, within 5 % counted as the same). "
+                   + prediction_note(prediction, outcome, ("more", "less", "same")))
 
 
-def check_exercise_2(my_self_similarity, groups) -> Feedback:
-    """A function ``[n, H] -> float`` mean off-diagonal cosine."""
-    if my_self_similarity is None:
-        return no_answer("Define my_self_similarity(vectors) for a [n, H] tensor.")
-    if not callable(my_self_similarity):
-        given = type(my_self_similarity).__name__
-        return wrong(f"my_self_similarity should be a function, not {article(given)}.",
-                     "Write `def my_self_similarity(vectors): ...` and pass the function.")
-    for word, senses in groups.items():
-        uses = torch.cat(list(senses.values()))  # [n, L+1, H]
-        for layer in (0, uses.shape[1] - 1):
-            vectors = uses[:, layer]
-            try:
-                value = float(my_self_similarity(vectors))
-            except Exception as err:  # noqa: BLE001 - learner code
-                return wrong(f"my_self_similarity raised {type(err).__name__}: {err}",
-                             "Normalise the rows, take v @ v.T, and average the off-diagonal entries.")
-            expected = float(compute.self_similarity(vectors.unsqueeze(1))[0])
-            normed = torch.nn.functional.normalize(vectors, dim=-1)
-            with_diag = float((normed @ normed.T).mean())
-            if abs(value - with_diag) < 1e-4 and abs(value - expected) > 1e-4:
-                return wrong("your mean includes each context compared with itself (cosine 1).",
-                             "Leave out the diagonal: only pairs of different contexts count.")
-            dots = vectors @ vectors.T
-            n = len(vectors)
-            unnormalised = float((dots.sum() - dots.diagonal().sum()) / (n * (n - 1)))
-            if abs(value - unnormalised) < 1e-3 * max(1.0, abs(unnormalised)):
-                return wrong("these are unnormalised dot products, not cosines.",
-                             "Divide each vector by its length first (F.normalize), then take v @ v.T.")
-            if abs(value - expected) > 1e-4:
-                return wrong(f"for {word!r} at layer {layer} your function gives {value:.4f}, which is not "
-                             "the mean cosine over pairs of different contexts.",
-                             "Normalise the rows, take v @ v.T, and average the off-diagonal entries.")
-    return correct("your self-similarity matches on every word, at the first and last layer.")
+def check_exercise_2(rises, traces) -> Feedback:
+    """The layers (1..L) whose step of the mean length from the layer before is surely a rise,
+    the L steps read as one Bonferroni family, sentences resampled."""
+    if rises is None:
+        return no_answer("Set rises_2 to a sorted list of layers, e.g. [1, 3] (or [] for none).")
+    if not isinstance(rises, (list, tuple)) or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+                                                        for v in rises):
+        return wrong(f"rises_2 should be a list of ints, got {rises!r}.", "For example [1, 3]; use int(...).")
+    norms, clusters = _last_and_first(traces)
+    steps = cluster_replicates(norms, clusters).steps()
+    L = steps.k
+    family = steps.intervals(family_level(L))
+    single = steps.intervals(0.95)
+    expected = [l + 1 for l, iv in enumerate(family) if iv.low > 0]
+    alone = [l + 1 for l, iv in enumerate(single) if iv.low > 0]
+    answer = sorted(int(v) for v in rises)
+    if answer == expected:
+        return correct(f"rises at layers {expected or 'none'} (each step read at {100 * family_level(L):.4g} %, "
+                       f"Bonferroni over the {L} steps).")
+    if answer == alone and alone != expected:
+        return wrong("those steps rise at 95 % each, read one at a time.",
+                     f"The {L} steps are read together: take steps.intervals(family_level({L})).")
+    if answer == [l - 1 for l in expected] and expected:
+        return wrong("your layers are off by one.", "Step l goes from layer l - 1 to layer l: count it as layer l.")
+    return wrong("not the layers whose step is surely a rise.",
+                 "cluster_replicates(norms, cluster_labels(traces)).steps(); keep l + 1 where "
+                 "the interval at family_level(L) has low > 0.")
 
 
-def _self_similarity_by_word(groups) -> torch.Tensor:
-    """Raw self-similarity of every word (both senses pooled), ``[words, L + 1]``."""
-    return torch.stack([compute.self_similarity(torch.cat(list(s.values()))) for s in groups.values()])
-
-
-def check_exercise_3(prediction, answer, groups) -> Feedback:
-    """Predict, then measure: the share of words whose raw self-similarity is lower at the last
-    layer than at the layer before it. Only the measurement is graded."""
-    if answer is None:
-        return no_answer("Write your prediction first, then set answer_3 to a float between 0 and 1: "
-                         "the share of words whose self-similarity falls at the last step.")
-    value, bad = as_number(answer, "answer_3")
-    if bad is not None:
-        return bad
-    by_word = _self_similarity_by_word(groups)
-    L = by_word.shape[1] - 1
-    falls = by_word[:, L] < by_word[:, L - 1]
-    expected = float(falls.float().mean())
-    n = len(by_word)
-
-    def near(x) -> bool:
-        return abs(value - float(x)) < 1e-6 and abs(value - expected) > 1e-6
-
-    if abs(value - expected) < 1e-6:
-        return correct(f"the self-similarity falls at the last step (layer {L - 1} -> {L}) for "
-                       f"{int(falls.sum())} of {n} words ({expected:.0%}). "
-                       + number_note(prediction, expected))
-    if near(100 * expected):
-        return wrong("that is a percentage: give a fraction between 0 and 1.", "Divide by 100.")
-    if near(falls.sum()):
-        return wrong("that is a count of words, not a share.", "Divide by the number of words.")
-    if near((by_word[:, L] > by_word[:, L - 1]).float().mean()):
-        return wrong("that is the share of words whose self-similarity *rises* at the last step.",
-                     "Count the words whose value at layer L is below the one at layer L - 1.")
-    if L >= 2 and near((by_word[:, L - 1] < by_word[:, L - 2]).float().mean()):
-        return wrong("that is the step into layer L - 1: column l of the self-similarity is hidden(l) "
-                     "(column 0 the embeddings), so the last step compares columns L - 1 and L.",
-                     "Compare the last column with the one before it.")
-    if near((by_word[:, L] < by_word[:, 0]).float().mean()):
-        return wrong("you compared the last layer with the embeddings, not with the layer before it.",
-                     "Compare columns L - 1 and L.")
-    return wrong(f"{value:.3f} is not the share.",
-                 "Per word: compute.self_similarity over all its sentences (both senses) gives one "
-                 "value per layer; count the words whose last value is below the one before it.")
+def check_exercise_3(margin, a_correct, b_correct) -> Feedback:
+    """Runs the equivalence test with the learner's ``margin`` (a share) on two paired outcome
+    vectors and says what it allows to conclude; any positive margin below 0.5 is accepted."""
+    if margin is None:
+        return no_answer("Set margin_3 to the difference you would call 'the same', as a share (0.02 = two points).")
+    value, problem = as_number(margin, "margin_3")
+    if problem is not None:
+        return problem
+    if 1 <= value < 50:
+        return wrong("that looks like points, not a share.", "Two points is 0.02.")
+    if not 0 < value < 0.5:
+        return wrong(f"a margin of {value!r} makes no sense for an accuracy difference.",
+                     "A small positive share, e.g. 0.01 to 0.05.")
+    m = mcnemar(a_correct, b_correct)
+    v = verdict(m.interval(family_level(1)), a="mean pooling", b="[CLS]", margin=value, percent=True,
+                equivalence_interval=m.interval(equivalence_level(1)))
+    eq = m.interval(0.90)
+    reading = {"equivalent": "equivalent within your margin",
+               "higher": "different (mean pooling higher), so not equivalent",
+               "lower": "different (mean pooling lower), so not equivalent",
+               "inconclusive": "inconclusive: neither surely different nor surely inside your margin"}[v.kind]
+    return correct(f"with a margin of {100 * value:.1f} points the result is {reading} (90 % interval "
+                   f"{100 * eq.low:+.1f} to {100 * eq.high:+.1f} points). Fixed before looking, the margin is a "
+                   "claim about what matters; chosen after, it can be stretched to fit any result.")

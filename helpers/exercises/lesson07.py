@@ -1,167 +1,174 @@
-"""Checkers for lesson 07 (pooler and classification head)."""
+"""Checkers for lesson 07 (walking through the layers)."""
 
 from __future__ import annotations
 
-import numpy as np
 import torch
 
-from helpers.classify.compute import correct_per_item, fit_head_split, layers_tied_with
-from helpers.common.stats import extreme_family
-from helpers.exercises import NO_ANSWER, Feedback, article, as_index, as_number, correct, no_answer, wrong
-from helpers.exercises.prediction import number_note
+from helpers.layerwalk import compute
+from helpers.exercises import Feedback, article, as_index, as_number, check_shape, correct, no_answer, wrong
+from helpers.exercises.prediction import prediction_note
 
 
-def check_exercise_1(pool, model, trace) -> Feedback:
-    """``pool(h_cls)`` must equal the model's pooler_output for the traced sentence."""
-    if pool is None:
-        return NO_ANSWER
-    if not callable(pool):
-        given = type(pool).__name__
-        return wrong(f"pool should be a function, you gave {article(given)}.", "Define `def pool(h): ...`.")
-    h = trace.vector(trace.num_layers, 0)
-    try:
-        out = pool(h)
-    except Exception as err:  # noqa: BLE001 - the learner's code, report what broke
-        return wrong(f"pool(h_cls) raised {type(err).__name__}: {err}", "h_cls has shape [H]; W is [H, H]: use h @ W.T + b.")
-    if not isinstance(out, torch.Tensor) or out.shape != trace.pooler_output.shape:
-        return wrong(f"pool(h_cls) returned shape {getattr(out, 'shape', type(out).__name__)}, expected {tuple(trace.pooler_output.shape)}.",
-                     "Return one vector of size H.")
-    W, b = model.pooler.dense.weight, model.pooler.dense.bias
-    if torch.allclose(out, trace.pooler_output, atol=1e-5):
-        return correct("your pooler matches pooler_output.")
-    if torch.allclose(out, h @ W.T + b, atol=1e-5):
-        return wrong("you applied the dense layer but not the activation.", "The pooler ends with torch.tanh.")
-    if torch.allclose(out, torch.tanh(h @ W + b), atol=1e-5):
-        return wrong("W is applied the wrong way round.", "nn.Linear computes x @ W.T + b (W is [out, in]).")
-    return wrong("your output differs from pooler_output.", "pooler_output = tanh(W h_[CLS] + b) with model.pooler.dense.")
-
-
-def check_exercise_2(layer, probes, intervals=None, runs=None) -> Feedback:
-    """The layer (0..L) with the highest mean-pooled probe accuracy (ties: any best layer).
-
-    ``runs`` (optional, one :class:`~helpers.classify.compute.SeededAccuracy` per layer) lets the
-    feedback name the layers the paired comparisons cannot place below the answer: every other
-    layer minus it on the same test items, Bonferroni over every pair of layers since the best is
-    picked from the data (:func:`~helpers.classify.compute.layers_tied_with`), the same rule as the
-    lesson's ``peak_layer_verdict``. Those layers are *inconclusive*, not "the same". ``intervals``
-    (one :class:`~helpers.common.stats.Interval` per layer) cannot settle it: whether two separate
-    intervals overlap is no test of their difference, so the feedback then asks for ``runs``.
-    """
-    if layer is None:
-        return NO_ANSWER
-    accs = probes["mean"]
-    layer, bad = as_index(layer, "The layer")
+def check_exercise_1(answer, trace) -> Feedback:
+    """The layer ``l`` whose transition ``l -> l + 1`` turns [CLS] the most."""
+    if answer is None:
+        return no_answer("Set answer_1 to an int: the l with the lowest cosine between layer l and l + 1.")
+    answer, bad = as_index(answer, "The layer l")
     if bad is not None:
         return bad
-    if not 0 <= layer < len(accs):
-        return wrong(f"layer {layer} does not exist: valid layers are 0 to {len(accs) - 1}.", "Layer 0 is the embeddings.")
-    best = max(accs)
-    if accs[layer] == best:
-        message = f"layer {layer} reaches {best:.1%}."
-        for given, name in ((runs, "runs"), (intervals, "intervals")):
-            if given is not None and len(given) != len(accs):
-                raise ValueError(f"{name} must hold one entry per layer ({len(accs)}), got {len(given)}.")
-        if runs is not None:
-            family = extreme_family(len(accs))
-            tied, _ = layers_tied_with(runs, int(layer), family=family)
-            paired = (f"paired with it on the same test items (Bonferroni over the {family} pairs of layers, since "
-                      "the best is picked from the same data)")
-            message += (f" But {paired}, layers {tied} are not shown lower: inconclusive, so on a new test set one "
-                        "of them could come out on top." if tied else f" {paired[0].upper()}{paired[1:]}, every "
-                        "other layer is lower.")
-        elif intervals is not None:
-            message += (" Whether separate intervals overlap says nothing about the difference of two layers "
-                        "measured on the same items: pass runs= for the paired comparison.")
-        return correct(message)
-    if probes["cls"][layer] == max(probes["cls"]):
-        return wrong("that is the best [CLS] layer, not the best mean-pooled one.", "Look at probes['mean'].")
-    if layer >= 1 and accs[layer - 1] == best:
-        return wrong("off by one: you counted the layers from 1 (or skipped the embeddings).",
-                     "Index l of probes['mean'] is hidden(l): 0 is the embeddings, l the output of "
-                     "encoder.layer[l - 1]; report the index itself.")
-    if layer + 1 < len(accs) and accs[layer + 1] == best:
-        return wrong("off by one: that is an encoder.layer index, one below the hidden-state index.",
-                     "hidden(l) is the output of encoder.layer[l - 1]; probes['mean'][l] is hidden(l).")
-    return wrong(f"layer {layer} reaches {accs[layer]:.1%}, and another layer does better.",
-                 "Take the argmax over probes['mean']; remember index 0 is the embeddings.")
+    cos = compute.consecutive_cosines(trace, 0)
+    expected = int(cos.argmin())
+    if answer == expected + 1:
+        return wrong(f"off by one: {answer} is the layer the transition ends at (or you counted "
+                     "the cosines from 1).",
+                     "Report l, the layer the transition starts from: index i of "
+                     "consecutive_cosines is the step hidden(i) -> hidden(i + 1), 0 = embeddings.")
+    if not 0 <= answer < trace.num_layers:
+        return wrong(f"{answer} is not a transition: valid values are 0 to {trace.num_layers - 1} "
+                     f"(l means layer l -> l + 1).", "There are L transitions for L + 1 hidden states.")
+    if answer == int(cos.argmax()):
+        return wrong(f"layer {answer} -> {answer + 1} is the transition that changes [CLS] the *least*.",
+                     "The lowest cosine means the biggest turn: use argmin, not argmax.")
+    if answer != expected:
+        return wrong(f"the cosine for {answer} -> {answer + 1} is {cos[answer]:.3f}, not the lowest.",
+                     "Compute compute.consecutive_cosines(trace, 0) (or by hand) and take its argmin.")
+    return correct(f"layer {expected} -> {expected + 1} turns [CLS] most (cosine {cos[expected]:.3f}).")
 
 
-def check_exercise_3(cm, y_true, y_pred, num_classes: int) -> Feedback:
-    """``cm[i, j]`` = number of test items of true class i predicted as j."""
-    if cm is None:
-        return NO_ANSWER
-    if hasattr(cm, "detach"):
-        cm = cm.detach().cpu()
-    cm = np.asarray(cm)
-    ref = np.zeros((num_classes, num_classes), dtype=int)
-    np.add.at(ref, (np.asarray(y_true), np.asarray(y_pred)), 1)
-    if cm.shape != ref.shape:
-        return wrong(f"shape {cm.shape}, expected {ref.shape}.", "One row and one column per class.")
-    if np.array_equal(cm, ref):
-        return correct("rows are true classes, columns predictions.")
-    if np.array_equal(cm, ref.T):
-        return wrong("your matrix is transposed: rows and columns are swapped.", "Index it as cm[true, predicted].")
-    rows = ref.sum(axis=1, keepdims=True)
-    if np.allclose(cm, ref / np.maximum(rows, 1)) or np.allclose(cm, ref / ref.sum()):
-        return wrong("your matrix is normalised: the exercise asks for counts.",
-                     "Leave out the division: each cell counts test items.")
-    if cm.sum() != ref.sum():
-        return wrong(f"your counts sum to {cm.sum()}, but there are {ref.sum()} test items.", "Add 1 per test item.")
-    return wrong("some counts differ.", "For each (true, predicted) pair add 1 to cm[true, predicted].")
+def check_exercise_2(my_norms, trace) -> Feedback:
+    """A function ``my_norms(trace, token)`` -> ``[L + 1]`` L2 norms."""
+    if my_norms is None:
+        return no_answer("Define my_norms(trace, token) returning a tensor of shape [L + 1].")
+    if not callable(my_norms):
+        given = type(my_norms).__name__
+        return wrong(f"my_norms should be a function, but you gave {article(given)}.",
+                     "Write `def my_norms(trace, token): ...` and pass the function itself.")
+    for token in sorted({0, trace.seq_len // 2, trace.seq_len - 1}):
+        try:
+            result = my_norms(trace, token)
+        except Exception as err:  # noqa: BLE001 - the learner's code may fail any way
+            return wrong(f"my_norms(trace, {token}) raised {type(err).__name__}: {err}",
+                         "Use trace.hidden(layer)[token] for layer in range(trace.num_layers + 1).")
+        result = torch.as_tensor(result, dtype=torch.float32, device=trace.device)
+        shaped = check_shape(result, (trace.num_layers + 1,), f"my_norms(trace, {token})")
+        if shaped is not None:
+            return shaped
+        expected = compute.layer_norms(trace, token)
+        if torch.allclose(result, expected.pow(2), atol=1e-3):
+            return wrong("these are squared norms.", "Take the square root: norm = sqrt(sum of squares).")
+        if torch.allclose(result, expected / expected.max(), atol=1e-4) or torch.allclose(
+                result, expected / expected.sum(), atol=1e-4):
+            return wrong("these norms are rescaled (divided by their largest value or their sum).",
+                         "Report the plain L2 norm of each vector: no normalisation afterwards.")
+        if not torch.allclose(result, expected, atol=1e-4):
+            return wrong(f"for token {token} the norms differ from the model's vectors "
+                         f"(your embedding-layer value: {result[0]:.3f}).",
+                         "Norm one token's vector over the hidden dimension, at every layer including 0.")
+    return correct("your norms match for every token tried.")
 
 
-_HEAD_ACCURACY: dict = {}  # a head trains in a second or more on 2 cores: each setting once
-
-
-def _fingerprint(X: torch.Tensor) -> tuple:
-    """Shape and two moments of a feature matrix: a key for the cache above."""
-    X = X.detach().double()
-    return tuple(X.shape), float(X.sum()), float((X * X).sum())
-
-
-def check_exercise_4(prediction, answer, feats_train, feats_test, train, test) -> Feedback:
-    """Predict, then measure: the test accuracy of the head of this lesson's Part 1
-    (``fit_head_split`` with ``dev_per_class=4, seed=0``) trained on the **layer-0 [CLS]** vector.
-    Only the measurement is graded."""
+def check_exercise_3(answer, trace, token, others) -> Feedback:
+    """Cosine between ``token`` at layer 1 and at the last layer, minus the matching control: a
+    random token at layer 1 against a different random token (another sentence) at layer L
+    (``others``: the data traces the control is drawn from)."""
     if answer is None:
-        return no_answer("Write your prediction first, then set answer_4 to a float between 0 and 1: "
-                         "the test accuracy of the head trained on the layer-0 [CLS] features.")
+        return no_answer("Set answer_3 to a float: the raw cosine between layer 1 and the last layer, minus the "
+                         "matching control.")
+    value, bad = as_number(answer, "answer_3")
+    if bad is not None:
+        return bad
+    L = trace.num_layers
+    if L < 2:
+        return wrong(f"this model has {L} layer: layer 1 is the last one, there is nothing to compare.",
+                     "Run the lesson with a model of at least 2 layers.")
+    raw = float(compute.interlayer_similarity(trace, token)[1, L])
+    samples = compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L - 1)  # column l: layer l vs l + L - 1
+    control = float(samples[:, 1].mean())
+    expected = raw - control
+    within = compute.random_pair_baseline(others, n_pairs=500, seed=0)
+    emb_to_last = float(compute.random_pair_cosines(others, n_pairs=500, seed=0, gap=L)[:, 0].mean())
+
+    def near(x: float) -> bool:
+        return abs(value - x) < 1e-4 and abs(value - expected) > 1e-4
+
+    if abs(value - raw) < 1e-4:
+        return wrong(f"{value:.3f} is the raw cosine: the control has not been subtracted.",
+                     "Subtract the mean cosine of random pairs taken one at layer 1, the other at the last layer.")
+    if near(raw - float(samples[:, 0].mean())):
+        return wrong("you took column 0 of the samples: that control compares the embeddings with layer L - 1.",
+                     "Column l of random_pair_cosines(..., gap=g) compares layer l with layer l + g.")
+    if near(raw - emb_to_last):
+        return wrong("with gap=L the control compares the embeddings with the last layer, not layer 1.",
+                     "The gap is the number of layers between layer 1 and the last layer.")
+    if near(raw - float(within[1] + within[L]) / 2):
+        return wrong("you subtracted the mean of the two same-layer baselines: that does not match a comparison "
+                     "across layers.", "The control pairs two different tokens, one at layer 1, one at the last "
+                     "layer: random_pair_cosines with a gap.")
+    if near(raw - float(within[1])) or near(raw - float(within[L])):
+        return wrong("you subtracted a same-layer baseline (gap=0).",
+                     "The control compares a random token at layer 1 with a different one at the last layer.")
+    if abs(value - expected) > 1e-3:
+        return wrong(f"{value:.3f} is not the adjusted value.",
+                     "Raw: the token's cosine between layer 1 and the last layer. Control: the mean of the column "
+                     "of random_pair_cosines that pairs layer 1 with the last layer.")
+    # the control's pairs share sentences: its interval resamples sentences (pigeonhole bootstrap)
+    ci = compute.random_pair_intervals(samples[:, 1:2], compute.random_pair_units(others, n_pairs=500, seed=0))[0]
+    if raw > ci.high:
+        verdict = "the raw cosine lies above the control's whole 95 % CI: something of the token is left"
+    elif raw < ci.low:
+        verdict = "the raw cosine lies below the control's 95 % CI: less alike than unrelated tokens"
+    else:
+        verdict = ("the raw cosine lies inside the control's 95 % CI: we cannot tell whether this one token "
+                   "differs from unrelated tokens, which is not evidence that nothing is left")
+    return correct(f"adjusted similarity {expected:.3f} (raw {raw:.3f}, control {ci}): {verdict}.")
+
+
+def check_exercise_4(prediction, answer, others) -> Feedback:
+    """Predict, then measure: the mean-centred random-pair cosine at the last layer minus the
+    raw one. The measurement is graded; the prediction (``"higher"``/``"lower"``) only gets a
+    comment."""
+    if answer is None:
+        return no_answer("Write your prediction first, then set answer_4 to a float: the "
+                         "mean-centred random-pair cosine at the last layer minus the raw one.")
     value, bad = as_number(answer, "answer_4")
     if bad is not None:
         return bad
+    mean, std = compute.layer_mean_std(others, "content")
 
-    def accuracy(layer: int, pooling: str) -> float:
-        X, X_test = feats_train.layer(layer, pooling), feats_test.layer(layer, pooling)
-        key = (_fingerprint(X), _fingerprint(X_test), tuple(train.labels), tuple(test.labels))
-        if key not in _HEAD_ACCURACY:
-            head, _ = fit_head_split(X, train.labels, train.num_classes, dev_per_class=4, seed=0)
-            _HEAD_ACCURACY[key] = float(correct_per_item(head, X_test, test.labels).float().mean())
-        return _HEAD_ACCURACY[key]
+    def pair_means(**kw) -> torch.Tensor:  # [L + 1]: the same 500 pairs every time
+        return compute.random_pair_cosines(others, n_pairs=500, seed=0, **kw).mean(dim=0)
 
-    expected = accuracy(0, "cls")
+    raw, centred = pair_means(), pair_means(shift=mean)
+    standardised = pair_means(shift=mean, scale=std)
+    change = centred - raw
+    L = len(change) - 1
+    expected = float(change[L])
 
     def near(x) -> bool:
-        return abs(value - x) < 1e-6 and abs(value - expected) > 1e-6
+        return abs(value - float(x)) < 1e-4 and abs(value - expected) > 1e-4
 
-    if abs(value - expected) < 1e-6:
-        cls0 = feats_test.layer(0, "cls")
-        spread = float((cls0 - cls0[0]).abs().max())
-        return correct(f"the layer-0 [CLS] head reaches {expected:.1%} (chance {1 / train.num_classes:.1%}). "
-                       f"Every test utterance has the same layer-0 [CLS] vector (largest difference "
-                       f"{spread:.1e}): token [CLS] at position 0, before any layer has mixed in the "
-                       "other tokens, so the head gives one intent to all. "
-                       + number_note(prediction, expected))
-    if near(100 * expected):
-        return wrong("that is a percentage: give a fraction between 0 and 1.", "Divide by 100.")
-    if near(accuracy(0, "mean")):
-        return wrong("that is the mean-pooled layer 0, not the [CLS] vector.",
-                     "Use feats10_train.layer(0, 'cls') and feats10_test.layer(0, 'cls').")
-    last = feats_train.num_layers
-    if near(accuracy(last, "cls")):
-        return wrong("that is the last layer's [CLS] head.", "Layer 0 is the embeddings: .layer(0, 'cls').")
-    if last >= 1 and near(accuracy(1, "cls")):
-        return wrong("that is layer 1, the output of encoder.layer[0]: hidden(0) is the embeddings.",
-                     "Use .layer(0, 'cls').")
-    return wrong(f"{value:.3f} is not the test accuracy of that head.",
-                 "fit_head_split(feats10_train.layer(0, 'cls'), train10.labels, C10, dev_per_class=4, seed=0) "
-                 "returns (head, record); then correct_per_item on the test features, averaged.")
+    if abs(value - expected) < 1e-4:
+        outcome = "lower" if expected < 0 else "higher"
+        return correct(f"mean-centring changes the last layer's random-pair cosine by "
+                       f"{expected:+.3f} (raw {raw[L]:.3f}, centred {centred[L]:.3f}). "
+                       + prediction_note(prediction, outcome, ("higher", "lower")))
+    if near(-expected):
+        return wrong("the sign is flipped: you took raw minus centred.",
+                     "The question asks for the centred cosine minus the raw one.")
+    if near(centred[L]):
+        return wrong("that is the centred cosine itself, not its change.",
+                     "Subtract the raw random-pair cosine of the same layer.")
+    if L >= 1 and near(change[L - 1]):
+        return wrong("that is the change at layer L - 1: column l of random_pair_cosines is "
+                     "hidden(l), so column 0 is the embeddings and column L the last layer.",
+                     "Take the column of the last layer (index L, or -1).")
+    if near(change[0]):
+        return wrong("that is the change at the embeddings (column 0).",
+                     "Take the column of the last layer (index L, or -1).")
+    if near(standardised[L] - raw[L]):
+        return wrong("you also divided by the standard deviation: that is standardising.",
+                     "Pass only shift=mean (the layer means), not scale=std.")
+    return wrong(f"{value:.3f} is not the change.",
+                 "Draw the same 500 pairs (seed=0) twice with compute.random_pair_cosines, once "
+                 "with shift=mean from compute.layer_mean_std(others, 'content'); compare the "
+                 "means of the last layer's column.")

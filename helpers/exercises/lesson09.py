@@ -1,167 +1,155 @@
-"""Checkers for lesson 09 (interventions: ablate, prune, skip, patch)."""
+"""Checkers for lesson 09 (meaning in context)."""
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
-from helpers.common.stats import bootstrap_ci
-from helpers.exercises import Feedback, as_index, as_number, correct, no_answer, wrong
-from helpers.exercises.prediction import index_note, prediction_note
-from helpers.interventions.compute import HeadAblation, PruningComparison, pruning_curve, word_cluster_shares
-from helpers.model.trace import device_of
+from helpers.common.stats import Interval, bootstrap_ci, cluster_bootstrap_ci, verdict
+from helpers.context import compute
+from helpers.exercises import Feedback, article, as_number, correct, no_answer, wrong
+from helpers.exercises.prediction import number_note
 
 
-def mean_ablation_drop(mean_ablation: HeadAblation, gap) -> float:
-    """The mean true-class logit drop when head ``gap = (layer - 1, head)`` is set to its mean,
-    over the utterances of ``mean_ablation`` (the lesson's one utterance per intent)."""
-    row, head = (int(v) for v in gap)
-    return float(mean_ablation.logit_drop_items()[:, row, head].mean())
+def _last_minus_embeddings(groups):
+    """Per sentence of every word: outcome at the last layer minus at the embeddings (1, 0 or -1),
+    and the word of each sentence."""
+    diffs, words = [], []
+    for word, senses in groups.items():
+        outcomes = compute.sense_separation_outcomes(senses).float()  # [n_sentences, layers]
+        diffs.append(outcomes[:, -1] - outcomes[:, 0])
+        words += [word] * len(outcomes)
+    return torch.cat(diffs), np.array(words)
 
 
-def check_exercise_1(answer, mean_ablation: HeadAblation, zero_some: HeadAblation, gap) -> Feedback:
-    """Build it yourself: the mean true-class logit drop with head ``gap`` (``(layer - 1, head)``)
-    replaced by its mean context, measured with the learner's own pre-hook; checked against the
-    lesson's ``ablate_every_head(..., fill=head_means)``."""
+def _as_interval(answer):
+    if isinstance(answer, Interval):
+        return answer
+    try:
+        estimate, low, high = (float(x) for x in answer)
+    except (TypeError, ValueError):
+        return None
+    return Interval(estimate, low, high)
+
+
+def check_exercise_1(answer, groups) -> Feedback:
+    """The pooled accuracy of the last layer minus the embeddings', paired per sentence, with a 95 %
+    interval that resamples **words** (``cluster_bootstrap_ci(differences, word_of_each_sentence,
+    seed=0)``): a word's sentences share its centroids, so the word is the independent unit."""
     if answer is None:
-        return no_answer("Set answer_1 to a float: the mean true-class logit drop (unchanged minus "
-                         "mean-ablated) over the some_run utterances.")
-    answer, bad = as_number(answer, "answer_1")
+        return no_answer("Set answer_1 to the Interval returned by cluster_bootstrap_ci (or (estimate, low, high)).")
+    if len(groups) < 2:
+        return wrong(f"this needs at least two words to resample, but groups holds {len(groups)}.",
+                     "Run the lesson with the full polysemy data (every word of `groups`).")
+    got = _as_interval(answer)
+    if got is None:
+        given = type(answer).__name__
+        return wrong(f"answer should be an Interval or three numbers (estimate, low, high), not "
+                     f"{article(given)}.", "cluster_bootstrap_ci(values, clusters) returns an Interval.")
+    diffs, words = _last_minus_embeddings(groups)
+    expected = cluster_bootstrap_ci(diffs, words, seed=0)
+
+    def same(a: Interval, b: Interval, tol: float = 1e-6) -> bool:
+        return all(abs(x - y) < tol for x, y in ((a.estimate, b.estimate), (a.low, b.low), (a.high, b.high)))
+
+    if abs(got.estimate + expected.estimate) < 1e-6 and abs(expected.estimate) > 1e-6:
+        return wrong(f"your estimate {got.estimate:+.3f} has the wrong sign: that is the embeddings minus the last "
+                     "layer.", "Subtract the embeddings' outcome (layer 0) from the last layer's, sentence by "
+                     "sentence.")
+    if abs(got.estimate - expected.estimate) > 1e-6:
+        return wrong(f"the estimate {got.estimate:+.3f} is not the mean paired difference over all "
+                     f"{len(diffs)} sentences.", "Per sentence: outcome at the last layer minus outcome at layer 0 "
+                     "(each 0 or 1), then the mean over every sentence of every word.")
+    by_sentence = [bootstrap_ci(diffs, n_boot=n, seed=0) for n in (1000, 2000)]
+    if any(same(got, b) for b in by_sentence):
+        return wrong(f"your interval [{got.low:+.3f}, {got.high:+.3f}] resamples sentences one by one; a word's "
+                     "sentences share its centroids, so they are not independent.",
+                     "Use cluster_bootstrap_ci(differences, clusters=word_of_each_sentence, seed=0).")
+    if not same(got, expected):
+        return wrong(f"the interval [{got.low:+.3f}, {got.high:+.3f}] is not the one that resamples words.",
+                     "cluster_bootstrap_ci(differences, clusters=word_of_each_sentence, seed=0), with the sentences "
+                     "in the order of `groups` and the other arguments left at their defaults.")
+    v = verdict(expected, a="last layer", b="embeddings", percent=True)
+    return correct(f"over {len(diffs)} sentences of {len(groups)} words, resampling words: {v}.")
+
+
+def check_exercise_2(my_self_similarity, groups) -> Feedback:
+    """A function ``[n, H] -> float`` mean off-diagonal cosine."""
+    if my_self_similarity is None:
+        return no_answer("Define my_self_similarity(vectors) for a [n, H] tensor.")
+    if not callable(my_self_similarity):
+        given = type(my_self_similarity).__name__
+        return wrong(f"my_self_similarity should be a function, not {article(given)}.",
+                     "Write `def my_self_similarity(vectors): ...` and pass the function.")
+    for word, senses in groups.items():
+        uses = torch.cat(list(senses.values()))  # [n, L+1, H]
+        for layer in (0, uses.shape[1] - 1):
+            vectors = uses[:, layer]
+            try:
+                value = float(my_self_similarity(vectors))
+            except Exception as err:  # noqa: BLE001 - learner code
+                return wrong(f"my_self_similarity raised {type(err).__name__}: {err}",
+                             "Normalise the rows, take v @ v.T, and average the off-diagonal entries.")
+            expected = float(compute.self_similarity(vectors.unsqueeze(1))[0])
+            normed = torch.nn.functional.normalize(vectors, dim=-1)
+            with_diag = float((normed @ normed.T).mean())
+            if abs(value - with_diag) < 1e-4 and abs(value - expected) > 1e-4:
+                return wrong("your mean includes each context compared with itself (cosine 1).",
+                             "Leave out the diagonal: only pairs of different contexts count.")
+            dots = vectors @ vectors.T
+            n = len(vectors)
+            unnormalised = float((dots.sum() - dots.diagonal().sum()) / (n * (n - 1)))
+            if abs(value - unnormalised) < 1e-3 * max(1.0, abs(unnormalised)):
+                return wrong("these are unnormalised dot products, not cosines.",
+                             "Divide each vector by its length first (F.normalize), then take v @ v.T.")
+            if abs(value - expected) > 1e-4:
+                return wrong(f"for {word!r} at layer {layer} your function gives {value:.4f}, which is not "
+                             "the mean cosine over pairs of different contexts.",
+                             "Normalise the rows, take v @ v.T, and average the off-diagonal entries.")
+    return correct("your self-similarity matches on every word, at the first and last layer.")
+
+
+def _self_similarity_by_word(groups) -> torch.Tensor:
+    """Raw self-similarity of every word (both senses pooled), ``[words, L + 1]``."""
+    return torch.stack([compute.self_similarity(torch.cat(list(s.values()))) for s in groups.values()])
+
+
+def check_exercise_3(prediction, answer, groups) -> Feedback:
+    """Predict, then measure: the share of words whose raw self-similarity is lower at the last
+    layer than at the layer before it. Only the measurement is graded."""
+    if answer is None:
+        return no_answer("Write your prediction first, then set answer_3 to a float between 0 and 1: "
+                         "the share of words whose self-similarity falls at the last step.")
+    value, bad = as_number(answer, "answer_3")
     if bad is not None:
         return bad
-    expected = mean_ablation_drop(mean_ablation, gap)
-    zeroed = mean_ablation_drop(zero_some, gap)
-    close = lambda value: abs(answer - value) <= 1e-3 + 0.01 * abs(value)  # noqa: E731
-    layer, head = int(gap[0]) + 1, int(gap[1])
-    if close(expected):
-        return correct(f"{expected:+.3f}: with layer {layer}, head {head} set to its mean the true class loses "
-                       f"{expected:+.3f} of its logit on average; set to zero it loses {zeroed:+.3f}.")
-    if close(-expected):
-        return wrong("the sign is flipped.", "The drop is the unchanged logit minus the mean-ablated one.")
-    if close(zeroed):
-        return wrong("that is the head set to zero, not to its mean.",
-                     "Replace the head's columns by head_means[layer][h * d:(h + 1) * d] instead of 0.")
-    row = mean_ablation.logit_drop_items().mean(0)
-    off = [(r, h) for r, h in ((int(gap[0]) - 1, head), (int(gap[0]) + 1, head), (int(gap[0]), head - 1),
-                               (int(gap[0]), head + 1))
-           if 0 <= r < row.shape[0] and 0 <= h < row.shape[1]]
-    if any(close(float(row[r, h])) for r, h in off):
-        return wrong("that is a neighbouring head or layer.",
-                     f"gap = {tuple(int(v) for v in gap)} is (layer - 1, head): hook model.encoder.layer[gap[0]] and "
-                     "the columns gap[1] * d to (gap[1] + 1) * d.")
-    return wrong(f"{answer:+.3f} is not the mean drop with that head mean-ablated.",
-                 "Clone the context in the pre-hook, overwrite head h's d columns with its mean, return (context, "
-                 "*args[1:]); run continue_from(...) from the embeddings with the hook registered, then classifier; "
-                 "gather each utterance's true-class logit and average unchanged minus changed.")
+    by_word = _self_similarity_by_word(groups)
+    L = by_word.shape[1] - 1
+    falls = by_word[:, L] < by_word[:, L - 1]
+    expected = float(falls.float().mean())
+    n = len(by_word)
 
+    def near(x) -> bool:
+        return abs(value - float(x)) < 1e-6 and abs(value - expected) > 1e-6
 
-def reversed_accuracy(model, classifier, run, labels, by_importance, fraction: float) -> float:
-    """The accuracy on ``run`` with the first ``fraction`` of the heads of ``by_importance`` reversed
-    (most important first) removed together."""
-    correct_, _ = pruning_curve(model, classifier, run, labels, list(by_importance)[::-1], (fraction,))
-    return float(correct_.mean())
-
-
-def check_exercise_2(prediction, answer, model, classifier, run, labels, by_importance, fraction: float,
-                     comparison: PruningComparison) -> Feedback:
-    """Predict, then measure: the accuracy at ``fraction`` removed when the **most** important heads
-    go first. The measurement is graded; the prediction (below / inside / above the random orders)
-    only gets a comment."""
-    if answer is None:
-        return no_answer("Write your prediction first, then set answer_2 to a float: the accuracy (0 to 1) with "
-                         "the reversed order at HALF removed.")
-    answer, bad = as_number(answer, "answer_2")
-    if bad is not None:
-        return bad
-    expected = reversed_accuracy(model, classifier, run, labels, by_importance, fraction)
-    low, high = float(comparison.random_scores.min()), float(comparison.random_scores.max())
-    where = "below" if expected < low else "above" if expected > high else "inside"
-    note = prediction_note(prediction, where, ("below", "inside", "above"))
-    if abs(answer - expected) <= 1e-6 or abs(answer - 100 * expected) <= 0.05:
-        scale = "" if abs(answer - expected) <= 1e-6 else " (as a percentage; a share 0-1 was asked, fine)"
-        return correct(f"{expected:.1%}{scale}: the random orders keep {low:.1%} to {high:.1%}, the least-important-"
-                       f"first order {comparison.score:.1%}; most important first lands {where} them. " + note)
-    forward = comparison.score
-    if abs(answer - forward) <= 1e-6:
-        return wrong("that is the lesson's order, least important first.", "Reverse it: by_importance[::-1].")
-    return wrong(f"{answer:.3f} is not the accuracy with the reversed order.",
-                 "pruning_curve(model, classifier, prune_run, prune_labels, by_importance[::-1], (HALF,)) returns "
-                 "(correct, loss); average correct.")
-
-
-def check_exercise_3(answer, patch: dict) -> Feedback:
-    """The width of a bootstrap over the pairs of patched layer 1 (``bootstrap_ci`` with its
-    defaults) divided by the width of the lesson's interval resampling words
-    (:func:`word_cluster_shares`)."""
-    if answer is None:
-        return no_answer("Set answer_3 to a float: the pair-bootstrap width divided by the word-bootstrap width.")
-    if len(patch) < 2:
-        return wrong("fewer than two ambiguous words were patched with this vocabulary.",
-                     "Run the lesson with an English model.")
-    answer, bad = as_number(answer, "answer_3")
-    if bad is not None:
-        return bad
-    pooled, _, _ = word_cluster_shares(patch, "follows")
-
-    def ratio(layer: int) -> float:
-        pairs = bootstrap_ci(torch.cat([p["follows"][:, layer] for p in patch.values()]).cpu().numpy())
-        width = pooled[layer].high - pooled[layer].low
-        return (pairs.high - pairs.low) / width if width > 0 else float("nan")
-
-    expected = ratio(1)
-    if abs(answer - expected) <= 0.05 * abs(expected) + 1e-9:
-        return correct(f"{expected:.2f}: resampling pairs as if independent gives an interval "
-                       + (f"{1 / expected:.1f} times too narrow" if expected < 1 else "no narrower here")
-                       + f" -- the {sum(len(p['pairs']) for p in patch.values())} pairs come from only "
-                       f"{len(patch)} words.")
-    if abs(answer - 1 / expected) <= 0.05 / abs(expected) + 1e-9:
-        return wrong("that is the inverse ratio.", "Divide the pair-bootstrap width by the word-bootstrap width.")
-    if pooled[0].high > pooled[0].low and abs(answer - ratio(0)) <= 0.05 * abs(ratio(0)) + 1e-9:
-        return wrong("that is column 0, the embeddings.", "Patched layer 1 is column 1 of 'follows'.")
-    return wrong(f"{answer:.2f} is not the ratio of the two widths.",
-                 "Stack every word's follows[:, 1], bootstrap_ci with its defaults; width = high - low; divide "
-                 "by the width of pooled[1].")
-
-
-def skip_logit_drops(skip_logits, y) -> torch.Tensor:
-    """``[L]``: mean over the test items of the true-class logit with nothing skipped minus with
-    layer ``l`` skipped (index ``l - 1``)."""
-    logits = torch.as_tensor(skip_logits, device=device_of(skip_logits)).float()
-    y = torch.as_tensor(y, device=logits.device).long()
-    true = logits.gather(-1, y.expand(logits.shape[0], -1).unsqueeze(-1)).squeeze(-1)  # [L + 1, N]
-    return (true[0] - true[1:]).mean(-1)
-
-
-def check_exercise_4(prediction, answer, skip_logits, y) -> Feedback:
-    """Predict, then measure: the layer (counted from 1) whose skip lowers the true-class logit
-    most on average. The measurement is graded; the predicted layer only gets a comment."""
-    if answer is None:
-        return no_answer("Write your prediction first, then set answer_4 to an int: the layer (from 1) "
-                         "whose skip lowers the true-class logit most on average.")
-    drops = skip_logit_drops(skip_logits, y)
-    n_layers = len(drops)
-    layer, bad = as_index(answer, "The layer")
-    if bad is not None:
-        return bad
-    expected = int(drops.argmax()) + 1
-    if layer == expected:
-        return correct(f"skipping layer {expected} lowers the true-class logit most, by "
-                       f"{float(drops[expected - 1]):.2f} on average. " + index_note(prediction, expected))
-    if layer == expected - 1:
-        return wrong("off by one: that is the row of skip_logits[1:], or encoder.layer's index.",
-                     "Row l of skip_logits is layer l skipped (row 0: nothing skipped); layer l is "
-                     "encoder.layer[l - 1].")
-    if not 1 <= layer <= n_layers:
-        return wrong(f"layers are counted from 1 to {n_layers} here.", "Row 0 of skip_logits is nothing skipped.")
-    if n_layers > 1 and layer == int(drops.argmin()) + 1:
-        return wrong(f"skipping layer {layer} hurts the true-class logit the *least*.",
-                     "Take the largest drop (full minus skipped), not the smallest.")
-    logits = torch.as_tensor(skip_logits, device=drops.device)
-    correct_ = (logits.argmax(-1) == torch.as_tensor(y, device=drops.device)).float()
-    acc_drop = correct_[0] - correct_[1:]
-    acc_layers = (acc_drop.mean(-1) == acc_drop.mean(-1).max()).nonzero().flatten() + 1
-    if layer in acc_layers.tolist():
-        return wrong("that layer's skip costs the most *accuracy*; the exercise asks for the true-class "
-                     "logit.", "Gather each item's true-class logit from skip_logits, then compare.")
-    return wrong(f"skipping layer {layer} is not the one that lowers the true-class logit most.",
-                 "skip_logits[l, i, y[i]] is item i's true-class logit with layer l skipped: subtract it "
-                 "from row 0's, average over the items, take the largest.")
+    if abs(value - expected) < 1e-6:
+        return correct(f"the self-similarity falls at the last step (layer {L - 1} -> {L}) for "
+                       f"{int(falls.sum())} of {n} words ({expected:.0%}). "
+                       + number_note(prediction, expected))
+    if near(100 * expected):
+        return wrong("that is a percentage: give a fraction between 0 and 1.", "Divide by 100.")
+    if near(falls.sum()):
+        return wrong("that is a count of words, not a share.", "Divide by the number of words.")
+    if near((by_word[:, L] > by_word[:, L - 1]).float().mean()):
+        return wrong("that is the share of words whose self-similarity *rises* at the last step.",
+                     "Count the words whose value at layer L is below the one at layer L - 1.")
+    if L >= 2 and near((by_word[:, L - 1] < by_word[:, L - 2]).float().mean()):
+        return wrong("that is the step into layer L - 1: column l of the self-similarity is hidden(l) "
+                     "(column 0 the embeddings), so the last step compares columns L - 1 and L.",
+                     "Compare the last column with the one before it.")
+    if near((by_word[:, L] < by_word[:, 0]).float().mean()):
+        return wrong("you compared the last layer with the embeddings, not with the layer before it.",
+                     "Compare columns L - 1 and L.")
+    return wrong(f"{value:.3f} is not the share.",
+                 "Per word: compute.self_similarity over all its sentences (both senses) gives one "
+                 "value per layer; count the words whose last value is below the one before it.")

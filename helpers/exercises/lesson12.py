@@ -1,105 +1,167 @@
-"""Checkers for lesson 12 (pre-training a tiny BERT)."""
+"""Checkers for lesson 12 (interventions: ablate, prune, skip, patch)."""
 
 from __future__ import annotations
 
-import math
-
 import torch
 
-from helpers.common.stats import clopper_pearson
-from helpers.exercises import Feedback, as_number, correct, no_answer, wrong
-from helpers.pretrain.data import IGNORE, masking_counts
-
-EXPECTED = {"chosen": 0.15, "mask": 0.80, "changed": 0.10, "kept": 0.10}
-
-
-def check_exercise_1(bert_mask, sampler, tokenizer, n_batches: int = 20) -> Feedback:
-    """``bert_mask(input_ids, special_tokens_mask, mask_token_id, vocab_size, generator)`` ->
-    ``(inputs, labels)``: every share must be consistent (exact 99.9 % interval) with 15 / 80 / 10 / 10 %."""
-    if bert_mask is None:
-        return no_answer("Define `def bert_mask(input_ids, special_tokens_mask, mask_token_id, vocab_size, generator)`.")
-    if not callable(bert_mask):
-        return wrong(f"bert_mask should be a function, you gave a {type(bert_mask).__name__}.",
-                     "Define it with `def bert_mask(...)`.")
-    gen = torch.Generator().manual_seed(123)
-    totals = dict.fromkeys(["candidates", "chosen", "mask", "changed", "kept"], 0)
-    for _ in range(n_batches):
-        b = sampler.batch(32)
-        ids, special = b["input_ids"], b["special_tokens_mask"]
-        try:
-            out = bert_mask(ids.clone(), special.clone(), tokenizer.mask_token_id, len(tokenizer), gen)
-            inputs, labels = (torch.as_tensor(x).cpu() for x in out)  # cpu: compared with CPU batches
-        except Exception as err:  # noqa: BLE001 - the learner's code, report what broke
-            return wrong(f"bert_mask raised {type(err).__name__}: {err}",
-                         "It gets LongTensors input_ids and a bool special_tokens_mask of the same shape, two ints "
-                         "and a torch.Generator; return (inputs, labels).")
-        if inputs.shape != ids.shape or labels.shape != ids.shape:
-            return wrong(f"inputs and labels must have the input's shape {tuple(ids.shape)}.",
-                         "Return two tensors shaped like input_ids.")
-        if not ((labels == IGNORE) | (labels == ids)).all():
-            return wrong("some labels are neither -100 nor the original id.",
-                         "labels = the original id where a position is chosen, -100 everywhere else.")
-        if (inputs[labels == IGNORE] != ids[labels == IGNORE]).any():
-            return wrong("positions that are not predicted (label -100) were changed in the inputs.",
-                         "Only chosen positions may become [MASK] or a random id.")
-        try:
-            c = masking_counts(ids, inputs, labels, special, tokenizer.mask_token_id)
-        except ValueError as err:
-            return wrong(str(err), "Never choose [CLS], [SEP] or [PAD]: use special_tokens_mask.")
-        for k in totals:
-            totals[k] += c[k]
-    if totals["chosen"] == 0:
-        return wrong("no position was chosen.", "Choose each non-special position with probability 0.15.")
-    for part, whole in (("chosen", "candidates"), ("mask", "chosen"), ("changed", "chosen"), ("kept", "chosen")):
-        iv = clopper_pearson(totals[part], totals[whole], level=0.999)
-        if not iv.contains(EXPECTED[part]):
-            return wrong(f"the share '{part}' among '{whole}' is {iv.percent()} (99.9 % interval), "
-                         f"not consistent with {EXPECTED[part]:.0%}.",
-                         "15 % of the non-special positions; of those 80 % [MASK], 10 % random id, 10 % unchanged.")
-    return correct(f"over {totals['candidates']:,} positions your masking gives the BERT proportions "
-                   f"(chosen {totals['chosen'] / totals['candidates']:.1%}), labels -100 elsewhere.")
+from helpers.common.stats import bootstrap_ci
+from helpers.exercises import Feedback, as_index, as_number, correct, no_answer, wrong
+from helpers.exercises.prediction import index_note, prediction_note
+from helpers.interventions.compute import HeadAblation, PruningComparison, pruning_curve, word_cluster_shares
+from helpers.model.trace import device_of
 
 
-def check_exercise_2(uniform_loss, predicted, run, tokenizer, batch) -> Feedback:
-    """``uniform_loss``: the cross-entropy of a uniform guess over the vocabulary, ``ln V`` (graded).
-    ``predicted``: the learner's prediction of the untrained model's held-out loss, written before
-    section 5 -- never graded: the feedback sets it beside the measured loss."""
-    from helpers.exercises.prediction import number_note
-    from helpers.pretrain.compute import losses
-
-    if uniform_loss is None:
-        return no_answer("Write `uniform_loss = ...`: the loss of giving every one of the V entries probability 1/V.")
-    value, problem = as_number(uniform_loss, "uniform_loss")
-    if problem is not None:
-        return problem
-    v = len(tokenizer)
-    if abs(value - math.log(v)) > 1e-3:
-        if abs(value - math.log2(v)) < 1e-3:
-            return wrong("that is the loss in bits (log base 2); PyTorch's cross-entropy uses the natural log.",
-                         "Use math.log, not math.log2.")
-        return wrong(f"{value:.3f} is not the cross-entropy of a uniform guess over this vocabulary.",
-                     "The right token gets probability 1/V; cross-entropy is -ln(probability of the right token).")
-    with torch.no_grad():
-        measured, _ = losses(run.load(0), batch, batch["inputs"], batch["labels"])
-    note = number_note(predicted, float(measured), " nats")
-    return correct(f"ln V = {math.log(v):.3f} for V = {v}; the untrained model measured {float(measured):.3f} on "
-                   f"held-out text. {note}")
+def mean_ablation_drop(mean_ablation: HeadAblation, gap) -> float:
+    """The mean true-class logit drop when head ``gap = (layer - 1, head)`` is set to its mean,
+    over the utterances of ``mean_ablation`` (the lesson's one utterance per intent)."""
+    row, head = (int(v) for v in gap)
+    return float(mean_ablation.logit_drop_items()[:, row, head].mean())
 
 
-def check_exercise_3(baseline_top1, counts, batch) -> Feedback:
-    """Top-1 accuracy of always guessing the most frequent id, on the scored labels of ``batch``."""
-    if baseline_top1 is None:
-        return no_answer("Write `baseline_top1 = ...` (a share between 0 and 1).")
-    value, problem = as_number(baseline_top1, "baseline_top1")
-    if problem is not None:
-        return problem
-    labels = torch.as_tensor(batch["labels"]).cpu()  # cpu: statistics
-    scored = labels[labels != IGNORE]
-    top = int(torch.as_tensor(counts).argmax())  # cpu: one index
-    truth = float((scored == top).double().mean())
-    if 1 < value <= 100 and abs(value / 100 - truth) < 1e-6:
-        return wrong("that looks like a percentage.", "Give a share between 0 and 1.")
-    if abs(value - truth) < 1e-6:
-        return correct(f"{truth:.4f}: the share of scored positions whose answer is the most frequent token.")
-    return wrong(f"{value:.4f} is not the baseline's top-1 accuracy on these positions.",
-                 "Only positions with a label other than -100 count; the guess is counts.argmax() everywhere.")
+def check_exercise_1(answer, mean_ablation: HeadAblation, zero_some: HeadAblation, gap) -> Feedback:
+    """Build it yourself: the mean true-class logit drop with head ``gap`` (``(layer - 1, head)``)
+    replaced by its mean context, measured with the learner's own pre-hook; checked against the
+    lesson's ``ablate_every_head(..., fill=head_means)``."""
+    if answer is None:
+        return no_answer("Set answer_1 to a float: the mean true-class logit drop (unchanged minus "
+                         "mean-ablated) over the some_run utterances.")
+    answer, bad = as_number(answer, "answer_1")
+    if bad is not None:
+        return bad
+    expected = mean_ablation_drop(mean_ablation, gap)
+    zeroed = mean_ablation_drop(zero_some, gap)
+    close = lambda value: abs(answer - value) <= 1e-3 + 0.01 * abs(value)  # noqa: E731
+    layer, head = int(gap[0]) + 1, int(gap[1])
+    if close(expected):
+        return correct(f"{expected:+.3f}: with layer {layer}, head {head} set to its mean the true class loses "
+                       f"{expected:+.3f} of its logit on average; set to zero it loses {zeroed:+.3f}.")
+    if close(-expected):
+        return wrong("the sign is flipped.", "The drop is the unchanged logit minus the mean-ablated one.")
+    if close(zeroed):
+        return wrong("that is the head set to zero, not to its mean.",
+                     "Replace the head's columns by head_means[layer][h * d:(h + 1) * d] instead of 0.")
+    row = mean_ablation.logit_drop_items().mean(0)
+    off = [(r, h) for r, h in ((int(gap[0]) - 1, head), (int(gap[0]) + 1, head), (int(gap[0]), head - 1),
+                               (int(gap[0]), head + 1))
+           if 0 <= r < row.shape[0] and 0 <= h < row.shape[1]]
+    if any(close(float(row[r, h])) for r, h in off):
+        return wrong("that is a neighbouring head or layer.",
+                     f"gap = {tuple(int(v) for v in gap)} is (layer - 1, head): hook model.encoder.layer[gap[0]] and "
+                     "the columns gap[1] * d to (gap[1] + 1) * d.")
+    return wrong(f"{answer:+.3f} is not the mean drop with that head mean-ablated.",
+                 "Clone the context in the pre-hook, overwrite head h's d columns with its mean, return (context, "
+                 "*args[1:]); run continue_from(...) from the embeddings with the hook registered, then classifier; "
+                 "gather each utterance's true-class logit and average unchanged minus changed.")
+
+
+def reversed_accuracy(model, classifier, run, labels, by_importance, fraction: float) -> float:
+    """The accuracy on ``run`` with the first ``fraction`` of the heads of ``by_importance`` reversed
+    (most important first) removed together."""
+    correct_, _ = pruning_curve(model, classifier, run, labels, list(by_importance)[::-1], (fraction,))
+    return float(correct_.mean())
+
+
+def check_exercise_2(prediction, answer, model, classifier, run, labels, by_importance, fraction: float,
+                     comparison: PruningComparison) -> Feedback:
+    """Predict, then measure: the accuracy at ``fraction`` removed when the **most** important heads
+    go first. The measurement is graded; the prediction (below / inside / above the random orders)
+    only gets a comment."""
+    if answer is None:
+        return no_answer("Write your prediction first, then set answer_2 to a float: the accuracy (0 to 1) with "
+                         "the reversed order at HALF removed.")
+    answer, bad = as_number(answer, "answer_2")
+    if bad is not None:
+        return bad
+    expected = reversed_accuracy(model, classifier, run, labels, by_importance, fraction)
+    low, high = float(comparison.random_scores.min()), float(comparison.random_scores.max())
+    where = "below" if expected < low else "above" if expected > high else "inside"
+    note = prediction_note(prediction, where, ("below", "inside", "above"))
+    if abs(answer - expected) <= 1e-6 or abs(answer - 100 * expected) <= 0.05:
+        scale = "" if abs(answer - expected) <= 1e-6 else " (as a percentage; a share 0-1 was asked, fine)"
+        return correct(f"{expected:.1%}{scale}: the random orders keep {low:.1%} to {high:.1%}, the least-important-"
+                       f"first order {comparison.score:.1%}; most important first lands {where} them. " + note)
+    forward = comparison.score
+    if abs(answer - forward) <= 1e-6:
+        return wrong("that is the lesson's order, least important first.", "Reverse it: by_importance[::-1].")
+    return wrong(f"{answer:.3f} is not the accuracy with the reversed order.",
+                 "pruning_curve(model, classifier, prune_run, prune_labels, by_importance[::-1], (HALF,)) returns "
+                 "(correct, loss); average correct.")
+
+
+def check_exercise_3(answer, patch: dict) -> Feedback:
+    """The width of a bootstrap over the pairs of patched layer 1 (``bootstrap_ci`` with its
+    defaults) divided by the width of the lesson's interval resampling words
+    (:func:`word_cluster_shares`)."""
+    if answer is None:
+        return no_answer("Set answer_3 to a float: the pair-bootstrap width divided by the word-bootstrap width.")
+    if len(patch) < 2:
+        return wrong("fewer than two ambiguous words were patched with this vocabulary.",
+                     "Run the lesson with an English model.")
+    answer, bad = as_number(answer, "answer_3")
+    if bad is not None:
+        return bad
+    pooled, _, _ = word_cluster_shares(patch, "follows")
+
+    def ratio(layer: int) -> float:
+        pairs = bootstrap_ci(torch.cat([p["follows"][:, layer] for p in patch.values()]).cpu().numpy())
+        width = pooled[layer].high - pooled[layer].low
+        return (pairs.high - pairs.low) / width if width > 0 else float("nan")
+
+    expected = ratio(1)
+    if abs(answer - expected) <= 0.05 * abs(expected) + 1e-9:
+        return correct(f"{expected:.2f}: resampling pairs as if independent gives an interval "
+                       + (f"{1 / expected:.1f} times too narrow" if expected < 1 else "no narrower here")
+                       + f" -- the {sum(len(p['pairs']) for p in patch.values())} pairs come from only "
+                       f"{len(patch)} words.")
+    if abs(answer - 1 / expected) <= 0.05 / abs(expected) + 1e-9:
+        return wrong("that is the inverse ratio.", "Divide the pair-bootstrap width by the word-bootstrap width.")
+    if pooled[0].high > pooled[0].low and abs(answer - ratio(0)) <= 0.05 * abs(ratio(0)) + 1e-9:
+        return wrong("that is column 0, the embeddings.", "Patched layer 1 is column 1 of 'follows'.")
+    return wrong(f"{answer:.2f} is not the ratio of the two widths.",
+                 "Stack every word's follows[:, 1], bootstrap_ci with its defaults; width = high - low; divide "
+                 "by the width of pooled[1].")
+
+
+def skip_logit_drops(skip_logits, y) -> torch.Tensor:
+    """``[L]``: mean over the test items of the true-class logit with nothing skipped minus with
+    layer ``l`` skipped (index ``l - 1``)."""
+    logits = torch.as_tensor(skip_logits, device=device_of(skip_logits)).float()
+    y = torch.as_tensor(y, device=logits.device).long()
+    true = logits.gather(-1, y.expand(logits.shape[0], -1).unsqueeze(-1)).squeeze(-1)  # [L + 1, N]
+    return (true[0] - true[1:]).mean(-1)
+
+
+def check_exercise_4(prediction, answer, skip_logits, y) -> Feedback:
+    """Predict, then measure: the layer (counted from 1) whose skip lowers the true-class logit
+    most on average. The measurement is graded; the predicted layer only gets a comment."""
+    if answer is None:
+        return no_answer("Write your prediction first, then set answer_4 to an int: the layer (from 1) "
+                         "whose skip lowers the true-class logit most on average.")
+    drops = skip_logit_drops(skip_logits, y)
+    n_layers = len(drops)
+    layer, bad = as_index(answer, "The layer")
+    if bad is not None:
+        return bad
+    expected = int(drops.argmax()) + 1
+    if layer == expected:
+        return correct(f"skipping layer {expected} lowers the true-class logit most, by "
+                       f"{float(drops[expected - 1]):.2f} on average. " + index_note(prediction, expected))
+    if layer == expected - 1:
+        return wrong("off by one: that is the row of skip_logits[1:], or encoder.layer's index.",
+                     "Row l of skip_logits is layer l skipped (row 0: nothing skipped); layer l is "
+                     "encoder.layer[l - 1].")
+    if not 1 <= layer <= n_layers:
+        return wrong(f"layers are counted from 1 to {n_layers} here.", "Row 0 of skip_logits is nothing skipped.")
+    if n_layers > 1 and layer == int(drops.argmin()) + 1:
+        return wrong(f"skipping layer {layer} hurts the true-class logit the *least*.",
+                     "Take the largest drop (full minus skipped), not the smallest.")
+    logits = torch.as_tensor(skip_logits, device=drops.device)
+    correct_ = (logits.argmax(-1) == torch.as_tensor(y, device=drops.device)).float()
+    acc_drop = correct_[0] - correct_[1:]
+    acc_layers = (acc_drop.mean(-1) == acc_drop.mean(-1).max()).nonzero().flatten() + 1
+    if layer in acc_layers.tolist():
+        return wrong("that layer's skip costs the most *accuracy*; the exercise asks for the true-class "
+                     "logit.", "Gather each item's true-class logit from skip_logits, then compare.")
+    return wrong(f"skipping layer {layer} is not the one that lowers the true-class logit most.",
+                 "skip_logits[l, i, y[i]] is item i's true-class logit with layer l skipped: subtract it "
+                 "from row 0's, average over the items, take the largest.")

@@ -1,10 +1,10 @@
-"""Fine-tuning BERT with a classification head (lessons 08 and 10): strategies that treat layers
+"""Fine-tuning BERT with a classification head (lessons 11 and 14): strategies that treat layers
 differently, each trained by the course's training contract (:mod:`helpers.common.training`): a
 learning rate chosen per strategy from a small grid on a dev split carved from training data,
 scored at step 0, early stopping on the dev loss after the warm-up, and a recorded status
 (converged / stopped at first evaluation / budget exhausted). :func:`finetune_study` runs every
 strategy on one few-shot task per seed (a new draw of intents and utterances each time), with a
-disk cache so that lesson 10 reuses lesson 08's runs; then lesson 10's measures of what
+disk cache so that lesson 14 reuses lesson 11's runs; then lesson 14's measures of what
 fine-tuning changed, layer by layer. Every run trains a ``copy.deepcopy`` of the model, so the
 cached model that :func:`helpers.model.loading.load_model` hands out is never changed."""
 
@@ -90,7 +90,7 @@ def _set_trainable(params, flag: bool) -> None:
 
 @dataclass(frozen=True)
 class FinetuneConfig:
-    """How every fine-tuning run trains (lesson 08's recipe; lesson 10 reuses it).
+    """How every fine-tuning run trains (lesson 11's recipe; lesson 14 reuses it).
 
     AdamW with weight decay; the learning rate of each strategy is chosen on the dev split from
     ``lrs`` (the run with the lowest dev loss wins; Mosbach et al. 2021 and Zhang et al. 2021
@@ -316,7 +316,7 @@ def fit_probe_head(X: torch.Tensor, y, X_dev: torch.Tensor, y_dev, num_classes: 
 
 def fold_sizes(X: torch.Tensor, y, num_classes: int, l2: float = 1e-3) -> dict:
     """The largest entry of a linear probe folded into raw-feature weights, two ways: standardized
-    per dimension (``W / sigma``, lesson 07's head) and scaled by one number (:func:`fit_probe_head`),
+    per dimension (``W / sigma``, the head of lessons 04 and 10) and scaled by one number (:func:`fit_probe_head`),
     both fitted at the same L2 strength; and the smallest per-dimension standard deviation. A
     dimension that hardly varies gets a huge folded weight in the first: tiny changes of it -- which
     fine-tuning makes -- swing the logits."""
@@ -566,8 +566,8 @@ def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent:
 
 
 def lesson_setup(budget) -> tuple[dict, FinetuneConfig, tuple]:
-    """``(tasks, recipe, seeds)`` that lessons 08 and 10 share, for a
-    :class:`~helpers.common.budget.Budget`, so that lesson 10 finds lesson 08's runs in the disk
+    """``(tasks, recipe, seeds)`` that lessons 11 and 14 share, for a
+    :class:`~helpers.common.budget.Budget`, so that lesson 14 finds lesson 11's runs in the disk
     cache: ``tasks`` maps each seed to its own :class:`FewShotTask` -- a new draw of intents and
     utterances per seed, so the spread over seeds carries the data's variance. Full: 10 of the 77
     intents, 10-shot, 4 dev utterances per intent, every test utterance of the intents (40 each),
@@ -584,7 +584,7 @@ def lesson_setup(budget) -> tuple[dict, FinetuneConfig, tuple]:
     return tasks, recipe, seeds
 
 
-# -- a disk cache, so that lesson 10 reuses lesson 08's runs (and a rerun of a lesson is fast) --------
+# -- a disk cache, so that lesson 14 reuses lesson 11's runs (and a rerun of a lesson is fast) --------
 def cache_dir() -> Path | None:
     """Where fine-tuning runs are kept: ``finetune`` in the course cache
     (:func:`~helpers.model.paths.course_cache`); ``COURSE_CACHE=off`` keeps nothing."""
@@ -698,7 +698,7 @@ def finetune_study(tokenizer, bert, tasks: dict, strategies=FINETUNE_STRATEGIES,
     before and written to it otherwise. The strategies that start from the linear probe share one
     probe per seed. With ``config.tune == "first seed"`` the first seed's dev split chooses each
     strategy's learning rate and the other seeds train at that rate only. ``keep_models``: the
-    strategies whose trained models are kept (lesson 10 reads the fine-tuned layers)."""
+    strategies whose trained models are kept (lesson 14 reads the fine-tuned layers)."""
     from helpers.practice.compute import model_key
 
     tasks = _check_tasks(tasks)
@@ -775,7 +775,7 @@ def classifier_correct(tokenizer, clf, split, max_length: int = 64) -> torch.Ten
 
 
 # ---------------------------------------------------------------------------------------------
-# Lesson 10: what fine-tuning changes, layer by layer -- linear CKA on token vectors (with a
+# Lesson 14: what fine-tuning changes, layer by layer -- linear CKA on token vectors (with a
 # jackknife over the utterances) and the relative weight change of every layer, pre-trained
 # model vs a fine-tuned copy.
 

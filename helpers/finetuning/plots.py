@@ -1,5 +1,5 @@
-"""Fine-tuning figures: the dev curves of every strategy (lesson 08) and what fine-tuning changed, layer by
-layer (lesson 10: CKA, relative weight change, the swap-in test)."""
+"""Fine-tuning figures: the dev curves of every strategy (lesson 11) and what fine-tuning changed, layer by
+layer (lesson 14: CKA, relative weight change, the swap-in test)."""
 
 from __future__ import annotations
 

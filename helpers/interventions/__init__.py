@@ -1,4 +1,4 @@
-"""Lesson 09: testing the stories by intervention -- ablate, skip, patch, prune.
+"""Lesson 12: testing the stories by intervention -- ablate, skip, patch, prune.
 
 * ``compute`` -- head gates on the output projection's input (zero- and mean-ablation, Michel et
   al.'s gradient importance), every head ablated in batches from cached hidden states, pruning
@@ -8,5 +8,5 @@
   curves;
 * ``widgets`` -- the remove-a-head / skip-a-layer explorer.
 
-The attributions of lesson 09b live in ``helpers/attribution``.
+The attributions of lesson 13 live in ``helpers/attribution``.
 """

@@ -1,4 +1,4 @@
-"""Lesson 09 numbers: change the model, measure what breaks.
+"""Lesson 12 numbers: change the model, measure what breaks.
 
 Everything here starts from hidden states that were computed once (:class:`CachedRun`) and
 re-runs only the encoder layers *above* the change: an intervention at layer ``l`` leaves
@@ -33,7 +33,7 @@ layers ``1 .. l-1`` untouched, so their output is read from the cache.
   :func:`pruning_finding`, :func:`rank_sentence` (a sentence generated from the numbers and a few
   "How we know" lines each) and :func:`claim_rows` (the claims table from those findings).
 
-The attributions of lesson 09b (rollout, gradients, Integrated Gradients, occlusion, value zeroing,
+The attributions of lesson 13 (rollout, gradients, Integrated Gradients, occlusion, value zeroing,
 ERASER) are in ``helpers/attribution/compute.py``.
 
 Runs over many texts go in groups of similar length (:func:`length_buckets`), each padded only
@@ -170,7 +170,7 @@ def _token_class_shares(att: torch.Tensor, mask: torch.Tensor, tokens: list) -> 
 @torch.no_grad()
 def run_cached(tokenizer, model, texts, *, max_length: int = 32, attentions: bool = False,
                token_shares: bool = False, batch_size: int = 64) -> CachedRun:
-    """Pad + truncate ``texts`` to ``max_length`` tokens (as lesson 07's ``extract_features``
+    """Pad + truncate ``texts`` to ``max_length`` tokens (as lesson 10's ``extract_features``
     does), run them once and keep every hidden state. Warns when a text is longer than
     ``max_length`` and is cut (``.n_truncated`` counts them).
 
@@ -342,7 +342,7 @@ def _labels(labels, n: int, device=None) -> torch.Tensor:
 def pooled_features(tokenizer, model, texts, *, max_length: int = 32, pooling: str = "mean", batch_size: int = 64,
                     progress: bool = True) -> torch.Tensor:
     """``[N, H]``: the last layer of every text pooled as a :class:`SentenceHead` reads it (the
-    mean over real tokens, or [CLS]). Lesson 07's ``extract_features`` gives the same vectors (for
+    mean over real tokens, or [CLS]). Lesson 10's ``extract_features`` gives the same vectors (for
     every layer); here the texts run sorted by length, in batches padded only to their own
     longest text, which matters for a training set of mostly short texts with a few long ones."""
     texts = _check_texts(texts)
@@ -936,7 +936,7 @@ def paired_spearman_ci(a, b, **kw) -> RankInterval | None:
     return _defined_bootstrap(lambda i: spearman(a[i], b[i]), a.size, **kw)
 
 
-# -- lesson 05's statistics, per head ----------------------------------------------------------------
+# -- lesson 08's statistics, per head ----------------------------------------------------------------
 
 
 def head_token_class_shares(run: CachedRun) -> torch.Tensor:
@@ -944,7 +944,7 @@ def head_token_class_shares(run: CachedRun) -> torch.Tensor:
     class of :data:`~helpers.attention.compute.TOKEN_CLASSES`, averaged over real queries.
 
     Read from ``run.token_shares`` when :func:`run_cached` kept them (``token_shares=True``),
-    else computed from the kept attention maps. Lesson 05's ``attention_shares`` is this averaged
+    else computed from the kept attention maps. Lesson 08's ``attention_shares`` is this averaged
     over heads, for one sentence."""
     if run.token_shares is not None:
         return run.token_shares
@@ -991,7 +991,7 @@ def skip_every_layer(model, run: CachedRun, progress: bool = True, readout=None,
 
 def word_vectors(hidden: torch.Tensor, spans: list) -> torch.Tensor:
     """``[..., B, T, H]`` hidden states -> ``[..., B, H]``: item ``i``'s word as the mean of its
-    WordPiece positions ``spans[i]`` (as lesson 06's ``word_by_layer``)."""
+    WordPiece positions ``spans[i]`` (as lesson 09's ``word_by_layer``)."""
     return torch.stack([hidden[..., i, list(pos), :].mean(-2) for i, pos in enumerate(spans)], -2)
 
 
@@ -1023,7 +1023,7 @@ def sense_patching(model, traces_a: list, traces_b: list, word: str, progress: b
     """Patch ``word``'s vector from each sense-``a`` sentence into each sense-``b`` sentence.
 
     For every pair ``(i, j)`` and every layer ``l = 0 .. L``, sentence ``b_j`` runs with its
-    ``word`` vector after layer ``l`` replaced by ``a_i``'s, and lesson 06's sense probe reads
+    ``word`` vector after layer ``l`` replaced by ``a_i``'s, and lesson 09's sense probe reads
     the word at the last layer: nearest centroid (cosine), the centroids being the unpatched
     last-layer vectors of the *other* sentences (``a`` without ``i``, ``b`` without ``j``).
 
@@ -1249,12 +1249,12 @@ def sentence_interventions(tokenizer, model, classifier, text: str, progress: bo
     return SentenceInterventions(text, run.tokens[0], base, heads, skips, n_dropped)
 
 
-# -- the lesson's data plumbing: lesson 06's ambiguous words, traced once -----------------------------
+# -- the lesson's data plumbing: lesson 09's ambiguous words, traced once -----------------------------
 
 
 @dataclass
 class PolysemyTraces:
-    """Lesson 06's ambiguous words, every sentence traced once: ``words`` ``{word: {sense:
+    """Lesson 09's ambiguous words, every sentence traced once: ``words`` ``{word: {sense:
     [sentences]}}``, ``jobs`` one ``(word, sense, sentence)`` per trace, ``traces`` and each trace's
     word ``spans`` (token positions), ``left_out`` the words the tokenizer cannot read."""
 
@@ -1270,7 +1270,7 @@ class PolysemyTraces:
 
 
 def polysemy_traces(tokenizer, model, n_words: int | None = None, progress: bool = True) -> PolysemyTraces:
-    """Load ``data/polysemy.json`` and ``data/polysemy_more.json`` as lesson 06 does (two senses per
+    """Load ``data/polysemy.json`` and ``data/polysemy_more.json`` as lesson 09 does (two senses per
     word, five sentences per sense), leave out words the tokenizer maps to its unknown token, keep
     the first ``n_words`` (all when None) and trace every sentence."""
     from helpers.common.data import load_polysemy
@@ -1361,7 +1361,7 @@ def worst_head(accuracy_drop, tiebreak=None) -> int:
 
 
 def head_finding(changes, heads, accuracy_drop, *, margin: float, n_items: int, tiebreak=None) -> tuple[str, list]:
-    """Lesson 09's verdict on every single-head removal in plain words, and its "How we know" lines.
+    """Lesson 12's verdict on every single-head removal in plain words, and its "How we know" lines.
     ``changes`` (:meth:`HeadAblation.changes`), ``heads`` their ``(layer, head)``, ``accuracy_drop``
     ``[L, A]``; the largest drop is named by :func:`worst_head` (``tiebreak``: e.g. the true-class
     logit drop)."""
@@ -1523,7 +1523,7 @@ STORIES = {  # key: (the popular story, the published finding with its paper and
                 "most must stay"),
     "skip": ("every layer is an indispensable expert", "a popular story; no published number quoted here"),
     "patch": ("a word's own vector carries its sense from some layer on",
-              "lesson 06 (this model): where the senses separate"),
+              "lesson 09 (this model): where the senses separate"),
 }
 
 
@@ -1541,12 +1541,12 @@ def claim_rows(findings: dict, stories: dict = STORIES) -> list[tuple[str, str, 
             for key, (story, paper) in stories.items() if findings.get(key) is not None]
 
 
-# -- the classifier both lessons 09 and 09b judge the model by -------------------------------------------
+# -- the classifier both lessons 12 and 13 judge the model by -------------------------------------------
 
 
 @dataclass
 class BankingSetup:
-    """Lesson 09's task and classifier: BANKING77 ``train`` / ``test`` draws, ``max_len`` (every
+    """Lesson 12's task and classifier: BANKING77 ``train`` / ``test`` draws, ``max_len`` (every
     utterance cut to it), the trained linear ``head`` and ``classifier`` (:class:`SentenceHead`, mean
     pooling of the last layer)."""
 
@@ -1558,10 +1558,10 @@ class BankingSetup:
 
 
 def banking_setup(tokenizer, model, budget, *, progress: bool = True) -> BankingSetup:
-    """Exactly lesson 09's first cells, as one call (lesson 09b and the tests use it): under the full
+    """Exactly lesson 12's first cells, as one call (lesson 13 and the tests use it): under the full
     budget 30 training utterances of each of BANKING77's 77 intents and 5 test utterances per intent
     (seed 0; the quick budget: 5 intents, 8 and 2), cut to ``min(128, the model's maximum)`` tokens,
-    mean-pooled last-layer features (:func:`pooled_features`) and lesson 07's linear head trained
+    mean-pooled last-layer features (:func:`pooled_features`) and lesson 10's linear head trained
     for ``HEAD_STEPS`` full-batch steps (seed 0). Warns when utterances are cut."""
     import random
 

@@ -1,6 +1,6 @@
-"""Lesson 09 figures: layer x head maps, importance scatter, skipped layers, patching curves and
+"""Lesson 12 figures: layer x head maps, importance scatter, skipped layers, patching curves and
 pruning curves. Each takes data (plus an optional ``ax``) and returns what it drew. The attribution
-figures of lesson 09b live in ``helpers/attribution/plots.py``."""
+figures of lesson 13 live in ``helpers/attribution/plots.py``."""
 
 from __future__ import annotations
 

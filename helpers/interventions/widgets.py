@@ -1,4 +1,4 @@
-"""Lesson 09 explorer: remove a head or skip a layer and see one sentence's logits change.
+"""Lesson 12 explorer: remove a head or skip a layer and see one sentence's logits change.
 
 Every ablation and every skip was run once beforehand
 (:func:`helpers.interventions.compute.sentence_interventions`, with a progress bar); a control

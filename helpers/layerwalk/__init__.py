@@ -1,4 +1,4 @@
-"""Lesson 04: walking through the layers.
+"""Lesson 07: walking through the layers.
 
 * ``compute`` -- a token's vector per layer, norms, cosines, the anisotropy baseline, PCA;
 * ``plots`` -- norms, layer-to-layer cosines, the PCA trajectory;

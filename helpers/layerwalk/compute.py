@@ -1,4 +1,4 @@
-"""Lesson 04 numbers: a token's vector across layers -- norms, cosines, the anisotropy
+"""Lesson 07 numbers: a token's vector across layers -- norms, cosines, the anisotropy
 baseline, PCA.
 
 Everything works on cached :class:`~helpers.model.trace.Trace` objects. Layer ``0`` is the
@@ -345,7 +345,7 @@ def profile_finding(ranking: LayerRanking, names, *, what: str, highest: bool = 
 
 
 def anisotropy_profile(traces, n_pairs: int = 500, seed: int = 0, k: int = 3) -> dict:
-    """Lesson 04's two anisotropy measures on one model's ``traces``, for setting two checkpoints
+    """Lesson 07's two anisotropy measures on one model's ``traces``, for setting two checkpoints
     side by side: ``{"rank"}`` (:func:`pair_ranking` of the within-layer random-pair cosine, highest
     first), ``"steps"`` (:func:`pair_step_verdicts`), ``"names"`` (``"the embeddings"``, ``"layer 1"``,
     ...), ``"share"`` ``[L + 1]`` (share of each layer's random-pair cosine supplied by its ``k``
@@ -708,7 +708,7 @@ def path_lengths(coords) -> torch.Tensor:
     return (coords[:, 1:] - coords[:, :-1]).norm(dim=-1).sum(dim=1)
 
 
-# -- lesson 04's "claims tested" table --------------------------------------------------------
+# -- lesson 07's "claims tested" table --------------------------------------------------------
 
 def _num(value) -> str:
     return f"{float(value):.3f}"
@@ -719,7 +719,7 @@ def claim_rows(*, turn: LayerRanking, transition_names: list[str], turn_share: f
                outlier_rows: list[dict], n_layer_norms: int, top_measure: str = "the random-pair cosine",
                centred_max: float | None = None, other: tuple[str, LayerRanking] | None = None
                ) -> list[tuple[str, str, str, str]]:
-    """Lesson 04's claims table: ``(popular claim, this model's result in plain words, published
+    """Lesson 07's claims table: ``(popular claim, this model's result in plain words, published
     finding with paper and model, how we know)`` per row; every verdict is computed from the numbers.
 
     ``turn`` ranks the baseline-adjusted layer-to-layer cosines (lowest first), ``turn_share`` is the

@@ -1,4 +1,4 @@
-"""Lesson 04 figures. Each takes data (plus an optional ``ax``) and returns the axes.
+"""Lesson 07 figures. Each takes data (plus an optional ``ax``) and returns the axes.
 
 Per-layer statistics are drawn the same way everywhere: the median over the data tokens
 with its interquartile band (or a mean with its bootstrap 95 % interval), and the learner's

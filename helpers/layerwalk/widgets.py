@@ -1,4 +1,4 @@
-"""Lesson 04 explorer: one token at one layer (see :class:`helpers.common.explorer.Explorer`)."""
+"""Lesson 07 explorer: one token at one layer (see :class:`helpers.common.explorer.Explorer`)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from helpers.model.trace import check_trace, trace_text
 
 
 class LayerWalkExplorer(Explorer):
-    """Lesson 04: one token at one layer -- its norm per layer, its similarity to itself at
+    """Lesson 07: one token at one layer -- its norm per layer, its similarity to itself at
     every other layer, and its first few dimensions."""
 
     def __init__(self, trace, token: int = 0, layer: int = 0, n_dims: int = 16):

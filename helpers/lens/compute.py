@@ -1,4 +1,4 @@
-"""Lesson 10 numbers: the masked-LM lens -- BERT's own prediction head applied to every layer.
+"""Lesson 14 numbers: the masked-LM lens -- BERT's own prediction head applied to every layer.
 
 ``BertForMaskedLM`` ends in ``cls.predictions``: a transform (``dense`` H -> H, the activation
 ``transform_act_fn`` (GELU), ``LayerNorm``), then a ``decoder`` whose weight is tied to the word
@@ -179,7 +179,7 @@ def masked_lm_lens(tokenizer, mlm, text: str, *, target: str | None = None, top_
 
 @dataclass
 class TinyLens:
-    """:func:`course_tiny_lens`: the lens on ``MODEL = "course-tiny"`` (lesson 12's tiny BERT), or
+    """:func:`course_tiny_lens`: the lens on ``MODEL = "course-tiny"`` (lesson 05's tiny BERT), or
     only a message saying that there is none on this machine yet."""
 
     message: str
@@ -207,7 +207,7 @@ def _lens_on_folder(folder, name: str, text: str, top_k: int, describe) -> TinyL
 
 def course_tiny_lens(text: str, top_k: int = 5) -> TinyLens:
     """Mask one word of ``text`` (:func:`mask_one_word`) and run the masked-LM lens on the tiny BERT
-    that lesson 12 pre-trained and saved as ``course-tiny``. When lesson 12 has not been run here,
+    that lesson 05 pre-trained and saved as ``course-tiny``. When lesson 05 has not been run here,
     the result holds only a message saying how to get it; nothing is trained or downloaded."""
     from helpers.model.paths import COURSE_TINY_LESSON, course_tiny_path, course_tiny_pointer
 
@@ -217,7 +217,7 @@ def course_tiny_lens(text: str, top_k: int = 5) -> TinyLens:
                         "CPU) to pre-train a tiny BERT with a trained masked-LM head, then rerun this cell.")
     info = json.loads(course_tiny_pointer().read_text())
     return _lens_on_folder(folder, "course-tiny", text, top_k, lambda cfg: (
-        f"the tiny BERT of lesson 12 ({cfg.num_hidden_layers} layers x {cfg.hidden_size}, vocabulary "
+        f"the tiny BERT of lesson 05 ({cfg.num_hidden_layers} layers x {cfg.hidden_size}, vocabulary "
         f"{cfg.vocab_size:,}, {info['steps']} pre-training steps on Shakespeare and the King James Bible: minutes "
         "of training, not BERT-base)"))
 

@@ -1,4 +1,4 @@
-"""Lesson 10 figure: the masked-LM lens as a layer x rank table of predicted tokens."""
+"""Lesson 14 figure: the masked-LM lens as a layer x rank table of predicted tokens."""
 
 from __future__ import annotations
 

@@ -5,7 +5,7 @@
     python -m helpers.mini.compute evaluate   # held-out fill-mask against two nulls (seeded)
     python -m helpers.mini.compute card       # data/course_mini/README.md from the files above
 
-Everything reuses lesson 12's machinery (:mod:`helpers.pretrain.data` and
+Everything reuses lesson 05's machinery (:mod:`helpers.pretrain.data` and
 :mod:`helpers.pretrain.compute`): the corpus split by document, the WordPiece trainer, the
 next-sentence pairs of :class:`~helpers.pretrain.data.PairSampler`, BERT's 15 % / 80-10-10
 masking (:func:`~helpers.pretrain.data.mask_tokens`), :class:`~helpers.pretrain.compute.PretrainConfig`,

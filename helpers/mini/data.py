@@ -1,6 +1,6 @@
 """course-mini's data (:mod:`helpers.mini`): the corpus of ``data/pretrain/`` split by document
 into training, dev and test documents; the committed WordPiece tokenizer; a *pool* of
-next-sentence pairs drawn once by lesson 12's :class:`~helpers.pretrain.data.PairSampler` and packed
+next-sentence pairs drawn once by lesson 05's :class:`~helpers.pretrain.data.PairSampler` and packed
 into fixed-width arrays that live on the training device, so that every step only draws rows and
 masks them there (:func:`pool_batch` + :func:`~helpers.pretrain.data.mask_tokens`); the fixed dev
 batch; the held-out fill-mask batch of the model card (:func:`held_out`: every scored position a

@@ -4,7 +4,7 @@ Resolution order (see :func:`resolve_model_name`):
 
 1. an explicit name -- the function argument (a lesson's ``MODEL`` parameter)
    or the environment variable ``BERT_COURSE_MODEL``; ``"course-tiny"`` names the tiny BERT
-   that lesson 12 pre-trains and keeps in the course cache; ``"course-mini"`` names the course's
+   that lesson 05 pre-trains and keeps in the course cache; ``"course-mini"`` names the course's
    own BERT-mini with a trained masked-LM head, shipped in ``data/course_mini/``
    (:mod:`helpers.mini.compute`; the only English BERT with such a head that works offline);
 2. ``bert-base-uncased`` when it is in the local Hugging Face cache or the hub
@@ -150,13 +150,13 @@ def bundled_zh_path() -> str:
 
 
 def course_tiny_folder() -> Path:
-    """Folder of ``MODEL = "course-tiny"``: the tiny BERT pre-trained by lesson 12 and kept in the
+    """Folder of ``MODEL = "course-tiny"``: the tiny BERT pre-trained by lesson 05 and kept in the
     course cache; a clear error naming the lesson when it has not been run on this machine."""
     folder = course_tiny_path()
     if folder is None:
         where = course_tiny_pointer() or "nowhere (COURSE_CACHE=off keeps nothing)"
         raise ModelLoadError(
-            f"MODEL = {COURSE_TINY!r} is the tiny BERT that lesson 12 pre-trains, and there is none on this machine "
+            f"MODEL = {COURSE_TINY!r} is the tiny BERT that lesson 05 pre-trains, and there is none on this machine "
             f"yet (looked for {where}). Run {COURSE_TINY_LESSON} first (about 5 minutes on a CPU), "
             f"or use another MODEL, e.g. {BUNDLED_MODEL!r}.")
     return folder
@@ -213,7 +213,7 @@ def resolve_model_name(name: str | None = None) -> ModelChoice:
         if explicit == BUNDLED_ZH_MODEL:
             return ModelChoice(explicit, bundled_zh_path(), f"asked for by {source}")
         if explicit == COURSE_TINY:
-            return ModelChoice(explicit, str(course_tiny_folder()), f"asked for by {source}: the tiny BERT lesson 12 "
+            return ModelChoice(explicit, str(course_tiny_folder()), f"asked for by {source}: the tiny BERT lesson 05 "
                                "pre-trained on this machine (minutes on a small corpus, not BERT-base)")
         if explicit == COURSE_MINI:
             return ModelChoice(explicit, str(course_mini_folder()), f"asked for by {source}: the course's own small "

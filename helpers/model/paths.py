@@ -15,8 +15,8 @@ def data_file(name: str) -> Path:
         raise FileNotFoundError(f"data file {name!r} not found in {DATA_DIR}; available: {available}")
     return path
 
-COURSE_TINY = "course-tiny"  # the MODEL name of the tiny BERT that lesson 12 pre-trains
-COURSE_TINY_LESSON = "lessons/12_pretrain_a_tiny_bert.ipynb"
+COURSE_TINY = "course-tiny"  # the MODEL name of the tiny BERT that lesson 05 pre-trains
+COURSE_TINY_LESSON = "lessons/05_pretrain_a_tiny_bert.ipynb"
 COURSE_MINI = "course-mini"  # the MODEL name of the course's own BERT-mini, shipped in data/course_mini/
 COURSE_MINI_DIR = DATA_DIR / "course_mini"
 COURSE_MINI_FILES = ("config.json", "model.safetensors", "vocab.txt", "tokenizer.json", "tokenizer_config.json")
@@ -40,13 +40,13 @@ def course_cache() -> Path | None:
 
 
 def course_tiny_pointer() -> Path | None:
-    """The file naming the latest tiny BERT of lesson 12 (``$COURSE_CACHE/pretrain/course-tiny.json``)."""
+    """The file naming the latest tiny BERT of lesson 05 (``$COURSE_CACHE/pretrain/course-tiny.json``)."""
     root = course_cache()
     return None if root is None else root / "pretrain" / f"{COURSE_TINY}.json"
 
 
 def course_tiny_path() -> Path | None:
-    """Folder of the latest checkpoint that lesson 12 saved, or ``None`` when there is none yet."""
+    """Folder of the latest checkpoint that lesson 05 saved, or ``None`` when there is none yet."""
     import json
 
     pointer = course_tiny_pointer()

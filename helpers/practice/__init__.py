@@ -1,4 +1,4 @@
-"""Lesson 08: using the layers in practice.
+"""Lesson 11: using the layers in practice.
 
 * ``compute`` -- keeping only some hidden states, what a training step holds in memory,
   activation checkpointing, int8 quantization, a feature cache, and honest timing

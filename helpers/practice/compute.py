@@ -1,4 +1,4 @@
-"""Using layers in practice (lesson 08): keeping only some hidden states, activation
+"""Using layers in practice (lesson 11): keeping only some hidden states, activation
 checkpointing and what a training step holds in memory, dynamic int8 quantization, a
 feature cache, and honest timing (warm-up, repeated runs in turns, median and range)."""
 

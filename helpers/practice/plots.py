@@ -1,4 +1,4 @@
-"""Lesson 08 figures: fine-tuning accuracy against time, the memory of a training step,
+"""Lesson 11 figures: fine-tuning accuracy against time, the memory of a training step,
 float32 against int8. Each takes measured data and returns its axes."""
 
 from __future__ import annotations

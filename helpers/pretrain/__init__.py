@@ -1,1 +1,1 @@
-"""Lesson 12: pre-training a tiny BERT (masked-LM + next-sentence prediction) on the course's corpus."""
+"""Lesson 05: pre-training a tiny BERT (masked-LM + next-sentence prediction) on the course's corpus."""

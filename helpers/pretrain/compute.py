@@ -1,4 +1,4 @@
-"""Lesson 12 numbers: pre-train a tiny ``BertForPreTraining`` with BERT's two objectives, keep its
+"""Lesson 05 numbers: pre-train a tiny ``BertForPreTraining`` with BERT's two objectives, keep its
 checkpoints in the course cache, and measure what it learnt.
 
 * :class:`PretrainConfig` -- sizes, steps, batch, learning rate, seed; its :meth:`fingerprint`

@@ -1,4 +1,4 @@
-"""Lesson 12's data: the public-domain corpus of ``data/pretrain/``, a WordPiece vocabulary trained
+"""Lesson 05's data: the public-domain corpus of ``data/pretrain/``, a WordPiece vocabulary trained
 on it, next-sentence pairs and BERT's masking, by hand.
 
 The corpus files are in the input format of Google's BERT (``create_pretraining_data.py``): one
@@ -91,7 +91,7 @@ def train_wordpiece(docs: list[Document], vocab_size: int = 8000, max_length: in
     The trainer breaks ties between equally frequent pairs in an order that changes from one
     process to the next, so two runs can learn slightly different vocabularies. The first
     vocabulary learnt for these documents and sizes is therefore kept in the course cache
-    (``$COURSE_CACHE/pretrain/vocab-<hash>``) and reused, so a rerun of lesson 12 tokenizes as
+    (``$COURSE_CACHE/pretrain/vocab-<hash>``) and reused, so a rerun of lesson 05 tokenizes as
     the cached training run did (:func:`vocabulary_hash` is part of a run's fingerprint too)."""
     from transformers import BertTokenizerFast
 

@@ -1,4 +1,4 @@
-"""Lesson 12 figures: the two loss curves, fill-mask accuracy against the unigram baseline per
+"""Lesson 05 figures: the two loss curves, fill-mask accuracy against the unigram baseline per
 checkpoint, and a per-layer measure per checkpoint ("the layers forming")."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Lesson 10: what each layer knows -- word-level probes with control tasks.
+"""Lesson 14: what each layer knows -- word-level probes with control tasks.
 
 * ``compute`` -- first-WordPiece word features of every layer, the control task of Hewitt &
   Liang (2019), batched linear probes per layer, accuracy / control / selectivity with

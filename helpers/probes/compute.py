@@ -1,4 +1,4 @@
-"""Lesson 10 numbers: word-level linear probes on every layer, with control tasks.
+"""Lesson 14 numbers: word-level linear probes on every layer, with control tasks.
 
 * :func:`extract_word_features` runs the model once per batch of tagged sentences and keeps
   the vector of each word's **first WordPiece** at every layer (0 = embeddings .. L);
@@ -13,7 +13,7 @@
   after fine-tuning), resampling the test sentences once for both; :meth:`ProbeReport.differences`
   compares two layers of one report the same way (all layers are tested on the same words), and
   :meth:`ProbeReport.tied_with_best` rests on it, never on overlapping intervals;
-* :func:`sentence_probe_report` is lesson 07's sentence-level probe (``probe_seeds``) in the
+* :func:`sentence_probe_report` is lesson 10's sentence-level probe (``probe_seeds``) in the
   same report form.
 
 The data are split by sentence (:func:`split_sentences`): no test sentence is seen in training.
@@ -322,8 +322,8 @@ class ProbeReport:
     ``task_correct`` (and ``control_correct``) keep every seed's 0/1 outcome on every test item,
     so two layers can be compared **paired**, on the same items (:meth:`differences`).
     ``pairing`` says how: ``"sentences"`` (word tasks) resamples the test sentences once for
-    both layers, like :func:`sentence_bootstrap`; ``"seeds"`` (lesson 07's sentence probes)
-    pairs seed ``i`` with seed ``i`` and spans every pair's interval, exactly as lesson 07's
+    both layers, like :func:`sentence_bootstrap`; ``"seeds"`` (lesson 10's sentence probes)
+    pairs seed ``i`` with seed ``i`` and spans every pair's interval, exactly as lesson 10's
     ``compare_paired`` does, so both lessons call the same layers tied."""
 
     task: str
@@ -554,7 +554,7 @@ def word_probe_report(features: WordFeatures, sentences, task: str, train_ids, t
 
 def sentence_probe_report(draws: dict, tests: dict, classes, *, pooling: str = "mean", progress: bool = True,
                           l2=L2_GRID) -> ProbeReport:
-    """Lesson 07's sentence probe (:func:`helpers.classify.compute.probe_layers`: one linear probe per
+    """Lesson 10's sentence probe (:func:`helpers.classify.compute.probe_layers`: one linear probe per
     layer, fitted by the training contract on each draw's training set, L2 strength chosen on its dev
     split) on every seed's **own** draw, as a :class:`ProbeReport`: ``draws`` maps a seed to its
     :class:`~helpers.classify.compute.Draw`, ``tests`` to ``(LayerFeatures, labels)`` of that draw's

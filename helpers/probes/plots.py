@@ -1,4 +1,4 @@
-"""Lesson 10 figures: probe accuracy, control accuracy and selectivity per layer, with intervals."""
+"""Lesson 14 figures: probe accuracy, control accuracy and selectivity per layer, with intervals."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The same experiment in the tools researchers use: nnsight, TransformerLens and Captum beside
 the course's own hooks and autograd code.
 
-Two interventions of lesson 09, each done three ways and compared on the last hidden state of
+Two interventions of lesson 12, each done three ways and compared on the last hidden state of
 every real token:
 
 * **head ablation** -- the course's pre-hook on ``attention.output`` (:func:`course_head_ablation`,
@@ -13,7 +13,7 @@ every real token:
   a target sentence (:func:`course_patch`, built on ``patch_word_vectors``;
   :func:`nnsight_patch`; :func:`transformer_lens_patch`, on ``blocks.{l-1}.hook_out``).
 
-Captum's rows check two attributions of lesson 09b (``helpers/attribution/compute.py``): the
+Captum's rows check two attributions of lesson 13 (``helpers/attribution/compute.py``): the
 course's gradient x input against ``InputXGradient`` and the course's Integrated Gradients sum
 against ``LayerIntegratedGradients``.
 
@@ -128,7 +128,7 @@ def course_head_ablation(model, inputs: dict, layer: int, head: int) -> torch.Te
 def course_patch(model, donor: Trace, target: Trace, layer: int, donor_positions, target_positions) -> torch.Tensor:
     """``[T, H]``: ``target``'s last hidden state after its vectors at ``target_positions`` were
     replaced, after layer ``layer`` (0 = embeddings), by ``donor``'s at ``donor_positions``
-    (``patch_word_vectors``, the course's patching of lesson 09)."""
+    (``patch_word_vectors``, the course's patching of lesson 12)."""
     layer = check_layer(model, layer, allow_embeddings=True)
     donors = check_trace(donor).hidden(layer)[list(donor_positions)][None]
     run = run_from_traces([check_trace(target)])

@@ -2,28 +2,29 @@
 
 import torch
 
-from helpers.classify.compute import correct_per_item, train_head
+from helpers.classify.compute import encode_batch
+from helpers.practice.compute import keep_hidden_states, saved_for_backward
 
 
 def exercise_1():
-    def word_starts(words):
-        starts, offset = set(), 0
-        for word in words:
-            starts.add(offset)
-            offset += len(word)
-        return starts
+    def lrs(base_lr, decay, num_layers):
+        return [base_lr * decay ** (num_layers + 1 - l) for l in range(num_layers + 1)]
 
-    return word_starts
+    return lrs
 
 
-def exercise_2(f_train, f_test, train_set, test_set, seeds):
-    L = f_train.num_layers
-    X_train, X_test = f_train.layer(L, "cls"), f_test.layer(L, "cls")
-    return torch.stack([correct_per_item(train_head(X_train, train_set.labels, train_set.num_classes, seed=s,
-                                                    progress=False), X_test, test_set.labels) for s in seeds])
+def exercise_2(tokenizer, model, sentence):
+    enc = encode_batch(tokenizer, [sentence], device=model.device)
+    with keep_hidden_states(model, [1]) as kept, torch.no_grad():
+        model(**enc)
+    return kept
 
 
-def exercise_3(report):
-    values = report.selectivity
-    layer = max(range(len(values)), key=lambda l: values[l].estimate)
-    return layer, layer not in report.tied_with_best("accuracy")
+def exercise_3(clfs, tokenizer, train):
+    device = clfs["plain"].bert.device
+    batch = tokenizer(train.texts[:4], padding="max_length", truncation=True, max_length=64,
+                      return_tensors="pt").to(device)
+    inputs = {k: batch[k] for k in ("input_ids", "attention_mask")}
+    labels = torch.tensor(train.labels[:4], device=device)
+    memory = {mode: saved_for_backward(clf, inputs, labels) for mode, clf in clfs.items()}
+    return memory["plain"].activation_bytes / memory["checkpointed"].activation_bytes

@@ -1,40 +1,53 @@
-"""Worked solutions for lesson 12 (plain functions; the tests run them through the checkers)."""
-
-import math
+"""Worked solutions for lesson 12's exercises (interventions)."""
 
 import torch
 
-
-def exercise_1(input_ids, special_tokens_mask, mask_token_id, vocab_size, generator):
-    """BERT's masking: 15 % of the non-special positions; 80 % [MASK], 10 % random, 10 % kept."""
-    chosen = (torch.rand(input_ids.shape, generator=generator) < 0.15) & ~special_tokens_mask.bool()
-    labels = torch.where(chosen, input_ids, torch.full_like(input_ids, -100))
-    u = torch.rand(input_ids.shape, generator=generator)
-    inputs = input_ids.clone()
-    inputs[chosen & (u < 0.8)] = mask_token_id
-    rand = chosen & (u >= 0.8) & (u < 0.9)
-    inputs[rand] = torch.randint(vocab_size, input_ids.shape, generator=generator)[rand]
-    return inputs, labels
+from helpers.common.stats import bootstrap_ci
+from helpers.interventions.compute import continue_from, pruning_curve
 
 
-def exercise_2(tokenizer):
-    """A uniform guess among V entries gives the right token 1/V: cross-entropy ln V."""
-    return math.log(len(tokenizer))
+def solution_1(model, classifier, some_run, labels, head_means: dict, gap) -> float:
+    """Mean ablation with our own pre-hook: head ``gap[1]`` of layer ``gap[0] + 1`` replaced by its
+    mean context; the mean true-class logit drop (unchanged minus mean-ablated) over ``some_run``."""
+    layer, h = gap[0] + 1, gap[1]
+    d = model.config.hidden_size // model.config.num_attention_heads
+    mean = head_means[layer][h * d:(h + 1) * d]
+
+    def mean_hook(module, args):
+        context = args[0].clone()  # [batch, seq, A * d]
+        context[..., h * d:(h + 1) * d] = mean  # the head's mean context, at every token
+        return (context, *args[1:])
+
+    y = torch.as_tensor(labels, device=some_run.attention_mask.device)
+    mask = some_run.attention_mask
+    with torch.no_grad():
+        base = classifier(some_run.hidden(model.config.num_hidden_layers), mask)
+        handle = model.encoder.layer[layer - 1].attention.output.register_forward_pre_hook(mean_hook)
+        try:
+            changed = classifier(continue_from(model, some_run.hidden(0), mask, 0), mask)
+        finally:
+            handle.remove()
+    drop = (base - changed).gather(1, y[:, None])[:, 0]
+    return float(drop.mean())
 
 
-def exercise_3(counts, batch):
-    """Share of scored labels equal to the most frequent id."""
-    scored = batch["labels"][batch["labels"] != -100]
-    return float((scored == counts.argmax()).float().mean())
+def solution_2(model, classifier, prune_run, prune_labels, by_importance, half: float) -> float:
+    """The most important heads first: reverse the order, remove half of them together."""
+    correct, _ = pruning_curve(model, classifier, prune_run, prune_labels, list(by_importance)[::-1], (half,))
+    return float(correct.mean())
 
 
-REFLECTION_3 = """The loss scores the probability the model gives to the right token; top-1
-accuracy only asks whether the right token ranks first. A model that uses a little context
-can raise the right token's probability (say from 1 % to 5 %) while the most frequent
-tokens still rank first: the loss falls, the top-1 guesses, and so the accuracy, stay
-those of the most-frequent-token guesser. Section 8 prints both for every checkpoint.
+def solution_3(patch: dict, pooled) -> float:
+    """Width of a bootstrap over the pairs of patched layer 1 (as if independent) divided by the width
+    of the lesson's interval, which resamples words (``pooled[1]``)."""
+    pairs = bootstrap_ci(torch.cat([p["follows"][:, 1] for p in patch.values()]).cpu().numpy())
+    return (pairs.high - pairs.low) / (pooled[1].high - pooled[1].low)
 
-At a [MASK] the embedding layer sees only the [MASK] vector, the position and the segment:
-the most frequent token at each position and segment is the best it could possibly do, so
-beating the plain most-frequent guesser there says nothing about context. A layer that
-beats the position guesser must have taken something from the other tokens."""
+
+def solution_4(skip_logits, y) -> int:
+    """The layer (from 1) whose skip lowers the true-class logit most on average. The prediction is
+    the learner's own; the measurement is this layer."""
+    items = torch.arange(skip_logits.shape[1], device=skip_logits.device)
+    true = skip_logits[:, items, y]  # [L + 1, N]: each item's true-class logit
+    drops = (true[0] - true[1:]).mean(-1)  # row l - 1: layer l skipped
+    return int(drops.argmax()) + 1

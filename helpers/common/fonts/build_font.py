@@ -1,5 +1,5 @@
 """Build ``NotoSansSC-CourseSubset.ttf``: Noto Sans SC Regular cut down to the characters the
-course's Chinese material uses, so lesson 11's figures can show Chinese (helpers.common.style
+course's Chinese material uses, so lesson 15's figures can show Chinese (helpers.common.style
 registers it with Matplotlib) without shipping a 10 MB font.
 
 Source: the npm package ``@expo-google-fonts/noto-sans-sc@0.4.3``, file
@@ -30,7 +30,7 @@ ROOT = HERE.parents[2]
 OUT = HERE / "NotoSansSC-CourseSubset.ttf"
 FAMILY = "Noto Sans SC Course"
 SOURCE_SHA256 = "d45f67f0a7c0ca3f256950777ce6a61cc7ce5f9696d02900cbbaac25f8aa7d16"
-# Where the course's Chinese lives: data sets, lesson 11, its helpers and tests.
+# Where the course's Chinese lives: data sets, lesson 15, its helpers and tests.
 SOURCES = ["data/intents_zh", "data/zh_words", "lessons", "helpers/chinese", "tests"]
 SUFFIXES = {".csv", ".txt", ".tsv", ".json", ".jsonl", ".py", ".md"}
 CJK = re.compile("[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")

@@ -1,4 +1,4 @@
-"""Worked solutions for lesson 09b's exercises (attribution)."""
+"""Worked solutions for lesson 13's exercises (attribution)."""
 
 import math
 

@@ -12,9 +12,9 @@
 # ---
 
 # %% [markdown]
-# # 11 — 今天天气如何, layer by layer: a Chinese BERT
+# # 15 — 今天天气如何, layer by layer: a Chinese BERT
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/11_chinese_layer_by_layer.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/15_chinese_layer_by_layer.ipynb)
 #
 # A popular walk-through follows `bert-base-chinese` over "今天天气如何" ("how is the weather
 # today?"): the [CLS] values layer by layer, the cosine between consecutive layers, vector
@@ -94,7 +94,7 @@ t_start = time.perf_counter()
 tokenizer, model = load_model(MODEL)
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
-require_reading(tokenizer, "zh", lesson="11")
+require_reading(tokenizer, "zh", lesson="15")
 trace = trace_text(tokenizer, model, SENTENCE)
 print(f"{L} layers, hidden size {H}, {model.config.num_attention_heads} heads")
 
@@ -102,7 +102,7 @@ print(f"{L} layers, hidden size {H}, {model.config.num_attention_heads} heads")
 # On the map of lesson 00 this lesson runs the whole path, from the characters at the bottom to
 # a classification head on top:
 
-# %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded Chinese model, the tokens and the classification head marked \"you are here\": the lesson follows the whole path between them. The lanes hold the lesson's own tokens (one Chinese character each; a long input shows its first and last tokens), so the shapes count them. Trace the path from the characters up through the $L$ layers to the head.", "name": "fig-11-map-full-path"}}
+# %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded Chinese model, the tokens and the classification head marked \"you are here\": the lesson follows the whole path between them. The lanes hold the lesson's own tokens (one Chinese character each; a long input shows its first and last tokens), so the shapes count them. Trace the path from the characters up through the $L$ layers to the head.", "name": "fig-15-map-full-path"}}
 from helpers.architecture.plots import architecture_diagram
 
 architecture_diagram(model.config, highlight=["tokens", "head"],
@@ -137,7 +137,7 @@ print(f"SENTENCE: {len(SENTENCE)} characters, {n_cjk} of them CJK; "
 # %% [markdown]
 # ## 2. One sentence through the layers
 #
-# Lesson 04 walked a token's vector up the stack. Here we follow the [CLS] vector, as the
+# Lesson 07 walked a token's vector up the stack. Here we follow the [CLS] vector, as the
 # walk-through does: its first few dimensions at every layer (0 = the embeddings), its L2 norm,
 # and the cosine between layer $l$ and layer $l+1$,
 # $\cos(h^{(l)}, h^{(l+1)}) = h^{(l)}\cdot h^{(l+1)} / (\lVert h^{(l)}\rVert\,\lVert h^{(l+1)}\rVert)$.
@@ -181,7 +181,7 @@ for l, c in enumerate(by_hand):
 # Each row sums to 1 (a softmax), which we check. The figure numbers the characters
 # (Matplotlib's default fonts have no Chinese glyphs); the line above it says which is which.
 
-# %% mystnb={"figure": {"caption": "What `[CLS]` attends to in the lesson's sentence: one row per layer, one column per key, colour the attention probability averaged over the heads (0-1 scale; rows sum to 1). Characters are numbered by position, as printed above the figure. Compare the weight on `[CLS]` and `[SEP]` with that on the characters, layer by layer.", "name": "fig-11-cls-attention"}}
+# %% mystnb={"figure": {"caption": "What `[CLS]` attends to in the lesson's sentence: one row per layer, one column per key, colour the attention probability averaged over the heads (0-1 scale; rows sum to 1). Characters are numbered by position, as printed above the figure. Compare the weight on `[CLS]` and `[SEP]` with that on the characters, layer by layer.", "name": "fig-15-cls-attention"}}
 from helpers.attention.compute import cls_attention
 from helpers.chinese.plots import plot_cls_attention, position_labels
 
@@ -201,9 +201,9 @@ plt.show()
 # baselines from earlier lessons make the numbers readable:
 #
 # * consecutive-layer cosines are compared with **unrelated tokens one layer apart**
-#   (lesson 04's control, `random_pair_cosines(..., gap=1)`): BERT's vectors share a common
+#   (lesson 07's control, `random_pair_cosines(..., gap=1)`): BERT's vectors share a common
 #   direction, so two unrelated tokens already have a positive cosine;
-# * attention shares are compared with an **even spread** over the tokens (lesson 05's
+# * attention shares are compared with an **even spread** over the tokens (lesson 08's
 #   `uniform_shares`): with 8 tokens, the two special tokens get 25 % by doing nothing special.
 
 # %%
@@ -221,7 +221,7 @@ control = random_pair_cosines(traces, n_pairs=500, seed=0, gap=1)
 pair_units = random_pair_units(traces, n_pairs=500, seed=0)
 print(f"{len(traces)} sentences traced in {time.perf_counter() - t0:.1f} s")
 
-# %% mystnb={"figure": {"caption": "The `[CLS]` vector over test utterances of the Chinese intent set: L2 norm per layer (axis not from 0), cosine between consecutive layers, share of its attention (mean over heads) per token class. Median lines with interquartile bands over utterances; orange: the lesson's sentence. Compare cosines with unrelated tokens one layer apart (grey, hatched), shares with an even spread (dotted).", "name": "fig-11-cls-walk"}}
+# %% mystnb={"figure": {"caption": "The `[CLS]` vector over test utterances of the Chinese intent set: L2 norm per layer (axis not from 0), cosine between consecutive layers, share of its attention (mean over heads) per token class. Median lines with interquartile bands over utterances; orange: the lesson's sentence. Compare cosines with unrelated tokens one layer apart (grey, hatched), shares with an even spread (dotted).", "name": "fig-15-cls-walk"}}
 from helpers.chinese.plots import plot_cls_walk
 
 plot_cls_walk(walk, this, baseline=control)
@@ -318,7 +318,7 @@ cls_control_claim = show_finding(
 
 # %% [markdown]
 # Where does [CLS] change most? Reading it off the lowest mean would name one transition even
-# when another could be just as low; `rank_layers` (lesson 04) compares the transitions on the
+# when another could be just as low; `rank_layers` (lesson 07) compares the transitions on the
 # same sentences.
 
 # %%
@@ -337,10 +337,10 @@ cls_change_claim = show_finding(
 # ## 4. A 17-logit head on frozen features
 #
 # The walk-through ends in a linear head with 17 logits, one per intent. We freeze the model,
-# take one sentence vector per utterance and train only the head (lesson 07's `train_head`:
+# take one sentence vector per utterance and train only the head (lesson 10's `train_head`:
 # standardise with the training statistics, then $z = W x + b$, softmax, cross-entropy).
 # m3e-small was trained to pool by **averaging** its last layer's token vectors, so that is the
-# vector we use (lesson 07 compared [CLS] and mean pooling; exercise 2 here does too).
+# vector we use (lesson 10 compared [CLS] and mean pooling; exercise 2 here does too).
 # Three seeds train three heads. Each test utterance's outcome is averaged over the seeds and the
 # interval resamples the utterances; how far the seeds' own accuracies spread is printed beside
 # it.
@@ -380,7 +380,7 @@ print(f"test accuracy, last layer, mean pooling: {head_ci.percent()}"
 # The baseline: a bag of characters, multinomial naive Bayes over the characters of each
 # utterance, order ignored, fitted on the same training utterances (`bag_of_characters_predict` in
 # `helpers/chinese/compute.py`). Head and baseline are scored on the same test utterances, so they
-# are compared **paired** (`paired_comparison`, lesson 07: the head's seeds and the test utterances
+# are compared **paired** (`paired_comparison`, lesson 10: the head's seeds and the test utterances
 # resampled together). Some test utterances are near-copies of a training one (`near_duplicates`:
 # at least half of their adjacent-character pairs shared with one training utterance); the
 # comparison is repeated without them.
@@ -439,7 +439,7 @@ else:
 # recompute the logits by hand from the head's weights, $z = W\,(x-\mu)/\sigma + b$, and check
 # them against the head.
 
-# %% mystnb={"figure": {"caption": "The logits of the lesson's sentence, one bar per intent, from the linear head trained with seed 0 on the standardised mean of the last layer's token vectors; the predicted intent (the largest logit) is orange. One head of one seed, not a measured confidence. Compare the winning bar with the runner-up intents.", "name": "fig-11-intent-logits"}}
+# %% mystnb={"figure": {"caption": "The logits of the lesson's sentence, one bar per intent, from the linear head trained with seed 0 on the standardised mean of the last layer's token vectors; the predicted intent (the largest logit) is orange. One head of one seed, not a measured confidence. Compare the winning bar with the runner-up intents.", "name": "fig-15-intent-logits"}}
 from helpers.classify.plots import plot_logits
 
 head = heads[0]
@@ -516,7 +516,7 @@ for s in segmented[:1] + segmented[-2:]:
 
 # %% [markdown]
 # For every token that is one CJK character we keep its vector at every layer and the label
-# "starts a word" (1) or "inside a word" (0). Then lesson 10's machinery: a linear probe per
+# "starts a word" (1) or "inside a word" (0). Then lesson 14's machinery: a linear probe per
 # layer, trained on three quarters of the **sentences** and tested on the rest, and Hewitt &
 # Liang's **control task** (2019, measured on ELMo): every character *type* gets one random
 # label, so a probe can solve it only by memorising characters. Selectivity = task accuracy −
@@ -604,7 +604,7 @@ show_table(rows, index="layer", title=(
     " unseen in training), selectivity = task - control; mean of"
     f" {len(probe_seeds)} seeds [95 % CI over test sentences]"));
 
-# %% mystnb={"figure": {"caption": "Linear probes per layer (\"emb\": embeddings) for \"does this character start a word?\", on held-out sentences. Left: test accuracy of the task and of the control task (a random label per character type), dotted: the more frequent label; right: selectivity, task minus control. Bands: 95 % CIs over test sentences. Compare selectivity with 0 across layers.", "name": "fig-11-word-start-probe"}}
+# %% mystnb={"figure": {"caption": "Linear probes per layer (\"emb\": embeddings) for \"does this character start a word?\", on held-out sentences. Left: test accuracy of the task and of the control task (a random label per character type), dotted: the more frequent label; right: selectivity, task minus control. Bands: 95 % CIs over test sentences. Compare selectivity with 0 across layers.", "name": "fig-15-word-start-probe"}}
 from helpers.probes.plots import plot_probe_reports
 
 plot_probe_reports([report])
@@ -656,7 +656,7 @@ lookup_claim = show_finding(
 # Which layers are best? Every layer is tested on the same characters, so layers are compared
 # **paired** (per character, one layer's outcome minus the other's, test sentences resampled),
 # and the best layer is named with every layer that could be just as good (`tied_with_best`, as
-# in lesson 10).
+# in lesson 14).
 #
 # **Selectivity needs care here.** Hewitt & Liang (2019) defined it as task accuracy minus the
 # accuracy of a control task that gives every *word type* (here: every character) one random
@@ -790,8 +790,8 @@ for c in summary:
 # ## Exercises
 #
 # Each exercise gives its difficulty, its importance (one to five dots) and a time
-# estimate. Each checker (in `helpers/exercises/lesson11.py`) says what is wrong and gives
-# a hint, never the answer; worked solutions are in `lessons/solutions/solutions_11.py`.
+# estimate. Each checker (in `helpers/exercises/lesson15.py`) says what is wrong and gives
+# a hint, never the answer; worked solutions are in `lessons/solutions/solutions_15.py`.
 # A **reflection question** has no checker: answer it in a sentence before you run
 # anything; the measurement that follows it says how your answer fared.
 #
@@ -803,7 +803,7 @@ for c in summary:
 # sentence begin (for `["今天", "天气", "如何"]`: `{0, 2, 4}`).
 
 # %%
-from helpers.exercises.lesson11 import (check_exercise_1, check_exercise_2,
+from helpers.exercises.lesson15 import (check_exercise_1, check_exercise_2,
                                         check_exercise_3)
 
 word_starts = None  # your function here

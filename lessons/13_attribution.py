@@ -12,13 +12,13 @@
 # ---
 
 # %% [markdown]
-# # 09b — Which words drove the decision? Attribution, tested by removal
+# # 13 — Which words drove the decision? Attribution, tested by removal
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/09b_attribution.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/13_attribution.ipynb)
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
-# [Lesson 09](09_interventions.ipynb) changed the *model* — removed heads, skipped layers,
+# [Lesson 12](12_interventions.ipynb) changed the *model* — removed heads, skipped layers,
 # patched vectors — and measured what broke. This lesson asks about the *input*: which tokens
 # drove one decision of the same classifier? Six methods answer, and they disagree:
 #
@@ -69,11 +69,11 @@ SENTENCE = "I still have not received my new card, what should I do?"
 BUDGET = None
 
 # %% [markdown]
-# ## The model and lesson 09's classifier
+# ## The model and lesson 12's classifier
 #
-# We explain the decisions of lesson 09's classifier: lesson 07's linear head on the mean-pooled
+# We explain the decisions of lesson 12's classifier: lesson 10's linear head on the mean-pooled
 # last layer, trained on 30 BANKING77 utterances of each of the 77 intents (the quick budget: a
-# few intents). `banking_setup` (in `helpers/interventions/compute.py`) repeats lesson 09's first
+# few intents). `banking_setup` (in `helpers/interventions/compute.py`) repeats lesson 12's first
 # cells in one call — the same seeded draws, the same head — so this lesson runs on its own. The
 # map marks what this lesson reads: the input tokens and the attention that mixes them.
 
@@ -89,7 +89,7 @@ from helpers.model.trace import trace_text
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-require_reading(tokenizer, "en", lesson="09b", what="its data sets")
+require_reading(tokenizer, "en", lesson="13", what="its data sets")
 budget = choose_budget(BUDGET, model)
 L = model.config.num_hidden_layers
 task = banking_setup(tokenizer, model, budget)
@@ -97,10 +97,10 @@ test, classifier = task.test, task.classifier
 print(f"{L} layers; classifier: {len(task.train)} training utterances ->"
       f" {test.num_classes} intents; {len(test)} test utterances")
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson asks which input tokens drove the head's decision and how attention mixes them, framed in orange and marked \"you are here\".", "name": "fig-09b-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson asks which input tokens drove the head's decision and how attention mixes them, framed in orange and marked \"you are here\".", "name": "fig-13-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
-you_are_here(model.config, LESSON_PARTS["09b"]);
+you_are_here(model.config, LESSON_PARTS["13"]);
 
 # %% [markdown]
 # ## 1. Six ways to attribute one decision
@@ -116,7 +116,7 @@ you_are_here(model.config, LESSON_PARTS["09b"]);
 #   information moves only through head-averaged attention and the residual, and ignores the value
 #   vectors, the output projection, the feed-forward blocks and LayerNorm.
 # * **norm-based attention** (Kobayashi et al., 2020): $\alpha_{ij}\,\lVert f(x_j)\rVert$, the
-#   weight times the size of what the looked-at token sends (lesson 05's `norm_attention`).
+#   weight times the size of what the looked-at token sends (lesson 08's `norm_attention`).
 # * **gradient × input**: $\sum_k e_{jk}\, \partial z / \partial e_{jk}$ on the embedding output
 #   $e$, a first-order estimate of token $j$'s contribution from an implicit baseline $e = 0$.
 # * **Integrated Gradients** (Sundararajan et al., 2017): next section.
@@ -221,7 +221,7 @@ print(f"|delta| / |f(x) - f(x')| = {split_gap:.1%}: " + (
     " embeddings move at once along the path, so this split needs more"
     " steps; read its columns as approximate"))
 
-# %% mystnb={"figure": {"caption": "Six attributions of the predicted intent's logit (title) to the word tokens of the lesson's sentence, one method per row, each row divided by its largest absolute score so all share a \u22121 to 1 scale: red pushes the logit up, blue down; attention-based rows are never negative. Compare the rows: which tokens do the methods agree on?", "name": "fig-09b-attributions"}}
+# %% mystnb={"figure": {"caption": "Six attributions of the predicted intent's logit (title) to the word tokens of the lesson's sentence, one method per row, each row divided by its largest absolute score so all share a \u22121 to 1 scale: red pushes the logit up, blue down; attention-based rows are never negative. Compare the rows: which tokens do the methods agree on?", "name": "fig-13-attributions"}}
 import matplotlib.pyplot as plt
 
 from helpers.attribution.compute import METHODS
@@ -327,7 +327,7 @@ show_table([{"method": m} | {
     title="comprehensiveness AOPC by how a token is removed (same rankings,"
     " same utterances) [interval]")
 
-# %% mystnb={"figure": {"caption": "ERASER deletion curves on a sample of test utterances (one per intent), tokens ranked by each method's signed score: top, drop in the predicted intent's probability when the top share of word tokens is dropped (higher = more faithful); bottom, when only they are kept (lower = more faithful). Bands: intervals over utterances; grey dashed: random rankings, the baseline to beat.", "name": "fig-09b-faithfulness"}}
+# %% mystnb={"figure": {"caption": "ERASER deletion curves on a sample of test utterances (one per intent), tokens ranked by each method's signed score: top, drop in the predicted intent's probability when the top share of word tokens is dropped (higher = more faithful); bottom, when only they are kept (lower = more faithful). Bands: intervals over utterances; grey dashed: random rankings, the baseline to beat.", "name": "fig-13-faithfulness"}}
 from helpers.attribution.plots import plot_faithfulness
 
 fig = plot_faithfulness(
@@ -387,7 +387,7 @@ self_table = show_table([{
     "share of each token's row on itself, mean over tokens (raw attention vs"
     " value zeroing)"))
 
-# %% mystnb={"figure": {"caption": "Token-to-token mixing for the lesson's sentence (or a short test utterance when it is long): row = output token, column = input token, rows summing to 1. Last-layer raw attention (heads averaged) and value zeroing, then each rolled out through all layers, on one shared colour scale from 0. Compare where attention and value zeroing put each row's weight.", "name": "fig-09b-context-mixing"}}
+# %% mystnb={"figure": {"caption": "Token-to-token mixing for the lesson's sentence (or a short test utterance when it is long): row = output token, column = input token, rows summing to 1. Last-layer raw attention (heads averaged) and value zeroing, then each rolled out through all layers, on one shared colour scale from 0. Compare where attention and value zeroing put each row's weight.", "name": "fig-13-context-mixing"}}
 from helpers.attribution.plots import plot_mixing_maps
 
 fig = plot_mixing_maps({
@@ -409,7 +409,7 @@ plt.show()
 # ## What the attributions say about the stories
 #
 # Each popular story beside this run's plain sentence from above and the published finding with
-# its paper and model (`STORIES` in `helpers/attribution/compute.py`, rows by lesson 09's
+# its paper and model (`STORIES` in `helpers/attribution/compute.py`, rows by lesson 12's
 # `claim_rows`); the statistics are folded beneath.
 
 # %%
@@ -447,7 +447,7 @@ display(Claim(f"The statistics behind the {len(rows)} rows:",
 # ## Exercises
 #
 # Each exercise opens with its rating (difficulty, importance, time). The checkers
-# (`helpers/exercises/lesson09b.py`) grade the answer and hint, never print the answer; a
+# (`helpers/exercises/lesson13.py`) grade the answer and hint, never print the answer; a
 # prediction is never graded, only set beside the measurement.
 #
 # ### Exercise 1: attention rollout by hand
@@ -458,7 +458,7 @@ display(Claim(f"The statistics behind the {len(rows)} rows:",
 # (bottom first), return the `[T, T]` attention rollout with $0.5\,\bar A + 0.5\,I$.
 
 # %%
-from helpers.exercises.lesson09b import (check_exercise_1, check_exercise_2,
+from helpers.exercises.lesson13 import (check_exercise_1, check_exercise_2,
                                          check_exercise_3)
 
 my_rollout = None  # your code here: def my_rollout(attentions): ...

@@ -12,9 +12,9 @@
 # ---
 
 # %% [markdown]
-# # 12 — Pre-train a tiny BERT yourself
+# # 05 — Pre-train a tiny BERT yourself
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/12_pretrain_a_tiny_bert.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/05_pretrain_a_tiny_bert.ipynb)
 #
 # Offline, this course studies all-MiniLM-L6-v2, a BERT whose last training step was not
 # BERT's: it was distilled and then fine-tuned contrastively on sentence pairs, and it was
@@ -118,7 +118,7 @@ print(f"tiny BERT: {cfg.layers} layers, hidden {cfg.hidden}, "
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %% mystnb={"figure": {"caption": "The path through a BERT model in one row, tokens to head, with the encoder layer (repeated $L$ times, at the lesson's size) and the head marked \"you are here\"; here the heads are the masked-LM and next-sentence heads, pre-trained with the model. Compare the strip with the full map of lesson 00.", "name": "fig-12-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The path through a BERT model in one row, tokens to head, with the encoder layer (repeated $L$ times, at the lesson's size) and the head marked \"you are here\"; here the heads are the masked-LM and next-sentence heads, pre-trained with the model. Compare the strip with the full map of lesson 00.", "name": "fig-05-you-are-here"}}
 from helpers.architecture.plots import you_are_here
 
 you_are_here(config, ["layer", "head"]);
@@ -364,7 +364,7 @@ print(f"at most {seen:,} token positions seen = "
 # The faint line is each step's loss on its own batch; the solid line is the mean of the last
 # 20 steps. The dashed lines are chance: $\ln V$ and $\ln 2$.
 
-# %% mystnb={"figure": {"caption": "Training loss (cross-entropy, nats) per step, masked-LM left, next-sentence right: faint, the loss on each step's own batch; solid, the mean of the last 20 steps; dashed, chance ($\\ln V$, a uniform guess over the vocabulary; $\\ln 2$, a coin); dotted orange, the saved checkpoints. Axes do not start at 0. Compare each curve with its chance line.", "name": "fig-12-training-losses"}}
+# %% mystnb={"figure": {"caption": "Training loss (cross-entropy, nats) per step, masked-LM left, next-sentence right: faint, the loss on each step's own batch; solid, the mean of the last 20 steps; dashed, chance ($\\ln V$, a uniform guess over the vocabulary; $\\ln 2$, a coin); dotted orange, the saved checkpoints. Axes do not start at 0. Compare each curve with its chance line.", "name": "fig-05-training-losses"}}
 from helpers.pretrain.plots import plot_losses
 
 plot_losses(run, vocab_size=len(tokenizer))
@@ -503,7 +503,7 @@ show_finding(
      for s, iv in nsp.items()],
 )
 
-# %% mystnb={"figure": {"caption": "Fill-mask accuracy on held-out hidden words per checkpoint: the true token is the first guess (top) or among the first five (bottom). Error bars: 95 % intervals resampling documents; dashed lines, labelled at the right: the three guessers without a model on the same words. Checkpoints evenly spaced, not to scale. Compare the dots with the highest dashed line.", "name": "fig-12-fill-mask-accuracy"}}
+# %% mystnb={"figure": {"caption": "Fill-mask accuracy on held-out hidden words per checkpoint: the true token is the first guess (top) or among the first five (bottom). Error bars: 95 % intervals resampling documents; dashed lines, labelled at the right: the three guessers without a model on the same words. Checkpoints evenly spaced, not to scale. Compare the dots with the highest dashed line.", "name": "fig-05-fill-mask-accuracy"}}
 from helpers.pretrain.plots import plot_fill_mask
 
 steps_seen = sorted(scores)
@@ -561,7 +561,7 @@ print(f"\nAt step {last} the hidden word is among the five guesses in {found}"
 #
 # ## 10. The layers forming?
 #
-# Lesson 10's **masked-LM lens** applies the model's own head to every layer's vector at a
+# The **masked-LM lens** (lesson 14 uses it on other models) applies the model's own head to every layer's vector at a
 # `[MASK]` position (`apply_head` in `helpers/lens/compute.py`; `score_checkpoint` ran it on
 # every held-out hidden word, at every checkpoint). The head is trained only on the last
 # layer, so an early layer can score only when its vector already points where the head reads.
@@ -570,7 +570,7 @@ print(f"\nAt step {last} the hidden word is among the five guesses in {found}"
 # the position (they know nothing else at a `[MASK]`); a layer that uses context must beat it,
 # and to use more than the neighbours it must beat the guesser that reads them.
 
-# %% mystnb={"figure": {"caption": "Masked-LM lens: the model's own head applied to each layer's vector (\"emb\": embeddings) at held-out hidden words; top-1 accuracy, one line per checkpoint (colour: training step). Bands: 95 % intervals resampling documents; dashed, labelled at the right: the guessers without a model. Compare each checkpoint's layers with the dashed lines, and the checkpoints with each other.", "name": "fig-12-lens-by-layer"}}
+# %% mystnb={"figure": {"caption": "Masked-LM lens: the model's own head applied to each layer's vector (\"emb\": embeddings) at held-out hidden words; top-1 accuracy, one line per checkpoint (colour: training step). Bands: 95 % intervals resampling documents; dashed, labelled at the right: the guessers without a model. Compare each checkpoint's layers with the dashed lines, and the checkpoints with each other.", "name": "fig-05-lens-by-layer"}}
 from helpers.pretrain.plots import plot_by_layer
 
 lens = {s: cluster_bootstrap_ci(sc.lens, ho.document)
@@ -630,13 +630,14 @@ show_finding(
 )
 
 # %% [markdown]
-# A second measure, from lesson 04: the **random-pair cosine** per layer (Ethayarajh, 2019):
+# A second measure (lesson 07 uses it on many sentences): the **random-pair cosine** per layer
+# (Ethayarajh, 2019):
 # the mean cosine between vectors of two random tokens of different held-out sentences. A
 # value near 1 means all vectors of that layer share one direction ("anisotropy"): tokens
 # there are hard to tell apart. At step 0 it shows what the random initialisation and the
 # LayerNorms alone produce. course-mini's profile, on the same kind of text, is the last row.
 
-# %% mystnb={"figure": {"caption": "Random-pair cosine per layer (\"emb\": embeddings): mean cosine between the vectors of two random tokens from different held-out sentences, one line per checkpoint (colour: training step; step 0 is the random initialisation). Bands: 95 % intervals resampling sentences; axis not from 0. Compare how the curves move as training goes on.", "name": "fig-12-random-pair-cosine"}}
+# %% mystnb={"figure": {"caption": "Random-pair cosine per layer (\"emb\": embeddings): mean cosine between the vectors of two random tokens from different held-out sentences, one line per checkpoint (colour: training step; step 0 is the random initialisation). Bands: 95 % intervals resampling sentences; axis not from 0. Compare how the curves move as training goes on.", "name": "fig-05-random-pair-cosine"}}
 from helpers.layerwalk.compute import (random_pair_cosines,
                                        random_pair_intervals,
                                        random_pair_units)
@@ -695,7 +696,7 @@ print(f"From step {first_s} to step {last} the cosine moved most at layer "
 #
 # The last checkpoint is now `MODEL = "course-tiny"` for every lesson on this machine (the
 # latest run of this lesson wins; a `"quick"` run registers its model too). It is saved as a
-# `BertForPreTraining`, so lesson 10's `load_masked_lm` finds a **trained** head in it:
+# `BertForPreTraining`, so lesson 14's `load_masked_lm` finds a **trained** head in it:
 
 # %%
 from helpers.lens.compute import load_masked_lm
@@ -715,7 +716,7 @@ print(head.message)
 # how far had it got? The two vocabularies differ in size, so each loss is shown as a share of
 # its own $\ln V$, the loss of a uniform guess.
 
-# %% mystnb={"figure": {"caption": "Held-out masked-LM loss as a share of ln V (the loss of a uniform guess over the vocabulary) against training tokens seen, log scale: grey, course-mini's dev loss from its training log; orange dots, your run's checkpoints. The two models differ in size and vocabulary. Compare the dots with the grey curve at the same tokens seen.", "name": "fig-12-beside-course-mini"}}
+# %% mystnb={"figure": {"caption": "Held-out masked-LM loss as a share of ln V (the loss of a uniform guess over the vocabulary) against training tokens seen, log scale: grey, course-mini's dev loss from its training log; orange dots, your run's checkpoints. The two models differ in size and vocabulary. Compare the dots with the grey curve at the same tokens seen.", "name": "fig-05-beside-course-mini"}}
 import json
 
 from helpers.mini.compute import read_log
@@ -796,8 +797,8 @@ print(f"training compute, roughly: {bert_flops / ours_flops:,.0f} x less "
 # ## Exercises
 #
 # Each exercise gives its difficulty, its importance (one to five dots) and a time
-# estimate. Each checker (in `helpers/exercises/lesson12.py`) says what is wrong and gives
-# a hint, never the answer; worked solutions are in `lessons/solutions/solutions_12.py`.
+# estimate. Each checker (in `helpers/exercises/lesson05.py`) says what is wrong and gives
+# a hint, never the answer; worked solutions are in `lessons/solutions/solutions_05.py`.
 # A **reflection question** has no checker: answer it in a sentence, then compare with the
 # solutions file. A prediction is never graded: the checker sets it beside the measurement.
 #
@@ -810,7 +811,7 @@ print(f"training compute, roughly: {bert_flops / ours_flops:,.0f} x less "
 # nothing is predicted, without looking at `mask_tokens`.
 
 # %%
-from helpers.exercises.lesson12 import (check_exercise_1, check_exercise_2,
+from helpers.exercises.lesson05 import (check_exercise_1, check_exercise_2,
                                         check_exercise_3)
 
 bert_mask = None  # your function here

@@ -1,4 +1,4 @@
-"""Lesson 09b exercises: the worked solutions pass, typical mistakes get the right hint, a prediction
+"""Lesson 13 exercises: the worked solutions pass, typical mistakes get the right hint, a prediction
 is never graded."""
 
 import pytest
@@ -7,9 +7,9 @@ import torch
 from helpers.attribution import compute as A
 from helpers.classify.compute import train_head
 from helpers.common.data import load_banking77
-from helpers.exercises import lesson09b as ex
+from helpers.exercises import lesson13 as ex
 from helpers.interventions import compute as C
-from lessons.solutions import solutions_09b as sol
+from lessons.solutions import solutions_13 as sol
 
 
 @pytest.fixture(scope="module")

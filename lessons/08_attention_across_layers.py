@@ -16,9 +16,9 @@
 # ---
 
 # %% [markdown]
-# # 05 — Attention across layers
+# # 08 — Attention across layers
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/05_attention_across_layers.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/08_attention_across_layers.ipynb)
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
@@ -130,7 +130,7 @@ loaded = load_model(MODEL)
 tokenizer, model = loaded
 from helpers.model.language import require_reading  # English data
 
-require_reading(tokenizer, "en", lesson="05",
+require_reading(tokenizer, "en", lesson="08",
                 what="its data sentences and pairs")
 L, A = model.config.num_hidden_layers, model.config.num_attention_heads
 trace = trace_text(tokenizer, model, SENTENCE)
@@ -151,10 +151,10 @@ print(f"against the papers' BERT-base: {paper.label}")
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT from lesson 00, with the encoder layer repeated $L$ times in the loaded model. The orange frame marks what this lesson opens: the attention sub-layer, now looked at in every layer and every head.", "name": "fig-05-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The course's map of BERT from lesson 00, with the encoder layer repeated $L$ times in the loaded model. The orange frame marks what this lesson opens: the attention sub-layer, now looked at in every layer and every head.", "name": "fig-08-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
-you_are_here(model.config, LESSON_PARTS["05"]);
+you_are_here(model.config, LESSON_PARTS["08"]);
 
 # %% [markdown]
 # Now the two data sets, each input traced once:
@@ -194,7 +194,7 @@ for name, group in (("short pairs", short), ("packed pairs", packed)):
 #
 # $$\bar a^{(l)}_{[CLS]\to j} = \frac{1}{A}\sum_{h=1}^{A} a^{(l,h)}_{0 j}.$$
 
-# %% mystnb={"figure": {"caption": "Attention probability from `[CLS]` (query position 0) to each token of the lesson's sentence, averaged over the heads, one row per encoder layer; colour on the full 0\u20131 scale (past 40 tokens only the most attended columns are shown). Find the layers where the weight piles onto one column and those where it spreads over the words.", "name": "fig-05-cls-attention-by-layer"}}
+# %% mystnb={"figure": {"caption": "Attention probability from `[CLS]` (query position 0) to each token of the lesson's sentence, averaged over the heads, one row per encoder layer; colour on the full 0\u20131 scale (past 40 tokens only the most attended columns are shown). Find the layers where the weight piles onto one column and those where it spreads over the words.", "name": "fig-08-cls-attention-by-layer"}}
 cls_att = compute.cls_attention(trace)  # [L, A, seq]
 cls_mean = cls_att.mean(dim=1)
 ax = plots.plot_token_heatmap(
@@ -249,7 +249,7 @@ cls_table = show_table(
 # Averaging hides that heads disagree. Here is `SENTENCE`'s `[CLS]` row for every head of the
 # last layer (change `layer_to_show` to see another one).
 
-# %% mystnb={"figure": {"caption": "Attention probability from `[CLS]` to each token of the lesson's sentence, one row per head of the last encoder layer (or of the layer set in `layer_to_show`); colour on the full 0\u20131 scale. One sentence, so an illustration. Compare the rows: find heads that agree on one token and heads that look elsewhere.", "name": "fig-05-cls-attention-by-head"}}
+# %% mystnb={"figure": {"caption": "Attention probability from `[CLS]` to each token of the lesson's sentence, one row per head of the last encoder layer (or of the layer set in `layer_to_show`); colour on the full 0\u20131 scale. One sentence, so an illustration. Compare the rows: find heads that agree on one token and heads that look elsewhere.", "name": "fig-08-cls-attention-by-head"}}
 layer_to_show = L
 ax = plots.plot_token_heatmap(
     cls_att[layer_to_show - 1],
@@ -281,7 +281,7 @@ print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
 # number of inputs), read from the loaded model and the data. The short pairs show what a short
 # input does to the same numbers.
 
-# %% mystnb={"figure": {"caption": "Share of attention on each kind of key (`[CLS]`, `[SEP]`, punctuation, other), averaged over queries and heads, per encoder layer. Lines: means over the short and over the packed pairs, bands: 95 % CIs over inputs; green diamonds: the lesson's sentence; dashed: the even-spread share $k/n$, in its data set's colour. Read each line against its dashed line.", "name": "fig-05-class-shares"}}
+# %% mystnb={"figure": {"caption": "Share of attention on each kind of key (`[CLS]`, `[SEP]`, punctuation, other), averaged over queries and heads, per encoder layer. Lines: means over the short and over the packed pairs, bands: 95 % CIs over inputs; green diamonds: the lesson's sentence; dashed: the even-spread share $k/n$, in its data set's colour. Read each line against its dashed line.", "name": "fig-08-class-shares"}}
 shares_short = compute.attention_shares_per_sentence(short)  # [n, L, 4]
 shares_packed = compute.attention_shares_per_sentence(packed)
 uniform_short = torch.stack([compute.uniform_shares(t) for t in short]).mean(0)
@@ -469,7 +469,7 @@ else:
 # $1/n$ (`compute.head_key_ratio`), which on these inputs is only about a tenth of a head's
 # attention, not "most". The figure shows every head, as their strip plot does.
 
-# %% mystnb={"figure": {"caption": "Each head's share of attention on `[CLS]` (mean over all queries of an input, then over the packed pairs): one dot per head, grouped by encoder layer, with the interval its test reads (every head tested at once, so wider than a 95 % CI). Dashed line: one half, what 'most of a head's attention' needs. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-05-head-cls-strip"}}
+# %% mystnb={"figure": {"caption": "Each head's share of attention on `[CLS]` (mean over all queries of an input, then over the packed pairs): one dot per head, grouped by encoder layer, with the interval its test reads (every head tested at once, so wider than a 95 % CI). Dashed line: one half, what 'most of a head's attention' needs. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-08-head-cls-strip"}}
 print(
     "Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<="
     " 128 tokens): over half of the attention on [SEP] in layers 6-10; early"
@@ -574,7 +574,7 @@ pc_table = show_table(
     " the largest single head; heads clearly above the floor",
 )
 
-# %% mystnb={"figure": {"caption": "Each head's attention on periods and commas divided by their uniform share (mean over the packed pairs that hold one): one dot per head, grouped by encoder layer, with the interval its test reads (every head tested at once, so wider than a 95 % CI). Dashed line: the floor stated first, twice the uniform share. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-05-head-punct-strip"}}
+# %% mystnb={"figure": {"caption": "Each head's attention on periods and commas divided by their uniform share (mean over the packed pairs that hold one): one dot per head, grouped by encoder layer, with the interval its test reads (every head tested at once, so wider than a 95 % CI). Dashed line: the floor stated first, twice the uniform share. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-08-head-punct-strip"}}
 punct_ci = [punct_heads["intervals"][l * A:(l + 1) * A] for l in range(L)]
 ax = plots.plot_head_strip(
     punct_ci,
@@ -762,7 +762,7 @@ kobayashi_table = show_table(
     " (layer level, heads summed before the norm)",
 )
 
-# %% mystnb={"figure": {"caption": "Share on each kind of key per encoder layer, packed pairs, three ways: attention weights $\\alpha$ (blue), Kobayashi et al.'s layer-level norm $\\lVert\\sum_h \\alpha f_h(x)\\rVert$ (orange) and a per-head variant $\\lVert\\alpha f_h(x)\\rVert$ (green), rows rescaled to sum to 1. Bands: 95 % CIs over inputs; red dashed: even-spread share $k/n$. Compare orange with blue.", "name": "fig-05-weight-vs-norm"}}
+# %% mystnb={"figure": {"caption": "Share on each kind of key per encoder layer, packed pairs, three ways: attention weights $\\alpha$ (blue), Kobayashi et al.'s layer-level norm $\\lVert\\sum_h \\alpha f_h(x)\\rVert$ (orange) and a per-head variant $\\lVert\\alpha f_h(x)\\rVert$ (green), rows rescaled to sum to 1. Bands: 95 % CIs over inputs; red dashed: even-spread share $k/n$. Compare orange with blue.", "name": "fig-08-weight-vs-norm"}}
 plots.plot_class_shares(
     {
         "weight α": shares_packed,
@@ -878,7 +878,7 @@ print(
 # test says where the trained model's `[CLS]` self-attention is learned, not why. The claim
 # also says *early*: the per-layer values show where $[CLS]\to[CLS]$ is high.
 
-# %% mystnb={"figure": {"caption": "Attention of `[CLS]` on itself, averaged over heads, per encoder layer, on the short pairs: the trained model (blue) and one of the same configuration with random weights (orange), means with 95 % CI bands over inputs; green diamonds: the lesson's sentence; grey dashed: uniform share $1/n$. Compare trained with random weights layer by layer.", "name": "fig-05-cls-self-attention-trained-vs-random"}}
+# %% mystnb={"figure": {"caption": "Attention of `[CLS]` on itself, averaged over heads, per encoder layer, on the short pairs: the trained model (blue) and one of the same configuration with random weights (orange), means with 95 % CI bands over inputs; green diamonds: the lesson's sentence; grey dashed: uniform share $1/n$. Compare trained with random weights layer by layer.", "name": "fig-08-cls-self-attention-trained-vs-random"}}
 untrained = compute.untrained_like(model, seed=0)
 random_traces = [
     trace_text(tokenizer, untrained, a, b)
@@ -962,7 +962,7 @@ self_claim = show_finding(
 # (`compute.normalized_entropy`) it runs from 0 to 1 whatever the length, so inputs of
 # different lengths compare.
 
-# %% mystnb={"figure": {"caption": "Attention entropy of each head divided by $\\log n$, averaged over queries and then over the packed pairs; rows: encoder layers, columns: heads. Colour on a fixed 0\u20131 scale: 0 when every query looks at one key, 1 for evenly spread attention. Find the most focused heads (darkest cells) and the broadest (brightest).", "name": "fig-05-entropy-per-head"}}
+# %% mystnb={"figure": {"caption": "Attention entropy of each head divided by $\\log n$, averaged over queries and then over the packed pairs; rows: encoder layers, columns: heads. Colour on a fixed 0\u20131 scale: 0 when every query looks at one key, 1 for evenly spread attention. Find the most focused heads (darkest cells) and the broadest (brightest).", "name": "fig-08-entropy-per-head"}}
 entropy = compute.attention_entropy(trace)  # [L, A]
 a = trace.attention(1, 0)
 rows_nats = -(a * a.clamp_min(1e-12).log()).sum(-1)
@@ -996,7 +996,7 @@ print(
 # Per layer, heads averaged: the data sets with their intervals, `SENTENCE` as markers and
 # uniform attention (1) as the reference.
 
-# %% mystnb={"figure": {"caption": "Attention entropy \u00f7 $\\log n$ averaged over heads, per encoder layer: means over the packed and the short pairs with 95 % CI bands over inputs; green diamonds: the lesson's sentence; dashed at 1: evenly spread attention. The y axis need not start at 0. Find the most focused layers and compare the two input lengths.", "name": "fig-05-entropy-by-layer"}}
+# %% mystnb={"figure": {"caption": "Attention entropy \u00f7 $\\log n$ averaged over heads, per encoder layer: means over the packed and the short pairs with 95 % CI bands over inputs; green diamonds: the lesson's sentence; dashed at 1: evenly spread attention. The y axis need not start at 0. Find the most focused layers and compare the two input lengths.", "name": "fig-08-entropy-by-layer"}}
 # [n, L]
 ent_short = torch.stack(
     [compute.normalized_entropy(t).mean(-1) for t in short]
@@ -1045,7 +1045,7 @@ entropy_claim = show_finding(
 # exists. We score every head on each short pair and average; the two tables share one
 # colour scale.
 
-# %% mystnb={"figure": {"caption": "Previous-token score (top: mean attention from position $i$ to $i-1$) and next-token score (bottom: from $i$ to $i+1$) of every head, averaged over the short pairs; rows: encoder layers, columns: heads. Both tables share one 0\u20131 colour scale. Find the brightest cells: heads that put much of their attention on one neighbour.", "name": "fig-05-offset-head-scores"}}
+# %% mystnb={"figure": {"caption": "Previous-token score (top: mean attention from position $i$ to $i-1$) and next-token score (bottom: from $i$ to $i+1$) of every head, averaged over the short pairs; rows: encoder layers, columns: heads. Both tables share one 0\u20131 colour scale. Find the brightest cells: heads that put much of their attention on one neighbour.", "name": "fig-08-offset-head-scores"}}
 # [n, L, A]
 prev_each = torch.stack([compute.offset_head_scores(t, -1) for t in short])
 next_each = torch.stack([compute.offset_head_scores(t, +1) for t in short])
@@ -1090,7 +1090,7 @@ for name, scores, each in [
 # (`attention_model_view` in `helpers/attention/plots.py`). The orange frame is the best
 # previous-token head found above.
 
-# %% mystnb={"figure": {"caption": "Every head (columns) of every encoder layer (rows) on the lesson's sentence, as small attention maps, queries down and keys across, on one 0\u20131 colour scale: a static bertviz model view. The orange frame marks the head with the highest previous-token score on the short pairs. Scan for diagonals, bright columns and blocks; one sentence is an illustration.", "name": "fig-05-model-view"}}
+# %% mystnb={"figure": {"caption": "Every head (columns) of every encoder layer (rows) on the lesson's sentence, as small attention maps, queries down and keys across, on one 0\u20131 colour scale: a static bertviz model view. The orange frame marks the head with the highest previous-token score on the short pairs. Scan for diagonals, bright columns and blocks; one sentence is an illustration.", "name": "fig-08-model-view"}}
 best = compute.best_head(prev)[:2]  # (layer, head), layer counted from 1
 fig, axes = plots.attention_model_view(
     trace, highlight=[best],
@@ -1107,7 +1107,7 @@ plt.show()
 # slider. (The optional `bertviz` package draws interactive views like this in the
 # browser; the course does not need it.)
 
-# %% mystnb={"figure": {"caption": "One head on the lesson's sentence drawn as lines from each query token (left) to each key token (right), each line's opacity equal to its attention weight. It opens on the best next-token head; sliders change the layer and the head (and, for a long input, the window of tokens shown). Check whether the lines slope one row down.", "name": "fig-05-head-lines-explorer"}}
+# %% mystnb={"figure": {"caption": "One head on the lesson's sentence drawn as lines from each query token (left) to each key token (right), each line's opacity equal to its attention weight. It opens on the best next-token head; sliders change the layer and the head (and, for a long input, the window of tokens shown). Check whether the lines slope one row down.", "name": "fig-08-head-lines-explorer"}}
 from helpers.attention.widgets import HeadLinesExplorer
 
 next_layer, next_h, _ = compute.best_head(nxt)  # a head no figure above draws
@@ -1199,7 +1199,7 @@ if mini_sink is not None:
 # answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson05 import (
+from helpers.exercises.lesson08 import (
     check_exercise_1,
     check_exercise_2,
     check_exercise_3,

@@ -12,15 +12,15 @@
 # ---
 
 # %% [markdown]
-# # 10 — What each layer knows, and what fine-tuning changes
+# # 14 — What each layer knows, and what fine-tuning changes
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/10_what_layers_know.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/14_what_layers_know.ipynb)
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
 # Two tables circulate widely. One says *"part of speech lives in layers 1–3, entities in
 # 4–8, sentence meaning in the last four"*; the other says *"freeze the lower layers, they
-# hold general features"* (lesson 08 froze the lower half). This lesson measures both on the
+# hold general features"* (lesson 11 froze the lower half). This lesson measures both on the
 # loaded model, the way the research does it:
 #
 # 1. **probes with control tasks**: a linear classifier per layer reads a word's part of
@@ -84,7 +84,7 @@ torch.manual_seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
 from helpers.model.language import require_reading  # English data
-require_reading(tokenizer, "en", lesson="10", what="its data sets")
+require_reading(tokenizer, "en", lesson="14", what="its data sets")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
@@ -98,10 +98,10 @@ print(
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson probes what each encoder layer holds and fine-tunes the layers under a classification head, so the encoder layer and the head are framed in orange and marked \"you are here\".", "name": "fig-10-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson probes what each encoder layer holds and fine-tunes the layers under a classification head, so the encoder layer and the head are framed in orange and marked \"you are here\".", "name": "fig-14-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
-you_are_here(model.config, LESSON_PARTS["10"]);
+you_are_here(model.config, LESSON_PARTS["14"]);
 
 # %% [markdown]
 # ## 1. The data: sentences and a tagger's labels
@@ -208,7 +208,7 @@ assert all(
 # `word_probe_report` (in `helpers/probes/compute.py`) trains the task probe and, for each of
 # three seeds, a control probe (each seed draws its own control labels) -- for all $L+1$ layers at
 # once, as one batched matrix product. Every probe, task and control alike, follows the course's
-# training contract (`helpers/common/training.py`, lesson 07): a fifth of the training sentences
+# training contract (`helpers/common/training.py`, lesson 10): a fifth of the training sentences
 # is held out as a **dev split**, which chooses each probe's L2 strength; each probe starts from
 # zero and runs full-batch L-BFGS **to the same convergence criterion** (its gradient below a
 # stated tolerance). A control probe trained less than its task probe would make the selectivity
@@ -272,7 +272,7 @@ probe_status = show_finding(
                         " iterations, status"),
 )
 
-# %% mystnb={"figure": {"caption": "Word-level linear probes per layer (emb = embeddings) for part of speech and entity type, each trained to convergence. Left: test accuracy of the task probe and of its control task (a random label per word type); dotted, the most-frequent-tag rate. Right: selectivity, task minus control. Lines: the task probe and the mean of the control seeds; bands: 95 % bootstrap intervals over test sentences. Compare where accuracy and selectivity peak.", "name": "fig-10-probes"}}
+# %% mystnb={"figure": {"caption": "Word-level linear probes per layer (emb = embeddings) for part of speech and entity type, each trained to convergence. Left: test accuracy of the task probe and of its control task (a random label per word type); dotted, the most-frequent-tag rate. Right: selectivity, task minus control. Lines: the task probe and the mean of the control seeds; bands: 95 % bootstrap intervals over test sentences. Compare where accuracy and selectivity peak.", "name": "fig-14-probes"}}
 from helpers.probes.plots import plot_probe_reports
 
 axes = plot_probe_reports(reports.values())
@@ -301,9 +301,9 @@ plt.show()
 # states its layer numbers for BERT-base (12 layers); `scaled_layers` maps them to this model
 # by relative depth.
 #
-# For "sentence meaning" we probe intents: the few-shot BANKING77 draws of lesson 08 (the same
+# For "sentence meaning" we probe intents: the few-shot BANKING77 draws of lesson 11 (the same
 # intents, training, dev and test utterances per seed: `lesson_setup` in
-# `helpers/finetuning/compute.py`), with **lesson 07's probe** itself -- a linear probe per layer
+# `helpers/finetuning/compute.py`), with **lesson 10's probe** itself -- a linear probe per layer
 # on mean-pooled sentence vectors, fitted by the same contract on each draw
 # (`sentence_probe_report`). Each draw has its own intents, so the layers are compared paired
 # within each draw, draw $i$ at one layer against draw $i$ at another. There is no control task
@@ -324,7 +324,7 @@ from helpers.probes.compute import (
     table_verdict,
 )
 
-# lesson 08's tasks (one draw of intents and utterances per seed), recipe and
+# lesson 11's tasks (one draw of intents and utterances per seed), recipe and
 # seeds
 tasks, recipe, SEEDS = lesson_setup(budget)
 print(f"{len(SEEDS)} draws, one per seed {SEEDS}; each: "
@@ -366,7 +366,7 @@ show_table(
     ],
     index="layer",
     title=(
-        "intent probe (lesson 07's probe) per layer, mean over the"
+        "intent probe (lesson 10's probe) per layer, mean over the"
         f" {len(SEEDS)} draws [in brackets: uncertainty from resampling draws"
         " and test utterances]"
     ),
@@ -503,11 +503,11 @@ if disputed:
 # %% [markdown]
 # ## 5. What fine-tuning changes, layer by layer
 #
-# Now the **whole** model fine-tuned on the intent task: lesson 08's "full fine-tuning" runs --
+# Now the **whole** model fine-tuned on the intent task: lesson 11's "full fine-tuning" runs --
 # the same draws, recipe and five seeds (`lesson_setup`), each trained by the course's training
 # contract (learning rate chosen on the dev split, early stopping after the warm-up, a status per
-# run; `finetune_study` in `helpers/finetuning/compute.py`; when lesson 08 ran first on this
-# machine, its runs come from the disk cache, otherwise they are trained here). Lesson 08's frozen
+# run; `finetune_study` in `helpers/finetuning/compute.py`; when lesson 11 ran first on this
+# machine, its runs come from the disk cache, otherwise they are trained here). Lesson 11's frozen
 # probe is trained too, for the comparison. Then each layer is compared before and after.
 #
 # **Linear CKA** (Kornblith et al. 2019, *Similarity of Neural Network Representations
@@ -525,7 +525,7 @@ if disputed:
 # The **relative weight change** of a layer takes all its parameters $\theta$ together:
 # $\lVert \theta_{\text{after}} - \theta_{\text{before}} \rVert / \lVert \theta_{\text{before}} \rVert$
 # (Frobenius norms; `relative_weight_change`). The word embeddings stay frozen in every run,
-# so "emb" covers position and segment embeddings and their LayerNorm. `model_key` (lesson 08's
+# so "emb" covers position and segment embeddings and their LayerNorm. `model_key` (lesson 11's
 # hash of every weight, in `helpers/practice/compute.py`) checks that the loaded model itself was
 # not changed: every run trains a copy.
 
@@ -663,7 +663,7 @@ show_table(rows, index="layer", title=(
     " time]; relative weight change with [min, max] over the runs"
 ));
 
-# %% mystnb={"figure": {"caption": "Per layer (emb = embeddings), what full fine-tuning changed. Top: linear CKA of pre-trained against fine-tuned token vectors of the test utterances, mean over seeds (1 = unchanged up to rotation and scale), whiskers 95 % jackknife intervals over utterances. Bottom: relative weight change $\\lVert \\Delta W \\rVert / \\lVert W \\rVert$, mean over seeds, whiskers the range. Compare where CKA falls with where weights moved.", "name": "fig-10-layer-change"}}
+# %% mystnb={"figure": {"caption": "Per layer (emb = embeddings), what full fine-tuning changed. Top: linear CKA of pre-trained against fine-tuned token vectors of the test utterances, mean over seeds (1 = unchanged up to rotation and scale), whiskers 95 % jackknife intervals over utterances. Bottom: relative weight change $\\lVert \\Delta W \\rVert / \\lVert W \\rVert$, mean over seeds, whiskers the range. Compare where CKA falls with where weights moved.", "name": "fig-14-layer-change"}}
 from helpers.finetuning.plots import plot_layer_change
 
 axes = plot_layer_change(
@@ -887,7 +887,7 @@ swap_claim = show_finding(
     ],
 )
 
-# %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and draws: bar the mean over draws, whiskers the intervals the verdicts are read from (resampling draws and test items, Bonferroni over the swaps). Look for whiskers that stay below the zero line.", "name": "fig-10-swap-in"}}
+# %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and draws: bar the mean over draws, whiskers the intervals the verdicts are read from (resampling draws and test items, Bonferroni over the swaps). Look for whiskers that stay below the zero line.", "name": "fig-14-swap-in"}}
 from helpers.finetuning.plots import plot_swap_in
 
 ax = plot_swap_in([v.difference for v in swap_verdicts])
@@ -966,19 +966,19 @@ pos_claim = show_finding(
     ],
 )
 
-# %% mystnb={"figure": {"caption": "Part-of-speech probes on the pre-trained model and the first draw's fine-tuned model, per layer. Top: test accuracy and selectivity, bands 95 % bootstrap intervals over test sentences (axes zoomed, as labelled). Bottom: the paired change, fine-tuned minus pre-trained, in points, with the interval its verdict is read from (test sentences resampled once for both, Bonferroni over the layers). Find layers whose whiskers exclude zero.", "name": "fig-10-pos-before-after"}}
+# %% mystnb={"figure": {"caption": "Part-of-speech probes on the pre-trained model and the first draw's fine-tuned model, per layer. Top: test accuracy and selectivity, bands 95 % bootstrap intervals over test sentences (axes zoomed, as labelled). Bottom: the paired change, fine-tuned minus pre-trained, in points, with the interval its verdict is read from (test sentences resampled once for both, Bonferroni over the layers). Find layers whose whiskers exclude zero.", "name": "fig-14-pos-before-after"}}
 from helpers.probes.plots import plot_before_after
 
 axes = plot_before_after(before_pos, tuned, change=pos_change)
 plt.show()
 
 # %% [markdown]
-# ### Back to lesson 08's freezing advice
+# ### Back to lesson 11's freezing advice
 #
 # "Freeze the lower layers" assumes that full fine-tuning would not need to change them much
-# anyway, so freezing them costs little and saves their backward pass. Lesson 08's "freeze
+# anyway, so freezing them costs little and saves their backward pass. Lesson 11's "freeze
 # lower half" froze the embeddings and layers $1..\lfloor L/2 \rfloor$. The swap-in test above put
-# back one layer at a time; here the whole lower half goes back at once -- what lesson 08 kept
+# back one layer at a time; here the whole lower half goes back at once -- what lesson 11 kept
 # frozen -- with no training at all, paired with the fully fine-tuned model on the same utterances.
 #
 # A claim that the lower half's changes were *not needed* is a claim of no effect, so it needs a
@@ -1052,7 +1052,7 @@ put_back_claim = show_verdict(
 # and task, at the stated margin: full fine-tuning changed the lower half, but the model does not
 # need those changes. *Lower* says the upper layers were tuned to a changed lower half -- yet a
 # model trained with that half frozen from the start can adapt its upper layers to it, which is
-# what lesson 08's "freeze lower half" measured. The intervention bounds what full fine-tuning used,
+# what lesson 11's "freeze lower half" measured. The intervention bounds what full fine-tuning used,
 # not what freezing costs. *Inconclusive* says neither. Either way this is one few-shot task --
 # measure on yours.
 #
@@ -1148,7 +1148,7 @@ else:  # the course's own BERT-mini, shipped in data/course_mini, has a head
 # position, coloured by probability -- for the loaded checkpoint when it has a head, for
 # course-mini otherwise.
 
-# %% mystnb={"figure": {"caption": "The masked-LM lens: the pre-training head applied to every layer's vector at the masked position (rows: emb = embeddings, then layers 1 to L). Each cell is one of the head's top guesses with its probability, coloured on one 0-1 scale. Look for the layer where the hidden word first reaches the top.", "name": "fig-10-masked-lm-lens"}}
+# %% mystnb={"figure": {"caption": "The masked-LM lens: the pre-training head applied to every layer's vector at the masked position (rows: emb = embeddings, then layers 1 to L). Each cell is one of the head's top guesses with its probability, coloured on one 0-1 scale. Look for the layer where the hidden word first reaches the top.", "name": "fig-14-masked-lm-lens"}}
 from helpers.lens.plots import plot_lens
 
 if lens is not None:
@@ -1182,7 +1182,7 @@ if lens is not None and lens.target_ranks is not None:
 #   scale; checked against the HSIC formula. It carries the changes of every layer below, so it
 #   can fall with depth even when all layers move alike. The relative weight change is a weaker
 #   signal under Adam.
-# * Fine-tuning here is lesson 08's runs (learning rate chosen and early stopping on a dev split,
+# * Fine-tuning here is lesson 11's runs (learning rate chosen and early stopping on a dev split,
 #   five draws, each run's status printed), compared with the frozen probe on the same utterances,
 #   paired: it need not beat it.
 # * The **swap-in test** puts one layer's pre-trained weights back into the fine-tuned model: a
@@ -1203,7 +1203,7 @@ if lens is not None and lens.target_ranks is not None:
 # answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson10 import (
+from helpers.exercises.lesson14 import (
     check_exercise_1,
     check_exercise_2,
     check_exercise_3,

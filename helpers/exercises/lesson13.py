@@ -1,4 +1,4 @@
-"""Checkers for lesson 09b (attribution: which input tokens drove one decision)."""
+"""Checkers for lesson 13 (attribution: which input tokens drove one decision)."""
 
 from __future__ import annotations
 

@@ -16,9 +16,9 @@
 # ---
 
 # %% [markdown]
-# # 06 — From word meaning to meaning in context
+# # 09 — From word meaning to meaning in context
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/06_meaning_in_context.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/09_meaning_in_context.ipynb)
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
@@ -126,7 +126,7 @@ from helpers.model.tokens import is_unknown, longest_word
 loaded = load_model(MODEL)
 tokenizer, model = loaded
 from helpers.model.language import require_reading  # English data
-require_reading(tokenizer, "en", lesson="06", what="the polysemy sets")
+require_reading(tokenizer, "en", lesson="09", what="the polysemy sets")
 L = model.config.num_hidden_layers
 polysemy = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
 # is this the BERT-base that Ethayarajh (2019) measured?
@@ -143,10 +143,10 @@ for word, senses in polysemy.items():
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT from lesson 00, with the encoder layer repeated $L$ times in the loaded model. The orange frame marks what this lesson follows: the whole encoder layer, through which context is mixed into each word's vector.", "name": "fig-06-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The course's map of BERT from lesson 00, with the encoder layer repeated $L$ times in the loaded model. The orange frame marks what this lesson follows: the whole encoder layer, through which context is mixed into each word's vector.", "name": "fig-09-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
-you_are_here(model.config, LESSON_PARTS["06"]);
+you_are_here(model.config, LESSON_PARTS["09"]);
 
 # %% [markdown]
 # We trace every sentence once and keep the target word's vector at every layer. A word
@@ -218,7 +218,7 @@ print(
 # %% [markdown]
 # ## The anisotropy baseline, again
 #
-# As in lesson 04, we first measure how similar two *random* tokens of different sentences
+# As in lesson 07, we first measure how similar two *random* tokens of different sentences
 # are at each layer (Ethayarajh, 2019, who defined this within-layer baseline):
 # similarities below only mean something above it. `random_pair_cosines` is defined in
 # `helpers/layerwalk/compute.py`. The 500 pairs come from the 120 data sentences, so every
@@ -253,7 +253,7 @@ baseline_table = show_table(
 # every layer that could be just as large (`rank_layers`: the layers compared on the same words),
 # and each layer's gap is checked against 0 (`above_threshold`, in `helpers/attention/compute.py`).
 
-# %% mystnb={"figure": {"caption": "For each ambiguous word of the course data: mean cosine between uses of the same sense minus mean cosine between uses of different senses, per layer. Grey: each word; blue: mean over words, band: 95 % CI resampling words; dashed: no gap. See at which layers the band lies above the dashed line.", "name": "fig-06-within-across-gap"}}
+# %% mystnb={"figure": {"caption": "For each ambiguous word of the course data: mean cosine between uses of the same sense minus mean cosine between uses of different senses, per layer. Grey: each word; blue: mean over words, band: 95 % CI resampling words; dashed: no gap. See at which layers the band lies above the dashed line.", "name": "fig-09-within-across-gap"}}
 gaps = {
     word: compute.within_across_gap(senses) for word, senses in groups.items()
 }
@@ -352,7 +352,7 @@ print(
 # just as good: the same sentences at every layer, whole words resampled (`rank_layers` with
 # `clusters`).
 
-# %% mystnb={"figure": {"caption": "Leave-one-out nearest-centroid accuracy per layer: each held-out sentence goes to the sense with the nearest centroid (cosine). First panel: all words pooled (band: 95 % CI resampling words); then one panel per word (band: exact Clopper-Pearson interval). Hatched grey: 95 % range of 200 label shuffles, dashed: their mean. Compare each curve with its hatched band, not 50 %.", "name": "fig-06-sense-separation"}}
+# %% mystnb={"figure": {"caption": "Leave-one-out nearest-centroid accuracy per layer: each held-out sentence goes to the sense with the nearest centroid (cosine). First panel: all words pooled (band: 95 % CI resampling words); then one panel per word (band: exact Clopper-Pearson interval). Hatched grey: 95 % range of 200 label shuffles, dashed: their mean. Compare each curve with its hatched band, not 50 %.", "name": "fig-09-sense-separation"}}
 # every sentence of every word, [sentences, L + 1]
 pooled = torch.cat(list(outcomes.values())).float()
 # each sentence's word: the cluster
@@ -523,13 +523,13 @@ print(
     " measure is his, the words are not"
 )
 
-# %% mystnb={"figure": {"caption": "Self-similarity (mean cosine between a word's vectors in different sentences, senses pooled) per layer. Top: raw, random-pair baseline dashed; bottom: raw minus that baseline, zero line solid. Grey: each word; blue: mean over words, band: 95 % CI resampling words (baseline held fixed). Compare the bottom curve's shape with the top one's.", "name": "fig-06-self-similarity"}}
+# %% mystnb={"figure": {"caption": "Self-similarity (mean cosine between a word's vectors in different sentences, senses pooled) per layer. Top: raw, random-pair baseline dashed; bottom: raw minus that baseline, zero line solid. Grey: each word; blue: mean over words, band: 95 % CI resampling words (baseline held fixed). Compare the bottom curve's shape with the top one's.", "name": "fig-09-self-similarity"}}
 axes = plots.plot_raw_and_adjusted(dict(zip(groups, raw_self)), baseline)
 plt.show()
 
 # %% [markdown]
 # Does this model follow Ethayarajh? Before answering, one more check. A few dimensions can
-# dominate a cosine (lesson 04: Timkey and van Schijndel 2021 found 1–3 "rogue" dimensions in
+# dominate a cosine (lesson 07: Timkey and van Schijndel 2021 found 1–3 "rogue" dimensions in
 # BERT, RoBERTa, GPT-2 and XLNet), and subtracting a baseline is only one way to correct for
 # anisotropy. So the adjusted self-similarity is computed three ways
 # (`compute.self_similarity_variants`): as Ethayarajh defined it; after removing each layer's mean
@@ -738,7 +738,7 @@ print(
 # word, the word's other pieces would top the list, which says nothing about its neighbours.
 # Its dashed line is the cross-sentence baseline, lower than the same-sentence control above.
 
-# %% mystnb={"figure": {"caption": "Top: cosine between one token of the lesson's sentence and every other token at one layer (the chosen token left out, marked by the orange triangle); bottom: its nearest tokens by name. Dashed: that layer's random-pair baseline across data sentences. The controls pick the token and the layer; compare the bars with the dashed line.", "name": "fig-06-neighbour-explorer"}}
+# %% mystnb={"figure": {"caption": "Top: cosine between one token of the lesson's sentence and every other token at one layer (the chosen token left out, marked by the orange triangle); bottom: its nearest tokens by name. Dashed: that layer's random-pair baseline across data sentences. The controls pick the token and the layer; compare the bars with the dashed line.", "name": "fig-09-neighbour-explorer"}}
 from helpers.context.widgets import NeighbourExplorer
 
 single = [
@@ -827,7 +827,7 @@ for text in summary_claims:
 # answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson06 import (
+from helpers.exercises.lesson09 import (
     check_exercise_1,
     check_exercise_2,
     check_exercise_3,

@@ -16,22 +16,19 @@
 # ---
 
 # %% [markdown]
-# # 07 — From [CLS] to a class decision: the pooler and a classification head
+# # 10 — Which vector, which layer? Classifying BANKING77
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/07_pooler_and_classification_head.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/10_which_layer_classifies.ipynb)
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
-# The encoder hands back one vector per token and layer. To classify a whole sentence we
-# need one vector per sentence and a map from it to one score (logit) per class. The lesson has
-# two parts:
-#
-# * **Part 1, the mechanics**: we rebuild BERT's pooler, train a linear head on frozen features
-#   of the course's ten easy intents, follow one sentence from logits through softmax to a class
-#   id, and type sentences into a box;
-# * **Part 2, a measurement**: on **BANKING77** (77 fine-grained banking intents, few-shot
-#   training sets), a task hard enough that layers, poolings and combinations of layers can
-#   actually differ, we ask which layer carries the class best.
+# [Lesson 04](04_pooler_and_classification_head.ipynb) built the machinery: the pooler, a linear
+# head on frozen features, logits, softmax and the class id, and the training contract every head
+# of the course follows (a dev split chooses, a score at step 0, L-BFGS to a stated gradient
+# tolerance). There, one head on the last layer's `[CLS]` vector sorted the course's ten easy
+# intents. This lesson asks **which sentence vector, from which layer, carries the class best**,
+# on **BANKING77** (77 fine-grained banking intents, few-shot training sets), a task hard enough
+# that layers, poolings and combinations of layers can actually differ.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -53,11 +50,12 @@ if "google.colab" in sys.modules:
 else:
     print("Running locally: nothing to install.")
 
+
 # %% [markdown]
 # ## Parameters
 #
-# `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the sentence whose
-# `[CLS]` vector we pool and whose logits the text box starts with.
+# `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is traced once below to
+# show the loaded model (the measurements of this lesson run on the data sets).
 #
 # `BUDGET` sizes the expensive work (`None`: the course chooses, `"full"` on the bundled model: all 77 BANKING77
 # intents, 10- and 30-shot training sets drawn with 5 seeds, all 3,080 test utterances; `"quick"`: a few intents,
@@ -97,248 +95,68 @@ print(f"against the papers' BERT-base: {paper.label}")
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens and embeddings through the encoder layer (repeated as often as the loaded model has layers) to the pooler and a task head. The parts this lesson opens, the pooler and the classification head, are framed in orange and marked \"you are here\".", "name": "fig-07-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens and embeddings through the encoder layer (repeated as often as the loaded model has layers) to the pooler and a task head. The parts this lesson measures, the encoder layers (which one carries the class) and the classification head, are framed in orange and marked \"you are here\".", "name": "fig-10-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
-you_are_here(model.config, LESSON_PARTS["07"]);
+you_are_here(model.config, LESSON_PARTS["10"]);
 
-# %% mystnb={"figure": {"caption": "Lesson 00's diagram of BERT for the loaded model's configuration, read bottom to top, one lane per token of a short generic input, with each step's tensor shape and code name beside it. The pooler and the classification head are framed in orange: follow the `[CLS]` lane, the only one the pooler reads, up to the logits.", "name": "fig-07-architecture"}}
-# Where this lesson sits on the map of lesson 00 (architecture_diagram,
-# helpers/architecture/plots.py):
-# the pooler and a classification head, on top of the encoder's last layer.
-import matplotlib.pyplot as plt
-
-from helpers.architecture.plots import architecture_diagram
-
-architecture_diagram(config, highlight=["pooler", "head"])
-plt.show()
 
 # %% [markdown]
-# ---
+# ## The ten intents again
 #
-# # Part 1 — The mechanics
-#
-# From the last layer's `[CLS]` vector to a class id: the pooler, a linear head, logits,
-# softmax and argmax. Part 1 ends with the box you can type sentences into.
-#
-# ## The pooler, rebuilt
-#
-# `BertPooler` in `modeling_bert.py` takes the last-layer vector of the first token,
-# $h_{[CLS]}$, and applies one dense layer with a tanh:
-#
-# $$\text{pooler\_output} = \tanh(W\, h_{[CLS]} + b), \qquad W \in \mathbb{R}^{H \times H}.$$
-#
-# `pooler_by_hand` (in `helpers/classify/rebuild.py`) does exactly this with `model.pooler.dense`.
-
-# %%
-from helpers.classify.rebuild import pooler_by_hand
-
-h_cls = trace.vector(L, 0)
-pooled = pooler_by_hand(model, h_cls)
-same = torch.allclose(pooled, trace.pooler_output, atol=1e-5)
-assert same, "the pooler rebuilt by hand must equal the model's pooler_output"
-print(
-    f"pooler by hand == model.pooler_output: {same}; W is"
-    f" {tuple(model.pooler.dense.weight.shape)}"
-)
-cos = torch.nn.functional.cosine_similarity(pooled, h_cls, dim=0).item()
-print(f"cosine(raw [CLS], pooler_output) = {cos:.3f} for SENTENCE")
-
-# %% [markdown]
-# The tanh bounds every pooled value to $(-1, 1)$. How much of that bound is used depends on
-# the pre-activations $W h_{[CLS]} + b$: where they are small, tanh is almost the identity
-# ($\tanh x \approx x$) and squashes nothing.
-
-# %%
-pre = model.pooler.dense(h_cls).detach()  # W h + b, before the tanh
-squash = (pre - torch.tanh(pre)).abs().max().item()
-print(
-    f"pooled values lie in [{pooled.min():.3f}, {pooled.max():.3f}] (tanh"
-    f" allows (-1, 1)); the pre-activations W h + b lie in [{pre.min():.3f},"
-    f" {pre.max():.3f}]"
-)
-print(
-    f"largest |x - tanh(x)| over the {H} values: {squash:.3f} -- "
-    + (
-        "the tanh barely changes them: the narrow range comes from small"
-        " pre-activations"
-        if squash < 0.05
-        else "the tanh squashes the largest pre-activations noticeably"
-    )
-)
-
-# %% [markdown]
-# So the pooler is **not** the raw `[CLS]` vector: it is a further learned transformation
-# (one sentence is not enough to say how different; the claims table at the end of Part 2
-# measures it over the BANKING77 test set). In the original BERT it was trained with the
-# next-sentence-prediction objective; a checkpoint trained for something else (the bundled
-# all-MiniLM-L6-v2 was trained for sentence embeddings with *mean* pooling) may leave it barely
-# trained. That is one reason we treat "which vector represents the sentence" as a question to
-# measure, in Part 2.
-#
-# ## A first head: ten intents
-#
-# `data/intents/` holds short assistant requests written for this course, ten intents with a
-# fixed train/test split (see its README). We run every utterance through the model once (with
-# `torch.no_grad`, weights untouched) and keep two sentence vectors per layer $l = 0..L$: the
-# `[CLS]` vector $h^{(l)}_0$ and the mean over the real (non-padding) tokens,
+# As in lesson 04, every utterance of `data/intents/` goes through the model once (with
+# `torch.no_grad`, weights untouched), and we keep two sentence vectors per layer $l = 0..L$: the
+# `[CLS]` vector $h^{(l)}_0$ and the mean over the real (non-padding) tokens
 # $\frac{1}{n}\sum_i h^{(l)}_i$ (`extract_features` in `helpers/classify/compute.py`).
 
 # %%
+import textwrap
 import time
 
-from helpers.classify.compute import extract_features
+import matplotlib.pyplot as plt
+
+from helpers.classify.compute import extract_features, fit_head_split
+from helpers.common.claims import show_finding
 from helpers.common.data import load_intents
+from helpers.common.stats import accuracy_ci
 from helpers.model.language import require_reading  # English data
-require_reading(tokenizer, "en", lesson="07", what="its data sets")
+require_reading(tokenizer, "en", lesson="10", what="its data sets")
 
 train10, test10 = load_intents("train"), load_intents("test")
 C10 = train10.num_classes
-y10 = torch.tensor(test10.labels, device=model.device)
 # tokens per utterance, [CLS] and [SEP] included; longer ones are cut (with a
 # warning)
 MAX_LEN = 32
-t0 = time.perf_counter()
 feats10_train = extract_features(
     tokenizer, model, train10.texts, max_length=MAX_LEN, progress=False
 )
 feats10_test = extract_features(
     tokenizer, model, test10.texts, max_length=MAX_LEN, progress=False
 )
-print(
-    f"{len(train10)} train / {len(test10)} test utterances, {C10} intents:"
-    f" {', '.join(train10.names)}"
-)
-print(
-    f"features: cls {tuple(feats10_train.cls.shape)} = [layers+1, utterances,"
-    f" H], {time.perf_counter() - t0:.1f} s for both splits"
-)
-assert torch.allclose(
-    feats10_train.pooler,
-    pooler_by_hand(model, feats10_train.cls[L]),
-    atol=1e-5,
-)
+print(f"{len(train10)} train / {len(test10)} test utterances, {C10} intents")
 
 # %% [markdown]
-# ## A linear head: logits → softmax → argmax
-#
-# The head (`LinearHead` in `helpers/classify/compute.py`) is one linear layer on the
-# last-layer `[CLS]` vector, standardized with the training mean $\mu$ and standard deviation
-# $\sigma$:
-#
-# $$z = W \frac{x - \mu}{\sigma} + b \in \mathbb{R}^{C}, \qquad p = \mathrm{softmax}(z), \qquad \hat y = \arg\max_c z_c .$$
-#
-# Only $W$ and $b$ are trained; the BERT weights stay frozen. Every head, probe and fine-tuning
-# run in this course is trained the same way (`fit_head` in `helpers/classify/compute.py`, on the
-# training contract of `helpers/common/training.py`):
-#
-# * a **dev split** is carved out of the training utterances (here 4 per intent) and makes every
-#   choice -- here the strength $\lambda$ of an L2 penalty $\frac{\lambda}{2}\lVert W \rVert^2$ on the
-#   weights, from a small grid; the test utterances are never used to choose anything;
-# * the head starts from $W = 0, b = 0$ and is **scored there** (step 0);
-# * it is trained **to convergence**: the cross-entropy plus the penalty is a convex function of
-#   $W, b$, and full-batch L-BFGS runs until every entry of its gradient is below a tolerance
-#   stated beforehand. The printout says whether that happened.
-#
-# Then we compute the logits $z$ of every test utterance by hand from the head's weights, with the
-# formula above, and read everything else off them.
-
-# %%
-import textwrap
-
-from helpers.classify.compute import fit_head_split
-
-t0 = time.perf_counter()
-head, head_record = fit_head_split(
-    feats10_train.layer(L, "cls"),
-    train10.labels,
-    C10,
-    dev_per_class=4,
-    seed=0,
-    run="ten intents, last-layer [CLS]",
-)
-train_seconds = time.perf_counter() - t0
-print(textwrap.fill(head_record.describe(), 110, subsequent_indent="    "))
-X10 = feats10_test.layer(L, "cls")
-W, b = head.classifier.weight.detach(), head.classifier.bias.detach()
-# the formula above, by hand: [test utterances, C]
-z = ((X10 - head.mu) / head.sigma) @ W.T + b
-p, pred10 = torch.softmax(z, -1), z.argmax(-1)
-print(
-    f"first test utterance {test10.texts[0]!r} (true:"
-    f" {test10.names[test10.labels[0]]}); its three largest logits:"
-)
-for c in z[0].topk(3).indices.tolist():
-    print(f"  {test10.names[c]:<16} z_c = {z[0, c]:+6.2f} p_c = {p[0, c]:.3f}")
-
-# %% [markdown]
-# How often is the argmax right on the test utterances?
-
-# %%
-from helpers.common.claims import show_finding
-from helpers.common.stats import accuracy_ci
-
-correct10 = pred10 == y10
-first_head = show_finding(
-    f"The head gets {int(correct10.sum())} of the {len(test10)} test"
-    f" utterances right ({correct10.float().mean():.0%}; guessing would get"
-    f" {1 / C10:.0%}).",
-    details=[
-        f"accuracy {accuracy_ci(correct10).percent()}: exact (Clopper-Pearson)"
-        f" 95 % interval over the {len(test10)} test items",
-        f"training the head (every L2 strength of the grid) took"
-        f" {train_seconds:.2f} s on this machine",
-    ],
-)
-
-# %% [markdown]
-# ## Try it: type a sentence, see the logits
-#
-# Type a request and press **Classify**: the box runs the model on your new sentence, applies
-# the head and shows one bar per intent; the orange bar is the argmax, the predicted id.
-
-# %% mystnb={"figure": {"caption": "Logits of the ten-intent head (trained on the last layer's `[CLS]` vector) for the lesson's sentence, one bar per intent; the orange bar is the argmax, the predicted intent. Type any sentence into the box and press **Classify** to see its bars; the y-scale is kept across sentences (widened only when needed), so bars compare.", "name": "fig-07-logits-box"}}
-from helpers.classify.widgets import LogitsBox
-
-box = LogitsBox(
-    tokenizer,
-    model,
-    head,
-    train10.names,
-    layer=L,
-    pooling="cls",
-    sentence=SENTENCE,
-)
-box
-
-# %% [markdown]
-# *End of Part 1.* The head is a few lines of arithmetic on one vector; which vector to use is
-# the question of Part 2.
-
-# %% [markdown]
-# ---
-#
-# # Part 2 — Which vector, which layer? A measurement on BANKING77
-#
 # ## Why a harder task
 #
-# How much room does the ten-intent set leave? The same head on the mean-pooled last layer (the
-# sentence vector this checkpoint was trained to produce), and on the mean of the embeddings alone
-# (layer 0: a bag of words, no context at all):
+# How much room does the ten-intent set leave? A head like lesson 04's on the last layer's `[CLS]`
+# vector, the same head on the mean-pooled last layer (the sentence vector this checkpoint was
+# trained to produce), and on the mean of the embeddings alone (layer 0: a bag of words, no
+# context at all):
 
 # %%
 from helpers.classify.compute import correct_per_item
 
 room = {}
-for name, layer in (
-    ("the mean-pooled last layer", L),
-    ("the mean-pooled embeddings (layer 0)", 0),
+for name, layer, pooling in (
+    ("the last layer's [CLS] vector", L, "cls"),
+    ("the mean-pooled last layer", L, "mean"),
+    ("the mean-pooled embeddings (layer 0)", 0, "mean"),
 ):
     other_head, _ = fit_head_split(
-        feats10_train.layer(layer, "mean"), train10.labels, C10, seed=0
+        feats10_train.layer(layer, pooling), train10.labels, C10, seed=0
     )
     room[name] = correct_per_item(
-        other_head, feats10_test.layer(layer, "mean"), test10.labels
+        other_head, feats10_test.layer(layer, pooling), test10.labels
     )
 ceiling = show_finding(
     "On the ten intents, a head on "
@@ -358,7 +176,7 @@ ceiling = show_finding(
 # Where the heads get (nearly) every test utterance right, the set leaves no room above them, and
 # with this few test items one more or one fewer right answer moves an accuracy by a whole step
 # of $1/n$. A task on which good classifiers sit at (or next to) the ceiling cannot tell layers,
-# poolings or strategies apart. So the ten intents served one purpose, a box to type into, and
+# poolings or strategies apart. So the ten intents served one purpose, lesson 04's box to type into, and
 # every measured claim from here on uses a harder task.
 #
 # ## BANKING77
@@ -482,11 +300,11 @@ assert torch.allclose(
 # %% [markdown]
 # ## Training every head to convergence
 #
-# Part 2 trains many heads: a linear probe on every layer with both poolings for every draw of
+# This lesson trains many heads: a linear probe on every layer with both poolings for every draw of
 # the smaller training sets, a head on the mean-pooled last layer for every draw of the larger
 # ones, and two heads that combine layers (concatenation and a learned weighted sum, at the end
-# of this part). Their comparisons are only as good as their training, so every one of them follows
-# the training contract of Part 1 (`fit_head`, `probe_draws`, `strategy_draws` in
+# of this lesson). Their comparisons are only as good as their training, so every one of them follows
+# the training contract of lesson 04 (`fit_head`, `probe_draws`, `strategy_draws` in
 # `helpers/classify/compute.py`): the L2 strength chosen on the draw's dev split, a start from
 # zero, and L-BFGS run to the stated gradient tolerance. A step count is no longer a choice: a
 # head is trained when its gradient vanishes, and the table says, for every kind of head, whether
@@ -536,7 +354,7 @@ for name, recs in combined.records.items():
 all_records = [r for recs in records.values() for r in recs]
 heads_seconds = time.perf_counter() - t0
 show_finding(
-    f"Of the {len(all_records)} heads of Part 2, "
+    f"Of the {len(all_records)} heads of this lesson, "
     + (
         "every one met the convergence criterion."
         if status_summary(all_records).startswith("all")
@@ -552,9 +370,10 @@ show_finding(
     table=family_table(
         records,
         title=(
-            "every head of Part 2 by kind: status (the convergence criterion),"
-            " L-BFGS iterations, final gradient, the dev split's choice, dev"
-            " loss from step 0 to the kept weights, training accuracy"
+            "every head of this lesson by kind: status (the convergence"
+            " criterion), L-BFGS iterations, final gradient, the dev split's"
+            " choice, dev loss from step 0 to the kept weights, training"
+            " accuracy"
         ),
     ),
 )
@@ -625,11 +444,11 @@ solver_check = show_finding(
 # every layer with both poolings, on the smaller training sets, one set per draw.
 #
 # Which layer is best, and which fall below it? Every layer is compared with the best one **paired**
-# on the same test items and draws (lesson 04 introduced paired comparisons), allowing for the
+# on the same test items and draws (lesson 07 introduced paired comparisons), allowing for the
 # many comparisons made at once, and for the best being picked on the same items (its own score is
 # then optimistic). The plain answer comes first; how we know sits in the folded block beneath it.
 
-# %% mystnb={"figure": {"caption": "BANKING77 test accuracy of a linear probe on each layer's `[CLS]` or mean-pooled vector (emb = embeddings), smaller few-shot training sets: lines are means over the draws, bands 95 % intervals resampling draws and test items, dotted line chance. Compare the two poolings layer by layer; the paired comparisons below, not the bands, say which layers fall below the best.", "name": "fig-07-probe-per-layer"}}
+# %% mystnb={"figure": {"caption": "BANKING77 test accuracy of a linear probe on each layer's `[CLS]` or mean-pooled vector (emb = embeddings), smaller few-shot training sets: lines are means over the draws, bands 95 % intervals resampling draws and test items, dotted line chance. Compare the two poolings layer by layer; the paired comparisons below, not the bands, say which layers fall below the best.", "name": "fig-10-probe-per-layer"}}
 from helpers.classify.compute import peak_finding, reference_finding
 from helpers.classify.plots import plot_probe_curves
 
@@ -838,7 +657,7 @@ for i, j, n in top:
 if not top:
     print("  none: every prediction is right")
 
-# %% mystnb={"figure": {"caption": "Test predictions of the mean-pooled last-layer heads (smaller training sets), counted over all draws: true intent in rows, predicted in columns, for the intents of the most frequent confusions, plus a column for any other intent so rows keep their totals. Find intent pairs that swap off the diagonal, and rows that leak to the last column.", "name": "fig-07-confusions"}}
+# %% mystnb={"figure": {"caption": "Test predictions of the mean-pooled last-layer heads (smaller training sets), counted over all draws: true intent in rows, predicted in columns, for the intents of the most frequent confusions, plus a column for any other intent so rows keep their totals. Find intent pairs that swap off the diagonal, and rows that leak to the last column.", "name": "fig-10-confusions"}}
 if top:
     # every intent of a top confusion, once
     classes = list(dict.fromkeys(c for i, j, _ in top for c in (i, j)))
@@ -885,7 +704,7 @@ if top:
 # Trained to convergence, where the weights end up is the head's answer to "which layers does it
 # need", not an accident of where training stopped.
 
-# %% mystnb={"figure": {"caption": "Top: test accuracy of five sentence-vector strategies (smaller training sets): diamond the mean, dots single draws, bar the 95 % interval over draws and test items; the x-axis is zoomed, as labelled. Bottom: the converged weighted-sum heads' learned weight per layer, mean over draws with min\u2013max whiskers; dashed, the uniform weight they started from. Compare the layers with it.", "name": "fig-07-strategies"}}
+# %% mystnb={"figure": {"caption": "Top: test accuracy of five sentence-vector strategies (smaller training sets): diamond the mean, dots single draws, bar the 95 % interval over draws and test items; the x-axis is zoomed, as labelled. Bottom: the converged weighted-sum heads' learned weight per layer, mean over draws with min\u2013max whiskers; dashed, the uniform weight they started from. Compare the layers with it.", "name": "fig-10-strategies"}}
 from helpers.classify.plots import plot_layer_weights, plot_strategy_accuracies
 
 from_probes = {
@@ -1032,24 +851,12 @@ display(Claim(
 # %% [markdown]
 # ## Summary
 #
-# **Part 1, the mechanics**
-#
-# * `pooler_output` $= \tanh(W h_{[CLS]} + b)$, rebuilt and checked; it is not the raw `[CLS]` vector.
-# * A linear head turns a sentence vector into $C$ logits; softmax gives probabilities and
-#   argmax the class id. Trained on frozen features it needs no pass through BERT, and its logits
-#   are a few lines of arithmetic (computed by hand above).
-# * A head is trained by a contract: choices (the L2 strength) on a dev split carved from the
-#   training data, a score at step 0, and a stated convergence criterion (L-BFGS until the gradient
-#   vanishes) whose outcome is printed.
-#
-# **Part 2, the measurement**
-#
 # * A task at the ceiling (the ten intents) cannot compare anything. On BANKING77's 77 intents
 #   with 10 or 30 training utterances per intent, the frozen probe stays well below it (in a
 #   table beside the paper's numbers for different models), and the spread over few-shot draws is
 #   part of every comparison.
-# * Every head of Part 2 -- probes, larger-set heads, concatenated and weighted layers -- met the
-#   same convergence criterion or says it did not (the status table); an independent solver
+# * Every head of this lesson -- probes, larger-set heads, concatenated and weighted layers -- met
+#   the same convergence criterion or says it did not (the status table); an independent solver
 #   reached the same optimum.
 # * Linear probes per layer show where the intent becomes linearly readable; `[CLS]` and mean
 #   pooling can behave very differently (and this checkpoint was trained for mean pooling), and
@@ -1062,44 +869,31 @@ display(Claim(
 # Each exercise starts with its rating: how hard it is, how much it matters for
 # the rest of the course, and about how long it takes. The checkers grade your
 # answer and give a hint when it is not right yet; they never print the answer.
-# Exercises 1 and 4 belong to Part 1, exercises 2 and 3 to Part 2.
 
 # %%
-from helpers.exercises.lesson07 import (
-    check_exercise_1,
-    check_exercise_2,
-    check_exercise_3,
-    check_exercise_4,
-)
+from helpers.exercises.lesson10 import check_exercise_1, check_exercise_2
 
 # %% [markdown]
-# ### Exercise 1: the pooler by hand
+# ### Exercise 1: predict, then measure — the best mean-pooled layer
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
 #
-# Write `pool(h_cls)` that computes the pooler output from
-# `model.pooler.dense.weight` and `.bias` without calling the pooler module.
+# **First predict**, without scrolling back to the probe figure: which layer's
+# **mean-pooled** features give the best BANKING77 probe accuracy? Write the
+# layer number (0 = embeddings) in `prediction_1`.
+#
+# **Then measure** it: give the layer as an int, computed from `probes`. The
+# checker grades the measurement, only comments on the prediction, and tells
+# you which layers the paired comparisons cannot place below the best.
 
 # %%
-pool = None  # your function here, e.g. def pool(h): return ...
-check_exercise_1(pool, model, trace)
+prediction_1 = None  # an int, written before measuring
+best_mean_layer = None  # your answer here: an int, computed from probes
+check_exercise_1(best_mean_layer, probes, runs=probe_runs["mean"],
+                 prediction=prediction_1)
 
 # %% [markdown]
-# ### Exercise 2: the best mean-pooled layer
-#
-# Difficulty ●○○○○ · Importance ●●●○○ · ~5 min
-#
-# Which layer's **mean-pooled** features give the best BANKING77 probe
-# accuracy? Give the layer number (0 = embeddings) as an int, computed from
-# `probes`. The checker also tells you which layers the paired comparisons
-# cannot place below it.
-
-# %%
-best_mean_layer = None  # your answer here: an int
-check_exercise_2(best_mean_layer, probes, runs=probe_runs["mean"])
-
-# %% [markdown]
-# ### Exercise 3: a confusion matrix by hand
+# ### Exercise 2: a confusion matrix by hand
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
 #
@@ -1109,29 +903,5 @@ check_exercise_2(best_mean_layer, probes, runs=probe_runs["mean"])
 
 # %%
 my_cm = None  # your array here
-check_exercise_3(my_cm, test.labels, preds[SHOTS[0]][0].tolist(), C)
+check_exercise_2(my_cm, test.labels, preds[SHOTS[0]][0].tolist(), C)
 
-# %% [markdown]
-# ### Exercise 4: predict, then measure — a head on the layer-0 `[CLS]` vector
-#
-# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
-#
-# On the ten intents, the head on the last layer's `[CLS]` vector and the one
-# on the mean-pooled embeddings were measured above. **First predict** the test
-# accuracy of the same head trained on the **layer-0** `[CLS]` vector (the
-# embedding output at position 0). Put a number between 0 and 1 in
-# `prediction_4`.
-#
-# **Then measure** it: `fit_head_split` on `feats10_train.layer(0, "cls")` with
-# the same arguments as the head of Part 1 (`dev_per_class=4, seed=0`), then
-# `correct_per_item` on the test features; give the accuracy as a fraction.
-# The checker grades the measurement and only comments on the prediction.
-#
-# *Reflection (not checked):* the chance level is $1/C$. Why can no head
-# trained on this vector beat it?
-
-# %%
-prediction_4 = None  # a number between 0 and 1, written before measuring
-answer_4 = None  # your code here: a float between 0 and 1
-check_exercise_4(prediction_4, answer_4, feats10_train, feats10_test, train10,
-                 test10)

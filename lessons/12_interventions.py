@@ -12,20 +12,20 @@
 # ---
 
 # %% [markdown]
-# # 09 — Testing the stories by intervention: ablate, prune, skip, patch
+# # 12 — Testing the stories by intervention: ablate, prune, skip, patch
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/09_interventions.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/12_interventions.ipynb)
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
-# Lessons 04–07 *looked*: at attention weights, similarities, probes. What they found is
+# Lessons 07–10 *looked*: at attention weights, similarities, probes. What they found is
 # correlational. The stronger test of what a part of the model does is to **change it and
 # measure what breaks**. We (1) remove one attention head at a time, set to zero and to its
 # mean; (2) estimate every head's importance from one gradient (Michel et al., 2019) and prune
 # heads in its order against many random orders; (3) skip whole layers; (4) move one word's
 # vector into another sentence and see when the model follows; (5) redo a removal and a patch
-# with nnsight and TransformerLens; (6) explore it all for one sentence. Lesson
-# [09b](09b_attribution.ipynb) then asks which *input tokens* drove one decision.
+# with nnsight and TransformerLens; (6) explore it all for one sentence.
+# [Lesson 13](13_attribution.ipynb) then asks which *input tokens* drove one decision.
 #
 # A classifier on BANKING77's 77 banking intents makes enough mistakes for a removed head to
 # show. Every result below is one sentence generated from this run's numbers, its statistics
@@ -71,10 +71,10 @@ BUDGET = None
 #
 # **The task** is BANKING77 (Casanueva et al., 2020; `load_banking77` in
 # `helpers/common/data.py`): 77 intents of one banking domain, many of them close ("card
-# arrival" vs "card delivery estimate"); lesson 07's 10-intent set is too easy to leave
+# arrival" vs "card delivery estimate"); lesson 04's 10-intent set is too easy to leave
 # anything to break. Under the full budget we draw, with a seed, **30 training utterances of
 # each intent** and a stratified test set; the quick budget draws a few intents. All
-# experiments judge the model by one classifier: lesson 07's linear head on the **mean-pooled
+# experiments judge the model by one classifier: lesson 10's linear head on the **mean-pooled
 # last layer**, trained once (`train_head`) and never retrained: every intervention changes the
 # encoder under a fixed head. The map below (`you_are_here`, `helpers/architecture/plots.py`)
 # marks what this lesson changes.
@@ -94,7 +94,7 @@ from helpers.model.loading import checkpoint_facts, load_model
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-require_reading(tokenizer, "en", lesson="09", what="its data sets")
+require_reading(tokenizer, "en", lesson="12", what="its data sets")
 budget = choose_budget(BUDGET, model)
 L, A, H = (model.config.num_hidden_layers, model.config.num_attention_heads,
            model.config.hidden_size)
@@ -109,15 +109,15 @@ print(f"BANKING77, {N_INTENTS} of its {train_all.num_classes} intents:"
       f" {len(train)} training utterances ({SHOTS} per intent), {len(test)}"
       f" test utterances ({TEST_PER_INTENT} per intent, drawn with seed 0)")
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson changes the attention heads and whole encoder layers, framed in orange and marked \"you are here\", and measures what breaks in a classifier on top.", "name": "fig-09-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson changes the attention heads and whole encoder layers, framed in orange and marked \"you are here\", and measures what breaks in a classifier on top.", "name": "fig-12-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
-you_are_here(model.config, LESSON_PARTS["09"]);
+you_are_here(model.config, LESSON_PARTS["12"]);
 
 # %% [markdown]
 # Every utterance is cut to `MAX_LEN` tokens, chosen to keep every BANKING77 utterance whole
 # (a model that accepts fewer tokens gets a warning and a count). The features come from
-# `pooled_features` (`helpers/interventions/compute.py`), checked against lesson 07's
+# `pooled_features` (`helpers/interventions/compute.py`), checked against lesson 10's
 # `extract_features`; the last line says whether mean pooling is the checkpoint's own sentence
 # vector (read from its sentence-transformers configuration).
 
@@ -138,9 +138,9 @@ if n_cut:
 print(f"longest BANKING77 utterance: {longest} tokens; MAX_LEN = {MAX_LEN};"
       f" utterances of our sets that are cut: {n_cut}")
 X_train = pooled_features(tokenizer, model, train.texts, max_length=MAX_LEN)
-lesson07 = extract_features(tokenizer, model, train.texts[:32],
+lesson10 = extract_features(tokenizer, model, train.texts[:32],
                             max_length=MAX_LEN, progress=False)
-assert torch.allclose(lesson07.layer(L, "mean"), X_train[:32], atol=1e-4)
+assert torch.allclose(lesson10.layer(L, "mean"), X_train[:32], atol=1e-4)
 head = train_head(X_train, train.labels, train.num_classes, epochs=HEAD_STEPS,
                   seed=0)
 print(f"head trained: {HEAD_STEPS} steps on {len(train)} utterances, {H}"
@@ -187,7 +187,7 @@ for what, family in (("one intervention", 1), (f"{L} layers", L),
 # keep every hidden state (`run_cached`) and later re-run only the layers above the change
 # (`continue_from`); a `SentenceHead` applies the pooling and the head to a last hidden state.
 # Two checks: re-running all layers reproduces the last one (on the longest utterances, where
-# padding matters most), and the logits equal lesson 07's. **Layers count from 1** (layer $l$ is
+# padding matters most), and the logits equal lesson 10's. **Layers count from 1** (layer $l$ is
 # `model.encoder.layer[l - 1]`, "layer 0" the embeddings), **heads from 0**.
 
 # %%
@@ -313,8 +313,8 @@ show_claim(
 #
 # To map all $L \times A$ heads, `ablate_every_head` copies the cached state after layer $l-1$ $A$
 # times, each copy with another head gated to 0, and runs only layers $l..L$. Beside it we put what
-# lesson 05 measured by *looking*: each head's attention share on `[CLS]` and `[SEP]` over the test
-# utterances (`head_token_class_shares`, checked against lesson 05's `attention_shares`).
+# lesson 08 measured by *looking*: each head's attention share on `[CLS]` and `[SEP]` over the test
+# utterances (`head_token_class_shares`, checked against lesson 08's `attention_shares`).
 
 # %%
 from helpers.attention.compute import TOKEN_CLASSES, attention_shares
@@ -337,7 +337,7 @@ sep_share = shares_items[..., TOKEN_CLASSES.index("[SEP]")]
 print(f"{L * A} heads removed one at a time over {len(test)} utterances in"
       f" {t_exhaustive:.1f} s (wall)")
 
-# %% mystnb={"figure": {"caption": "Layer \u00d7 head maps over the test utterances. Top: accuracy drop (points) and mean drop of the true-class logit when that one head is set to zero, each on its own diverging scale (white 0, red worse, blue better). Bottom: the head's attention share on `[CLS]` and on `[SEP]`, averaged over queries and utterances, on one 0\u20131 scale. Compare top with bottom.", "name": "fig-09-head-maps"}}
+# %% mystnb={"figure": {"caption": "Layer \u00d7 head maps over the test utterances. Top: accuracy drop (points) and mean drop of the true-class logit when that one head is set to zero, each on its own diverging scale (white 0, red worse, blue better). Bottom: the head's attention share on `[CLS]` and on `[SEP]`, averaged over queries and utterances, on one 0\u20131 scale. Compare top with bottom.", "name": "fig-12-head-maps"}}
 import matplotlib.pyplot as plt
 
 from helpers.interventions.plots import plot_head_maps
@@ -350,10 +350,10 @@ fig = plot_head_maps([
          title="true-class logit drop when removed",
          cbar_label="mean logit drop"),
     dict(values=cls_share.mean(0), vmin=0, vmax=1,
-         title="share of attention on [CLS] (lesson 05)",
+         title="share of attention on [CLS] (lesson 08)",
          cbar_label="attention share (0..1)"),
     dict(values=sep_share.mean(0), vmin=0, vmax=1,
-         title="share of attention on [SEP] (lesson 05)",
+         title="share of attention on [SEP] (lesson 08)",
          cbar_label="attention share (0..1)"),
 ])
 plt.show()
@@ -427,7 +427,7 @@ assert torch.allclose(one_mean, mean_ablation.ablated[0, head_to_remove],
 print(f"mean-ablated every head on {len(some)} test utterances (one per"
       f" intent); means from {len(train_part)} training utterances")
 
-# %% mystnb={"figure": {"caption": "Mean change of the cross-entropy loss per layer and head when the head's output is set to zero (left) or to its mean over training tokens (right), on one test utterance per intent; one shared diverging scale, centred at 0 (red: loss rises). Compare cell by cell: a head much redder on the left hurts through its lost constant, not its information.", "name": "fig-09-zero-vs-mean"}}
+# %% mystnb={"figure": {"caption": "Mean change of the cross-entropy loss per layer and head when the head's output is set to zero (left) or to its mean over training tokens (right), on one test utterance per intent; one shared diverging scale, centred at 0 (red: loss rises). Compare cell by cell: a head much redder on the left hurts through its lost constant, not its information.", "name": "fig-12-zero-vs-mean"}}
 bound = float(max(zero_dl.abs().max(), mean_dl.abs().max()))
 fig = plot_head_maps([
     dict(values=zero_dl, title="loss change, head set to zero",
@@ -585,7 +585,7 @@ grad_claim = show_finding(
     + [f"signed, E[-g] vs E[dL], mean within layers: rho = {signed_rho}"]
     + [f"{k}, across all {L * A} heads: rho = {v}" for k, v in across.items()])
 
-# %% mystnb={"figure": {"caption": "One dot per head: gradient importance $I_h$ (mean absolute gradient of the loss with respect to the head's gate, one backward pass) against the mean absolute loss change when the head is set to zero, over the test utterances; the five heads with the largest loss change are labelled layer.head. Check whether both axes rank the heads alike.", "name": "fig-09-importance-scatter"}}
+# %% mystnb={"figure": {"caption": "One dot per head: gradient importance $I_h$ (mean absolute gradient of the loss with respect to the head's gate, one backward pass) against the mean absolute loss change when the head is set to zero, over the test utterances; the five heads with the largest loss change are labelled layer.head. Check whether both axes rank the heads alike.", "name": "fig-12-importance-scatter"}}
 from helpers.interventions.plots import plot_importance_scatter
 
 ax = plot_importance_scatter(
@@ -672,7 +672,7 @@ prune_claim = show_finding(
      " first, no share removed lowers the accuracy measurably.")
     + " " + sentence, [change_method(prune_changes)] + details)
 
-# %% mystnb={"figure": {"caption": "Test accuracy as a growing share of all heads is set to zero, on two test utterances per intent: orange removes the least important first (Michel et al.'s layer-normalised gradient importance, from training utterances); grey dots, the random orders at half the heads removed, with their range. The y-axis is fitted to the data.", "name": "fig-09-pruning"}}
+# %% mystnb={"figure": {"caption": "Test accuracy as a growing share of all heads is set to zero, on two test utterances per intent: orange removes the least important first (Michel et al.'s layer-normalised gradient importance, from training utterances); grey dots, the random orders at half the heads removed, with their range. The y-axis is fitted to the data.", "name": "fig-12-pruning"}}
 from helpers.interventions.plots import plot_pruning_curve
 
 ax = plot_pruning_curve(
@@ -688,11 +688,11 @@ plt.show()
 # A popular story says each layer is an expert that adds one level of understanding, so taking
 # one out should break what it adds. Through the residual stream we can replace layer $l$ by the
 # identity, $h^{(l)} := h^{(l-1)}$, and let the layers above run (`skip_layer`). Two measures: the
-# intent accuracy of the fixed head, and lesson 06's sense separation of the ambiguous words at
+# intent accuracy of the fixed head, and lesson 09's sense separation of the ambiguous words at
 # the last layer (leave-one-out nearest-centroid accuracy, refit per skip: is the information
-# still there?). `polysemy_traces` loads and traces lesson 06's sentences; lesson 06's own
+# still there?). `polysemy_traces` loads and traces lesson 09's sentences; lesson 09's own
 # `sense_separation_outcomes` reads them, its variants now "nothing skipped" and "layer $l$
-# skipped". Two checks do not go through it: lesson 06's `word_by_layer`, and one outcome by hand.
+# skipped". Two checks do not go through it: lesson 09's `word_by_layer`, and one outcome by hand.
 
 # %%
 from helpers.context.compute import sense_separation_outcomes, word_by_layer
@@ -742,7 +742,7 @@ intent_name = "intent accuracy of the fixed head"
 items = {intent_name: (skip_correct, None, "test accuracy",
                        1 / test.num_classes)}
 if sense_hits is not None and len(poly.words) >= 2:  # resample >= 2 words
-    items["sense separation at the last layer (lesson 06)"] = (
+    items["sense separation at the last layer (lesson 09)"] = (
         sense_hits.T, sense_words, "leave-one-out accuracy",
         1 / len(next(iter(poly.words.values()))))
 skip_changes = {name: outcome_changes(
@@ -768,7 +768,7 @@ for name, changes in skip_changes.items():
     skip_claims[name] = show_finding(*skip_finding(
         name, changes, head_mismatch=name == intent_name))
 
-# %% mystnb={"figure": {"caption": "Each encoder layer replaced by the identity in turn: left, test accuracy of the fixed intent head; right, lesson 06's leave-one-out sense accuracy at the last layer, refit per skip. Whiskers: each accuracy's interval (over utterances; resampling words for senses); grey band: nothing skipped; dotted: chance. Skipping the last layer feeds the fixed head vectors it never saw.", "name": "fig-09-skip-layers"}}
+# %% mystnb={"figure": {"caption": "Each encoder layer replaced by the identity in turn: left, test accuracy of the fixed intent head; right, lesson 09's leave-one-out sense accuracy at the last layer, refit per skip. Whiskers: each accuracy's interval (over utterances; resampling words for senses); grey band: nothing skipped; dotted: chance. Skipping the last layer feeds the fixed head vectors it never saw.", "name": "fig-12-skip-layers"}}
 from helpers.interventions.plots import plot_skip_effects
 
 fig = plot_skip_effects(panels)
@@ -781,9 +781,9 @@ plt.show()
 #
 # ## 4. Activation patching: when does "bank" decide its sense?
 #
-# Lesson 06 found where the senses of each ambiguous word separate; patching asks where the
+# Lesson 09 found where the senses of each ambiguous word separate; patching asks where the
 # decision *lives*. We run a money sentence, but at layer $l$ overwrite its "bank" vector with a
-# river sentence's, and let the layers above run; lesson 06's probe then reads the final "bank"
+# river sentence's, and let the layers above run; lesson 09's probe then reads the final "bank"
 # **at the patched position** (nearest sense centroid of the *other* sentences). If it reads
 # "river", the word's own vector carried the sense at layer $l$; if "money", the layers above
 # rebuilt it from the context. `patch_every_word` does this for every sentence pair of every word.
@@ -834,7 +834,7 @@ else:
     print("fewer than two ambiguous words of the data are in this vocabulary:"
           " patching is skipped.")
 
-# %% mystnb={"figure": {"caption": "Share of sentence pairs whose final word vector lesson 06's probe reads as the patched donor's sense, by the layer patched (emb = embeddings): grey, single words; black, all words, with the interval its verdict reads (resampling words, all layers judged together); orange dashed, the probe read from the rest of the sentence. Following is trivial at the last layer; find where black first clears the dotted half line.", "name": "fig-09-patching"}}
+# %% mystnb={"figure": {"caption": "Share of sentence pairs whose final word vector lesson 09's probe reads as the patched donor's sense, by the layer patched (emb = embeddings): grey, single words; black, all words, with the interval its verdict reads (resampling words, all layers judged together); orange dashed, the probe read from the rest of the sentence. Following is trivial at the last layer; find where black first clears the dotted half line.", "name": "fig-12-patching"}}
 from helpers.interventions.plots import plot_patch_curves
 
 if len(patch) >= 2:
@@ -852,7 +852,7 @@ if len(patch) >= 2:
 # layer replaces the very vector the probe reads, so there "follows the patch" is guaranteed and
 # says nothing. The first layer that a majority is shown to follow is where, pooled over words,
 # the word's own vector carries its sense strongly enough that the layers above no longer
-# overwrite it from the context. Compare that layer with where lesson 06's sense separation rose.
+# overwrite it from the context. Compare that layer with where lesson 09's sense separation rose.
 # (The grey lines are single words, each from a handful of sentences: read them as noisy.)
 
 # %% [markdown]
@@ -864,7 +864,7 @@ if len(patch) >= 2:
 # with a hook point (`blocks.1.attn.hook_z`: the heads' context vectors); [Captum](https://captum.ai)
 # implements attributions. We redo section 1's head removal (on a few utterances, one a *pair* packed
 # as BERT's two segments) and section 4's patch (after the middle layer) with each, and compare the
-# last hidden state at every real token with `torch.allclose`. Captum's two rows check lesson 09b's
+# last hidden state at every real token with `torch.allclose`. Captum's two rows check lesson 13's
 # gradient × input and Integrated Gradients (`helpers/attribution/compute.py`). Each library gets
 # its own copy of the model (both rewrite what they wrap); without them, their rows read "not
 # installed" (`parity_checks`, `helpers/tools/compute.py`).
@@ -929,7 +929,7 @@ if missing_research_libraries():
 # is clipped and written in its cells). A logit can rise while the prediction flips: another
 # intent's may rise more; the printout spells out each skip that flips it.
 
-# %% mystnb={"figure": {"caption": "Top: the lesson's sentence's logits with the chosen head removed or layer skipped, for every intent some change makes the prediction plus the highest others; black ticks: unchanged logits; orange: the prediction. Bottom: change of the originally predicted logit for every head removal and layer skip (last column), the current choice framed. The controls pick a layer and a head, or skip the layer.", "name": "fig-09-explorer"}}
+# %% mystnb={"figure": {"caption": "Top: the lesson's sentence's logits with the chosen head removed or layer skipped, for every intent some change makes the prediction plus the highest others; black ticks: unchanged logits; orange: the prediction. Bottom: change of the originally predicted logit for every head removal and layer skip (last column), the current choice framed. The controls pick a layer and a head, or skip the layer.", "name": "fig-12-explorer"}}
 from helpers.interventions.compute import sentence_interventions
 from helpers.interventions.widgets import InterventionExplorer
 
@@ -1002,13 +1002,13 @@ display(Claim(f"The statistics behind the {len(rows)} rows:",
 #   over both the utterances and the orders).
 # * Skipping layers and patching word vectors test stories about layers directly; patched pairs
 #   are resampled by word, and a control reads the rest of the sentence.
-# * nnsight and TransformerLens do the same interventions and give the same numbers. Lesson 09b
+# * nnsight and TransformerLens do the same interventions and give the same numbers. Lesson 13
 #   turns from changing the model to explaining one decision.
 #
 # ## Exercises
 #
 # Each exercise opens with its rating (difficulty, importance, time). The checkers
-# (`helpers/exercises/lesson09.py`) grade the answer and hint, never print the answer; a prediction
+# (`helpers/exercises/lesson12.py`) grade the answer and hint, never print the answer; a prediction
 # is never graded, only set beside the measurement.
 
 # %% [markdown]
@@ -1027,7 +1027,7 @@ display(Claim(f"The statistics behind the {len(rows)} rows:",
 # (`zero_some.logit_drop_items()`): which carries the damage, its information or its constant?
 
 # %%
-from helpers.exercises.lesson09 import (check_exercise_1, check_exercise_2,
+from helpers.exercises.lesson12 import (check_exercise_1, check_exercise_2,
                                         check_exercise_3, check_exercise_4)
 
 answer_1 = None  # your code here: a float, the mean true-class logit drop

@@ -16,9 +16,9 @@
 # ---
 
 # %% [markdown]
-# # 08 — Using the layers in practice
+# # 11 — Using the layers in practice
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/08_layers_in_practice.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/11_layers_in_practice.ipynb)
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
@@ -78,7 +78,7 @@ torch.manual_seed(0); np.random.seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
 from helpers.model.language import require_reading  # English data
-require_reading(tokenizer, "en", lesson="08", what="BANKING77's texts")
+require_reading(tokenizer, "en", lesson="11", what="BANKING77's texts")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 print(f"{L} layers, hidden {H}")
@@ -88,10 +88,10 @@ print(f"{L} layers, hidden {H}")
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson's parts, the encoder layers as a whole and the classification head on top, are framed in orange and marked \"you are here\".", "name": "fig-08-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson's parts, the encoder layers as a whole and the classification head on top, are framed in orange and marked \"you are here\".", "name": "fig-11-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
-you_are_here(model.config, LESSON_PARTS["08"]);
+you_are_here(model.config, LESSON_PARTS["11"]);
 
 
 # %% [markdown]
@@ -103,7 +103,7 @@ you_are_here(model.config, LESSON_PARTS["08"]);
 # faster only when the turns agree (a sign test on them); otherwise we say we cannot tell, which
 # is not the same as "equally fast".
 #
-# Accuracies are compared the course's way (`helpers/common/stats.py`; lesson 07 introduces it):
+# Accuracies are compared the course's way (`helpers/common/stats.py`; lesson 10 introduces it):
 # two classifiers tested on the **same** items are compared item by item and seed by seed
 # (`paired_comparison` in `helpers/classify/compute.py` resamples seeds and test items together),
 # many comparisons at once are allowed for, and a difference that could go either way is reported
@@ -118,7 +118,7 @@ you_are_here(model.config, LESSON_PARTS["08"]);
 # `copy.deepcopy` of the loaded model, so `model` itself is never changed. The strategies:
 #
 # * **frozen encoder, linear probe** -- the baseline: BERT is not trained at all, only a linear
-#   head on the mean-pooled last layer, fitted to convergence like lesson 07's heads. If no
+#   head on the mean-pooled last layer, fitted to convergence like lesson 10's heads. If no
 #   fine-tuning strategy beats it, fine-tuning bought nothing on this data;
 # * **full fine-tuning** -- every weight but the word-embedding matrix trains (that matrix stays
 #   frozen in every run below: it is half of this small model's weights), the head starting from
@@ -135,7 +135,7 @@ you_are_here(model.config, LESSON_PARTS["08"]);
 # * **freeze lower half**: embeddings and layers $1..\lfloor L/2 \rfloor$ are frozen, so they need
 #   no gradients and the backward pass stops earlier. The usual motivation is that fine-tuning
 #   changes mostly the top layers anyway (Merchant et al., 2020, *What Happens To BERT Embeddings
-#   During Fine-tuning?*, BERT-base; lesson 10 tests it on this model);
+#   During Fine-tuning?*, BERT-base; lesson 14 tests it on this model);
 # * **layer-wise lr decay** (Howard & Ruder, 2018, *ULMFiT*, "discriminative fine-tuning"; Sun et
 #   al., 2019, *How to Fine-Tune BERT for Text Classification?*, BERT-base): layer $l$ trains with
 #   $\eta_l = \eta\, \xi^{\,L+1-l}$, $\xi < 1$;
@@ -187,7 +187,7 @@ from helpers.finetuning.compute import (
 from helpers.practice.compute import model_key
 
 # one task per seed (a draw of intents and utterances), the recipe (a
-# FinetuneConfig) and the seeds; lesson 10 shares them
+# FinetuneConfig) and the seeds; lesson 14 shares them
 tasks, recipe, SEEDS = lesson_setup(budget)
 task0 = tasks[SEEDS[0]]
 # the names the later sections use: the first draw
@@ -212,7 +212,7 @@ print(
 )
 
 # %% [markdown]
-# **The head LP-FT starts from.** Lesson 07's head standardizes every feature dimension by its own
+# **The head LP-FT starts from.** Lesson 10's head standardizes every feature dimension by its own
 # standard deviation $\sigma_j$. Folded into a linear layer on the raw features it becomes
 # $W_{cj} / \sigma_j$: a dimension that hardly varies gets a huge weight. On frozen features that
 # is harmless; once fine-tuning starts to move those dimensions, tiny changes swing the logits. So
@@ -283,7 +283,7 @@ power_claim = show_finding(
 
 # %% [markdown]
 # Now the runs themselves: every strategy on every draw (`finetune_study`). Runs made before on
-# this machine with the same data, model and recipe come from the disk cache (lesson 10 reads
+# this machine with the same data, model and recipe come from the disk cache (lesson 14 reads
 # these same runs).
 
 # %%
@@ -310,7 +310,7 @@ if study.from_cache():
 # First the training itself: did every run meet its criterion, and what did the dev split choose?
 # The dev curves show each run from step 0; the table gives every strategy's status column.
 
-# %% mystnb={"figure": {"caption": "Dev loss (top) and dev accuracy (bottom) from step 0 and after each epoch against optimiser steps, one colour per strategy, one thin line per seed; a cross marks the evaluation whose weights early stopping kept, the dashed line the frozen probe's dev score (mean over seeds). The dev split is small: its accuracy moves in coarse steps. Check where each curve starts and whether it levels off before its cross.", "name": "fig-08-dev-curves"}}
+# %% mystnb={"figure": {"caption": "Dev loss (top) and dev accuracy (bottom) from step 0 and after each epoch against optimiser steps, one colour per strategy, one thin line per seed; a cross marks the evaluation whose weights early stopping kept, the dashed line the frozen probe's dev score (mean over seeds). The dev split is small: its accuracy moves in coarse steps. Check where each curve starts and whether it levels off before its cross.", "name": "fig-11-dev-curves"}}
 from helpers.common.style import FIG_WIDTH_IN
 from helpers.finetuning.plots import plot_dev_curves
 
@@ -420,7 +420,7 @@ tuned_sentence, tuned_details = ranking_finding(
 tuned_claim = show_finding("Among the fine-tuned, " + tuned_sentence,
                            tuned_details)
 
-# %% mystnb={"figure": {"caption": "Test accuracy against wall-clock training seconds per run on this machine: dots are single seeds' runs; the diamond sits at the median time and mean accuracy, its horizontal whisker spanning the times, its vertical whisker the 95 % interval over seeds and test items; the y-axis is zoomed, as labelled. Compare each fine-tuning strategy's vertical whisker with the frozen probe's.", "name": "fig-08-accuracy-vs-time"}}
+# %% mystnb={"figure": {"caption": "Test accuracy against wall-clock training seconds per run on this machine: dots are single seeds' runs; the diamond sits at the median time and mean accuracy, its horizontal whisker spanning the times, its vertical whisker the 95 % interval over seeds and test items; the y-axis is zoomed, as labelled. Compare each fine-tuning strategy's vertical whisker with the frozen probe's.", "name": "fig-11-accuracy-vs-time"}}
 from helpers.practice.plots import plot_accuracy_vs_time
 
 ax = plot_accuracy_vs_time(
@@ -521,7 +521,7 @@ del frozen_half
 # power statement before them: a difference smaller than the design can detect comes out as "we
 # cannot tell" most of the time, and that is the honest answer. This section measures cost and
 # accuracy; which layers full fine-tuning moves, and whether each layer's own change matters, is
-# what lesson 10 measures, on these same runs (it reads them from the disk cache when this lesson
+# what lesson 14 measures, on these same runs (it reads them from the disk cache when this lesson
 # ran first).
 #
 # ## 2. Keep only the hidden states you need
@@ -675,7 +675,7 @@ torch.nn.functional.cross_entropy(clfs["plain"](**inputs), labels).backward()
 opt.step()
 state = training_state_bytes(clfs["plain"], opt)
 
-# %% mystnb={"figure": {"caption": "Memory one training step of the lesson's batch holds (MiB), without and with gradient checkpointing: weights, gradients and AdamW state, measured from the tensors after one step, and activations saved for backward (references to weights not counted); numbers in the bars are MiB per part. Compare which part checkpointing shrinks; the step's peak memory is measured in the next cell.", "name": "fig-08-training-memory"}}
+# %% mystnb={"figure": {"caption": "Memory one training step of the lesson's batch holds (MiB), without and with gradient checkpointing: weights, gradients and AdamW state, measured from the tensors after one step, and activations saved for backward (references to weights not counted); numbers in the bars are MiB per part. Compare which part checkpointing shrinks; the step's peak memory is measured in the next cell.", "name": "fig-11-training-memory"}}
 from helpers.practice.plots import plot_training_memory
 
 B, T = inputs["input_ids"].shape
@@ -886,7 +886,7 @@ move_claim = show_finding(
 # sentence's feature lies from another test sentence's, chosen at random (the test file is
 # sorted by intent, so its *next* sentence would mostly share the intent).
 
-# %% mystnb={"figure": {"caption": "The loaded model in float32 against its dynamic int8 copy: saved-weight size; time per batch of test sentences (dots: timed runs, bar: median); test accuracy of float32-trained heads on each model's features (95 % interval over items and seeds; zoomed axis); and per layer, how far int8 moves each sentence's feature, beside its distance to a random other sentence (median, interquartile band).", "name": "fig-08-int8"}}
+# %% mystnb={"figure": {"caption": "The loaded model in float32 against its dynamic int8 copy: saved-weight size; time per batch of test sentences (dots: timed runs, bar: median); test accuracy of float32-trained heads on each model's features (95 % interval over items and seeds; zoomed axis); and per layer, how far int8 moves each sentence's feature, beside its distance to a random other sentence (median, interquartile band).", "name": "fig-11-int8"}}
 from helpers.classify.compute import (
     SeededAccuracy,
     correct_per_item,
@@ -1050,7 +1050,7 @@ print(
 # answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson08 import (
+from helpers.exercises.lesson11 import (
     check_exercise_1,
     check_exercise_2,
     check_exercise_3,

@@ -16,9 +16,9 @@
 # ---
 
 # %% [markdown]
-# # 04 — Walking through the layers
+# # 07 — Walking through the layers
 #
-# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/04_walking_through_the_layers.ipynb)
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/07_walking_through_the_layers.ipynb)
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
@@ -114,7 +114,7 @@ loaded = load_model(MODEL)
 tokenizer, model = loaded
 from helpers.model.language import require_reading  # English data
 
-require_reading(tokenizer, "en", lesson="04", what="its data sentences")
+require_reading(tokenizer, "en", lesson="07", what="its data sentences")
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
 print(
@@ -130,10 +130,10 @@ print(f"against the papers' BERT-base: {paper.label}")
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
 # `helpers/architecture/plots.py`):
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT from lesson 00: tokens, embeddings, one encoder layer (attention, add & norm, feed-forward, add & norm) repeated $L$ times in the loaded model, then pooler and head. The orange frame marks what this lesson follows: the whole encoder layer, output after output through the stack.", "name": "fig-04-you-are-here"}}
+# %% mystnb={"figure": {"caption": "The course's map of BERT from lesson 00: tokens, embeddings, one encoder layer (attention, add & norm, feed-forward, add & norm) repeated $L$ times in the loaded model, then pooler and head. The orange frame marks what this lesson follows: the whole encoder layer, output after output through the stack.", "name": "fig-07-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
-you_are_here(model.config, LESSON_PARTS["04"]);
+you_are_here(model.config, LESSON_PARTS["07"]);
 
 # %% [markdown]
 # Besides `SENTENCE` we trace the data sentences: those of `data/attention_sentences.txt`
@@ -221,7 +221,7 @@ vector_table = show_table(
 # by hand for our token, and with `compute.consecutive_cosines_per_token` for every content
 # token of the data sentences (`helpers/layerwalk/compute.py`).
 
-# %% mystnb={"figure": {"caption": "Raw cosine between a token's vector after layer $l$ and after layer $l+1$, per transition. Blue: median over the data sentences' content tokens, band: interquartile range; orange diamonds: the token followed in the lesson's sentence. No anisotropy control subtracted; the y axis need not start at 0. Check whether the followed token lies inside the band.", "name": "fig-04-consecutive-cosine-raw"}}
+# %% mystnb={"figure": {"caption": "Raw cosine between a token's vector after layer $l$ and after layer $l+1$, per transition. Blue: median over the data sentences' content tokens, band: interquartile range; orange diamonds: the token followed in the lesson's sentence. No anisotropy control subtracted; the y axis need not start at 0. Check whether the followed token lies inside the band.", "name": "fig-07-consecutive-cosine-raw"}}
 by_hand = torch.stack([
     (vectors[l] @ vectors[l + 1]) / (vectors[l].norm() * vectors[l + 1].norm())
     for l in range(L)
@@ -312,7 +312,7 @@ baseline_table = show_table(
     " the mean of the two same-layer values",
 )
 
-# %% mystnb={"figure": {"caption": "Mean cosine of 500 random pairs of content tokens from different data sentences; error bars: 95 % CIs that resample sentences. Top, per layer: both tokens at one layer. Bottom, per transition: one at layer $l$, the other at $l+1$ (the matching control), beside grey crosses, the mean of the two same-layer values. Compare green with grey.", "name": "fig-04-random-pair-baselines"}}
+# %% mystnb={"figure": {"caption": "Mean cosine of 500 random pairs of content tokens from different data sentences; error bars: 95 % CIs that resample sentences. Top, per layer: both tokens at one layer. Bottom, per transition: one at layer $l$, the other at $l+1$ (the matching control), beside grey crosses, the mean of the two same-layer values. Compare green with grey.", "name": "fig-07-random-pair-baselines"}}
 ax = plots.plot_baselines(within_ci, cross_ci, mean_of_two=mean_of_two)
 plt.show()
 
@@ -360,7 +360,7 @@ print(
 # Now the consecutive cosine minus its matching control. What remains is how much more a
 # token resembles *itself* one layer later than an unrelated token one layer later does.
 
-# %% mystnb={"figure": {"caption": "The layer-to-layer cosine minus its one-layer-apart random-pair control, per transition. Blue: median over the data sentences' content tokens, band: interquartile range; orange diamonds: the followed token. The y axis need not start at 0. Find the transition with the lowest median, where tokens turn most beyond what unrelated tokens would.", "name": "fig-04-consecutive-cosine-adjusted"}}
+# %% mystnb={"figure": {"caption": "The layer-to-layer cosine minus its one-layer-apart random-pair control, per transition. Blue: median over the data sentences' content tokens, band: interquartile range; orange diamonds: the followed token. The y axis need not start at 0. Find the transition with the lowest median, where tokens turn most beyond what unrelated tokens would.", "name": "fig-07-consecutive-cosine-adjusted"}}
 control = torch.tensor([c.estimate for c in cross_ci])
 adjusted = compute.baseline_adjusted(by_hand, control)
 adjusted_data = compute.baseline_adjusted(per_token, control)
@@ -476,7 +476,7 @@ norm_table = show_table(
     " range] and the token we follow",
 )
 
-# %% mystnb={"figure": {"caption": "L2 norm $\\lVert h \\rVert$ after the embeddings and after each encoder layer. Orange bars: the token followed in the lesson's sentence; blue: median over the data sentences' content tokens, band: interquartile range. Check whether the median grows from layer to layer and whether the followed token stays inside the band.", "name": "fig-04-norm-per-layer"}}
+# %% mystnb={"figure": {"caption": "L2 norm $\\lVert h \\rVert$ after the embeddings and after each encoder layer. Orange bars: the token followed in the lesson's sentence; blue: median over the data sentences' content tokens, band: interquartile range. Check whether the median grows from layer to layer and whether the followed token stays inside the band.", "name": "fig-07-norm-per-layer"}}
 ax = plots.plot_layer_norms(
     norms,
     title=f"L2 norm per layer: {NAME} and the data tokens",
@@ -591,7 +591,7 @@ parts_table = show_table(
     " layer's own gamma and beta",
 )
 
-# %% mystnb={"figure": {"caption": "Top: $\\lVert h \\rVert$ per layer, median over the data tokens (band: interquartile range) and the followed token (orange). Bottom: the parts of each layer's final LayerNorm, $h = \\gamma\\odot\\hat z + \\beta$: $\\lVert\\gamma\\odot\\hat z\\rVert$ (median, interquartile band), $\\lVert\\gamma\\rVert$ (its value if $\\hat z$ spread evenly) and $\\lVert\\beta\\rVert$. One y scale from 0; compare the purple median with green $\\lVert\\gamma\\rVert$.", "name": "fig-04-norm-layernorm-parts"}}
+# %% mystnb={"figure": {"caption": "Top: $\\lVert h \\rVert$ per layer, median over the data tokens (band: interquartile range) and the followed token (orange). Bottom: the parts of each layer's final LayerNorm, $h = \\gamma\\odot\\hat z + \\beta$: $\\lVert\\gamma\\odot\\hat z\\rVert$ (median, interquartile band), $\\lVert\\gamma\\rVert$ (its value if $\\hat z$ spread evenly) and $\\lVert\\beta\\rVert$. One y scale from 0; compare the purple median with green $\\lVert\\gamma\\rVert$.", "name": "fig-07-norm-layernorm-parts"}}
 ax = plots.plot_norm_parts(parts, token_norms=norms, token_name=NAME)
 plt.show()
 
@@ -672,7 +672,7 @@ outlier_claim = show_finding(
      for r in outlier_rows[:10]],
 )
 
-# %% mystnb={"figure": {"caption": "Per layer, the share (%) of the random-pair cosine (500 pairs of data tokens from different sentences) supplied by the 3 dimensions that contribute most; above each bar, the share and those dimensions' ids. Dotted line: an even spread over all dimensions, $3/H$. Look for the same ids recurring from layer to layer.", "name": "fig-04-top-dimension-share"}}
+# %% mystnb={"figure": {"caption": "Per layer, the share (%) of the random-pair cosine (500 pairs of data tokens from different sentences) supplied by the 3 dimensions that contribute most; above each bar, the share and those dimensions' ids. Dotted line: an even spread over all dimensions, $3/H$. Look for the same ids recurring from layer to layer.", "name": "fig-07-top-dimension-share"}}
 ax = plots.plot_top_dimension_share(
     top_share,
     dims,
@@ -881,7 +881,7 @@ confidence_claim = show_finding(
 # $[-1, 1]$; right: the interquartile width, i.e. how much tokens disagree about each pair
 # of layers.
 
-# %% mystnb={"figure": {"caption": "Cosine between a token's vectors at every pair of layers, as $(L+1)\\times(L+1)$ matrices. Top left: the followed token; top right: median over the data sentences' content tokens (one cosine scale, shared); bottom: their interquartile width, on its own scale from 0. Raw cosines, no control: see how fast similarity fades away from the diagonal.", "name": "fig-04-interlayer-similarity"}}
+# %% mystnb={"figure": {"caption": "Cosine between a token's vectors at every pair of layers, as $(L+1)\\times(L+1)$ matrices. Top left: the followed token; top right: median over the data sentences' content tokens (one cosine scale, shared); bottom: their interquartile width, on its own scale from 0. Raw cosines, no control: see how fast similarity fades away from the diagonal.", "name": "fig-07-interlayer-similarity"}}
 sim = compute.interlayer_similarity(trace, TOKEN)
 # [N, L+1, L+1]
 sim_data = compute.interlayer_similarity_per_token(others, "content")
@@ -895,7 +895,7 @@ plt.show()
 # token at layer $b$ (`compute.cross_layer_control_matrix`), and the median minus the control is
 # drawn beside the control (off the diagonal; on it, a token against itself is 1).
 
-# %% mystnb={"figure": {"caption": "Left: the control, the mean cosine between a random token at layer $a$ and a different random token from another data sentence at layer $b$ (500 pairs; the diagonal is the within-layer baseline). Right: the data tokens' median inter-layer cosine minus that control, diagonal blank, on its own diverging scale around 0. Find the pairs of layers furthest above the control.", "name": "fig-04-interlayer-control"}}
+# %% mystnb={"figure": {"caption": "Left: the control, the mean cosine between a random token at layer $a$ and a different random token from another data sentence at layer $b$ (500 pairs; the diagonal is the within-layer baseline). Right: the data tokens' median inter-layer cosine minus that control, diagonal blank, on its own diverging scale around 0. Find the pairs of layers furthest above the control.", "name": "fig-07-interlayer-control"}}
 # [L+1, L+1]
 ctrl = compute.cross_layer_control_matrix(others, n_pairs=500, seed=0)
 med_matrix = torch.as_tensor(
@@ -922,7 +922,7 @@ for a_, b_ in ((0, L), (1, L)):
 # by eye, and each axis says how much of the variance its component explains: read the paths
 # as a sketch.
 
-# %% mystnb={"figure": {"caption": "Paths of `[CLS]` (left) and the followed token (right) through the layers, projected on the first two principal components of all the lesson sentence's tokens at all layers; arrows run from the embeddings to the last layer. One equal scale for both panels; each axis gives its share of the variance. Compare the path lengths, as a sketch.", "name": "fig-04-pca-trajectory"}}
+# %% mystnb={"figure": {"caption": "Paths of `[CLS]` (left) and the followed token (right) through the layers, projected on the first two principal components of all the lesson sentence's tokens at all layers; arrows run from the embeddings to the last layer. One equal scale for both panels; each axis gives its share of the variance. Compare the path lengths, as a sketch.", "name": "fig-07-pca-trajectory"}}
 coords = compute.pca_trajectory(trace, [0, TOKEN])
 explained = compute.pca_variance_ratio(trace, 2)
 axes = plots.plot_trajectory(
@@ -948,7 +948,7 @@ print(
 # figures above is one click away, to compare). Moving a control only updates the existing
 # bars and lines from the cached trace; the model does not run again.
 
-# %% mystnb={"figure": {"caption": "The layer-walk explorer for one token of the lesson's sentence, opened on [CLS] at a middle layer: left, its L2 norm at every layer (the chosen layer in orange); right, its cosine at every layer with itself at the chosen layer; below, the values of its first dimensions at the chosen layer. The controls pick the token and the layer.", "name": "fig-04-layerwalk-explorer"}}
+# %% mystnb={"figure": {"caption": "The layer-walk explorer for one token of the lesson's sentence, opened on [CLS] at a middle layer: left, its L2 norm at every layer (the chosen layer in orange); right, its cosine at every layer with itself at the chosen layer; below, the values of its first dimensions at the chosen layer. The controls pick the token and the layer.", "name": "fig-07-layerwalk-explorer"}}
 from helpers.layerwalk.widgets import LayerWalkExplorer
 
 # [CLS] at a middle layer: a state no figure above shows
@@ -1030,7 +1030,7 @@ display(Claim(
 # answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
-from helpers.exercises.lesson04 import (
+from helpers.exercises.lesson07 import (
     check_exercise_1,
     check_exercise_2,
     check_exercise_3,

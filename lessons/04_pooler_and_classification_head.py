@@ -1,0 +1,360 @@
+# ---
+# jupyter:
+#   jupytext:
+#     cell_metadata_filter: mystnb,tags,-all
+#     formats: ipynb,py:percent
+#     notebook_metadata_filter: kernelspec,jupytext,-all
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # 04 — From [CLS] to a class decision: the pooler and a classification head
+#
+# [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/04_pooler_and_classification_head.ipynb)
+#
+# Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
+#
+# The encoder hands back one vector per token and layer. To classify a whole sentence we
+# need one vector per sentence and a map from it to one score (logit) per class. This lesson
+# does the mechanics: we rebuild BERT's pooler, train a linear head on frozen features of the
+# course's ten easy intents, follow one sentence from logits through softmax to a class id, and
+# type sentences into a box. Which vector and which layer classify best is a measurement, made
+# on a harder task in [lesson 10](10_which_layer_classifies.ipynb).
+#
+# The first cell installs the course when you run it on Google Colab; on your own
+# machine it does nothing.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+import sys
+
+# Colab: fetch the course, keep Colab's torch and ipywidgets
+if "google.colab" in sys.modules:
+    import subprocess
+
+    url = "https://github.com/bert-layer-by-layer/bert-layer-by-layer"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", url,
+                    "/content/course"])
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "-e",
+                    "/content/course"], check=True)
+    sys.path.insert(0, "/content/course")
+else:
+    print("Running locally: nothing to install.")
+
+
+# %% [markdown]
+# ## Parameters
+#
+# `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the sentence whose
+# `[CLS]` vector we pool and whose logits the text box starts with.
+
+# %% tags=["parameters"]
+MODEL = None
+SENTENCE = "Could you wake me up at half past six tomorrow?"
+
+# %%
+import torch
+
+from helpers.model.loading import load_model, paper_comparison
+from helpers.model.trace import trace_text
+
+torch.manual_seed(0)
+loaded = load_model(MODEL)
+tokenizer, model = loaded
+# is this the BERT-base of Devlin et al. and Reimers & Gurevych?
+paper = paper_comparison(loaded)
+config = model.config
+L, H = config.num_hidden_layers, config.hidden_size
+trace = trace_text(tokenizer, model, SENTENCE)
+print(
+    f"{L} layers, hidden size {H}; {trace.seq_len} tokens, position 0 is"
+    f" {trace.tokens[0]!r}"
+)
+print(f"against the papers' BERT-base: {paper.label}")
+
+
+# %% [markdown]
+# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
+# `helpers/architecture/plots.py`):
+
+# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens and embeddings through the encoder layer (repeated as often as the loaded model has layers) to the pooler and a task head. The parts this lesson opens, the pooler and the classification head, are framed in orange and marked \"you are here\".", "name": "fig-04-you-are-here"}}
+from helpers.architecture.plots import LESSON_PARTS, you_are_here
+
+you_are_here(model.config, LESSON_PARTS["04"]);
+
+# %% mystnb={"figure": {"caption": "Lesson 00's diagram of BERT for the loaded model's configuration, read bottom to top, one lane per token of a short generic input, with each step's tensor shape and code name beside it. The pooler and the classification head are framed in orange: follow the `[CLS]` lane, the only one the pooler reads, up to the logits.", "name": "fig-04-architecture"}}
+# Where this lesson sits on the map of lesson 00 (architecture_diagram,
+# helpers/architecture/plots.py):
+# the pooler and a classification head, on top of the encoder's last layer.
+import matplotlib.pyplot as plt
+
+from helpers.architecture.plots import architecture_diagram
+
+architecture_diagram(config, highlight=["pooler", "head"])
+plt.show()
+
+# %% [markdown]
+# From the last layer's `[CLS]` vector to a class id: the pooler, a linear head, logits,
+# softmax and argmax. The lesson ends with the box you can type sentences into.
+#
+# ## The pooler, rebuilt
+#
+# `BertPooler` in `modeling_bert.py` takes the last-layer vector of the first token,
+# $h_{[CLS]}$, and applies one dense layer with a tanh:
+#
+# $$\text{pooler\_output} = \tanh(W\, h_{[CLS]} + b), \qquad W \in \mathbb{R}^{H \times H}.$$
+#
+# `pooler_by_hand` (in `helpers/classify/rebuild.py`) does exactly this with `model.pooler.dense`.
+
+# %%
+from helpers.classify.rebuild import pooler_by_hand
+
+h_cls = trace.vector(L, 0)
+pooled = pooler_by_hand(model, h_cls)
+same = torch.allclose(pooled, trace.pooler_output, atol=1e-5)
+assert same, "the pooler rebuilt by hand must equal the model's pooler_output"
+print(
+    f"pooler by hand == model.pooler_output: {same}; W is"
+    f" {tuple(model.pooler.dense.weight.shape)}"
+)
+cos = torch.nn.functional.cosine_similarity(pooled, h_cls, dim=0).item()
+print(f"cosine(raw [CLS], pooler_output) = {cos:.3f} for SENTENCE")
+
+# %% [markdown]
+# The tanh bounds every pooled value to $(-1, 1)$. How much of that bound is used depends on
+# the pre-activations $W h_{[CLS]} + b$: where they are small, tanh is almost the identity
+# ($\tanh x \approx x$) and squashes nothing.
+
+# %%
+pre = model.pooler.dense(h_cls).detach()  # W h + b, before the tanh
+squash = (pre - torch.tanh(pre)).abs().max().item()
+print(
+    f"pooled values lie in [{pooled.min():.3f}, {pooled.max():.3f}] (tanh"
+    f" allows (-1, 1)); the pre-activations W h + b lie in [{pre.min():.3f},"
+    f" {pre.max():.3f}]"
+)
+print(
+    f"largest |x - tanh(x)| over the {H} values: {squash:.3f} -- "
+    + (
+        "the tanh barely changes them: the narrow range comes from small"
+        " pre-activations"
+        if squash < 0.05
+        else "the tanh squashes the largest pre-activations noticeably"
+    )
+)
+
+# %% [markdown]
+# So the pooler is **not** the raw `[CLS]` vector: it is a further learned transformation
+# (one sentence is not enough to say how different; the claims table of lesson 10
+# measures it over the BANKING77 test set). In the original BERT it was trained with the
+# next-sentence-prediction objective; a checkpoint trained for something else (the bundled
+# all-MiniLM-L6-v2 was trained for sentence embeddings with *mean* pooling) may leave it barely
+# trained. That is one reason we treat "which vector represents the sentence" as a question to
+# measure, in lesson 10.
+#
+# ## A first head: ten intents
+#
+# `data/intents/` holds short assistant requests written for this course, ten intents with a
+# fixed train/test split (see its README). We run every utterance through the model once (with
+# `torch.no_grad`, weights untouched) and keep two sentence vectors per layer $l = 0..L$: the
+# `[CLS]` vector $h^{(l)}_0$ and the mean over the real (non-padding) tokens,
+# $\frac{1}{n}\sum_i h^{(l)}_i$ (`extract_features` in `helpers/classify/compute.py`).
+
+# %%
+import time
+
+from helpers.classify.compute import extract_features
+from helpers.common.data import load_intents
+from helpers.model.language import require_reading  # English data
+require_reading(tokenizer, "en", lesson="04", what="its data sets")
+
+train10, test10 = load_intents("train"), load_intents("test")
+C10 = train10.num_classes
+y10 = torch.tensor(test10.labels, device=model.device)
+# tokens per utterance, [CLS] and [SEP] included; longer ones are cut (with a
+# warning)
+MAX_LEN = 32
+t0 = time.perf_counter()
+feats10_train = extract_features(
+    tokenizer, model, train10.texts, max_length=MAX_LEN, progress=False
+)
+feats10_test = extract_features(
+    tokenizer, model, test10.texts, max_length=MAX_LEN, progress=False
+)
+print(
+    f"{len(train10)} train / {len(test10)} test utterances, {C10} intents:"
+    f" {', '.join(train10.names)}"
+)
+print(
+    f"features: cls {tuple(feats10_train.cls.shape)} = [layers+1, utterances,"
+    f" H], {time.perf_counter() - t0:.1f} s for both splits"
+)
+assert torch.allclose(
+    feats10_train.pooler,
+    pooler_by_hand(model, feats10_train.cls[L]),
+    atol=1e-5,
+)
+
+# %% [markdown]
+# ## A linear head: logits → softmax → argmax
+#
+# The head (`LinearHead` in `helpers/classify/compute.py`) is one linear layer on the
+# last-layer `[CLS]` vector, standardized with the training mean $\mu$ and standard deviation
+# $\sigma$:
+#
+# $$z = W \frac{x - \mu}{\sigma} + b \in \mathbb{R}^{C}, \qquad p = \mathrm{softmax}(z), \qquad \hat y = \arg\max_c z_c .$$
+#
+# Only $W$ and $b$ are trained; the BERT weights stay frozen. Every head, probe and fine-tuning
+# run in this course is trained the same way (`fit_head` in `helpers/classify/compute.py`, on the
+# training contract of `helpers/common/training.py`):
+#
+# * a **dev split** is carved out of the training utterances (here 4 per intent) and makes every
+#   choice -- here the strength $\lambda$ of an L2 penalty $\frac{\lambda}{2}\lVert W \rVert^2$ on the
+#   weights, from a small grid; the test utterances are never used to choose anything;
+# * the head starts from $W = 0, b = 0$ and is **scored there** (step 0);
+# * it is trained **to convergence**: the cross-entropy plus the penalty is a convex function of
+#   $W, b$, and full-batch L-BFGS runs until every entry of its gradient is below a tolerance
+#   stated beforehand. The printout says whether that happened.
+#
+# Then we compute the logits $z$ of every test utterance by hand from the head's weights, with the
+# formula above, and read everything else off them.
+
+# %%
+import textwrap
+
+from helpers.classify.compute import fit_head_split
+
+t0 = time.perf_counter()
+head, head_record = fit_head_split(
+    feats10_train.layer(L, "cls"),
+    train10.labels,
+    C10,
+    dev_per_class=4,
+    seed=0,
+    run="ten intents, last-layer [CLS]",
+)
+train_seconds = time.perf_counter() - t0
+print(textwrap.fill(head_record.describe(), 110, subsequent_indent="    "))
+X10 = feats10_test.layer(L, "cls")
+W, b = head.classifier.weight.detach(), head.classifier.bias.detach()
+# the formula above, by hand: [test utterances, C]
+z = ((X10 - head.mu) / head.sigma) @ W.T + b
+p, pred10 = torch.softmax(z, -1), z.argmax(-1)
+print(
+    f"first test utterance {test10.texts[0]!r} (true:"
+    f" {test10.names[test10.labels[0]]}); its three largest logits:"
+)
+for c in z[0].topk(3).indices.tolist():
+    print(f"  {test10.names[c]:<16} z_c = {z[0, c]:+6.2f} p_c = {p[0, c]:.3f}")
+
+# %% [markdown]
+# How often is the argmax right on the test utterances?
+
+# %%
+from helpers.common.claims import show_finding
+from helpers.common.stats import accuracy_ci
+
+correct10 = pred10 == y10
+first_head = show_finding(
+    f"The head gets {int(correct10.sum())} of the {len(test10)} test"
+    f" utterances right ({correct10.float().mean():.0%}; guessing would get"
+    f" {1 / C10:.0%}).",
+    details=[
+        f"accuracy {accuracy_ci(correct10).percent()}: exact (Clopper-Pearson)"
+        f" 95 % interval over the {len(test10)} test items",
+        f"training the head (every L2 strength of the grid) took"
+        f" {train_seconds:.2f} s on this machine",
+    ],
+)
+
+# %% [markdown]
+# ## Try it: type a sentence, see the logits
+#
+# Type a request and press **Classify**: the box runs the model on your new sentence, applies
+# the head and shows one bar per intent; the orange bar is the argmax, the predicted id.
+
+# %% mystnb={"figure": {"caption": "Logits of the ten-intent head (trained on the last layer's `[CLS]` vector) for the lesson's sentence, one bar per intent; the orange bar is the argmax, the predicted intent. Type any sentence into the box and press **Classify** to see its bars; the y-scale is kept across sentences (widened only when needed), so bars compare.", "name": "fig-04-logits-box"}}
+from helpers.classify.widgets import LogitsBox
+
+box = LogitsBox(
+    tokenizer,
+    model,
+    head,
+    train10.names,
+    layer=L,
+    pooling="cls",
+    sentence=SENTENCE,
+)
+box
+
+
+# %% [markdown]
+# The head is a few lines of arithmetic on one vector; which vector to use, and from which layer,
+# is the question of [lesson 10](10_which_layer_classifies.ipynb).
+#
+# ## Summary
+#
+# * `pooler_output` $= \tanh(W h_{[CLS]} + b)$, rebuilt and checked; it is not the raw `[CLS]` vector.
+# * A linear head turns a sentence vector into $C$ logits; softmax gives probabilities and
+#   argmax the class id. Trained on frozen features it needs no pass through BERT, and its logits
+#   are a few lines of arithmetic (computed by hand above).
+# * A head is trained by a contract: choices (the L2 strength) on a dev split carved from the
+#   training data, a score at step 0, and a stated convergence criterion (L-BFGS until the gradient
+#   vanishes) whose outcome is printed.
+# * The ten intents are easy: they serve the box you type into. Comparing layers and poolings
+#   needs a harder task, BANKING77, in lesson 10.
+#
+# ## Exercises
+#
+# Each exercise starts with its rating: how hard it is, how much it matters for
+# the rest of the course, and about how long it takes. The checkers grade your
+# answer and give a hint when it is not right yet; they never print the answer.
+
+# %%
+from helpers.exercises.lesson04 import check_exercise_1, check_exercise_2
+
+# %% [markdown]
+# ### Exercise 1: the pooler by hand
+#
+# Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
+#
+# Write `pool(h_cls)` that computes the pooler output from
+# `model.pooler.dense.weight` and `.bias` without calling the pooler module.
+
+# %%
+pool = None  # your function here, e.g. def pool(h): return ...
+check_exercise_1(pool, model, trace)
+
+
+# %% [markdown]
+# ### Exercise 2: predict, then measure — a head on the layer-0 `[CLS]` vector
+#
+# Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
+#
+# On the ten intents, the head on the last layer's `[CLS]` vector was measured
+# above. **First predict** the test
+# accuracy of the same head trained on the **layer-0** `[CLS]` vector (the
+# embedding output at position 0). Put a number between 0 and 1 in
+# `prediction_2`.
+#
+# **Then measure** it: `fit_head_split` on `feats10_train.layer(0, "cls")` with
+# the same arguments as the head above (`dev_per_class=4, seed=0`), then
+# `correct_per_item` on the test features; give the accuracy as a fraction.
+# The checker grades the measurement and only comments on the prediction.
+#
+# *Reflection (not checked):* the chance level is $1/C$. Why can no head
+# trained on this vector beat it?
+
+# %%
+prediction_2 = None  # a number between 0 and 1, written before measuring
+answer_2 = None  # your code here: a float between 0 and 1
+check_exercise_2(prediction_2, answer_2, feats10_train, feats10_test, train10,
+                 test10)
