@@ -942,16 +942,13 @@ print(
 # %% [markdown]
 # ## Explore
 #
-# Pick any token and layer. The left panel is the token's norm per layer (the chosen layer
-# in orange), the middle its cosine with itself at every other layer, the right its first
-# dimensions at the chosen layer. It opens on `[CLS]` at a middle layer (the word of the
-# figures above is one click away, to compare). Moving a control only updates the existing
-# bars and lines from the cached trace; the model does not run again.
+# Pick any token and layer: its norm per layer (the chosen layer in orange), its cosine with
+# itself at every other layer, its first dimensions at the chosen layer. It opens on `[CLS]`
+# at a middle layer. A control only updates the bars and lines from the cached trace.
 
 # %% mystnb={"figure": {"caption": "The layer-walk explorer for one token of the lesson's sentence, opened on [CLS] at a middle layer: left, its L2 norm at every layer (the chosen layer in orange); right, its cosine at every layer with itself at the chosen layer; below, the values of its first dimensions at the chosen layer. The controls pick the token and the layer.", "name": "fig-07-layerwalk-explorer"}}
 from helpers.layerwalk.widgets import LayerWalkExplorer
 
-# [CLS] at a middle layer: a state no figure above shows
 explorer = LayerWalkExplorer(trace, token=0, layer=max(1, L // 2))
 explorer
 
