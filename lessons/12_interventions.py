@@ -151,19 +151,18 @@ print(pooling_note(loaded.choice.name, checkpoint_facts(loaded).pooling))
 # ## How the verdicts are read, fixed before we measure
 #
 # Every intervention is compared with the unchanged model **on the same test utterances**, each
-# right or wrong before and after: only the utterances that change carry information. The
-# interval of the accuracy change is **Tango's score interval** for paired right/wrong outcomes,
-# its test **McNemar's** (`mcnemar` in `helpers/common/stats.py`); Tango's interval counts every
-# utterance that *could* have changed, so it is never falsely sure when few do. When many heads or
-# layers are tested at once, every interval is widened for the whole family (**Bonferroni**: 72
-# heads read at $1 - 0.05/72$) so that a few do not look harmful by chance, and each verdict is
-# read off its own interval.
+# right or wrong before and after: only the utterances that change carry information. Lesson 06
+# taught the three rules the verdicts follow: the interval of the change is a *paired* one (it
+# counts every utterance that could have changed, so it is never falsely sure when few do); when
+# many heads or layers are judged together, every interval is widened for the whole family ($K$
+# heads read at $1 - 0.05/K$), and each verdict is read off its own interval
+# (`outcome_changes` in `helpers/interventions/compute.py`; the methods are named in each fold).
 #
-# A change the test does not show is not "no change". To call one harmless we state a margin
-# **now**: *equivalent* when the equivalence interval ($1 - 0.1/m$ for $m$ comparisons: two
-# one-sided tests, TOST) lies inside $\pm$ the margin; anything else not shown to differ is
-# **inconclusive**, "we cannot tell" (`outcome_changes`). Even a change that **no** utterance shows
-# has an interval, and its half-width is the smallest margin the data could ever confirm
+# A change the data do not show is not "no change". To call one harmless we state a margin
+# **now**: *equivalent* when the equivalence interval ($1 - 0.1/m$ for $m$ comparisons) lies
+# inside $\pm$ the margin; anything else not shown to differ is **inconclusive**, "we cannot
+# tell". Even a change that **no** utterance shows has an interval, and its half-width is the
+# smallest margin the data could ever confirm
 # (`equivalence_resolution`); it grows with the number of comparisons judged together.
 
 # %%
@@ -274,7 +273,7 @@ print(f"layer 1 with head {head_to_remove} removed == by hand; max change of"
 # %% [markdown]
 # `ablate_head(model, layer, head)` registers such a hook while a `with` block runs. With layer 1's
 # head removed we run the whole test set and measure, per utterance, whether it is still right and
-# how far its **true** class's logit falls. The fold redoes McNemar's statistic by hand from the
+# how far its **true** class's logit falls. The fold redoes the test statistic by hand from the
 # utterances that flipped (with no real change, a flip is as likely either way).
 
 # %%
