@@ -29,6 +29,7 @@ import nbformat
 import pytest
 
 import browser_support as bs  # tests/ is on sys.path (rootdir conftest)
+from test_lessons_statistics_folded import STATISTICS_LESSON  # one home for the exemption
 
 ROOT = Path(__file__).resolve().parent.parent
 SITE = Path(os.environ.get("COURSE_SITE", ROOT / "build" / "site"))
@@ -543,7 +544,8 @@ def test_claims_are_a_sentence_with_their_statistics_folded(browser):
         _open(page, network, path)
         text = _visible_prose_and_output(page)
         counts = {t: text.count(t) for t in STAT_TERMS if t in text}
-        assert sum(counts.values()) <= MAX_VISIBLE_TERMS, f"{lesson.stem}: statistics terms in view: {counts}"
+        # the statistics lesson names its methods on purpose (its tables compare them by name)
+        assert lesson.stem == STATISTICS_LESSON or sum(counts.values()) <= MAX_VISIBLE_TERMS, f"{lesson.stem}: statistics terms in view: {counts}"
         claims = page.locator("div.course-claim")
         if claims.count() == 0:
             continue

@@ -519,7 +519,11 @@ def test_share_verdicts_need_the_words_to_agree():
     few["w0"]["follows"][:3, 1] = 0  # column 1 varies a little
     verdicts = C.share_verdicts(*C.word_cluster_shares(few))
     assert [v.kind for v in verdicts] == ["inconclusive", "inconclusive"]
-    assert verdicts[0].share.low == 0.0 and verdicts[0].share.high == 1.0  # 3 words: no order statistic reaches 97.5 %
+    # column 0, three words alike: the exact (Clopper-Pearson) interval of 3 of 3 at 97.5 %, whose
+    # lower end solves p**3 = 0.0125 -- below one half
+    assert verdicts[0].share.low == pytest.approx(0.0125 ** (1 / 3)) and verdicts[0].share.high == 1.0
+    # column 1, the words differ: no order statistic of 3 words reaches 97.5 %, so the median's interval is all of [0, 1]
+    assert verdicts[1].share.low == 0.0 and verdicts[1].share.high == 1.0
     many = {f"w{k}": _pairs(5, 5, lambda i, j, k=k: (i + j + k) % 5 != 0, k=1) for k in range(12)}
     (v,) = C.share_verdicts(*C.word_cluster_shares(many))
     assert v.kind == "above" and v.share.estimate == pytest.approx(0.8) and v.share.low > 0.5
