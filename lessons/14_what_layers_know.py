@@ -207,16 +207,16 @@ assert all(
 # %% [markdown]
 # `word_probe_report` (in `helpers/probes/compute.py`) trains the task probe and, for each of
 # three seeds, a control probe (each seed draws its own control labels) -- for all $L+1$ layers at
-# once, as one batched matrix product. Every probe, task and control alike, follows the course's
-# training contract (`helpers/common/training.py`, lesson 10): a fifth of the training sentences
-# is held out as a **dev split**, which chooses each probe's L2 strength; each probe starts from
-# zero and runs full-batch L-BFGS **to the same convergence criterion** (its gradient below a
-# stated tolerance). A control probe trained less than its task probe would make the selectivity
-# measure under-training, not the representation; so both train to the same criterion, and the
-# table prints the training accuracy of both. From zero, the task probe has a single optimum (the
-# same for every seed); the control probes differ by seed. Each test number is the accuracy on the
-# test words (control and selectivity averaged over the seeds), in brackets its uncertainty from
-# resampling **test sentences** (words of one sentence are not independent; `sentence_bootstrap`).
+# once, as one batched matrix product, by the course's training contract
+# (`helpers/common/training.py`, lesson 10): a fifth of the training sentences is a **dev split**,
+# which chooses the task probe's L2 strength at each layer; the control probes take the task's
+# (as Hewitt & Liang do: a control task cannot generalise to unseen word types, so its own dev
+# loss would always pick the strongest penalty, and selectivity would measure the penalty, not the
+# representation). Every probe starts from zero and runs full-batch L-BFGS **to the same
+# convergence criterion**; the table prints the training accuracy of both. The task probe has one
+# optimum (the same for every seed); the control probes differ by seed. Each test number is the
+# accuracy on the test words (control and selectivity averaged over the seeds), in brackets its
+# uncertainty from resampling **test sentences** (their words are not independent).
 
 # %%
 from helpers.common.claims import show_finding
@@ -262,9 +262,9 @@ probe_status = show_finding(
         else " " + status_summary(probe_records) + "."
     ),
     details=[
-        f"criterion: {probe_records[0].criterion}; the L2 strength of each"
-        " probe chosen on the dev split (a fifth of the training sentences)"
-        " by its dev loss",
+        f"criterion: {probe_records[0].criterion}; L2 strength: the task"
+        " probe's dev loss chooses it (dev split: a fifth of the training"
+        " sentences), the control probes take the task's (Hewitt & Liang)",
     ],
     table=records_table(probe_records, title="every word probe: the dev"
                         " split's choice, dev loss and accuracy at step 0 and"
@@ -1171,8 +1171,8 @@ if lens is not None and lens.target_ranks is not None:
 # * A **linear probe per layer** reads a label off each layer's word vectors; a **control
 #   task** (random but fixed label per word type) measures what the probe memorises, and
 #   **selectivity** = task − control accuracy is what the representation explains -- only when
-#   task and control probes are trained to the same criterion (here: to convergence, each with
-#   its L2 strength chosen on a dev split, training accuracy printed for both).
+#   task and control probes are trained alike (here: to convergence, both with the L2 strength
+#   the task's dev split chose; training accuracy printed for both).
 # * Where a task peaks is a measurement with an interval, not a table entry: the comparison
 #   with Tenney et al. and with the popular "1–3 / 4–8 / last four" table above is this model's
 #   answer. Layers are tested on the same items, so they are ranked by a **paired** difference

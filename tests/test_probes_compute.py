@@ -162,7 +162,10 @@ def test_task_and_control_probes_meet_the_same_criterion(sentences, features):
     assert len(r.records) == 3 * (L + 1) and all(rec.status == CONVERGED for rec in r.records)
     assert {rec.criterion for rec in r.records} == {r.records[0].criterion}, "one criterion for task and control"
     assert len(r.train_accuracy) == len(r.control_train_accuracy) == L + 1
-    assert all(t >= c for t, c in zip(r.train_accuracy, r.control_train_accuracy))
+    # the printed control training accuracy is the mean over seeds of each control probe's own record
+    for l in range(L + 1):
+        per_seed = [rec.train_accuracy for rec in r.records if rec.run.endswith(f", layer {l}") and ": control, seed" in rec.run]
+        assert len(per_seed) == 2 and r.control_train_accuracy[l] == pytest.approx(np.mean(per_seed))
     # the training accuracy is the chosen probe's own, recomputed here on the words it was fitted on
     y = features.labels(sentences, "upos")
     tr = features.of_sentences(train)
@@ -171,6 +174,33 @@ def test_task_and_control_probes_meet_the_same_criterion(sentences, features):
     assert records[L].kept[0] < records[L].step0[0], "the dev loss fell from step 0"
     old = word_probe_report(features, sentences, "upos", train, test, seeds=(0, 1), progress=False, epochs=2)
     assert old.records == [] and old.train_accuracy is None, "the old fixed-epoch recipe, on request, reports nothing"
+
+
+def test_control_probes_take_the_task_probes_l2_strength(sentences, features):
+    """Hewitt & Liang's rule: the control probe gets the task probe's hyperparameters. On its own
+    dev loss a control task (it cannot generalise to unseen word types) picks a stronger penalty
+    than the task does somewhere; with ``l2_from`` every layer's control probe uses the task's."""
+    from helpers.probes.compute import fit_word_probes
+
+    train, _ = split_sentences(160, 0.25, seed=0)
+    tr = features.of_sentences(train)
+    keep = torch.isin(features.sentence, torch.tensor(train))
+    y = features.labels(sentences, "upos")[keep]
+    Y = torch.stack([y, control_labels(tr.words, y, len(UPOS_TAGS), seed=0)])
+    L1 = features.num_layers + 1
+    _, own, _ = fit_word_probes(tr, Y, len(UPOS_TAGS))
+    _, shared, acc = fit_word_probes(tr, Y, len(UPOS_TAGS), l2_from=0)
+    strength = lambda rec: float(rec.choice.split()[1])  # "L2 0.01" or "L2 0.01 (label set 0's)"
+    task_own, control_own = [strength(r) for r in own[:L1]], [strength(r) for r in own[L1:]]
+    assert any(c > t for t, c in zip(task_own, control_own)), "on its own dev loss a control picks a stronger penalty"
+    assert [strength(r) for r in shared[:L1]] == task_own, "the task's own choice is unchanged"
+    assert [strength(r) for r in shared[L1:]] == task_own, "each layer's control probe takes the task's strength"
+    assert all("label set 0's" in r.choice for r in shared[L1:])
+    # a weaker penalty fits the control's training words at least as well as its own stronger one
+    own_acc = [r.train_accuracy for r in own[L1:]]
+    assert all(a >= b - 1e-9 for a, b, t, c in zip(acc[1].tolist(), own_acc, task_own, control_own) if c >= t)
+    with pytest.raises(ValueError, match="l2_from"):
+        fit_word_probes(tr, Y, len(UPOS_TAGS), l2_from=2)
 
 
 def test_paired_accuracy_change_resamples_sentences_once_for_both(sentences, features):

@@ -425,8 +425,9 @@ def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes
     By the course's training contract (:mod:`helpers.common.training`): ``dev_fraction`` of the
     training **sentences** (seeded) become a dev split; every probe -- task and control alike --
     is fitted by full-batch L-BFGS from zero to the same gradient tolerance
-    (:func:`~helpers.common.training.fit_linear`), its L2 strength chosen from ``l2`` on its own
-    dev loss, and the report keeps every probe's record and training accuracy. From zero the
+    (:func:`~helpers.common.training.fit_linear`), with the L2 strength from ``l2`` that the
+    task probe's dev loss chose at that layer (the control probes take the task's, as in Hewitt &
+    Liang 2019: same capacity, so selectivity measures the representation), and the report keeps every probe's record and training accuracy. From zero the
     task probe has one optimum, the same for every seed; the control probes differ by seed (each
     seed draws its own control labels). ``train_kw`` (``epochs``, ``lr``, ...) asks instead for the
     old fixed-epoch mini-batch Adam training (:func:`train_probes`), which reports no convergence."""
@@ -452,7 +453,7 @@ def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes
     else:
         probes, records, train_accs = fit_word_probes(
             train, torch.stack([y_train] + (list(control_train) if with_control else [])), len(classes),
-            dev_fraction=dev_fraction, l2=l2,
+            dev_fraction=dev_fraction, l2=l2, l2_from=0 if with_control else None,
             names=["task"] + ([f"control, seed {s}" for s in seeds] if with_control else []), desc=desc)
         pred = probes.predict(test.vectors)  # [1 + K, L+1, N]
         task_pred, control_pred = pred[:1].expand(K, -1, -1), pred[1:]
@@ -474,13 +475,18 @@ def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes
 
 
 def fit_word_probes(train: WordFeatures, Y, num_classes: int, *, dev_fraction: float = 0.2, l2=L2_GRID,
-                    names=None, desc: str = "probes", seed: int = 0) -> tuple[LayerProbes, list, torch.Tensor]:
+                    names=None, desc: str = "probes", seed: int = 0,
+                    l2_from: int | None = None) -> tuple[LayerProbes, list, torch.Tensor]:
     """``(probes, records, train_accuracy [S, L+1])``: one linear probe per layer and label set
     (``Y`` ``[S, N]``) by the training contract: ``dev_fraction`` of the training sentences (drawn
     with ``seed``) held out as the dev split, features standardized with the rest, one batched
     :func:`~helpers.common.training.fit_linear` over every layer, label set and L2 strength, each
-    probe's strength chosen on its dev loss. ``train_accuracy`` is each chosen probe's accuracy on
-    the words it was fitted on."""
+    probe's strength chosen on its dev loss -- or, with ``l2_from = k``, every label set's probe at
+    a layer takes the strength label set ``k``'s dev loss chose there (Hewitt & Liang 2019 give the
+    control probe the task probe's hyperparameters: a control task cannot generalise, so its own
+    dev loss would always pick the strongest penalty and selectivity would compare probes of
+    different capacity). ``train_accuracy`` is each chosen probe's accuracy on the words it was
+    fitted on."""
     Y = torch.as_tensor(Y, dtype=torch.long, device=train.vectors.device)
     Y = Y[None] if Y.ndim == 1 else Y
     sentences = sorted(set(train.sentence.tolist()))
@@ -498,6 +504,10 @@ def fit_word_probes(train: WordFeatures, Y, num_classes: int, *, dev_fraction: f
     fit = fit_linear(Z, Y_fit, num_classes, l2)
     losses, accs = fit.losses(Z_dev, Y_dev), fit.accuracies(Z_dev, Y_dev)  # [G, L+1, S]
     g = losses.argmin(0)  # [L+1, S]
+    if l2_from is not None:
+        if not 0 <= l2_from < Y.shape[0]:
+            raise ValueError(f"l2_from must index a label set, 0..{Y.shape[0] - 1}, got {l2_from!r}.")
+        g = g[:, l2_from:l2_from + 1].expand_as(g)
     chosen = fit.select(g)
     train_acc = chosen.accuracies(Z, Y_fit)[0]  # [L+1, S]
     names = list(names) if names is not None else [f"label set {k}" for k in range(Y.shape[0])]
@@ -509,7 +519,8 @@ def fit_word_probes(train: WordFeatures, Y, num_classes: int, *, dev_fraction: f
             gl = int(g[l, k])
             records.append(TrainingRecord(
                 run=f"{desc}: {names[k]}, layer {l}", status=CONVERGED if bool(fit.converged[gl, l, k]) else BUDGET_EXHAUSTED,
-                criterion=linear_criterion(fit.tolerance, fit.max_iter), choice=f"L2 {fit.l2[gl].item():g}",
+                criterion=linear_criterion(fit.tolerance, fit.max_iter),
+                choice=f"L2 {fit.l2[gl].item():g}" + ("" if l2_from in (None, k) else f" ({names[l2_from]}'s)"),
                 grid="L2 " + ", ".join(f"{v:g}" for v in fit.l2.tolist()), steps=fit.iterations[gl],
                 step0=step0 + (dev0,), kept=(float(losses[gl, l, k]), float(accs[gl, l, k])),
                 train_accuracy=float(train_acc[l, k]), gradient=float(fit.gradient[gl, l, k])))
