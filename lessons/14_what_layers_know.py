@@ -272,7 +272,7 @@ probe_status = show_finding(
                         " iterations, status"),
 )
 
-# %% mystnb={"figure": {"caption": "Word-level linear probes per layer (emb = embeddings) for part of speech and entity type, each trained to convergence. Left: test accuracy of the task probe and of its control task (a random label per word type); dotted, the most-frequent-tag rate. Right: selectivity, task minus control. Lines: the task probe and the mean of the control seeds; bands: 95 % bootstrap intervals over test sentences. Compare where accuracy and selectivity peak.", "name": "fig-14-probes"}}
+# %% mystnb={"figure": {"caption": "Word-level linear probes per layer (emb = embeddings) for part of speech and entity type, each trained to convergence. Left: test accuracy of the task probe and of its control task (a random label per word type); dotted, the most-frequent-tag rate. Right: selectivity, task minus control. Lines: the task probe and the mean of the control seeds; bands: 95 % intervals from resampling test sentences. Compare where accuracy and selectivity peak.", "name": "fig-14-probes"}}
 from helpers.probes.plots import plot_probe_reports
 
 axes = plot_probe_reports(reports.values())
@@ -887,7 +887,7 @@ swap_claim = show_finding(
     ],
 )
 
-# %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and draws: bar the mean over draws, whiskers the intervals the verdicts are read from (resampling draws and test items, Bonferroni over the swaps). Look for whiskers that stay below the zero line.", "name": "fig-14-swap-in"}}
+# %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and draws: bar the mean over draws, whiskers the intervals the verdicts are read from (resampling draws and test items, corrected for the number of swaps). Look for whiskers that stay below the zero line.", "name": "fig-14-swap-in"}}
 from helpers.finetuning.plots import plot_swap_in
 
 ax = plot_swap_in([v.difference for v in swap_verdicts])
@@ -966,7 +966,7 @@ pos_claim = show_finding(
     ],
 )
 
-# %% mystnb={"figure": {"caption": "Part-of-speech probes on the pre-trained model and the first draw's fine-tuned model, per layer. Top: test accuracy and selectivity, bands 95 % bootstrap intervals over test sentences (axes zoomed, as labelled). Bottom: the paired change, fine-tuned minus pre-trained, in points, with the interval its verdict is read from (test sentences resampled once for both, Bonferroni over the layers). Find layers whose whiskers exclude zero.", "name": "fig-14-pos-before-after"}}
+# %% mystnb={"figure": {"caption": "Part-of-speech probes on the pre-trained model and the first draw's fine-tuned model, per layer. Top: test accuracy and selectivity, bands: 95 % intervals from resampling test sentences (axes zoomed, as labelled). Bottom: the paired change, fine-tuned minus pre-trained, in points, with the interval its verdict is read from (test sentences resampled once for both, corrected for the number of layers). Find layers whose whiskers exclude zero.", "name": "fig-14-pos-before-after"}}
 from helpers.probes.plots import plot_before_after
 
 axes = plot_before_after(before_pos, tuned, change=pos_change)
@@ -983,7 +983,7 @@ plt.show()
 #
 # A claim that the lower half's changes were *not needed* is a claim of no effect, so it needs a
 # margin stated before the measurement: we call the two **equivalent** if the 90 % interval of the
-# accuracy difference lies within $\pm$`MARGIN` (two one-sided tests, TOST), and otherwise report a
+# accuracy difference lies within $\pm$`MARGIN` (lesson 06's equivalence test), and otherwise report a
 # difference or *we cannot tell*.
 
 # %%
