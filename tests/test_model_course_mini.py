@@ -46,6 +46,8 @@ def test_load_model_names_course_mini_and_matches_the_cards_fingerprint(card, ca
                   f"feed-forward {cfg.intermediate_size}")
     assert sizes_line in readme, f"the card does not state the config's sizes ({sizes_line})"
     assert f"{cfg.vocab_size:,} lower-cased WordPieces" in readme
+    # no zero-width interval: a rate every resample gives the same is printed as its count
+    assert not re.search(r"\[([+-]?[\d.]+), \1\]", readme), "the card prints a zero-width interval"
     assert loaded.tokenizer("The KING")["input_ids"] == loaded.tokenizer("the king")["input_ids"]  # uncased
     assert (COURSE_MINI_DIR / WEIGHTS).stat().st_size / 2 ** 20 <= WEIGHT_BUDGET_MIB  # the card's budget
 

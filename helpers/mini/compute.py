@@ -557,6 +557,16 @@ def _pct(iv: dict) -> str:
     return f"{100 * iv['estimate']:.1f} % [{100 * iv['low']:.1f}, {100 * iv['high']:.1f}]"
 
 
+def _share_of(iv: dict, n: int) -> str:
+    """A rate over ``n`` items: its interval, or -- when every resample gives the same value, as for
+    a null that never once gets an item right -- the count itself (a zero-width interval would claim
+    a certainty a resampling cannot give)."""
+    if iv["low"] == iv["high"]:
+        right = round(iv["estimate"] * n)
+        return f"{100 * iv['estimate']:.1f} % ({right:,} of the {n:,} right, in every resample)"
+    return _pct(iv)
+
+
 def _pp(iv: dict) -> str:
     return f"{100 * iv['estimate']:+.1f} pp [{100 * iv['low']:+.1f}, {100 * iv['high']:+.1f}]"
 
@@ -715,7 +725,8 @@ def card_text(folder: Path = COURSE_MINI_DIR) -> str:
         f"**Non-frequent answers.** On the {ev['rare_positions']:,} positions ({ev['rare_documents']:,} documents) "
         f"whose answer is not among the {ev['frequent_k']} most frequent training WordPieces, top-1 is "
         f"{_pct(ev['rare_top1']['model'])} for {COURSE_MINI}, "
-        f"{_pct(ev['rare_top1']['position_segment'])} for null (a) and {_pct(ev['rare_top1']['bigram'])} for "
+        f"{_share_of(ev['rare_top1']['position_segment'], ev['rare_positions'])} for null (a) and "
+        f"{_pct(ev['rare_top1']['bigram'])} for "
         f"null (b); the model minus null (b): {_pp(ev['rare_difference']['bigram'])}.",
         "",
         f"**Next sentence.** On the same test pairs ({100 * ev['nsp_is_next_share']:.0f} % real continuations) "
