@@ -292,6 +292,9 @@ box = LogitsBox(
     layer=L,
     pooling="cls",
     sentence=SENTENCE,
+    # the website cannot run the model: it shows these beside SENTENCE,
+    # the first test utterance of each of three intents
+    examples=[test10.texts[list(test10.labels).index(c)] for c in range(3)],
 )
 box
 

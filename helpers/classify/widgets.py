@@ -136,7 +136,8 @@ class LogitsBox(Explorer):
         sentences = list(dict.fromkeys([self.values["sentence"], *self.examples]))[:6]
         logits = torch.stack([self.logits_for(s) for s in sentences]).cpu().numpy()
         fig = plot_logits_examples(logits, sentences, self.names)
-        note = (f"The page cannot run the model, so it shows the box's output for {len(sentences)} sentences, "
+        shown = "its own sentence" if len(sentences) == 1 else f"{len(sentences)} sentences"
+        note = (f"The page cannot run the model, so it shows the box's output for {shown}, "
                 "computed when this site was built; in the notebook, type any sentence into the box and press "
                 "Classify.")
         return fig, note
