@@ -584,6 +584,10 @@ def card_text(folder: Path = COURSE_MINI_DIR) -> str:
     folder = Path(folder)
     run = json.loads((folder / RUN).read_text())
     ev = json.loads((folder / EVALUATION).read_text())
+
+    def rare(guesser: str) -> str:  # top-1 on the non-frequent answers, as an interval or a count
+        return _share_of(ev["rare_top1"][guesser], ev["rare_positions"])
+
     config = json.loads((folder / "config.json").read_text())
     sources = json.loads((DATA_DIR / "pretrain" / "SOURCES.json").read_text())
     sha = hashlib.sha256((folder / WEIGHTS).read_bytes()).hexdigest()
@@ -724,9 +728,7 @@ def card_text(folder: Path = COURSE_MINI_DIR) -> str:
         "",
         f"**Non-frequent answers.** On the {ev['rare_positions']:,} positions ({ev['rare_documents']:,} documents) "
         f"whose answer is not among the {ev['frequent_k']} most frequent training WordPieces, top-1 is "
-        f"{_pct(ev['rare_top1']['model'])} for {COURSE_MINI}, "
-        f"{_share_of(ev['rare_top1']['position_segment'], ev['rare_positions'])} for null (a) and "
-        f"{_pct(ev['rare_top1']['bigram'])} for "
+        f"{rare('model')} for {COURSE_MINI}, {rare('position_segment')} for null (a) and {rare('bigram')} for "
         f"null (b); the model minus null (b): {_pp(ev['rare_difference']['bigram'])}.",
         "",
         f"**Next sentence.** On the same test pairs ({100 * ev['nsp_is_next_share']:.0f} % real continuations) "

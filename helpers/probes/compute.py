@@ -427,10 +427,11 @@ def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes
     is fitted by full-batch L-BFGS from zero to the same gradient tolerance
     (:func:`~helpers.common.training.fit_linear`), with the L2 strength from ``l2`` that the
     task probe's dev loss chose at that layer (the control probes take the task's, as in Hewitt &
-    Liang 2019: same capacity, so selectivity measures the representation), and the report keeps every probe's record and training accuracy. From zero the
-    task probe has one optimum, the same for every seed; the control probes differ by seed (each
-    seed draws its own control labels). ``train_kw`` (``epochs``, ``lr``, ...) asks instead for the
-    old fixed-epoch mini-batch Adam training (:func:`train_probes`), which reports no convergence."""
+    Liang 2019: same capacity, so selectivity measures the representation), and the report keeps
+    every probe's record and training accuracy. From zero the task probe has one optimum, the
+    same for every seed; the control probes differ by seed (each seed draws its own control
+    labels). ``train_kw`` (``epochs``, ``lr``, ...) asks instead for the old fixed-epoch
+    mini-batch Adam training (:func:`train_probes`), which reports no convergence."""
     seeds = list(seeds)
     if len(seeds) < 2:
         raise ValueError("give at least two seeds: the report shows the spread over seeds.")
