@@ -22,17 +22,16 @@
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
-# Lessons 01–03 rebuilt one layer at a time. Now we step back and follow tokens through the
-# whole stack: how much a token's vector changes from one layer to the next, how long it is,
-# which layers resemble each other, and where it travels in a 2-D picture.
+# Lessons 01–03 rebuilt one layer at a time. Now we follow tokens through the whole stack: how
+# much a token's vector changes from one layer to the next, how long it is, which layers resemble
+# each other, and its path in a 2-D picture.
 #
-# Every number comes twice: for one token of **your** sentence, and over **all the tokens
-# of the data sentences** with its spread (the median and the interquartile band, or a
-# mean with its 95 % CI). One token of one sentence can be unusual; a story
-# about a layer is only told from the aggregate. Along the way we meet two traps of
+# Every number comes twice: for one token of **your** sentence, and over **all the tokens of the
+# data sentences** with its spread (median and interquartile band, or a mean with its 95 % CI).
+# One token can be unusual; a story about a layer is only told from the aggregate. Two traps of
 # "what each layer does" write-ups: raw cosine similarity can be inflated by *anisotropy*
-# (Ethayarajh 2019, on BERT-base), so it needs the right baseline; and a vector's length is
-# set largely by the LayerNorm that ends every layer, which we take apart.
+# (Ethayarajh 2019, on BERT-base), so it needs the right baseline; and a vector's length is set
+# largely by the LayerNorm that ends every layer, which we take apart.
 #
 # The papers we set beside our numbers measured **BERT-base** (masked-LM and next-sentence
 # pre-training). The bundled checkpoint has a longer history, and all of it matters when its layers
@@ -84,15 +83,16 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %% [markdown]
 # ## Load the model and trace the sentences once
 #
-# `trace_text` (in `helpers/model/trace.py`) runs the model once and keeps every hidden
-# state; everything in this lesson is computed from cached traces. The other modules used:
-# `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/tokens.py` (`longest_word`),
-# `helpers/common/data.py` (`load_sentences`), `helpers/attention/compute.py`
+# `trace_text` (in `helpers/model/trace.py`) runs the model once and keeps every hidden state;
+# everything in this lesson is computed from cached traces. The other modules used:
+# `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/tokens.py`
+# (`longest_word`), `helpers/common/data.py` (`load_sentences`), `helpers/attention/compute.py`
 # (`load_sentence_pairs`), `helpers/common/stats.py` (`quartiles`, and the intervals and verdicts
 # behind every claim), `helpers/common/claims.py` (`show_finding`: a claim in plain words with its
-# evidence folded beneath), and this lesson's
-# `helpers/layerwalk/compute.py` (the measures), `helpers/layerwalk/plots.py` (the figures) and
-# `helpers/layerwalk/widgets.py` (the explorer).
+# evidence folded beneath), and this lesson's `helpers/layerwalk/compute.py` (the measures, and
+# the rows of every table), `helpers/layerwalk/plots.py` (the figures) and
+# `helpers/layerwalk/widgets.py` (the explorer). After the load, the lesson's place on the map of
+# lesson 00 (`you_are_here`, in `helpers/architecture/plots.py`).
 
 # %%
 import matplotlib.pyplot as plt
@@ -125,11 +125,6 @@ print(
 paper = paper_comparison(loaded)
 print(f"against the papers' BERT-base: {paper.label}")
 
-
-# %% [markdown]
-# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
-# `helpers/architecture/plots.py`):
-
 # %% mystnb={"figure": {"caption": "The course's map of BERT from lesson 00: tokens, embeddings, one encoder layer (attention, add & norm, feed-forward, add & norm) repeated $L$ times in the loaded model, then pooler and head. The orange frame marks what this lesson follows: the whole encoder layer, output after output through the stack.", "name": "fig-07-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
@@ -146,6 +141,11 @@ you_are_here(model.config, LESSON_PARTS["07"]);
 # the data do not decide, never that two things are the same. The tokens of one sentence are not
 # independent, so the evidence always resamples whole sentences (`compute.cluster_labels` names each
 # token's sentence); a later lesson teaches the tools.
+#
+# We follow two tokens of `SENTENCE`: `[CLS]` (position 0) and the longest word that the
+# tokenizer keeps whole, one WordPiece, so the token we follow is a word and not a piece of
+# one (picked by code, so it works for any sentence; if no word is kept whole, the first
+# piece of the word split into the most pieces).
 
 # %%
 data_texts = load_sentences() + [f"{a} {b}" for a, b in load_sentence_pairs()]
@@ -161,14 +161,7 @@ print(
     f"{len(others)} data sentences ({len(load_sentences())} single sentences,"
     f" the rest pairs) hold {len(sentence_of)} content tokens"
 )
-
-# %% [markdown]
-# We follow two tokens of `SENTENCE`: `[CLS]` (position 0) and the longest word that the
-# tokenizer keeps whole, one WordPiece, so the token we follow is a word and not a piece of
-# one (picked by code, so it works for any sentence; if no word is kept whole, the first
-# piece of the word split into the most pieces).
-
-# %%
+# the token to follow
 whole = [w for w in trace.words()
          if len(tokenizer.tokenize(w)) == 1 and w.isalpha()]
 word = max(whole, key=len) if whole else longest_word(trace, tokenizer)
@@ -239,23 +232,12 @@ print(
 )
 
 # %%
-q25, med, q75 = quartiles(per_token)
-cls_med = quartiles(cls_per_token)[1]
 names = plots.transition_labels(L)
+# the rows of this lesson's tables are built in helpers/layerwalk/compute.py
 raw_table = show_table(
-    [
-        {
-            "transition": names[l],
-            "data tokens: median [IQR]": (
-                f"{med[l]:.3f} [{q25[l]:.3f}-{q75[l]:.3f}]"
-            ),
-            "[CLS]: median": f"{cls_med[l]:.3f}",
-            NAME: f"{by_hand[l]:.3f}",
-        }
-        for l in range(L)
-    ],
-    index="transition",
-    title="layer-to-layer cosine (raw)",
+    compute.transition_rows(names, per_token, by_hand, NAME,
+                            cls_per_token=cls_per_token),
+    index="transition", title="layer-to-layer cosine (raw)",
 )
 
 # %% [markdown]
@@ -293,19 +275,9 @@ baseline = compute.random_pair_baseline(others, n_pairs=500, seed=0)
 within_ci = compute.random_pair_intervals(within_samples, pair_units)
 cross_ci = compute.random_pair_intervals(cross_samples, pair_units)
 mean_of_two = (baseline[:-1] + baseline[1:]) / 2
-baseline_rows = []
-for l in range(L + 1):
-    # the last layer has no next one: its transition cells stay empty
-    step = l < L
-    baseline_rows.append({
-        "layer": "emb" if l == 0 else str(l),
-        "same layer": str(within_ci[l]),
-        "transition": names[l] if step else "",
-        "one layer apart": str(cross_ci[l]) if step else "",
-        "mean of two same-layer": f"{mean_of_two[l]:.3f}" if step else "",
-    })
 baseline_table = show_table(
-    baseline_rows, index="layer",
+    compute.baseline_rows(within_ci, cross_ci, mean_of_two, names),
+    index="layer",
     title="Random-pair cosine, mean of 500 pairs [95 % CI, resampling"
     " sentences]: both tokens at this layer (same layer), or one here"
     " and one at the next layer (one layer apart, per transition) beside"
@@ -357,8 +329,16 @@ print(
 )
 
 # %% [markdown]
+# ## Where do tokens turn most?
+#
 # Now the consecutive cosine minus its matching control. What remains is how much more a
 # token resembles *itself* one layer later than an unrelated token one layer later does.
+# `compute.rank_layers` finds the transition with the lowest median adjusted cosine and every
+# transition that could be just as low, comparing transitions **paired** (the same sentences, all
+# their tokens, for every transition), with the control pairs resampled too, so the control's own
+# uncertainty counts (its pairs' sentences are drawn with the same sentences as the tokens). The
+# share of tokens whose own biggest turn is at each transition is printed for the raw and the
+# adjusted cosine, to see how much the control changes that count.
 
 # %% mystnb={"figure": {"caption": "The layer-to-layer cosine minus its one-layer-apart random-pair control, per transition. Blue: median over the data sentences' content tokens, band: interquartile range; orange diamonds: the followed token. The y axis need not start at 0. Find the transition with the lowest median, where tokens turn most beyond what unrelated tokens would.", "name": "fig-07-consecutive-cosine-adjusted"}}
 control = torch.tensor([c.estimate for c in cross_ci])
@@ -372,57 +352,21 @@ ax.set_title("layer-to-layer cosine minus the one-layer-apart control")
 plt.show()
 
 # %%
-a25, amed, a75 = quartiles(adjusted_data)
 adjusted_table = show_table(
-    [
-        {
-            "transition": names[l],
-            "data tokens: median [IQR]": (
-                f"{amed[l]:.3f} [{a25[l]:.3f}-{a75[l]:.3f}]"
-            ),
-            NAME: f"{adjusted[l]:.3f}",
-        }
-        for l in range(L)
-    ],
+    compute.transition_rows(names, adjusted_data, adjusted, NAME),
     index="transition",
     title="layer-to-layer cosine minus the one-layer-apart control",
 )
-
-# %% [markdown]
-# ## Where do tokens turn most?
-#
-# Now the question can be answered from the adjusted values. `compute.rank_layers` finds the
-# transition with the lowest median adjusted cosine and every transition that could be just as
-# low, comparing transitions **paired** (the same sentences, all their tokens, for every
-# transition), with the control pairs resampled too, so the control's own
-# uncertainty counts (its pairs' sentences are drawn with the same sentences as the tokens). The
-# share of tokens whose own biggest turn is at each transition is printed for the raw and the
-# adjusted cosine, to see how much the control changes that count.
-
-# %%
 turn = compute.rank_layers(
-    per_token,
-    control=cross_samples,
-    control_units=pair_units,
-    statistic=np.median,
-    lowest=True,
-    clusters=sentence_of,
-    unit="sentences",
+    per_token, control=cross_samples, control_units=pair_units,
+    statistic=np.median, lowest=True, clusters=sentence_of, unit="sentences",
 )
+# the share of tokens whose lowest cosine is at each transition
 n_tok = len(per_token)
 raw_share = torch.bincount(per_token.argmin(dim=1), minlength=L) / n_tok
 adj_share = torch.bincount(adjusted_data.argmin(dim=1), minlength=L) / n_tok
 turn_table = show_table(
-    [
-        {
-            "transition": names[l],
-            "adjusted median [95 % CI]": str(turn.intervals[l]),
-            "tokens turning most here": f"{adj_share[l]:.0%}",
-            "same, raw cosine": f"{raw_share[l]:.0%}",
-        }
-        for l in range(L)
-    ],
-    index="transition",
+    compute.turn_rows(turn, names, adj_share, raw_share), index="transition",
     title=(
         "where the data tokens turn most: adjusted median per transition"
         " (intervals resample sentences) and the share of tokens whose"
@@ -460,18 +404,8 @@ print(
 # %%
 norms = compute.layer_norms(trace, TOKEN)
 norms_data = compute.layer_norms_per_token(others, "content")  # [N, L+1]
-nq25, nmed, nq75 = quartiles(norms_data)
 norm_table = show_table(
-    [
-        {
-            "layer": "emb" if l == 0 else str(l),
-            "data median": f"{nmed[l]:.2f} [IQR"
-            f" {nq25[l]:.2f}-{nq75[l]:.2f}]",
-            f"this token ({NAME})": f"{norms[l]:.2f}",
-        }
-        for l in range(L + 1)
-    ],
-    index="layer",
+    compute.norm_rows(norms, norms_data, NAME), index="layer",
     title="L2 norm ||h|| per layer: the data tokens' median [interquartile"
     " range] and the token we follow",
 )
@@ -486,38 +420,15 @@ plt.show()
 
 # %%
 norm_steps = compute.step_verdicts(norms_data, clusters=sentence_of)
-step_words = {"higher": "grows", "lower": "shrinks"}
 step_table = show_table(
-    [
-        {
-            "step": name,
-            "change of the mean length": f"{v.difference.estimate:+.3g}",
-            "reading": step_words.get(v.kind, "cannot tell"),
-        }
-        for name, v in zip(names, norm_steps)
-    ],
-    index="step",
+    compute.step_rows(norm_steps, names), index="step",
     title="mean length ||h|| of the data tokens, one layer to the next",
 )
-grows = (
-    "met"
-    if all(v.kind == "higher" for v in norm_steps)
-    else (
-        "not met"
-        if any(v.kind == "lower" for v in norm_steps)
-        else "inconclusive"
-    )
+# grows: "met", "not met" or "inconclusive"
+grows, sentence, details = compute.growth_finding(
+    norm_steps, names, quartiles(norms_data)[1]
 )
-growth_claim = show_finding(
-    "The mean length "
-    + ("grows at every step" if grows == "met" else "does not grow at every"
-       " step" if grows == "not met" else "may or may not grow at every step")
-    + ": " + compute.steps_sentence(norm_steps, names, what="it",
-                                    up="grows", down="shrinks")
-    + f". The median is shortest at layer {int(nmed.argmin())}, longest at"
-    f" layer {int(nmed.argmax())}.",
-    [v.text for v in norm_steps],
-)
+growth_claim = show_finding(sentence, details)
 
 # %% [markdown]
 # ## Where the length comes from: every layer ends in LayerNorm
@@ -532,6 +443,15 @@ growth_claim = show_finding(
 # $\lVert \hat z \rVert \approx \sqrt{H}$ for **every** token at **every** layer (equal up to the
 # tiny $\epsilon$). We capture $x$ with forward hooks (`compute.layer_norm_inputs`), rebuild
 # $h$ by hand and check it against the trace.
+#
+# So the only things that can make one vector longer than another are $\gamma$, $\beta$ and
+# *which* dimensions $\hat z$ puts its (fixed) energy in. With $s = \gamma \odot \hat z = h - \beta$,
+#
+# $$\lVert h \rVert^2 = \lVert \gamma \odot \hat z \rVert^2 + 2\langle \gamma \odot \hat z, \beta\rangle + \lVert \beta \rVert^2 ,$$
+#
+# and if $\hat z$ spread its energy evenly ($\hat z_i^2 = 1$), $\lVert \gamma \odot \hat z \rVert$
+# would be $\lVert \gamma \rVert$: a number fixed by the weights, the same for every token.
+# `compute.norm_parts` measures each term on the data tokens with this model's own $\gamma$ and $\beta$.
 
 # %%
 # L+1 tensors [seq, H]
@@ -555,37 +475,9 @@ print(
     f"||z_hat|| over all tokens and layers: {z_norms.min():.3f} .."
     f" {z_norms.max():.3f}; sqrt(H) = {H ** 0.5:.3f}"
 )
-
-# %% [markdown]
-# So the only things that can make one vector longer than another are $\gamma$, $\beta$ and
-# *which* dimensions $\hat z$ puts its (fixed) energy in. With $s = \gamma \odot \hat z = h - \beta$,
-#
-# $$\lVert h \rVert^2 = \lVert \gamma \odot \hat z \rVert^2 + 2\langle \gamma \odot \hat z, \beta\rangle + \lVert \beta \rVert^2 ,$$
-#
-# and if $\hat z$ spread its energy evenly ($\hat z_i^2 = 1$), $\lVert \gamma \odot \hat z \rVert$
-# would be $\lVert \gamma \rVert$: a number fixed by the weights, the same for every token.
-# `compute.norm_parts` measures each term on the data tokens with this model's own $\gamma$ and $\beta$.
-
-# %%
 parts = compute.norm_parts(others, model, "content")
-med_norm, med_scaled = (
-    quartiles(parts["norm"])[1],
-    quartiles(parts["scaled"])[1],
-)
-med_cross = quartiles(parts["cross"])[1]
 parts_table = show_table(
-    [
-        {
-            "layer": "emb" if l == 0 else str(l),
-            "median ||h||": f"{med_norm[l]:.2f}",
-            "median ||gamma*z_hat||": f"{med_scaled[l]:.2f}",
-            "||gamma||": f"{parts['gamma'][l]:.2f}",
-            "||beta||": f"{parts['beta'][l]:.2f}",
-            "median 2<s,beta>": f"{med_cross[l]:.2f}",
-        }
-        for l in range(L + 1)
-    ],
-    index="layer",
+    compute.parts_rows(parts), index="layer",
     title="The parts of each layer's final LayerNorm, h = gamma*z_hat + beta"
     " (s = gamma*z_hat): medians over the data tokens, and the norms of the"
     " layer's own gamma and beta",
@@ -614,6 +506,11 @@ plt.show()
 # contributions add up to the baseline above). They found 1–3 "rogue" dimensions supplying most of
 # it. Below: the share of the random-pair cosine supplied by the 3 dimensions that contribute most
 # per layer (an even spread would give $3/H$), beside the LayerNorm outliers.
+#
+# Kovaleva et al.'s second condition asks for the *same* dimension in every layer. A yes/no over
+# all $L + 1$ LayerNorms hides how close a dimension comes, so we count, per dimension, in how many
+# of them it is flagged (`compute.outlier_counts`), beside the layers where it is also among the 3
+# dimensions that supply most of the random-pair cosine.
 
 # %%
 # [L+1, H]: each row sums to the baseline
@@ -622,19 +519,9 @@ dims, top_contrib = compute.top_dimensions(contrib, k=3)
 # share of each layer's random-pair cosine
 top_share = top_contrib / contrib.sum(dim=-1)
 outliers = compute.layer_norm_outliers(model, n_sigma=3.0)
-top_rows = [
-    {
-        "layer": "emb" if l == 0 else str(l),
-        "random-pair cosine": f"{contrib[l].sum():.3f}",
-        "top 3 dims": str(dims[l].tolist()),
-        "share they supply": f"{top_share[l]:.0%}",
-        "LayerNorm 3-sigma outliers": str(outliers[l]),
-        "in both": str(sorted(set(dims[l].tolist()) & set(outliers[l]))),
-    }
-    for l in range(L + 1)
-]
 top_table = show_table(
-    top_rows, index="layer",
+    compute.top_dimension_rows(contrib, dims, top_share, outliers),
+    index="layer",
     title="The 3 dimensions that supply most of each layer's random-pair"
     f" cosine (500 pairs) and their share of it (even spread {3 / H:.1%}),"
     " beside the layer's LayerNorm 3-sigma outliers (gamma or beta)",
@@ -642,35 +529,14 @@ top_table = show_table(
 recurring = torch.bincount(dims.flatten(), minlength=H)
 print(f"dimensions among the top 3 in at least half of the layers: "
       f"{torch.nonzero(recurring >= (L + 1) / 2).flatten().tolist()}")
-
-# %% [markdown]
-# Kovaleva et al.'s second condition asks for the *same* dimension in every layer. A yes/no over
-# all $L + 1$ LayerNorms hides how close a dimension comes, so we count, per dimension, in how many
-# of them it is flagged (`compute.outlier_counts`), beside the layers where it is also among the 3
-# dimensions that supply most of the random-pair cosine.
-
-# %%
 outlier_rows = compute.outlier_counts(outliers, dims)
 every_layer = compute.outliers_in_every_layer(outliers)
 outlier_table = show_table(
-    [
-        {
-            "dimension": r["dimension"],
-            f"flagged in (of {L + 1})": r["flagged in"],
-            "layers flagged": str(r["layers"]),
-            "top-3 cosine contributor in": str(r["top contributor in"]),
-        }
-        for r in outlier_rows[:10]
-    ] or [{"dimension": "none", f"flagged in (of {L + 1})": "-"}],
-    index="dimension",
+    compute.outlier_table_rows(outlier_rows, L + 1), index="dimension",
     title="LayerNorm 3-sigma outliers, per dimension flagged at least twice"
     " (layer 0: the embeddings' LayerNorm)",
 )
-outlier_claim = show_finding(
-    compute.outlier_sentence(outlier_rows, L + 1),
-    [f"dimension {r['dimension']}: flagged in layers {r['layers']}"
-     for r in outlier_rows[:10]],
-)
+outlier_claim = show_finding(*compute.outlier_finding(outlier_rows, L + 1))
 
 # %% mystnb={"figure": {"caption": "Per layer, the share (%) of the random-pair cosine (500 pairs of data tokens from different sentences) supplied by the 3 dimensions that contribute most; above each bar, the share and those dimensions' ids. Dotted line: an even spread over all dimensions, $3/H$. Look for the same ids recurring from layer to layer.", "name": "fig-07-top-dimension-share"}}
 ax = plots.plot_top_dimension_share(
@@ -703,28 +569,13 @@ variants = {
     "mean-centred": {"shift": mean},
     "standardised": {"shift": mean, "scale": std},
 }
-processed, turn_minus_ctrl = {}, {}
-for name, kw in variants.items():
-    processed[name] = compute.random_pair_cosines(
-        others, n_pairs=500, seed=0, **kw
-    ).mean(dim=0)
-    ctrl = compute.random_pair_cosines(
-        others, n_pairs=500, seed=0, gap=1, **kw
-    ).mean(dim=0)
-    turn_med = torch.as_tensor(
-        quartiles(
-            compute.consecutive_cosines_per_token(others, "content", **kw)
-        )[1]
-    )
-    turn_minus_ctrl[name] = (turn_med - ctrl).tolist()
-
-# %%
+# per variant: the within-layer baseline [L+1], and the data tokens'
+# median layer-to-layer cosine minus its one-layer-apart control [L]
+processed, turn_minus_ctrl = compute.cosines_by_variant(
+    others, variants, n_pairs=500, seed=0
+)
 cosine_table = show_table(
-    [
-        {"layer": "emb" if l == 0 else l}
-        | {n: f"{b[l]:+.3f}" for n, b in processed.items()}
-        for l in range(L + 1)
-    ],
+    compute.variant_rows(processed, ["emb", *range(1, L + 1)], "layer"),
     index="layer",
     title="random-pair cosine of data tokens, per layer (500 pairs), 3 ways",
 )
@@ -733,19 +584,11 @@ print(
     "largest |random-pair cosine| over the layers: "
     + "; ".join(f"{n} {v:.3f}" for n, v in largest.items())
 )
-
-# %%
 turn_table = show_table(
-    [
-        {"transition": names[l]}
-        | {n: f"{d[l]:+.3f}" for n, d in turn_minus_ctrl.items()}
-        for l in range(L)
-    ],
+    compute.variant_rows(turn_minus_ctrl, names, "transition"),
     index="transition",
-    title=(
-        "layer-to-layer cosine of data tokens, median minus its"
-        " one-layer-apart control, three ways"
-    ),
+    title="layer-to-layer cosine of data tokens, median minus its"
+    " one-layer-apart control, three ways",
 )
 
 # %% [markdown]
@@ -777,50 +620,21 @@ else:
     mini_tok, mini_model = load_model(COURSE_MINI)
     mini_traces = [trace_text(mini_tok, mini_model, s) for s in data_texts]
     mini = compute.anisotropy_profile(mini_traces, n_pairs=500, seed=0)
-    L_mini = len(mini["names"]) - 1
-    rows_m = []
-    for l in range(max(L, L_mini) + 1):
-        row = {"layer": "emb" if l == 0 else str(l)}
-        for who, rank, share in (
+    mini_table = show_table(
+        compute.comparison_rows([
             (loaded.choice.name, peak_rank, top_share),
             ("course-mini", mini["rank"], mini["share"]),
-        ):
-            here = l < len(rank.intervals)
-            row[f"{who}: random-pair cosine"] = (
-                str(rank.intervals[l]) if here else "")
-            row[f"{who}: top-3 share"] = f"{share[l]:.0%}" if here else ""
-        rows_m.append(row)
-    mini_table = show_table(
-        rows_m, index="layer",
+        ]),
+        index="layer",
         title="Random-pair cosine [95 % CI, resampling sentences] and the"
         " share of it from the 3 most contributing dimensions: this model"
         " and course-mini (masked-LM + next-sentence), on the same sentences",
     )
-
-# %%
-if mini is not None:
-    sentence, details = compute.profile_finding(
-        mini["rank"], mini["names"], what="the random-pair cosine",
-        steps=mini["steps"],
-        step_names=plots.transition_labels(len(mini["names"]) - 1),
-    )
-    own, other = (compute.last_layer_word(r) for r in (peak_rank,
-                                                      mini["rank"]))
-    shared = (own == "drops") == (other == "drops")
-    mini_claim = show_finding(
-        f"On course-mini, {sentence[:1].lower()}{sentence[1:]} Its last"
-        f" layer {other}, this model's {own}: "
-        + ("the two checkpoints agree there, so BERT's objectives alone"
-           " can give this shape." if shared else
-           "the two disagree, so this model's last layer comes from its"
-           " own training or size, not from BERT's architecture.")
-        + (" Like BERT-base in Ethayarajh (2019), course-mini is most"
-           " anisotropic at its top." if other == "is the peak" else "")
-        + f" Its top 3 dimensions supply {mini['share'].min():.0%}-"
-        f"{mini['share'].max():.0%} of its random-pair cosine per layer"
-        f" ({top_share.min():.0%}-{top_share.max():.0%} on this model).",
-        details,
-    )
+    # its profile in words, and whether its last layer agrees with this model's
+    mini_claim = show_finding(*compute.comparison_finding(
+        peak_rank, top_share, mini,
+        plots.transition_labels(len(mini["names"]) - 1),
+    ))
 
 # %% [markdown]
 # **Testing the reading "norms grow because the model grows more confident".** If length
@@ -839,32 +653,16 @@ if mini is not None:
 # %%
 # resampling sentences
 split = compute.variance_split_ci(parts["norm"], seed=0, clusters=sentence_of)
-within = split[compute.WITHIN_LAYER]
-pred1 = (
-    "met" if within.low > 0.5
-    else "not met" if within.high < 0.5 else "undecided"
-)
+med_norm = quartiles(parts["norm"])[1]
 ratio = torch.as_tensor(med_norm) / parts["gamma"].cpu().double()
 print(
     "median ||h|| / ||gamma|| per layer: "
     + ", ".join(f"{r:.2f}" for r in ratio.tolist())
 )
-share = {part: f"{split[part].estimate:.0%}" for part in split}
-confidence_claim = show_finding(
-    f"{share[compute.WITHIN_LAYER]} of the variance of the length lies"
-    f" between the tokens of a layer (a token's own mean length"
-    f" {share['token']}, tokens long at some layers and short at others"
-    f" {share['interaction']}), {share['layer']} between the layers' means:"
-    f" prediction 1, lengths differ mostly between tokens, is {pred1}."
-    f" Prediction 2, the mean length grows at every layer, is {grows}."
-    + (" So the reading's premise, lengths growing layer after layer, fails"
-       " for this model." if grows == "not met" else ""),
-    [f"two-way split of the variance of ||h|| over {len(parts['norm'])}"
-     f" tokens x {L + 1} layers, 95 % intervals resampling sentences: "
-     + "; ".join(f"{p} {split[p].percent(0)}" for p in split),
-     "prediction 1 is met when the within-layer share's interval lies above"
-     " 50 %, not met below it; prediction 2 reads the steps above."],
-)
+# prediction 1 from the split, prediction 2 (grows) from the steps above
+confidence_claim = show_finding(*compute.confidence_finding(
+    split, grows, len(parts["norm"]), L + 1
+))
 
 # %% [markdown]
 # Neither test can show that the length *is* confidence (where the premise fails, as printed,
@@ -880,6 +678,12 @@ confidence_claim = show_finding(
 # our token; middle: the median over the data tokens, both on the full cosine scale
 # $[-1, 1]$; right: the interquartile width, i.e. how much tokens disagree about each pair
 # of layers.
+#
+# These are raw cosines, and cells of this matrix are the trap of the baseline section: how
+# alike two *unrelated* tokens are at layers $a$ and $b$ changes with the pair of layers. So in the
+# second figure each cell gets its matching control, a random token at layer $a$ against a
+# different random token at layer $b$ (`compute.cross_layer_control_matrix`), and the median minus
+# the control is drawn beside the control (off the diagonal; on it, a token against itself is 1).
 
 # %% mystnb={"figure": {"caption": "Cosine between a token's vectors at every pair of layers, as $(L+1)\\times(L+1)$ matrices. Top left: the followed token; top right: median over the data sentences' content tokens (one cosine scale, shared); bottom: their interquartile width, on its own scale from 0. Raw cosines, no control: see how fast similarity fades away from the diagonal.", "name": "fig-07-interlayer-similarity"}}
 sim = compute.interlayer_similarity(trace, TOKEN)
@@ -887,13 +691,6 @@ sim = compute.interlayer_similarity(trace, TOKEN)
 sim_data = compute.interlayer_similarity_per_token(others, "content")
 plots.plot_similarity_spread(sim, sim_data, NAME)
 plt.show()
-
-# %% [markdown]
-# These are raw cosines, and cells of this matrix are the trap of the baseline section: how
-# alike two *unrelated* tokens are at layers $a$ and $b$ changes with the pair of layers. So
-# each cell gets its matching control, a random token at layer $a$ against a different random
-# token at layer $b$ (`compute.cross_layer_control_matrix`), and the median minus the control is
-# drawn beside the control (off the diagonal; on it, a token against itself is 1).
 
 # %% mystnb={"figure": {"caption": "Left: the control, the mean cosine between a random token at layer $a$ and a different random token from another data sentence at layer $b$ (500 pairs; the diagonal is the within-layer baseline). Right: the data tokens' median inter-layer cosine minus that control, diagonal blank, on its own diverging scale around 0. Find the pairs of layers furthest above the control.", "name": "fig-07-interlayer-control"}}
 # [L+1, L+1]
@@ -963,6 +760,7 @@ explorer
 import pandas as pd
 from IPython.display import display
 
+# the rows: claim_rows and claims_frame in helpers/layerwalk/compute.py
 rows = compute.claim_rows(
     turn=turn,
     transition_names=names,
@@ -980,14 +778,7 @@ rows = compute.claim_rows(
     centred_max=largest["mean-centred"],
     other=None if mini is None else ("course-mini", mini["rank"]),
 )
-claims = pd.DataFrame(
-    [r[:3] for r in rows],
-    columns=[
-        "popular claim",
-        f"this model ({loaded.choice.name}), live",
-        f"published finding (paper, model); against BERT-base: {paper.label}",
-    ],
-)
+claims = compute.claims_frame(rows, loaded.choice.name, paper.label)
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 display(Claim(

@@ -22,42 +22,42 @@
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
-# Lesson 02 computed one attention map by hand. Here we look at *all* of them: how much
-# attention goes to `[CLS]`, `[SEP]` and punctuation, which heads are focused and which
-# are spread out, and which heads simply look at the previous or the next token. Beside our
-# numbers we put the published ones, with the paper and the model they were measured on.
+# Lesson 02 computed one attention map by hand. Here we look at *all* of them: how much attention
+# goes to `[CLS]`, `[SEP]` and punctuation, which heads are focused and which are spread out, and
+# which heads look at the previous or the next token. Beside our numbers we put the published ones,
+# with the paper and the model they were measured on.
 #
-# Two cautions run through the lesson. **Like for like**: Clark et al. (2019) measured BERT-base
-# on two-segment inputs of up to 128 tokens, so we measure on sentence pairs too and report
-# the input lengths, with the share that evenly spread attention would give ($1/n$ per
-# token) as the reference: on a short input every token gets a big share for free.
-# **Attention is not the whole story**: a weight says how much of a vector is mixed in, not
-# how big that vector is, so we also measure the norm-based attention of Kobayashi et al. (2020).
-# Whether attention weights explain a model at all is disputed: Jain and Wallace (2019, *Attention
-# is not Explanation*; BiLSTM classifiers with attention, not BERT) found weights that disagree with
-# gradient-based importance and different weights giving the same predictions; Wiegreffe and Pinter
-# (2019, *Attention is not not Explanation*; the same kind of LSTM models) answered that this
-# depends on what counts as an explanation and proposed stricter tests; and Kobayashi et al. (2021,
-# *Incorporating Residual and Normalization Layers into Analysis of Masked Language Models*;
-# BERT-base and other masked language models) found that once the residual connection and the
-# LayerNorm are counted, the mixing between tokens is smaller than attention suggests.
+# Two cautions run through the lesson. **Like for like**: Clark et al. (2019) measured BERT-base on
+# two-segment inputs of up to 128 tokens, so we measure on sentence pairs too, report the input
+# lengths and take the share that evenly spread attention would give ($1/n$ per token) as the
+# reference: on a short input every token gets a big share for free. **Attention is not the whole
+# story**: a weight says how much of a vector is mixed in, not how big that vector is, so we also
+# measure the norm-based attention of Kobayashi et al. (2020). Whether attention weights explain a
+# model at all is disputed: Jain and Wallace (2019, *Attention is not Explanation*; BiLSTM
+# classifiers with attention, not BERT) found weights that disagree with gradient-based importance
+# and different weights giving the same predictions; Wiegreffe and Pinter (2019, *Attention is not
+# not Explanation*; the same kind of LSTM models) answered that this depends on what counts as an
+# explanation and proposed stricter tests; and Kobayashi et al. (2021, *Incorporating Residual and
+# Normalization Layers into Analysis of Masked Language Models*; BERT-base and other masked
+# language models) found that once the residual connection and the LayerNorm are counted, the
+# mixing between tokens is smaller than attention suggests.
 #
 # **Model and objective.** The papers measured BERT-base, pre-trained with masked-LM and
 # next-sentence prediction. The bundled checkpoint has another history, and for attention it
 # matters most: all-MiniLM-L6-v2 was fine-tuned contrastively as a sentence encoder from a 6-layer
 # model that keeps **every second layer** of MiniLM-L12-H384, and Wang et al. (2020, *MiniLM: Deep
 # Self-Attention Distillation*) trained MiniLM by making its last layer copy the **self-attention
-# distributions** of a BERT-base-sized teacher (UniLMv2). So here the attention pattern was itself
-# a training target, and this model's layer numbers do not map to BERT-base's (its layer 3 was
-# MiniLM's layer 6). When the loaded checkpoint is not BERT-base (the load cell prints which, with
+# distributions** of a BERT-base-sized teacher (UniLMv2). So its attention pattern was itself a
+# training target, and its layer numbers do not map to BERT-base's (its layer 3 was MiniLM's layer
+# 6). When the loaded checkpoint is not BERT-base (the load cell prints which, with
 # `paper_comparison` from `helpers/model/loading.py`), every published number is labelled
 # "different model and training objective". To tell BERT's architecture from this checkpoint's
 # training without the hub, the `[CLS]`/`[SEP]` measures are repeated on **course-mini**, a small
 # BERT the course pre-trained with BERT's own objectives. `MODEL = "bert-base-uncased"` in the
 # Parameters cell reruns every cell on BERT-base (it needs the Hugging Face hub).
 #
-# The first cell installs the course when you run it on Google Colab; on your own
-# machine it does nothing.
+# The first cell installs the course when you run it on Google Colab; on your own machine it does
+# nothing.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -79,9 +79,9 @@ else:
 # %% [markdown]
 # ## Parameters
 #
-# `MODEL` names the checkpoint (`None`: the course chooses; any hub id or local folder
-# works). `SENTENCE` is the text whose attention maps we draw; the aggregates come from the
-# data sets below. Nothing below depends on a particular size or sentence.
+# `MODEL` names the checkpoint (`None`: the course chooses; any hub id or local folder works).
+# `SENTENCE` is the text whose attention maps we draw; the aggregates come from the data sets
+# below. Nothing below depends on a particular size or sentence.
 
 # %% tags=["parameters"]
 MODEL = None
@@ -90,27 +90,27 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # %% [markdown]
 # ## Load the model and trace the inputs
 #
-# Besides `SENTENCE` we trace two data sets built from `data/sentence_pairs.tsv` (pairs of
-# consecutive sentences written for the course, CC0), every input in BERT's two-segment
+# Besides `SENTENCE` we trace, each input once, two data sets built from `data/sentence_pairs.tsv`
+# (pairs of consecutive sentences written for the course, CC0), every input in BERT's two-segment
 # form `[CLS] A [SEP] B [SEP]`:
 #
 # * **short pairs**: one pair per input;
-# * **packed pairs**: consecutive pairs joined into two segments of up to 128 tokens in
-#   all (`compute.packed_pairs`), the length Clark et al. (2019) used. Each packed input is made
-#   of short pairs (`compute.packed_pair_groups` says which), so the two lengths can be compared
-#   on the same sentences.
+# * **packed pairs**: consecutive pairs joined into two segments of up to 128 tokens in all
+#   (`compute.packed_pairs`), the length Clark et al. (2019) used. Each packed input is made of
+#   short pairs (`compute.packed_pair_groups` says which), so the two lengths can be compared on
+#   the same sentences.
 #
 # Every number below comes from these cached traces. The modules used:
-# `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py` (`trace_text`), this
-# lesson's `helpers/attention/compute.py` (the measures), `helpers/attention/plots.py` (the
-# figures) and `helpers/attention/widgets.py` (the explorers), `helpers/common/stats.py` (the
-# intervals and verdicts behind every claim) and `helpers/common/claims.py` (`show_finding`).
+# `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py`
+# (`trace_text`), this lesson's `helpers/attention/compute.py` (the measures, and the rows of the
+# tables and the sentences of the findings), `helpers/attention/plots.py` (the figures) and
+# `helpers/attention/widgets.py` (the explorers), `helpers/common/stats.py` (the intervals and
+# verdicts behind every claim) and `helpers/common/claims.py` (`show_finding`).
 #
 # Each measured claim is printed as one plain sentence generated from the numbers, with its
 # evidence in a folded *How we know* block beneath (click to open). Each input is one unit: the
-# evidence resamples inputs, and with only a dozen packed inputs it is widened to what so few
-# units allow. "Could be just as high" and "we cannot tell" mean the data do not decide, never
-# "the same".
+# evidence resamples inputs, and with only a dozen packed inputs it is widened to what so few units
+# allow. "Could be just as high" and "we cannot tell" mean the data do not decide, never "the same".
 
 # %%
 import matplotlib.pyplot as plt
@@ -121,10 +121,9 @@ from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
 from helpers.common.claims import Claim, show_finding
 from helpers.common.progress import progress
-from helpers.common.tables import TitledTable, results_table, show_table
+from helpers.common.tables import show_table
 from helpers.common.stats import bootstrap_ci, quartiles
-from helpers.layerwalk.compute import (layers_phrase, names_phrase,
-                                       profile_finding, rank_layers)
+from helpers.layerwalk.compute import profile_finding, rank_layers
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
@@ -135,17 +134,30 @@ require_reading(tokenizer, "en", lesson="08",
 L, A = model.config.num_hidden_layers, model.config.num_attention_heads
 trace = trace_text(tokenizer, model, SENTENCE)
 row_sums = torch.stack(trace.attentions).sum(dim=-1)
-print(
-    f"model {loaded.choice.name}: {L} layers x {A} heads; SENTENCE has"
-    f" {trace.seq_len} tokens"
-)
-print(
-    "every attention row of SENTENCE sums to 1 (largest deviation"
-    f" {(row_sums - 1).abs().max():.1e})"
-)
+print(f"model {loaded.choice.name}: {L} layers x {A} heads; SENTENCE has"
+      f" {trace.seq_len} tokens")
+print("every attention row of SENTENCE sums to 1 (largest deviation"
+      f" {(row_sums - 1).abs().max():.1e})")
 # is this the BERT-base that the papers below measured?
 paper = paper_comparison(loaded)
 print(f"against the papers' BERT-base: {paper.label}")
+
+# the two data sets
+pairs = compute.load_sentence_pairs()
+short = [trace_text(tokenizer, model, a, b)
+         for a, b in progress(pairs, desc="tracing short pairs")]
+packed = [trace_text(tokenizer, model, a, b) for a, b in progress(
+    compute.packed_pairs(pairs, tokenizer, max_tokens=128),
+    desc="tracing packed pairs")]
+# the short pairs in each packed input
+members = [a + b for a, b in
+           compute.packed_pair_groups(pairs, tokenizer, max_tokens=128)]
+for name, group in (("short pairs", short), ("packed pairs", packed)):
+    n = torch.tensor([float(t.seq_len) for t in group])
+    print(f"{name:>12}: {len(group)} inputs, length median {n.median():.0f}"
+          f" (range {n.min():.0f}-{n.max():.0f}),"
+          f" {sum(t.tokens.count('[SEP]') for t in group) // len(group)}"
+          " [SEP] each")
 
 # %% [markdown]
 # Where this lesson sits on the map of lesson 00 (`you_are_here`, in
@@ -157,42 +169,17 @@ from helpers.architecture.plots import LESSON_PARTS, you_are_here
 you_are_here(model.config, LESSON_PARTS["08"]);
 
 # %% [markdown]
-# Now the two data sets, each input traced once:
-
-# %%
-pairs = compute.load_sentence_pairs()
-short = [
-    trace_text(tokenizer, model, a, b)
-    for a, b in progress(pairs, desc="tracing short pairs")
-]
-packed = [
-    trace_text(tokenizer, model, a, b)
-    for a, b in progress(
-        compute.packed_pairs(pairs, tokenizer, max_tokens=128),
-        desc="tracing packed pairs",
-    )
-]
-# short pairs in each
-members = [
-    a + b
-    for a, b in compute.packed_pair_groups(pairs, tokenizer, max_tokens=128)
-]
-for name, group in (("short pairs", short), ("packed pairs", packed)):
-    n = torch.tensor([float(t.seq_len) for t in group])
-    print(
-        f"{name:>12}: {len(group)} inputs, length median {n.median():.0f}"
-        f" (range {n.min():.0f}-{n.max():.0f}),"
-        f" {sum(t.tokens.count('[SEP]') for t in group) // len(group)} [SEP]"
-        " each"
-    )
-
-# %% [markdown]
 # ## What does [CLS] look at?
 #
-# Row 0 of each attention map is the distribution of `[CLS]`'s query over all keys.
-# Averaged over the $A$ heads of a layer, one row per layer, for `SENTENCE`:
+# Row 0 of each attention map is the distribution of `[CLS]`'s query over all keys. Averaged over
+# the $A$ heads of a layer, one row per layer, for `SENTENCE`:
 #
 # $$\bar a^{(l)}_{[CLS]\to j} = \frac{1}{A}\sum_{h=1}^{A} a^{(l,h)}_{0 j}.$$
+#
+# One sentence is an anecdote: after the figure, the table of where `[CLS]` looks most in
+# `SENTENCE` is followed by the share of `[CLS]`'s attention that lands on each kind of key over
+# the short pairs (`compute.attention_shares(t, queries=[0])`), per layer, with its 95 % CI over
+# the inputs.
 
 # %% mystnb={"figure": {"caption": "Attention probability from `[CLS]` (query position 0) to each token of the lesson's sentence, averaged over the heads, one row per encoder layer; colour on the full 0\u20131 scale (past 40 tokens only the most attended columns are shown). Find the layers where the weight piles onto one column and those where it spreads over the words.", "name": "fig-08-cls-attention-by-layer"}}
 cls_att = compute.cls_attention(trace)  # [L, A, seq]
@@ -205,49 +192,25 @@ ax = plots.plot_token_heatmap(
 plt.show()
 
 # %%
-favourite = cls_mean.argmax(dim=-1).tolist()  # per layer, a token position
+# the rows: favourite_key_rows and layer_rows in helpers/attention/compute.py
 cls_looks_table = show_table(
-    [
-        {
-            "layer": layer + 1,
-            "[CLS] looks most at": repr(trace.tokens[j]),
-            "position": j,
-            "attention probability": f"{cls_mean[layer, j]:.2f}",
-        }
-        for layer, j in enumerate(favourite)
-    ],
-    index="layer",
-    title="in SENTENCE, where [CLS] looks most (heads averaged)",
-)
-
-# %% [markdown]
-# One sentence is an anecdote. Over the short pairs, the share of `[CLS]`'s attention that
-# lands on each kind of key (`compute.attention_shares(t, queries=[0])`), per layer, with its
-# 95 % CI over the inputs:
-
-# %%
-# [n, L, 4]
-cls_rows = torch.stack(
-    [compute.attention_shares(t, queries=[0]) for t in short]
-)
+    compute.favourite_key_rows(cls_mean, trace.tokens), index="layer",
+    title="in SENTENCE, where [CLS] looks most (heads averaged)")
+# [n, L, 4]; per layer, one interval per kind of key
+cls_rows = torch.stack([compute.attention_shares(t, queries=[0])
+                        for t in short])
+cls_ci = [bootstrap_ci(cls_rows[:, layer]) for layer in range(L)]
 cls_table = show_table(
-    [
-        {"layer": str(layer + 1)} | {
-            c: ci.percent(0)
-            for c, ci in zip(
-                compute.TOKEN_CLASSES, bootstrap_ci(cls_rows[:, layer])
-            )
-        }
-        for layer in range(L)
-    ],
+    compute.layer_rows({c: [ci[k].percent(0) for ci in cls_ci]
+                        for k, c in enumerate(compute.TOKEN_CLASSES)},
+                       label=str),
     index="layer",
     title="[CLS] -> each kind of key: share of [CLS]'s attention, short"
-    " pairs, mean [95 % CI over the inputs]",
-)
+    " pairs, mean [95 % CI over the inputs]")
 
 # %% [markdown]
-# Averaging hides that heads disagree. Here is `SENTENCE`'s `[CLS]` row for every head of the
-# last layer (change `layer_to_show` to see another one).
+# Averaging hides that heads disagree. Here is `SENTENCE`'s `[CLS]` row for every head of the last
+# layer (change `layer_to_show` to see another one).
 
 # %% mystnb={"figure": {"caption": "Attention probability from `[CLS]` to each token of the lesson's sentence, one row per head of the last encoder layer (or of the layer set in `layer_to_show`); colour on the full 0\u20131 scale. One sentence, so an illustration. Compare the rows: find heads that agree on one token and heads that look elsewhere.", "name": "fig-08-cls-attention-by-head"}}
 layer_to_show = L
@@ -266,34 +229,39 @@ print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
 # %% [markdown]
 # ## Where does attention go, layer by layer?
 #
-# For every query we add up the attention on keys of each class — `[CLS]`, `[SEP]`,
-# punctuation, all other tokens — and average over queries and heads
-# (`compute.attention_shares`). The dashed lines are what *evenly spread* attention would
-# give: a class holding $k$ of the $n$ tokens gets $k/n$ (`compute.uniform_shares`).
+# For every query we add up the attention on keys of each class — `[CLS]`, `[SEP]`, punctuation,
+# all other tokens — and average over queries and heads (`compute.attention_shares`). The dashed
+# lines are what *evenly spread* attention would give: a class holding $k$ of the $n$ tokens gets
+# $k/n$ (`compute.uniform_shares`).
 #
 # Clark, Khandelwal, Levy and Manning (2019, *What Does BERT Look At? An Analysis of BERT's
-# Attention*) measured this on **BERT-base**, over 1,000 Wikipedia inputs of two
-# consecutive paragraphs, up to 128 tokens: in layers 6–10 over half of the attention goes
-# to `[SEP]`, and early heads attend to `[CLS]` (their Fig. 2). They speculate that when a
-# head's pattern does not apply, it parks its attention on a token present in every input,
-# a **no-op**. The packed pairs match their **input format** (two segments, up to 128 tokens), and
-# only that: the cell below prints what still differs (the number of layers, the training, the
-# number of inputs), read from the loaded model and the data. The short pairs show what a short
-# input does to the same numbers.
+# Attention*) measured this on **BERT-base**, over 1,000 Wikipedia inputs of two consecutive
+# paragraphs, up to 128 tokens: in layers 6–10 over half of the attention goes to `[SEP]`, and
+# early heads attend to `[CLS]` (their Fig. 2). They speculate that when a head's pattern does not
+# apply, it parks its attention on a token present in every input, a **no-op**. The packed pairs
+# match their **input format** (two segments, up to 128 tokens), and only that: the code prints
+# what still differs (the number of layers, the training, the number of inputs), read from the
+# loaded model and the data. The short pairs show what a short input does to the same numbers.
+#
+# After the figure, the table and the comparison with Clark et al., which prints which model each
+# number comes from. The largest share is named together with every layer that could be just as
+# high, comparing layers **paired** over the same inputs (`rank_layers`): each input's own
+# difference between two layers can vary much less than the inputs do, so two layers whose
+# separate intervals overlap can still differ. "Share ÷ uniform share" is each share relative to
+# what evenly spread attention would give on inputs of that length. Whether `[SEP]` gets over half
+# of the attention is checked per layer (`compute.above_threshold`), and which of `[CLS]` and
+# `[SEP]` draws more, per layer, on the same inputs (`compute.compare_layers`; the sentence comes
+# from `compute.sink_finding`).
 
 # %% mystnb={"figure": {"caption": "Share of attention on each kind of key (`[CLS]`, `[SEP]`, punctuation, other), averaged over queries and heads, per encoder layer. Lines: means over the short and over the packed pairs, bands: 95 % CIs over inputs; green diamonds: the lesson's sentence; dashed: the even-spread share $k/n$, in its data set's colour. Read each line against its dashed line.", "name": "fig-08-class-shares"}}
 shares_short = compute.attention_shares_per_sentence(short)  # [n, L, 4]
 shares_packed = compute.attention_shares_per_sentence(packed)
 uniform_short = torch.stack([compute.uniform_shares(t) for t in short]).mean(0)
-uniform_packed = torch.stack(
-    [compute.uniform_shares(t) for t in packed]
-).mean(0)
+uniform_packed = torch.stack([compute.uniform_shares(t)
+                              for t in packed]).mean(0)
 plots.plot_class_shares(
-    {
-        "short pairs": shares_short,
-        "packed pairs": shares_packed,
-        "SENTENCE": compute.attention_shares(trace),
-    },
+    {"short pairs": shares_short, "packed pairs": shares_packed,
+     "SENTENCE": compute.attention_shares(trace)},
     uniform={"short pairs": uniform_short, "packed pairs": uniform_packed},
 )
 plt.show()
@@ -302,97 +270,41 @@ plt.show()
 ci_packed = [bootstrap_ci(shares_packed[:, :, k]) for k in range(4)]
 ci_short = [bootstrap_ci(shares_short[:, :, k]) for k in range(4)]
 token_kinds = compute.TOKEN_CLASSES
-share_rows = [
-    {"layer": "uniform"}
-    | {
-        c: f"{uniform_packed[k]:.1%} ({uniform_short[k]:.1%})"
-        for k, c in enumerate(token_kinds)
-    }
-] + [
-    {"layer": layer + 1}
-    | {
-        c: f"{ci_packed[k][layer].percent()}"
-        f" ({ci_short[k][layer].estimate:.1%})"
-        for k, c in enumerate(token_kinds)
-    }
-    for layer in range(L)
-]
 share_table = show_table(
-    share_rows,
+    [{"layer": "uniform"}
+     | {c: f"{uniform_packed[k]:.1%} ({uniform_short[k]:.1%})"
+        for k, c in enumerate(token_kinds)}]
+    + compute.layer_rows({c: [f"{p.percent()} ({s.estimate:.1%})"
+                              for p, s in zip(ci_packed[k], ci_short[k])]
+                          for k, c in enumerate(token_kinds)}),
     index="layer",
-    title=(
-        "share of attention per token class: packed pairs, mean [95 % CI]"
-        " (short pairs' mean in parentheses)"
-    ),
-)
-
-# %% [markdown]
-# Like for like with Clark et al. The comparison prints which model each number comes from.
-# The largest share is named together with every layer that could be just as high, comparing
-# layers **paired** over the same inputs (`rank_layers`): each input's own difference between two
-# layers can vary much less than the inputs do, so two layers whose separate intervals overlap can
-# still differ. "Share ÷ uniform share" is each share relative to what evenly spread attention
-# would give on inputs of that length. Whether `[SEP]` gets over half of the attention is checked
-# per layer (`compute.above_threshold`), and which of `[CLS]` and `[SEP]` draws more, per layer, on
-# the same inputs (`compute.compare_layers`).
-
-# %%
-sep, cls = compute.TOKEN_CLASSES.index("[SEP]"), compute.TOKEN_CLASSES.index(
-    "[CLS]"
-)
+    title="share of attention per token class: packed pairs, mean [95 % CI]"
+    " (short pairs' mean in parentheses)")
+sep, cls = token_kinds.index("[SEP]"), token_kinds.index("[CLS]")
 layer_names = [f"layer {l}" for l in range(1, L + 1)]
 sep_rank = rank_layers(shares_packed[:, :, sep], lowest=False, unit="inputs")
 cls_rank = rank_layers(shares_packed[:, :, cls], lowest=False, unit="inputs")
 sep_half = compute.above_threshold(shares_packed[:, :, sep], 0.5)
 over_half = [l + 1 for l in sep_half["above"]]
 # [CLS] minus [SEP], paired on the same inputs
-sink = compute.compare_layers(
-    shares_packed[:, :, cls], shares_packed[:, :, sep],
-    labels=("[CLS] share", "[SEP] share"),
-)
-sinks_on = ("[CLS]" if len(sink["above"]) > L / 2 else
-            "[SEP]" if len(sink["below"]) > L / 2 else None)
-parts = [profile_finding(r, layer_names, what=f"the share on {c}",
-                         percent=True)
-         for r, c in ((sep_rank, "[SEP]"), (cls_rank, "[CLS]"))]
+sink = compute.compare_layers(shares_packed[:, :, cls],
+                              shares_packed[:, :, sep],
+                              labels=("[CLS] share", "[SEP] share"))
+sinks_on = compute.sink_of(sink)  # "[CLS]", "[SEP]" or None
 sink_claim = show_finding(
-    f"On the {len(packed)} packed pairs, {parts[0][0][:1].lower()}"
-    f"{parts[0][0][1:]} {parts[1][0]} [SEP] gets over half of the"
-    f" attention in {layers_phrase(over_half) if over_half else 'no layer'}"
-    f". [CLS] minus [SEP]: "
-    + compute.compare_sentence(sink, "more on [CLS]", "more on [SEP]")
-    + (". Where Clark et al. found a [SEP] sink on BERT-base, this model"
-       " sinks its attention on [CLS] instead." if sinks_on == "[CLS]" else
-       ". Like BERT-base in Clark et al., this model sinks on [SEP]."
-       if sinks_on == "[SEP]" else
-       ". Neither is this model's sink in most layers."),
-    parts[0][1] + parts[1][1]
-    + ["[SEP] above one half, one-sided, Bonferroni over the layers: "
-       + "; ".join(f"layer {l + 1} {iv.percent()}"
-                   for l, iv in enumerate(sep_half["intervals"]))]
-    + ["[CLS] minus [SEP] share, paired:"]
-    + [v.text for v in sink["verdicts"]],
-)
+    *compute.sink_finding(len(packed), sep_rank, cls_rank, sep_half, sink))
 for k, rank in ((sep, sep_rank), (cls, cls_rank)):
     top = rank.extreme
     packed_x = ci_packed[k][top].estimate / uniform_packed[k]
     short_x = ci_short[k][top].estimate / uniform_short[k]
-    print(
-        f"{compute.TOKEN_CLASSES[k]} at layer {top + 1}, share / uniform"
-        f" share: packed {packed_x:.1f}x, short {short_x:.1f}x"
-    )
-print(
-    f"Like for like in input format only. Still different: {L} layers here,"
-    f" {BERT_BASE_SIZES[0]} in BERT-base; {len(packed)} packed inputs here,"
-    f" about 1,000 in Clark et al.; training: {paper.label}"
-    + ("" if paper.same else f" ({paper.about})")
-    + "."
-)
-print(
-    paper.caveat(
-        "where the attention sinks ([CLS] or [SEP]) and in which layers"
-    )
-)
+    print(f"{token_kinds[k]} at layer {top + 1}, share / uniform"
+          f" share: packed {packed_x:.1f}x, short {short_x:.1f}x")
+print(f"Like for like in input format only. Still different: {L} layers here,"
+      f" {BERT_BASE_SIZES[0]} in BERT-base; {len(packed)} packed inputs here,"
+      f" about 1,000 in Clark et al.; training: {paper.label}"
+      + ("" if paper.same else f" ({paper.about})") + ".")
+print(paper.caveat(
+    "where the attention sinks ([CLS] or [SEP]) and in which layers"))
 
 # %% [markdown]
 # **BERT's architecture, or this checkpoint's training?** A `[CLS]` sink where BERT-base has a
@@ -413,126 +325,77 @@ if loaded.choice.name == COURSE_MINI:
     print("The loaded model is course-mini itself: nothing to compare.")
 else:
     mini_tok, mini_model = load_model(COURSE_MINI)
-    mini_packed = [
-        trace_text(mini_tok, mini_model, a, b)
-        for a, b in compute.packed_pairs(pairs, mini_tok, max_tokens=128)
-    ]
+    mini_packed = [trace_text(mini_tok, mini_model, a, b) for a, b in
+                   compute.packed_pairs(pairs, mini_tok, max_tokens=128)]
     mini_shares = compute.attention_shares_per_sentence(mini_packed)
     mini_uniform = torch.stack(
         [compute.uniform_shares(t) for t in mini_packed]).mean(0)
     mini_sink = compute.compare_layers(
         mini_shares[:, :, cls], mini_shares[:, :, sep],
         labels=("[CLS] share", "[SEP] share"))
-    mini_ci = [bootstrap_ci(mini_shares[:, :, k]) for k in (cls, sep)]
-    L_mini = mini_shares.shape[1]
+    # a column per model and key; a shallower model leaves its cells empty
+    by_model = {"course-mini": mini_shares, loaded.choice.name: shares_packed}
     mini_table = show_table(
-        [
-            {"layer": l + 1}
-            | {f"{who}: {c}": (ivs[l].percent() if l < len(ivs) else "")
-               for who, per_class in (
-                   ("course-mini", dict(zip(("[CLS]", "[SEP]"), mini_ci))),
-                   (loaded.choice.name, {"[CLS]": ci_packed[cls],
-                                         "[SEP]": ci_packed[sep]}))
-               for c, ivs in per_class.items()}
-            for l in range(max(L, L_mini))
-        ],
+        compute.layer_rows({
+            f"{who}: {c}": [iv.percent() for iv in bootstrap_ci(s[:, :, k])]
+            for who, s in by_model.items()
+            for c, k in (("[CLS]", cls), ("[SEP]", sep))}),
         index="layer",
         title=f"share of attention on [CLS] and [SEP], packed pairs, mean"
         f" [95 % CI over the inputs]; even spread: course-mini"
         f" {mini_uniform[cls]:.1%} / {mini_uniform[sep]:.1%}, this model"
-        f" {uniform_packed[cls]:.1%} / {uniform_packed[sep]:.1%}",
-    )
-    mini_on = ("[CLS]" if len(mini_sink["above"]) > L_mini / 2
-               else "[SEP]" if len(mini_sink["below"]) > L_mini / 2
-               else None)
-    mini_claim = show_finding(
-        f"On course-mini ({len(mini_packed)} packed pairs), [CLS] minus"
-        f" [SEP]: "
-        + compute.compare_sentence(mini_sink, "more on [CLS]",
-                                   "more on [SEP]")
-        + f". It sinks on {mini_on or 'neither in most layers'}, this model"
-        f" on {sinks_on or 'neither'}: "
-        + ("the two agree, so BERT's own objectives can give this sink."
-           if mini_on == sinks_on else
-           "they disagree, so this model's sink comes from its training"
-           " (or size), not from BERT's architecture alone."),
-        [v.text for v in mini_sink["verdicts"]],
-    )
+        f" {uniform_packed[cls]:.1%} / {uniform_packed[sep]:.1%}")
+    mini_claim = show_finding(*compute.other_sink_finding(
+        "course-mini", len(mini_packed), mini_sink, sinks_on))
 
 # %% [markdown]
-# Clark et al.'s pattern is about single heads: their Fig. 2 plots each head's mean attention
-# on `[CLS]`, with no cut-off. Per head we take its `[CLS]` share, the mean over all queries of
-# an input (`compute.head_key_share`), with its interval over the packed inputs. The popular claim
-# says *most* of a head's weight, so we count what it says: heads whose mean share is above one
-# half, and heads **clearly** above one half, every head tested at once (`compute.above_threshold`).
-# A looser count is printed beside them, labelled as such: heads clearly above 10x the uniform share
-# $1/n$ (`compute.head_key_ratio`), which on these inputs is only about a tenth of a head's
-# attention, not "most". The figure shows every head, as their strip plot does.
+# Clark et al.'s pattern is about single heads: their Fig. 2 plots each head's mean attention on
+# `[CLS]`, with no cut-off. Per head we take its `[CLS]` share, the mean over all queries of an
+# input (`compute.head_key_share`), with its interval over the packed inputs. The popular claim
+# says *most* of a head's weight, so we count heads whose mean share is above one half, and heads
+# **clearly** above one half, every head tested at once (`compute.above_threshold`). A looser
+# count is printed beside them, labelled as such: heads clearly above 10x the uniform share $1/n$
+# (`compute.head_key_ratio`), which on these inputs is only about a tenth of a head's attention,
+# not "most". The figure shows every head, as their strip plot does.
 
 # %% mystnb={"figure": {"caption": "Each head's share of attention on `[CLS]` (mean over all queries of an input, then over the packed pairs): one dot per head, grouped by encoder layer, with the interval its test reads (every head tested at once, so wider than a 95 % CI). Dashed line: one half, what 'most of a head's attention' needs. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-08-head-cls-strip"}}
-print(
-    "Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs (<="
-    " 128 tokens): over half of the attention on [SEP] in layers 6-10; early"
-    f" heads attend to [CLS] (Fig. 2, no threshold) -- {paper.label}."
-)
+print("Clark et al. (2019), BERT-base, 1,000 two-paragraph Wikipedia inputs"
+      " (<= 128 tokens): over half of the attention on [SEP] in layers 6-10;"
+      f" early heads attend to [CLS] (Fig. 2, no threshold) -- {paper.label}.")
 # [n, L, A]: each head's share of attention on [CLS]
 head_share = compute.head_key_share(packed, key=0)
 # every head tested at once against one half: the intervals the test reads
 half_heads = compute.heads_above(head_share, 0.5)
 head_ci = [half_heads["intervals"][l * A:(l + 1) * A] for l in range(L)]
 ax = plots.plot_head_strip(
-    head_ci,
-    reference=0.5,
-    reference_label="one half (the claim)",
+    head_ci, reference=0.5, reference_label="one half (the claim)",
     ylabel="share on [CLS]",
     title="each head's share of attention on [CLS], packed pairs",
-    interval_label="one head (mean, interval of the test over all heads)",
-)
+    interval_label="one head (mean, interval of the test over all heads)")
 plt.show()
 
 # %%
-# mean share above one half
+# per layer: heads whose mean share is above one half
 heads_on_cls = (head_share.mean(0) > 0.5).sum(-1).tolist()
-# every head tested at once (half_heads: above)
+# the looser count, every head tested at once against 10x uniform
 heads_10x = compute.heads_above(compute.head_key_ratio(packed, key=0), 10.0)
-heads_surely_half, heads_over_10x = (
-    half_heads["per_layer"], heads_10x["per_layer"]
-)
+heads_surely_half = half_heads["per_layer"]
+heads_over_10x = heads_10x["per_layer"]
 # 10x uniform as a share, at the median length
 share_10x = 10.0 / quartiles([t.seq_len for t in packed])[1]
-share_cls = bootstrap_ci(
-    shares_packed[:, :, compute.TOKEN_CLASSES.index("[CLS]")]
-)
+share_cls = bootstrap_ci(shares_packed[:, :, cls])
 cls_head_table = show_table(
-    [
-        {
-            "layer": l + 1,
-            "mean share > ½": heads_on_cls[l],
-            "clearly > ½": heads_surely_half[l],
-            "clearly > 10x uniform": heads_over_10x[l],
-            "largest head's share": (
-                f"{max(c.estimate for c in head_ci[l]):.0%}"),
-            "all heads' share": share_cls[l].percent(0),
-        }
-        for l in range(L)
-    ],
+    compute.layer_rows({
+        "mean share > ½": heads_on_cls,
+        "clearly > ½": heads_surely_half,
+        "clearly > 10x uniform": heads_over_10x,
+        "largest head's share": [
+            f"{max(c.estimate for c in h):.0%}" for h in head_ci],
+        "all heads' share": [iv.percent(0) for iv in share_cls]}),
     index="layer",
-    title=f"heads on [CLS] per layer (of {A}), {len(packed)} packed inputs",
-)
-cls_heads_claim = show_finding(
-    f"{sum(heads_surely_half)} of the {L * A} heads"
-    f" {'puts' if sum(heads_surely_half) == 1 else 'put'} clearly more than"
-    f" half of their attention on [CLS] ({sum(heads_on_cls)} do on average"
-    f" over the inputs): "
-    + ("; ".join(f"layer {l + 1}: {n}" for l, n in
-                 enumerate(heads_surely_half) if n) or "none")
-    + f". By a looser count, {sum(heads_over_10x)} give it clearly more than"
-    f" 10x an even share, which here is only about {share_10x:.0%} of a"
-    " head's attention, not 'most'.",
-    [f"per head, one-sided test against one half, Bonferroni over all"
-     f" {L * A} heads; clearly above: {half_heads['heads'] or 'none'}",
-     f"10x uniform, the same test: {len(heads_10x['heads'])} heads"],
-)
+    title=f"heads on [CLS] per layer (of {A}), {len(packed)} packed inputs")
+cls_heads_claim = show_finding(*compute.cls_heads_finding(
+    half_heads, heads_on_cls, heads_10x, 10.0, share_10x))
 
 # %% [markdown]
 # Clark et al.'s Fig. 2 has a third finding: **deep heads attend to periods and commas**. It is a
@@ -540,142 +403,93 @@ cls_heads_claim = show_finding(
 # head *attends to periods and commas* when it gives them at least **twice** what evenly spread
 # attention would (`PUNCT_FLOOR` below; their share ÷ their uniform share, which
 # `compute.head_token_share` gives per input). A head counts when it is clearly above that floor,
-# every head tested at once (`compute.heads_above`); the claim holds here when such heads exist
-# and more of them sit in the upper half of the $L$ layers than in the lower
-# (`compute.deep_heads_verdict`). Per layer, heads averaged, the table shows the share itself,
-# that ratio and the largest single head.
+# every head tested at once (`compute.heads_above`); the claim holds here when such heads exist and
+# more of them sit in the upper half of the $L$ layers than in the lower
+# (`compute.deep_heads_verdict`). After the figure of every head, a table per layer, heads
+# averaged: the share itself, that ratio and the largest single head.
 
-# %%
+# %% mystnb={"figure": {"caption": "Each head's attention on periods and commas divided by their uniform share (mean over the packed pairs that hold one): one dot per head, grouped by encoder layer, with the interval its test reads (every head tested at once, so wider than a 95 % CI). Dashed line: the floor stated first, twice the uniform share. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-08-head-punct-strip"}}
 PUNCT_FLOOR = 2.0  # stated before measuring: twice the uniform share
 # [n, L, A], [n]
 pc_share, pc_uniform = compute.head_token_share(packed, tokens=(".", ","))
 keep = pc_uniform > 0  # inputs that hold a period or a comma
 # [n, L, A]: each head's share ÷ that input's uniform share
 pc_head_ratio = pc_share[keep] / pc_uniform[keep, None, None]
-pc_ratio = pc_head_ratio.mean(-1)  # [n, L]: heads averaged
-pc_ci = bootstrap_ci(pc_share[keep].mean(-1))
-pc_ratio_ci = bootstrap_ci(pc_ratio)
 punct_heads = compute.heads_above(pc_head_ratio, PUNCT_FLOOR)
-pc_table = show_table(
-    [
-        {
-            "layer": str(l + 1),
-            "periods and commas": pc_ci[l].percent(),
-            "x uniform": pc_ratio_ci[l].format(".2f"),
-            "largest head": f"{pc_share[keep][:, l].mean(0).max():.0%}",
-            f"heads clearly > {PUNCT_FLOOR:g}x uniform": (
-                punct_heads["per_layer"][l]),
-        }
-        for l in range(L)
-    ],
-    index="layer",
-    title="Attention on periods and commas, packed pairs, heads averaged:"
-    " share and share ÷ its uniform share, mean [95 % CI over the inputs];"
-    " the largest single head; heads clearly above the floor",
-)
-
-# %% mystnb={"figure": {"caption": "Each head's attention on periods and commas divided by their uniform share (mean over the packed pairs that hold one): one dot per head, grouped by encoder layer, with the interval its test reads (every head tested at once, so wider than a 95 % CI). Dashed line: the floor stated first, twice the uniform share. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-08-head-punct-strip"}}
 punct_ci = [punct_heads["intervals"][l * A:(l + 1) * A] for l in range(L)]
 ax = plots.plot_head_strip(
-    punct_ci,
-    reference=PUNCT_FLOOR,
+    punct_ci, reference=PUNCT_FLOOR,
     reference_label=f"{PUNCT_FLOOR:g}x uniform (the floor)",
     ylabel="share ÷ uniform share",
     title="each head's attention on periods and commas ÷ uniform",
-    interval_label="one head (mean, interval of the test over all heads)",
-)
+    interval_label="one head (mean, interval of the test over all heads)")
 plt.show()
 
 # %%
-per = punct_heads["per_layer"]
-upper = sum(c for l, c in enumerate(per, start=1) if l > L / 2)
-deep_punct = compute.deep_heads_verdict(per)
-punct_claim = show_finding(
-    f"{sum(per)} of the {L * A} heads"
-    f" {'gives' if sum(per) == 1 else 'give'} periods and commas clearly more"
-    f" than {PUNCT_FLOOR:g}x their even share, {upper} of them in the upper"
-    f" half of the layers and {sum(per) - upper} in the lower: 'deep heads"
-    f" attend to periods and commas' {deep_punct} here"
-    f" ({int(keep.sum())} packed inputs; Clark et al. measured BERT-base).",
-    [f"per head, one-sided test of share ÷ uniform against {PUNCT_FLOOR:g},"
-     f" Bonferroni over all {L * A} heads; clearly above (layer, head):"
-     f" {punct_heads['heads'] or 'none'}",
-     "heads averaged, per layer: "
-     + "; ".join(f"layer {l + 1} {iv.format('.2f')}x"
-                 for l, iv in enumerate(pc_ratio_ci))],
-)
+pc_ratio = pc_head_ratio.mean(-1)  # [n, L]: heads averaged
+pc_ci = bootstrap_ci(pc_share[keep].mean(-1))
+pc_ratio_ci = bootstrap_ci(pc_ratio)
+pc_table = show_table(
+    compute.layer_rows({
+        "periods and commas": [iv.percent() for iv in pc_ci],
+        "x uniform": [iv.format(".2f") for iv in pc_ratio_ci],
+        "largest head": [f"{pc_share[keep][:, l].mean(0).max():.0%}"
+                         for l in range(L)],
+        f"heads clearly > {PUNCT_FLOOR:g}x uniform": punct_heads["per_layer"],
+    }, label=str),
+    index="layer",
+    title="Attention on periods and commas, packed pairs, heads averaged:"
+    " share and share ÷ its uniform share, mean [95 % CI over the inputs];"
+    " the largest single head; heads clearly above the floor")
+punct_claim = show_finding(*compute.punct_finding(
+    punct_heads, PUNCT_FLOOR, pc_ratio_ci, int(keep.sum())))
 
 # %% [markdown]
 # **How input length moves the shares.** With $n$ tokens, a head that looks at nothing in
-# particular gives each token $1/n$. A class with a fixed number of tokens (`[CLS]`: one,
-# `[SEP]`: two) therefore starts higher on a short input, before any pattern of the model;
-# punctuation and ordinary words grow in number with the input, so their uniform share $k/n$
-# need not (the uniform row above shows it for these two sets). Dividing a share by $k/n$
-# removes that starting point. It does not remove every length effect: a token that collects
-# about the same share whatever $n$ (a "sink") has a ratio that grows with $n$. The cell
-# below computes, per class and layer, whether the "share ÷ uniform share" of the short and
-# the packed pairs differ. A packed input is made of short pairs, so the comparison is **paired**:
-# each packed input against the mean of its own pairs read as short inputs (`members`), the same
-# sentences at two lengths (`compute.compare_layers`, every layer of a class read at once; the
-# packed input is the unit resampled). Where they differ, dividing by $k/n$ has not made the two
-# lengths comparable.
+# particular gives each token $1/n$. A class with a fixed number of tokens (`[CLS]`: one, `[SEP]`:
+# two) therefore starts higher on a short input, before any pattern of the model; punctuation and
+# ordinary words grow in number with the input, so their uniform share $k/n$ need not (the uniform
+# row above shows it for these two sets). Dividing a share by $k/n$ removes that starting point. It
+# does not remove every length effect: a token that collects about the same share whatever $n$ (a
+# "sink") has a ratio that grows with $n$. The cell below tests, per class and layer, whether the
+# "share ÷ uniform share" of the short and the packed pairs differ, **paired**: each packed input
+# against the mean of its own pairs read as short inputs (`members`), the same sentences at two
+# lengths (`compute.compare_layers`, every layer of a class read at once; the packed input is the
+# unit resampled). Where they differ, dividing by $k/n$ has not made the two lengths comparable.
 
 # %%
-med_short, med_packed = (
-    quartiles([t.seq_len for t in g])[1] for g in (short, packed)
-)
-print(
-    f"uniform share of one token: short pairs (median {med_short:.0f} tokens)"
-    f" {1 / med_short:.1%}, packed pairs (median {med_packed:.0f})"
-    f" {1 / med_packed:.1%}"
-)
+med_short, med_packed = (quartiles([t.seq_len for t in g])[1]
+                          for g in (short, packed))
+print(f"uniform share of one token: short pairs (median {med_short:.0f}"
+      f" tokens) {1 / med_short:.1%}, packed pairs (median {med_packed:.0f})"
+      f" {1 / med_packed:.1%}")
 # [n, 4], per input
 uni_s = torch.stack([compute.uniform_shares(t) for t in short])
 uni_p = torch.stack([compute.uniform_shares(t) for t in packed])
-length_differs, length_rows, length_text = {}, {}, []
-for k, c in enumerate(compute.TOKEN_CLASSES):
+by_length = {}  # per class: share ÷ uniform share, short minus packed
+for k, c in enumerate(token_kinds):
     short_ratio = shares_short[:, :, k] / uni_s[:, k:k + 1]  # [n_short, L]
-    # each packed input's pairs, read short
+    # each packed input's pairs, read short: paired on the same sentences
     as_short = torch.stack([short_ratio[m].mean(0) for m in members])
-    # paired on the same sentences
-    d = compute.compare_layers(
-        as_short, shares_packed[:, :, k] / uni_p[:, k : k + 1],
-        labels=("short", "packed"),
-    )
-    length_differs[c] = d["above"] + d["below"]
-    length_rows[c] = [f"{x.estimate:+.2f}" for x in d["intervals"]]
-    length_text += [f"{c}:"] + [v.text for v in d["verdicts"]]
+    by_length[c] = compute.compare_layers(
+        as_short, shares_packed[:, :, k] / uni_p[:, k:k + 1],
+        labels=("short", "packed"))
+length_differs = {c: d["above"] + d["below"] for c, d in by_length.items()}
 length_table = show_table(
-    [
-        {"layer": l + 1} | {c: v[l] for c, v in length_rows.items()}
-        for l in range(L)
-    ],
+    compute.layer_rows({c: [f"{x.estimate:+.2f}" for x in d["intervals"]]
+                        for c, d in by_length.items()}),
     index="layer",
     title="share ÷ uniform share, short minus packed inputs (the same"
-    " sentences), mean per layer",
-)
-same_everywhere = [c for c, v in length_differs.items() if not v]
-length_claim = show_finding(
-    ("Dividing by the even share does not make the two lengths comparable:"
-     " the short and packed ratios differ for "
-     + "; ".join(f"{c} in {layers_phrase(v)}"
-                 for c, v in length_differs.items() if v)
-     + (f"; we cannot tell for {names_phrase(same_everywhere)}"
-        if same_everywhere else "")
-     if len(same_everywhere) < len(length_differs) else
-     "We cannot tell whether the short and packed ratios differ, for any"
-     " class")
-    + f" ({len(packed)} packed inputs and their own"
-    f" {sum(map(len, members))} short pairs).",
-    length_text,
-)
+    " sentences), mean per layer")
+length_claim = show_finding(*compute.length_finding(
+    by_length, len(packed), sum(map(len, members))))
 
 # %% [markdown]
 # ## Norm-based attention: does the attended vector matter?
 #
 # Kobayashi, Kuribayashi, Yokoi and Inui (2020, *Attention is Not Only a Weight: Analyzing
-# Transformers with Vector Norms*) rewrote the attention block's output as a sum of
-# vectors, one per key:
+# Transformers with Vector Norms*) rewrote the attention block's output as a sum of vectors, one
+# per key:
 #
 # $$\text{output.dense}(\text{context})_i = \sum_{h=1}^{A}\sum_{j} \alpha^{h}_{ij}\, f_h(x_j) + b_O,
 # \qquad f_h(x) = (x W_V^\top + b_V)_h\, (W_O^{h})^\top,$$
@@ -688,327 +502,206 @@ length_claim = show_finding(
 # (`compute.norm_attention_layer`), so heads whose vectors point different ways partly cancel.
 # We build $f$ (`compute.transformed_values`) and check it against the model: capture what
 # `attention.output.dense` returns with a hook, and rebuild it from $\alpha$ and $f$.
+#
+# Then the shares again, once with the weights $\alpha_{ij}$ (heads averaged) and once with
+# Kobayashi et al.'s layer-level $\lVert \sum_h \alpha^h_{ij} f_h(x_j)\rVert$ (each query's row
+# rescaled to sum to 1; `compute.norm_attention_shares_layer`), on the packed pairs. A simpler
+# per-head variant, $\lVert\alpha^h_{ij} f_h(x_j)\rVert$ with each head's row rescaled and the heads
+# then averaged (`compute.norm_attention_shares`), weighs every head equally and lets no head
+# cancel another; it is drawn too, and its verdicts folded beside, but **the verdicts and the prose
+# below read the layer-level measure**, the paper's. Per class and layer each is compared with the
+# weight share on the same inputs (`compute.compare_layers`, every layer of a class read at once).
 
 # %%
 captured = {}
-hooks = [
-    layer.attention.output.dense.register_forward_hook(
-        lambda mod, args, out, l=l: captured.__setitem__(l, out[0])
-    )
-    for l, layer in enumerate(model.encoder.layer, start=1)
-]
+hooks = [layer.attention.output.dense.register_forward_hook(
+             lambda mod, args, out, l=l: captured.__setitem__(l, out[0]))
+         for l, layer in enumerate(model.encoder.layer, start=1)]
 with torch.no_grad():
-    model(
-        **tokenizer(
-            SENTENCE,
-            return_tensors="pt",
-            truncation=True,
-            max_length=trace.seq_len,
-        ).to(model.device)
-    )
+    model(**tokenizer(SENTENCE, return_tensors="pt", truncation=True,
+                      max_length=trace.seq_len).to(model.device))
 for hook in hooks:
     hook.remove()
 for l in range(1, L + 1):
     f = compute.transformed_values(trace, model, l)  # [A, seq, H]
-    rebuilt = (
-        torch.einsum("aqk,akd->qd", trace.attention(l), f)
-        + model.encoder.layer[l - 1].attention.output.dense.bias
-    )
-    assert torch.allclose(
-        rebuilt, captured[l], atol=1e-4
-    ), f"layer {l}: the sum of alpha * f(x) is not the block output"
-print(
-    "sum over heads and keys of alpha * f(x) + b_O equals the model's"
-    f" attention.output.dense, all {L} layers"
-)
-
-# %% [markdown]
-# Now the shares again, once with the weights $\alpha_{ij}$ (heads averaged) and once with
-# Kobayashi et al.'s layer-level $\lVert \sum_h \alpha^h_{ij} f_h(x_j)\rVert$ (each query's row
-# rescaled to sum to 1; `compute.norm_attention_shares_layer`), on the packed pairs. A simpler
-# per-head variant, $\lVert\alpha^h_{ij} f_h(x_j)\rVert$ with each head's row rescaled and the
-# heads then averaged (`compute.norm_attention_shares`), weighs every head equally and lets no
-# head cancel another; it is drawn too, and its verdicts folded beside, but **the verdicts and the
-# prose below read the layer-level measure**, the paper's. Per class and layer each is compared
-# with the weight share on the same inputs (`compute.compare_layers`, every layer of a class read
-# at once):
-
-# %%
+    rebuilt = (torch.einsum("aqk,akd->qd", trace.attention(l), f)
+               + model.encoder.layer[l - 1].attention.output.dense.bias)
+    assert torch.allclose(rebuilt, captured[l], atol=1e-4), (
+        f"layer {l}: the sum of alpha * f(x) is not the block output")
+print("sum over heads and keys of alpha * f(x) + b_O equals the model's"
+      f" attention.output.dense, all {L} layers")
+# Kobayashi's layer-level shares, [n, L, 4], and the per-head variant
 norm_packed = torch.stack([
     compute.norm_attention_shares_layer(t, model)
-    # Kobayashi's, [n, L, 4]
-    for t in progress(packed, desc="norm-based attention")
-])
-# per-head variant
+    for t in progress(packed, desc="norm-based attention")])
 norm_head_packed = torch.stack(
-    [compute.norm_attention_shares(t, model) for t in packed]
-)
-punct = compute.TOKEN_CLASSES.index("punctuation")
-kinds = {compute.TOKEN_CLASSES[k]: k for k in (cls, sep, punct)}
+    [compute.norm_attention_shares(t, model) for t in packed])
+punct = token_kinds.index("punctuation")
+kinds = {token_kinds[k]: k for k in (cls, sep, punct)}
 w_ci = {c: bootstrap_ci(shares_packed[:, :, k]) for c, k in kinds.items()}
 n_ci = {c: bootstrap_ci(norm_packed[:, :, k]) for c, k in kinds.items()}
 kobayashi_table = show_table(
-    [
-        {"layer": str(l + 1)} | {
-            f"{c} {how}": ci[c][l].percent()
-            for c in kinds
-            for how, ci in (("weight", w_ci), ("norm-based", n_ci))
-        }
-        for l in range(L)
-    ],
+    compute.layer_rows({
+        f"{c} {how}": [iv.percent() for iv in ci[c]] for c in kinds
+        for how, ci in (("weight", w_ci), ("norm-based", n_ci))}, label=str),
     index="layer",
     title="Share on each kind of key, packed pairs, mean [95 % CI over the"
     " inputs]: attention weight and Kobayashi et al.'s norm-based share"
-    " (layer level, heads summed before the norm)",
-)
+    " (layer level, heads summed before the norm)")
 
 # %% mystnb={"figure": {"caption": "Share on each kind of key per encoder layer, packed pairs, three ways: attention weights $\\alpha$ (blue), Kobayashi et al.'s layer-level norm $\\lVert\\sum_h \\alpha f_h(x)\\rVert$ (orange) and a per-head variant $\\lVert\\alpha f_h(x)\\rVert$ (green), rows rescaled to sum to 1. Bands: 95 % CIs over inputs; red dashed: even-spread share $k/n$. Compare orange with blue.", "name": "fig-08-weight-vs-norm"}}
 plots.plot_class_shares(
-    {
-        "weight α": shares_packed,
-        "norm ‖Σ_h α f_h(x)‖ (layer)": norm_packed,
-        "norm ‖α f_h(x)‖, per head": norm_head_packed,
-    },
+    {"weight α": shares_packed,
+     "norm ‖Σ_h α f_h(x)‖ (layer)": norm_packed,
+     "norm ‖α f_h(x)‖, per head": norm_head_packed},
     uniform={"packed pairs": uniform_packed},
-    title=(
-        "share on each kind of key: attention weight vs norm-based (packed"
-        " pairs)"
-    ),
+    title="share on each kind of key: attention weight vs norm-based (packed"
+    " pairs)",
     ylabel="share on this kind of key",  # a weight share or a norm share
 )
 plt.show()
 
 # %%
 fnorms = compute.value_norms_by_class(packed, model)  # [n, L, 4]
-norm_vs_weight, head_vs_weight = {}, {}
-for c, k in kinds.items():
-    norm_vs_weight[c] = compute.compare_layers(
-        norm_packed[:, :, k], shares_packed[:, :, k],
-        labels=("norm-based", "weight share"),
-    )
-    head_vs_weight[c] = compute.compare_layers(
-        norm_head_packed[:, :, k], shares_packed[:, :, k]
-    )
-follow = [c for c, w in norm_vs_weight.items() if len(w["below"]) == L]
-norm_claim = show_finding(
-    "Counting what each key passes on (Kobayashi et al.'s norm-based"
-    " share) instead of its weight, the share is "
-    + "; ".join(f"for {c}, {compute.compare_sentence(w, 'larger', 'smaller')}"
-                for c, w in norm_vs_weight.items())
-    + f". Kobayashi et al. (2020, BERT-base; {paper.label}) found all three"
-    " shrink; here "
-    + (f"only {names_phrase(follow)} shrinks in every layer." if follow
-       else "none of them shrinks in every layer."),
-    [line for c, w in norm_vs_weight.items()
-       for line in [f"{c}, norm-based (layer level) minus weight share,"
-                    f" paired over {len(packed)} inputs:"]
-       + [v.text for v in w["verdicts"]]]
-    + [f"{c}, per-head variant: "
-       + compute.compare_sentence(w, "larger", "smaller")
-       for c, w in head_vs_weight.items()],
-)
+norm_vs_weight = {
+    c: compute.compare_layers(norm_packed[:, :, k], shares_packed[:, :, k],
+                              labels=("norm-based", "weight share"))
+    for c, k in kinds.items()}
+head_vs_weight = {  # the per-head variant, folded beside
+    c: compute.compare_layers(norm_head_packed[:, :, k],
+                              shares_packed[:, :, k])
+    for c, k in kinds.items()}
+norm_claim = show_finding(*compute.norm_finding(
+    norm_vs_weight, head_vs_weight, len(packed), paper.label))
 ratio = torch.nanmean(fnorms[:, :, cls] / fnorms[:, :, 3], dim=0)
-print(
-    "||f(x)|| of [CLS] / ||f(x)|| of ordinary tokens, per layer: "
-    + ", ".join(f"{r:.2f}" for r in ratio.tolist())
-)
+print("||f(x)|| of [CLS] / ||f(x)|| of ordinary tokens, per layer: "
+      + ", ".join(f"{r:.2f}" for r in ratio.tolist()))
 
 # %% [markdown]
 # ## Testing two popular readings
 #
-# **"[SEP] gets attention because it marks the sentence boundary."** If marking a boundary
-# were what draws attention, punctuation (mostly the full stops that end each sentence:
-# boundaries too, inside every segment) should be enriched as well, and what `[SEP]` passes
-# on should count, i.e. its norm-based share should stay. Measured on the packed pairs, as
-# "share ÷ uniform share" (1 = no more than evenly spread attention); whether `[SEP]` gets
-# clearly more than twice its uniform share is checked per layer, every layer at once
-# (`compute.above_threshold`, on each input's own ratio):
+# **"[SEP] gets attention because it marks the sentence boundary."** If marking a boundary were
+# what draws attention, punctuation (mostly the full stops that end each sentence: boundaries too,
+# inside every segment) should be enriched as well, and what `[SEP]` passes on should count, i.e.
+# its norm-based share should stay. Measured on the packed pairs, as "share ÷ uniform share" (1 =
+# no more than evenly spread attention); whether `[SEP]` gets clearly more than twice its uniform
+# share is checked per layer, every layer at once (`compute.above_threshold`, on each input's own
+# ratio):
 
 # %%
 sep_ratio = (shares_packed[:, :, sep] / uniform_packed[sep]).mean(0)
 punct_ratio = (shares_packed[:, :, punct] / uniform_packed[punct]).mean(0)
 sep_norm = norm_packed[:, :, sep].mean(0) / shares_packed[:, :, sep].mean(0)
 boundary_table = show_table(
-    [
-        {
-            "layer": l + 1,
-            "[SEP] ÷ uniform": f"{sep_ratio[l]:.1f}x",
-            "punctuation ÷ uniform": f"{punct_ratio[l]:.1f}x",
-            "[SEP]: norm-based ÷ weight share": f"{sep_norm[l]:.0%}",
-        }
-        for l in range(L)
-    ],
+    compute.layer_rows({
+        "[SEP] ÷ uniform": [f"{r:.1f}x" for r in sep_ratio],
+        "punctuation ÷ uniform": [f"{r:.1f}x" for r in punct_ratio],
+        "[SEP]: norm-based ÷ weight share": [f"{r:.0%}" for r in sep_norm]}),
     index="layer",
-    title="packed pairs, means over inputs: share ÷ uniform share",
-)
+    title="packed pairs, means over inputs: share ÷ uniform share")
 # per input: [SEP] share ÷ that input's uniform share
 sep_excess = shares_packed[:, :, sep] / uni_p[:, sep:sep + 1]
 twice = compute.above_threshold(sep_excess, 2.0)
-enriched = [l + 1 for l in twice["above"]]
 boundary_claim = show_finding(
-    (f"[SEP] gets clearly more than twice its even share in"
-     f" {layers_phrase(enriched)}; there what it passes on keeps "
-     + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched)
-     + " of its weight share." if enriched else
-     "In no layer does [SEP] get clearly more than twice its even share"
-     f" (at most {sep_excess.mean(0).max():.1f}x on average): this model"
-     " gives [SEP] no excess of attention to explain, boundary or not.")
-    + f" Punctuation gets at most {float(punct_ratio.max()):.1f}x its even"
-    " share.",
-    ["per layer, one-sided test of [SEP] share ÷ uniform against 2,"
-     " Bonferroni over the layers: "
-     + "; ".join(f"layer {l + 1} {iv.format('.2f')}"
-                 for l, iv in enumerate(twice["intervals"]))],
-)
-print(
-    "Clark et al. (2019, BERT-base) speculate that attention to [SEP] serves"
-    " as a no-op, supported by small gradients; Kobayashi et al. (2020,"
-    " BERT-base): ||f(x)|| of [SEP] is small, so its norm-based share is far"
-    f" below its weight share ({paper.label})."
-)
+    *compute.boundary_finding(twice, sep_excess, sep_norm, punct_ratio))
+print("Clark et al. (2019, BERT-base) speculate that attention to [SEP]"
+      " serves as a no-op, supported by small gradients; Kobayashi et al."
+      " (2020, BERT-base): ||f(x)|| of [SEP] is small, so its norm-based"
+      f" share is far below its weight share ({paper.label}).")
 
 # %% [markdown]
-# **"[CLS] attends to itself in early layers because it has not learned to look yet."** A
-# model that has not learned where to look is one with random weights: we build one with
-# the same configuration (`compute.untrained_like`, random initialisation, used only for
-# this comparison) and measure $[CLS]\to[CLS]$ on the same short pairs as the trained model,
-# against $1/n$. Be clear about what this test can show: BERT's initial weights are small, so
-# a random model's attention scores are near zero and its attention is close to uniform,
-# $1/n$, *by construction*. Any trained head that departs from uniform will "differ"; the
-# test says where the trained model's `[CLS]` self-attention is learned, not why. The claim
-# also says *early*: the per-layer values show where $[CLS]\to[CLS]$ is high.
+# **"[CLS] attends to itself in early layers because it has not learned to look yet."** A model
+# that has not learned where to look is one with random weights: we build one with the same
+# configuration (`compute.untrained_like`, random initialisation, used only for this comparison)
+# and measure $[CLS]\to[CLS]$ on the same short pairs as the trained model, against $1/n$. Be
+# clear about what this test can show: BERT's initial weights are small, so a random model's
+# attention scores are near zero and its attention is close to uniform, $1/n$, *by construction*.
+# Any trained head that departs from uniform will "differ"; the test says where the trained
+# model's `[CLS]` self-attention is learned, not why. The claim also says *early*: the per-layer
+# values show where $[CLS]\to[CLS]$ is high. After the figure, per layer: the trained-minus-random
+# difference measured on each input (paired, `compute.compare_layers`), the highest layer with
+# every layer that could be just as high, and the layers clearly above one half.
 
 # %% mystnb={"figure": {"caption": "Attention of `[CLS]` on itself, averaged over heads, per encoder layer, on the short pairs: the trained model (blue) and one of the same configuration with random weights (orange), means with 95 % CI bands over inputs; green diamonds: the lesson's sentence; grey dashed: uniform share $1/n$. Compare trained with random weights layer by layer.", "name": "fig-08-cls-self-attention-trained-vs-random"}}
 untrained = compute.untrained_like(model, seed=0)
-random_traces = [
-    trace_text(tokenizer, untrained, a, b)
-    for a, b in progress(pairs, desc="untrained model")
-]
+random_traces = [trace_text(tokenizer, untrained, a, b)
+                 for a, b in progress(pairs, desc="untrained model")]
 # [n, L]
 self_trained = torch.stack(
-    [torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in short]
-)
+    [torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in short])
 self_random = torch.stack(
-    [torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in random_traces]
-)
+    [torch.stack(t.attentions)[:, :, 0, 0].mean(-1) for t in random_traces])
 inv_n = torch.tensor([1.0 / t.seq_len for t in short]).mean()
 plots.plot_layer_lines(
-    {
-        "trained": self_trained,
-        "same config, random weights": self_random,
-        "SENTENCE": compute.cls_attention(trace)[:, :, 0].mean(-1),
-    },
-    reference=inv_n,
-    reference_label="uniform 1/n (short pairs)",
+    {"trained": self_trained, "same config, random weights": self_random,
+     "SENTENCE": compute.cls_attention(trace)[:, :, 0].mean(-1)},
+    reference=inv_n, reference_label="uniform 1/n (short pairs)",
     title="attention probability of [CLS] on itself (heads averaged)",
     ylabel="attention probability",
 )
 plt.show()
 
-# %% [markdown]
-# Per layer, with the trained-minus-random difference measured on each input (paired,
-# `compute.compare_layers`), the highest layer with every layer that could be just as high, and
-# the layers clearly above one half:
-
 # %%
 t_ci, r_ci = bootstrap_ci(self_trained), bootstrap_ci(self_random)
 trained_vs_random = compute.compare_layers(
-    self_trained, self_random, labels=("trained", "random weights")
-)
+    self_trained, self_random, labels=("trained", "random weights"))
 self_table = show_table(
-    [
-        {
-            "layer": str(l + 1),
-            "trained": t_ci[l].percent(),
-            "random weights": r_ci[l].percent(),
-            "trained minus random": (
-                f"{trained_vs_random['intervals'][l].estimate:+.1%}"),
-        }
-        for l in range(L)
-    ],
+    compute.layer_rows({
+        "trained": [iv.percent() for iv in t_ci],
+        "random weights": [iv.percent() for iv in r_ci],
+        "trained minus random": [
+            f"{iv.estimate:+.1%}" for iv in trained_vs_random["intervals"]],
+    }, label=str),
     index="layer",
     title="[CLS] -> [CLS] attention (heads averaged), short pairs, mean [95 %"
     " CI over the inputs], and trained minus random weights on the same"
-    f" inputs; uniform 1/n = {inv_n:.1%}",
-)
+    f" inputs; uniform 1/n = {inv_n:.1%}")
 learned = sorted(trained_vs_random["above"] + trained_vs_random["below"])
 self_rank = rank_layers(self_trained, lowest=False, unit="inputs")
 self_half = compute.above_threshold(self_trained, 0.5)
 self_over_half = [l + 1 for l in self_half["above"]]
-sentence, details = profile_finding(
-    self_rank, layer_names, what="[CLS]'s attention on itself", percent=True
-)
-self_claim = show_finding(
-    f"{sentence} It is clearly above half in "
-    + (layers_phrase(self_over_half) if self_over_half else "no layer")
-    + " and differs from the random-weight model (about 1/n by"
-    " construction) in "
-    + ("every layer" if len(learned) == L else
-       layers_phrase(learned) if learned else "no layer we can tell")
-    + f" ({len(short)} short pairs).",
-    details + ["trained minus random weights, paired:"]
-    + [v.text for v in trained_vs_random["verdicts"]]
-    + ["above one half, one-sided, Bonferroni over the layers: "
-       + "; ".join(f"layer {l + 1} {iv.percent()}"
-                   for l, iv in enumerate(self_half["intervals"]))],
-)
+self_claim = show_finding(*compute.self_attention_finding(
+    self_rank, self_half, trained_vs_random, len(short)))
 
 # %% [markdown]
 # ## Focused and broad heads: entropy
 #
-# The entropy of one attention row, $-\sum_j a_{ij} \log a_{ij}$ (in nats), is 0 when the
-# query looks at one key and $\log n$ when it spreads evenly over $n$ keys. Averaged over
-# queries it gives one number per head and layer. Divided by $\log n$
-# (`compute.normalized_entropy`) it runs from 0 to 1 whatever the length, so inputs of
-# different lengths compare.
+# The entropy of one attention row, $-\sum_j a_{ij} \log a_{ij}$ (in nats), is 0 when the query
+# looks at one key and $\log n$ when it spreads evenly over $n$ keys. Averaged over queries it
+# gives one number per head and layer. Divided by $\log n$ (`compute.normalized_entropy`) it runs
+# from 0 to 1 whatever the length, so inputs of different lengths compare. The second figure:
+# per layer, heads averaged, the data sets with their intervals, `SENTENCE` as markers and uniform
+# attention (1) as the reference.
 
 # %% mystnb={"figure": {"caption": "Attention entropy of each head divided by $\\log n$, averaged over queries and then over the packed pairs; rows: encoder layers, columns: heads. Colour on a fixed 0\u20131 scale: 0 when every query looks at one key, 1 for evenly spread attention. Find the most focused heads (darkest cells) and the broadest (brightest).", "name": "fig-08-entropy-per-head"}}
 entropy = compute.attention_entropy(trace)  # [L, A]
 a = trace.attention(1, 0)
 rows_nats = -(a * a.clamp_min(1e-12).log()).sum(-1)
-print(
-    f"layer 1, head 0 by hand: {rows_nats.mean():.3f} nats;"
-    f" compute.attention_entropy: {entropy[0, 0]:.3f}"
-)
+print(f"layer 1, head 0 by hand: {rows_nats.mean():.3f} nats;"
+      f" compute.attention_entropy: {entropy[0, 0]:.3f}")
 # [n, L, A]
 ent_packed = torch.stack([compute.normalized_entropy(t) for t in packed])
 ax = plots.plot_layer_head_table(
     ent_packed.mean(0),
     title="attention entropy ÷ log n per head, packed pairs (mean)",
-    cbar_label="entropy ÷ log n",
-    vmin=0,
-    vmax=1,
-)
+    cbar_label="entropy ÷ log n", vmin=0, vmax=1)
 plt.show()
 lo = compute.best_head(-ent_packed.mean(0))
 hi = compute.best_head(ent_packed.mean(0))
-print(
-    f"SENTENCE: uniform attention over {trace.seq_len} tokens would have"
-    f" entropy {torch.log(torch.tensor(float(trace.seq_len))):.2f} nats"
-)
-print(
-    f"packed pairs: most focused head layer {lo[0]}, head {lo[1]}"
-    f" ({-lo[2]:.2f} of log n); broadest layer {hi[0]}, head {hi[1]}"
-    f" ({hi[2]:.2f} of log n)"
-)
-
-# %% [markdown]
-# Per layer, heads averaged: the data sets with their intervals, `SENTENCE` as markers and
-# uniform attention (1) as the reference.
+print(f"SENTENCE: uniform attention over {trace.seq_len} tokens would have"
+      f" entropy {torch.log(torch.tensor(float(trace.seq_len))):.2f} nats")
+print(f"packed pairs: most focused head layer {lo[0]}, head {lo[1]}"
+      f" ({-lo[2]:.2f} of log n); broadest layer {hi[0]}, head {hi[1]}"
+      f" ({hi[2]:.2f} of log n)")
 
 # %% mystnb={"figure": {"caption": "Attention entropy \u00f7 $\\log n$ averaged over heads, per encoder layer: means over the packed and the short pairs with 95 % CI bands over inputs; green diamonds: the lesson's sentence; dashed at 1: evenly spread attention. The y axis need not start at 0. Find the most focused layers and compare the two input lengths.", "name": "fig-08-entropy-by-layer"}}
 # [n, L]
 ent_short = torch.stack(
-    [compute.normalized_entropy(t).mean(-1) for t in short]
-)
+    [compute.normalized_entropy(t).mean(-1) for t in short])
 ax = plots.plot_layer_lines(
-    {
-        "packed pairs": ent_packed.mean(-1),
-        "short pairs": ent_short,
-        "SENTENCE": compute.normalized_entropy(trace).mean(-1),
-    },
-    reference=1.0,
-    reference_label="uniform attention",
+    {"packed pairs": ent_packed.mean(-1), "short pairs": ent_short,
+     "SENTENCE": compute.normalized_entropy(trace).mean(-1)},
+    reference=1.0, reference_label="uniform attention",
     title="attention entropy ÷ log n, heads averaged",
     ylabel="entropy ÷ log n",
 )
@@ -1018,17 +711,13 @@ plt.show()
 e_packed = bootstrap_ci(ent_packed.mean(-1))
 entropy_rank = rank_layers(ent_packed.mean(-1), lowest=True, unit="inputs")
 entropy_table = show_table(
-    [{"layer": l + 1, "entropy ÷ log n": str(e_packed[l])} for l in range(L)],
+    compute.layer_rows({"entropy ÷ log n": [str(iv) for iv in e_packed]}),
     index="layer",
-    title=(
-        "attention entropy ÷ log n, heads averaged, packed pairs,"
-        " mean [95 % CI]"
-    ),
-)
+    title="attention entropy ÷ log n, heads averaged, packed pairs,"
+    " mean [95 % CI]")
 sentence, details = profile_finding(
     entropy_rank, layer_names, what="the mean entropy ÷ log n",
-    highest=False,
-)
+    highest=False)
 entropy_claim = show_finding(
     f"On the {len(packed)} packed pairs, {sentence[:1].lower()}{sentence[1:]}"
     " The most focused layers are those whose heads look at the fewest"
@@ -1100,12 +789,12 @@ plt.show()
 # %% [markdown]
 # ## One head, token to token
 #
-# The same numbers drawn as lines: queries on the left, keys on the right, each line's
-# opacity equal to the attention weight. It starts on the best *next-token* head, so the
-# lines slope one row down when that head's score (printed above) is high; pick the
-# previous-token head of the orange frame to see them slope up. A long input is shown as a window of tokens with a `start`
-# slider. (The optional `bertviz` package draws interactive views like this in the
-# browser; the course does not need it.)
+# The same numbers drawn as lines: queries on the left, keys on the right, each line's opacity
+# equal to the attention weight. It starts on the best *next-token* head, so the lines slope one
+# row down when that head's score (printed above) is high; pick the previous-token head of the
+# orange frame to see them slope up. A long input is shown as a window of tokens with a `start`
+# slider. (The optional `bertviz` package draws interactive views like this in the browser; the
+# course does not need it.)
 
 # %% mystnb={"figure": {"caption": "One head on the lesson's sentence drawn as lines from each query token (left) to each key token (right), each line's opacity equal to its attention weight. It opens on the best next-token head; sliders change the layer and the head (and, for a long input, the window of tokens shown). Check whether the lines slope one row down.", "name": "fig-08-head-lines-explorer"}}
 from helpers.attention.widgets import HeadLinesExplorer
@@ -1117,9 +806,9 @@ lines
 # %% [markdown]
 # ## Claims tested
 #
-# Each popular claim beside what this model shows and the published finding with the paper
-# and the model it was measured on. `compute.claim_rows` builds the rows from the numbers
-# above; every verdict in them is computed.
+# Each popular claim beside what this model shows and the published finding with the paper and the
+# model it was measured on. `compute.claim_rows` builds the rows from the numbers above (every
+# verdict in them is computed) and `compute.claims_frame` makes them the table.
 
 # %%
 import pandas as pd
@@ -1127,41 +816,21 @@ from IPython.display import display
 
 best_prev = compute.best_head(prev)
 rows = compute.claim_rows(
-    sep_rank=sep_rank,
-    cls_rank=cls_rank,
-    sep_over_half=over_half,
-    sink=sink,
-    uniform_sep=float(uniform_packed[sep]),
-    punct_heads=punct_heads,
-    punct_floor=PUNCT_FLOOR,
-    length_differs=length_differs,
-    heads_on_cls=heads_on_cls,
+    sep_rank=sep_rank, cls_rank=cls_rank, sep_over_half=over_half,
+    sink=sink, uniform_sep=float(uniform_packed[sep]),
+    punct_heads=punct_heads, punct_floor=PUNCT_FLOOR,
+    length_differs=length_differs, heads_on_cls=heads_on_cls,
     heads_surely_half=heads_surely_half,
-    heads_over_threshold=heads_over_10x,
-    head_threshold=10.0,
-    threshold_share=share_10x,
-    n_heads=A,
-    norm_vs_weight=norm_vs_weight,
-    sep_ratio=sep_ratio,
-    punct_ratio=punct_ratio,
-    sep_norm=sep_norm,
-    self_trained=t_ci,
-    self_learned=learned,
-    self_over_half=self_over_half,
+    heads_over_threshold=heads_over_10x, head_threshold=10.0,
+    threshold_share=share_10x, n_heads=A, norm_vs_weight=norm_vs_weight,
+    sep_ratio=sep_ratio, punct_ratio=punct_ratio, sep_norm=sep_norm,
+    self_trained=t_ci, self_learned=learned, self_over_half=self_over_half,
     prev_head=best_prev[:2],
     prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]),
     other=None if mini_sink is None else ("course-mini", mini_sink),
 )
-claims = pd.DataFrame(
-    [r[:3] for r in rows],
-    columns=[
-        "popular claim",
-        f"this model ({loaded.choice.name}), live",
-        f"published finding (paper, model); against BERT-base: {paper.label}",
-    ],
-)
 with pd.option_context("display.max_colwidth", None):
-    display(claims)
+    display(compute.claims_frame(rows, loaded.choice.name, paper.label))
 display(Claim(f"The evidence behind the {len(rows)} rows:",
               [f"{r[0]}: {r[3]}" for r in rows]))
 

@@ -194,22 +194,13 @@ task0 = tasks[SEEDS[0]]
 train, dev, test = task0.train, task0.dev, task0.test
 C = len(task0.intents)
 print(f"{len(SEEDS)} draws, one per seed {SEEDS}; each: {task0.describe()}")
-print(
-    textwrap.fill(
-        f"recipe: {recipe.describe()}", 110, subsequent_indent="    "
-    )
-)
-longest = max(
-    len(ids)
-    for t in tasks.values()
-    for ids in tokenizer(t.train.texts + t.dev.texts + t.test.texts)[
-        "input_ids"
-    ]
-)
-print(
-    f"longest utterance: {longest} tokens (inputs are cut at"
-    f" {recipe.max_length})"
-)
+print(textwrap.fill(f"recipe: {recipe.describe()}", 110,
+                    subsequent_indent="    "))
+every = [x for t in tasks.values()
+         for x in t.train.texts + t.dev.texts + t.test.texts]
+longest = max(len(ids) for ids in tokenizer(every)["input_ids"])
+print(f"longest utterance: {longest} tokens (inputs are cut at"
+      f" {recipe.max_length})")
 
 # %% [markdown]
 # **The head LP-FT starts from.** Lesson 10's head standardizes every feature dimension by its own
@@ -252,33 +243,15 @@ fold_claim = show_finding(
 
 # %%
 from helpers.finetuning.compute import detectable_difference, seeds_needed
+from helpers.practice.compute import power_finding
 
 N_TEST = len(test)
 family = len(FINETUNE_STRATEGIES) - 1  # each fine-tuning strategy vs the probe
 mdd = detectable_difference(N_TEST, len(SEEDS), family=family)
-need = seeds_needed(0.01, N_TEST, family=family)
+need = seeds_needed(0.01, N_TEST, family=family)  # draws for a 1-point gap
+# the sentence: power_finding in helpers/practice/compute.py
 power_claim = show_finding(
-    f"With {len(SEEDS)} draws of {N_TEST} test utterances, this design"
-    f" detects (4 times in 5) only differences of about {100 * mdd:.1f} points"
-    " or more between two strategies; the literature's differences, about a"
-    " point, are "
-    + ("detectable here." if mdd <= 0.01 else "not detectable here")
-    + (
-        f" -- a 1-point difference would need about {need} draws of this"
-        " size."
-        if mdd > 0.01 and need
-        else ("." if mdd > 0.01 else "")
-    ),
-    details=[
-        "assumed before any run: two strategies disagree on 10 % of the test"
-        " utterances; their accuracy difference varies by 1 point (standard"
-        " deviation) from draw to draw",
-        f"80 % power, Bonferroni over the {family} comparisons with the probe,"
-        f" Student t with {len(SEEDS) - 1} degrees of freedom (the seeds x"
-        " items bootstrap's small-sample rule)",
-        "so a comparison below that cannot come out 'higher' or 'lower' often:"
-        " 'we cannot tell' is the expected answer for differences of a point",
-    ],
+    *power_finding(mdd, need, len(SEEDS), N_TEST, family)
 )
 
 # %% [markdown]
@@ -322,63 +295,18 @@ plt.show()
 
 # %%
 from helpers.common.tables import show_table
-from helpers.common.training import records_table, status_summary
-from helpers.finetuning.compute import FROZEN, GRADUAL
+from helpers.common.training import records_table
+from helpers.practice.compute import status_finding, training_rows
 
-rows = []
-for s in FINETUNE_STRATEGIES:
-    runs = study.runs[s]
-    recs = study.records(s)
-    first = runs[0]
-    grid = (
-        "; ".join(
-            f"{lr:g}: {loss:.3f}" for lr, (loss, *_) in first.grid.items()
-        )
-        if first.grid
-        else recs[0].choice
-    )
-    steps = study.steps(s)
-    rows.append({
-        "strategy": s,
-        "dev-split choice": (
-            recs[0].choice
-            if s == FROZEN
-            else f"lr {first.lr:g} (first draw's dev loss: {grid})"
-        ),
-        "status": status_summary(recs),
-        "steps": "-" if s == FROZEN else f"{min(steps)}-{max(steps)}",
-        "dev loss, step 0 -> kept (median)": (
-            f"{np.median([r.step0[0] for r in recs]):.3f} ->"
-            f" {np.median([r.kept[0] for r in recs]):.3f}"
-        ),
-        "training accuracy": (
-            f"{100 * min(r.train_accuracy for r in recs):.0f}-"
-            f"{100 * max(r.train_accuracy for r in recs):.0f} %"
-        ),
-    })
-training_table = show_table(rows, index="strategy", title=(
+# the rows and the sentence: training_rows and status_finding in
+# helpers/practice/compute.py
+training_table = show_table(training_rows(study), index="strategy", title=(
     "how every strategy trained, over its"
     f" {len(SEEDS)} draws: the dev split's choice, the status of the runs"
     " (their convergence criterion), optimiser steps, dev loss from step 0 to"
     " the weights kept, accuracy on their own training utterances"))
-all_runs = [r for s in FINETUNE_STRATEGIES[1:] for r in study.records(s)]
-opened = [r.opened_at for r in study.runs[GRADUAL]]
-counts = {k: sum(r.status == k for r in all_runs) for k in
-          ("converged", "stopped at first evaluation", "budget exhausted")}
 status_claim = show_finding(
-    f"Of the {len(all_runs)} fine-tuning runs, {counts['converged']}"
-    f" converged, {counts['stopped at first evaluation']} stopped at their"
-    " first evaluation (fine-tuning never lowered the dev loss below where it"
-    f" started) and {counts['budget exhausted']} ran out of steps.",
-    details=[
-        f"criterion: {recipe.criterion()}",
-        f"the linear probes: {status_summary(study.records(FROZEN))} ("
-        f"{study.records(FROZEN)[0].criterion})",
-        "gradual unfreezing opened every layer at step"
-        f" {min(opened)}-{max(opened)}"
-        if None not in opened
-        else "gradual unfreezing did not open every layer in some runs",
-    ],
+    *status_finding(study),
     table=records_table(
         study.records(),
         title="every run: the dev split's choice, dev loss and accuracy at"
@@ -386,28 +314,15 @@ status_claim = show_finding(
     ),
 )
 
-# %% [markdown]
-# Now the accuracies, on every test utterance of each draw's intents.
-
 # %%
+# now the accuracies, on every test utterance of each draw's intents
 from helpers.classify.compute import ranking_finding
-from helpers.finetuning.compute import baseline_finding
-from helpers.practice.compute import median_range
+from helpers.finetuning.compute import FROZEN, baseline_finding
+from helpers.practice.compute import median_range, strategy_rows
 
 accuracy = study.accuracies()
-rows = []
-for s in FINETUNE_STRATEGIES:
-    a, spread = accuracy[s], accuracy[s].seed_spread()
-    lo, hi = 100 * min(spread.values), 100 * max(spread.values)
-    rows.append({
-        "strategy": s,
-        "test accuracy": f"{100 * a.estimate:.1f} %",
-        "seed SD": f"{100 * spread.sd:.1f}pt",
-        "seed range": f"{lo:.1f}-{hi:.1f}%",
-        "s/run: median [range]": median_range(study.seconds(s)).format(".1f"),
-        "trainable": f"{study.runs[s][0].trainable_params:,}",
-    })
-strategy_table = show_table(rows, index="strategy", title=(
+# the rows: strategy_rows in helpers/practice/compute.py
+strategy_table = show_table(strategy_rows(study), index="strategy", title=(
     f"test accuracy and cost per strategy ({len(SEEDS)} draws x {N_TEST} test"
     " utterances; seed SD and range: the spread of the per-draw accuracies;"
     " s/run: wall-clock seconds of training with its dev scoring, every"
@@ -474,10 +389,7 @@ lpft_claim = show_verdict(
 # %%
 from helpers.finetuning.compute import FREEZE, layer_groups
 from helpers.practice.compute import (
-    compare_times,
-    time_finding,
-    time_interleaved,
-    training_step,
+    time_finding, time_interleaved, training_step,
 )
 
 full_clf = study.models(FULL)[0]
@@ -485,23 +397,15 @@ frozen_half = copy.deepcopy(full_clf)
 for params in layer_groups(frozen_half.bert)[: 1 + L // 2]:
     for p_ in params:
         p_.requires_grad_(False)
-step_batch = tokenizer(
-    train.texts[: recipe.batch_size],
-    padding=True,
-    truncation=True,
-    max_length=recipe.max_length,
-    return_tensors="pt",
-).to(model.device)
-step_labels = torch.tensor(
-    train.labels[: recipe.batch_size], device=model.device
-)
-ft_step = time_interleaved(
-    {
-        "full": training_step(full_clf, step_batch, step_labels),
-        FREEZE: training_step(frozen_half, step_batch, step_labels),
-    },
-    repeats=9,
-)
+bs = recipe.batch_size
+step_batch = tokenizer(train.texts[:bs], padding=True, truncation=True,
+                       max_length=recipe.max_length,
+                       return_tensors="pt").to(model.device)
+step_labels = torch.tensor(train.labels[:bs], device=model.device)
+ft_step = time_interleaved({
+    "full": training_step(full_clf, step_batch, step_labels),
+    FREEZE: training_step(frozen_half, step_batch, step_labels),
+}, repeats=9)
 # training_step switched it to training mode (dropout); later sections read
 # features
 full_clf.eval()
@@ -564,23 +468,13 @@ argument = what_comes_back(
 listed, error = try_from_pretrained(
     loaded.choice.path, output_hidden_states=wanted
 )
-config = (
-    ("error", error)
-    if listed is None
-    else what_comes_back(lambda: listed(**enc), wanted, full)
-)
-print(
-    f"transformers {transformers.__version__}, asking for hidden states"
-    f" {wanted} of {L + 1}:"
-)
-print(
-    f"  model(..., output_hidden_states={wanted}): {argument[0]} --"
-    f" {argument[1]}"
-)
-print(
-    f"  from_pretrained(..., output_hidden_states={wanted}): {config[0]} --"
-    f" {config[1]}"
-)
+config = (("error", error) if listed is None
+          else what_comes_back(lambda: listed(**enc), wanted, full))
+print(f"transformers {transformers.__version__}, asking for hidden states"
+      f" {wanted} of {L + 1}:")
+for call, (verdict, how) in (("model", argument),
+                             ("from_pretrained", config)):
+    print(f"  {call}(..., output_hidden_states={wanted}): {verdict} -- {how}")
 
 # %% [markdown]
 # A method that works with every version, and for any module, not just whole layers: register
@@ -625,13 +519,10 @@ print(
 from helpers.practice.compute import checkpointing_is_on
 
 for keyword in ("use_gradient_checkpointing", "gradient_checkpointing"):
-    loaded_with, error = try_from_pretrained(
-        loaded.choice.path, **{keyword: True}
-    )
-    outcome = error or (
-        "accepted; checkpointing switched on: "
-        f"{checkpointing_is_on(loaded_with)}"
-    )
+    loaded_with, error = try_from_pretrained(loaded.choice.path,
+                                             **{keyword: True})
+    outcome = error or ("accepted; checkpointing switched on: "
+                        f"{checkpointing_is_on(loaded_with)}")
     print(f"from_pretrained(..., {keyword}=True) -> {outcome}")
 del loaded_with
 
@@ -647,75 +538,37 @@ del loaded_with
 # %%
 from helpers.finetuning.compute import SentenceClassifier
 from helpers.practice.compute import (
-    enable_checkpointing,
-    saved_for_backward,
-    training_state_bytes,
+    enable_checkpointing, saved_for_backward, training_state_bytes,
 )
 
-batch = tokenizer(
-    train.texts[:8],
-    padding="max_length",
-    truncation=True,
-    max_length=32,
-    return_tensors="pt",
-).to(model.device)
-inputs, labels = {
-    k: batch[k] for k in ("input_ids", "attention_mask")
-}, torch.tensor(train.labels[:8], device=model.device)
-clfs = {
-    mode: SentenceClassifier(copy.deepcopy(model), C)
-    for mode in ("plain", "checkpointed")
-}
+batch = tokenizer(train.texts[:8], padding="max_length", truncation=True,
+                  max_length=32, return_tensors="pt").to(model.device)
+inputs = {k: batch[k] for k in ("input_ids", "attention_mask")}
+labels = torch.tensor(train.labels[:8], device=model.device)
+clfs = {mode: SentenceClassifier(copy.deepcopy(model), C)
+        for mode in ("plain", "checkpointed")}
 method = enable_checkpointing(clfs["checkpointed"].bert)
-memory = {
-    mode: saved_for_backward(clf, inputs, labels) for mode, clf in clfs.items()
-}
+memory = {mode: saved_for_backward(clf, inputs, labels)
+          for mode, clf in clfs.items()}
 opt = torch.optim.AdamW(clfs["plain"].parameters(), lr=1e-5)
 torch.nn.functional.cross_entropy(clfs["plain"](**inputs), labels).backward()
 opt.step()
 state = training_state_bytes(clfs["plain"], opt)
 
 # %% mystnb={"figure": {"caption": "Memory one training step of the lesson's batch holds (MiB), without and with gradient checkpointing: weights, gradients and AdamW state, measured from the tensors after one step, and activations saved for backward (references to weights not counted); numbers in the bars are MiB per part. Compare which part checkpointing shrinks; the step's peak memory is measured in the next cell.", "name": "fig-11-training-memory"}}
+from helpers.practice.compute import training_memory_text
 from helpers.practice.plots import plot_training_memory
 
 B, T = inputs["input_ids"].shape
-parts = {
-    mode: {**state, "activations saved for backward": m.activation_bytes}
-    for mode, m in memory.items()
-}
+parts = {mode: {**state, "activations saved for backward": m.activation_bytes}
+         for mode, m in memory.items()}
 ax = plot_training_memory(
     parts, title=f"memory one training step holds, {B} utterances x {T} tokens"
 )
 plt.show()
-n_params = sum(p.numel() for p in clfs["plain"].parameters())
-unused = sum(p.numel() for p in clfs["plain"].parameters() if p.grad is None)
-print(
-    f"{n_params:,} parameters; measured {sum(state.values()) / n_params:.1f}"
-    " bytes per parameter for weights + gradients + AdamW state:\n "
-    f" {', '.join(f'{k} {v / 2**20:.0f} MiB' for k, v in state.items())};"
-    f" {unused:,} parameters got no gradient\n  (not used by this classifier),"
-    " so no optimizer state either"
-)
-for mode, m in memory.items():
-    print(
-        f"{mode}: activations {m.activation_bytes / 2**20:.1f} MiB in"
-        f" {m.activation_tensors} tensors; layer forwards"
-        f" {m.layer_calls_forward} + {m.layer_calls_backward} recomputed in"
-        f" backward\n  also saved: {m.parameter_tensors} references to weights"
-        f" ({m.parameter_bytes / 2**20:.0f} MiB, not extra)"
-    )
-total = {mode: sum(p.values()) for mode, p in parts.items()}
-share = memory["plain"].activation_bytes / total["plain"]
-shrink = (memory["plain"].activation_bytes
-          / memory["checkpointed"].activation_bytes)
-print(
-    f"with {method}(): the activations shrink"
-    f" {shrink:.1f}x,"
-    " the whole step's memory"
-    f" {total['plain'] / total['checkpointed']:.2f}x;\n  without it the"
-    f" activations are {share:.0%} of the step's memory at this batch\n  (the"
-    " activations grow with batch size and length, the other parts do not)"
-)
+# parameters, bytes per parameter, activations per mode and how much they
+# shrink: training_memory_text in helpers/practice/compute.py
+print(training_memory_text(clfs["plain"], state, memory, method))
 
 # %% [markdown]
 # Saved activations are what checkpointing removes, but what limits a training step is its
@@ -728,46 +581,18 @@ print(
 # the same utterances padded to four times the length.
 
 # %%
-from helpers.practice.compute import peak_step_memory
+from helpers.practice.compute import peak_memory_text, peak_step_memory
 
 peaks = {}
 for length in (T, 4 * T):
-    long_batch = tokenizer(
-        train.texts[:B],
-        padding="max_length",
-        truncation=True,
-        max_length=length,
-        return_tensors="pt",
-    ).to(model.device)
-    long_inputs = {k: long_batch[k] for k in ("input_ids", "attention_mask")}
-    peaks[length] = {
-        mode: peak_step_memory(clf, long_inputs, labels)
-        for mode, clf in clfs.items()
-    }
-grads = state["gradients"]
-for length, peak in peaks.items():
-    print(
-        f"{B} utterances x {length} tokens: peak memory of one step, plain"
-        f" {peak['plain'] / 2**20:.1f} MiB, checkpointed"
-        f" {peak['checkpointed'] / 2**20:.1f} MiB"
-        f" ({peak['plain'] / peak['checkpointed']:.2f}x); the gradients alone"
-        f" are {grads / 2**20:.1f} MiB"
-    )
-verdict_peak = {
-    length: peak["plain"] / peak["checkpointed"]
-    for length, peak in peaks.items()
-}
-print(
-    textwrap.fill(
-        f"so checkpointing lowered the peak {verdict_peak[T]:.2f}x at {T}"
-        f" tokens and {verdict_peak[4 * T]:.2f}x at {4 * T}: where the"
-        " gradients are most of the peak (short inputs, small batches),"
-        " shrinking the saved activations barely moves it; the longer the"
-        " inputs and the larger the batch, the more it pays.",
-        110,
-        subsequent_indent="    ",
-    )
-)
+    enc_l = tokenizer(train.texts[:B], padding="max_length", truncation=True,
+                      max_length=length, return_tensors="pt").to(model.device)
+    enc_l = {k: enc_l[k] for k in ("input_ids", "attention_mask")}
+    peaks[length] = {mode: peak_step_memory(clf, enc_l, labels)
+                     for mode, clf in clfs.items()}
+# both peaks per length beside the gradients, and what follows:
+# peak_memory_text in helpers/practice/compute.py
+print(peak_memory_text(peaks, B, state["gradients"]))
 
 # %% [markdown]
 # The recomputation is the price: each checkpointed layer runs its forward a second time
@@ -777,8 +602,7 @@ print(
 # %%
 step_times = time_interleaved(
     {mode: training_step(clf, inputs, labels) for mode, clf in clfs.items()},
-    repeats=9,
-    warmup=1,
+    repeats=9, warmup=1,
 )
 ckpt_sentence, ckpt_details, _ = time_finding(
     "a plain step (forward + backward)", step_times["plain"],
@@ -798,9 +622,8 @@ ckpt_claim = show_finding(ckpt_sentence[0].upper() + ckpt_sentence[1:],
 # forward pass fills every layer at once.
 
 # %%
-from helpers.practice.compute import FeatureCache
-
 from helpers.classify.compute import extract_features
+from helpers.practice.compute import FeatureCache
 
 cache = FeatureCache(tokenizer, model)
 t = time.perf_counter()
@@ -810,19 +633,14 @@ warm = time_interleaved(
     {"cached": lambda: cache.get(train.texts, L, "mean")}, repeats=5, warmup=0
 )["cached"]
 # the cached features against a fresh, independent run of the model
-assert torch.allclose(
-    X_train,
-    extract_features(
-        tokenizer, model, train.texts, progress=False, max_length=128
-    ).layer(L, "mean"),
-    atol=1e-5,
-)
+fresh = extract_features(tokenizer, model, train.texts, progress=False,
+                         max_length=128)
+assert torch.allclose(X_train, fresh.layer(L, "mean"), atol=1e-5)
 misses = cache.misses
 # another layer and pooling
 second = cache.get(train.texts[:5], max(L - 1, 0), "cls")
-assert (
-    cache.misses == misses
-), "the first pass cached every layer: no text may be encoded again"
+assert cache.misses == misses, \
+    "the first pass cached every layer: no text may be encoded again"
 print(
     f"first call {cold:.2f} s (one run: it includes the model's forward"
     f" passes)\nrepeated calls: median {median_range(warm).estimate * 1e3:.2f}"
@@ -845,13 +663,10 @@ from helpers.practice.compute import direction_change
 tuned = study.models(FULL)[0].bert
 shared = FeatureCache(tokenizer, tuned, store=cache.store)
 X_tuned = shared.get(train.texts, L, "mean")
-assert (
-    shared.hits == 0 and shared.misses == len(train)
-), "the fine-tuned copy must not read the original's entries"
-print(
-    f"fine-tuned copy on the shared store: {shared.hits} hits, {shared.misses}"
-    " misses"
-)
+assert shared.hits == 0 and shared.misses == len(train), \
+    "the fine-tuned copy must not read the original's entries"
+print(f"fine-tuned copy on the shared store: {shared.hits} hits,"
+      f" {shared.misses} misses")
 turned = direction_change(X_train, X_tuned)
 move_claim = show_finding(
     f"Full fine-tuning (first draw, lr {study.runs[FULL][0].lr:g}) turned the"
@@ -888,15 +703,10 @@ move_claim = show_finding(
 
 # %% mystnb={"figure": {"caption": "The loaded model in float32 against its dynamic int8 copy: saved-weight size; time per batch of test sentences (dots: timed runs, bar: median); test accuracy of float32-trained heads on each model's features (95 % interval over items and seeds; zoomed axis); and per layer, how far int8 moves each sentence's feature, beside its distance to a random other sentence (median, interquartile band).", "name": "fig-11-int8"}}
 from helpers.classify.compute import (
-    SeededAccuracy,
-    correct_per_item,
-    extract_features,
-    fit_head,
+    SeededAccuracy, correct_per_item, extract_features, fit_head,
 )
 from helpers.practice.compute import (
-    feature_change_per_layer,
-    quantize_int8_with_warnings,
-    state_dict_bytes,
+    feature_change_per_layer, quantize_int8_with_warnings, state_dict_bytes,
 )
 from helpers.practice.plots import plot_int8_comparison
 
@@ -904,22 +714,14 @@ qmodel, quant_warnings = quantize_int8_with_warnings(model)
 models = {"float32": model, "int8": qmodel}
 sizes = {name: state_dict_bytes(m) for name, m in models.items()}
 few = test.texts[:32]
-speed = time_interleaved(
-    {
-        name: lambda m=m: extract_features(
-            tokenizer, m, few, progress=False, max_length=128
-        )
-        for name, m in models.items()
-    },
-    repeats=9,
-    warmup=1,
-)
-feats = {
-    name: extract_features(
-        tokenizer, m, test.texts, progress=False, max_length=128
-    )
+speed = time_interleaved({
+    name: lambda m=m: extract_features(tokenizer, m, few, progress=False,
+                                       max_length=128)
     for name, m in models.items()
-}
+}, repeats=9, warmup=1)
+feats = {name: extract_features(tokenizer, m, test.texts, progress=False,
+                                max_length=128)
+         for name, m in models.items()}
 # one head on the first draw's float32 features, by the training contract
 int8_head, int8_record = fit_head(
     X_train, train.labels, C, cache.get(dev.texts, L, "mean"), dev.labels,
@@ -936,53 +738,32 @@ change, between = feature_change_per_layer(
     feats["float32"], feats["int8"], "mean"
 )
 axes = plot_int8_comparison(
-    sizes,
-    speed,
-    {n: a.interval() for n, a in acc.items()},
-    change,
-    between,
+    sizes, speed, {n: a.interval() for n, a in acc.items()}, change, between,
     timed=f"{len(few)} sentences",
 )
 plt.show()
 
 # %%
 from helpers.classify.compute import predict
+from helpers.practice.compute import quantization_note
 
 embed = state_dict_bytes(model.embeddings)
-deprecated = [w for w in quant_warnings if "deprecat" in w.lower()]
-print(
-    textwrap.fill(
-        f"torch {torch.__version__}: quantize_dynamic "
-        + (
-            f"warned that it is deprecated: {deprecated[0][:160]}"
-            if deprecated
-            else "raised no deprecation warning"
-            + (
-                f" ({len(quant_warnings)} other warning(s))"
-                if quant_warnings
-                else ""
-            )
-        ),
-        110,
-        subsequent_indent="    ",
-    )
-)
-print(
-    f"size: {sizes['float32'] / 2**20:.1f} MiB -> {sizes['int8'] / 2**20:.1f}"
-    f" MiB ({sizes['int8'] / sizes['float32']:.0%}); the embeddings"
-    f" ({embed / 2**20:.1f} MiB) are not nn.Linear and stay float32"
-)
+# did torch warn? quantization_note in helpers/practice/compute.py
+print(quantization_note(torch.__version__, quant_warnings))
+print(f"size: {sizes['float32'] / 2**20:.1f} MiB ->"
+      f" {sizes['int8'] / 2**20:.1f} MiB"
+      f" ({sizes['int8'] / sizes['float32']:.0%}); the embeddings"
+      f" ({embed / 2**20:.1f} MiB) are not nn.Linear and stay float32")
 speed_sentence, speed_details, _ = time_finding(
     "float32", speed["float32"], "int8", speed["int8"]
 )
+lowered = speed_sentence[0].lower() + speed_sentence[1:]  # it follows a comma
 speed_claim = show_finding(
-    f"On a batch of {len(few)} test sentences, {speed_sentence}",
+    f"On a batch of {len(few)} test sentences, {lowered}",
     speed_details,
 )
-same = (
-    predict(int8_head, feats["float32"].layer(L, "mean"))
-    == predict(int8_head, feats["int8"].layer(L, "mean"))
-).float()
+same = (predict(int8_head, feats["float32"].layer(L, "mean"))
+        == predict(int8_head, feats["int8"].layer(L, "mean"))).float()
 int8_claim = show_verdict(
     paired_comparison(acc["int8"], acc["float32"]).verdict(
         "int8 features", "float32 features"
@@ -999,15 +780,11 @@ int8_claim = show_verdict(
     ],
 )
 m, b = change[L].median().item(), between[L].median().item()
-print(
-    textwrap.fill(
-        f"last layer: int8 moves a sentence's feature by a median {m:.1%} of"
-        " its length; a test sentence and a random other one lie a median"
-        f" {b:.1%} apart (ratio {m / max(b, 1e-12):.2f})",
-        110,
-        subsequent_indent="    ",
-    )
-)
+print(textwrap.fill(
+    f"last layer: int8 moves a sentence's feature by a median {m:.1%} of"
+    " its length; a test sentence and a random other one lie a median"
+    f" {b:.1%} apart (ratio {m / max(b, 1e-12):.2f})",
+    110, subsequent_indent="    "))
 
 # %% [markdown]
 # The printouts above are the trade, in numbers: how much smaller the file got, whether int8

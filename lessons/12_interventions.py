@@ -18,19 +18,18 @@
 #
 # Names and counting ($L, H, A, d, I, n$; layers from 1, heads from 0): see the [conventions](00_big_picture.ipynb#conventions) box of lesson 00.
 #
-# Lessons 07–10 *looked*: at attention weights, similarities, probes. What they found is
-# correlational. The stronger test of what a part of the model does is to **change it and
-# measure what breaks**. We (1) remove one attention head at a time, set to zero and to its
-# mean; (2) estimate every head's importance from one gradient (Michel et al., 2019) and prune
-# heads in its order against many random orders; (3) skip whole layers; (4) move one word's
-# vector into another sentence and see when the model follows; (5) redo a removal and a patch
-# with nnsight and TransformerLens; (6) explore it all for one sentence.
-# [Lesson 13](13_attribution.ipynb) then asks which *input tokens* drove one decision.
+# Lessons 07–10 *looked* (attention weights, similarities, probes); what they found is
+# correlational. The stronger test of what a part of the model does is to **change it and measure
+# what breaks**. We (1) remove one attention head at a time, set to zero and to its mean; (2)
+# estimate every head's importance from one gradient (Michel et al., 2019) and prune heads in its
+# order against many random orders; (3) skip whole layers; (4) move one word's vector into another
+# sentence and see when the model follows; (5) redo a removal and a patch with nnsight and
+# TransformerLens; (6) explore it all for one sentence. [Lesson 13](13_attribution.ipynb) then asks
+# which *input tokens* drove one decision.
 #
-# A classifier on BANKING77's 77 banking intents makes enough mistakes for a removed head to
-# show. Every result below is one sentence generated from this run's numbers, its statistics
-# folded under **How we know**. The first cell installs the course on Google Colab; on your
-# own machine it does nothing.
+# A classifier on BANKING77's 77 banking intents makes enough mistakes for a removed head to show.
+# Every result is one sentence generated from this run's numbers, its statistics folded under
+# **How we know**. The first cell installs the course on Google Colab; locally it does nothing.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -52,12 +51,10 @@ else:
 # %% [markdown]
 # ## Parameters
 #
-# `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the banking request
-# that the explorer at the end changes the model for.
-#
-# `BUDGET` sizes the expensive work (`None`: the course chooses, `"full"` on the bundled model;
-# `"quick"`: a few intents, a handful of test utterances and ambiguous words, for a fast check or
-# a large model on a CPU; `choose_budget` in `helpers/common/budget.py`).
+# `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the banking request the
+# explorer at the end changes the model for. `BUDGET` sizes the expensive work (`None`: the course
+# chooses, `"full"` on the bundled model; `"quick"`: a few intents, test utterances and ambiguous
+# words, for a fast check or a large model on a CPU; `choose_budget`, `helpers/common/budget.py`).
 
 # %% tags=["parameters"]
 MODEL = None
@@ -70,14 +67,19 @@ BUDGET = None
 # ## The model, the data and one classifier, trained once
 #
 # **The task** is BANKING77 (Casanueva et al., 2020; `load_banking77` in
-# `helpers/common/data.py`): 77 intents of one banking domain, many of them close ("card
-# arrival" vs "card delivery estimate"); lesson 04's 10-intent set is too easy to leave
-# anything to break. Under the full budget we draw, with a seed, **30 training utterances of
-# each intent** and a stratified test set; the quick budget draws a few intents. All
-# experiments judge the model by one classifier: lesson 10's linear head on the **mean-pooled
-# last layer**, trained once (`train_head`) and never retrained: every intervention changes the
-# encoder under a fixed head. The map below (`you_are_here`, `helpers/architecture/plots.py`)
-# marks what this lesson changes.
+# `helpers/common/data.py`): 77 intents of one banking domain, many of them close ("card arrival" vs
+# "card delivery estimate"); lesson 04's 10-intent set is too easy to leave anything to break. Under
+# the full budget we draw, with a seed, **30 training utterances of each intent** and a stratified
+# test set; the quick budget draws a few intents. All experiments judge the model by one classifier:
+# lesson 10's linear head on the **mean-pooled last layer**, trained once (`train_head`) and never
+# retrained: every intervention changes the encoder under a fixed head. The map below
+# (`you_are_here`, `helpers/architecture/plots.py`) marks what this lesson changes.
+#
+# Every utterance is cut to `MAX_LEN` tokens, chosen to keep every BANKING77 utterance whole (a
+# model that accepts fewer tokens gets a warning and a count). After the map, the features come from
+# `pooled_features` (`helpers/interventions/compute.py`), checked against lesson 10's
+# `extract_features`; the cell's last line says whether mean pooling is the checkpoint's own
+# sentence vector (read from its sentence-transformers configuration).
 
 # %%
 import random
@@ -114,13 +116,6 @@ from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
 you_are_here(model.config, LESSON_PARTS["12"]);
 
-# %% [markdown]
-# Every utterance is cut to `MAX_LEN` tokens, chosen to keep every BANKING77 utterance whole
-# (a model that accepts fewer tokens gets a warning and a count). The features come from
-# `pooled_features` (`helpers/interventions/compute.py`), checked against lesson 10's
-# `extract_features`; the last line says whether mean pooling is the checkpoint's own sentence
-# vector (read from its sentence-transformers configuration).
-
 # %%
 from helpers.classify.compute import HEAD_STEPS, extract_features, train_head
 from helpers.interventions.compute import (count_truncated, pooled_features,
@@ -151,42 +146,38 @@ print(pooling_note(loaded.choice.name, checkpoint_facts(loaded).pooling))
 # ## How the verdicts are read, fixed before we measure
 #
 # Every intervention is compared with the unchanged model **on the same test utterances**, each
-# right or wrong before and after: only the utterances that change carry information. Lesson 06
-# taught the three rules the verdicts follow: the interval of the change is a *paired* one (it
-# counts every utterance that could have changed, so it is never falsely sure when few do); when
-# many heads or layers are judged together, every interval is widened for the whole family ($K$
-# heads read at $1 - 0.05/K$), and each verdict is read off its own interval
-# (`outcome_changes` in `helpers/interventions/compute.py`; the methods are named in each fold).
+# right or wrong before and after: only the utterances that change carry information. The verdicts
+# follow lesson 06's three rules: the interval of the change is a *paired* one (it counts every
+# utterance that could have changed, so it is never falsely sure when few do); when many heads or
+# layers are judged together, every interval is widened for the whole family ($K$ heads read at
+# $1 - 0.05/K$); each verdict is read off its own interval (`outcome_changes` in
+# `helpers/interventions/compute.py`; each fold names the methods).
 #
-# A change the data do not show is not "no change". To call one harmless we state a margin
-# **now**: *equivalent* when the equivalence interval ($1 - 0.1/m$ for $m$ comparisons) lies
-# inside $\pm$ the margin; anything else not shown to differ is **inconclusive**, "we cannot
-# tell". Even a change that **no** utterance shows has an interval, and its half-width is the
-# smallest margin the data could ever confirm
-# (`equivalence_resolution`); it grows with the number of comparisons judged together.
+# A change the data do not show is not "no change". To call one harmless we state a margin **now**:
+# *equivalent* when the equivalence interval ($1 - 0.1/m$ for $m$ comparisons) lies inside $\pm$ the
+# margin; anything else not shown to differ is **inconclusive**, "we cannot tell". Even a change
+# **no** utterance shows has an interval, whose half-width is the smallest margin the data could
+# ever confirm (`equivalence_resolution`); it grows with the number of comparisons judged together.
 
 # %%
-from helpers.interventions.compute import equivalence_resolution
+from helpers.interventions.compute import resolution_lines
 
 MARGIN = 0.01  # the equivalence margin: +/- 1 accuracy point
 print(f"equivalence margin, set before any measurement: +/-{100 * MARGIN:.1f}"
       " accuracy point(s)")
-for what, family in (("one intervention", 1), (f"{L} layers", L),
-                     (f"{L * A} heads", L * A)):
-    reach = equivalence_resolution(len(test), family)
-    print(f"{what:>16} on {len(test)} utterances: smallest margin that can"
-          f" read 'equivalent' {100 * reach:.2f} points -> "
-          + ("can" if reach < MARGIN else "can never") + " be shown"
-          " equivalent within the margin")
+# equivalence_resolution for one change, the L layers and the L x A heads
+print("\n".join(resolution_lines(len(test), {
+    "one intervention": 1, f"{L} layers": L, f"{L * A} heads": L * A},
+    MARGIN)))
 
 # %% [markdown]
 # ## Running only the layers above a change
 #
-# An intervention at layer $l$ leaves layers $1..l-1$ untouched, so we run the test set once,
-# keep every hidden state (`run_cached`) and later re-run only the layers above the change
-# (`continue_from`); a `SentenceHead` applies the pooling and the head to a last hidden state.
-# Two checks: re-running all layers reproduces the last one (on the longest utterances, where
-# padding matters most), and the logits equal lesson 10's. **Layers count from 1** (layer $l$ is
+# An intervention at layer $l$ leaves layers $1..l-1$ untouched, so we run the test set once, keep
+# every hidden state (`run_cached`) and later re-run only the layers above the change
+# (`continue_from`); a `SentenceHead` applies the pooling and the head to a last hidden state. Two
+# checks: re-running all layers reproduces the last one (on the longest utterances, where padding
+# matters most), and the logits equal lesson 10's. **Layers count from 1** (layer $l$ is
 # `model.encoder.layer[l - 1]`, "layer 0" the embeddings), **heads from 0**.
 
 # %%
@@ -224,18 +215,16 @@ print(f"test accuracy of the head, nothing changed: {base_acc.percent()}"
 #
 # ## 1. Removing one head
 #
-# Inside a layer, head $h$ produces a context vector $c_h \in \mathbb{R}^{d}$ per token
-# ($d = H/A$). The heads are laid side by side and the output projection
-# (`attention.output.dense`, $W_O$) mixes them:
+# Inside a layer, head $h$ produces a context vector $c_h \in \mathbb{R}^{d}$ per token ($d = H/A$);
+# the output projection (`attention.output.dense`, $W_O$) mixes the heads laid side by side:
 #
 # $$\mathrm{MultiHead}(x) = W_O\,[c_1; c_2; \dots; c_A] + b_O = \sum_{h=1}^{A} W_O^{(h)} c_h + b_O .$$
 #
 # Setting $c_h = 0$ removes exactly head $h$'s term. We do it with a **forward pre-hook** on
-# `layer.attention.output` (`BertSelfOutput`): the hook receives the concatenated context
-# before `dense` and returns it with head $h$'s $d$ columns zeroed. (Older code passes a
-# `head_mask` argument to the model; recent `transformers` versions dropped it, and a hook
-# works with any version.) We check the hooked layer against the attention output computed by
-# hand with lessons 02–03's rebuilds, with the same head's columns of the context zeroed.
+# `layer.attention.output` (`BertSelfOutput`): the hook receives the concatenated context before
+# `dense` and returns it with head $h$'s $d$ columns zeroed. (Older code passes a `head_mask`
+# argument to the model; recent `transformers` versions dropped it; a hook works with any version.)
+# We check the hooked layer against lessons 02–03's by-hand attention output, same columns zeroed.
 
 # %%
 from helpers.attention.rebuild import self_attention_by_hand
@@ -358,28 +347,21 @@ fig = plot_head_maps([
 plt.show()
 
 # %% [markdown]
-# The two lower maps share one 0–1 scale. Now the verdict on every head: each against the unchanged
-# model, all $L \times A$ read as **one family** (`HeadAblation.changes`). The fold also lists the
-# heads the data cannot rank below the largest drop (`HeadAblation.tied_with`): that drop is picked
-# on the same utterances, so it is, if anything, overstated.
+# Now the verdict on every head: each against the unchanged model, all $L \times A$ read as **one
+# family** (`HeadAblation.changes`). The fold also lists the heads the data cannot rank below the
+# largest drop (`HeadAblation.tied_with`, in `head_ablation_details`): that drop is picked on the
+# same utterances, so it is, if anything, overstated.
 
 # %%
 from helpers.common.claims import show_finding
-from helpers.interventions.compute import head_finding, worst_head
+from helpers.interventions.compute import head_ablation_details, head_finding
 
 head_changes = ablation.changes(margin=MARGIN)  # order of ablation.heads()
 sentence, details = head_finding(head_changes, ablation.heads(), acc_drop,
                                  margin=MARGIN, n_items=len(test),
                                  tiebreak=logit_drops)
-worst = ablation.heads()[worst_head(acc_drop, tiebreak=logit_drops)]
-tied = ablation.tied_with(*worst)  # includes the worst head itself
-details.append(f"heads the data cannot rank below {worst[0]}.{worst[1]}: "
-               + (", ".join(f"{l}.{h}" for l, h in tied) if len(tied) <= 12
-                  else f"{len(tied)} of {L * A}"))
-details.append(f"one utterance is {100 / len(test):.2f} points; true-class"
-               f" logit drop over all heads: median"
-               f" {logit_drops.median():.3f}, largest {logit_drops.max():.3f}")
-head_claim = show_finding(sentence, details)
+head_claim = show_finding(sentence, details + head_ablation_details(
+    ablation, acc_drop, logit_drops, len(test)))
 
 # %% [markdown]
 # Michel, Levy and Neubig (2019, *Are Sixteen Heads Really Better than One?*; BERT-base fine-tuned
@@ -398,21 +380,18 @@ head_claim = show_finding(sentence, details)
 # the lesson's longest computation).
 
 # %%
-from helpers.interventions.compute import (CachedRun, HeadAblation,
-                                           ablation_gate, gated_heads,
-                                           mean_head_contexts)
+from helpers.interventions.compute import (ablation_gate, first_per_class,
+                                           gated_heads, mean_head_contexts)
 
 # training utterances: for the means here, the importances in part 2
 train_part = train.subset(budget.pick(5, 4))
 train_run = run_cached(tokenizer, model, train_part.texts, max_length=MAX_LEN)
 head_means = mean_head_contexts(model, train_run)  # {layer: [A * d]}
-some = sorted({test.labels.index(c) for c in set(test.labels)})  # 1/intent
-some_run = CachedRun(tuple(h[some] for h in run.hidden_states), mask[some],
-                     [run.tokens[i] for i in some])
+some = first_per_class(test.labels, 1)  # one test utterance per intent
+some_run = run.subset(some)
 mean_ablation = ablate_every_head(model, classifier, some_run,
                                   y[some].tolist(), fill=head_means)
-zero_some = HeadAblation(ablation.base[some], ablation.ablated[:, :, some],
-                         y[some])
+zero_some = ablation.subset(some)  # the zero ablation, same utterances
 zero_dl = zero_some.loss_increase_items().mean(0)
 mean_dl = mean_ablation.loss_increase_items().mean(0)
 gate = {1: ablation_gate(model, head_to_remove)}
@@ -439,28 +418,12 @@ fig = plot_head_maps([
 plt.show()
 
 # %%
-from helpers.interventions.compute import (count_kinds, rank_details,
-                                           rank_sentence,
-                                           within_group_spearman_ci)
+from helpers.interventions.compute import zero_vs_mean_finding
 
-agree = within_group_spearman_ci(zero_some.loss_increase_items(),
-                                 mean_ablation.loss_increase_items())
+# (layer - 1, head) where zeroing raises the loss most beyond the mean
 gap = divmod(int((zero_dl - mean_dl).argmax()), A)
-counts = {name: count_kinds(a.changes(margin=MARGIN))
-          for name, a in (("zero", zero_some), ("mean", mean_ablation))}
-mean_claim = show_finding(
-    rank_sentence(agree, subject="the two ways of removing a head",
-                  more="within a layer, zeroing a head and setting it to its"
-                  " mean rank the heads' damage alike",
-                  less="within a layer, zeroing and mean-ablation rank the"
-                  " heads' damage in opposite orders",
-                  units=f"{len(some)} utterances")
-    + f" Zeroing hurts most beyond the mean at head {gap[0] + 1}.{gap[1]}"
-    f" (loss {float(zero_dl[gap]):+.3f} vs {float(mean_dl[gap]):+.3f}).",
-    rank_details(agree)
-    + [f"{name}-ablation, {L * A} heads on {len(some)} utterances: "
-       + ", ".join(f"{k} {n}" for k, n in c.items())
-       for name, c in counts.items()])
+mean_claim = show_finding(*zero_vs_mean_finding(zero_some, mean_ablation, gap,
+                                                margin=MARGIN))
 
 # %% [markdown]
 # ### Does a striking pattern mean an important head?
@@ -469,14 +432,14 @@ mean_claim = show_finding(
 # layers 6–10 lands on `[SEP]` and read this parking as a no-op. Either story — a striking pattern
 # marks a head the model relies on, or a parked head does little — says a head's share ranks with
 # its importance (here the loss increase on removal). We use Spearman's $\rho$ **within each
-# layer**, averaged (`within_group_spearman_ci`): the heads of a layer share their depth, so a
-# correlation over all heads would rank layers (it is in the fold). The interval resamples the
-# test utterances; two shares are tested, so each is read at $1 - 0.05/2$. First, where does
-# *this* model park its attention?
+# layer**, averaged (`within_group_spearman_ci` in `pattern_finding`): the heads of a layer share
+# their depth, so a correlation over all heads would rank layers (it is in the fold). The interval
+# resamples the test utterances; two shares are tested, so each is read at $1 - 0.05/2$. First,
+# where does *this* model park its attention?
 
 # %%
 from helpers.common.stats import paired_difference_ci, verdict
-from helpers.interventions.compute import spearman_ci
+from helpers.interventions.compute import parking_details, pattern_finding
 
 # per utterance, mean over all heads: [CLS] share minus [SEP] share
 parking = verdict(paired_difference_ci(cls_share.flatten(1).mean(1),
@@ -488,25 +451,12 @@ show_claim(parking, more="draws more of the heads' attention than",
            measure="draws more attention",
            units=f"{len(test)} utterances",
            values=tuple(f"{s.mean():.2f}" for s in parked.values()),
-           extra=[f"{n}: largest share of one head {s.max():.2f}; heads with"
-                  f" more than half their attention there:"
-                  f" {int((s > 0.5).sum())} of {L * A}"
-                  for n, s in parked.items()])
+           extra=parking_details(parked))
 loss_by_layer = ablation.loss_increase_items()  # [N, L, A]
 level = 1 - 0.05 / 2  # two shares tested: Bonferroni
-pattern_rho, pattern_claims = {}, {}
-for name in parked:
-    rho = pattern_rho[name] = within_group_spearman_ci(
-        shares_items[..., TOKEN_CLASSES.index(name)], loss_by_layer,
-        level=level)
-    across = spearman_ci(shares_items[..., TOKEN_CLASSES.index(name)]
-                         .flatten(1), loss_by_layer.flatten(1), level=level)
-    pattern_claims[name] = show_finding(rank_sentence(
-        rho, subject=f"a head's share on {name} and the damage its removal"
-        " does", more=f"within a layer, heads with more attention on {name}"
-        " matter more", less=f"within a layer, heads with more attention on"
-        f" {name} matter less", units=f"{len(test)} utterances"),
-        rank_details(rho, across))
+pattern_claims = {name: show_finding(*pattern_finding(
+    shares_items[..., TOKEN_CLASSES.index(name)], loss_by_layer, name,
+    level=level)) for name in parked}
 
 # %% [markdown]
 # ## 2. Importance from one gradient (Michel et al., 2019)
@@ -559,30 +509,16 @@ print(f"gradient: {t_gradient:.1f} s for all {L * A} heads (exhaustive"
 # importances by their $\ell_2$ norm (`normalize_by_layer`), which changes nothing within a layer.
 
 # %%
-from helpers.interventions.compute import normalize_by_layer
+from helpers.interventions.compute import gradient_finding, normalize_by_layer
 
 abs_loss = loss_by_layer.abs()  # [N, L, A]: |loss change| per utterance
 # the per-layer normalisation, per utterance
 michel_normalized_items = grads.abs() / michel.norm(dim=1)[None, :, None]
 assert torch.allclose(michel_normalized_items.mean(0),
                       normalize_by_layer(michel), atol=1e-6)
-grad_rho = within_group_spearman_ci(grads.abs(), abs_loss)
-signed_rho = within_group_spearman_ci(-grads, loss_by_layer)
-across = {name: spearman_ci(g.flatten(1), l_side.flatten(1)) for name, g,
-          l_side in (("E|g| vs E|dL|", grads.abs(), abs_loss),
-                     ("E[-g] vs E[dL] (signed)", -grads, loss_by_layer),
-                     ("E|g| normalised per layer vs E|dL|",
-                      michel_normalized_items, abs_loss))}
-grad_claim = show_finding(
-    rank_sentence(grad_rho, subject="the one-gradient importance and"
-                  " removal", more="within a layer, the one gradient ranks"
-                  " the heads like their removal does", less="within a"
-                  " layer, the one gradient ranks the heads opposite to their"
-                  " removal", units=f"{len(test)} utterances")
-    + f" It took {t_gradient:.1f} s, the removal {t_exhaustive:.1f} s.",
-    rank_details(grad_rho, name="E|g| vs E|dL|, ")
-    + [f"signed, E[-g] vs E[dL], mean within layers: rho = {signed_rho}"]
-    + [f"{k}, across all {L * A} heads: rho = {v}" for k, v in across.items()])
+grad_claim = show_finding(*gradient_finding(
+    grads, loss_by_layer, michel_normalized_items,
+    seconds=(t_gradient, t_exhaustive)))
 
 # %% mystnb={"figure": {"caption": "One dot per head: gradient importance $I_h$ (mean absolute gradient of the loss with respect to the head's gate, one backward pass) against the mean absolute loss change when the head is set to zero, over the test utterances; the five heads with the largest loss change are labelled layer.head. Check whether both axes rank the heads alike.", "name": "fig-12-importance-scatter"}}
 from helpers.interventions.plots import plot_importance_scatter
@@ -614,10 +550,11 @@ plt.show()
 
 # %%
 from helpers.common.tables import show_table
-from helpers.interventions.compute import (CHANGE_WORDS, PRUNE_FRACTIONS,
-                                           change_method, pruning_comparison,
-                                           pruning_curve, pruning_finding,
-                                           pruning_outcomes, random_orders)
+from helpers.interventions.compute import (PRUNE_FRACTIONS,
+                                           pruning_comparison, pruning_curve,
+                                           pruning_curve_finding,
+                                           pruning_outcomes, pruning_rows,
+                                           random_orders)
 
 N_ORDERS = budget.pick(100, 10)  # random pruning orders
 HALF = 0.5  # the share removed at which the random orders are compared
@@ -626,10 +563,8 @@ train_grads = head_gate_gradients(model, classifier, train_run,
 prune_importance = normalize_by_layer(train_grads.abs().mean(0))
 by_importance = sorted(ablation.heads(),  # least important first
                        key=lambda k: float(prune_importance[k[0] - 1, k[1]]))
-prune_items = sorted(i for c in set(test.labels) for i in
-                     [k for k, v in enumerate(test.labels) if v == c][:2])
-prune_run = CachedRun(tuple(h[prune_items] for h in run.hidden_states),
-                      mask[prune_items], [])
+prune_items = first_per_class(test.labels, 2)  # two of every intent
+prune_run = run.subset(prune_items)
 prune_labels = y[prune_items].tolist()
 curve_correct, curve_loss = pruning_curve(model, classifier, prune_run,
                                           prune_labels, by_importance)
@@ -648,28 +583,15 @@ prune_changes = outcome_changes(
     curve_correct[1:], curve_correct[0],
     [f"{f:.0%} removed" for f in PRUNE_FRACTIONS[1:]], margin=MARGIN,
     reference="nothing removed")
-show_table([{
-    "removed": f"{f:.0%}",
-    "accuracy": accuracy_ci(curve_correct[k]).percent(),
-    "change [interval]": "-" if k == 0 else prune_changes[k - 1].difference
-    .format("+.3f"),
-    "against nothing removed": "-" if k == 0 else CHANGE_WORDS[
-        prune_changes[k - 1].kind],
-} for k, f in enumerate(PRUNE_FRACTIONS)], index="removed", title=(
+show_table(pruning_rows(PRUNE_FRACTIONS, curve_correct, prune_changes),
+           index="removed", title=(
     f"test accuracy, least important of the {L * A} heads removed first, on"
     f" {len(prune_items)} test utterances (change: accuracy difference,"
     " the same utterances with nothing removed)"))
 k_half = PRUNE_FRACTIONS.index(HALF)
 comparison = pruning_comparison(curve_correct[[k_half]], random_correct)
-first_lower = next((f for f, ch in zip(PRUNE_FRACTIONS[1:], prune_changes)
-                    if ch.kind == "lower"), None)
-sentence, details = pruning_finding(comparison, HALF, len(prune_items))
-prune_claim = show_finding(
-    ("Removing the least important heads first, the accuracy is first"
-     f" measurably lower than with nothing removed at {first_lower:.0%}."
-     if first_lower is not None else "Removing the least important heads"
-     " first, no share removed lowers the accuracy measurably.")
-    + " " + sentence, [change_method(prune_changes)] + details)
+prune_claim = show_finding(*pruning_curve_finding(
+    prune_changes, PRUNE_FRACTIONS, comparison, HALF, len(prune_items)))
 
 # %% mystnb={"figure": {"caption": "Test accuracy as a growing share of all heads is set to zero, on two test utterances per intent: orange removes the least important first (Michel et al.'s layer-normalised gradient importance, from training utterances); grey dots, the random orders at half the heads removed, with their range. The y-axis is fitted to the data.", "name": "fig-12-pruning"}}
 from helpers.interventions.plots import plot_pruning_curve
@@ -684,19 +606,27 @@ plt.show()
 # %% [markdown]
 # ## 3. Skipping a layer
 #
-# A popular story says each layer is an expert that adds one level of understanding, so taking
-# one out should break what it adds. Through the residual stream we can replace layer $l$ by the
+# A popular story says each layer is an expert that adds one level of understanding, so taking one
+# out should break what it adds. Through the residual stream we can replace layer $l$ by the
 # identity, $h^{(l)} := h^{(l-1)}$, and let the layers above run (`skip_layer`). Two measures: the
-# intent accuracy of the fixed head, and lesson 09's sense separation of the ambiguous words at
-# the last layer (leave-one-out nearest-centroid accuracy, refit per skip: is the information
-# still there?). `polysemy_traces` loads and traces lesson 09's sentences; lesson 09's own
+# intent accuracy of the fixed head, and lesson 09's sense separation of the ambiguous words at the
+# last layer (leave-one-out nearest-centroid accuracy, refit per skip: is the information still
+# there?). `polysemy_traces` loads and traces lesson 09's sentences; lesson 09's own
 # `sense_separation_outcomes` reads them, its variants now "nothing skipped" and "layer $l$
 # skipped". Two checks do not go through it: lesson 09's `word_by_layer`, and one outcome by hand.
+#
+# Each skip is compared with the unchanged model on the same items, the $L$ layers of a measure one
+# family (`skip_verdicts`). The senses of one word share its centroids, so their changes are
+# resampled **by word** — with as few words as the data has, that measure can never show a skip
+# equivalent within a one-point margin. Skipping layer $L$ under the fixed head is set apart: the
+# head never saw layer $L-1$'s vectors, so a drop there is a mismatch, not evidence about layer $L$.
 
 # %%
 from helpers.context.compute import sense_separation_outcomes, word_by_layer
 from helpers.interventions.compute import (polysemy_traces, run_from_traces,
-                                           skip_every_layer, word_vectors)
+                                           sense_groups, skip_every_layer,
+                                           skip_finding, skip_rows,
+                                           skip_verdicts, word_vectors)
 
 skip_logits = skip_every_layer(model, run, readout=classifier)  # [L + 1, N, C]
 skip_correct = (skip_logits.argmax(-1) == y).float()  # row 0: nothing skipped
@@ -712,9 +642,7 @@ if poly.jobs:
     assert torch.allclose(vectors[0, 0],
                           word_by_layer(poly.traces[0], w0)[L], atol=1e-4)
     # {word: {sense: [5, L + 1, H]}}: each sentence's vector per variant
-    groups = {w: {s: vectors[:, [i for i, j in enumerate(poly.jobs)
-                                 if j[:2] == (w, s)]].transpose(0, 1)
-                  for s in senses} for w, senses in poly.words.items()}
+    groups = sense_groups(vectors, poly)
     outcomes = {w: sense_separation_outcomes(g).float()  # [n, L + 1]
                 for w, g in groups.items()}
     sense_hits = torch.cat(list(outcomes.values()))
@@ -725,18 +653,6 @@ if poly.jobs:
                .argmax(0) == 0).float()
     assert torch.equal(by_hand, outcomes[w0][0])
 print(f"{len(poly.words)} ambiguous words, {len(poly.jobs)} sentences")
-
-# %% [markdown]
-# Each skip is compared with the unchanged model on the same items, the $L$ layers of a measure
-# one family. The senses of one word share its centroids, so their changes are resampled **by
-# word** — with as few words as the data has, that measure can never show a skip equivalent within
-# a one-point margin. Skipping layer $L$ under the fixed head is set apart: the head never saw
-# layer $L-1$'s vectors, so a drop there is a mismatch, not evidence about layer $L$.
-
-# %%
-from helpers.common.stats import cluster_bootstrap_ci
-from helpers.interventions.compute import skip_finding
-
 intent_name = "intent accuracy of the fixed head"
 items = {intent_name: (skip_correct, None, "test accuracy",
                        1 / test.num_classes)}
@@ -744,28 +660,17 @@ if sense_hits is not None and len(poly.words) >= 2:  # resample >= 2 words
     items["sense separation at the last layer (lesson 09)"] = (
         sense_hits.T, sense_words, "leave-one-out accuracy",
         1 / len(next(iter(poly.words.values()))))
-skip_changes = {name: outcome_changes(
-    c[1:], c[0], [f"skipping layer {l}" for l in range(1, L + 1)],
-    margin=MARGIN, clusters=clusters, reference="nothing skipped")
-    for name, (c, clusters, _, _) in items.items()}
-unchanged = {name: accuracy_ci(c[0]) if clusters is None else
-             cluster_bootstrap_ci(c[0], clusters, n_boot=2000)
-             for name, (c, clusters, _, _) in items.items()}
-panels = {name: (unchanged[name], [ch.after for ch in skip_changes[name]],
-                 ylabel, chance)
-          for name, (_, _, ylabel, chance) in items.items()}
+# outcome_changes of every skip; panels: (unchanged, skipped, ylabel, chance)
+skip_changes, panels = skip_verdicts(items, margin=MARGIN)
 skip_claims = {}
 for name, changes in skip_changes.items():
-    show_table([{
-        "layer skipped": str(l), "accuracy": ch.after.percent(),
-        "change [interval]": ch.difference.format("+.3f"),
-        "against nothing skipped": CHANGE_WORDS[ch.kind]
-        + (" (head mismatch)" if name == intent_name and l == L else ""),
-    } for l, ch in enumerate(changes, start=1)], index="layer skipped",
-        title=f"{name}: nothing skipped {unchanged[name].percent()}"
-        f" ({items[name][0].shape[1]} items)")
-    skip_claims[name] = show_finding(*skip_finding(
-        name, changes, head_mismatch=name == intent_name))
+    mismatch = name == intent_name
+    show_table(skip_rows(changes, head_mismatch=mismatch),
+               index="layer skipped", title=f"{name}: nothing skipped"
+               f" {panels[name][0].percent()}"
+               f" ({items[name][0].shape[1]} items)")
+    skip_claims[name] = show_finding(*skip_finding(name, changes,
+                                                   head_mismatch=mismatch))
 
 # %% mystnb={"figure": {"caption": "Each encoder layer replaced by the identity in turn: left, test accuracy of the fixed intent head; right, lesson 09's leave-one-out sense accuracy at the last layer, refit per skip. Whiskers: each accuracy's interval (over utterances; resampling words for senses); grey band: nothing skipped; dotted: chance. Skipping the last layer feeds the fixed head vectors it never saw.", "name": "fig-12-skip-layers"}}
 from helpers.interventions.plots import plot_skip_effects
@@ -794,35 +699,22 @@ plt.show()
 
 # %%
 from helpers.interventions.compute import (patch_every_word, patch_finding,
-                                           share_verdicts, share_words,
-                                           word_cluster_shares)
+                                           patch_rows, probe_finding,
+                                           share_verdicts, word_cluster_shares)
 
 patch = patch_every_word(model, poly)
 probe_works, patch_claim = False, None
 if len(patch) >= 2:
     pooled, pooled_boots, word_shares = word_cluster_shares(patch, "follows")
     patch_verdicts = share_verdicts(pooled, pooled_boots, word_shares)
-    context_pooled, *context_rest = word_cluster_shares(patch,
-                                                        "follows_context")
-    context_verdicts = share_verdicts(context_pooled, *context_rest)
+    context_verdicts = share_verdicts(*word_cluster_shares(patch,
+                                                           "follows_context"))
     control = share_verdicts(*word_cluster_shares(patch, "control"))[0]
     probe_works = control.kind == "above"
-    probe_claim = show_finding(
-        f"Without a patch, the probe reads the target's own sense in"
-        f" {control.share.estimate:.0%} of the"
-        f" {sum(len(p['pairs']) for p in patch.values())} sentence pairs"
-        + (", better than a coin." if probe_works else "; we cannot tell it"
-           " from a coin, so the follow rates below mean little."),
-        [f"{len(patch)} words resampled: {control.share.percent()},"
-         f" p = {control.adjusted_p:.2g}"])
-    show_table([{
-        "patched layer": "emb" if l == 0 else l,
-        "at the word": v.share.percent(0),
-        "a majority": share_words(v.kind),
-        "rest of the sentence": c.share.percent(0),
-        "a majority (rest)": share_words(c.kind),
-    } for l, (v, c) in enumerate(zip(patch_verdicts, context_verdicts))],
-        index="patched layer", title=(
+    probe_claim = show_finding(*probe_finding(
+        control, sum(len(p["pairs"]) for p in patch.values()), len(patch)))
+    show_table(patch_rows(patch_verdicts, context_verdicts),
+               index="patched layer", title=(
         "share of pairs following the patch, per patched layer, read at the"
         " patched word and, as a control, from the rest of the sentence"
         f" ({len(patch)} words resampled)"))
@@ -846,15 +738,14 @@ if len(patch) >= 2:
     plt.show()
 
 # %% [markdown]
-# Patching at the embeddings (layer 0) swaps almost nothing — the word piece is the same,
-# only its position embedding differs — so there we expect the context to win. Patching the last
-# layer replaces the very vector the probe reads, so there "follows the patch" is guaranteed and
-# says nothing. The first layer that a majority is shown to follow is where, pooled over words,
-# the word's own vector carries its sense strongly enough that the layers above no longer
-# overwrite it from the context. Compare that layer with where lesson 09's sense separation rose.
-# (The grey lines are single words, each from a handful of sentences: read them as noisy.)
-
-# %% [markdown]
+# Patching at the embeddings (layer 0) swaps almost nothing — the word piece is the same, only its
+# position embedding differs — so there we expect the context to win. Patching the last layer
+# replaces the very vector the probe reads, so there "follows the patch" is guaranteed and says
+# nothing. The first layer that a majority is shown to follow is where, pooled over words, the
+# word's own vector carries its sense strongly enough that the layers above no longer overwrite it
+# from the context. Compare that layer with where lesson 09's sense separation rose. (The grey lines
+# are single words, each from a handful of sentences: read them as noisy.)
+#
 # ## 5. The same experiments in the tools researchers use
 #
 # Research code mostly uses libraries instead of hand-written hooks: [nnsight](https://nnsight.net)
@@ -869,8 +760,8 @@ if len(patch) >= 2:
 # installed" (`parity_checks`, `helpers/tools/compute.py`).
 
 # %%
-from helpers.tools.compute import (RESEARCH_EXTRA, library_version,
-                                   missing_research_libraries, parity_checks)
+from helpers.interventions.compute import parity_lines
+from helpers.tools.compute import parity_checks
 
 # three utterances and one pair of utterances as BERT's two segments
 ablation_items = test.texts[:3] + [tuple(test.texts[3:5])]
@@ -888,18 +779,8 @@ parity_table = show_table(parity.rows(), index="experiment", title=(
     "one experiment, by hand and in a library: torch.allclose(library,"
     " course) on the last hidden state at every real token (attributions:"
     " per token)"))
-ran = [c for c in parity.checks if c.status in ("equal", "NOT equal")]
-print(f"{sum(c.equal for c in ran)} of the {len(ran)} rows that ran are equal"
-      f" at their tolerance; {len(parity.checks) - len(ran)} did not run")
-for gap in parity.gaps:
-    print("gap:", gap)
-print("installed: " + ", ".join(
-    f"{name} {library_version(name)}"
-    for name in ("nnsight", "TransformerLens", "Captum")
-    if library_version(name)))
-if missing_research_libraries():
-    print(f"{' and '.join(missing_research_libraries())} not installed:"
-          f" their rows are skipped ({RESEARCH_EXTRA})")
+# rows equal, the libraries' gaps with BERT, versions (parity_lines)
+print("\n".join(parity_lines(parity)))
 
 # %% [markdown]
 # The libraries reach the same places the course's hooks do. In nnsight (`nnsight_head_ablation`)
@@ -929,7 +810,7 @@ if missing_research_libraries():
 # intent's may rise more; the printout spells out each skip that flips it.
 
 # %% mystnb={"figure": {"caption": "Top: the lesson's sentence's logits with the chosen head removed or layer skipped, for every intent some change makes the prediction plus the highest others; black ticks: unchanged logits; orange: the prediction. Bottom: change of the originally predicted logit for every head removal and layer skip (last column), the current choice framed. The controls pick a layer and a head, or skip the layer.", "name": "fig-12-explorer"}}
-from helpers.interventions.compute import sentence_interventions
+from helpers.interventions.compute import flip_lines, sentence_interventions
 from helpers.interventions.widgets import InterventionExplorer
 
 effects = sentence_interventions(tokenizer, model, classifier, SENTENCE)
@@ -937,18 +818,9 @@ with torch.no_grad():
     z = classifier(trace.hidden(L)[None], torch.ones(
         1, trace.seq_len, dtype=torch.long, device=model.device))[0]
 assert torch.allclose(effects.base, z, atol=1e-4)
+# how many removals and which skips flip the prediction (flip_lines)
+print("\n".join(flip_lines(effects, test.names)))
 pred = int(effects.base.argmax())
-flips_heads = int((effects.heads.argmax(-1) != pred).sum())
-flips_skips = [l for l in range(1, L + 1)
-               if int(effects.skips[l - 1].argmax()) != pred]
-print(f"{flips_heads} of {L * A} single-head removals change the predicted"
-      f" intent of SENTENCE; skipping layer(s) {flips_skips or 'none'} does")
-for l in flips_skips:
-    new = int(effects.skips[l - 1].argmax())
-    moved = effects.skips[l - 1] - effects.base
-    print(f"  skipping layer {l}: the {test.names[pred]!r} logit changes by"
-          f" {moved[pred]:+.1f}, the {test.names[new]!r} logit by"
-          f" {moved[new]:+.1f}, so {test.names[new]!r} wins")
 biggest = divmod(
     int((effects.heads[..., pred] - effects.base[pred]).abs().argmax()), A)
 explorer = InterventionExplorer(effects, test.names, layer=biggest[0] + 1,
@@ -967,17 +839,16 @@ import pandas as pd
 from IPython.display import display
 
 from helpers.common.claims import Claim
-from helpers.interventions.compute import claim_rows
+from helpers.interventions.compute import claim_rows, join_claims
 
 parks_on = "[CLS]" if parking.kind == "higher" else "[SEP]"
 rows = claim_rows({
     "heads": head_claim, "mean": mean_claim, "gradient": grad_claim,
-    "parking": Claim(f"This model parks more attention on {parks_on}. "
-                     + pattern_claims[parks_on].sentence,
-                     [parking.text] + pattern_claims[parks_on].details),
+    "parking": join_claims(Claim(f"This model parks more attention on"
+                                 f" {parks_on}.", [parking.text]),
+                           pattern_claims[parks_on]),
     "pruning": prune_claim, "patch": patch_claim,
-    "skip": Claim(" ".join(c.sentence for c in skip_claims.values()),
-                  [d for c in skip_claims.values() for d in c.details])})
+    "skip": join_claims(*skip_claims.values())})
 with pd.option_context("display.max_colwidth", None):
     display(pd.DataFrame([r[:3] for r in rows], columns=[
         "popular story", f"this model ({loaded.choice.name}), this run",

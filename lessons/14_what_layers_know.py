@@ -24,8 +24,8 @@
 # loaded model, the way the research does it:
 #
 # 1. **probes with control tasks**: a linear classifier per layer reads a word's part of
-#    speech or entity type off its vector, and a control task tells us how much of that the
-#    probe merely memorised;
+#    speech or entity type off its vector; a control task tells how much of that the probe
+#    merely memorised;
 # 2. **what fine-tuning changes**: the same layers before and after fine-tuning on the
 #    intent data, compared with linear CKA and the relative change of their weights, and
 #    tested by an intervention: the pre-trained lower half put back into the fine-tuned model;
@@ -33,9 +33,7 @@
 #    the checkpoint has one.
 #
 # Every number below is computed in this run, with an interval; the prose says how to read
-# them, never what they are.
-#
-# The first cell installs the course when you run it on Google Colab; on your own
+# them, never what they are. The first cell installs the course on Google Colab; on your own
 # machine it does nothing.
 
 # %%
@@ -93,12 +91,9 @@ print(
     f" {trace.seq_len} tokens"
 )
 
-
-# %% [markdown]
-# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
-# `helpers/architecture/plots.py`):
-
 # %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson probes what each encoder layer holds and fine-tunes the layers under a classification head, so the encoder layer and the head are framed in orange and marked \"you are here\".", "name": "fig-14-you-are-here"}}
+# where this lesson sits on lesson 00's map (`you_are_here`, in
+# helpers/architecture/plots.py)
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
 
 you_are_here(model.config, LESSON_PARTS["14"]);
@@ -106,14 +101,14 @@ you_are_here(model.config, LESSON_PARTS["14"]);
 # %% [markdown]
 # ## 1. The data: sentences and a tagger's labels
 #
-# `data/pos/` holds a few hundred English sentences written for this course, each word labelled by a
-# real tagger, spaCy's small English pipeline (`data/pos/build_pos.py` ran it once; the course
-# does not need spaCy). Two labels per word interest us:
+# `data/pos/` holds a few hundred English sentences written for this course, each word labelled
+# by a real tagger, spaCy's small English pipeline (`data/pos/build_pos.py` ran it once; the
+# course does not need spaCy). Two labels per word interest us:
 #
 # * its **Universal POS tag** (17 tags: `NOUN`, `VERB`, `ADP`, ...);
 # * for the words inside a named entity, the entity's **type**, grouped into seven classes
 #   (`PERSON`, `GROUP`, `ORG`, `PLACE`, `TIME`, `NUMBER`, `OTHER`; `ENTITY_GROUPS` in
-#   `helpers/probes/compute.py`). Like the entity task of Tenney et al.'s edge probing, the
+#   `helpers/probes/compute.py`). As in the entity task of Tenney et al.'s edge probing, the
 #   span is given and only its type is asked.
 #
 # They are a tagger's labels, not gold annotations (`data/pos/README.md` gives the tagger,
@@ -126,19 +121,14 @@ from helpers.model.tokens import is_unknown
 
 # quick: the first 160 sentences, so that the test suite runs in seconds
 sentences = load_pos()[: budget.pick(None, 160)]
+n_words = sum(map(len, sentences))
+print(f"{len(sentences)} sentences, {n_words} words; labels by"
+      f" {sentences[0].tagger}")
 example = sentences[1]
-print(
-    f"{len(sentences)} sentences, {sum(map(len, sentences))} words; labels by"
-    f" {sentences[0].tagger}"
-)
 print(" ".join(f"{w}/{t}" for w, t in zip(example.words, example.upos)))
-unknown = sum(
-    is_unknown(tokenizer, w) for s in sentences for w in s.words
-) / sum(map(len, sentences))
-print(
-    f"words this tokenizer maps (partly) to {tokenizer.unk_token}:"
-    f" {unknown:.1%}"
-)
+unknown = sum(is_unknown(tokenizer, w) for s in sentences for w in s.words)
+print(f"words this tokenizer maps (partly) to {tokenizer.unk_token}:"
+      f" {unknown / n_words:.1%}")
 
 # %% [markdown]
 # ## 2. A vector per word, at every layer
@@ -158,9 +148,7 @@ from helpers.probes.compute import extract_word_features, split_sentences
 
 t0 = time.perf_counter()
 features = extract_word_features(tokenizer, model, sentences)
-train_ids, test_ids = split_sentences(
-    len(sentences), test_fraction=0.25, seed=0
-)
+train_ids, test_ids = split_sentences(len(sentences), 0.25, seed=0)
 print(
     f"word vectors {tuple(features.vectors.shape)} = [layers+1, words, H] in"
     f" {time.perf_counter() - t0:.1f} s; {len(train_ids)} train /"
@@ -176,16 +164,17 @@ print(
 #
 # trained with cross-entropy on the training words. High test accuracy says the tag can be
 # read off layer $l$ *by a linear map* -- but a probe with $H$ inputs per class (hundreds)
-# can also memorise which word gets which tag. Hewitt & Liang (2019, *Designing and Interpreting
-# Probes with Control Tasks*, measured on ELMo) made this measurable with a **control task**:
-# every word *type* $v$ gets a random label $c(v)$, drawn once from the empirical label
-# distribution and fixed for all its occurrences. Only memorising word types can solve it, so
+# can also memorise which word gets which tag. Hewitt & Liang (2019, *Designing and
+# Interpreting Probes with Control Tasks*, measured on ELMo) made this measurable with a
+# **control task**: every word *type* $v$ gets a random label $c(v)$, drawn once from the
+# empirical label distribution and fixed for all its occurrences. Only memorising word types
+# can solve it, so
 #
 # $$\text{selectivity}_l = \text{accuracy}_l(\text{task}) - \text{accuracy}_l(\text{control})$$
 #
 # is the part of the accuracy that the representation, not the probe's memory, explains.
 # (They found ELMo's first layer slightly more accurate for POS than its second, but the
-# second far more selective.) Here are a few test words with their tag and one control label:
+# second far more selective.) A few test words with their tag and one control label:
 
 # %%
 from helpers.common.data import UPOS_TAGS
@@ -194,11 +183,10 @@ from helpers.probes.compute import control_labels
 upos = features.labels(sentences, "upos")
 control = control_labels(features.words, upos, len(UPOS_TAGS), seed=0)
 # words of the first test sentence
-for i in (features.sentence == test_ids[0]).nonzero().flatten()[:8].tolist():
-    print(
-        f"{features.words[i]:>12}  task {UPOS_TAGS[upos[i]]:<6} control"
-        f" {UPOS_TAGS[control[i]]}"
-    )
+in_test = (features.sentence == test_ids[0]).nonzero().flatten()
+for i in in_test[:8].tolist():
+    print(f"{features.words[i]:>12}  task {UPOS_TAGS[upos[i]]:<6} control"
+          f" {UPOS_TAGS[control[i]]}")
 same_type = {w.lower(): int(c) for w, c in zip(features.words, control)}
 assert all(
     same_type[w.lower()] == int(c) for w, c in zip(features.words, control)
@@ -206,23 +194,28 @@ assert all(
 
 # %% [markdown]
 # `word_probe_report` (in `helpers/probes/compute.py`) trains the task probe and, for each of
-# three seeds, a control probe (each seed draws its own control labels) -- for all $L+1$ layers at
-# once, as one batched matrix product, by the course's training contract
-# (`helpers/common/training.py`, lesson 10): a fifth of the training sentences is a **dev split**,
-# which chooses the task probe's L2 strength at each layer; the control probes take the task's
-# (as Hewitt & Liang do: a control task cannot generalise to unseen word types, so its own dev
-# loss would always pick the strongest penalty, and selectivity would measure the penalty, not the
-# representation). Every probe starts from zero and runs full-batch L-BFGS **to the same
-# convergence criterion**; the table prints the training accuracy of both. The task probe has one
-# optimum (the same for every seed); the control probes differ by seed. Each test number is the
-# accuracy on the test words (control and selectivity averaged over the seeds), in brackets its
-# uncertainty from resampling **test sentences** (their words are not independent).
+# three seeds, a control probe (each seed draws its own control labels) -- for all $L+1$ layers
+# at once, as one batched matrix product, by the course's training contract
+# (`helpers/common/training.py`, lesson 10): a fifth of the training sentences is a **dev
+# split**, which chooses the task probe's L2 strength at each layer; the control probes take
+# the task's (as Hewitt & Liang do: a control task cannot generalise to unseen word types, so
+# its own dev loss would always pick the strongest penalty, and selectivity would measure the
+# penalty, not the representation). Every probe starts from zero and runs full-batch L-BFGS
+# **to the same convergence criterion**; the table prints the training accuracy of both. The
+# task probe has one optimum (the same for every seed); the control probes differ by seed.
+# Each test number is the accuracy on the test words (control and selectivity averaged over
+# the seeds), in brackets its uncertainty from resampling **test sentences** (their words are
+# not independent). `word_probe_table` and `probe_status_finding` (same module) lay out the
+# tables and the convergence finding.
 
 # %%
 from helpers.common.claims import show_finding
 from helpers.common.tables import show_table
-from helpers.common.training import records_table, status_summary
-from helpers.probes.compute import word_probe_report
+from helpers.probes.compute import (
+    probe_status_finding,
+    word_probe_report,
+    word_probe_table,
+)
 
 seeds = list(budget.pick((0, 1, 2), (0, 1)))  # control-task seeds
 reports = {
@@ -231,46 +224,11 @@ reports = {
     )
     for task in ("upos", "entity")
 }
-for task, r in reports.items():
-    rows = [
-        {
-            "layer": "emb" if l == 0 else l,
-            "task accuracy": r.accuracy[l].percent(),
-            "control": r.control[l].percent(),
-            "selectivity": r.selectivity[l].percent(),
-            "task, on its training words": f"{r.train_accuracy[l]:.1%}",
-            "control, on its training words": (
-                f"{r.control_train_accuracy[l]:.1%}"
-            ),
-        }
-        for l in range(L + 1)
-    ]
-    show_table(rows, index="layer", title=(
-        f"{task} probes: accuracy on test words, selectivity = task -"
-        f" control (control averaged over {len(seeds)} seeds) [in brackets:"
-        " uncertainty from resampling test sentences]; and each probe's"
-        f" accuracy on the words it was trained on\n{r.n_train} train /"
-        f" {r.n_test} test words, {len(r.classes)} classes; most frequent"
-        f" training tag on test: {r.majority:.1%}"
-    ))
+for r in reports.values():
+    rows, title = word_probe_table(r)
+    show_table(rows, index="layer", title=title)
 probe_records = [rec for r in reports.values() for rec in r.records]
-probe_status = show_finding(
-    f"Of the {len(probe_records)} word probes (task and control, every layer),"
-    + (
-        " every one met the convergence criterion."
-        if status_summary(probe_records).startswith("all")
-        else " " + status_summary(probe_records) + "."
-    ),
-    details=[
-        f"criterion: {probe_records[0].criterion}; L2 strength: the task"
-        " probe's dev loss chooses it (dev split: a fifth of the training"
-        " sentences), the control probes take the task's (Hewitt & Liang)",
-    ],
-    table=records_table(probe_records, title="every word probe: the dev"
-                        " split's choice, dev loss and accuracy at step 0 and"
-                        " at the kept weights, training accuracy, L-BFGS"
-                        " iterations, status"),
-)
+probe_status = show_finding(*probe_status_finding(probe_records))
 
 # %% mystnb={"figure": {"caption": "Word-level linear probes per layer (emb = embeddings) for part of speech and entity type, each trained to convergence. Left: test accuracy of the task probe and of its control task (a random label per word type); dotted, the most-frequent-tag rate. Right: selectivity, task minus control. Lines: the task probe and the mean of the control seeds; bands: 95 % intervals from resampling test sentences. Compare where accuracy and selectivity peak.", "name": "fig-14-probes"}}
 from helpers.probes.plots import plot_probe_reports
@@ -282,11 +240,11 @@ plt.show()
 # Read the bands, not just the lines -- but two bands that overlap do not yet mean two layers
 # are tied. Every layer is tested on the **same** words, and a word that is hard for one layer
 # tends to be hard for the next, so section 4 compares layers **paired**: per word, the outcome
-# at one layer minus the outcome at the other, with the test sentences resampled once for both.
-# That difference can exclude 0 while the two bands overlap.
-# The control line shows how much a probe gets from memorising word types alone,
-# so it is high where a word's vector still identifies its word type well -- at the embedding
-# layer the vector is just the word's own embedding plus position and segment.
+# at one layer minus the outcome at the other, with the test sentences resampled once for
+# both. That difference can exclude 0 while the two bands overlap. The control line shows how
+# much a probe gets from memorising word types alone, so it is high where a word's vector
+# still identifies its word type -- at the embedding layer the vector is just the word's own
+# embedding plus position and segment.
 #
 # ## 4. Where does each kind of knowledge peak?
 #
@@ -303,25 +261,24 @@ plt.show()
 #
 # For "sentence meaning" we probe intents: the few-shot BANKING77 draws of lesson 11 (the same
 # intents, training, dev and test utterances per seed: `lesson_setup` in
-# `helpers/finetuning/compute.py`), with **lesson 10's probe** itself -- a linear probe per layer
-# on mean-pooled sentence vectors, fitted by the same contract on each draw
-# (`sentence_probe_report`). Each draw has its own intents, so the layers are compared paired
-# within each draw, draw $i$ at one layer against draw $i$ at another. There is no control task
-# (it is defined on word types).
+# `helpers/finetuning/compute.py`), with **lesson 10's probe** itself -- a linear probe per
+# layer on mean-pooled sentence vectors, fitted by the same contract on each draw
+# (`sentence_probe_report`). Each draw has its own intents, so layers are compared paired
+# within each draw, draw $i$ at one layer against draw $i$ at another. There is no control
+# task (it is defined on word types).
 #
 # One more column guards against a probe that cannot discriminate: **gain over emb**, the best
 # layer minus layer 0 (the embeddings, no context at all), paired on the same test items. A
-# task the embeddings already solve cannot show where a layer adds anything.
+# task the embeddings already solve cannot show where a layer adds anything. `peak_findings`
+# (in `helpers/probes/compute.py`) builds the table and one finding per row.
 
 # %%
 from helpers.classify.compute import Draw, FeatureBank
 from helpers.finetuning.compute import lesson_setup
 from helpers.probes.compute import (
-    POPULAR_TABLE,
-    scaled_layers,
+    intent_probe_table,
+    peak_findings,
     sentence_probe_report,
-    summarize_layers,
-    table_verdict,
 )
 
 # lesson 11's tasks (one draw of intents and utterances per seed), recipe and
@@ -329,14 +286,10 @@ from helpers.probes.compute import (
 tasks, recipe, SEEDS = lesson_setup(budget)
 print(f"{len(SEEDS)} draws, one per seed {SEEDS}; each: "
       f"{tasks[SEEDS[0]].describe()}")
-intent_bank = FeatureBank(
-    tokenizer,
-    model,
-    [t for task in tasks.values()
-     for split in (task.train, task.dev, task.test) for t in split.texts],
-    max_length=recipe.max_length,
-    progress=False,
-)
+texts = [t for task in tasks.values()
+         for split in (task.train, task.dev, task.test) for t in split.texts]
+intent_bank = FeatureBank(tokenizer, model, texts,
+                          max_length=recipe.max_length, progress=False)
 intent_draws = {
     s: Draw(intent_bank.take(t.train.texts), t.train.labels,
             intent_bank.take(t.dev.texts), t.dev.labels)
@@ -347,99 +300,26 @@ intent_tests = {
     for s, t in tasks.items()
 }
 reports["intent"] = sentence_probe_report(
-    intent_draws,
-    intent_tests,
-    ("intents, drawn per seed",),
-    pooling="mean",
-    progress=False,
+    intent_draws, intent_tests, ("intents, drawn per seed",),
+    pooling="mean", progress=False,
 )
-show_table(
-    [
-        {
-            "layer": "emb" if l == 0 else l,
-            "intent accuracy": iv.percent(),
-            "on its training utterances": (
-                f"{reports['intent'].train_accuracy[l]:.1%}"
-            ),
-        }
-        for l, iv in enumerate(reports["intent"].accuracy)
-    ],
-    index="layer",
-    title=(
-        "intent probe (lesson 10's probe) per layer, mean over the"
-        f" {len(SEEDS)} draws [in brackets: uncertainty from resampling draws"
-        " and test utterances]"
-    ),
-)
-
-# %%
-from helpers.common.stats import extreme_family, family_level
-
-rows, sentences_per_task = [], {}
-for task, name, first, last in POPULAR_TABLE:
-    r, claimed = reports[task], scaled_layers(first, last, L)
-    best, tied = r.best_layer(), r.tied_with_best()
-    g = r.gain_over_embeddings()
-    rows.append({
-        "task": name,
-        "best layer": summarize_layers([best]),
-        "could be as high": summarize_layers([l for l in tied if l != best]),
-        "gain over emb, points": f"{100 * g.estimate:+.1f}",
-        "most selective": (
-            summarize_layers([r.best_layer("selectivity")])
-            if r.selectivity else "n/a"
-        ),
-        "table, scaled": summarize_layers(claimed),
-        "verdict": table_verdict(r, claimed),
-    })
-    others = [l for l in tied if l != best]
-    sentences_per_task[name] = (
-        f"{name[0].upper()}{name[1:]} is read best at"
-        f" {'the embeddings' if best == 0 else f'layer {best}'}"
-        f" ({100 * r.accuracy[best].estimate:.1f} %)"
-        + (f"; {summarize_layers(others)} could be as high" if others else "")
-        + f"; against the popular table ({summarize_layers(claimed)}):"
-        f" {table_verdict(r, claimed)}."
-    )
-peak_table = show_table(rows, index="task", title=(
-    "where each kind of knowledge peaks on this model: the best layer, the"
-    " layers the paired comparisons cannot place below it, the best layer"
-    " minus the embeddings, and the popular table's layers scaled to this"
-    " model"))
-for task, name, first, last in POPULAR_TABLE:
-    r = reports[task]
-    best = r.best_layer()
-    family = extreme_family(L + 1)
-    diffs = r.differences(best, level=family_level(family))
-    gain = r.gain_over_embeddings()
-    show_finding(
-        sentences_per_task[name],
-        details=[
-            f"{name}: every other layer minus layer {best}, paired on the same"
-            f" test items, {100 * family_level(family):.4g} % intervals"
-            f" (Bonferroni over the {family} pairs of layers, since the best"
-            " is picked from the same data): "
-            + "; ".join(
-                f"{'emb' if l == 0 else l}: {100 * d.estimate:+.1f}"
-                f" [{100 * d.low:+.1f}, {100 * d.high:+.1f}]"
-                for l, d in enumerate(diffs) if l != best
-            ),
-            "gain over emb (best minus layer 0, 95 %):"
-            f" {100 * gain.estimate:+.1f} [{100 * gain.low:+.1f},"
-            f" {100 * gain.high:+.1f}] points",
-        ],
-    )
+rows, title = intent_probe_table(reports["intent"])
+show_table(rows, index="layer", title=title)
+rows, title, findings = peak_findings(reports)
+peak_table = show_table(rows, index="task", title=title)
+for sentence, details in findings:
+    show_finding(sentence, details=details)
 
 # %% [markdown]
-# Read the table above row by row. "Best layer" has the highest test accuracy; "could be as
-# high" lists every layer **not shown lower** than it: every other layer is compared with the best
-# on the same test items, allowing for the many comparisons (the folded blocks hold the numbers)
+# Read the table row by row. "Best layer" has the highest test accuracy; "could be as high"
+# lists every layer **not shown lower** than it: each other layer is compared with the best on
+# the same test items, allowing for the many comparisons (the folded blocks hold the numbers)
 # -- the data cannot rank those below the best. The verdict compares that whole set with the
 # table's layers:
 #
 # * *not testable here* -- layer 0, the embeddings without any context, is among the tied
-#   layers: the probe reads the label off the words alone about as well as off any layer, so it
-#   cannot show that any layer adds it (a ceiling, not evidence for or against the row);
+#   layers: the probe reads the label off the words alone about as well as off any layer, so
+#   it cannot show that any layer adds it (a ceiling, not evidence for or against the row);
 # * *peak inside the table's layers* -- the best layer and all layers tied with it are where
 #   the table says: the popular row holds *on this model and data*;
 # * *best layer inside, tied with layers outside* -- the data do not contradict the row, but
@@ -447,68 +327,43 @@ for task, name, first, last in POPULAR_TABLE:
 # * *best layer outside, tied with a layer inside* / *peak outside the table's layers* -- the
 #   row does not describe this model (the second more clearly).
 #
-# Even when the embeddings are told apart from the best, look at how much room they leave (the
-# "gain over emb" column): a task the embeddings nearly solve leaves only a few points for all
-# the layers together, and its row then says little about where that knowledge is built.
-# Intent can largely be read from which words occur, and the course's bundled checkpoint,
+# Even when the embeddings are told apart from the best, look at the room they leave ("gain
+# over emb"): a task the embeddings nearly solve leaves only a few points for all the layers
+# together, and its row then says little about where that knowledge is built. Intent can
+# largely be read from which words occur, and the course's bundled checkpoint,
 # all-MiniLM-L6-v2, was trained (by sentence-transformers) to mean-pool its last layer into
 # sentence vectors; a task that needs composition (pairs that differ only in word order or
 # negation) would test the "sentence meaning" row more sharply.
 #
-# Keep in mind what differs from Tenney et al.: one linear probe per single layer here versus
-# mixing weights over all layers there, a few hundred sentences here versus OntoNotes there,
-# and a tagger's labels here versus gold annotations there.
+# What differs from Tenney et al.: one linear probe per single layer here versus mixing
+# weights over all layers there, a few hundred sentences here versus OntoNotes there, and a
+# tagger's labels here versus gold annotations there.
 #
 # The trained part-of-speech probes can tag any sentence. Here is what the probe of each
-# layer (seed 0) says about the words of `SENTENCE` (BERT's own word split). Where every
-# layer gives a word the same tag there is nothing to see, so the table shows only the words
-# on which the layers disagree (at most 12 of them).
+# layer (seed 0) says about the words of `SENTENCE` (BERT's own word split); the table shows
+# only the words on which the layers disagree, at most 12 (`layer_tag_table`).
 
 # %%
-from helpers.probes.compute import trace_word_vectors
+from helpers.probes.compute import layer_tag_table, trace_word_vectors
 
 words, vectors = trace_word_vectors(trace)
 # [L+1, words], task probe of seed 0
 tags = reports["upos"].probes.predict(vectors)[0]
-agreed = [i for i in range(len(words)) if len(set(tags[:, i].tolist())) == 1]
-disputed = [i for i in range(len(words)) if i not in agreed]
-same = " ".join(f"{words[i]}/{UPOS_TAGS[tags[0, i]]}" for i in agreed[:20]) + (
-    " ..." if len(agreed) > 20 else ""
-)
-print(
-    f"every layer gives each of the {len(words)} words the same tag: {same}"
-    if not disputed
-    else (
-        f"{len(agreed)} of {len(words)} words get the same tag from every"
-        f" layer: {same}"
-    )
-)
-if disputed:
-    shown = disputed[:12]
-    # a word can occur twice: its position keeps the columns apart
-    columns = [f"{words[i]} (#{i})" for i in shown]
-    disputed_table = show_table(
-        [
-            {"layer": "emb" if l == 0 else l}
-            | {c: UPOS_TAGS[tags[l, i]] for c, i in zip(columns, shown)}
-            for l in range(L + 1)
-        ],
-        index="layer",
-        title=(
-            f"words on which the layers disagree ({len(disputed)}, at most 12"
-            " shown; #: the word's position): the tag of each layer's probe"
-        ),
-    )
+line, rows, title = layer_tag_table(words, tags)
+print(line)
+if rows:
+    disputed_table = show_table(rows, index="layer", title=title)
 
 # %% [markdown]
 # ## 5. What fine-tuning changes, layer by layer
 #
-# Now the **whole** model fine-tuned on the intent task: lesson 11's "full fine-tuning" runs --
-# the same draws, recipe and five seeds (`lesson_setup`), each trained by the course's training
-# contract (learning rate chosen on the dev split, early stopping after the warm-up, a status per
-# run; `finetune_study` in `helpers/finetuning/compute.py`; when lesson 11 ran first on this
-# machine, its runs come from the disk cache, otherwise they are trained here). Lesson 11's frozen
-# probe is trained too, for the comparison. Then each layer is compared before and after.
+# Now the **whole** model fine-tuned on the intent task: lesson 11's "full fine-tuning" runs
+# -- the same draws, recipe and five seeds (`lesson_setup`), each trained by the course's
+# training contract (learning rate chosen on the dev split, early stopping after the warm-up,
+# a status per run; `finetune_study` in `helpers/finetuning/compute.py`; if lesson 11 ran
+# first on this machine its runs come from the disk cache, otherwise they are trained here).
+# Lesson 11's frozen probe is trained too, for the comparison. Then each layer is compared
+# before and after.
 #
 # **Linear CKA** (Kornblith et al. 2019, *Similarity of Neural Network Representations
 # Revisited*) compares two representations $X \in \mathbb{R}^{n \times H}$ (before) and
@@ -525,58 +380,43 @@ if disputed:
 # The **relative weight change** of a layer takes all its parameters $\theta$ together:
 # $\lVert \theta_{\text{after}} - \theta_{\text{before}} \rVert / \lVert \theta_{\text{before}} \rVert$
 # (Frobenius norms; `relative_weight_change`). The word embeddings stay frozen in every run,
-# so "emb" covers position and segment embeddings and their LayerNorm. `model_key` (lesson 11's
-# hash of every weight, in `helpers/practice/compute.py`) checks that the loaded model itself was
-# not changed: every run trains a copy.
+# so "emb" covers position and segment embeddings and their LayerNorm. `model_key` (lesson
+# 11's hash of every weight, in `helpers/practice/compute.py`) checks that the loaded model
+# itself was not changed: every run trains a copy.
 
 # %%
 import textwrap
 
-from helpers.classify.compute import paired_comparison
-from helpers.classify.compute import show_verdict
+from helpers.classify.compute import paired_comparison, show_verdict
 from helpers.common.data import load_banking77
-from helpers.finetuning.compute import (
-    FROZEN,
-    FULL,
-    finetune_study,
-    layer_change,
-)
+from helpers.common.training import status_summary
+from helpers.finetuning.compute import FROZEN, FULL, finetune_study
+from helpers.finetuning.compute import layer_change
 from helpers.practice.compute import model_key
 
 key_before = model_key(model)
-study = finetune_study(
-    tokenizer,
-    model,
-    tasks,
-    (FROZEN, FULL),
-    config=recipe,
-    keep_models=[FULL],
-)
+study = finetune_study(tokenizer, model, tasks, (FROZEN, FULL),
+                       config=recipe, keep_models=[FULL])
 assert model_key(model) == key_before, "the loaded model must stay untouched"
 runs = study.runs[FULL]
 print(textwrap.fill(f"recipe: {recipe.describe()}", 110,
                     subsequent_indent="    "))
 tuned_records = study.records(FULL)
+cached = study.from_cache()
 print(
     f"full fine-tuning, {len(SEEDS)} draws: learning rate"
     f" {runs[0].lr:g} (chosen on the first draw's dev split); steps"
     f" {[r.steps for r in runs]}, kept at {[r.best_step for r in runs]};"
     f" {status_summary(tuned_records)}"
-    + (
-        f" ({study.from_cache()} of {2 * len(SEEDS)} runs read from the disk"
-        " cache)"
-        if study.from_cache()
-        else ""
-    )
+    + (f" ({cached} of {2 * len(SEEDS)} runs read from the disk cache)"
+       if cached else "")
 )
 tuned_acc, frozen_acc = study.accuracy(FULL), study.accuracy(FROZEN)
 tuned_claim = show_verdict(
     paired_comparison(tuned_acc, frozen_acc).verdict(
         "the fine-tuned model", "the frozen probe"
     ),
-    more="beats",
-    less="falls below",
-    measure="is more accurate",
+    more="beats", less="falls below", measure="is more accurate",
     values=(f"{100 * tuned_acc.estimate:.1f} %",
             f"{100 * frozen_acc.estimate:.1f} %"),
     units=f"{len(SEEDS)} draws of {len(tasks[SEEDS[0]].test)} test utterances",
@@ -589,16 +429,14 @@ tuned_claim = show_verdict(
 )
 # one set of utterances for every run: test utterances of the intents the
 # runs were fine-tuned on, a few per intent (about 200 in all)
-bank_test = load_banking77("test")
 union = sorted({i for t in tasks.values() for i in t.intents})
-cka_set = bank_test.only(union).sample(max(1, 200 // len(union)), seed=0)
-change = layer_change(
-    tokenizer, model, runs, cka_set, max_length=recipe.max_length
+cka_set = load_banking77("test").only(union).sample(
+    max(1, 200 // len(union)), seed=0
 )
-print(
-    f"CKA measured on {len(cka_set)} test utterances of the {len(union)}"
-    " intents the runs were fine-tuned on"
-)
+change = layer_change(tokenizer, model, runs, cka_set,
+                      max_length=recipe.max_length)
+print(f"CKA measured on {len(cka_set)} test utterances of the {len(union)}"
+      " intents the runs were fine-tuned on")
 
 # %% [markdown]
 # Before reading the numbers, check `linear_cka` against an independent formula. Kornblith et
@@ -627,18 +465,20 @@ print(
 
 # %% [markdown]
 # Now every layer. Two sources of spread matter. The **seeds** give the spread over the
-# fine-tuning runs (reported as such: the range over the five runs). The **test utterances**
-# are a sample too, and the tokens of one utterance are not independent. `cka_jackknife` (in
+# fine-tuning runs (reported as such: the range over the runs). The **test utterances** are a
+# sample too, and the tokens of one utterance are not independent. `cka_jackknife` (in
 # `helpers/finetuning/compute.py`) leaves one utterance out at a time -- all its tokens -- and
 # recomputes the seed-averaged CKA of every layer, exactly, from sums of the Gram matrices
 # over utterances, without running the model again; the spread of those values gives a 95 %
 # interval (`jackknife_interval`). A bootstrap would draw utterances with replacement, and a
 # repeated token matches its copy perfectly before and after, which pushes CKA up; leaving
 # utterances out repeats nothing. The figure's CKA whiskers are the jackknife interval.
+# `layer_change_table` (in `helpers/probes/compute.py`) lays out the table.
 
 # %%
 from helpers.common.stats import seeds_interval
 from helpers.finetuning.compute import jackknife_interval
+from helpers.probes.compute import layer_change_table
 
 # [utterances, L+1]: seed-averaged CKA, one utterance left out per row
 loo = change.cka_jackknife()
@@ -646,22 +486,9 @@ cka = [
     jackknife_interval(change.cka[:, l].mean(), loo[:, l])
     for l in range(L + 1)
 ]
-cka_seeds = [seeds_interval(change.cka[:, l]) for l in range(L + 1)]
 moved = [seeds_interval(change.weight_change[:, l]) for l in range(L + 1)]
-rows = [
-    {
-        "layer": "emb" if l == 0 else l,
-        "CKA": cka[l].format(".4f"),
-        "CKA seed range": f"{cka_seeds[l].low:.4f}-{cka_seeds[l].high:.4f}",
-        "relative weight change (seed range)": moved[l].format(".4f"),
-    }
-    for l in range(L + 1)
-]
-show_table(rows, index="layer", title=(
-    f"Pre-trained vs fine-tuned, mean of {len(SEEDS)} runs: CKA [in brackets:"
-    f" uncertainty from leaving out one of the {len(cka_set)} utterances at a"
-    " time]; relative weight change with [min, max] over the runs"
-));
+rows, title = layer_change_table(change, cka, moved, len(cka_set))
+show_table(rows, index="layer", title=title);
 
 # %% mystnb={"figure": {"caption": "Per layer (emb = embeddings), what full fine-tuning changed. Top: linear CKA of pre-trained against fine-tuned token vectors of the test utterances, mean over seeds (1 = unchanged up to rotation and scale), whiskers 95 % jackknife intervals over utterances. Bottom: relative weight change $\\lVert \\Delta W \\rVert / \\lVert W \\rVert$, mean over seeds, whiskers the range. Compare where CKA falls with where weights moved.", "name": "fig-14-layer-change"}}
 from helpers.finetuning.plots import plot_layer_change
@@ -684,127 +511,60 @@ plt.show()
 # measured with probing, representational similarity analysis and layer ablations) found
 # fine-tuning to be conservative: it mostly changes the **top** layers (with exceptions:
 # fine-tuning for dependency parsing reconfigured most of the model). Does that hold here?
-# The check below compares the lowest and the highest encoder layer **paired** -- CKA of layer
-# $L$ minus CKA of layer 1, with the same utterance left out of both. The same paired
-# difference, allowing for the many pairs of layers, tells which layers the data cannot rank
-# above the most changed one.
+# `cka_depth_finding` (in `helpers/probes/compute.py`) compares the lowest and the highest
+# encoder layer **paired** -- CKA of layer $L$ minus CKA of layer 1, with the same utterance
+# left out of both. The same paired difference, allowing for the many pairs of layers, tells
+# which layers the data cannot rank above the most changed one.
 
 # %%
-from helpers.common.stats import extreme_family, family_level, verdict
+from helpers.probes.compute import cka_depth_finding
 
-
-def paired(a: int, b: int, level: float = 0.95):
-    """CKA of layer a minus layer b, with a jackknife interval at level (the
-    same utterance left out of both)."""
-    return jackknife_interval(
-        cka[a].estimate - cka[b].estimate, loo[:, a] - loo[:, b], level=level
-    )
-
-
-if L > 1:
-    top_v = verdict(paired(L, 1), a=f"CKA at layer {L}", b="at layer 1")
-    merchant = (
-        f"Layer {L} changed more than layer 1, as Merchant et al. found: its"
-        f" CKA is lower ({cka[L].estimate:.3f} vs {cka[1].estimate:.3f})."
-        if top_v.kind == "lower"
-        else (
-            f"Layer 1 changed more than layer {L}, unlike Merchant et al.: its"
-            f" CKA is lower ({cka[1].estimate:.3f} vs {cka[L].estimate:.3f})."
-            if top_v.kind == "higher"
-            else (
-                f"With these data we cannot tell whether layer {L} or layer 1"
-                f" changed more (CKA {cka[L].estimate:.3f} vs"
-                f" {cka[1].estimate:.3f})."
-            )
-        )
-    )
-    most_changed = min(range(1, L + 1), key=lambda l: cka[l].estimate)
-    family = extreme_family(L)  # the most changed is picked by the data
-    level = family_level(family)
-    not_above = [
-        l for l in range(1, L + 1)
-        if l == most_changed or paired(l, most_changed, level).low <= 0
-    ]
-    others = [l for l in not_above if l != most_changed]
-    merchant_claim = show_finding(
-        merchant
-        + f" Layer {most_changed} changed most"
-        f" (CKA {cka[most_changed].estimate:.3f})"
-        + (
-            f"; {summarize_layers(others)} could have changed as much."
-            if others
-            else "; every other encoder layer changed less."
-        ),
-        details=[
-            top_v.text,
-            f"every other encoder layer minus layer {most_changed}, jackknife"
-            f" intervals at {100 * level:.4g} % (Bonferroni over the {family}"
-            " pairs of encoder layers, since the most changed is picked from"
-            " the same data): "
-            + "; ".join(
-                f"{l}: {paired(l, most_changed, level).format('.4f')}"
-                for l in range(1, L + 1) if l != most_changed
-            ),
-        ],
-    )
+depth_finding = cka_depth_finding(cka, loo)  # None: a single encoder layer
+if depth_finding:
+    merchant_claim = show_finding(*depth_finding)
 else:
     print(f"this model has {L} layer: nothing to compare")
 
 # %% [markdown]
 # A caution on the weight change: Adam scales every parameter's step by its own gradient
 # history, so every weight moves by roughly the learning rate per step, whatever its gradient.
-# $\lVert \Delta W \rVert$ then says more about the optimiser, the number of steps and the number
-# of parameters than about how much a layer's *function* changed; CKA measures the representation
-# itself. Which of the two norms drives the ratio here? The table below shows both per layer,
-# and the line under it splits the change of $\log(\lVert \Delta W \rVert / \lVert W \rVert)$
-# from layer 1 to layer $L$ into the part from $\lVert \Delta W \rVert$ and the part from
-# $\lVert W \rVert$.
+# $\lVert \Delta W \rVert$ then says more about the optimiser, the number of steps and the
+# number of parameters than about how much a layer's *function* changed; CKA measures the
+# representation itself. Which of the two norms drives the ratio here? The table below shows
+# both per layer, and the line under it splits the change of
+# $\log(\lVert \Delta W \rVert / \lVert W \rVert)$ from layer 1 to layer $L$ into the part from
+# $\lVert \Delta W \rVert$ and the part from $\lVert W \rVert$ (`weight_norm_table`, in
+# `helpers/probes/compute.py`).
 
 # %%
-import math
+from helpers.probes.compute import weight_norm_table
 
 # ||W|| per layer, ||dW|| mean over the seeds
 size, step = change.weight_norm, change.delta_norm.mean(0)
-rows = [
-    {
-        "layer": "emb" if l == 0 else l,
-        "||W||": f"{size[l]:.2f}",
-        "||dW|| (mean of seeds)": f"{step[l]:.4f}",
-        "ratio": f"{step[l] / size[l]:.4f}",
-    }
-    for l in range(L + 1)
-]
-show_table(rows, index="layer", title=(
-    "Frobenius norms per layer: pre-trained weights W, their change dW"
-    " in fine-tuning, and the ratio ||dW|| / ||W||"
-))
-if L > 1:
-    from_step = math.log(step[L] / step[1])
-    from_size = -math.log(size[L] / size[1])
-    driver = "||dW||" if abs(from_step) > abs(from_size) else "||W||"
-    print(
-        f"layer 1 -> {L}: log ratio changes by {from_step + from_size:+.3f} ="
-        f" {from_step:+.3f} from ||dW|| {from_size:+.3f} from ||W||: mostly"
-        f" {driver}."
-    )
+rows, title, split = weight_norm_table(size, step)
+show_table(rows, index="layer", title=title)
+if split:  # None: a single encoder layer
+    print(split)
 
 # %% [markdown]
 # ### Whose change is it? The swap-in test
 #
-# CKA at layer $l$ compares $h^{(l)}$, which carries the changes of **every layer below** as well
-# as layer $l$'s own: a layer can look changed only because its input changed. An intervention
-# separates the two. Take each fine-tuned model, put the **pre-trained** weights of one layer back
-# (`swap_in_correct` in `helpers/finetuning/compute.py`), keep everything else fine-tuned, and
-# measure the test accuracy, paired with the fine-tuned model on the same utterances of the same
-# draw. A drop says the rest of the fine-tuned model relies on that layer's *own* change; the
-# $L + 1$ swaps are read together, allowing for the number of comparisons. To keep the lesson
-# short, each draw's swaps are scored on a fixed part of its test utterances (`SWAP_PER_INTENT`
-# per intent).
+# CKA at layer $l$ compares $h^{(l)}$, which carries the changes of **every layer below** as
+# well as layer $l$'s own: a layer can look changed only because its input changed. An
+# intervention separates the two. Take each fine-tuned model, put the **pre-trained** weights
+# of one layer back (`swap_in_correct` in `helpers/finetuning/compute.py`), keep everything
+# else fine-tuned, and measure the test accuracy, paired with the fine-tuned model on the same
+# utterances of the same draw. A drop says the rest of the fine-tuned model relies on that
+# layer's *own* change; the $L + 1$ swaps are read together, allowing for the number of
+# comparisons (`swap_in_table`, `swap_in_finding` in `helpers/probes/compute.py`). To keep the
+# lesson short, each draw's swaps are scored on a fixed part of its test utterances
+# (`SWAP_PER_INTENT` per intent).
 
 # %%
-from helpers.classify.compute import SeededAccuracy, points
+from helpers.classify.compute import SeededAccuracy
 from helpers.common.progress import progress
 from helpers.finetuning.compute import classifier_correct, swap_in_correct
+from helpers.probes.compute import swap_in_finding, swap_in_table
 
 SWAP_PER_INTENT = budget.pick(20, None)  # None: every test utterance
 swap_tests = {
@@ -812,29 +572,17 @@ swap_tests = {
         else t.test.sample(SWAP_PER_INTENT, seed=s))
     for s, t in tasks.items()
 }
-tuned_swap = SeededAccuracy(
-    torch.stack([
-        classifier_correct(tokenizer, run.model, swap_tests[run.seed],
-                           recipe.max_length)
-        for run in runs
-    ]),
-    SEEDS,
-)
+tuned_swap = SeededAccuracy(torch.stack([
+    classifier_correct(tokenizer, run.model, swap_tests[run.seed],
+                       recipe.max_length)
+    for run in runs
+]), SEEDS)
 swapped = [
-    SeededAccuracy(
-        torch.stack([
-            swap_in_correct(
-                tokenizer,
-                model,
-                run,
-                swap_tests[run.seed],
-                depth,
-                max_length=recipe.max_length,
-            )
-            for run in runs
-        ]),
-        SEEDS,
-    )
+    SeededAccuracy(torch.stack([
+        swap_in_correct(tokenizer, model, run, swap_tests[run.seed], depth,
+                        max_length=recipe.max_length)
+        for run in runs
+    ]), SEEDS)
     for depth in progress(range(L + 1), desc="swap-in, one layer at a time")
 ]
 swap_verdicts = [
@@ -844,48 +592,11 @@ swap_verdicts = [
     )
     for d, s in enumerate(swapped)
 ]
-
-# %%
-meaning = {
-    "lower": "accuracy falls: its own change is needed",
-    "higher": "accuracy rises: its change hurt",
-    "inconclusive": "we cannot tell",
-}
-rows = [
-    {
-        "layer put back": "emb" if depth == 0 else depth,
-        "accuracy change, points": f"{100 * v.difference.estimate:+.1f}",
-        "what it says": meaning[v.kind],
-    }
-    for depth, v in enumerate(swap_verdicts)
-]
-show_table(rows, index="layer put back", title=(
-    "Test accuracy with one layer's pre-trained weights put back, minus the"
-    " fine-tuned model's (same utterances and draws), in points"
+rows, title = swap_in_table(swap_verdicts)
+show_table(rows, index="layer put back", title=title)
+swap_claim = show_finding(*swap_in_finding(
+    swap_verdicts, len(SEEDS), len(swap_tests[SEEDS[0]])
 ))
-needed = [d for d, v in enumerate(swap_verdicts) if v.kind == "lower"]
-hurt = [d for d, v in enumerate(swap_verdicts) if v.kind == "higher"]
-swap_claim = show_finding(
-    (
-        f"Putting back {summarize_layers(needed)} lowers the accuracy: the"
-        " fine-tuned model needs those layers' own changes"
-        if needed
-        else "For no single layer is putting back its pre-trained weights"
-        " shown to lower the accuracy"
-    )
-    + (f"; putting back {summarize_layers(hurt)} raises it" if hurt else "")
-    + (
-        "; for the others we cannot tell."
-        if len(needed) + len(hurt) < L + 1
-        else "."
-    ),
-    details=[
-        f"{len(SEEDS)} draws x {len(swap_tests[SEEDS[0]])} test utterances,"
-        " paired with the fine-tuned model; intervals resample draws and"
-        f" items, Bonferroni over the {L + 1} swaps",
-        *(v.text for v in swap_verdicts),
-    ],
-)
 
 # %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and draws: bar the mean over draws, whiskers the intervals the verdicts are read from (resampling draws and test items, corrected for the number of swaps). Look for whiskers that stay below the zero line.", "name": "fig-14-swap-in"}}
 from helpers.finetuning.plots import plot_swap_in
@@ -897,14 +608,20 @@ plt.show()
 # ## 6. Does the fine-tuned model still know parts of speech?
 #
 # Merchant et al. found no catastrophic forgetting of linguistic structure. We rerun the
-# part-of-speech probe of section 3, with its control task and the same training contract, on the
-# fine-tuned model of the first draw (one model, to keep the lesson short; the other draws are the
-# same recipe). Both probes are tested on the same words, so the comparison is **paired**: per
-# word, the outcome after minus before, with the test sentences resampled once for both
-# (`paired_accuracy_change` in `helpers/probes/compute.py`), the layers read together.
+# part-of-speech probe of section 3, with its control task and the same training contract, on
+# the fine-tuned model of the first draw (one model, to keep the lesson short; the other draws
+# are the same recipe). Both probes are tested on the same words, so the comparison is
+# **paired**: per word, the outcome after minus before, with the test sentences resampled once
+# for both (`paired_accuracy_change` in `helpers/probes/compute.py`), the layers read together
+# (`pos_change_table`, `pos_change_finding`, same module).
 
 # %%
-from helpers.probes.compute import paired_accuracy_change
+from helpers.common.stats import family_level
+from helpers.probes.compute import (
+    paired_accuracy_change,
+    pos_change_finding,
+    pos_change_table,
+)
 
 tuned_features = extract_word_features(
     tokenizer, runs[0].model.bert, sentences
@@ -913,57 +630,14 @@ tuned = word_probe_report(
     tuned_features, sentences, "upos", train_ids, test_ids, seeds=seeds
 )
 before_pos = reports["upos"]
-pos_family = L + 1
+pos_family = L + 1  # the layers are read together
 pos_change = paired_accuracy_change(
     tuned, before_pos, level=family_level(pos_family)
 )
-pos_verdicts = [
-    verdict(d, a=f"layer {l} after", b="before", family=pos_family,
-            percent=True)
-    for l, d in enumerate(pos_change)
-]
-
-# %%
-rows = [
-    {
-        "layer": "emb" if l == 0 else l,
-        "accuracy before": before_pos.accuracy[l].percent(),
-        "accuracy after": tuned.accuracy[l].percent(),
-        "after - before, points": f"{100 * d.estimate:+.1f}",
-        "selectivity after": tuned.selectivity[l].percent(),
-        "after, on its training words": f"{tuned.train_accuracy[l]:.1%}",
-    }
-    for l, d in enumerate(pos_change)
-]
-show_table(rows, index="layer", title=(
-    f"POS probes, pre-trained (before) and fine-tuned draw {runs[0].seed}"
-    " (after), both trained to convergence: test accuracy [in brackets:"
-    " uncertainty from resampling test sentences] and the paired change"
-))
-lower = [l for l, v in enumerate(pos_verdicts) if v.kind == "lower"]
-higher = [l for l, v in enumerate(pos_verdicts) if v.kind == "higher"]
+rows, title = pos_change_table(before_pos, tuned, pos_change, runs[0].seed)
+show_table(rows, index="layer", title=title)
 pos_claim = show_finding(
-    (
-        f"After fine-tuning, the part-of-speech probe reads less at"
-        f" {'layer' if len(lower) == 1 else 'layers'}"
-        f" {summarize_layers(lower)}"
-        if lower
-        else "No layer's part-of-speech accuracy is shown to fall after"
-        " fine-tuning"
-    )
-    + (f"; it reads more at {summarize_layers(higher)}" if higher else "")
-    + (
-        "; for the other layers we cannot tell."
-        if len(lower) + len(higher) < L + 1
-        else "."
-    ),
-    details=[
-        "paired per word, test sentences resampled once for both;"
-        f" {100 * family_level(pos_family):.4g} % intervals, Bonferroni over"
-        f" the {pos_family} layers",
-        *(v.text for v in pos_verdicts),
-        f"fine-tuned probes: {status_summary(tuned.records)}",
-    ],
+    *pos_change_finding(pos_change, pos_family, tuned.records)
 )
 
 # %% mystnb={"figure": {"caption": "Part-of-speech probes on the pre-trained model and the first draw's fine-tuned model, per layer. Top: test accuracy and selectivity, bands: 95 % intervals from resampling test sentences (axes zoomed, as labelled). Bottom: the paired change, fine-tuned minus pre-trained, in points, with the interval its verdict is read from (test sentences resampled once for both, corrected for the number of layers). Find layers whose whiskers exclude zero.", "name": "fig-14-pos-before-after"}}
@@ -977,17 +651,20 @@ plt.show()
 #
 # "Freeze the lower layers" assumes that full fine-tuning would not need to change them much
 # anyway, so freezing them costs little and saves their backward pass. Lesson 11's "freeze
-# lower half" froze the embeddings and layers $1..\lfloor L/2 \rfloor$. The swap-in test above put
-# back one layer at a time; here the whole lower half goes back at once -- what lesson 11 kept
-# frozen -- with no training at all, paired with the fully fine-tuned model on the same utterances.
+# lower half" froze the embeddings and layers $1..\lfloor L/2 \rfloor$. The swap-in test above
+# put back one layer at a time; here the whole lower half goes back at once -- what lesson 11
+# kept frozen -- with no training at all, paired with the fully fine-tuned model on the same
+# utterances.
 #
-# A claim that the lower half's changes were *not needed* is a claim of no effect, so it needs a
-# margin stated before the measurement: we call the two **equivalent** if the 90 % interval of the
-# accuracy difference lies within $\pm$`MARGIN` (lesson 06's equivalence test), and otherwise report a
-# difference or *we cannot tell*.
+# A claim that the lower half's changes were *not needed* is a claim of no effect, so it needs
+# a margin stated before the measurement: we call the two **equivalent** if the 90 % interval
+# of the accuracy difference lies within $\pm$`MARGIN` (lesson 06's equivalence test), and
+# otherwise report a difference or *we cannot tell*.
 
 # %%
 import copy
+
+from helpers.probes.compute import summarize_layers
 
 # accuracy, stated before the measurement: within +/-2 points counts as "no
 # loss"
@@ -1013,30 +690,20 @@ assert torch.equal(
     ),
     runs[0].correct,
 ), "scoring a fine-tuned model again must reproduce its test outcomes"
-put_back = SeededAccuracy(
-    torch.stack([
-        classifier_correct(
-            tokenizer,
-            with_pretrained_lower_half(run.model),
-            swap_tests[run.seed],
-            recipe.max_length,
-        )
-        for run in runs
-    ]),
-    SEEDS,
-)
-restored = (
-    "the pre-trained embeddings"
-    + (f" and layers {summarize_layers(half)}" if half else "")
+put_back = SeededAccuracy(torch.stack([
+    classifier_correct(tokenizer, with_pretrained_lower_half(run.model),
+                       swap_tests[run.seed], recipe.max_length)
+    for run in runs
+]), SEEDS)
+restored = "the pre-trained embeddings" + (
+    f" and layers {summarize_layers(half)}" if half else ""
 )
 put_back_claim = show_verdict(
     paired_comparison(put_back, tuned_swap).verdict(
         f"the model with {restored} put back", "the fine-tuned model",
         margin=MARGIN,
     ),
-    more="beats",
-    less="falls below",
-    measure="is more accurate",
+    more="beats", less="falls below", measure="is more accurate",
     values=(f"{100 * put_back.estimate:.1f} %",
             f"{100 * tuned_swap.estimate:.1f} %"),
     units=f"{len(SEEDS)} draws of {len(swap_tests[SEEDS[0]])} test utterances",
@@ -1048,13 +715,13 @@ put_back_claim = show_verdict(
 )
 
 # %% [markdown]
-# Read the verdict above with its limits. *Equivalent* supports the freezing advice for this model
-# and task, at the stated margin: full fine-tuning changed the lower half, but the model does not
-# need those changes. *Lower* says the upper layers were tuned to a changed lower half -- yet a
-# model trained with that half frozen from the start can adapt its upper layers to it, which is
-# what lesson 11's "freeze lower half" measured. The intervention bounds what full fine-tuning used,
-# not what freezing costs. *Inconclusive* says neither. Either way this is one few-shot task --
-# measure on yours.
+# Read the verdict above with its limits. *Equivalent* supports the freezing advice for this
+# model and task, at the stated margin: full fine-tuning changed the lower half, but the model
+# does not need those changes. *Lower* says the upper layers were tuned to a changed lower half
+# -- yet a model trained with that half frozen from the start can adapt its upper layers to it,
+# which is what lesson 11's "freeze lower half" measured. The intervention bounds what full
+# fine-tuning used, not what freezing costs. *Inconclusive* says neither. Either way this is
+# one few-shot task -- measure on yours.
 #
 # ## 7. The masked-LM lens
 #
@@ -1072,55 +739,37 @@ put_back_claim = show_verdict(
 # hidden state is already normalised -- zero mean and unit variance over its $H$ entries,
 # before that LayerNorm's learned gain and bias -- so its size does not grow with depth and
 # the head can take any layer's vector as it is. Each LayerNorm has its own gain, so the sizes
-# are similar, not equal. In a pre-LN model such as GPT-2 the residual stream grows with depth,
-# and the logit lens must apply the final LayerNorm first. The typical vector size per layer,
-# over all the words of `data/pos`:
+# are similar, not equal. In a pre-LN model such as GPT-2 the residual stream grows with
+# depth, and the logit lens must apply the final LayerNorm first. The typical vector size per
+# layer, over all the words of `data/pos` (`norm_lines` in `helpers/probes/compute.py` prints
+# it):
 
 # %%
-from helpers.probes.compute import norm_quartiles
+from helpers.probes.compute import norm_lines, norm_quartiles
 
-q25, med, q75 = norm_quartiles(features)
-print("word-vector norm per layer, median [25th, 75th percentile]:")
-print(
-    "  "
-    + "; ".join(
-        f"{'emb' if l == 0 else l}: {med[l]:.1f} [{q25[l]:.1f}, {q75[l]:.1f}]"
-        for l in range(L + 1)
-    )
-)
-small, large = int(med.argmin()), int(med.argmax())
-print(
-    f"largest median / smallest median: {med[large] / med[small]:.2f} (layer"
-    f" {large} / layer {small}); median at layer {L} / layer 1:"
-    f" {med[L] / med[1]:.2f}"
-    if L > 0
-    else ""
-)
+quartiles = norm_quartiles(features)  # [25th, 50th, 75th percentile; L+1]
+print(norm_lines(quartiles))
 
 # %% [markdown]
-# A similar scale is not the same meaning, though: the head was trained only on layer $L$'s outputs,
-# and nothing forced earlier layers to use the same directions for the same words. The lens
-# shows what the *last layer's* read-out makes of an earlier layer, not what that layer
-# "believes".
+# A similar scale is not the same meaning, though: the head was trained only on layer $L$'s
+# outputs, and nothing forced earlier layers to use the same directions for the same words.
+# The lens shows what the *last layer's* read-out makes of an earlier layer, not what that
+# layer "believes".
 #
 # The lens needs trained head weights. `load_masked_lm` (in `helpers/lens/compute.py`) loads
 # the checkpoint as `BertForMaskedLM` and checks that every `cls.predictions` weight was in
-# the checkpoint, not freshly initialised at random:
+# the checkpoint, not freshly initialised at random. When the head is there, we mask one word
+# of `SENTENCE` (a single-WordPiece word near the middle, `mask_one_word`), apply the head to
+# every layer, and check that the last layer reproduces what `BertForMaskedLM` itself
+# predicts. The picture: one row per layer fed to the head, the head's top guesses at the
+# masked position, coloured by probability -- for the loaded checkpoint when it has a head,
+# for course-mini otherwise.
 
 # %%
-from helpers.lens.compute import load_masked_lm
+from helpers.lens.compute import load_masked_lm, mask_one_word, masked_lm_lens
 
 mlm, head = load_masked_lm(model.name_or_path, name=loaded.choice.name)
 print(head.message)
-
-# %% [markdown]
-# When the head is there, we mask one word of `SENTENCE` (a single-WordPiece word near the
-# middle, `mask_one_word`), apply the head to every layer, and check that the last layer
-# reproduces what `BertForMaskedLM` itself predicts.
-
-# %%
-from helpers.lens.compute import mask_one_word, masked_lm_lens
-
 if head.present:
     masked, word = mask_one_word(tokenizer, mlm, SENTENCE)
     lens = masked_lm_lens(tokenizer, mlm, masked, target=word, top_k=5)
@@ -1142,11 +791,6 @@ else:  # the course's own BERT-mini, shipped in data/course_mini, has a head
     mini = course_mini_lens(SENTENCE)
     print(mini.message)
     lens, word = mini.lens, mini.word
-
-# %% [markdown]
-# The picture: one row per layer fed to the head, the head's top guesses at the masked
-# position, coloured by probability -- for the loaded checkpoint when it has a head, for
-# course-mini otherwise.
 
 # %% mystnb={"figure": {"caption": "The masked-LM lens: the pre-training head applied to every layer's vector at the masked position (rows: emb = embeddings, then layers 1 to L). Each cell is one of the head's top guesses with its probability, coloured on one 0-1 scale. Look for the layer where the hidden word first reaches the top.", "name": "fig-14-masked-lm-lens"}}
 from helpers.lens.plots import plot_lens
@@ -1170,31 +814,33 @@ if lens is not None and lens.target_ranks is not None:
 #
 # * A **linear probe per layer** reads a label off each layer's word vectors; a **control
 #   task** (random but fixed label per word type) measures what the probe memorises, and
-#   **selectivity** = task − control accuracy is what the representation explains -- only when
-#   task and control probes are trained alike (here: to convergence, both with the L2 strength
-#   the task's dev split chose; training accuracy printed for both).
+#   **selectivity** = task − control accuracy is what the representation explains -- only
+#   when task and control probes are trained alike (here: to convergence, both with the L2
+#   strength the task's dev split chose; training accuracy printed for both).
 # * Where a task peaks is a measurement with an interval, not a table entry: the comparison
-#   with Tenney et al. and with the popular "1–3 / 4–8 / last four" table above is this model's
-#   answer. Layers are tested on the same items, so they are ranked by a **paired** difference
-#   (test sentences resampled once for both layers), not by whether their intervals overlap;
-#   a task the embeddings already solve (layer 0 tied with the best) cannot test the table.
+#   with Tenney et al. and with the popular "1–3 / 4–8 / last four" table above is this
+#   model's answer. Layers are tested on the same items, so they are ranked by a **paired**
+#   difference (test sentences resampled once for both layers), not by whether their
+#   intervals overlap; a task the embeddings already solve (layer 0 tied with the best)
+#   cannot test the table.
 # * **Linear CKA** compares a layer before and after fine-tuning, invariant to rotation and
-#   scale; checked against the HSIC formula. It carries the changes of every layer below, so it
-#   can fall with depth even when all layers move alike. The relative weight change is a weaker
-#   signal under Adam.
-# * Fine-tuning here is lesson 11's runs (learning rate chosen and early stopping on a dev split,
-#   five draws, each run's status printed), compared with the frozen probe on the same utterances,
-#   paired: it need not beat it.
-# * The **swap-in test** puts one layer's pre-trained weights back into the fine-tuned model: a
-#   drop separates what that layer's own change contributes from what it inherits from below,
-#   which CKA cannot do.
+#   scale; checked against the HSIC formula. It carries the changes of every layer below, so
+#   it can fall with depth even when all layers move alike. The relative weight change is a
+#   weaker signal under Adam.
+# * Fine-tuning here is lesson 11's runs (learning rate chosen and early stopping on a dev
+#   split, five draws, each run's status printed), compared with the frozen probe on the same
+#   utterances, paired: it need not beat it.
+# * The **swap-in test** puts one layer's pre-trained weights back into the fine-tuned model:
+#   a drop separates what that layer's own change contributes from what it inherits from
+#   below, which CKA cannot do.
 # * The part-of-speech probe on the fine-tuned model tells whether fine-tuning erased what
 #   the probe could read; putting the whole pre-trained lower half back (with an equivalence
 #   margin stated first) tests whether full fine-tuning needed what it changed there.
 # * The **masked-LM lens** applies the pre-training head to every layer; BERT's post-LN
 #   design keeps every hidden state at a similar scale (printed above), not growing with
-#   depth, but the head was trained on the last layer only. A checkpoint without a trained head
-#   (like the bundled one) gets the lens on course-mini, the course's own pre-trained BERT-mini.
+#   depth, but the head was trained on the last layer only. A checkpoint without a trained
+#   head (like the bundled one) gets the lens on course-mini, the course's own pre-trained
+#   BERT-mini.
 #
 # ## Exercises
 #

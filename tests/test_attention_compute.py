@@ -462,3 +462,139 @@ def test_chinese_words_from_jieba_boundaries(zh_tokenizer, zh_model):
     assert torch.allclose(by_word.sum(-1), torch.ones(*by_word.shape[:-1]), atol=1e-5)
     with pytest.raises(ValueError, match="single sentence"):
         word_groups(trace_text(zh_tokenizer, zh_model, "今天", "明天"), sentence.word_starts())
+
+
+# -- lesson 08's tables and findings ---------------------------------------------------------------
+
+def _shifted(offsets, n=16, seed=0):
+    """``(a, b)``, ``[n, len(offsets)]`` measured on the same inputs, ``a - b`` = ``offsets`` per column
+    (up to a wobble of mean exactly 0): a :func:`compare_layers` pair with known verdicts."""
+    gen = torch.Generator().manual_seed(seed)
+    base = torch.randn(n, len(offsets), generator=gen, dtype=torch.float64)
+    wobble = 0.01 * torch.tensor([1.0, -1.0] * (n // 2), dtype=torch.float64)
+    return base + torch.tensor(offsets, dtype=torch.float64) + wobble[:, None], base
+
+
+def test_layer_rows_and_favourite_key_rows_by_hand():
+    from helpers.attention.compute import favourite_key_rows, layer_rows
+
+    rows = layer_rows({"a": ["x", "y", "z"], "b": [1, 2]})
+    assert rows == [{"layer": 1, "a": "x", "b": 1}, {"layer": 2, "a": "y", "b": 2}, {"layer": 3, "a": "z", "b": ""}]
+    assert [r["layer"] for r in layer_rows({"a": [0, 0]}, label=str)] == ["1", "2"]
+    with pytest.raises(ValueError, match="at least one column"):
+        layer_rows({})
+    attention = torch.tensor([[0.1, 0.7, 0.2], [0.5, 0.2, 0.3]])
+    rows = favourite_key_rows(attention, ["[CLS]", "bank", "[SEP]"])
+    assert rows == [{"layer": 1, "[CLS] looks most at": "'bank'", "position": 1, "attention probability": "0.70"},
+                    {"layer": 2, "[CLS] looks most at": "'[CLS]'", "position": 0, "attention probability": "0.50"}]
+
+
+def test_sink_finding_names_the_sink_the_shares_show(data_traces):
+    from helpers.attention.compute import (above_threshold, compare_layers, other_sink_finding, sink_finding,
+                                           sink_of)
+    from helpers.layerwalk.compute import rank_layers
+
+    shares = attention_shares_per_sentence(data_traces)  # [n, L, 4]: [CLS], [SEP], ...
+    cls, sep = shares[:, :, 0], shares[:, :, 1]
+    sink = compare_layers(cls, sep)
+    half = above_threshold(sep, 0.5)
+    sentence, details = sink_finding(len(data_traces), rank_layers(sep, lowest=False), rank_layers(cls, lowest=False),
+                                     half, sink)
+    top = int(sep.mean(0).argmax()) + 1  # by hand: the layer with the largest mean [SEP] share
+    assert sentence.startswith(f"On the {len(data_traces)} packed pairs, ")
+    assert f"the share on [SEP] is highest at layer {top} " in sentence
+    over = [l + 1 for l in range(sep.shape[1]) if half["intervals"][l].low > 0.5]
+    assert ("over half of the attention in no layer" in sentence) == (not over)
+    L = cls.shape[1]  # by hand: the layers whose [CLS]-minus-[SEP] interval lies above 0, or below
+    more_cls = sum(1 for iv in sink["intervals"] if iv.low > 0)
+    more_sep = sum(1 for iv in sink["intervals"] if iv.high < 0)
+    expected = "[CLS]" if more_cls > L / 2 else "[SEP]" if more_sep > L / 2 else None
+    assert sink_of(sink) == expected
+    assert ("sinks its attention on [CLS] instead" in sentence) == (expected == "[CLS]")
+    assert details[-len(sink["verdicts"]):] == [v.text for v in sink["verdicts"]]
+    a, b = _shifted([1.0, 1.0, 0.0])
+    assert sink_of(compare_layers(a, b)) == "[CLS]" and sink_of(compare_layers(b, a)) == "[SEP]"
+    assert sink_of(compare_layers(*_shifted([1.0, -1.0, 0.0]))) is None
+    text, folded = other_sink_finding("course-mini", 5, compare_layers(b, a), "[CLS]")
+    assert text.startswith("On course-mini (5 packed pairs), [CLS] minus [SEP]: more on [SEP] in layers 1 and 2; "
+                           "we cannot tell in layer 3.")
+    assert "It sinks on [SEP], this model on [CLS]: they disagree" in text and len(folded) == 3
+    assert "the two agree" in other_sink_finding("m", 5, compare_layers(b, a), "[SEP]")[0]
+
+
+def test_head_findings_count_the_heads_by_hand():
+    from helpers.attention.compute import cls_heads_finding, heads_above, punct_finding
+    from helpers.common.stats import bootstrap_ci
+
+    gen = torch.Generator().manual_seed(1)
+    values = 0.1 + 0.01 * torch.randn(12, 2, 3, generator=gen, dtype=torch.float64)  # 2 layers x 3 heads
+    values[:, 0, 1] += 0.8  # one head far above one half, in layer 1
+    half = heads_above(values, 0.5)
+    loose = heads_above(values * 20, 1.5)  # every head above 1.5
+    sentence, details = cls_heads_finding(half, [1, 0], loose, 10.0, 0.114)
+    assert sentence == ("1 of the 6 heads puts clearly more than half of their attention on [CLS] (1 do on average "
+                        "over the inputs): layer 1: 1. By a looser count, 6 give it clearly more than 10x an even "
+                        "share, which here is only about 11% of a head's attention, not 'most'.")
+    assert details[0].endswith("clearly above: [(1, 1)]") and details[1] == "10x uniform, the same test: 6 heads"
+    ratio = 1.0 + 0.01 * torch.randn(12, 2, 3, generator=gen, dtype=torch.float64)
+    ratio[:, 1, 2] += 2.0  # one deep head at three times its even share
+    punct = heads_above(ratio, 2.0)
+    ratio_ci = bootstrap_ci(ratio.mean(-1))
+    sentence, details = punct_finding(punct, 2.0, ratio_ci, 12)
+    assert sentence.startswith("1 of the 6 heads gives periods and commas clearly more than 2x their even share, "
+                               "1 of them in the upper half of the layers and 0 in the lower: 'deep heads attend to "
+                               "periods and commas' holds here (12 packed inputs")
+    assert details[1] == f"heads averaged, per layer: layer 1 {ratio_ci[0].format('.2f')}x; " \
+                         f"layer 2 {ratio_ci[1].format('.2f')}x"
+    none = heads_above(ratio - 2.0, 2.0)
+    assert "0 of the 6 heads give" in punct_finding(none, 2.0, ratio_ci, 12)[0]
+
+
+def test_length_norm_boundary_and_self_findings_follow_the_verdicts():
+    from helpers.attention.compute import (above_threshold, boundary_finding, compare_layers, length_finding,
+                                           norm_finding, self_attention_finding)
+    from helpers.layerwalk.compute import rank_layers
+
+    differ, same = compare_layers(*_shifted([1.0, 0.0, -1.0])), compare_layers(*_shifted([0.0, 0.0, 0.0]))
+    sentence, details = length_finding({"[CLS]": differ, "[SEP]": same}, 4, 9)
+    assert sentence == ("Dividing by the even share does not make the two lengths comparable: the short and packed "
+                        "ratios differ for [CLS] in layers 1 and 3; we cannot tell for [SEP] (4 packed inputs and "
+                        "their own 9 short pairs).")
+    assert details[0] == "[CLS]:" and details[4] == "[SEP]:" and len(details) == 8
+    assert length_finding({"[SEP]": same}, 4, 9)[0].startswith("We cannot tell whether")
+    smaller = compare_layers(*_shifted([-1.0, -1.0, -1.0]))
+    sentence, details = norm_finding({"[CLS]": smaller, "[SEP]": differ}, {"[CLS]": same}, 7, "same model")
+    assert ("the share is for [CLS], smaller in every layer; for [SEP], larger in layer 1, smaller in layer 3; "
+            "we cannot tell in layer 2. Kobayashi et al. (2020, BERT-base; same model) found all three shrink; "
+            "here only [CLS] shrinks in every layer.") in sentence
+    assert details[0] == "[CLS], norm-based (layer level) minus weight share, paired over 7 inputs:"
+    assert details[-1] == "[CLS], per-head variant: we cannot tell in any layer"
+    gen = torch.Generator().manual_seed(2)
+    excess = 1.0 + 0.01 * torch.randn(10, 3, generator=gen, dtype=torch.float64)
+    excess[:, 1] += 2.0  # layer 2: three times the even share
+    twice = above_threshold(excess, 2.0)
+    sentence, _ = boundary_finding(twice, excess, torch.tensor([0.5, 0.25, 1.0]), torch.tensor([0.9, 1.234]))
+    assert sentence == ("[SEP] gets clearly more than twice its even share in layer 2; there what it passes on keeps "
+                        "25% of its weight share. Punctuation gets at most 1.2x its even share.")
+    sentence, _ = boundary_finding(above_threshold(excess - 1.0, 2.0), excess - 1.0, [0.5] * 3, torch.tensor([1.0]))
+    assert sentence.startswith(f"In no layer does [SEP] get clearly more than twice its even share (at most "
+                               f"{float((excess - 1.0).mean(0).max()):.1f}x on average)")
+    trained = 0.2 + 0.01 * torch.randn(10, 3, generator=gen, dtype=torch.float64)
+    trained[:, 1] += 0.7  # layer 2 at about 90 %
+    random = 0.1 + 0.01 * torch.randn(10, 3, generator=gen, dtype=torch.float64)
+    sentence, details = self_attention_finding(rank_layers(trained, lowest=False), above_threshold(trained, 0.5),
+                                               compare_layers(trained, random), 10)
+    assert sentence.startswith("[CLS]'s attention on itself is highest at layer 2 (90 %)")
+    assert sentence.endswith("It is clearly above half in layer 2 and differs from the random-weight model (about "
+                             "1/n by construction) in every layer (10 short pairs).")
+    assert details[-1].startswith("above one half, one-sided, Bonferroni over the layers: layer 1 ")
+
+
+def test_claims_frame_keeps_three_columns(data_traces):
+    from helpers.attention.compute import claim_rows, claims_frame
+
+    rows = claim_rows(**_claim_kw(data_traces))
+    frame = claims_frame(rows, "m", "same model")
+    assert list(frame.columns) == ["popular claim", "this model (m), live",
+                                   "published finding (paper, model); against BERT-base: same model"]
+    assert len(frame) == len(rows) and frame.iloc[1, 1] == rows[1][1]

@@ -846,3 +846,215 @@ def test_worst_head_breaks_ties_by_the_logit_drop():
     drop = torch.tensor([[0.02, 0.03], [0.03, 0.0]])
     assert C.worst_head(drop) == 1  # the first of the tied largest
     assert C.worst_head(drop, tiebreak=torch.tensor([[9.0, 0.1], [0.5, 9.0]])) == 2
+
+
+# -- the lesson's machinery, moved out of lesson 12 ------------------------------------------------
+
+
+def test_first_per_class_and_subsets_equal_a_run_of_those_items(tokenizer, model, setup):
+    assert C.first_per_class([2, 0, 2, 1, 0, 2], 1) == [0, 1, 3]
+    assert C.first_per_class([2, 0, 2, 1, 0, 2], 2) == [0, 1, 2, 3, 4]
+    classifier, run, y, texts = setup
+    items = C.first_per_class(y.tolist(), 1)
+    sub = run.subset(items)
+    assert len(sub) == len(items) and sub.tokens == [run.tokens[i] for i in items]
+    assert torch.equal(sub.token_shares, run.token_shares[items])
+    # the subset run, ablated on its own, equals the whole ablation cut to those items
+    whole = C.ablate_every_head(model, classifier, run, y, progress=False)
+    alone = C.ablate_every_head(model, classifier, sub, y[items], progress=False)
+    cut = whole.subset(items)
+    assert torch.allclose(cut.ablated, alone.ablated, atol=1e-4)
+    assert torch.allclose(cut.base, full_logits(tokenizer, model, classifier, [texts[i] for i in items]), atol=1e-4)
+    assert torch.equal(cut.labels, y[items])
+
+
+def test_resolution_lines_read_tangos_half_width():
+    from helpers.common.stats import equivalence_level, tango_interval
+
+    lines = C.resolution_lines(385, {"one intervention": 1, "72 heads": 72}, 0.01)
+    one = 100 * float(tango_interval(0, 0, 385, 0.90)[1])
+    many = 100 * float(tango_interval(0, 0, 385, equivalence_level(72))[1])
+    assert lines[0] == (f"{'one intervention':>16} on 385 utterances: smallest margin that can read 'equivalent' "
+                        f"{one:.2f} points -> can be shown equivalent within the margin")
+    assert lines[1].startswith("        72 heads on 385") and f"{many:.2f} points -> can never be" in lines[1]
+
+
+def _synthetic_ablation(seed=0, n=12, L=3, A=4, C_=5):
+    g = torch.Generator().manual_seed(seed)
+    base = torch.randn(n, C_, generator=g)
+    return C.HeadAblation(base, base + 0.8 * torch.randn(L, A, n, C_, generator=g), torch.arange(n) % C_)
+
+
+def test_head_ablation_details_name_the_worst_head_and_the_scale():
+    ab = _synthetic_ablation()
+    drop, logit = ab.accuracy_drop(), ab.logit_drop_items().mean(0)
+    # the worst head by hand: largest accuracy drop, ties broken by the larger logit drop
+    flat = [(float(drop.flatten()[k]), float(logit.flatten()[k]), -k) for k in range(drop.numel())]
+    k = -max(flat)[2]
+    worst = (k // 4 + 1, k % 4)
+    lines = C.head_ablation_details(ab, drop, logit, 12)
+    assert lines[0].startswith(f"heads the data cannot rank below {worst[0]}.{worst[1]}: ")
+    assert f"{worst[0]}.{worst[1]}" in lines[0].split(": ")[1]  # a head is tied with itself
+    lower_middle = np.sort(logit.numpy().ravel())[(logit.numel() - 1) // 2]  # torch's median of an even count
+    assert lines[1] == (f"one utterance is {100 / 12:.2f} points; true-class logit drop over all heads: median "
+                        f"{lower_middle:.3f}, largest {float(logit.numpy().max()):.3f}")
+
+
+def _within_layer_rho(a, b):
+    from scipy.stats import spearmanr
+
+    ma, mb = np.asarray(a, dtype=float).mean(0), np.asarray(b, dtype=float).mean(0)
+    return float(np.mean([spearmanr(ma[l], mb[l])[0] for l in range(ma.shape[0])]))
+
+
+def test_zero_vs_mean_finding_reads_the_rank_correlation_and_the_gap():
+    zero, mean = _synthetic_ablation(0), _synthetic_ablation(1)
+    rho = _within_layer_rho(zero.loss_increase_items(), mean.loss_increase_items())
+    zdl = np.asarray([[float(F.cross_entropy(zero.ablated[l, h], zero.labels) - F.cross_entropy(zero.base, zero.labels))
+                       for h in range(4)] for l in range(3)])
+    mdl = np.asarray([[float(F.cross_entropy(mean.ablated[l, h], mean.labels) - F.cross_entropy(mean.base, mean.labels))
+                       for h in range(4)] for l in range(3)])
+    gap = divmod(int(np.argmax(zdl - mdl)), 4)
+    sentence, details = C.zero_vs_mean_finding(zero, mean, gap, margin=0.01)
+    assert f"rank correlation {rho:+.2f}" in sentence and "12 utterances" in sentence
+    assert sentence.endswith(f" Zeroing hurts most beyond the mean at head {gap[0] + 1}.{gap[1]} "
+                             f"(loss {zdl[gap]:+.3f} vs {mdl[gap]:+.3f}).")
+    counts = [d for d in details if d.startswith(("zero-ablation", "mean-ablation"))]
+    assert len(counts) == 2 and counts[0].startswith("zero-ablation, 12 heads on 12 utterances: ")
+    assert sum(int(part.split()[-1]) for part in counts[0].split(": ")[1].split(", ")) == 12
+
+
+def test_pattern_and_gradient_findings_rank_within_layers():
+    from scipy.stats import spearmanr
+
+    g = torch.Generator().manual_seed(3)
+    loss = torch.randn(20, 3, 5, generator=g)
+    shares = loss + 0.3 * torch.randn(20, 3, 5, generator=g)  # goes with the loss
+    sentence, details = C.pattern_finding(shares, loss, "[SEP]", level=0.975)
+    rho = _within_layer_rho(shares, loss)
+    assert sentence == (f"Within a layer, heads with more attention on [SEP] matter more (rank correlation "
+                        f"{rho:+.2f}, 20 utterances).")
+    across = spearmanr(shares.mean(0).flatten(), loss.mean(0).flatten())[0]
+    assert f"rho = {across:.3f}" in details[-1] and "97.5 % interval" in details[0]
+    grads = -loss + 0.3 * torch.randn(20, 3, 5, generator=g)  # the gate gradient: minus the loss change
+    normalized = grads.abs() / grads.abs().mean(0).norm(dim=1)[None, :, None]
+    sentence, details = C.gradient_finding(grads, loss, normalized, seconds=(0.25, 3.0))
+    rho = _within_layer_rho(grads.abs(), loss.abs())
+    assert f"(rank correlation {rho:+.2f}, 20 utterances). It took 0.2 s, the removal 3.0 s." in sentence
+    signed = _within_layer_rho(-grads, loss)
+    assert details[-4].startswith(f"signed, E[-g] vs E[dL], mean within layers: rho = {signed:.3f}")
+    normed = spearmanr(normalized.mean(0).flatten(), loss.abs().mean(0).flatten())[0]
+    assert details[-1].startswith(f"E|g| normalised per layer vs E|dL|, across all 15 heads: rho = {normed:.3f}")
+
+
+def test_pruning_rows_and_finding_name_the_first_share_that_lowers():
+    n, fractions = 400, (0.0, 0.1, 0.2, 0.3)
+    correct = np.ones((4, n))
+    correct[3, :80] = 0  # 30 % removed: 80 of 400 utterances lost
+    changes = C.outcome_changes(correct[1:], correct[0], ["10%", "20%", "30%"], margin=0.01)
+    rows = C.pruning_rows(fractions, correct, changes)
+    assert rows[0]["removed"] == "0%" and rows[0]["change [interval]"] == "-"
+    assert rows[3]["accuracy"].startswith("80.0% [") and rows[3]["against nothing removed"] == "lowers"
+    assert rows[3]["change [interval]"].startswith("-0.200 [")
+    comp = C.pruning_comparison(np.ones((1, 50)), np.zeros((20, 1, 50)) + (np.arange(50) < 25))
+    sentence, details = C.pruning_curve_finding(changes, fractions, comp, 0.5, 50)
+    assert sentence.startswith("Removing the least important heads first, the accuracy is first measurably lower "
+                               "than with nothing removed at 30%. With 50% of the heads removed")
+    assert "Bonferroni over 3 comparisons" in details[0] and len(details) == 3
+    sentence, _ = C.pruning_curve_finding(changes[:2], fractions[:3], comp, 0.5, 50)
+    assert sentence.startswith("Removing the least important heads first, no share removed lowers")
+
+
+def test_skip_verdicts_and_rows():
+    n = 400
+    correct = np.ones((4, n))
+    correct[2, :60] = 0  # layer 2 skipped: 60 of 400 lost
+    changes, panels = C.skip_verdicts({"intent": (correct, None, "test accuracy", 0.2)}, margin=0.01)
+    assert [c.kind for c in changes["intent"]][1] == "lower"
+    assert changes["intent"][1].difference.estimate == pytest.approx(-60 / n)
+    unchanged, skipped, ylabel, chance = panels["intent"]
+    assert unchanged.estimate == 1.0 and [s.estimate for s in skipped] == pytest.approx([1.0, 1 - 60 / n, 1.0])
+    assert (ylabel, chance) == ("test accuracy", 0.2)
+    words = np.repeat(["a", "b", "c", "d"], 10)
+    clustered = np.ones((3, 40))
+    clustered[1, :10] = 0  # every sentence of word "a"
+    ch, pn = C.skip_verdicts({"senses": (clustered, words, "loo", 0.5)}, margin=0.01)
+    assert ch["senses"][0].difference.estimate == pytest.approx(-0.25) and pn["senses"][0].estimate == 1.0
+    rows = C.skip_rows(changes["intent"], head_mismatch=True)
+    assert [r["layer skipped"] for r in rows] == ["1", "2", "3"]
+    assert rows[1]["against nothing skipped"] == "lowers" and rows[1]["accuracy"].startswith("85.0% [")
+    assert rows[2]["against nothing skipped"].endswith(" (head mismatch)")
+    assert not rows[1]["against nothing skipped"].endswith("(head mismatch)")
+
+
+def test_probe_finding_and_patch_rows():
+    from helpers.common.stats import Interval
+
+    V = C.ShareVerdict
+    good = V(Interval(0.9, 0.8, 1.0, 0.95), 0.001, 0.002, "above")
+    coin = V(Interval(0.6, 0.2, 0.9, 0.95), 0.4, 0.4, "inconclusive")
+    sentence, details = C.probe_finding(good, 40, 4)
+    assert sentence == "Without a patch, the probe reads the target's own sense in 90% of the 40 sentence pairs, " \
+                       "better than a coin."
+    assert details == ["4 words resampled: 90.0% [80.0, 100.0], p = 0.002"]
+    assert C.probe_finding(coin, 40, 4)[0].endswith("we cannot tell it from a coin, so the follow rates below mean "
+                                                    "little.")
+    rows = C.patch_rows([coin, good], [good, coin])
+    assert rows[0] == {"patched layer": "emb", "at the word": "60% [20, 90]", "a majority": "cannot tell",
+                       "rest of the sentence": "90% [80, 100]", "a majority (rest)": "follows the patch"}
+    assert rows[1]["patched layer"] == 1
+
+
+def test_parity_lines_count_the_rows_that_ran():
+    from types import SimpleNamespace
+
+    from helpers.tools.compute import library_version, missing_research_libraries
+
+    checks = [SimpleNamespace(status="equal", equal=True), SimpleNamespace(status="NOT equal", equal=False),
+              SimpleNamespace(status="not installed", equal=False)]
+    lines = C.parity_lines(SimpleNamespace(checks=checks, gaps=["nnsight: x", "TransformerLens: y"]))
+    assert lines[0] == "1 of the 2 rows that ran are equal at their tolerance; 1 did not run"
+    assert lines[1:3] == ["gap: nnsight: x", "gap: TransformerLens: y"]
+    installed = [n for n in ("nnsight", "TransformerLens", "Captum") if library_version(n)]
+    assert lines[3] == "installed: " + ", ".join(f"{n} {library_version(n)}" for n in installed)
+    assert len(lines) == 4 + bool(missing_research_libraries())
+
+
+def test_flip_lines_spell_out_each_skip_that_flips():
+    base = torch.tensor([3.0, 1.0, 0.0])
+    heads = base.repeat(2, 3, 1)
+    heads[1, 2] = torch.tensor([0.0, 2.0, 0.0])  # one head removal flips to class 1
+    skips = torch.stack([base, torch.tensor([2.0, 2.5, 0.0])])  # skipping layer 2 flips to class 1
+    effects = C.SentenceInterventions("t", ["t"], base, heads, skips)
+    lines = C.flip_lines(effects, ["a", "b", "c"])
+    assert lines == ["1 of 6 single-head removals change the predicted intent of SENTENCE; skipping layer(s) [2] does",
+                     "  skipping layer 2: the 'a' logit changes by -1.0, the 'b' logit by +1.5, so 'b' wins"]
+    effects.skips = base.repeat(2, 1)
+    assert C.flip_lines(effects, ["a", "b", "c"])[-1].endswith("skipping layer(s) none does")
+
+
+def test_sense_groups_and_join_claims():
+    from types import SimpleNamespace
+
+    from helpers.common.claims import Claim
+
+    poly = SimpleNamespace(jobs=[("bank", "money"), ("bank", "river"), ("bank", "money"), ("bat", "animal")],
+                           words={"bank": {"money": [], "river": []}, "bat": {"animal": []}})
+    vectors = torch.arange(3 * 4 * 2, dtype=torch.float).view(3, 4, 2)  # [variants, sentences, H]
+    groups = C.sense_groups(vectors, poly)
+    assert groups["bank"]["money"].shape == (2, 3, 2)
+    assert torch.equal(groups["bank"]["money"][1], vectors[:, 2])
+    assert torch.equal(groups["bat"]["animal"][0], vectors[:, 3])
+    joined = C.join_claims(Claim("A.", ["a"]), Claim("B.", ["b1", "b2"]))
+    assert (joined.sentence, joined.details) == ("A. B.", ["a", "b1", "b2"])
+
+
+def test_parking_details_reads_the_largest_share_and_the_heads_over_half():
+    from helpers.interventions.compute import parking_details
+
+    # a 2-layer, 3-head map worked out by hand: largest 0.90, three heads above one half
+    cls = torch.tensor([[0.10, 0.90, 0.51], [0.50, 0.70, 0.20]])
+    sep = torch.zeros(2, 3)
+    lines = parking_details({"[CLS]": cls, "[SEP]": sep})
+    assert lines[0] == "[CLS]: largest share of one head 0.90; heads with more than half their attention there: 3 of 6"
+    assert lines[1].endswith("0 of 6") and "0.00" in lines[1]

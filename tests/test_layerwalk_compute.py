@@ -521,3 +521,177 @@ def test_ranking_and_profile_sentences_follow_the_intervals():
         alone, names, "the cosine")
     sentence, details = profile_finding(r, names, what="the cosine")
     assert sentence == text and len(details) == 4 and "Bonferroni" in details[0]
+
+
+# -- lesson 07's table rows and findings (helpers moved out of the lesson) --------------------
+
+def _iv(estimate, low, high):
+    from helpers.common.stats import Interval
+
+    return Interval(estimate, low, high)
+
+
+def _verdict(kind, estimate):
+    from helpers.common.stats import Verdict
+
+    return Verdict(kind, f"step {kind}", _iv(estimate, estimate - 1, estimate + 1))
+
+
+def test_transition_and_norm_rows_read_the_quartiles():
+    from helpers.layerwalk.compute import norm_rows, transition_rows
+
+    per_token = torch.tensor([[0.1, 0.5], [0.2, 0.6], [0.3, 0.7], [0.4, 0.8], [0.5, 0.9]])
+    cls = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    rows = transition_rows(["emb→1", "1→2"], per_token, torch.tensor([0.12345, -0.5]), "'x'", cls_per_token=cls)
+    # by hand: column 0 is 0.1..0.5, so q25 0.2, median 0.3, q75 0.4; the [CLS] medians are 0.5
+    assert rows[0] == {"transition": "emb→1", "data tokens: median [IQR]": "0.300 [0.200-0.400]",
+                       "[CLS]: median": "0.500", "'x'": "0.123"}
+    assert rows[1]["data tokens: median [IQR]"] == "0.700 [0.600-0.800]" and rows[1]["'x'"] == "-0.500"
+    assert "[CLS]: median" not in transition_rows(["a"], per_token[:, :1], [1.0], "'x'")[0]
+    norms = norm_rows(torch.tensor([3.0, 4.5]), 10 * per_token, "'x'")
+    assert norms[0] == {"layer": "emb", "data median": "3.00 [IQR 2.00-4.00]", "this token ('x')": "3.00"}
+    assert norms[1]["layer"] == "1" and norms[1]["data median"] == "7.00 [IQR 6.00-8.00]"
+
+
+def test_baseline_turn_and_step_rows():
+    from types import SimpleNamespace
+
+    from helpers.layerwalk.compute import baseline_rows, step_rows, turn_rows
+
+    within = [_iv(0.1 * i, 0.0, 1.0) for i in range(3)]
+    cross = [_iv(0.5, 0.4, 0.6), _iv(0.7, 0.6, 0.8)]
+    rows = baseline_rows(within, cross, torch.tensor([0.25, 0.75]), ["emb→1", "1→2"])
+    assert [r["layer"] for r in rows] == ["emb", "1", "2"]
+    assert rows[0]["same layer"] == str(within[0]) and rows[1]["one layer apart"] == str(cross[1])
+    assert rows[1]["mean of two same-layer"] == "0.750" and rows[1]["transition"] == "1→2"
+    assert rows[2]["transition"] == rows[2]["one layer apart"] == rows[2]["mean of two same-layer"] == ""
+    turn = SimpleNamespace(intervals=cross)
+    rows = turn_rows(turn, ["emb→1", "1→2"], torch.tensor([0.25, 0.75]), torch.tensor([1.0, 0.0]))
+    assert rows[0] == {"transition": "emb→1", "adjusted median [95 % CI]": str(cross[0]),
+                       "tokens turning most here": "25%", "same, raw cosine": "100%"}
+    steps = step_rows([_verdict("higher", 1.5), _verdict("lower", -0.25), _verdict("inconclusive", 0.01)],
+                      ["a", "b", "c"])
+    assert [r["reading"] for r in steps] == ["grows", "shrinks", "cannot tell"]
+    assert [r["change of the mean length"] for r in steps] == ["+1.5", "-0.25", "+0.01"]
+
+
+def test_growth_finding_reads_every_step():
+    from helpers.layerwalk.compute import growth_finding
+
+    names, med = ["emb→1", "1→2"], [2.0, 1.0, 3.0]
+    up = [_verdict("higher", 1.0), _verdict("higher", 2.0)]
+    grows, sentence, details = growth_finding(up, names, med)
+    assert grows == "met" and sentence.startswith("The mean length grows at every step: ")
+    assert sentence.endswith("The median is shortest at layer 1, longest at layer 2.")
+    assert details == ["step higher", "step higher"]
+    grows, sentence, _ = growth_finding([up[0], _verdict("lower", -1.0)], names, med)
+    assert grows == "not met" and "does not grow at every step" in sentence
+    grows, sentence, _ = growth_finding([up[0], _verdict("inconclusive", 0.0)], names, med)
+    assert grows == "inconclusive" and "may or may not grow" in sentence
+
+
+def test_parts_and_top_dimension_rows():
+    from helpers.layerwalk.compute import parts_rows, top_dimension_rows
+
+    parts = {"norm": torch.tensor([[1.0, 4.0], [2.0, 5.0], [3.0, 9.0]]), "scaled": torch.ones(3, 2),
+             "cross": torch.tensor([[-1.0, 0.5], [0.0, 0.5], [1.0, 0.5]]),
+             "gamma": torch.tensor([7.0, 8.125]), "beta": torch.tensor([0.5, 0.25])}
+    rows = parts_rows(parts)
+    assert rows[0] == {"layer": "emb", "median ||h||": "2.00", "median ||gamma*z_hat||": "1.00",
+                       "||gamma||": "7.00", "||beta||": "0.50", "median 2<s,beta>": "0.00"}
+    assert rows[1]["median ||h||"] == "5.00" and rows[1]["||gamma||"] == "8.12"
+    contrib = torch.tensor([[0.1, 0.2, 0.0, 0.0], [0.3, 0.0, 0.0, 0.1]])
+    dims = torch.tensor([[1, 0, 2], [0, 3, 1]])
+    rows = top_dimension_rows(contrib, dims, torch.tensor([1.0, 0.5]), [[2, 3], []])
+    assert rows[0] == {"layer": "emb", "random-pair cosine": "0.300", "top 3 dims": "[1, 0, 2]",
+                       "share they supply": "100%", "LayerNorm 3-sigma outliers": "[2, 3]", "in both": "[2]"}
+    assert rows[1]["in both"] == "[]" and rows[1]["random-pair cosine"] == "0.400"
+
+
+def test_outlier_table_rows_and_finding():
+    from helpers.layerwalk.compute import outlier_counts, outlier_finding, outlier_table_rows
+
+    counted = outlier_counts([[5, 7], [5], [5, 7], [1]], top_dims=[[5, 0, 2], [1, 2, 3], [7, 5, 0], [0, 1, 2]])
+    rows = outlier_table_rows(counted, 4)
+    # by hand: 5 is flagged in layers 0, 1, 2 and a top contributor in 0 and 2; 7 in 0 and 2, top in 2
+    assert rows == [{"dimension": 5, "flagged in (of 4)": 3, "layers flagged": "[0, 1, 2]",
+                     "top-3 cosine contributor in": "[0, 2]"},
+                    {"dimension": 7, "flagged in (of 4)": 2, "layers flagged": "[0, 2]",
+                     "top-3 cosine contributor in": "[2]"}]
+    assert len(outlier_table_rows(counted, 4, limit=1)) == 1
+    assert outlier_table_rows([], 4) == [{"dimension": "none", "flagged in (of 4)": "-"}]
+    sentence, details = outlier_finding(counted, 4)
+    assert "closest, dimension 5, is flagged in 3 of 4" in sentence
+    assert details == ["dimension 5: flagged in layers [0, 1, 2]", "dimension 7: flagged in layers [0, 2]"]
+
+
+def test_cosines_by_variant_matches_the_measures_by_hand(data_traces):
+    import numpy as np
+
+    from helpers.layerwalk.compute import cosine_contributions, cosines_by_variant, layer_mean_std, variant_rows
+
+    mean, _ = layer_mean_std(data_traces, "content")
+    variants = {"raw": {}, "mean-centred": {"shift": mean}}
+    base, turn = cosines_by_variant(data_traces, variants, n_pairs=100, seed=0)
+    L = data_traces[0].num_layers
+    assert base["raw"].shape == (L + 1,) and len(turn["raw"]) == L
+    # the baseline: the per-dimension contributions of the same pairs add up to it
+    for name, kw in variants.items():
+        assert torch.allclose(base[name], cosine_contributions(data_traces, 100, 0, **kw).sum(-1), atol=1e-5)
+    # the turn: centre the pooled vectors by hand, cosine of consecutive layers, median over tokens
+    pooled = pooled_vectors(data_traces, "content") - mean[:, None]
+    median = np.median(F.cosine_similarity(pooled[:-1], pooled[1:], dim=-1).numpy(), axis=1)
+    control = random_pair_cosines(data_traces, 100, 0, gap=1, shift=mean).mean(0).numpy()
+    assert np.allclose(turn["mean-centred"], median - control, atol=1e-5)
+    assert not np.allclose(turn["raw"], turn["mean-centred"])
+    rows = variant_rows({"a": [0.1234, -0.5], "b": [1.0, 0.0]}, ["emb", 1], "layer")
+    assert rows == [{"layer": "emb", "a": "+0.123", "b": "+1.000"}, {"layer": 1, "a": "-0.500", "b": "+0.000"}]
+
+
+def test_comparison_rows_and_finding(data_traces):
+    from types import SimpleNamespace
+
+    from helpers.layerwalk.compute import anisotropy_profile, comparison_finding, comparison_rows, last_layer_word
+
+    a = SimpleNamespace(intervals=[_iv(0.1, 0.0, 0.2), _iv(0.3, 0.2, 0.4), _iv(0.5, 0.4, 0.6)])
+    b = SimpleNamespace(intervals=[_iv(0.2, 0.1, 0.3), _iv(0.4, 0.3, 0.5)])
+    rows = comparison_rows([("m", a, torch.tensor([0.5, 0.25, 0.125])), ("mini", b, torch.tensor([1.0, 0.75]))])
+    assert [r["layer"] for r in rows] == ["emb", "1", "2"]
+    assert rows[1] == {"layer": "1", "m: random-pair cosine": str(a.intervals[1]), "m: top-3 share": "25%",
+                       "mini: random-pair cosine": str(b.intervals[1]), "mini: top-3 share": "75%"}
+    assert rows[2]["mini: random-pair cosine"] == rows[2]["mini: top-3 share"] == ""
+    mini = anisotropy_profile(data_traces, n_pairs=100, seed=0)
+    L = len(mini["names"]) - 1
+    labels = [f"{i}→{i + 1}" for i in range(L)]
+    share = torch.tensor([0.2, 0.6])
+    text, details = comparison_finding(mini["rank"], share, mini, labels)
+    assert text.startswith("On course-mini, ") and "the two checkpoints agree there" in text
+    lo, hi = float(mini["share"].min()), float(mini["share"].max())
+    assert f"Its top 3 dimensions supply {lo:.0%}-{hi:.0%}" in text and "(20%-60% on this model)" in text
+    assert details and details[0].startswith(mini["names"][mini["rank"].extreme])
+    word = last_layer_word(mini["rank"])
+    # a profile whose last layer is the peak, or one whose last layer drops: the opposite of mini's
+    other = (SimpleNamespace(intervals=[None] * (L + 1), extreme=L, tied=[L]) if word == "drops"
+             else SimpleNamespace(intervals=[None] * (L + 1), extreme=0, tied=[0]))
+    assert "the two disagree" in comparison_finding(other, share, mini, labels)[0]
+
+
+def test_confidence_finding_and_claims_frame():
+    from helpers.layerwalk.compute import WITHIN_LAYER, claims_frame, confidence_finding
+
+    split = {"layer": _iv(0.2, 0.1, 0.3), "token": _iv(0.5, 0.4, 0.6), "interaction": _iv(0.3, 0.2, 0.4),
+             WITHIN_LAYER: _iv(0.8, 0.7, 0.9)}
+    sentence, details = confidence_finding(split, "not met", 40, 7)
+    assert sentence.startswith("80% of the variance of the length lies between the tokens of a layer")
+    assert "own mean length 50%" in sentence and "others 30%), 20% between the layers' means" in sentence
+    assert "is met. Prediction 2, the mean length grows at every layer, is not met. So" in sentence
+    assert "over 40 tokens x 7 layers" in details[0] and "layer 20% [10, 30]" in details[0]
+    split[WITHIN_LAYER] = _iv(0.5, 0.45, 0.55)
+    sentence, _ = confidence_finding(split, "met", 40, 7)
+    assert "is undecided" in sentence and "premise" not in sentence
+    split[WITHIN_LAYER] = _iv(0.3, 0.2, 0.4)
+    assert "is not met. Prediction 2" in confidence_finding(split, "met", 40, 7)[0]
+    frame = claims_frame([("c1", "r1", "p1", "how1"), ("c2", "r2", "p2", "how2")], "m", "same model")
+    assert frame.shape == (2, 3) and frame.iloc[1, 2] == "p2"
+    assert list(frame.columns) == ["popular claim", "this model (m), live",
+                                   "published finding (paper, model); against BERT-base: same model"]

@@ -230,3 +230,126 @@ def test_quantize_with_warnings_hands_them_back():
     assert all(isinstance(m, str) for m in messages)
     x = torch.randn(2, 4)
     assert q(x).shape == (2, 3)
+
+
+# --- lesson 11's tables and printouts -----------------------------------------------------------------
+
+@pytest.fixture(scope="module")
+def tiny_study(tokenizer, model, intent_splits):
+    """A real, tiny study: the probe, full fine-tuning and gradual unfreezing on two seeds (no disk cache)."""
+    from helpers.common.data import load_intents
+    from helpers.finetuning.compute import FROZEN, FULL, GRADUAL, FewShotTask, FinetuneConfig, finetune_study
+
+    train, dev = load_intents("train").subset(4).split_off(1, seed=0)
+    tasks = {s: FewShotTask(train, dev, intent_splits[1], tuple(train.names), 3, s) for s in (0, 1)}
+    config = FinetuneConfig(lrs=(1e-4,), max_steps=6, warmup=0.2, patience=1, batch_size=10, max_length=24,
+                            unfreeze_epochs=2)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("COURSE_CACHE", "off")
+        return finetune_study(tokenizer, model, tasks, (FROZEN, FULL, GRADUAL), config=config, progress=False)
+
+
+def test_training_rows_and_status_finding_read_every_run(tiny_study):
+    import numpy as np
+
+    from helpers.finetuning.compute import FROZEN, FULL, GRADUAL
+    from helpers.practice.compute import status_finding, training_rows
+
+    study = tiny_study
+    rows = {r["strategy"]: r for r in training_rows(study)}
+    assert list(rows) == [FROZEN, FULL, GRADUAL]
+    assert rows[FROZEN]["steps"] == "-"
+    runs = study.runs[FULL]
+    steps = [r.steps for r in runs]
+    assert rows[FULL]["steps"] == f"{min(steps)}-{max(steps)}"
+    # dev loss at step 0 and at the kept evaluation, read off each run's own dev curve
+    step0 = [r.dev_curve[0][1] for r in runs]
+    kept = [next(loss for st, loss, _ in r.dev_curve if st == r.best_step) for r in runs]
+    assert rows[FULL]["dev loss, step 0 -> kept (median)"] == f"{np.median(step0):.3f} -> {np.median(kept):.3f}"
+    # one learning rate in the grid: its best dev loss is the first draw's kept one
+    assert rows[FULL]["dev-split choice"] == f"lr {runs[0].lr:g} (first draw's dev loss: {runs[0].lr:g}: {kept[0]:.3f})"
+    converged = sum(r.status == "converged" for s in (FULL, GRADUAL) for r in study.runs[s])
+    full_converged = sum(r.status == "converged" for r in runs)
+    assert rows[FULL]["status"].startswith("all 2 runs converged" if full_converged == 2
+                                           else f"{full_converged} of 2 runs converged")
+
+    sentence, details = status_finding(study)
+    exhausted = sum(r.status == "budget exhausted" for s in (FULL, GRADUAL) for r in study.runs[s])
+    assert sentence.startswith(f"Of the 4 fine-tuning runs, {converged} converged, {4 - converged - exhausted} stopped")
+    assert sentence.endswith(f"and {exhausted} ran out of steps.")
+    assert details[0] == f"criterion: {study.config.criterion()}"
+    opened = [r.opened_at for r in study.runs[GRADUAL]]
+    assert details[-1] == (f"gradual unfreezing opened every layer at step {min(opened)}-{max(opened)}"
+                           if None not in opened else "gradual unfreezing did not open every layer in some runs")
+
+
+def test_strategy_rows_are_the_runs_accuracies_and_costs(tiny_study):
+    import statistics
+
+    from helpers.finetuning.compute import FULL
+    from helpers.practice.compute import strategy_rows
+
+    rows = {r["strategy"]: r for r in strategy_rows(tiny_study)}
+    runs = tiny_study.runs[FULL]
+    per_seed = [100 * r.correct.float().mean().item() for r in runs]
+    row = rows[FULL]
+    assert row["test accuracy"] == f"{statistics.mean(per_seed):.1f} %"  # as many items per seed
+    assert row["seed SD"] == f"{statistics.stdev(per_seed):.1f}pt"
+    assert row["seed range"] == f"{min(per_seed):.1f}-{max(per_seed):.1f}%"
+    from helpers.finetuning.compute import FROZEN
+
+    trainable = {s: int(r["trainable"].replace(",", "")) for s, r in rows.items()}
+    assert trainable[FULL] == runs[0].trainable_params > trainable[FROZEN], "fine-tuning trains more than a head"
+    secs = sorted(r.seconds for r in runs)
+    assert row["s/run: median [range]"].startswith(f"{statistics.median(secs):.1f}")
+
+
+def test_power_finding_says_what_the_design_can_detect():
+    from helpers.practice.compute import power_finding
+
+    sentence, details = power_finding(0.05, 30, 3, 400, 5)
+    assert "With 3 draws of 400 test utterances" in sentence and "about 5.0 points or more" in sentence
+    assert sentence.endswith("are not detectable here -- a 1-point difference would need about 30 draws of this size.")
+    assert power_finding(0.05, None, 3, 400, 5)[0].endswith("are not detectable here.")
+    assert power_finding(0.008, 2, 3, 400, 5)[0].endswith("are detectable here.")
+    assert "Bonferroni over the 5 comparisons" in details[1] and "Student t with 2 degrees" in details[1]
+
+
+def test_training_memory_text_counts_parameters_and_shrinkage():
+    from helpers.practice.compute import SavedForBackward, training_memory_text
+
+    clf = torch.nn.ModuleDict({"used": torch.nn.Linear(4, 3), "unused": torch.nn.Linear(3, 2)})
+    opt = torch.optim.AdamW(clf.parameters(), lr=1e-3)
+    clf["used"](torch.randn(2, 4)).sum().backward()
+    opt.step()
+    state = training_state_bytes(clf, opt)
+    # 23 parameters, 15 of them used: weights 92 + gradients 60 + AdamW 120 = 272 bytes, 11.8 per parameter
+    assert state == {"weights": 92, "gradients": 60, "optimizer state": 120}
+    memory = {"plain": SavedForBackward(816, 100, 4, 2, 6, 0), "checkpointed": SavedForBackward(272, 100, 2, 2, 6, 6)}
+    text = training_memory_text(clf, state, memory, "gradient_checkpointing_enable")
+    assert text.startswith("23 parameters; measured 11.8 bytes per parameter")
+    assert "8 parameters got no gradient" in text
+    assert "checkpointed: activations 0.0 MiB in 2 tensors; layer forwards 6 + 6 recomputed in backward" in text
+    # activations 816 / 272 = 3.0x; the whole step (272 + 816) / (272 + 272) = 2.00x; 816 / 1088 = 75 %
+    assert "the activations shrink 3.0x, the whole step's memory 2.00x" in text
+    assert "the activations are 75% of the step's memory" in text
+
+
+def test_peak_memory_text_compares_the_shortest_and_longest_inputs():
+    from helpers.practice.compute import peak_memory_text
+
+    mib = 2 ** 20
+    peaks = {32: {"plain": 90 * mib, "checkpointed": 90 * mib}, 128: {"plain": 300 * mib, "checkpointed": 100 * mib}}
+    text = " ".join(peak_memory_text(peaks, 8, 86 * mib).split())
+    assert ("8 utterances x 128 tokens: peak memory of one step, plain 300.0 MiB, checkpointed 100.0 MiB (3.00x);"
+            " the gradients alone are 86.0 MiB") in text
+    assert "lowered the peak 1.00x at 32 tokens and 3.00x at 128:" in text
+
+
+def test_quantization_note_quotes_a_deprecation():
+    from helpers.practice.compute import quantization_note
+
+    said = quantization_note("2.9", ["torch.ao.quantization is deprecated", "other"])
+    assert said == "torch 2.9: quantize_dynamic warned that it is deprecated: torch.ao.quantization is deprecated"
+    assert quantization_note("2.9", ["other"]).endswith("raised no deprecation warning (1 other warning(s))")
+    assert quantization_note("2.9", []).endswith("raised no deprecation warning")

@@ -1,5 +1,6 @@
 """helpers.probes.compute on the real bundled model and the real data/pos labels."""
 
+import math
 import warnings
 
 import numpy as np
@@ -164,7 +165,8 @@ def test_task_and_control_probes_meet_the_same_criterion(sentences, features):
     assert len(r.train_accuracy) == len(r.control_train_accuracy) == L + 1
     # the printed control training accuracy is the mean over seeds of each control probe's own record
     for l in range(L + 1):
-        per_seed = [rec.train_accuracy for rec in r.records if rec.run.endswith(f", layer {l}") and ": control, seed" in rec.run]
+        per_seed = [rec.train_accuracy for rec in r.records
+                    if rec.run.endswith(f", layer {l}") and ": control, seed" in rec.run]
         assert len(per_seed) == 2 and r.control_train_accuracy[l] == pytest.approx(np.mean(per_seed))
     # the training accuracy is the chosen probe's own, recomputed here on the words it was fitted on
     y = features.labels(sentences, "upos")
@@ -374,3 +376,234 @@ def test_no_warning_for_normal_sentences(tokenizer, model, sentences):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         extract_word_features(tokenizer, model, sentences[:3], progress=False)
+
+
+# ----------------------------------------------------------------------------- lesson 14's tables and findings
+@pytest.fixture(scope="module")
+def upos_report(sentences, features):
+    train, test = split_sentences(160, 0.25, seed=0)
+    return word_probe_report(features, sentences, "upos", train, test, seeds=(0, 1), progress=False)
+
+
+def test_word_probe_table_and_status_finding_read_the_real_report(sentences, features, upos_report):
+    from helpers.probes.compute import layer_label, probe_status_finding, word_probe_table
+
+    r, L = upos_report, features.num_layers
+    rows, title = word_probe_table(r)
+    assert [row["layer"] for row in rows] == ["emb"] + list(range(1, L + 1))
+    assert layer_label(0) == "emb" and layer_label(3) == 3
+    for l in (0, L):  # the test accuracy, recomputed from the per-word outcomes
+        acc = r.task_correct[:, l].double().mean().item()
+        assert rows[l]["task accuracy"].startswith(f"{100 * acc:.1f}% [")
+        per_seed = [rec.train_accuracy for rec in r.records
+                    if rec.run.endswith(f", layer {l}") and ": control, seed" in rec.run]
+        assert rows[l]["control, on its training words"] == f"{np.mean(per_seed):.1%}"
+    # the most frequent training tag's share of the test words, by hand
+    train, test = split_sentences(160, 0.25, seed=0)
+    y = features.labels(sentences, "upos")
+    y_train = y[torch.isin(features.sentence, torch.tensor(train))]
+    y_test = y[torch.isin(features.sentence, torch.tensor(test))]
+    majority = (y_test == torch.bincount(y_train).argmax()).double().mean().item()
+    assert f"most frequent training tag on test: {majority:.1%}" in title
+    assert "averaged over 2 seeds" in title and f"{len(y_train)} train / {len(y_test)} test words, 17 classes" in title
+    sentence, details, table = probe_status_finding(r.records)
+    assert sentence == f"Of the {3 * (L + 1)} word probes (task and control, every layer), every one met the" \
+                       " convergence criterion."
+    assert details[0].startswith(f"criterion: {r.records[0].criterion}; ") and len(table.table) == 3 * (L + 1)
+    import dataclasses
+
+    from helpers.common.training import BUDGET_EXHAUSTED
+    stuck = [dataclasses.replace(r.records[0], status=BUDGET_EXHAUSTED)] + r.records[1:]
+    assert probe_status_finding(stuck)[0].endswith(
+        f" {3 * (L + 1) - 1} of {3 * (L + 1)} runs converged; 1 {BUDGET_EXHAUSTED}.")
+    with pytest.raises(ValueError, match="records"):
+        probe_status_finding([])
+    with pytest.raises(ValueError, match="word_probe_report"):
+        word_probe_table(_report(_layers(10, 5)))
+
+
+def test_intent_probe_table_reads_the_draws(intent_data):
+    from helpers.probes.compute import intent_probe_table
+
+    train = intent_data[0]
+    r = sentence_probe_report(*_intent_draws(intent_data), train.names, progress=False)
+    rows, title = intent_probe_table(r)
+    assert len(rows) == len(r.accuracy) and rows[0]["layer"] == "emb"
+    for l, row in enumerate(rows):  # mean over the two draws of each draw's accuracy
+        assert row["intent accuracy"].startswith(f"{100 * r.task_correct[:, l].mean().item():.1f}% [")
+    assert "mean over the 2 draws" in title
+
+
+def test_peak_findings_name_the_best_layer_its_ties_and_the_gain():
+    from helpers.probes.compute import peak_findings
+
+    outcomes = {"upos": _layers(80, 30, 10, 40, 60), "entity": _layers(10, 12, 60, 70, 80),
+                "intent": _layers(90, 70, 60, 40, 5)}
+    reports = {t: _report(o) for t, o in outcomes.items()}
+    rows, title, findings = peak_findings(reports)
+    assert [row["task"] for row in rows] == ["part of speech", "entities", "sentence meaning"]
+    acc = {t: o[0].mean(1) for t, o in outcomes.items()}  # per layer, by hand
+    pos = rows[0]
+    assert pos["best layer"] == "2" and pos["most selective"] == "n/a"
+    assert pos["gain over emb, points"] == f"{100 * (acc['upos'][2] - acc['upos'][0]).item():+.1f}"
+    # layers 1..3 of 12 at 4 layers: the middle of layer 1 (1/8) lies in (0, 3/12], that of layer 2 (3/8) not
+    assert pos["table, scaled"] == "1" and pos["could be as high"] == "none"
+    assert pos["verdict"] == "peak outside the table's layers"
+    sentence, details = findings[0]
+    assert sentence == (f"Part of speech is read best at layer 2 ({100 * acc['upos'][2].item():.1f} %); against the"
+                        " popular table (1): peak outside the table's layers.")
+    assert f"3: {100 * (acc['upos'][3] - acc['upos'][2]).item():+.1f} [" in details[0]
+    assert "Bonferroni over the 10 pairs of layers" in details[0]  # 5 layers (emb + 4): 10 pairs
+    # entities: the embeddings are about as good as layer 1 (both nearly perfect)
+    assert rows[1]["verdict"].startswith("not testable here")
+    assert findings[1][0].startswith("Entities is read best at the embeddings (95.0 %)")
+    assert rows[2]["best layer"] == "4" and rows[2]["table, scaled"] == "4" and "peak inside" in rows[2]["verdict"]
+    assert "popular table's layers scaled to this model" in title
+
+
+def test_layer_tag_table_keeps_only_the_disputed_words():
+    from helpers.probes.compute import layer_tag_table
+
+    classes = ("A", "B", "C", "D", "E")
+    tags = torch.tensor([[1, 2, 3], [1, 2, 4], [1, 2, 3]])  # emb, layer 1, layer 2
+    line, rows, title = layer_tag_table(["book", "a", "book"], tags, classes)
+    assert line == "2 of 3 words get the same tag from every layer: book/B a/C"
+    assert rows == [{"layer": "emb", "book (#2)": "D"}, {"layer": 1, "book (#2)": "E"}, {"layer": 2, "book (#2)": "D"}]
+    assert title.startswith("words on which the layers disagree (1, at most 12 shown;")
+    line, rows, _ = layer_tag_table(["a", "b", "c"], torch.zeros(2, 3, dtype=torch.long), classes, max_listed=2)
+    assert line == "every layer gives each of the 3 words the same tag: a/A b/A ..." and rows == []
+    with pytest.raises(ValueError, match="tags must be"):
+        layer_tag_table(["a"], tags, classes)
+
+
+def test_layer_change_table_gives_each_layers_cka_and_seed_range():
+    from types import SimpleNamespace
+
+    from helpers.common.stats import Interval
+    from helpers.probes.compute import layer_change_table
+
+    per_seed = torch.tensor([[1.0, 0.95, 0.80], [1.0, 0.90, 0.70], [1.0, 0.93, 0.75]])  # [seeds, L+1]
+    cka = [Interval(float(v), float(v) - 0.01, float(v) + 0.01) for v in per_seed.mean(0)]
+    moved = [Interval(0.1, 0.05, 0.2)] * 3
+    rows, title = layer_change_table(SimpleNamespace(cka=per_seed), cka, moved, 40)
+    assert rows[2] == {"layer": 2, "CKA": "0.7500 [0.7400, 0.7600]", "CKA seed range": "0.7000-0.8000",
+                       "relative weight change (seed range)": "0.1000 [0.0500, 0.2000]"}
+    assert rows[0]["layer"] == "emb" and "mean of 3 runs" in title and "one of the 40 utterances" in title
+    with pytest.raises(ValueError, match="per layer"):
+        layer_change_table(SimpleNamespace(cka=per_seed), cka[:2], moved, 40)
+
+
+def _jackknife_low(values, level):
+    """The lower end of a jackknife interval by hand: ``mean -/+ z * sqrt((n-1)/n * sum(dev^2))``."""
+    from statistics import NormalDist
+
+    n = len(values)
+    se = math.sqrt((n - 1) / n * float(((values - values.mean()) ** 2).sum()))
+    return float(values.mean()) - NormalDist().inv_cdf(0.5 + level / 2) * se
+
+
+def test_cka_depth_finding_compares_layers_paired():
+    from helpers.common.stats import Interval, extreme_family, family_level
+    from helpers.probes.compute import cka_depth_finding
+
+    g = torch.Generator().manual_seed(0)
+    n = 30
+    loo = torch.tensor([1.0, 0.99, 0.801, 0.80]).repeat(n, 1).double()
+    loo[:, 2] = loo[:, 3] + 0.001 + 0.05 * torch.randn(n, generator=g, dtype=torch.float64) / n  # about layer 3
+    cka = [Interval(float(v), float(v), float(v)) for v in loo.mean(0)]
+    sentence, details = cka_depth_finding(cka, loo)
+    tied = _jackknife_low(loo[:, 2] - loo[:, 3], family_level(extreme_family(3))) <= 0
+    assert tied, "the test builds layer 2 as changed about as much as layer 3"
+    assert sentence == (f"Layer 3 changed more than layer 1, as Merchant et al. found: its CKA is lower"
+                        f" ({cka[3].estimate:.3f} vs {cka[1].estimate:.3f}). Layer 3 changed most"
+                        f" (CKA {cka[3].estimate:.3f}); 2 could have changed as much.")
+    assert "Bonferroni over the 3 pairs of encoder layers" in details[1] and details[1].count(": ") == 3
+    # the top and the bottom layer swapped: layer 1 changed more, and alone
+    flipped = loo[:, [0, 3, 2, 1]].clone()
+    flipped[:, 2] = 0.95
+    cka2 = [Interval(float(v), float(v), float(v)) for v in flipped.mean(0)]
+    sentence, _ = cka_depth_finding(cka2, flipped)
+    assert sentence.startswith("Layer 1 changed more than layer 3, unlike Merchant et al.: its CKA is lower (0.800 vs")
+    assert sentence.endswith("Layer 1 changed most (CKA 0.800); every other encoder layer changed less.")
+    assert cka_depth_finding(cka[:2], loo[:, :2]) is None  # one encoder layer: nothing to compare
+    with pytest.raises(ValueError, match="one column per layer"):
+        cka_depth_finding(cka, loo[:, :3])
+
+
+def test_weight_norm_table_splits_the_log_ratio():
+    from helpers.probes.compute import weight_norm_table
+
+    size, step = torch.tensor([10.0, 20.0, 40.0]), torch.tensor([0.1, 0.2, 0.2])
+    rows, title, split = weight_norm_table(size, step)
+    assert rows[1] == {"layer": 1, "||W||": "20.00", "||dW|| (mean of seeds)": "0.2000", "ratio": "0.0100"}
+    # log(0.2/40) - log(0.2/20) = 0 from ||dW|| + (-log 2) from ||W||
+    assert split == (f"layer 1 -> 2: log ratio changes by {-math.log(2):+.3f} = +0.000 from ||dW||"
+                     f" {-math.log(2):+.3f} from ||W||: mostly ||W||.")
+    assert weight_norm_table(size[:2], step[:2])[2] is None and "||dW|| / ||W||" in title
+
+
+def test_swap_in_table_and_finding_follow_the_verdicts():
+    from helpers.common.stats import Interval, verdict
+    from helpers.probes.compute import swap_in_finding, swap_in_table
+
+    diffs = [Interval(-0.10, -0.15, -0.05), Interval(0.01, -0.02, 0.04), Interval(0.06, 0.02, 0.10)]
+    verdicts = [verdict(d, a=f"layer {l}", b="fine-tuned") for l, d in enumerate(diffs)]
+    assert [v.kind for v in verdicts] == ["lower", "inconclusive", "higher"]
+    rows, _ = swap_in_table(verdicts)
+    assert rows == [{"layer put back": "emb", "accuracy change, points": "-10.0",
+                     "what it says": "accuracy falls: its own change is needed"},
+                    {"layer put back": 1, "accuracy change, points": "+1.0", "what it says": "we cannot tell"},
+                    {"layer put back": 2, "accuracy change, points": "+6.0",
+                     "what it says": "accuracy rises: its change hurt"}]
+    sentence, details = swap_in_finding(verdicts, 2, 20)
+    assert sentence == ("Putting back emb lowers the accuracy: the fine-tuned model needs those layers' own changes;"
+                        " putting back 2 raises it; for the others we cannot tell.")
+    assert details[0].startswith("2 draws x 20 test utterances") and details[0].endswith("Bonferroni over the 3 swaps")
+    sentence, _ = swap_in_finding(verdicts[1:2], 2, 20)
+    assert sentence == ("For no single layer is putting back its pre-trained weights shown to lower the accuracy;"
+                        " for the others we cannot tell.")
+    assert swap_in_finding([verdicts[0], verdicts[2]], 2, 20)[0].endswith("putting back 1 raises it.")
+
+
+def test_pos_change_table_and_finding(upos_report):
+    from helpers.common.stats import Interval, family_level
+    from helpers.probes.compute import pos_change_finding, pos_change_table
+
+    spans = [(-0.05, -0.08, -0.02), (-0.03, -0.05, -0.01), (0.0, -0.01, 0.01), (0.03, 0.01, 0.05)]
+
+    def at(family, *layers):  # the layers' changes as intervals at the family's level
+        return [Interval(*spans[l], family_level(family)) for l in layers]
+
+    change = at(4, 0, 1, 2, 3)
+    before = ProbeReport("upos", UPOS_TAGS, [Interval(0.9, 0.88, 0.92)] * 4, None, None, [], 0.2, 10, 10)
+    after = ProbeReport("upos", UPOS_TAGS, [Interval(0.85, 0.83, 0.87)] * 4, None, [Interval(0.4, 0.35, 0.45)] * 4,
+                        [], 0.2, 10, 10, train_accuracy=[0.975] * 4)
+    rows, title = pos_change_table(before, after, change, 3)
+    assert rows[0] == {"layer": "emb", "accuracy before": "90.0% [88.0, 92.0]", "accuracy after": "85.0% [83.0, 87.0]",
+                       "after - before, points": "-5.0", "selectivity after": "40.0% [35.0, 45.0]",
+                       "after, on its training words": "97.5%"}
+    assert "fine-tuned draw 3 (after)" in title
+    sentence, details = pos_change_finding(change, 4, upos_report.records)
+    assert sentence == ("After fine-tuning, the part-of-speech probe reads less at layers emb-1; it reads more at 3;"
+                        " for the other layers we cannot tell.")
+    assert details[0].endswith(f"{100 * family_level(4):.4g} % intervals, Bonferroni over the 4 layers")
+    assert len(details) == 6 and details[-1].startswith("fine-tuned probes: all ")
+    sentence, _ = pos_change_finding(at(2, 0, 2), 2, upos_report.records)
+    assert sentence == ("After fine-tuning, the part-of-speech probe reads less at layer emb; for the other layers"
+                        " we cannot tell.")
+    assert pos_change_finding(at(1, 2), 1, upos_report.records)[0] == (
+        "No layer's part-of-speech accuracy is shown to fall after fine-tuning; for the other layers we cannot tell.")
+    with pytest.raises(ValueError, match="same layers"):
+        pos_change_table(before, after, change[:2], 3)
+
+
+def test_norm_lines_print_medians_and_ratios(features):
+    from helpers.probes.compute import norm_lines
+
+    q = np.array([[1.0, 2.0, 3.0], [2.0, 4.0, 6.0], [3.0, 5.0, 9.0]])  # 25th, 50th, 75th; emb, 1, 2
+    assert norm_lines(q) == ("word-vector norm per layer, median [25th, 75th percentile]:\n"
+                             "  emb: 2.0 [1.0, 3.0]; 1: 4.0 [2.0, 5.0]; 2: 6.0 [3.0, 9.0]\n"
+                             "largest median / smallest median: 3.00 (layer 2 / layer 0); median at layer 2 / layer 1:"
+                             " 1.50")
+    median_emb = np.median(features.vectors[0].norm(dim=-1).cpu().numpy())  # by hand, on the real words
+    assert f"emb: {median_emb:.1f} [" in norm_lines(norm_quartiles(features))

@@ -652,6 +652,207 @@ def claim_rows(*, sep_rank, cls_rank, sep_over_half: list[int], sink: dict, unif
     ]
 
 
+# -- lesson 08's tables and findings: per-layer rows and plain sentences from the numbers ----------
+# Formatting only: every number comes in already measured (helpers/common/stats.py behind it); these
+# functions put it into table rows and the sentences that show_finding displays.
+
+def layer_rows(columns: dict, label=int) -> list[dict]:
+    """Rows of a per-layer table for :func:`~helpers.common.tables.show_table`: row ``l`` is
+    ``{"layer": label(l + 1), name: values[l], ...}`` for every ``name: values`` of ``columns``
+    (per-layer lists, already formatted). A list shorter than the longest (a model with fewer
+    layers) leaves its cells empty (``""``). ``label=str`` writes the layer numbers as text."""
+    if not columns:
+        raise ValueError("layer_rows needs at least one column.")
+    n = max(len(v) for v in columns.values())
+    return [{"layer": label(l + 1)} | {name: (v[l] if l < len(v) else "") for name, v in columns.items()}
+            for l in range(n)]
+
+
+def favourite_key_rows(attention, tokens, query: str = "[CLS]") -> list[dict]:
+    """Per layer, the key that one query looks at most, from ``attention [L, seq]`` (that query's
+    attention row per layer, e.g. [CLS]'s with the heads averaged): rows ``{"layer", "<query> looks
+    most at" (the token, quoted), "position", "attention probability" (2 decimals)}``."""
+    favourite = attention.argmax(dim=-1).tolist()
+    return [{"layer": layer + 1, f"{query} looks most at": repr(tokens[j]), "position": j,
+             "attention probability": f"{attention[layer, j]:.2f}"} for layer, j in enumerate(favourite)]
+
+
+def sink_of(result: dict) -> str | None:
+    """Where a :func:`compare_layers` result of the [CLS] share minus the [SEP] share says the model
+    sinks its attention: ``"[CLS]"`` when [CLS] draws clearly more in over half of the layers,
+    ``"[SEP]"`` when [SEP] does, else ``None``."""
+    L = len(result["verdicts"])
+    return "[CLS]" if len(result["above"]) > L / 2 else "[SEP]" if len(result["below"]) > L / 2 else None
+
+
+def sink_finding(n_inputs: int, sep_rank, cls_rank, sep_half: dict, sink: dict) -> tuple[str, list[str]]:
+    """Lesson 08's [CLS]/[SEP] claim on the packed pairs as ``(sentence, details)`` for
+    :func:`~helpers.common.claims.show_finding`: the layer with the largest [SEP] and [CLS] share
+    (``sep_rank``/``cls_rank``, :func:`~helpers.common.stats.rank_layers`), the layers where [SEP]
+    is surely over one half (``sep_half``, :func:`above_threshold`) and which of the two draws more
+    (``sink``, :func:`compare_layers` of [CLS] minus [SEP]), set beside Clark et al.'s [SEP] sink."""
+    from helpers.layerwalk.compute import layers_phrase, profile_finding
+
+    names = [f"layer {l}" for l in range(1, len(sep_rank.intervals) + 1)]
+    (sep_text, sep_details), (cls_text, cls_details) = (
+        profile_finding(r, names, what=f"the share on {c}", percent=True)
+        for r, c in ((sep_rank, "[SEP]"), (cls_rank, "[CLS]")))
+    over_half = [l + 1 for l in sep_half["above"]]
+    on = sink_of(sink)
+    sentence = (f"On the {n_inputs} packed pairs, {sep_text[:1].lower()}{sep_text[1:]} {cls_text} [SEP] gets over "
+                f"half of the attention in {layers_phrase(over_half) if over_half else 'no layer'}. [CLS] minus [SEP]: "
+                + compare_sentence(sink, "more on [CLS]", "more on [SEP]")
+                + (". Where Clark et al. found a [SEP] sink on BERT-base, this model sinks its attention on [CLS] "
+                   "instead." if on == "[CLS]" else ". Like BERT-base in Clark et al., this model sinks on [SEP]."
+                   if on == "[SEP]" else ". Neither is this model's sink in most layers."))
+    details = (sep_details + cls_details
+               + ["[SEP] above one half, one-sided, Bonferroni over the layers: "
+                  + "; ".join(f"layer {l + 1} {iv.percent()}" for l, iv in enumerate(sep_half["intervals"]))]
+               + ["[CLS] minus [SEP] share, paired:"] + [v.text for v in sink["verdicts"]])
+    return sentence, details
+
+
+def other_sink_finding(name: str, n_inputs: int, other: dict, sinks_on: str | None) -> tuple[str, list[str]]:
+    """The same [CLS]-minus-[SEP] comparison on another checkpoint (``other``, :func:`compare_layers`;
+    lesson 08: course-mini, pre-trained with BERT's own objectives) set beside this model's sink
+    (``sinks_on``, :func:`sink_of`): ``(sentence, details)``, saying whether the two agree."""
+    other_on = sink_of(other)
+    sentence = (f"On {name} ({n_inputs} packed pairs), [CLS] minus [SEP]: "
+                + compare_sentence(other, "more on [CLS]", "more on [SEP]")
+                + f". It sinks on {other_on or 'neither in most layers'}, this model on {sinks_on or 'neither'}: "
+                + ("the two agree, so BERT's own objectives can give this sink." if other_on == sinks_on else
+                   "they disagree, so this model's sink comes from its training (or size), not from BERT's "
+                   "architecture alone."))
+    return sentence, [v.text for v in other["verdicts"]]
+
+
+def cls_heads_finding(half_heads: dict, heads_on_cls: list[int], loose: dict, threshold: float,
+                      threshold_share: float) -> tuple[str, list[str]]:
+    """How many heads put most of their attention on [CLS], as ``(sentence, details)``:
+    ``half_heads`` (:func:`heads_above` of each head's [CLS] share against one half), ``heads_on_cls``
+    (per layer, heads whose mean share is above one half) and the looser count ``loose``
+    (:func:`heads_above` against ``threshold`` x the uniform share, about ``threshold_share`` of a
+    head's attention)."""
+    surely, total = half_heads["per_layer"], len(half_heads["intervals"])
+    sentence = (f"{sum(surely)} of the {total} heads {'puts' if sum(surely) == 1 else 'put'} clearly more than half of "
+                f"their attention on [CLS] ({sum(heads_on_cls)} do on average over the inputs): "
+                + ("; ".join(f"layer {l + 1}: {n}" for l, n in enumerate(surely) if n) or "none")
+                + f". By a looser count, {sum(loose['per_layer'])} give it clearly more than {threshold:g}x an even "
+                f"share, which here is only about {threshold_share:.0%} of a head's attention, not 'most'.")
+    return sentence, [f"per head, one-sided test against one half, Bonferroni over all {total} heads; clearly above: "
+                      f"{half_heads['heads'] or 'none'}",
+                      f"{threshold:g}x uniform, the same test: {len(loose['heads'])} heads"]
+
+
+def punct_finding(punct_heads: dict, floor: float, ratio_ci: list, n_inputs: int) -> tuple[str, list[str]]:
+    """Clark et al.'s "deep heads attend to periods and commas", tested per head, as ``(sentence,
+    details)``: ``punct_heads`` (:func:`heads_above` of each head's share ÷ uniform share against
+    ``floor``), counted in the upper and lower half of the layers (:func:`deep_heads_verdict`);
+    ``ratio_ci``: per layer, the heads-averaged ratio's interval, for the details."""
+    per, total = punct_heads["per_layer"], len(punct_heads["intervals"])
+    upper = sum(c for l, c in enumerate(per, start=1) if l > len(per) / 2)
+    sentence = (f"{sum(per)} of the {total} heads {'gives' if sum(per) == 1 else 'give'} periods and commas clearly "
+                f"more than {floor:g}x their even share, {upper} of them in the upper half of the layers and "
+                f"{sum(per) - upper} in the lower: 'deep heads attend to periods and commas' {deep_heads_verdict(per)}"
+                f" here ({n_inputs} packed inputs; Clark et al. measured BERT-base).")
+    return sentence, [f"per head, one-sided test of share ÷ uniform against {floor:g}, Bonferroni over all {total} "
+                      f"heads; clearly above (layer, head): {punct_heads['heads'] or 'none'}",
+                      "heads averaged, per layer: "
+                      + "; ".join(f"layer {l + 1} {iv.format('.2f')}x" for l, iv in enumerate(ratio_ci))]
+
+
+def length_finding(comparisons: dict, n_packed: int, n_short: int) -> tuple[str, list[str]]:
+    """Whether dividing by the uniform share makes short and packed inputs comparable, as
+    ``(sentence, details)``: ``comparisons`` maps each token class to :func:`compare_layers` of
+    its share ÷ uniform share, short minus packed, paired on the same sentences."""
+    from helpers.layerwalk.compute import layers_phrase, names_phrase
+
+    differs = {c: d["above"] + d["below"] for c, d in comparisons.items()}
+    same = [c for c, v in differs.items() if not v]
+    sentence = (("Dividing by the even share does not make the two lengths comparable: the short and packed ratios "
+                 "differ for " + "; ".join(f"{c} in {layers_phrase(v)}" for c, v in differs.items() if v)
+                 + (f"; we cannot tell for {names_phrase(same)}" if same else "")
+                 if len(same) < len(differs) else
+                 "We cannot tell whether the short and packed ratios differ, for any class")
+                + f" ({n_packed} packed inputs and their own {n_short} short pairs).")
+    return sentence, [line for c, d in comparisons.items() for line in [f"{c}:"] + [v.text for v in d["verdicts"]]]
+
+
+def norm_finding(norm_vs_weight: dict, head_vs_weight: dict, n_inputs: int, paper_label: str) -> tuple[str, list[str]]:
+    """Kobayashi et al.'s norm-based share against the weight share, as ``(sentence, details)``:
+    ``norm_vs_weight`` maps each token class to :func:`compare_layers` of the layer-level norm-based
+    share minus the weight share (the sentence reads these), ``head_vs_weight`` the same for the
+    per-head variant (folded in the details); ``paper_label`` says how the loaded model relates to
+    the paper's BERT-base."""
+    from helpers.layerwalk.compute import names_phrase
+
+    follow = [c for c, w in norm_vs_weight.items() if len(w["below"]) == len(w["verdicts"])]
+    sentence = ("Counting what each key passes on (Kobayashi et al.'s norm-based share) instead of its weight, the "
+                "share is " + "; ".join(f"for {c}, {compare_sentence(w, 'larger', 'smaller')}"
+                                        for c, w in norm_vs_weight.items())
+                + f". Kobayashi et al. (2020, BERT-base; {paper_label}) found all three shrink; here "
+                + (f"only {names_phrase(follow)} shrinks in every layer." if follow
+                   else "none of them shrinks in every layer."))
+    details = [line for c, w in norm_vs_weight.items()
+               for line in [f"{c}, norm-based (layer level) minus weight share, paired over {n_inputs} inputs:"]
+               + [v.text for v in w["verdicts"]]]
+    return sentence, details + [f"{c}, per-head variant: " + compare_sentence(w, "larger", "smaller")
+                                for c, w in head_vs_weight.items()]
+
+
+def boundary_finding(twice: dict, sep_excess, sep_norm, punct_ratio) -> tuple[str, list[str]]:
+    """The "[SEP] marks the boundary" reading, as ``(sentence, details)``: ``twice``
+    (:func:`above_threshold` of each input's [SEP] share ÷ uniform share against 2), ``sep_excess``
+    (those ratios, ``[n_inputs, L]``), ``sep_norm`` ([SEP]'s norm-based ÷ weight share per layer)
+    and ``punct_ratio`` (punctuation's share ÷ uniform share per layer)."""
+    from helpers.layerwalk.compute import layers_phrase
+
+    enriched = [l + 1 for l in twice["above"]]
+    sentence = ((f"[SEP] gets clearly more than twice its even share in {layers_phrase(enriched)}; there what it "
+                 "passes on keeps " + ", ".join(f"{sep_norm[l - 1]:.0%}" for l in enriched) + " of its weight share."
+                 if enriched else
+                 "In no layer does [SEP] get clearly more than twice its even share"
+                 f" (at most {sep_excess.mean(0).max():.1f}x on average): this model gives [SEP] no excess of "
+                 "attention to explain, boundary or not.")
+                + f" Punctuation gets at most {float(punct_ratio.max()):.1f}x its even share.")
+    return sentence, ["per layer, one-sided test of [SEP] share ÷ uniform against 2, Bonferroni over the layers: "
+                      + "; ".join(f"layer {l + 1} {iv.format('.2f')}" for l, iv in enumerate(twice["intervals"]))]
+
+
+def self_attention_finding(self_rank, self_half: dict, trained_vs_random: dict, n_inputs: int) -> tuple[str, list[str]]:
+    """[CLS]'s attention on itself, as ``(sentence, details)``: the highest layer and those that
+    could be as high (``self_rank``, :func:`~helpers.common.stats.rank_layers`), the layers surely
+    above one half (``self_half``, :func:`above_threshold`) and where the trained model differs from
+    the random-weight one (``trained_vs_random``, :func:`compare_layers`)."""
+    from helpers.layerwalk.compute import layers_phrase, profile_finding
+
+    L = len(trained_vs_random["verdicts"])
+    over_half = [l + 1 for l in self_half["above"]]
+    learned = sorted(trained_vs_random["above"] + trained_vs_random["below"])
+    sentence, details = profile_finding(self_rank, [f"layer {l}" for l in range(1, L + 1)],
+                                        what="[CLS]'s attention on itself", percent=True)
+    sentence = (f"{sentence} It is clearly above half in " + (layers_phrase(over_half) if over_half else "no layer")
+                + " and differs from the random-weight model (about 1/n by construction) in "
+                + ("every layer" if len(learned) == L else
+                   layers_phrase(learned) if learned else "no layer we can tell")
+                + f" ({n_inputs} short pairs).")
+    return sentence, (details + ["trained minus random weights, paired:"]
+                      + [v.text for v in trained_vs_random["verdicts"]]
+                      + ["above one half, one-sided, Bonferroni over the layers: "
+                         + "; ".join(f"layer {l + 1} {iv.percent()}" for l, iv in enumerate(self_half["intervals"]))])
+
+
+def claims_frame(rows, model_name: str, paper_label: str):
+    """:func:`claim_rows` as the lesson's table (a ``DataFrame``): the popular claim, this model's
+    result (named ``model_name``) and the published finding, whose heading says how the loaded
+    model relates to the papers' BERT-base (``paper_label``); the evidence column stays out."""
+    import pandas as pd
+
+    return pd.DataFrame([r[:3] for r in rows], columns=[
+        "popular claim", f"this model ({model_name}), live",
+        f"published finding (paper, model); against BERT-base: {paper_label}"])
+
+
 # -- attention by word ---------------------------------------------------------------------------
 #
 # The rule of Clark et al. (2019, "What Does BERT Look At?", section 4, and their code,

@@ -31,7 +31,13 @@ layers ``1 .. l-1`` untouched, so their output is read from the cache.
   :func:`word_cluster_shares` (patched pairs pooled over words, resampling words);
 * the lesson in plain words -- :func:`head_finding`, :func:`skip_finding`, :func:`patch_finding`,
   :func:`pruning_finding`, :func:`rank_sentence` (a sentence generated from the numbers and a few
-  "How we know" lines each) and :func:`claim_rows` (the claims table from those findings).
+  "How we know" lines each) and :func:`claim_rows` (the claims table from those findings);
+* the lesson's machinery, assembled from its numbers -- findings :func:`zero_vs_mean_finding`,
+  :func:`pattern_finding`, :func:`gradient_finding`, :func:`pruning_curve_finding`,
+  :func:`probe_finding`, :func:`skip_verdicts`; table rows :func:`pruning_rows`, :func:`skip_rows`,
+  :func:`patch_rows`; printouts :func:`resolution_lines`, :func:`parity_lines`, :func:`flip_lines`;
+  bookkeeping :func:`first_per_class`, :meth:`CachedRun.subset`, :meth:`HeadAblation.subset`,
+  :func:`sense_groups`, :func:`join_claims`.
 
 The attributions of lesson 13 (rollout, gradients, Integrated Gradients, occlusion, value zeroing,
 ERASER) are in ``helpers/attribution/compute.py``.
@@ -122,6 +128,23 @@ class CachedRun:
             raise ValueError(f"layer {layer!r} is out of range: valid layers are 0 (embeddings) "
                              f"to {self.num_layers}.")
         return self.hidden_states[layer]
+
+    def subset(self, items) -> CachedRun:
+        """The run of the items ``items`` only (indices, in that order): their hidden states, mask,
+        tokens and, when kept, attention maps and token shares. The columns stay padded to the
+        longest item of the whole run; ``n_truncated`` is not carried over (0)."""
+        items = [int(i) for i in items]
+        return CachedRun(tuple(h[items] for h in self.hidden_states), self.attention_mask[items],
+                         [self.tokens[i] for i in items],
+                         None if self.attentions is None else tuple(a[items] for a in self.attentions),
+                         0, None if self.token_shares is None else self.token_shares[items])
+
+
+def first_per_class(labels, k: int = 1) -> list[int]:
+    """The indices of the first ``k`` items of every class in ``labels`` (fewer where a class has
+    fewer), sorted: e.g. one or two test utterances of every intent."""
+    labels = [int(c) for c in labels]
+    return sorted(i for c in set(labels) for i in [j for j, v in enumerate(labels) if v == c][:k])
 
 
 def _check_texts(texts) -> list[str]:
@@ -383,6 +406,11 @@ class HeadAblation:
 
     def base_correct(self) -> torch.Tensor:
         return (self.base.argmax(-1) == self.labels).float()
+
+    def subset(self, items) -> HeadAblation:
+        """The same ablation on the items ``items`` only (indices, in that order)."""
+        items = [int(i) for i in items]
+        return HeadAblation(self.base[items], self.ablated[:, :, items], self.labels[items])
 
     def accuracy_drop_items(self) -> torch.Tensor:
         """``[N, L, A]`` per item: 1 (was right, now wrong), -1 (the reverse) or 0."""
@@ -1504,6 +1532,235 @@ def pruning_finding(comparison: PruningComparison, fraction: float, n_items: int
                f"order itself ((1 + {R - c.beaten}) / ({R} + 1)); with {R} random orders it cannot go below "
                f"1/(R + 1) = {1 / (R + 1):.3g}"]
     return head + tail, details
+
+
+# -- the lesson's printouts, tables and findings, assembled from its numbers ----------------------------
+
+
+def resolution_lines(n_items: int, families: dict, margin: float) -> list[str]:
+    """One printed line per family of comparisons (``families``: ``{what: how many are judged
+    together}``): the smallest margin :func:`equivalence_resolution` lets ``n_items`` paired items
+    ever confirm, and whether ``margin`` lies above it (then it "can" be shown)."""
+    lines = []
+    for what, family in families.items():
+        reach = equivalence_resolution(n_items, family)
+        lines.append(f"{what:>16} on {n_items} utterances: smallest margin that can read 'equivalent' "
+                     f"{100 * reach:.2f} points -> " + ("can" if reach < margin else "can never")
+                     + " be shown equivalent within the margin")
+    return lines
+
+
+def head_ablation_details(ablation: HeadAblation, accuracy_drop, logit_drops, n_items: int) -> list[str]:
+    """Two more "How we know" lines for the every-head verdict: the heads the data cannot rank below
+    the largest drop (:meth:`HeadAblation.tied_with` of :func:`worst_head`, listed when at most 12,
+    else counted) and the scale (one item in points; the median and largest ``logit_drops``, the
+    ``[L, A]`` mean true-class logit drops)."""
+    worst = ablation.heads()[worst_head(accuracy_drop, tiebreak=logit_drops)]
+    tied = ablation.tied_with(*worst)  # includes the worst head itself
+    n_heads = len(ablation.heads())
+    return [f"heads the data cannot rank below {worst[0]}.{worst[1]}: "
+            + (", ".join(f"{l}.{h}" for l, h in tied) if len(tied) <= 12 else f"{len(tied)} of {n_heads}"),
+            f"one utterance is {100 / n_items:.2f} points; true-class logit drop over all heads: median "
+            f"{logit_drops.median():.3f}, largest {logit_drops.max():.3f}"]
+
+
+def zero_vs_mean_finding(zero: HeadAblation, mean: HeadAblation, gap, *, margin: float) -> tuple[str, list]:
+    """Zero against mean ablation of every head on the same items, in plain words: do the two rank
+    the heads' loss increase alike within a layer (:func:`within_group_spearman_ci`), and the head
+    ``gap`` (``(layer - 1, head)``) where zeroing raises the mean loss most beyond mean ablation; the
+    "How we know" lines add each method's verdict counts over all heads (:func:`count_kinds`)."""
+    n_items, n_heads = zero.base.shape[0], len(zero.heads())
+    agree = within_group_spearman_ci(zero.loss_increase_items(), mean.loss_increase_items())
+    zero_dl, mean_dl = zero.loss_increase_items().mean(0), mean.loss_increase_items().mean(0)
+    counts = {name: count_kinds(a.changes(margin=margin)) for name, a in (("zero", zero), ("mean", mean))}
+    sentence = (rank_sentence(agree, subject="the two ways of removing a head",
+                              more="within a layer, zeroing a head and setting it to its mean rank the heads' "
+                                   "damage alike",
+                              less="within a layer, zeroing and mean-ablation rank the heads' damage in opposite "
+                                   "orders",
+                              units=f"{n_items} utterances")
+                + f" Zeroing hurts most beyond the mean at head {gap[0] + 1}.{gap[1]}"
+                f" (loss {float(zero_dl[gap]):+.3f} vs {float(mean_dl[gap]):+.3f}).")
+    details = rank_details(agree) + [f"{name}-ablation, {n_heads} heads on {n_items} utterances: "
+                                     + ", ".join(f"{k} {n}" for k, n in c.items()) for name, c in counts.items()]
+    return sentence, details
+
+
+def parking_details(shares: dict) -> list[str]:
+    """For each token's ``[L, A]`` map of mean attention shares (``shares``: ``{token: map}``) one
+    "How we know" line: the largest share of one head, and how many heads send more than half their
+    attention there."""
+    return [f"{name}: largest share of one head {s.max():.2f}; heads with more than half their attention "
+            f"there: {int((s > 0.5).sum())} of {s.numel()}" for name, s in shares.items()]
+
+
+def pattern_finding(shares, loss, token: str, *, level: float = 0.95) -> tuple[str, list]:
+    """Does a head's attention share on ``token`` rank with the damage its removal does? ``shares``
+    and ``loss`` are ``[N, L, A]`` per test item (the head's share on ``token``; the loss increase with
+    the head removed). The sentence reads the rank correlation **within each layer**
+    (:func:`within_group_spearman_ci` at ``level``); the one over all heads, which also ranks the
+    layers (:func:`spearman_ci`), is only in the "How we know" lines."""
+    shares, loss = torch.as_tensor(shares), torch.as_tensor(loss)
+    rho = within_group_spearman_ci(shares, loss, level=level)
+    across = spearman_ci(shares.flatten(1), loss.flatten(1), level=level)
+    sentence = rank_sentence(rho, subject=f"a head's share on {token} and the damage its removal does",
+                             more=f"within a layer, heads with more attention on {token} matter more",
+                             less=f"within a layer, heads with more attention on {token} matter less",
+                             units=f"{len(shares)} utterances")
+    return sentence, rank_details(rho, across)
+
+
+def gradient_finding(grads, loss, normalized, *, seconds: tuple) -> tuple[str, list]:
+    """Michel et al.'s one-gradient importance against removal, like for like, in plain words.
+    ``grads`` ``[N, L, A]``: each item's gradient of the loss with respect to each head's gate;
+    ``loss`` ``[N, L, A]``: each item's loss change with the head removed; ``normalized``: ``|grads|``
+    divided per layer by the norm of that layer's importances (:func:`normalize_by_layer`, per item);
+    ``seconds``: ``(gradient, removal)`` wall times. The sentence reads ``E|g|`` against ``E|dL|``
+    ranked within each layer (:func:`within_group_spearman_ci`); the signed pair ``E[-g]`` against
+    ``E[dL]`` and the three correlations over all heads (:func:`spearman_ci`) are "How we know"
+    lines."""
+    g, dl, gn = (torch.as_tensor(t) for t in (grads, loss, normalized))
+    n_items, n_heads = g.shape[0], g[0].numel()
+    rho = within_group_spearman_ci(g.abs(), dl.abs())
+    signed = within_group_spearman_ci(-g, dl)
+    across = {name: spearman_ci(a.flatten(1), b.flatten(1)) for name, a, b in (
+        ("E|g| vs E|dL|", g.abs(), dl.abs()), ("E[-g] vs E[dL] (signed)", -g, dl),
+        ("E|g| normalised per layer vs E|dL|", gn, dl.abs()))}
+    sentence = (rank_sentence(rho, subject="the one-gradient importance and removal",
+                              more="within a layer, the one gradient ranks the heads like their removal does",
+                              less="within a layer, the one gradient ranks the heads opposite to their removal",
+                              units=f"{n_items} utterances")
+                + f" It took {seconds[0]:.1f} s, the removal {seconds[1]:.1f} s.")
+    details = (rank_details(rho, name="E|g| vs E|dL|, ")
+               + [f"signed, E[-g] vs E[dL], mean within layers: rho = {signed}"]
+               + [f"{k}, across all {n_heads} heads: rho = {v}" for k, v in across.items()])
+    return sentence, details
+
+
+def pruning_rows(fractions, correct, changes) -> list[dict]:
+    """The pruning table, one row per share of heads removed: ``correct[k]`` the 0/1 outcomes with
+    ``fractions[k]`` removed (``fractions[0]``: nothing), ``changes[k - 1]`` its
+    :class:`OutcomeChange` against nothing removed (``-`` in the first row)."""
+    return [{"removed": f"{f:.0%}", "accuracy": accuracy_ci(correct[k]).percent(),
+             "change [interval]": "-" if k == 0 else changes[k - 1].difference.format("+.3f"),
+             "against nothing removed": "-" if k == 0 else CHANGE_WORDS[changes[k - 1].kind]}
+            for k, f in enumerate(fractions)]
+
+
+def pruning_curve_finding(changes, fractions, comparison: PruningComparison, fraction: float,
+                          n_items: int) -> tuple[str, list]:
+    """The whole pruning finding in plain words: the first share removed (``fractions[k]``, its
+    change ``changes[k - 1]``; ``fractions[0]`` is nothing removed) at which the accuracy is shown
+    lower than with nothing removed, then :func:`pruning_finding` (the order against the random
+    orders at ``fraction``); the "How we know" lines start with the family's method."""
+    first_lower = next((f for f, ch in zip(fractions[1:], changes) if ch.kind == "lower"), None)
+    start = ("Removing the least important heads first, the accuracy is first measurably lower than with "
+             f"nothing removed at {first_lower:.0%}." if first_lower is not None else
+             "Removing the least important heads first, no share removed lowers the accuracy measurably.")
+    sentence, details = pruning_finding(comparison, fraction, n_items)
+    return start + " " + sentence, [change_method(changes)] + details
+
+
+def sense_groups(vectors: torch.Tensor, poly) -> dict:
+    """``vectors`` ``[V, S, H]`` (``V`` variants, e.g. nothing skipped and each layer skipped; one
+    vector per sentence of ``poly.jobs``) regrouped as ``{word: {sense: [n, V, H]}}``, the
+    ``n`` sentences of that word and sense in the order of ``poly.jobs``."""
+    return {w: {s: vectors[:, [i for i, j in enumerate(poly.jobs) if j[:2] == (w, s)]].transpose(0, 1)
+                for s in senses} for w, senses in poly.words.items()}
+
+
+def skip_verdicts(measures: dict, *, margin: float) -> tuple[dict, dict]:
+    """Every layer skip against nothing skipped, per measure. ``measures``: ``{name: (correct, clusters,
+    ylabel, chance)}``, ``correct`` ``[L + 1, n]`` 0/1 outcomes (row 0 nothing skipped, row ``l`` layer
+    ``l`` skipped), ``clusters`` each item's unit or ``None`` (independent items). Returns
+    ``({name: [OutcomeChange per layer]}, {name: panel})``: the changes by :func:`outcome_changes`
+    (the ``L`` layers one family; resampled by cluster when given), and the panel that
+    :func:`~helpers.interventions.plots.plot_skip_effects` draws, ``(accuracy with nothing skipped,
+    accuracy with each layer skipped, ylabel, chance)``."""
+    changes, panels = {}, {}
+    for name, (c, clusters, ylabel, chance) in measures.items():
+        changes[name] = outcome_changes(c[1:], c[0], [f"skipping layer {l}" for l in range(1, len(c))],
+                                        margin=margin, clusters=clusters, reference="nothing skipped")
+        unchanged = accuracy_ci(c[0]) if clusters is None else cluster_bootstrap_ci(c[0], clusters, n_boot=2000)
+        panels[name] = (unchanged, [ch.after for ch in changes[name]], ylabel, chance)
+    return changes, panels
+
+
+def skip_rows(changes, *, head_mismatch: bool = False) -> list[dict]:
+    """One measure's table of layer skips (``changes[l - 1]``: layer ``l`` skipped); with
+    ``head_mismatch`` the last layer's verdict is marked "(head mismatch)"."""
+    L = len(changes)
+    return [{"layer skipped": str(l), "accuracy": ch.after.percent(),
+             "change [interval]": ch.difference.format("+.3f"),
+             "against nothing skipped": CHANGE_WORDS[ch.kind] + (" (head mismatch)" if head_mismatch and l == L
+                                                                 else "")}
+            for l, ch in enumerate(changes, start=1)]
+
+
+def probe_finding(control: ShareVerdict, n_pairs: int, n_words: int) -> tuple[str, list]:
+    """The patching probe's control in plain words: without a patch, how often lesson 09's probe
+    reads the target's own sense (``control``, :func:`share_verdicts` over ``n_words`` words), and
+    whether that is shown better than a coin (else the follow rates mean little)."""
+    sentence = (f"Without a patch, the probe reads the target's own sense in {control.share.estimate:.0%} of the "
+                f"{n_pairs} sentence pairs"
+                + (", better than a coin." if control.kind == "above" else
+                   "; we cannot tell it from a coin, so the follow rates below mean little."))
+    return sentence, [f"{n_words} words resampled: {control.share.percent()}, p = {control.adjusted_p:.2g}"]
+
+
+def patch_rows(verdicts, context_verdicts) -> list[dict]:
+    """The patching table, one row per patched layer (0: the embeddings, shown "emb"): the share of
+    pairs following the patch at the word and in the rest of the sentence, each with its verdict in
+    words (:func:`share_words`)."""
+    return [{"patched layer": "emb" if l == 0 else l, "at the word": v.share.percent(0),
+             "a majority": share_words(v.kind), "rest of the sentence": c.share.percent(0),
+             "a majority (rest)": share_words(c.kind)}
+            for l, (v, c) in enumerate(zip(verdicts, context_verdicts))]
+
+
+def parity_lines(parity) -> list[str]:
+    """The printout under the library parity table (``parity``: a
+    :class:`~helpers.tools.compute.ParityReport`): how many rows that ran are equal, each gap the
+    libraries have with BERT, the installed library versions and which are missing."""
+    from helpers.tools.compute import RESEARCH_EXTRA, library_version, missing_research_libraries
+
+    ran = [c for c in parity.checks if c.status in ("equal", "NOT equal")]
+    lines = [f"{sum(c.equal for c in ran)} of the {len(ran)} rows that ran are equal at their tolerance; "
+             f"{len(parity.checks) - len(ran)} did not run"]
+    lines += [f"gap: {gap}" for gap in parity.gaps]
+    lines.append("installed: " + ", ".join(f"{name} {library_version(name)}"
+                                           for name in ("nnsight", "TransformerLens", "Captum")
+                                           if library_version(name)))
+    missing = missing_research_libraries()
+    if missing:
+        lines.append(f"{' and '.join(missing)} not installed: their rows are skipped ({RESEARCH_EXTRA})")
+    return lines
+
+
+def flip_lines(effects: SentenceInterventions, names, what: str = "SENTENCE") -> list[str]:
+    """How many single-head removals and which layer skips change ``effects``' predicted class
+    (``names``: the class names), and for each such skip how far the old and the new winner's logits
+    moved."""
+    pred = int(effects.base.argmax())
+    L, A = effects.num_layers, effects.num_heads
+    flips_heads = int((effects.heads.argmax(-1) != pred).sum())
+    flips_skips = [l for l in range(1, L + 1) if int(effects.skips[l - 1].argmax()) != pred]
+    lines = [f"{flips_heads} of {L * A} single-head removals change the predicted intent of {what}; skipping "
+             f"layer(s) {flips_skips or 'none'} does"]
+    for l in flips_skips:
+        new = int(effects.skips[l - 1].argmax())
+        moved = effects.skips[l - 1] - effects.base
+        lines.append(f"  skipping layer {l}: the {names[pred]!r} logit changes by {moved[pred]:+.1f}, the "
+                     f"{names[new]!r} logit by {moved[new]:+.1f}, so {names[new]!r} wins")
+    return lines
+
+
+def join_claims(*claims):
+    """One :class:`~helpers.common.claims.Claim` from several: their sentences joined by a space,
+    their "How we know" lines one after another."""
+    from helpers.common.claims import Claim
+
+    return Claim(" ".join(c.sentence for c in claims), [d for c in claims for d in c.details])
 
 
 # -- the lesson's claims table ----------------------------------------------------------------------------

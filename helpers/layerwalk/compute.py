@@ -14,7 +14,7 @@ import torch.nn.functional as F
 
 from helpers.common.stats import (ALPHA, Interval, LayerRanking, Replicates, Verdict,  # noqa: F401 (re-exported)
                                   bootstrap_size, extreme_family, family_level, pair_replicates, rank_layers,
-                                  step_verdicts, unit_weights, verdict)
+                                  quartiles, step_verdicts, unit_weights, verdict)
 from helpers.model.tokens import content_positions
 from helpers.model.trace import Trace, check_trace, check_traces, device_of
 
@@ -706,6 +706,209 @@ def path_lengths(coords) -> torch.Tensor:
     if coords.ndim != 3 or coords.shape[1] < 2:
         raise ValueError(f"coords must be [paths, layers >= 2, dims], got shape {tuple(coords.shape)}.")
     return (coords[:, 1:] - coords[:, :-1]).norm(dim=-1).sum(dim=1)
+
+
+# -- lesson 07's tables and findings: rows for show_table, sentences for show_finding -----------
+
+def _layer(l: int) -> str:
+    return "emb" if l == 0 else str(l)
+
+
+def transition_rows(names, per_token, token_values, token_name: str, cls_per_token=None) -> list[dict]:
+    """Rows of a per-transition table of layer-to-layer cosines (raw or minus the control): the data
+    tokens' median [interquartile range] of ``per_token [N, L]``, the ``[CLS]`` tokens' median of
+    ``cls_per_token [N_cls, L]`` when given, and the followed token's ``token_values [L]`` under the
+    column ``token_name``; three decimals."""
+    q25, med, q75 = quartiles(per_token)
+    cls_med = None if cls_per_token is None else quartiles(cls_per_token)[1]
+    rows = []
+    for l, name in enumerate(names):
+        row = {"transition": name, "data tokens: median [IQR]": f"{med[l]:.3f} [{q25[l]:.3f}-{q75[l]:.3f}]"}
+        if cls_med is not None:
+            row["[CLS]: median"] = f"{cls_med[l]:.3f}"
+        row[token_name] = f"{token_values[l]:.3f}"
+        rows.append(row)
+    return rows
+
+
+def baseline_rows(within_ci: list, cross_ci: list, mean_of_two, names) -> list[dict]:
+    """Rows of the random-pair baseline table, one per layer (``L + 1``): the same-layer mean with its
+    interval (``within_ci``), and for every layer but the last its transition's name, the
+    one-layer-apart control (``cross_ci``) and the mean of the two same-layer values (``mean_of_two``);
+    the last layer has no next one, so its transition cells stay empty."""
+    L = len(cross_ci)
+    return [{"layer": _layer(l), "same layer": str(within_ci[l]),
+             "transition": names[l] if l < L else "",
+             "one layer apart": str(cross_ci[l]) if l < L else "",
+             "mean of two same-layer": f"{mean_of_two[l]:.3f}" if l < L else ""} for l in range(L + 1)]
+
+
+def turn_rows(turn: LayerRanking, names, adjusted_share, raw_share) -> list[dict]:
+    """Rows of "where the data tokens turn most": per transition the adjusted median with its interval
+    (``turn``, :func:`rank_layers`) and the shares of tokens whose lowest adjusted and raw
+    layer-to-layer cosine is there, as whole percentages."""
+    return [{"transition": name, "adjusted median [95 % CI]": str(turn.intervals[l]),
+             "tokens turning most here": f"{adjusted_share[l]:.0%}", "same, raw cosine": f"{raw_share[l]:.0%}"}
+            for l, name in enumerate(names)]
+
+
+def norm_rows(norms, norms_data, token_name: str) -> list[dict]:
+    """Rows of the L2-norm table, one per layer: the data tokens' median [interquartile range] of
+    ``norms_data [N, L + 1]`` and the followed token's ``norms [L + 1]``; two decimals."""
+    q25, med, q75 = quartiles(norms_data)
+    return [{"layer": _layer(l), "data median": f"{med[l]:.2f} [IQR {q25[l]:.2f}-{q75[l]:.2f}]",
+             f"this token ({token_name})": f"{norms[l]:.2f}"} for l in range(len(med))]
+
+
+def step_rows(steps, names) -> list[dict]:
+    """Rows of the step table of the mean length: per step (``names``) the change of the mean
+    (its verdict's estimate) and the reading, "grows", "shrinks" or "cannot tell"."""
+    words = {"higher": "grows", "lower": "shrinks"}
+    return [{"step": name, "change of the mean length": f"{v.difference.estimate:+.3g}",
+             "reading": words.get(v.kind, "cannot tell")} for name, v in zip(names, steps)]
+
+
+def growth_finding(steps, names, medians) -> tuple[str, str, list[str]]:
+    """Whether the mean length grows at every step, from the step verdicts (:func:`step_verdicts`):
+    ``(grows, sentence, details)``; ``grows`` is "met" (every step higher), "not met" (some step
+    lower) or "inconclusive"; the sentence names each step's reading and the layers where the median
+    length (``medians [L + 1]``) is shortest and longest; the details are the verdicts' texts."""
+    grows = ("met" if all(v.kind == "higher" for v in steps)
+             else "not met" if any(v.kind == "lower" for v in steps) else "inconclusive")
+    head = {"met": "grows at every step", "not met": "does not grow at every step"}.get(
+        grows, "may or may not grow at every step")
+    medians = np.asarray(medians)
+    sentence = (f"The mean length {head}: " + steps_sentence(steps, names, what="it", up="grows", down="shrinks")
+                + f". The median is shortest at layer {int(medians.argmin())}, longest at layer "
+                f"{int(medians.argmax())}.")
+    return grows, sentence, [v.text for v in steps]
+
+
+def parts_rows(parts: dict) -> list[dict]:
+    """Rows of the LayerNorm-parts table (:func:`norm_parts`), one per layer: the data tokens'
+    medians of ``||h||``, ``||gamma*z_hat||`` and ``2<s,beta>``, and the layer's ``||gamma||`` and
+    ``||beta||``; two decimals."""
+    med = {key: quartiles(parts[key])[1] for key in ("norm", "scaled", "cross")}
+    return [{"layer": _layer(l), "median ||h||": f"{med['norm'][l]:.2f}",
+             "median ||gamma*z_hat||": f"{med['scaled'][l]:.2f}", "||gamma||": f"{parts['gamma'][l]:.2f}",
+             "||beta||": f"{parts['beta'][l]:.2f}", "median 2<s,beta>": f"{med['cross'][l]:.2f}"}
+            for l in range(len(med["norm"]))]
+
+
+def top_dimension_rows(contrib, dims, top_share, outliers: list[list[int]]) -> list[dict]:
+    """Rows of the dominant-dimension table, one per layer: the random-pair cosine (the sum of the
+    layer's ``contrib``, :func:`cosine_contributions`), its top dimensions ``dims`` and the share
+    ``top_share`` they supply, the layer's LayerNorm outliers (:func:`layer_norm_outliers`) and the
+    dimensions in both lists."""
+    return [{"layer": _layer(l), "random-pair cosine": f"{contrib[l].sum():.3f}",
+             "top 3 dims": str(dims[l].tolist()), "share they supply": f"{top_share[l]:.0%}",
+             "LayerNorm 3-sigma outliers": str(outliers[l]),
+             "in both": str(sorted(set(dims[l].tolist()) & set(outliers[l])))} for l in range(len(outliers))]
+
+
+def outlier_table_rows(rows: list[dict], n_layer_norms: int, limit: int = 10) -> list[dict]:
+    """The first ``limit`` rows of :func:`outlier_counts` as table rows (in how many of the
+    ``n_layer_norms`` LayerNorms each dimension is flagged, where, and where it is a top-3 cosine
+    contributor too), or one row "none" when no dimension is flagged twice."""
+    flagged = f"flagged in (of {n_layer_norms})"
+    return [{"dimension": r["dimension"], flagged: r["flagged in"], "layers flagged": str(r["layers"]),
+             "top-3 cosine contributor in": str(r["top contributor in"])}
+            for r in rows[:limit]] or [{"dimension": "none", flagged: "-"}]
+
+
+def outlier_finding(rows: list[dict], n_layer_norms: int, limit: int = 10) -> tuple[str, list[str]]:
+    """:func:`outlier_sentence` with the layers of the first ``limit`` flagged dimensions as its
+    details: ``(sentence, details)`` for :func:`~helpers.common.claims.show_finding`."""
+    return (outlier_sentence(rows, n_layer_norms),
+            [f"dimension {r['dimension']}: flagged in layers {r['layers']}" for r in rows[:limit]])
+
+
+def cosines_by_variant(traces, variants: dict, n_pairs: int = 500, seed: int = 0) -> tuple[dict, dict]:
+    """The anisotropy measures redone per preprocessing: ``variants`` maps a name to the keyword
+    arguments (``shift``, ``scale``) of the cosine functions. Returns ``(baseline, turn)``: per name
+    the within-layer random-pair cosine (mean of ``n_pairs`` pairs, ``[L + 1]``), and the data tokens'
+    median layer-to-layer cosine minus its one-layer-apart control (a list of ``L`` floats)."""
+    baseline, turn = {}, {}
+    for name, kw in variants.items():
+        baseline[name] = random_pair_cosines(traces, n_pairs=n_pairs, seed=seed, **kw).mean(dim=0)
+        control = random_pair_cosines(traces, n_pairs=n_pairs, seed=seed, gap=1, **kw).mean(dim=0)
+        median = torch.as_tensor(quartiles(consecutive_cosines_per_token(traces, "content", **kw))[1])
+        turn[name] = (median - control).tolist()
+    return baseline, turn
+
+
+def variant_rows(values: dict, labels, index: str) -> list[dict]:
+    """One row per label (a layer or a transition), one column per variant of ``values`` (name ->
+    sequence), each value signed with three decimals."""
+    return [{index: label} | {n: f"{v[i]:+.3f}" for n, v in values.items()} for i, label in enumerate(labels)]
+
+
+def comparison_rows(profiles: list[tuple[str, LayerRanking, object]]) -> list[dict]:
+    """Rows setting checkpoints side by side, one per layer of the deepest: for each ``(name, ranking,
+    share)`` its random-pair cosine with interval (``ranking``, :func:`pair_ranking`) and the share of
+    it from its top 3 dimensions; empty cells past a checkpoint's last layer."""
+    rows = []
+    for l in range(max(len(rank.intervals) for _, rank, _ in profiles)):
+        row = {"layer": _layer(l)}
+        for who, rank, share in profiles:
+            here = l < len(rank.intervals)
+            row[f"{who}: random-pair cosine"] = str(rank.intervals[l]) if here else ""
+            row[f"{who}: top-3 share"] = f"{share[l]:.0%}" if here else ""
+        rows.append(row)
+    return rows
+
+
+def comparison_finding(own: LayerRanking, own_share, other: dict, step_names) -> tuple[str, list[str]]:
+    """course-mini's random-pair profile (``other``, :func:`anisotropy_profile`) in plain words beside
+    this model's (``own`` and its top-3 shares ``own_share``): its peak and steps
+    (:func:`profile_finding`, steps labelled ``step_names``), whether the two last layers agree on
+    dropping below the peak, and both ranges of the top-3 share. ``(sentence, details)``."""
+    sentence, details = profile_finding(other["rank"], other["names"], what="the random-pair cosine",
+                                        steps=other["steps"], step_names=step_names)
+    mine, theirs = last_layer_word(own), last_layer_word(other["rank"])
+    shared = (mine == "drops") == (theirs == "drops")
+    text = (f"On course-mini, {sentence[:1].lower()}{sentence[1:]} Its last layer {theirs}, this model's {mine}: "
+            + ("the two checkpoints agree there, so BERT's objectives alone can give this shape." if shared else
+               "the two disagree, so this model's last layer comes from its own training or size, not from BERT's"
+               " architecture.")
+            + (" Like BERT-base in Ethayarajh (2019), course-mini is most anisotropic at its top."
+               if theirs == "is the peak" else "")
+            + f" Its top 3 dimensions supply {other['share'].min():.0%}-{other['share'].max():.0%} of its"
+            f" random-pair cosine per layer ({own_share.min():.0%}-{own_share.max():.0%} on this model).")
+    return text, details
+
+
+def confidence_finding(split: dict, grows: str, n_tokens: int, n_layers: int) -> tuple[str, list[str]]:
+    """The two predictions of "norms grow because the model grows more confident", read off the
+    variance split of ``||h||`` (:func:`variance_split_ci` over ``n_tokens`` tokens x ``n_layers``
+    layers) and the growth verdict ``grows`` (:func:`growth_finding`): prediction 1 is met when the
+    within-layer share's interval lies above one half, not met below it. ``(sentence, details)``."""
+    within = split[WITHIN_LAYER]
+    pred1 = "met" if within.low > 0.5 else "not met" if within.high < 0.5 else "undecided"
+    share = {part: f"{split[part].estimate:.0%}" for part in split}
+    sentence = (f"{share[WITHIN_LAYER]} of the variance of the length lies between the tokens of a layer (a"
+                f" token's own mean length {share['token']}, tokens long at some layers and short at others"
+                f" {share['interaction']}), {share['layer']} between the layers' means: prediction 1, lengths"
+                f" differ mostly between tokens, is {pred1}. Prediction 2, the mean length grows at every layer,"
+                f" is {grows}."
+                + (" So the reading's premise, lengths growing layer after layer, fails for this model."
+                   if grows == "not met" else ""))
+    details = [f"two-way split of the variance of ||h|| over {n_tokens} tokens x {n_layers} layers, 95 % intervals"
+               " resampling sentences: " + "; ".join(f"{p} {split[p].percent(0)}" for p in split),
+               "prediction 1 is met when the within-layer share's interval lies above 50 %, not met below it;"
+               " prediction 2 reads the steps above."]
+    return sentence, details
+
+
+def claims_frame(rows: list[tuple], model_name: str, paper_label: str):
+    """The visible part of :func:`claim_rows` as a ``DataFrame``: popular claim, this model's live
+    result (``model_name``), and the published finding, its header saying how the loaded model
+    compares with the papers' BERT-base (``paper_label``)."""
+    import pandas as pd
+
+    return pd.DataFrame([r[:3] for r in rows], columns=[
+        "popular claim", f"this model ({model_name}), live",
+        f"published finding (paper, model); against BERT-base: {paper_label}"])
 
 
 # -- lesson 07's "claims tested" table --------------------------------------------------------

@@ -552,3 +552,167 @@ def direction_change(reference: torch.Tensor, changed: torch.Tensor, seed: int =
             "cosine_between": float(cos(ref, ref[partners], dim=-1).median()),
             "length_ratio": float((new.norm(dim=-1) / ref.norm(dim=-1).clamp(min=1e-12)).median()),
             "relative_change": float(relative_change(ref, new).median())}
+
+
+# ----------------------------------------------------------------------------- lesson 11's tables and printouts
+def training_rows(study) -> list[dict]:
+    """One row per strategy of ``study`` (a :class:`~helpers.finetuning.compute.FinetuneStudy`) for
+    lesson 11's table of how every strategy trained: the dev split's choice (for a fine-tuning
+    strategy the first draw's learning rate, with the best dev loss of every rate tried), the status
+    of its runs (:func:`~helpers.common.training.status_summary`), the range of optimiser steps, the
+    median dev loss at step 0 and at the weights kept, and the range of accuracy on the runs' own
+    training utterances."""
+    import numpy as np
+
+    from helpers.common.training import status_summary
+    from helpers.finetuning.compute import FROZEN
+
+    rows = []
+    for s in study.strategies:
+        first, recs, steps = study.runs[s][0], study.records(s), study.steps(s)
+        grid = "; ".join(f"{lr:g}: {loss:.3f}" for lr, (loss, *_) in first.grid.items()) if first.grid \
+            else recs[0].choice
+        rows.append({
+            "strategy": s,
+            "dev-split choice": recs[0].choice if s == FROZEN else f"lr {first.lr:g} (first draw's dev loss: {grid})",
+            "status": status_summary(recs),
+            "steps": "-" if s == FROZEN else f"{min(steps)}-{max(steps)}",
+            "dev loss, step 0 -> kept (median)": (f"{np.median([r.step0[0] for r in recs]):.3f} ->"
+                                                  f" {np.median([r.kept[0] for r in recs]):.3f}"),
+            "training accuracy": (f"{100 * min(r.train_accuracy for r in recs):.0f}-"
+                                  f"{100 * max(r.train_accuracy for r in recs):.0f} %"),
+        })
+    return rows
+
+
+def status_finding(study) -> tuple[str, list[str]]:
+    """``(sentence, details)`` for :func:`helpers.common.claims.show_finding`: how many of the
+    fine-tuning runs of ``study`` (every strategy but the frozen probe) converged, stopped at their
+    first evaluation or ran out of steps; the details state the convergence criterion
+    (``study.config``), the linear probes' status and, with gradual unfreezing in the study, the
+    steps at which it had opened every layer."""
+    from helpers.common.training import BUDGET_EXHAUSTED, CONVERGED, FIRST_EVALUATION, status_summary
+    from helpers.finetuning.compute import FROZEN, GRADUAL
+
+    runs = [r for s in study.strategies if s != FROZEN for r in study.records(s)]
+    counts = {k: sum(r.status == k for r in runs) for k in (CONVERGED, FIRST_EVALUATION, BUDGET_EXHAUSTED)}
+    sentence = (f"Of the {len(runs)} fine-tuning runs, {counts[CONVERGED]} converged, {counts[FIRST_EVALUATION]}"
+                " stopped at their first evaluation (fine-tuning never lowered the dev loss below where it"
+                f" started) and {counts[BUDGET_EXHAUSTED]} ran out of steps.")
+    details = [f"criterion: {study.config.criterion()}"]
+    if FROZEN in study.runs:
+        probes = study.records(FROZEN)
+        details.append(f"the linear probes: {status_summary(probes)} ({probes[0].criterion})")
+    if GRADUAL in study.runs:
+        opened = [r.opened_at for r in study.runs[GRADUAL]]
+        details.append(f"gradual unfreezing opened every layer at step {min(opened)}-{max(opened)}"
+                       if None not in opened else "gradual unfreezing did not open every layer in some runs")
+    return sentence, details
+
+
+def strategy_rows(study) -> list[dict]:
+    """One row per strategy of ``study`` for lesson 11's table of test accuracy and cost: the
+    accuracy over every draw's test utterances, the standard deviation and range of the per-draw
+    accuracies (``"-"`` with one draw), the median and range of the wall-clock seconds per run
+    (:func:`median_range`) and the number of trainable parameters."""
+    rows = []
+    for s in study.strategies:
+        a = study.accuracy(s)
+        spread = a.seed_spread()
+        rows.append({
+            "strategy": s,
+            "test accuracy": f"{100 * a.estimate:.1f} %",
+            "seed SD": "-" if spread is None else f"{100 * spread.sd:.1f}pt",
+            "seed range": "-" if spread is None else f"{100 * min(spread.values):.1f}-{100 * max(spread.values):.1f}%",
+            "s/run: median [range]": median_range(study.seconds(s)).format(".1f"),
+            "trainable": f"{study.runs[s][0].trainable_params:,}",
+        })
+    return rows
+
+
+def power_finding(mdd: float, need: int | None, n_draws: int, n_test: int, family: int) -> tuple[str, list[str]]:
+    """``(sentence, details)``: what a design of ``n_draws`` draws of ``n_test`` test utterances can
+    detect, told before any run -- ``mdd`` the smallest detectable difference (a fraction:
+    :func:`helpers.finetuning.compute.detectable_difference`, Bonferroni over ``family``
+    comparisons), against the literature's differences of about a point (0.01); ``need`` the draws
+    a 1-point difference would need (:func:`~helpers.finetuning.compute.seeds_needed`; ``None``:
+    more than it searched)."""
+    tail = ("detectable here." if mdd <= 0.01 else "not detectable here"
+            + (f" -- a 1-point difference would need about {need} draws of this size." if need else "."))
+    sentence = (f"With {n_draws} draws of {n_test} test utterances, this design detects (4 times in 5) only"
+                f" differences of about {100 * mdd:.1f} points or more between two strategies; the literature's"
+                " differences, about a point, are " + tail)
+    details = [
+        "assumed before any run: two strategies disagree on 10 % of the test utterances; their accuracy"
+        " difference varies by 1 point (standard deviation) from draw to draw",
+        f"80 % power, Bonferroni over the {family} comparisons with the probe, Student t with {n_draws - 1}"
+        " degrees of freedom (the seeds x items bootstrap's small-sample rule)",
+        "so a comparison below that cannot come out 'higher' or 'lower' often: 'we cannot tell' is the"
+        " expected answer for differences of a point",
+    ]
+    return sentence, details
+
+
+def training_memory_text(clf, state: dict, memory: dict, method: str) -> str:
+    """Lesson 11's printout under the figure of a training step's memory: ``clf``'s parameters and
+    the bytes per parameter measured for weights + gradients + optimizer state (``state``, from
+    :func:`training_state_bytes` after one step; parameters without a gradient counted), then per
+    mode of ``memory`` (``{"plain": SavedForBackward, "checkpointed": ...}``, from
+    :func:`saved_for_backward`) the activations, the layer forwards and the saved references to
+    weights, and how much checkpointing (switched on by ``method``) shrank the activations and the
+    whole step's memory (weights, gradients, optimizer state and activations)."""
+    mib = 2 ** 20
+    n_params = sum(p.numel() for p in clf.parameters())
+    unused = sum(p.numel() for p in clf.parameters() if p.grad is None)
+    lines = [
+        f"{n_params:,} parameters; measured {sum(state.values()) / n_params:.1f} bytes per parameter for weights"
+        f" + gradients + AdamW state:\n  {', '.join(f'{k} {v / mib:.0f} MiB' for k, v in state.items())};"
+        f" {unused:,} parameters got no gradient\n  (not used by this classifier), so no optimizer state either"
+    ]
+    for mode, m in memory.items():
+        lines.append(f"{mode}: activations {m.activation_bytes / mib:.1f} MiB in {m.activation_tensors} tensors;"
+                     f" layer forwards {m.layer_calls_forward} + {m.layer_calls_backward} recomputed in backward\n"
+                     f"  also saved: {m.parameter_tensors} references to weights ({m.parameter_bytes / mib:.0f} MiB,"
+                     " not extra)")
+    plain, ckpt = memory["plain"].activation_bytes, memory["checkpointed"].activation_bytes
+    total = {mode: sum(state.values()) + m.activation_bytes for mode, m in memory.items()}
+    lines.append(f"with {method}(): the activations shrink {plain / ckpt:.1f}x, the whole step's memory"
+                 f" {total['plain'] / total['checkpointed']:.2f}x;\n  without it the activations are"
+                 f" {plain / total['plain']:.0%} of the step's memory at this batch\n  (the activations grow with"
+                 " batch size and length, the other parts do not)")
+    return "\n".join(lines)
+
+
+def peak_memory_text(peaks: dict, batch_size: int, gradient_bytes: int) -> str:
+    """Lesson 11's printout of :func:`peak_step_memory`: ``peaks`` is ``{input length: {"plain": bytes,
+    "checkpointed": bytes}}`` for batches of ``batch_size`` utterances; one line per length (both
+    peaks, their ratio, beside the ``gradient_bytes`` one step creates), then a wrapped sentence
+    comparing the ratio at the shortest and the longest length."""
+    import textwrap
+
+    mib = 2 ** 20
+    ratio = {length: peak["plain"] / peak["checkpointed"] for length, peak in peaks.items()}
+    lines = [f"{batch_size} utterances x {length} tokens: peak memory of one step, plain {peak['plain'] / mib:.1f}"
+             f" MiB, checkpointed {peak['checkpointed'] / mib:.1f} MiB ({ratio[length]:.2f}x); the gradients alone"
+             f" are {gradient_bytes / mib:.1f} MiB" for length, peak in peaks.items()]
+    short, long = min(peaks), max(peaks)
+    lines.append(textwrap.fill(
+        f"so checkpointing lowered the peak {ratio[short]:.2f}x at {short} tokens and {ratio[long]:.2f}x at {long}:"
+        " where the gradients are most of the peak (short inputs, small batches), shrinking the saved activations"
+        " barely moves it; the longer the inputs and the larger the batch, the more it pays.",
+        110, subsequent_indent="    "))
+    return "\n".join(lines)
+
+
+def quantization_note(torch_version: str, messages: list[str]) -> str:
+    """One wrapped line on what ``quantize_dynamic`` said in this torch version: the start of its
+    deprecation warning if it gave one (``messages`` from :func:`quantize_int8_with_warnings`),
+    otherwise that it gave none (and how many other warnings)."""
+    import textwrap
+
+    deprecated = [w for w in messages if "deprecat" in w.lower()]
+    if deprecated:
+        said = f"warned that it is deprecated: {deprecated[0][:160]}"
+    else:
+        said = "raised no deprecation warning" + (f" ({len(messages)} other warning(s))" if messages else "")
+    return textwrap.fill(f"torch {torch_version}: quantize_dynamic {said}", 110, subsequent_indent="    ")
