@@ -24,7 +24,9 @@
 #
 # **BERT in one paragraph.** The text is cut into *tokens* (words and pieces of words,
 # lesson 01), and each token becomes a list of numbers, its *vector*. A stack of identical
-# *encoder layers* then updates every vector. Each layer does two things. Its *attention*
+# *encoder layers* then updates every vector. (The *Transformer* of Vaswani et al., 2017, is the
+# layer design BERT is built from; its *encoder* is the part that reads a text and turns it into
+# vectors, and BERT is only that part.) Each layer does two things. Its *attention*
 # block lets every token take in information from the other tokens: it computes, for every
 # pair of tokens, a weight between 0 and 1 saying how much one token draws from the other
 # (the weights of one token sum to 1), and mixes the vectors with those weights. It does
@@ -68,10 +70,12 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # ## Load the model
 #
 # `load_model` (defined in `helpers/model/loading.py`) returns the tokenizer (text to
-# token ids) and the model; `model.config` holds the model's sizes. It always asks for the plain ("eager") way of computing
-# attention, because the faster fused kernel (PyTorch's SDPA) does not hand back the
-# attention weights. It also puts the model in evaluation mode, which switches dropout off
-# (dropout randomly zeroes values during training), so every run gives the same numbers.
+# token ids) and the model, a `BertModel` of Hugging Face's `transformers` library (a Python
+# package, named after the Transformer but not the same thing); `model.config` holds the
+# model's sizes. It always asks for the plain ("eager") way of computing attention, because
+# PyTorch's faster one-call version does not hand back the attention weights. It also puts
+# the model in evaluation mode, which switches dropout off (dropout randomly zeroes values
+# during training), so every run gives the same numbers.
 
 # %%
 import torch
@@ -124,7 +128,8 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 # Everything this course opens is in one picture. `architecture_diagram` (in
 # `helpers/architecture/plots.py`) draws a BERT encoder from `model.config`, so every size
 # in it is the loaded model's: the token ids, the three embedding tables whose rows are
-# summed and normalised into `hidden_states[0]` (lesson 01), then $L$ encoder layers. Each
+# summed and normalised into `hidden_states[0]` (lesson 01; a *segment* row says which of two
+# input sentences a token belongs to), then $L$ encoder layers. Each
 # layer has an attention block and a feed-forward block; the feed-forward block widens
 # every token vector from $H$ to $I$ numbers and back.
 #
@@ -136,9 +141,9 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 #   stream.
 # * **LayerNorm** rescales each token vector to mean 0 and spread 1 over its $H$ numbers,
 #   then applies a learned scale and shift (lesson 01 writes it out). BERT puts a LayerNorm
-#   *after* each residual add ("post-LN", as in the original Transformer of Vaswani et al.,
-#   2017). Most recent models, and the code of *The Annotated Transformer*, put it *before*
-#   the block instead ("pre-LN"); keep that in mind when you compare code.
+#   *after* each residual add ("post-LN", as in the original Transformer). Most recent
+#   models, and the code of *The Annotated Transformer*, put it *before* the block instead
+#   ("pre-LN"); keep that in mind when you compare code.
 #
 # The map reads from the bottom up, with one vertical **lane per token** of `SENTENCE`
 # (long inputs show the first few and the last). In each lane the token's word, position
@@ -146,10 +151,14 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 # exchange information in one place only: the attention block, where the arcs cross the
 # lanes and the vectors are split into $A$ heads of $d$ numbers. Everything else works on
 # each lane alone. One layer is drawn opened up; the stack repeats it $L$ times. On top
-# sit the pooler (one more dense layer applied to the `[CLS]` vector, lesson 04) and, for
-# a task, a classification head (a layer that turns a vector into one score per class).
+# sit the pooler (one more *dense layer*, $Wh + b$: a weight matrix times the vector plus a
+# bias, PyTorch's `nn.Linear`, applied to the `[CLS]` vector; lesson 04) and, for a task, a
+# classification head (a layer that turns a vector into one score per class). So *head*
+# means two things in this course: an **attention head** (one of the $A$ copies inside
+# attention) and a **task head** (a small layer on top of the model for one job: the
+# masked-LM head guesses hidden words, a classification head picks a class).
 # The right-hand columns give each tensor's shape and its name in the code. Later lessons
-# open with a one-line strip of the same map, their part marked "you are here".
+# show the same map (or a one-line strip of it), their part marked "you are here".
 
 # %% mystnb={"figure": {"caption": "The loaded model's encoder, bottom to top, one lane per token of the lesson's sentence (long inputs: first and last tokens). One layer is drawn opened up and repeats $L$ times; right-hand columns: each tensor's shape and code name. Follow a lane's green residual stream upwards and find the only row where arrows cross between lanes.", "name": "fig-00-architecture-map"}}
 import matplotlib.pyplot as plt
@@ -173,26 +182,37 @@ plt.show()
 # > guessing hidden words (masked-LM) and whether two segments follow each other.
 # > all-MiniLM-L6-v2 was instead *distilled*: a small model trained to imitate a large one
 # > (MiniLM; the 6-layer model keeps every second layer of a 12-layer one), then
-# > *fine-tuned* on a billion sentence pairs to give similar sentences similar average vectors.
+# > *fine-tuned* (trained further, from its trained weights) on a billion sentence pairs to
+# > give similar sentences similar average vectors.
 #
 # The cell below reads the loaded checkpoint's own files (`checkpoint_facts` in
 # `helpers/model/loading.py`): which weight tensors it holds, whether a masked-LM head is
-# among them, and how it pools a sentence, if its files say.
+# among them, and, if its files say, how it *pools* a sentence (turns the token vectors into
+# one sentence vector: `mean_tokens` averages them; lesson 04).
 
 # %%
 from helpers.model.loading import checkpoint_facts, describe
+from helpers.model.trace import max_input_tokens
 
 loaded = load_model(MODEL, verbose=False)  # cached: the model loaded above
 print(describe(loaded), "--", loaded.choice.reason)
 facts = checkpoint_facts(loaded)
 print("\n".join(facts.lines()))
+if facts.sentence_max_tokens:  # a setting of the sentence-transformers library
+    print(f"(sentence-transformers cuts at {facts.sentence_max_tokens} tokens "
+          "when it makes sentence vectors; the model itself reads up to "
+          f"{max_input_tokens(tokenizer, model)}, and this course cuts only "
+          "there)")
 
 # %% [markdown]
 # What that means for the rest of the course, when the printout names the bundled model:
-# it has **no masked-LM head** (it cannot fill in `[MASK]`; lesson 05 trains a small BERT
-# that can), and its layer numbers do not line up with BERT-base's. When a lesson sets one
-# of its numbers beside a paper's, it names the model the paper measured;
-# `MODEL = "bert-base-uncased"` (hub access or a local cache) compares like with like.
+# it has **no masked-LM head** (it cannot fill in `[MASK]`, the token that hides a word in
+# pre-training, lesson 01; lesson 05 trains a small BERT that can), and its layer numbers do
+# not line up with BERT-base's. When a lesson sets one of its numbers beside a paper's, it
+# names the model the paper measured; `MODEL = "bert-base-uncased"` (hub access or a local
+# cache) compares like with like. The "truncates at" in the printout, if any, is a setting of
+# the sentence-transformers library (the Python package the model was published for), not of
+# the model: the last line says where this course cuts.
 #
 # ## Tokenize and run once
 #
@@ -205,7 +225,7 @@ print("\n".join(facts.lines()))
 # model with a tensor-size error.)
 
 # %%
-from helpers.model.trace import encode, max_input_tokens
+from helpers.model.trace import encode
 
 inputs, n_dropped = encode(tokenizer, model, SENTENCE)
 # character spans of the tokens: trace_text uses them, the model does not
@@ -233,7 +253,7 @@ print(type(outputs).__name__, "with fields:", list(outputs.keys()))
 # | field | shape | what it is |
 # |---|---|---|
 # | `last_hidden_state` | $1 \times n \times H$ | one vector per token after the last layer, now depending on the whole input (*contextual*) |
-# | `pooler_output` | $1 \times H$ | $\tanh(W h_{[CLS]} + b)$: the `[CLS]` vector passed through one more dense layer (lesson 04) |
+# | `pooler_output` | $1 \times H$ | $\tanh(W h_{[CLS]} + b)$: the `[CLS]` vector passed through one more dense layer, then tanh, which squashes every number into $(-1, 1)$ (lesson 04) |
 # | `hidden_states` | $L+1$ tensors of $1 \times n \times H$ | the embedding output followed by the output of every layer (asked for with `output_hidden_states=True`) |
 # | `attentions` | $L$ tensors of $1 \times A \times n \times n$ | every layer's attention weights (asked for with `output_attentions=True`; lesson 02) |
 # | `cross_attentions` | empty | only filled when BERT is built to also read a second model's output (`config.add_cross_attention`, a decoder set-up); empty here |
@@ -248,7 +268,7 @@ assert len(outputs.hidden_states) == L + 1
 assert all(h.shape == (1, n, H) for h in outputs.hidden_states)
 assert len(outputs.attentions) == L
 assert all(a.shape == (1, A, n, n) for a in outputs.attentions)
-# an encoder on its own has nothing to cross-attend to: empty (or None)
+# an encoder on its own reads no second model's output: empty (or None)
 assert not outputs.cross_attentions
 for field in ("last_hidden_state", "pooler_output"):
     print(f"{field}: {tuple(getattr(outputs, field).shape)}")
@@ -354,20 +374,19 @@ print(f"From the embeddings to layer {L} the mean length goes from "
 #   stages; every size here, and in the diagram, was read from `model.config`, not assumed.
 # * Asked for them, it also hands back every layer's attention weights (`attentions`).
 # * An input longer than the model's maximum is truncated, with a warning.
-# * The bundled all-MiniLM-L6-v2 is a distilled, contrastively fine-tuned 6-layer model
-#   without a masked-LM head: its numbers are not BERT-base's.
+# * The bundled all-MiniLM-L6-v2 is a distilled 6-layer model, fine-tuned to give similar
+#   sentences similar vectors, without a masked-LM head: its numbers are not BERT-base's.
 # * `hidden_states[-1]` *is* `last_hidden_state`; `pooler_output` is a further
 #   transformation of the `[CLS]` vector.
-# * `trace_text` keeps one forward pass so the rest of the course can look at any
-#   layer, token or head without running the model again.
+# * `trace_text` keeps everything from one run of the model on an input (one *forward
+#   pass*), so the rest of the course can look at any layer, token or head without running
+#   the model again.
 #
 # ## Exercises
 #
 # Each exercise opens with its difficulty and importance (one to five dots) and a time
 # estimate. Each checker (in `helpers/exercises/lesson00.py`) says what is wrong and gives
 # a hint, never the answer; worked solutions are in `lessons/solutions/solutions_00.py`.
-# A **reflection question** has no checker: answer it in a sentence, then compare with the
-# solutions file.
 #
 # ### Exercise 1: tokens per word
 #
@@ -411,16 +430,20 @@ check_exercise_2(count_numbers, prediction_2, tokenizer, model)
 #
 # Difficulty ●○○○○ · Importance ●●●○○ · ~5 min
 #
-# `long_text` below repeats `SENTENCE` until it is far longer than the model can read.
-# **Predict first:** how many tokens will the model actually receive, `[CLS]` and `[SEP]`
-# included? Write a number in `prediction_3`. **Then measure:** set `kept_3` to the number of
-# token ids that `encode` (in `helpers/model/trace.py`) hands the model.
+# `long_text` below repeats `SENTENCE` `COPIES` times, far more than the model can read.
+# **Predict first**, by arithmetic from the printout of "Tokenize and run once" (your
+# sentence's token count and the model's maximum): how many tokens of `long_text` will the
+# cut drop? Each copy adds its tokens without `[CLS]` and `[SEP]`, which come once around the
+# whole text. Write a number in `prediction_3`. **Then measure:** set `dropped_3` to the
+# number of tokens the tokenizer makes of `long_text` without truncation,
+# `len(tokenizer(long_text)["input_ids"])`, minus the number of ids `encode` hands the model.
 
 # %%
-long_text = " ".join([SENTENCE] * 200)
-prediction_3 = None  # your guess, a number
-kept_3 = None  # your code here: an int
-check_exercise_3(kept_3, prediction_3, tokenizer, model, long_text)
+COPIES = 200
+long_text = " ".join([SENTENCE] * COPIES)
+prediction_3 = None  # your arithmetic, a number
+dropped_3 = None  # your code here: an int
+check_exercise_3(dropped_3, prediction_3, tokenizer, model, long_text)
 
 # %% [markdown]
 # ### Exercise 4: predict, then measure — does a later word change an earlier one?

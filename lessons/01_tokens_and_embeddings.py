@@ -68,9 +68,10 @@ print(f"{config.num_hidden_layers} layers, hidden {config.hidden_size}, "
       f"positions, {config.type_vocab_size} token types")
 
 # %% [markdown]
-# This lesson is the bottom of the map from lesson 00 (`architecture_diagram`, in
-# `helpers/architecture/plots.py`): the token ids and the embedding layer that turns them into
-# `hidden_states[0]`.
+# (*Token types* are the segment ids: which of two input sentences a token belongs to; see
+# "A sentence pair" below.) This lesson is the bottom of the map from lesson 00
+# (`architecture_diagram`, in `helpers/architecture/plots.py`): the token ids and the
+# embedding layer that turns them into `hidden_states[0]`.
 
 # %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded model, this lesson's part marked \"you are here\": the tokens and the embedding layer, where each token's word, position and segment rows are looked up, summed and normalised into `hidden_states[0]`. Read the marked rows bottom to top, each with its shape and code name.", "name": "fig-01-map-embeddings"}}
 import matplotlib.pyplot as plt
@@ -101,7 +102,9 @@ for position, (token, token_id) in enumerate(zip(trace.tokens, ids)):
 
 # %% [markdown]
 # Which words of the sentence were cut into several pieces? `trace.words()` lists the
-# words as the tokenizer split them, and `trace.find_word` reports their pieces.
+# words as the tokenizer split them, and `trace.find_word` reports their pieces. The cell
+# also prints the special tokens' ids; `[PAD]` is the filler that makes the inputs of a batch
+# equally long (lesson 02).
 
 # %%
 spans = [trace.find_word(w) for w in dict.fromkeys(trace.words())]
@@ -224,10 +227,10 @@ assert recipe != second.first
 # $$e_i = \mathrm{LayerNorm}\big(W_{\text{word}}[t_i] + W_{\text{position}}[i] + W_{\text{token\_type}}[s_i]\big),\qquad
 # \mathrm{LayerNorm}(x) = \gamma \odot \frac{x - \mu(x)}{\sqrt{\sigma^2(x) + \epsilon}} + \beta ,$$
 #
-# where $\mu(x)$ and $\sigma^2(x)$ are the mean and the variance of the $H$ numbers of $x$
-# (the variance divides by $H$, not $H - 1$), $\epsilon$ is a small constant that avoids a
-# division by zero, and $\gamma$ (scale) and $\beta$ (shift) are learned vectors of size
-# $H$. The position table $W_{\text{position}}$ is **learned**, one trained row per position
+# where $\mu(x)$ is the mean of the $H$ numbers of $x$ and $\sigma^2(x)$ their *variance*, the
+# mean of $(x_j - \mu)^2$ (PyTorch's `var` needs `unbiased=False` to divide by $H$ like this),
+# $\epsilon$ is a small constant that avoids a division by zero, $\gamma$ (scale) and $\beta$
+# (shift) are learned vectors of size $H$, and $\odot$ multiplies entry by entry. The position table $W_{\text{position}}$ is **learned**, one trained row per position
 # up to `config.max_position_embeddings`; it is not the fixed sine/cosine pattern of the
 # original Transformer (Vaswani et al., 2017). Dropout follows in the code, but in
 # evaluation mode it is the identity. Here are the three tables and their shapes, read from
@@ -277,6 +280,11 @@ word_length = emb.word_embeddings.weight.norm(dim=1).mean()
 print(f"pair matches too; |type-1 row - type-0 row| = {gap:.3f} "
       f"(the {config.vocab_size:,} rows of the word table have mean length "
       f"{word_length:.3f})")
+shift = gap / word_length
+print(f"So switching segment moves a token's sum by {shift:.0%} of a typical "
+      "word row's length: "
+      + ("a light mark next to the word itself." if shift < 0.5 else
+         "a shift as large as a word's own row."))
 
 # %% [markdown]
 # The same sum as a picture. `embedding_parts` (in `helpers/embeddings/rebuild.py`) keeps every
@@ -306,7 +314,8 @@ print(f"mean row length over this sentence's {trace.seq_len} tokens: "
 # positions have similar rows. The **segment** panel repeats one row: every token of a single
 # sentence is in segment 0, so it adds the same numbers to all of them (a sentence pair
 # would show two). And the **LayerNorm** output has a length of its own, whatever the sum's
-# length was: after subtracting the mean and dividing by the standard deviation, a row's
+# length was: after subtracting the mean and dividing by the standard deviation (the square
+# root of the variance), a row's
 # $H$ numbers have mean 0 and mean square 1, so its length is exactly $\sqrt H$; the learned
 # scale $\gamma$ and shift $\beta$ then set the length the model uses. The input's length has
 # dropped out: scaling the sum by 10 leaves the output unchanged.
@@ -384,8 +393,9 @@ if "bank" in labels and len(labels) >= 2:
 # word-embedding table, with only a bias of its own: **weight tying**, as in Press & Wolf (2017,
 # *Using the Output Embedding to Improve Language Models*). In `transformers` the config flag
 # `tie_word_embeddings` makes `BertForMaskedLM` share the two. We build a `BertForMaskedLM` from
-# the loaded config alone: **all its weights, the masked-LM head included, are random**
-# (nothing is loaded into it), but the tie is part of its structure, so we can look at it:
+# the loaded config alone: **all its weights, the masked-LM head (the task head on top, see
+# lesson 00) included, are random** (nothing is loaded into it), but the tie is part of its
+# structure, so we can look at it:
 
 # %%
 from transformers import BertForMaskedLM
@@ -400,7 +410,9 @@ print(f"decoder.weight is word_embeddings.weight: {decoder is table}; "
       f"shape {tuple(decoder.shape)}")
 
 # %% [markdown]
-# Because it is one tensor, one masked-LM loss sends a gradient into the table through two
+# Because it is one tensor, one masked-LM *loss* (the number pre-training lowers: how badly the
+# model guesses the hidden words; "Read the loss first" below) sends a gradient into the table
+# through two
 # paths: the looked-up rows of the input, and the output layer, where the softmax over the
 # whole vocabulary (it turns one score per word into probabilities that sum to 1; lesson 02
 # writes it out) touches *every* row.
@@ -445,10 +457,10 @@ del mlm, decoder, table, loss
 # %% [markdown]
 # Read the loss first. The masked-LM loss is the average, over the masked positions, of
 # $-\ln p(\text{right token})$. An untrained head spreads its probability roughly evenly
-# over the whole vocabulary, $p \approx 1/V$, so its loss is close to $\ln V$: compare the
-# two numbers printed above. A trained head gives the right token a much larger
-# probability, and a loss of $\ell$ means it gives the right token $e^{-\ell}$ on average
-# (a geometric mean): $\ell = 2$ would be $e^{-2} \approx 0.14$. Devlin et al. (2019)
+# over the whole vocabulary, $p \approx 1/(\text{vocab size})$, so its loss is close to
+# $\ln(\text{vocab size})$: compare the two numbers printed above. A trained head gives the
+# right token a much larger probability, and a loss of $\ell$ means it gives the right token
+# $e^{-\ell}$ on average (averaged over the logs): $\ell = 2$ would be $e^{-2} \approx 0.14$. Devlin et al. (2019)
 # report task accuracies, not the final masked-LM loss of the released BERT models, so we
 # quote no such number here. A **trained** head, offline, is the course's own BERT-mini
 # (`MODEL = "course-mini"`, pre-trained with BERT's two objectives; lesson 05 trains a smaller
@@ -462,8 +474,7 @@ print(course_mini_lens(SENTENCE).message)
 # %% [markdown]
 # So every pre-training step of BERT updated the embedding table, through the input rows
 # *and* through the output layer. (The bundled all-MiniLM-L6-v2 has no masked-LM head, lesson
-# 00; its table was trained by distillation and contrastive fine-tuning, through the input
-# rows only.)
+# 00; its table was trained by distillation and fine-tuning, through the input rows only.)
 
 # %% [markdown]
 # ## Summary

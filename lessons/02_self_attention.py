@@ -21,8 +21,9 @@
 # Every encoder layer starts with multi-head self-attention: each token looks at every
 # other token and takes a weighted mix of them. We start with a toy example small enough
 # to do by hand, then compute layer 1's attention step by step from its weight matrices,
-# check each step against the model, see what the attention mask does to a padded batch,
-# and look at real heads.
+# check each step against the model, see what the attention mask does to a padded batch
+# (sentences of different lengths filled up with a filler token so they can run together;
+# the mask marks the filler), and look at real heads.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -72,8 +73,10 @@ print(f"{L} layers, hidden {H}, {A} heads of size d = {d}; "
 
 # %% [markdown]
 # On the map of lesson 00 (`architecture_diagram`, in `helpers/architecture/plots.py`) this
-# lesson is the self-attention block at the start of every encoder layer, up to its output
-# projection.
+# lesson is the self-attention block at the start of every encoder layer: from the
+# *projections* (dense layers, lesson 00, that turn every token vector into a query, a key and
+# a value; all explained below) to the *output projection*, one more dense layer that merges
+# the heads.
 
 # %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded model, this lesson's part marked \"you are here\": the self-attention block of every layer, from the query, key and value projections through the split into $A$ heads and the softmax to the output dense layer. Find the row where arrows cross lanes: the only place tokens exchange information.", "name": "fig-02-map-attention"}}
 import matplotlib.pyplot as plt
@@ -178,8 +181,9 @@ print("per head:", tuple(Qh.shape))
 #
 # Each query is compared with every key. Dividing by $\sqrt d$ keeps the scores from
 # growing with the head size (Vaswani et al., 2017, *Attention Is All You Need*): a dot
-# product of two $d$-dimensional vectors with independent entries of variance 1 has
-# variance $d$. (What larger scores would do to the weights is exercise 3's question.) A
+# product adds up $d$ products, so for random entries of typical size 1 its typical size
+# grows like $\sqrt d$. (What larger scores would do to the weights is exercise 3's
+# question.) A
 # softmax over the keys turns each row into weights that sum to 1:
 #
 # $$P = \mathrm{softmax}\!\left(\frac{QK^\top}{\sqrt d} + M\right),\qquad
@@ -222,8 +226,8 @@ print("context", tuple(context.shape), "-> projected", tuple(projected.shape))
 
 # %% [markdown]
 # To compare with the model, we catch what its `BertSelfAttention` module and its
-# `attention.output.dense` return during one more forward pass, with forward hooks (a
-# function PyTorch calls with a module's output):
+# `attention.output.dense` return during one more run of the model (one more *forward
+# pass*, lesson 00), with forward hooks (a function PyTorch calls with a module's output):
 
 # %%
 caught = {}
@@ -275,8 +279,8 @@ print(f"all {L} layers: attention probabilities rebuilt and equal")
 # `attention_mask` (1 = real, 0 = padding) becomes an additive mask $M$: 0 for a real key,
 # a huge negative number for a padded key, added to every score of that key, so that after
 # the softmax a padded key gets probability 0, for every query and every head. The
-# installed `transformers` uses `torch.finfo(dtype).min`, the most negative float32
-# (≈ −3.4 × 10³⁸; `masking_utils.py`); BERT's original TensorFlow code
+# installed `transformers` uses `torch.finfo(dtype).min`, the most negative float32 (the
+# 32-bit number format PyTorch computes in; ≈ −3.4 × 10³⁸; `masking_utils.py`); BERT's original TensorFlow code
 # (google-research/bert, `modeling.py`) added −10000.0. Both give weight 0 in float32:
 # $e^{-10000}$ is already too small to represent. We pad a batch of our sentence and a
 # short one to a length longer than both.
@@ -348,18 +352,21 @@ print(f"additive mask of sentence 1: {int((additive == 0).sum())} zeros, "
 # The whole computation of one head as a picture: the scaled scores, the scores after the
 # additive mask (the padded keys' columns become `finfo.min`, effectively $-\infty$, drawn
 # in grey), the softmax $P$, and the context $P\cdot V$, one row per query. We use the
-# padded batch, layer 1, a sentence of the batch that has padding, and the head of layer 1
-# whose rows are most concentrated on one key (the largest mean, over the rows, of a row's
-# largest weight: `mean_max_weight`, in `helpers/attention/compute.py`), so the picture
-# shows a pattern. `attention_steps_figure` is in `helpers/attention/plots.py`.
+# padded batch, layer 1, its short sentence (all its real tokens and some of its padding fit
+# in the picture), and the head of layer 1 whose rows are most concentrated on one key (the
+# largest mean, over the rows, of a row's largest weight: `mean_max_weight`, in
+# `helpers/attention/compute.py`), so the picture shows a pattern. `attention_steps_figure` is in `helpers/attention/plots.py`.
 
 # %%
 from helpers.attention.compute import mean_max_weight
+from helpers.attention.plots import shown_positions
 from helpers.attention.rebuild import (attention_scores, project_qkv,
                                        softmax_by_hand)
 from helpers.attention.rebuild import split_heads as split_batch_heads
 
-b = 0 if pad_keys[0].any() else 1  # a sentence with padding, so the mask shows
+SHOWN = 16  # positions the picture has room for
+
+b = 1  # the short sentence: its padding shows next to all its real tokens
 head_1 = int(mean_max_weight(trace)[0].argmax())  # layer 1's clearest head
 with torch.no_grad():
     qkv = project_qkv(model.encoder.layer[0].attention.self, embedded)
@@ -370,27 +377,31 @@ with torch.no_grad():
     context_batch = probs_batch @ v_b
 # the picture shows the model's own probabilities
 assert torch.allclose(probs_batch, masked.attentions[0], atol=1e-5)
+n_real, n_pos = int(mask[b].sum()), mask.shape[1]
+n_shown = len(shown_positions(pad_keys[b].cpu(), SHOWN))
+print(f"sentence {b} ({SHORT!r}): {n_real} real tokens and {n_pos - n_real} "
+      f"[PAD]s; the picture shows its first {n_shown} positions")
 
-# %% mystnb={"figure": {"caption": "One head of layer 1 (rows most concentrated on one key) on a padded input of the batch: scores $QK^\\top/\\sqrt{d}$; scores plus mask (same scale centred on 0, padded keys grey); softmax $P$ (0-1 scale); context $P\\cdot V$ per query and value dimension. Compare the mask panel with the scores; long inputs show only their first tokens.", "name": "fig-02-head-steps"}}
+# %% mystnb={"figure": {"caption": "One head of layer 1 (rows most concentrated on one key) on the batch's short, padded sentence: scores $QK^\\top/\\sqrt{d}$; scores plus mask (same scale centred on 0, padded keys grey); softmax $P$ (0-1 scale); context $P\\cdot V$ per query and value dimension. Compare the mask panel with the scores; only the first positions are drawn.", "name": "fig-02-head-steps"}}
 from helpers.attention.plots import attention_steps_figure
 
 steps = (raw_scores[b, head_1], with_mask[b, head_1], probs_batch[b, head_1],
          context_batch[b, head_1])
 fig, axes = attention_steps_figure(
-    *steps, batch_tokens[b],
+    *steps, batch_tokens[b], max_tokens=SHOWN,
     title=f"layer 1, head {head_1}, sentence {b} of the padded batch")
 plt.show()
 
 # %% [markdown]
-# Why the figure drops real tokens: a long input shows only its first tokens, so the four
-# panels stay readable (the caption says so). The `[PAD]` *rows* of panel 3 are not zero: the
+# The figure stops after its first positions so the four panels stay readable; the short
+# sentence keeps all its real tokens in view. The `[PAD]` *rows* of panel 3 are not zero: the
 # mask removes padded *keys* (columns), not queries, so a `[PAD]` position still computes a
 # weighted mix of the real tokens -- often mostly `[CLS]`, which many heads use as a resting
 # place for attention that has nowhere better to go (Clark et al., 2019; lesson 08). That
 # does no harm: nothing reads it. No real token attends to a `[PAD]` (its column is 0), so
 # the `[PAD]` outputs never flow back into the real tokens, and everything downstream
-# (pooling, a classifier, a loss) skips the padded positions using the same
-# `attention_mask`.
+# (pooling the tokens into one sentence vector, a classifier, a loss; lesson 04) skips the
+# padded positions using the same `attention_mask`.
 #
 # ## Looking at heads
 #
@@ -453,7 +464,7 @@ plt.show()
 # explorer, the other attention explorers and `attention_heatmap`; `attention_by_word` in
 # `helpers/attention/compute.py`). The rule is Clark et al.'s (2019, section 4): attention *to* a
 # split word is the sum over its pieces (a query's weights add up over keys), attention *from*
-# it the mean of its pieces' rows (each row is a distribution, and so is their mean), so every
+# it the mean of its pieces' rows (each row sums to 1, and so does their mean), so every
 # word's row still sums to 1; `[CLS]` and `[SEP]` stay words of their own.
 
 # %% mystnb={"figure": {"caption": "One head's attention probabilities on the lesson's sentence (rows: queries, columns: keys), fixed 0-1 colour scale, opened on the first head the figure above does not show; the title gives layer, head and the largest weight shown. Sliders change the layer, the head and, for long inputs, the window of tokens; look for heads whose rows all pick one column or one diagonal.", "name": "fig-02-head-explorer"}}
@@ -496,8 +507,6 @@ print("saved:", ", ".join(str(path) for path in paths.values()))
 # Each exercise gives its difficulty, its importance (one to five dots) and a time
 # estimate. Each checker (in `helpers/exercises/lesson02.py`) says what is wrong and gives
 # a hint, never the answer; worked solutions are in `lessons/solutions/solutions_02.py`.
-# A **reflection question** has no checker: answer it in a sentence, then compare with the
-# solutions file.
 #
 # ### Exercise 1: build it yourself — a left-to-right head
 #
@@ -507,7 +516,8 @@ print("saved:", ", ".join(str(path) for path in paths.values()))
 # token look only at itself and the tokens **before** it: a *causal mask* sets the scores of
 # every later key to $-\infty$ before the softmax. Rebuild the *last* layer's *last* head
 # (`[seq, seq]`) from the weights and `trace.hidden`, as it would be with a causal mask, and
-# compare its first row with BERT's.
+# set `answer_1` to it. Once it is right, the checker sets its first row (`[CLS]`) beside
+# BERT's.
 
 # %%
 from helpers.exercises.lesson02 import (check_exercise_1, check_exercise_2,
@@ -542,9 +552,6 @@ check_exercise_2(answer_2, trace, layer=layer_2, head=head_2)
 # **Predict first:** will the mean entropy of the rows of $P'$ (over all heads and
 # queries) be `"lower"` or `"higher"` than that of the real $P$? Write it in
 # `prediction_3`. **Then measure** the mean entropy of $P'$ in nats (natural log).
-#
-# **Reflection question:** run the padded batch above without its mask and look at the
-# `[CLS]` vector of the short sentence: before you do, what do you expect, and why?
 
 # %%
 prediction_3 = None  # "lower" or "higher"

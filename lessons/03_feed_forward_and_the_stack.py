@@ -67,9 +67,11 @@ print(f"{L} layers, hidden {H}, intermediate {I}, activation "
       f"{config.hidden_act!r}; {trace.seq_len} tokens")
 
 # %% [markdown]
-# On the map of lesson 00 (`architecture_diagram`, in `helpers/architecture/plots.py`) this
-# lesson is the rest of every encoder layer: the two residual adds with their LayerNorms and
-# the feed-forward block, and then the whole stack of $L$ layers.
+# (The printout's *activation* is the fixed function the feed-forward block applies to each
+# number on its own between its two dense layers; GELU is explained below.) On the map of
+# lesson 00 (`architecture_diagram`, in `helpers/architecture/plots.py`) this lesson is the
+# rest of every encoder layer: the two residual adds with their LayerNorms and the
+# feed-forward block, and then the whole stack of $L$ layers.
 
 # %% mystnb={"figure": {"caption": "The map of lesson 00 for the loaded model, with this lesson's part marked \"you are here\": the two residual adds with their LayerNorms and the feed-forward block (dense $H\\to I$, GELU, dense $I\\to H$), which works on each token alone. Compare these rows, with no arrows between lanes, with the attention rows below them.", "name": "fig-03-map-feed-forward"}}
 import matplotlib.pyplot as plt
@@ -116,14 +118,17 @@ print("attention block output attn_out", tuple(attn_out.shape))
 # %% [markdown]
 # ## The feed-forward block
 #
-# Every token then goes, on its own, through a two-layer network that widens to $I$ and
-# narrows back to $H$, with GELU (Hendrycks & Gimpel, 2016, *Gaussian Error Linear Units*)
-# in between (no residual or LayerNorm inside it), then the block's residual and LayerNorm:
+# Every token then goes, on its own, through a two-layer network (the feed-forward network,
+# *FFN* for short) that widens to $I$ and narrows back to $H$, with the activation GELU
+# (Hendrycks & Gimpel, 2016, *Gaussian Error Linear Units*) in between (no residual or
+# LayerNorm inside it), then the block's residual and LayerNorm:
 #
 # $$\mathrm{GELU}(x) = x\,\Phi(x) = \tfrac{x}{2}\big(1 + \mathrm{erf}(x/\sqrt2)\big),\qquad
 # \text{out} = \mathrm{LayerNorm}\big(\text{attn\_out} + \mathrm{GELU}(\text{attn\_out}\, W_1^\top + b_1) W_2^\top + b_2\big).$$
 #
-# ($\Phi$ is the standard normal cumulative distribution function.)
+# ($\Phi(x)$ rises smoothly from 0 for very negative $x$ to 1 for large $x$; erf is the
+# library function that computes it. So GELU passes large positive numbers almost
+# unchanged and turns large negative ones into about 0.)
 #
 # `config.hidden_act` names the activation; `activation_by_hand` returns the exact erf GELU
 # for `"gelu"` and raises a clear error for an activation it does not know. (BERT's
@@ -195,10 +200,11 @@ print({k: tuple(v.shape) for k, v in steps.items()})
 # each update is next to the vector it is added to:
 # $\lVert\text{attention update}\rVert / \lVert x\rVert$ and
 # $\lVert\text{FFN update}\rVert / \lVert\text{attn\_out}\rVert$. **How to read a ratio:**
-# 0.1 means the block nudges the stream (the sum points almost where the stream pointed);
-# 1 means the update is as long as the stream, so the sum can point somewhere quite
-# different (if the update points elsewhere): the block rewrites the token about as much as
-# it keeps it. One sentence says little, so we measure the course's data sentences
+# well below 1 (under 0.3, say) the block nudges the stream (the sum points almost where the
+# stream pointed); near 1 (from 0.8 up) the update is as long as the stream, so the sum can
+# point somewhere quite different (if the update points elsewhere): the block rewrites the
+# token about as much as it keeps it. One sentence says little, so we measure the course's
+# data sentences
 # (`data/attention_sentences.txt`; the model does not run again, the sublayers are redone
 # by hand from the cached hidden states).
 
@@ -213,22 +219,24 @@ ratios = update_ratios(model, data_traces)  # {name: [L, all tokens]}
 mine = update_ratios(model, trace)  # your SENTENCE alone
 
 # %% [markdown]
-# The figure draws, per layer, the median over all tokens with the middle half of them as a
-# band, and your `SENTENCE` on top:
+# The figure draws, per layer, the *median* over all tokens (the middle value: half the
+# tokens lie below it, half above) with the middle half of the tokens as a band, and your
+# `SENTENCE` on top:
 
-# %% mystnb={"figure": {"caption": "Per encoder layer, $\\lVert\\text{update}\\rVert / \\lVert\\text{stream}\\rVert$: the attention update over the layer's input, the feed-forward update over the attention block's output. Solid: median over all tokens of the course's data sentences, band: their interquartile range (tokens pooled, not an interval); dashed: median over the lesson's sentence. Compare the two blocks, and the ratios with 1.", "name": "fig-03-update-ratios"}}
+# %% mystnb={"figure": {"caption": "Per encoder layer, $\\lVert\\text{update}\\rVert / \\lVert\\text{stream}\\rVert$: the attention update over the layer's input, the feed-forward update over the attention block's output. Solid: the middle value (median) over all tokens of the course's data sentences; band: where the middle half of those tokens lie; dashed: the middle value over the lesson's sentence. Compare the two blocks, and the ratios with 1.", "name": "fig-03-update-ratios"}}
 from helpers.stack.plots import plot_update_ratios
 
 plot_update_ratios(ratios, mine)
 plt.show()
 
 # %% [markdown]
-# The numbers, with the **sentence** as the unit (the tokens of one sentence move together,
-# so a thousand tokens from forty sentences are not a thousand separate observations): each
-# sentence's median ratio per layer, then, over the sentences, the mean and the range that the
-# middle half of the sentences span (`per_sentence_medians` in `helpers/stack/compute.py`).
-# Which layer's update is largest, and could another layer be just as large? A claim is
-# printed in one sentence; unfold "How we know" for the test behind it.
+# The numbers, counted per **sentence** (the tokens of one sentence move together, so many
+# tokens from a few sentences are weaker evidence than their number suggests): each
+# sentence's median ratio per layer, then, over the sentences, their mean and, in brackets,
+# the range the middle half of the sentences lie in (`per_sentence_medians` in
+# `helpers/stack/compute.py`). Which layer's update is largest, and could another layer be
+# just as large? Each answer is one sentence; unfold "How we know" for how it was checked
+# (lesson 06 explains the method).
 
 # %%
 import numpy as np
@@ -264,11 +272,15 @@ for name, per_sentence in medians.items():
         + (f"; with {n_sent} sentences we cannot tell it apart from layers "
            f"{', '.join(map(str, close))}." if close else
            ", clearly ahead of every other layer."),
-        [f"layer {l + 1} minus layer {top}: {d}" for l, d in
-         enumerate(ranking.differences) if l + 1 != top]
+        ["Each line: the difference of the two layers' mean ratios, then the "
+         "range it plausibly lies in, had other sentences been drawn; a range "
+         "wholly below 0 means that layer's update is really smaller."]
+        + [f"layer {l + 1} minus layer {top}: {d}" for l, d in
+           enumerate(ranking.differences) if l + 1 != top]
         + [f"{100 * ranking.differences[0].level:.4g} % intervals resampling "
-           f"sentences (Bonferroni over the {ranking.family} pairs of "
-           "layers, since the largest is picked from the same data)"],
+           f"sentences (Bonferroni: each range is widened because the "
+           f"{ranking.family} pairs of layers are compared at once and the "
+           "largest is picked from the same data)"],
     )
 
 # %% [markdown]
@@ -285,7 +297,7 @@ for name, m in medians.items():
           f"{reading}")
 
 # %% [markdown]
-# "We cannot tell them apart" is not "they are the same": forty sentences may just be too
+# "We cannot tell them apart" is not "they are the same": the data sentences may just be too
 # few to separate them. Because BERT is post-LN, the LayerNorm after each add rescales the
 # stream again, so these ratios describe one layer at a time.
 #
@@ -328,10 +340,11 @@ print("max |diff| per stage:", " ".join(f"{e:.1e}" for e in errors))
 #
 # `parameter_breakdown` counts `numel()` over each module of the loaded model;
 # `parameter_formula` derives the same numbers from the config alone (every `nn.Linear` is a
-# weight matrix plus a bias, every LayerNorm a gain plus a bias). With $V$ the vocabulary
-# size, $P$ the number of positions and $T$ the number of token types:
+# weight matrix plus a bias, every LayerNorm a gain plus a bias). With $N_{\text{vocab}}$ the
+# vocabulary size, $N_{\text{pos}}$ the number of positions and $N_{\text{type}}$ the number
+# of token types:
 #
-# * embeddings: $(V + P + T)\,H + 2H$,
+# * embeddings: $(N_{\text{vocab}} + N_{\text{pos}} + N_{\text{type}})\,H + 2H$,
 # * attention: $4(H^2 + H) + 2H$, feed-forward: $2HI + I + H + 2H$,
 # * pooler: $H^2 + H$; total = embeddings + $L\cdot$layer + pooler.
 
@@ -369,9 +382,10 @@ print(f"the embedding tables hold {share:.0%} of this model's parameters, "
 # parameters and BERT-LARGE ($L=24, H=1024, A=16$) as 340M: rounded totals, without saying
 # what they include. A `BertConfig` is enough to check: built on the `meta` device a model has
 # shapes but no memory, so counting it costs nothing, and the formula must agree with it. We
-# count `BertModel` and also `BertForPreTraining`, which adds the heads BERT was pre-trained
-# with: the masked-LM transform and output bias (its output weight is the word table, lesson
-# 01) and the next-sentence classifier (`pretraining_heads_formula` counts them from the config).
+# count `BertModel` and also `BertForPreTraining`, which adds the task heads BERT was
+# pre-trained with: the masked-LM transform and output bias (its output weight is the word
+# table, see lesson 01) and the next-sentence classifier (`pretraining_heads_formula` counts
+# them from the config).
 
 # %%
 from transformers import BertConfig
@@ -459,10 +473,14 @@ check_exercise_2(answer_2, small)
 # Difficulty ●●●○○ · Importance ●●●●○ · ~20 min
 #
 # Lesson 00 said BERT puts each LayerNorm *after* its residual add (post-LN) while most recent
-# models put it *before* the block (pre-LN). Rewire the *last* layer as pre-LN with its own
-# weights: `h = x + attention(LN1(x))`, then `out = h + feed_forward(LN2(h))`, with
-# `LN1 = attention.output.LayerNorm`, `LN2 = output.LayerNorm`, `x = trace.hidden(L - 1)`, and
-# no LayerNorm after the adds (write the LayerNorms out, or use `layer_norm_by_hand`).
+# models put it *before* the block (pre-LN). Rewire the *last* layer (`layer =
+# model.encoder.layer[L - 1]`) as pre-LN with its own weights, from `x = trace.hidden(L - 1)`:
+# `h = x + attn(LN1(x))`, then `out = h + ffn(LN2(h))`, with no LayerNorm after the adds.
+# Here `LN1 = layer.attention.output.LayerNorm`, `LN2 = layer.output.LayerNorm` (write them
+# out, or use `layer_norm_by_hand`); `attn(v)` is the self-attention and its output dense
+# layer only, `layer.attention.output.dense(self_attention_by_hand(layer, v)[0])`, **not** the
+# module `layer.attention`, which also adds the residual and applies LN1 itself; and `ffn(v)`
+# is `layer.output.dense(layer.intermediate(v))` (`intermediate` includes the GELU).
 # **Predict first:** will its output be `"close"` to BERT's real `hidden(L)` (mean cosine over
 # the tokens above 0.9) or `"far"`?
 

@@ -24,10 +24,12 @@
 #
 # The encoder hands back one vector per token and layer. To classify a whole sentence we
 # need one vector per sentence and a map from it to one score (logit) per class. This lesson
-# does the mechanics: we rebuild BERT's pooler, train a linear head on frozen features of the
-# course's ten easy intents, follow one sentence from logits through softmax to a class id, and
-# type sentences into a box. Which vector and which layer classify best is a measurement, made
-# on a harder task in [lesson 10](10_which_layer_classifies.ipynb).
+# does the mechanics: we rebuild BERT's pooler, train a linear head (a *task head*, lesson 00,
+# not an attention head) on *frozen features* (sentence vectors computed once by the model,
+# whose weights stay unchanged) of the course's ten easy intents, follow one sentence from
+# logits through softmax to a class id, and type sentences into a box. Which vector and which
+# layer classify best is a measurement, made on a harder task in
+# [lesson 10](10_which_layer_classifies.ipynb).
 #
 # The first cell installs the course when you run it on Google Colab; on your own
 # machine it does nothing.
@@ -82,23 +84,16 @@ print(f"against the papers' BERT-base: {paper.label}")
 
 
 # %% [markdown]
-# Where this lesson sits on the map of lesson 00 (`you_are_here`, in
-# `helpers/architecture/plots.py`):
+# On the map of lesson 00 (`architecture_diagram`, in `helpers/architecture/plots.py`) this
+# lesson is the top: the pooler and a classification head, on the encoder's last layer.
 
-# %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens and embeddings through the encoder layer (repeated as often as the loaded model has layers) to the pooler and a task head. The parts this lesson opens, the pooler and the classification head, are framed in orange and marked \"you are here\".", "name": "fig-04-you-are-here"}}
-from helpers.architecture.plots import LESSON_PARTS, you_are_here
-
-you_are_here(model.config, LESSON_PARTS["04"]);
-
-# %% mystnb={"figure": {"caption": "Lesson 00's diagram of BERT for the loaded model's configuration, read bottom to top, one lane per token of a short generic input, with each step's tensor shape and code name beside it. The pooler and the classification head are framed in orange: follow the `[CLS]` lane, the only one the pooler reads, up to the logits.", "name": "fig-04-architecture"}}
-# Where this lesson sits on the map of lesson 00 (architecture_diagram,
-# helpers/architecture/plots.py):
-# the pooler and a classification head, on top of the encoder's last layer.
+# %% mystnb={"figure": {"caption": "Lesson 00's diagram of BERT for the loaded model's configuration, read bottom to top, one lane per token of the lesson's sentence, with each step's tensor shape and code name beside it. The pooler and the classification head are framed in orange: follow the `[CLS]` lane, the only one the pooler reads, up to the logits.", "name": "fig-04-architecture"}}
 import matplotlib.pyplot as plt
 
 from helpers.architecture.plots import architecture_diagram
 
-architecture_diagram(config, highlight=["pooler", "head"])
+architecture_diagram(config, highlight=["pooler", "head"],
+                     tokens=trace.tokens)
 plt.show()
 
 # %% [markdown]
@@ -110,7 +105,8 @@ plt.show()
 # `BertPooler` in `modeling_bert.py` takes the last-layer vector of the first token,
 # $h_{[CLS]}$, and applies one dense layer with a tanh:
 #
-# $$\text{pooler\_output} = \tanh(W\, h_{[CLS]} + b), \qquad W \in \mathbb{R}^{H \times H}.$$
+# $$\text{pooler\_output} = \tanh(W\, h_{[CLS]} + b), \qquad W \text{ an } H \times H
+# \text{ matrix}.$$
 #
 # `pooler_by_hand` (in `helpers/classify/rebuild.py`) does exactly this with `model.pooler.dense`.
 
@@ -153,8 +149,8 @@ print(
 
 # %% [markdown]
 # So the pooler is **not** the raw `[CLS]` vector: it is a further learned transformation
-# (one sentence is not enough to say how different; the claims table of lesson 10
-# measures it over the BANKING77 test set). In the original BERT it was trained with the
+# (one sentence is not enough to say how different; exercise 1 measures it over the test
+# utterances below). In the original BERT it was trained with the
 # next-sentence-prediction objective; a checkpoint trained for something else (the bundled
 # all-MiniLM-L6-v2 was trained for sentence embeddings with *mean* pooling) may leave it barely
 # trained. That is one reason we treat "which vector represents the sentence" as a question to
@@ -207,27 +203,32 @@ assert torch.allclose(
 # ## A linear head: logits → softmax → argmax
 #
 # The head (`LinearHead` in `helpers/classify/compute.py`) is one linear layer on the
-# last-layer `[CLS]` vector, standardized with the training mean $\mu$ and standard deviation
-# $\sigma$:
+# last-layer `[CLS]` vector (the *feature* vector $x$), each of whose numbers is first
+# standardized with its training mean $\mu$ and standard deviation $\sigma$ (the square root
+# of the variance, lesson 01). With $C$ classes (here the intents):
 #
-# $$z = W \frac{x - \mu}{\sigma} + b \in \mathbb{R}^{C}, \qquad p = \mathrm{softmax}(z), \qquad \hat y = \arg\max_c z_c .$$
+# $$z = W \frac{x - \mu}{\sigma} + b \quad (C \text{ logits}), \qquad p = \mathrm{softmax}(z), \qquad \hat y = \arg\max_c z_c .$$
 #
-# Only $W$ and $b$ are trained; the BERT weights stay frozen. Every head, probe and fine-tuning
-# run in this course is trained the same way (`fit_head` in `helpers/classify/compute.py`, on the
-# training contract of `helpers/common/training.py`):
+# Only $W$ and $b$ are trained; the BERT weights stay frozen. Every classifier this course
+# trains on top of BERT is trained the same way (`fit_head` in `helpers/classify/compute.py`,
+# on the training contract of `helpers/common/training.py`):
 #
 # * a **dev split** is carved out of the training utterances (here 4 per intent) and makes every
-#   choice -- here the strength $\lambda$ of an L2 penalty $\frac{\lambda}{2}\lVert W \rVert^2$ on the
-#   weights, from a small grid; the test utterances are never used to choose anything;
+#   choice -- here the strength $\lambda$ of an L2 penalty $\frac{\lambda}{2}\lVert W \rVert^2$,
+#   which keeps the weights small so the head does not just memorise its training utterances,
+#   from a small grid; the test utterances are never used to choose anything;
 # * the head starts from $W = 0, b = 0$ and is **scored there** (step 0);
-# * it is trained **to convergence**: the cross-entropy plus the penalty is a convex function of
-#   $W, b$, and full-batch L-BFGS runs until every entry of its gradient is below a tolerance
-#   stated beforehand. The printout says whether that happened.
+# * it is trained **to convergence**. Its loss is the *cross-entropy*, $-\ln p_{\text{true
+#   intent}}$ averaged over the utterances (lesson 01's masked-LM loss, with intents for
+#   words), plus the penalty; this loss has a single lowest point, and a standard optimizer
+#   (L-BFGS, on all training utterances at once) runs until every entry of its gradient is
+#   below a threshold fixed beforehand. The printout says whether that happened.
 #
 # Then we compute the logits $z$ of every test utterance by hand from the head's weights, with the
 # formula above, and read everything else off them.
 
 # %%
+import math
 import textwrap
 
 from helpers.classify.compute import fit_head_split
@@ -254,6 +255,15 @@ print(
 )
 for c in z[0].topk(3).indices.tolist():
     print(f"  {test10.names[c]:<16} z_c = {z[0, c]:+6.2f} p_c = {p[0, c]:.3f}")
+rank = int((z[0] > z[0, test10.labels[0]]).sum()) + 1  # 1 = the argmax
+print("  -> right: the argmax is the true intent" if rank == 1 else
+      f"  -> wrong: the true intent ranks {rank}; one utterance says little,"
+      " the next cell counts all of them")
+# at step 0 (W = 0, b = 0) every logit is 0: each intent gets 1/C, loss ln C
+assert math.isclose(head_record.step0[0], math.log(C10), rel_tol=1e-4)
+print(f"step 0 (W = 0, b = 0): every logit is 0, so every intent gets "
+      f"probability 1/{C10}: the dev loss {head_record.step0[0]:.3f} above is "
+      f"ln {C10} = {math.log(C10):.3f}")
 
 # %% [markdown]
 # How often is the argmax right on the test utterances?
@@ -268,12 +278,20 @@ first_head = show_finding(
     f" utterances right ({correct10.float().mean():.0%}; guessing would get"
     f" {1 / C10:.0%}).",
     details=[
-        f"accuracy {accuracy_ci(correct10).percent()}: exact (Clopper-Pearson)"
-        f" 95 % interval over the {len(test10)} test items",
+        f"accuracy {accuracy_ci(correct10).percent()}: the brackets give the"
+        f" range of accuracies these {len(test10)} test items are consistent"
+        " with (exact Clopper-Pearson 95 % interval)",
         f"training the head (every L2 strength of the grid) took"
         f" {train_seconds:.2f} s on this machine",
     ],
 )
+train_acc, test_acc = head_record.train_accuracy, correct10.float().mean()
+if train_acc is not None:
+    print(f"On the utterances it was trained on, the head scores "
+          f"{train_acc:.0%}; on the unseen test utterances {test_acc:.0%}"
+          + (": a head fits its own training data better than new data, so "
+             "only the test score says how well it works."
+             if train_acc > test_acc else "."))
 
 # %% [markdown]
 # ## Try it: type a sentence, see the logits
@@ -313,7 +331,7 @@ box
 #   training data, a score at step 0, and a stated convergence criterion (L-BFGS until the gradient
 #   vanishes) whose outcome is printed.
 # * The ten intents are easy: they serve the box you type into. Comparing layers and poolings
-#   needs a harder task, BANKING77, in lesson 10.
+#   needs a harder task, BANKING77 (77 intents of bank customers' questions), in lesson 10.
 #
 # ## Exercises
 #
@@ -322,19 +340,27 @@ box
 # answer and give a hint when it is not right yet; they never print the answer.
 
 # %%
+from helpers.classify.compute import correct_per_item, fit_head_split
 from helpers.exercises.lesson04 import check_exercise_1, check_exercise_2
 
 # %% [markdown]
-# ### Exercise 1: the pooler by hand
+# ### Exercise 1: predict, then measure — how far does the pooler turn `[CLS]`?
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
 #
-# Write `pool(h_cls)` that computes the pooler output from
-# `model.pooler.dense.weight` and `.bias` without calling the pooler module.
+# The pooler section gave the cosine between the raw `[CLS]` vector and `pooler_output` for
+# one sentence. **Predict first:** averaged over the test utterances, will that cosine be near
+# 1 (the pooler keeps the direction), near 0 (it turns it to an unrelated one), or negative?
+# Write a number between −1 and 1 in `prediction_1`. **Then measure:** `feats10_test.cls[L]`
+# holds the test utterances' last-layer `[CLS]` vectors, one row per utterance. Pool all of
+# them at once with the formula above, from `model.pooler.dense.weight` and `.bias` (your
+# result should equal `feats10_test.pooler`), and set `answer_1` to the mean, over the
+# utterances, of the cosine between each raw vector and its pooled one.
 
 # %%
-pool = None  # your function here, e.g. def pool(h): return ...
-check_exercise_1(pool, model, trace)
+prediction_1 = None  # a number between -1 and 1, written before measuring
+answer_1 = None  # your code here: a float
+check_exercise_1(answer_1, prediction_1, model, feats10_test, layer=L)
 
 
 # %% [markdown]
@@ -349,12 +375,13 @@ check_exercise_1(pool, model, trace)
 # `prediction_2`.
 #
 # **Then measure** it: `fit_head_split` on `feats10_train.layer(0, "cls")` with
-# the same arguments as the head above (`dev_per_class=4, seed=0`), then
-# `correct_per_item` on the test features; give the accuracy as a fraction.
-# The checker grades the measurement and only comments on the prediction.
-#
-# *Reflection (not checked):* the chance level is $1/C$. Why can no head
-# trained on this vector beat it?
+# the same arguments as the head above (`train10.labels, C10, dev_per_class=4,
+# seed=0`); it returns `(head, record)`. Then
+# `correct_per_item(head, feats10_test.layer(0, "cls"), test10.labels)` (both
+# imported above from `helpers/classify/compute.py`) returns one True/False per
+# test utterance, whether the head's argmax is the true intent; its mean is the
+# accuracy. Give it as a fraction. The checker grades the measurement and only
+# comments on the prediction.
 
 # %%
 prediction_2 = None  # a number between 0 and 1, written before measuring

@@ -52,15 +52,22 @@ def test_exercise_3_the_cut_at_the_maximum(tokenizer, model):
     from helpers.model.trace import max_input_tokens
 
     text = " ".join([SENTENCE] * 200)
-    kept = S.solution_3(tokenizer, model, text)
-    assert kept == max_input_tokens(tokenizer, model)
-    fb = check_exercise_3(kept, 100, tokenizer, model, text)
-    assert fb.ok and "You predicted 100" in fb.message
+    dropped = S.solution_3(tokenizer, model, text)
     full = len(tokenizer(text, truncation=False, verbose=False)["input_ids"])
+    limit = max_input_tokens(tokenizer, model)
+    assert dropped == full - limit > 0
+    # the arithmetic of the prediction gives the same count (each copy tokenizes alike)
+    assert S.prediction_3(tokenizer, model, SENTENCE, 200) == dropped
+    fb = check_exercise_3(dropped, 100, tokenizer, model, text)
+    assert fb.ok and "You predicted 100" in fb.message
     fb = check_exercise_3(full, None, tokenizer, model, text)
     assert not fb.ok and "before the cut" in fb.message
-    fb = check_exercise_3(kept - 2, None, tokenizer, model, text)
+    fb = check_exercise_3(limit, None, tokenizer, model, text)
+    assert not fb.ok and "keeps" in fb.message
+    fb = check_exercise_3(dropped - 2, None, tokenizer, model, text)
     assert not fb.ok and "[CLS]" in fb.message
+    fb = check_exercise_3(dropped + 7, None, tokenizer, model, text)
+    assert not fb.ok and str(dropped) not in str(fb)
     assert not check_exercise_3(1.5, None, tokenizer, model, text).ok
 
 

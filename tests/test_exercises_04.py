@@ -1,19 +1,39 @@
 """Lesson 04 solutions pass their checkers on the real model; typical wrong answers get the right hint."""
 
 import numpy as np
+import torch
 
 from helpers.classify.compute import correct_per_item, fit_head_split
 from helpers.exercises.lesson04 import check_exercise_1, check_exercise_2
 from lessons.solutions import solutions_04 as sol
 
 
-def test_exercise_1(model, sample_trace):
-    assert check_exercise_1(sol.exercise_1(model), model, sample_trace).ok
+def test_exercise_1_mean_cosine_of_raw_and_pooled_cls(model, intent_data):
+    _, test, _, fe = intent_data
+    L = model.config.num_hidden_layers
+    answer = sol.exercise_1(model, fe, L)
+    # independent: the model's own pooler outputs (kept by extract_features), cosine by hand
+    raw, pooled = fe.cls[L].double(), fe.pooler.double()
+    by_hand = ((raw * pooled).sum(1) / (raw.norm(dim=1) * pooled.norm(dim=1))).mean().item()
+    assert abs(answer - by_hand) < 1e-4
+    fb = check_exercise_1(answer, 0.9, model, fe, layer=L)
+    assert fb.ok and "You predicted 0.9" in fb.message
+    assert check_exercise_1(answer, None, model, fe, layer=L).ok  # the prediction is never graded
     W, b = model.pooler.dense.weight, model.pooler.dense.bias
-    fb = check_exercise_1(lambda h: h @ W.T + b, model, sample_trace)
-    assert not fb.ok and "tanh" in fb.hint
-    assert not check_exercise_1(None, model, sample_trace).ok
-    assert "an int" in check_exercise_1(3, model, sample_trace).message
+    X = fe.cls[L]
+    cos = torch.nn.functional.cosine_similarity
+    with torch.no_grad():
+        no_tanh = cos(X, X @ W.T + b, dim=-1).mean().item()
+        by_column = cos(X, torch.tanh(X @ W.T + b), dim=0).mean().item()
+    if abs(no_tanh - answer) > 1e-3:  # small pre-activations: tanh is nearly the identity
+        fb = check_exercise_1(no_tanh, 0.5, model, fe, layer=L)
+        assert not fb.ok and "tanh" in fb.message
+    fb = check_exercise_1(by_column, 0.5, model, fe, layer=L)
+    assert not fb.ok and "columns" in fb.message
+    fb = check_exercise_1(answer + 0.3, 0.5, model, fe, layer=L)
+    assert not fb.ok and f"{answer:.2f}" not in str(fb)
+    assert "no answer" in check_exercise_1(None, 0.5, model, fe, layer=L).message
+    assert not check_exercise_1("x", 0.5, model, fe, layer=L).ok
 
 
 def test_exercise_2_grades_the_measurement_and_only_comments_on_the_prediction(intent_data):

@@ -91,35 +91,43 @@ def check_exercise_2(count_numbers, prediction, tokenizer, model) -> Feedback:
                    + prediction_note(prediction, faster, ("hidden", "attention")))
 
 
-def check_exercise_3(kept, prediction, tokenizer, model, text: str) -> Feedback:
-    """Exercise 3 (predict, then measure): how many tokens of ``text`` (longer than the maximum) the
-    model reads, ``[CLS]`` and ``[SEP]`` included. The prediction (a number) is never graded."""
+def check_exercise_3(dropped, prediction, tokenizer, model, text: str) -> Feedback:
+    """Exercise 3 (predict, then measure): how many tokens of ``text`` (longer than the maximum)
+    the cut at the model's maximum length drops. The prediction (a number, worked out by
+    arithmetic from the sentence's token count and the maximum) is never graded."""
     from helpers.exercises import as_index
     from helpers.exercises.prediction import number_note
     from helpers.model.trace import encode, max_input_tokens
 
-    if kept is None:
+    if dropped is None:
         return NO_ANSWER
-    kept, bad = as_index(kept, "kept_3")
+    dropped, bad = as_index(dropped, "dropped_3")
     if bad is not None:
         return bad
     import warnings
 
-    with warnings.catch_warnings():  # the lesson's own cell already showed the warning
+    with warnings.catch_warnings():  # the learner's own call already showed the warning
         warnings.simplefilter("ignore")
-        enc, dropped = encode(tokenizer, model, text)
-    n = enc["input_ids"].shape[1]
+        enc, n_dropped = encode(tokenizer, model, text)
+    kept = enc["input_ids"].shape[1]
     full = len(tokenizer(text, truncation=False, verbose=False)["input_ids"])
-    if kept == n:
-        return correct(f"the model reads {n} tokens (its maximum, {max_input_tokens(tokenizer, model)}) and the "
-                       f"tokenizer made {full}: {dropped} were cut off the end. " + number_note(prediction, n, ""))
-    if kept == full:
+    if dropped == n_dropped:
+        return correct(f"the tokenizer makes {full} tokens, the model reads its maximum, "
+                       f"{max_input_tokens(tokenizer, model)}: {n_dropped} are cut off the end "
+                       "(encode returns that count as its second value, and warns). "
+                       + number_note(prediction, n_dropped, ""))
+    if dropped == full:
         return wrong("that is how many tokens the tokenizer makes before the cut.",
-                     "Count what the model receives: encode(tokenizer, model, text) truncates.")
-    if kept == n - 2:
-        return wrong("that leaves out [CLS] and [SEP]; the question counts them.", "Count every id encode gives.")
-    return wrong(f"{kept} is not how many tokens the model reads.",
-                 "inputs, dropped = encode(tokenizer, model, text); inputs['input_ids'].shape[1].")
+                     "Subtract the number of ids encode(tokenizer, model, text) hands the model.")
+    if dropped == kept:
+        return wrong("that is how many tokens the model keeps, not how many it drops.",
+                     "Tokens before the cut minus tokens kept.")
+    if dropped == n_dropped - 2:
+        return wrong("your count before the cut leaves out [CLS] and [SEP]; encode's count has them.",
+                     "Count both with the special tokens: len(tokenizer(text)['input_ids']).")
+    return wrong(f"{dropped} is not how many tokens the cut drops.",
+                 "len(tokenizer(text)['input_ids']) minus encode(tokenizer, model, text)[0]"
+                 "['input_ids'].shape[1].")
 
 
 def _first_token_cosine(tokenizer, model, text_a: str, text_b: str, layer: int) -> float:

@@ -5,33 +5,54 @@ from __future__ import annotations
 import torch
 
 from helpers.classify.compute import correct_per_item, fit_head_split
-from helpers.exercises import NO_ANSWER, Feedback, article, as_number, correct, no_answer, wrong
+from helpers.exercises import Feedback, as_number, correct, no_answer, wrong
 from helpers.exercises.prediction import number_note
 
 
-def check_exercise_1(pool, model, trace) -> Feedback:
-    """``pool(h_cls)`` must equal the model's pooler_output for the traced sentence."""
-    if pool is None:
-        return NO_ANSWER
-    if not callable(pool):
-        given = type(pool).__name__
-        return wrong(f"pool should be a function, you gave {article(given)}.", "Define `def pool(h): ...`.")
-    h = trace.vector(trace.num_layers, 0)
-    try:
-        out = pool(h)
-    except Exception as err:  # noqa: BLE001 - the learner's code, report what broke
-        return wrong(f"pool(h_cls) raised {type(err).__name__}: {err}", "h_cls has shape [H]; W is [H, H]: use h @ W.T + b.")
-    if not isinstance(out, torch.Tensor) or out.shape != trace.pooler_output.shape:
-        return wrong(f"pool(h_cls) returned shape {getattr(out, 'shape', type(out).__name__)}, expected {tuple(trace.pooler_output.shape)}.",
-                     "Return one vector of size H.")
-    W, b = model.pooler.dense.weight, model.pooler.dense.bias
-    if torch.allclose(out, trace.pooler_output, atol=1e-5):
-        return correct("your pooler matches pooler_output.")
-    if torch.allclose(out, h @ W.T + b, atol=1e-5):
-        return wrong("you applied the dense layer but not the activation.", "The pooler ends with torch.tanh.")
-    if torch.allclose(out, torch.tanh(h @ W + b), atol=1e-5):
+def _mean_cosine(raw: torch.Tensor, pooled: torch.Tensor, dim: int = -1) -> float:
+    return float(torch.nn.functional.cosine_similarity(raw, pooled, dim=dim).mean())
+
+
+def check_exercise_1(answer, prediction, model, feats_test, layer: int) -> Feedback:
+    """Predict, then measure: the mean over the test utterances of the cosine between the raw
+    last-layer [CLS] vector (``feats_test.cls[layer]``, ``[N, H]``) and its pooled vector
+    ``tanh(W h + b)``, computed from ``model.pooler.dense``. The prediction (a number) is only
+    commented on."""
+    if answer is None:
+        return no_answer("Write your prediction first, then set answer_1 to a float: the mean cosine "
+                         "between the raw [CLS] vectors and their pooled vectors.")
+    value, bad = as_number(answer, "answer_1")
+    if bad is not None:
+        return bad
+    with torch.no_grad():
+        raw = feats_test.cls[layer].float()
+        dense = model.pooler.dense
+        W, b = dense.weight.to(raw.device), dense.bias.to(raw.device)
+        pre = raw @ W.T + b
+        pooled = torch.tanh(pre)
+        cos = torch.nn.functional.cosine_similarity(raw, pooled, dim=-1)
+    expected = float(cos.mean())
+
+    def near(x: float) -> bool:
+        return abs(value - x) < 1e-4 and abs(value - expected) > 1e-4
+
+    if abs(value - expected) < 1e-4:
+        reading = ("the pooler keeps [CLS]'s direction" if expected > 0.8 else
+                   "the pooler turns [CLS] a good deal" if abs(expected) > 0.3 else
+                   "the pooler turns [CLS] to a nearly unrelated direction")
+        return correct(f"mean cosine {expected:.2f} over the {len(raw)} test utterances (from "
+                       f"{float(cos.min()):.2f} to {float(cos.max()):.2f}): {reading}. pooler_output is "
+                       "a different vector, not a cleaned-up copy of [CLS]. " + number_note(prediction, expected))
+    if near(_mean_cosine(raw, pre)):
+        return wrong("that leaves out the tanh.", "pooler_output = tanh(W h + b): apply torch.tanh after the dense layer.")
+    if near(_mean_cosine(raw, torch.tanh(raw @ W + b))):
         return wrong("W is applied the wrong way round.", "nn.Linear computes x @ W.T + b (W is [out, in]).")
-    return wrong("your output differs from pooler_output.", "pooler_output = tanh(W h_[CLS] + b) with model.pooler.dense.")
+    if near(_mean_cosine(raw, pooled, dim=0)):
+        return wrong("that compares columns (dimensions), not utterances.",
+                     "cosine_similarity(raw, pooled, dim=-1): one cosine per row, then the mean.")
+    return wrong(f"{value:.3f} is not the mean cosine of the raw and pooled [CLS] vectors.",
+                 "pooled = torch.tanh(X @ W.T + b) with X = feats10_test.cls[L]; then "
+                 "torch.nn.functional.cosine_similarity(X, pooled, dim=-1).mean().")
 
 
 _HEAD_ACCURACY: dict = {}  # a head trains in a second or more on 2 cores: each setting once

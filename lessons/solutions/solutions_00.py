@@ -20,15 +20,26 @@ are the larger part: one reason long inputs are expensive."""
 
 
 def solution_3(tokenizer, model, text: str) -> int:
-    """The number of ids the model receives: encode truncates at the model's maximum."""
+    """Tokens the cut drops: the tokenizer's count without truncation minus the ids encode keeps
+    (encode truncates at the model's maximum; its second return value is the same count)."""
     import warnings
 
     from helpers.model.trace import encode
 
+    full = len(tokenizer(text, verbose=False)["input_ids"])
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         inputs, _ = encode(tokenizer, model, text)
-    return int(inputs["input_ids"].shape[1])
+    return full - int(inputs["input_ids"].shape[1])
+
+
+def prediction_3(tokenizer, model, sentence: str, copies: int) -> int:
+    """The arithmetic the prediction asks for: every copy adds the sentence's tokens without
+    [CLS] and [SEP]; those two come once; the model keeps its maximum."""
+    from helpers.model.trace import max_input_tokens
+
+    per_copy = len(tokenizer(sentence)["input_ids"]) - 2
+    return copies * per_copy + 2 - max_input_tokens(tokenizer, model)
 
 
 def solution_4(tokenizer, model, sentence: str, longer: str) -> float:

@@ -37,11 +37,3 @@ def solution_3(model, trace) -> float:
 # The prediction: "lower". Without the division every score is sqrt(d) times larger, and a
 # softmax of larger scores is sharper (more weight on the top key), so every row's entropy
 # goes down (or stays the same for a row whose scores are all equal).
-
-
-REFLECTION_3 = """Without the mask, every real token also attends to the [PAD] keys (their
-scores are ordinary numbers now), so each real token's mix, [CLS] included, takes in some of
-the [PAD] values, and that changed vector feeds every later layer. The lesson's drift printout
-(max |diff| to the solo run without the mask) shows how far the real tokens moved; to see
-[CLS] alone, compare row 0 of unmasked.last_hidden_state[1] with the short sentence's solo
-run."""

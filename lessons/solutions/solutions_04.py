@@ -3,13 +3,14 @@
 import torch
 
 
-def exercise_1(model):
+def exercise_1(model, feats_test, layer):
+    """Mean cosine, over the test utterances, between each raw last-layer [CLS] vector and its
+    pooled vector tanh(W h + b), all utterances at once (rows of an [N, H] matrix)."""
+    X = feats_test.cls[layer]
     W, b = model.pooler.dense.weight, model.pooler.dense.bias
-
-    def pool(h_cls):
-        return torch.tanh(h_cls @ W.T + b)
-
-    return pool
+    with torch.no_grad():
+        pooled = torch.tanh(X @ W.T + b)  # equals feats_test.pooler
+        return torch.nn.functional.cosine_similarity(X, pooled, dim=-1).mean().item()
 
 
 def exercise_2(feats_train, feats_test, train, test):
