@@ -256,7 +256,7 @@ print(type(outputs).__name__, "with fields:", list(outputs.keys()))
 # | `pooler_output` | $1 \times H$ | $\tanh(W h_{[CLS]} + b)$: the `[CLS]` vector passed through one more dense layer, then tanh, which squashes every number into $(-1, 1)$ (lesson 04) |
 # | `hidden_states` | $L+1$ tensors of $1 \times n \times H$ | the embedding output followed by the output of every layer (asked for with `output_hidden_states=True`) |
 # | `attentions` | $L$ tensors of $1 \times A \times n \times n$ | every layer's attention weights (asked for with `output_attentions=True`; lesson 02) |
-# | `cross_attentions` | empty | only filled when BERT is built to also read a second model's output (`config.add_cross_attention`, a decoder set-up); empty here |
+# | `cross_attentions` | empty | only filled when BERT is built to also read a second model's output (`config.add_cross_attention`, used when BERT serves as a *decoder*, the part of a translation model that writes the output text); empty here |
 #
 # The code derives the expected shapes from the config and checks them.
 

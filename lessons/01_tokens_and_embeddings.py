@@ -400,6 +400,7 @@ if "bank" in labels and len(labels) >= 2:
 # %%
 from transformers import BertForMaskedLM
 
+torch.manual_seed(0)  # its random weights, the same on every run
 mlm = BertForMaskedLM(config).eval().to(model.device)
 # [vocab, hidden]: one output score per vocabulary word
 decoder = mlm.cls.predictions.decoder.weight
@@ -411,9 +412,8 @@ print(f"decoder.weight is word_embeddings.weight: {decoder is table}; "
 
 # %% [markdown]
 # Because it is one tensor, one masked-LM *loss* (the number pre-training lowers: how badly the
-# model guesses the hidden words; "Read the loss first" below) sends a gradient into the table
-# through two
-# paths: the looked-up rows of the input, and the output layer, where the softmax over the
+# model guesses the hidden words; "Read the loss first" below) sends a gradient (the
+# direction training moves each weight) into the table through two paths: the looked-up rows of the input, and the output layer, where the softmax over the
 # whole vocabulary (it turns one score per word into probabilities that sum to 1; lesson 02
 # writes it out) touches *every* row.
 #
@@ -517,12 +517,14 @@ check_exercise_1(answer_1, model, tokenizer, "bank")
 #
 # Difficulty ●●○○○ · Importance ●●●○○ · ~10 min
 #
-# Compute the cosine similarity of the static embeddings of `"bank"` and `"river"`
-# (average the rows of a word split into pieces; return `None` if a word is `[UNK]`).
+# The heatmap above shows a few pairs. Compute one it does not: the cosine similarity of the
+# static embeddings of `"loan"` and `"mortgage"` (average the rows of a word split into pieces,
+# as `static_word_vector` does; return `None` if a word is `[UNK]`). Before you run it, say
+# whether you expect it above or below the heatmap's `bank`–`money` cell, and why.
 
 # %%
 answer_2 = None  # your code here: a float
-check_exercise_2(answer_2, model, tokenizer, "bank", "river")
+check_exercise_2(answer_2, model, tokenizer, "loan", "mortgage")
 
 # %% [markdown]
 # ### Exercise 3: predict, then measure — which part makes the sum?

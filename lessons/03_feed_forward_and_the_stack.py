@@ -297,8 +297,8 @@ for name, m in medians.items():
           f"{reading}")
 
 # %% [markdown]
-# "We cannot tell them apart" is not "they are the same": the data sentences may just be too
-# few to separate them. Because BERT is post-LN, the LayerNorm after each add rescales the
+# Had a finding said "we cannot tell them apart", that would not mean "they are the same": the
+# data sentences may just be too few to separate them. Because BERT is post-LN, the LayerNorm after each add rescales the
 # stream again, so these ratios describe one layer at a time.
 #
 # ## Every layer, then the whole stack
@@ -340,7 +340,7 @@ print("max |diff| per stage:", " ".join(f"{e:.1e}" for e in errors))
 #
 # `parameter_breakdown` counts `numel()` over each module of the loaded model;
 # `parameter_formula` derives the same numbers from the config alone (every `nn.Linear` is a
-# weight matrix plus a bias, every LayerNorm a gain plus a bias). With $N_{\text{vocab}}$ the
+# weight matrix plus a bias, every LayerNorm its scale $\gamma$ and shift $\beta$ of lesson 01). With $N_{\text{vocab}}$ the
 # vocabulary size, $N_{\text{pos}}$ the number of positions and $N_{\text{type}}$ the number
 # of token types:
 #
@@ -383,7 +383,7 @@ print(f"the embedding tables hold {share:.0%} of this model's parameters, "
 # what they include. A `BertConfig` is enough to check: built on the `meta` device a model has
 # shapes but no memory, so counting it costs nothing, and the formula must agree with it. We
 # count `BertModel` and also `BertForPreTraining`, which adds the task heads BERT was
-# pre-trained with: the masked-LM transform and output bias (its output weight is the word
+# pre-trained with: the masked-LM head's transform (one dense layer and a LayerNorm before the word scores) and its output bias (its output weight is the word
 # table, see lesson 01) and the next-sentence classifier (`pretraining_heads_formula` counts
 # them from the config).
 

@@ -26,7 +26,8 @@
 # need one vector per sentence and a map from it to one score (logit) per class. This lesson
 # does the mechanics: we rebuild BERT's pooler, train a linear head (a *task head*, lesson 00,
 # not an attention head) on *frozen features* (sentence vectors computed once by the model,
-# whose weights stay unchanged) of the course's ten easy intents, follow one sentence from
+# whose weights stay unchanged) of the course's ten easy *intents* (the kind of request a sentence makes, such as
+# asking for the weather: ten classes, C = 10), follow one sentence from
 # logits through softmax to a class id, and type sentences into a box. Which vector and which
 # layer classify best is a measurement, made on a harder task in
 # [lesson 10](10_which_layer_classifies.ipynb).
@@ -98,7 +99,7 @@ plt.show()
 
 # %% [markdown]
 # From the last layer's `[CLS]` vector to a class id: the pooler, a linear head, logits,
-# softmax and argmax. The lesson ends with the box you can type sentences into.
+# softmax and argmax (the position of the largest score: the predicted class). The lesson ends with the box you can type sentences into.
 #
 # ## The pooler, rebuilt
 #
@@ -159,10 +160,12 @@ print(
 # ## A first head: ten intents
 #
 # `data/intents/` holds short assistant requests written for this course, ten intents with a
-# fixed train/test split (see its README). We run every utterance through the model once (with
+# fixed train/test split (see its README): heads learn from the *train* utterances and are
+# scored on the *test* ones, which they never saw. We run every utterance through the model once (with
 # `torch.no_grad`, weights untouched) and keep two sentence vectors per layer $l = 0..L$: the
 # `[CLS]` vector $h^{(l)}_0$ and the mean over the real (non-padding) tokens,
-# $\frac{1}{n}\sum_i h^{(l)}_i$ (`extract_features` in `helpers/classify/compute.py`).
+# $\frac{1}{n}\sum_i h^{(l)}_i$ (`extract_features` in `helpers/classify/compute.py`). This lesson
+# uses the `[CLS]` vector; lesson 10 asks which of the two, at which layer, classifies best.
 
 # %%
 import time
@@ -222,7 +225,8 @@ assert torch.allclose(
 #   intent}}$ averaged over the utterances (lesson 01's masked-LM loss, with intents for
 #   words), plus the penalty; this loss has a single lowest point, and a standard optimizer
 #   (L-BFGS, on all training utterances at once) runs until every entry of its gradient is
-#   below a threshold fixed beforehand. The printout says whether that happened.
+#   below a threshold fixed beforehand. The printout says whether that happened, and gives
+#   the dev loss at step 0 and for the weights *kept* (the trained head the dev split chose).
 #
 # Then we compute the logits $z$ of every test utterance by hand from the head's weights, with the
 # formula above, and read everything else off them.
@@ -297,7 +301,8 @@ if train_acc is not None:
 # ## Try it: type a sentence, see the logits
 #
 # Type a request and press **Classify**: the box runs the model on your new sentence, applies
-# the head and shows one bar per intent; the orange bar is the argmax, the predicted id.
+# the head and shows one bar per intent; the orange bar is the argmax, the predicted id. (On the
+# website, which runs no model, the box shows `SENTENCE` and a few test utterances instead.)
 
 # %% mystnb={"figure": {"caption": "Logits of the ten-intent head (trained on the last layer's `[CLS]` vector) for the lesson's sentence, one bar per intent; the orange bar is the argmax, the predicted intent. Type any sentence into the box and press **Classify** to see its bars; the y-scale is kept across sentences (widened only when needed), so bars compare.", "name": "fig-04-logits-box"}}
 from helpers.classify.widgets import LogitsBox

@@ -36,6 +36,11 @@ def test_exercise_2(tokenizer, model):
     fb = check_exercise_2(float(a @ b), model, tokenizer, "bank", "river")
     assert not fb.ok and "length" in fb.hint
     assert check_exercise_2(S.solution_2(model, tokenizer, "bank", "🦜"), model, tokenizer, "bank", "🦜").ok
+    # the pair the lesson asks for, against an independent cosine of the two rows
+    a, b = (table[tokenizer.convert_tokens_to_ids(w)] for w in ("loan", "mortgage"))
+    by_hand = float(a @ b / (a.norm() * b.norm()))
+    assert check_exercise_2(by_hand, model, tokenizer, "loan", "mortgage").ok
+    assert not check_exercise_2(by_hand + 0.01, model, tokenizer, "loan", "mortgage").ok
 
 
 def test_exercise_3_shares_of_the_sum(tokenizer, model):

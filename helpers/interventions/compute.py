@@ -1600,7 +1600,7 @@ def pattern_finding(shares, loss, token: str, *, level: float = 0.95) -> tuple[s
     the head removed). The sentence reads the rank correlation **within each layer**
     (:func:`within_group_spearman_ci` at ``level``); the one over all heads, which also ranks the
     layers (:func:`spearman_ci`), is only in the "How we know" lines."""
-    shares, loss = torch.as_tensor(shares), torch.as_tensor(loss)
+    shares, loss = torch.as_tensor(shares).cpu(), torch.as_tensor(loss).cpu()  # cpu: rank statistics on results
     rho = within_group_spearman_ci(shares, loss, level=level)
     across = spearman_ci(shares.flatten(1), loss.flatten(1), level=level)
     sentence = rank_sentence(rho, subject=f"a head's share on {token} and the damage its removal does",
@@ -1619,7 +1619,7 @@ def gradient_finding(grads, loss, normalized, *, seconds: tuple) -> tuple[str, l
     ranked within each layer (:func:`within_group_spearman_ci`); the signed pair ``E[-g]`` against
     ``E[dL]`` and the three correlations over all heads (:func:`spearman_ci`) are "How we know"
     lines."""
-    g, dl, gn = (torch.as_tensor(t) for t in (grads, loss, normalized))
+    g, dl, gn = (torch.as_tensor(t).cpu() for t in (grads, loss, normalized))  # cpu: statistics on results
     n_items, n_heads = g.shape[0], g[0].numel()
     rho = within_group_spearman_ci(g.abs(), dl.abs())
     signed = within_group_spearman_ci(-g, dl)

@@ -832,7 +832,8 @@ def cosines_by_variant(traces, variants: dict, n_pairs: int = 500, seed: int = 0
     for name, kw in variants.items():
         baseline[name] = random_pair_cosines(traces, n_pairs=n_pairs, seed=seed, **kw).mean(dim=0)
         control = random_pair_cosines(traces, n_pairs=n_pairs, seed=seed, gap=1, **kw).mean(dim=0)
-        median = torch.as_tensor(quartiles(consecutive_cosines_per_token(traces, "content", **kw))[1])
+        median = torch.as_tensor(quartiles(consecutive_cosines_per_token(traces, "content", **kw))[1],
+                                 device=control.device)
         turn[name] = (median - control).tolist()
     return baseline, turn
 

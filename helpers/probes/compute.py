@@ -772,7 +772,7 @@ def layer_tag_table(words, tags, classes=UPOS_TAGS, *, max_shown: int = 12,
     layer tags alike, with that tag; ``rows`` (one per layer, empty when all agree) give each
     layer's tag of the first ``max_shown`` words on which the layers disagree, a column per word
     named with its position (``'book (#2)'``: a word can occur twice)."""
-    tags = torch.as_tensor(tags)
+    tags = torch.as_tensor(tags).cpu()  # cpu: a table of tag ids for printing
     if tags.ndim != 2 or tags.shape[1] != len(words):
         raise ValueError(f"tags must be [L+1, {len(words)}] (a tag per layer and word), got {tuple(tags.shape)}.")
     agreed = [i for i in range(len(words)) if len(set(tags[:, i].tolist())) == 1]
