@@ -66,6 +66,7 @@ def test_exercise_2(tokenizer, model, classifier, sample_trace):
 
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_exercise_3_grades_the_position_and_comments_on_the_prediction(tokenizer, model, classifier, sample_trace):
     target = 1
     pad = A.integrated_gradients(tokenizer, model, classifier, sample_trace, target, steps=A.IG_STEPS)

@@ -85,6 +85,7 @@ def test_a_run_is_scored_at_step_0_and_reports_its_curve_status_and_outcomes(tok
     assert torch.equal(classifier_correct(tokenizer, run.model, test, TINY.max_length), run.correct)
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_the_status_follows_the_stated_rule(tokenizer, model, splits):
     # a vanishing learning rate changes nothing: the dev loss never improves on step 0, patience runs out after
     # the warm-up -- "stopped at first evaluation", and the kept weights are the start
@@ -187,6 +188,7 @@ def test_the_detectable_difference_follows_the_design():
         detectable_difference(400, 1)
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_a_study_reads_identical_runs_from_the_cache(tokenizer, model, splits, tmp_path, monkeypatch):
     from helpers.finetuning.compute import FewShotTask
 

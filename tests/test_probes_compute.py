@@ -153,6 +153,7 @@ def test_real_pos_probe_beats_the_majority_tag_and_is_selective(sentences, featu
     assert torch.equal(r.task_correct[0], r.task_correct[1])
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_task_and_control_probes_meet_the_same_criterion(sentences, features):
     from helpers.common.training import CONVERGED
     from helpers.probes.compute import fit_word_probes
@@ -178,6 +179,7 @@ def test_task_and_control_probes_meet_the_same_criterion(sentences, features):
     assert old.records == [] and old.train_accuracy is None, "the old fixed-epoch recipe, on request, reports nothing"
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_control_probes_take_the_task_probes_l2_strength(sentences, features):
     """Hewitt & Liang's rule: the control probe gets the task probe's hyperparameters. On its own
     dev loss a control task (it cannot generalise to unseen word types) picks a stronger penalty
@@ -205,6 +207,7 @@ def test_control_probes_take_the_task_probes_l2_strength(sentences, features):
         fit_word_probes(tr, Y, len(UPOS_TAGS), l2_from=2)
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_paired_accuracy_change_resamples_sentences_once_for_both(sentences, features):
     train, test = split_sentences(160, 0.25, seed=0)
     before = word_probe_report(features, sentences, "upos", train, test, seeds=(0, 1), progress=False)
