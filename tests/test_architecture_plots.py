@@ -130,6 +130,7 @@ def test_any_depth_draws_one_layer_marked_x_L(layers):
     plt.close(ax.figure)
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_highlight_marks_the_parts_and_says_you_are_here(model):
     for lesson, parts in LESSON_PARTS.items():
         ax = architecture_diagram(model.config, highlight=list(parts))

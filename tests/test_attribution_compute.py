@@ -104,6 +104,7 @@ def test_baseline_ids_keep_cls_and_sep(tokenizer, sample_trace):
         A.baseline_ids(tokenizer, ids, "zeros")
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_integrated_gradients_match_a_riemann_sum_by_hand(tokenizer, model, setup, sample_trace):
     """Captum's IG against IG written out: interpolate the word embeddings (a forward hook on
     ``word_embeddings``), midpoint rule, gradients summed; and completeness (Captum's delta)."""

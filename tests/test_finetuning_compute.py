@@ -100,6 +100,7 @@ def test_the_status_follows_the_stated_rule(tokenizer, model, splits):
     assert finetune_run(tokenizer, model, *splits, LPFT, config=late).steps > 0.9 * 40
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_runs_are_seeded_and_deterministic(tokenizer, model, splits):
     a = finetune_run(tokenizer, model, *splits, FULL, seed=3, config=TINY, keep_model=True)
     b = finetune_run(tokenizer, model, *splits, FULL, seed=3, config=TINY, keep_model=True)

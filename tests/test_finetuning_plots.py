@@ -27,6 +27,7 @@ def test_layer_change_figure():
         plot_layer_change(cka, moved, whiskers=("only one",))
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_dev_curves_and_swap_in_figures(tokenizer, model, intent_splits):
     from helpers.common.data import load_intents
     from helpers.finetuning.compute import FROZEN, FULL, FewShotTask, FinetuneConfig, finetune_study

@@ -139,6 +139,7 @@ def test_ablate_head_equals_the_by_hand_attention_output(model, sample_trace):
         assert torch.allclose(layer_module.attention(x[None])[0][0], after, atol=1e-6)
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_every_head_ablated_in_batches_equals_one_full_run_per_head(tokenizer, model, setup):
     classifier, run, y, texts = setup
     ablation = C.ablate_every_head(model, classifier, run, y, progress=False)
@@ -851,6 +852,7 @@ def test_worst_head_breaks_ties_by_the_logit_drop():
 # -- the lesson's machinery, moved out of lesson 12 ------------------------------------------------
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_first_per_class_and_subsets_equal_a_run_of_those_items(tokenizer, model, setup):
     assert C.first_per_class([2, 0, 2, 1, 0, 2], 1) == [0, 1, 3]
     assert C.first_per_class([2, 0, 2, 1, 0, 2], 2) == [0, 1, 2, 3, 4]

@@ -249,6 +249,7 @@ def tiny_study(tokenizer, model, intent_splits):
         return finetune_study(tokenizer, model, tasks, (FROZEN, FULL, GRADUAL), config=config, progress=False)
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_training_rows_and_status_finding_read_every_run(tiny_study):
     import numpy as np
 
@@ -283,6 +284,7 @@ def test_training_rows_and_status_finding_read_every_run(tiny_study):
                            if None not in opened else "gradual unfreezing did not open every layer in some runs")
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_strategy_rows_are_the_runs_accuracies_and_costs(tiny_study):
     import statistics
 

@@ -135,6 +135,7 @@ def test_sentence_bootstrap_resamples_sentences():
         sentence_bootstrap(torch.ones(1, 1, 5), sentence)
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_real_pos_probe_beats_the_majority_tag_and_is_selective(sentences, features):
     train, test = split_sentences(160, 0.25, seed=0)
     r = word_probe_report(features, sentences, "upos", train, test, seeds=(0, 1), progress=False)
@@ -388,6 +389,7 @@ def upos_report(sentences, features):
     return word_probe_report(features, sentences, "upos", train, test, seeds=(0, 1), progress=False)
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_word_probe_table_and_status_finding_read_the_real_report(sentences, features, upos_report):
     from helpers.probes.compute import layer_label, probe_status_finding, word_probe_table
 
@@ -568,6 +570,7 @@ def test_swap_in_table_and_finding_follow_the_verdicts():
     assert swap_in_finding([verdicts[0], verdicts[2]], 2, 20)[0].endswith("putting back 1 raises it.")
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_pos_change_table_and_finding(upos_report):
     from helpers.common.stats import Interval, family_level
     from helpers.probes.compute import pos_change_finding, pos_change_table
