@@ -157,7 +157,8 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 # means two things in this course: an **attention head** (one of the $A$ copies inside
 # attention) and a **task head** (a small layer on top of the model for one job: the
 # masked-LM head guesses hidden words, a classification head picks a class).
-# The right-hand columns give each tensor's shape and its name in the code. Later lessons
+# The labels inside the layer (softmax, GELU, logits, ...) are a preview: lessons 02–04 build
+# each one. The right-hand columns give each tensor's shape and its name in the code. Later lessons
 # show the same map (or a one-line strip of it), their part marked "you are here".
 
 # %% mystnb={"figure": {"caption": "The loaded model's encoder, bottom to top, one lane per token of the lesson's sentence (long inputs: first and last tokens). One layer is drawn opened up and repeats $L$ times; right-hand columns: each tensor's shape and code name. Follow a lane's green residual stream upwards and find the only row where arrows cross between lanes.", "name": "fig-00-architecture-map"}}
