@@ -104,7 +104,8 @@ from helpers.model.trace import trace_text
 from helpers.common.data import load_sentences
 from helpers.common.progress import progress
 from helpers.common.tables import show_table
-from helpers.common.claims import Claim, show_finding
+from helpers.common.claims import (Claim, claims_frame,
+                                   show_finding)
 from helpers.common.stats import quartiles
 from helpers.attention.compute import load_sentence_pairs
 from helpers.layerwalk import compute, plots
@@ -760,7 +761,8 @@ explorer
 import pandas as pd
 from IPython.display import display
 
-# the rows: claim_rows and claims_frame in helpers/layerwalk/compute.py
+# the rows: claim_rows in helpers/layerwalk/compute.py;
+# the table: claims_frame in helpers/common/claims.py
 rows = compute.claim_rows(
     turn=turn,
     transition_names=names,
@@ -778,7 +780,7 @@ rows = compute.claim_rows(
     centred_max=largest["mean-centred"],
     other=None if mini is None else ("course-mini", mini["rank"]),
 )
-claims = compute.claims_frame(rows, loaded.choice.name, paper.label)
+claims = claims_frame(rows, loaded.choice.name, paper.label)
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 display(Claim(

@@ -119,7 +119,7 @@ import torch
 from helpers.model.loading import BERT_BASE_SIZES, load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
-from helpers.common.claims import Claim, show_finding
+from helpers.common.claims import Claim, claims_frame, show_finding
 from helpers.common.progress import progress
 from helpers.common.tables import show_table
 from helpers.common.stats import bootstrap_ci, quartiles
@@ -808,7 +808,8 @@ lines
 #
 # Each popular claim beside what this model shows and the published finding with the paper and the
 # model it was measured on. `compute.claim_rows` builds the rows from the numbers above (every
-# verdict in them is computed) and `compute.claims_frame` makes them the table.
+# verdict in them is computed) and `claims_frame` (in `helpers/common/claims.py`) makes them the
+# table.
 
 # %%
 import pandas as pd
@@ -830,7 +831,7 @@ rows = compute.claim_rows(
     other=None if mini_sink is None else ("course-mini", mini_sink),
 )
 with pd.option_context("display.max_colwidth", None):
-    display(compute.claims_frame(rows, loaded.choice.name, paper.label))
+    display(claims_frame(rows, loaded.choice.name, paper.label))
 display(Claim(f"The evidence behind the {len(rows)} rows:",
               [f"{r[0]}: {r[3]}" for r in rows]))
 

@@ -109,7 +109,8 @@ from helpers.common.data import load_polysemy
 from helpers.common.progress import progress
 from helpers.common.tables import show_table
 from helpers.attention.compute import above_threshold
-from helpers.common.claims import Claim, show_finding
+from helpers.common.claims import (Claim, claims_frame,
+                                   show_finding)
 from helpers.common.stats import Interval, accuracy_ci, cluster_bootstrap_ci
 from helpers.context import compute, plots
 from helpers.layerwalk.compute import (
@@ -779,14 +780,8 @@ rows = compute.claim_rows(
     same_ids=same_ids,
     other=None if mini_verdict is None else ("course-mini", mini_verdict[0]),
 )
-claims = pd.DataFrame(
-    [r[:3] for r in rows],
-    columns=[
-        "popular claim",
-        f"this model ({loaded.choice.name}), live",
-        f"published finding (paper, model); against BERT-base: {paper.label}",
-    ],
-)
+# the table: claims_frame in helpers/common/claims.py
+claims = claims_frame(rows, loaded.choice.name, paper.label)
 with pd.option_context("display.max_colwidth", None):
     display(claims)
 display(Claim(f"The evidence behind the {len(rows)} rows:",

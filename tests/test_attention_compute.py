@@ -591,7 +591,8 @@ def test_length_norm_boundary_and_self_findings_follow_the_verdicts():
 
 
 def test_claims_frame_keeps_three_columns(data_traces):
-    from helpers.attention.compute import claim_rows, claims_frame
+    from helpers.attention.compute import claim_rows
+    from helpers.common.claims import claims_frame
 
     rows = claim_rows(**_claim_kw(data_traces))
     frame = claims_frame(rows, "m", "same model")

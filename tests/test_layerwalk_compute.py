@@ -677,7 +677,8 @@ def test_comparison_rows_and_finding(data_traces):
 
 
 def test_confidence_finding_and_claims_frame():
-    from helpers.layerwalk.compute import WITHIN_LAYER, claims_frame, confidence_finding
+    from helpers.common.claims import claims_frame
+    from helpers.layerwalk.compute import WITHIN_LAYER, confidence_finding
 
     split = {"layer": _iv(0.2, 0.1, 0.3), "token": _iv(0.5, 0.4, 0.6), "interaction": _iv(0.3, 0.2, 0.4),
              WITHIN_LAYER: _iv(0.8, 0.7, 0.9)}

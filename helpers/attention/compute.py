@@ -842,17 +842,6 @@ def self_attention_finding(self_rank, self_half: dict, trained_vs_random: dict, 
                          + "; ".join(f"layer {l + 1} {iv.percent()}" for l, iv in enumerate(self_half["intervals"]))])
 
 
-def claims_frame(rows, model_name: str, paper_label: str):
-    """:func:`claim_rows` as the lesson's table (a ``DataFrame``): the popular claim, this model's
-    result (named ``model_name``) and the published finding, whose heading says how the loaded
-    model relates to the papers' BERT-base (``paper_label``); the evidence column stays out."""
-    import pandas as pd
-
-    return pd.DataFrame([r[:3] for r in rows], columns=[
-        "popular claim", f"this model ({model_name}), live",
-        f"published finding (paper, model); against BERT-base: {paper_label}"])
-
-
 # -- attention by word ---------------------------------------------------------------------------
 #
 # The rule of Clark et al. (2019, "What Does BERT Look At?", section 4, and their code,

@@ -147,3 +147,15 @@ def show_finding(sentence: str, details: list | tuple = (), table=None) -> Shown
     c = Claim(sentence, list(details), table)
     display(c)
     return ShownClaim(c.sentence, c.details, c.table, c.summary)
+
+
+def claims_frame(rows, model_name: str, paper_label: str):
+    """A layer-story lesson's "claims tested" table as a ``DataFrame``: the first three fields of
+    each row of its ``claim_rows`` (popular claim, this model's live result, the published finding;
+    the evidence field stays out), the result column named after ``model_name`` and the finding's
+    heading saying how the loaded model relates to the papers' BERT-base (``paper_label``)."""
+    import pandas as pd
+
+    return pd.DataFrame([r[:3] for r in rows], columns=[
+        "popular claim", f"this model ({model_name}), live",
+        f"published finding (paper, model); against BERT-base: {paper_label}"])

@@ -901,17 +901,6 @@ def confidence_finding(split: dict, grows: str, n_tokens: int, n_layers: int) ->
     return sentence, details
 
 
-def claims_frame(rows: list[tuple], model_name: str, paper_label: str):
-    """The visible part of :func:`claim_rows` as a ``DataFrame``: popular claim, this model's live
-    result (``model_name``), and the published finding, its header saying how the loaded model
-    compares with the papers' BERT-base (``paper_label``)."""
-    import pandas as pd
-
-    return pd.DataFrame([r[:3] for r in rows], columns=[
-        "popular claim", f"this model ({model_name}), live",
-        f"published finding (paper, model); against BERT-base: {paper_label}"])
-
-
 # -- lesson 07's "claims tested" table --------------------------------------------------------
 
 def _num(value) -> str:
