@@ -810,7 +810,7 @@ display(Claim(
 #   beside its cross-layer control.
 # * One checkpoint cannot tell BERT's architecture from its training: the same measures on
 #   course-mini, pre-trained with BERT's own objectives, say which features of the profile the
-#   two share (a tiny model on old English: a second opinion, not BERT-base's).
+#   two share (a tiny model on Early Modern English: a second opinion, not BERT-base's).
 # * A 2-D PCA projection is a sketch of the trajectory, not the full story.
 #
 # ## Exercises

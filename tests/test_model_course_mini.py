@@ -97,3 +97,33 @@ def test_a_missing_file_is_a_clear_error(monkeypatch, tmp_path):
         load_model(COURSE_MINI)
     with pytest.raises(ValueError, match="n_pairs"):
         held_out(None, [], 1)
+
+
+def test_the_card_is_honest_about_pairs_next_sentence_and_period(card):
+    """Issue 42: the card names the pair pool and how often each pair was reused, judges the
+    next-sentence head against the same-book guesser (on the same test pairs), and calls the text
+    Early Modern English."""
+    evaluation, readme = card
+    run = json.loads((COURSE_MINI_DIR / "run.json").read_text())
+    reuse = run["steps_done"] * run["config"]["batch_size"] / run["pool_pairs"]
+    assert f"fixed pool of {run['pool_pairs']:,} pairs" in readme and f"about {reuse:.1f} times" in readme
+    assert "different pairs and masks each time" not in readme
+    same_book = evaluation["nsp_same_book"]
+    assert 0.5 < same_book["estimate"] < evaluation["nsp_accuracy"]["estimate"]
+    assert f"{100 * same_book['estimate']:.1f} %" in readme and "same book" in readme
+    diff = evaluation["nsp_minus_same_book"]
+    assert abs(diff["estimate"] - (evaluation["nsp_accuracy"]["estimate"] - same_book["estimate"])) < 1e-9
+    assert "Early Modern English" in readme and "Old English" not in readme
+
+
+def test_the_same_book_guesser_reads_the_sources_of_both_segments():
+    """By hand on a few documents: IS_NEXT exactly when both segments' documents share a book."""
+    from helpers.mini.compute import same_book_guess
+    from helpers.pretrain.data import IS_NEXT, NOT_NEXT, Document
+
+    docs = [Document("kjv", ("a b", "c")), Document("shakespeare", ("d", "e")), Document("kjv", ("f",)),
+            Document("kjv", ("g h", "i"))]
+    encoded = [[[1, 2], [3]], [[4], [5]], [[6]], [[7, 8], [9]]]  # document 2 has one sentence: not drawn from
+    guess = same_book_guess(docs, encoded, np.array([0, 0, 1, 2]), np.array([2, 1, 0, 2]))
+    # kept documents: 0 (kjv), 1 (shakespeare), 3 (kjv) -> indices 0, 1, 2
+    assert guess.tolist() == [IS_NEXT, NOT_NEXT, NOT_NEXT, IS_NEXT]

@@ -52,7 +52,8 @@ from helpers.mini.data import (EVAL_SEED, MAX_LENGTH, VOCAB_SIZE, HeldOut, PairP
                                held_out, load_tokenizer, make_pool, pool_batch, pool_positions, splits)
 from helpers.model.paths import COURSE_MINI, COURSE_MINI_DIR, DATA_DIR, course_cache
 from helpers.pretrain.compute import PretrainConfig, _optimizer, bert_config, losses, new_model
-from helpers.pretrain.data import IGNORE, IS_NEXT, corpus_hash, encode_documents, mask_tokens, vocabulary_hash
+from helpers.pretrain.data import (IGNORE, IS_NEXT, PairSampler, corpus_hash, encode_documents, mask_tokens,
+                                   vocabulary_hash)
 
 MINI = PretrainConfig(layers=4, hidden=256, heads=4, intermediate=1024, vocab_size=VOCAB_SIZE, max_length=MAX_LENGTH,
                       batch_size=1024, steps=1, lr=1e-3, warmup=0.05, weight_decay=0.01, dropout=0.1, seed=0)
@@ -479,6 +480,17 @@ def load_pretraining_model(folder: Path | str = COURSE_MINI_DIR, device="cpu"):
     return model.to(device).eval()
 
 
+def same_book_guess(docs, encoded, doc_a: np.ndarray, doc_b: np.ndarray) -> np.ndarray:
+    """The next-sentence null: per pair, ``IS_NEXT`` when segment B's document comes from the same
+    book (source) as segment A's, else ``NOT_NEXT``. ``doc_a`` / ``doc_b`` index the documents that
+    :class:`~helpers.pretrain.data.PairSampler` keeps (those with two non-empty first sentences)."""
+    from helpers.pretrain.data import NOT_NEXT
+
+    kept = PairSampler.kept_documents(encoded)
+    source = np.array([docs[i].source for i in kept])
+    return np.where(source[doc_a] == source[doc_b], IS_NEXT, NOT_NEXT)
+
+
 def baselines(tokenizer, encoded_train, n_pairs: int = 60000, seed: int = EVAL_SEED + 1):
     """Both nulls fitted on ``n_pairs`` training pairs, and the training token counts."""
     pool = make_pool(encoded_train, tokenizer, n_pairs, MINI.max_length, seed)
@@ -538,8 +550,15 @@ def evaluate(folder: Path | str = COURSE_MINI_DIR, *, test_pairs: int = 2000, de
         result["difference"][name] = {f"top{k}": _interval(hits["model"][i] - hits[name][i], test.document)
                                       for i, k in ((0, 1), (1, 5))}
         result["rare_difference"][name] = _interval(hits["model"][0][rare] - hits[name][0][rare], test.document[rare])
-    nsp_ok = (nsp == test.batch["next_sentence_label"].cpu().numpy()).astype(float)
+    truth = test.batch["next_sentence_label"].cpu().numpy()
+    nsp_ok = (nsp == truth).astype(float)
     result["nsp_accuracy"] = _interval(nsp_ok, test.pair_document)
+    # the next-sentence null: "B follows A whenever B comes from the same book as A" (in this corpus a
+    # random B usually comes from the other book, so style alone gets many pairs right)
+    same_book = same_book_guess(test_docs, enc_test, test.pair_document, test.pair_document_b)
+    book_ok = (same_book == truth).astype(float)
+    result["nsp_same_book"] = _interval(book_ok, test.pair_document)
+    result["nsp_minus_same_book"] = _interval(nsp_ok - book_ok, test.pair_document)
     result["nsp_is_next_share"] = float((test.batch["next_sentence_label"] == IS_NEXT).float().mean())
     return result
 
@@ -602,6 +621,7 @@ def card_text(folder: Path = COURSE_MINI_DIR) -> str:
     last_dev = dev[-1]
     best_nsp = min(dev, key=lambda x: x["dev_nsp_loss"])
     passes = run["tokens_seen"] / ev["train_tokens"]
+    reuse = run["steps_done"] * run["config"]["batch_size"] / run["pool_pairs"]  # draws per pair of the pool
     size_mib = (folder / WEIGHTS).stat().st_size / 2 ** 20
     n_params = _parameters(folder)
     quarter = min(dev, key=lambda x: abs(x["step"] - 0.75 * run["steps_done"]))  # the dev score nearest 3/4 in
@@ -672,8 +692,10 @@ def card_text(folder: Path = COURSE_MINI_DIR) -> str:
         f"{ev['dev_documents']:,} for the dev split (choosing the checkpoint and the bigram null's smoothing) and "
         f"{ev['test_documents']:,} for the test split (this card's numbers only). Next-sentence pairs follow "
         f"Google's recipe (`helpers.pretrain.data.PairSampler`: B is the real continuation half of the time, else "
-        f"text from another document); 15 % of the non-special positions are scored, 80 % of them shown as "
-        f"`[MASK]`, 10 % as a random WordPiece, 10 % unchanged (`mask_tokens`), drawn afresh for every batch.",
+        f"text from another document), {run['pool_pairs']:,} of them drawn once into a pool "
+        f"(`helpers.mini.data.make_pool`) from which every batch takes its rows; 15 % of the non-special positions "
+        f"are scored, 80 % of them shown as `[MASK]`, 10 % as a random WordPiece, 10 % unchanged (`mask_tokens`), "
+        f"drawn afresh for every batch.",
         "",
         "## Training",
         "",
@@ -685,7 +707,8 @@ def card_text(folder: Path = COURSE_MINI_DIR) -> str:
         f"| steps | {run['steps_done']:,} of {run['planned_steps']:,} planned, batches of "
         f"{run['config']['batch_size']:,} pairs |",
         f"| tokens seen | {run['tokens_seen']:,} (non-padding positions), about {passes:,.0f} passes over the "
-        f"training WordPieces (different pairs and masks each time) |",
+        f"training WordPieces; the batches are drawn from a fixed pool of {run['pool_pairs']:,} pairs made once, "
+        f"so each pair was seen about {reuse:.1f} times, each time with a fresh mask |",
         f"| optimiser | AdamW, peak lr {run['config']['lr']:g}, {run['warmup_steps']:,} warm-up steps then linear "
         f"decay to 0, weight decay {run['config']['weight_decay']:g} (not on biases and LayerNorm), gradient clip "
         f"1.0, dropout {run['config']['dropout']:g}, seed {run['config']['seed']} |",
@@ -732,7 +755,11 @@ def card_text(folder: Path = COURSE_MINI_DIR) -> str:
         f"null (b); the model minus null (b): {_pp(ev['rare_difference']['bigram'])}.",
         "",
         f"**Next sentence.** On the same test pairs ({100 * ev['nsp_is_next_share']:.0f} % real continuations) "
-        f"the next-sentence head is right {_pct(ev['nsp_accuracy'])} of the time (documents resampled).",
+        f"the next-sentence head is right {_pct(ev['nsp_accuracy'])} of the time (documents resampled). A guesser "
+        f"without a model, \"B follows A whenever B comes from the same book as A\", is right "
+        f"{_pct(ev['nsp_same_book'])} of the time, because a random B usually comes from the other book; the head "
+        f"minus that guesser: {_pp(ev['nsp_minus_same_book'])}, so the head is "
+        f"{_verdict(ev['nsp_minus_same_book'], 'same-book guesser')}.",
         "",
         "## What it is not",
         "",
@@ -740,7 +767,7 @@ def card_text(folder: Path = COURSE_MINI_DIR) -> str:
         f"{run['train_seconds'] / 60:.1f} minutes on {ev['train_tokens'] / 1e6:.1f} M WordPieces; BERT-base saw "
         f"3.3 B words for a million steps (Devlin et al., 2019). Its numbers are not comparable to BERT-base's, and "
         f"findings about BERT-base (which layer holds what) need not hold for it.",
-        "* **Old English only**: Shakespeare (around 1600) and the King James Bible (1611). It has never seen "
+        "* **Early Modern English only**: Shakespeare (around 1600) and the King James Bible (1611). It has never seen "
         "modern prose: no modern public-domain English text was found in a PyPI package to add (see "
         "`data/pretrain/README.md`), so modern words are split into unusual pieces and modern sentences are "
         "out of its domain.",

@@ -165,6 +165,7 @@ class HeldOut:
     right: np.ndarray
     pair: np.ndarray
     pair_document: np.ndarray  # per pair: segment A's document (next-sentence outcomes resample it)
+    pair_document_b: np.ndarray  # per pair: segment B's document
 
     def __len__(self) -> int:
         return len(self.answer)
@@ -191,4 +192,4 @@ def held_out(tokenizer, encoded, n_pairs: int, max_length: int = MAX_LENGTH, see
     right = np.where(right == masked, -1, right)
     document = np.where(segment == 0, pool.doc_a[rows], pool.doc_b[rows])
     return HeldOut(inputs, {**batch, "labels": labels}, labels.cpu().numpy()[rows, cols], document, cols, segment,
-                   left, right, rows, pool.doc_a)
+                   left, right, rows, pool.doc_a, pool.doc_b)

@@ -170,11 +170,17 @@ class PairSampler:
     def __init__(self, encoded, tokenizer, max_length: int = 64, seed: int = 0):
         if max_length < 8:
             raise ValueError(f"max_length must be >= 8 tokens, got {max_length!r}.")
-        self.docs = [d for d in encoded if len(d) >= 2 and all(len(s) for s in d[:2])]
+        self.docs = [encoded[i] for i in self.kept_documents(encoded)]
         if len(self.docs) < 2:
             raise ValueError("need at least 2 documents of 2 or more sentences to build next-sentence pairs.")
         self.tok, self.max_length = tokenizer, max_length
         self.rng = np.random.default_rng(seed)
+
+    @staticmethod
+    def kept_documents(encoded) -> list[int]:
+        """Indices of the documents a sampler draws from: two or more sentences, the first two not
+        empty (a pair's document indices refer to this list)."""
+        return [i for i, d in enumerate(encoded) if len(d) >= 2 and all(len(s) for s in d[:2])]
 
     def _span(self, doc, start, budget):
         out, i = [], start
