@@ -12,7 +12,7 @@ from helpers.lens.compute import load_masked_lm, masked_lm_lens
 from helpers.model.loading import ModelLoadError, load_model
 from helpers.pretrain.compute import (PretrainConfig, accuracy_vs_baseline, checkpoint_steps, evaluate,
                                       heldout_batch, layers_vs_baseline, lens_correct, losses, new_model, pretrain,
-                                      running_mean, steps_for, unigram_counts)
+                                      running_mean, unigram_counts)
 from helpers.pretrain.data import IGNORE, corpus_hash, encode_documents, load_corpus, split_documents, train_wordpiece
 
 CFG = PretrainConfig(layers=2, hidden=32, heads=2, intermediate=64, vocab_size=600, max_length=48, batch_size=8,
@@ -35,9 +35,6 @@ def test_config_checks_and_fingerprint():
         PretrainConfig(steps=0)
     assert CFG.fingerprint("a") != CFG.fingerprint("b") != PretrainConfig(seed=1).fingerprint("b")
     assert checkpoint_steps(100) == [0, 25, 50, 100] and checkpoint_steps(2) == [0, 1, 2]
-    assert steps_for(3, 0.5) == 300 and steps_for(0.01, 5.0) == 20
-    with pytest.raises(ValueError, match="MINUTES"):
-        steps_for(0, 1.0)
 
 
 def test_untrained_losses_sit_at_chance(setup):
@@ -123,3 +120,52 @@ def test_course_tiny_lens_for_lessons_01_and_10(setup, monkeypatch, tmp_path):
     monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
     empty = course_tiny_lens("And God said, Let there be light.")
     assert empty.lens is None and "05_pretrain_a_tiny_bert" in empty.message
+
+
+def test_chosen_checkpoints_are_saved_and_checked(setup, tmp_path, monkeypatch):
+    tok, enc, _, _ = setup
+    monkeypatch.setenv("COURSE_CACHE", str(tmp_path))
+    cfg = PretrainConfig(**{**CFG.__dict__, "steps": 5})
+    run = pretrain(cfg, tok, enc, corpus_hash(), progress=False, register=False, checkpoints=(0, 2))
+    assert sorted(run.checkpoints) == [0, 2, 5]  # the last step is always kept
+    with pytest.raises(ValueError, match="checkpoints must lie in 0..5"):
+        pretrain(PretrainConfig(**{**CFG.__dict__, "steps": 5, "seed": 9}), tok, enc, corpus_hash(), progress=False,
+                 register=False, checkpoints=(7,))
+
+
+def test_fastest_threads_times_one_thread_and_the_default(setup):
+    from helpers.pretrain.compute import fastest_threads
+
+    tok, enc, _, _ = setup
+    before = torch.get_num_threads()
+    try:
+        threads, seconds = fastest_threads(CFG, tok, enc, n=2)
+        assert threads in {1, before} and torch.get_num_threads() == threads and 0 < seconds < 5
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_compare_plainly_words_the_courses_verdict_without_its_vocabulary():
+    from helpers.common.claims import STATISTICS_TERMS
+    from helpers.pretrain.compute import compare_plainly
+
+    rng = np.random.default_rng(0)
+    docs = np.repeat(np.arange(40), 25)
+    good = (rng.random(1000) < 0.6).astype(float)
+    bad = (rng.random(1000) < 0.2).astype(float)
+    up = compare_plainly(good, bad, docs, a="model", b="guesser", family=3)
+    assert up.kind == "higher" and "above guesser" in up.text and "3 comparisons" in up.text
+    assert compare_plainly(bad, good, docs, a="model", b="guesser").kind == "lower"
+    same = compare_plainly(good, good.copy(), docs, a="model", b="guesser")
+    assert same.kind == "not shown" and "+0.0 points" in same.text
+    for c in (up, same):
+        assert not [t for t in STATISTICS_TERMS if t.lower() in c.text.lower()]
+
+
+def test_the_lesson_recipe_is_berts_optimiser_on_short_pairs():
+    from helpers.pretrain.compute import lesson_recipe
+
+    r = lesson_recipe()
+    assert (r.layers, r.hidden, r.heads, r.max_length, r.batch_size, r.steps) == (2, 128, 2, 16, 96, 3000)
+    assert (r.warmup, r.dropout, r.weight_decay) == (0.1, 0.1, 0.01)
+    assert lesson_recipe(steps=10).steps == 10 and lesson_recipe(seed=3).seed == 3

@@ -235,3 +235,70 @@ def course_mini_lens(text: str, top_k: int = 5) -> TinyLens:
         f"the course's own BERT ({cfg.num_hidden_layers} layers x {cfg.hidden_size}, vocabulary "
         f"{cfg.vocab_size:,}, {run['steps_done']:,} pre-training steps, {run['tokens_seen'] / 1e9:.2f} B tokens "
         "on Shakespeare and the King James Bible: not BERT-base)"))
+
+
+@dataclass
+class LensByLayer:
+    """The masked-LM lens of course-mini over held-out blanks (test documents, every scored position
+    a real ``[MASK]``): top-1 per layer (``top1``: one Interval per layer, documents resampled),
+    the guessers without a model on the same blanks (``nulls``: display name -> top-1), and per
+    layer the verdict of layer minus the neighbour-bigram guesser (``versus_bigram``; the layers
+    read as one family)."""
+
+    top1: list
+    nulls: dict
+    versus_bigram: list
+    blanks: int
+    documents: int
+
+
+def course_mini_lens_by_layer(n_pairs: int = 400, baseline_pairs: int = 20000) -> LensByLayer:
+    """course-mini's own head on every layer's vector at ``n_pairs`` held-out pairs' blanks, with its
+    model card's two guessers (position-and-segment unigram; neighbour bigrams at the smoothing the
+    card chose on dev documents), fitted on ``baseline_pairs`` training pairs."""
+    import numpy as np
+
+    from helpers.common.stats import cluster_bootstrap_ci, family_level, paired_binary_interval, verdict
+    from helpers.mini.compute import EVALUATION, baselines, load_pretraining_model
+    from helpers.mini.data import held_out, load_tokenizer, splits
+    from helpers.model.loading import course_mini_folder
+    from helpers.pretrain.compute import score_checkpoint
+    from helpers.pretrain.data import encode_documents
+
+    folder = course_mini_folder()
+    tok, model = load_tokenizer(folder), load_pretraining_model(folder)
+    card = json.loads((Path(folder) / EVALUATION).read_text())
+    train, _, test = splits()
+    position, bigram, _ = baselines(tok, encode_documents(tok, train), baseline_pairs)
+    bigram.lam = card["bigram_lambda"]
+    ho = held_out(tok, encode_documents(tok, test), n_pairs)
+    lens = score_checkpoint(model, ho).lens  # [blanks, L + 1]
+    hits = {"position and segment": (position.topk(ho.position, ho.segment)[:, 0] == ho.answer).astype(float),
+            "neighbour bigrams": (bigram.topk(ho.left, ho.right)[:, 0] == ho.answer).astype(float)}
+    k = lens.shape[1]
+    names = ["embeddings"] + [f"layer {layer}" for layer in range(1, k)]
+    versus = [verdict(paired_binary_interval(lens[:, layer], hits["neighbour bigrams"], clusters=ho.document,
+                                             level=family_level(k)),
+                      a=names[layer], b="neighbour bigrams", family=k, percent=True) for layer in range(k)]
+    return LensByLayer(cluster_bootstrap_ci(lens, ho.document), {n: float(h.mean()) for n, h in hits.items()},
+                       versus, len(ho), int(len(np.unique(ho.document))))
+
+
+def held_out_line(seed: int = 0, min_words: int = 8, max_words: int = 20, tries: int = 100) -> str:
+    """A line from course-mini's **test** documents (never trained on) of ``min_words`` to
+    ``max_words`` words, taken in a seeded order: the first whose hidden word (:func:`mask_one_word`)
+    course-mini's head puts first when it reads the last layer. An example of the lens where the
+    model succeeds, chosen by that rule; how often it succeeds is :func:`course_mini_lens_by_layer`'s
+    number, not this line's."""
+    import numpy as np
+
+    from helpers.mini.data import splits
+
+    _, _, test = splits()
+    lines = [s for d in test for s in d.sentences if min_words <= len(s.split()) <= max_words]
+    order = np.random.default_rng(seed).permutation(len(lines))[:tries]
+    for i in order:
+        found = course_mini_lens(lines[i])
+        if found.lens is not None and found.lens.target_ranks is not None and int(found.lens.target_ranks[-1]) == 1:
+            return lines[i]
+    raise ValueError(f"none of {len(order)} held-out lines has its hidden word as course-mini's top guess.")

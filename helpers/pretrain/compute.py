@@ -29,8 +29,15 @@ import torch.nn.functional as F
 from helpers.model.paths import COURSE_TINY, course_cache, course_tiny_pointer
 from helpers.pretrain.data import IGNORE, PairSampler, mask_tokens
 
-STEP_GRID = (20, 40, 60, 100, 150, 200, 300, 400, 500, 600, 800, 1000, 1200, 1500, 2000, 2500, 3000, 4000, 5000,
-             6000, 8000, 10000, 12000, 15000, 20000)
+def lesson_recipe(**overrides) -> "PretrainConfig":
+    """Lesson 05's default run (also the stored runs of :mod:`helpers.pretrain.history`): BERT-tiny's
+    sizes (Turc et al., 2019: 2 layers x 128, 2 heads), a 4,000-entry vocabulary, BERT's optimiser
+    recipe (AdamW, warm-up then linear decay, dropout 0.1), on **16-token pairs** in batches of 96.
+    The short pairs are what lets a 2-core laptop leave the frequent-token plateau in minutes: at
+    64 tokens the same number of steps stays on it (the stored 64-token run shows it)."""
+    return replace(PretrainConfig(layers=2, hidden=128, heads=2, intermediate=512, vocab_size=4000, max_length=16,
+                                  batch_size=96, steps=3000, lr=2e-3, warmup=0.1, weight_decay=0.01, dropout=0.1,
+                                  seed=0), **overrides)
 
 
 @dataclass(frozen=True)
@@ -147,13 +154,19 @@ def seconds_per_step(cfg: PretrainConfig, tokenizer, encoded, n: int = 4) -> flo
     return float(np.median(times[1:]))
 
 
-def steps_for(minutes: float, step_seconds: float) -> int:
-    """The largest number of steps on a fixed grid (:data:`STEP_GRID`) that fits ``minutes``: a
-    grid, so that re-running the lesson on the same machine usually finds the same run cached."""
-    if not minutes > 0:
-        raise ValueError(f"MINUTES must be > 0, got {minutes!r}.")
-    fits = minutes * 60 / step_seconds
-    return max([s for s in STEP_GRID if s <= fits], default=STEP_GRID[0])
+def fastest_threads(cfg: PretrainConfig, tokenizer, encoded, n: int = 4) -> tuple[int, float]:
+    """``(threads, seconds per step)``: the faster of one thread and torch's default on this machine,
+    timed on a throw-away model, left set. On a 2-core machine with another program busy on one
+    core, two threads wait for each other and one thread is about twice as fast; on an idle
+    machine two are faster."""
+    default = torch.get_num_threads()
+    timed = {}
+    for threads in sorted({1, default}):
+        torch.set_num_threads(threads)
+        timed[threads] = seconds_per_step(cfg, tokenizer, encoded, n)
+    best = min(timed, key=timed.get)
+    torch.set_num_threads(best)
+    return best, timed[best]
 
 
 def checkpoint_steps(steps: int) -> list[int]:
@@ -225,10 +238,11 @@ def _load_run(cfg, folder, fp) -> PretrainRun:
 
 
 def pretrain(cfg: PretrainConfig, tokenizer, encoded, corpus_hash: str, *, progress: bool = True,
-             register: bool = True) -> PretrainRun:
+             register: bool = True, checkpoints=None) -> PretrainRun:
     """Pre-train (or load the cached run of the same fingerprint): ``cfg.steps`` AdamW steps on
-    masked-LM + next-sentence loss, checkpoints saved (model + tokenizer) at
-    :func:`checkpoint_steps`. ``register`` makes the last checkpoint ``MODEL = "course-tiny"``."""
+    masked-LM + next-sentence loss, checkpoints saved (model + tokenizer) at ``checkpoints``
+    (default :func:`checkpoint_steps`). ``register`` makes the last checkpoint
+    ``MODEL = "course-tiny"``."""
     from helpers.common.progress import ProgressBar
 
     from helpers.pretrain.data import vocabulary_hash
@@ -245,7 +259,9 @@ def pretrain(cfg: PretrainConfig, tokenizer, encoded, corpus_hash: str, *, progr
         opt, sched = _optimizer(model, cfg, cfg.steps)
         sampler = PairSampler(encoded, tokenizer, cfg.max_length, seed=cfg.seed)
         gen = torch.Generator().manual_seed(cfg.seed)
-        wanted = checkpoint_steps(cfg.steps)
+        wanted = sorted({int(x) for x in checkpoints} | {cfg.steps}) if checkpoints else checkpoint_steps(cfg.steps)
+        if wanted[0] < 0 or wanted[-1] > cfg.steps:
+            raise ValueError(f"checkpoints must lie in 0..{cfg.steps}, got {sorted(checkpoints)}.")
         mlm_l, nsp_l, cps = [], [], {}
         bar = ProgressBar(cfg.steps, desc="pre-training", disable=not progress)
         t0 = time.perf_counter()
@@ -473,3 +489,31 @@ def score_checkpoint(model, ho, step: int = -1, slice_pairs: int = 64) -> HeldOu
     return HeldOutScores(step, loss_sum / len(ho), np.concatenate(top1).astype(float),
                          np.concatenate(top5).astype(float), np.concatenate(lens).astype(float),
                          np.concatenate(nsp).astype(float))
+
+
+# ----------------------------------------------------------------------------- plain words for lesson 05
+# Lesson 05 comes before the statistics lesson (06): its comparisons are stated in plain words. The
+# rule is the course's one (helpers.common.stats.verdict): a difference counts when its interval,
+# widened for the number of comparisons read together, lies entirely on one side of 0.
+@dataclass
+class PlainComparison:
+    """A's top-1 minus B's on the same blanks: ``kind`` is "higher", "lower" or "not shown"
+    (the verdict's kind, worded for a reader before lesson 06) and ``text`` the numbers."""
+
+    kind: str
+    text: str
+
+
+def compare_plainly(a_hits, b_hits, documents, *, a: str, b: str, family: int = 1) -> PlainComparison:
+    """A's share of blanks guessed minus B's, on the same blanks, with the range a redraw of the
+    held-out documents gives (the interval of :func:`helpers.common.stats.paired_binary_interval`
+    at :func:`~helpers.common.stats.family_level`), in words a Part 1 reader can read."""
+    from helpers.common.stats import family_level, paired_binary_interval, verdict
+
+    iv = paired_binary_interval(a_hits, b_hits, clusters=documents, level=family_level(family))
+    v = verdict(iv, a=a, b=b, family=family, percent=True)
+    kind = {"higher": "higher", "lower": "lower"}.get(v.kind, "not shown")
+    together = "" if family == 1 else f"; widened because {family} comparisons are read together"
+    word = {"higher": "above", "lower": "below", "not shown": "not shown above or below"}[kind]
+    return PlainComparison(kind, f"{a} minus {b}: {100 * iv.estimate:+.1f} points; redrawing the held-out documents "
+                                 f"gives {100 * iv.low:+.1f} to {100 * iv.high:+.1f} points{together}: {word} {b}.")

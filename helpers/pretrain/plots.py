@@ -76,7 +76,8 @@ def plot_by_layer(per_step: dict, ylabel: str, title: str, baselines: dict | Non
         ivs = per_step[s]
         x = np.arange(len(ivs))
         color = cmap(i / max(1, len(steps) - 1) * 0.9)
-        ax.plot(x, [v.estimate for v in ivs], marker="o", ms=3, color=color, label=f"step {s}")
+        label = f"step {s:,}" if isinstance(s, (int, np.integer)) else str(s)
+        ax.plot(x, [v.estimate for v in ivs], marker="o", ms=3, color=color, label=label)
         ax.fill_between(x, [v.low for v in ivs], [v.high for v in ivs], color=color, alpha=0.2, lw=0)
     n = len(per_step[steps[0]])
     ax.set_xticks(np.arange(n), layer_labels(n))
@@ -84,27 +85,35 @@ def plot_by_layer(per_step: dict, ylabel: str, title: str, baselines: dict | Non
     if baselines:
         _null_lines(ax, baselines, n - 1 + 0.15)
     ax.figure.tight_layout()
-    legend_below(ax, ncol=min(4, len(steps)), title="checkpoint")
+    if len(steps) > 1:  # one line needs no legend: the title names it
+        legend_below(ax, ncol=min(4, len(steps)), title="checkpoint")
     return ax
 
 
-def plot_beside_longer_run(ours: dict, theirs: dict, ax=None):
+def plot_beside_longer_run(ours: dict, theirs: dict, recipe: dict | None = None,
+                           recipe_label: str = "same recipe, longer", ax=None):
     """Held-out masked-LM loss as a share of ln V against tokens seen (log scale): ``theirs`` (a
-    longer run's log, tokens -> share) as a grey line, ``ours`` (tokens -> share, one per
-    checkpoint) as orange dots. Points at 0 tokens (step 0) cannot sit on a log axis: they are
-    left out, and both start at a share near 1 by construction."""
+    longer run's log, tokens -> share) as a grey line, ``recipe`` (the stored long run of the
+    learner's own recipe, tokens -> share) as a blue line with dots, ``ours`` (tokens -> share,
+    one per checkpoint) as orange dots. Points at 0 tokens (step 0) cannot sit on a log axis: they
+    are left out, and all start at a share near 1 by construction. Each line is named at its end."""
     ax = new_axes(ax, figsize=(5.2, 3.4))
     t = sorted(k for k in theirs if k > 0)
     ax.plot(t, [theirs[k] for k in t], color="grey", lw=1.6)
+    ax.annotate("course-mini", (t[-1], theirs[t[-1]]), xytext=(-4, 8), textcoords="offset points", ha="right",
+                fontsize=8, color="grey")
+    if recipe:
+        r = sorted(k for k in recipe if k > 0)
+        ax.plot(r, [recipe[k] for k in r], "-o", color=NORMAL, ms=4, lw=1.4)
+        ax.annotate(recipe_label, (r[-1], recipe[r[-1]]), xytext=(0, 10),
+                    textcoords="offset points", ha="center", fontsize=8, color=NORMAL)
     o = sorted(k for k in ours if k > 0)
     ax.plot(o, [ours[k] for k in o], "o", color=HIGHLIGHT, ms=6)
     ax.set_xscale("log")
     ax.set(xlabel="training tokens seen (log scale)", ylabel="held-out loss / ln V",
            title="masked-LM loss against tokens seen")
-    ax.annotate("course-mini", (t[-1], theirs[t[-1]]), xytext=(-4, 8), textcoords="offset points", ha="right",
-                fontsize=8, color="grey")
     if o:
-        ax.annotate("your run", (o[-1], ours[o[-1]]), xytext=(6, 0), textcoords="offset points", ha="left",
+        ax.annotate("your run", (o[-1], ours[o[-1]]), xytext=(0, -14), textcoords="offset points", ha="center",
                     va="center", fontsize=8, color=HIGHLIGHT)
     ax.set_ylim(0, 1.05)
     return ax
