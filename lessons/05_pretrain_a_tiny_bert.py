@@ -75,7 +75,7 @@ else:
 
 # %% tags=["parameters"]
 MODEL = None  # None: SIZES below; or a checkpoint whose sizes to copy
-SENTENCE = "Thou art more lovely and more temperate than a summer's day."
+SENTENCE = "Shall I compare thee to a summer's day?"
 SIZES = dict(layers=2, hidden=128, heads=2, intermediate=512)
 VOCAB = 4000
 LENGTH = 16  # tokens per training pair; section 6 says why so short

@@ -701,8 +701,13 @@ if top:
 # `helpers/classify/compute.py`), each converged by the same criterion (the table above). The
 # learned weighted sum trains one scalar per layer, $\alpha = \mathrm{softmax}(s)$, with the head:
 # $x = \sum_{l=0}^{L} \alpha_l\, h^{(l)}_{[CLS]}$ (each layer standardized first), from equal weights.
-# Trained to convergence, where the weights end up is the head's answer to "which layers does it
-# need", not an accident of where training stopped.
+# What the weights mean depends on the penalty as much as on the layers: the head's L2 penalty
+# alone makes one layer cheaper than a mix (a mix of standardized layers has a smaller spread, so
+# the head would need larger weights), which drives the weights into a corner whatever the layers
+# hold. So the mix gets its own pull toward equal weights, $\frac{\mu}{2}\lVert s - \bar s\rVert^2$,
+# and the dev split chooses $\mu$ (no pull included) together with the head's L2 strength
+# (`MIX_GRID`). The weights then say which layers help on held-out utterances at the strength
+# that predicts best, not where a penalty pushes them.
 
 # %% mystnb={"figure": {"caption": "Top: test accuracy of five sentence-vector strategies (smaller training sets): diamond the mean, dots single draws, bar the 95 % interval over draws and test items; the x-axis is zoomed, as labelled. Bottom: the converged weighted-sum heads' learned weight per layer, mean over draws with min\u2013max whiskers; dashed, the uniform weight they started from. Compare the layers with it.", "name": "fig-10-strategies"}}
 from helpers.classify.plots import plot_layer_weights, plot_strategy_accuracies

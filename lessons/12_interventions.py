@@ -71,8 +71,11 @@ BUDGET = None
 # "card delivery estimate"); lesson 04's 10-intent set is too easy to leave anything to break. Under
 # the full budget we draw, with a seed, **30 training utterances of each intent** and a stratified
 # test set; the quick budget draws a few intents. All experiments judge the model by one classifier:
-# lesson 10's linear head on the **mean-pooled last layer**, trained once (`train_head`) and never
-# retrained: every intervention changes the encoder under a fixed head. The map below
+# a linear head (lesson 10's `LinearHead`) on the **mean-pooled last layer**, trained once and never
+# retrained: every intervention changes the encoder under a fixed head. It is trained by its own
+# short loop (`train_head`: full-batch Adam with a small weight decay for a fixed number of steps,
+# no dev split), not by lesson 10's training contract (an L2 strength chosen on a dev split,
+# L-BFGS to a gradient tolerance): it only has to be one fixed classifier to intervene under. The map below
 # (`you_are_here`, `helpers/architecture/plots.py`) marks what this lesson changes.
 #
 # Every utterance is cut to `MAX_LEN` tokens, chosen to keep every BANKING77 utterance whole (a

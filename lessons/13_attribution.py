@@ -71,7 +71,8 @@ BUDGET = None
 # %% [markdown]
 # ## The model and lesson 12's classifier
 #
-# We explain the decisions of lesson 12's classifier: lesson 10's linear head on the mean-pooled
+# We explain the decisions of lesson 12's classifier: a linear head (lesson 10's `LinearHead`,
+# trained by lesson 12's own short Adam loop, `train_head`) on the mean-pooled
 # last layer, trained on 30 BANKING77 utterances of each of the 77 intents (the quick budget: a
 # few intents). `banking_setup` (in `helpers/interventions/compute.py`) repeats lesson 12's first
 # cells in one call — the same seeded draws, the same head — so this lesson runs on its own. The

@@ -197,10 +197,12 @@ assert all(
 # three seeds, a control probe (each seed draws its own control labels) -- for all $L+1$ layers
 # at once, as one batched matrix product, by the course's training contract
 # (`helpers/common/training.py`, lesson 10): a fifth of the training sentences is a **dev
-# split**, which chooses the task probe's L2 strength at each layer; the control probes take
-# the task's (as Hewitt & Liang do: a control task cannot generalise to unseen word types, so
-# its own dev loss would always pick the strongest penalty, and selectivity would measure the
-# penalty, not the representation). Every probe starts from zero and runs full-batch L-BFGS
+# split**, which chooses the task probe's L2 strength, **one for all layers** (the lowest dev
+# loss summed over the layers: a strength that switched between layers would put its own dips
+# into the profile); the control probes take the task's (as Hewitt & Liang do: a control task
+# cannot generalise to unseen word types, so its own dev loss would always pick the strongest
+# penalty, and selectivity would measure the penalty, not the representation). A strength at
+# either end of the grid is flagged in the table. Every probe starts from zero and runs full-batch L-BFGS
 # **to the same convergence criterion**; the table prints the training accuracy of both. The
 # task probe has one optimum (the same for every seed); the control probes differ by seed.
 # Each test number is the accuracy on the test words (control and selectivity averaged over
@@ -850,8 +852,8 @@ for label, res, w in (("held-out line", inside.lens, inside.word),
 # * A **linear probe per layer** reads a label off each layer's word vectors; a **control
 #   task** (random but fixed label per word type) measures what the probe memorises, and
 #   **selectivity** = task − control accuracy is what the representation explains -- only
-#   when task and control probes are trained alike (here: to convergence, both with the L2
-#   strength the task's dev split chose; training accuracy printed for both).
+#   when task and control probes are trained alike (here: to convergence, both with the one
+#   L2 strength the task's dev split chose for all layers; training accuracy printed for both).
 # * Where a task peaks is a measurement with an interval, not a table entry: the comparison
 #   with Tenney et al. and with the popular "1–3 / 4–8 / last four" table above is this
 #   model's answer. Layers are tested on the same items, so they are ranked by a **paired**

@@ -220,7 +220,8 @@ def test_layer_weights_summary_and_finding():
     assert "0.15" in text and "0.10-0.20" in text and "0.45-0.60" in text
     assert text.splitlines()[-1].startswith("largest mean on layer 2 (0.53)")
     sentence, details = layer_weights_finding(w)
-    assert sentence.startswith("The weighted-sum heads put 53 % of their weight on layer 2 (mean over 2 draws")
+    assert sentence.startswith("The weighted-sum heads, with their pull toward equal weights chosen on the dev "
+                               "split, put 53 % of their weight on layer 2 (mean over 2 draws")
     assert details == text.splitlines()
     with pytest.raises(ValueError, match="n_seeds"):
         layer_weights_summary(torch.ones(3))
@@ -396,3 +397,32 @@ def test_remembered_comparisons_follow_the_outcomes_not_the_objects():
     again = paired_comparison(a, b)
     assert again.difference.estimate == 0 and again.p_value == 1.0 and again != first
     assert a.interval() == SeededAccuracy(b.correct.clone(), b.seeds).interval()
+
+
+def test_the_scalar_mix_is_pulled_toward_equal_weights_by_a_strength_chosen_on_dev():
+    """Issue 43: the weighted-sum head's corner was the optimum of its L2 penalty. Four standardized
+    layers, each the same signal plus its own noise (so an even mix is the better feature): without a
+    pull the penalised fit still moves off equal weights; a strong pull keeps them near equal; the
+    dev split chooses among the pulls of MIX_GRID and the record names the choice."""
+    from helpers.classify.compute import MIX_GRID, _fit_weighted
+
+    g = torch.Generator().manual_seed(0)
+    n, k, h, c = 300, 4, 8, 3
+    y = torch.randint(c, (n,), generator=g)
+    signal = torch.nn.functional.one_hot(y, c).double() @ torch.randn(c, h, generator=g, dtype=torch.float64)
+    noise = torch.tensor([0.5, 1.0, 1.5, 2.0], dtype=torch.float64)[None, :, None]
+    X = signal[:, None, :] + noise * torch.randn(n, k, h, generator=g, dtype=torch.float64)
+    X = (X - X.mean(0)) / X.std(0)
+    fit, dev = X[:200], X[200:]
+    kw = dict(num_classes=c, mu=torch.zeros(k, h), sigma=torch.ones(k, h), l2=(1e-2,), run="mix", tol=1e-6,
+              max_iter=500)
+    free, _ = _fit_weighted(fit, y[:200], dev, y[200:], mix=(0.0,), **kw)
+    held, _ = _fit_weighted(fit, y[:200], dev, y[200:], mix=(10.0,), **kw)
+    uniform = torch.full((k,), 1 / k)
+    free_w, held_w = free.layer_weights().detach(), held.layer_weights().detach()
+    assert (held_w - uniform).abs().max() < 0.02
+    assert (free_w - uniform).abs().max() > (held_w - uniform).abs().max()
+    assert int(free_w.argmax()) == 0  # the least noisy layer leads
+    chosen, record = _fit_weighted(fit, y[:200], dev, y[200:], **kw)
+    assert "pull" in record.choice and any(f"pull {m:g}" in record.choice for m in MIX_GRID)
+    assert "x pull" in record.grid and record.status == CONVERGED

@@ -16,8 +16,10 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 HELPERS = ROOT / "helpers"
 SHARED = {"model", "common", "exercises"}
-# data: a topic that prepares its own data set (lesson 05's corpus, vocabulary and masking)
-TOPIC_MODULES = {"rebuild", "compute", "plots", "widgets", "data"}
+# data: a topic that prepares its own data set (lesson 05's corpus, vocabulary and masking);
+# history: a topic that ships stored runs made by a committed script (lesson 05's recipe, trained
+# once by `python -m helpers.pretrain.history`, read back by the lesson)
+TOPIC_MODULES = {"rebuild", "compute", "plots", "widgets", "data", "history"}
 TOPICS = sorted(p.name for p in HELPERS.iterdir() if (p / "__init__.py").exists() and p.name not in SHARED)
 
 

@@ -613,3 +613,43 @@ def test_norm_lines_print_medians_and_ratios(features):
                              " 1.50")
     median_emb = np.median(features.vectors[0].norm(dim=-1).cpu().numpy())  # by hand, on the real words
     assert f"emb: {median_emb:.1f} [" in norm_lines(norm_quartiles(features))
+
+
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
+def test_one_l2_for_all_layers_is_the_lowest_summed_dev_loss(sentences, features):
+    """Issue 43: a selectivity profile must not change penalty between layers. With ``one_l2`` task and
+    control probes share one strength at every layer, and it is the grid value whose dev loss summed
+    over layers is lowest (recomputed here by fitting each value alone); an edge of the grid is flagged."""
+    from helpers.common.training import L2_GRID
+    from helpers.probes.compute import fit_word_probes
+
+    train, _ = split_sentences(160, 0.25, seed=0)
+    tr = features.of_sentences(train)
+    keep = torch.isin(features.sentence, torch.tensor(train))
+    y = features.labels(sentences, "upos")[keep]
+    Y = torch.stack([y, control_labels(tr.words, y, len(UPOS_TAGS), seed=0)])
+    L1 = features.num_layers + 1
+    _, one, _ = fit_word_probes(tr, Y, len(UPOS_TAGS), l2_from=0, one_l2=True)
+    strengths = {float(r.choice.split()[1]) for r in one}
+    assert len(strengths) == 1 and all("one for all layers" in r.choice for r in one)
+    summed = {v: sum(r.kept[0] for r in fit_word_probes(tr, Y[:1], len(UPOS_TAGS), l2=(v,))[1][:L1]) for v in L2_GRID}
+    assert strengths == {min(summed, key=summed.get)}
+    edge = strengths.pop() in (min(L2_GRID), max(L2_GRID))
+    assert all(("at the grid's edge" in r.choice) == edge for r in one)
+
+
+def test_a_weak_penalty_is_fitted_to_its_own_optimum():
+    """Issue 43: with an absolute gradient tolerance alone, the continuation path (strongest penalty
+    first) let a much weaker one "converge" after 0 iterations. The tolerance is now also relative
+    to the strength, so the weak fit moves and reaches a gradient below a tenth of its strength."""
+    from helpers.common.training import fit_linear, strength_tolerance
+
+    g = torch.Generator().manual_seed(0)
+    Z = torch.randn(1, 200, 6, generator=g, dtype=torch.float64)
+    y = (Z[0, :, 0] + 0.5 * torch.randn(200, generator=g, dtype=torch.float64) > 0).long()
+    fit = fit_linear(Z, y, 2, (1e-1, 1e-5))
+    assert fit.iterations[1] > 0, "the weak penalty's fit must run"
+    assert float(fit.gradient[1].max()) <= strength_tolerance(1e-4, 1e-5) == pytest.approx(1e-6)
+    assert bool(fit.converged.all())
+    weak_norm, strong_norm = float(fit.W[1].norm()), float(fit.W[0].norm())
+    assert weak_norm > strong_norm, "a weaker penalty leaves larger weights"

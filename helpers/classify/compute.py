@@ -644,11 +644,23 @@ def fit_head(X: torch.Tensor, y, num_classes: int, X_dev: torch.Tensor, y_dev, *
     return head, _record(run, fit, k, 0, 0, dev_loss[0, 0], dev_acc[0, 0], train_acc, _step0(y_dev, num_classes))
 
 
-def _fit_weighted(Z, y, Z_dev, y_dev, num_classes, mu, sigma, *, l2, run, tol, max_iter):
+# The scalar mix's pull toward equal layer weights: mu / 2 * ||s - mean(s)||^2 on the mix logits s,
+# chosen on the dev split together with the head's L2 strength (0: no pull). Without it, the head's
+# L2 penalty alone decides where the mix goes: a mix of standardized layers has a smaller spread than
+# one layer, so the head needs larger weights for it and the penalty pays for a single layer (a
+# corner) -- a property of the penalty, not of the layers.
+MIX_GRID = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)
+
+
+def _fit_weighted(Z, y, Z_dev, y_dev, num_classes, mu, sigma, *, l2, run, tol, max_iter, mix=MIX_GRID):
     """The scalar mix (softmax weights over layers) and the linear head on the mixed vector, jointly
-    by L-BFGS from uniform weights and ``W = 0``, one problem per L2 strength (on ``W``); the mix is
-    not penalised. Not convex: "converged" means the gradient vanished (a stationary point)."""
-    lam = torch.as_tensor(l2, dtype=torch.float64, device=Z.device).reshape(-1)
+    by L-BFGS from uniform weights and ``W = 0``, one problem per pair of an L2 strength (on ``W``)
+    and a pull toward equal weights (``mix``, on the centred mix logits, :data:`MIX_GRID`); the pair
+    with the lowest dev loss is kept. Not convex: "converged" means the gradient vanished (a
+    stationary point)."""
+    pairs = [(float(a), float(m)) for a in torch.as_tensor(l2).reshape(-1).tolist() for m in mix]
+    lam = torch.tensor([a for a, _ in pairs], dtype=torch.float64, device=Z.device)
+    pull = torch.tensor([m for _, m in pairs], dtype=torch.float64, device=Z.device)
     Z, Z_dev = Z.double(), Z_dev.double()
     G, (N, K, H), C = len(lam), Z.shape, num_classes
     s = torch.zeros(G, K, dtype=torch.float64, device=Z.device, requires_grad=True)
@@ -664,7 +676,8 @@ def _fit_weighted(Z, y, Z_dev, y_dev, num_classes, mu, sigma, *, l2, run, tol, m
                                                  reduction="none").mean(1)
 
     def objective():
-        return (per_problem(Z, y) + 0.5 * lam * W.pow(2).sum((1, 2))).sum()
+        centred = s - s.mean(1, keepdim=True)
+        return (per_problem(Z, y) + 0.5 * lam * W.pow(2).sum((1, 2)) + 0.5 * pull * centred.pow(2).sum(1)).sum()
 
     def largest_gradient():
         return torch.stack([s.grad.abs().amax(1), W.grad.abs().amax((1, 2)), b.grad.abs().amax((1, 2))]).amax(0)
@@ -682,9 +695,12 @@ def _fit_weighted(Z, y, Z_dev, y_dev, num_classes, mu, sigma, *, l2, run, tol, m
         head.classifier.weight.copy_(W[k].T.float())
         head.classifier.bias.copy_(b[k, 0].float())
     head.eval()
+    edge = " (the grid's strongest pull)" if pull[k] == max(mix) and max(mix) > 0 else ""
     record = TrainingRecord(run=run, status=CONVERGED if float(grad[k]) <= tol else BUDGET_EXHAUSTED,
-                            criterion=linear_criterion(tol, max_iter), choice=f"L2 {lam[k].item():g}",
-                            grid="L2 " + ", ".join(f"{v:g}" for v in lam.tolist()), steps=iterations,
+                            criterion=linear_criterion(tol, max_iter),
+                            choice=f"L2 {lam[k].item():g}, pull {pull[k].item():g}{edge}",
+                            grid="L2 " + ", ".join(f"{v:g}" for v in sorted(set(lam.tolist())))
+                                 + " x pull " + ", ".join(f"{v:g}" for v in mix), steps=iterations,
                             step0=_step0(y_dev.cpu(), num_classes), kept=(float(dev_loss[k]), dev_acc),
                             train_accuracy=train_acc, gradient=float(grad[k]))
     return head, record
@@ -1016,15 +1032,17 @@ def ranking_finding(named: dict, what: str = "scores highest", quote: bool = Fal
 
 def layer_weights_finding(weights) -> tuple[str, list[str]]:
     """``(sentence, details)`` for the learned scalar-mix weights ``[n_draws, L+1]``: where the
-    weight sits ("The weighted-sum heads put 99 % of their weight on layer 6 (mean over 5 draws).")
+    weight sits ("The weighted-sum heads, with their pull toward equal weights chosen on the dev split, put
+    40 % of their weight on layer 6 (mean over 5 draws; ...).")
     and the per-layer table of :func:`layer_weights_summary` as details."""
     weights = torch.as_tensor(weights, dtype=torch.float64, device="cpu")  # cpu: a table of results
     mean = weights.mean(0)
     top = int(mean.argmax())
     n = weights.shape[0]
     over = f"mean over {n} draws" if n > 1 else "one draw"
-    sentence = (f"The weighted-sum heads put {100 * mean[top]:.0f} % of their weight on {layer_name(top)} ({over}; "
-                f"a uniform mix would give each of the {len(mean)} layers {100 / len(mean):.0f} %).")
+    sentence = (f"The weighted-sum heads, with their pull toward equal weights chosen on the dev split, put "
+                f"{100 * mean[top]:.0f} % of their weight on {layer_name(top)} ({over}; a uniform mix would give "
+                f"each of the {len(mean)} layers {100 / len(mean):.0f} %).")
     return sentence, layer_weights_summary(weights).split("\n")
 
 

@@ -51,10 +51,22 @@ GRADIENT_TOLERANCE = 1e-4
 MAX_ITERATIONS = 1000
 
 
+RELATIVE_TOLERANCE = 0.1  # and below a tenth of the L2 strength: a weak penalty's optimum is told apart
+
+
+def strength_tolerance(tol: float, l2: float) -> float:
+    """The gradient tolerance for one L2 strength: ``tol``, or a tenth of the strength if that is
+    smaller. An absolute tolerance alone cannot tell weak penalties apart: started from a stronger
+    penalty's solution (the continuation path of :func:`fit_linear`), a fit at a much weaker one
+    already meets it after 0 iterations, because the two objectives' gradients differ by only
+    ``(l2_strong - l2_weak) * W``."""
+    return min(float(tol), RELATIVE_TOLERANCE * float(l2))
+
+
 def linear_criterion(tol: float = GRADIENT_TOLERANCE, max_iter: int = MAX_ITERATIONS) -> str:
     """The stated convergence criterion of a linear head, in words."""
-    return (f"full-batch L-BFGS until every entry of the objective's gradient is below {tol:g} "
-            f"(at most {max_iter:,} iterations)")
+    return (f"full-batch L-BFGS until every entry of the objective's gradient is below {tol:g} and below "
+            f"a tenth of the L2 strength (at most {max_iter:,} iterations)")
 
 
 @dataclass
@@ -263,6 +275,7 @@ def fit_linear(Z: torch.Tensor, Y, num_classes: int, l2=L2_GRID, *, tol: float =
     # the strongest penalty first, each next one started from the last solution (a continuation path:
     # the same optima, fewer iterations than every strength from zero)
     for g in sorted(range(G), key=lambda k: -float(lam[k])):
+        tol_g = strength_tolerance(tol, float(lam[g]))
         for stage in stages:
             W = W0.to(stage).clone().requires_grad_(True)
             b = b0.to(stage).clone().requires_grad_(True)
@@ -278,14 +291,15 @@ def fit_linear(Z: torch.Tensor, Y, num_classes: int, l2=L2_GRID, *, tol: float =
                 gb = b.grad.unflatten(-1, (S, C)).abs().amax((1, 3))
                 return torch.maximum(gW, gb)
 
-            iters[g] += minimize_lbfgs([W, b], objective, largest_gradient, tol=tol, max_iter=max_iter - iters[g],
+            iters[g] += minimize_lbfgs([W, b], objective, largest_gradient, tol=tol_g, max_iter=max_iter - iters[g],
                                        restarts=0 if stage != stages[-1] else None)
             W0, b0 = W.detach(), b.detach()
         grads[g] = largest_gradient().detach().to(dtype)
         Ws[g], bs[g] = W0.to(dtype), b0.to(dtype)
     grad = torch.stack(grads)
+    tols = torch.tensor([strength_tolerance(tol, float(v)) for v in lam], dtype=grad.dtype, device=grad.device)
     return LinearFit(torch.stack(Ws).unflatten(-1, (S, C)), torch.stack(bs).squeeze(2).unflatten(-1, (S, C)), lam,
-                     grad, grad <= tol, iters, tol, max_iter)
+                     grad, grad <= tols.reshape(-1, *([1] * (grad.ndim - 1))), iters, tol, max_iter)
 
 
 def minimize_lbfgs(params, objective, largest_gradient, *, tol: float = GRADIENT_TOLERANCE,

@@ -1818,7 +1818,8 @@ def banking_setup(tokenizer, model, budget, *, progress: bool = True) -> Banking
     """Exactly lesson 12's first cells, as one call (lesson 13 and the tests use it): under the full
     budget 30 training utterances of each of BANKING77's 77 intents and 5 test utterances per intent
     (seed 0; the quick budget: 5 intents, 8 and 2), cut to ``min(128, the model's maximum)`` tokens,
-    mean-pooled last-layer features (:func:`pooled_features`) and lesson 10's linear head trained
+    mean-pooled last-layer features (:func:`pooled_features`) and a linear head (lesson 10's ``LinearHead``) trained by
+    :func:`~helpers.classify.compute.train_head` (full-batch Adam, no dev split: not lesson 10's contract)
     for ``HEAD_STEPS`` full-batch steps (seed 0). Warns when utterances are cut."""
     import random
 

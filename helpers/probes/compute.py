@@ -427,8 +427,8 @@ def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes
     By the course's training contract (:mod:`helpers.common.training`): ``dev_fraction`` of the
     training **sentences** (seeded) become a dev split; every probe -- task and control alike --
     is fitted by full-batch L-BFGS from zero to the same gradient tolerance
-    (:func:`~helpers.common.training.fit_linear`), with the L2 strength from ``l2`` that the
-    task probe's dev loss chose at that layer (the control probes take the task's, as in Hewitt &
+    (:func:`~helpers.common.training.fit_linear`), with the one L2 strength from ``l2`` that the
+    task probe's dev loss, summed over layers, chose for every layer (the control probes take the task's, as in Hewitt &
     Liang 2019: same capacity, so selectivity measures the representation), and the report keeps
     every probe's record and training accuracy. From zero the task probe has one optimum, the
     same for every seed; the control probes differ by seed (each seed draws its own control
@@ -456,7 +456,7 @@ def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes
     else:
         probes, records, train_accs = fit_word_probes(
             train, torch.stack([y_train] + (list(control_train) if with_control else [])), len(classes),
-            dev_fraction=dev_fraction, l2=l2, l2_from=0 if with_control else None,
+            dev_fraction=dev_fraction, l2=l2, l2_from=0 if with_control else None, one_l2=with_control,
             names=["task"] + ([f"control, seed {s}" for s in seeds] if with_control else []), desc=desc)
         pred = probes.predict(test.vectors)  # [1 + K, L+1, N]
         task_pred, control_pred = pred[:1].expand(K, -1, -1), pred[1:]
@@ -479,7 +479,7 @@ def probe_task(train: WordFeatures, y_train, test: WordFeatures, y_test, classes
 
 def fit_word_probes(train: WordFeatures, Y, num_classes: int, *, dev_fraction: float = 0.2, l2=L2_GRID,
                     names=None, desc: str = "probes", seed: int = 0,
-                    l2_from: int | None = None) -> tuple[LayerProbes, list, torch.Tensor]:
+                    l2_from: int | None = None, one_l2: bool = False) -> tuple[LayerProbes, list, torch.Tensor]:
     """``(probes, records, train_accuracy [S, L+1])``: one linear probe per layer and label set
     (``Y`` ``[S, N]``) by the training contract: ``dev_fraction`` of the training sentences (drawn
     with ``seed``) held out as the dev split, features standardized with the rest, one batched
@@ -489,7 +489,10 @@ def fit_word_probes(train: WordFeatures, Y, num_classes: int, *, dev_fraction: f
     control probe the task probe's hyperparameters: a control task cannot generalise, so its own
     dev loss would always pick the strongest penalty and selectivity would compare probes of
     different capacity). ``train_accuracy`` is each chosen probe's accuracy on the words it was
-    fitted on."""
+    fitted on. ``one_l2`` chooses one strength per label set for **all** layers (the lowest dev loss
+    summed over layers), so a profile over layers never mixes penalties: a selectivity dip where the
+    chosen strength switched would be the penalty's, not the representation's. A strength chosen at
+    either end of the grid is flagged in its record ("at the grid's edge")."""
     Y = torch.as_tensor(Y, dtype=torch.long, device=train.vectors.device)
     Y = Y[None] if Y.ndim == 1 else Y
     sentences = sorted(set(train.sentence.tolist()))
@@ -507,6 +510,8 @@ def fit_word_probes(train: WordFeatures, Y, num_classes: int, *, dev_fraction: f
     fit = fit_linear(Z, Y_fit, num_classes, l2)
     losses, accs = fit.losses(Z_dev, Y_dev), fit.accuracies(Z_dev, Y_dev)  # [G, L+1, S]
     g = losses.argmin(0)  # [L+1, S]
+    if one_l2:  # one strength per label set, the same at every layer
+        g = losses.sum(1).argmin(0)[None].expand_as(g)
     if l2_from is not None:
         if not 0 <= l2_from < Y.shape[0]:
             raise ValueError(f"l2_from must index a label set, 0..{Y.shape[0] - 1}, got {l2_from!r}.")
@@ -523,7 +528,9 @@ def fit_word_probes(train: WordFeatures, Y, num_classes: int, *, dev_fraction: f
             records.append(TrainingRecord(
                 run=f"{desc}: {names[k]}, layer {l}", status=CONVERGED if bool(fit.converged[gl, l, k]) else BUDGET_EXHAUSTED,
                 criterion=linear_criterion(fit.tolerance, fit.max_iter),
-                choice=f"L2 {fit.l2[gl].item():g}" + ("" if l2_from in (None, k) else f" ({names[l2_from]}'s)"),
+                choice=f"L2 {fit.l2[gl].item():g}" + ("" if l2_from in (None, k) else f" ({names[l2_from]}'s)")
+                + (" (at the grid's edge)" if len(fit.l2) > 1 and gl in (0, len(fit.l2) - 1) else "")
+                + (", one for all layers" if one_l2 else ""),
                 grid="L2 " + ", ".join(f"{v:g}" for v in fit.l2.tolist()), steps=fit.iterations[gl],
                 step0=step0 + (dev0,), kept=(float(losses[gl, l, k]), float(accs[gl, l, k])),
                 train_accuracy=float(train_acc[l, k]), gradient=float(fit.gradient[gl, l, k])))
