@@ -31,9 +31,11 @@
 # (`MODEL = "course-mini"`), and save your run as `MODEL = "course-tiny"`, with a **trained**
 # masked-LM head.
 #
-# **What to expect.** On 2 CPU cores the default run takes about 3 minutes. The course trained
+# **What to expect.** The default run takes a few minutes: about 5 on 2 CPU cores, about 6 with
+# another program busy on one of them (section 6 times it on yours first). The course trained
 # the same recipe beforehand (`data/pretrain_history/`), and section 6 prints, before you
-# train, what those runs reached after about 1, 3 and 10 minutes: how often the first guess
+# train, what those runs reached after 1,000, 3,000 and 10,000 steps (about 1½, 5 and 16
+# minutes on 2 cores) and how long each takes on your machine: how often the first guess
 # for a hidden word is right, and whether that beats a guesser that knows only where frequent
 # words stand and one that reads the two neighbouring words. Your run is trained by **steps**,
 # not by the clock, so a slower machine takes longer and reaches the same point.
@@ -79,7 +81,7 @@ SENTENCE = "Shall I compare thee to a summer's day?"
 SIZES = dict(layers=2, hidden=128, heads=2, intermediate=512)
 VOCAB = 4000
 LENGTH = 16  # tokens per training pair; section 6 says why so short
-STEPS = 3000  # about 3 minutes on 2 CPU cores; the lesson takes about 2 more
+STEPS = 3000  # about 5 minutes on 2 CPU cores; the lesson takes about 1 more
 SEED = 0
 BUDGET = None  # None or "full": as above; "quick": a few dozen steps
 
@@ -353,9 +355,10 @@ threads, step_s = fastest_threads(cfg, tokenizer, encoded)
 print(f"{step_s:.3f} s per step with {threads} thread"
       f"{'s' if threads > 1 else ''} on this machine; {cfg.steps:,} steps "
       f"take about {cfg.steps * step_s / 60:.1f} min")
-show_table(expectation_rows(step_s), index="stored run",
-           title="what the same recipe reached (top-1: share of held-out "
-                 "blanks whose first guess is right)")
+expected = show_table(
+    expectation_rows(step_s), index="stored run",
+    title="what the same recipe reached (top-1: share of held-out blanks "
+          "whose first guess is right)")
 
 # %% [markdown]
 # Now your run: `STEPS` steps, with a progress bar. The checkpoints at steps 0, ¼, ½ and the end
@@ -568,8 +571,9 @@ from helpers.model.trace import encode
 
 rng = np.random.default_rng(SEED)
 fits = cfg.max_length - 2  # room for [CLS] and [SEP]: no example is cut
-lines = [s for d in test_docs for s in d.sentences
-         if len(s.split()) >= 5 and len(tokenizer.tokenize(s)) <= fits]
+lines = [s for d in test_docs for s in d.sentences if len(s.split()) >= 5
+         and len(tokenizer(s, add_special_tokens=False,
+                           verbose=False)["input_ids"]) <= fits]
 texts = [SENTENCE] + [lines[i]
                       for i in rng.choice(len(lines), 3, replace=False)]
 final = run.load(max(run.checkpoints))
@@ -655,10 +659,14 @@ show_finding(
         "neighbours: this run shows no layers forming beyond a context "
         "window of one word"
         if not above_ctx else
-        "layers " + ", ".join(str(layer_names[l]) for l in above_ctx)
-        + " guess better than the guesser that reads the two neighbours")
-    + "; " + ("layers " + ", ".join(str(layer_names[l]) for l in above_pos)
-              + " beat the one that knows only the position."
+        ("layers " if len(above_ctx) > 1 else "layer ")
+        + ", ".join(str(layer_names[l]) for l in above_ctx)
+        + (" guess" if len(above_ctx) > 1 else " guesses")
+        + " better than the guesser that reads the two neighbours")
+    + "; " + (("layers " if len(above_pos) > 1 else "layer ")
+              + ", ".join(str(layer_names[l]) for l in above_pos)
+              + (" beat" if len(above_pos) > 1 else " beats")
+              + " the one that knows only the position."
               if above_pos else
               "no layer beats even the one that knows only the position."),
     details,

@@ -404,7 +404,7 @@ def test_the_scalar_mix_is_pulled_toward_equal_weights_by_a_strength_chosen_on_d
     layers, each the same signal plus its own noise (so an even mix is the better feature): without a
     pull the penalised fit still moves off equal weights; a strong pull keeps them near equal; the
     dev split chooses among the pulls of MIX_GRID and the record names the choice."""
-    from helpers.classify.compute import MIX_GRID, _fit_weighted
+    from helpers.classify.compute import MIX_GRID, _fit_weighted, _weighted_problems
 
     g = torch.Generator().manual_seed(0)
     n, k, h, c = 300, 4, 8, 3
@@ -414,15 +414,14 @@ def test_the_scalar_mix_is_pulled_toward_equal_weights_by_a_strength_chosen_on_d
     X = signal[:, None, :] + noise * torch.randn(n, k, h, generator=g, dtype=torch.float64)
     X = (X - X.mean(0)) / X.std(0)
     fit, dev = X[:200], X[200:]
-    kw = dict(num_classes=c, mu=torch.zeros(k, h), sigma=torch.ones(k, h), l2=(1e-2,), run="mix", tol=1e-6,
-              max_iter=500)
-    free, _ = _fit_weighted(fit, y[:200], dev, y[200:], mix=(0.0,), **kw)
-    held, _ = _fit_weighted(fit, y[:200], dev, y[200:], mix=(10.0,), **kw)
-    uniform = torch.full((k,), 1 / k)
-    free_w, held_w = free.layer_weights().detach(), held.layer_weights().detach()
+    s, *_ = _weighted_problems(fit, y[:200], dev, y[200:], c, [(1e-2, 0.0), (1e-2, 10.0)], tol=1e-6, max_iter=500)
+    free_w, held_w = torch.softmax(s[0], -1), torch.softmax(s[1], -1)
+    uniform = torch.full((k,), 1 / k, dtype=torch.float64)
     assert (held_w - uniform).abs().max() < 0.02
     assert (free_w - uniform).abs().max() > (held_w - uniform).abs().max()
     assert int(free_w.argmax()) == 0  # the least noisy layer leads
+    kw = dict(num_classes=c, mu=torch.zeros(k, h), sigma=torch.ones(k, h), l2=(1e-2,), run="mix", tol=1e-6,
+              max_iter=500)
     chosen, record = _fit_weighted(fit, y[:200], dev, y[200:], **kw)
     assert "pull" in record.choice and any(f"pull {m:g}" in record.choice for m in MIX_GRID)
-    assert "x pull" in record.grid and record.status == CONVERGED
+    assert "then pull" in record.grid and record.status == CONVERGED

@@ -154,7 +154,7 @@ def seconds_per_step(cfg: PretrainConfig, tokenizer, encoded, n: int = 4) -> flo
     return float(np.median(times[1:]))
 
 
-def fastest_threads(cfg: PretrainConfig, tokenizer, encoded, n: int = 4) -> tuple[int, float]:
+def fastest_threads(cfg: PretrainConfig, tokenizer, encoded, n: int = 8) -> tuple[int, float]:
     """``(threads, seconds per step)``: the faster of one thread and torch's default on this machine,
     timed on a throw-away model, left set. On a 2-core machine with another program busy on one
     core, two threads wait for each other and one thread is about twice as fast; on an idle

@@ -1,5 +1,5 @@
 """Stored runs of lesson 05's recipe (``data/pretrain_history/``): what a learner should see after
-about 1, 3 and 10 minutes, how much one run differs from the next, and checkpoints across a
+1,000, 3,000 and 10,000 steps, how much one run differs from the next, and checkpoints across a
 longer run for the lesson's "layers forming" figure.
 
     python -m helpers.pretrain.history            # train and score every run not yet stored
@@ -44,11 +44,11 @@ HELD_OUT_PAIRS = 1500  # held-out pairs scored per checkpoint (the lesson scores
 NULL_PAIRS = 20000  # training pairs the guessers without a model are fitted on (as in the lesson)
 # name -> (what it shows, settings changed from the lesson's recipe, checkpoints whose weights ship)
 RUNS = {
-    "1k": ("about 1 minute: 1,000 steps", dict(steps=1000), ()),
+    "1k": ("1,000 steps (about 1½ minutes on 2 cores)", dict(steps=1000), ()),
     "3k": ("the lesson's default: 3,000 steps (seed 0)", dict(steps=3000, seed=0), ()),
     "3k-seed1": ("the default with seed 1", dict(steps=3000, seed=1), ()),
     "3k-seed2": ("the default with seed 2", dict(steps=3000, seed=2), ()),
-    "10k": ("about 10 minutes: 10,000 steps, checkpoints kept", dict(steps=10000),
+    "10k": ("10,000 steps (about 15 minutes on 2 cores), checkpoints kept", dict(steps=10000),
             (0, 100, 300, 1000, 3000, 10000)),
     "3k-64tokens": ("the default at 64-token pairs (batches of 24: the same tokens per step)",
                     dict(steps=3000, max_length=64, batch_size=24), ()),
@@ -181,7 +181,7 @@ def card_text(folder: Path = HISTORY_DIR) -> str:
         "",
         "Lesson 05 pre-trains a tiny BERT live. These runs of the same recipe (`lesson_recipe` in "
         "`helpers/pretrain/compute.py`), trained once by `python -m helpers.pretrain.history`, tell the learner "
-        "what to expect after about 1, 3 and 10 minutes, how much a run differs from the next (three seeds of "
+        "what to expect after 1,000, 3,000 and 10,000 steps, how much a run differs from the next (three seeds of "
         "the default), what the same steps give on 64-token pairs, and, through the kept checkpoints of the "
         "10,000-step run, how the layers form as training goes on. Same corpus and document split as the "
         "lesson (`data/pretrain/`, held-out share 0.1, seed 0).",
