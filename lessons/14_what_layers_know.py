@@ -775,6 +775,8 @@ plot_by_layer({"course-mini": agg.top1}, "top-1 accuracy",
               "masked-LM lens of course-mini: top-1 per layer",
               baselines=agg.nulls)
 plt.show()
+
+# %%
 above = [v.a for v in agg.versus_bigram if v.kind == "higher"]
 show_finding(
     f"On {agg.blanks:,} held-out blanks the head's first guess is right "
@@ -796,7 +798,7 @@ show_finding(
 # head; otherwise through course-mini's, whose training text is Shakespeare and the King James
 # Bible: a modern sentence is outside it.
 
-# %%
+# %% mystnb={"figure": {"caption": "The masked-LM lens on a held-out line of course-mini's own kind of text: the pre-training head applied to every layer's vector at the masked position (rows: emb = embeddings, then layers 1 to L), its top guesses with their probabilities on one 0-1 scale. Look for the layer where the hidden word first reaches the top.", "name": "fig-14-lens-in-domain"}}
 from helpers.lens.compute import (course_mini_lens, held_out_line,
                                   load_masked_lm, mask_one_word, masked_lm_lens)
 from helpers.lens.plots import plot_lens

@@ -105,8 +105,8 @@ def plot_beside_longer_run(ours: dict, theirs: dict, recipe: dict | None = None,
     if recipe:
         r = sorted(k for k in recipe if k > 0)
         ax.plot(r, [recipe[k] for k in r], "-o", color=NORMAL, ms=4, lw=1.4)
-        ax.annotate(recipe_label, (r[-1], recipe[r[-1]]), xytext=(0, 10),
-                    textcoords="offset points", ha="center", fontsize=8, color=NORMAL)
+        ax.annotate(recipe_label, (r[0], recipe[r[0]]), xytext=(6, 6),  # its start: clear of the dots
+                    textcoords="offset points", ha="left", fontsize=8, color=NORMAL)
     o = sorted(k for k in ours if k > 0)
     ax.plot(o, [ours[k] for k in o], "o", color=HIGHLIGHT, ms=6)
     ax.set_xscale("log")
