@@ -441,9 +441,6 @@ print(f"{len(ho):,} hidden words in {len(ho.inputs)} held-out pairs from "
       f"{len(np.unique(ho.document))} documents; {rare.sum():,} of them are "
       f"not among the {len(nulls.frequent)} most frequent tokens")
 
-# %%
-from helpers.common.tables import show_table
-
 
 def share(values, where=None):
     """A share of positions as a percentage (all, or those in where)."""
@@ -694,7 +691,8 @@ plt.show()
 first_above = {}
 for n, name in (("position_segment", "most frequent at that position"),
                 ("bigram", "from the two neighbours")):
-    steps_above = [s for s in sorted(stored.lens) if stored.deepest_beats(s, n)]
+    steps_above = [s for s in sorted(stored.lens)
+                   if stored.deepest_beats(s, n)]
     first_above[name] = steps_above[0] if steps_above else None
 show_finding(
     "In the stored run the deepest layer first beats the guesser "
@@ -841,6 +839,7 @@ show_finding(
          for n, v in acc.items())],
 )
 
+# %% [markdown]
 # ## What would change at real scale
 #
 # BERT-base was pre-trained by Devlin et al. (2019) on BooksCorpus (800 M words) and English

@@ -705,8 +705,8 @@ if top:
 # alone makes one layer cheaper than a mix (a mix of standardized layers has a smaller spread, so
 # the head would need larger weights), which drives the weights into a corner whatever the layers
 # hold. So the mix gets its own pull toward equal weights, $\frac{\mu}{2}\lVert s - \bar s\rVert^2$,
-# and the dev split chooses $\mu$ (no pull included) together with the head's L2 strength
-# (`MIX_GRID`). The weights then say which layers help on held-out utterances at the strength
+# and the dev split chooses the head's L2 strength (with no pull), then $\mu$ at that strength
+# (`MIX_GRID`, no pull included; each pulled fit starts from the unpulled one). The weights then say which layers help on held-out utterances at the strength
 # that predicts best, not where a penalty pushes them.
 
 # %% mystnb={"figure": {"caption": "Top: test accuracy of five sentence-vector strategies (smaller training sets): diamond the mean, dots single draws, bar the 95 % interval over draws and test items; the x-axis is zoomed, as labelled. Bottom: the converged weighted-sum heads' learned weight per layer, mean over draws with min\u2013max whiskers; dashed, the uniform weight they started from. Compare the layers with it.", "name": "fig-10-strategies"}}

@@ -800,7 +800,8 @@ show_finding(
 
 # %% mystnb={"figure": {"caption": "The masked-LM lens on a held-out line of course-mini's own kind of text: the pre-training head applied to every layer's vector at the masked position (rows: emb = embeddings, then layers 1 to L), its top guesses with their probabilities on one 0-1 scale. Look for the layer where the hidden word first reaches the top.", "name": "fig-14-lens-in-domain"}}
 from helpers.lens.compute import (course_mini_lens, held_out_line,
-                                  load_masked_lm, mask_one_word, masked_lm_lens)
+                                  load_masked_lm, mask_one_word,
+                                  masked_lm_lens)
 from helpers.lens.plots import plot_lens
 
 inside = course_mini_lens(held_out_line(seed=0))
@@ -832,7 +833,7 @@ if lens is not None:
 
 # %%
 def first_top(result):
-    """The first layer (0 = embeddings) where the hidden word is the top guess, or None."""
+    """The first layer (0: embeddings) where the hidden word tops, or None."""
     ranks = list(result.target_ranks)
     return next((l for l, r in enumerate(ranks) if int(r) == 1), None)
 
@@ -845,8 +846,9 @@ for label, res, w in (("held-out line", inside.lens, inside.word),
     print(f"{label}: rank of {w!r} per layer: " + ", ".join(
         f"{'emb' if l == 0 else l}: {int(r)}"
         for l, r in enumerate(res.target_ranks))
-        + (f" -- the top guess from {'the embeddings' if top == 0 else f'layer {top}'} on."
-           if top is not None else " -- never the top guess."))
+        + (" -- never the top guess." if top is None else
+           " -- the top guess from "
+           + ("the embeddings" if top == 0 else f"layer {top}") + " on."))
 
 # %% [markdown]
 # ## Summary

@@ -652,15 +652,18 @@ def fit_head(X: torch.Tensor, y, num_classes: int, X_dev: torch.Tensor, y_dev, *
 MIX_GRID = (0.0, 1e-4, 1e-3, 1e-2, 1e-1)
 
 
-def _weighted_problems(Z, y, Z_dev, y_dev, num_classes, pairs, *, tol, max_iter):
-    """Fit one scalar mix + linear head per ``(L2 strength, pull)`` pair, batched in one L-BFGS run.
-    Returns ``(s, W, b, dev loss, largest gradient, iterations)``, one row per pair."""
+def _weighted_problems(Z, y, Z_dev, y_dev, num_classes, pairs, *, tol, max_iter, start=None):
+    """Fit one scalar mix + linear head per ``(L2 strength, pull)`` pair, batched in one L-BFGS run,
+    from equal weights and ``W = 0`` (or from ``start = (s, W, b)`` of one earlier fit, for every
+    pair). Returns ``(s, W, b, dev loss, largest gradient, iterations)``, one row per pair."""
     lam = torch.tensor([a for a, _ in pairs], dtype=torch.float64, device=Z.device)
     pull = torch.tensor([m for _, m in pairs], dtype=torch.float64, device=Z.device)
     G, (N, K, H), C = len(pairs), Z.shape, num_classes
-    s = torch.zeros(G, K, dtype=torch.float64, device=Z.device, requires_grad=True)
-    W = torch.zeros(G, H, C, dtype=torch.float64, device=Z.device, requires_grad=True)
-    b = torch.zeros(G, 1, C, dtype=torch.float64, device=Z.device, requires_grad=True)
+    if start is None:
+        start = (torch.zeros(K, dtype=torch.float64, device=Z.device),
+                 torch.zeros(H, C, dtype=torch.float64, device=Z.device),
+                 torch.zeros(1, C, dtype=torch.float64, device=Z.device))
+    s, W, b = (x.detach().to(torch.float64).expand(G, *x.shape).clone().requires_grad_(True) for x in start)
 
     def logits(A):
         mixed = torch.einsum("gk,nkh->gnh", torch.softmax(s, -1), A)
@@ -686,19 +689,22 @@ def _weighted_problems(Z, y, Z_dev, y_dev, num_classes, pairs, *, tol, max_iter)
 
 def _fit_weighted(Z, y, Z_dev, y_dev, num_classes, mu, sigma, *, l2, run, tol, max_iter, mix=MIX_GRID):
     """The scalar mix (softmax weights over layers) and the linear head on the mixed vector, jointly
-    by L-BFGS from uniform weights and ``W = 0``. Chosen on the dev split in two steps (the full
-    grid of pairs would cost the product of both grids): the head's L2 strength with no pull, then
+    by L-BFGS. Chosen on the dev split in two steps (the full grid of pairs would cost the product
+    of both grids): the head's L2 strength with no pull, from uniform weights and ``W = 0``; then
     the pull toward equal weights (``mix``, on the centred mix logits, :data:`MIX_GRID`) at that
-    strength; the pair with the lowest dev loss is kept. Not convex: "converged" means the gradient
+    strength, each started from the chosen no-pull fit; the pair with the lowest dev loss is kept. Not convex: "converged" means the gradient
     vanished (a stationary point)."""
     Z, Z_dev = Z.double(), Z_dev.double()
     strengths = [float(a) for a in torch.as_tensor(l2).reshape(-1).tolist()]
     first = [(a, 0.0) for a in strengths]
     fits = [(first, _weighted_problems(Z, y, Z_dev, y_dev, num_classes, first, tol=tol, max_iter=max_iter))]
-    best_l2 = first[int(fits[0][1][3].argmin())][0]
+    j = int(fits[0][1][3].argmin())
+    best_l2 = first[j][0]
     second = [(best_l2, float(m)) for m in mix if m > 0]
-    if second:
-        fits.append((second, _weighted_problems(Z, y, Z_dev, y_dev, num_classes, second, tol=tol, max_iter=max_iter)))
+    if second:  # started from the chosen no-pull fit: the same stationary points need fewer iterations
+        start = tuple(fits[0][1][i][j] for i in range(3))
+        fits.append((second, _weighted_problems(Z, y, Z_dev, y_dev, num_classes, second, tol=tol, max_iter=max_iter,
+                                                start=start)))
     pairs = [p for ps, _ in fits for p in ps]
     s, W, b, dev_loss, grad = (torch.cat([f[i] for _, f in fits]) for i in range(5))
     iterations = sum(f[5] for _, f in fits)
