@@ -1,5 +1,6 @@
 """helpers.probes.compute on the real bundled model and the real data/pos labels."""
 
+import re
 import math
 import warnings
 
@@ -630,7 +631,7 @@ def test_one_l2_for_all_layers_is_the_lowest_summed_dev_loss(sentences, features
     Y = torch.stack([y, control_labels(tr.words, y, len(UPOS_TAGS), seed=0)])
     L1 = features.num_layers + 1
     _, one, _ = fit_word_probes(tr, Y, len(UPOS_TAGS), l2_from=0, one_l2=True)
-    strengths = {float(r.choice.split()[1]) for r in one}
+    strengths = {float(re.search(r"L2 ([0-9.e+-]+?)(?:,| |$)", r.choice).group(1)) for r in one}
     assert len(strengths) == 1 and all("one for all layers" in r.choice for r in one)
     summed = {v: sum(r.kept[0] for r in fit_word_probes(tr, Y[:1], len(UPOS_TAGS), l2=(v,))[1][:L1]) for v in L2_GRID}
     assert strengths == {min(summed, key=summed.get)}
