@@ -681,7 +681,8 @@ show_finding(
 # %% mystnb={"figure": {"caption": "Masked-LM lens of the stored 10,000-step run of this recipe: top-1 accuracy per layer (\"emb\": embeddings) on held-out blanks, one line per kept checkpoint (colour: training step). Bands: the range a redraw of the held-out documents gives; dashed, labelled at the right: the guessers without a model on the same blanks. Compare the deepest layer with the dashed lines as the steps grow, then the layers below it.", "name": "fig-05-stored-lens"}}
 from helpers.pretrain.history import stored_lens
 
-stored = stored_lens(n_pairs=budget.pick(HELD_OUT_PAIRS, 100))
+stored = stored_lens(n_pairs=budget.pick(HELD_OUT_PAIRS, 100),
+                     null_pairs=budget.pick(20000, 2000))
 plot_by_layer(stored.lens, "top-1 accuracy",
               "masked-LM lens of the stored run, per layer",
               baselines=stored.null_lines)

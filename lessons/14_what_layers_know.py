@@ -770,7 +770,8 @@ print(norm_lines(quartiles))
 from helpers.lens.compute import course_mini_lens_by_layer
 from helpers.pretrain.plots import plot_by_layer
 
-agg = course_mini_lens_by_layer(budget.pick(400, 60))
+agg = course_mini_lens_by_layer(budget.pick(400, 60),
+                                baseline_pairs=budget.pick(20000, 2000))
 plot_by_layer({"course-mini": agg.top1}, "top-1 accuracy",
               "masked-LM lens of course-mini: top-1 per layer",
               baselines=agg.nulls)

@@ -399,6 +399,7 @@ def test_remembered_comparisons_follow_the_outcomes_not_the_objects():
     assert a.interval() == SeededAccuracy(b.correct.clone(), b.seeds).interval()
 
 
+@pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_the_scalar_mix_is_pulled_toward_equal_weights_by_a_strength_chosen_on_dev():
     """Issue 43: the weighted-sum head's corner was the optimum of its L2 penalty. Four standardized
     layers, each the same signal plus its own noise (so an even mix is the better feature): without a

@@ -67,6 +67,7 @@ def test_the_step_0_checkpoint_is_no_better_than_the_frequency_guesser():
     assert final(entry)["top1"]["estimate"] > start["top1"]["estimate"] + 0.1
 
 
+@pytest.mark.slow  # about 20 s: runs in the --all tier (CI)
 def test_the_shipped_checkpoints_rescore_to_the_stored_numbers():
     lens = stored_lens(n_pairs=HELD_OUT_PAIRS)
     entry = HISTORY["10k"]

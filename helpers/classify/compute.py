@@ -695,7 +695,7 @@ def _fit_weighted(Z, y, Z_dev, y_dev, num_classes, mu, sigma, *, l2, run, tol, m
     strength, each started from the chosen no-pull fit; the pair with the lowest dev loss is kept. Not convex: "converged" means the gradient
     vanished (a stationary point)."""
     Z, Z_dev = Z.double(), Z_dev.double()
-    strengths = [float(a) for a in torch.as_tensor(l2).reshape(-1).tolist()]
+    strengths = [float(a) for a in torch.as_tensor(l2).reshape(-1).tolist()]  # cpu: a list of numbers
     first = [(a, 0.0) for a in strengths]
     fits = [(first, _weighted_problems(Z, y, Z_dev, y_dev, num_classes, first, tol=tol, max_iter=max_iter))]
     j = int(fits[0][1][3].argmin())

@@ -293,7 +293,8 @@ class StoredLens:
         return self.comparisons[(step, null)].kind == "higher"
 
 
-def stored_lens(run: str = "10k", n_pairs: int = HELD_OUT_PAIRS, folder: Path = HISTORY_DIR) -> StoredLens:
+def stored_lens(run: str = "10k", n_pairs: int = HELD_OUT_PAIRS, folder: Path = HISTORY_DIR,
+                null_pairs: int = NULL_PAIRS) -> StoredLens:
     """Load every kept checkpoint of a stored run (fp16 on disk, float32 in memory, eager attention)
     and score it on ``n_pairs`` held-out pairs tokenized with the stored vocabulary."""
     import math
@@ -313,7 +314,7 @@ def stored_lens(run: str = "10k", n_pairs: int = HELD_OUT_PAIRS, folder: Path = 
     tok = BertTokenizerFast.from_pretrained(str(Path(folder) / "tokenizer"))
     train_docs, test_docs = split_documents(load_corpus(), held_out=0.1, seed=SPLIT_SEED)
     enc_train, enc_test = encode_documents(tok, train_docs), encode_documents(tok, test_docs)
-    nulls = fit_nulls(tok, enc_train, cfg.max_length, n_pairs=NULL_PAIRS, seed=SPLIT_SEED)
+    nulls = fit_nulls(tok, enc_train, cfg.max_length, n_pairs=null_pairs, seed=SPLIT_SEED)
     ho = held_out(tok, enc_test, n_pairs, cfg.max_length, seed=SPLIT_SEED)
     hits = null_hits(nulls, ho)
     lens, loss, comparisons, details = {}, {}, {}, []
