@@ -181,6 +181,16 @@ def test_task_and_control_probes_meet_the_same_criterion(sentences, features):
     assert old.records == [] and old.train_accuracy is None, "the old fixed-epoch recipe, on request, reports nothing"
 
 
+def task_and_control(sentences, features):
+    """The training words of 120 of 160 sentences and their label sets: part of speech, and one
+    control task (seed 0) over the same words."""
+    train, _ = split_sentences(160, 0.25, seed=0)
+    tr = features.of_sentences(train)
+    keep = torch.isin(features.sentence, torch.tensor(train))
+    y = features.labels(sentences, "upos")[keep]
+    return tr, torch.stack([y, control_labels(tr.words, y, len(UPOS_TAGS), seed=0)])
+
+
 @pytest.mark.slow  # several seconds: runs in the --all tier (CI)
 def test_control_probes_take_the_task_probes_l2_strength(sentences, features):
     """Hewitt & Liang's rule: the control probe gets the task probe's hyperparameters. On its own
@@ -188,11 +198,7 @@ def test_control_probes_take_the_task_probes_l2_strength(sentences, features):
     than the task does somewhere; with ``l2_from`` every layer's control probe uses the task's."""
     from helpers.probes.compute import fit_word_probes
 
-    train, _ = split_sentences(160, 0.25, seed=0)
-    tr = features.of_sentences(train)
-    keep = torch.isin(features.sentence, torch.tensor(train))
-    y = features.labels(sentences, "upos")[keep]
-    Y = torch.stack([y, control_labels(tr.words, y, len(UPOS_TAGS), seed=0)])
+    tr, Y = task_and_control(sentences, features)
     L1 = features.num_layers + 1
     _, own, _ = fit_word_probes(tr, Y, len(UPOS_TAGS))
     _, shared, acc = fit_word_probes(tr, Y, len(UPOS_TAGS), l2_from=0)
@@ -624,11 +630,7 @@ def test_one_l2_for_all_layers_is_the_lowest_summed_dev_loss(sentences, features
     from helpers.common.training import L2_GRID
     from helpers.probes.compute import fit_word_probes
 
-    train, _ = split_sentences(160, 0.25, seed=0)
-    tr = features.of_sentences(train)
-    keep = torch.isin(features.sentence, torch.tensor(train))
-    y = features.labels(sentences, "upos")[keep]
-    Y = torch.stack([y, control_labels(tr.words, y, len(UPOS_TAGS), seed=0)])
+    tr, Y = task_and_control(sentences, features)
     L1 = features.num_layers + 1
     _, one, _ = fit_word_probes(tr, Y, len(UPOS_TAGS), l2_from=0, one_l2=True)
     strengths = {float(re.search(r"L2 ([0-9.e+-]+?)(?:,| |$)", r.choice).group(1)) for r in one}

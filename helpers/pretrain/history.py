@@ -19,7 +19,6 @@ weights (fp16, about 2 MB each); the vocabulary all runs share is saved once.
 from __future__ import annotations
 
 import argparse
-import copy
 import json
 import os
 import platform
@@ -83,24 +82,6 @@ def score(model, ho, nulls_hits: dict) -> dict:
     return out
 
 
-def _save_fp16(model, folder: Path) -> None:
-    """The checkpoint as fp16 safetensors + config.json (``dtype: float32``, so ``from_pretrained``
-    returns a float32 model, as course-mini's files do)."""
-    from transformers.utils import logging as hf_logging
-
-    half = copy.deepcopy(model).half()
-    folder.mkdir(parents=True, exist_ok=True)
-    hf_logging.disable_progress_bar()
-    try:
-        half.save_pretrained(str(folder), safe_serialization=True)
-    finally:
-        hf_logging.enable_progress_bar()
-    config = json.loads((folder / "config.json").read_text())
-    config.pop("torch_dtype", None)
-    config["dtype"] = "float32"
-    (folder / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-
-
 def read_history(folder: Path = HISTORY_DIR) -> dict:
     """``history.json`` (an empty record when no run is stored yet)."""
     path = Path(folder) / HISTORY
@@ -114,6 +95,7 @@ def train_run(name: str, folder: Path = HISTORY_DIR) -> dict:
     what, settings, keep = RUNS[name]
     cfg = lesson_recipe(**settings)
     tok, enc_train, enc_test = lesson_data(cfg.max_length, cfg.vocab_size)
+    from helpers.mini.compute import save_weights
     from helpers.mini.data import held_out
 
     nulls = fit_nulls(tok, enc_train, cfg.max_length, n_pairs=NULL_PAIRS, seed=SPLIT_SEED)
@@ -126,8 +108,8 @@ def train_run(name: str, folder: Path = HISTORY_DIR) -> dict:
         for step in sorted(run.checkpoints):
             model = run.load(step)
             checkpoints[str(step)] = score(model, ho, hits)
-            if step in keep:
-                _save_fp16(model, Path(folder) / name / f"step_{step:06d}")
+            if step in keep:  # fp16 on disk, config dtype float32: course-mini's saver
+                save_weights(model, model, Path(folder) / name / f"step_{step:06d}")
     Path(folder).mkdir(parents=True, exist_ok=True)
     if cfg.max_length == lesson_recipe().max_length and not (Path(folder) / "tokenizer" / "tokenizer.json").exists():
         tok.save_pretrained(str(Path(folder) / "tokenizer"))
