@@ -291,3 +291,28 @@ def test_median_interval_is_distribution_free_and_gives_up_on_too_few_values():
     rng = np.random.default_rng(3)  # coverage of the true median on skewed data, at least nominal
     hits = [median_interval(rng.exponential(size=15), 0.9).contains(np.log(2)) for _ in range(400)]
     assert np.mean(hits) >= 0.9 - 3 * (0.09 / 400) ** 0.5
+
+
+def test_no_verdict_contradicts_its_own_p_in_random_cluster_designs():
+    """The regime a statistician found (issue 44): few units, a large family -- the expanded
+    percentile interval excludes 0 while the adjusted p cannot go below its floor. Over random
+    designs, every printed difference has an adjusted p below alpha, and every such contradiction
+    is reported as too few units."""
+    from helpers.common.stats import rank_layers
+
+    rng = np.random.default_rng(3)
+    floored, differences = 0, 0
+    for trial in range(60):
+        units, k = int(rng.integers(6, 30)), 7  # 21 pairs of columns
+        clusters = np.repeat(np.arange(units), 4)
+        shift = rng.normal(scale=0.6, size=k)
+        values = shift + np.repeat(rng.normal(size=(units, 1)), 4, axis=0) + 0.3 * rng.normal(size=(4 * units, k))
+        ranking = rank_layers(values, clusters=clusters, seed=trial)  # the default replicates
+        for j in range(k):
+            if j == ranking.extreme:
+                continue
+            v = ranking.verdict(j)
+            assert v.differs == (v.p_value < 0.05 and not v.difference.contains(0.0)), v.text
+            differences += v.differs
+            floored += "too few units for 21 comparisons" in v.text
+    assert differences > 20 and floored > 5  # both regimes occur in these designs

@@ -9,8 +9,9 @@ simulated data whose truth is known (coverage, type-I error, false "equivalent" 
   difference ("higher" / "lower"); a claim of *no* effect needs an equivalence margin stated
   before the measurement (two one-sided tests, TOST: the ``1 - 2 alpha`` interval lies inside
   ``(-margin, +margin)``); anything else is **inconclusive** (:func:`verdict`, :class:`Verdict`).
-  A p-value printed beside a verdict comes from the same test as its interval, so the two can
-  never disagree.
+  A p-value printed beside a verdict comes from the same test as its interval; where the p cannot
+  go low enough (at its floor: too few units for the number of comparisons), the verdict is
+  "inconclusive (too few units for N comparisons)", so the two never disagree.
 * **Many comparisons** (every layer against the best, every head): Bonferroni. A family of ``m``
   comparisons reads each one off its ``1 - alpha / m`` interval (simultaneous: all ``m`` cover at
   once with probability >= ``1 - alpha``), and each equivalence off its ``1 - 2 alpha / m``
@@ -703,7 +704,10 @@ def verdict(difference: Interval, *, a: str = "A", b: str = "B", margin: float |
     * no margin: "inconclusive" -- never "no effect".
 
     ``p_value`` (optional, from the same test as the interval and adjusted for the family) is
-    printed beside it; at ``p_floor`` it prints as a bound.
+    printed beside it; at ``p_floor`` it prints as a bound. A difference needs both: an interval
+    that excludes 0 beside a p that is not below ``alpha`` -- which happens only at the p's floor,
+    too few units for the family -- is "inconclusive (too few units for N comparisons)", so a
+    printed verdict never contradicts its own p.
     """
     family = _check_family(family)
     _check_interval_level(difference, family_level(family, alpha), "difference")
@@ -712,7 +716,17 @@ def verdict(difference: Interval, *, a: str = "A", b: str = "B", margin: float |
     p_text = "" if p_value is None else ("; " + ("Bonferroni-adjusted " if family > 1 else "")
                                          + format_p(p_value, p_floor))
     common = dict(margin=margin, family=family, a=a, b=b, percent=percent)
-    if d.low > 0 or d.high < 0:
+    excludes = d.low > 0 or d.high < 0
+    if excludes and p_value is not None and not p_value < alpha:
+        # one rule: a difference needs its interval to exclude 0 *and* its p below alpha. They
+        # part only where the p cannot go low enough: at its floor, too few units (or replicates)
+        # for this many comparisons -- a bootstrap interval's edge is then its most extreme replicate
+        floored = p_floor is not None and p_value <= p_floor * (1 + 1e-9)
+        why = (f"too few units for {family} comparison{'s' if family > 1 else ''}: the smallest p they can give is "
+               f"{p_floor:.2g}, not below {alpha:g}" if floored else f"the p ({p_value:.2g}) is not below {alpha:g}")
+        return Verdict("inconclusive", f"inconclusive ({why}): {a} - {b} = {_span(d, percent)} ({words}{p_text})",
+                       d, p_value, **common)
+    if excludes:
         kind = "higher" if d.low > 0 else "lower"
         return Verdict(kind, f"{a} {kind} than {b}: {a} - {b} = {_span(d, percent)} ({words}{p_text})", d, p_value,
                        **common)
