@@ -261,8 +261,8 @@ plt.show()
 # states its layer numbers for BERT-base (12 layers); `scaled_layers` maps them to this model
 # by relative depth.
 #
-# For "sentence meaning" we probe intents: the few-shot BANKING77 draws of lesson 11 (the same
-# intents, training, dev and test utterances per seed: `lesson_setup` in
+# For "sentence meaning" we probe intents: few-shot BANKING77 draws like lesson 11's (intents,
+# training, dev and test utterances per seed: `lesson_setup` in
 # `helpers/finetuning/compute.py`), with **lesson 10's probe** itself -- a linear probe per
 # layer on mean-pooled sentence vectors, fitted by the same contract on each draw
 # (`sentence_probe_report`). Each draw has its own intents, so layers are compared paired
@@ -283,8 +283,7 @@ from helpers.probes.compute import (
     sentence_probe_report,
 )
 
-# lesson 11's tasks (one draw of intents and utterances per seed), recipe and
-# seeds
+# the tasks (one draw of intents and utterances per seed), recipe and seeds
 tasks, recipe, SEEDS = lesson_setup(budget)
 print(f"{len(SEEDS)} draws, one per seed {SEEDS}; each: "
       f"{tasks[SEEDS[0]].describe()}")
@@ -359,12 +358,11 @@ if rows:
 # %% [markdown]
 # ## 5. What fine-tuning changes, layer by layer
 #
-# Now the **whole** model fine-tuned on the intent task: lesson 11's "full fine-tuning" runs
-# -- the same draws, recipe and five seeds (`lesson_setup`), each trained by the course's
+# Now the **whole** loaded model fine-tuned on the intent task: lesson 11's "full fine-tuning"
+# strategy on section 4's draws and seeds (`lesson_setup`), each run trained by the course's
 # training contract (learning rate chosen on the dev split, early stopping after the warm-up,
-# a status per run; `finetune_study` in `helpers/finetuning/compute.py`; if lesson 11 ran
-# first on this machine its runs come from the disk cache, otherwise they are trained here).
-# Lesson 11's frozen probe is trained too, for the comparison. Then each layer is compared
+# a status per run; `finetune_study` in `helpers/finetuning/compute.py`; runs made before on this
+# machine come from the disk cache). The frozen probe is trained too, for the comparison. Then each layer is compared
 # before and after.
 #
 # **Linear CKA** (Kornblith et al. 2019, *Similarity of Neural Network Representations
@@ -869,8 +867,8 @@ for label, res, w in (("held-out line", inside.lens, inside.word),
 #   scale; checked against the HSIC formula. It carries the changes of every layer below, so
 #   it can fall with depth even when all layers move alike. The relative weight change is a
 #   weaker signal under Adam.
-# * Fine-tuning here is lesson 11's runs (learning rate chosen and early stopping on a dev
-#   split, five draws, each run's status printed), compared with the frozen probe on the same
+# * Fine-tuning here is lesson 11's full fine-tuning on the loaded model (learning rate chosen
+#   and early stopping on a dev split, one run per draw, each run's status printed), compared with the frozen probe on the same
 #   utterances, paired: it need not beat it.
 # * The **swap-in test** puts one layer's pre-trained weights back into the fine-tuned model:
 #   a drop separates what that layer's own change contributes from what it inherits from

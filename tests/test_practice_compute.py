@@ -274,11 +274,17 @@ def test_training_rows_and_status_finding_read_every_run(tiny_study):
     assert rows[FULL]["status"].startswith("all 2 runs converged" if full_converged == 2
                                            else f"{full_converged} of 2 runs converged")
 
+    assert rows[FULL]["moved"] == f"{sum(r.best_step > 0 for r in runs)} of 2"
+
     sentence, details = status_finding(study)
     exhausted = sum(r.status == "budget exhausted" for s in (FULL, GRADUAL) for r in study.runs[s])
-    assert sentence.startswith(f"Of the 4 fine-tuning runs, {converged} converged, {4 - converged - exhausted} stopped")
+    moved = sum(r.best_step > 0 for s in (FULL, GRADUAL) for r in study.runs[s])
+    assert sentence.startswith(f"Of the 4 fine-tuning runs, {moved} kept weights past their starting point and "
+                               f"{4 - moved} kept the start itself (not fine-tuned); {converged} converged, "
+                               f"{4 - converged - exhausted} stopped")
     assert sentence.endswith(f"and {exhausted} ran out of steps.")
     assert details[0] == f"criterion: {study.config.criterion()}"
+    assert "stay out of the strategy verdicts" in details[1]
     opened = [r.opened_at for r in study.runs[GRADUAL]]
     assert details[-1] == (f"gradual unfreezing opened every layer at step {min(opened)}-{max(opened)}"
                            if None not in opened else "gradual unfreezing did not open every layer in some runs")

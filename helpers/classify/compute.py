@@ -277,6 +277,15 @@ class SeededAccuracy:
     def per_seed(self) -> list[float]:
         return self.correct.float().mean(1).tolist()
 
+    def only(self, seeds) -> "SeededAccuracy":
+        """The runs of ``seeds`` (a subset of :attr:`seeds`, in their order here)."""
+        seeds = tuple(seeds)
+        missing = [s for s in seeds if s not in self.seeds]
+        if missing or not seeds:
+            raise ValueError(f"seeds must be a non-empty subset of {self.seeds}, got {seeds}.")
+        rows = [self.seeds.index(s) for s in seeds]
+        return SeededAccuracy(self.correct[rows], seeds)
+
     def run_interval(self, run: int = 0) -> Interval:
         """Exact 95% interval over the test items of one seed's run (:func:`~helpers.common.stats.accuracy_ci`)."""
         return accuracy_ci(self.correct[run])
@@ -454,7 +463,7 @@ def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110,
         comps = {k: paired_comparison(named[k], named[best]) for k in others}
         family = extreme_family(len(named))  # the best is picked by the data: every pair counts
         verdicts = {k: comps[k].verdict(k, best, margin=margin, family=family) for k in others}
-        groups = {kind: [f"{k} ({points(verdicts[k].difference)}, adjusted p {verdicts[k].p_value:.2g})" for k in others
+        groups = {kind: [f"{k} ({points(verdicts[k].difference)}, adjusted {verdicts[k].p_text})" for k in others
                          if verdicts[k].kind == kind] for kind in ("lower", "higher", "equivalent", "inconclusive")}
         first = comps[others[0]]
         lines.append(f"Each other one minus it, paired on the same {first.n_items} test items ({first.method}; "

@@ -655,6 +655,12 @@ class Verdict:
     b: str = "B"
     percent: bool = False
     equivalence_interval: Interval | None = None
+    p_floor: float | None = None  # the smallest p its method can give (printed as a bound there)
+
+    @property
+    def p_text(self) -> str:
+        """The p as printed everywhere: ``p = 0.031``, or ``p <= 0.0013`` at its floor (:func:`format_p`)."""
+        return "" if self.p_value is None else format_p(self.p_value, self.p_floor)
 
     @property
     def differs(self) -> bool:
@@ -715,7 +721,7 @@ def verdict(difference: Interval, *, a: str = "A", b: str = "B", margin: float |
     words = _level_words(d.level, family)
     p_text = "" if p_value is None else ("; " + ("Bonferroni-adjusted " if family > 1 else "")
                                          + format_p(p_value, p_floor))
-    common = dict(margin=margin, family=family, a=a, b=b, percent=percent)
+    common = dict(margin=margin, family=family, a=a, b=b, percent=percent, p_floor=p_floor)
     excludes = d.low > 0 or d.high < 0
     if excludes and p_value is not None and not p_value < alpha:
         # one rule: a difference needs its interval to exclude 0 *and* its p below alpha. They

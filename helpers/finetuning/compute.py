@@ -1,10 +1,11 @@
 """Fine-tuning BERT with a classification head (lessons 11 and 14): strategies that treat layers
 differently, each trained by the course's training contract (:mod:`helpers.common.training`): a
 learning rate chosen per strategy from a small grid on a dev split carved from training data,
-scored at step 0, early stopping on the dev loss after the warm-up, and a recorded status
-(converged / stopped at first evaluation / budget exhausted). :func:`finetune_study` runs every
-strategy on one few-shot task per seed (a new draw of intents and utterances each time), with a
-disk cache so that lesson 14 reuses lesson 11's runs; then lesson 14's measures of what
+scored at step 0, early stopping on the dev loss or accuracy after the warm-up, and a recorded
+status (converged / stopped at first evaluation / budget exhausted; a run that kept its start is
+*not fine-tuned*). :func:`finetune_study` runs every strategy on one few-shot task per seed (a new
+draw of intents and utterances each time), with a disk cache (lesson 11's stored sweep,
+:mod:`helpers.finetuning.sweep`, resumes from it); then lesson 14's measures of what
 fine-tuning changed, layer by layer. Every run trains a ``copy.deepcopy`` of the model, so the
 cached model that :func:`helpers.model.loading.load_model` hands out is never changed."""
 
@@ -119,6 +120,8 @@ class FinetuneConfig:
     llrd_decay: float = 0.8
     unfreeze_epochs: int = 4
     head_l2: tuple = L2_GRID
+    monitor: str = "loss"  # what early stopping and the lr choice read: dev "loss" or dev "accuracy"
+    min_steps: int = 0  # patience starts only after this many steps (and after the warm-up)
 
     def __post_init__(self):
         for name in ("max_steps", "patience", "batch_size", "max_length", "unfreeze_epochs"):
@@ -136,24 +139,49 @@ class FinetuneConfig:
             raise ValueError(f"warmup must lie in [0, 1), got {self.warmup!r}.")
         if self.tune not in ("each seed", "first seed"):
             raise ValueError(f"tune must be 'each seed' or 'first seed', got {self.tune!r}.")
+        if self.monitor not in ("loss", "accuracy"):
+            raise ValueError(f"monitor must be 'loss' or 'accuracy' (what the dev split is read for), got "
+                             f"{self.monitor!r}.")
+        if isinstance(self.min_steps, bool) or not isinstance(self.min_steps, int) or self.min_steps < 0:
+            raise ValueError(f"min_steps must be an int >= 0, got {self.min_steps!r}.")
 
     @property
     def warmup_steps(self) -> int:
         return int(self.warmup * self.max_steps)
 
+    @property
+    def patience_from(self) -> int:
+        """The step after which evaluations without improvement count towards the patience."""
+        return max(self.warmup_steps, self.min_steps)
+
+    def _watched(self) -> str:
+        return ("dev accuracy (ties: the lower dev loss)" if self.monitor == "accuracy" else "dev loss")
+
+    def better(self, loss: float, accuracy: float, best_loss: float, best_accuracy: float) -> bool:
+        """Whether a dev evaluation beats the best so far: by ``min_delta`` in dev loss, or, with
+        ``monitor="accuracy"``, a higher dev accuracy (an equal one with a dev loss lower by
+        ``min_delta``)."""
+        if self.monitor == "accuracy" and accuracy != best_accuracy:
+            return accuracy > best_accuracy
+        return loss < best_loss - self.min_delta
+
     def describe(self) -> str:
         grid = ", ".join(f"{lr:g}" for lr in self.lrs)
         where = "each seed's own dev split" if self.tune == "each seed" else "the first seed's dev split"
-        return (f"AdamW, weight decay {self.weight_decay:g}, learning rate chosen per strategy from {{{grid}}} on "
+        return (f"AdamW, weight decay {self.weight_decay:g}, learning rate chosen per strategy from {{{grid}}} by the "
+                f"{self._watched()} on "
                 f"{where} (Devlin et al. searched {min(DEVLIN_LRS):g}-{max(DEVLIN_LRS):g}); linear warm-up over "
                 f"{self.warmup_steps} steps, then linear decay; batches of {self.batch_size}; at most "
                 f"{self.max_steps} steps; dev split scored at step 0 and after every "
                 + ("epoch" if self.eval_every == 0 else f"{self.eval_every} steps")
-                + f"; early stopping once the dev loss has not improved by {self.min_delta:g} for {self.patience} "
-                "evaluations after the warm-up (the best evaluation's weights are kept)")
+                + f"; early stopping once the {self._watched()} has not improved for {self.patience} "
+                f"evaluations after step {self.patience_from} (the best evaluation's weights are kept)")
 
     def criterion(self) -> str:
         """The stated convergence criterion of a fine-tuning run, in words."""
+        if self.monitor == "accuracy":
+            return (f"the dev accuracy stops improving for {self.patience} evaluations after step "
+                    f"{self.patience_from}, within {self.max_steps} steps")
         return (f"the dev loss stops improving (by {self.min_delta:g}) for {self.patience} evaluations after the "
                 f"{self.warmup_steps}-step warm-up, within {self.max_steps} steps")
 
@@ -187,6 +215,13 @@ class FinetuneRun:
     @property
     def converged(self) -> bool:
         return self.status == CONVERGED
+
+    @property
+    def moved(self) -> bool:
+        """Whether the weights kept are not the starting point: early stopping kept an evaluation
+        after step 0. A run that kept its start was **not fine-tuned** (for the strategies that
+        start from the probe, it *is* the probe), so it stays out of strategy verdicts."""
+        return self.strategy != FROZEN and self.best_step > 0
 
     def training_record(self) -> TrainingRecord:
         return TrainingRecord(**self.record)
@@ -423,6 +458,7 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
     dev_loss, dev_right = _score(clf, dev_tokens)
     curve = [(0, dev_loss, dev_right.float().mean().item())]
     best = (dev_loss, copy.deepcopy(clf.state_dict()), 0, 0)  # dev loss, state, steps, index in curve
+    best_acc = curve[0][2]
     steps, stale, stopped, opened_at, epoch = 0, 0, False, (None if strategy == GRADUAL else 0), 0
     improved_at = 0  # the last evaluation that beat the best by min_delta (the one whose weights are kept)
     bar = ProgressBar(budget, desc=strategy, disable=not progress)
@@ -443,9 +479,11 @@ def finetune_run(tokenizer, bert, train, dev, test, strategy: str = FULL, *, see
                 continue
             dev_loss, dev_right = _score(clf, dev_tokens)
             curve.append((steps, dev_loss, dev_right.float().mean().item()))
-            counts = steps > warm and opened_at is not None  # patience starts after the warm-up (and unfreezing)
-            if dev_loss < best[0] - config.min_delta:
+            # patience starts after the warm-up, min_steps (and unfreezing)
+            counts = steps > config.patience_from and opened_at is not None
+            if config.better(dev_loss, curve[-1][2], best[0], best_acc):
                 best, stale = (dev_loss, copy.deepcopy(clf.state_dict()), steps, len(curve) - 1), 0
+                best_acc = curve[-1][2]
                 improved_at = len(curve) - 1
             else:  # no improvement by min_delta (as Keras's EarlyStopping counts it): the best stays
                 stale += int(counts)
@@ -501,16 +539,28 @@ def finetune_strategy(tokenizer, bert, train, dev, test, strategy: str, *, seed:
                             head=head, progress=progress)
     runs = {lr: finetune_run(tokenizer, bert, train, dev, test, strategy, seed=seed, lr=lr, config=config,
                              keep_model=True, head=head, score_test=False, progress=progress) for lr in lrs}
-    chosen = min(lrs, key=lambda lr: (runs[lr].record["kept"][0], lr))
+    def rank(lr):  # what the dev split is read for, then the smaller rate
+        loss, acc = runs[lr].record["kept"]
+        return (-acc, loss, lr) if config.monitor == "accuracy" else (loss, lr)
+
+    chosen = min(lrs, key=rank)
+    tie = [lr for lr in lrs if lr != chosen and rank(lr)[:-1] == rank(chosen)[:-1]]
     run = runs[chosen]
     if run.best_step == 0 and strategy in FROM_PROBE and head is not None and head.test_correct is not None:
         run.correct = head.test_correct  # early stopping kept the start, the probe itself: its outcomes
     else:
         run.correct = _score(run.model, _Tokens(tokenizer, test, config.max_length))[1]
     run.grid = {lr: (r.record["kept"][0], r.status, r.steps) for lr, r in runs.items()}
-    others = [f"{lr:g}: {runs[lr].record['kept'][0]:.3f}" for lr in lrs if lr != chosen]
-    run.record["choice"] = f"lr {chosen:g}" + (f" (dev loss {run.record['kept'][0]:.3f}; " + "; ".join(others) + ")"
-                                               if others else "")
+    def dev(lr):
+        loss, acc = runs[lr].record["kept"]
+        return f"{acc:.1%}, {loss:.3f}" if config.monitor == "accuracy" else f"{loss:.3f}"
+
+    others = [f"{lr:g}: {dev(lr)}" for lr in lrs if lr != chosen]
+    what = "dev accuracy, loss" if config.monitor == "accuracy" else "dev loss"
+    run.record["choice"] = (f"no choice: lr {chosen:g} tied with {', '.join(f'{lr:g}' for lr in tie)}, the smaller "
+                            f"kept ({what} {dev(chosen)})" if tie else
+                            f"lr {chosen:g}" + (f" ({what} {dev(chosen)}; " + "; ".join(others) + ")"
+                                                if others else ""))
     run.seconds = sum(r.seconds for r in runs.values())
     if not keep_model:
         run.model = None
@@ -566,9 +616,9 @@ def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent:
 
 
 def lesson_setup(budget) -> tuple[dict, FinetuneConfig, tuple]:
-    """``(tasks, recipe, seeds)`` that lessons 11 and 14 share, for a
-    :class:`~helpers.common.budget.Budget`, so that lesson 14 finds lesson 11's runs in the disk
-    cache: ``tasks`` maps each seed to its own :class:`FewShotTask` -- a new draw of intents and
+    """``(tasks, recipe, seeds)`` of lesson 14's probes and fine-tuning runs on the loaded model,
+    for a :class:`~helpers.common.budget.Budget` (lesson 11's stored sweep has its own design:
+    :mod:`helpers.finetuning.sweep`): ``tasks`` maps each seed to its own :class:`FewShotTask` -- a new draw of intents and
     utterances per seed, so the spread over seeds carries the data's variance. Full: 10 of the 77
     intents, 10-shot, 4 dev utterances per intent, every test utterance of the intents (40 each),
     5 seeds, learning rates chosen from two on the first seed's dev split, the dev split scored
@@ -691,14 +741,16 @@ def _check_tasks(tasks) -> dict:
 
 
 def finetune_study(tokenizer, bert, tasks: dict, strategies=FINETUNE_STRATEGIES, *,
-                   config: FinetuneConfig = FinetuneConfig(), keep_models=(), progress: bool = True) -> FinetuneStudy:
+                   config: FinetuneConfig = FinetuneConfig(), keep_models=(), progress: bool = True,
+                   cache: Path | None = None) -> FinetuneStudy:
     """:func:`finetune_strategy` for every strategy on every seed's task (``tasks`` maps a seed to its
     :class:`FewShotTask`), seed by seed (so a slow spell of a shared machine hits every strategy
     alike), each run read from the disk cache (:func:`cache_dir`) when an identical run was made
     before and written to it otherwise. The strategies that start from the linear probe share one
     probe per seed. With ``config.tune == "first seed"`` the first seed's dev split chooses each
     strategy's learning rate and the other seeds train at that rate only. ``keep_models``: the
-    strategies whose trained models are kept (lesson 14 reads the fine-tuned layers)."""
+    strategies whose trained models are kept (lesson 14 reads the fine-tuned layers); ``cache``: a
+    folder to keep the runs in instead of :func:`cache_dir` (the sweep's own, so it resumes)."""
     from helpers.practice.compute import model_key
 
     tasks = _check_tasks(tasks)
@@ -708,7 +760,7 @@ def finetune_study(tokenizer, bert, tasks: dict, strategies=FINETUNE_STRATEGIES,
     unknown = [s for s in strategies + tuple(keep) if s not in FINETUNE_STRATEGIES]
     if unknown:
         raise ValueError(f"unknown strategies {unknown}: choose from {FINETUNE_STRATEGIES}.")
-    bert_key, root = model_key(bert), cache_dir()
+    bert_key, root = model_key(bert), (cache_dir() if cache is None else Path(cache))
     runs = {s: [] for s in strategies}
     chosen: dict = {}
     bar = ProgressBar(len(seeds) * len(strategies), desc="fine-tuning runs", disable=not progress)
@@ -1003,6 +1055,27 @@ def swap_in_correct(tokenizer, bert, run, test, depth: int, *, max_length: int =
     return classifier_correct(tokenizer, clf, test, max_length)
 
 
+def _paired_base(accuracy: dict, strategy: str, baseline: str):
+    """The baseline's runs on the draws ``strategy`` has (all of them, or those it moved on)."""
+    a, b = accuracy[strategy], accuracy[baseline]
+    return b.only(a.seeds) if getattr(a, "seeds", None) and a.seeds != b.seeds else b
+
+
+def moved_accuracies(study) -> dict:
+    """``{strategy: SeededAccuracy}`` for strategy verdicts: the frozen probe on every draw, each
+    fine-tuning strategy on the draws where it moved (its kept weights are not its start); a
+    strategy that moved on no draw is left out. :func:`baseline_finding` pairs each with the probe
+    on the same draws."""
+    from helpers.classify.compute import SeededAccuracy
+
+    out = {}
+    for s, runs in study.runs.items():
+        kept = runs if s == FROZEN else [r for r in runs if r.moved]
+        if kept:
+            out[s] = SeededAccuracy(torch.stack([r.correct for r in kept]), tuple(r.seed for r in kept))
+    return out
+
+
 def baseline_verdict(accuracy: dict, baseline: str = FROZEN, margin: float | None = None) -> str:
     """Each strategy against the baseline that fine-tunes nothing, paired on the same test items and
     seeds (:func:`~helpers.classify.compute.paired_comparison`), one Bonferroni family over the
@@ -1012,7 +1085,7 @@ def baseline_verdict(accuracy: dict, baseline: str = FROZEN, margin: float | Non
     if baseline not in accuracy or len(accuracy) < 2:
         raise ValueError(f"accuracy must hold {baseline!r} and at least one other strategy.")
     others = [s for s in accuracy if s != baseline]
-    comps = {s: paired_comparison(accuracy[s], accuracy[baseline]) for s in others}
+    comps = {s: paired_comparison(accuracy[s], _paired_base(accuracy, s, baseline)) for s in others}
     family = len(others)
     verdicts = {s: comps[s].verdict(s, baseline, margin=margin, family=family) for s in others}
     above = [s for s in others if verdicts[s].kind == "higher"]
@@ -1021,7 +1094,7 @@ def baseline_verdict(accuracy: dict, baseline: str = FROZEN, margin: float | Non
     open_ = [s for s in others if verdicts[s].kind == "inconclusive"]
     lines = [f"each strategy minus '{baseline}', paired on the same test items and seeds "
              f"({comps[others[0]].method}; intervals and p Bonferroni-adjusted over {family}): "
-             + "; ".join(f"{s} {points(verdicts[s].difference)} (p {verdicts[s].p_value:.2g})" for s in others) + "."]
+             + "; ".join(f"{s} {points(verdicts[s].difference)} ({verdicts[s].p_text})" for s in others) + "."]
     if above:
         lines.append(f"above the baseline: {_join(above)}.")
     if below:
@@ -1047,20 +1120,27 @@ def baseline_finding(accuracy: dict, baseline: str = FROZEN, margin: float | Non
         raise ValueError(f"accuracy must hold {baseline!r} and at least one other strategy.")
     others = [s for s in accuracy if s != baseline]
     family = len(others)
-    verdicts = {s: paired_comparison(accuracy[s], accuracy[baseline]).verdict(s, baseline, margin=margin,
-                                                                             family=family) for s in others}
+    verdicts = {s: paired_comparison(accuracy[s], _paired_base(accuracy, s, baseline)).verdict(
+        s, baseline, margin=margin, family=family) for s in others}
     pct = lambda s: f"{100 * accuracy[s.strip(chr(39))].estimate:.1f} %"  # noqa: E731
+    # the baseline on the draws each strategy is compared on (all of them, or those it moved on)
+    base_pct = lambda s: f"{100 * _paired_base(accuracy, s.strip(chr(39)), baseline).estimate:.1f} %"  # noqa: E731
+    paired_apart = any(_paired_base(accuracy, s, baseline) is not accuracy[baseline] for s in others)
     quoted = lambda kind: [f"'{s}'" for s in others if verdicts[s].kind == kind]  # noqa: E731 - names hold commas
     above, below, same, open_ = (quoted(k) for k in ("higher", "lower", "equivalent", "inconclusive"))
     name = "the frozen probe" if baseline == FROZEN else f"'{baseline}'"
-    baseline = f"'{baseline}'"
+
+    def versus(group):  # "95.0 % vs 50.0 %": each against the baseline on its own draws
+        if paired_apart:
+            return "; ".join(f"{pct(s)} vs {base_pct(s)}" for s in group) + " on the same draws"
+        return f"{', '.join(map(pct, group))} vs {pct(repr(baseline))}"
+
     if above:
-        parts = [f"{_join(above)} beat{'s' if len(above) == 1 else ''} {name} ({', '.join(map(pct, above))} vs "
-                 f"{pct(baseline)})"]
+        parts = [f"{_join(above)} beat{'s' if len(above) == 1 else ''} {name} ({versus(above)})"]
     else:
         parts = [f"no fine-tuning strategy is shown to beat {name} ({pct(baseline)})"]
     if below:
-        parts.append(f"{_join(below)} fall{'s' if len(below) == 1 else ''} below it ({', '.join(map(pct, below))})")
+        parts.append(f"{_join(below)} fall{'s' if len(below) == 1 else ''} below it ({versus(below)})")
     if same:
         parts.append(f"{_join(same)} come{'s' if len(same) == 1 else ''} out the same within the margin set "
                      "beforehand")
@@ -1068,5 +1148,5 @@ def baseline_finding(accuracy: dict, baseline: str = FROZEN, margin: float | Non
         parts.append(f"for {'the others' if (above or below or same) and len(open_) > 1 else _join(open_)} we "
                      "cannot tell" + (f" ({_join(open_)})" if (above or below or same) and len(open_) > 1 else ""))
     sentence = "; ".join(parts) + "."
-    return sentence[0].upper() + sentence[1:], [baseline_verdict(accuracy, baseline.strip("'"), margin)] + [
+    return sentence[0].upper() + sentence[1:], [baseline_verdict(accuracy, baseline, margin)] + [
         verdicts[s].text for s in others]

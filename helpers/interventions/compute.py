@@ -765,7 +765,7 @@ class OutcomeChange:
         d = self.difference
         level = f"{100 * d.level:.4g} %" + ("" if self.family == 1 else f", Bonferroni over {self.family}")
         return (f"accuracy {self.after.percent()}, change {100 * d.estimate:+.1f} pt [{100 * d.low:+.1f}, "
-                f"{100 * d.high:+.1f}] ({level}), p = {self.adjusted_p:.2g} -> {CHANGE_WORDS[self.kind]}")
+                f"{100 * d.high:+.1f}] ({level}), {self.verdict.p_text} -> {CHANGE_WORDS[self.kind]}")
 
 
 def outcome_changes(changed, unchanged, names, *, margin: float | None = None, clusters=None,

@@ -558,27 +558,45 @@ def direction_change(reference: torch.Tensor, changed: torch.Tensor, seed: int =
 def training_rows(study) -> list[dict]:
     """One row per strategy of ``study`` (a :class:`~helpers.finetuning.compute.FinetuneStudy`) for
     lesson 11's table of how every strategy trained: the dev split's choice (for a fine-tuning
-    strategy the first draw's learning rate, with the best dev loss of every rate tried), the status
-    of its runs (:func:`~helpers.common.training.status_summary`), the range of optimiser steps, the
-    median dev loss at step 0 and at the weights kept, and the range of accuracy on the runs' own
-    training utterances."""
+    strategy, the learning rate each draw's dev split chose -- or the first draw's, with its grid,
+    when only that draw chose), the status of its runs
+    (:func:`~helpers.common.training.status_summary`), how many runs kept weights past their
+    start (the others were not fine-tuned), the range of optimiser steps, the median dev score at
+    step 0 and at the weights kept, and the range of accuracy on the runs' own training utterances."""
+    from collections import Counter
+
     import numpy as np
 
     from helpers.common.training import status_summary
     from helpers.finetuning.compute import FROZEN
 
+    by_accuracy = getattr(study.config, "monitor", "loss") == "accuracy"
     rows = []
     for s in study.strategies:
         first, recs, steps = study.runs[s][0], study.records(s), study.steps(s)
-        grid = "; ".join(f"{lr:g}: {loss:.3f}" for lr, (loss, *_) in first.grid.items()) if first.grid \
-            else recs[0].choice
+        if s == FROZEN:
+            choice = recs[0].choice
+        elif study.config.tune == "each seed":
+            ties = sum(r.record.get("choice", "").startswith("no choice") for r in study.runs[s])
+            counts = Counter(f"{r.lr:g}" for r in study.runs[s])
+            choice = "lr per draw: " + ", ".join(f"{lr} x{n}" for lr, n in sorted(counts.items(), key=lambda x: float(x[0])))
+            choice += f" ({ties} tie{'s' if ties != 1 else ''}: no choice)" if ties else ""
+        else:
+            grid = "; ".join(f"{lr:g}: {loss:.3f}" for lr, (loss, *_) in first.grid.items()) if first.grid \
+                else recs[0].choice
+            choice = f"lr {first.lr:g} (first draw's dev loss: {grid})"
+        if by_accuracy:
+            dev = (f"{100 * np.median([r.step0[1] for r in recs]):.1f} ->"
+                   f" {100 * np.median([r.kept[1] for r in recs]):.1f} %")
+        else:
+            dev = f"{np.median([r.step0[0] for r in recs]):.3f} -> {np.median([r.kept[0] for r in recs]):.3f}"
         rows.append({
             "strategy": s,
-            "dev-split choice": recs[0].choice if s == FROZEN else f"lr {first.lr:g} (first draw's dev loss: {grid})",
+            "dev-split choice": choice,
             "status": status_summary(recs),
+            "moved": "-" if s == FROZEN else f"{sum(r.moved for r in study.runs[s])} of {len(recs)}",
             "steps": "-" if s == FROZEN else f"{min(steps)}-{max(steps)}",
-            "dev loss, step 0 -> kept (median)": (f"{np.median([r.step0[0] for r in recs]):.3f} ->"
-                                                  f" {np.median([r.kept[0] for r in recs]):.3f}"),
+            ("dev accuracy" if by_accuracy else "dev loss") + ", step 0 -> kept (median)": dev,
             "training accuracy": (f"{100 * min(r.train_accuracy for r in recs):.0f}-"
                                   f"{100 * max(r.train_accuracy for r in recs):.0f} %"),
         })
@@ -587,19 +605,26 @@ def training_rows(study) -> list[dict]:
 
 def status_finding(study) -> tuple[str, list[str]]:
     """``(sentence, details)`` for :func:`helpers.common.claims.show_finding`: how many of the
-    fine-tuning runs of ``study`` (every strategy but the frozen probe) converged, stopped at their
-    first evaluation or ran out of steps; the details state the convergence criterion
-    (``study.config``), the linear probes' status and, with gradual unfreezing in the study, the
-    steps at which it had opened every layer."""
+    fine-tuning runs of ``study`` (every strategy but the frozen probe) moved from their starting
+    point, converged, stopped at their first evaluation or ran out of steps; the details state the
+    convergence criterion (``study.config``), the linear probes' status and, with gradual
+    unfreezing in the study, the steps at which it had opened every layer."""
     from helpers.common.training import BUDGET_EXHAUSTED, CONVERGED, FIRST_EVALUATION, status_summary
     from helpers.finetuning.compute import FROZEN, GRADUAL
 
-    runs = [r for s in study.strategies if s != FROZEN for r in study.records(s)]
-    counts = {k: sum(r.status == k for r in runs) for k in (CONVERGED, FIRST_EVALUATION, BUDGET_EXHAUSTED)}
-    sentence = (f"Of the {len(runs)} fine-tuning runs, {counts[CONVERGED]} converged, {counts[FIRST_EVALUATION]}"
-                " stopped at their first evaluation (fine-tuning never lowered the dev loss below where it"
-                f" started) and {counts[BUDGET_EXHAUSTED]} ran out of steps.")
-    details = [f"criterion: {study.config.criterion()}"]
+    tuned = [r for s in study.strategies if s != FROZEN for r in study.runs[s]]
+    counts = {k: sum(r.status == k for r in tuned) for k in (CONVERGED, FIRST_EVALUATION, BUDGET_EXHAUSTED)}
+    stayed = [r for r in tuned if not r.moved]
+    sentence = (f"Of the {len(tuned)} fine-tuning runs, {len(tuned) - len(stayed)} kept weights past their"
+                f" starting point and {len(stayed)} kept the start itself (not fine-tuned);"
+                f" {counts[CONVERGED]} converged, {counts[FIRST_EVALUATION]} stopped at their first evaluation"
+                " (nothing after it improved on the best)"
+                f" and {counts[BUDGET_EXHAUSTED]} ran out of steps.")
+    details = [f"criterion: {study.config.criterion()}",
+               "not fine-tuned, by strategy: " + ("none" if not stayed else "; ".join(
+                   f"{s} {sum(not r.moved for r in study.runs[s])} of {len(study.runs[s])}"
+                   for s in study.strategies if s != FROZEN and any(not r.moved for r in study.runs[s])))
+               + " (their runs stay out of the strategy verdicts)"]
     if FROZEN in study.runs:
         probes = study.records(FROZEN)
         details.append(f"the linear probes: {status_summary(probes)} ({probes[0].criterion})")

@@ -1,0 +1,219 @@
+"""Lesson 11's fine-tuning comparison, run in full once and stored (``data/finetune_sweep/``).
+
+    python -m helpers.finetuning.sweep          # every run not yet made (resumable), then sweep.json
+    python -m helpers.finetuning.sweep card     # data/finetune_sweep/README.md from sweep.json
+
+Six strategies x five draws x three learning rates is more than 2 CPU cores can train inside a
+lesson, so the whole design runs here, once, and the lesson reads it; the lesson then re-runs one
+draw live and checks that it lands where the stored runs lie (:func:`live_check`).
+
+The design (:func:`sweep_setup`): the course's own ``course-mini`` (:data:`SWEEP_MODEL`), a BERT
+pre-trained only by masked-word and next-sentence prediction, so its frozen last layer is far from
+an intent classifier (the bundled all-MiniLM-L6-v2 was trained to make sentence vectors, and its
+frozen probe is already near what fine-tuning reaches on ten examples an intent); 30 of
+BANKING77's 77 intents per draw, 10 training utterances each, a dev split of 10 more each, every
+test utterance of the 30 intents; each draw its own intents and utterances. The learning rate of
+every strategy is chosen on every draw's dev split (:class:`~helpers.finetuning.compute.FinetuneConfig`
+with ``tune="each seed"``), early stopping reads the dev accuracy.
+
+Resumable: every finished run is kept in ``build/finetune_sweep/`` (the runs' disk cache, by
+content hash), so a second call trains only what is missing; ``sweep.json`` is written at the end
+with every run's record, its right/wrong per test utterance and the provenance (versions, machine,
+seconds).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import platform
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from helpers.finetuning.compute import (FINETUNE_STRATEGIES, FROZEN, FinetuneConfig, FinetuneRun,
+                                        FinetuneStudy, few_shot_task, finetune_study)
+from helpers.model.paths import DATA_DIR
+
+SWEEP_MODEL = "course-mini"
+SWEEP_DIR = DATA_DIR / "finetune_sweep"
+SWEEP = "sweep.json"
+RUN_CACHE = Path(__file__).resolve().parents[2] / "build" / "finetune_sweep"
+SEEDS = (0, 1, 2, 3, 4)
+TASK = dict(n_intents=30, shots=10, dev_per_intent=10, test_per_intent=None)
+RECIPE = FinetuneConfig(lrs=(1e-4, 3e-4, 1e-3), tune="each seed", max_steps=300, warmup=0.06, eval_every=0,
+                        patience=3, batch_size=16, unfreeze_epochs=4, monitor="accuracy", min_steps=40)
+
+
+def sweep_setup(seeds=SEEDS) -> tuple[dict, FinetuneConfig, tuple]:
+    """``(tasks, recipe, seeds)`` of the stored sweep: one :class:`~helpers.finetuning.compute.FewShotTask`
+    per seed (:data:`TASK`: its own 30 intents and utterances), the recipe (:data:`RECIPE`)."""
+    seeds = tuple(seeds)
+    return {s: few_shot_task(**TASK, seed=s) for s in seeds}, RECIPE, seeds
+
+
+def _bits(correct: torch.Tensor) -> str:
+    return np.packbits(correct.numpy().astype(np.uint8)).tobytes().hex()
+
+
+def _unbits(text: str, n: int) -> torch.Tensor:
+    return torch.from_numpy(np.unpackbits(np.frombuffer(bytes.fromhex(text), dtype=np.uint8))[:n].astype(bool))
+
+
+def _run_entry(run: FinetuneRun) -> dict:
+    meta = {k: v for k, v in asdict(run).items() if k not in ("model", "correct", "from_cache")}
+    meta["grid"] = [[lr, *result] for lr, result in run.grid.items()]
+    meta["correct"] = _bits(run.correct)
+    return meta
+
+
+def _provenance(model, seconds: float) -> dict:
+    import transformers
+
+    from helpers.practice.compute import model_key
+
+    return {"model": SWEEP_MODEL, "model_key": model_key(model), "python": platform.python_version(),
+            "torch": torch.__version__, "transformers": transformers.__version__,
+            "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads, "
+                       f"{platform.processor() or 'cpu'}", "device": str(next(model.parameters()).device),
+            "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seconds": round(seconds, 1)}
+
+
+def run_sweep(seeds=SEEDS, folder: Path = SWEEP_DIR, progress: bool = True) -> dict:
+    """Train (or read from the run cache) every strategy on every draw, then write ``sweep.json``."""
+    from helpers.model.loading import load_model
+
+    tokenizer, model = load_model(SWEEP_MODEL)
+    tasks, recipe, seeds = sweep_setup(seeds)
+    start = time.perf_counter()
+    study = finetune_study(tokenizer, model, tasks, FINETUNE_STRATEGIES, config=recipe, progress=progress,
+                           cache=RUN_CACHE)
+    seconds = sum(r.seconds for runs in study.runs.values() for r in runs)
+    out = {"provenance": _provenance(model, seconds), "wall_seconds_this_call": round(time.perf_counter() - start, 1),
+           "task": TASK, "recipe": asdict(recipe), "seeds": list(seeds),
+           "task_described": tasks[seeds[0]].describe(),
+           "runs": {s: [_run_entry(r) for r in runs] for s, runs in study.runs.items()}}
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / SWEEP).write_text(json.dumps(out, indent=1) + "\n")
+    return out
+
+
+def read_sweep(folder: Path = SWEEP_DIR) -> dict:
+    path = folder / SWEEP
+    if not path.exists():
+        raise FileNotFoundError(f"{path} is missing: run `python -m helpers.finetuning.sweep` to make it.")
+    return json.loads(path.read_text())
+
+
+def stored_study(model=None, folder: Path = SWEEP_DIR) -> FinetuneStudy:
+    """The stored sweep as a :class:`~helpers.finetuning.compute.FinetuneStudy` (no models kept),
+    its draws rebuilt from their seeds; with ``model``, a check that it is the model the sweep ran
+    on (the same weights, by hash)."""
+    data = read_sweep(folder)
+    if model is not None:
+        from helpers.practice.compute import model_key
+
+        if model_key(model) != data["provenance"]["model_key"]:
+            raise ValueError(f"the stored sweep ran on other weights than this model's: it needs "
+                             f"{data['provenance']['model']!r} as shipped in data/course_mini/.")
+    tasks, recipe, seeds = sweep_setup(data["seeds"])
+    runs = {}
+    for strategy, entries in data["runs"].items():
+        runs[strategy] = []
+        for seed, entry in zip(seeds, entries):
+            meta = dict(entry)
+            n = len(tasks[seed].test)
+            correct = _unbits(meta.pop("correct"), n)
+            meta["dev_curve"] = [tuple(p) for p in meta["dev_curve"]]
+            meta["grid"] = {row[0]: tuple(row[1:]) for row in meta["grid"]}
+            for key in ("step0", "kept"):
+                meta["record"][key] = tuple(meta["record"][key])
+            meta["record"]["curve"] = [tuple(p) for p in meta["record"]["curve"]]
+            runs[strategy].append(FinetuneRun(correct=correct, from_cache=True, **meta))
+    return FinetuneStudy(recipe, seeds, runs, tasks)
+
+
+def moved_counts(study: FinetuneStudy) -> dict:
+    """``{strategy: (runs whose kept weights are not their start, runs)}`` for every fine-tuning strategy."""
+    return {s: (sum(r.moved for r in runs), len(runs)) for s, runs in study.runs.items() if s != FROZEN}
+
+
+def moved_on_all(study: FinetuneStudy, *strategies: str) -> tuple:
+    """The draws on which every one of ``strategies`` moved from its starting point (for a paired
+    comparison between them that leaves the runs that did not move out)."""
+    return tuple(seed for i, seed in enumerate(study.seeds) if all(study.runs[s][i].moved for s in strategies))
+
+
+def stored_range(study: FinetuneStudy, strategy: str) -> tuple[float, float]:
+    """The lowest and highest per-draw test accuracy of one strategy's stored runs."""
+    per = [r.accuracy for r in study.runs[strategy]]
+    return min(per), max(per)
+
+
+def live_check(live: FinetuneRun, study: FinetuneStudy) -> tuple[bool, str]:
+    """Whether a live run lands inside the stored runs' range for its strategy, and a sentence
+    saying so (with the stored run of the same draw beside it, when the sweep has that seed)."""
+    low, high = stored_range(study, live.strategy)
+    same = [r for r in study.runs[live.strategy] if r.seed == live.seed]
+    inside = low - 1e-9 <= live.accuracy <= high + 1e-9
+    sentence = (f"Re-run here, '{live.strategy}' on draw {live.seed} scores {live.accuracy:.1%}, "
+                + ("inside" if inside else "outside")
+                + f" the stored range over {len(study.seeds)} draws ({low:.1%} to {high:.1%})"
+                + (f"; the stored run of this draw scored {same[0].accuracy:.1%}" if same else "") + ".")
+    return inside, sentence
+
+
+def card_text(folder: Path = SWEEP_DIR) -> str:
+    """``README.md`` of the stored sweep: design, provenance and per-strategy results."""
+    data = read_sweep(folder)
+    study = stored_study(folder=folder)
+    prov = data["provenance"]
+    moved = moved_counts(study)
+    lines = ["# Lesson 11's fine-tuning sweep (stored)", "",
+             "Made by `python -m helpers.finetuning.sweep` (`helpers/finetuning/sweep.py`); lesson 11 reads "
+             "`sweep.json` and re-runs one draw live. Do not edit by hand.", "",
+             "## Design", "",
+             f"* model: `{prov['model']}` (`data/course_mini/`; weights hash `{prov['model_key'][:16]}`)",
+             f"* task, per draw: {data['task_described']}; draws (seeds): {data['seeds']}",
+             f"* recipe: {study.config.describe()}", "",
+             "## Provenance", "",
+             f"* python {prov['python']}, torch {prov['torch']}, transformers {prov['transformers']}",
+             f"* machine: {prov['machine']}; device {prov['device']}",
+             f"* finished {prov['finished']}; training time of all runs {prov['seconds'] / 60:.1f} min", "",
+             "## Results", "",
+             "| strategy | test accuracy, mean (range over draws) | runs that moved | statuses | lr chosen |",
+             "| --- | --- | --- | --- | --- |"]
+    for s, runs in study.runs.items():
+        per = [r.accuracy for r in runs]
+        statuses = {}
+        for r in runs:
+            statuses[r.status] = statuses.get(r.status, 0) + 1
+        lrs = ", ".join("-" if r.lr is None else f"{r.lr:g}" for r in runs)
+        mv = "-" if s == FROZEN else f"{moved[s][0]} of {moved[s][1]}"
+        lines.append(f"| {s} | {100 * np.mean(per):.1f} % ({100 * min(per):.1f}-{100 * max(per):.1f}) | {mv} | "
+                     + "; ".join(f"{k}: {v}" for k, v in statuses.items()) + f" | {lrs} |")
+    lines += ["", "Licences: course-mini is the course's own (MIT); BANKING77 as in `data/banking77/README.md`.", ""]
+    return "\n".join(lines)
+
+
+def write_card(folder: Path = SWEEP_DIR) -> Path:
+    path = folder / "README.md"
+    path.write_text(card_text(folder))
+    return path
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("what", nargs="?", default="run", choices=("run", "card"))
+    args = parser.parse_args(argv)
+    if args.what == "run":
+        run_sweep()
+    print(write_card(), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
