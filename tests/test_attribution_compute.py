@@ -311,11 +311,13 @@ def _simulated(shifts: dict, n: int = 40, seed: int = 0) -> "A.Faithfulness":
 
 
 def test_versus_random_reads_one_bonferroni_family():
+    """Three methods, read on two measures in one sentence: one family of 6 (issue 44)."""
     faith = _simulated({"good": 0.2, "bad": -0.2, "none": 0.0})
     comp = A.versus_random(faith, "comprehensiveness")
     assert comp["good"].kind == "higher" and comp["bad"].kind == "lower"
-    assert all(v.family == 3 for v in comp.values())
-    assert abs(comp["good"].difference.level - (1 - 0.05 / 3)) < 1e-9
+    assert all(v.family == 6 for v in comp.values())
+    assert abs(comp["good"].difference.level - (1 - 0.05 / 6)) < 1e-9
+    assert all(v.family == 3 for v in A.versus_random(faith, "comprehensiveness", metrics=1).values())
     diff = faith.aopc("good") - faith.aopc("random")
     assert comp["good"].difference.estimate == pytest.approx(diff.mean())
     suff = A.versus_random(faith, "sufficiency")
@@ -325,8 +327,8 @@ def test_versus_random_reads_one_bonferroni_family():
 
 def test_versus_random_false_positive_rate_at_no_difference():
     """A method that is truly a random ranking is called different from it in about alpha of the
-    simulated studies or less (Bonferroni over three methods: each at most 0.05 / 3): 200 studies,
-    so a rate above 0.06 would be far outside the Monte Carlo error of a 0.017 rate."""
+    simulated studies or less (Bonferroni over three methods x two measures: each at most 0.05 / 6):
+    200 studies, so a rate above 0.06 would be far outside the Monte Carlo error of a 0.008 rate."""
     calls = 0
     for seed in range(200):
         faith = _simulated({"a": 0.0, "b": 0.0, "c": 0.0}, n=24, seed=seed)
@@ -340,7 +342,7 @@ def test_findings_are_generated_from_the_numbers():
     sentence, details = A.faithfulness_finding(comp, suff, faith)
     assert "occlusion" in sentence and f"On {len(faith)} test utterances" in sentence
     assert not any(t.lower() in sentence.lower() for t in ("bonferroni", "p =", "interval"))
-    assert any("Bonferroni over 3" in d for d in details)
+    assert any("Bonferroni over 6 comparisons (3 methods x the two measures" in d for d in details)
     rollout = A.rollout_versus_raw(faith)
     assert rollout.kind == "lower"  # rollout was simulated 0.1 below raw attention
     text, _ = A.rollout_finding(rollout, len(faith))

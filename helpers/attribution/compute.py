@@ -608,14 +608,20 @@ def faithfulness_study(tokenizer, model, classifier, texts, *, ig_steps=IG_STEPS
     return Faithfulness(texts, targets, curves, gaps, n_random)
 
 
-def versus_random(faith: Faithfulness, key: str = "comprehensiveness", how: str = "drop", *, seed: int = 0) -> dict:
+FAITHFULNESS_METRICS = 2  # comprehensiveness and sufficiency, read in one sentence: one family
+
+
+def versus_random(faith: Faithfulness, key: str = "comprehensiveness", how: str = "drop", *, seed: int = 0,
+                  metrics: int = FAITHFULNESS_METRICS) -> dict:
     """``{method: Verdict}``: each method's AOPC minus the random ranking's, paired over the
-    utterances (one bootstrap draw of utterances for all methods), the methods read as one
-    Bonferroni family (:func:`~helpers.common.stats.replicate_verdicts`). For comprehensiveness
-    "higher" is more faithful; for sufficiency "lower"."""
+    utterances (one bootstrap draw of utterances for all methods), one Bonferroni family over the
+    methods times the ``metrics`` read together (:func:`faithfulness_finding` states both in one
+    sentence; :func:`~helpers.common.stats.replicate_verdicts`). For comprehensiveness "higher" is
+    more faithful; for sufficiency "lower"."""
+    family = len(faith.methods) * metrics
     diffs = np.stack([faith.aopc(m, key, how) - faith.aopc("random", key, how) for m in faith.methods], 1)
-    reps = cluster_replicates(diffs, n_boot=bootstrap_size(len(faith.methods)), seed=seed, unit="utterances")
-    verdicts = replicate_verdicts(reps, list(faith.methods), b="random ranking")
+    reps = cluster_replicates(diffs, n_boot=bootstrap_size(family), seed=seed, unit="utterances")
+    verdicts = replicate_verdicts(reps, list(faith.methods), b="random ranking", family=family)
     return dict(zip(faith.methods, verdicts))
 
 
@@ -680,7 +686,8 @@ def faithfulness_finding(comprehensiveness: dict, sufficiency: dict, faith: Fait
         sentence += f"; for {_names(unsure)} we cannot tell either way"
     family = next(iter(comprehensiveness.values())).family
     details = [f"each method's AOPC minus the random ranking's ({faith.n_random} random rankings per utterance, "
-               f"averaged), paired over the {len(faith)} utterances (resampled), Bonferroni over {family} methods"]
+               f"averaged), paired over the {len(faith)} utterances (resampled), Bonferroni over {family} "
+               f"comparisons ({len(faith.methods)} methods x the two measures this sentence reads)"]
     details += [f"comprehensiveness: {comprehensiveness[m].text}" for m in faith.methods]
     details += [f"sufficiency: {sufficiency[m].text}" for m in faith.methods]
     return sentence + ".", details

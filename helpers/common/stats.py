@@ -759,13 +759,15 @@ def verdict(difference: Interval, *, a: str = "A", b: str = "B", margin: float |
 
 
 def replicate_verdicts(reps: Replicates, names, *, b: str, margin: float | None = None, alpha: float = ALPHA,
-                       percent: bool = False, columns=None) -> list[Verdict]:
+                       percent: bool = False, columns=None, family: int | None = None) -> list[Verdict]:
     """One :class:`Verdict` per column of ``reps`` (each a difference A - ``b``), the columns (or
     ``columns``) read together as one Bonferroni family: intervals at :func:`family_level`,
-    equivalence at :func:`equivalence_level`, p-values adjusted, the floor printed as a bound."""
+    equivalence at :func:`equivalence_level`, p-values adjusted, the floor printed as a bound.
+    ``family``: a larger family, when these verdicts are read in one sentence with others (two
+    metrics of the same methods: twice the columns)."""
     columns = list(range(reps.k)) if columns is None else list(columns)
     names = list(names)
-    family = max(1, len(columns))
+    family = max(1, len(columns)) if family is None else _check_family(family)
     ivs = reps.intervals(family_level(family, alpha))
     eqs = reps.intervals(equivalence_level(family, alpha)) if margin is not None else [None] * reps.k
     p = np.minimum(1.0, reps.p_values() * family)

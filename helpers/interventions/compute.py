@@ -64,8 +64,8 @@ from helpers.attention.compute import TOKEN_CLASSES, token_class
 from helpers.classify.compute import mean_pool
 from helpers.common.progress import progress as progress_bar
 from helpers.common.stats import (Interval, Replicates, Verdict, accuracy_ci, bootstrap_size, clopper_pearson,
-                                  cluster_bootstrap_ci, cluster_replicates, equivalence_level, family_level,
-                                  mcnemar_p, median_interval, tango_interval, verdict)
+                                  cluster_bootstrap_ci, cluster_replicates, equivalence_level, extreme_family,
+                                  family_level, mcnemar_p, median_interval, tango_interval, verdict)
 from helpers.model.trace import check_trace, device_of, encode, model_device
 
 
@@ -462,18 +462,20 @@ class HeadAblation:
     def tied_with(self, layer: int, head: int) -> list[tuple[int, int]]:
         """The heads ``(layer, head)`` whose accuracy drop the data cannot rank below the drop of
         the given head: each other head's accuracy (with it removed) is compared with the given
-        head's on the same items (Tango's interval, one Bonferroni family over the other
-        ``L x A - 1`` heads); a head is tied unless its accuracy is shown higher, i.e. its drop
-        shown smaller. The given head itself is included. When the given head is the worst one,
-        picked from the same data, read the result as Gupta's subset selection: the heads that
-        cannot be ruled out as the worst (Hsu 1996, ch. 3). Layers count from 1."""
+        head's on the same items (Tango's interval); a head is tied unless its accuracy is shown
+        higher, i.e. its drop shown smaller. The given head itself is included. The given head is
+        usually the worst one, picked from the same data, so the family is the course's one rule
+        for an extreme picked from the data, every pair of the ``L x A`` heads
+        (:func:`~helpers.common.stats.extreme_family`, as :func:`~helpers.common.stats.rank_layers`
+        uses): the claims hold whichever head turns out worst. Layers count from 1."""
         self._check(layer, head)
         correct = self.correct()
         others = [k for k in self.heads() if k != (layer, head)]
         if not others:
             return [(layer, head)]
         rows = torch.stack([correct[l - 1, h] for l, h in others])
-        changes = outcome_changes(rows, correct[layer - 1, head], [f"{l}.{h}" for l, h in others])
+        changes = outcome_changes(rows, correct[layer - 1, head], [f"{l}.{h}" for l, h in others],
+                                  family=extreme_family(len(others) + 1))
         shown_smaller = {k for k, c in zip(others, changes) if c.kind == "higher"}
         return [k for k in self.heads() if k not in shown_smaller]
 
@@ -769,7 +771,8 @@ class OutcomeChange:
 
 
 def outcome_changes(changed, unchanged, names, *, margin: float | None = None, clusters=None,
-                    reference: str = "unchanged", n_boot: int | None = None, seed: int = 0) -> list[OutcomeChange]:
+                    reference: str = "unchanged", n_boot: int | None = None, seed: int = 0,
+                    family: int | None = None) -> list[OutcomeChange]:
     """One :class:`OutcomeChange` per intervention: ``changed`` is ``[K, n]`` 0/1 outcomes with each
     of ``K`` interventions (``names[k]``), ``unchanged`` ``[n]`` the outcomes without, on the same items.
     The ``K`` comparisons form one family (Bonferroni): each is read off its ``1 - 0.05 / K``
@@ -782,6 +785,9 @@ def outcome_changes(changed, unchanged, names, *, margin: float | None = None, c
       resampled by cluster (:func:`~helpers.common.stats.cluster_replicates`, small-sample rule
       included); when no item changed, the interval is the share of units that could change unseen
       (:func:`unseen_rate`), never zero-width.
+
+    ``family``: a larger Bonferroni family than the ``K`` rows (a reference picked from the data
+    among them: :func:`~helpers.common.stats.extreme_family`).
     """
     changed, unchanged = _as_float_array(changed), _as_float_array(unchanged).ravel()
     if changed.ndim != 2 or changed.shape[1] != unchanged.size or not np.isin(changed, (0.0, 1.0)).all() \
@@ -793,7 +799,8 @@ def outcome_changes(changed, unchanged, names, *, margin: float | None = None, c
         raise ValueError(f"give one name per intervention: {len(names)} names for {changed.shape[0]} rows.")
     if margin is not None and not margin > 0:
         raise ValueError(f"margin must be > 0 (an accuracy difference, e.g. 0.01), got {margin!r}.")
-    n, family = unchanged.size, max(1, changed.shape[0])
+    n = unchanged.size
+    family = max(1, changed.shape[0]) if family is None else int(family)
     level, eq_level = family_level(family), equivalence_level(family)
     if clusters is not None:
         labels = np.asarray(clusters)
@@ -1559,7 +1566,8 @@ def head_ablation_details(ablation: HeadAblation, accuracy_drop, logit_drops, n_
     tied = ablation.tied_with(*worst)  # includes the worst head itself
     n_heads = len(ablation.heads())
     return [f"heads the data cannot rank below {worst[0]}.{worst[1]}: "
-            + (", ".join(f"{l}.{h}" for l, h in tied) if len(tied) <= 12 else f"{len(tied)} of {n_heads}"),
+            + (", ".join(f"{l}.{h}" for l, h in tied) if len(tied) <= 12 else f"{len(tied)} of {n_heads}")
+            + f" (Bonferroni over all {extreme_family(n_heads):,} pairs of heads: the worst is picked from the data)",
             f"one utterance is {100 / n_items:.2f} points; true-class logit drop over all heads: median "
             f"{logit_drops.median():.3f}, largest {logit_drops.max():.3f}"]
 
