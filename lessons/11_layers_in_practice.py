@@ -189,8 +189,10 @@ L_ft = ft_model.config.num_hidden_layers
 # one task per seed (a draw of intents and utterances), the recipe, the seeds
 tasks, recipe, SEEDS = sweep_setup()
 task0 = tasks[SEEDS[0]]
-# the names the later sections use: the first draw
-train, dev, test = task0.train, task0.dev, task0.test
+N_TEST = len(task0.test)  # test utterances per draw
+# the later sections use the first draw, its test set cut to a few per intent
+train, dev = task0.train, task0.dev
+test = task0.test.sample(budget.pick(10, 2), seed=0)
 C = len(task0.intents)
 print(f"{len(SEEDS)} draws, one per seed {SEEDS}; each: {task0.describe()}")
 print(textwrap.fill(f"recipe: {recipe.describe()}", 110,
@@ -238,7 +240,6 @@ fold_claim = show_finding(
 from helpers.finetuning.compute import detectable_difference, seeds_needed
 from helpers.practice.compute import power_finding
 
-N_TEST = len(test)
 family = len(FINETUNE_STRATEGIES) - 1  # each fine-tuning strategy vs the probe
 mdd = detectable_difference(N_TEST, len(SEEDS), family=family)
 need = seeds_needed(0.01, N_TEST, family=family)  # draws for a 1-point gap

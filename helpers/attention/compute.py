@@ -506,17 +506,30 @@ def heads_above(values, floor: float, alpha: float = ALPHA) -> dict:
             "intervals": test["intervals"], "p_adjusted": test["p_adjusted"]}
 
 
-def deep_heads_verdict(per_layer: list[int]) -> str:
-    """Clark et al.'s "deep heads attend to X", per head: ``"holds"`` when some head is surely above
-    the floor (:func:`heads_above`) and more of them sit in the upper half of the layers than in the
-    lower; ``"does not hold"`` when none is, or more sit in the lower half; ``"is not decided"`` when
-    the two halves hold as many."""
-    L = len(per_layer)
+MIN_HEADS = 3  # a per-head story needs at least this many qualifying heads (fixed before measuring)
+
+
+def deep_heads_verdict(per_layer: list[int], alpha: float = 0.05) -> str:
+    """Clark et al.'s "deep heads attend to X", per head, from the count of qualifying heads per
+    layer (:func:`heads_above`): with fewer than :data:`MIN_HEADS` heads, ``"is not decided (it
+    rests on N head(s))"``; otherwise an exact one-sided binomial test of "more of them sit in the
+    upper half of the layers than an even spread over the layers would put there": ``"holds"``
+    (p < ``alpha``), ``"does not hold"`` (none qualifies, or significantly more in the lower half),
+    ``"is not decided"``."""
+    from scipy.stats import binomtest
+
+    L, total = len(per_layer), sum(per_layer)
+    if total == 0:
+        return "does not hold"
+    if total < MIN_HEADS:
+        return f"is not decided (it rests on {total} head{'s' if total > 1 else ''})"
     upper = sum(c for l, c in enumerate(per_layer, start=1) if l > L / 2)
-    lower = sum(per_layer) - upper
-    if upper > lower:
+    share = sum(1 for l in range(1, L + 1) if l > L / 2) / L  # the upper half's share of the layers
+    if binomtest(upper, total, share, alternative="greater").pvalue < alpha:
         return "holds"
-    return "is not decided" if upper == lower and upper > 0 else "does not hold"
+    if binomtest(upper, total, share, alternative="less").pvalue < alpha:
+        return "does not hold"
+    return "is not decided"
 
 
 def compare_sentence(result: dict, more: str, less: str) -> str:
@@ -600,8 +613,8 @@ def claim_rows(*, sep_rank, cls_rank, sep_over_half: list[int], sink: dict, unif
                  f"[CLS] ({sum(heads_on_cls)} do on average); by a looser count, {sum(heads_over_threshold)} give it "
                  f"clearly more than {head_threshold:g}x an even share (about {threshold_share:.0%} of a head's "
                  "attention here)")
-    norm_plain = "; ".join(f"{k}: the norm-based share is {compare_sentence(w, 'larger', 'smaller')}"
-                           for k, w in norm_vs_weight.items())
+    norm_plain = "; ".join(f"{k}, the norm-based share against the weight share: "
+                           f"{compare_sentence(w, 'larger', 'smaller')}" for k, w in norm_vs_weight.items())
     boundary_plain = (f"[SEP] gets at most {float(max(sep_ratio)):.1f}x its even share, punctuation at most "
                       f"{float(max(punct_ratio)):.1f}x; counting what each passes on, [SEP] keeps "
                       f"{float(min(sep_norm)):.0%}-{float(max(sep_norm)):.0%} of its weight share")
@@ -751,8 +764,10 @@ def punct_finding(punct_heads: dict, floor: float, ratio_ci: list, n_inputs: int
     ``ratio_ci``: per layer, the heads-averaged ratio's interval, for the details."""
     per, total = punct_heads["per_layer"], len(punct_heads["intervals"])
     upper = sum(c for l, c in enumerate(per, start=1) if l > len(per) / 2)
-    sentence = (f"{sum(per)} of the {total} heads {'gives' if sum(per) == 1 else 'give'} periods and commas clearly "
-                f"more than {floor:g}x their even share, {upper} of them in the upper half of the layers and "
+    named = (" (" + ", ".join(f"head {h} of layer {l}" for l, h in punct_heads["heads"]) + ")"
+             if 0 < sum(per) < MIN_HEADS else "")
+    sentence = (f"{sum(per)} of the {total} heads{named} {'gives' if sum(per) == 1 else 'give'} periods and commas "
+                f"clearly more than {floor:g}x their even share, {upper} of them in the upper half of the layers and "
                 f"{sum(per) - upper} in the lower: 'deep heads attend to periods and commas' {deep_heads_verdict(per)}"
                 f" here ({n_inputs} packed inputs; Clark et al. measured BERT-base).")
     return sentence, [f"per head, one-sided test of share ÷ uniform against {floor:g}, Bonferroni over all {total} "
