@@ -249,9 +249,11 @@ print(f"layer {layer_to_show}: the heads' favourite tokens for [CLS] are "
 # difference between two layers can vary much less than the inputs do, so two layers whose
 # separate intervals overlap can still differ. "Share ÷ uniform share" is each share relative to
 # what evenly spread attention would give on inputs of that length. Whether `[SEP]` gets over half
-# of the attention is checked per layer (`compute.above_threshold`), and which of `[CLS]` and
-# `[SEP]` draws more, per layer, on the same inputs (`compute.compare_layers`; the sentence comes
-# from `compute.sink_finding`).
+# of the attention is checked per layer (`compute.above_threshold`). A **sink** is judged per
+# token: `[SEP]` has two tokens to `[CLS]`'s one, so its raw share is twice as large for doing
+# nothing special. We call a class a sink in a layer when its share ÷ its even share is surely
+# above **2** -- a floor fixed before measuring (`compute.SINK_FLOOR`, `compute.sink_test`; the
+# sentence comes from `compute.sink_finding`).
 
 # %% mystnb={"figure": {"caption": "Share of attention on each kind of key (`[CLS]`, `[SEP]`, punctuation, other), averaged over queries and heads, per encoder layer. Lines: means over the short and over the packed pairs, bands: 95 % CIs over inputs; green diamonds: the lesson's sentence; dashed: the even-spread share $k/n$, in its data set's colour. Read each line against its dashed line.", "name": "fig-08-class-shares"}}
 shares_short = compute.attention_shares_per_sentence(short)  # [n, L, 4]
@@ -286,11 +288,9 @@ sep_rank = rank_layers(shares_packed[:, :, sep], lowest=False, unit="inputs")
 cls_rank = rank_layers(shares_packed[:, :, cls], lowest=False, unit="inputs")
 sep_half = compute.above_threshold(shares_packed[:, :, sep], 0.5)
 over_half = [l + 1 for l in sep_half["above"]]
-# [CLS] minus [SEP], paired on the same inputs
-sink = compute.compare_layers(shares_packed[:, :, cls],
-                              shares_packed[:, :, sep],
-                              labels=("[CLS] share", "[SEP] share"))
-sinks_on = compute.sink_of(sink)  # "[CLS]", "[SEP]" or None
+# a sink, per token: share / its even share surely above SINK_FLOOR
+sink = compute.sink_test(packed)
+sinks_on = compute.sink_of(sink)  # "[CLS]", "[SEP]", both or None
 sink_claim = show_finding(
     *compute.sink_finding(len(packed), sep_rank, cls_rank, sep_half, sink))
 for k, rank in ((sep, sep_rank), (cls, cls_rank)):
@@ -307,9 +307,9 @@ print(paper.caveat(
     "where the attention sinks ([CLS] or [SEP]) and in which layers"))
 
 # %% [markdown]
-# **BERT's architecture, or this checkpoint's training?** A `[CLS]` sink where BERT-base has a
-# `[SEP]` sink could come from this checkpoint's history (attention distilled, then contrastive
-# training) rather than from BERT. The same shares on **course-mini** (`load_model("course-mini")`,
+# **BERT's architecture, or this checkpoint's training?** Whatever sink this checkpoint shows, or
+# does not show, where BERT-base has a `[SEP]` sink, could come from its history (attention
+# distilled, then contrastive training) rather than from BERT. The same shares on **course-mini** (`load_model("course-mini")`,
 # model card `data/course_mini/README.md`), pre-trained by the course with BERT's own objectives,
 # masked-LM and next-sentence prediction: packed pairs built with its own tokenizer, up to its 128
 # tokens. What it cannot tell: course-mini is tiny (4 layers of 4 heads), has seen only Shakespeare
@@ -330,9 +330,7 @@ else:
     mini_shares = compute.attention_shares_per_sentence(mini_packed)
     mini_uniform = torch.stack(
         [compute.uniform_shares(t) for t in mini_packed]).mean(0)
-    mini_sink = compute.compare_layers(
-        mini_shares[:, :, cls], mini_shares[:, :, sep],
-        labels=("[CLS] share", "[SEP] share"))
+    mini_sink = compute.sink_test(mini_packed)
     # a column per model and key; a shallower model leaves its cells empty
     by_model = {"course-mini": mini_shares, loaded.choice.name: shares_packed}
     mini_table = show_table(
@@ -843,8 +841,10 @@ display(Claim(f"The evidence behind the {len(rows)} rows:",
 #   and packed ratios still differ, paired on the same sentences); the packed pairs match Clark
 #   et al.'s (2019, BERT-base) input format, not their model, training or number of inputs (all
 #   printed).
-# * A claim about heads is tested per head, against an effect size stated before measuring
-#   (twice the uniform share for periods and commas), with every head tested at once.
+# * A sink is judged per token, against an even share: `[SEP]` has two tokens, so its raw share
+#   doubles for free. A claim about heads is tested per head, against an effect size stated
+#   before measuring (twice the uniform share), with every head tested at once, and a story about
+#   "deep heads" needs several heads, more of them in the upper layers than chance would put there.
 # * Norm-based attention (Kobayashi et al. 2020, BERT-base; their layer-level norm, heads summed
 #   first) weighs each key by the size of what it passes on.
 # * This checkpoint's attention was itself a training target (MiniLM distils its teacher's

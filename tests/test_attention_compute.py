@@ -258,7 +258,7 @@ def test_head_key_ratio_is_the_share_times_n(data_traces):
 
 
 def _claim_kw(data_traces):
-    from helpers.attention.compute import compare_layers, heads_above
+    from helpers.attention.compute import compare_layers, heads_above, sink_test
     from helpers.common.stats import bootstrap_ci
     from helpers.layerwalk.compute import rank_layers
 
@@ -267,7 +267,7 @@ def _claim_kw(data_traces):
     ci = bootstrap_ci(shares[:, :, 0])
     n = shares.shape[0]
     return dict(sep_rank=rank_layers(shares[:, :, 1], lowest=False), cls_rank=rank_layers(shares[:, :, 0], lowest=False),
-                sep_over_half=[], sink=compare_layers(shares[:, :, 0], shares[:, :, 1]), uniform_sep=0.1,
+                sep_over_half=[], sink=sink_test(data_traces), uniform_sep=0.1,
                 punct_heads=heads_above(torch.ones(n, L, 12, dtype=torch.float64) + 0.01 * torch.rand(n, L, 12), 2.0),
                 punct_floor=2.0, length_differs={"[CLS]": [1]}, heads_on_cls=[1] * L, heads_surely_half=[0] * L,
                 heads_over_threshold=[12] * L, head_threshold=10.0, threshold_share=0.11, n_heads=12,
@@ -277,7 +277,7 @@ def _claim_kw(data_traces):
 
 
 def test_claim_rows_speak_plainly_and_follow_the_numbers(data_traces):
-    from helpers.attention.compute import claim_rows, compare_sentence
+    from helpers.attention.compute import claim_rows, compare_sentence, sink_layers_phrase
     from helpers.common.claims import STATISTICS_TERMS
 
     kw = _claim_kw(data_traces)
@@ -286,8 +286,7 @@ def test_claim_rows_speak_plainly_and_follow_the_numbers(data_traces):
     assert len(rows) == 8 and all(len(r) == 4 for r in rows)
     for row in rows:
         assert not any(term in row[1] for term in STATISTICS_TERMS), row[1]
-    assert "clearly above half in no layer" in rows[0][1] and compare_sentence(kw["sink"], "more on [CLS]",
-                                                                                 "more on [SEP]") in rows[0][1]
+    assert "clearly above half in no layer" in rows[0][1] and sink_layers_phrase(kw["sink"]) in rows[0][1]
     assert "0 of 72 heads give periods and commas" in rows[1][1].replace(f"{12 * L}", "72") or L != 6
     assert "the claim does not hold here" in rows[1][1] and "Bonferroni" in rows[1][3]
     cls_row = next(r for r in rows if r[0].startswith("Many heads"))
@@ -500,39 +499,44 @@ def test_layer_rows_and_favourite_key_rows_by_hand():
 
 
 def test_sink_finding_names_the_sink_the_shares_show(data_traces):
-    from helpers.attention.compute import (above_threshold, compare_layers, other_sink_finding, sink_finding,
-                                           sink_of)
+    """A sink is judged per token against a floor fixed first (issue 45: course-mini's [SEP] got
+    less than its even share and was called a sink, because [SEP] has two tokens)."""
+    from helpers.attention.compute import (SINK_FLOOR, above_threshold, other_sink_finding, sink_finding,
+                                           sink_from_ratio, sink_of, sink_test)
     from helpers.layerwalk.compute import rank_layers
 
     shares = attention_shares_per_sentence(data_traces)  # [n, L, 4]: [CLS], [SEP], ...
     cls, sep = shares[:, :, 0], shares[:, :, 1]
-    sink = compare_layers(cls, sep)
+    sink = sink_test(data_traces)
+    n_tokens = torch.tensor([t.seq_len for t in data_traces], dtype=torch.float64)
+    n_sep = torch.tensor([t.tokens.count("[SEP]") for t in data_traces], dtype=torch.float64)
+    # by hand: each class's share over its even share, count / n (one [CLS]; one [SEP] per segment)
+    assert torch.allclose(sink["ratio"][..., 0], cls.double() * n_tokens[:, None], rtol=1e-5)
+    assert torch.allclose(sink["ratio"][..., 1], sep.double() * (n_tokens / n_sep)[:, None], rtol=1e-5)
     half = above_threshold(sep, 0.5)
     sentence, details = sink_finding(len(data_traces), rank_layers(sep, lowest=False), rank_layers(cls, lowest=False),
                                      half, sink)
     top = int(sep.mean(0).argmax()) + 1  # by hand: the layer with the largest mean [SEP] share
     assert sentence.startswith(f"On the {len(data_traces)} packed pairs, ")
     assert f"the share on [SEP] is highest at layer {top} " in sentence
-    over = [l + 1 for l in range(sep.shape[1]) if half["intervals"][l].low > 0.5]
-    assert ("over half of the attention in no layer" in sentence) == (not over)
-    L = cls.shape[1]  # by hand: the layers whose [CLS]-minus-[SEP] interval lies above 0, or below
-    # a difference needs its interval off 0 and its adjusted p below 0.05 (one rule; four inputs
-    # are too few units for a family of L layers, whatever the interval)
-    p = sink["p_adjusted"]
-    more_cls = sum(1 for iv, pv in zip(sink["intervals"], p) if iv.low > 0 and pv < 0.05)
-    more_sep = sum(1 for iv, pv in zip(sink["intervals"], p) if iv.high < 0 and pv < 0.05)
-    expected = "[CLS]" if more_cls > L / 2 else "[SEP]" if more_sep > L / 2 else None
-    assert sink_of(sink) == expected
-    assert ("sinks its attention on [CLS] instead" in sentence) == (expected == "[CLS]")
-    assert details[-len(sink["verdicts"]):] == [v.text for v in sink["verdicts"]]
-    a, b = _shifted([1.0, 1.0, 0.0])
-    assert sink_of(compare_layers(a, b)) == "[CLS]" and sink_of(compare_layers(b, a)) == "[SEP]"
-    assert sink_of(compare_layers(*_shifted([1.0, -1.0, 0.0]))) is None
-    text, folded = other_sink_finding("course-mini", 5, compare_layers(b, a), "[CLS]")
-    assert text.startswith("On course-mini (5 packed pairs), [CLS] minus [SEP]: more on [SEP] in layers 1 and 2; "
-                           "we cannot tell in layer 3.")
-    assert "It sinks on [SEP], this model on [CLS]: they disagree" in text and len(folded) == 3
-    assert "the two agree" in other_sink_finding("m", 5, compare_layers(b, a), "[SEP]")[0]
+    assert any(f"one-sided against {SINK_FLOOR:g}" in d for d in details)
+    # the rule on ratios with known answers (16 inputs, 3 layers)
+    gen = torch.Generator().manual_seed(0)
+    wobble = 0.05 * torch.randn(16, 3, 2, generator=gen, dtype=torch.float64)
+    below_even = sink_from_ratio(torch.tensor([0.5, 0.7]).expand(16, 3, 2) + wobble)
+    assert sink_of(below_even) is None, "a class below its even share is never a sink"
+    assert "Neither is a sink" in sink_finding(16, rank_layers(cls, lowest=False), rank_layers(cls, lowest=False),
+                                               half, below_even)[0]
+    raw_more_sep = sink_from_ratio(torch.tensor([3.0, 1.2]).expand(16, 3, 2) + wobble)  # [SEP] 2.4x raw share
+    assert sink_of(raw_more_sep) == "[CLS]"
+    assert sink_of(sink_from_ratio(torch.tensor([1.0, 4.0]).expand(16, 3, 2) + wobble)) == "[SEP]"
+    both = sink_from_ratio(torch.tensor([4.0, 4.0]).expand(16, 3, 2) + wobble)
+    assert sink_of(both) == "[CLS] and [SEP]"
+    text, folded = other_sink_finding("course-mini", 16, below_even, "[CLS]")
+    assert text.startswith("On course-mini (16 packed pairs), per token, [CLS] gets more than 2x its even share "
+                           "per token in no layer; [SEP] in no layer.")
+    assert "It sinks on neither in most layers, this model on [CLS]: they disagree" in text and len(folded) == 2
+    assert "the two agree that neither is a sink" in other_sink_finding("m", 16, below_even, None)[0]
 
 
 def test_head_findings_count_the_heads_by_hand():

@@ -562,8 +562,8 @@ def claim_rows(*, sep_rank, cls_rank, sep_over_half: list[int], sink: dict, unif
 
     ``sep_rank``/``cls_rank``: :func:`~helpers.common.stats.rank_layers` of the [SEP] and [CLS]
     shares (packed pairs, highest first); ``sep_over_half``: 1-based layers whose [SEP] share is surely
-    above one half (:func:`above_threshold`); ``sink``: :func:`compare_layers` of the [CLS] share
-    minus the [SEP] share; ``punct_heads``: :func:`heads_above` of each head's share on periods and
+    above one half (:func:`above_threshold`); ``sink``: :func:`sink_test` (per token, against the
+    sink floor); ``punct_heads``: :func:`heads_above` of each head's share on periods and
     commas ÷ their uniform share, against ``punct_floor`` (stated before measuring); ``length_differs``:
     ``{class: layers where share ÷ uniform differs between short and packed inputs}``;
     ``heads_on_cls``/``heads_surely_half``/``heads_over_threshold``: heads per layer with a mean [CLS]
@@ -573,7 +573,7 @@ def claim_rows(*, sep_rank, cls_rank, sep_over_half: list[int], sink: dict, unif
     ÷ weight share of [SEP] per layer; ``self_trained``: [CLS]->[CLS] per layer (intervals);
     ``self_learned``: layers where it differs from random weights; ``self_over_half``: layers surely
     above one half; ``prev_head``/``prev_ci``: the best previous-token head and its score; ``other`` =
-    ``(name, sink)``: the [CLS]-minus-[SEP] comparison on another checkpoint (course-mini)."""
+    ``(name, sink)``: :func:`sink_test` on another checkpoint (course-mini)."""
     from helpers.layerwalk.compute import layers_phrase, names_phrase
 
     L = len(sep_rank.intervals)
@@ -589,14 +589,14 @@ def claim_rows(*, sep_rank, cls_rank, sep_over_half: list[int], sink: dict, unif
                 f"{[j + 1 for j in rank.tied]}")
 
     def sink_word(result):
-        return ("a [CLS] sink" if len(result["above"]) > L / 2 else "a [SEP] sink" if len(result["below"]) > L / 2
-                else "no clear sink")
+        on = sink_of(result)
+        return f"a {on} sink" if on else f"no sink (more than {result['floor']:g}x its even share per token)"
 
     s = sep_rank.extreme
     sep_plain = (f"the share on [SEP] is largest at layer {s + 1} ({sep_rank.intervals[s].estimate:.1%}; an even "
                  f"spread gives {uniform_sep:.1%}){ties(sep_rank)}; it is clearly above half in "
                  + (layers_phrase(sep_over_half) if sep_over_half else "no layer")
-                 + f"; [CLS] minus [SEP]: {compare_sentence(sink, 'more on [CLS]', 'more on [SEP]')}, "
+                 + f"; per token, {sink_layers_phrase(sink)}: "
                  f"{sink_word(sink)}" + (" instead" if sink_word(sink) == "a [CLS] sink" else ""))
     if other is not None:
         sep_plain += f"; course-mini (BERT's own objectives) shows {sink_word(other[1])}"
@@ -628,8 +628,8 @@ def claim_rows(*, sep_rank, cls_rank, sep_over_half: list[int], sink: dict, unif
         ("Over half of the attention goes to [SEP] in the middle layers", sep_plain,
          "Clark et al. 2019 (BERT-base, <= 128-token pairs): > 50 % in layers 6-10",
          how(sep_rank, "[SEP] share") + "; " + how(cls_rank, "[CLS] share")
-         + "; above one half: one-sided, Bonferroni over the layers; [CLS] minus [SEP]: paired, Bonferroni over "
-         "the layers"),
+         + "; above one half: one-sided, Bonferroni over the layers; a sink: share ÷ even share per token "
+         f"surely above {sink['floor']:g} (stated first), one-sided, Bonferroni over the layers"),
         ("Deep heads attend to periods and commas", punct_plain,
          "Clark et al. 2019 (BERT-base, Fig. 2): deep heads attend to periods and commas",
          f"per head, share on periods and commas ÷ their uniform share, one-sided test against the floor "
@@ -690,20 +690,64 @@ def favourite_key_rows(attention, tokens, query: str = "[CLS]") -> list[dict]:
              "attention probability": f"{attention[layer, j]:.2f}"} for layer, j in enumerate(favourite)]
 
 
+SINK_FLOOR = 2.0  # a sink: a token class getting surely more than this many times its even share, per token
+
+
+def sink_test(traces, floor: float = SINK_FLOOR) -> dict:
+    """Is [CLS] or [SEP] an attention sink, compared **per token**? For every trace and layer, each
+    class's share ÷ its even share (:func:`uniform_shares`: [SEP] has two tokens to [CLS]'s one, so
+    raw shares would favour it twice over). A class is a sink in a layer when that ratio is surely
+    above ``floor`` (fixed before measuring; one-sided, Bonferroni over the layers,
+    :func:`above_threshold`). Returns ``{"[CLS]": ..., "[SEP]": ..., "compare": compare_layers of
+    the [CLS] ratio minus the [SEP] ratio, "floor": floor, "ratio": [n, L, 2]}``."""
+    traces = check_traces(traces)
+    shares = attention_shares_per_sentence(traces)  # [n, L, 4]
+    even = torch.stack([uniform_shares(t) for t in traces])  # [n, 4]
+    c, s = TOKEN_CLASSES.index("[CLS]"), TOKEN_CLASSES.index("[SEP]")
+    return sink_from_ratio(torch.stack([shares[:, :, c] / even[:, None, c], shares[:, :, s] / even[:, None, s]], -1),
+                           floor)
+
+
+def sink_from_ratio(ratio, floor: float = SINK_FLOOR) -> dict:
+    """:func:`sink_test` from ``ratio [n_inputs, L, 2]``: [CLS]'s and [SEP]'s share ÷ even share."""
+    ratio = torch.as_tensor(ratio, dtype=torch.float64)
+    if ratio.ndim != 3 or ratio.shape[-1] != 2:
+        raise ValueError(f"ratio must be [n_inputs, layers, 2] ([CLS], [SEP]), got shape {tuple(ratio.shape)}.")
+    return {"[CLS]": above_threshold(ratio[..., 0], floor), "[SEP]": above_threshold(ratio[..., 1], floor),
+            "compare": compare_layers(ratio[..., 0], ratio[..., 1], labels=("[CLS] per token", "[SEP] per token")),
+            "floor": floor, "ratio": ratio}
+
+
 def sink_of(result: dict) -> str | None:
-    """Where a :func:`compare_layers` result of the [CLS] share minus the [SEP] share says the model
-    sinks its attention: ``"[CLS]"`` when [CLS] draws clearly more in over half of the layers,
-    ``"[SEP]"`` when [SEP] does, else ``None``."""
-    L = len(result["verdicts"])
-    return "[CLS]" if len(result["above"]) > L / 2 else "[SEP]" if len(result["below"]) > L / 2 else None
+    """Where a :func:`sink_test` result says the model sinks its attention: the class that is a
+    sink (surely above the floor, per token) in over half of the layers; when both are, the one
+    that draws more per token in over half of them (``"[CLS] and [SEP]"`` if neither does); else
+    ``None``."""
+    L = len(result["compare"]["verdicts"])
+    sinks = [k for k in ("[CLS]", "[SEP]") if len(result[k]["above"]) > L / 2]
+    if len(sinks) < 2:
+        return sinks[0] if sinks else None
+    cmp = result["compare"]
+    return "[CLS]" if len(cmp["above"]) > L / 2 else "[SEP]" if len(cmp["below"]) > L / 2 else "[CLS] and [SEP]"
+
+
+def sink_layers_phrase(result: dict) -> str:
+    """"[CLS] gets more than 2x its even share per token in layers 1 and 2; [SEP] in no layer"."""
+    from helpers.layerwalk.compute import layers_phrase
+
+    parts = [f"{k} {'gets' if i == 0 else 'in'}" + ("" if i else f" more than {result['floor']:g}x its even share "
+                                                    "per token in")
+             + " " + (layers_phrase([l + 1 for l in result[k]["above"]]) if result[k]["above"] else "no layer")
+             for i, k in enumerate(("[CLS]", "[SEP]"))]
+    return "; ".join(parts)
 
 
 def sink_finding(n_inputs: int, sep_rank, cls_rank, sep_half: dict, sink: dict) -> tuple[str, list[str]]:
     """Lesson 08's [CLS]/[SEP] claim on the packed pairs as ``(sentence, details)`` for
     :func:`~helpers.common.claims.show_finding`: the layer with the largest [SEP] and [CLS] share
     (``sep_rank``/``cls_rank``, :func:`~helpers.common.stats.rank_layers`), the layers where [SEP]
-    is surely over one half (``sep_half``, :func:`above_threshold`) and which of the two draws more
-    (``sink``, :func:`compare_layers` of [CLS] minus [SEP]), set beside Clark et al.'s [SEP] sink."""
+    is surely over one half (``sep_half``, :func:`above_threshold`) and where each is a sink, per
+    token (``sink``, :func:`sink_test`), set beside Clark et al.'s [SEP] sink."""
     from helpers.layerwalk.compute import layers_phrase, profile_finding
 
     names = [f"layer {l}" for l in range(1, len(sep_rank.intervals) + 1)]
@@ -713,30 +757,37 @@ def sink_finding(n_inputs: int, sep_rank, cls_rank, sep_half: dict, sink: dict) 
     over_half = [l + 1 for l in sep_half["above"]]
     on = sink_of(sink)
     sentence = (f"On the {n_inputs} packed pairs, {sep_text[:1].lower()}{sep_text[1:]} {cls_text} [SEP] gets over "
-                f"half of the attention in {layers_phrase(over_half) if over_half else 'no layer'}. [CLS] minus [SEP]: "
-                + compare_sentence(sink, "more on [CLS]", "more on [SEP]")
+                f"half of the attention in {layers_phrase(over_half) if over_half else 'no layer'}. Per token, "
+                + sink_layers_phrase(sink)
                 + (". Where Clark et al. found a [SEP] sink on BERT-base, this model sinks its attention on [CLS] "
                    "instead." if on == "[CLS]" else ". Like BERT-base in Clark et al., this model sinks on [SEP]."
-                   if on == "[SEP]" else ". Neither is this model's sink in most layers."))
+                   if on == "[SEP]" else ". This model sinks on both [CLS] and [SEP]." if on else
+                   ". Neither is a sink in most layers of this model."))
     details = (sep_details + cls_details
                + ["[SEP] above one half, one-sided, Bonferroni over the layers: "
                   + "; ".join(f"layer {l + 1} {iv.percent()}" for l, iv in enumerate(sep_half["intervals"]))]
-               + ["[CLS] minus [SEP] share, paired:"] + [v.text for v in sink["verdicts"]])
+               + [f"{k} share ÷ its even share (per token), one-sided against {sink['floor']:g} (stated before "
+                  "measuring), Bonferroni over the layers: "
+                  + "; ".join(f"layer {l + 1} {iv.format('.2f')}x" for l, iv in enumerate(sink[k]["intervals"]))
+                  for k in ("[CLS]", "[SEP]")]
+               + ["[CLS] minus [SEP], per token, paired:"] + [v.text for v in sink["compare"]["verdicts"]])
     return sentence, details
 
 
 def other_sink_finding(name: str, n_inputs: int, other: dict, sinks_on: str | None) -> tuple[str, list[str]]:
-    """The same [CLS]-minus-[SEP] comparison on another checkpoint (``other``, :func:`compare_layers`;
-    lesson 08: course-mini, pre-trained with BERT's own objectives) set beside this model's sink
-    (``sinks_on``, :func:`sink_of`): ``(sentence, details)``, saying whether the two agree."""
+    """The same per-token sink test on another checkpoint (``other``, :func:`sink_test`; lesson 08:
+    course-mini, pre-trained with BERT's own objectives) set beside this model's sink (``sinks_on``,
+    :func:`sink_of`): ``(sentence, details)``, saying whether the two agree."""
     other_on = sink_of(other)
-    sentence = (f"On {name} ({n_inputs} packed pairs), [CLS] minus [SEP]: "
-                + compare_sentence(other, "more on [CLS]", "more on [SEP]")
+    sentence = (f"On {name} ({n_inputs} packed pairs), per token, {sink_layers_phrase(other)}"
                 + f". It sinks on {other_on or 'neither in most layers'}, this model on {sinks_on or 'neither'}: "
-                + ("the two agree, so BERT's own objectives can give this sink." if other_on == sinks_on else
+                + (("the two agree, so BERT's own objectives can give this sink." if other_on else
+                    "the two agree that neither is a sink.") if other_on == sinks_on else
                    "they disagree, so this model's sink comes from its training (or size), not from BERT's "
                    "architecture alone."))
-    return sentence, [v.text for v in other["verdicts"]]
+    return sentence, [f"{k} share ÷ its even share (per token), one-sided against {other['floor']:g}: "
+                      + "; ".join(f"layer {l + 1} {iv.format('.2f')}x" for l, iv in enumerate(other[k]["intervals"]))
+                      for k in ("[CLS]", "[SEP]")]
 
 
 def cls_heads_finding(half_heads: dict, heads_on_cls: list[int], loose: dict, threshold: float,
