@@ -175,3 +175,31 @@ def test_bag_of_characters_and_near_duplicates():
     assert pred.tolist() == [0, 1, 2]
     dups = zh.near_duplicates(["讲个笑话吧", "完全不同的话"], train, threshold=0.5)
     assert [(i, j) for i, j, _ in dups] == [(0, 0)] and dups[0][2] == pytest.approx(3 / 4)
+
+
+def test_the_character_window_baseline_reads_context_and_generalises():
+    """The window baseline (issue 45) sees two characters either side, chooses its penalty on a dev
+    split of training sentences and labels a word it never saw from its context."""
+    from helpers.probes.compute import WordFeatures
+
+    texts = ["我们今天去", "他们明天来", "你们后天走", "我们昨天到", "他们今天回", "你们明天去", "天气不错呢"] * 4
+    sents = [zh.SegmentedSentence(t, (t[:2], t[2:4], t[4]), "t", "") for t in texts]
+    rows = [(s, p, sents[s].text[p]) for s in range(len(sents)) for p in range(5)]
+    feats = WordFeatures(torch.zeros(1, len(rows), 2), torch.tensor([r[0] for r in rows]),
+                         torch.tensor([r[1] for r in rows]), [r[2] for r in rows])
+    windows = zh.character_windows(feats, sents)
+    assert windows[0] == {"-2=^": 1, "-1=^": 1, "0=我": 1, "1=们": 1, "2=今": 1}
+    assert windows[4] == {"-2=今": 1, "-1=天": 1, "0=去": 1, "1=$": 1, "2=$": 1}
+    y = torch.tensor([int(p in sents[s].word_starts()) for s, p, _ in rows])
+    # 天 ends a word after 今/明 but starts one before 气: one character, two roles, told by context
+    test = [zh.SegmentedSentence("明天天气好", ("明天", "天气", "好"), "t", "")]
+    t_feats = WordFeatures(torch.zeros(1, 5, 2), torch.zeros(5, dtype=torch.long), torch.arange(5), list("明天天气好"))
+    y_test = torch.tensor([1, 0, 1, 0, 1])
+    correct, record = zh.window_baseline_correct(windows, y, feats.sentence, zh.character_windows(t_feats, test),
+                                                 y_test)
+    assert record["C"] in zh.WINDOW_C and set(record["dev accuracy"]) == set(zh.WINDOW_C)
+    assert record["dev sentences"] == round(0.2 * len(sents))
+    lookup = zh.character_lookup_correct(feats, y, t_feats, y_test)
+    assert lookup[2] == 0 and correct[2] == 1, "the window reads the context the character lookup cannot"
+    with pytest.raises(ValueError, match="one window"):
+        zh.window_baseline_correct(windows[:-1], y, feats.sentence, windows, y)
