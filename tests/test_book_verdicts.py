@@ -39,3 +39,25 @@ def test_verdict_texts_print_the_p_with_the_one_formatter():
     assert v.p_text == format_p(0.0013, 0.0013) == "p <= 0.0013" and "p <= 0.0013" in v.text
     floored = verdict(Interval(0.05, 0.02, 0.08, 0.995), p_value=0.076, p_floor=0.076, family=10)
     assert floored.kind == "inconclusive" and "too few units for 10 comparisons" in floored.text
+
+
+def _all_text(nb) -> str:
+    return "".join(o.get("text", "") + "".join(o.get("data", {}).get("text/plain", ""))
+                   + "".join(o.get("data", {}).get("text/html", ""))
+                   for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+def test_lesson_15_sets_the_probe_beside_the_character_window():
+    from test_lessons_layer_claims import claim_sentences, executed
+
+    nb = executed("chinese_layer_by_layer")
+    assert "character window" in _all_text(nb)
+    assert any("Against the character window" in s for s in claim_sentences(nb))
+
+
+def test_lesson_08_judges_sinks_per_token():
+    from test_lessons_layer_claims import claim_sentences, executed
+
+    nb = executed("attention_across_layers")
+    sentences = claim_sentences(nb)
+    assert any("Per token, [CLS] gets more than 2x its even share per token" in s for s in sentences), sentences
