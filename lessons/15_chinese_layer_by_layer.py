@@ -117,16 +117,19 @@ plt.show()
 # `helpers/chinese/compute.py`). WordPiece then sees one-character "words", so a Chinese BERT's
 # tokens are characters: no token ever spans two Chinese characters, and the vocabulary needs
 # no Chinese words at all. Latin letters and digits are left together and go through WordPiece
-# as usual. `split_cjk` is that step written out by hand; WordPiece on its chunks must give the
-# tokenizer's tokens:
+# as usual. `split_cjk` is that step written out by hand. WordPiece's own model, run on each
+# chunk with no splitting of its own (`backend_tokenizer.model`), must give the tokenizer's
+# tokens -- a chunk of two characters would come out as `今`, `##天` instead:
 
 # %%
 from helpers.chinese.compute import is_cjk_char, split_cjk
 
+backend = tokenizer.backend_tokenizer  # normalizer, then WordPiece alone
 mixed = SENTENCE + " 放一首playlist里的歌"
 for text in (SENTENCE, mixed):
     chunks = split_cjk(text)
-    pieces = [p for c in chunks for p in tokenizer.tokenize(c)]
+    pieces = [t.value for c in chunks for t in backend.model.tokenize(
+        backend.normalizer.normalize_str(c).strip())]
     tokens = tokenizer.tokenize(text)
     print(f"{text!r}\n  chunks: {chunks}\n  tokens: {tokens}")
     assert pieces == tokens, "split_cjk + WordPiece differs"
@@ -821,7 +824,7 @@ for c in summary:
 # Difficulty ●○○○○ · Importance ●●●○○ · ~5 min
 #
 # Write `word_starts(words)`: the character offsets where the words of a segmented
-# sentence begin (for `["今天", "天气", "如何"]`: `{0, 2, 4}`).
+# sentence begin (for `["今天", "天气", "怎么样"]`: `{0, 2, 4}`).
 
 # %%
 from helpers.exercises.lesson15 import (check_exercise_1, check_exercise_2,

@@ -407,7 +407,7 @@ def probe_vs_lookup(report: ProbeReport, lookup_correct, name: str, mask=None, a
 
 
 def segmentation_string(text: str, starts) -> str:
-    """``text`` with a ``|`` before every character offset in ``starts`` (except 0): "今天|天气|如何"."""
+    """``text`` with a ``|`` before every character offset in ``starts`` (except 0): "今天|天气|怎么样"."""
     starts = set(int(s) for s in starts)
     return "".join(("|" if i and i in starts else "") + ch for i, ch in enumerate(text))
 
