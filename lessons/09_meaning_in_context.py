@@ -799,7 +799,8 @@ display(Claim(f"The evidence behind the {len(rows)} rows:",
 # * Self-similarity is compared with Ethayarajh (2019, BERT-base) on his measure, minus the
 #   random-pair baseline, and after two other corrections for anisotropy (mean-centring,
 #   standardising), with one verdict over the three; course-mini, trained with BERT's own
-#   objectives, gets the same verdict for comparison.
+#   objectives, is measured the same way for comparison (whether the two agree is in the list
+#   below).
 # * One use of a word is placed against the sense centroids: where the margin is small, we
 #   cannot tell which sense is nearer. Nearest neighbours inside a sentence are read against a
 #   same-sentence control (the mean of as many pieces of a random data sentence, with its own

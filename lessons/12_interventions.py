@@ -875,8 +875,15 @@ display(Claim(f"The statistics behind the {len(rows)} rows:",
 #   over both the utterances and the orders).
 # * Skipping layers and patching word vectors test stories about layers directly; patched pairs
 #   are resampled by word, and a control reads the rest of the sentence.
-# * nnsight and TransformerLens do the same interventions and give the same numbers. Lesson 13
-#   turns from changing the model to explaining one decision.
+# * The same interventions can be written with nnsight and TransformerLens; whether they gave
+#   the same numbers here is the parity table's verdict (a library that is not installed says
+#   so). Lesson 13 turns from changing the model to explaining one decision.
+
+# %%
+# in this run: the parity table's verdict (parity_lines, as printed above)
+print("Libraries:", parity_lines(parity)[0] + ".")
+
+# %% [markdown]
 #
 # ## Exercises
 #
