@@ -784,6 +784,33 @@ example_claim = show_finding(
 )
 
 # %% [markdown]
+# **Characters or whole words in pre-training.** Google's `bert-base-chinese` was pre-trained
+# with masked-LM on single characters: a `[MASK]` hides one character, and nothing in training
+# marks where a word ends. Later Chinese BERTs hide **whole words**, the segmenter's words: Cui et
+# al. (2019/2021, *Pre-Training with Whole Word Masking for Chinese BERT*: `chinese-bert-wwm`,
+# `RoBERTa-wwm-ext`; MacBERT, Cui et al., 2020, builds on it) mask every character of a word
+# chosen by a segmenter (LTP), and ERNIE (Sun et al., 2019) masks phrases and named entities. Whole-word masking
+# writes a segmenter's boundaries into the pre-training signal -- exactly this section's question.
+# The bundled m3e-small is fine-tuned from `uer/chinese_roberta_L-4_H-512` (UER's small Chinese
+# RoBERTa, Zhao et al., 2019), pre-trained with **character** masking, like `bert-base-chinese`:
+# whatever word starts the probe finds, the model built from character co-occurrence, not from
+# boundaries it was given. A whole-word-masking checkpoint would be the experiment to run next.
+#
+# The vocabulary keeps a trace of WordPiece's origins: entries `##字`, a CJK character as the
+# continuation of a word. Since every CJK character is cut out before WordPiece, the tokenizer can
+# never produce them:
+
+# %%
+vocab = tokenizer.get_vocab()
+hash_cjk = [t for t in vocab if t.startswith("##") and len(t) == 3
+            and is_cjk_char(t[2])]
+produced = {t for s_ in segmented for t in tokenizer.tokenize(s_.text)}
+print(f"{len(hash_cjk):,} of {len(vocab):,} vocabulary entries are '##' + one"
+      f" CJK character (e.g. {', '.join(hash_cjk[:3])}); the tokenizer"
+      f" produced {len(produced & set(hash_cjk))} of them on all"
+      f" {len(segmented)} data sentences")
+
+# %% [markdown]
 # ## Summary
 #
 # * A Chinese BERT's tokenizer cuts every CJK character out **before** WordPiece: the tokens
