@@ -97,57 +97,81 @@ print(f"{len(traces)} sentences traced; {L} layers")
 # %% [markdown]
 # ## 1. Resample the unit that varies
 #
-# Take one number per token: the length of each word token's vector after the last layer
-# (`layer_norms_per_token` in `helpers/layerwalk/compute.py`), over every sentence of the
-# course's data. How sure is its mean? The **bootstrap** answers by re-running the
-# measurement on data drawn again, with replacement, from what we have: if the mean barely
-# moves between redraws, it is well pinned down. The range that holds the middle 95 % of the
-# redrawn means is a **95 % interval**.
+# **Three words first.** Every number we measure on a sample would come out a little different
+# on another sample of sentences. An **interval** is a range computed from the data by a recipe
+# that, used on many samples, catches the true value at a known rate: a **95 % interval** is made
+# by a recipe that catches it in 95 % of samples. The 95 % is a rate of the recipe over repeated
+# samples, not a chance about this one range. A **p-value** asks the reverse question: if there
+# were no difference at all, how often would a sample show one at least this large? A small p
+# (below 0.05, the course's line) says "rarely"; a large p says the data are compatible with no
+# difference -- not that there is none.
 #
-# What do we redraw? If we redraw tokens one by one, each redraw mixes tokens of all
-# sentences as if each were a fresh sentence. But tokens of one sentence move together (a
-# long, formal sentence lengthens many of its vectors at once), so the honest redraw takes
-# **whole sentences** with all their tokens (`cluster_replicates` with `clusters=`).
+# Take one number per token: how **spread out** its attention is in the first layer -- the
+# entropy of its attention row, averaged over the heads (`attention_entropy_per_token` in
+# `helpers/layerwalk/compute.py`): 0 when a token looks at a single token, larger the more
+# tokens it spreads over. How sure is its mean over the course's sentences? The **bootstrap**
+# answers by re-running the measurement on data drawn again, with replacement, from what we
+# have: if the mean barely moves between redraws, it is well pinned down, and the range that
+# holds the middle 95 % of the redrawn means is an interval.
+#
+# What do we redraw? Redrawing tokens one by one mixes tokens of all sentences as if each were a
+# fresh sentence. But tokens of one sentence can move together: a long sentence gives every one
+# of its tokens more to spread over. How much they move together is the **intra-sentence
+# correlation** (`intra_cluster_correlation` in `helpers/common/stats.py`): 0 when two tokens of
+# a sentence are as different as any two tokens, positive when they move together. When it is
+# positive, the honest redraw takes **whole sentences** with all their tokens
+# (`cluster_replicates` with `clusters=`).
 
 # %%
-from helpers.common.stats import cluster_replicates
+from helpers.common.stats import cluster_replicates, intra_cluster_correlation
 from helpers.common.tables import show_table
-from helpers.layerwalk.compute import cluster_labels, layer_norms_per_token
+from helpers.layerwalk.compute import (attention_entropy_per_token,
+                                       cluster_labels)
 
-# the last layer's column, as float64 numbers on the CPU
-norms = layer_norms_per_token(traces)[:, -1].double().cpu().numpy()
+# the first layer's column, as float64 numbers on the CPU
+spread = attention_entropy_per_token(traces)[:, 0].double().cpu().numpy()
 sentence_of = cluster_labels(traces)
-by_token = cluster_replicates(norms).interval(0.95)
-by_sentence = cluster_replicates(norms, sentence_of).interval(0.95)
+icc = intra_cluster_correlation(spread, sentence_of)
+by_token = cluster_replicates(spread).interval(0.95)
+by_sentence = cluster_replicates(spread, sentence_of).interval(0.95)
 widths = show_table([
-    {"redraw": "tokens, one by one", "mean length": f"{by_token.estimate:.2f}",
-     "95 % interval": f"[{by_token.low:.2f}, {by_token.high:.2f}]",
-     "width": f"{by_token.width:.2f}"},
-    {"redraw": "whole sentences", "mean length": f"{by_sentence.estimate:.2f}",
-     "95 % interval": f"[{by_sentence.low:.2f}, {by_sentence.high:.2f}]",
-     "width": f"{by_sentence.width:.2f}"},
+    {"redraw": name, "mean spread (nats)": f"{iv.estimate:.3f}",
+     "95 % interval": f"[{iv.low:.3f}, {iv.high:.3f}]",
+     "width": f"{iv.width:.3f}"}
+    for name, iv in (("tokens, one by one", by_token),
+                     ("whole sentences", by_sentence))
 ], index="redraw", title=(
-    f"mean vector length after layer {L}, {len(norms)} tokens in"
+    f"mean attention spread in layer 1, {len(spread)} tokens in"
     f" {len(traces)} sentences"))
-print(f"Redrawing whole sentences gives an interval "
-      f"{by_sentence.width / by_token.width:.1f} times as wide.")
+print(f"Two tokens of one sentence correlate {icc:+.2f}; redrawing whole"
+      f" sentences gives an interval {by_sentence.width / by_token.width:.1f}"
+      " times as wide.")
 
-# %% mystnb={"figure": {"caption": "The mean vector length after the last layer, recomputed on 2,000 redrawn data sets: redrawing tokens one by one (grey) and whole sentences (orange). The wider the spread, the less sure the mean; the dashed line is the mean of the data we have.", "name": "fig-06-redraws"}}
+# %% mystnb={"figure": {"caption": "The mean attention spread in layer 1, recomputed on 2,000 redrawn data sets: redrawing tokens one by one (grey) and whole sentences (orange). The wider the spread of the redrawn means, the less sure the mean; the dashed line is the mean of the data we have.", "name": "fig-06-redraws"}}
 from helpers.common.style import FIG_WIDTH_IN, new_axes
 
 ax = new_axes(figsize=(FIG_WIDTH_IN, 2.6))
 for reps, label, color in (
-        (cluster_replicates(norms), "tokens, one by one", "0.55"),
-        (cluster_replicates(norms, sentence_of), "whole sentences",
+        (cluster_replicates(spread), "tokens, one by one", "0.55"),
+        (cluster_replicates(spread, sentence_of), "whole sentences",
          "#e07b00")):
     ax.hist(reps.boots[:, 0], bins=40, histtype="step", lw=1.6,
             color=color, label=label)
 ax.axvline(by_token.estimate, color="black", ls="--", lw=1)
-ax.set(xlabel=f"mean vector length after layer {L}",
+ax.set(xlabel="mean attention spread in layer 1 (entropy, nats)",
        ylabel="redrawn data sets",
-       title="Mean vector length over redrawn data sets")
-ax.legend(fontsize=8, frameon=False)
+       title="Mean attention spread over redrawn data sets")
+ax.legend(fontsize=8, frameon=False, loc="upper left",
+          bbox_to_anchor=(1.0, 1.0))
 plt.show()
+
+# %% [markdown]
+# Tokens of a sentence share its length, and a longer sentence gives each of them more keys to
+# spread over: the correlation is clearly positive, and the sentence redraw is the honest,
+# wider interval. A statistic whose tokens **pull apart** within a sentence (a negative
+# correlation: one long vector in a sentence goes with short ones) would show the opposite --
+# whole sentences average out, and their redraw is narrower. Either way the rule is the same:
+# redraw the unit that was sampled, here sentences.
 
 # %% [markdown]
 # Which interval is right? We cannot tell from one data set -- but we can on data whose truth
@@ -211,6 +235,13 @@ pair_table = show_table(pair_rows, index="redraw", title=(
 # training makes the point quickest: the **nearest centroid** -- average the training
 # sentences of each intent, and give a test sentence the intent whose average is most
 # similar (cosine). Both poolings are scored on the **same** test sentences.
+#
+# **Exercise 3 starts here, before any number.** How large a difference between mean pooling
+# and `[CLS]`, in accuracy, would you call "the same for practical purposes"? Set `margin_3` now,
+# as a share (`0.02` for two points); the checker at the end runs the equivalence test with it.
+
+# %%
+margin_3 = None  # exercise 3: your margin, set before reading on
 
 # %%
 import torch.nn.functional as F
@@ -309,9 +340,9 @@ family_table = show_table(family_rows, index="layers", title=(
 # (two one-sided tests, TOST) calls "equivalent" when the 90 % interval lies within
 # $\pm$ margin (90 %, because each of its two one-sided tests keeps a 5 % error).
 #
-# Getting this interval right matters more than it looks. Until this version the course used
-# an interval for paired right/wrong outcomes that was *conditional on how many items
-# changed*: with very few changes it became very narrow. The simulation below removes one
+# Getting this interval right matters more than it looks. A tempting interval for paired
+# right/wrong outcomes is *conditional on how many items changed*: with very few changes it
+# becomes very narrow. The simulation below removes one
 # head's worth of accuracy -- exactly one point, on 385 test items -- again and again, and
 # counts how often each interval calls the change "equivalent within one point", which it is
 # not (it is exactly at the margin). At most 5 % is allowed.
@@ -333,10 +364,10 @@ eq_table = show_table(eq_rows, index="items that change the other way", title=(
     f" 'equivalent within one point' ({R_eq} simulated data sets)"))
 
 # %% [markdown]
-# The old interval called it equivalent in almost half of the data sets when few items
-# changed; Tango's score interval (Tango, 1998, built for exactly this question; recommended
-# for it by Fagerland, Lydersen and Laake, 2014) stays at or below 5 %. The course now uses
-# Tango's interval for every paired right/wrong comparison.
+# The conditional interval calls it equivalent far too often when few items change; Tango's
+# score interval (Tango, 1998, built for exactly this question; recommended for it by Fagerland,
+# Lydersen and Laake, 2014) stays at or below 5 %. The course uses Tango's interval for every
+# paired right/wrong comparison.
 #
 # ## 6. How the course checks itself
 #
@@ -370,15 +401,16 @@ eq_table = show_table(eq_rows, index="items that change the other way", title=(
 # hint, never the answer; worked solutions are in `lessons/solutions/solutions_06.py`. A
 # prediction is never graded: the checker sets it beside the measurement.
 #
-# ### Exercise 1: predict, then measure — tokens or sentences at the first layer
+# ### Exercise 1: predict, then measure — the last layer
 #
 # Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
 #
-# **Predict first:** at the *embedding* layer (layer 0), will redrawing whole sentences
-# widen the interval of the mean length as much as it did at the last layer (section 1), more,
-# or less? Write `"more"`, `"less"` or `"same"`. Then measure: set `ratio_1` to the width of
-# the sentence interval divided by the width of the token interval at layer 0 (same
-# functions, defaults).
+# **Predict first:** in the *last* layer, will redrawing whole sentences widen the interval of
+# the mean attention spread as much as it did in layer 1 (section 1), more, or less? Write
+# `"more"`, `"less"` or `"same"`. Then measure: set `ratio_1` to the width of the sentence
+# interval divided by the width of the token interval in the last layer (the last column of
+# `attention_entropy_per_token(traces)`; `cluster_replicates(...).interval(0.95)`, width =
+# `high - low`), and `icc_1` to the intra-sentence correlation there.
 
 # %%
 from helpers.exercises.lesson06 import (check_exercise_1, check_exercise_2,
@@ -386,37 +418,39 @@ from helpers.exercises.lesson06 import (check_exercise_1, check_exercise_2,
 
 prediction_1 = None  # "more", "less" or "same"
 ratio_1 = None  # your number here
-check_exercise_1(prediction_1, ratio_1, traces)
+icc_1 = None  # and the intra-sentence correlation
+check_exercise_1(prediction_1, ratio_1, traces, icc=icc_1)
 
 # %% [markdown]
 # ### Exercise 2: a family of layers, by hand
 #
 # Difficulty ●●●○○ · Importance ●●●●○ · ~15 min
 #
-# Using the per-token lengths of section 1 at **every** layer
-# (`layer_norms_per_token(traces)`, `[tokens, L + 1]`) and `cluster_replicates` with the
-# sentences as clusters, compute the change of the mean length from each layer to the next
-# (`reps.steps()`), read as one family of $L$ comparisons. Set `rises_2` to the sorted list of
-# layers (1..L, the layer the step ends at) whose step is surely a rise: its interval at
-# the family's level lies above 0.
+# A small study first: take only the first 20 sentences, `pilot = traces[:20]`. Using the
+# attention spread of section 1 at **every** layer (`attention_entropy_per_token(pilot)`,
+# `[tokens, L]`, layers 1..L) and `cluster_replicates` with the sentences as clusters, compute the
+# change of the mean spread from each layer to the next (`reps.steps()`: $L - 1$ columns, each a
+# layer minus the one before). Read them as one family: each step's interval at
+# `family_level(L - 1)` (section 4), `reps.steps().intervals(level)`. Set `rises_2` to the sorted
+# list of layers (2..L, the layer the step ends at) whose step is surely a rise: its interval lies
+# above 0.
 
 # %%
-rises_2 = None  # e.g. [1, 3]
-check_exercise_2(rises_2, traces)
+pilot = traces[:20]
+rises_2 = None  # e.g. [2, 4]
+check_exercise_2(rises_2, pilot)
 
 # %% [markdown]
 # ### Exercise 3: a margin first
 #
 # Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
 #
-# Before looking at the numbers again: how large a difference between mean pooling and
-# `[CLS]` (section 3), in accuracy points, would you call "the same for practical purposes"?
-# Set `margin_3` to it (as a share, e.g. `0.02` for two points); the checker runs the
-# equivalence test with it on section 3's outcomes and says what your margin allows you to
-# conclude, and why a margin chosen *after* seeing the numbers would prove nothing.
+# You set `margin_3` in section 3, before its numbers (go back and set it there if you have
+# not). The checker runs the equivalence test with it on section 3's outcomes and says what your
+# margin allows you to conclude, and why a margin chosen *after* seeing the numbers would prove
+# nothing.
 
 # %%
-margin_3 = None  # your margin, as a share
 check_exercise_3(margin_3, right["mean"], right["cls"])
 
 # %% [markdown]

@@ -61,3 +61,12 @@ def test_lesson_08_judges_sinks_per_token():
     nb = executed("attention_across_layers")
     sentences = claim_sentences(nb)
     assert any("Per token, [CLS] gets more than 2x its even share per token" in s for s in sentences), sentences
+
+
+def test_executed_lesson_06_shows_the_sentence_redraw_wider():
+    from test_lessons_layer_claims import executed
+
+    text = _all_text(executed("how_we_know"))
+    m = re.search(r"Two tokens of one sentence correlate ([+-][\d.]+); redrawing whole sentences gives an interval "
+                  r"([\d.]+) times as wide", text)
+    assert m and float(m.group(1)) > 0 and float(m.group(2)) > 1, "lesson 06's first example does not show its idea"

@@ -316,3 +316,20 @@ def test_no_verdict_contradicts_its_own_p_in_random_cluster_designs():
             differences += v.differs
             floored += "too few units for 21 comparisons" in v.text
     assert differences > 20 and floored > 5  # both regimes occur in these designs
+
+
+def test_intra_cluster_correlation_recovers_the_simulated_share():
+    from helpers.common.stats import intra_cluster_correlation
+
+    rng = np.random.default_rng(4)
+    clusters = np.repeat(np.arange(400), 6)
+    for between in (0.0, 0.5, 0.8):  # share of the variance between clusters = the true correlation
+        values = (np.repeat(rng.normal(scale=np.sqrt(between), size=400), 6)
+                  + rng.normal(scale=np.sqrt(1 - between), size=2400))
+        assert intra_cluster_correlation(values, clusters) == pytest.approx(between, abs=0.05)
+    # balancing clusters (each one's items sum to 0) correlate negatively: -1 / (k - 1)
+    balanced = rng.normal(size=(400, 6))
+    balanced -= balanced.mean(1, keepdims=True)
+    assert intra_cluster_correlation(balanced.ravel(), clusters) == pytest.approx(-1 / 5, abs=0.01)
+    with pytest.raises(ValueError, match="no cluster holds two"):
+        intra_cluster_correlation([1.0, 2.0], [0, 1])

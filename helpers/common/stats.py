@@ -143,6 +143,31 @@ def extreme_family(k: int) -> int:
     return max(1, int(k) * (int(k) - 1) // 2)
 
 
+def intra_cluster_correlation(values, clusters) -> float:
+    """How alike two items of the same cluster are (two tokens of one sentence): the correlation of
+    ``values`` over every pair of items that share a cluster, around the overall mean (the
+    pairwise intraclass correlation). Near 0: items of a cluster are as different as any two;
+    positive: they move together, and resampling items one by one is too sure of itself; negative:
+    they pull apart (a cluster's items balance out), and resampling whole clusters gives a
+    *narrower* interval."""
+    x = _as_array(values).ravel()
+    labels = np.asarray(clusters).ravel()
+    if labels.size != x.size:
+        raise ValueError(f"give one cluster label per value: {labels.size} labels for {x.size} values.")
+    dev = x - x.mean()
+    var = float((dev ** 2).mean())
+    if var == 0:
+        raise ValueError("the values do not vary: their correlation is undefined.")
+    same, pairs = 0.0, 0
+    for c in np.unique(labels):
+        d = dev[labels == c]
+        same += float(d.sum() ** 2 - (d ** 2).sum())
+        pairs += d.size * (d.size - 1)
+    if pairs == 0:
+        raise ValueError("no cluster holds two values: there is no pair to correlate.")
+    return same / pairs / var
+
+
 def bootstrap_size(family: int = 1, alpha: float = ALPHA, minimum: int = 2000) -> int:
     """Bootstrap replicates enough to put about 20 beyond each end of a family's interval
     (``alpha / (2 family)`` in each tail): 2,000 for one comparison, 8,800 for 11."""

@@ -9,11 +9,11 @@ from helpers.exercises import Feedback, as_number, correct, no_answer, wrong
 from helpers.exercises.prediction import prediction_note
 
 
-def _last_and_first(traces):
-    from helpers.layerwalk.compute import cluster_labels, layer_norms_per_token
+def _spread(traces):
+    """Every token's attention spread at every layer (``[tokens, L]``) and its sentence."""
+    from helpers.layerwalk.compute import attention_entropy_per_token, cluster_labels
 
-    norms = layer_norms_per_token(traces).double().cpu().numpy()
-    return norms, cluster_labels(traces)
+    return attention_entropy_per_token(traces).double().cpu().numpy(), cluster_labels(traces)
 
 
 def _width_ratio(values, clusters) -> float:
@@ -22,60 +22,88 @@ def _width_ratio(values, clusters) -> float:
     return by_sentence.width / by_token.width
 
 
-def check_exercise_1(prediction, ratio, traces) -> Feedback:
-    """``ratio``: the width of the sentence-level interval of the mean vector length at layer 0
-    divided by the token-level one (defaults of ``cluster_replicates``). The prediction
-    ("more", "less", "same" than at the last layer) is never graded."""
+def check_exercise_1(prediction, ratio, traces, icc=None) -> Feedback:
+    """``ratio``: the width of the sentence-level interval of the mean attention spread in the
+    last layer divided by the token-level one (defaults of ``cluster_replicates``); ``icc``: the
+    intra-sentence correlation there. The prediction ("more", "less", "same" than in layer 1) is
+    never graded."""
+    from helpers.common.stats import intra_cluster_correlation
+
     if ratio is None:
-        return no_answer("Set ratio_1 = (sentence interval width) / (token interval width) at layer 0.")
+        return no_answer("Set ratio_1 = (sentence interval width) / (token interval width) in the last layer.")
     value, problem = as_number(ratio, "ratio_1")
     if problem is not None:
         return problem
-    norms, clusters = _last_and_first(traces)
-    first, last = _width_ratio(norms[:, 0], clusters), _width_ratio(norms[:, -1], clusters)
-    if abs(value - 1 / first) < 1e-6:
+    spread, clusters = _spread(traces)
+    first, last = _width_ratio(spread[:, 0], clusters), _width_ratio(spread[:, -1], clusters)
+    if abs(value - 1 / last) < 1e-6:
         return wrong("that is the ratio turned upside down (token width over sentence width).",
                      "Divide the width of the interval that redraws sentences by the one that redraws tokens.")
-    if abs(value - last) < 1e-6 and abs(first - last) > 1e-6:
-        return wrong("that is the ratio at the last layer, as in section 1.", "Take column 0 of "
-                     "layer_norms_per_token(traces): the embeddings.")
-    if abs(value - first) > 1e-6:
-        return wrong(f"{value:.3f} is not the ratio of the two widths at layer 0.",
+    if abs(value - first) < 1e-6 and abs(first - last) > 1e-6:
+        return wrong("that is the ratio in layer 1, as in section 1.", "Take the last column of "
+                     "attention_entropy_per_token(traces): [:, -1].")
+    if abs(value - last) > 1e-6:
+        return wrong(f"{value:.3f} is not the ratio of the two widths in the last layer.",
                      "cluster_replicates(values).interval(0.95) and cluster_replicates(values, "
                      "cluster_labels(traces)).interval(0.95); width = high - low.")
-    outcome = "more" if first > last * 1.05 else "less" if first < last / 1.05 else "same"
-    return correct(f"at layer 0 redrawing sentences widens the interval {first:.2f} times, at the last layer "
-                   f"{last:.2f} times ({outcome} at layer 0, within 5 % counted as the same). "
-                   + prediction_note(prediction, outcome, ("more", "less", "same")))
+    true_icc = intra_cluster_correlation(spread[:, -1], clusters)
+    if icc is None:
+        return no_answer(f"The ratio is right ({last:.2f}). Now set icc_1 = intra_cluster_correlation(values, "
+                         "cluster_labels(traces)) for the same column.")
+    icc_value, problem = as_number(icc, "icc_1")
+    if problem is not None:
+        return problem
+    if abs(icc_value - true_icc) > 1e-6:
+        return wrong(f"{icc_value:.3f} is not the intra-sentence correlation of the last layer's spread.",
+                     "intra_cluster_correlation(spread[:, -1], cluster_labels(traces)).")
+    outcome = "more" if last > first * 1.05 else "less" if last < first / 1.05 else "same"
+    return correct(f"in the last layer redrawing sentences widens the interval {last:.2f} times (two tokens of a "
+                   f"sentence correlate {true_icc:+.2f}), in layer 1 {first:.2f} times ({outcome} in the last layer, "
+                   "within 5 % counted as the same): the more tokens of a sentence move together, the wider the "
+                   "honest interval. " + prediction_note(prediction, outcome, ("more", "less", "same")))
+
+
+def _rises(intervals) -> list[int]:
+    return [l + 2 for l, iv in enumerate(intervals) if iv.low > 0]  # step l ends at layer l + 2 (layers 1..L)
 
 
 def check_exercise_2(rises, traces) -> Feedback:
-    """The layers (1..L) whose step of the mean length from the layer before is surely a rise,
-    the L steps read as one Bonferroni family, sentences resampled."""
+    """The layers (2..L) whose step of the mean attention spread from the layer before is surely a
+    rise, the L - 1 steps read as one Bonferroni family, sentences resampled. Two instructive wrong
+    answers fail with their own message whenever they differ from the right one: each step read at
+    95 % alone, and tokens resampled one by one."""
     if rises is None:
-        return no_answer("Set rises_2 to a sorted list of layers, e.g. [1, 3] (or [] for none).")
+        return no_answer("Set rises_2 to a sorted list of layers, e.g. [2, 4] (or [] for none).")
     if not isinstance(rises, (list, tuple)) or not all(isinstance(v, (int, np.integer)) and not isinstance(v, bool)
                                                         for v in rises):
-        return wrong(f"rises_2 should be a list of ints, got {rises!r}.", "For example [1, 3]; use int(...).")
-    norms, clusters = _last_and_first(traces)
-    steps = cluster_replicates(norms, clusters).steps()
-    L = steps.k
-    family = steps.intervals(family_level(L))
-    single = steps.intervals(0.95)
-    expected = [l + 1 for l, iv in enumerate(family) if iv.low > 0]
-    alone = [l + 1 for l, iv in enumerate(single) if iv.low > 0]
+        return wrong(f"rises_2 should be a list of ints, got {rises!r}.", "For example [2, 4]; use int(...).")
+    spread, clusters = _spread(traces)
+    steps = cluster_replicates(spread, clusters).steps()
+    k = steps.k
+    expected = _rises(steps.intervals(family_level(k)))
+    alone = _rises(steps.intervals(0.95))
+    by_token = _rises(cluster_replicates(spread).steps().intervals(family_level(k)))
     answer = sorted(int(v) for v in rises)
     if answer == expected:
-        return correct(f"rises at layers {expected or 'none'} (each step read at {100 * family_level(L):.4g} %, "
-                       f"Bonferroni over the {L} steps).")
-    if answer == alone and alone != expected:
+        return correct(f"rises at layers {expected or 'none'} (each step read at {100 * family_level(k):.4g} %, "
+                       f"Bonferroni over the {k} steps, whole sentences redrawn).")
+    if answer == alone and answer == by_token:
+        return wrong("those are the rises read at 95 % each, one at a time -- and also those you get when tokens "
+                     "are redrawn one by one: both are too sure of themselves.",
+                     f"Redraw whole sentences and read the {k} steps together: cluster_replicates(spread, "
+                     f"cluster_labels(traces)).steps().intervals(family_level({k})).")
+    if answer == alone:
         return wrong("those steps rise at 95 % each, read one at a time.",
-                     f"The {L} steps are read together: take steps.intervals(family_level({L})).")
+                     f"The {k} steps are read together: take steps.intervals(family_level({k})).")
+    if answer == by_token:
+        return wrong("those are the rises when tokens are redrawn one by one.",
+                     "Redraw whole sentences: cluster_replicates(spread, cluster_labels(traces)).")
     if answer == [l - 1 for l in expected] and expected:
-        return wrong("your layers are off by one.", "Step l goes from layer l - 1 to layer l: count it as layer l.")
+        return wrong("your layers are off by one.", "Step l goes from layer l - 1 to layer l: count it as layer l; "
+                     "column 0 of the spread is layer 1.")
     return wrong("not the layers whose step is surely a rise.",
-                 "cluster_replicates(norms, cluster_labels(traces)).steps(); keep l + 1 where "
-                 "the interval at family_level(L) has low > 0.")
+                 "cluster_replicates(spread, cluster_labels(traces)).steps(); keep the layer a step ends at where "
+                 "the interval at family_level(L - 1) has low > 0.")
 
 
 def check_exercise_3(margin, a_correct, b_correct) -> Feedback:

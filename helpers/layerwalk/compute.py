@@ -158,6 +158,20 @@ def layer_norms_per_token(traces, kind: str = "content") -> torch.Tensor:
     return pooled_vectors(traces, kind).norm(dim=-1).T
 
 
+def attention_entropy_per_token(traces, kind: str = "content") -> torch.Tensor:
+    """How spread out each token's attention is, per layer: the entropy (nats) of its attention
+    row, averaged over the heads, for every token of ``kind``: ``[N, L]`` (layers 1..L). 0 when a
+    token looks at one token only, ``log n`` when it spreads evenly over a sentence of ``n``
+    tokens -- so it depends on the sentence's length, which every token of a sentence shares."""
+    traces = check_traces(traces)
+    rows = []
+    for t in traces:
+        att = torch.stack(t.attentions).double()  # [L, heads, seq, seq]
+        entropy = -(att * torch.log(att.clamp_min(1e-12))).sum(-1).mean(1)  # [L, seq]
+        rows.append(entropy[:, positions_of_kind(t, kind)].T)
+    return torch.cat(rows)
+
+
 def interlayer_similarity_per_token(traces, kind: str = "content") -> torch.Tensor:
     """:func:`interlayer_similarity` of every token of ``kind``: ``[N, L + 1, L + 1]``."""
     stack = F.normalize(pooled_vectors(traces, kind), dim=-1).transpose(0, 1)  # [N, L+1, hidden]

@@ -1,22 +1,23 @@
 """Worked solutions for lesson 06 (plain functions; the tests run them through the checkers)."""
 
-from helpers.common.stats import cluster_replicates, family_level
-from helpers.layerwalk.compute import cluster_labels, layer_norms_per_token
+from helpers.common.stats import cluster_replicates, family_level, intra_cluster_correlation
+from helpers.layerwalk.compute import attention_entropy_per_token, cluster_labels
 
 
-def solution_1(traces) -> float:
-    """Width of the sentence-level interval over the token-level one, at layer 0."""
-    norms = layer_norms_per_token(traces)[:, 0].double().cpu().numpy()
-    by_token = cluster_replicates(norms).interval(0.95)
-    by_sentence = cluster_replicates(norms, cluster_labels(traces)).interval(0.95)
-    return by_sentence.width / by_token.width
+def solution_1(traces) -> tuple[float, float]:
+    """In the last layer: the sentence-level interval's width over the token-level one, and the
+    intra-sentence correlation."""
+    spread = attention_entropy_per_token(traces)[:, -1].double().cpu().numpy()
+    by_token = cluster_replicates(spread).interval(0.95)
+    by_sentence = cluster_replicates(spread, cluster_labels(traces)).interval(0.95)
+    return by_sentence.width / by_token.width, intra_cluster_correlation(spread, cluster_labels(traces))
 
 
 def solution_2(traces) -> list[int]:
-    """Layers whose step of the mean length is surely a rise, the L steps read together."""
-    norms = layer_norms_per_token(traces).double().cpu().numpy()
-    steps = cluster_replicates(norms, cluster_labels(traces)).steps()
-    return [l + 1 for l, iv in enumerate(steps.intervals(family_level(steps.k))) if iv.low > 0]
+    """Layers whose step of the mean attention spread is surely a rise, the L - 1 steps read together."""
+    spread = attention_entropy_per_token(traces).double().cpu().numpy()
+    steps = cluster_replicates(spread, cluster_labels(traces)).steps()
+    return [l + 2 for l, iv in enumerate(steps.intervals(family_level(steps.k))) if iv.low > 0]
 
 
 def solution_3() -> float:
