@@ -484,7 +484,7 @@ def main(argv=None) -> int:
     ok = write_results(explorers, notes, lessons, Path(args.out), long_rows, load_before, bert_base_lessons)
     results = Path(args.out).read_text()
     if Path(args.out) == DEFAULT_OUT and explorers is not None and lessons is not None:
-        update_readme(ROOT / "README.md", results)  # a full run on the default file: the README follows
+        update_readme(ROOT / "CONTRIBUTING.md", results)  # a full run on the default file: CONTRIBUTING.md follows
     print(results)
     return 0 if ok or args.no_fail else 1
 

@@ -144,7 +144,8 @@ def repository_from_badges(texts: list[str]) -> str:
 
 def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], built_on: str,
               repository: str, diagram: str | None = None) -> tuple[str, list[str]]:
-    """MyST source of the home page, from README.md: title, opening paragraph(s), the lesson
+    """MyST source of the home page, from README.md: title, opening paragraph(s) and the "Start
+    here" section (who the course is for, the map with hours per part), the lesson
     table (class ``lesson-table``: cards on a phone). A lesson the table lacks gets a row (title
     from its notebook) and a warning. ``diagram``: a picture file beside the page (the encoder
     diagram lesson 00 drew), shown as a captioned figure under the introduction.
@@ -156,7 +157,9 @@ def home_page(readme: str, lesson_files: list[Path], titles: dict[str, str], bui
     if title is None:
         raise ValueError("README.md has no '# title' line")
     start = lines.index(title) + 1
-    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    # the opening paragraph and the learner's "Start here" (who it is for, the map, the hours)
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ") and lines[i] != "## Start here"),
+               len(lines))
     intro = "\n".join(lines[start:end]).strip()
     section = _section(lines, "## Lessons")
     if section is None:
@@ -273,7 +276,9 @@ def _section(lines: list[str], heading: str) -> list[str] | None:
     if heading not in lines:
         return None
     start = lines.index(heading) + 1
-    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ")), len(lines))
+    # the opening paragraph and the learner's "Start here" (who it is for, the map, the hours)
+    end = next((i for i in range(start, len(lines)) if lines[i].startswith("## ") and lines[i] != "## Start here"),
+               len(lines))
     return lines[start:end]
 
 

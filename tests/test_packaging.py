@@ -64,17 +64,17 @@ def test_readme_lesson_table_has_every_lesson_with_a_badge():
         assert match and match["path"] == f"lessons/{source.stem}.ipynb", f"README row for {source.stem}: badge"
 
 
-def test_readme_shows_the_latest_benchmark():
-    """The README's speed figures are the ones in benchmarks/results.md (the script writes both)."""
+def test_contributing_shows_the_latest_benchmark():
+    """CONTRIBUTING.md's speed figures are the ones in benchmarks/results.md (the script writes both)."""
     import importlib.util
 
     spec = importlib.util.spec_from_file_location("run_benchmarks", ROOT / "benchmarks" / "run_benchmarks.py")
     rb = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(rb)
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "CONTRIBUTING.md").read_text()
     block = readme.split(rb.README_START, 1)[1].split(rb.README_END, 1)[0].strip()
     results = (ROOT / "benchmarks" / "results.md").read_text()
-    assert block == rb.readme_block(results).strip(), "README speed table differs from benchmarks/results.md: rerun the benchmark"
+    assert block == rb.readme_block(results).strip(), "CONTRIBUTING.md speed table differs from benchmarks/results.md: rerun the benchmark"
     assert "❌" not in block, "the latest benchmark misses a target"
 
 
@@ -102,3 +102,14 @@ def test_research_extra_is_optional_and_cannot_move_torch():
         for req in map(Requirement, requires):
             if req.name in installed and (req.marker is None or req.marker.evaluate({"extra": ""})):
                 assert req.specifier.contains(installed[req.name], prereleases=True), (dist, str(req))
+
+
+def test_the_readme_opens_for_learners():
+    """The README's first screen is for a learner (issue 46): who it is for and the map come before
+    any command, and contributor material lives in CONTRIBUTING.md, which the README links."""
+    readme = (ROOT / "README.md").read_text()
+    first = readme[:readme.index("## Two commands")]
+    assert "Who it is for" in first and "hours in all" in first and "set-up" in first
+    for maintainer in ("## Tests, CI", "## Layout", "benchmark:start", "nbval"):
+        assert maintainer not in readme, f"{maintainer!r} belongs in CONTRIBUTING.md"
+    assert "(CONTRIBUTING.md)" in readme and (ROOT / "CONTRIBUTING.md").exists()
