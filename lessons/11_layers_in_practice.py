@@ -146,9 +146,10 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 # `helpers/finetuning/compute.py`): they are ways of treating the layers once the head is sensible.
 #
 # **Which model.** A comparison of fine-tuning strategies needs a model that fine-tuning can
-# improve. The loaded all-MiniLM-L6-v2 was trained to make sentence vectors, and on ten examples
-# an intent a linear probe on its frozen vectors is about as good as fine-tuning it (Casanueva et
-# al., 2020, found the same for sentence encoders against fine-tuned BERT-Large). So this section
+# improve. The loaded all-MiniLM-L6-v2 was trained to make sentence vectors, so its frozen vectors
+# are already a strong intent classifier: Casanueva et al. (2020) found sentence encoders used
+# frozen beat fine-tuned BERT-Large at ten examples per intent, leaving fine-tuning little to
+# gain on such a model. So this section
 # fine-tunes the course's own **course-mini** (`data/course_mini/`), a BERT pre-trained only by
 # masked words and next sentences, like BERT itself -- its frozen last layer was never asked to
 # sort sentences by meaning. The later sections use the loaded model again.

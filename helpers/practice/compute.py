@@ -580,6 +580,9 @@ def training_rows(study) -> list[dict]:
             ties = sum(r.record.get("choice", "").startswith("no choice") for r in study.runs[s])
             counts = Counter(f"{r.lr:g}" for r in study.runs[s])
             choice = "lr per draw: " + ", ".join(f"{lr} x{n}" for lr, n in sorted(counts.items(), key=lambda x: float(x[0])))
+            edge = sum(r.lr in (min(study.config.lrs), max(study.config.lrs)) for r in study.runs[s])
+            if edge and len(study.config.lrs) > 2:  # the grid may not hold the best rate: say so
+                choice += f"; {edge} at the grid's edge"
             choice += f" ({ties} tie{'s' if ties != 1 else ''}: no choice)" if ties else ""
         else:
             grid = "; ".join(f"{lr:g}: {loss:.3f}" for lr, (loss, *_) in first.grid.items()) if first.grid \
