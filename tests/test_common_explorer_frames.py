@@ -163,3 +163,18 @@ def test_every_explorer_has_frames_or_examples(cls, tokenizer, model):
     assert first != last, f"{cls.__name__}: the first and last states draw the same"
     assert len(grid) >= len(data["controls"])
     plt.close(explorer.fig)
+
+
+def test_the_picture_after_recording_is_the_complete_opening_state(sample_trace, monkeypatch, tmp_path):
+    """Issue 49: after the frames were recorded, the blitted artists stayed animated and the saved
+    picture lost the figure-level ones (lesson 02's token labels, lesson 07's title): savefig skips
+    animated figure-level artists. The picture the notebook and the site keep must show them."""
+    explorer = AttentionHeadExplorer(sample_trace, layer=1, head=0)  # token labels: figure images
+    monkeypatch.setenv(ef.FRAMES_ENV, str(tmp_path))
+    data, _ = ef.site_bundle(explorer)
+    kept = np.asarray(Image.open(io.BytesIO(base64.b64decode(data["image/png"]))).convert("RGBA")).astype(int)
+    strips = [a for a in explorer.fig.images if a.get_animated()]
+    assert strips, "the recording left the label strips animated (the case to test)"
+    unlabelled = decode(ef._data_uri(ef.scaled_png(explorer.fig, hide=explorer.fig.images))).astype(int)
+    assert np.abs(kept - unlabelled).max() > 100, "the kept picture has no token labels"
+    plt.close(explorer.fig)

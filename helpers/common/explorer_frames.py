@@ -412,7 +412,12 @@ def scaled_png(fig, scale: int = SCALE, hide=()) -> bytes:
     (pixel-placed label strips) are enlarged with it, so they stay where they belong."""
     shown = [(a, a.get_visible()) for a in hide]
     images = [(im, im.get_array(), im.ox, im.oy) for im in fig.images]
+    # an explorer's blitted artists stay animated after it recorded its frames, and savefig
+    # leaves animated artists out (label strips, the title): draw them like any other
+    animated = fig.findobj(lambda a: a.get_animated())
     try:
+        for artist in animated:
+            artist.set_animated(False)
         for artist, _ in shown:
             artist.set_visible(False)
         for im, array, ox, oy in images:
@@ -425,6 +430,8 @@ def scaled_png(fig, scale: int = SCALE, hide=()) -> bytes:
     finally:
         for artist, visible in shown:
             artist.set_visible(visible)
+        for artist in animated:
+            artist.set_animated(True)
         for im, array, ox, oy in images:
             if array is not None:
                 im.set_data(array)
