@@ -280,3 +280,12 @@ def test_icon_fonts_are_cut_to_the_icons_the_stylesheets_draw(tmp_path):
     cut = site / "_static" / "fonts" / "fa-solid-900.woff2"
     assert result["fonts"] == 1 and result["after"] < 10_000 < result["before"]
     assert set(TTFont(str(cut)).getBestCmap()) == {0xF019}, "exactly the icon the stylesheet draws"
+
+
+def test_a_phone_reader_is_told_that_a_tap_opens_a_figure_full_size():
+    """Issue 49: on a 390 px screen figure text is 5-6 px; the hint must be visible, not a hover title."""
+    from pathlib import Path
+
+    css = (Path(__file__).resolve().parent.parent / "book" / "static" / "course.css").read_text()
+    narrow = css[css.index("@media (max-width: 700px)"):]
+    assert "a.course-enlarge::after" in narrow and "Tap the figure to open it full size" in narrow
