@@ -313,6 +313,8 @@ def site_notebook(nb, stem: str, repository: str, records: dict[str, dict] | Non
         notes.append(f"{stem}: the Colab install cell is left off the page")
     for cell in nb.cells:
         if cell.cell_type == "markdown":
+            if installs:  # no sentence about a cell the page left off
+                cell.source = INSTALL_SENTENCE.sub("", cell.source).rstrip()
             cell.source = repository_links(cell.source, repository, "lessons")
         if cell.cell_type != "code":
             continue
@@ -344,6 +346,9 @@ def site_notebook(nb, stem: str, repository: str, records: dict[str, dict] | Non
 
 
 INSTALL_CELL = re.compile(r"""["']google\.colab["']\s+in\s+sys\.modules""")
+# the lessons' sentence about that cell (a paragraph of its own)
+INSTALL_SENTENCE = re.compile(r"\n*The first cell installs the course when you run it on Google Colab;\s+on your own\s+"
+                              r"machine it does nothing\.")
 
 
 def is_install_cell(cell) -> bool:

@@ -304,7 +304,8 @@ def test_site_notebook_leaves_off_the_install_cell_and_shows_exercises_as_to_do(
         return nbformat.v4.new_output("display_data", data=data)
 
     nb = nbformat.v4.new_notebook(cells=[
-        nbformat.v4.new_markdown_cell(f"# 03 — Title\n\n{_badge('03_x')}"),
+        nbformat.v4.new_markdown_cell(f"# 03 — Title\n\n{_badge('03_x')}\n\nThe idea.\n\nThe first cell installs the "
+                                      "course when you run it on Google Colab; on your own\nmachine it does nothing."),
         nbformat.v4.new_code_cell(INSTALL, outputs=[nbformat.v4.new_output("stream", name="stdout", text="Running locally")]),
         nbformat.v4.new_code_cell("check_exercise_1(None)", outputs=[shown(NO_ANSWER)]),
         nbformat.v4.new_code_cell("check_exercise_2(2)", outputs=[shown(correct("that is right."))]),
@@ -313,6 +314,8 @@ def test_site_notebook_leaves_off_the_install_cell_and_shows_exercises_as_to_do(
     sources = [c.source for c in page.cells if c.cell_type == "code"]
     assert sources == ["check_exercise_1(None)", "check_exercise_2(2)"], "the Colab install cell is not on the page"
     assert any("install cell" in n for n in notes)
+    first = next(c.source for c in page.cells if c.cell_type == "markdown" and "The idea." in c.source)
+    assert "first cell installs" not in first, "no sentence about a cell the page left off (issue 49)"
     todo, done = (c.outputs[0]["data"] for c in page.cells[1:])
     assert "Not yet" not in todo["text/html"] and "notebook to check your answer" in todo["text/html"]
     assert todo["text/plain"] == build.FEEDBACK_CHECK
