@@ -140,7 +140,9 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 #   vectors that flow up the stack, collecting one update per block, are the residual
 #   stream.
 # * **LayerNorm** rescales each token vector to mean 0 and spread 1 over its $H$ numbers,
-#   then applies a learned scale and shift (lesson 01 writes it out). BERT puts a LayerNorm
+#   then multiplies each number by a learned scale and adds a learned shift (lesson 01 writes
+#   it out) -- so the vectors that come out are not of length $\sqrt{H}$: the learned scale
+#   shrinks or stretches each dimension. BERT puts a LayerNorm
 #   *after* each residual add ("post-LN", as in the original Transformer). Most recent
 #   models, and the code of *The Annotated Transformer*, put it *before* the block instead
 #   ("pre-LN"); keep that in mind when you compare code.

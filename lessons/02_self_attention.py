@@ -235,7 +235,9 @@ caught = {}
 
 def catch(name):
     def hook(module, args, out):
-        caught[name] = out[0][0] if isinstance(out, tuple) else out[0]
+        # some modules return a tuple (output, extras): keep the output
+        output = out[0] if isinstance(out, tuple) else out
+        caught[name] = output[0]  # the batch holds one sentence: take it
     return hook
 
 

@@ -171,8 +171,11 @@ print(f"Read: a cosine of {cos.mean():.2f} means the vectors point in clearly "
       f"Read: a cosine of {cos.mean():.2f} is close to the true output",
       f"on average; the token moved most is {trace.tokens[worst]!r} "
       f"({cos[worst]:.2f}), the least {trace.tokens[int(cos.argmax())]!r}. "
-      "Without the residual the layer forgets what the token was: the "
-      "feed-forward update alone is not the token.")
+      "The tokens whose cosine stays low lose what they were without the"
+      " residual: for them the feed-forward update alone is not the token"
+      + (f" (a token near 1, like {trace.tokens[int(cos.argmax())]!r}, had"
+         " an update that already points where the token does)."
+         if cos.max() > 0.95 else "."))
 
 # %% [markdown]
 # ## The residual stream, layer by layer
@@ -277,10 +280,9 @@ for name, per_sentence in medians.items():
          "wholly below 0 means that layer's update is really smaller."]
         + [f"layer {l + 1} minus layer {top}: {d}" for l, d in
            enumerate(ranking.differences) if l + 1 != top]
-        + [f"{100 * ranking.differences[0].level:.4g} % intervals resampling "
-           f"sentences (Bonferroni: each range is widened because the "
-           f"{ranking.family} pairs of layers are compared at once and the "
-           "largest is picked from the same data)"],
+        + [f"each range is made wider than usual because all {ranking.family}"
+           " pairs of layers are compared at once, and the largest layer is"
+           " picked from the same data (lesson 06 explains why)"],
     )
 
 # %% [markdown]

@@ -87,7 +87,7 @@ def embedding_sum_figure(parts: dict, tokens: list[str], dims: int = 32, max_tok
         ax.set_yticks(range(shown), tokens[:shown] if key in ("word", "sum") else [])
         if key in ("sum", "layernorm"):
             cax = fig.add_subplot(grid[0, 6] if key == "sum" else grid[1, 6])
-            fig.colorbar(image, cax=cax, label="value (top row and the sum)" if key == "sum" else "value (LayerNorm)")
+            fig.colorbar(image, cax=cax, label="value (the three lookups\nand their sum)" if key == "sum" else "value (LayerNorm)")
     axes[0].set_ylabel("token")
     axes[3].set_ylabel("token")
     fig.supxlabel(f"dimensions 0\u2013{cols - 1} of {width}", fontsize=9, y=0.01, x=0.5)

@@ -233,8 +233,8 @@ def course_mini_lens(text: str, top_k: int = 5) -> TinyLens:
     run = json.loads((folder / "run.json").read_text())
     return _lens_on_folder(folder, "course-mini", text, top_k, lambda cfg: (
         f"the course's own BERT ({cfg.num_hidden_layers} layers x {cfg.hidden_size}, vocabulary "
-        f"{cfg.vocab_size:,}, {run['steps_done']:,} pre-training steps, {run['tokens_seen'] / 1e9:.2f} B tokens "
-        "on Shakespeare and the King James Bible: not BERT-base)"))
+        f"{cfg.vocab_size:,}, {run['steps_done']:,} pre-training steps, {run['tokens_seen'] / 1e9:.2f} B "
+        "tokens seen in training, many passes over Shakespeare and the King James Bible: not BERT-base)"))
 
 
 @dataclass
