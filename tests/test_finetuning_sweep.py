@@ -31,7 +31,7 @@ def stored():
 def test_the_stored_sweep_is_there_with_its_provenance(stored):
     data = read_sweep()
     prov = data["provenance"]
-    for key in ("model", "model_key", "python", "torch", "transformers", "machine", "device", "finished", "seconds"):
+    for key in ("model", "weights_hash", "python", "torch", "transformers", "machine", "device", "finished", "seconds"):
         assert prov[key], f"provenance lacks {key}"
     assert set(stored.runs) == set(FINETUNE_STRATEGIES)
     assert all(len(runs) == len(stored.seeds) >= 5 for runs in stored.runs.values())

@@ -71,15 +71,33 @@ def _run_entry(run: FinetuneRun) -> dict:
     return meta
 
 
-def _provenance(model, seconds: float) -> dict:
-    import transformers
-
+def weights_hash(model) -> str:
+    """The hash of every weight and buffer of ``model`` (:func:`~helpers.practice.compute.model_key`
+    without the folder it was loaded from, which differs from one clone to the next)."""
     from helpers.practice.compute import model_key
 
-    return {"model": SWEEP_MODEL, "model_key": model_key(model), "python": platform.python_version(),
+    return model_key(model).rsplit("|", 1)[-1]
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "cpu"
+
+
+def _provenance(model, seconds: float) -> dict:
+    import os
+
+    import transformers
+
+    return {"model": SWEEP_MODEL, "weights_hash": weights_hash(model), "python": platform.python_version(),
             "torch": torch.__version__, "transformers": transformers.__version__,
-            "machine": f"{platform.machine()}, {torch.get_num_threads()} torch threads, "
-                       f"{platform.processor() or 'cpu'}", "device": str(next(model.parameters()).device),
+            "machine": f"{platform.machine()}, {_cpu_name()}, {os.cpu_count()} cores, {torch.get_num_threads()} "
+                       "torch threads", "device": str(next(model.parameters()).device),
             "finished": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "seconds": round(seconds, 1)}
 
 
@@ -115,9 +133,7 @@ def stored_study(model=None, folder: Path = SWEEP_DIR) -> FinetuneStudy:
     on (the same weights, by hash)."""
     data = read_sweep(folder)
     if model is not None:
-        from helpers.practice.compute import model_key
-
-        if model_key(model) != data["provenance"]["model_key"]:
+        if weights_hash(model) != data["provenance"]["weights_hash"]:
             raise ValueError(f"the stored sweep ran on other weights than this model's: it needs "
                              f"{data['provenance']['model']!r} as shipped in data/course_mini/.")
     tasks, recipe, seeds = sweep_setup(data["seeds"])
@@ -177,7 +193,7 @@ def card_text(folder: Path = SWEEP_DIR) -> str:
              "Made by `python -m helpers.finetuning.sweep` (`helpers/finetuning/sweep.py`); lesson 11 reads "
              "`sweep.json` and re-runs one draw live. Do not edit by hand.", "",
              "## Design", "",
-             f"* model: `{prov['model']}` (`data/course_mini/`; weights hash `{prov['model_key'][:16]}`)",
+             f"* model: `{prov['model']}` (`data/course_mini/`; weights hash `{prov['weights_hash'][:16]}`)",
              f"* task, per draw: {data['task_described']}; draws (seeds): {data['seeds']}",
              f"* recipe: {study.config.describe()}", "",
              "## Provenance", "",
