@@ -307,7 +307,7 @@ status_claim = show_finding(
 # %%
 # now the accuracies, on every test utterance of each draw's intents
 from helpers.finetuning.compute import baseline_finding, moved_accuracies
-from helpers.practice.compute import strategy_rows
+from helpers.practice.compute import median_range, strategy_rows
 
 accuracy = study.accuracies()
 # the rows: strategy_rows in helpers/practice/compute.py
