@@ -357,7 +357,7 @@ for share in (0.0, 0.005, 0.02):
     old = old_conditional_false_equivalence(385, 0.01, share, R_eq)
     new = paired_false_equivalence(385, 0.01, share, R_eq)
     eq_rows.append({"items that change the other way": f"{share:.1%}",
-                    "old conditional interval": f"{old:.0%}",
+                    "a conditional interval": f"{old:.0%}",
                     "the course's paired interval": f"{new:.0%}"})
 eq_table = show_table(eq_rows, index="items that change the other way", title=(
     "how often a change of exactly one point on 385 items is called"

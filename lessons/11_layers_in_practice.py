@@ -216,7 +216,7 @@ sizes = fold_sizes(X0, train.labels, C)
 fold_claim = show_finding(
     "Folded per dimension, the probe's largest weight would be"
     f" {sizes['per dimension']:.3g},"
-    f" {sizes['per dimension'] / sizes['one scale']:,.0f} times the"
+    f" {sizes['per dimension'] / sizes['one scale']:,.1f} times the"
     f" {sizes['one scale']:.2g} of the head divided by one scale:"
     " LP-FT starts from the second.",
     details=[

@@ -600,10 +600,15 @@ def training_rows(study) -> list[dict]:
             "moved": "-" if s == FROZEN else f"{sum(r.moved for r in study.runs[s])} of {len(recs)}",
             "steps": "-" if s == FROZEN else f"{min(steps)}-{max(steps)}",
             ("dev accuracy" if by_accuracy else "dev loss") + ", step 0 -> kept (median)": dev,
-            "training accuracy": (f"{100 * min(r.train_accuracy for r in recs):.0f}-"
-                                  f"{100 * max(r.train_accuracy for r in recs):.0f} %"),
+            "training accuracy": _span_pct([r.train_accuracy for r in recs]),
         })
     return rows
+
+
+def _span_pct(values) -> str:
+    """``"93-100 %"``, or ``"100 %"`` when every value rounds alike."""
+    low, high = f"{100 * min(values):.0f}", f"{100 * max(values):.0f}"
+    return f"{low} %" if low == high else f"{low}-{high} %"
 
 
 def status_finding(study) -> tuple[str, list[str]]:
@@ -633,7 +638,8 @@ def status_finding(study) -> tuple[str, list[str]]:
         details.append(f"the linear probes: {status_summary(probes)} ({probes[0].criterion})")
     if GRADUAL in study.runs:
         opened = [r.opened_at for r in study.runs[GRADUAL]]
-        details.append(f"gradual unfreezing opened every layer at step {min(opened)}-{max(opened)}"
+        details.append(("gradual unfreezing opened every layer at step "
+                        + (f"{min(opened)}" if min(opened) == max(opened) else f"{min(opened)}-{max(opened)}"))
                        if None not in opened else "gradual unfreezing did not open every layer in some runs")
     return sentence, details
 
