@@ -323,7 +323,8 @@ baseline_claim = show_finding(*baseline_finding(moved_accuracies(study)))
 from helpers.practice.plots import plot_accuracy_vs_time
 
 ax = plot_accuracy_vs_time(
-    accuracy, {s: study.seconds(s) for s in FINETUNE_STRATEGIES}
+    accuracy, {s: study.seconds(s) for s in FINETUNE_STRATEGIES},
+    machine="the sweep's machine",
 )
 plt.show()
 

@@ -12,7 +12,7 @@ from helpers.common.style import FIG_WIDTH_IN, layer_labels, legend_below, new_a
 MIB = 2 ** 20
 
 
-def plot_accuracy_vs_time(accuracy: dict, seconds: dict, ax=None):
+def plot_accuracy_vs_time(accuracy: dict, seconds: dict, ax=None, machine: str = "this machine"):
     """One colour per strategy: a small dot per run at (its training seconds, its test
     accuracy), and a large marker at (median seconds, mean accuracy) whose whiskers are the
     range of the seconds and the 95% accuracy interval (test items and seeds).
@@ -33,7 +33,7 @@ def plot_accuracy_vs_time(accuracy: dict, seconds: dict, ax=None):
         ax.errorbar(med, acc.estimate, xerr=[[med - secs.min()], [secs.max() - med]],
                     yerr=[[acc.estimate - ci.low], [ci.high - acc.estimate]], fmt="D", ms=7,
                     color=dots.get_color(), mec="black", mew=0.5, capsize=3, label=name)
-    ax.set_xlabel("training seconds per run (wall clock, this machine)")
+    ax.set_xlabel(f"training seconds per run (wall clock, {machine})")
     low, high = ax.get_ylim()  # an accuracy lives in [0, 1], also where an interval of few runs reaches past it
     ax.set_ylim(max(0.0, low), min(1.0, high))
     ax.set_ylabel("test accuracy" + (f" (axis starts at {ax.get_ylim()[0]:.2f})" if ax.get_ylim()[0] > 0 else ""))
