@@ -100,8 +100,12 @@ test)
     else
         "$VENV/bin/python" tests/nbval_prepare.py build/nbval
     fi
+    # Two workers (pytest-xdist; COURSE_TEST_WORKERS=0 runs in one process): a test file stays on
+    # one worker, so its fixtures load once; every worker has its own course cache (tests/conftest.py).
+    workers=(-n "${COURSE_TEST_WORKERS:-2}" --dist loadfile)
+    [ "${COURSE_TEST_WORKERS:-2}" = "0" ] && workers=()
     exec "$VENV/bin/python" -m pytest tests ${lessons[@]+"${lessons[@]}"} ${tier[@]+"${tier[@]}"} \
-        --nbval-lax --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg "$@"
+        ${workers[@]+"${workers[@]}"} --nbval-lax --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg "$@"
     ;;
 book)
     setup

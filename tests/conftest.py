@@ -6,10 +6,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 # Fine-tuning runs are cached on disk (helpers.finetuning.compute.cache_dir); the tests and the
 # lessons they execute start from an empty cache of their own, so every run is really made.
-if "COURSE_CACHE" not in os.environ:
+# With pytest-xdist (`bash course.sh test` runs two workers), each worker gets its own empty
+# cache: two processes never write the same cached run at once.
+if "COURSE_CACHE" not in os.environ or os.environ.get("COURSE_TEST_OWN_CACHE") == "1":
     import tempfile
 
-    os.environ["COURSE_CACHE"] = tempfile.mkdtemp(prefix="course-cache-")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    os.environ["COURSE_CACHE"] = tempfile.mkdtemp(prefix=f"course-cache-{worker}-")
+    os.environ["COURSE_TEST_OWN_CACHE"] = "1"  # inherited by the workers: they make their own too
 
 import pytest  # noqa: E402
 
