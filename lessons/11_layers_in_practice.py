@@ -174,7 +174,7 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 # one banking domain; `data/banking77/`): **30 intents** per draw, 10 training utterances each (the
 # paper's 10-shot setup), a dev split of 10 more each from the rest of the training split (never
 # the test split), and **every** test utterance of the 30 intents. Each seed is a new **draw** of
-# intents and utterances (`sweep_setup` in `helpers/finetuning/sweep.py`), so the spread over seeds
+# intents and utterances (`sweep_setup` in `helpers/finetuning/history.py`), so the spread over seeds
 # carries the variance of the data; within a draw every strategy sees the same utterances, so
 # strategies are compared paired.
 
@@ -182,7 +182,7 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 import textwrap
 
 from helpers.finetuning.compute import FINETUNE_STRATEGIES, FROZEN, FULL
-from helpers.finetuning.sweep import SWEEP_MODEL, sweep_setup
+from helpers.finetuning.history import SWEEP_MODEL, sweep_setup
 from helpers.practice.compute import model_key
 
 ft_tokenizer, ft_model = load_model(SWEEP_MODEL)
@@ -252,13 +252,13 @@ power_claim = show_finding(
 # %% [markdown]
 # **The runs.** Every strategy on every draw, each at every learning rate of the grid, is more
 # training than two CPU cores can do in a lesson. So the whole design was run once by a committed
-# script, `python -m helpers.finetuning.sweep` (resumable; `helpers/finetuning/sweep.py`), and its
+# script, `python -m helpers.finetuning.history` (resumable; `helpers/finetuning/history.py`), and its
 # results ship with the course in `data/finetune_sweep/` with their provenance (versions, machine,
 # seconds). This cell reads them, checks they were made with these very weights, and says where.
 # Further down, one draw is re-run live on your machine and checked against them.
 
 # %%
-from helpers.finetuning.sweep import read_sweep, stored_study
+from helpers.finetuning.history import read_sweep, stored_study
 
 study = stored_study(ft_model)  # raises if the weights are not the sweep's
 prov = read_sweep()["provenance"]
@@ -341,7 +341,7 @@ plt.show()
 # %%
 from helpers.classify.compute import paired_comparison, show_verdict
 from helpers.finetuning.compute import LPFT
-from helpers.finetuning.sweep import moved_on_all
+from helpers.finetuning.history import moved_on_all
 
 both = moved_on_all(study, LPFT, FULL)  # the draws where both moved
 pair = {s: accuracy[s].only(both) for s in (LPFT, FULL)} if both else {}
@@ -365,11 +365,11 @@ lpft_claim = show_verdict(
 # and full fine-tuning, with the same recipe -- every learning rate of the grid, chosen on the dev
 # split (about a minute and a half on two cores; `finetune_study` keeps the runs in the course's
 # disk cache, so a second run of the lesson reads them). Each lands inside the stored range over
-# the draws, or the cell says it does not (`live_check` in `helpers/finetuning/sweep.py`).
+# the draws, or the cell says it does not (`live_check` in `helpers/finetuning/history.py`).
 
 # %%
 from helpers.finetuning.compute import finetune_study
-from helpers.finetuning.sweep import live_check
+from helpers.finetuning.history import live_check
 
 key_before = model_key(ft_model)  # a hash of every weight of course-mini
 live_recipe = budget.pick(recipe, dataclasses.replace(

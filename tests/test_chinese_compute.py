@@ -182,7 +182,7 @@ def test_the_character_window_baseline_reads_context_and_generalises():
     split of training sentences and labels a word it never saw from its context."""
     from helpers.probes.compute import WordFeatures
 
-    texts = ["我们今天去", "他们明天来", "你们后天走", "我们昨天到", "他们今天回", "你们明天去", "天气不错呢"] * 4
+    texts = ["我们今天去", "他们明天来", "你们后天走", "我们昨天到", "他们今天回", "你们明天去", "天气怎么样"] * 4
     sents = [zh.SegmentedSentence(t, (t[:2], t[2:4], t[4]), "t", "") for t in texts]
     rows = [(s, p, sents[s].text[p]) for s in range(len(sents)) for p in range(5)]
     feats = WordFeatures(torch.zeros(1, len(rows), 2), torch.tensor([r[0] for r in rows]),

@@ -710,7 +710,7 @@ def sink_test(traces, floor: float = SINK_FLOOR) -> dict:
 
 def sink_from_ratio(ratio, floor: float = SINK_FLOOR) -> dict:
     """:func:`sink_test` from ``ratio [n_inputs, L, 2]``: [CLS]'s and [SEP]'s share ÷ even share."""
-    ratio = torch.as_tensor(ratio, dtype=torch.float64)
+    ratio = torch.as_tensor(ratio, dtype=torch.float64).cpu()  # cpu: float64 statistics on results
     if ratio.ndim != 3 or ratio.shape[-1] != 2:
         raise ValueError(f"ratio must be [n_inputs, layers, 2] ([CLS], [SEP]), got shape {tuple(ratio.shape)}.")
     return {"[CLS]": above_threshold(ratio[..., 0], floor), "[SEP]": above_threshold(ratio[..., 1], floor),

@@ -5,7 +5,7 @@ scored at step 0, early stopping on the dev loss or accuracy after the warm-up, 
 status (converged / stopped at first evaluation / budget exhausted; a run that kept its start is
 *not fine-tuned*). :func:`finetune_study` runs every strategy on one few-shot task per seed (a new
 draw of intents and utterances each time), with a disk cache (lesson 11's stored sweep,
-:mod:`helpers.finetuning.sweep`, resumes from it); then lesson 14's measures of what
+:mod:`helpers.finetuning.history`, resumes from it); then lesson 14's measures of what
 fine-tuning changed, layer by layer. Every run trains a ``copy.deepcopy`` of the model, so the
 cached model that :func:`helpers.model.loading.load_model` hands out is never changed."""
 
@@ -175,13 +175,18 @@ class FinetuneConfig:
                 f"{self.max_steps} steps; dev split scored at step 0 and after every "
                 + ("epoch" if self.eval_every == 0 else f"{self.eval_every} steps")
                 + f"; early stopping once the {self._watched()} has not improved for {self.patience} "
-                f"evaluations after step {self.patience_from} (the best evaluation's weights are kept)")
+                f"evaluations {self._counted_from()} (the best evaluation's weights are kept)")
+
+    def _counted_from(self) -> str:
+        if self.min_steps <= self.warmup_steps:
+            return f"after the warm-up ({self.warmup_steps} steps)"
+        return f"after step {self.patience_from} (past the warm-up and a minimum of {self.min_steps} steps)"
 
     def criterion(self) -> str:
         """The stated convergence criterion of a fine-tuning run, in words."""
         if self.monitor == "accuracy":
-            return (f"the dev accuracy stops improving for {self.patience} evaluations after step "
-                    f"{self.patience_from}, within {self.max_steps} steps")
+            return (f"the dev accuracy stops improving for {self.patience} evaluations "
+                    f"{self._counted_from()}, within {self.max_steps} steps")
         return (f"the dev loss stops improving (by {self.min_delta:g}) for {self.patience} evaluations after the "
                 f"{self.warmup_steps}-step warm-up, within {self.max_steps} steps")
 
@@ -618,7 +623,7 @@ def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent:
 def lesson_setup(budget) -> tuple[dict, FinetuneConfig, tuple]:
     """``(tasks, recipe, seeds)`` of lesson 14's probes and fine-tuning runs on the loaded model,
     for a :class:`~helpers.common.budget.Budget` (lesson 11's stored sweep has its own design:
-    :mod:`helpers.finetuning.sweep`): ``tasks`` maps each seed to its own :class:`FewShotTask` -- a new draw of intents and
+    :mod:`helpers.finetuning.history`): ``tasks`` maps each seed to its own :class:`FewShotTask` -- a new draw of intents and
     utterances per seed, so the spread over seeds carries the data's variance. Full: 10 of the 77
     intents, 10-shot, 4 dev utterances per intent, every test utterance of the intents (40 each),
     5 seeds, learning rates chosen from two on the first seed's dev split, the dev split scored

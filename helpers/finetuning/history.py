@@ -1,7 +1,7 @@
 """Lesson 11's fine-tuning comparison, run in full once and stored (``data/finetune_sweep/``).
 
-    python -m helpers.finetuning.sweep          # every run not yet made (resumable), then sweep.json
-    python -m helpers.finetuning.sweep card     # data/finetune_sweep/README.md from sweep.json
+    python -m helpers.finetuning.history          # every run not yet made (resumable), then sweep.json
+    python -m helpers.finetuning.history card     # data/finetune_sweep/README.md from sweep.json
 
 Six strategies x five draws x three learning rates is more than 2 CPU cores can train inside a
 lesson, so the whole design runs here, once, and the lesson reads it; the lesson then re-runs one
@@ -57,11 +57,12 @@ def sweep_setup(seeds=SEEDS) -> tuple[dict, FinetuneConfig, tuple]:
 
 
 def _bits(correct: torch.Tensor) -> str:
-    return np.packbits(correct.numpy().astype(np.uint8)).tobytes().hex()
+    return np.packbits(correct.cpu().numpy().astype(np.uint8)).tobytes().hex()
 
 
 def _unbits(text: str, n: int) -> torch.Tensor:
-    return torch.from_numpy(np.unpackbits(np.frombuffer(bytes.fromhex(text), dtype=np.uint8))[:n].astype(bool))
+    bits = np.unpackbits(np.frombuffer(bytes.fromhex(text), dtype=np.uint8))[:n].astype(bool)
+    return torch.from_numpy(bits)  # cpu: stored per-item outcomes, for statistics
 
 
 def _run_entry(run: FinetuneRun) -> dict:
@@ -123,7 +124,7 @@ def run_sweep(seeds=SEEDS, folder: Path = SWEEP_DIR, progress: bool = True) -> d
 def read_sweep(folder: Path = SWEEP_DIR) -> dict:
     path = folder / SWEEP
     if not path.exists():
-        raise FileNotFoundError(f"{path} is missing: run `python -m helpers.finetuning.sweep` to make it.")
+        raise FileNotFoundError(f"{path} is missing: run `python -m helpers.finetuning.history` to make it.")
     return json.loads(path.read_text())
 
 
@@ -190,7 +191,7 @@ def card_text(folder: Path = SWEEP_DIR) -> str:
     prov = data["provenance"]
     moved = moved_counts(study)
     lines = ["# Lesson 11's fine-tuning sweep (stored)", "",
-             "Made by `python -m helpers.finetuning.sweep` (`helpers/finetuning/sweep.py`); lesson 11 reads "
+             "Made by `python -m helpers.finetuning.history` (`helpers/finetuning/history.py`); lesson 11 reads "
              "`sweep.json` and re-runs one draw live. Do not edit by hand.", "",
              "## Design", "",
              f"* model: `{prov['model']}` (`data/course_mini/`; weights hash `{prov['weights_hash'][:16]}`)",

@@ -18,7 +18,7 @@ import torch
 
 from helpers.finetuning.compute import (FINETUNE_STRATEGIES, FROZEN, FULL, LPFT, FinetuneConfig, FinetuneRun,
                                         FinetuneStudy, baseline_finding, finetune_run, moved_accuracies)
-from helpers.finetuning.sweep import (SWEEP_DIR, card_text, live_check, moved_counts, read_sweep, stored_range,
+from helpers.finetuning.history import (SWEEP_DIR, card_text, live_check, moved_counts, read_sweep, stored_range,
                                       stored_study)
 from test_lessons_layer_claims import claim_sentences, executed, outputs
 
@@ -64,7 +64,7 @@ def test_fine_tuning_moves_in_the_stored_sweep(stored):
 
 def test_the_card_is_generated_from_the_file():
     assert (SWEEP_DIR / "README.md").read_text(encoding="utf-8") == card_text(), \
-        "data/finetune_sweep/README.md is stale: run `python -m helpers.finetuning.sweep card`"
+        "data/finetune_sweep/README.md is stale: run `python -m helpers.finetuning.history card`"
 
 
 def test_a_live_run_is_checked_against_the_stored_range(stored):
