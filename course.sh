@@ -103,7 +103,11 @@ test)
     # Two workers (pytest-xdist; COURSE_TEST_WORKERS=0 runs in one process): a test file stays on
     # one worker, so its fixtures load once; every worker has its own course cache (tests/conftest.py).
     workers=(-n "${COURSE_TEST_WORKERS:-2}" --dist loadfile)
-    [ "${COURSE_TEST_WORKERS:-2}" = "0" ] && workers=()
+    if [ "${COURSE_TEST_WORKERS:-2}" = "0" ]; then
+        workers=()
+    else
+        export OMP_NUM_THREADS=1  # one thread per worker (and its lesson kernels): no oversubscribed cores
+    fi
     exec "$VENV/bin/python" -m pytest tests ${lessons[@]+"${lessons[@]}"} ${tier[@]+"${tier[@]}"} \
         ${workers[@]+"${workers[@]}"} --nbval-lax --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg "$@"
     ;;
