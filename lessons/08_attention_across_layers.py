@@ -718,8 +718,7 @@ sentence, details = profile_finding(
     highest=False)
 entropy_claim = show_finding(
     f"On the {len(packed)} packed pairs, {sentence[:1].lower()}{sentence[1:]}"
-    " The most focused layers are those whose heads look at the fewest"
-    " keys.",
+    " (Low entropy means each query spreads its attention over few keys.)",
     details,
 )
 
