@@ -117,19 +117,17 @@ plt.show()
 # `helpers/chinese/compute.py`). WordPiece then sees one-character "words", so a Chinese BERT's
 # tokens are characters: no token ever spans two Chinese characters, and the vocabulary needs
 # no Chinese words at all. Latin letters and digits are left together and go through WordPiece
-# as usual. `split_cjk` is that step written out by hand. WordPiece's own model, run on each
-# chunk with no splitting of its own (`backend_tokenizer.model`), must give the tokenizer's
-# tokens -- a chunk of two characters would come out as `今`, `##天` instead:
+# as usual. `split_cjk` is that step written out by hand. WordPiece alone, run on each chunk
+# with no CJK splitting of its own (`wordpiece_alone`), must give the tokenizer's tokens -- a
+# chunk of two characters would come out as `今`, `##天` instead:
 
 # %%
-from helpers.chinese.compute import is_cjk_char, split_cjk
+from helpers.chinese.compute import is_cjk_char, split_cjk, wordpiece_alone
 
-backend = tokenizer.backend_tokenizer  # normalizer, then WordPiece alone
 mixed = SENTENCE + " 放一首playlist里的歌"
 for text in (SENTENCE, mixed):
     chunks = split_cjk(text)
-    pieces = [t.value for c in chunks for t in backend.model.tokenize(
-        backend.normalizer.normalize_str(c).strip())]
+    pieces = [p for c in chunks for p in wordpiece_alone(tokenizer, c)]
     tokens = tokenizer.tokenize(text)
     print(f"{text!r}\n  chunks: {chunks}\n  tokens: {tokens}")
     assert pieces == tokens, "split_cjk + WordPiece differs"

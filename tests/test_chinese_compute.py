@@ -203,3 +203,12 @@ def test_the_character_window_baseline_reads_context_and_generalises():
     assert lookup[2] == 0 and correct[2] == 1, "the window reads the context the character lookup cannot"
     with pytest.raises(ValueError, match="one window"):
         zh.window_baseline_correct(windows[:-1], y, feats.sentence, windows, y)
+
+
+def test_wordpiece_alone_can_tell_a_bad_split(zh_tokenizer):
+    """The lesson's check of split_cjk (issue 45: it could not fail): WordPiece alone on the chunks
+    gives the tokenizer's tokens, and a chunk of two characters does not."""
+    text = "今天天气如何，明天会不会下雨？ The storm, at last. 放一首playlist里的歌"
+    pieces = [p for c in zh.split_cjk(text) for p in zh.wordpiece_alone(zh_tokenizer, c)]
+    assert pieces == zh_tokenizer.tokenize(text)
+    assert zh.wordpiece_alone(zh_tokenizer, "今天") != zh_tokenizer.tokenize("今天")

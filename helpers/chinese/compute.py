@@ -327,6 +327,24 @@ def bigram_lookup_correct(train: WordFeatures, train_prev, y_train, test: WordFe
     return torch.tensor([float(g == y) for g, y in zip(guess, y_test)], dtype=torch.float64)  # cpu: outcomes
 
 
+def wordpiece_alone(tokenizer, chunk: str) -> list[str]:
+    """The tokens of ``chunk`` from WordPiece **alone**: the tokenizer's own normalizer with its
+    CJK splitting switched off, BERT's split on spaces and punctuation, then the WordPiece model.
+    Run on the chunks of :func:`split_cjk`, it must give the tokenizer's tokens -- and it cannot
+    unless the chunks already hold one CJK character each ("今天" comes out as 今, ##天)."""
+    import re
+
+    from tokenizers.normalizers import BertNormalizer
+
+    backend = tokenizer.backend_tokenizer
+    n = backend.normalizer
+    if not isinstance(n, BertNormalizer):
+        raise ValueError(f"wordpiece_alone needs a BERT tokenizer (a BertNormalizer), got {type(n).__name__}.")
+    plain = BertNormalizer(clean_text=n.clean_text, handle_chinese_chars=False, strip_accents=n.strip_accents,
+                           lowercase=n.lowercase)
+    return [t.value for w in re.findall(r"\w+|[^\w\s]", plain.normalize_str(chunk)) for t in backend.model.tokenize(w)]
+
+
 WINDOW = 2  # characters on each side that the window baseline reads
 WINDOW_C = (0.01, 0.1, 1.0, 10.0)  # inverse L2 strengths of its logistic regression, chosen on a dev split
 
