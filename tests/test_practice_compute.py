@@ -286,7 +286,7 @@ def test_training_rows_and_status_finding_read_every_run(tiny_study):
     assert details[0] == f"criterion: {study.config.criterion()}"
     assert "stay out of the strategy verdicts" in details[1]
     opened = [r.opened_at for r in study.runs[GRADUAL]]
-    at = f"{min(opened)}" if min(opened) == max(opened) else f"{min(opened)}-{max(opened)}"
+    at = "" if None in opened else f"{min(opened)}" if min(opened) == max(opened) else f"{min(opened)}-{max(opened)}"
     assert details[-1] == (f"gradual unfreezing opened every layer at step {at}"
                            if None not in opened else "gradual unfreezing did not open every layer in some runs")
 
