@@ -73,11 +73,18 @@ def _run_entry(run: FinetuneRun) -> dict:
 
 
 def weights_hash(model) -> str:
-    """The hash of every weight and buffer of ``model`` (:func:`~helpers.practice.compute.model_key`
-    without the folder it was loaded from, which differs from one clone to the next)."""
-    from helpers.practice.compute import model_key
+    """A hash of every trained parameter of ``model``, by name: not the folder it was loaded from
+    (it differs from one clone to the next) and not its buffers (which transformers versions keep
+    or drop differently, e.g. ``position_ids``), so Colab's versions find the same weights."""
+    import hashlib
 
-    return model_key(model).rsplit("|", 1)[-1]
+    from helpers.practice.compute import _tensor_bytes
+
+    digest = hashlib.blake2b(digest_size=16)
+    for name, value in sorted(model.named_parameters()):
+        digest.update(name.encode())
+        digest.update(_tensor_bytes(value))
+    return digest.hexdigest()
 
 
 def _cpu_name() -> str:
