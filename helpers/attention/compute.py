@@ -72,8 +72,9 @@ def attention_entropy(trace: Trace) -> torch.Tensor:
 
     Low entropy: the head looks at few tokens; ``log(seq_len)``: it spreads evenly.
     """
-    att = torch.stack(check_trace(trace).attentions)
-    return -(att * torch.log(att.clamp_min(1e-12))).sum(dim=-1).mean(dim=-1)
+    from helpers.layerwalk.compute import attention_row_entropy
+
+    return attention_row_entropy(torch.stack(check_trace(trace).attentions)).mean(dim=-1)
 
 
 def offset_head_scores(trace: Trace, offset: int) -> torch.Tensor:

@@ -659,11 +659,29 @@ def run_key(bert_key: str, train, dev, test, strategy: str, seed: int, config: F
     return hashlib.sha256(blob.encode()).hexdigest()[:24]
 
 
-def _save(folder: Path, run: FinetuneRun) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
+def run_meta(run: FinetuneRun) -> dict:
+    """A run's record as plain JSON-ready values (no model, no outcomes): what the disk cache and
+    lesson 11's stored sweep keep; :func:`run_from_meta` reads it back."""
     meta = {k: v for k, v in asdict(run).items() if k not in ("model", "correct", "from_cache")}
     meta["grid"] = [[lr, *result] for lr, result in run.grid.items()]
-    torch.save({"meta": json.dumps(meta), "correct": run.correct}, folder / "run.pt")
+    return meta
+
+
+def run_from_meta(meta: dict, correct: torch.Tensor, model=None) -> FinetuneRun:
+    """The :class:`FinetuneRun` of a :func:`run_meta` record read back from JSON (its tuples
+    restored), with its test outcomes ``correct``, marked as read from disk."""
+    meta = dict(meta, record=dict(meta["record"]))
+    meta["dev_curve"] = [tuple(point) for point in meta["dev_curve"]]
+    meta["grid"] = {row[0]: tuple(row[1:]) for row in meta["grid"]}
+    for key in ("step0", "kept"):
+        meta["record"][key] = tuple(meta["record"][key])
+    meta["record"]["curve"] = [tuple(point) for point in meta["record"]["curve"]]
+    return FinetuneRun(correct=correct, from_cache=True, model=model, **meta)
+
+
+def _save(folder: Path, run: FinetuneRun) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    torch.save({"meta": json.dumps(run_meta(run)), "correct": run.correct}, folder / "run.pt")
     if run.model is not None:  # the weights that can differ from the loaded model's
         state = {k: v.cpu() for k, v in run.model.state_dict().items() if k != "bert.embeddings.word_embeddings.weight"}
         torch.save(state, folder / "model.pt")
@@ -673,12 +691,6 @@ def _load(folder: Path, bert, num_classes: int, keep_model: bool) -> FinetuneRun
     if not (folder / "run.pt").exists() or (keep_model and not (folder / "model.pt").exists()):
         return None
     saved = torch.load(folder / "run.pt", weights_only=True)
-    meta = json.loads(saved["meta"])
-    meta["dev_curve"] = [tuple(point) for point in meta["dev_curve"]]
-    meta["grid"] = {row[0]: tuple(row[1:]) for row in meta["grid"]}
-    for key in ("step0", "kept"):
-        meta["record"][key] = tuple(meta["record"][key])
-    meta["record"]["curve"] = [tuple(point) for point in meta["record"]["curve"]]
     model = None
     if keep_model:
         model = SentenceClassifier(copy.deepcopy(bert), num_classes)
@@ -686,7 +698,7 @@ def _load(folder: Path, bert, num_classes: int, keep_model: bool) -> FinetuneRun
         if unexpected or missing != ["bert.embeddings.word_embeddings.weight"]:
             return None
         model.eval()
-    return FinetuneRun(correct=saved["correct"], from_cache=True, model=model, **meta)
+    return run_from_meta(json.loads(saved["meta"]), saved["correct"], model)
 
 
 @dataclass
@@ -1138,7 +1150,7 @@ def baseline_finding(accuracy: dict, baseline: str = FROZEN, margin: float | Non
     def versus(group):  # "95.0 % vs 50.0 %": each against the baseline on its own draws
         if paired_apart:
             return "; ".join(f"{pct(s)} vs {base_pct(s)}" for s in group) + " on the same draws"
-        return f"{', '.join(map(pct, group))} vs {pct(repr(baseline))}"
+        return f"{', '.join(map(pct, group))} vs {pct(baseline)}"
 
     if above:
         parts = [f"{_join(above)} beat{'s' if len(above) == 1 else ''} {name} ({versus(above)})"]

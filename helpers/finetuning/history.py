@@ -36,7 +36,7 @@ import numpy as np
 import torch
 
 from helpers.finetuning.compute import (FINETUNE_STRATEGIES, FROZEN, FinetuneConfig, FinetuneRun,
-                                        FinetuneStudy, few_shot_task, finetune_study)
+                                        FinetuneStudy, few_shot_task, finetune_study, run_from_meta, run_meta)
 from helpers.model.paths import DATA_DIR
 
 SWEEP_MODEL = "course-mini"
@@ -66,25 +66,16 @@ def _unbits(text: str, n: int) -> torch.Tensor:
 
 
 def _run_entry(run: FinetuneRun) -> dict:
-    meta = {k: v for k, v in asdict(run).items() if k not in ("model", "correct", "from_cache")}
-    meta["grid"] = [[lr, *result] for lr, result in run.grid.items()]
-    meta["correct"] = _bits(run.correct)
-    return meta
+    return {**run_meta(run), "correct": _bits(run.correct)}
 
 
 def weights_hash(model) -> str:
     """A hash of every trained parameter of ``model``, by name: not the folder it was loaded from
     (it differs from one clone to the next) and not its buffers (which transformers versions keep
     or drop differently, e.g. ``position_ids``), so Colab's versions find the same weights."""
-    import hashlib
+    from helpers.practice.compute import tensors_digest
 
-    from helpers.practice.compute import _tensor_bytes
-
-    digest = hashlib.blake2b(digest_size=16)
-    for name, value in sorted(model.named_parameters()):
-        digest.update(name.encode())
-        digest.update(_tensor_bytes(value))
-    return digest.hexdigest()
+    return tensors_digest(model.named_parameters())
 
 
 def _cpu_name() -> str:
@@ -150,14 +141,8 @@ def stored_study(model=None, folder: Path = SWEEP_DIR) -> FinetuneStudy:
         runs[strategy] = []
         for seed, entry in zip(seeds, entries):
             meta = dict(entry)
-            n = len(tasks[seed].test)
-            correct = _unbits(meta.pop("correct"), n)
-            meta["dev_curve"] = [tuple(p) for p in meta["dev_curve"]]
-            meta["grid"] = {row[0]: tuple(row[1:]) for row in meta["grid"]}
-            for key in ("step0", "kept"):
-                meta["record"][key] = tuple(meta["record"][key])
-            meta["record"]["curve"] = [tuple(p) for p in meta["record"]["curve"]]
-            runs[strategy].append(FinetuneRun(correct=correct, from_cache=True, **meta))
+            correct = _unbits(meta.pop("correct"), len(tasks[seed].test))
+            runs[strategy].append(run_from_meta(meta, correct))
     return FinetuneStudy(recipe, seeds, runs, tasks)
 
 

@@ -158,6 +158,12 @@ def layer_norms_per_token(traces, kind: str = "content") -> torch.Tensor:
     return pooled_vectors(traces, kind).norm(dim=-1).T
 
 
+def attention_row_entropy(att: torch.Tensor) -> torch.Tensor:
+    """Entropy (nats) of every attention row of ``att`` (``[..., keys]``, each row summing to 1):
+    ``[...]``; 0 for one key, ``log n`` for ``n`` keys evenly."""
+    return -(att * torch.log(att.clamp_min(1e-12))).sum(dim=-1)
+
+
 def attention_entropy_per_token(traces, kind: str = "content") -> torch.Tensor:
     """How spread out each token's attention is, per layer: the entropy (nats) of its attention
     row, averaged over the heads, for every token of ``kind``: ``[N, L]`` (layers 1..L). 0 when a
@@ -167,7 +173,7 @@ def attention_entropy_per_token(traces, kind: str = "content") -> torch.Tensor:
     rows = []
     for t in traces:
         att = torch.stack(t.attentions).double()  # [L, heads, seq, seq]
-        entropy = -(att * torch.log(att.clamp_min(1e-12))).sum(-1).mean(1)  # [L, seq]
+        entropy = attention_row_entropy(att).mean(1)  # [L, seq]: averaged over the heads
         rows.append(entropy[:, positions_of_kind(t, kind)].T)
     return torch.cat(rows)
 

@@ -434,11 +434,17 @@ def model_key(bert) -> str:
     The hash reads all the weights once (a fraction of a second for a BERT-base-sized model).
     """
     cfg = bert.config
+    return f"{cfg._name_or_path}|{cfg.num_hidden_layers}x{cfg.hidden_size}|{tensors_digest(bert.state_dict().items())}"
+
+
+def tensors_digest(named) -> str:
+    """A hash of ``(name, tensor)`` pairs, names included, in name order (:func:`model_key`'s, and
+    the stored sweep's of the trained parameters alone)."""
     digest = hashlib.blake2b(digest_size=16)
-    for name, value in sorted(bert.state_dict().items()):
+    for name, value in sorted(named, key=lambda item: item[0]):
         digest.update(name.encode())
         digest.update(_tensor_bytes(value))
-    return f"{cfg._name_or_path}|{cfg.num_hidden_layers}x{cfg.hidden_size}|{digest.hexdigest()}"
+    return digest.hexdigest()
 
 
 class FeatureCache:
