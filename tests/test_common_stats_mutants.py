@@ -17,6 +17,7 @@ in ``tests/test_common_stats.py``.
 | seed variance ignored (items resampled, seeds pooled) | coverage of a seeds x items accuracy |
 | Wald interval for paired right/wrong outcomes | coverage with few items |
 | the conditional interval for paired outcomes | false "equivalent" at the margin |
+| patched pairs resampled one by one (not by word) | coverage of a patched share (0/1, clustered) |
 """
 
 import numpy as np
@@ -91,3 +92,23 @@ def test_the_conditional_interval_calls_equivalence_at_the_margin_far_too_often(
     limit = alpha + 3 * mc_se(alpha, r)
     assert paired_false_equivalence(385, 0.01, 0.0, r) <= limit
     assert old_conditional_false_equivalence(385, 0.01, 0.0, r) > limit
+
+
+def test_resampling_patched_pairs_instead_of_words_fails_coverage():
+    """Lesson 12's shares: 12 words x 25 patched pairs (0/1), words differing in how often they
+    follow. Resampling the words covers the true share; treating every pair as its own word does not."""
+    import torch
+
+    from helpers.interventions.compute import share_verdicts, word_cluster_shares
+
+    rng, r, truth = np.random.default_rng(11), 300, 0.7
+    right = wrong = 0
+    for _ in range(r):
+        own = rng.beta(truth * 8.3, (1 - truth) * 8.3, size=12)  # sd about 0.15 between words
+        follows = (rng.random((12, 25)) < own[:, None]).astype(np.float32)
+        by_word = {f"w{k}": {"pairs": [(i, 0) for i in range(25)], "follows": torch.tensor(f[:, None])}
+                   for k, f in enumerate(follows)}
+        by_pair = {f"p{k}": {"pairs": [(0, 0)], "follows": torch.tensor([[v]])} for k, v in enumerate(follows.ravel())}
+        right += share_verdicts(*word_cluster_shares(by_word, n_boot=1000))[0].share.contains(truth)
+        wrong += share_verdicts(*word_cluster_shares(by_pair, n_boot=1000))[0].share.contains(truth)
+    assert covers(right / r, r) and not covers(wrong / r, r), (right / r, wrong / r)

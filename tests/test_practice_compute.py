@@ -7,8 +7,9 @@ import torch
 from helpers.classify.compute import encode_batch
 from helpers.finetuning.compute import SentenceClassifier
 from helpers.classify.compute import extract_features
+from helpers.common.stats import sign_test_p
 from helpers.practice.compute import (FeatureCache, checkpointing_is_on, compare_times, describe_selection, enable_checkpointing,
-                                      peak_step_memory, sign_test_p,
+                                      peak_step_memory,
                                       feature_change_per_layer, keep_hidden_states, random_partners, median_range, model_key, quantize_int8,
                                       relative_change, saved_for_backward, saved_for_backward_bytes, state_dict_bytes,
                                       time_interleaved, training_state_bytes, try_from_pretrained, what_comes_back)

@@ -567,6 +567,15 @@ def _binary(values, name: str) -> np.ndarray:
     return array
 
 
+def sign_test_p(above: int, n: int) -> float:
+    """Two-sided exact sign test: the chance, if each of ``n`` units fell on either side with
+    probability 1/2, of a split at least as lopsided as ``above`` of ``n``."""
+    if n < 1 or not 0 <= above <= n:
+        raise ValueError(f"need 0 <= above <= n and n >= 1, got above={above}, n={n}.")
+    k = min(above, n - above)
+    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
+
+
 def clopper_pearson(k: int, n: int, level: float = 0.95) -> Interval:
     """Exact (Clopper-Pearson) interval of a proportion ``k / n``: never zero-width, also at 0 or n."""
     from scipy.stats import beta

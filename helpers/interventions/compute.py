@@ -65,7 +65,7 @@ from helpers.classify.compute import mean_pool
 from helpers.common.progress import progress as progress_bar
 from helpers.common.stats import (Interval, Replicates, Verdict, accuracy_ci, bootstrap_size, clopper_pearson,
                                   cluster_bootstrap_ci, cluster_replicates, equivalence_level, extreme_family,
-                                  family_level, mcnemar_p, median_interval, tango_interval, verdict)
+                                  family_level, format_p, mcnemar_p, sign_test_p, tango_interval, verdict)
 from helpers.model.trace import check_trace, device_of, encode, model_device
 
 
@@ -1153,34 +1153,29 @@ class ShareVerdict:
     p_value: float
     adjusted_p: float
     kind: str
+    why: str = ""  # why an interval that clears one half is still "inconclusive" (too few words)
+    adjusted_floor: float | None = None  # the smallest adjusted p these words can give
 
-
-def sign_test_p(values, half: float = 0.5) -> float:
-    """Two-sided exact sign test of "the units' median lies at ``half``": how many units lie above
-    ``half`` against below (ties dropped)."""
-    x = _as_float_array(values).ravel()
-    above, below = int((x > half).sum()), int((x < half).sum())
-    if above + below == 0:
-        return 1.0
-    return float(min(1.0, 2 * min(_binom_cdf(above, above + below), _binom_sf(above, above + below))))
+    @property
+    def p_text(self) -> str:
+        """The adjusted p, printed as a bound at its floor (:func:`~helpers.common.stats.format_p`)."""
+        return format_p(self.adjusted_p, self.adjusted_floor)
 
 
 def share_verdicts(intervals, boots, unit_shares, half: float = 0.5, alpha: float = 0.05) -> list[ShareVerdict]:
     """One :class:`ShareVerdict` per column (e.g. per patched layer) of :func:`word_cluster_shares`'
-    output, the columns one Bonferroni family, each read off one interval at ``1 - alpha / K``:
+    output, the columns one Bonferroni family. One estimand -- the share of all patched pairs with
+    outcome 1 -- and one rule per column, whose interval and p come from the same procedure:
 
-    * the pooled share's interval from the replicates over the words, under the course's small-sample
-      rule (never narrower than the t interval over the ``n_words`` units);
-    * widened, where needed, to cover the distribution-free interval of the words' **median** share
-      (:func:`~helpers.common.stats.median_interval`, the sign test's): a claim that "a majority follows" must hold for the
-      typical word too, and a handful of words cannot make it however well they agree -- without
-      this, three words that nearly agree would get a narrow t interval while three that agree
-      exactly get none (a verdict must not grow surer as the words disagree more);
-    * a column where every word gave the same share gets the exact Clopper-Pearson interval of that
-      count of words.
+    * the words differ: the bootstrap over the words (:class:`~helpers.common.stats.Replicates`,
+      the course's small-sample rule, never narrower than the t interval over ``n_words`` units);
+    * every word gave the same share: the exact (Clopper-Pearson) interval and binomial p of that
+      count of words (a zero-width bootstrap interval would look like certainty).
 
-    "above" when the interval lies above ``half``, "below" when below; the p-value is the larger of
-    the bootstrap's and the sign test's (the interval excludes ``half`` exactly when both reject)."""
+    "above" when the interval at ``1 - alpha / K`` lies above ``half`` *and* the adjusted p is
+    below ``alpha``, "below" likewise; they part only where the p cannot go that low -- too few
+    words for ``K`` comparisons -- and the verdict is then "inconclusive" (``why`` says so), as in
+    :func:`~helpers.common.stats.verdict`."""
     boots, unit_shares = _as_float_array(boots), _as_float_array(unit_shares)
     boots = boots[:, None] if boots.ndim == 1 else boots
     unit_shares = unit_shares[:, None] if unit_shares.ndim == 1 else unit_shares
@@ -1196,31 +1191,23 @@ def share_verdicts(intervals, boots, unit_shares, half: float = 0.5, alpha: floa
     out = []
     for k, ci in enumerate(intervals):
         if unit_shares[:, k].min() == unit_shares[:, k].max():  # every word alike: exact over the words
-            exact = clopper_pearson(int(round(ci.estimate * n_units)), n_units, level)
+            count = int(round(ci.estimate * n_units))
+            exact = clopper_pearson(count, n_units, level)
             share = Interval(ci.estimate, exact.low, exact.high, level)
-            p_k = 1.0 if ci.estimate == half else float(min(1.0, 2 * min(
-                _binom_cdf(int(round(ci.estimate * n_units)), n_units), _binom_sf(int(round(ci.estimate * n_units)), n_units))))
+            p_k = sign_test_p(count, n_units)
+            floor = float(min(1.0, 2 * 0.5 ** n_units))
         else:
-            free = median_interval(unit_shares[:, k], level, bounds=(0.0, 1.0))  # (0, 1) when too few words
-            low, high = free.low, free.high
-            share = Interval(ci.estimate, max(0.0, min(shifted[k].low + half, low)),
-                             min(1.0, max(shifted[k].high + half, high)), level)
-            p_k = max(float(p[k]), sign_test_p(unit_shares[:, k], half))
-        kind = "above" if share.low > half else "below" if share.high < half else "inconclusive"
-        out.append(ShareVerdict(share, p_k, min(1.0, family * p_k), kind))
+            share = Interval(ci.estimate, max(0.0, shifted[k].low + half), min(1.0, shifted[k].high + half), level)
+            p_k, floor = float(p[k]), reps.p_floor
+        adjusted, adjusted_floor = min(1.0, family * p_k), min(1.0, family * floor)
+        side = "above" if share.low > half else "below" if share.high < half else "inconclusive"
+        why = ""
+        if side != "inconclusive" and not adjusted < alpha:
+            why = (f"too few words for {family} comparison{'s' if family > 1 else ''}: the smallest p they "
+                   f"can give is {adjusted_floor:.2g}, not below {alpha:g}")
+            side = "inconclusive"
+        out.append(ShareVerdict(share, p_k, adjusted, side, why, adjusted_floor))
     return out
-
-
-def _binom_cdf(k: int, n: int) -> float:
-    from scipy.stats import binom
-
-    return float(binom.cdf(k, n, 0.5))
-
-
-def _binom_sf(k: int, n: int) -> float:
-    from scipy.stats import binom
-
-    return float(binom.sf(k - 1, n, 0.5))
 
 
 # -- 6. everything the explorer shows, for one sentence ---------------------------------------------
@@ -1512,8 +1499,8 @@ def patch_finding(verdicts, context_verdicts, n_words: int) -> tuple[str, list]:
     v0 = verdicts[0]
     details = [f"share of pairs following the patch per layer, resampling the {n_words} words (the small-sample rule), "
                f"{100 * v0.share.level:.4g} % intervals, Bonferroni over the {len(verdicts)} patched layers"]
-    details += [f"{n}: at the word {v.share.percent(0)} (Bonferroni-adjusted p = {v.adjusted_p:.2g}); rest of the "
-                f"sentence {c.share.percent(0)} (p = {c.adjusted_p:.2g})"
+    details += [f"{n}: at the word {v.share.percent(0)} (Bonferroni-adjusted {v.p_text}{_why(v)}); rest of the "
+                f"sentence {c.share.percent(0)} ({c.p_text}{_why(c)})"
                 for n, v, c in zip(names, verdicts, context_verdicts)]
     return sentence, details
 
@@ -1713,7 +1700,11 @@ def probe_finding(control: ShareVerdict, n_pairs: int, n_words: int) -> tuple[st
                 f"{n_pairs} sentence pairs"
                 + (", better than a coin." if control.kind == "above" else
                    "; we cannot tell it from a coin, so the follow rates below mean little."))
-    return sentence, [f"{n_words} words resampled: {control.share.percent()}, p = {control.adjusted_p:.2g}"]
+    return sentence, [f"{n_words} words resampled: {control.share.percent()}, {control.p_text}{_why(control)}"]
+
+
+def _why(v: ShareVerdict) -> str:
+    return f"; inconclusive: {v.why}" if v.why else ""
 
 
 def patch_rows(verdicts, context_verdicts) -> list[dict]:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import torch
 
 from helpers.classify.compute import LayerFeatures, extract_features
-from helpers.common.stats import Interval
+from helpers.common.stats import Interval, sign_test_p
 from helpers.model.trace import synchronize
 
 
@@ -200,15 +200,6 @@ def median_range(values) -> Interval:
     if not values:
         raise ValueError("give at least one measurement.")
     return Interval(statistics.median(values), min(values), max(values), 1.0)
-
-
-def sign_test_p(above: int, n: int) -> float:
-    """Two-sided sign test: the chance, if each of ``n`` paired ratios fell above or below 1
-    with probability 1/2, of a split at least as lopsided as ``above`` of ``n``."""
-    if n < 1 or not 0 <= above <= n:
-        raise ValueError(f"need 0 <= above <= n and n >= 1, got above={above}, n={n}.")
-    k = min(above, n - above)
-    return min(1.0, 2 * sum(math.comb(n, i) for i in range(k + 1)) / 2 ** n)
 
 
 def compare_times(a_name: str, a, b_name: str, b, unit: str = "s") -> str:
