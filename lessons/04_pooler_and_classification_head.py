@@ -399,6 +399,9 @@ from helpers.exercises.lesson04 import check_exercise_1, check_exercise_2
 # them at once with the formula above, from `model.pooler.dense.weight` and `.bias` (your
 # result should equal `feats10_test.pooler`), and set `answer_1` to the mean, over the
 # utterances, of the cosine between each raw vector and its pooled one.
+#
+# **Reflection question:** leave out the tanh and measure again. On this model the answer
+# barely moves. Why? (The checker's reply to a right answer gives a clue.)
 
 # %%
 prediction_1 = None  # a number between -1 and 1, written before measuring

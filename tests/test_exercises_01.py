@@ -1,5 +1,7 @@
 """Lesson 01 solutions pass their checkers; typical wrong answers get the right hint."""
 
+import warnings
+
 import torch
 
 from helpers.exercises.lesson01 import check_exercise_1, check_exercise_2, check_exercise_3, check_exercise_4
@@ -51,11 +53,15 @@ def test_exercise_3_shares_of_the_sum(tokenizer, model):
     assert fb.ok and "You predicted 'word'" in fb.message
     assert check_exercise_3(shares, None, model, pair).ok  # no prediction: never an error
     emb = model.embeddings
-    lengths = {"word": float(emb.word_embeddings.weight[pair.input_ids].norm(dim=-1).mean()),
-               "position": float(emb.position_embeddings.weight[: pair.seq_len].norm(dim=-1).mean()),
-               "segment": float(emb.token_type_embeddings.weight[pair.token_type_ids].norm(dim=-1).mean())}
-    fb = check_exercise_3(lengths, None, model, pair)
-    assert not fb.ok and "lengths" in fb.message
+    with torch.no_grad():
+        lengths = {"word": float(emb.word_embeddings.weight[pair.input_ids].norm(dim=-1).mean()),
+                   "position": float(emb.position_embeddings.weight[: pair.seq_len].norm(dim=-1).mean()),
+                   "segment": float(emb.token_type_embeddings.weight[pair.token_type_ids].norm(dim=-1).mean())}
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no PyTorch warning may reach the learner
+        fb = check_exercise_3(lengths, None, model, pair)
+        assert not fb.ok and "lengths" in fb.message
+        assert not check_exercise_3({"word": 0.2, "position": 0.3, "segment": 0.5}, None, model, pair).ok
     fb = check_exercise_3({"word": 0.5, "position": 0.5, "segment": 0.5}, None, model, pair)
     assert not fb.ok and "add up to 1" in fb.message
     assert not check_exercise_3([0.5, 0.3, 0.2], None, model, pair).ok

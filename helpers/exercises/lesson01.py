@@ -116,18 +116,19 @@ def check_exercise_3(answer, prediction, model, trace) -> Feedback:
         return correct("shares of the sum: " + ", ".join(f"{k} {v:.2f}" for k, v in truth.items())
                        + f" (they add up to 1 for every token). The {largest} rows carry most of it. "
                        + prediction_note(prediction, largest, ("word", "position", "segment")))
-    lengths = {k: float(v) for k, v in zip(truth, (
-        model.embeddings.word_embeddings.weight[trace.input_ids].norm(dim=-1).mean(),
-        model.embeddings.position_embeddings.weight[: trace.seq_len].norm(dim=-1).mean(),
-        model.embeddings.token_type_embeddings.weight[trace.token_type_ids].norm(dim=-1).mean()))}
+    with torch.no_grad():  # the checker's arithmetic must not warn the learner about gradients
+        lengths = {k: float(v) for k, v in zip(truth, (
+            model.embeddings.word_embeddings.weight[trace.input_ids].norm(dim=-1).mean(),
+            model.embeddings.position_embeddings.weight[: trace.seq_len].norm(dim=-1).mean(),
+            model.embeddings.token_type_embeddings.weight[trace.token_type_ids].norm(dim=-1).mean()))}
     if all(abs(values[k] - lengths[k]) < 2e-3 for k in truth):
         return wrong("those are the parts' lengths, not their shares of the sum.",
                      "Share of a part = (part . sum) / ||sum||^2, per token, then the mean over tokens.")
     if abs(sum(values.values()) - 1) > 0.02:
         return wrong("your three shares do not add up to 1.", "For each token the three dot products with the sum "
                      "add up to ||sum||^2; divide each by it.")
-    return wrong("the shares differ from the sum's own.", "word = word_embeddings.weight[trace.input_ids], "
-                 "position = position_embeddings.weight[:seq_len], segment = token_type_embeddings.weight[token_type_ids].")
+    return wrong("the shares differ from the sum's own.", "Which rows of each of the three tables does a token of "
+                 "trace actually add? Its token id, its position and its segment each pick one.")
 
 
 def check_exercise_4(answer, prediction, trace, first: int, second: int) -> Feedback:

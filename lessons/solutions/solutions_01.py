@@ -36,7 +36,8 @@ def solution_3(model, trace) -> dict:
         norm2 = (total * total).sum(dim=-1)
         return {k: float(((v * total).sum(dim=-1) / norm2).mean()) for k, v in parts.items()}
 # The prediction is read off the checker: on all-MiniLM-L6-v2 the word rows carry most of the
-# sum; the position rows a good part; the single segment row the least.
+# sum; the position rows and the segment row share the rest, almost equally (the checker prints
+# the three shares: read which is smaller there, it may change with the sentence).
 
 
 def solution_4(trace, first: int, second: int) -> float:
