@@ -20,9 +20,9 @@
 #
 # [![Open In Colab](https://colab.research.google.com/assets/colab-badge.svg)](https://colab.research.google.com/github/bert-layer-by-layer/bert-layer-by-layer/blob/main/lessons/06_how_we_know.ipynb)
 #
-# From here on, every lesson states what it measured in one plain sentence -- "layer 4 turns
-# tokens most", "mean pooling beats [CLS] by about 3 points on this model" -- and folds the
-# evidence beneath it in a block called **How we know**. This lesson opens that block once.
+# From here on, every lesson states what it measured in one plain sentence -- of the form "layer
+# 4 turns tokens most" or "mean pooling beats [CLS] by N points" -- and folds the evidence
+# beneath it in a block called **How we know**. This lesson opens that block once.
 # It teaches the four ideas the course's verdicts rest on, each on this model's own numbers:
 #
 # 1. **Resample the unit that varies.** Tokens of one sentence move together; a thousand
@@ -63,7 +63,8 @@ else:
 # ## Parameters
 #
 # `MODEL` names the checkpoint (`None`: the course chooses), `SENTENCE` is a text of yours that joins
-# the sample of sentences below; `BUDGET = "quick"` runs smaller simulations (the same code, larger Monte Carlo error).
+# the sample of sentences below; `BUDGET = "quick"` runs smaller simulations (the same code; the
+# rates they print are rougher).
 
 # %% tags=["parameters"]
 MODEL = None
@@ -108,11 +109,13 @@ print(f"{len(traces)} sentences traced; {L} layers")
 #
 # Take one number per token: how **spread out** its attention is in the first layer -- the
 # entropy of its attention row, averaged over the heads (`attention_entropy_per_token` in
-# `helpers/layerwalk/compute.py`): 0 when a token looks at a single token, larger the more
-# tokens it spreads over. How sure is its mean over the course's sentences? The **bootstrap**
-# answers by re-running the measurement on data drawn again, with replacement, from what we
-# have: if the mean barely moves between redraws, it is well pinned down, and the range that
-# holds the middle 95 % of the redrawn means is an interval.
+# `helpers/layerwalk/compute.py`), in **nats** (entropy with the natural logarithm: 0 when a
+# token looks at a single token, $\ln k$ when it spreads evenly over $k$ tokens). How sure is
+# its mean over the course's sentences? The **bootstrap** answers by re-running the
+# measurement on data drawn again from what we have, **with replacement** (each draw is put
+# back, so some come twice and some not at all, and every redrawn data set is a little
+# different): if the mean barely moves between redraws, it is well pinned down, and the range
+# that holds the middle 95 % of the redrawn means is an interval.
 #
 # What do we redraw? Redrawing tokens one by one mixes tokens of all sentences as if each were a
 # fresh sentence. But tokens of one sentence can move together: a long sentence gives every one
@@ -151,12 +154,14 @@ print(f"Two tokens of one sentence correlate {icc:+.2f}; redrawing whole"
 from helpers.common.style import FIG_WIDTH_IN, new_axes
 
 ax = new_axes(figsize=(FIG_WIDTH_IN, 2.6))
-for reps, label, color in (
-        (cluster_replicates(spread), "tokens, one by one", "0.55"),
-        (cluster_replicates(spread, sentence_of), "whole sentences",
-         "#e07b00")):
-    ax.hist(reps.boots[:, 0], bins=40, histtype="step", lw=1.6,
-            color=color, label=label)
+redraws = {
+    "tokens, one by one": cluster_replicates(spread).boots[:, 0],
+    "whole sentences": cluster_replicates(spread, sentence_of).boots[:, 0]}
+# the same bins for both: the wider spread is then the lower, flatter curve
+bins = np.histogram_bin_edges(np.concatenate(list(redraws.values())), 60)
+for (label, means), color in zip(redraws.items(), ("0.55", "#e07b00")):
+    ax.hist(means, bins=bins, histtype="step", lw=1.6, color=color,
+            label=label)
 ax.axvline(by_token.estimate, color="black", ls="--", lw=1)
 ax.set(xlabel="mean attention spread in layer 1 (entropy, nats)",
        ylabel="redrawn data sets",
@@ -169,7 +174,8 @@ plt.show()
 # Tokens of a sentence share its length, and a longer sentence gives each of them more keys to
 # spread over: the correlation is clearly positive, and the sentence redraw is the honest,
 # wider interval. A statistic whose tokens **pull apart** within a sentence (a negative
-# correlation: one long vector in a sentence goes with short ones) would show the opposite --
+# correlation: a token that spreads widely goes with tokens of its sentence that focus) would
+# show the opposite --
 # whole sentences average out, and their redraw is narrower. Either way the rule is the same:
 # redraw the unit that was sampled, here sentences.
 
@@ -202,10 +208,17 @@ coverage_table = show_table(rows, index="sentences", title=(
 # Redrawing tokens one by one holds the truth in far fewer than 95 % of the data sets: it
 # is too sure of itself. Redrawing sentences is right, but with a dozen sentences the plain
 # percentile interval still falls a little short -- a bootstrap over few units underestimates
-# the spread. The course widens it there by **one small-sample rule** used everywhere: the
-# interval is taken at slightly wider percentiles (Hesterberg's expanded percentile
-# interval, 2015) and is never narrower than Student's t interval for that many units. From
-# about 30 units on the rule changes almost nothing.
+# the spread. The course widens it there by **one small-sample rule** used everywhere: with few
+# units the interval is taken a little wider than the middle 95 % of the redraws. From about 30
+# units on the rule changes almost nothing.
+#
+# <details><summary>The rule, by name</summary>
+#
+# The percentiles are those of Hesterberg's *expanded percentile interval* (2015), and the
+# interval is never narrower than Student's t interval for that many units (`Replicates` in
+# `helpers/common/stats.py`).
+#
+# </details>
 #
 # ## 2. Pairs of sentences
 #
@@ -267,15 +280,22 @@ def nearest_centroid_correct(pooling: str) -> np.ndarray:
 
 
 right = {p: nearest_centroid_correct(p) for p in ("cls", "mean")}
+margin_when_shown = margin_3  # exercise 3 checks the margin came first
 print({p: f"{v.mean():.1%} of {len(v)}" for p, v in right.items()})
 
 # %% [markdown]
-# Each accuracy has its own range (for a share of right answers, the exact Clopper-Pearson
-# interval, `accuracy_ci`). Two ranges that overlap are often read as "no difference" -- but
-# that reading throws away the pairing: on most sentences both poolings are right (or both
-# wrong), and only the sentences where they **disagree** say which is better. The paired
-# comparison counts exactly those (Tango's interval for two paired proportions, and
-# McNemar's test, `mcnemar`).
+# Each accuracy has its own range (`accuracy_ci`). Two ranges that overlap are often read as
+# "no difference" -- but that reading throws away the pairing: on most sentences both poolings
+# are right (or both wrong), and only the sentences where they **disagree** say which is
+# better. The paired comparison counts exactly those (`mcnemar`).
+#
+# <details><summary>The methods, by name</summary>
+#
+# One accuracy's range is the exact Clopper-Pearson interval for a share. The paired
+# comparison's interval is Tango's score interval for two paired proportions (Tango, 1998), and
+# its p-value McNemar's test; both look only at the sentences where the two disagree.
+#
+# </details>
 
 # %%
 from helpers.common.claims import show_claim
@@ -310,14 +330,20 @@ show_claim(paired.verdict("mean pooling", "[CLS]"), more="beats",
 # asks whether the others are worse -- picking the best out of six is already six
 # comparisons' worth of luck. The course's correction (Bonferroni): with $m$ comparisons read
 # together, read each at $1 - 0.05/m$ instead of $0.95$, so all $m$ hold together at least
-# 95 % of the time; when the best one was picked from the data, $m$ counts **every pair**.
+# 95 % of the time (`family_level(m)` in `helpers/common/stats.py` gives $1 - 0.05/m$). When
+# the comparisons are fixed beforehand -- say each layer against the one before it, $L - 1$
+# steps -- $m$ is simply their number; when the best one was picked from the data, $m$ counts
+# **every pair**.
 #
 # Simulated layers that are all truly alike (`family_false_difference`): how often is the
-# best-looking one declared better than some other?
+# best-looking one declared better than some other? The table tries 3 layers and $L + 1$ (the
+# embedding output and every layer of this model, as lessons 07-09 compare them).
 
 # %%
 from helpers.common.calibration import family_false_difference
+from helpers.common.stats import family_level
 
+print(f"{L - 1} steps read together: each at {family_level(L - 1):.2%}")
 R_family = budget.pick(200, 40)
 family_rows = []
 for k in (3, L + 1):
@@ -337,47 +363,59 @@ family_table = show_table(family_rows, index="layers", title=(
 # positive, negative or nothing. A lesson never writes "no effect" or "harmless" for that.
 # To say two things are *the same*, the course first fixes a **margin** -- say one accuracy
 # point -- and then asks whether the difference is surely inside it: the **equivalence test**
-# (two one-sided tests, TOST) calls "equivalent" when the 90 % interval lies within
-# $\pm$ margin (90 %, because each of its two one-sided tests keeps a 5 % error).
+# calls "equivalent" when the 90 % interval lies within $\pm$ margin. Why 90 % and not 95 %?
+# The test asks two one-sided questions -- is the difference above $-$margin? is it below
+# $+$margin? -- each allowed a 5 % error, and a 90 % interval leaves exactly 5 % outside each
+# end. A difference that is surely not 0 is reported as a difference first; if it also lies
+# inside the margin, it is real but small enough to ignore for your purpose.
 #
-# Getting this interval right matters more than it looks. A tempting interval for paired
-# right/wrong outcomes is *conditional on how many items changed*: with very few changes it
-# becomes very narrow. The simulation below removes one
-# head's worth of accuracy -- exactly one point, on 385 test items -- again and again, and
-# counts how often each interval calls the change "equivalent within one point", which it is
-# not (it is exactly at the margin). At most 5 % is allowed.
+# Getting this interval right matters more than it looks. When a classifier is changed (say
+# one attention head removed, as lesson 12 will do), some test items flip from right to wrong
+# and a few flip the other way. A tempting interval looks only at the items that flipped, as if
+# their number had been fixed in advance; with very few flips it becomes very narrow. The
+# simulation below lowers the accuracy by exactly one point on 385 test items, again and
+# again, and counts how often each interval calls the change "equivalent within one point",
+# which it is not (it is exactly at the margin). At most 5 % is allowed. The first column is
+# the share of items that flip the other way (wrong to right).
 
 # %%
-from helpers.common.calibration import (old_conditional_false_equivalence,
+from helpers.common.calibration import (conditional_false_equivalence,
                                         paired_false_equivalence)
 
 R_eq = budget.pick(4000, 500)
 eq_rows = []
 for share in (0.0, 0.005, 0.02):
-    old = old_conditional_false_equivalence(385, 0.01, share, R_eq)
-    new = paired_false_equivalence(385, 0.01, share, R_eq)
-    eq_rows.append({"items that change the other way": f"{share:.1%}",
-                    "a conditional interval": f"{old:.0%}",
-                    "the course's paired interval": f"{new:.0%}"})
-eq_table = show_table(eq_rows, index="items that change the other way", title=(
+    tempting = conditional_false_equivalence(385, 0.01, share, R_eq)
+    paired_ = paired_false_equivalence(385, 0.01, share, R_eq)
+    eq_rows.append({"items flipping the other way": f"{share:.1%}",
+                    "flips only, their number fixed": f"{tempting:.0%}",
+                    "the course's paired interval": f"{paired_:.0%}"})
+eq_table = show_table(eq_rows, index="items flipping the other way", title=(
     "how often a change of exactly one point on 385 items is called"
     f" 'equivalent within one point' ({R_eq} simulated data sets)"))
 
 # %% [markdown]
-# The conditional interval calls it equivalent far too often when few items change; Tango's
+# The tempting interval calls it equivalent far too often when few items flip; the course's
+# paired interval stays at or below 5 %, and the course uses it for every paired right/wrong
+# comparison.
+#
+# <details><summary>The methods, by name</summary>
+#
+# The equivalence test is TOST (two one-sided tests). The course's paired interval is Tango's
 # score interval (Tango, 1998, built for exactly this question; recommended for it by Fagerland,
-# Lydersen and Laake, 2014) stays at or below 5 %. The course uses Tango's interval for every
-# paired right/wrong comparison.
+# Lydersen and Laake, 2014); the tempting one is the exact interval of the share of flips that
+# went one way, *given* the number of flips.
+#
+# </details>
 #
 # ## 6. How the course checks itself
 #
-# Every verdict function of `helpers/common/stats.py` is checked like this in the test suite,
-# on every change (`tests/test_common_stats_calibration.py`): coverage of each interval under
-# the designs the lessons use, the error rate of each test at a true difference of 0, and the
-# rate of false "equivalent" at the margin, each against a stated tolerance (three Monte Carlo
-# standard errors plus, for the approximate methods, a stated allowance). When a rule of the
-# course fails such a check, the rule changes -- the old equivalence interval above is what
-# such a check caught.
+# Each of the tables above ran a method on simulated data whose truth we know, and counted how
+# often it was right. The course's test suite does the same for every verdict function in
+# `helpers/common/stats.py`: how often each interval holds the truth, how often each test calls
+# a difference that is not there, and how often "equivalent" is called at the margin. A method
+# that fails such a check is a wrong method -- the tempting interval of section 5 is one -- and
+# the suite also runs known wrong methods to make sure the checks can catch them.
 
 # %% [markdown]
 # ## Summary
@@ -446,12 +484,13 @@ check_exercise_2(rises_2, pilot)
 # Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
 #
 # You set `margin_3` in section 3, before its numbers (go back and set it there if you have
-# not). The checker runs the equivalence test with it on section 3's outcomes and says what your
-# margin allows you to conclude, and why a margin chosen *after* seeing the numbers would prove
-# nothing.
+# not, and run the lesson again from there). The checker runs the equivalence test with it on
+# section 3's outcomes and says what your margin allows you to conclude; it also checks that the
+# margin was set before section 3 computed its numbers (`margin_when_shown`).
 
 # %%
-check_exercise_3(margin_3, right["mean"], right["cls"])
+check_exercise_3(margin_3, right["mean"], right["cls"],
+                 stated=margin_when_shown)
 
 # %% [markdown]
 # **Reflection question:** a lesson prints "we cannot tell whether layer 5 or layer 6

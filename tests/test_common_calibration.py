@@ -25,7 +25,7 @@ def test_clustered_values_have_the_stated_layout():
 
 def test_rates_are_shares_and_the_known_failures_show():
     assert 0 <= C.paired_coverage(100, 0.05, 0.02, r=500) <= 1
-    assert C.old_conditional_false_equivalence(385, 0.01, r=1000) > 0.3  # the interval the course dropped
+    assert C.conditional_false_equivalence(385, 0.01, r=1000) > 0.3  # the interval the course dropped
     assert C.paired_false_equivalence(385, 0.01, r=1000) < 0.1
     assert C.pair_coverage(30, r=200, by_sentence=False) < C.pair_coverage(30, r=200)
     assert C.mc_se(0.5, 100) == pytest.approx(0.05)

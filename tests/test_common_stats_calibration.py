@@ -32,7 +32,7 @@ import numpy as np
 import pytest
 
 from helpers.common import stats
-from helpers.common.calibration import mc_se, old_conditional_false_equivalence, paired_counts
+from helpers.common.calibration import mc_se, conditional_false_equivalence, paired_counts
 from helpers.common.stats import (cluster_replicates, mcnemar, mcnemar_p, pair_replicates, rank_layers, rank_p_value,
                                   seeds_items_replicates, step_verdicts, tango_interval)
 
@@ -91,7 +91,7 @@ def test_the_old_conditional_interval_fails_the_same_check():
     """The interval the course used before this check existed (conditional on the number of items
     that changed) calls a one-point change "equivalent within one point" in far more than 5 % of
     samples when few items change: the failure this file was written to catch."""
-    assert old_conditional_false_equivalence(385, 0.01, r=4000, seed=7) > 0.3
+    assert conditional_false_equivalence(385, 0.01, r=4000, seed=7) > 0.3
 
 
 def test_the_printed_equivalence_verdict_is_calibrated_end_to_end():

@@ -22,7 +22,7 @@ in ``tests/test_common_stats.py``.
 
 import numpy as np
 
-from helpers.common.calibration import (cluster_coverage, clustered_values, mc_se, old_conditional_false_equivalence,
+from helpers.common.calibration import (cluster_coverage, clustered_values, mc_se, conditional_false_equivalence,
                                         pair_coverage, paired_counts, paired_coverage, paired_false_equivalence)
 from helpers.common.stats import cluster_replicates, seeds_items_ci
 
@@ -91,7 +91,7 @@ def test_the_conditional_interval_calls_equivalence_at_the_margin_far_too_often(
     r, alpha = 4000, 0.05
     limit = alpha + 3 * mc_se(alpha, r)
     assert paired_false_equivalence(385, 0.01, 0.0, r) <= limit
-    assert old_conditional_false_equivalence(385, 0.01, 0.0, r) > limit
+    assert conditional_false_equivalence(385, 0.01, 0.0, r) > limit
 
 
 def test_resampling_patched_pairs_instead_of_words_fails_coverage():

@@ -46,22 +46,39 @@ def test_exercise_2_reads_the_steps_as_one_family_of_sentence_redraws(traces):
     assert tokens != rises, "on these sentences token resampling must give another answer, or the test teaches nothing"
     assert alone != rises, "per-step 95 % must give another answer on these sentences"
     fb = check_exercise_2(tokens, traces)
-    assert not fb.ok and "tokens are redrawn" in fb.message
+    assert not fb.ok and "tokens" in fb.message and "redrawn one by one" in fb.message
     fb = check_exercise_2(alone, traces)
-    assert not fb.ok and "95 % each" in fb.message
+    assert not fb.ok and "95 %" in fb.message and "one" in fb.message
     assert not check_exercise_2("1, 2", traces).ok
     assert not check_exercise_2(None, traces).ok
 
 
-def test_exercise_3_any_sensible_margin_is_accepted():
+def test_exercise_3_any_sensible_margin_set_first_is_accepted():
     rng = np.random.default_rng(0)
     a = (rng.random(100) < 0.9).astype(float)
     b = (rng.random(100) < 0.85).astype(float)
-    assert check_exercise_3(S.solution_3(), a, b).ok
-    fb = check_exercise_3(2, a, b)
+    margin = S.solution_3()
+    assert check_exercise_3(margin, a, b, stated=margin).ok
+    # set (or changed) after section 3 computed its numbers: refused, whatever the margin
+    late = check_exercise_3(margin, a, b, stated=None)
+    assert not late.ok and "after section 3" in late.message
+    assert not check_exercise_3(0.25, a, b, stated=0.01).ok
+    fb = check_exercise_3(2, a, b, stated=2)
     assert not fb.ok and "points" in fb.message
-    assert not check_exercise_3(-0.1, a, b).ok
+    assert not check_exercise_3(-0.1, a, b, stated=-0.1).ok
     assert not check_exercise_3(None, a, b).ok
+
+
+def test_exercise_3_a_clear_difference_inside_a_wide_margin_is_said_plainly():
+    """A reader's contradiction (issue 44): a clear difference whose 90 % interval lies inside a
+    wide margin must not read "not equivalent (interval inside the margin)"."""
+    a = np.r_[np.ones(90), np.zeros(10)]
+    b = np.r_[np.ones(75), np.zeros(25)]  # mean pooling 15 points higher, every flip one way
+    fb = check_exercise_3(0.3, a, b, stated=0.3)
+    assert fb.ok and "surely higher" in fb.message and "inside your margin" in fb.message
+    assert "not equivalent" not in fb.message
+    fb = check_exercise_3(0.02, a, b, stated=0.02)
+    assert "larger than your margin" in fb.message
 
 
 def test_section_1_example_shows_its_idea(traces):

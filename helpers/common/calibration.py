@@ -6,8 +6,8 @@ did what it should (or should not):
 
 * :func:`paired_coverage` / :func:`paired_false_equivalence` / :func:`paired_type_one` -- two
   classifiers' right/wrong outcomes on the same ``n`` items (Tango's interval, McNemar's test);
-  :func:`old_conditional_false_equivalence` is the interval the course used before, which
-  conditioned on the number of items that changed;
+  :func:`conditional_false_equivalence` is a tempting wrong interval, which conditions on
+  the number of items that changed;
 * :func:`cluster_coverage` -- tokens in sentences (the cluster bootstrap), with or without the
   small-sample rule;
 * :func:`pair_coverage` -- random pairs of sentences (the pigeonhole bootstrap, or pairs
@@ -64,9 +64,9 @@ def paired_false_equivalence(n: int, margin: float, changed: float = 0.0, r: int
     return float(((low > -margin) & (high < margin)).mean())
 
 
-def old_conditional_false_equivalence(n: int, margin: float, changed: float = 0.0, r: int = 4000,
-                                      seed: int = 0) -> float:
-    """The same rate for the interval the course used before: the exact interval of the share
+def conditional_false_equivalence(n: int, margin: float, changed: float = 0.0, r: int = 4000,
+                                  seed: int = 0) -> float:
+    """The same rate for a tempting wrong interval: the exact interval of the share
     ``b / (b + c)`` *given* the number of items that changed, mapped to ``(b - c) / n`` (and,
     when none changed, the rule-of-three bound). With few items changing it is far too narrow."""
     from scipy.stats import beta

@@ -88,29 +88,34 @@ def check_exercise_2(rises, traces) -> Feedback:
         return correct(f"rises at layers {expected or 'none'} (each step read at {100 * family_level(k):.4g} %, "
                        f"Bonferroni over the {k} steps, whole sentences redrawn).")
     if answer == alone and answer == by_token:
-        return wrong("those are the rises read at 95 % each, one at a time -- and also those you get when tokens "
-                     "are redrawn one by one: both are too sure of themselves.",
-                     f"Redraw whole sentences and read the {k} steps together: cluster_replicates(spread, "
-                     f"cluster_labels(traces)).steps().intervals(family_level({k})).")
+        return wrong("that list is what a reading too sure of itself gives here: each step read at 95 % on its "
+                     "own, or tokens redrawn one by one (both give this list; so can all the sentences in place "
+                     "of the pilot's 20).",
+                     f"Check three things: that you used pilot, the unit you redraw (section 1), and the level "
+                     f"each of the {k} steps is read at when they are read together (section 4).")
     if answer == alone:
         return wrong("those steps rise at 95 % each, read one at a time.",
-                     f"The {k} steps are read together: take steps.intervals(family_level({k})).")
+                     f"The {k} steps are read together, as one family: which level does section 4 give each?")
     if answer == by_token:
         return wrong("those are the rises when tokens are redrawn one by one.",
-                     "Redraw whole sentences: cluster_replicates(spread, cluster_labels(traces)).")
+                     "What is the unit that was sampled here (section 1)? Redraw that.")
     if answer == [l - 1 for l in expected] and expected:
         return wrong("your layers are off by one.", "Step l goes from layer l - 1 to layer l: count it as layer l; "
                      "column 0 of the spread is layer 1.")
     return wrong("not the layers whose step is surely a rise.",
-                 "cluster_replicates(spread, cluster_labels(traces)).steps(); keep the layer a step ends at where "
-                 "the interval at family_level(L - 1) has low > 0.")
+                 "Use pilot only, redraw its sentences (cluster_labels(pilot)), take the steps, read them as one "
+                 "family, and keep the layer a step ends at where the whole interval lies above 0.")
 
 
-def check_exercise_3(margin, a_correct, b_correct) -> Feedback:
+def check_exercise_3(margin, a_correct, b_correct, stated=None) -> Feedback:
     """Runs the equivalence test with the learner's ``margin`` (a share) on two paired outcome
-    vectors and says what it allows to conclude; any positive margin below 0.5 is accepted."""
+    vectors and says what it allows to conclude. ``stated`` is the margin as it was when the
+    lesson computed those outcomes (``margin_when_shown``): a margin set or changed afterwards is
+    refused -- chosen after seeing the numbers, it proves nothing. Any positive margin below 0.5
+    set beforehand is accepted: what counts as "the same" is the learner's judgement."""
     if margin is None:
-        return no_answer("Set margin_3 to the difference you would call 'the same', as a share (0.02 = two points).")
+        return no_answer("Set margin_3 to the difference you would call 'the same', as a share (0.02 = two points), "
+                         "in section 3 before its numbers, and run the lesson from there.")
     value, problem = as_number(margin, "margin_3")
     if problem is not None:
         return problem
@@ -119,14 +124,28 @@ def check_exercise_3(margin, a_correct, b_correct) -> Feedback:
     if not 0 < value < 0.5:
         return wrong(f"a margin of {value!r} makes no sense for an accuracy difference.",
                      "A small positive share, e.g. 0.01 to 0.05.")
+    if stated is None or stated != margin:
+        return wrong("your margin was set (or changed) after section 3 computed its numbers.",
+                     "A margin chosen after seeing the difference can be stretched to fit it. Set margin_3 in its "
+                     "cell in section 3 and run the lesson again from there, before reading the numbers.")
     m = mcnemar(a_correct, b_correct)
     v = verdict(m.interval(family_level(1)), a="mean pooling", b="[CLS]", margin=value, percent=True,
                 equivalence_interval=m.interval(equivalence_level(1)))
-    eq = m.interval(0.90)
-    reading = {"equivalent": "equivalent within your margin",
-               "higher": "different (mean pooling higher), so not equivalent",
-               "lower": "different (mean pooling lower), so not equivalent",
-               "inconclusive": "inconclusive: neither surely different nor surely inside your margin"}[v.kind]
-    return correct(f"with a margin of {100 * value:.1f} points the result is {reading} (90 % interval "
-                   f"{100 * eq.low:+.1f} to {100 * eq.high:+.1f} points). Fixed before looking, the margin is a "
-                   "claim about what matters; chosen after, it can be stretched to fit any result.")
+    eq, d = m.interval(0.90), m.interval(family_level(1))
+    inside = -value < eq.low and eq.high < value
+    if v.kind in ("higher", "lower"):
+        reading = (f"a difference: mean pooling is surely {v.kind} (the 95 % interval, {100 * d.low:+.1f} to "
+                   f"{100 * d.high:+.1f} points, leaves out 0)"
+                   + (f"; it also lies inside your margin (90 % interval {100 * eq.low:+.1f} to {100 * eq.high:+.1f}"
+                      " points), so by your standard it is real but small enough to ignore" if inside else
+                      f", and larger than your margin allows to ignore (90 % interval {100 * eq.low:+.1f} to "
+                      f"{100 * eq.high:+.1f} points)"))
+    elif v.kind == "equivalent":
+        reading = (f"equivalent within your margin (90 % interval {100 * eq.low:+.1f} to {100 * eq.high:+.1f} "
+                   "points, inside it)")
+    else:
+        reading = (f"inconclusive: neither surely different nor surely inside your margin (90 % interval "
+                   f"{100 * eq.low:+.1f} to {100 * eq.high:+.1f} points)")
+    return correct(f"with a margin of {100 * value:.1f} points, set before the numbers, the result is {reading}. "
+                   "Fixed before looking, the margin is a claim about what matters; chosen after, it can be "
+                   "stretched to fit any result.")
