@@ -155,7 +155,8 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 # each lane alone. One layer is drawn opened up; the stack repeats it $L$ times. On top
 # sit the pooler (one more *dense layer*, $Wh + b$: a weight matrix times the vector plus a
 # bias, PyTorch's `nn.Linear`, applied to the `[CLS]` vector; lesson 04) and, for a task, a
-# classification head (a layer that turns a vector into one score per class). So *head*
+# classification head (a layer that turns a vector into one score for each of the $C$ classes
+# of a task). So *head*
 # means two things in this course: an **attention head** (one of the $A$ copies inside
 # attention) and a **task head** (a small layer on top of the model for one job: the
 # masked-LM head guesses hidden words, a classification head picks a class).
@@ -174,49 +175,6 @@ architecture_diagram(config, tokens=lane_tokens)
 plt.show()
 
 # %% [markdown]
-# ## Which model is this?
-#
-# Without `MODEL` and without a network connection, the course loads the bundled
-# **all-MiniLM-L6-v2**. It runs through the same `BertModel` code as BERT-base, but it is
-# a different model with a different history, and that matters every time a lesson
-# compares a number with a paper.
-#
-# > **Its family tree, in three lines.** BERT-base was *pre-trained* on plain text by
-# > guessing hidden words (masked-LM) and whether two segments follow each other.
-# > all-MiniLM-L6-v2 was instead *distilled*: a small model trained to imitate a large one
-# > (MiniLM; the 6-layer model keeps every second layer of a 12-layer one), then
-# > *fine-tuned* (trained further, from its trained weights) on a billion sentence pairs to
-# > give similar sentences similar average vectors.
-#
-# The cell below reads the loaded checkpoint's own files (`checkpoint_facts` in
-# `helpers/model/loading.py`): which weight tensors it holds, whether a masked-LM head is
-# among them, and, if its files say, how it *pools* a sentence (turns the token vectors into
-# one sentence vector: `mean_tokens` averages them; lesson 04).
-
-# %%
-from helpers.model.loading import checkpoint_facts, describe
-from helpers.model.trace import max_input_tokens
-
-loaded = load_model(MODEL, verbose=False)  # cached: the model loaded above
-print(describe(loaded), "--", loaded.choice.reason)
-facts = checkpoint_facts(loaded)
-print("\n".join(facts.lines()))
-if facts.sentence_max_tokens:  # a setting of the sentence-transformers library
-    print(f"(sentence-transformers cuts at {facts.sentence_max_tokens} tokens "
-          "when it makes sentence vectors; the model itself reads up to "
-          f"{max_input_tokens(tokenizer, model)}, and this course cuts only "
-          "there)")
-
-# %% [markdown]
-# What that means for the rest of the course, when the printout names the bundled model:
-# it has **no masked-LM head** (it cannot fill in `[MASK]`, the token that hides a word in
-# pre-training, lesson 01; lesson 05 trains a small BERT that can), and its layer numbers do
-# not line up with BERT-base's. When a lesson sets one of its numbers beside a paper's, it
-# names the model the paper measured; `MODEL = "bert-base-uncased"` (hub access or a local
-# cache) compares like with like. The "truncates at" in the printout, if any, is a setting of
-# the sentence-transformers library (the Python package the model was published for), not of
-# the model: the last line says where this course cuts.
-#
 # ## Tokenize and run once
 #
 # The tokenizer splits the sentence into WordPiece tokens (words, or pieces of rarer
@@ -228,7 +186,7 @@ if facts.sentence_max_tokens:  # a setting of the sentence-transformers library
 # model with a tensor-size error.)
 
 # %%
-from helpers.model.trace import encode
+from helpers.model.trace import encode, max_input_tokens
 
 inputs, n_dropped = encode(tokenizer, model, SENTENCE)
 # character spans of the tokens: trace_text uses them, the model does not
@@ -370,7 +328,52 @@ print(f"From the embeddings to layer {L} the mean length goes from "
 # steadily. This is one sentence's average, so it can move with the sentence; lesson 07
 # measures lengths over many sentences and finds out what sets them (the LayerNorm at the
 # end of every layer, lesson 01).
+
+# %% [markdown]
+# ## Which model is this?
 #
+# Without `MODEL` and without a network connection, the course loads the bundled
+# **all-MiniLM-L6-v2**. It runs through the same `BertModel` code as BERT-base, but it is
+# a different model with a different history, and that matters every time a lesson
+# compares a number with a paper.
+#
+# > **Its family tree, in three lines.** BERT-base was *pre-trained* on plain text by
+# > guessing hidden words (masked-LM) and whether two segments follow each other.
+# > all-MiniLM-L6-v2 was instead *distilled*: a small model trained to imitate a large one
+# > (MiniLM; the 6-layer model keeps every second layer of a 12-layer one), then
+# > *fine-tuned* (trained further, from its trained weights) on a billion sentence pairs to
+# > give similar sentences similar average vectors.
+#
+# The cell below reads the loaded checkpoint's own files (`checkpoint_facts` in
+# `helpers/model/loading.py`): which weight tensors it holds, whether a masked-LM head is
+# among them, and, if its files say, how it *pools* a sentence (turns the token vectors into
+# one sentence vector: `mean_tokens` averages them; lesson 04).
+
+# %%
+from helpers.model.loading import checkpoint_facts, describe
+from helpers.model.trace import max_input_tokens
+
+loaded = load_model(MODEL, verbose=False)  # cached: the model loaded above
+print(describe(loaded), "--", loaded.choice.reason)
+facts = checkpoint_facts(loaded)
+print("\n".join(facts.lines()))
+if facts.sentence_max_tokens:  # a setting of the sentence-transformers library
+    print(f"(sentence-transformers cuts at {facts.sentence_max_tokens} tokens "
+          "when it makes sentence vectors; the model itself reads up to "
+          f"{max_input_tokens(tokenizer, model)}, and this course cuts only "
+          "there)")
+
+# %% [markdown]
+# What that means for the rest of the course, when the printout names the bundled model:
+# it has **no masked-LM head** (it cannot fill in `[MASK]`, the token that hides a word in
+# pre-training, lesson 01; lesson 05 trains a small BERT that can), and its layer numbers do
+# not line up with BERT-base's. When a lesson sets one of its numbers beside a paper's, it
+# names the model the paper measured; `MODEL = "bert-base-uncased"` (hub access or a local
+# cache) compares like with like. The "truncates at" in the printout, if any, is a setting of
+# the sentence-transformers library (the Python package the model was published for), not of
+# the model: the last line says where this course cuts.
+
+# %% [markdown]
 # ## Summary
 #
 # * A BERT checkpoint maps $n$ tokens to $n$ vectors of size $H$ at each of its $L+1$

@@ -54,8 +54,6 @@ MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
 
 # %%
-import math
-
 import torch
 
 from helpers.model.loading import load_model
@@ -411,60 +409,16 @@ print(f"decoder.weight is word_embeddings.weight: {decoder is table}; "
       f"shape {tuple(decoder.shape)}")
 
 # %% [markdown]
-# Because it is one tensor, one masked-LM *loss* (the number pre-training lowers: how badly the
-# model guesses the hidden words; "Read the loss first" below) sends a gradient (the
-# direction training moves each weight) into the table through two paths: the looked-up rows of the input, and the output layer, where the softmax over the
-# whole vocabulary (it turns one score per word into probabilities that sum to 1; lesson 02
-# writes it out) touches *every* row.
-#
-# BERT's rule (Devlin et al., 2019, Section 3.1) picks 15 % of the WordPiece positions at
-# random, punctuation included, and of those replaces 80 % by `[MASK]`, 10 % by a random
-# token and leaves 10 % unchanged; the loss scores the picked positions only. We simplify:
-# we pick 15 % of the positions other than `[CLS]` and `[SEP]` (at least one; a period can
-# be picked, as in BERT) and replace *all* of them by `[MASK]`. Labels are `-100` (not
-# scored) everywhere else. Then we count, live, the rows that get a gradient:
-
-# %%
-from helpers.model.tokens import content_positions
-
-candidates_to_mask = torch.tensor(content_positions(trace))
-k = max(1, round(0.15 * len(candidates_to_mask)))
-generator = torch.Generator().manual_seed(0)
-order = torch.randperm(len(candidates_to_mask), generator=generator)
-masked_at = candidates_to_mask[order[:k]]
-ids = trace.input_ids.clone()
-ids[masked_at] = tokenizer.mask_token_id
-labels = torch.full_like(ids, -100)  # -100: not scored
-# predict the original token where it was masked
-labels[masked_at] = trace.input_ids[masked_at]
-mlm.zero_grad(set_to_none=True)
-loss = mlm(input_ids=ids[None], token_type_ids=trace.token_type_ids[None],
-           labels=labels[None]).loss
-loss.backward()
-rows_moved = int((table.grad.abs().sum(dim=1) > 0).sum())
-shown = [trace.tokens[i] for i in masked_at.tolist()][:10]
-shown += ["..."] if k > 10 else []
-print(f"masked {k} of {trace.seq_len} tokens {shown}")
-print(f"masked-LM loss of this random model {loss.item():.2f}; "
-      f"ln(vocab size) = ln({config.vocab_size:,}) = "
-      f"{math.log(config.vocab_size):.2f}")
-print(f"{rows_moved:,} of {config.vocab_size:,} rows of the table get a "
-      f"gradient; the input itself used {len(set(ids.tolist()))} ids")
-# the output layer reaches rows the input never used
-assert rows_moved > len(set(ids.tolist()))
-del mlm, decoder, table, loss
-
-# %% [markdown]
-# Read the loss first. The masked-LM loss is the average, over the masked positions, of
-# $-\ln p(\text{right token})$. An untrained head spreads its probability roughly evenly
-# over the whole vocabulary, $p \approx 1/(\text{vocab size})$, so its loss is close to
-# $\ln(\text{vocab size})$: compare the two numbers printed above. A trained head gives the
-# right token a much larger probability, and a loss of $\ell$ means it gives the right token
-# $e^{-\ell}$ on average (averaged over the logs): $\ell = 2$ would be $e^{-2} \approx 0.14$. Devlin et al. (2019)
-# report task accuracies, not the final masked-LM loss of the released BERT models, so we
-# quote no such number here. A **trained** head, offline, is the course's own BERT-mini
-# (`MODEL = "course-mini"`, pre-trained with BERT's two objectives; lesson 05 trains a smaller
-# one yourself). Here is what its head guesses for a hidden word of your sentence:
+# Because it is one tensor, the table is used twice: at the bottom, to look up the input's
+# rows, and at the top, where the masked-LM head scores every word of the vocabulary for a
+# hidden position. So when pre-training adjusts the head's scores, it adjusts the word rows
+# themselves -- even the rows of words the sentence does not contain. BERT hides 15 % of the
+# WordPiece positions of each training text and learns to guess them back (Devlin et al.,
+# 2019, Section 3.1; lesson 05 writes the rule out, trains a small BERT this way and counts
+# the rows one training step reaches). An untrained head, like this random one, can only guess. A
+# **trained** head, offline, is the course's own BERT-mini (`MODEL = "course-mini"`,
+# pre-trained with BERT's two objectives). Here is what its head guesses for a hidden word of
+# your sentence:
 
 # %%
 from helpers.lens.compute import course_mini_lens

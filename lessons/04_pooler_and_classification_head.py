@@ -72,7 +72,7 @@ from helpers.model.trace import trace_text
 torch.manual_seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-# is this the BERT-base of Devlin et al. and Reimers & Gurevych?
+# is this the BERT-base the papers this lesson quotes measured?
 paper = paper_comparison(loaded)
 config = model.config
 L, H = config.num_hidden_layers, config.hidden_size
@@ -81,7 +81,8 @@ print(
     f"{L} layers, hidden size {H}; {trace.seq_len} tokens, position 0 is"
     f" {trace.tokens[0]!r}"
 )
-print(f"against the papers' BERT-base: {paper.label}")
+print("against the BERT-base of Devlin et al. (2019) and Reimers & Gurevych"
+      f" (2019): {paper.label}")
 
 
 # %% [markdown]

@@ -294,7 +294,8 @@ print(("By hand and in transformers every share agrees within "
 # ## 5. The model, and what the loss should be before training
 #
 # `BertForPreTraining` is the encoder of the course plus the two pre-training heads of lesson
-# 03: `cls.predictions` (a transform and a decoder **tied** to the word embeddings) and
+# 03: `cls.predictions` (a transform and a decoder **tied** to the word embeddings, lesson
+# 01: the printout below counts the word rows one backward pass reaches) and
 # `cls.seq_relationship` (two scores on the pooler's output).
 #
 # **Predict first** (exercise 2 at the end checks the reasoning): before any training, what
@@ -324,6 +325,14 @@ ln_v = math.log(len(tokenizer))
 print(f"untrained: masked-LM loss {mlm0:.3f} vs ln V = {ln_v:.3f}; "
       f"next-sentence loss {nsp0:.3f} vs ln 2 = {math.log(2):.3f}")
 assert abs(mlm0 - ln_v) < 0.5 and abs(nsp0 - math.log(2)) < 0.2
+# the tie (lesson 01): one backward pass reaches word rows the input never used
+model.zero_grad(set_to_none=True)
+losses(model, test_batch, t_in, t_lab)[0].backward()
+word_rows = model.bert.embeddings.word_embeddings.weight
+moved = int((word_rows.grad.abs().sum(1) > 0).sum())
+print(f"one backward pass: {moved:,} of {len(tokenizer):,} word rows get a"
+      f" gradient; the input used {t_in.unique().numel():,} ids")
+model.zero_grad(set_to_none=True)
 
 # %% [markdown]
 # ## 6. Training
