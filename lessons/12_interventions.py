@@ -270,7 +270,9 @@ print(f"layer 1 with head {head_to_remove} removed == by hand; max change of"
 
 # %%
 from helpers.common.claims import show_claim
-from helpers.common.stats import bootstrap_ci, mcnemar_p
+import math
+
+from helpers.common.stats import bootstrap_ci
 from helpers.interventions.compute import ablate_head, outcome_changes
 
 logits_removed = torch.empty_like(logits_base)
@@ -287,7 +289,9 @@ one_head = outcome_changes(removed_correct[None], base_correct,
                            margin=MARGIN, reference="the unchanged model")[0]
 now_wrong = int(((base_correct == 1) & (removed_correct == 0)).sum())
 now_right = int(((base_correct == 0) & (removed_correct == 1)).sum())
-assert abs(float(mcnemar_p(now_right, now_wrong)) - one_head.p_value) < 1e-9
+# McNemar by hand: z = (b - c) / sqrt(b + c); two-sided p = erfc(|z| / sqrt 2)
+z = (now_right - now_wrong) / math.sqrt(max(1, now_right + now_wrong))
+assert abs(math.erfc(abs(z) / math.sqrt(2)) - one_head.p_value) < 1e-9
 logit_drop = (logits_base - logits_removed).gather(1, y[:, None])[:, 0]
 show_claim(
     one_head.verdict, more="raises the accuracy over", less="lowers the"
