@@ -179,8 +179,10 @@ for l, c in enumerate(by_hand):
 
 # %% [markdown]
 # And what [CLS] looks at, per layer: its row of the attention matrix, averaged over the heads.
-# Each row sums to 1 (a softmax), which we check. The figure numbers the characters
-# (Matplotlib's default fonts have no Chinese glyphs); the line above it says which is which.
+# Each row sums to 1 (a softmax), which we check. The figure numbers the characters: the
+# Chinese font the course ships (a subset of Noto Sans SC, `helpers/common/fonts/`) holds only
+# the characters of the course's own texts, and your sentence may use others. The line above
+# the figure says which number is which character.
 
 # %% mystnb={"figure": {"caption": "What `[CLS]` attends to in the lesson's sentence: one row per layer, one column per key, colour the attention probability averaged over the heads (0-1 scale; rows sum to 1). Characters are numbered by position, as printed above the figure. Compare the weight on `[CLS]` and `[SEP]` with that on the characters, layer by layer.", "name": "fig-15-cls-attention"}}
 from helpers.attention.compute import cls_attention
