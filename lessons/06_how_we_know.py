@@ -35,7 +35,7 @@
 #    before measuring.
 #
 # And it shows how the course checks its own statistics: on simulated data whose truth is
-# known, run live below and in the test suite (`tests/test_common_stats_calibration.py`).
+# known, run live below and in the course's tests.
 # All of it lives in one module, `helpers/common/stats.py`; the simulations in
 # `helpers/common/calibration.py`.
 #
@@ -226,8 +226,10 @@ coverage_table = show_table(rows, index="sentences", title=(
 # different sentences**. 500 random pairs from 40 sentences put each sentence into about 25
 # pairs, so the pairs are not 500 separate observations either: every pair that shares a
 # sentence shares its quirks. The course redraws sentences and weighs each pair by how often
-# *both* of its sentences were drawn (the "pigeonhole" bootstrap of Owen, 2007,
-# `pair_replicates`). On simulated pairs with a known mean:
+# *both* of its sentences were drawn: if a redraw picks sentence 3 twice and sentence 8 once, a
+# pair of 3 and 8 counts 2 x 1 = 2 times, and a pair with a sentence not drawn counts 0 times
+# (the "pigeonhole" bootstrap of Owen, 2007, `pair_replicates`). On simulated pairs with a
+# known mean:
 
 # %%
 from helpers.common.calibration import pair_coverage
@@ -239,6 +241,10 @@ pair_rows = [{"redraw": label,
 pair_table = show_table(pair_rows, index="redraw", title=(
     "how often a 95 % interval of a random-pair mean holds the truth:"
     f" 500 pairs of 40 sentences, {R} simulated data sets"))
+one_by_one, pigeonhole = (row["holds the truth"] for row in pair_rows)
+print(f"Redrawing pairs one by one holds the truth in {one_by_one} of the"
+      f" data sets, redrawing sentences in {pigeonhole}: a pair is not an"
+      " independent observation.")
 
 # %% [markdown]
 # ## 3. Pair what was measured twice
@@ -327,8 +333,8 @@ show_claim(paired.verdict("mean pooling", "[CLS]"), more="beats",
 # A 95 % interval misses the truth 5 % of the time. Ask one question and that is a small
 # risk; compare six layers with each other and the chance that *some* interval misses grows
 # with every comparison. Worse, the course often picks the best-looking layer first and then
-# asks whether the others are worse -- picking the best out of six is already six
-# comparisons' worth of luck. The course's correction (Bonferroni): with $m$ comparisons read
+# asks whether the others are worse -- and any of the six could have been the best, so the
+# luck of every pair of layers is in that pick ($6 \times 5 / 2 = 15$ pairs). The course's correction (Bonferroni): with $m$ comparisons read
 # together, read each at $1 - 0.05/m$ instead of $0.95$, so all $m$ hold together at least
 # 95 % of the time (`family_level(m)` in `helpers/common/stats.py` gives $1 - 0.05/m$). When
 # the comparisons are fixed beforehand -- say each layer against the one before it, $L - 1$
@@ -373,8 +379,8 @@ family_table = show_table(family_rows, index="layers", title=(
 # one attention head removed, as lesson 12 will do), some test items flip from right to wrong
 # and a few flip the other way. A tempting interval looks only at the items that flipped, as if
 # their number had been fixed in advance; with very few flips it becomes very narrow. The
-# simulation below lowers the accuracy by exactly one point on 385 test items, again and
-# again, and counts how often each interval calls the change "equivalent within one point",
+# simulation below lowers the accuracy by exactly one point on 385 test items (as many as
+# lesson 12 tests on), again and again, and counts how often each interval calls the change "equivalent within one point",
 # which it is not (it is exactly at the margin). At most 5 % is allowed. The first column is
 # the share of items that flip the other way (wrong to right).
 
@@ -421,8 +427,9 @@ eq_table = show_table(eq_rows, index="items flipping the other way", title=(
 # ## Summary
 #
 # * Resample the unit that varies: sentences for tokens, sentences (pigeonhole) for pairs of
-#   sentences, seeds and items for training runs. Below about 30 units the course's one
-#   small-sample rule widens the interval.
+#   sentences (lessons 10 and 11 will redraw training seeds and test items together for
+#   training runs). Below about 30 units the course's one small-sample rule widens the
+#   interval.
 # * Pair what was measured twice: compare two classifiers on the same items by their
 #   differences, never by whether two separate ranges overlap.
 # * Many comparisons read together are read at $1 - 0.05/m$ (Bonferroni); when the best was

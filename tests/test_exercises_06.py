@@ -78,7 +78,10 @@ def test_exercise_3_a_clear_difference_inside_a_wide_margin_is_said_plainly():
     assert fb.ok and "surely higher" in fb.message and "inside your margin" in fb.message
     assert "not equivalent" not in fb.message
     fb = check_exercise_3(0.02, a, b, stated=0.02)
-    assert "larger than your margin" in fb.message
+    assert "surely larger than your margin" in fb.message
+    # a margin inside the 90 % interval: neither inside nor beyond it, and said so (a reader's find)
+    fb = check_exercise_3(0.15, a, b, stated=0.15)
+    assert "we cannot tell" in fb.message and "surely larger" not in fb.message
 
 
 def test_section_1_example_shows_its_idea(traces):

@@ -6,7 +6,8 @@ from __future__ import annotations
 import matplotlib.pyplot as plt
 import numpy as np
 
-from helpers.common.style import FIG_WIDTH_IN, HIGHLIGHT, NORMAL, colorbar, layer_labels, new_axes, to_numpy
+from helpers.common.style import (FIG_WIDTH_IN, HIGHLIGHT, NORMAL, colorbar, layer_labels, legend_below, new_axes,
+                                  to_numpy)
 
 
 def plot_confusion(cm, names, ax=None, title: str = "confusion matrix: test utterances per (true, predicted) intent",
@@ -32,14 +33,23 @@ def plot_confusion(cm, names, ax=None, title: str = "confusion matrix: test utte
     ax.set_xlabel("predicted intent")
     ax.set_ylabel("true intent")
     ax.set_title(title)
-    colorbar(im, ax, label)
+    bar = colorbar(im, ax, label)
     ax.figure.tight_layout()
-    # A count wider than its cell (three digits in a narrow column) stands upright: the cells
-    # are taller than wide, and the text stays at 8 pt. Width of a digit at 8 pt: about 0.07 in.
-    cell_in = ax.get_position().width * ax.figure.get_figwidth() / cm.shape[1]
+    # Width of a digit at 8 pt: about 0.07 in. Counts that do not fit their cells (three digits in
+    # a narrow column) first take the colourbar's room: every cell already says its count, so
+    # the bar repeats what the numbers say (the title names the count). Only if they still do
+    # not fit do they stand upright (the cells are taller than wide; the text stays at 8 pt).
+    widest = 0.07 * len(str(int(cm.max())))
+
+    def cell_in() -> float:
+        return ax.get_position().width * ax.figure.get_figwidth() / cm.shape[1]
+
+    if widest > 0.9 * cell_in():
+        bar.remove()
+        ax.figure.tight_layout()
     for i, j in zip(*np.nonzero(cm)):
         text = str(cm[i, j])
-        upright = 0.07 * len(text) > 0.9 * cell_in
+        upright = 0.07 * len(text) > 0.9 * cell_in()
         ax.text(j, i, text, ha="center", va="center", fontsize=8, rotation=90 if upright else 0,
                 color="white" if cm[i, j] > cm.max() / 2 else "black")
     return ax
@@ -72,8 +82,8 @@ def plot_probe_curves(curves: dict, ax=None, chance: float | None = None, interv
     ax.set_ylabel("test accuracy")
     ax.set_ylim(0, 1.02)
     ax.set_title(title + (f" (bands: {bands})" if intervals else ""))
-    ax.legend(loc="lower right")
     ax.figure.tight_layout()
+    legend_below(ax, ncol=len(ax.get_legend_handles_labels()[0]))  # off the data and the chance line
     return ax
 
 

@@ -48,8 +48,8 @@ def check_exercise_1(prediction, ratio, traces, icc=None) -> Feedback:
                      "cluster_labels(traces)).interval(0.95); width = high - low.")
     true_icc = intra_cluster_correlation(spread[:, -1], clusters)
     if icc is None:
-        return no_answer(f"The ratio is right ({last:.2f}). Now set icc_1 = intra_cluster_correlation(values, "
-                         "cluster_labels(traces)) for the same column.")
+        return wrong(f"half done: the ratio is right ({last:.2f}); icc_1 is still None.",
+                     "Set icc_1 to the intra-sentence correlation of the same column (section 1 computed one).")
     icc_value, problem = as_number(icc, "icc_1")
     if problem is not None:
         return problem
@@ -89,8 +89,8 @@ def check_exercise_2(rises, traces) -> Feedback:
                        f"Bonferroni over the {k} steps, whole sentences redrawn).")
     if answer == alone and answer == by_token:
         return wrong("that list is what a reading too sure of itself gives here: each step read at 95 % on its "
-                     "own, or tokens redrawn one by one (both give this list; so can all the sentences in place "
-                     "of the pilot's 20).",
+                     "own, or tokens redrawn one by one (here both give this list; using all the sentences "
+                     "instead of the pilot's 20 can too).",
                      f"Check three things: that you used pilot, the unit you redraw (section 1), and the level "
                      f"each of the {k} steps is read at when they are read together (section 4).")
     if answer == alone:
@@ -133,13 +133,17 @@ def check_exercise_3(margin, a_correct, b_correct, stated=None) -> Feedback:
                 equivalence_interval=m.interval(equivalence_level(1)))
     eq, d = m.interval(0.90), m.interval(family_level(1))
     inside = -value < eq.low and eq.high < value
+    beyond = eq.low > value or eq.high < -value
+    span = f"90 % interval {100 * eq.low:+.1f} to {100 * eq.high:+.1f} points"
     if v.kind in ("higher", "lower"):
         reading = (f"a difference: mean pooling is surely {v.kind} (the 95 % interval, {100 * d.low:+.1f} to "
                    f"{100 * d.high:+.1f} points, leaves out 0)"
-                   + (f"; it also lies inside your margin (90 % interval {100 * eq.low:+.1f} to {100 * eq.high:+.1f}"
-                      " points), so by your standard it is real but small enough to ignore" if inside else
-                      f", and larger than your margin allows to ignore (90 % interval {100 * eq.low:+.1f} to "
-                      f"{100 * eq.high:+.1f} points)"))
+                   + (f"; it also lies inside your margin ({span}), so by your standard it is real but small "
+                      "enough to ignore" if inside else
+                      f", and surely larger than your margin ({span}, all of it beyond +/-{100 * value:.1f})"
+                      if beyond else
+                      f"; whether it is larger than your margin we cannot tell ({span}: it reaches both sides of "
+                      f"{100 * value:.1f})"))
     elif v.kind == "equivalent":
         reading = (f"equivalent within your margin (90 % interval {100 * eq.low:+.1f} to {100 * eq.high:+.1f} "
                    "points, inside it)")

@@ -29,8 +29,9 @@ def plot_losses(run, window: int = 20, vocab_size: int | None = None, axes=None)
         for s in run.checkpoints:
             ax.axvline(s, color=HIGHLIGHT, ls=":", lw=1)
         ax.set(xlabel="training step", ylabel="cross-entropy (nats)", title=f"{name} per training step")
-        ax.legend(loc="upper right")
     axes[0].figure.tight_layout()
+    for ax in axes:  # under the axes: over them, a legend hides the chance line and the spikes
+        legend_below(ax, ncol=2)
     return axes
 
 
