@@ -272,14 +272,10 @@ print(f"stored sweep: {prov['model']}, made {prov['finished']} on"
 # and what did the dev split choose? The dev curves show each run from step 0; the table gives
 # every strategy's status column.
 
-# %% mystnb={"figure": {"caption": "Dev loss (top) and dev accuracy (bottom) from step 0 and after each epoch against optimiser steps, one colour per strategy, one thin line per draw (the stored sweep); a cross marks the evaluation whose weights early stopping kept, the dashed line the frozen probe's dev score (mean over draws). Check where each curve starts and whether its cross lies past step 0.", "name": "fig-11-dev-curves"}}
-from helpers.common.style import FIG_WIDTH_IN
-from helpers.finetuning.plots import plot_dev_curves
+# %% mystnb={"figure": {"caption": "Dev accuracy from step 0 and after each epoch against optimiser steps, one panel per fine-tuning strategy, one thin line per draw (the stored sweep), all panels on one scale; a cross marks the evaluation whose weights early stopping kept, the dashed line the frozen probe's dev accuracy (mean over draws). Check where each curve starts and whether its cross lies past step 0.", "name": "fig-11-dev-curves"}}
+from helpers.finetuning.plots import plot_dev_panels
 
-# one above the other: side by side they would be wider than the page
-fig, (ax_loss, ax_acc) = plt.subplots(2, 1, figsize=(FIG_WIDTH_IN, 7.6))
-plot_dev_curves(study, ax=ax_loss, measure="loss", legend=False)
-plot_dev_curves(study, ax=ax_acc)
+plot_dev_panels(study, measure="accuracy")
 plt.show()
 
 # %%

@@ -49,39 +49,50 @@ def plot_layer_change(cka, weight_change, axes=None, whiskers=("range over the s
     return axes
 
 
-def plot_dev_curves(study, ax=None, measure: str = "accuracy", legend: bool = True):
-    """Dev accuracy (or loss) after every epoch against optimiser steps, one colour per fine-tuning
-    strategy: a thin line per seed, a cross where early stopping kept the weights (the best dev
-    epoch), and a dashed line at the frozen probe's mean dev score when the study has it. The curve
-    flattening before the cross is what "converged" means here. Returns the axes."""
+def plot_dev_panels(study, measure: str = "accuracy", ncols: int = 3):
+    """Dev accuracy (or loss) from step 0 and after every epoch against optimiser steps, as small
+    multiples: one panel per fine-tuning strategy (its draws as thin lines, a cross where early
+    stopping kept the weights), the frozen probe's mean dev score dashed in every panel, all panels
+    on one scale. Five strategies on one axes overprint; side by side each can be read. The curve
+    flattening before the cross is what "converged" means here. Returns the figure."""
     from helpers.finetuning.compute import FROZEN
 
     if measure not in ("accuracy", "loss"):
         raise ValueError(f"measure must be 'accuracy' or 'loss', got {measure!r}.")
     column = 2 if measure == "accuracy" else 1
-    if ax is None:
-        _, ax = plt.subplots(figsize=(FIG_WIDTH_IN, 3.8))
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
-    for k, (strategy, runs) in enumerate(study.runs.items()):
+    strategies = [(k, s) for k, s in enumerate(study.runs) if s != FROZEN]
+    if not strategies:
+        raise ValueError("the study has no fine-tuning strategy to draw (only the frozen probe).")
+    rows = -(-len(strategies) // ncols)
+    fig, axes = plt.subplots(rows, ncols, figsize=(FIG_WIDTH_IN, 2.3 * rows + 0.6), sharex=True, sharey=True,
+                             squeeze=False)
+    probe = (np.mean([r.dev_curve[-1][column] for r in study.runs[FROZEN]]) if FROZEN in study.runs else None)
+    for ax, (k, strategy) in zip(axes.flat, strategies):
         color = colors[k % len(colors)]
-        if strategy == FROZEN:
-            ax.axhline(np.mean([r.dev_curve[-1][column] for r in runs]), color=color, ls="--", lw=1.2, label=strategy)
-            continue
-        for i, run in enumerate(runs):
+        if probe is not None:
+            ax.axhline(probe, color=colors[0], ls="--", lw=1.2)
+        for run in study.runs[strategy]:
             steps = [pt[0] for pt in run.dev_curve]
-            values = [pt[column] for pt in run.dev_curve]
-            ax.plot(steps, values, color=color, lw=1.0, alpha=0.75, label=strategy if i == 0 else None)
+            ax.plot(steps, [pt[column] for pt in run.dev_curve], color=color, lw=1.0, alpha=0.8)
             best = [pt[column] for pt in run.dev_curve if pt[0] == run.best_step]
             ax.plot([run.best_step], best, "x", color=color, ms=7, mew=1.8)
-    ax.set_xlabel("optimiser steps")
-    ax.set_ylabel(f"dev {measure}")
-    n = len(study.seeds)
-    ax.set_title(f"dev {measure} per epoch, {n} seeds per strategy\n"
-                 "x: the weights kept; dashed: the frozen probe")
-    if legend:
-        legend_below(ax, ncol=3)
-    ax.figure.tight_layout()
-    return ax
+        ax.set_title(strategy, fontsize=9, color=color)
+        ax.tick_params(labelbottom=True)
+    for ax in axes.flat[len(strategies):]:
+        ax.set_visible(False)
+    for ax in axes[:, 0]:
+        ax.set_ylabel(f"dev {measure}")
+    for ax in axes[-1, :]:
+        ax.set_xlabel("optimiser steps")
+    if len(strategies) % ncols:  # the empty slot's neighbour above carries the x label too
+        for ax in axes[-2, len(strategies) % ncols:] if rows > 1 else []:
+            ax.set_xlabel("optimiser steps")
+    fig.suptitle(f"dev {measure} per epoch, one panel per strategy, {len(study.seeds)} draws each\n"
+                 + ("x: the weights kept; dashed: the frozen probe" if probe is not None else "x: the weights kept"),
+                 fontsize=10)
+    fig.tight_layout()
+    return fig
 
 
 def plot_swap_in(drops, ax=None, title: str = "swap-in test: one layer's pre-trained weights put back"):
