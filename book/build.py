@@ -125,6 +125,54 @@ def execute(source: Path, dest: Path, timeout: int = 1200, frames: Path | None =
     return wall, cpu
 
 
+# Lessons that read what an earlier lesson left in the course cache run after it, also when
+# lessons run side by side (--jobs): 14 draws lesson 05's tiny BERT (course-tiny) and may reuse
+# lesson 11's fine-tuning runs (a cache folder written without a rename).
+RUNS_AFTER = {"14": ("05", "11")}
+
+
+def execute_lessons(todo: list[tuple[Path, Path, Path]], jobs: int = 1):
+    """Run every ``(source, dest, frames)`` of ``todo`` with :func:`execute`, at most ``jobs`` at
+    a time (each in a worker process of its own, its kernel with one torch thread when ``jobs`` >
+    1), a lesson of :data:`RUNS_AFTER` only once those it reads have finished. Yields
+    ``(source, (wall, cpu) or the exception)`` as lessons finish."""
+    if jobs <= 1:
+        for source, dest, frames in todo:
+            print(f"book: running {source.name} ...", flush=True)
+            try:
+                yield source, execute(source, dest, frames=frames)
+            except Exception as err:  # nbclient's CellExecutionError names the cell and the traceback
+                yield source, err
+        return
+    from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
+
+    os.environ["OMP_NUM_THREADS"] = "1"  # the kernels inherit it: one thread each, no oversubscribed cores
+    waiting, running, finished = list(todo), {}, set()
+    number = lambda path: path.stem[:2]  # noqa: E731
+    scheduled = {number(s) for s, _, _ in todo}
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        while waiting or running:
+            for item in list(waiting):
+                if len(running) >= jobs:
+                    break
+                needs = [n for n in RUNS_AFTER.get(number(item[0]), ()) if n in scheduled and n not in finished]
+                if needs:
+                    continue
+                waiting.remove(item)
+                print(f"book: running {item[0].name} ...", flush=True)
+                running[pool.submit(execute, item[0], item[1], frames=item[2])] = item[0]
+            if not running:  # nothing can start: a prerequisite is missing from this build
+                raise RuntimeError(f"book: cannot order {[w[0].name for w in waiting]} (RUNS_AFTER)")
+            done, _ = wait(running, return_when=FIRST_COMPLETED)
+            for future in done:
+                source = running.pop(future)
+                finished.add(number(source))
+                try:
+                    yield source, future.result()
+                except Exception as err:
+                    yield source, err
+
+
 def kernel_environment() -> dict[str, str]:
     """What the kernels see: offline, and the inline backend (an inherited MPLBACKEND=Agg,
     as pytest sets, would make every figure disappear from the outputs)."""
@@ -649,6 +697,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--execute-only", default="",
                         help="comma-separated lesson numbers to run again (e.g. 02,05); the others reuse "
                              "build/book/executed/ from an earlier build, as with --no-execute")
+    parser.add_argument("--jobs", type=int, default=int(os.environ.get("COURSE_BOOK_JOBS", "1")),
+                        help="lessons run side by side (default $COURSE_BOOK_JOBS or 1); with more than one, "
+                             "each kernel uses one torch thread and lesson times include the sharing")
     args = parser.parse_args(argv)
 
     import nbformat
@@ -669,6 +720,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ.update(kernel_environment())
     failures = []
     rerun = set(filter(None, args.execute_only.split(",")))
+    todo = []
     for path in files:
         dest = executed_dir / path.name
         if args.no_execute or (rerun and path.stem[:2] not in rerun):
@@ -676,13 +728,13 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"book: --no-execute but {dest} does not exist; run without it first", file=sys.stderr)
                 return 1
             continue
-        print(f"book: running {path.name} ...", flush=True)
-        try:
-            wall, cpu = execute(path, dest, frames=WORK / "frames" / path.stem)
-        except Exception as err:  # nbclient's CellExecutionError names the cell and the traceback
+        todo.append((path, dest, WORK / "frames" / path.stem))
+    for path, result in execute_lessons(todo, max(1, args.jobs)):
+        if isinstance(result, Exception):
             failures.append(path.name)
-            print(f"book: {path.name} FAILED:\n{err}", file=sys.stderr)
+            print(f"book: {path.name} FAILED:\n{result}", file=sys.stderr)
             continue
+        wall, cpu = result
         print(f"book: {path.name} ran in {wall:.1f} s wall, {cpu:.1f} s kernel CPU", flush=True)
     if failures:
         print(f"book: {len(failures)} lesson(s) failed: {', '.join(failures)}; no site built", file=sys.stderr)

@@ -141,8 +141,9 @@ print(f"{L} encoder layers, hidden size {H}, {A} attention heads "
 #   stream.
 # * **LayerNorm** rescales each token vector to mean 0 and spread 1 over its $H$ numbers,
 #   then multiplies each number by a learned scale and adds a learned shift (lesson 01 writes
-#   it out) -- so the vectors that come out are not of length $\sqrt{H}$: the learned scale
-#   shrinks or stretches each dimension. BERT puts a LayerNorm
+#   it out). $H$ numbers with mean 0 and spread 1 have length $\sqrt{H}$ (their squares add up
+#   to $H$), but the vectors that come out are not of that length: the learned scale shrinks or
+#   stretches each dimension. BERT puts a LayerNorm
 #   *after* each residual add ("post-LN", as in the original Transformer). Most recent
 #   models, and the code of *The Annotated Transformer*, put it *before* the block instead
 #   ("pre-LN"); keep that in mind when you compare code.

@@ -441,8 +441,9 @@ print(course_mini_lens(SENTENCE).message)
 #   position table; we rebuilt it and it matches the model to `1e-5`. A LayerNorm output
 #   row's length is set by $\gamma$ and $\beta$ ($\sqrt H$ before them), not by its input's.
 # * The embedding table is trained: in BERT the masked-LM output layer *is* the table
-#   (`tie_word_embeddings`), so every pre-training step reaches every row, not only the rows of
-#   the words in the batch.
+#   (`tie_word_embeddings`), so pre-training adjusts a row both when its word is read and when
+#   its word is scored as a guess -- and every word of the vocabulary is scored for every
+#   hidden position.
 #
 # ## Exercises
 #
@@ -473,8 +474,11 @@ check_exercise_1(answer_1, model, tokenizer, "bank")
 #
 # The heatmap above shows a few pairs. Compute one it does not: the cosine similarity of the
 # static embeddings of `"loan"` and `"mortgage"` (average the rows of a word split into pieces,
-# as `static_word_vector` does; return `None` if a word is `[UNK]`). Before you run it, say
-# whether you expect it above or below the heatmap's `bank`–`money` cell, and why.
+# as `static_word_vector` does, should a word be split; return `None` if a word is `[UNK]`).
+#
+# **Reflection question:** before you run it, is it above or below the heatmap's
+# `bank`–`money` cell? What would make two words' rows close in a table that never saw them
+# side by side?
 
 # %%
 answer_2 = None  # your code here: a float

@@ -167,6 +167,9 @@ print(
 # `[CLS]` vector $h^{(l)}_0$ and the mean over the real (non-padding) tokens,
 # $\frac{1}{n}\sum_i h^{(l)}_i$ (`extract_features` in `helpers/classify/compute.py`). This lesson
 # uses the `[CLS]` vector; lesson 10 asks which of the two, at which layer, classifies best.
+# (The map above puts BERT's usual head on the pooler's output, as `BertForSequenceClassification`
+# does; our head reads the raw last-layer `[CLS]` vector instead, because a checkpoint like the
+# bundled one may leave its pooler barely trained, as the previous section said.)
 
 # %%
 import time
@@ -222,14 +225,18 @@ assert torch.allclose(
 #   which keeps the weights small so the head does not just memorise its training utterances,
 #   from a small grid; the test utterances are never used to choose anything;
 # * the head starts from $W = 0, b = 0$ and is **scored there** (step 0);
-# * it is trained **to convergence**. Its loss is the *cross-entropy*, $-\ln p_{\text{true
-#   intent}}$ averaged over the utterances (lesson 01's masked-LM loss, with intents for
-#   words), plus the penalty; this loss has a single lowest point, and a standard optimizer
-#   (L-BFGS, on all training utterances at once) runs until every entry of its gradient is
-#   below a threshold fixed beforehand. The printout says whether that happened, and gives
+# * it is trained **to convergence**. Its *loss* -- the number training makes small -- is the
+#   *cross-entropy*, $-\ln p_{\text{true intent}}$ averaged over the utterances: 0 when the
+#   head gives the true intent probability 1, large when it gives it little (the same loss
+#   BERT's pre-training uses, with hidden words for intents), plus the penalty. This loss has
+#   a single lowest point. Its *gradient* says, for every weight, how fast the loss grows when
+#   that weight grows, so a small step against it lowers the loss; an *optimizer* is a recipe
+#   for those steps (here L-BFGS, on all training utterances at once), run until every entry
+#   of the gradient is below a threshold fixed beforehand. The printout says whether that happened, and gives
 #   the dev loss at step 0 and for the weights *kept* (the trained head the dev split chose).
 #
-# First, what "training" means, in a loop you can read: start at $W = 0, b = 0$, compute the
+# First, what "training" means, in a loop you can read (plain gradient descent, the simplest
+# optimizer): start at $W = 0, b = 0$, compute the
 # logits and the loss, let PyTorch compute the gradient, step against it, repeat. The same training
 # utterances the helper will use (the dev split set aside first), standardized the same way, at a
 # fixed $\lambda = 0.01$:

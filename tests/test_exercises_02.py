@@ -22,6 +22,11 @@ def test_exercise_1_a_causal_head(model, sample_trace):
     assert not fb.ok and "-inf" in fb.hint  # BERT's own attention: the mask is missing
     fb = check_exercise_1(answer.T.contiguous(), model, sample_trace, L, A - 1)
     assert not fb.ok and "transpose" in fb.message
+    # the later keys zeroed after the softmax: rows no longer add up to 1, and the hint says why
+    zeroed = sample_trace.attention(L, A - 1).masked_fill(
+        torch.ones_like(answer, dtype=torch.bool).triu(1), 0.0)
+    fb = check_exercise_1(zeroed, model, sample_trace, L, A - 1)
+    assert not fb.ok and "after the softmax" in fb.message and "triu" not in fb.hint
     flipped = torch.flip(S.solution_1(model, sample_trace, L, A - 1), dims=(0, 1))  # not the mirror mask itself
     assert not check_exercise_1(flipped, model, sample_trace, L, A - 1).ok
     assert not check_exercise_1(None, model, sample_trace, L, A - 1).ok

@@ -48,13 +48,20 @@ def check_exercise_1(answer, model, trace, layer: int, head: int) -> Feedback:
     upper = torch.ones_like(scores, dtype=torch.bool).tril(-1)  # the mirror-image mask: earlier keys hidden
     if torch.allclose(answer, scores.masked_fill(upper, float("-inf")).softmax(-1), atol=1e-5):
         return wrong("your mask hides the earlier tokens instead of the later ones.",
-                     "Query i may see keys 0..i: hide j > i (torch.triu(..., diagonal=1)).")
+                     "Query i (a row) may see keys 0..i (columns): which side of the diagonal must go?")
     if torch.allclose(answer, (scores * math.sqrt(trace.hidden(layer).shape[-1] // trace.num_heads)).masked_fill(
             torch.ones_like(scores, dtype=torch.bool).triu(1), float("-inf")).softmax(-1), atol=1e-5):
-        return wrong("the scores were not scaled.", "Divide Q K^T by sqrt(d) before masking and the softmax.")
+        return wrong("the scores were not scaled.", "Compare your scores with the formula of the section on "
+                     "scaled dot-product attention: what are they divided by?")
+    later = torch.ones_like(scores, dtype=torch.bool).triu(1)
+    zeroed_after = scores.softmax(-1).masked_fill(later, 0.0)
+    if torch.allclose(answer, zeroed_after, atol=1e-5):
+        return wrong("you hid the later keys after the softmax: the rows no longer add up to 1.",
+                     "Where must the mask act so that what is left is still a probability distribution?")
     return wrong("your matrix differs from the causal attention of this head.",
-                 "query/key projections of trace.hidden(layer - 1), split into heads, Q K^T / sqrt(d), -inf above "
-                 "the diagonal, softmax over the keys.")
+                 "Rebuild the head's scores as the section did (from the layer's input, trace.hidden(layer - 1)); "
+                 "then ask which keys a query may see, and at which step hiding the others keeps each row a "
+                 "probability distribution.")
 
 
 def check_exercise_2(answer, trace, layer: int, head: int) -> Feedback:

@@ -45,9 +45,16 @@ def number_note(prediction, measured: float, unit: str = "") -> str:
         except (TypeError, ValueError):
             return (f"Your prediction was {prediction!r}, not a number; set it "
                     "beside the result.")
-    gap = float(measured) - float(prediction)
-    return (f"You predicted {float(prediction):.3g}{unit}; the measurement is "
-            f"{gap:+.3g}{unit} away from it.")
+    guess, value = float(prediction), float(measured)
+
+    def show(x: float) -> str:  # a count stays a whole number; a share keeps three digits
+        return f"{x:,.0f}" if x == round(x) and abs(x) >= 10 else f"{x:.3g}"
+
+    if value == guess:
+        return f"You predicted {show(guess)}{unit}: exactly what was measured."
+    side = "above" if value > guess else "below"
+    return (f"You predicted {show(guess)}{unit}; the measurement, {show(value)}{unit}, is "
+            f"{show(abs(value - guess))}{unit} {side} it.")
 
 
 def index_note(prediction, measured: int, what: str = "layer") -> str:

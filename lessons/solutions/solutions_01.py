@@ -23,6 +23,9 @@ def solution_2(model, tokenizer, word_a: str, word_b: str):
             return None  # the vocabulary does not know this word
         vectors.append(table[torch.tensor(ids)].mean(dim=0))
     return torch.nn.functional.cosine_similarity(vectors[0], vectors[1], dim=0).item()
+# Reflection question: the checker prints both numbers, so the comparison is read there. Rows
+# grow close when training moves them the same way: words that appear in similar contexts (loan,
+# mortgage) get similar updates, whether or not they ever appear side by side.
 
 
 def solution_3(model, trace) -> dict:
