@@ -285,8 +285,8 @@ print(trace.find_word(most_pieces))
 # %%
 try:
     trace.hidden(L + 1)
-except ValueError as err:
-    print("ValueError:", err)
+except ValueError as err:  # the refusal we asked for, not a failure of the lesson
+    print(f"as intended, hidden({L + 1}) is refused with this message: {err}")
 
 # %% [markdown]
 # ## Vector length at each layer
