@@ -44,3 +44,29 @@ def test_zh_words_cover_the_intents_and_join_to_their_text():
     assert set(load_intents_zh("train").texts + load_intents_zh("test").texts) <= texts
     assert all(s.segmenter.startswith("jieba ") for s in sentences)
     assert sentences[0].word_starts() == {0, 2, 4}  # 今儿 | 天气 | 咋样
+
+
+def test_chinese_polysemy_set_is_balanced_and_each_sentence_holds_its_word_once():
+    """data/polysemy_zh.json (issue 48: lesson 09 on Chinese): words whose sense depends on the
+    context, two senses each, five sentences per sense, the word exactly once in each sentence,
+    no sentence twice, and every character one the Chinese model's vocabulary knows."""
+    from helpers.common.data import load_polysemy
+
+    data = load_polysemy("polysemy_zh.json")
+    assert len(data) >= 10
+    sentences = []
+    for word, senses in data.items():
+        assert len(senses) == 2, word
+        for sense, texts in senses.items():
+            assert len(texts) == 5, (word, sense)
+            assert all(t.count(word) == 1 for t in texts), [t for t in texts if t.count(word) != 1]
+            sentences += texts
+    assert len(set(sentences)) == len(sentences)
+    try:
+        from helpers.model.loading import load_model
+
+        tokenizer, _ = load_model("bundled-zh", verbose=False)
+    except Exception as err:  # the optional Chinese model is not installed here
+        pytest.skip(f"bundled-zh not available: {err}")
+    unknown = {ch for t in sentences for ch in t if tokenizer.convert_tokens_to_ids(ch) == tokenizer.unk_token_id}
+    assert not unknown, unknown
