@@ -285,7 +285,7 @@ print(trace.find_word(most_pieces))
 # %%
 try:
     trace.hidden(L + 1)
-except ValueError as err:  # the refusal we asked for, not a failure of the lesson
+except ValueError as err:  # the refusal we asked for, not a failure
     print(f"as intended, hidden({L + 1}) is refused with this message: {err}")
 
 # %% [markdown]
