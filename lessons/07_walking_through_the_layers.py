@@ -113,7 +113,7 @@ from helpers.model.tokens import longest_word
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 
 require_reading(tokenizer, "en", lesson="07", what="its data sentences")
 L, H = model.config.num_hidden_layers, model.config.hidden_size

@@ -127,7 +127,7 @@ from helpers.layerwalk.compute import profile_finding, rank_layers
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 
 require_reading(tokenizer, "en", lesson="08",
                 what="its data sentences and pairs")

@@ -119,7 +119,7 @@ from helpers.classify.compute import extract_features, fit_head_split
 from helpers.common.claims import show_finding
 from helpers.common.data import load_intents
 from helpers.common.stats import accuracy_ci
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="10", what="its data sets")
 
 train10, test10 = load_intents("train"), load_intents("test")

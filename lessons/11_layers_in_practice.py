@@ -79,7 +79,7 @@ from helpers.model.loading import load_model
 torch.manual_seed(0); np.random.seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="11", what="BANKING77's texts")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
@@ -183,7 +183,7 @@ import textwrap
 
 from helpers.finetuning.compute import FINETUNE_STRATEGIES, FROZEN, FULL
 from helpers.finetuning.history import SWEEP_MODEL, sweep_setup
-from helpers.practice.compute import model_key
+from helpers.model.fingerprint import model_key
 
 ft_tokenizer, ft_model = load_model(SWEEP_MODEL)
 L_ft = ft_model.config.num_hidden_layers

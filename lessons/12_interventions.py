@@ -94,7 +94,7 @@ import torch
 
 from helpers.common.budget import choose_budget
 from helpers.common.data import load_banking77
-from helpers.model.language import require_reading
+from helpers.common.language import require_reading
 from helpers.model.loading import checkpoint_facts, load_model
 
 loaded = load_model(MODEL)
@@ -760,11 +760,10 @@ if len(patch) >= 2:
 # last hidden state at every real token with `torch.allclose`. Captum's two rows check lesson 13's
 # gradient × input and Integrated Gradients (`helpers/attribution/compute.py`). Each library gets
 # its own copy of the model (both rewrite what they wrap); without them, their rows read "not
-# installed" (`parity_checks`, `helpers/tools/compute.py`).
+# installed" (`parity_checks`, `helpers/parity/compute.py`).
 
 # %%
-from helpers.interventions.compute import parity_lines
-from helpers.tools.compute import parity_checks
+from helpers.parity.compute import parity_checks, parity_lines
 
 # three utterances and one pair of utterances as BERT's two segments
 ablation_items = test.texts[:3] + [tuple(test.texts[3:5])]

@@ -84,7 +84,7 @@ import torch
 
 from helpers.common.budget import choose_budget
 from helpers.interventions.compute import banking_setup
-from helpers.model.language import require_reading
+from helpers.common.language import require_reading
 from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 

@@ -81,7 +81,7 @@ from helpers.model.trace import trace_text
 torch.manual_seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="14", what="its data sets")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
@@ -381,7 +381,7 @@ if rows:
 # $\lVert \theta_{\text{after}} - \theta_{\text{before}} \rVert / \lVert \theta_{\text{before}} \rVert$
 # (Frobenius norms; `relative_weight_change`). The word embeddings stay frozen in every run,
 # so "emb" covers position and segment embeddings and their LayerNorm. `model_key` (lesson
-# 11's hash of every weight, in `helpers/practice/compute.py`) checks that the loaded model
+# 11's hash of every weight, in `helpers/model/fingerprint.py`) checks that the loaded model
 # itself was not changed: every run trains a copy.
 
 # %%
@@ -392,7 +392,7 @@ from helpers.common.data import load_banking77
 from helpers.common.training import status_summary
 from helpers.finetuning.compute import FROZEN, FULL, finetune_study
 from helpers.finetuning.compute import layer_change
-from helpers.practice.compute import model_key
+from helpers.model.fingerprint import model_key
 
 key_before = model_key(model)
 study = finetune_study(tokenizer, model, tasks, (FROZEN, FULL),
@@ -760,12 +760,12 @@ print(norm_lines(quartiles))
 # the course's own pre-trained BERT-mini (`data/course_mini/`), has a trained head and
 # held-out text of the kind it was trained on: scenes and chapters it never saw. We hide 15 %
 # of the words of held-out pairs and count, per layer, how often the head's first guess is the
-# hidden word (`course_mini_lens_by_layer` in `helpers/lens/compute.py`), beside its model
+# hidden word (`course_mini_lens_by_layer` in `helpers/mini/lens.py`), beside its model
 # card's two guessers without a model: the most frequent word at that position, and the word
 # the two neighbours make likely.
 
 # %% mystnb={"figure": {"caption": "course-mini's masked-LM lens over held-out blanks: the share whose hidden word is the head's first guess when the head reads each layer (emb = embeddings). Band: 95 % interval resampling documents; dashed, labelled at the right: the two guessers without a model on the same blanks. Compare each layer with the upper dashed line.", "name": "fig-14-lens-by-layer"}}
-from helpers.lens.compute import course_mini_lens_by_layer
+from helpers.mini.lens import course_mini_lens_by_layer
 from helpers.pretrain.plots import plot_by_layer
 
 agg = course_mini_lens_by_layer(budget.pick(400, 60),
@@ -798,9 +798,9 @@ show_finding(
 # Bible: a modern sentence is outside it.
 
 # %% mystnb={"figure": {"caption": "The masked-LM lens on a held-out line of course-mini's own kind of text: the pre-training head applied to every layer's vector at the masked position (rows: emb = embeddings, then layers 1 to L), its top guesses with their probabilities on one 0-1 scale. Look for the layer where the hidden word first reaches the top.", "name": "fig-14-lens-in-domain"}}
-from helpers.lens.compute import (course_mini_lens, held_out_line,
-                                  load_masked_lm, mask_one_word,
-                                  masked_lm_lens)
+from helpers.lens.compute import (course_mini_lens, load_masked_lm,
+                                  mask_one_word, masked_lm_lens)
+from helpers.mini.lens import held_out_line
 from helpers.lens.plots import plot_lens
 
 inside = course_mini_lens(held_out_line(seed=0))

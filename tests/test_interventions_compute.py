@@ -1028,21 +1028,6 @@ def test_probe_finding_and_patch_rows():
     assert rows[1]["patched layer"] == 1
 
 
-def test_parity_lines_count_the_rows_that_ran():
-    from types import SimpleNamespace
-
-    from helpers.tools.compute import library_version, missing_research_libraries
-
-    checks = [SimpleNamespace(status="equal", equal=True), SimpleNamespace(status="NOT equal", equal=False),
-              SimpleNamespace(status="not installed", equal=False)]
-    lines = C.parity_lines(SimpleNamespace(checks=checks, gaps=["nnsight: x", "TransformerLens: y"]))
-    assert lines[0] == "1 of the 2 rows that ran are equal at their tolerance; 1 did not run"
-    assert lines[1:3] == ["gap: nnsight: x", "gap: TransformerLens: y"]
-    installed = [n for n in ("nnsight", "TransformerLens", "Captum") if library_version(n)]
-    assert lines[3] == "installed: " + ", ".join(f"{n} {library_version(n)}" for n in installed)
-    assert len(lines) == 4 + bool(missing_research_libraries())
-
-
 def test_flip_lines_spell_out_each_skip_that_flips():
     base = torch.tensor([3.0, 1.0, 0.0])
     heads = base.repeat(2, 3, 1)

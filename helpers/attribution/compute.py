@@ -40,7 +40,7 @@ import torch.nn.functional as F
 from helpers.common.progress import progress as progress_bar
 from helpers.common.stats import (Verdict, bootstrap_size, cluster_replicates, paired_difference_ci,
                                   replicate_verdicts, verdict)
-from helpers.interventions.compute import additive_mask, continue_from, run_layer
+from helpers.model.layers import additive_mask, continue_from, run_layer
 from helpers.model.trace import Trace, check_trace, device_of
 
 OCCLUSION_PASSES = 64  # past this many tokens, occlusion drops runs of neighbouring tokens together

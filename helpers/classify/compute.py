@@ -470,14 +470,14 @@ def compare_paired(named: dict, what: str = "accuracy", width: int | None = 110,
                      f"{100 * family_level(family):.4g} % intervals and p-values Bonferroni-adjusted over the "
                      f"{family} pairs, since the best is picked from the same data):")
         if groups["lower"]:
-            lines.append(f"lower (interval below 0): {_join(groups['lower'])}.")
+            lines.append(f"lower (interval below 0): {join_names(groups['lower'])}.")
         if groups["equivalent"]:
             lines.append(f"equivalent within +/-{100 * margin:.1f} points ({100 * equivalence_level(family):.4g} % "
                          "interval inside the margin): "
-                         f"{_join(groups['equivalent'])}.")
+                         f"{join_names(groups['equivalent'])}.")
         if groups["inconclusive"]:
             lines.append("inconclusive (not shown lower" + ("" if margin is None else ", not shown equivalent")
-                         + f"): {_join(groups['inconclusive'])}.")
+                         + f"): {join_names(groups['inconclusive'])}.")
     if width is None:
         return " ".join(lines)
     return "\n".join(textwrap.fill(line, width, initial_indent="  " if i else "", subsequent_indent="    ",
@@ -531,7 +531,7 @@ def claims_markdown(rows, header=("popular claim", "what this model shows (this 
     return "\n".join(lines)
 
 
-def _join(names) -> str:
+def join_names(names) -> str:
     names = list(names)
     return names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
 
@@ -932,7 +932,7 @@ def layer_weights_summary(weights) -> str:
         tied = [str(l) for l in ranking.tied if l != top]
         verdict += ("; no other layer's weight is shown different from it" if len(tied) == len(mean) - 1 else
                     f"; not shown lower than it (paired over the {n_seeds} seeds, Bonferroni over the "
-                    f"{ranking.family} pairs of layers): " + (_join(tied) if tied else "no other layer"))
+                    f"{ranking.family} pairs of layers): " + (join_names(tied) if tied else "no other layer"))
     return "\n".join(lines + [verdict])
 
 
@@ -995,7 +995,7 @@ def layer_name(layer: int) -> str:
 
 def _layers_text(layers) -> str:
     layers = list(layers)
-    return ("layer " if len(layers) == 1 else "layers ") + _join([str(l) for l in layers])
+    return ("layer " if len(layers) == 1 else "layers ") + join_names([str(l) for l in layers])
 
 
 def peak_finding(runs, label: str) -> tuple[str, list[str]]:
@@ -1063,7 +1063,7 @@ def ranking_finding(named: dict, what: str = "scores highest", quote: bool = Fal
     sentence = f"{q(best)} {what} ({100 * est[best]:.1f} %)"
     sentence = sentence[0].upper() + sentence[1:] if not quote else sentence
     sentence += ("; every other one scores lower." if not tied else
-                 f"; {_join([q(k) for k in tied])} could be just as high.")
+                 f"; {join_names([q(k) for k in tied])} could be just as high.")
     return sentence, compare_paired(named, width=None).split("\n") + [v.text for v in verdicts.values()]
 
 

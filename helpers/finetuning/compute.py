@@ -651,7 +651,7 @@ def cache_dir() -> Path | None:
 
 def run_key(bert_key: str, train, dev, test, strategy: str, seed: int, config: FinetuneConfig, lrs=None) -> str:
     """A hash of everything a run depends on: the model's weights (``bert_key``, from
-    :func:`~helpers.practice.compute.model_key`), the three splits, the strategy, the seed, the recipe
+    :func:`~helpers.model.fingerprint.model_key`), the three splits, the strategy, the seed, the recipe
     and the learning rates tried (``lrs``, default the recipe's), the engine's version and torch's."""
     lrs = list(config.lrs if lrs is None else lrs)
     blob = json.dumps([ENGINE_VERSION, torch.__version__, bert_key, strategy, seed, asdict(config), lrs,
@@ -768,7 +768,7 @@ def finetune_study(tokenizer, bert, tasks: dict, strategies=FINETUNE_STRATEGIES,
     strategy's learning rate and the other seeds train at that rate only. ``keep_models``: the
     strategies whose trained models are kept (lesson 14 reads the fine-tuned layers); ``cache``: a
     folder to keep the runs in instead of :func:`cache_dir` (the sweep's own, so it resumes)."""
-    from helpers.practice.compute import model_key
+    from helpers.model.fingerprint import model_key
 
     tasks = _check_tasks(tasks)
     strategies, seeds, keep = tuple(strategies), tuple(tasks), set(keep_models)
@@ -1097,7 +1097,7 @@ def baseline_verdict(accuracy: dict, baseline: str = FROZEN, margin: float | Non
     """Each strategy against the baseline that fine-tunes nothing, paired on the same test items and
     seeds (:func:`~helpers.classify.compute.paired_comparison`), one Bonferroni family over the
     strategies: which beat it, which fall below it, which are inconclusive -- and a closing verdict."""
-    from helpers.classify.compute import _join, paired_comparison, points
+    from helpers.classify.compute import join_names, paired_comparison, points
 
     if baseline not in accuracy or len(accuracy) < 2:
         raise ValueError(f"accuracy must hold {baseline!r} and at least one other strategy.")
@@ -1113,16 +1113,16 @@ def baseline_verdict(accuracy: dict, baseline: str = FROZEN, margin: float | Non
              f"({comps[others[0]].method}; intervals and p Bonferroni-adjusted over {family}): "
              + "; ".join(f"{s} {points(verdicts[s].difference)} ({verdicts[s].p_text})" for s in others) + "."]
     if above:
-        lines.append(f"above the baseline: {_join(above)}.")
+        lines.append(f"above the baseline: {join_names(above)}.")
     if below:
-        lines.append(f"below the baseline: {_join(below)}.")
+        lines.append(f"below the baseline: {join_names(below)}.")
     if same:
-        lines.append(f"equivalent within +/-{100 * margin:.1f} points: {_join(same)}.")
+        lines.append(f"equivalent within +/-{100 * margin:.1f} points: {join_names(same)}.")
     if open_:
-        lines.append(f"inconclusive: {_join(open_)}.")
-    lines.append("verdict: " + (f"{_join(above)} beat{'s' if len(above) == 1 else ''} not fine-tuning at all here"
+        lines.append(f"inconclusive: {join_names(open_)}.")
+    lines.append("verdict: " + (f"{join_names(above)} beat{'s' if len(above) == 1 else ''} not fine-tuning at all here"
                                 if above else "no fine-tuning strategy is shown to beat the frozen encoder with a trained "
-                                "probe on this data" + (f"; {_join(below)} fall{'s' if len(below) == 1 else ''} below it"
+                                "probe on this data" + (f"; {join_names(below)} fall{'s' if len(below) == 1 else ''} below it"
                                                         if below else "")) + ".")
     return " ".join(lines)
 
@@ -1131,7 +1131,7 @@ def baseline_finding(accuracy: dict, baseline: str = FROZEN, margin: float | Non
     """``(sentence, details)``: :func:`baseline_verdict` in plain words first -- "No fine-tuning
     strategy is shown to beat the frozen probe (92.1 %); full fine-tuning falls below it (89.0 %);
     for the others we cannot tell." -- with every comparison's full verdict as the details."""
-    from helpers.classify.compute import _join, paired_comparison
+    from helpers.classify.compute import join_names, paired_comparison
 
     if baseline not in accuracy or len(accuracy) < 2:
         raise ValueError(f"accuracy must hold {baseline!r} and at least one other strategy.")
@@ -1153,17 +1153,17 @@ def baseline_finding(accuracy: dict, baseline: str = FROZEN, margin: float | Non
         return f"{', '.join(map(pct, group))} vs {pct(baseline)}"
 
     if above:
-        parts = [f"{_join(above)} beat{'s' if len(above) == 1 else ''} {name} ({versus(above)})"]
+        parts = [f"{join_names(above)} beat{'s' if len(above) == 1 else ''} {name} ({versus(above)})"]
     else:
         parts = [f"no fine-tuning strategy is shown to beat {name} ({pct(baseline)})"]
     if below:
-        parts.append(f"{_join(below)} fall{'s' if len(below) == 1 else ''} below it ({versus(below)})")
+        parts.append(f"{join_names(below)} fall{'s' if len(below) == 1 else ''} below it ({versus(below)})")
     if same:
-        parts.append(f"{_join(same)} come{'s' if len(same) == 1 else ''} out the same within the margin set "
+        parts.append(f"{join_names(same)} come{'s' if len(same) == 1 else ''} out the same within the margin set "
                      "beforehand")
     if open_:
-        parts.append(f"for {'the others' if (above or below or same) and len(open_) > 1 else _join(open_)} we "
-                     "cannot tell" + (f" ({_join(open_)})" if (above or below or same) and len(open_) > 1 else ""))
+        parts.append(f"for {'the others' if (above or below or same) and len(open_) > 1 else join_names(open_)} we "
+                     "cannot tell" + (f" ({join_names(open_)})" if (above or below or same) and len(open_) > 1 else ""))
     sentence = "; ".join(parts) + "."
     return sentence[0].upper() + sentence[1:], [baseline_verdict(accuracy, baseline, margin)] + [
         verdicts[s].text for s in others]

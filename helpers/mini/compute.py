@@ -42,7 +42,7 @@ import os
 import platform
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -51,14 +51,15 @@ import torch
 from helpers.mini.data import (EVAL_SEED, MAX_LENGTH, VOCAB_SIZE, HeldOut, PairPool, build_vocabulary, dev_batch,
                                held_out, load_tokenizer, make_pool, pool_batch, pool_positions, splits)
 from helpers.model.paths import COURSE_MINI, COURSE_MINI_DIR, DATA_DIR, course_cache
-from helpers.pretrain.compute import PretrainConfig, _optimizer, bert_config, losses, new_model
+from helpers.pretrain.compute import PretrainConfig, make_optimizer, bert_config, losses, new_model
 from helpers.pretrain.data import (IGNORE, IS_NEXT, PairSampler, corpus_hash, encode_documents, mask_tokens,
                                    vocabulary_hash)
+from helpers.pretrain.history import save_weights  # noqa: F401 - course-mini's trainer writes with it
+from helpers.pretrain.nulls import POSITION_BUCKET, BigramContext, PositionSegmentUnigram  # noqa: F401
 
 MINI = PretrainConfig(layers=4, hidden=256, heads=4, intermediate=1024, vocab_size=VOCAB_SIZE, max_length=MAX_LENGTH,
                       batch_size=1024, steps=1, lr=1e-3, warmup=0.05, weight_decay=0.01, dropout=0.1, seed=0)
 WEIGHT_BUDGET_MIB = 15.0  # the fp16 safetensors file must fit this (the repository stays small)
-POSITION_BUCKET = 4  # the position/segment null groups positions 0-3, 4-7, ...
 FREQUENT_K = 100  # "non-frequent targets": answers outside the K most frequent training tokens
 WEIGHTS, LOG, RUN, EVALUATION, CURVE = "model.safetensors", "train_log.jsonl", "run.json", "evaluation.json", \
     "loss_curve.png"
@@ -133,27 +134,6 @@ def dev_losses(model, dev: dict, autocast) -> dict[str, float]:
         n_pairs += len(part["input_ids"])
     model.train()
     return {"dev_mlm_loss": tot["mlm"] / n_pos, "dev_nsp_loss": tot["nsp"] / n_pairs, "dev_top1": tot["top1"] / n_pos}
-
-
-def save_weights(model, template, folder: Path) -> str:
-    """Write ``model``'s weights as fp16 safetensors + config.json into ``folder`` (through a CPU
-    ``template`` of the same architecture) and return the weights' sha256. The config keeps
-    ``dtype: float32``, so ``from_pretrained`` hands back a float32 model."""
-    from transformers.utils import logging as hf_logging
-
-    template.load_state_dict({k: v.detach().to("cpu", torch.float32) for k, v in model.state_dict().items()})
-    half = copy.deepcopy(template).half()
-    folder.mkdir(parents=True, exist_ok=True)
-    hf_logging.disable_progress_bar()
-    try:
-        half.save_pretrained(str(folder), safe_serialization=True)
-    finally:
-        hf_logging.enable_progress_bar()
-    config = json.loads((folder / "config.json").read_text())
-    config.pop("torch_dtype", None)
-    config["dtype"] = "float32"
-    (folder / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    return hashlib.sha256((folder / WEIGHTS).read_bytes()).hexdigest()
 
 
 def _state_path(state_dir: Path) -> Path:
@@ -243,7 +223,7 @@ def train(*, out: Path, state_dir: Path, steps: int | None = None, minutes: floa
     if saved is None:
         if minutes is not None:  # time a throw-away copy: steps per second on this device and pipeline
             probe = copy.deepcopy(model)
-            popt, _ = _optimizer(probe, cfg, 10)
+            popt, _ = make_optimizer(probe, cfg, 10)
             for i in range(25):
                 if i == 5:
                     if dev.type == "cuda":
@@ -258,11 +238,11 @@ def train(*, out: Path, state_dir: Path, steps: int | None = None, minutes: floa
         torch.manual_seed(seed)  # the training draws start from the seed, whatever the timing run drew
         step, tokens, elapsed, best = 0, 0, 0.0, None
         total = int(steps)
-        opt, _ = _optimizer(model, replace(cfg, steps=total), total)
+        opt, _ = make_optimizer(model, replace(cfg, steps=total), total)
         log_lines = []
     else:
         model.load_state_dict(saved["model"])
-        opt, _ = _optimizer(model, cfg, saved["total"])
+        opt, _ = make_optimizer(model, cfg, saved["total"])
         opt.load_state_dict(saved["optimizer"])
         torch.set_rng_state(saved["cpu_rng"])
         if dev.type == "cuda" and saved.get("cuda_rng") is not None:
@@ -378,82 +358,6 @@ def model_topk(model, ho: HeldOut, k: int = 5, slice_pairs: int = 128) -> tuple[
         tops.append(logits.topk(k, dim=-1).indices.cpu().numpy())
         nsp.append(model.cls.seq_relationship(out.pooler_output).argmax(-1).cpu().numpy())
     return np.concatenate(tops), np.concatenate(nsp)
-
-
-@dataclass
-class PositionSegmentUnigram:
-    """Null (a): the most frequent training token at each position bucket (``bucket`` positions
-    wide) and segment. A ``[MASK]``'s input vector is the [MASK] embedding plus its position and
-    segment embeddings, so this is what a model could know from the embeddings alone."""
-
-    top: np.ndarray  # [buckets, 2, k] token ids, most frequent first
-    bucket: int
-
-    @classmethod
-    def fit(cls, pool: PairPool, vocab_size: int, bucket: int = POSITION_BUCKET, k: int = 5):
-        ids, pos, seg = pool_positions(pool)
-        n_buckets = -(-pool.ids.shape[1] // bucket)
-        counts = np.zeros((n_buckets, 2, vocab_size), dtype=np.int64)
-        np.add.at(counts, (pos // bucket, seg, ids), 1)
-        return cls(np.argsort(-counts, axis=-1, kind="stable")[..., :k], bucket)
-
-    def topk(self, position: np.ndarray, segment: np.ndarray) -> np.ndarray:
-        return self.top[np.asarray(position) // self.bucket, np.asarray(segment)]
-
-
-@dataclass
-class BigramContext:
-    """Null (b): the masked token from its unmasked neighbours' bigram statistics on the training
-    split. Score of a candidate ``w`` between ``l`` and ``r``: ``log P(w | l) + log P(r | w)`` (a
-    factor dropped where that neighbour is masked too), each bigram probability interpolated with
-    the unigram one (Jelinek-Mercer, weight ``lam`` chosen on the dev split). ``[CLS]`` and
-    ``[SEP]`` count as neighbours: they mark segment starts and ends."""
-
-    counts: object  # scipy CSR [V, V]: counts[a, b] = how often b follows a
-    unigram: np.ndarray  # [V] probabilities
-    lam: float = 0.9
-
-    @classmethod
-    def fit(cls, pool: PairPool, vocab_size: int, lam: float = 0.9):
-        from scipy.sparse import csr_matrix
-
-        real = np.arange(pool.ids.shape[1])[None] < pool.length[:, None]
-        pairs = real[:, :-1] & real[:, 1:]
-        a, b = pool.ids[:, :-1][pairs].astype(np.int64), pool.ids[:, 1:][pairs].astype(np.int64)
-        counts = csr_matrix((np.ones_like(a, dtype=np.float32), (a, b)), shape=(vocab_size, vocab_size))
-        counts.sum_duplicates()
-        uni = np.bincount(pool.ids[real].astype(np.int64), minlength=vocab_size).astype(np.float64) + 1.0
-        return cls(counts, (uni / uni.sum()).astype(np.float32), lam)
-
-    def topk(self, left: np.ndarray, right: np.ndarray, k: int = 5, chunk: int = 1024) -> np.ndarray:
-        rows_out = self.counts.sum(1).A1.astype(np.float32)  # how often each token has a successor
-        cols = self.counts.T.tocsr()
-        lam, uni = self.lam, self.unigram
-        log_uni = np.log(uni)
-        out = []
-        for start in range(0, len(left), chunk):
-            l, r = left[start:start + chunk], right[start:start + chunk]
-            score = np.zeros((len(l), len(uni)), dtype=np.float32)
-            has_l, has_r = l >= 0, r >= 0
-            if has_l.any():  # log P(w | l)
-                c = self.counts[l[has_l]].toarray()
-                tot = np.maximum(rows_out[l[has_l]], 1.0)[:, None]
-                score[has_l] += np.log(lam * c / tot + (1 - lam) * uni)
-            if has_r.any():  # log P(r | w)
-                c = cols[r[has_r]].toarray()
-                p = lam * c / np.maximum(rows_out, 1.0)[None] + (1 - lam) * uni[r[has_r]][:, None]
-                score[has_r] += np.log(p)
-            score[~has_l & ~has_r] += log_uni
-            out.append(_top_k(score, k))
-        return np.concatenate(out)
-
-
-def _top_k(score: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` highest-scoring ids of each row, best first (ties: the lower id first)."""
-    part = np.argpartition(-score, k, axis=1)[:, :k]
-    vals = np.take_along_axis(score, part, 1)
-    order = np.lexsort((part, -vals), axis=1)
-    return np.take_along_axis(part, order, 1)
 
 
 def _hits(top: np.ndarray, answer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
