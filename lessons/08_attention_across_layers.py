@@ -102,8 +102,9 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 #
 # Every number below comes from these cached traces. The modules used:
 # `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py`
-# (`trace_text`), this lesson's `helpers/attention/compute.py` (the measures, and the rows of the
-# tables and the sentences of the findings), `helpers/attention/plots.py` (the figures) and
+# (`trace_text`), this lesson's `helpers/attention/compute.py` (which gathers the measures of
+# `shares.py`, `norms.py` and `comparisons.py`, and the rows of the tables and the sentences of
+# the findings, from `findings.py`), `helpers/attention/plots.py` (the figures) and
 # `helpers/attention/widgets.py` (the explorers), `helpers/common/stats.py` (the intervals and
 # verdicts behind every claim) and `helpers/common/claims.py` (`show_finding`).
 #
@@ -192,7 +193,7 @@ ax = plots.plot_token_heatmap(
 plt.show()
 
 # %%
-# the rows: favourite_key_rows and layer_rows in helpers/attention/compute.py
+# the rows: favourite_key_rows and layer_rows in helpers/attention/findings.py
 cls_looks_table = show_table(
     compute.favourite_key_rows(cls_mean, trace.tokens), index="layer",
     title="in SENTENCE, where [CLS] looks most (heads averaged)")

@@ -107,7 +107,7 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 #
 # Accuracies are compared the course's way (`helpers/common/stats.py`; lesson 10 introduces it):
 # two classifiers tested on the **same** items are compared item by item and seed by seed
-# (`paired_comparison` in `helpers/classify/compute.py` resamples seeds and test items together),
+# (`paired_comparison` in `helpers/classify/comparisons.py` resamples seeds and test items together),
 # many comparisons at once are allowed for, and a difference that could go either way is reported
 # as "we cannot tell" -- never "no difference". Each claim is printed as one sentence; how we know
 # it is folded beneath.
@@ -115,7 +115,7 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 # ## 1. Fine-tuning strategies, each trained by one contract
 #
 # Fine-tuning updates BERT's weights together with a head. The classifier here
-# (`SentenceClassifier` in `helpers/finetuning/compute.py`) is BERT, mean pooling of the last
+# (`SentenceClassifier` in `helpers/finetuning/strategies.py`) is BERT, mean pooling of the last
 # layer and a linear layer, $z = W\,\mathrm{mean}_i(h^{(L)}_i) + b$. Every run starts from a
 # `copy.deepcopy` of the model, so the model itself is never changed. The strategies:
 #
@@ -143,7 +143,7 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 #   step that happened).
 #
 # The last three start, like LP-FT, from the linear probe's head (`FROM_PROBE` in
-# `helpers/finetuning/compute.py`): they are ways of treating the layers once the head is sensible.
+# `helpers/finetuning/strategies.py`): they are ways of treating the layers once the head is sensible.
 #
 # **Which model.** A comparison of fine-tuning strategies needs a model that fine-tuning can
 # improve. The loaded all-MiniLM-L6-v2 was trained to make sentence vectors, so its frozen vectors
@@ -205,11 +205,11 @@ print(textwrap.fill(f"recipe: {recipe.describe()}", 110,
 # $W_{cj} / \sigma_j$: a dimension that hardly varies gets a huge weight. On frozen features that
 # is harmless; once fine-tuning starts to move those dimensions, tiny changes swing the logits. So
 # the probe here is divided by **one** number, the features' overall scale (`fit_probe_head` in
-# `helpers/finetuning/compute.py`). How large would the other folding be on course-mini?
+# `helpers/finetuning/strategies.py`). How large would the other folding be on course-mini?
 
 # %%
 from helpers.common.claims import show_finding
-from helpers.finetuning.compute import _pooled, _Tokens, fold_sizes
+from helpers.finetuning.strategies import _pooled, _Tokens, fold_sizes
 
 X0 = _pooled(ft_model, _Tokens(ft_tokenizer, train, recipe.max_length))
 sizes = fold_sizes(X0, train.labels, C)
@@ -233,7 +233,7 @@ fold_claim = show_finding(
 # detect at all? It depends only on the design -- how many draws, how many test utterances per
 # draw -- and on two assumptions stated now, before any run: two strategies disagree on about one
 # test utterance in ten, and their difference varies by about a point from one draw to the next
-# (`detectable_difference` in `helpers/finetuning/compute.py`). The differences the literature
+# (`detectable_difference` in `helpers/finetuning/study.py`). The differences the literature
 # reports between such strategies in distribution are about a point or less (Kumar et al., 2022;
 # Sun et al., 2019); fine-tuning against a frozen plain BERT can differ by many points.
 
@@ -339,7 +339,8 @@ plt.show()
 # LP-FT against full fine-tuning, paired on the draws where both moved -- in distribution only:
 
 # %%
-from helpers.classify.compute import paired_comparison, show_verdict
+from helpers.classify.comparisons import paired_comparison
+from helpers.classify.findings import show_verdict
 from helpers.finetuning.compute import LPFT
 from helpers.finetuning.history import moved_on_all
 
@@ -710,9 +711,9 @@ move_claim = show_finding(
 # sorted by intent, so its *next* sentence would mostly share the intent).
 
 # %% mystnb={"figure": {"caption": "The loaded model in float32 against its dynamic int8 copy: saved-weight size; time per batch of test sentences (dots: timed runs, bar: median); test accuracy of float32-trained heads on each model's features (95 % interval over items and seeds; zoomed axis); and per layer, how far int8 moves each sentence's feature, beside its distance to a random other sentence (median, interquartile band).", "name": "fig-11-int8"}}
-from helpers.classify.compute import (
-    SeededAccuracy, correct_per_item, extract_features, fit_head,
-)
+from helpers.classify.comparisons import SeededAccuracy
+from helpers.classify.compute import (correct_per_item, extract_features,
+                                      fit_head)
 from helpers.practice.compute import (
     feature_change_per_layer, quantize_int8_with_warnings, state_dict_bytes,
 )

@@ -263,7 +263,7 @@ plt.show()
 #
 # For "sentence meaning" we probe intents: few-shot BANKING77 draws like lesson 11's (intents,
 # training, dev and test utterances per seed: `lesson_setup` in
-# `helpers/finetuning/compute.py`), with **lesson 10's probe** itself -- a linear probe per
+# `helpers/finetuning/study.py`), with **lesson 10's probe** itself -- a linear probe per
 # layer on mean-pooled sentence vectors, fitted by the same contract on each draw
 # (`sentence_probe_report`). Each draw has its own intents, so layers are compared paired
 # within each draw, draw $i$ at one layer against draw $i$ at another. There is no control
@@ -361,7 +361,7 @@ if rows:
 # Now the **whole** loaded model fine-tuned on the intent task: lesson 11's "full fine-tuning"
 # strategy on section 4's draws and seeds (`lesson_setup`), each run trained by the course's
 # training contract (learning rate chosen on the dev split, early stopping after the warm-up,
-# a status per run; `finetune_study` in `helpers/finetuning/compute.py`; runs made before on this
+# a status per run; `finetune_study` in `helpers/finetuning/study.py`; runs made before on this
 # machine come from the disk cache). The frozen probe is trained too, for the comparison. Then each layer is compared
 # before and after.
 #
@@ -387,7 +387,8 @@ if rows:
 # %%
 import textwrap
 
-from helpers.classify.compute import paired_comparison, show_verdict
+from helpers.classify.comparisons import paired_comparison
+from helpers.classify.findings import show_verdict
 from helpers.common.data import load_banking77
 from helpers.common.training import status_summary
 from helpers.finetuning.compute import FROZEN, FULL, finetune_study
@@ -467,7 +468,7 @@ print(
 # Now every layer. Two sources of spread matter. The **seeds** give the spread over the
 # fine-tuning runs (reported as such: the range over the runs). The **test utterances** are a
 # sample too, and the tokens of one utterance are not independent. `cka_jackknife` (in
-# `helpers/finetuning/compute.py`) leaves one utterance out at a time -- all its tokens -- and
+# `helpers/finetuning/changes.py`) leaves one utterance out at a time -- all its tokens -- and
 # recomputes the seed-averaged CKA of every layer, exactly, from sums of the Gram matrices
 # over utterances, without running the model again; the spread of those values gives a 95 %
 # interval (`jackknife_interval`). A bootstrap would draw utterances with replacement, and a
@@ -552,7 +553,7 @@ if split:  # None: a single encoder layer
 # CKA at layer $l$ compares $h^{(l)}$, which carries the changes of **every layer below** as
 # well as layer $l$'s own: a layer can look changed only because its input changed. An
 # intervention separates the two. Take each fine-tuned model, put the **pre-trained** weights
-# of one layer back (`swap_in_correct` in `helpers/finetuning/compute.py`), keep everything
+# of one layer back (`swap_in_correct` in `helpers/finetuning/changes.py`), keep everything
 # else fine-tuned, and measure the test accuracy, paired with the fine-tuned model on the same
 # utterances of the same draw. A drop says the rest of the fine-tuned model relies on that
 # layer's *own* change; the $L + 1$ swaps are read together, allowing for the number of
@@ -561,7 +562,7 @@ if split:  # None: a single encoder layer
 # (`SWAP_PER_INTENT` per intent).
 
 # %%
-from helpers.classify.compute import SeededAccuracy
+from helpers.classify.comparisons import SeededAccuracy
 from helpers.common.progress import progress
 from helpers.finetuning.compute import classifier_correct, swap_in_correct
 from helpers.probes.compute import swap_in_finding, swap_in_table

@@ -347,8 +347,9 @@ cls_change_claim = show_finding(
 # it.
 
 # %%
-from helpers.classify.compute import (SeededAccuracy, correct_per_item,
-                                      extract_features, train_head)
+from helpers.classify.comparisons import SeededAccuracy
+from helpers.classify.compute import (correct_per_item, extract_features,
+                                      train_head)
 
 all_train = load_intents_zh("train")
 train_set = budget.pick(all_train, all_train.subset(8))

@@ -31,7 +31,9 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 
-from helpers.classify.compute import Draw, SeededAccuracy, paired_comparison, paired_difference, probe_layers
+from helpers.classify.comparisons import SeededAccuracy, paired_comparison, paired_difference
+from helpers.classify.compute import Draw
+from helpers.classify.strategies import probe_layers
 from helpers.common.data import UPOS_TAGS, TaggedSentence
 from helpers.common.progress import ProgressBar
 from helpers.common.progress import progress as progress_bar
