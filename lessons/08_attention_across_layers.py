@@ -774,7 +774,7 @@ for name, scores, each in [
 # Row *l* is encoder layer *l*, column *h* head *h*, on the same 0–1 colour scale as
 # lesson 02. It is the *model view* of Vig's bertviz (Vig, 2019, *A Multiscale
 # Visualization of Attention in the Transformer Model*), drawn as a static picture
-# (`attention_model_view` in `helpers/attention/plots.py`). The orange frame is the best
+# (`attention_model_view` in `helpers/attention/model_view.py`). The orange frame is the best
 # previous-token head found above.
 
 # %% mystnb={"figure": {"caption": "Every head (columns) of every encoder layer (rows) on the lesson's sentence, as small attention maps, queries down and keys across, on one 0\u20131 colour scale: a static bertviz model view. The orange frame marks the head with the highest previous-token score on the short pairs. Scan for diagonals, bright columns and blocks; one sentence is an illustration.", "name": "fig-08-model-view"}}

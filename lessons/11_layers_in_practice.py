@@ -101,8 +101,8 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 # first run of anything pays one-off costs (memory allocation, kernel selection). So every
 # timing below starts with an untimed warm-up and runs the two candidates *in turns*
 # (a, b, a, b, ...), so that a slow spell hits both alike. Each turn gives one ratio, b's time
-# over a's (`compare_times` and `time_finding` in `helpers/practice/compute.py`); one is called
-# faster only when the turns agree (a sign test on them); otherwise we say we cannot tell, which
+# over a's (`compare_times` in `helpers/practice/compute.py`, `time_finding` in
+# `helpers/practice/findings.py`); one is called faster only when the turns agree (a sign test on them); otherwise we say we cannot tell, which
 # is not the same as "equally fast".
 #
 # Accuracies are compared the course's way (`helpers/common/stats.py`; lesson 10 introduces it):
@@ -239,12 +239,12 @@ fold_claim = show_finding(
 
 # %%
 from helpers.finetuning.compute import detectable_difference, seeds_needed
-from helpers.practice.compute import power_finding
+from helpers.practice.findings import power_finding
 
 family = len(FINETUNE_STRATEGIES) - 1  # each fine-tuning strategy vs the probe
 mdd = detectable_difference(N_TEST, len(SEEDS), family=family)
 need = seeds_needed(0.01, N_TEST, family=family)  # draws for a 1-point gap
-# the sentence: power_finding in helpers/practice/compute.py
+# the sentence: power_finding in helpers/practice/findings.py
 power_claim = show_finding(
     *power_finding(mdd, need, len(SEEDS), N_TEST, family)
 )
@@ -285,10 +285,10 @@ plt.show()
 # %%
 from helpers.common.tables import show_table
 from helpers.common.training import records_table
-from helpers.practice.compute import status_finding, training_rows
+from helpers.practice.findings import status_finding, training_rows
 
 # the rows and the sentence: training_rows and status_finding in
-# helpers/practice/compute.py
+# helpers/practice/findings.py
 training_table = show_table(training_rows(study), index="strategy", title=(
     "how every strategy trained, over its"
     f" {len(SEEDS)} draws: the learning rate each draw's dev split chose,"
@@ -307,10 +307,11 @@ status_claim = show_finding(
 # %%
 # now the accuracies, on every test utterance of each draw's intents
 from helpers.finetuning.compute import baseline_finding, moved_accuracies
-from helpers.practice.compute import median_range, strategy_rows
+from helpers.practice.compute import median_range
+from helpers.practice.findings import strategy_rows
 
 accuracy = study.accuracies()
-# the rows: strategy_rows in helpers/practice/compute.py
+# the rows: strategy_rows in helpers/practice/findings.py
 strategy_table = show_table(strategy_rows(study), index="strategy", title=(
     f"test accuracy and cost per strategy ({len(SEEDS)} draws x {N_TEST} test"
     " utterances; seed SD and range: the spread of the per-draw accuracies;"
@@ -396,9 +397,8 @@ for strategy in (FROZEN, FULL):
 
 # %%
 from helpers.finetuning.compute import FREEZE, layer_groups
-from helpers.practice.compute import (
-    time_finding, time_interleaved, training_step,
-)
+from helpers.practice.compute import time_interleaved, training_step
+from helpers.practice.findings import time_finding
 
 full_clf = live.models(FULL)[0]
 frozen_half = copy.deepcopy(full_clf)
@@ -561,7 +561,7 @@ opt.step()
 state = training_state_bytes(clfs["plain"], opt)
 
 # %% mystnb={"figure": {"caption": "Memory one training step of the lesson's batch holds (MiB), without and with gradient checkpointing: weights, gradients and AdamW state, measured from the tensors after one step, and activations saved for backward (references to weights not counted); numbers in the bars are MiB per part. Compare which part checkpointing shrinks; the step's peak memory is measured in the next cell.", "name": "fig-11-training-memory"}}
-from helpers.practice.compute import training_memory_text
+from helpers.practice.findings import training_memory_text
 from helpers.practice.plots import plot_training_memory
 
 B, T = inputs["input_ids"].shape
@@ -572,7 +572,7 @@ ax = plot_training_memory(
 )
 plt.show()
 # parameters, bytes per parameter, activations per mode and how much they
-# shrink: training_memory_text in helpers/practice/compute.py
+# shrink: training_memory_text in helpers/practice/findings.py
 print(training_memory_text(clfs["plain"], state, memory, method))
 
 # %% [markdown]
@@ -586,7 +586,8 @@ print(training_memory_text(clfs["plain"], state, memory, method))
 # the same utterances padded to four times the length.
 
 # %%
-from helpers.practice.compute import peak_memory_text, peak_step_memory
+from helpers.practice.compute import peak_step_memory
+from helpers.practice.findings import peak_memory_text
 
 peaks = {}
 for length in (T, 4 * T):
@@ -596,7 +597,7 @@ for length in (T, 4 * T):
     peaks[length] = {mode: peak_step_memory(clf, enc_l, labels)
                      for mode, clf in clfs.items()}
 # both peaks per length beside the gradients, and what follows:
-# peak_memory_text in helpers/practice/compute.py
+# peak_memory_text in helpers/practice/findings.py
 print(peak_memory_text(peaks, B, state["gradients"]))
 
 # %% [markdown]
@@ -660,10 +661,10 @@ print(
 # fine-tuning moved the features, without being fooled by a change of scale: the **cosine** between
 # a sentence's feature before and after (how far it turned), beside the cosine between two
 # different utterances in the original model (each paired with a randomly chosen other one), and
-# the change of length apart (`direction_change` in `helpers/practice/compute.py`).
+# the change of length apart (`direction_change` in `helpers/practice/findings.py`).
 
 # %%
-from helpers.practice.compute import direction_change
+from helpers.practice.findings import direction_change
 
 # section 1's live fine-tuned course-mini and its original, on one store
 tuned = live.models(FULL)[0].bert
@@ -754,10 +755,10 @@ plt.show()
 
 # %%
 from helpers.classify.compute import predict
-from helpers.practice.compute import quantization_note
+from helpers.practice.findings import quantization_note
 
 embed = state_dict_bytes(model.embeddings)
-# did torch warn? quantization_note in helpers/practice/compute.py
+# did torch warn? quantization_note in helpers/practice/findings.py
 print(quantization_note(torch.__version__, quant_warnings))
 print(f"size: {sizes['float32'] / 2**20:.1f} MiB ->"
       f" {sizes['int8'] / 2**20:.1f} MiB"

@@ -758,7 +758,7 @@ if len(patch) >= 2:
 # implements attributions. We redo section 1's head removal (on a few utterances, one a *pair* packed
 # as BERT's two segments) and section 4's patch (after the middle layer) with each, and compare the
 # last hidden state at every real token with `torch.allclose`. Captum's two rows check lesson 13's
-# gradient × input and Integrated Gradients (`helpers/attribution/compute.py`). Each library gets
+# gradient × input and Integrated Gradients (`helpers/attribution/compute.py`, `gradients.py`). Each library gets
 # its own copy of the model (both rewrite what they wrap); without them, their rows read "not
 # installed" (`parity_checks`, `helpers/parity/compute.py`).
 

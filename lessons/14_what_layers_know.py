@@ -108,7 +108,7 @@ you_are_here(model.config, LESSON_PARTS["14"]);
 # * its **Universal POS tag** (17 tags: `NOUN`, `VERB`, `ADP`, ...);
 # * for the words inside a named entity, the entity's **type**, grouped into seven classes
 #   (`PERSON`, `GROUP`, `ORG`, `PLACE`, `TIME`, `NUMBER`, `OTHER`; `ENTITY_GROUPS` in
-#   `helpers/probes/compute.py`). As in the entity task of Tenney et al.'s edge probing, the
+#   `helpers/probes/features.py`). As in the entity task of Tenney et al.'s edge probing, the
 #   span is given and only its type is asked.
 #
 # They are a tagger's labels, not gold annotations (`data/pos/README.md` gives the tagger,
@@ -138,7 +138,7 @@ print(f"words this tokenizer maps (partly) to {tokenizer.unk_token}:"
 #
 # $$x^{(l)}_w = h^{(l)}_{i_w}, \qquad l = 0 \,(\text{embeddings}), 1, \dots, L .$$
 #
-# `extract_word_features` (in `helpers/probes/compute.py`) runs each batch of sentences once,
+# `extract_word_features` (in `helpers/probes/features.py`) runs each batch of sentences once,
 # pre-split into the tagger's words (`is_split_into_words=True`), and keeps $x^{(l)}_w$ for
 # every layer. We split **by sentence**: a quarter of the sentences are for testing only, so
 # no test word is read in a context the probe has seen.
@@ -193,7 +193,7 @@ assert all(
 ), "one control label per word type"
 
 # %% [markdown]
-# `word_probe_report` (in `helpers/probes/compute.py`) trains the task probe and, for each of
+# `word_probe_report` (in `helpers/probes/probing.py`) trains the task probe and, for each of
 # three seeds, a control probe (each seed draws its own control labels) -- for all $L+1$ layers
 # at once, as one batched matrix product, by the course's training contract
 # (`helpers/common/training.py`, lesson 10): a fifth of the training sentences is a **dev
@@ -207,7 +207,7 @@ assert all(
 # task probe has one optimum (the same for every seed); the control probes differ by seed.
 # Each test number is the accuracy on the test words (control and selectivity averaged over
 # the seeds), in brackets its uncertainty from resampling **test sentences** (their words are
-# not independent). `word_probe_table` and `probe_status_finding` (same module) lay out the
+# not independent). `word_probe_table` and `probe_status_finding` (`helpers/probes/findings.py`) lay out the
 # tables and the convergence finding.
 
 # %%
@@ -272,7 +272,7 @@ plt.show()
 # One more column guards against a probe that cannot discriminate: **gain over emb**, the best
 # layer minus layer 0 (the embeddings, no context at all), paired on the same test items. A
 # task the embeddings already solve cannot show where a layer adds anything. `peak_findings`
-# (in `helpers/probes/compute.py`) builds the table and one finding per row.
+# (in `helpers/probes/findings.py`) builds the table and one finding per row.
 
 # %%
 from helpers.classify.compute import Draw, FeatureBank
@@ -474,7 +474,7 @@ print(
 # interval (`jackknife_interval`). A bootstrap would draw utterances with replacement, and a
 # repeated token matches its copy perfectly before and after, which pushes CKA up; leaving
 # utterances out repeats nothing. The figure's CKA whiskers are the jackknife interval.
-# `layer_change_table` (in `helpers/probes/compute.py`) lays out the table.
+# `layer_change_table` (in `helpers/probes/findings.py`) lays out the table.
 
 # %%
 from helpers.common.stats import seeds_interval
@@ -512,7 +512,7 @@ plt.show()
 # measured with probing, representational similarity analysis and layer ablations) found
 # fine-tuning to be conservative: it mostly changes the **top** layers (with exceptions:
 # fine-tuning for dependency parsing reconfigured most of the model). Does that hold here?
-# `cka_depth_finding` (in `helpers/probes/compute.py`) compares the lowest and the highest
+# `cka_depth_finding` (in `helpers/probes/findings.py`) compares the lowest and the highest
 # encoder layer **paired** -- CKA of layer $L$ minus CKA of layer 1, with the same utterance
 # left out of both. The same paired difference, allowing for the many pairs of layers, tells
 # which layers the data cannot rank above the most changed one.
@@ -535,7 +535,7 @@ else:
 # both per layer, and the line under it splits the change of
 # $\log(\lVert \Delta W \rVert / \lVert W \rVert)$ from layer 1 to layer $L$ into the part from
 # $\lVert \Delta W \rVert$ and the part from $\lVert W \rVert$ (`weight_norm_table`, in
-# `helpers/probes/compute.py`).
+# `helpers/probes/findings.py`).
 
 # %%
 from helpers.probes.compute import weight_norm_table
@@ -557,7 +557,7 @@ if split:  # None: a single encoder layer
 # else fine-tuned, and measure the test accuracy, paired with the fine-tuned model on the same
 # utterances of the same draw. A drop says the rest of the fine-tuned model relies on that
 # layer's *own* change; the $L + 1$ swaps are read together, allowing for the number of
-# comparisons (`swap_in_table`, `swap_in_finding` in `helpers/probes/compute.py`). To keep the
+# comparisons (`swap_in_table`, `swap_in_finding` in `helpers/probes/findings.py`). To keep the
 # lesson short, each draw's swaps are scored on a fixed part of its test utterances
 # (`SWAP_PER_INTENT` per intent).
 
@@ -613,8 +613,8 @@ plt.show()
 # the fine-tuned model of the first draw (one model, to keep the lesson short; the other draws
 # are the same recipe). Both probes are tested on the same words, so the comparison is
 # **paired**: per word, the outcome after minus before, with the test sentences resampled once
-# for both (`paired_accuracy_change` in `helpers/probes/compute.py`), the layers read together
-# (`pos_change_table`, `pos_change_finding`, same module).
+# for both (`paired_accuracy_change` in `helpers/probes/probing.py`), the layers read together
+# (`pos_change_table`, `pos_change_finding` in `helpers/probes/findings.py`).
 
 # %%
 from helpers.common.stats import family_level
@@ -742,7 +742,7 @@ put_back_claim = show_verdict(
 # the head can take any layer's vector as it is. Each LayerNorm has its own gain, so the sizes
 # are similar, not equal. In a pre-LN model such as GPT-2 the residual stream grows with
 # depth, and the logit lens must apply the final LayerNorm first. The typical vector size per
-# layer, over all the words of `data/pos` (`norm_lines` in `helpers/probes/compute.py` prints
+# layer, over all the words of `data/pos` (`norm_lines` in `helpers/probes/findings.py` prints
 # it):
 
 # %%

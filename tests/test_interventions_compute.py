@@ -857,7 +857,7 @@ def test_polysemy_traces_and_patching_every_word(tokenizer, model):
 
 def test_the_stories_shown_in_the_claims_table_speak_no_statistics():
     """The story and paper columns of lessons 12 and 13 are visible output (issue 35)."""
-    from helpers.attribution.compute import STORIES as ATTRIBUTION_STORIES
+    from helpers.attribution.findings import STORIES as ATTRIBUTION_STORIES
     from helpers.common.claims import STATISTICS_TERMS
 
     for story, paper in list(C.STORIES.values()) + list(ATTRIBUTION_STORIES.values()):

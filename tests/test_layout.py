@@ -43,15 +43,15 @@ def covering_test(package: str, name: str) -> str | None:
     test of the module it came from: the test file of the package that imports it, directly or
     through a re-export (``compute.py`` re-exports ``interventions/patching.py``; ``common/stats.py``
     its intervals, verdicts and ranks). Returns that test file's name, or None."""
-    pattern = re.compile(rf"^\s*from helpers\.{package}\.{name} import|^from helpers\.{package}\.(\w+) import", re.M)
+    imported = re.compile(rf"^\s*from helpers\.{package}\.(\w+) import|^\s*from helpers\.{package} import ([\w, ]+)", re.M)
     for test in sorted((ROOT / "tests").glob(f"test_{package}_*.py")):
-        for match in pattern.finditer(test.read_text()):
-            hub = match.group(1)
-            if hub is None:
-                return test.name
+        hubs = set()
+        for module, listed in imported.findall(test.read_text()):
+            hubs |= {module} if module else {n.split(" as ")[0].strip() for n in listed.split(",")}
+        for hub in hubs:
             source = HELPERS / package / f"{hub}.py"
-            if hub != name and source.exists() and re.search(
-                    rf"^from helpers\.{package}\.{name} import [^\n]*# noqa: F401", source.read_text(), re.M):
+            if hub == name or (source.exists() and re.search(
+                    rf"^from helpers\.{package}\.{name} import [^\n]*# noqa: F401", source.read_text(), re.M)):
                 return test.name
     return None
 

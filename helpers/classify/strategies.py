@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import torch
 
 from helpers.classify.comparisons import SeededAccuracy, join_names
-from helpers.classify.compute import (POOLINGS, Draw, _chosen_by_dev, _labels, _record, _step0, accuracy,
+from helpers.classify.compute import (POOLINGS, Draw, LayerFeatures, _chosen_by_dev, _labels, _record, _step0, accuracy,
                                       correct_per_item, fit_head, predict)
 from helpers.common.progress import progress as progress_bar
 from helpers.common.stats import rank_layers, verdict

@@ -50,7 +50,7 @@ from helpers.common.stats import (Interval, Replicates, Verdict, accuracy_ci, bo
 from helpers.model.trace import check_trace, device_of, encode, model_device
 from helpers.model.layers import (additive_mask, check_head, check_layer, continue_from, gated_heads, model_sizes,  # noqa: F401
                                   run_layer)
-from helpers.interventions.runs import (CachedRun, SentenceHead, count_truncated, first_per_class,  # noqa: F401
+from helpers.interventions.runs import (CachedRun, SentenceInterventions, SentenceHead, count_truncated, first_per_class,  # noqa: F401
                                         head_token_class_shares, length_buckets, pooled_features, run_cached,
                                         run_from_traces)
 from helpers.interventions.ranking import (PooledRankInterval, RankInterval, paired_spearman_ci, ranks, spearman,  # noqa: F401
@@ -75,40 +75,6 @@ from helpers.interventions.findings import (STORIES, change_method, claim_rows, 
 
 
 # -- 6. everything the explorer shows, for one sentence ---------------------------------------------
-
-
-@dataclass
-class SentenceInterventions:
-    """One sentence's logits: unchanged (``base``, ``[C]``), with head ``h`` of layer ``l``
-    removed (``heads[l-1, h]``, ``[C]``) and with layer ``l`` skipped (``skips[l-1]``)."""
-
-    text: str
-    tokens: list
-    base: torch.Tensor
-    heads: torch.Tensor  # [L, A, C]
-    skips: torch.Tensor  # [L, C]
-    n_truncated: int = 0
-
-    @property
-    def num_layers(self) -> int:
-        return self.heads.shape[0]
-
-    @property
-    def num_heads(self) -> int:
-        return self.heads.shape[1]
-
-    def logits(self, layer: int, head: int | None) -> torch.Tensor:
-        """``head=None``: layer skipped; ``layer=0``: nothing changed."""
-        L, A = self.num_layers, self.num_heads
-        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer <= L:
-            raise ValueError(f"layer {layer!r} is out of range: valid layers are 0 (nothing changed) to {L}.")
-        if head is not None and (isinstance(head, bool) or not isinstance(head, (int, np.integer))
-                                 or not 0 <= head < A):
-            raise ValueError(f"head {head!r} is out of range: valid heads are 0 to {A - 1}, "
-                             "or None to skip the layer.")
-        if layer == 0:
-            return self.base
-        return self.skips[layer - 1] if head is None else self.heads[layer - 1, head]
 
 
 def sentence_interventions(tokenizer, model, classifier, text: str, progress: bool = True) -> SentenceInterventions:

@@ -24,6 +24,7 @@ from helpers.interventions.ablation import HeadAblation
 from helpers.interventions.outcomes import CHANGE_WORDS, count_kinds, equivalence_resolution, outcome_changes
 from helpers.interventions.patching import ShareVerdict
 from helpers.interventions.pruning import PruningComparison
+from helpers.interventions.runs import SentenceInterventions
 from helpers.interventions.ranking import spearman_ci, within_group_spearman_ci
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 from helpers.attention.compute import TOKEN_CLASSES, token_class
@@ -244,3 +245,37 @@ def head_token_class_shares(run: CachedRun) -> torch.Tensor:
     if run.attentions is None:
         raise ValueError("this run kept neither attention maps nor shares: use run_cached(..., token_shares=True).")
     return _token_class_shares(torch.stack(run.attentions, 1), run.attention_mask, run.tokens)
+
+
+@dataclass
+class SentenceInterventions:
+    """One sentence's logits: unchanged (``base``, ``[C]``), with head ``h`` of layer ``l``
+    removed (``heads[l-1, h]``, ``[C]``) and with layer ``l`` skipped (``skips[l-1]``)."""
+
+    text: str
+    tokens: list
+    base: torch.Tensor
+    heads: torch.Tensor  # [L, A, C]
+    skips: torch.Tensor  # [L, C]
+    n_truncated: int = 0
+
+    @property
+    def num_layers(self) -> int:
+        return self.heads.shape[0]
+
+    @property
+    def num_heads(self) -> int:
+        return self.heads.shape[1]
+
+    def logits(self, layer: int, head: int | None) -> torch.Tensor:
+        """``head=None``: layer skipped; ``layer=0``: nothing changed."""
+        L, A = self.num_layers, self.num_heads
+        if isinstance(layer, bool) or not isinstance(layer, (int, np.integer)) or not 0 <= layer <= L:
+            raise ValueError(f"layer {layer!r} is out of range: valid layers are 0 (nothing changed) to {L}.")
+        if head is not None and (isinstance(head, bool) or not isinstance(head, (int, np.integer))
+                                 or not 0 <= head < A):
+            raise ValueError(f"head {head!r} is out of range: valid heads are 0 to {A - 1}, "
+                             "or None to skip the layer.")
+        if layer == 0:
+            return self.base
+        return self.skips[layer - 1] if head is None else self.heads[layer - 1, head]
