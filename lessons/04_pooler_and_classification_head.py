@@ -176,7 +176,7 @@ import time
 
 from helpers.classify.compute import extract_features
 from helpers.common.data import load_intents
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="04", what="its data sets")
 
 train10, test10 = load_intents("train"), load_intents("test")

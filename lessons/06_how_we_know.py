@@ -80,7 +80,7 @@ from helpers.common.budget import choose_budget
 from helpers.common.data import load_pos
 from helpers.common.progress import progress
 from helpers.model.loading import load_model
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 from helpers.model.trace import trace_text
 
 loaded = load_model(MODEL)

@@ -86,11 +86,12 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # `trace_text` (in `helpers/model/trace.py`) runs the model once and keeps every hidden state;
 # everything in this lesson is computed from cached traces. The other modules used:
 # `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/tokens.py`
-# (`longest_word`), `helpers/common/data.py` (`load_sentences`), `helpers/attention/compute.py`
+# (`longest_word`), `helpers/common/data.py` (`load_sentences`), `helpers/attention/shares.py`
 # (`load_sentence_pairs`), `helpers/common/stats.py` (`quartiles`, and the intervals and verdicts
 # behind every claim), `helpers/common/claims.py` (`show_finding`: a claim in plain words with its
-# evidence folded beneath), and this lesson's `helpers/layerwalk/compute.py` (the measures, and
-# the rows of every table), `helpers/layerwalk/plots.py` (the figures) and
+# evidence folded beneath), and this lesson's `helpers/layerwalk/compute.py` (which gathers the
+# measures of `measures.py`, `baselines.py`, `norms.py` and `variance.py`, and the rows of every
+# table, from `findings.py`), `helpers/layerwalk/plots.py` (the figures) and
 # `helpers/layerwalk/widgets.py` (the explorer). After the load, the lesson's place on the map of
 # lesson 00 (`you_are_here`, in `helpers/architecture/plots.py`).
 
@@ -113,7 +114,7 @@ from helpers.model.tokens import longest_word
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 
 require_reading(tokenizer, "en", lesson="07", what="its data sentences")
 L, H = model.config.num_hidden_layers, model.config.hidden_size
@@ -213,7 +214,7 @@ vector_table = show_table(
 #
 # is 1 when a layer only rescales the vector and lower the more it turns it. We compute it
 # by hand for our token, and with `compute.consecutive_cosines_per_token` for every content
-# token of the data sentences (`helpers/layerwalk/compute.py`).
+# token of the data sentences (`helpers/layerwalk/measures.py`).
 
 # %% mystnb={"figure": {"caption": "Raw cosine between a token's vector after layer $l$ and after layer $l+1$, per transition. Blue: median over the data sentences' content tokens, band: interquartile range; orange diamonds: the token followed in the lesson's sentence. No anisotropy control subtracted; the y axis need not start at 0. Check whether the followed token lies inside the band.", "name": "fig-07-consecutive-cosine-raw"}}
 by_hand = torch.stack([
@@ -234,7 +235,7 @@ print(
 
 # %%
 names = plots.transition_labels(L)
-# the rows of this lesson's tables are built in helpers/layerwalk/compute.py
+# the rows of this lesson's tables are built in helpers/layerwalk/findings.py
 raw_table = show_table(
     compute.transition_rows(names, per_token, by_hand, NAME,
                             cls_per_token=cls_per_token),
@@ -761,7 +762,7 @@ explorer
 import pandas as pd
 from IPython.display import display
 
-# the rows: claim_rows in helpers/layerwalk/compute.py;
+# the rows: claim_rows in helpers/layerwalk/findings.py;
 # the table: claims_frame in helpers/common/claims.py
 rows = compute.claim_rows(
     turn=turn,

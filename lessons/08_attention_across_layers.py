@@ -102,8 +102,9 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 #
 # Every number below comes from these cached traces. The modules used:
 # `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py`
-# (`trace_text`), this lesson's `helpers/attention/compute.py` (the measures, and the rows of the
-# tables and the sentences of the findings), `helpers/attention/plots.py` (the figures) and
+# (`trace_text`), this lesson's `helpers/attention/compute.py` (which gathers the measures of
+# `shares.py`, `norms.py` and `comparisons.py`, and the rows of the tables and the sentences of
+# the findings, from `findings.py`), `helpers/attention/plots.py` (the figures) and
 # `helpers/attention/widgets.py` (the explorers), `helpers/common/stats.py` (the intervals and
 # verdicts behind every claim) and `helpers/common/claims.py` (`show_finding`).
 #
@@ -127,7 +128,7 @@ from helpers.layerwalk.compute import profile_finding, rank_layers
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 
 require_reading(tokenizer, "en", lesson="08",
                 what="its data sentences and pairs")
@@ -192,7 +193,7 @@ ax = plots.plot_token_heatmap(
 plt.show()
 
 # %%
-# the rows: favourite_key_rows and layer_rows in helpers/attention/compute.py
+# the rows: favourite_key_rows and layer_rows in helpers/attention/findings.py
 cls_looks_table = show_table(
     compute.favourite_key_rows(cls_mean, trace.tokens), index="layer",
     title="in SENTENCE, where [CLS] looks most (heads averaged)")
@@ -773,7 +774,7 @@ for name, scores, each in [
 # Row *l* is encoder layer *l*, column *h* head *h*, on the same 0–1 colour scale as
 # lesson 02. It is the *model view* of Vig's bertviz (Vig, 2019, *A Multiscale
 # Visualization of Attention in the Transformer Model*), drawn as a static picture
-# (`attention_model_view` in `helpers/attention/plots.py`). The orange frame is the best
+# (`attention_model_view` in `helpers/attention/model_view.py`). The orange frame is the best
 # previous-token head found above.
 
 # %% mystnb={"figure": {"caption": "Every head (columns) of every encoder layer (rows) on the lesson's sentence, as small attention maps, queries down and keys across, on one 0\u20131 colour scale: a static bertviz model view. The orange frame marks the head with the highest previous-token score on the short pairs. Scan for diagonals, bright columns and blocks; one sentence is an illustration.", "name": "fig-08-model-view"}}

@@ -89,12 +89,14 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 #
 # The modules used: `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py`
 # (`trace_text`), `helpers/model/tokens.py` (`is_unknown`, `longest_word`),
-# `helpers/common/data.py` (`load_polysemy`), `helpers/common/stats.py` (`Interval`,
-# `accuracy_ci`, `cluster_bootstrap_ci`: the intervals and verdicts behind every claim),
+# `helpers/common/data.py` (`load_polysemy`), `helpers/common/stats.py` (the intervals and
+# verdicts behind every claim, gathered from `helpers/common/intervals.py`: `Interval`,
+# `accuracy_ci`, and `helpers/common/bootstrap.py`: `cluster_bootstrap_ci`),
 # `helpers/common/claims.py` (`show_finding`: a claim in plain words, its evidence folded),
-# `helpers/layerwalk/compute.py` (`random_pair_cosines`, `random_pair_units`,
-# `random_pair_intervals`, `pair_difference`, `rank_layers`, `profile_finding`),
-# `helpers/attention/compute.py` (`above_threshold`) and this lesson's
+# `helpers/layerwalk/baselines.py` (`random_pair_cosines`, `random_pair_units`,
+# `random_pair_intervals`, `pair_difference`), `helpers/layerwalk/findings.py`
+# (`profile_finding`), `helpers/common/ranking.py` (`rank_layers`),
+# `helpers/attention/comparisons.py` (`above_threshold`) and this lesson's
 # `helpers/context/compute.py` and `helpers/context/plots.py`.
 
 # %%
@@ -126,7 +128,7 @@ from helpers.model.tokens import is_unknown, longest_word
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="09", what="the polysemy sets")
 L = model.config.num_hidden_layers
 polysemy = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
@@ -222,7 +224,7 @@ print(
 # As in lesson 07, we first measure how similar two *random* tokens of different sentences
 # are at each layer (Ethayarajh, 2019, who defined this within-layer baseline):
 # similarities below only mean something above it. `random_pair_cosines` is defined in
-# `helpers/layerwalk/compute.py`. The 500 pairs come from the 120 data sentences, so every
+# `helpers/layerwalk/baselines.py`. The 500 pairs come from the 120 data sentences, so every
 # sentence sits in many pairs: the interval of each mean resamples **sentences**, not pairs
 # (`random_pair_units` names each pair's two sentences; `random_pair_intervals`).
 
@@ -252,7 +254,7 @@ baseline_table = show_table(
 # is what context adds. Each word is a grey line; the blue line is the mean over words
 # (`plots.plot_words_and_mean`, in `helpers/context/plots.py`). The largest gap is named with
 # every layer that could be just as large (`rank_layers`: the layers compared on the same words),
-# and each layer's gap is checked against 0 (`above_threshold`, in `helpers/attention/compute.py`).
+# and each layer's gap is checked against 0 (`above_threshold`, in `helpers/attention/comparisons.py`).
 
 # %% mystnb={"figure": {"caption": "For each ambiguous word of the course data: mean cosine between uses of the same sense minus mean cosine between uses of different senses, per layer. Grey: each word; blue: mean over words, band: 95 % CI resampling words; dashed: no gap. See at which layers the band lies above the dashed line.", "name": "fig-09-within-across-gap"}}
 gaps = {
@@ -317,7 +319,7 @@ gap_claim = show_finding(
 # shows. Pooled over all words, the sentences of one word are not independent (they share the
 # word's centroids and vectors), so the pooled accuracy's interval resamples **words**
 # (`cluster_bootstrap_ci`); with a dozen words it is widened to what so few units allow (the
-# course's small-sample rule, `helpers/common/stats.py`). First one item by hand:
+# course's small-sample rule, `helpers/common/bootstrap.py`). First one item by hand:
 
 # %%
 word0, senses0 = next(iter(groups.items()))

@@ -119,7 +119,7 @@ from helpers.classify.compute import extract_features, fit_head_split
 from helpers.common.claims import show_finding
 from helpers.common.data import load_intents
 from helpers.common.stats import accuracy_ci
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="10", what="its data sets")
 
 train10, test10 = load_intents("train"), load_intents("test")
@@ -304,21 +304,17 @@ assert torch.allclose(
 # the smaller training sets, a head on the mean-pooled last layer for every draw of the larger
 # ones, and two heads that combine layers (concatenation and a learned weighted sum, at the end
 # of this lesson). Their comparisons are only as good as their training, so every one of them follows
-# the training contract of lesson 04 (`fit_head`, `probe_draws`, `strategy_draws` in
-# `helpers/classify/compute.py`): the L2 strength chosen on the draw's dev split, a start from
+# the training contract of lesson 04 (`fit_head` in `helpers/classify/compute.py`; `probe_draws`,
+# `strategy_draws` in `helpers/classify/strategies.py`): the L2 strength chosen on the draw's dev split, a start from
 # zero, and L-BFGS run to the stated gradient tolerance. A step count is no longer a choice: a
 # head is trained when its gradient vanishes, and the table says, for every kind of head, whether
 # that happened. The dev split chooses; the test set only scores what it chose.
 
 # %%
-from helpers.classify.compute import (
-    STRATEGIES,
-    family_table,
-    head_predictions,
-    last_k_layers,
-    probe_draws,
-    strategy_draws,
-)
+from helpers.classify.findings import family_table
+from helpers.classify.strategies import (STRATEGIES, head_predictions,
+                                         last_k_layers, probe_draws,
+                                         strategy_draws)
 from helpers.common.training import linear_criterion, status_summary
 
 t0 = time.perf_counter()
@@ -449,7 +445,7 @@ solver_check = show_finding(
 # then optimistic). The plain answer comes first; how we know sits in the folded block beneath it.
 
 # %% mystnb={"figure": {"caption": "BANKING77 test accuracy of a linear probe on each layer's `[CLS]` or mean-pooled vector (emb = embeddings), smaller few-shot training sets: lines are means over the draws, bands 95 % intervals resampling draws and test items, dotted line chance. Compare the two poolings layer by layer; the paired comparisons below, not the bands, say which layers fall below the best.", "name": "fig-10-probe-per-layer"}}
-from helpers.classify.compute import peak_finding, reference_finding
+from helpers.classify.findings import peak_finding, reference_finding
 from helpers.classify.plots import plot_probe_curves
 
 probes = {
@@ -547,12 +543,9 @@ print(
 # averages the draws and the test items, and the range over the draws is reported as such.
 
 # %%
-from helpers.classify.compute import (
-    BANKING77_PUBLISHED,
-    SeededAccuracy,
-    paired_comparison,
-)
-from helpers.classify.compute import show_verdict
+from helpers.classify.comparisons import SeededAccuracy, paired_comparison
+from helpers.classify.findings import BANKING77_PUBLISHED
+from helpers.classify.findings import show_verdict
 
 # [draws, test utterances]: the layer-L mean-pooled probes above
 preds = {SHOTS[0]: probe_preds["mean"][L]}
@@ -629,15 +622,12 @@ print(
 # instead, from the heads of the smaller training sets, counted over all draws (each test
 # utterance once per draw): the most frequent (true → predicted) confusions
 # (`top_confusions`), and the confusion matrix restricted to the intents in them
-# (`confusion_subset`, both in `helpers/classify/compute.py`), with one last column for
+# (`confusion_subset`, both in `helpers/classify/confusions.py`), with one last column for
 # predictions of any other intent, so that every row keeps its total.
 
 # %%
-from helpers.classify.compute import (
-    confusion_matrix,
-    confusion_subset,
-    top_confusions,
-)
+from helpers.classify.confusions import (confusion_matrix, confusion_subset,
+                                         top_confusions)
 from helpers.classify.plots import plot_confusion
 
 # summed over the draws
@@ -698,7 +688,7 @@ if top:
 # We run the same kind of comparison live, on BANKING77 with the smaller training sets, one run
 # per draw. The three single-layer strategies are the probes of those layers above (the same
 # heads); the two combinations are the heads trained beside them (`strategy_draws` in
-# `helpers/classify/compute.py`), each converged by the same criterion (the table above). The
+# `helpers/classify/strategies.py`), each converged by the same criterion (the table above). The
 # learned weighted sum trains one scalar per layer, $\alpha = \mathrm{softmax}(s)$, with the head:
 # $x = \sum_{l=0}^{L} \alpha_l\, h^{(l)}_{[CLS]}$ (each layer standardized first), from equal weights.
 # What the weights mean depends on the penalty as much as on the layers: the head's L2 penalty
@@ -730,7 +720,7 @@ plot_layer_weights(combined.layer_weights, ax=ax_w)
 plt.show()
 
 # %%
-from helpers.classify.compute import layer_weights_finding, ranking_finding
+from helpers.classify.findings import layer_weights_finding, ranking_finding
 
 rows = []
 for name, acc in strategies.items():
@@ -768,7 +758,8 @@ weights_claim = show_finding(weights_sentence, weights_details)
 # %%
 from IPython.display import Markdown, display
 
-from helpers.classify.compute import PUBLISHED_07, claims_markdown
+from helpers.classify.comparisons import claims_markdown
+from helpers.classify.findings import PUBLISHED_07
 from helpers.common.claims import Claim, claim
 from helpers.common.stats import quartiles
 

@@ -79,7 +79,7 @@ from helpers.model.loading import load_model
 torch.manual_seed(0); np.random.seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="11", what="BANKING77's texts")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
@@ -101,13 +101,13 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 # first run of anything pays one-off costs (memory allocation, kernel selection). So every
 # timing below starts with an untimed warm-up and runs the two candidates *in turns*
 # (a, b, a, b, ...), so that a slow spell hits both alike. Each turn gives one ratio, b's time
-# over a's (`compare_times` and `time_finding` in `helpers/practice/compute.py`); one is called
-# faster only when the turns agree (a sign test on them); otherwise we say we cannot tell, which
+# over a's (`compare_times` in `helpers/practice/compute.py`, `time_finding` in
+# `helpers/practice/findings.py`); one is called faster only when the turns agree (a sign test on them); otherwise we say we cannot tell, which
 # is not the same as "equally fast".
 #
 # Accuracies are compared the course's way (`helpers/common/stats.py`; lesson 10 introduces it):
 # two classifiers tested on the **same** items are compared item by item and seed by seed
-# (`paired_comparison` in `helpers/classify/compute.py` resamples seeds and test items together),
+# (`paired_comparison` in `helpers/classify/comparisons.py` resamples seeds and test items together),
 # many comparisons at once are allowed for, and a difference that could go either way is reported
 # as "we cannot tell" -- never "no difference". Each claim is printed as one sentence; how we know
 # it is folded beneath.
@@ -115,7 +115,7 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 # ## 1. Fine-tuning strategies, each trained by one contract
 #
 # Fine-tuning updates BERT's weights together with a head. The classifier here
-# (`SentenceClassifier` in `helpers/finetuning/compute.py`) is BERT, mean pooling of the last
+# (`SentenceClassifier` in `helpers/finetuning/strategies.py`) is BERT, mean pooling of the last
 # layer and a linear layer, $z = W\,\mathrm{mean}_i(h^{(L)}_i) + b$. Every run starts from a
 # `copy.deepcopy` of the model, so the model itself is never changed. The strategies:
 #
@@ -143,7 +143,7 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 #   step that happened).
 #
 # The last three start, like LP-FT, from the linear probe's head (`FROM_PROBE` in
-# `helpers/finetuning/compute.py`): they are ways of treating the layers once the head is sensible.
+# `helpers/finetuning/strategies.py`): they are ways of treating the layers once the head is sensible.
 #
 # **Which model.** A comparison of fine-tuning strategies needs a model that fine-tuning can
 # improve. The loaded all-MiniLM-L6-v2 was trained to make sentence vectors, so its frozen vectors
@@ -183,7 +183,7 @@ import textwrap
 
 from helpers.finetuning.compute import FINETUNE_STRATEGIES, FROZEN, FULL
 from helpers.finetuning.history import SWEEP_MODEL, sweep_setup
-from helpers.practice.compute import model_key
+from helpers.model.fingerprint import model_key
 
 ft_tokenizer, ft_model = load_model(SWEEP_MODEL)
 L_ft = ft_model.config.num_hidden_layers
@@ -205,11 +205,11 @@ print(textwrap.fill(f"recipe: {recipe.describe()}", 110,
 # $W_{cj} / \sigma_j$: a dimension that hardly varies gets a huge weight. On frozen features that
 # is harmless; once fine-tuning starts to move those dimensions, tiny changes swing the logits. So
 # the probe here is divided by **one** number, the features' overall scale (`fit_probe_head` in
-# `helpers/finetuning/compute.py`). How large would the other folding be on course-mini?
+# `helpers/finetuning/strategies.py`). How large would the other folding be on course-mini?
 
 # %%
 from helpers.common.claims import show_finding
-from helpers.finetuning.compute import _pooled, _Tokens, fold_sizes
+from helpers.finetuning.strategies import _pooled, _Tokens, fold_sizes
 
 X0 = _pooled(ft_model, _Tokens(ft_tokenizer, train, recipe.max_length))
 sizes = fold_sizes(X0, train.labels, C)
@@ -233,18 +233,18 @@ fold_claim = show_finding(
 # detect at all? It depends only on the design -- how many draws, how many test utterances per
 # draw -- and on two assumptions stated now, before any run: two strategies disagree on about one
 # test utterance in ten, and their difference varies by about a point from one draw to the next
-# (`detectable_difference` in `helpers/finetuning/compute.py`). The differences the literature
+# (`detectable_difference` in `helpers/finetuning/study.py`). The differences the literature
 # reports between such strategies in distribution are about a point or less (Kumar et al., 2022;
 # Sun et al., 2019); fine-tuning against a frozen plain BERT can differ by many points.
 
 # %%
 from helpers.finetuning.compute import detectable_difference, seeds_needed
-from helpers.practice.compute import power_finding
+from helpers.practice.findings import power_finding
 
 family = len(FINETUNE_STRATEGIES) - 1  # each fine-tuning strategy vs the probe
 mdd = detectable_difference(N_TEST, len(SEEDS), family=family)
 need = seeds_needed(0.01, N_TEST, family=family)  # draws for a 1-point gap
-# the sentence: power_finding in helpers/practice/compute.py
+# the sentence: power_finding in helpers/practice/findings.py
 power_claim = show_finding(
     *power_finding(mdd, need, len(SEEDS), N_TEST, family)
 )
@@ -281,10 +281,10 @@ plt.show()
 # %%
 from helpers.common.tables import show_table
 from helpers.common.training import records_table
-from helpers.practice.compute import status_finding, training_rows
+from helpers.practice.findings import status_finding, training_rows
 
 # the rows and the sentence: training_rows and status_finding in
-# helpers/practice/compute.py
+# helpers/practice/findings.py
 training_table = show_table(training_rows(study), index="strategy", title=(
     "how every strategy trained, over its"
     f" {len(SEEDS)} draws: the learning rate each draw's dev split chose,"
@@ -303,10 +303,11 @@ status_claim = show_finding(
 # %%
 # now the accuracies, on every test utterance of each draw's intents
 from helpers.finetuning.compute import baseline_finding, moved_accuracies
-from helpers.practice.compute import median_range, strategy_rows
+from helpers.practice.compute import median_range
+from helpers.practice.findings import strategy_rows
 
 accuracy = study.accuracies()
-# the rows: strategy_rows in helpers/practice/compute.py
+# the rows: strategy_rows in helpers/practice/findings.py
 strategy_table = show_table(strategy_rows(study), index="strategy", title=(
     f"test accuracy and cost per strategy ({len(SEEDS)} draws x {N_TEST} test"
     " utterances; seed SD and range: the spread of the per-draw accuracies;"
@@ -335,7 +336,8 @@ plt.show()
 # LP-FT against full fine-tuning, paired on the draws where both moved -- in distribution only:
 
 # %%
-from helpers.classify.compute import paired_comparison, show_verdict
+from helpers.classify.comparisons import paired_comparison
+from helpers.classify.findings import show_verdict
 from helpers.finetuning.compute import LPFT
 from helpers.finetuning.history import moved_on_all
 
@@ -391,9 +393,8 @@ for strategy in (FROZEN, FULL):
 
 # %%
 from helpers.finetuning.compute import FREEZE, layer_groups
-from helpers.practice.compute import (
-    time_finding, time_interleaved, training_step,
-)
+from helpers.practice.compute import time_interleaved, training_step
+from helpers.practice.findings import time_finding
 
 full_clf = live.models(FULL)[0]
 frozen_half = copy.deepcopy(full_clf)
@@ -556,7 +557,7 @@ opt.step()
 state = training_state_bytes(clfs["plain"], opt)
 
 # %% mystnb={"figure": {"caption": "Memory one training step of the lesson's batch holds (MiB), without and with gradient checkpointing: weights, gradients and AdamW state, measured from the tensors after one step, and activations saved for backward (references to weights not counted); numbers in the bars are MiB per part. Compare which part checkpointing shrinks; the step's peak memory is measured in the next cell.", "name": "fig-11-training-memory"}}
-from helpers.practice.compute import training_memory_text
+from helpers.practice.findings import training_memory_text
 from helpers.practice.plots import plot_training_memory
 
 B, T = inputs["input_ids"].shape
@@ -567,7 +568,7 @@ ax = plot_training_memory(
 )
 plt.show()
 # parameters, bytes per parameter, activations per mode and how much they
-# shrink: training_memory_text in helpers/practice/compute.py
+# shrink: training_memory_text in helpers/practice/findings.py
 print(training_memory_text(clfs["plain"], state, memory, method))
 
 # %% [markdown]
@@ -581,7 +582,8 @@ print(training_memory_text(clfs["plain"], state, memory, method))
 # the same utterances padded to four times the length.
 
 # %%
-from helpers.practice.compute import peak_memory_text, peak_step_memory
+from helpers.practice.compute import peak_step_memory
+from helpers.practice.findings import peak_memory_text
 
 peaks = {}
 for length in (T, 4 * T):
@@ -591,7 +593,7 @@ for length in (T, 4 * T):
     peaks[length] = {mode: peak_step_memory(clf, enc_l, labels)
                      for mode, clf in clfs.items()}
 # both peaks per length beside the gradients, and what follows:
-# peak_memory_text in helpers/practice/compute.py
+# peak_memory_text in helpers/practice/findings.py
 print(peak_memory_text(peaks, B, state["gradients"]))
 
 # %% [markdown]
@@ -655,10 +657,10 @@ print(
 # fine-tuning moved the features, without being fooled by a change of scale: the **cosine** between
 # a sentence's feature before and after (how far it turned), beside the cosine between two
 # different utterances in the original model (each paired with a randomly chosen other one), and
-# the change of length apart (`direction_change` in `helpers/practice/compute.py`).
+# the change of length apart (`direction_change` in `helpers/practice/findings.py`).
 
 # %%
-from helpers.practice.compute import direction_change
+from helpers.practice.findings import direction_change
 
 # section 1's live fine-tuned course-mini and its original, on one store
 tuned = live.models(FULL)[0].bert
@@ -706,9 +708,9 @@ move_claim = show_finding(
 # sorted by intent, so its *next* sentence would mostly share the intent).
 
 # %% mystnb={"figure": {"caption": "The loaded model in float32 against its dynamic int8 copy: saved-weight size; time per batch of test sentences (dots: timed runs, bar: median); test accuracy of float32-trained heads on each model's features (95 % interval over items and seeds; zoomed axis); and per layer, how far int8 moves each sentence's feature, beside its distance to a random other sentence (median, interquartile band).", "name": "fig-11-int8"}}
-from helpers.classify.compute import (
-    SeededAccuracy, correct_per_item, extract_features, fit_head,
-)
+from helpers.classify.comparisons import SeededAccuracy
+from helpers.classify.compute import (correct_per_item, extract_features,
+                                      fit_head)
 from helpers.practice.compute import (
     feature_change_per_layer, quantize_int8_with_warnings, state_dict_bytes,
 )
@@ -749,10 +751,10 @@ plt.show()
 
 # %%
 from helpers.classify.compute import predict
-from helpers.practice.compute import quantization_note
+from helpers.practice.findings import quantization_note
 
 embed = state_dict_bytes(model.embeddings)
-# did torch warn? quantization_note in helpers/practice/compute.py
+# did torch warn? quantization_note in helpers/practice/findings.py
 print(quantization_note(torch.__version__, quant_warnings))
 print(f"size: {sizes['float32'] / 2**20:.1f} MiB ->"
       f" {sizes['int8'] / 2**20:.1f} MiB"

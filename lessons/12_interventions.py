@@ -80,7 +80,7 @@ BUDGET = None
 #
 # Every utterance is cut to `MAX_LEN` tokens, chosen to keep every BANKING77 utterance whole (a
 # model that accepts fewer tokens gets a warning and a count). After the map, the features come from
-# `pooled_features` (`helpers/interventions/compute.py`), checked against lesson 10's
+# `pooled_features` (`helpers/interventions/runs.py`), checked against lesson 10's
 # `extract_features`; the cell's last line says whether mean pooling is the checkpoint's own
 # sentence vector (read from its sentence-transformers configuration).
 
@@ -94,7 +94,7 @@ import torch
 
 from helpers.common.budget import choose_budget
 from helpers.common.data import load_banking77
-from helpers.model.language import require_reading
+from helpers.common.language import require_reading
 from helpers.model.loading import checkpoint_facts, load_model
 
 loaded = load_model(MODEL)
@@ -154,7 +154,7 @@ print(pooling_note(loaded.choice.name, checkpoint_facts(loaded).pooling))
 # utterance that could have changed, so it is never falsely sure when few do); when many heads or
 # layers are judged together, every interval is widened for the whole family ($K$ heads read at
 # $1 - 0.05/K$); each verdict is read off its own interval (`outcome_changes` in
-# `helpers/interventions/compute.py`; each fold names the methods).
+# `helpers/interventions/outcomes.py`; each fold names the methods).
 #
 # A change the data do not show is not "no change". To call one harmless we state a margin **now**:
 # *equivalent* when the equivalence interval ($1 - 0.1/m$ for $m$ comparisons) lies inside $\pm$ the
@@ -762,13 +762,12 @@ if len(patch) >= 2:
 # implements attributions. We redo section 1's head removal (on a few utterances, one a *pair* packed
 # as BERT's two segments) and section 4's patch (after the middle layer) with each, and compare the
 # last hidden state at every real token with `torch.allclose`. Captum's two rows check lesson 13's
-# gradient × input and Integrated Gradients (`helpers/attribution/compute.py`). Each library gets
+# gradient × input and Integrated Gradients (`helpers/attribution/compute.py`, `gradients.py`). Each library gets
 # its own copy of the model (both rewrite what they wrap); without them, their rows read "not
-# installed" (`parity_checks`, `helpers/tools/compute.py`).
+# installed" (`parity_checks`, `helpers/parity/compute.py`).
 
 # %%
-from helpers.interventions.compute import parity_lines
-from helpers.tools.compute import parity_checks
+from helpers.parity.compute import parity_checks, parity_lines
 
 # three utterances and one pair of utterances as BERT's two segments
 ablation_items = test.texts[:3] + [tuple(test.texts[3:5])]
@@ -838,7 +837,7 @@ explorer
 # ## What the interventions say about the stories
 #
 # Each popular story beside this run's plain sentence from above and the published finding with its
-# paper and model (`claim_rows`, `helpers/interventions/compute.py`); the statistics behind every
+# paper and model (`claim_rows`, `helpers/interventions/findings.py`); the statistics behind every
 # row are folded beneath. Run the lesson with another `MODEL` to see whether the findings travel.
 
 # %%

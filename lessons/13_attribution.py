@@ -84,7 +84,7 @@ import torch
 
 from helpers.common.budget import choose_budget
 from helpers.interventions.compute import banking_setup
-from helpers.model.language import require_reading
+from helpers.common.language import require_reading
 from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 
@@ -171,8 +171,8 @@ if len(occlusion_windows(words, OCCLUSION_PASSES)) < len(words):
 # against Captum's `InputXGradient` on the same embedding output.
 
 # %%
-from helpers.attribution.compute import (IG_TOLERANCE, completeness_finding,
-                                         gradient_x_input_captum)
+from helpers.attribution.compute import IG_TOLERANCE, gradient_x_input_captum
+from helpers.attribution.findings import completeness_finding
 from helpers.common.claims import show_finding
 
 assert abs(ig.f_input - float(z[pred])) < 1e-3  # Captum's f is our logit
@@ -270,7 +270,7 @@ if len(shown) < len(words):
 # `faithfulness_study` runs it all (about a second per utterance).
 
 # %%
-from helpers.attribution.compute import faithfulness_study
+from helpers.attribution.erasure import faithfulness_study
 
 import random
 
@@ -292,9 +292,8 @@ print(f"{len(faith)} utterances; Integrated Gradients |delta| / |f(x) -"
 # (`versus_random`), and the verdicts in one sentence.
 
 # %%
-from helpers.attribution.compute import (FAITHFULNESS_FRACTIONS,
-                                         faithful_word, faithfulness_finding,
-                                         versus_random)
+from helpers.attribution.erasure import FAITHFULNESS_FRACTIONS, versus_random
+from helpers.attribution.findings import faithful_word, faithfulness_finding
 from helpers.common.stats import bootstrap_ci
 from helpers.common.tables import show_table
 
@@ -326,7 +325,7 @@ faith_claim = show_finding(*faithfulness_finding(
     compared["comprehensiveness"], compared["sufficiency"], faith))
 
 # %%
-from helpers.attribution.compute import REMOVALS
+from helpers.attribution.erasure import REMOVALS
 
 show_table([{"method": m} | {
     how: bootstrap_ci(faith.aopc(m, how=how)).format("+.3f")
@@ -357,7 +356,8 @@ plt.show()
 # paired over the utterances? No margin was set, so an interval that includes 0 is "cannot tell".
 
 # %%
-from helpers.attribution.compute import rollout_finding, rollout_versus_raw
+from helpers.attribution.erasure import rollout_versus_raw
+from helpers.attribution.findings import rollout_finding
 
 rollout = rollout_versus_raw(faith)
 rollout_claim = show_finding(*rollout_finding(rollout, len(faith)))
@@ -416,14 +416,14 @@ plt.show()
 # ## What the attributions say about the stories
 #
 # Each popular story beside this run's plain sentence from above and the published finding with
-# its paper and model (`STORIES` in `helpers/attribution/compute.py`, rows by lesson 12's
+# its paper and model (`STORIES` in `helpers/attribution/findings.py`, rows by lesson 12's
 # `claim_rows`); the statistics are folded beneath.
 
 # %%
 import pandas as pd
 from IPython.display import display
 
-from helpers.attribution.compute import STORIES
+from helpers.attribution.findings import STORIES
 from helpers.common.claims import Claim
 from helpers.interventions.compute import claim_rows
 
@@ -498,7 +498,7 @@ check_exercise_2(answer_2, tokenizer, model, classifier, trace,
 # **[MASK]** in place of every word instead of [PAD], will the word token with the highest
 # score on `SENTENCE` be the `"same"` as now or `"different"`? Write it in `prediction_3`.
 # **Then measure** it: run `integrated_gradients(tokenizer, model, classifier, trace, pred,
-# baseline="mask")` (in `helpers/attribution/compute.py`) and give the position (an index into
+# baseline="mask")` (in `helpers/attribution/gradients.py`) and give the position (an index into
 # `trace.tokens`) of the word token with the highest signed score.
 #
 # *Reflection (not checked):* what does each baseline say the words are added *to*?

@@ -81,7 +81,7 @@ from helpers.model.trace import trace_text
 torch.manual_seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.model.language import require_reading  # English data
+from helpers.common.language import require_reading  # English data
 require_reading(tokenizer, "en", lesson="14", what="its data sets")
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
@@ -108,7 +108,7 @@ you_are_here(model.config, LESSON_PARTS["14"]);
 # * its **Universal POS tag** (17 tags: `NOUN`, `VERB`, `ADP`, ...);
 # * for the words inside a named entity, the entity's **type**, grouped into seven classes
 #   (`PERSON`, `GROUP`, `ORG`, `PLACE`, `TIME`, `NUMBER`, `OTHER`; `ENTITY_GROUPS` in
-#   `helpers/probes/compute.py`). As in the entity task of Tenney et al.'s edge probing, the
+#   `helpers/probes/features.py`). As in the entity task of Tenney et al.'s edge probing, the
 #   span is given and only its type is asked.
 #
 # They are a tagger's labels, not gold annotations (`data/pos/README.md` gives the tagger,
@@ -138,7 +138,7 @@ print(f"words this tokenizer maps (partly) to {tokenizer.unk_token}:"
 #
 # $$x^{(l)}_w = h^{(l)}_{i_w}, \qquad l = 0 \,(\text{embeddings}), 1, \dots, L .$$
 #
-# `extract_word_features` (in `helpers/probes/compute.py`) runs each batch of sentences once,
+# `extract_word_features` (in `helpers/probes/features.py`) runs each batch of sentences once,
 # pre-split into the tagger's words (`is_split_into_words=True`), and keeps $x^{(l)}_w$ for
 # every layer. We split **by sentence**: a quarter of the sentences are for testing only, so
 # no test word is read in a context the probe has seen.
@@ -193,7 +193,7 @@ assert all(
 ), "one control label per word type"
 
 # %% [markdown]
-# `word_probe_report` (in `helpers/probes/compute.py`) trains the task probe and, for each of
+# `word_probe_report` (in `helpers/probes/probing.py`) trains the task probe and, for each of
 # three seeds, a control probe (each seed draws its own control labels) -- for all $L+1$ layers
 # at once, as one batched matrix product, by the course's training contract
 # (`helpers/common/training.py`, lesson 10): a fifth of the training sentences is a **dev
@@ -207,7 +207,7 @@ assert all(
 # task probe has one optimum (the same for every seed); the control probes differ by seed.
 # Each test number is the accuracy on the test words (control and selectivity averaged over
 # the seeds), in brackets its uncertainty from resampling **test sentences** (their words are
-# not independent). `word_probe_table` and `probe_status_finding` (same module) lay out the
+# not independent). `word_probe_table` and `probe_status_finding` (`helpers/probes/findings.py`) lay out the
 # tables and the convergence finding.
 
 # %%
@@ -263,7 +263,7 @@ plt.show()
 #
 # For "sentence meaning" we probe intents: few-shot BANKING77 draws like lesson 11's (intents,
 # training, dev and test utterances per seed: `lesson_setup` in
-# `helpers/finetuning/compute.py`), with **lesson 10's probe** itself -- a linear probe per
+# `helpers/finetuning/study.py`), with **lesson 10's probe** itself -- a linear probe per
 # layer on mean-pooled sentence vectors, fitted by the same contract on each draw
 # (`sentence_probe_report`). Each draw has its own intents, so layers are compared paired
 # within each draw, draw $i$ at one layer against draw $i$ at another. There is no control
@@ -272,7 +272,7 @@ plt.show()
 # One more column guards against a probe that cannot discriminate: **gain over emb**, the best
 # layer minus layer 0 (the embeddings, no context at all), paired on the same test items. A
 # task the embeddings already solve cannot show where a layer adds anything. `peak_findings`
-# (in `helpers/probes/compute.py`) builds the table and one finding per row.
+# (in `helpers/probes/findings.py`) builds the table and one finding per row.
 
 # %%
 from helpers.classify.compute import Draw, FeatureBank
@@ -361,7 +361,7 @@ if rows:
 # Now the **whole** loaded model fine-tuned on the intent task: lesson 11's "full fine-tuning"
 # strategy on section 4's draws and seeds (`lesson_setup`), each run trained by the course's
 # training contract (learning rate chosen on the dev split, early stopping after the warm-up,
-# a status per run; `finetune_study` in `helpers/finetuning/compute.py`; runs made before on this
+# a status per run; `finetune_study` in `helpers/finetuning/study.py`; runs made before on this
 # machine come from the disk cache). The frozen probe is trained too, for the comparison. Then each layer is compared
 # before and after.
 #
@@ -381,18 +381,19 @@ if rows:
 # $\lVert \theta_{\text{after}} - \theta_{\text{before}} \rVert / \lVert \theta_{\text{before}} \rVert$
 # (Frobenius norms; `relative_weight_change`). The word embeddings stay frozen in every run,
 # so "emb" covers position and segment embeddings and their LayerNorm. `model_key` (lesson
-# 11's hash of every weight, in `helpers/practice/compute.py`) checks that the loaded model
+# 11's hash of every weight, in `helpers/model/fingerprint.py`) checks that the loaded model
 # itself was not changed: every run trains a copy.
 
 # %%
 import textwrap
 
-from helpers.classify.compute import paired_comparison, show_verdict
+from helpers.classify.comparisons import paired_comparison
+from helpers.classify.findings import show_verdict
 from helpers.common.data import load_banking77
 from helpers.common.training import status_summary
 from helpers.finetuning.compute import FROZEN, FULL, finetune_study
 from helpers.finetuning.compute import layer_change
-from helpers.practice.compute import model_key
+from helpers.model.fingerprint import model_key
 
 key_before = model_key(model)
 study = finetune_study(tokenizer, model, tasks, (FROZEN, FULL),
@@ -467,13 +468,13 @@ print(
 # Now every layer. Two sources of spread matter. The **seeds** give the spread over the
 # fine-tuning runs (reported as such: the range over the runs). The **test utterances** are a
 # sample too, and the tokens of one utterance are not independent. `cka_jackknife` (in
-# `helpers/finetuning/compute.py`) leaves one utterance out at a time -- all its tokens -- and
+# `helpers/finetuning/changes.py`) leaves one utterance out at a time -- all its tokens -- and
 # recomputes the seed-averaged CKA of every layer, exactly, from sums of the Gram matrices
 # over utterances, without running the model again; the spread of those values gives a 95 %
 # interval (`jackknife_interval`). A bootstrap would draw utterances with replacement, and a
 # repeated token matches its copy perfectly before and after, which pushes CKA up; leaving
 # utterances out repeats nothing. The figure's CKA whiskers are the jackknife interval.
-# `layer_change_table` (in `helpers/probes/compute.py`) lays out the table.
+# `layer_change_table` (in `helpers/probes/findings.py`) lays out the table.
 
 # %%
 from helpers.common.stats import seeds_interval
@@ -511,7 +512,7 @@ plt.show()
 # measured with probing, representational similarity analysis and layer ablations) found
 # fine-tuning to be conservative: it mostly changes the **top** layers (with exceptions:
 # fine-tuning for dependency parsing reconfigured most of the model). Does that hold here?
-# `cka_depth_finding` (in `helpers/probes/compute.py`) compares the lowest and the highest
+# `cka_depth_finding` (in `helpers/probes/findings.py`) compares the lowest and the highest
 # encoder layer **paired** -- CKA of layer $L$ minus CKA of layer 1, with the same utterance
 # left out of both. The same paired difference, allowing for the many pairs of layers, tells
 # which layers the data cannot rank above the most changed one.
@@ -534,7 +535,7 @@ else:
 # both per layer, and the line under it splits the change of
 # $\log(\lVert \Delta W \rVert / \lVert W \rVert)$ from layer 1 to layer $L$ into the part from
 # $\lVert \Delta W \rVert$ and the part from $\lVert W \rVert$ (`weight_norm_table`, in
-# `helpers/probes/compute.py`).
+# `helpers/probes/findings.py`).
 
 # %%
 from helpers.probes.compute import weight_norm_table
@@ -552,16 +553,16 @@ if split:  # None: a single encoder layer
 # CKA at layer $l$ compares $h^{(l)}$, which carries the changes of **every layer below** as
 # well as layer $l$'s own: a layer can look changed only because its input changed. An
 # intervention separates the two. Take each fine-tuned model, put the **pre-trained** weights
-# of one layer back (`swap_in_correct` in `helpers/finetuning/compute.py`), keep everything
+# of one layer back (`swap_in_correct` in `helpers/finetuning/changes.py`), keep everything
 # else fine-tuned, and measure the test accuracy, paired with the fine-tuned model on the same
 # utterances of the same draw. A drop says the rest of the fine-tuned model relies on that
 # layer's *own* change; the $L + 1$ swaps are read together, allowing for the number of
-# comparisons (`swap_in_table`, `swap_in_finding` in `helpers/probes/compute.py`). To keep the
+# comparisons (`swap_in_table`, `swap_in_finding` in `helpers/probes/findings.py`). To keep the
 # lesson short, each draw's swaps are scored on a fixed part of its test utterances
 # (`SWAP_PER_INTENT` per intent).
 
 # %%
-from helpers.classify.compute import SeededAccuracy
+from helpers.classify.comparisons import SeededAccuracy
 from helpers.common.progress import progress
 from helpers.finetuning.compute import classifier_correct, swap_in_correct
 from helpers.probes.compute import swap_in_finding, swap_in_table
@@ -612,8 +613,8 @@ plt.show()
 # the fine-tuned model of the first draw (one model, to keep the lesson short; the other draws
 # are the same recipe). Both probes are tested on the same words, so the comparison is
 # **paired**: per word, the outcome after minus before, with the test sentences resampled once
-# for both (`paired_accuracy_change` in `helpers/probes/compute.py`), the layers read together
-# (`pos_change_table`, `pos_change_finding`, same module).
+# for both (`paired_accuracy_change` in `helpers/probes/probing.py`), the layers read together
+# (`pos_change_table`, `pos_change_finding` in `helpers/probes/findings.py`).
 
 # %%
 from helpers.common.stats import family_level
@@ -741,7 +742,7 @@ put_back_claim = show_verdict(
 # the head can take any layer's vector as it is. Each LayerNorm has its own gain, so the sizes
 # are similar, not equal. In a pre-LN model such as GPT-2 the residual stream grows with
 # depth, and the logit lens must apply the final LayerNorm first. The typical vector size per
-# layer, over all the words of `data/pos` (`norm_lines` in `helpers/probes/compute.py` prints
+# layer, over all the words of `data/pos` (`norm_lines` in `helpers/probes/findings.py` prints
 # it):
 
 # %%
@@ -760,12 +761,12 @@ print(norm_lines(quartiles))
 # the course's own pre-trained BERT-mini (`data/course_mini/`), has a trained head and
 # held-out text of the kind it was trained on: scenes and chapters it never saw. We hide 15 %
 # of the words of held-out pairs and count, per layer, how often the head's first guess is the
-# hidden word (`course_mini_lens_by_layer` in `helpers/lens/compute.py`), beside its model
+# hidden word (`course_mini_lens_by_layer` in `helpers/mini/lens.py`), beside its model
 # card's two guessers without a model: the most frequent word at that position, and the word
 # the two neighbours make likely.
 
 # %% mystnb={"figure": {"caption": "course-mini's masked-LM lens over held-out blanks: the share whose hidden word is the head's first guess when the head reads each layer (emb = embeddings). Band: 95 % interval resampling documents; dashed, labelled at the right: the two guessers without a model on the same blanks. Compare each layer with the upper dashed line.", "name": "fig-14-lens-by-layer"}}
-from helpers.lens.compute import course_mini_lens_by_layer
+from helpers.mini.lens import course_mini_lens_by_layer
 from helpers.pretrain.plots import plot_by_layer
 
 agg = course_mini_lens_by_layer(budget.pick(400, 60),
@@ -798,9 +799,9 @@ show_finding(
 # Bible: a modern sentence is outside it.
 
 # %% mystnb={"figure": {"caption": "The masked-LM lens on a held-out line of course-mini's own kind of text: the pre-training head applied to every layer's vector at the masked position (rows: emb = embeddings, then layers 1 to L), its top guesses with their probabilities on one 0-1 scale. Look for the layer where the hidden word first reaches the top.", "name": "fig-14-lens-in-domain"}}
-from helpers.lens.compute import (course_mini_lens, held_out_line,
-                                  load_masked_lm, mask_one_word,
-                                  masked_lm_lens)
+from helpers.lens.compute import (course_mini_lens, load_masked_lm,
+                                  mask_one_word, masked_lm_lens)
+from helpers.mini.lens import held_out_line
 from helpers.lens.plots import plot_lens
 
 inside = course_mini_lens(held_out_line(seed=0))

@@ -85,7 +85,7 @@ import matplotlib.pyplot as plt
 import torch
 
 from helpers.common.budget import choose_budget
-from helpers.model.language import require_reading
+from helpers.common.language import require_reading
 from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 
@@ -114,7 +114,7 @@ plt.show()
 #
 # Before WordPiece runs, BERT's basic tokenizer puts a space around **every CJK character**
 # (the code-point blocks of CJK Unified Ideographs and their extensions; `CJK_BLOCKS` in
-# `helpers/chinese/compute.py`). WordPiece then sees one-character "words", so a Chinese BERT's
+# `helpers/common/data.py`). WordPiece then sees one-character "words", so a Chinese BERT's
 # tokens are characters: no token ever spans two Chinese characters, and the vocabulary needs
 # no Chinese words at all. Latin letters and digits are left together and go through WordPiece
 # as usual. `split_cjk` is that step written out by hand. WordPiece alone, run on each chunk
@@ -349,8 +349,9 @@ cls_change_claim = show_finding(
 # it.
 
 # %%
-from helpers.classify.compute import (SeededAccuracy, correct_per_item,
-                                      extract_features, train_head)
+from helpers.classify.comparisons import SeededAccuracy
+from helpers.classify.compute import (correct_per_item, extract_features,
+                                      train_head)
 
 all_train = load_intents_zh("train")
 train_set = budget.pick(all_train, all_train.subset(8))

@@ -1,4 +1,4 @@
-"""helpers/attribution/compute.py on the real bundled model: every attribution is checked against an
+"""helpers/attribution/compute.py (and gradients.py, erasure.py, findings.py) on the real bundled model: every attribution is checked against an
 independent computation (a finite difference, Captum, a sum written out, the layer run by hand), and
 the faithfulness verdicts against simulated curves whose truth is known."""
 
@@ -8,6 +8,8 @@ import torch
 import torch.nn.functional as F
 
 from helpers.attribution import compute as A
+from helpers.attribution import erasure as AE
+from helpers.attribution import findings as AF
 from helpers.classify.compute import train_head
 from helpers.common.claims import Claim
 from helpers.common.data import load_banking77
@@ -168,42 +170,42 @@ def test_norm_attention_scores_are_lesson_08s(model, sample_trace):
 
 def test_top_tokens_rank_by_signed_score():
     scores = torch.tensor([9.0, -5.0, 2.0, 2.0, 0.5, 9.0])
-    assert A.top_tokens(scores, [1, 2, 3, 4], 0.5) == [2, 3]  # -5 is last: it argues against
-    assert A.top_tokens(scores, [1, 2, 3, 4], 0.1) == [2]  # at least one token
+    assert AE.top_tokens(scores, [1, 2, 3, 4], 0.5) == [2, 3]  # -5 is last: it argues against
+    assert AE.top_tokens(scores, [1, 2, 3, 4], 0.1) == [2]  # at least one token
     with pytest.raises(ValueError, match="fraction"):
-        A.top_tokens(scores, [1, 2], 0.0)
+        AE.top_tokens(scores, [1, 2], 0.0)
 
 
 def test_removal_probabilities_drop_mask_or_pad(tokenizer, model, setup, sample_trace):
     classifier = setup[0]
     ids = sample_trace.input_ids.tolist()
-    probs = {how: A.removal_probabilities(tokenizer, model, classifier, sample_trace, 2, [[], [2, 4]], how=how)
-             for how in A.REMOVALS}
+    probs = {how: AE.removal_probabilities(tokenizer, model, classifier, sample_trace, 2, [[], [2, 4]], how=how)
+             for how in AE.REMOVALS}
     full = _plain_logits(model, classifier, torch.tensor([ids])).softmax(-1)[0, 2]
     dropped = _plain_logits(model, classifier, torch.tensor([ids[:2] + ids[3:4] + ids[5:]])).softmax(-1)[0, 2]
     masked = list(ids)
     masked[2] = masked[4] = tokenizer.mask_token_id
     mask_p = _plain_logits(model, classifier, torch.tensor([masked])).softmax(-1)[0, 2]
-    for how in A.REMOVALS:
+    for how in AE.REMOVALS:
         assert abs(probs[how][0] - full) < 1e-5
     assert abs(probs["drop"][1] - dropped) < 1e-5 and abs(probs["mask"][1] - mask_p) < 1e-5
     with pytest.raises(ValueError, match="choose one of"):
-        A.removal_probabilities(tokenizer, model, classifier, sample_trace, 2, [[1]], how="blank")
+        AE.removal_probabilities(tokenizer, model, classifier, sample_trace, 2, [[1]], how="blank")
 
 
 def test_erasure_curves_are_eraser_metrics(tokenizer, model, setup, sample_trace):
     classifier = setup[0]
     positions = list(range(1, sample_trace.seq_len - 1))
     scores = torch.arange(sample_trace.seq_len, dtype=torch.float)  # later tokens rank first
-    curves = A.erasure_curves(tokenizer, model, classifier, sample_trace, 1, {"later first": scores}, positions,
+    curves = AE.erasure_curves(tokenizer, model, classifier, sample_trace, 1, {"later first": scores}, positions,
                               fractions=(0.25, 0.5))
-    top = A.top_tokens(scores, positions, 0.25)
+    top = AE.top_tokens(scores, positions, 0.25)
     rest = [p for p in positions if p not in top]
-    p = A.removal_probabilities(tokenizer, model, classifier, sample_trace, 1, [[], top, rest])
+    p = AE.removal_probabilities(tokenizer, model, classifier, sample_trace, 1, [[], top, rest])
     assert abs(curves["later first"]["comprehensiveness"][0] - (p[0] - p[1]).item()) < 1e-6
     assert abs(curves["later first"]["sufficiency"][0] - (p[0] - p[2]).item()) < 1e-6
     assert curves["later first"]["comprehensiveness"].shape == (2,)
-    randoms = A.random_rankings(positions, sample_trace.seq_len, 3, seed=1)
+    randoms = AE.random_rankings(positions, sample_trace.seq_len, 3, seed=1)
     assert len(randoms) == 3 and not torch.equal(randoms["random 0"], randoms["random 1"])
 
 
@@ -275,10 +277,10 @@ def test_six_attributions_are_the_methods_one_by_one(tokenizer, model, setup, sa
 
 def test_faithfulness_study_is_erasure_curves_per_utterance(tokenizer, model, setup):
     texts = ["Where is my new card?", "I want to close my account."]
-    faith = A.faithfulness_study(tokenizer, model, setup[0], texts, ig_steps=(16,), n_random=2, removals=("drop",),
+    faith = AE.faithfulness_study(tokenizer, model, setup[0], texts, ig_steps=(16,), n_random=2, removals=("drop",),
                                  progress=False)
     assert len(faith) == 2 and set(faith.curves) == {"drop"}
-    K = len(A.FAITHFULNESS_FRACTIONS)
+    K = len(AE.FAITHFULNESS_FRACTIONS)
     assert faith.curves["drop"]["occlusion"]["comprehensiveness"].shape == (2, K)
     from helpers.model.tokens import content_positions
     from helpers.model.trace import trace_text
@@ -287,42 +289,42 @@ def test_faithfulness_study_is_erasure_curves_per_utterance(tokenizer, model, se
     target = int(A.sentence_logits(setup[0], t).argmax())
     assert faith.targets[1] == target
     occ = A.occlusion_scores(model, setup[0], t, target)
-    one = A.erasure_curves(tokenizer, model, setup[0], t, target, {"occlusion": occ}, content_positions(t))
+    one = AE.erasure_curves(tokenizer, model, setup[0], t, target, {"occlusion": occ}, content_positions(t))
     assert np.allclose(faith.curves["drop"]["occlusion"]["sufficiency"][1], one["occlusion"]["sufficiency"], atol=1e-5)
     assert np.allclose(faith.aopc("occlusion", "sufficiency"), faith.curves["drop"]["occlusion"]["sufficiency"].mean(1))
     with pytest.raises(ValueError, match="no curve"):
         faith.aopc("occlusion", how="mask")
     with pytest.raises(ValueError, match="removals"):
-        A.faithfulness_study(tokenizer, model, setup[0], texts, removals=("blank",), progress=False)
+        AE.faithfulness_study(tokenizer, model, setup[0], texts, removals=("blank",), progress=False)
 
 
-def _simulated(shifts: dict, n: int = 40, seed: int = 0) -> "A.Faithfulness":
+def _simulated(shifts: dict, n: int = 40, seed: int = 0) -> "AE.Faithfulness":
     """Curves whose truth is known: each method's comprehensiveness is the random ranking's plus its
     ``shift`` plus noise, per utterance."""
     rng = np.random.default_rng(seed)
-    K = len(A.FAITHFULNESS_FRACTIONS)
+    K = len(AE.FAITHFULNESS_FRACTIONS)
     base = rng.uniform(0.2, 0.5, (n, 1)) + rng.normal(0, 0.05, (n, K))
     curves = {"random": {"comprehensiveness": base, "sufficiency": base}}
     for m, shift in shifts.items():
         noisy = base + shift + rng.normal(0, 0.05, (n, 1))
         curves[m] = {"comprehensiveness": noisy, "sufficiency": base - shift + rng.normal(0, 0.05, (n, 1))}
-    return A.Faithfulness([f"u{i}" for i in range(n)], [0] * n, {"drop": curves}, [0.0] * n, 5,
+    return AE.Faithfulness([f"u{i}" for i in range(n)], [0] * n, {"drop": curves}, [0.0] * n, 5,
                           methods=tuple(shifts))
 
 
 def test_versus_random_reads_one_bonferroni_family():
     """Three methods, read on two measures in one sentence: one family of 6 (issue 44)."""
     faith = _simulated({"good": 0.2, "bad": -0.2, "none": 0.0})
-    comp = A.versus_random(faith, "comprehensiveness")
+    comp = AE.versus_random(faith, "comprehensiveness")
     assert comp["good"].kind == "higher" and comp["bad"].kind == "lower"
     assert all(v.family == 6 for v in comp.values())
     assert abs(comp["good"].difference.level - (1 - 0.05 / 6)) < 1e-9
-    assert all(v.family == 3 for v in A.versus_random(faith, "comprehensiveness", metrics=1).values())
+    assert all(v.family == 3 for v in AE.versus_random(faith, "comprehensiveness", metrics=1).values())
     diff = faith.aopc("good") - faith.aopc("random")
     assert comp["good"].difference.estimate == pytest.approx(diff.mean())
-    suff = A.versus_random(faith, "sufficiency")
-    assert A.faithful_word(suff["good"], "sufficiency") == "more sufficient"
-    assert A.faithful_word(comp["bad"], "comprehensiveness") == "LESS comprehensive"
+    suff = AE.versus_random(faith, "sufficiency")
+    assert AF.faithful_word(suff["good"], "sufficiency") == "more sufficient"
+    assert AF.faithful_word(comp["bad"], "comprehensiveness") == "LESS comprehensive"
 
 
 def test_versus_random_false_positive_rate_at_no_difference():
@@ -332,20 +334,20 @@ def test_versus_random_false_positive_rate_at_no_difference():
     calls = 0
     for seed in range(200):
         faith = _simulated({"a": 0.0, "b": 0.0, "c": 0.0}, n=24, seed=seed)
-        calls += sum(v.differs for v in A.versus_random(faith, seed=seed).values())
+        calls += sum(v.differs for v in AE.versus_random(faith, seed=seed).values())
     assert calls / 600 <= 0.06
 
 
 def test_findings_are_generated_from_the_numbers():
     faith = _simulated({"raw attention": 0.1, "attention rollout": 0.0, "occlusion": 0.3})
-    comp, suff = A.versus_random(faith, "comprehensiveness"), A.versus_random(faith, "sufficiency")
-    sentence, details = A.faithfulness_finding(comp, suff, faith)
+    comp, suff = AE.versus_random(faith, "comprehensiveness"), AE.versus_random(faith, "sufficiency")
+    sentence, details = AF.faithfulness_finding(comp, suff, faith)
     assert "occlusion" in sentence and f"On {len(faith)} test utterances" in sentence
     assert not any(t.lower() in sentence.lower() for t in ("bonferroni", "p =", "interval"))
     assert any("Bonferroni over 6 comparisons (3 methods x the two measures" in d for d in details)
-    rollout = A.rollout_versus_raw(faith)
+    rollout = AE.rollout_versus_raw(faith)
     assert rollout.kind == "lower"  # rollout was simulated 0.1 below raw attention
-    text, _ = A.rollout_finding(rollout, len(faith))
+    text, _ = AF.rollout_finding(rollout, len(faith))
     assert text.startswith("Raw attention's top tokens matter more")
-    rows = C.claim_rows({"faithfulness": Claim(sentence, details)}, A.STORIES)
+    rows = C.claim_rows({"faithfulness": Claim(sentence, details)}, AF.STORIES)
     assert len(rows) == 1 and rows[0][1] == sentence and "DeYoung" in rows[0][2]

@@ -6,11 +6,13 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.classify.compute import (STRATEGIES, PUBLISHED_07, Draw, SeededAccuracy, accuracy, claims_markdown,
-                                      compare_paired, compare_two_paired, correct_per_item, extract_features, fit_head,
-                                      fit_head_split, last_k_layers, layer_weights_summary, layers_tied_with_peak,
-                                      paired_comparison, paired_difference, peak_layer_verdict, per_item, predict,
-                                      probe_draws, probe_layers, strategy_draws, strategy_features, train_head)
+from helpers.classify.comparisons import (SeededAccuracy, claims_markdown, compare_paired, compare_two_paired,
+                                          paired_comparison, paired_difference, per_item)
+from helpers.classify.compute import (Draw, accuracy, correct_per_item, extract_features, fit_head, fit_head_split,
+                                      predict, train_head)
+from helpers.classify.findings import PUBLISHED_07, layers_tied_with_peak, peak_layer_verdict
+from helpers.classify.strategies import (STRATEGIES, last_k_layers, layer_weights_summary, probe_draws, probe_layers,
+                                         strategy_draws, strategy_features)
 from helpers.common.stats import Interval, accuracy_ci
 from helpers.common.training import CONVERGED, L2_GRID, stratified_dev_split
 
@@ -213,7 +215,7 @@ def test_paired_comparisons_use_the_item_by_item_difference():
 
 
 def test_layer_weights_summary_and_finding():
-    from helpers.classify.compute import layer_weights_finding
+    from helpers.classify.findings import layer_weights_finding
 
     w = torch.tensor([[0.1, 0.3, 0.6], [0.2, 0.35, 0.45]])
     text = layer_weights_summary(w)
@@ -302,7 +304,7 @@ def banking_draws(tokenizer, model):
 
 
 def test_probes_and_heads_per_draw_train_each_seed_on_its_own_draw(banking_draws):
-    from helpers.classify.compute import head_predictions
+    from helpers.classify.strategies import head_predictions
 
     sets, fe, test = banking_draws
     assert not torch.equal(sets[0].train.mean, sets[1].train.mean), "two seeds draw two training sets"
@@ -330,7 +332,7 @@ def test_strategy_draws_take_a_subset(banking_draws):
 
 
 def test_top_confusions_and_the_confusion_subset_keep_every_count():
-    from helpers.classify.compute import confusion_matrix, confusion_subset, top_confusions
+    from helpers.classify.confusions import confusion_matrix, confusion_subset, top_confusions
 
     y_true = [0, 0, 0, 1, 1, 2, 2, 3]
     runs = [[1, 1, 0, 0, 1, 3, 2, 3], [1, 0, 0, 0, 1, 3, 2, 2]]  # two runs' predictions, counted together
@@ -350,7 +352,7 @@ def test_top_confusions_and_the_confusion_subset_keep_every_count():
 
 
 def test_compare_with_adjusts_over_its_comparisons():
-    from helpers.classify.compute import compare_with
+    from helpers.classify.comparisons import compare_with
 
     ref = torch.ones(100, dtype=torch.bool)
     others = {}
@@ -368,7 +370,7 @@ def test_compare_with_adjusts_over_its_comparisons():
 
 
 def test_layers_tied_with_any_layer_and_draws_in_the_description():
-    from helpers.classify.compute import layers_tied_with
+    from helpers.classify.findings import layers_tied_with
 
     base = torch.zeros(5, 300, dtype=torch.bool)
     base[:, :200] = True  # 200 of 300 right in every run (5 seeds: the small-sample rule leaves room)

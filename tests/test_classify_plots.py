@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.classify.compute import SeededAccuracy, confusion_matrix
+from helpers.classify.comparisons import SeededAccuracy
+from helpers.classify.confusions import confusion_matrix
 from helpers.classify.plots import plot_confusion, plot_layer_weights, plot_logits, plot_probe_curves, plot_strategy_accuracies
 from helpers.common.stats import Interval
 from helpers.common.style import small_text
@@ -62,7 +63,7 @@ def test_strategy_accuracies_and_layer_weights():
 
 
 def test_confusion_of_a_subset_with_an_other_column():
-    from helpers.classify.compute import confusion_subset
+    from helpers.classify.confusions import confusion_subset
 
     cm = confusion_matrix([0, 0, 1, 1, 2, 3], [1, 0, 0, 3, 2, 3], 4)
     names = ["card_arrival", "card_delivery_estimate"]

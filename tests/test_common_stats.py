@@ -89,7 +89,7 @@ def test_mcnemar_reads_tango_score_interval_and_its_own_score_test():
     assert m.difference.estimate == pytest.approx(0.07)
     # Tango's interval by hand: every delta the score test does not reject at 5 %
     deltas = np.linspace(-0.2, 0.3, 20001)
-    from helpers.common.stats import _tango_z
+    from helpers.common.verdicts import _tango_z
 
     kept = deltas[np.abs(_tango_z(deltas, 9, 2, 100)) <= norm.ppf(0.975)]
     assert (m.difference.low, m.difference.high) == pytest.approx((kept.min(), kept.max()), abs=5e-5)

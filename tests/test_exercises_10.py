@@ -3,7 +3,10 @@
 import numpy as np
 import torch
 
-from helpers.classify.compute import Draw, SeededAccuracy, layers_tied_with_peak, probe_draws
+from helpers.classify.comparisons import SeededAccuracy
+from helpers.classify.compute import Draw
+from helpers.classify.findings import layers_tied_with_peak
+from helpers.classify.strategies import probe_draws
 from helpers.common.training import stratified_dev_split
 from helpers.common.stats import Interval
 from helpers.exercises.lesson10 import check_exercise_1, check_exercise_2

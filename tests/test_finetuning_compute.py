@@ -397,7 +397,7 @@ def test_swap_in_puts_back_one_layer_and_nothing_else(tokenizer, model, splits, 
 
 
 def test_baseline_verdict_names_who_beats_it():
-    from helpers.classify.compute import SeededAccuracy
+    from helpers.classify.comparisons import SeededAccuracy
     from helpers.finetuning.compute import baseline_verdict
 
     n = 60

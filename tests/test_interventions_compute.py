@@ -857,7 +857,7 @@ def test_polysemy_traces_and_patching_every_word(tokenizer, model):
 
 def test_the_stories_shown_in_the_claims_table_speak_no_statistics():
     """The story and paper columns of lessons 12 and 13 are visible output (issue 35)."""
-    from helpers.attribution.compute import STORIES as ATTRIBUTION_STORIES
+    from helpers.attribution.findings import STORIES as ATTRIBUTION_STORIES
     from helpers.common.claims import STATISTICS_TERMS
 
     for story, paper in list(C.STORIES.values()) + list(ATTRIBUTION_STORIES.values()):
@@ -1026,21 +1026,6 @@ def test_probe_finding_and_patch_rows():
     assert rows[0] == {"patched layer": "emb", "at the word": "60% [20, 90]", "a majority": "cannot tell",
                        "rest of the sentence": "90% [80, 100]", "a majority (rest)": "follows the patch"}
     assert rows[1]["patched layer"] == 1
-
-
-def test_parity_lines_count_the_rows_that_ran():
-    from types import SimpleNamespace
-
-    from helpers.tools.compute import library_version, missing_research_libraries
-
-    checks = [SimpleNamespace(status="equal", equal=True), SimpleNamespace(status="NOT equal", equal=False),
-              SimpleNamespace(status="not installed", equal=False)]
-    lines = C.parity_lines(SimpleNamespace(checks=checks, gaps=["nnsight: x", "TransformerLens: y"]))
-    assert lines[0] == "1 of the 2 rows that ran are equal at their tolerance; 1 did not run"
-    assert lines[1:3] == ["gap: nnsight: x", "gap: TransformerLens: y"]
-    installed = [n for n in ("nnsight", "TransformerLens", "Captum") if library_version(n)]
-    assert lines[3] == "installed: " + ", ".join(f"{n} {library_version(n)}" for n in installed)
-    assert len(lines) == 4 + bool(missing_research_libraries())
 
 
 def test_flip_lines_spell_out_each_skip_that_flips():

@@ -32,20 +32,50 @@ def test_no_flat_modules_left_in_helpers():
     assert not flat, f"every helper lives in a topic package now; found flat modules {flat}"
 
 
+def map_row(package: str) -> str:
+    row = [line for line in (HELPERS / "README.md").read_text().splitlines() if line.startswith(f"| `{package}` |")]
+    assert len(row) == 1, f"helpers/README.md needs one row for {package} in its map"
+    return row[0]
+
+
+def covering_test(package: str, name: str) -> str | None:
+    """A module split out of a big one (one per method a lesson teaches) is covered by the mirror
+    test of the module it came from: the test file of the package that imports it, directly or
+    through a re-export (``compute.py`` re-exports ``interventions/patching.py``; ``common/stats.py``
+    its intervals, verdicts and ranks). Returns that test file's name, or None."""
+    imported = re.compile(rf"^\s*from helpers\.{package}\.(\w+) import|^\s*from helpers\.{package} import ([\w, ]+)", re.M)
+    for test in sorted((ROOT / "tests").glob(f"test_{package}_*.py")):
+        hubs = set()
+        for module, listed in imported.findall(test.read_text()):
+            hubs |= {module} if module else {n.split(" as ")[0].strip() for n in listed.split(",")}
+        for hub in hubs:
+            source = HELPERS / package / f"{hub}.py"
+            if hub == name or (source.exists() and re.search(
+                    rf"^from helpers\.{package}\.{name} import [^\n]*# noqa: F401", source.read_text(), re.M)):
+                return test.name
+    return None
+
+
 @pytest.mark.parametrize("topic", TOPICS)
 def test_topic_packages_split_the_same_way(topic):
+    """A topic holds the standard modules, plus modules of its own that its row in the map names
+    (e.g. ``interventions/patching.py``: one module per method a lesson teaches)."""
     names = modules(topic)
-    assert names and set(names) <= TOPIC_MODULES, f"helpers/{topic}/ holds {names}; allowed: {sorted(TOPIC_MODULES)}"
+    row = map_row(topic)
+    own = {n for n in names if n not in TOPIC_MODULES}
+    unnamed = sorted(n for n in own if f"`{n}`" not in row)
+    assert names and not unnamed, f"helpers/{topic}/ holds {unnamed}, neither standard ({sorted(TOPIC_MODULES)}) " \
+                                  f"nor named in its row of helpers/README.md"
 
 
 @pytest.mark.parametrize("package", TOPICS + ["model", "common"])
 def test_every_module_has_its_mirror_test_and_a_row_in_the_map(package):
-    readme = (HELPERS / "README.md").read_text()
-    assert f"| `{package}` |" in readme, f"helpers/README.md has no row for {package}"
+    row = map_row(package)
     for name in modules(package):
         test = ROOT / "tests" / f"test_{package}_{name}.py"
-        assert test.exists(), f"helpers/{package}/{name}.py has no mirror test {test.name}"
-        assert f"`{name}`" in readme, f"helpers/README.md does not mention {package}/{name}.py"
+        covered = test.exists() or covering_test(package, name) is not None
+        assert test.exists() or covered, f"helpers/{package}/{name}.py has no mirror test {test.name}"
+        assert f"`{name}`" in row, f"helpers/README.md's row for {package} does not mention {package}/{name}.py"
 
 
 @pytest.mark.parametrize("source", sorted((ROOT / "lessons").glob("[0-9]*.py")), ids=lambda p: p.stem)

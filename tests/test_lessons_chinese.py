@@ -1,7 +1,7 @@
 """Every lesson 00-14 runs with the Chinese m3e-small (``MODEL = "bundled-zh"``) and a Chinese
 ``SENTENCE``, with ``BUDGET = "quick"``, one kernel per lesson: it runs to the end, or -- a lesson
 whose data are English -- it stops at its first error, which must be the course's one clear line
-(``LessonStop`` from ``helpers/model/language.py``: the data are English, use an English BERT),
+(``LessonStop`` from ``helpers/common/language.py``: the data are English, use an English BERT),
 never an error from deep inside. Lesson 15 is the Chinese lesson itself (nbval runs it)."""
 
 from pathlib import Path

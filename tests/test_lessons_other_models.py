@@ -75,7 +75,7 @@ def both_runs(request, other_bert_dir, long_text, tmp_path_factory):
 
 def _errors(cells) -> list[str]:
     """Errors of the cells; a lesson that stops on purpose (``LessonStop``: its data are in a language
-    the model's tokenizer cannot read, ``helpers/model/language.py``) ends there, with one clear line."""
+    the model's tokenizer cannot read, ``helpers/common/language.py``) ends there, with one clear line."""
     errors = []
     for o in _outputs(cells):
         if o.output_type == "error":

@@ -22,34 +22,6 @@ def small():
     return tok, encode_documents(tok, train), encode_documents(tok, test)
 
 
-def test_position_segment_null_is_the_most_frequent_token_per_cell(small):
-    tok, enc, _ = small
-    pool = md.make_pool(enc, tok, 300, 64, seed=2)
-    null = cm.PositionSegmentUnigram.fit(pool, len(tok), bucket=8)
-    ids, pos, seg = md.pool_positions(pool)
-    for b, s in ((0, 0), (3, 1), (5, 1)):
-        cell = ids[(pos // 8 == b) & (seg == s)]
-        if len(cell):
-            counts = np.bincount(cell, minlength=len(tok))
-            assert counts[null.top[b, s, 0]] == counts.max()
-
-
-def test_bigram_null_scores_by_hand(small):
-    """On a hand-made pool: after 'a' comes 'b' twice and 'c' once, and 'd' follows only 'c', so
-    with its left neighbour 'a' the null guesses 'b'; with right neighbour 'd' too, 'c'."""
-    tok, _, _ = small
-    v = 12
-    ids = np.array([[2, 5, 6, 3, 0], [2, 5, 6, 3, 0], [2, 5, 7, 8, 3]], dtype=np.int32)  # 5=a 6=b 7=c 8=d
-    pool = md.PairPool(ids, np.array([2, 2, 2]), np.array([4, 4, 5]), np.zeros(3, np.int32), np.zeros(3, np.int32),
-                       np.zeros(3, np.int32))
-    null = cm.BigramContext.fit(pool, v, lam=0.99)
-    top = null.topk(np.array([5, 5, -1]), np.array([-1, 8, -1]), k=2)
-    assert top[0, 0] == 6 and top[1, 0] == 7
-    uni = np.bincount(ids[np.arange(5)[None] < pool.length[:, None]], minlength=v) + 1.0  # add-one counts
-    assert np.allclose(null.unigram, uni / uni.sum()) and math.isclose(null.unigram.sum(), 1.0, rel_tol=1e-5)
-    assert top[2, 0] == int(np.argmax(uni))  # no neighbour: the most frequent token (ties: the lowest id)
-
-
 def test_the_size_budget_is_read_from_the_config():
     assert 0 < cm.weights_mib() <= cm.WEIGHT_BUDGET_MIB
     from dataclasses import replace

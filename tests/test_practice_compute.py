@@ -158,16 +158,6 @@ def test_feature_cache_hits_and_keys(tokenizer, model):
         cache.get(["x"], L + 1)
 
 
-def test_model_key_sees_every_weight(model):
-    """The key used to read only a few weights; a change anywhere else went unnoticed."""
-    for name in ("encoder.layer.0.attention.output.LayerNorm.bias", "pooler.dense.bias", "embeddings.position_embeddings.weight"):
-        other = copy.deepcopy(model)
-        with torch.no_grad():
-            other.get_parameter(name).view(-1)[-1] += 1e-4
-        assert model_key(other) != model_key(model), name
-    assert model_key(quantize_int8(model)) != model_key(model)
-
-
 def test_a_fine_tuned_copy_never_reads_the_originals_features(tokenizer, model, intent_splits):
     from helpers.common.data import load_intents
     from helpers.finetuning.compute import FREEZE, FinetuneConfig, finetune_run
@@ -255,7 +245,7 @@ def test_training_rows_and_status_finding_read_every_run(tiny_study):
     import numpy as np
 
     from helpers.finetuning.compute import FROZEN, FULL, GRADUAL
-    from helpers.practice.compute import status_finding, training_rows
+    from helpers.practice.findings import status_finding, training_rows
 
     study = tiny_study
     rows = {r["strategy"]: r for r in training_rows(study)}
@@ -297,7 +287,7 @@ def test_strategy_rows_are_the_runs_accuracies_and_costs(tiny_study):
     import statistics
 
     from helpers.finetuning.compute import FULL
-    from helpers.practice.compute import strategy_rows
+    from helpers.practice.findings import strategy_rows
 
     rows = {r["strategy"]: r for r in strategy_rows(tiny_study)}
     runs = tiny_study.runs[FULL]
@@ -315,7 +305,7 @@ def test_strategy_rows_are_the_runs_accuracies_and_costs(tiny_study):
 
 
 def test_power_finding_says_what_the_design_can_detect():
-    from helpers.practice.compute import power_finding
+    from helpers.practice.findings import power_finding
 
     sentence, details = power_finding(0.05, 30, 3, 400, 5)
     assert "With 3 draws of 400 test utterances" in sentence and "about 5.0 points or more" in sentence
@@ -326,7 +316,8 @@ def test_power_finding_says_what_the_design_can_detect():
 
 
 def test_training_memory_text_counts_parameters_and_shrinkage():
-    from helpers.practice.compute import SavedForBackward, training_memory_text
+    from helpers.practice.compute import SavedForBackward
+    from helpers.practice.findings import training_memory_text
 
     clf = torch.nn.ModuleDict({"used": torch.nn.Linear(4, 3), "unused": torch.nn.Linear(3, 2)})
     opt = torch.optim.AdamW(clf.parameters(), lr=1e-3)
@@ -346,7 +337,7 @@ def test_training_memory_text_counts_parameters_and_shrinkage():
 
 
 def test_peak_memory_text_compares_the_shortest_and_longest_inputs():
-    from helpers.practice.compute import peak_memory_text
+    from helpers.practice.findings import peak_memory_text
 
     mib = 2 ** 20
     peaks = {32: {"plain": 90 * mib, "checkpointed": 90 * mib}, 128: {"plain": 300 * mib, "checkpointed": 100 * mib}}
@@ -357,7 +348,7 @@ def test_peak_memory_text_compares_the_shortest_and_longest_inputs():
 
 
 def test_quantization_note_quotes_a_deprecation():
-    from helpers.practice.compute import quantization_note
+    from helpers.practice.findings import quantization_note
 
     said = quantization_note("2.9", ["torch.ao.quantization is deprecated", "other"])
     assert said == "torch 2.9: quantize_dynamic warned that it is deprecated: torch.ao.quantization is deprecated"

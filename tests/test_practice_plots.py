@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 import torch
 
-from helpers.classify.compute import SeededAccuracy
+from helpers.classify.comparisons import SeededAccuracy
 from helpers.common.stats import Interval
 from helpers.common.style import small_text
 from helpers.practice.plots import MIB, plot_accuracy_vs_time, plot_int8_comparison, plot_training_memory

@@ -252,7 +252,7 @@ def _intent_draws(intent_data):
 
 
 def test_sentence_probe_report_is_lesson_10s_probe(intent_data):
-    from helpers.classify.compute import probe_draws
+    from helpers.classify.strategies import probe_draws
 
     train, test, f_train, f_test = intent_data
     draws, tests = _intent_draws(intent_data)
@@ -358,7 +358,9 @@ def test_peak_verdicts_use_the_paired_ties():
 
 
 def test_sentence_probe_ties_are_lesson_10s_paired_comparison(intent_data):
-    from helpers.classify.compute import layers_tied_with_peak, paired_comparison, probe_draws
+    from helpers.classify.comparisons import paired_comparison
+    from helpers.classify.findings import layers_tied_with_peak
+    from helpers.classify.strategies import probe_draws
     from helpers.common.stats import extreme_family, family_level
 
     train, test, f_train, f_test = intent_data

@@ -25,40 +25,15 @@ from pathlib import Path
 
 import torch
 
-from helpers.common.data import SPLITS, IntentSplit, read_intent_csv
+from helpers.common.data import (CJK_BLOCKS, INTENTS_ZH, INTENTS_ZH_DIR, SPLITS, IntentSplit,  # noqa: F401 - lesson 15's names
+                                 is_cjk_char, load_intents_zh, read_intent_csv)
 from helpers.common.progress import progress as progress_bar
 from helpers.model.paths import DATA_DIR
 from helpers.model.trace import check_traces, max_input_tokens, model_device
 from helpers.probes.compute import ProbeReport, WordFeatures, control_labels, probe_task, sentence_bootstrap
 
-INTENTS_ZH_DIR = DATA_DIR / "intents_zh"
 WORDS_ZH_FILE = DATA_DIR / "zh_words" / "words.jsonl"
-INTENTS_ZH = ("weather", "alarm", "music", "navigation", "reminder", "call", "message", "translate", "news",
-              "schedule", "restaurant", "taxi", "flight", "smart_home", "joke", "stock", "recipe")
 BOUNDARY_CLASSES = ("inside a word", "starts a word")
-
-# The code-point blocks BERT's basic tokenizer treats as CJK characters (``_is_chinese_char`` in
-# transformers' tokenization_bert.py and Google's tokenization.py): CJK Unified Ideographs, its
-# extensions A-E and the compatibility ideographs. Hangul, kana and CJK punctuation are not in it.
-CJK_BLOCKS = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
-              (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
-
-
-def load_intents_zh(split: str = "train", data_dir: Path | str = INTENTS_ZH_DIR) -> IntentSplit:
-    """``data/intents_zh/<split>.csv`` as an :class:`IntentSplit` (labels are positions in
-    :data:`INTENTS_ZH`, the same for both splits), every row checked."""
-    if split not in SPLITS:
-        raise ValueError(f"split {split!r} is not valid: choose one of {SPLITS}.")
-    path = Path(data_dir) / f"{split}.csv"
-    return read_intent_csv(path, split, INTENTS_ZH, "data/intents_zh/")
-
-
-def is_cjk_char(ch: str) -> bool:
-    """True when ``ch`` (one character) lies in one of :data:`CJK_BLOCKS`."""
-    if not isinstance(ch, str) or len(ch) != 1:
-        raise ValueError(f"is_cjk_char takes one character, got {ch!r}.")
-    return any(lo <= ord(ch) <= hi for lo, hi in CJK_BLOCKS)
-
 
 def split_cjk(text: str) -> list[str]:
     """BERT's pre-tokenisation of CJK text by hand: every CJK character becomes a chunk of its own,

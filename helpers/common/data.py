@@ -7,6 +7,9 @@
   banking domain, 10,003 train / 3,080 test utterances (lessons 10-14). :meth:`IntentSplit.sample`
   draws seeded few-shot sets (k per intent), :meth:`IntentSplit.split_off` carves a dev split out
   of training data, :meth:`IntentSplit.only` keeps some intents;
+* :func:`load_intents_zh` -- ``intents_zh/``, 17 Chinese intents (lesson 15), and :func:`is_cjk_char`,
+  the test BERT's basic tokenizer applies to cut out CJK characters (lesson 15; the language check of
+  :mod:`helpers.common.language`);
 * :func:`load_pos` -- ``pos/pos.jsonl``, sentences with a tagger's POS, entity and dependency
   labels per word (lesson 14).
 
@@ -236,3 +239,31 @@ def load_pos(path: Path | str = POS_FILE) -> list[TaggedSentence]:
     if not sentences:
         raise ValueError(f"{path} holds no sentences.")
     return sentences
+
+
+# ------------------------------------------------------------------------------ lesson 15: Chinese
+INTENTS_ZH_DIR = DATA_DIR / "intents_zh"
+INTENTS_ZH = ("weather", "alarm", "music", "navigation", "reminder", "call", "message", "translate", "news",
+              "schedule", "restaurant", "taxi", "flight", "smart_home", "joke", "stock", "recipe")
+
+# The code-point blocks BERT's basic tokenizer treats as CJK characters (``_is_chinese_char`` in
+# transformers' tokenization_bert.py and Google's tokenization.py): CJK Unified Ideographs, its
+# extensions A-E and the compatibility ideographs. Hangul, kana and CJK punctuation are not in it.
+CJK_BLOCKS = ((0x4E00, 0x9FFF), (0x3400, 0x4DBF), (0x20000, 0x2A6DF), (0x2A700, 0x2B73F),
+              (0x2B740, 0x2B81F), (0x2B820, 0x2CEAF), (0xF900, 0xFAFF), (0x2F800, 0x2FA1F))
+
+
+def load_intents_zh(split: str = "train", data_dir: Path | str = INTENTS_ZH_DIR) -> IntentSplit:
+    """``data/intents_zh/<split>.csv`` as an :class:`IntentSplit` (labels are positions in
+    :data:`INTENTS_ZH`, the same for both splits), every row checked."""
+    if split not in SPLITS:
+        raise ValueError(f"split {split!r} is not valid: choose one of {SPLITS}.")
+    path = Path(data_dir) / f"{split}.csv"
+    return read_intent_csv(path, split, INTENTS_ZH, "data/intents_zh/")
+
+
+def is_cjk_char(ch: str) -> bool:
+    """True when ``ch`` (one character) lies in one of :data:`CJK_BLOCKS`."""
+    if not isinstance(ch, str) or len(ch) != 1:
+        raise ValueError(f"is_cjk_char takes one character, got {ch!r}.")
+    return any(lo <= ord(ch) <= hi for lo, hi in CJK_BLOCKS)

@@ -449,7 +449,7 @@ def _register_site_frames() -> None:
     if os.environ.get("COURSE_SITE_FRAMES"):
         from helpers.common.explorer_frames import register
 
-        register()
+        register(Explorer)
 
 
 _register_site_frames()

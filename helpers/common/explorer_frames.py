@@ -582,9 +582,10 @@ def site_bundle(explorer, include=None, exclude=None):
     return data, metadata
 
 
-def register() -> bool:
-    """Show every explorer through :func:`site_bundle` in this IPython kernel, when
-    :data:`FRAMES_ENV` is set (the book build). Returns whether it did."""
+def register(explorer_class=None) -> bool:
+    """Show every explorer (every instance of ``explorer_class``, by default
+    :class:`helpers.common.explorer.Explorer`, which passes itself) through :func:`site_bundle`
+    in this IPython kernel, when :data:`FRAMES_ENV` is set (the book build). Returns whether it did."""
     if not os.environ.get(FRAMES_ENV):
         return False
     try:
@@ -594,9 +595,9 @@ def register() -> bool:
     shell = get_ipython()
     if shell is None or not hasattr(shell, "display_formatter"):
         return False
-    from helpers.common.explorer import Explorer
-
-    shell.display_formatter.mimebundle_formatter.for_type(Explorer, site_bundle)
+    if explorer_class is None:  # the explorer module imports this one, never the other way round
+        raise ValueError("register needs the Explorer class: helpers.common.explorer calls register(Explorer).")
+    shell.display_formatter.mimebundle_formatter.for_type(explorer_class, site_bundle)
     return True
 
 

@@ -10,7 +10,7 @@ from helpers.exercises.lesson01 import unbiased_layer_norm
 from helpers.attention.rebuild import self_attention_by_hand
 from helpers.embeddings.rebuild import layer_norm_by_hand
 from helpers.stack.compute import parameter_formula
-from helpers.stack.rebuild import _gelu_tanh, attention_output_by_hand, dense
+from helpers.stack.rebuild import gelu_tanh, attention_output_by_hand, dense
 
 
 def _as_count(answer, what):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from helpers.classify.compute import layers_tied_with
+from helpers.classify.findings import layers_tied_with
 from helpers.common.stats import extreme_family
 from helpers.exercises import NO_ANSWER, Feedback, as_index, correct, wrong
 from helpers.exercises.prediction import index_note

@@ -53,7 +53,7 @@ def check_exercise_1(my_rollout, trace) -> Feedback:
 
 def _comprehensiveness(tokenizer, model, classifier, trace, scores, target: int, fraction: float, *, how="drop",
                        signed=True) -> float:
-    from helpers.attribution.compute import removal_probabilities, top_tokens
+    from helpers.attribution.erasure import removal_probabilities, top_tokens
 
     words = content_positions(trace)
     ranked = scores if signed else torch.as_tensor(scores, device=device_of(scores)).abs()

@@ -39,7 +39,8 @@ def check_exercise_2(cls_correct, mean_correct, f_train, f_test, train_set, test
     """``cls_correct``: ``[seeds, n_test]`` outcomes of heads trained on the last layer's [CLS]
     features. Checked against heads the checker trains the same way; then both pooling schemes
     are compared paired on the same test utterances (exact McNemar over the items)."""
-    from helpers.classify.compute import SeededAccuracy, compare_two_paired, correct_per_item, train_head
+    from helpers.classify.comparisons import SeededAccuracy, compare_two_paired
+    from helpers.classify.compute import correct_per_item, train_head
 
     hint = "Train one head per seed on f_train.layer(L, 'cls'), then stack correct_per_item(head, ...) per seed."
     if cls_correct is None:

@@ -73,7 +73,7 @@ def weights_hash(model) -> str:
     """A hash of every trained parameter of ``model``, by name: not the folder it was loaded from
     (it differs from one clone to the next) and not its buffers (which transformers versions keep
     or drop differently, e.g. ``position_ids``), so Colab's versions find the same weights."""
-    from helpers.practice.compute import tensors_digest
+    from helpers.model.fingerprint import tensors_digest
 
     return tensors_digest(model.named_parameters())
 

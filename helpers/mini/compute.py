@@ -29,6 +29,10 @@ the seeded model, the loss and the AdamW recipe. What is new here is the scale:
   resamples documents (:func:`helpers.common.stats.cluster_bootstrap_ci`).
 * **Model card** (:func:`card_text`): every number read from ``run.json``, ``train_log.jsonl`` and
   ``evaluation.json``; the loss curve is :func:`helpers.mini.plots.plot_loss_curve`.
+
+Its sizes, files and budget are in ``helpers/mini/config.py`` and the model card in
+``helpers/mini/card.py`` (both re-exported here); this module trains and evaluates, and runs the
+command line.
 """
 
 from __future__ import annotations
@@ -42,7 +46,7 @@ import os
 import platform
 import sys
 import time
-from dataclasses import asdict, dataclass, replace
+from dataclasses import asdict, replace
 from pathlib import Path
 
 import numpy as np
@@ -51,47 +55,14 @@ import torch
 from helpers.mini.data import (EVAL_SEED, MAX_LENGTH, VOCAB_SIZE, HeldOut, PairPool, build_vocabulary, dev_batch,
                                held_out, load_tokenizer, make_pool, pool_batch, pool_positions, splits)
 from helpers.model.paths import COURSE_MINI, COURSE_MINI_DIR, DATA_DIR, course_cache
-from helpers.pretrain.compute import PretrainConfig, _optimizer, bert_config, losses, new_model
+from helpers.pretrain.compute import PretrainConfig, make_optimizer, bert_config, losses, new_model
 from helpers.pretrain.data import (IGNORE, IS_NEXT, PairSampler, corpus_hash, encode_documents, mask_tokens,
                                    vocabulary_hash)
-
-MINI = PretrainConfig(layers=4, hidden=256, heads=4, intermediate=1024, vocab_size=VOCAB_SIZE, max_length=MAX_LENGTH,
-                      batch_size=1024, steps=1, lr=1e-3, warmup=0.05, weight_decay=0.01, dropout=0.1, seed=0)
-WEIGHT_BUDGET_MIB = 15.0  # the fp16 safetensors file must fit this (the repository stays small)
-POSITION_BUCKET = 4  # the position/segment null groups positions 0-3, 4-7, ...
-FREQUENT_K = 100  # "non-frequent targets": answers outside the K most frequent training tokens
-WEIGHTS, LOG, RUN, EVALUATION, CURVE = "model.safetensors", "train_log.jsonl", "run.json", "evaluation.json", \
-    "loss_curve.png"
-NULLS = {"position_segment": "position-and-segment unigram (null a)", "bigram": "neighbour bigrams (null b)"}
-
-
-def parameter_count(cfg: PretrainConfig, vocab_size: int | None = None) -> int:
-    """Parameters of ``BertForPreTraining`` at ``cfg``'s sizes, the decoder tied to the word
-    embeddings (stored once), counted on a model built on the meta device (no memory)."""
-    from transformers import BertForPreTraining
-
-    class _Tok:  # bert_config reads only these two
-        pad_token_id = 0
-
-        def __len__(self):
-            return vocab_size or cfg.vocab_size
-
-    with torch.device("meta"):
-        model = BertForPreTraining(bert_config(cfg, _Tok()))
-    return sum(p.numel() for p in model.parameters())  # parameters() lists a tied tensor once
-
-
-def weights_mib(cfg: PretrainConfig = MINI, vocab_size: int | None = None) -> float:
-    """Size of the fp16 weights in MiB (2 bytes per parameter, before the small file header)."""
-    return parameter_count(cfg, vocab_size) * 2 / 2 ** 20
-
-
-def check_budget(cfg: PretrainConfig = MINI, vocab_size: int | None = None) -> float:
-    size = weights_mib(cfg, vocab_size)
-    if size > WEIGHT_BUDGET_MIB:
-        raise ValueError(f"{cfg.describe()}: the fp16 weights would take {size:.1f} MiB, over the "
-                         f"{WEIGHT_BUDGET_MIB:g} MiB budget; use a smaller vocabulary or width.")
-    return size
+from helpers.pretrain.history import save_weights  # noqa: F401 - course-mini's trainer writes with it
+from helpers.pretrain.nulls import POSITION_BUCKET, BigramContext, PositionSegmentUnigram  # noqa: F401
+from helpers.mini.config import (CURVE, EVALUATION, FREQUENT_K, LOG, MINI, NULLS, RUN, WEIGHT_BUDGET_MIB, WEIGHTS,  # noqa: F401
+                                 check_budget, parameter_count, weights_mib)
+from helpers.mini.card import card_text, read_log, write_card  # noqa: F401
 
 
 def pick_device(name: str | None = None) -> torch.device:
@@ -133,27 +104,6 @@ def dev_losses(model, dev: dict, autocast) -> dict[str, float]:
         n_pairs += len(part["input_ids"])
     model.train()
     return {"dev_mlm_loss": tot["mlm"] / n_pos, "dev_nsp_loss": tot["nsp"] / n_pairs, "dev_top1": tot["top1"] / n_pos}
-
-
-def save_weights(model, template, folder: Path) -> str:
-    """Write ``model``'s weights as fp16 safetensors + config.json into ``folder`` (through a CPU
-    ``template`` of the same architecture) and return the weights' sha256. The config keeps
-    ``dtype: float32``, so ``from_pretrained`` hands back a float32 model."""
-    from transformers.utils import logging as hf_logging
-
-    template.load_state_dict({k: v.detach().to("cpu", torch.float32) for k, v in model.state_dict().items()})
-    half = copy.deepcopy(template).half()
-    folder.mkdir(parents=True, exist_ok=True)
-    hf_logging.disable_progress_bar()
-    try:
-        half.save_pretrained(str(folder), safe_serialization=True)
-    finally:
-        hf_logging.enable_progress_bar()
-    config = json.loads((folder / "config.json").read_text())
-    config.pop("torch_dtype", None)
-    config["dtype"] = "float32"
-    (folder / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
-    return hashlib.sha256((folder / WEIGHTS).read_bytes()).hexdigest()
 
 
 def _state_path(state_dir: Path) -> Path:
@@ -243,7 +193,7 @@ def train(*, out: Path, state_dir: Path, steps: int | None = None, minutes: floa
     if saved is None:
         if minutes is not None:  # time a throw-away copy: steps per second on this device and pipeline
             probe = copy.deepcopy(model)
-            popt, _ = _optimizer(probe, cfg, 10)
+            popt, _ = make_optimizer(probe, cfg, 10)
             for i in range(25):
                 if i == 5:
                     if dev.type == "cuda":
@@ -258,11 +208,11 @@ def train(*, out: Path, state_dir: Path, steps: int | None = None, minutes: floa
         torch.manual_seed(seed)  # the training draws start from the seed, whatever the timing run drew
         step, tokens, elapsed, best = 0, 0, 0.0, None
         total = int(steps)
-        opt, _ = _optimizer(model, replace(cfg, steps=total), total)
+        opt, _ = make_optimizer(model, replace(cfg, steps=total), total)
         log_lines = []
     else:
         model.load_state_dict(saved["model"])
-        opt, _ = _optimizer(model, cfg, saved["total"])
+        opt, _ = make_optimizer(model, cfg, saved["total"])
         opt.load_state_dict(saved["optimizer"])
         torch.set_rng_state(saved["cpu_rng"])
         if dev.type == "cuda" and saved.get("cuda_rng") is not None:
@@ -380,82 +330,6 @@ def model_topk(model, ho: HeldOut, k: int = 5, slice_pairs: int = 128) -> tuple[
     return np.concatenate(tops), np.concatenate(nsp)
 
 
-@dataclass
-class PositionSegmentUnigram:
-    """Null (a): the most frequent training token at each position bucket (``bucket`` positions
-    wide) and segment. A ``[MASK]``'s input vector is the [MASK] embedding plus its position and
-    segment embeddings, so this is what a model could know from the embeddings alone."""
-
-    top: np.ndarray  # [buckets, 2, k] token ids, most frequent first
-    bucket: int
-
-    @classmethod
-    def fit(cls, pool: PairPool, vocab_size: int, bucket: int = POSITION_BUCKET, k: int = 5):
-        ids, pos, seg = pool_positions(pool)
-        n_buckets = -(-pool.ids.shape[1] // bucket)
-        counts = np.zeros((n_buckets, 2, vocab_size), dtype=np.int64)
-        np.add.at(counts, (pos // bucket, seg, ids), 1)
-        return cls(np.argsort(-counts, axis=-1, kind="stable")[..., :k], bucket)
-
-    def topk(self, position: np.ndarray, segment: np.ndarray) -> np.ndarray:
-        return self.top[np.asarray(position) // self.bucket, np.asarray(segment)]
-
-
-@dataclass
-class BigramContext:
-    """Null (b): the masked token from its unmasked neighbours' bigram statistics on the training
-    split. Score of a candidate ``w`` between ``l`` and ``r``: ``log P(w | l) + log P(r | w)`` (a
-    factor dropped where that neighbour is masked too), each bigram probability interpolated with
-    the unigram one (Jelinek-Mercer, weight ``lam`` chosen on the dev split). ``[CLS]`` and
-    ``[SEP]`` count as neighbours: they mark segment starts and ends."""
-
-    counts: object  # scipy CSR [V, V]: counts[a, b] = how often b follows a
-    unigram: np.ndarray  # [V] probabilities
-    lam: float = 0.9
-
-    @classmethod
-    def fit(cls, pool: PairPool, vocab_size: int, lam: float = 0.9):
-        from scipy.sparse import csr_matrix
-
-        real = np.arange(pool.ids.shape[1])[None] < pool.length[:, None]
-        pairs = real[:, :-1] & real[:, 1:]
-        a, b = pool.ids[:, :-1][pairs].astype(np.int64), pool.ids[:, 1:][pairs].astype(np.int64)
-        counts = csr_matrix((np.ones_like(a, dtype=np.float32), (a, b)), shape=(vocab_size, vocab_size))
-        counts.sum_duplicates()
-        uni = np.bincount(pool.ids[real].astype(np.int64), minlength=vocab_size).astype(np.float64) + 1.0
-        return cls(counts, (uni / uni.sum()).astype(np.float32), lam)
-
-    def topk(self, left: np.ndarray, right: np.ndarray, k: int = 5, chunk: int = 1024) -> np.ndarray:
-        rows_out = self.counts.sum(1).A1.astype(np.float32)  # how often each token has a successor
-        cols = self.counts.T.tocsr()
-        lam, uni = self.lam, self.unigram
-        log_uni = np.log(uni)
-        out = []
-        for start in range(0, len(left), chunk):
-            l, r = left[start:start + chunk], right[start:start + chunk]
-            score = np.zeros((len(l), len(uni)), dtype=np.float32)
-            has_l, has_r = l >= 0, r >= 0
-            if has_l.any():  # log P(w | l)
-                c = self.counts[l[has_l]].toarray()
-                tot = np.maximum(rows_out[l[has_l]], 1.0)[:, None]
-                score[has_l] += np.log(lam * c / tot + (1 - lam) * uni)
-            if has_r.any():  # log P(r | w)
-                c = cols[r[has_r]].toarray()
-                p = lam * c / np.maximum(rows_out, 1.0)[None] + (1 - lam) * uni[r[has_r]][:, None]
-                score[has_r] += np.log(p)
-            score[~has_l & ~has_r] += log_uni
-            out.append(_top_k(score, k))
-        return np.concatenate(out)
-
-
-def _top_k(score: np.ndarray, k: int) -> np.ndarray:
-    """The ``k`` highest-scoring ids of each row, best first (ties: the lower id first)."""
-    part = np.argpartition(-score, k, axis=1)[:, :k]
-    vals = np.take_along_axis(score, part, 1)
-    order = np.lexsort((part, -vals), axis=1)
-    return np.take_along_axis(part, order, 1)
-
-
 def _hits(top: np.ndarray, answer: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return (top[:, 0] == answer).astype(float), (top == answer[:, None]).any(1).astype(float)
 
@@ -561,268 +435,6 @@ def evaluate(folder: Path | str = COURSE_MINI_DIR, *, test_pairs: int = 2000, de
     result["nsp_minus_same_book"] = _interval(nsp_ok - book_ok, test.pair_document)
     result["nsp_is_next_share"] = float((test.batch["next_sentence_label"] == IS_NEXT).float().mean())
     return result
-
-
-# ----------------------------------------------------------------------------- the model card
-
-
-def read_log(folder: Path) -> tuple[list[dict], list[dict]]:
-    """``(training lines, dev lines)`` of ``train_log.jsonl``."""
-    lines = [json.loads(x) for x in (Path(folder) / LOG).read_text().splitlines() if x.strip()]
-    return [x for x in lines if "mlm_loss" in x], [x for x in lines if "dev_mlm_loss" in x]
-
-
-def _pct(iv: dict) -> str:
-    return f"{100 * iv['estimate']:.1f} % [{100 * iv['low']:.1f}, {100 * iv['high']:.1f}]"
-
-
-def _share_of(iv: dict, n: int) -> str:
-    """A rate over ``n`` items: its interval, or -- when every resample gives the same value, as for
-    a null that never once gets an item right -- the count itself (a zero-width interval would claim
-    a certainty a resampling cannot give)."""
-    if iv["low"] == iv["high"]:
-        right = round(iv["estimate"] * n)
-        return f"{100 * iv['estimate']:.1f} % ({right:,} of the {n:,} right, in every resample)"
-    return _pct(iv)
-
-
-def _pp(iv: dict) -> str:
-    return f"{100 * iv['estimate']:+.1f} pp [{100 * iv['low']:+.1f}, {100 * iv['high']:+.1f}]"
-
-
-def _verdict(iv: dict, null: str) -> str:
-    if iv["low"] > 0:
-        return f"better than the {null}"
-    if iv["high"] < 0:
-        return f"worse than the {null}"
-    return f"not shown different from the {null} (the interval includes 0: inconclusive)"
-
-
-def card_text(folder: Path = COURSE_MINI_DIR) -> str:
-    """The model card, as Markdown, from the folder's files."""
-    folder = Path(folder)
-    run = json.loads((folder / RUN).read_text())
-    ev = json.loads((folder / EVALUATION).read_text())
-
-    def rare(guesser: str) -> str:  # top-1 on the non-frequent answers, as an interval or a count
-        return _share_of(ev["rare_top1"][guesser], ev["rare_positions"])
-
-    config = json.loads((folder / "config.json").read_text())
-    sources = json.loads((DATA_DIR / "pretrain" / "SOURCES.json").read_text())
-    sha = hashlib.sha256((folder / WEIGHTS).read_bytes()).hexdigest()
-    if sha != ev["weights_sha256"] or sha != run["best"]["weights_sha256"]:
-        raise ValueError(f"{folder / WEIGHTS} (sha256 {sha[:12]}...) is not the file that was evaluated "
-                         f"({ev['weights_sha256'][:12]}...) or trained ({run['best']['weights_sha256'][:12]}...): "
-                         "run `python -m helpers.mini.compute evaluate` again.")
-    train, dev = read_log(folder)
-    c = config
-    acc, diff = ev["accuracy"], ev["difference"]
-    best_dev = min(dev, key=lambda x: x["dev_mlm_loss"])
-    last_dev = dev[-1]
-    best_nsp = min(dev, key=lambda x: x["dev_nsp_loss"])
-    passes = run["tokens_seen"] / ev["train_tokens"]
-    reuse = run["steps_done"] * run["config"]["batch_size"] / run["pool_pairs"]  # draws per pair of the pool
-    size_mib = (folder / WEIGHTS).stat().st_size / 2 ** 20
-    n_params = _parameters(folder)
-    quarter = min(dev, key=lambda x: abs(x["step"] - 0.75 * run["steps_done"]))  # the dev score nearest 3/4 in
-    change = (last_dev["dev_mlm_loss"] - quarter["dev_mlm_loss"]) / quarter["dev_mlm_loss"]
-    converged = (f"the dev masked-LM loss was lowest at the last dev score (step {best_dev['step']:,} of "
-                 f"{run['steps_done']:,}); over the last quarter of the run it went from {quarter['dev_mlm_loss']:.3f} "
-                 f"(step {quarter['step']:,}) to {last_dev['dev_mlm_loss']:.3f} ({100 * change:+.1f} %): flattening "
-                 "but still falling, so it is **not shown to have converged**, and a longer run might lower it a "
-                 "little further"
-                 if best_dev["step"] == last_dev["step"] else
-                 f"the dev masked-LM loss was lowest at step {best_dev['step']:,} and did not improve over the "
-                 f"remaining {run['steps_done'] - best_dev['step']:,} steps (those weights are the ones shipped)")
-    nsp_note = (f"The dev next-sentence loss was lowest at step {best_nsp['step']:,} ({best_nsp['dev_nsp_loss']:.3f}) "
-                f"and ended at {last_dev['dev_nsp_loss']:.3f} while the training next-sentence loss kept falling "
-                f"(last logged {train[-1]['nsp_loss']:.3f}): that head over-fits the training documents."
-                if best_nsp["step"] != last_dev["step"] else
-                f"The dev next-sentence loss was lowest at the end ({last_dev['dev_nsp_loss']:.3f}).")
-    m1, m5 = acc["model"]["top1"], acc["model"]["top5"]
-    lines = [
-        f"# `{COURSE_MINI}` -- a BERT-mini pre-trained for this course",
-        "",
-        "<!-- Generated by `python -m helpers.mini.compute card` from run.json, train_log.jsonl and "
-        "evaluation.json: edit the generator (helpers/mini/compute.py, card_text), not this file. -->",
-        "",
-        f"A small English BERT with **trained masked-LM and next-sentence heads**, pre-trained once with "
-        f"BERT's two objectives (Devlin et al., 2019) on the public-domain corpus of `data/pretrain/` "
-        f"(Shakespeare's plays and the King James Bible). It exists because no English BERT with a trained "
-        f"masked-LM head can be loaded offline here (the bundled all-MiniLM-L6-v2 has none). "
-        f"Load it with `load_model(\"{COURSE_MINI}\")` (a `BertModel`) or as `BertForPreTraining` / "
-        f"`BertForMaskedLM` from this folder, always with `attn_implementation=\"eager\"`.",
-        "",
-        f"On masked words of held-out documents it puts the right WordPiece first {_pct(m1)} of the time "
-        f"(top 5: {_pct(m5)}); "
-        f"that is {_verdict(diff['position_segment']['top1'], 'position-and-segment unigram null')} "
-        f"({_pct(acc['position_segment']['top1'])}) and "
-        f"{_verdict(diff['bigram']['top1'], 'neighbour-bigram null')} ({_pct(acc['bigram']['top1'])}).",
-        "",
-        "## The model",
-        "",
-        "| | |",
-        "| --- | --- |",
-        f"| architecture | `BertForPreTraining`: {c['num_hidden_layers']} layers, hidden {c['hidden_size']}, "
-        f"{c['num_attention_heads']} heads, feed-forward {c['intermediate_size']} (the sizes Turc et al., 2019, "
-        f"\"Well-Read Students Learn Better\", call BERT-mini), post-LayerNorm, GELU |",
-        f"| vocabulary | {c['vocab_size']:,} lower-cased WordPieces learnt on the training documents "
-        f"(`vocab.txt`, `tokenizer.json`; uncased, like `bert-base-uncased`) |",
-        f"| inputs | at most {c['max_position_embeddings']} tokens (`[CLS] A [SEP] B [SEP]`); segment ids 0/1 |",
-        f"| parameters | {n_params:,} (the decoder shares the word-embedding matrix) |",
-        f"| weights | `{WEIGHTS}`, fp16, {size_mib:.1f} MiB; `config.json` says `dtype: float32`, so "
-        f"`from_pretrained` returns a float32 model |",
-        f"| sha256 of `{WEIGHTS}` | `{sha}` |",
-        "",
-        f"**Why this size.** BERT-mini's sizes keep the fp16 file small enough to commit ({size_mib:.1f} MiB). "
-        f"The vocabulary is smaller than BERT's 30,522 because the corpus is small: the training documents hold "
-        f"{ev['train_tokens']:,} WordPieces, and even at {c['vocab_size']:,} entries the median entry occurs "
-        f"{ev['vocabulary_counts']['median']:.0f} times in them and {ev['vocabulary_counts']['under_20']:,} entries "
-        f"occur fewer than 20 times; a larger vocabulary would add entries seen even more rarely, whose embeddings "
-        f"(and tied output rows) could hardly be learnt.",
-        "",
-        "## Data",
-        "",
-        "| source | documents | licence |",
-        "| --- | --- | --- |",
-        *[f"| `{s['output']}` ({s['package']} {s['version']}) | {s['documents']:,} | {s['text_licence']} |"
-          for s in sources.values()],
-        "",
-        f"Whole documents (a scene, a chapter) are split once, seeded: {ev['train_documents']:,} for training, "
-        f"{ev['dev_documents']:,} for the dev split (choosing the checkpoint and the bigram null's smoothing) and "
-        f"{ev['test_documents']:,} for the test split (this card's numbers only). Next-sentence pairs follow "
-        f"Google's recipe (`helpers.pretrain.data.PairSampler`: B is the real continuation half of the time, else "
-        f"text from another document), {run['pool_pairs']:,} of them drawn once into a pool "
-        f"(`helpers.mini.data.make_pool`) from which every batch takes its rows; 15 % of the non-special positions "
-        f"are scored, 80 % of them shown as `[MASK]`, 10 % as a random WordPiece, 10 % unchanged (`mask_tokens`), "
-        f"drawn afresh for every batch.",
-        "",
-        "## Training",
-        "",
-        "| | |",
-        "| --- | --- |",
-        f"| hardware | {run['device']}, {run['precision']}; PyTorch {run['torch']} |",
-        f"| time | {run['train_seconds'] / 60:.1f} min of training (a fixed wall-clock budget), "
-        f"{run['setup_seconds']:.0f} s of data setup |",
-        f"| steps | {run['steps_done']:,} of {run['planned_steps']:,} planned, batches of "
-        f"{run['config']['batch_size']:,} pairs |",
-        f"| tokens seen | {run['tokens_seen']:,} (non-padding positions), about {passes:,.0f} passes over the "
-        f"training WordPieces; the batches are drawn from a fixed pool of {run['pool_pairs']:,} pairs made once, "
-        f"so each pair was seen about {reuse:.1f} times, each time with a fresh mask |",
-        f"| optimiser | AdamW, peak lr {run['config']['lr']:g}, {run['warmup_steps']:,} warm-up steps then linear "
-        f"decay to 0, weight decay {run['config']['weight_decay']:g} (not on biases and LayerNorm), gradient clip "
-        f"1.0, dropout {run['config']['dropout']:g}, seed {run['config']['seed']} |",
-        f"| final training loss | masked-LM {train[-1]['mlm_loss']:.3f}, next-sentence {train[-1]['nsp_loss']:.3f} "
-        f"(mean of the last {_last_stretch(train)} steps) |",
-        f"| dev loss (shipped weights) | masked-LM {run['best']['dev_mlm_loss']:.3f}, next-sentence "
-        f"{run['best']['dev_nsp_loss']:.3f}; masked-LM top-1 {100 * run['best']['dev_top1']:.1f} % (80/10/10 "
-        f"masking) at step {run['best']['step']:,} |",
-        f"| step 0 (untrained) | dev masked-LM {dev[0]['dev_mlm_loss']:.3f} (ln V = {math.log(c['vocab_size']):.3f}), "
-        f"next-sentence {dev[0]['dev_nsp_loss']:.3f} (ln 2 = {math.log(2):.3f}) |",
-        "",
-        f"Convergence: {converged}. {nsp_note} After about {passes:,.0f} passes the model fits its training "
-        f"documents better than unseen ones (masked-LM loss {train[-1]['mlm_loss']:.2f} in training, "
-        f"{last_dev['dev_mlm_loss']:.2f} on dev documents at the end).",
-        "",
-        f"![Masked-LM and next-sentence loss against tokens seen, training and dev]({CURVE})",
-        "",
-        "## Held-out fill-mask",
-        "",
-        f"{ev['test_pairs']:,} seeded next-sentence pairs from the **test documents**; 15 % of their non-special "
-        f"positions replaced by `[MASK]` (all of them: every scored position is a real blank), "
-        f"{ev['positions']:,} positions in {ev['documents_scored']:,} documents. Intervals: 95 % percentile "
-        f"bootstrap that resamples **documents** (`cluster_bootstrap_ci`), seed {ev['seed']}; differences are "
-        f"paired on the same positions.",
-        "",
-        "| predictor | top-1 | top-5 | top-1 minus null | top-5 minus null |",
-        "| --- | --- | --- | --- | --- |",
-        f"| {COURSE_MINI} | {_pct(m1)} | {_pct(m5)} | | |",
-        *[f"| {NULLS[k]} | {_pct(acc[k]['top1'])} | {_pct(acc[k]['top5'])} | {_pp(diff[k]['top1'])} | "
-          f"{_pp(diff[k]['top5'])} |" for k in NULLS],
-        "",
-        f"* **Null (a), position and segment**: the most frequent training WordPiece at that position "
-        f"(buckets of {ev['position_bucket']} positions) in that segment. At a `[MASK]` the input vector is the "
-        f"`[MASK]` embedding plus the position and segment embeddings, so this is what the embeddings alone can "
-        f"know. Fitted on {ev['baseline_pairs']:,} training pairs.",
-        f"* **Null (b), neighbour bigrams**: each candidate w scored by log P(w | left neighbour) + log P(right "
-        f"neighbour | w) from training bigram counts (a neighbour that is itself masked is left out; `[CLS]` and "
-        f"`[SEP]` count), interpolated with unigram frequencies; weight {ev['bigram_lambda']:g} chosen on the dev "
-        f"documents. It sees one token either side; the model sees the whole pair.",
-        "",
-        f"**Non-frequent answers.** On the {ev['rare_positions']:,} positions ({ev['rare_documents']:,} documents) "
-        f"whose answer is not among the {ev['frequent_k']} most frequent training WordPieces, top-1 is "
-        f"{rare('model')} for {COURSE_MINI}, {rare('position_segment')} for null (a) and {rare('bigram')} for "
-        f"null (b); the model minus null (b): {_pp(ev['rare_difference']['bigram'])}.",
-        "",
-        f"**Next sentence.** On the same test pairs ({100 * ev['nsp_is_next_share']:.0f} % real continuations) "
-        f"the next-sentence head is right {_pct(ev['nsp_accuracy'])} of the time (documents resampled). A guesser "
-        f"without a model, \"B follows A whenever B comes from the same book as A\", is right "
-        f"{_pct(ev['nsp_same_book'])} of the time, because a random B usually comes from the other book; the head "
-        f"minus that guesser: {_pp(ev['nsp_minus_same_book'])}, so the head is "
-        f"{_verdict(ev['nsp_minus_same_book'], 'same-book guesser')}.",
-        "",
-        "## What it is not",
-        "",
-        f"* **Tiny**: {n_params / 1e6:.1f} M parameters against BERT-base's 110 M, trained for "
-        f"{run['train_seconds'] / 60:.1f} minutes on {ev['train_tokens'] / 1e6:.1f} M WordPieces; BERT-base saw "
-        f"3.3 B words for a million steps (Devlin et al., 2019). Its numbers are not comparable to BERT-base's, and "
-        f"findings about BERT-base (which layer holds what) need not hold for it.",
-        "* **Early Modern English only**: Shakespeare (around 1600) and the King James Bible (1611). It has never seen "
-        "modern prose: no modern public-domain English text was found in a PyPI package to add (see "
-        "`data/pretrain/README.md`), so modern words are split into unusual pieces and modern sentences are "
-        "out of its domain.",
-        "* **Not fine-tuned** for any task, not a sentence encoder, and not distilled from a larger model.",
-        f"* **Short inputs**: {c['max_position_embeddings']} positions; longer inputs must be truncated.",
-        "",
-        "## Reproduce",
-        "",
-        "```bash",
-        "python -m helpers.mini.compute vocab      # the vocabulary (committed; the trainer's tie order can vary)",
-        "bash data/course_mini/train_on_gpu.sh             # the training run above (on a GPU; writes into $OUT)",
-        "python -m helpers.mini.compute train --device cpu --steps 300 --batch-size 32 --max-seconds 600",
-        "python -m helpers.mini.compute train --device cpu --resume --max-seconds 600   # the next chunk",
-        "python -m helpers.mini.compute evaluate   # evaluation.json (seeded: the numbers above)",
-        "python -m helpers.mini.compute card       # this file and the loss curve",
-        "```",
-        "",
-        "Training is seeded (model initialisation, the pair pool, the batches and masks from torch's generator on "
-        "the training device); a rerun on the same kind of device follows the same data, up to the GPU's "
-        "non-deterministic reductions. `tests/test_model_course_mini.py` checks the weights' sha256 and sizes "
-        "against this card, the masked-LM head by hand, and the model against null (a) on a held-out slice.",
-        "",
-    ]
-    return "\n".join(lines)
-
-
-def _last_stretch(train: list[dict]) -> int:
-    return train[-1]["step"] - train[-2]["step"] if len(train) > 1 else train[-1]["step"]
-
-
-def _parameters(folder: Path) -> int:
-    from safetensors import safe_open
-
-    with safe_open(str(folder / WEIGHTS), "pt") as fh:
-        return int(sum(np.prod(fh.get_slice(k).get_shape()) for k in fh.keys()))
-
-
-def write_card(folder: Path = COURSE_MINI_DIR) -> Path:
-    """Write ``README.md`` and the loss curve into ``folder``; return the README's path."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    folder = Path(folder)
-    text = card_text(folder)
-    config = json.loads((folder / "config.json").read_text())
-    from helpers.mini.plots import plot_loss_curve  # the one figure; compute itself never draws
-
-    train, dev = read_log(folder)
-    axes = plot_loss_curve(train, dev, config["vocab_size"])
-    axes[0].figure.savefig(folder / CURVE, dpi=110, bbox_inches="tight", metadata={"Software": None})
-    plt.close(axes[0].figure)
-    (folder / "README.md").write_text(text, encoding="utf-8")
-    return folder / "README.md"
 
 
 # ----------------------------------------------------------------------------- command line

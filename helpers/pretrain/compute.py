@@ -117,7 +117,7 @@ def losses(model, batch, inputs, labels) -> tuple[torch.Tensor, torch.Tensor]:
     return mlm, nsp
 
 
-def _optimizer(model, cfg: PretrainConfig, total: int):
+def make_optimizer(model, cfg: PretrainConfig, total: int):
     from transformers import get_linear_schedule_with_warmup
 
     decay = [p for n, p in model.named_parameters() if p.ndim > 1]
@@ -144,7 +144,7 @@ def seconds_per_step(cfg: PretrainConfig, tokenizer, encoded, n: int = 4) -> flo
     """Median time of a training step at ``cfg``'s sizes, on a throw-away model (the first step is
     a warm-up and not counted)."""
     model = new_model(cfg, tokenizer).train()
-    opt, sched = _optimizer(model, cfg, n + 1)
+    opt, sched = make_optimizer(model, cfg, n + 1)
     sampler, gen = PairSampler(encoded, tokenizer, cfg.max_length, seed=cfg.seed + 1), torch.Generator().manual_seed(1)
     times = []
     for _ in range(n + 1):
@@ -256,7 +256,7 @@ def pretrain(cfg: PretrainConfig, tokenizer, encoded, corpus_hash: str, *, progr
         shutil.rmtree(folder, ignore_errors=True)
         folder.mkdir(parents=True)
         model = new_model(cfg, tokenizer).train()
-        opt, sched = _optimizer(model, cfg, cfg.steps)
+        opt, sched = make_optimizer(model, cfg, cfg.steps)
         sampler = PairSampler(encoded, tokenizer, cfg.max_length, seed=cfg.seed)
         gen = torch.Generator().manual_seed(cfg.seed)
         wanted = sorted({int(x) for x in checkpoints} | {cfg.steps}) if checkpoints else checkpoint_steps(cfg.steps)
@@ -404,7 +404,7 @@ def layers_vs_baseline(correct: np.ndarray, baseline: np.ndarray, pair: np.ndarr
 #   position_segment   the most frequent token at that position bucket and segment: all that the
 #                      embeddings can know at a [MASK] (the [MASK] vector plus position and segment);
 #   bigram             the tokens the two unmasked neighbours make likely (a context window of one).
-# The classes live in helpers/mini/compute.py (course-mini's model card uses the same nulls).
+# The classes live in helpers/pretrain/nulls.py (course-mini's model card uses the same nulls).
 NULL_NAMES = {"unigram": "most frequent tokens", "position_segment": "most frequent at that position",
               "bigram": "from the two neighbours"}
 
@@ -424,8 +424,8 @@ def fit_nulls(tokenizer, encoded_train, max_length: int, *, n_pairs: int = 20000
               seed: int = 4321, bigram_lambda: float = 0.9) -> FillMaskNulls:
     """Fit the three nulls on ``n_pairs`` seeded training pairs (``bigram_lambda``: the smoothing
     course-mini's card chose on its dev documents)."""
-    from helpers.mini.compute import BigramContext, PositionSegmentUnigram
-    from helpers.mini.data import make_pool, pool_positions
+    from helpers.pretrain.nulls import BigramContext, PositionSegmentUnigram
+    from helpers.pretrain.data import make_pool, pool_positions
 
     pool = make_pool(encoded_train, tokenizer, n_pairs, max_length, seed)
     v = len(tokenizer)
@@ -438,7 +438,7 @@ def fit_nulls(tokenizer, encoded_train, max_length: int, *, n_pairs: int = 20000
 
 def null_hits(nulls: FillMaskNulls, ho) -> dict:
     """``{null: (top-1 hits, top-5 hits)}`` over the scored positions of ``ho``
-    (:func:`helpers.mini.data.held_out`), each a 0/1 array."""
+    (:func:`helpers.pretrain.data.held_out`), each a 0/1 array."""
     top5 = np.argsort(-nulls.counts, kind="stable")[:5]
     tops = {"unigram": np.broadcast_to(top5, (len(ho), 5)),
             "position_segment": nulls.position_segment.topk(ho.position, ho.segment),

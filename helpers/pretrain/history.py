@@ -19,6 +19,8 @@ weights (fp16, about 2 MB each); the vocabulary all runs share is saved once.
 from __future__ import annotations
 
 import argparse
+import copy
+import hashlib
 import json
 import os
 import platform
@@ -34,7 +36,7 @@ import torch
 from helpers.model.paths import DATA_DIR
 from helpers.pretrain.compute import (NULL_NAMES, fit_nulls, lesson_recipe, null_hits, pretrain,
                                       score_checkpoint)
-from helpers.pretrain.data import corpus_hash, encode_documents, load_corpus, split_documents, train_wordpiece
+from helpers.pretrain.data import corpus_hash, encode_documents, held_out, load_corpus, split_documents, train_wordpiece
 
 HISTORY_DIR = DATA_DIR / "pretrain_history"
 HISTORY = "history.json"
@@ -52,6 +54,30 @@ RUNS = {
     "3k-64tokens": ("the default at 64-token pairs (batches of 24: the same tokens per step)",
                     dict(steps=3000, max_length=64, batch_size=24), ()),
 }
+
+
+WEIGHTS_FILE = "model.safetensors"  # what save_weights writes (course-mini's WEIGHTS too)
+
+
+def save_weights(model, template, folder: Path) -> str:
+    """Write ``model``'s weights as fp16 safetensors + config.json into ``folder`` (through a CPU
+    ``template`` of the same architecture) and return the weights' sha256. The config keeps
+    ``dtype: float32``, so ``from_pretrained`` hands back a float32 model."""
+    from transformers.utils import logging as hf_logging
+
+    template.load_state_dict({k: v.detach().to("cpu", torch.float32) for k, v in model.state_dict().items()})
+    half = copy.deepcopy(template).half()
+    folder.mkdir(parents=True, exist_ok=True)
+    hf_logging.disable_progress_bar()
+    try:
+        half.save_pretrained(str(folder), safe_serialization=True)
+    finally:
+        hf_logging.enable_progress_bar()
+    config = json.loads((folder / "config.json").read_text())
+    config.pop("torch_dtype", None)
+    config["dtype"] = "float32"
+    (folder / "config.json").write_text(json.dumps(config, indent=2, sort_keys=True) + "\n")
+    return hashlib.sha256((folder / WEIGHTS_FILE).read_bytes()).hexdigest()
 
 
 def lesson_data(max_length: int, vocab_size: int, seed: int = SPLIT_SEED):
@@ -95,8 +121,6 @@ def train_run(name: str, folder: Path = HISTORY_DIR) -> dict:
     what, settings, keep = RUNS[name]
     cfg = lesson_recipe(**settings)
     tok, enc_train, enc_test = lesson_data(cfg.max_length, cfg.vocab_size)
-    from helpers.mini.compute import save_weights
-    from helpers.mini.data import held_out
 
     nulls = fit_nulls(tok, enc_train, cfg.max_length, n_pairs=NULL_PAIRS, seed=SPLIT_SEED)
     ho = held_out(tok, enc_test, HELD_OUT_PAIRS, cfg.max_length, seed=SPLIT_SEED)
@@ -285,7 +309,6 @@ def stored_lens(run: str = "10k", n_pairs: int = HELD_OUT_PAIRS, folder: Path = 
     from transformers.utils import logging as hf_logging
 
     from helpers.common.stats import cluster_bootstrap_ci
-    from helpers.mini.data import held_out
     from helpers.pretrain.compute import compare_plainly
 
     entry = read_history(folder)["runs"].get(run)

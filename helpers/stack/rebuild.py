@@ -20,11 +20,11 @@ def gelu_by_hand(x: torch.Tensor) -> torch.Tensor:
     return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
 
 
-def _gelu_tanh(x: torch.Tensor) -> torch.Tensor:
+def gelu_tanh(x: torch.Tensor) -> torch.Tensor:
     return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x.pow(3))))
 
 
-ACTIVATIONS = {"gelu": gelu_by_hand, "gelu_new": _gelu_tanh, "gelu_pytorch_tanh": _gelu_tanh, "relu": torch.relu}
+ACTIVATIONS = {"gelu": gelu_by_hand, "gelu_new": gelu_tanh, "gelu_pytorch_tanh": gelu_tanh, "relu": torch.relu}
 
 
 def activation_by_hand(config):

@@ -1,9 +1,9 @@
-"""helpers/model/language.py on the real tokenizers: the bundled English BERT reads English and not
+"""helpers/common/language.py on the real tokenizers: the bundled English BERT reads English and not
 Chinese, m3e-small (bundled-zh) reads Chinese and not the course's English sentences."""
 
 import pytest
 
-from helpers.model.language import LessonStop, require_reading, unread, unread_share
+from helpers.common.language import LessonStop, require_reading, unread, unread_share
 from zh_support import zh_loaded, zh_tokenizer  # noqa: F401 - fixtures
 
 

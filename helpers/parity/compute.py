@@ -40,7 +40,8 @@ import torch
 
 from helpers.attribution.compute import (gradient_x_input, gradient_x_input_captum, integrated_gradients,
                                          integrated_gradients_by_hand)
-from helpers.interventions.compute import ablate_head, check_head, check_layer, patch_word_vectors, run_from_traces
+from helpers.interventions.compute import ablate_head, patch_word_vectors, run_from_traces
+from helpers.model.layers import check_head, check_layer
 from helpers.model.trace import Trace, check_trace, max_input_tokens, model_device
 
 RESEARCH_EXTRA = 'pip install "bert-layer-by-layer[research]"'
@@ -493,3 +494,20 @@ def attribution_checks(tokenizer, model, classifier, trace: Trace, steps: int = 
                lambda: integrated_gradients(tokenizer, model, classifier, trace, target, steps=[steps]).scores,
                ATTRIBUTION_ATOL, ATTRIBUTION_RTOL),
     ]
+
+
+def parity_lines(parity) -> list[str]:
+    """The printout under the library parity table (``parity``: a
+    :class:`~helpers.parity.compute.ParityReport`): how many rows that ran are equal, each gap the
+    libraries have with BERT, the installed library versions and which are missing."""
+    ran = [c for c in parity.checks if c.status in ("equal", "NOT equal")]
+    lines = [f"{sum(c.equal for c in ran)} of the {len(ran)} rows that ran are equal at their tolerance; "
+             f"{len(parity.checks) - len(ran)} did not run"]
+    lines += [f"gap: {gap}" for gap in parity.gaps]
+    lines.append("installed: " + ", ".join(f"{name} {library_version(name)}"
+                                           for name in ("nnsight", "TransformerLens", "Captum")
+                                           if library_version(name)))
+    missing = missing_research_libraries()
+    if missing:
+        lines.append(f"{' and '.join(missing)} not installed: their rows are skipped ({RESEARCH_EXTRA})")
+    return lines

@@ -11,6 +11,8 @@ characters; multilingual checkpoints pass both checks.
 
 from __future__ import annotations
 
+from helpers.common.data import is_cjk_char, load_intents_zh, load_pos
+
 MAX_UNREAD = 0.05  # above this share of unreadable words or characters, the tokenizer is not for that language
 LANGUAGES = {
     "en": ("English", "MODEL = None (the course's English BERT) or \"bert-base-uncased\""),
@@ -33,11 +35,7 @@ def reference_texts(language: str) -> list[str]:
     """The course's reference text in ``language`` (:data:`REFERENCE_TEXTS`): varied sentences
     whose words a tokenizer for that language reads almost entirely."""
     if language == "zh":
-        from helpers.chinese.compute import load_intents_zh
-
         return load_intents_zh("train").texts
-    from helpers.common.data import load_pos
-
     return [s.text for s in load_pos()]
 
 
@@ -45,8 +43,6 @@ def units(texts, language: str) -> list[str]:
     """The units a reader must recognise: the characters of Chinese text (a BERT tokenizer cuts
     out each one), the whitespace words of English text (punctuation stripped)."""
     if language == "zh":
-        from helpers.chinese.compute import is_cjk_char
-
         return [ch for t in texts for ch in t if is_cjk_char(ch)]
     return [w.strip(".,;:!?\"'()[]") for t in texts for w in t.split() if any(c.isalpha() for c in w)]
 
