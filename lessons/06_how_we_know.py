@@ -36,7 +36,8 @@
 #
 # And it shows how the course checks its own statistics: on simulated data whose truth is
 # known, run live below and in the course's tests.
-# All of it lives in one module, `helpers/common/stats.py`; the simulations in
+# All of it is reached through one module, `helpers/common/stats.py` (its parts sit beside it:
+# intervals, bootstrap, verdicts, ranking); the simulations are in
 # `helpers/common/calibration.py`.
 #
 # The first cell installs the course when you run it on Google Colab; on your own
