@@ -803,8 +803,9 @@ example_claim = show_finding(
 
 # %%
 vocab = tokenizer.get_vocab()
-hash_cjk = [t for t in vocab if t.startswith("##") and len(t) == 3
-            and is_cjk_char(t[2])]
+# in vocabulary order (by id), so the examples are the same on every run
+hash_cjk = sorted((t for t in vocab if t.startswith("##") and len(t) == 3
+                   and is_cjk_char(t[2])), key=vocab.get)
 produced = {t for s_ in segmented for t in tokenizer.tokenize(s_.text)}
 print(f"{len(hash_cjk):,} of {len(vocab):,} vocabulary entries are '##' + one"
       f" CJK character (e.g. {', '.join(hash_cjk[:3])}); the tokenizer"
