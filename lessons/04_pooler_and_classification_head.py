@@ -26,8 +26,9 @@
 # need one vector per sentence and a map from it to one score (logit) per class. This lesson
 # does the mechanics: we rebuild BERT's pooler, train a linear head (a *task head*, lesson 00,
 # not an attention head) on *frozen features* (sentence vectors computed once by the model,
-# whose weights stay unchanged) of the course's ten easy *intents* (the kind of request a sentence makes, such as
-# asking for the weather: ten classes, C = 10), follow one sentence from
+# whose weights stay unchanged) of the course's easy *intents* (the kind of request a sentence
+# makes, such as asking for the weather: ten classes in English, 17 with a Chinese model, $C$
+# in all), follow one sentence from
 # logits through softmax to a class id, and type sentences into a box. Which vector and which
 # layer classify best is a measurement, made on a harder task in
 # [lesson 10](10_which_layer_classifies.ipynb).
@@ -158,11 +159,13 @@ print(
 # trained. That is one reason we treat "which vector represents the sentence" as a question to
 # measure, in lesson 10.
 #
-# ## A first head: ten intents
+# ## A first head: the course's intents
 #
 # `data/intents/` holds short assistant requests written for this course, ten intents with a
-# fixed train/test split (see its README): heads learn from the *train* utterances and are
-# scored on the *test* ones, which they never saw. We run every utterance through the model once (with
+# fixed train/test split (see its README); `data/intents_zh/` holds 17 in Chinese. The data
+# follow the model: its tokenizer says which language it reads (`model_language` in
+# `helpers/common/language.py`), and `intents_for` loads that language's set. The heads learn
+# from the *train* utterances and are scored on the *test* ones, which they never saw. We run every utterance through the model once (with
 # `torch.no_grad`, weights untouched) and keep two sentence vectors per layer $l = 0..L$: the
 # `[CLS]` vector $h^{(l)}_0$ and the mean over the real (non-padding) tokens,
 # $\frac{1}{n}\sum_i h^{(l)}_i$ (`extract_features` in `helpers/classify/compute.py`). This lesson
@@ -175,34 +178,34 @@ print(
 import time
 
 from helpers.classify.compute import extract_features
-from helpers.common.data import load_intents
-from helpers.common.language import require_reading  # English data
-require_reading(tokenizer, "en", lesson="04", what="its data sets")
+from helpers.common.language import intents_for, model_language
 
-train10, test10 = load_intents("train"), load_intents("test")
-C10 = train10.num_classes
-y10 = torch.tensor(test10.labels, device=model.device)
+language = model_language(tokenizer, lesson="04")  # the data follow the model
+train_set = intents_for(language, "train")
+test_set = intents_for(language, "test")
+C = train_set.num_classes
+y_test = torch.tensor(test_set.labels, device=model.device)
 # tokens per utterance, [CLS] and [SEP] included; longer ones are cut (with a
 # warning)
 MAX_LEN = 32
 t0 = time.perf_counter()
-feats10_train = extract_features(
-    tokenizer, model, train10.texts, max_length=MAX_LEN, progress=False
+feats_train = extract_features(
+    tokenizer, model, train_set.texts, max_length=MAX_LEN, progress=False
 )
-feats10_test = extract_features(
-    tokenizer, model, test10.texts, max_length=MAX_LEN, progress=False
-)
-print(
-    f"{len(train10)} train / {len(test10)} test utterances, {C10} intents:"
-    f" {', '.join(train10.names)}"
+feats_test = extract_features(
+    tokenizer, model, test_set.texts, max_length=MAX_LEN, progress=False
 )
 print(
-    f"features: cls {tuple(feats10_train.cls.shape)} = [layers+1, utterances,"
+    f"{len(train_set)} train / {len(test_set)} test utterances, {C} intents:"
+    f" {', '.join(train_set.names)}"
+)
+print(
+    f"features: cls {tuple(feats_train.cls.shape)} = [layers+1, utterances,"
     f" H], {time.perf_counter() - t0:.1f} s for both splits"
 )
 assert torch.allclose(
-    feats10_train.pooler,
-    pooler_by_hand(model, feats10_train.cls[L]),
+    feats_train.pooler,
+    pooler_by_hand(model, feats_train.cls[L]),
     atol=1e-5,
 )
 
@@ -246,13 +249,13 @@ import torch.nn.functional as F
 
 from helpers.common.training import stratified_dev_split
 
-rows, dev_rows = stratified_dev_split(train10.labels, per_class=4, seed=0)
-X_fit = feats10_train.layer(L, "cls")[rows]
-y_fit = torch.tensor([train10.labels[i] for i in rows], device=model.device)
+rows, dev_rows = stratified_dev_split(train_set.labels, per_class=4, seed=0)
+X_fit = feats_train.layer(L, "cls")[rows]
+y_fit = torch.tensor([train_set.labels[i] for i in rows], device=model.device)
 mu, sigma = X_fit.mean(0), X_fit.std(0).clamp(min=1e-6)
-W_hand = torch.zeros(C10, X_fit.shape[1], device=model.device,
+W_hand = torch.zeros(C, X_fit.shape[1], device=model.device,
                      requires_grad=True)
-b_hand = torch.zeros(C10, device=model.device, requires_grad=True)
+b_hand = torch.zeros(C, device=model.device, requires_grad=True)
 step_size, lam = 0.5, 0.01
 for step in range(301):
     z_fit = ((X_fit - mu) / sigma) @ W_hand.T + b_hand  # the logits
@@ -280,40 +283,41 @@ from helpers.classify.compute import fit_head_split
 
 t0 = time.perf_counter()
 head, head_record = fit_head_split(
-    feats10_train.layer(L, "cls"),
-    train10.labels,
-    C10,
+    feats_train.layer(L, "cls"),
+    train_set.labels,
+    C,
     dev_per_class=4,
     seed=0,
-    run="ten intents, last-layer [CLS]",
+    run=f"{C} intents, last-layer [CLS]",
 )
 train_seconds = time.perf_counter() - t0
 print(textwrap.fill(head_record.describe(), 110, subsequent_indent="    "))
-X10 = feats10_test.layer(L, "cls")
+X_test = feats_test.layer(L, "cls")
 W, b = head.classifier.weight.detach(), head.classifier.bias.detach()
 # the formula above, by hand: [test utterances, C]
-z = ((X10 - head.mu) / head.sigma) @ W.T + b
-p, pred10 = torch.softmax(z, -1), z.argmax(-1)
+z = ((X_test - head.mu) / head.sigma) @ W.T + b
+p, pred_test = torch.softmax(z, -1), z.argmax(-1)
 print(
-    f"first test utterance {test10.texts[0]!r} (true:"
-    f" {test10.names[test10.labels[0]]}); its three largest logits:"
+    f"first test utterance {test_set.texts[0]!r} (true:"
+    f" {test_set.names[test_set.labels[0]]}); its three largest logits:"
 )
 for c in z[0].topk(3).indices.tolist():
-    print(f"  {test10.names[c]:<16} z_c = {z[0, c]:+6.2f} p_c = {p[0, c]:.3f}")
-rank = int((z[0] > z[0, test10.labels[0]]).sum()) + 1  # 1 = the argmax
+    print(f"  {test_set.names[c]:<16} z_c = {z[0, c]:+6.2f}"
+          f" p_c = {p[0, c]:.3f}")
+rank = int((z[0] > z[0, test_set.labels[0]]).sum()) + 1  # 1 = the argmax
 print("  -> right: the argmax is the true intent" if rank == 1 else
       f"  -> wrong: the true intent ranks {rank}; one utterance says little,"
       " the next cell counts all of them")
 # at step 0 (W = 0, b = 0) every logit is 0: each intent gets 1/C, loss ln C
-assert math.isclose(head_record.step0[0], math.log(C10), rel_tol=1e-4)
+assert math.isclose(head_record.step0[0], math.log(C), rel_tol=1e-4)
 print(f"step 0 (W = 0, b = 0): every logit is 0, so every intent gets "
-      f"probability 1/{C10}: the dev loss {head_record.step0[0]:.3f} above is "
-      f"ln {C10} = {math.log(C10):.3f}")
+      f"probability 1/{C}: the dev loss {head_record.step0[0]:.3f} above is "
+      f"ln {C} = {math.log(C):.3f}")
 with torch.no_grad():  # the hand-trained head on the same test utterances
-    pred_hand = (((X10 - mu) / sigma) @ W_hand.T + b_hand).argmax(-1)
-same = int((pred_hand == pred10).sum())
+    pred_hand = (((X_test - mu) / sigma) @ W_hand.T + b_hand).argmax(-1)
+same = int((pred_hand == pred_test).sum())
 print(f"the head trained by the loop above and the helper's head give the"
-      f" same intent for {same} of the {len(test10)} test utterances")
+      f" same intent for {same} of the {len(test_set)} test utterances")
 
 # %% [markdown]
 # How often is the argmax right on the test utterances?
@@ -322,20 +326,20 @@ print(f"the head trained by the loop above and the helper's head give the"
 from helpers.common.claims import show_finding
 from helpers.common.stats import accuracy_ci
 
-correct10 = pred10 == y10
+correct_test = pred_test == y_test
 first_head = show_finding(
-    f"The head gets {int(correct10.sum())} of the {len(test10)} test"
-    f" utterances right ({correct10.float().mean():.0%}; guessing would get"
-    f" {1 / C10:.0%}).",
+    f"The head gets {int(correct_test.sum())} of the {len(test_set)} test"
+    f" utterances right ({correct_test.float().mean():.0%}; guessing would get"
+    f" {1 / C:.0%}).",
     details=[
-        f"accuracy {accuracy_ci(correct10).percent()}: the brackets give the"
-        f" range of accuracies these {len(test10)} test items are consistent"
-        " with (exact Clopper-Pearson 95 % interval)",
+        f"accuracy {accuracy_ci(correct_test).percent()}: the brackets"
+        f" give the range of accuracies these {len(test_set)} test items"
+        " are consistent with (exact Clopper-Pearson 95 % interval)",
         f"training the head (every L2 strength of the grid) took"
         f" {train_seconds:.2f} s on this machine",
     ],
 )
-train_acc, test_acc = head_record.train_accuracy, correct10.float().mean()
+train_acc, test_acc = head_record.train_accuracy, correct_test.float().mean()
 if train_acc is not None:
     print(f"On the utterances it was trained on, the head scores "
           f"{train_acc:.0%}; on the unseen test utterances {test_acc:.0%}"
@@ -350,20 +354,21 @@ if train_acc is not None:
 # the head and shows one bar per intent; the orange bar is the argmax, the predicted id. (On the
 # website, which runs no model, the box shows `SENTENCE` and a few test utterances instead.)
 
-# %% mystnb={"figure": {"caption": "Logits of the ten-intent head (trained on the last layer's `[CLS]` vector) for the lesson's sentence, one bar per intent; the orange bar is the argmax, the predicted intent. Type any sentence into the box and press **Classify** to see its bars; the y-scale is kept across sentences (widened only when needed), so bars compare.", "name": "fig-04-logits-box"}}
+# %% mystnb={"figure": {"caption": "Logits of the intent head (trained on the last layer's `[CLS]` vector) for the lesson's sentence, one bar per intent; the orange bar is the argmax, the predicted intent. Type any sentence into the box and press **Classify** to see its bars; the y-scale is kept across sentences (widened only when needed), so bars compare.", "name": "fig-04-logits-box"}}
 from helpers.classify.widgets import LogitsBox
 
 box = LogitsBox(
     tokenizer,
     model,
     head,
-    train10.names,
+    train_set.names,
     layer=L,
     pooling="cls",
     sentence=SENTENCE,
     # the website cannot run the model: it shows these beside SENTENCE,
     # the first test utterance of each of three intents
-    examples=[test10.texts[list(test10.labels).index(c)] for c in range(3)],
+    examples=[test_set.texts[list(test_set.labels).index(c)]
+              for c in range(3)],
 )
 box
 
@@ -381,7 +386,7 @@ box
 # * A head is trained by a contract: choices (the L2 strength) on a dev split carved from the
 #   training data, a score at step 0, and a stated convergence criterion (L-BFGS until the gradient
 #   vanishes) whose outcome is printed.
-# * The ten intents are easy: they serve the box you type into. Comparing layers and poolings
+# * The course's intents are easy: they serve the box you type into. Comparing layers and poolings
 #   needs a harder task, BANKING77 (77 intents of bank customers' questions), in lesson 10.
 #
 # ## Exercises
@@ -402,10 +407,10 @@ from helpers.exercises.lesson04 import check_exercise_1, check_exercise_2
 # The pooler section gave the cosine between the raw `[CLS]` vector and `pooler_output` for
 # one sentence. **Predict first:** averaged over the test utterances, will that cosine be near
 # 1 (the pooler keeps the direction), near 0 (it turns it to an unrelated one), or negative?
-# Write a number between −1 and 1 in `prediction_1`. **Then measure:** `feats10_test.cls[L]`
+# Write a number between −1 and 1 in `prediction_1`. **Then measure:** `feats_test.cls[L]`
 # holds the test utterances' last-layer `[CLS]` vectors, one row per utterance. Pool all of
 # them at once with the formula above, from `model.pooler.dense.weight` and `.bias` (your
-# result should equal `feats10_test.pooler`), and set `answer_1` to the mean, over the
+# result should equal `feats_test.pooler`), and set `answer_1` to the mean, over the
 # utterances, of the cosine between each raw vector and its pooled one.
 #
 # **Reflection question:** leave out the tanh and measure again. On this model the answer
@@ -414,7 +419,7 @@ from helpers.exercises.lesson04 import check_exercise_1, check_exercise_2
 # %%
 prediction_1 = None  # a number between -1 and 1, written before measuring
 answer_1 = None  # your code here: a float
-check_exercise_1(answer_1, prediction_1, model, feats10_test, layer=L)
+check_exercise_1(answer_1, prediction_1, model, feats_test, layer=L)
 
 
 # %% [markdown]
@@ -422,16 +427,16 @@ check_exercise_1(answer_1, prediction_1, model, feats10_test, layer=L)
 #
 # Difficulty ●●○○○ · Importance ●●●●○ · ~10 min
 #
-# On the ten intents, the head on the last layer's `[CLS]` vector was measured
+# On the course's intents, the head on the last layer's `[CLS]` vector was measured
 # above. **First predict** the test
 # accuracy of the same head trained on the **layer-0** `[CLS]` vector (the
 # embedding output at position 0). Put a number between 0 and 1 in
 # `prediction_2`.
 #
-# **Then measure** it: `fit_head_split` on `feats10_train.layer(0, "cls")` with
-# the same arguments as the head above (`train10.labels, C10, dev_per_class=4,
+# **Then measure** it: `fit_head_split` on `feats_train.layer(0, "cls")` with
+# the same arguments as the head above (`train_set.labels, C, dev_per_class=4,
 # seed=0`); it returns `(head, record)`. Then
-# `correct_per_item(head, feats10_test.layer(0, "cls"), test10.labels)` (both
+# `correct_per_item(head, feats_test.layer(0, "cls"), test_set.labels)` (both
 # imported above from `helpers/classify/compute.py`) returns one True/False per
 # test utterance, whether the head's argmax is the true intent; its mean is the
 # accuracy. Give it as a fraction. The checker grades the measurement and only
@@ -440,5 +445,5 @@ check_exercise_1(answer_1, prediction_1, model, feats10_test, layer=L)
 # %%
 prediction_2 = None  # a number between 0 and 1, written before measuring
 answer_2 = None  # your code here: a float between 0 and 1
-check_exercise_2(prediction_2, answer_2, feats10_train, feats10_test, train10,
-                 test10)
+check_exercise_2(prediction_2, answer_2, feats_train, feats_test, train_set,
+                 test_set)

@@ -32,3 +32,33 @@ def test_unread_units(zh_tokenizer, tokenizer):
 def test_bad_language_is_a_clear_error(tokenizer):
     with pytest.raises(ValueError, match="language 'fr' is not valid"):
         require_reading(tokenizer, "fr", lesson="00")
+
+
+def test_the_data_language_follows_the_model():
+    """Lesson 04's data follow the model: the bundled English model gets the English intents, the
+    Chinese m3e-small the Chinese ones (each reads its own language almost entirely and the other
+    one poorly), and a bad language name is a clear error."""
+    from helpers.common.language import intents_for, model_language
+    from helpers.model.loading import load_model
+
+    tokenizer, _ = load_model(None, verbose=False)
+    assert model_language(tokenizer, lesson="04") == "en"
+    assert intents_for("en", "train").names != intents_for("zh", "train").names
+    assert len(intents_for("zh", "test").names) == 17
+    with pytest.raises(ValueError, match="language 'fr' is not valid"):
+        intents_for("fr", "train")
+    try:
+        zh_tokenizer, _ = load_model("bundled-zh", verbose=False)
+    except Exception as err:
+        pytest.skip(f"bundled-zh not installed: {err}")
+    assert model_language(zh_tokenizer, lesson="04") == "zh"
+
+
+def test_a_tokenizer_that_reads_no_course_language_stops_the_lesson_clearly(tmp_path):
+    from transformers import BertTokenizer
+
+    from helpers.common.language import LessonStop, model_language
+
+    (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a"]), encoding="utf-8")
+    with pytest.raises(LessonStop, match="reads none of the course's data languages"):
+        model_language(BertTokenizer(str(tmp_path / "vocab.txt")), lesson="04")

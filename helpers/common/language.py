@@ -6,12 +6,14 @@ unknown token. :func:`require_reading` stops the lesson with one clear line (:cl
 its traceback in a notebook is that line, nothing else) when the share is too high, saying which
 data are in which language and which model to use. A Chinese BERT (``"bundled-zh"``,
 ``"bert-base-chinese"``) maps most English words to ``[UNK]``; an English BERT most Chinese
-characters; multilingual checkpoints pass both checks.
+characters; multilingual checkpoints pass both checks. :func:`model_language` turns the check
+round for a lesson whose data exist in both languages (lesson 04): the data follow the model, and
+:func:`intents_for` gives that language's intent set.
 """
 
 from __future__ import annotations
 
-from helpers.common.data import is_cjk_char, load_intents_zh, load_pos
+from helpers.common.data import is_cjk_char, load_intents, load_intents_zh, load_pos
 
 MAX_UNREAD = 0.05  # above this share of unreadable words or characters, the tokenizer is not for that language
 LANGUAGES = {
@@ -85,3 +87,26 @@ def require_reading(tokenizer, language: str, *, lesson: str, texts=None, what: 
                          f"{share:.0%} of the {unit} of {source} ({tokenizer.unk_token} or spelled letter by "
                          f"letter). Use {models}.")
     return share
+
+
+def model_language(tokenizer, *, lesson: str) -> str:
+    """The language of the lesson's data, following the model: the one of :data:`LANGUAGES` whose
+    reference text (:func:`reference_texts`) the tokenizer reads best. A tokenizer that reads
+    none of them (more than :data:`MAX_UNREAD` unread in each) stops the lesson
+    (:class:`LessonStop`) with one line that says which models do."""
+    shares = {language: unread_share(tokenizer, reference_texts(language), language) for language in LANGUAGES}
+    best = min(shares, key=shares.get)
+    if shares[best] > MAX_UNREAD:
+        options = "; ".join(f"{LANGUAGES[l][0]}: {LANGUAGES[l][1]}" for l in LANGUAGES)
+        raise LessonStop(f"lesson {lesson} stops here: this model's tokenizer reads none of the course's data "
+                         f"languages (it cannot read {shares[best]:.0%} of the best, {LANGUAGES[best][0]}). "
+                         f"Use {options}.")
+    return best
+
+
+def intents_for(language: str, split: str):
+    """The course's own intent set in ``language`` (:data:`LANGUAGES`), one ``split``: the ten
+    English intents of ``data/intents/`` or the 17 Chinese ones of ``data/intents_zh/``."""
+    if language not in LANGUAGES:
+        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(LANGUAGES)}.")
+    return load_intents_zh(split) if language == "zh" else load_intents(split)

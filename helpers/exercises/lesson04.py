@@ -62,8 +62,8 @@ def check_exercise_1(answer, prediction, model, feats_test, layer: int) -> Feedb
         return wrong("that compares columns (dimensions), not utterances.",
                      "cosine_similarity(raw, pooled, dim=-1): one cosine per row, then the mean.")
     return wrong(f"{value:.3f} is not the mean cosine of the raw and pooled [CLS] vectors.",
-                 "Pool every row of feats10_test.cls[L] as the pooler section did, check it equals "
-                 "feats10_test.pooler, then take one cosine per utterance (a row) and their mean.")
+                 "Pool every row of feats_test.cls[L] as the pooler section did, check it equals "
+                 "feats_test.pooler, then take one cosine per utterance (a row) and their mean.")
 
 
 _HEAD_ACCURACY: dict = {}  # a head trains in a second or more on 2 cores: each setting once
@@ -111,7 +111,7 @@ def check_exercise_2(prediction, answer, feats_train, feats_test, train, test) -
         return wrong("that is a percentage: give a fraction between 0 and 1.", "Divide by 100.")
     if near(accuracy(0, "mean")):
         return wrong("that is the mean-pooled layer 0, not the [CLS] vector.",
-                     "Use feats10_train.layer(0, 'cls') and feats10_test.layer(0, 'cls').")
+                     "Use feats_train.layer(0, 'cls') and feats_test.layer(0, 'cls').")
     last = feats_train.num_layers
     if near(accuracy(last, "cls")):
         return wrong("that is the last layer's [CLS] head.", "Layer 0 is the embeddings: .layer(0, 'cls').")
@@ -119,5 +119,5 @@ def check_exercise_2(prediction, answer, feats_train, feats_test, train, test) -
         return wrong("that is layer 1, the output of encoder.layer[0]: hidden(0) is the embeddings.",
                      "Use .layer(0, 'cls').")
     return wrong(f"{value:.3f} is not the test accuracy of that head.",
-                 "fit_head_split(feats10_train.layer(0, 'cls'), train10.labels, C10, dev_per_class=4, seed=0) "
+                 "fit_head_split(feats_train.layer(0, 'cls'), train_set.labels, C, dev_per_class=4, seed=0) "
                  "returns (head, record); then correct_per_item on the test features, averaged.")
