@@ -758,7 +758,7 @@ def main(argv: list[str] | None = None) -> int:
     for line in pictures["undescribed"][:10]:
         print(f"book: note: no description recorded for {line}")
     tables = post.style_tables(out)
-    print(f"book: {tables['tables']} table(s) set for reading")
+    print(f"book: {tables['tables']} table(s) set for reading, {tables['folded']} with their intervals folded")
     moving = post.attach_explorers(out, WORK / "frames")
     print(f"book: {moving['explorers']} explorer(s) move on {moving['pages']} page(s) "
           f"({moving['bytes'] // 1000} kB of frames)")

@@ -565,3 +565,62 @@ def test_claims_are_a_sentence_with_their_statistics_folded(browser):
         page.screenshot(path=str(SHOTS / f"claim-{lesson.stem}.png"))
     assert seen_claim, "no lesson page shows a claim with a 'How we know' block"
     assert not too_many, f"more than {MAX_VISIBLE_TERMS} statistics terms outside folded blocks:\n" + "\n".join(too_many)
+
+
+# --------------------------------------------------------------------------- tables fold like claims (issue 49)
+MAX_VISIBLE_INTERVALS = 10  # bracketed intervals a reader sees on a page without opening anything
+# "[82.9, 85.3]", "[−4.1, 2.0]", "[3e-05, 1e-04]" (postprocess.CI, as the page's text has it)
+INTERVAL_JS = r"/\[\s*[−\-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[−\-+]?\d+)?\s*(?:%|pp)?\s*(?:,|–|—|to)\s*" \
+              r"[−\-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[−\-+]?\d+)?\s*(?:%|pp)?\s*\]/g"
+VISIBLE_INTERVALS = """(root) => {
+    // the live element's innerText (what CSS shows), minus the code cells' text
+    let text = root.innerText;
+    [...root.querySelectorAll('.cell_input')].forEach(e => { text = text.split(e.innerText).join(''); });
+    return (text.match(%s) || []).length; }""" % INTERVAL_JS
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_tables_fold_their_intervals(browser):
+    """Every lesson page shows at most MAX_VISIBLE_INTERVALS bracketed intervals before the reader
+    opens anything (issue 49: 112 were in view on lesson 08); each table that holds intervals has
+    a "show the intervals" switch, they are hidden until it is pressed, then all show, each on a
+    line it never breaks; no table shows pandas' 0, 1, 2, ... index."""
+    page, network = browser
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    counts, problems = {}, []
+    for lesson in LESSONS:
+        name = lesson.stem
+        _open(page, network, page_of(lesson))
+        article = page.locator("article").first
+        counts[name] = article.evaluate(VISIBLE_INTERVALS)
+        if counts[name] > MAX_VISIBLE_INTERVALS:
+            problems.append(f"{name}: {counts[name]} intervals in view")
+        tables = page.locator("article div.course-table")
+        for k in range(tables.count()):
+            table = tables.nth(k)
+            spans = table.locator("span.course-ci")
+            n = spans.count()
+            assert n >= 1, f"{name}: table {k + 1} has a switch but no folded interval"
+            shown = spans.evaluate_all("els => els.filter(e => e.getClientRects().length > 0).length")
+            assert shown == 0, f"{name}: table {k + 1}: {shown} of {n} intervals in view before the switch"
+            before = table.evaluate(VISIBLE_INTERVALS)
+            table.locator("label.course-ci-label").click()
+            state = spans.evaluate_all("""els => els.map(e => [e.getClientRects().length > 0,
+                                                   getComputedStyle(e).whiteSpace, e.textContent])""")
+            assert all(v for v, _, _ in state), f"{name}: table {k + 1}: the switch left intervals hidden"
+            assert {w for _, w, _ in state} == {"nowrap"}, f"{name}: table {k + 1}: an interval may break"
+            assert table.evaluate(VISIBLE_INTERVALS) - before == n, \
+                f"{name}: table {k + 1}: the fold held {n} spans, not {n} intervals"
+            table.locator("label.course-ci-label").click()  # folded again
+            assert spans.first.evaluate("e => e.getClientRects().length") == 0
+        indexed = page.evaluate("""() => [...document.querySelectorAll('article table.dataframe')].filter(t => {
+            const rows = [...t.querySelectorAll('tbody tr')];
+            return rows.length > 1 && rows.every((r, i) => r.cells[0] && r.cells[0].tagName === 'TH'
+                                                           && r.cells[0].textContent.trim() === String(i)); }).length""")
+        if indexed:
+            problems.append(f"{name}: {indexed} table(s) show pandas' 0, 1, 2, ... index")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "visible-intervals.txt").write_text("".join(f"{n}\t{c}\n" for n, c in counts.items()))
+    assert not problems, "\n".join(problems)

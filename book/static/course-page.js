@@ -40,6 +40,10 @@
     clearTimeout(timer);
     timer = setTimeout(markAll, 150);
   });
+  // a table's "show the intervals" switch makes it wider or narrower
+  document.addEventListener('change', function (e) {
+    if (e.target && e.target.classList && e.target.classList.contains('course-ci-toggle')) markAll();
+  });
   if (document.readyState !== 'loading') markAll();
   else document.addEventListener('DOMContentLoaded', markAll);
   window.addEventListener('load', markAll);  // pictures and fonts change widths
