@@ -704,6 +704,49 @@ def readable_text(page_html: str) -> str:
     return re.sub(r"\(\s*\)", "", text)
 
 
+# ------------------------------------------------------------------------------ set-up
+SETUP = re.compile(r'<div class="course-setup-start"(?: data-model="([^"]*)")?>\s*</div>(.*?)'
+                   r'<div class="course-setup-end">\s*</div>', re.S)
+
+
+def _balanced(fragment: str) -> bool:
+    """Every block element the fragment opens it closes, in order, and it closes none it did not open."""
+    stack = []
+    for closing, tag in re.findall(r"<(/?)(div|section|details|table|p|main|article|figure)\b", fragment):
+        if not closing:
+            stack.append(tag)
+        elif not stack or stack.pop() != tag:
+            return False
+    return not stack
+
+
+def fold_setup(site: Path) -> dict:
+    """Each lesson page's set-up (parameters, imports, the model's loading printout), which
+    book/build.py put between two markers, becomes one closed ``<details class="course-setup">``:
+    the page opens on its idea. Its summary says what is inside and which model the lesson loaded.
+    A run that is not a whole piece of HTML (it would cut a section in two) stays open, markers
+    removed, and is named."""
+    done = {"pages": 0, "left_open": []}
+    for page in sorted((site / "lessons").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+
+        def fix(match):
+            inner = match[2]
+            if not _balanced(inner):
+                done["left_open"].append(page.name)
+                return inner
+            done["pages"] += 1
+            model = (f' <span class="course-setup-model">Model: {match[1]}</span>' if match[1] else "")
+            return (f'<details class="course-setup"><summary><span class="course-setup-title">Set-up</span> '
+                    f'<span class="course-setup-what">parameters, imports and loading; open to read or change '
+                    f'them</span>{model}</summary>{inner}</details>')
+
+        new = SETUP.sub(fix, text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+    return done
+
+
 # ------------------------------------------------------------------------------ tables
 TABLE = re.compile(r'<table\b[^>]*class="[^"]*\bdataframe\b[^"]*"[^>]*>.*?</table>', re.S)
 ROW = re.compile(r"<tr\b[^>]*>.*?</tr>", re.S)

@@ -347,3 +347,20 @@ def test_a_phone_reader_is_told_that_a_tap_opens_a_figure_full_size():
     css = (Path(__file__).resolve().parent.parent / "book" / "static" / "course.css").read_text()
     narrow = css[css.index("@media (max-width: 700px)"):]
     assert "a.course-enlarge::after" in narrow and "Tap the figure to open it full size" in narrow
+
+
+def test_fold_setup_makes_one_closed_block_and_leaves_a_broken_run_open(tmp_path):
+    start = '<div class="course-setup-start" data-model="bundled:tiny (2 layers)"></div>'
+    good = (f"<section><h1>T</h1>{start}<p><strong>Parameters</strong></p><div class=\"cell\">x</div>"
+            '<div class="course-setup-end"></div><p>Where this lesson sits</p></section>')
+    site = _site(tmp_path, f"<html><body><main>{good}</main></body></html>")
+    (site / "lessons" / "01_y.html").write_text(
+        '<main><section><div class="course-setup-start"></div><p>a</p></section>'
+        '<section><div class="course-setup-end"></div></section></main>', encoding="utf-8")
+    assert post.fold_setup(site) == {"pages": 1, "left_open": ["01_y.html"]}
+    page = (site / "lessons" / "00_x.html").read_text()
+    assert '<details class="course-setup"><summary>' in page and "<details open" not in page
+    assert "Model: bundled:tiny (2 layers)" in page and "course-setup-start" not in page
+    assert page.index("</details>") < page.index("Where this lesson sits")
+    broken = (site / "lessons" / "01_y.html").read_text()
+    assert "course-setup" not in broken and "<p>a</p>" in broken

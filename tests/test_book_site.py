@@ -268,6 +268,7 @@ def _check_reads_like_a_page(page, lesson: Path) -> None:
     assert not emoji, f"{name}: emoji marks (a box without an emoji font): {emoji[:2]}"
     inputs = page.eval_on_selector_all("article .cell_input", "els => els.map(e => e.textContent)")
     assert not [t for t in inputs if "google.colab" in t], f"{name}: the Colab install cell is on the page"
+    assert "first cell installs" not in _prose(page), f"{name}: a sentence about the install cell the page left off"
     assert page.locator('script[src*="searchindex.js"]').count() == 0, f"{name}: loads the search index"
     style = page.evaluate("""() => {
         const pre = document.querySelector('article .cell_output pre');
@@ -623,4 +624,57 @@ def test_tables_fold_their_intervals(browser):
     page.set_viewport_size({"width": 1400, "height": 1000})
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "visible-intervals.txt").write_text("".join(f"{n}\t{c}\n" for n, c in counts.items()))
+    assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- pages open on the idea (issue 49)
+MAX_CODE_SHARE = 0.15  # of an article's height at 1280 px, code in view before anything is opened
+CODE_SHARE = """() => {
+    const a = document.querySelector('article');
+    const shown = [...a.querySelectorAll('.cell_input')].filter(e => !e.closest('details:not([open])'));
+    const code = shown.reduce((s, e) => s + e.getBoundingClientRect().height, 0);
+    return code / a.getBoundingClientRect().height; }"""
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_pages_open_on_the_idea(browser):
+    """At 1280 px code takes at most MAX_CODE_SHARE of each lesson page's height (issue 49: 22-38 %);
+    the set-up (parameters, imports, loading) is one closed "Set-up" block above the first figure,
+    and opening it shows the parameters cell; every figure is in view without opening anything
+    but that block."""
+    page, network = browser
+    page.set_viewport_size({"width": 1280, "height": 1000})
+    shares, problems = {}, []
+    for lesson in LESSONS:
+        name = lesson.stem
+        _open(page, network, page_of(lesson))
+        shares[name] = page.evaluate(CODE_SHARE)
+        if shares[name] > MAX_CODE_SHARE:
+            problems.append(f"{name}: code is {shares[name]:.0%} of the page's height")
+        hidden = page.evaluate("""() => [...document.querySelectorAll('article figure img')]
+            .filter(i => i.closest('details:not([open])') && !i.closest('details.course-setup')).length""")
+        if hidden:
+            problems.append(f"{name}: {hidden} figure(s) folded away")
+        has_parameters = any("parameters" in c.get("metadata", {}).get("tags", [])
+                             for c in nbformat.read(lesson, as_version=4).cells)
+        setup = page.locator("article details.course-setup")
+        if not has_parameters:
+            continue
+        if setup.count() != 1:
+            problems.append(f"{name}: {setup.count()} Set-up blocks (one expected)")
+            continue
+        assert setup.get_attribute("open") is None, f"{name}: the Set-up block starts open"
+        parameters = setup.locator(".cell_input", has_text="MODEL")
+        assert parameters.count() >= 1, f"{name}: the Set-up block does not hold the Parameters cell"
+        assert not parameters.first.is_visible()
+        order = page.evaluate("""() => { const s = document.querySelector('article details.course-setup');
+            const f = [...document.querySelectorAll('article figure img')].find(i => !s.contains(i));
+            return !f || !!(s.compareDocumentPosition(f) & Node.DOCUMENT_POSITION_FOLLOWING); }""")
+        assert order, f"{name}: the first figure comes before the Set-up block"
+        setup.locator("summary").click()
+        assert parameters.first.is_visible(), f"{name}: opening Set-up does not show the parameters"
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    (SHOTS / "code-share.txt").write_text("".join(f"{n}\t{s:.3f}\n" for n, s in shares.items()))
     assert not problems, "\n".join(problems)
