@@ -834,6 +834,8 @@ def main(argv: list[str] | None = None) -> int:
           + (f"; left open (not a whole piece of HTML): {', '.join(setup['left_open'])}" if setup["left_open"] else ""))
     tables = post.style_tables(out)
     print(f"book: {tables['tables']} table(s) set for reading, {tables['folded']} with their intervals folded")
+    names = post.breakable_names_in_tables(out)
+    print(f"book: {names['names']} name(s) in tables may break only after '.' or '_'")
     moving = post.attach_explorers(out, WORK / "frames")
     print(f"book: {moving['explorers']} explorer(s) move on {moving['pages']} page(s) "
           f"({moving['bytes'] // 1000} kB of frames)")

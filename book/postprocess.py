@@ -886,6 +886,32 @@ def style_table(table: str) -> str:
     return table
 
 
+TABLE_ANY = re.compile(r"<table\b.*?</table>", re.S)
+PRE = re.compile(r'(<span class="pre">)([^<]*)(</span>)')
+
+
+def breakable_names_in_tables(site: Path) -> dict:
+    """In every table of every page (the lesson's own Markdown tables too, such as lesson 00's
+    conventions), a name in code may break after "." or "_" and nowhere else: ``<wbr>`` there,
+    and course.css keeps ``td code`` from breaking inside a word."""
+    names = 0
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+
+        def table(match):
+            def pre(m):
+                nonlocal names
+                fixed = re.sub(r"([._])(?=\w)", r"\1<wbr>", m[2])
+                names += fixed != m[2]
+                return m[1] + fixed + m[3]
+            return PRE.sub(pre, match[0])
+
+        new = TABLE_ANY.sub(table, text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+    return {"names": names}
+
+
 CI_SWITCH = ('<input type="checkbox" class="course-ci-toggle" id="{id}">'
              '<label class="course-ci-label" for="{id}">show the intervals</label>')
 

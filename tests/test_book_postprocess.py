@@ -364,3 +364,17 @@ def test_fold_setup_makes_one_closed_block_and_leaves_a_broken_run_open(tmp_path
     assert page.index("</details>") < page.index("Where this lesson sits")
     broken = (site / "lessons" / "01_y.html").read_text()
     assert "course-setup" not in broken and "<p>a</p>" in broken
+
+
+def test_names_in_tables_break_only_after_a_dot_or_underscore(tmp_path):
+    """Issue 49: lesson 00's conventions table broke "config.num_hidden_lay|ers" on a phone."""
+    cell = '<code class="docutils literal notranslate"><span class="pre">config.num_hidden_layers</span></code>'
+    prose = '<p><code class="docutils literal notranslate"><span class="pre">model.config</span></code></p>'
+    site = _site(tmp_path, f"<main>{prose}<table><tr><td>{cell}</td></tr></table></main>")
+    assert post.breakable_names_in_tables(site) == {"names": 1}
+    page = (site / "lessons" / "00_x.html").read_text()
+    assert '<span class="pre">config.<wbr>num_<wbr>hidden_<wbr>layers</span>' in page
+    assert '<span class="pre">model.config</span>' in page, "prose is left as it is"
+    css = (ROOT / "book" / "static" / "course.css").read_text()
+    assert re.search(r"article td code \{ overflow-wrap: normal; word-break: normal; \}", css)
+    assert not re.search(r"article td code[^{]*\{[^}]*anywhere", css)

@@ -678,3 +678,46 @@ def test_pages_open_on_the_idea(browser):
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "code-share.txt").write_text("".join(f"{n}\t{s:.3f}\n" for n, s in shares.items()))
     assert not problems, "\n".join(problems)
+
+
+# --------------------------------------------------------------------------- phones (issue 49)
+CLIPPED_FORMULAS = """() => { const a = document.querySelector('article'); const out = [];
+    a.querySelectorAll('mjx-container').forEach(m => {
+        const b = m.getBoundingClientRect();
+        for (let p = m.parentElement; p && p !== a; p = p.parentElement) {
+            const s = getComputedStyle(p);
+            if (s.overflowX === 'visible') continue;
+            const over = b.right - p.getBoundingClientRect().right;
+            if (over > 1 && s.overflowX !== 'auto' && s.overflowX !== 'scroll')
+                out.push(Math.round(over) + ' px of ' + (m.getAttribute('display') ? 'display' : 'inline') + ' maths');
+            break;
+        }
+    });
+    return out; }"""
+TABLE_NAMES = """() => [...document.querySelectorAll('article td code')].filter(c => {
+        const s = getComputedStyle(c);
+        const name = /[._]\\w/.test(c.textContent);
+        return (s.overflowWrap !== 'normal' || s.wordBreak !== 'normal')
+               || (name && !c.querySelector('wbr'));
+    }).map(c => c.textContent)"""
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_on_a_phone_formulas_scroll_and_names_in_tables_break_cleanly(browser):
+    """At 390 px no formula is cut off by a box that cannot scroll (issue 49: lesson 14's CKA lost
+    88 px, lesson 15's cosine 24 px), and a name in a table cell breaks only after "." or "_"
+    (lesson 00's conventions showed "config.num_hidden_lay|ers")."""
+    page, network = browser
+    page.set_viewport_size({"width": 390, "height": 900})
+    problems = []
+    for lesson in LESSONS:
+        _open(page, network, page_of(lesson))
+        clipped = page.evaluate(CLIPPED_FORMULAS)
+        if clipped:
+            problems.append(f"{lesson.stem}: formulas cut off: {clipped[:3]}")
+        names = page.evaluate(TABLE_NAMES)
+        if names:
+            problems.append(f"{lesson.stem}: names in tables that may break inside a word: {names[:3]}")
+    page.set_viewport_size({"width": 1400, "height": 1000})
+    assert not problems, "\n".join(problems)
