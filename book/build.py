@@ -311,15 +311,19 @@ def site_notebook(nb, stem: str, repository: str, records: dict[str, dict] | Non
     nb.cells = [c for c in nb.cells if not is_install_cell(c)]  # the Colab set-up: nothing to read on a page
     if installs:
         notes.append(f"{stem}: the Colab install cell is left off the page")
+    exercises = False  # inside the lesson's "## Exercises" section
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             if installs:  # no sentence about a cell the page left off
                 cell.source = INSTALL_SENTENCE.sub("", cell.source).rstrip()
             cell.source = repository_links(cell.source, repository, "lessons")
+            headings = re.findall(r"^##\s+(.+)$", cell.source, re.M)
+            if headings:  # the cell's last section is the one its next cells belong to
+                exercises = bool(EXERCISES.match(headings[-1]))
         if cell.cell_type != "code":
             continue
         cell.source = "\n".join(l for l in cell.source.split("\n") if l.strip() != MARKER)
-        if is_code_wall(cell) or is_format_only(cell):
+        if is_code_wall(cell) or is_format_only(cell) or exercises:
             tags = cell.metadata.setdefault("tags", [])
             if not {"hide-input", "remove-input", "hide-cell", "remove-cell"} & set(tags):
                 tags.append("hide-input")  # folded on the page: a "Show code" toggle opens it
@@ -427,8 +431,11 @@ def is_install_cell(cell) -> bool:
     return cell.cell_type == "code" and bool(INSTALL_CELL.search(cell.source)) and "pip" in cell.source
 
 
-CODE_WALL_LINES = 12  # a code cell longer than this is folded on the page (its output stays); issue 49: code
-# was 22-38 % of a page's height at 1280 px with 40 here, about 10 % with 12
+# An exercise's code is the reader's to write in the notebook (a stub, a checker call): on the
+# page its task and its "Your turn" box show, its code folds.
+EXERCISES = re.compile(r"Exercises?\b", re.I)
+CODE_WALL_LINES = 8  # a code cell longer than this is folded on the page (its output stays); issue 49: code
+# was 22-38 % of a page's height at 1280 px with 40 here; with 8 (and exercises folded) 1-13 %
 
 
 def is_code_wall(cell) -> bool:

@@ -414,3 +414,19 @@ def test_the_set_up_is_one_folded_block_and_the_first_picture_follows_it():
     assert list(build.setup_cells([md("## Parameters"), code("MODEL = None"), md("## The data"), code("x")])) == [0, 1]
     assert build.setup_cells([md("# T"), code("import torch")]) is None
     assert build.setup_cells([md("## Parameters"), _picture_cell("plot()")]) is None  # no code to fold
+
+
+def test_exercise_code_folds_on_the_page_and_its_task_stays():
+    """Issue 49: an exercise's stub and checker are for the notebook; on the page the task (the
+    Markdown) and the "Your turn" box (the output) show, the code folds. Code of the sections
+    before and after the exercises stays open."""
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook(cells=[
+        md(f"# 03 — T\n\n{_badge('03_x')}"), md("## The idea"), code("x = 1"),
+        md("Takeaway.\n\n## Summary\n\n* a\n\n## Exercises\n\n### Exercise 1: count\n\nDo it."),
+        code("answer_1 = None\ncheck_exercise_1(answer_1)"), md("### Exercise 2: more"), code("answer_2 = None"),
+        md("## Further reading"), code("y = 2")])
+    page, _ = build.site_notebook(nb, "03_x", REPO)
+    folded = {c.source.split("\n")[0]: "hide-input" in c.metadata.get("tags", [])
+              for c in page.cells if c.cell_type == "code"}
+    assert folded == {"x = 1": False, "answer_1 = None": True, "answer_2 = None": True, "y = 2": False}
