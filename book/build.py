@@ -19,12 +19,18 @@ Steps (all offline):
    Every figure's caption (the lesson cell's ``mystnb: figure`` metadata) is numbered per
    lesson here ("Figure 4.3."), an explorer's with "Static picture - run the notebook to
    explore." after it (:func:`number_captions`).
+   A page opens on its idea (issue 49): the set-up (Parameters, imports, the model's loading
+   printout) goes into one closed "Set-up" block (:func:`fold_setup`), and a code cell of more
+   than ``CODE_WALL_LINES`` lines, one that only shows results, or an exercise's code folds
+   behind "Show code cell source" (its output stays in view).
 3. **Render** with Sphinx + MyST-NB + sphinx-book-theme into ``build/site/`` (conf.py beside this
    file). MathJax 3 comes from the ``django-static-mathjax`` wheel (static files only) into
    ``_static/mathjax``; search is Sphinx's own (``searchindex.js``, works from ``file://``).
 4. **Lighter pages** (``book/postprocess.py``): formulas typeset to SVG at build time by MathJax
    in Node (without Node the pages load MathJax in the browser), only the icons in use,
-   every figure with its alt text and a link to open it full size; page weights printed.
+   every figure with its alt text and a link to open it full size, the Set-up block folded,
+   tables set for reading with their intervals behind a "show the intervals" switch, names in
+   tables breakable only after "." or "_"; page weights printed.
 5. **Check**: no page may need anything from the network to render (a script, stylesheet,
    font, image or iframe with an http(s) address); the build fails and names them otherwise.
 

@@ -10,6 +10,9 @@ fits a phone and describes its pictures.
 * :func:`describe_images`: each figure gets its ``alt`` text (the figure's own titles and axis
   labels, recorded by ``helpers.common.style`` when the lesson ran; an explorer's picture says
   that it is a static picture) and a link that opens it full size.
+* :func:`fold_setup`: a lesson's set-up (parameters, imports, loading) as one closed block.
+* :func:`style_tables`: pandas tables for reading; intervals and the caption's words on how they
+  were made folded behind a per-table "show the intervals" switch (a checkbox, CSS only).
 * :func:`page_weights`: the bytes a page loads (HTML, scripts, styles, fonts, images).
 """
 
