@@ -19,12 +19,18 @@ Steps (all offline):
    Every figure's caption (the lesson cell's ``mystnb: figure`` metadata) is numbered per
    lesson here ("Figure 4.3."), an explorer's with "Static picture - run the notebook to
    explore." after it (:func:`number_captions`).
+   A page opens on its idea (issue 49): the set-up (Parameters, imports, the model's loading
+   printout) goes into one closed "Set-up" block (:func:`fold_setup`), and a code cell of more
+   than ``CODE_WALL_LINES`` lines, one that only shows results, or an exercise's code folds
+   behind "Show code cell source" (its output stays in view).
 3. **Render** with Sphinx + MyST-NB + sphinx-book-theme into ``build/site/`` (conf.py beside this
    file). MathJax 3 comes from the ``django-static-mathjax`` wheel (static files only) into
    ``_static/mathjax``; search is Sphinx's own (``searchindex.js``, works from ``file://``).
 4. **Lighter pages** (``book/postprocess.py``): formulas typeset to SVG at build time by MathJax
    in Node (without Node the pages load MathJax in the browser), only the icons in use,
-   every figure with its alt text and a link to open it full size; page weights printed.
+   every figure with its alt text and a link to open it full size, the Set-up block folded,
+   tables set for reading with their intervals behind a "show the intervals" switch, names in
+   tables breakable only after "." or "_"; page weights printed.
 5. **Check**: no page may need anything from the network to render (a script, stylesheet,
    font, image or iframe with an http(s) address); the build fails and names them otherwise.
 
@@ -359,15 +365,19 @@ def site_notebook(nb, stem: str, repository: str, records: dict[str, dict] | Non
     nb.cells = [c for c in nb.cells if not is_install_cell(c)]  # the Colab set-up: nothing to read on a page
     if installs:
         notes.append(f"{stem}: the Colab install cell is left off the page")
+    exercises = False  # inside the lesson's "## Exercises" section
     for cell in nb.cells:
         if cell.cell_type == "markdown":
             if installs:  # no sentence about a cell the page left off
                 cell.source = INSTALL_SENTENCE.sub("", cell.source).rstrip()
             cell.source = repository_links(cell.source, repository, "lessons")
+            headings = re.findall(r"^##\s+(.+)$", cell.source, re.M)
+            if headings:  # the cell's last section is the one its next cells belong to
+                exercises = bool(EXERCISES.match(headings[-1]))
         if cell.cell_type != "code":
             continue
         cell.source = "\n".join(l for l in cell.source.split("\n") if l.strip() != MARKER)
-        if is_code_wall(cell) or is_format_only(cell):
+        if is_code_wall(cell) or is_format_only(cell) or exercises:
             tags = cell.metadata.setdefault("tags", [])
             if not {"hide-input", "remove-input", "hide-cell", "remove-cell"} & set(tags):
                 tags.append("hide-input")  # folded on the page: a "Show code" toggle opens it
@@ -390,13 +400,83 @@ def site_notebook(nb, stem: str, repository: str, records: dict[str, dict] | Non
             kept.append(output)
         cell.outputs = kept
     notes += number_captions(nb, stem, records)
+    if fold_setup(nb):
+        notes.append(f"{stem}: parameters, imports and loading folded into one Set-up block")
     return nb, notes
 
 
+# The set-up run of a lesson: its "## Parameters" section and, when it has one, the section that
+# loads the model ("## Load the model ...", "## The model ..."): on the site one folded block.
+SETUP_START = re.compile(r"^##\s+Parameters\b", re.M)
+SETUP_HEADING = re.compile(r"^##\s+(?:Parameters|Load\b|The model\b)", re.I)
+SETUP_MARK = '<div class="course-setup-{side}"{attrs}></div>'
+LOADED = re.compile(r"^Using (.+?)(?: --|$)", re.M)  # helpers.model.loading's first line
+
+
+def _shows_picture(cell) -> bool:
+    return cell.cell_type == "code" and any("image/png" in o.get("data", {}) for o in cell.get("outputs", []))
+
+
+def setup_cells(cells) -> range | None:
+    """Where a lesson's set-up runs: from its "## Parameters" cell to the last cell before (a) a
+    cell that shows a picture or the text just before one (the lesson's first picture, usually
+    "where this lesson sits"), or (b) a "##" heading that is not set-up. None when the lesson has
+    no Parameters section or the run holds no code."""
+    start = next((i for i, c in enumerate(cells) if c.cell_type == "markdown" and SETUP_START.search(c.source)), None)
+    if start is None:
+        return None
+    end = start + 1
+    while end < len(cells):
+        cell = cells[end]
+        if _shows_picture(cell):
+            break
+        if cell.cell_type == "markdown":
+            heading = re.match(r"^(#{1,6})\s", cell.source.lstrip())
+            if heading and (len(heading[1]) < 3 and not SETUP_HEADING.match(cell.source.lstrip())):
+                break
+            if end + 1 < len(cells) and _shows_picture(cells[end + 1]):
+                break
+        end += 1
+    run = range(start, end)
+    return run if any(cells[i].cell_type == "code" for i in run) else None
+
+
+def fold_setup(nb) -> bool:
+    """Put the set-up (:func:`setup_cells`) between two markers that book/postprocess.py's
+    ``fold_setup`` turns into one closed ``<details>`` ("Set-up"): a page opens on its idea, not
+    on parameters, imports and a loading printout. Its headings become bold lines (a section
+    must not start inside the block); its cells' own code folds are lifted (the block is the
+    fold). The summary names the model the lesson loaded."""
+    import html as html_module
+
+    import nbformat
+
+    run = setup_cells(nb.cells)
+    if run is None:
+        return False
+    model = None
+    for i in run:
+        cell = nb.cells[i]
+        if cell.cell_type == "markdown":
+            cell.source = re.sub(r"^#{2,6}[ \t]+(.+?)[ \t]*$", r"**\1**", cell.source, flags=re.M)
+        else:
+            tags = [t for t in cell.metadata.get("tags", []) if t != "hide-input"]
+            if tags:
+                cell.metadata["tags"] = tags
+            else:
+                cell.metadata.pop("tags", None)
+            for output in cell.get("outputs", []):
+                found = LOADED.search(output.get("text", "") if output.get("output_type") == "stream" else "")
+                model = model or (found and found[1].strip())
+    attrs = f' data-model="{html_module.escape(model, quote=True)}"' if model else ""
+    nb.cells.insert(run.stop, nbformat.v4.new_markdown_cell(SETUP_MARK.format(side="end", attrs="")))
+    nb.cells.insert(run.start, nbformat.v4.new_markdown_cell(SETUP_MARK.format(side="start", attrs=attrs)))
+    return True
+
+
 INSTALL_CELL = re.compile(r"""["']google\.colab["']\s+in\s+sys\.modules""")
-# the lessons' sentence about that cell (a paragraph of its own)
-INSTALL_SENTENCE = re.compile(r"\n*The first cell installs the course when you run it on Google Colab;\s+on your own\s+"
-                              r"machine it does nothing\.")
+# the lessons' sentence about that cell, in any of its wordings, alone or inside a paragraph
+INSTALL_SENTENCE = re.compile(r"\s*The\s+first\s+cell\s+installs\s+the\s+course\b[^.]*\.")  # to its full stop
 
 
 def is_install_cell(cell) -> bool:
@@ -405,12 +485,17 @@ def is_install_cell(cell) -> bool:
     return cell.cell_type == "code" and bool(INSTALL_CELL.search(cell.source)) and "pip" in cell.source
 
 
-CODE_WALL_LINES = 40  # a code cell longer than this is folded on the page (its output stays)
+# An exercise's code is the reader's to write in the notebook (a stub, a checker call): on the
+# page its task and its "Your turn" box show, its code folds.
+EXERCISES = re.compile(r"Exercises?\b", re.I)
+CODE_WALL_LINES = 8  # a code cell longer than this is folded on the page (its output stays); issue 49: code
+# was 22-38 % of a page's height at 1280 px with 40 here; with 8 (and exercises folded) 1-13 %
 
 
 def is_code_wall(cell) -> bool:
-    """A code cell too long to read on a page (the course's cells are 5-20 lines; a longer one
-    builds a table or runs a whole experiment): the site folds its input."""
+    """A code cell longer than a glance (more than CODE_WALL_LINES lines that are not blank: it
+    builds a table, a plot or a whole experiment): the site folds its input behind "Show code
+    cell source" and shows its output; a short cell, the lesson's step by step, stays open."""
     lines = [l for l in cell.source.splitlines() if l.strip()]
     return cell.cell_type == "code" and len(lines) > CODE_WALL_LINES
 
@@ -809,8 +894,13 @@ def main(argv: list[str] | None = None) -> int:
     print(f"book: {pictures['described']} figure(s) described (alt text) and linked full size")
     for line in pictures["undescribed"][:10]:
         print(f"book: note: no description recorded for {line}")
+    setup = post.fold_setup(out)
+    print(f"book: set-up folded into one block on {setup['pages']} page(s)"
+          + (f"; left open (not a whole piece of HTML): {', '.join(setup['left_open'])}" if setup["left_open"] else ""))
     tables = post.style_tables(out)
-    print(f"book: {tables['tables']} table(s) set for reading")
+    print(f"book: {tables['tables']} table(s) set for reading, {tables['folded']} with their intervals folded")
+    names = post.breakable_names_in_tables(out)
+    print(f"book: {names['names']} name(s) in tables may break only after '.' or '_'")
     moving = post.attach_explorers(out, WORK / "frames")
     print(f"book: {moving['explorers']} explorer(s) move on {moving['pages']} page(s) "
           f"({moving['bytes'] // 1000} kB of frames)")

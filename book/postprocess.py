@@ -10,6 +10,9 @@ fits a phone and describes its pictures.
 * :func:`describe_images`: each figure gets its ``alt`` text (the figure's own titles and axis
   labels, recorded by ``helpers.common.style`` when the lesson ran; an explorer's picture says
   that it is a static picture) and a link that opens it full size.
+* :func:`fold_setup`: a lesson's set-up (parameters, imports, loading) as one closed block.
+* :func:`style_tables`: pandas tables for reading; intervals and the caption's words on how they
+  were made folded behind a per-table "show the intervals" switch (a checkbox, CSS only).
 * :func:`page_weights`: the bytes a page loads (HTML, scripts, styles, fonts, images).
 """
 
@@ -704,34 +707,127 @@ def readable_text(page_html: str) -> str:
     return re.sub(r"\(\s*\)", "", text)
 
 
+# ------------------------------------------------------------------------------ set-up
+SETUP = re.compile(r'<div class="course-setup-start"(?: data-model="([^"]*)")?>\s*</div>(.*?)'
+                   r'<div class="course-setup-end">\s*</div>', re.S)
+
+
+def _balanced(fragment: str) -> bool:
+    """Every block element the fragment opens it closes, in order, and it closes none it did not open."""
+    stack = []
+    for closing, tag in re.findall(r"<(/?)(div|section|details|table|p|main|article|figure)\b", fragment):
+        if not closing:
+            stack.append(tag)
+        elif not stack or stack.pop() != tag:
+            return False
+    return not stack
+
+
+def fold_setup(site: Path) -> dict:
+    """Each lesson page's set-up (parameters, imports, the model's loading printout), which
+    book/build.py put between two markers, becomes one closed ``<details class="course-setup">``:
+    the page opens on its idea. Its summary says what is inside and which model the lesson loaded.
+    A run that is not a whole piece of HTML (it would cut a section in two) stays open, markers
+    removed, and is named."""
+    done = {"pages": 0, "left_open": []}
+    for page in sorted((site / "lessons").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+
+        def fix(match):
+            inner = match[2]
+            if not _balanced(inner):
+                done["left_open"].append(page.name)
+                return inner
+            done["pages"] += 1
+            model = (f' <span class="course-setup-model">Model: {match[1]}</span>' if match[1] else "")
+            return (f'<details class="course-setup"><summary><span class="course-setup-title">Set-up</span> '
+                    f'<span class="course-setup-what">parameters, imports and loading; open to read or change '
+                    f'them</span>{model}</summary>{inner}</details>')
+
+        new = SETUP.sub(fix, text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+    return done
+
+
 # ------------------------------------------------------------------------------ tables
 TABLE = re.compile(r'<table\b[^>]*class="[^"]*\bdataframe\b[^"]*"[^>]*>.*?</table>', re.S)
 ROW = re.compile(r"<tr\b[^>]*>.*?</tr>", re.S)
 CELL = re.compile(r"<(t[hd])\b([^>]*)>(.*?)</\1>", re.S)
 NUMBER = r"[−\-+]?(?:\d[\d,]*(?:\.\d+)?|\.\d+)(?:e[−\-+]?\d+)?"
+# a number with its unit, maybe "of N", then any number of bracketed or parenthesised extras
+# ("84.1% [82.9, 85.3]", "34.1% [33.5, 34.7] (49.6%)", "12 of 144 (8%)")
 NUMERIC = re.compile(rf"^\s*(?:[~≈<>≤≥]\s*)?{NUMBER}\s*(?:%|pp|points?|ms|s|min|x|×)?(?:\s*(?:of|/)\s*{NUMBER})?"
-                     rf"(?:\s*[\[(][^\])]*[\])])?\s*$")
-INTERVAL = re.compile(r"^(.*?\S)\s*(\[[^\]]*\])\s*$", re.S)
+                     rf"(?:\s*[\[(][^\])]*[\])])*\s*$")
+# an interval or a range of two numbers: "[82.9, 85.3]", "[−4.1, 2.0]", "[3e-05, 1e-04]", "[1.0 – 2.0]"
+CI = re.compile(rf"\[\s*{NUMBER}\s*(?:%|pp)?\s*(?:,|–|—|\bto\b)\s*{NUMBER}\s*(?:%|pp)?\s*\]")
+# how an interval was made, in a caption: a bracketed or parenthesised aside that names it
+CI_NOTE = re.compile(r"\s*(?:\[[^\[\]]*\b(?:CI|intervals?|uncertainty|resampl\w*|bootstrap\w*|jackknife|permutation|"
+                     r"Bonferroni|Holm|in brackets)\b[^\[\]]*\]|\([^()]*\b(?:CI|intervals?|uncertainty|resampl\w*|"
+                     r"bootstrap\w*|jackknife|permutation|Bonferroni|Holm|in brackets)\b[^()]*\))", re.I)
 IDENTIFIER = re.compile(r"\b([A-Za-z_][\w]*(?:[._][\w]+)+)\b")
+TAG = re.compile(r"(<[^>]+>)")
 
 
 def _cell_text(inner: str) -> str:
     return html.unescape(re.sub(r"<[^>]+>", "", inner)).strip()
 
 
+def _in_text(inner: str, fix) -> str:
+    """``fix`` applied to the text of an HTML fragment, never inside a tag."""
+    return "".join(part if TAG.fullmatch(part) else fix(part) for part in TAG.split(inner))
+
+
 def _breakable(inner: str) -> str:
     """Identifiers (``last_hidden_state``, ``model.config``) may break after ``_`` or ``.`` only,
     never inside a word."""
-    if "<" in inner:
+    return _in_text(inner, lambda text: IDENTIFIER.sub(lambda m: re.sub(r"([._])", r"\1<wbr>", m[1]), text))
+
+
+def _fold_intervals(inner: str) -> str:
+    """Each interval that follows an estimate in a cell goes into ``<span class="course-ci">``:
+    folded until the reader asks for the intervals (a cell that is an interval and nothing
+    else, a column of intervals, stays as it is)."""
+    if CI.fullmatch(_cell_text(inner)) or "course-ci" in inner:
         return inner
-    return IDENTIFIER.sub(lambda m: re.sub(r"([._])", r"\1<wbr>", m[1]), inner)
+    return _in_text(inner, lambda text: CI.sub(lambda m: f'<span class="course-ci">{m[0]}</span>', text))
+
+
+def _drop_default_index(table: str) -> str:
+    """pandas' unnamed 0, 1, 2, ... index (a table built without ``index=``) says nothing to a
+    reader: its column goes (header cell and one ``<th>`` per row)."""
+    body = re.search(r"<tbody>(.*?)</tbody>", table, re.S)
+    head = re.search(r"<thead>(.*?)</thead>", table, re.S)
+    if not body or not head:
+        return table
+    rows = ROW.findall(body[1])
+    firsts = [CELL.search(r) for r in rows]
+    if not rows or any(m is None or m[1] != "th" or _cell_text(m[3]) != str(i) for i, m in enumerate(firsts)):
+        return table
+    head_rows = ROW.findall(head[1])
+    if len(head_rows) != 1:
+        return table
+    corner = CELL.search(head_rows[0])
+    if corner is None or corner[1] != "th" or _cell_text(corner[3]):
+        return table
+    new_head = head[1].replace(head_rows[0], head_rows[0][:corner.start()] + head_rows[0][corner.end():], 1)
+    new_body = body[1]
+    for r, m in zip(rows, firsts):
+        new_body = new_body.replace(r, r[:m.start()] + r[m.end():], 1)
+    return table.replace(head[1], new_head, 1).replace(body[1], new_body, 1)
 
 
 def style_table(table: str) -> str:
     """One pandas table, for reading: the index's name moved into the empty top-left header
-    cell (no near-empty second header row), number columns marked ``course-num`` (right-aligned,
-    tabular figures; an interval ``[a, b]`` after a number on a smaller second line that never
-    breaks inside), identifiers breakable only at ``_`` and ``.``."""
+    cell (no near-empty second header row), pandas' unnamed 0..n-1 index left out, number
+    columns marked ``course-num`` (right-aligned, tabular figures; a cell that mixes quantities,
+    "34.1% [33.5, 34.7] (49.6%)", is a number too, and a column's cells without any digit,
+    "not run here", do not count against it), every interval after an estimate in
+    ``<span class="course-ci">`` (folded until the reader opens it; on a line of its own that
+    never breaks inside), a caption's aside on how the intervals were made in
+    ``<span class="course-ci-note">`` (folded with them), identifiers breakable only at ``_``
+    and ``.``."""
+    table = _drop_default_index(table)
     head = re.search(r"<thead>(.*?)</thead>", table, re.S)
     if head:
         rows = ROW.findall(head[1])
@@ -749,17 +845,15 @@ def style_table(table: str) -> str:
     width = max((len(r) for r in rows), default=0)
     numeric = []
     for k in range(width):
-        texts = [_cell_text(r[k][2]) for r in rows if len(r) > k and _cell_text(r[k][2])]
+        texts = [_cell_text(r[k][2]) for r in rows if len(r) > k and re.search(r"\d", _cell_text(r[k][2]))]
         numeric.append(bool(texts) and sum(bool(NUMERIC.match(t)) for t in texts) >= 0.8 * len(texts))
 
     def cell(k, match):
         tag, attrs, inner = match[1], match[2], match[3]
+        inner = _fold_intervals(inner)
         if k < len(numeric) and numeric[k]:
             attrs = attrs + ' class="course-num"' if "class=" not in attrs else \
                 re.sub(r'class="', 'class="course-num ', attrs, count=1)
-            interval = INTERVAL.match(inner)
-            if interval and "<" not in inner:
-                inner = f'{interval[1]}<span class="course-ci">{interval[2]}</span>'
         else:
             inner = _breakable(inner)
         return f"<{tag}{attrs}>{inner}</{tag}>"
@@ -787,25 +881,69 @@ def style_table(table: str) -> str:
             return text
         table = table.replace(head[1], ROW.sub(header_row, head[1]), 1)
     table = re.sub(r'(<thead>\s*<tr)\s+style="text-align: right;"', r"\1", table)
+    if 'class="course-ci"' in table:
+        table = re.sub(r"(<caption\b[^>]*>)(.*?)(</caption>)",
+                       lambda m: m[1] + _in_text(m[2], lambda t: CI_NOTE.sub(
+                           lambda n: f'<span class="course-ci-note">{n[0]}</span>', t)) + m[3],
+                       table, count=1, flags=re.S)
     return table
+
+
+TABLE_ANY = re.compile(r"<table\b.*?</table>", re.S)
+PRE = re.compile(r'(<span class="pre">)([^<]*)(</span>)')
+
+
+def breakable_names_in_tables(site: Path) -> dict:
+    """In every table of every page (the lesson's own Markdown tables too, such as lesson 00's
+    conventions), a name in code may break after "." or "_" and nowhere else: ``<wbr>`` there,
+    and course.css keeps ``td code`` from breaking inside a word."""
+    names = 0
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+
+        def table(match):
+            def pre(m):
+                nonlocal names
+                fixed = re.sub(r"([._])(?=\w)", r"\1<wbr>", m[2])
+                names += fixed != m[2]
+                return m[1] + fixed + m[3]
+            return PRE.sub(pre, match[0])
+
+        new = TABLE_ANY.sub(table, text)
+        if new != text:
+            page.write_text(new, encoding="utf-8")
+    return {"names": names}
+
+
+CI_SWITCH = ('<input type="checkbox" class="course-ci-toggle" id="{id}">'
+             '<label class="course-ci-label" for="{id}">show the intervals</label>')
 
 
 def style_tables(site: Path) -> dict:
     """:func:`style_table` on every pandas table of the lesson pages, each in a box that scrolls
-    sideways when it must (``course-scroll``; course.js marks it so its edge shows a hint)."""
-    tables = 0
+    sideways when it must (``course-scroll``; course.js marks it so its edge shows a hint). A
+    table with folded intervals gets a "show the intervals" switch above it: a checkbox that
+    opens them with CSS alone (no script), one per table."""
+    tables = folded = 0
     for page in sorted((site / "lessons").glob("*.html")):
         text = page.read_text(encoding="utf-8")
+        switches = 0
 
         def fix(match):
-            nonlocal tables
+            nonlocal tables, folded, switches
             tables += 1
-            return f'<div class="course-scroll">{style_table(match[0])}</div>'
+            styled = style_table(match[0])
+            if 'class="course-ci"' not in styled:
+                return f'<div class="course-scroll">{styled}</div>'
+            folded += 1
+            switches += 1
+            switch = CI_SWITCH.format(id=f"course-ci-{switches}")
+            return f'<div class="course-table">{switch}<div class="course-scroll">{styled}</div></div>'
 
         new = TABLE.sub(fix, text)
         if new != text:
             page.write_text(new, encoding="utf-8")
-    return {"tables": tables}
+    return {"tables": tables, "folded": folded}
 
 
 CSS_CODEPOINT = re.compile(r"""(?:content|--[\w-]+)\s*:\s*["']((?:\\[0-9a-fA-F]{1,6}\s?|[^"'\\])+)["']""")

@@ -75,6 +75,44 @@ def test_fits_the_page_and_columns_do_not_collide(model, sample_trace, n_tokens)
     plt.close(fig)
 
 
+@pytest.mark.parametrize("n_tokens", [None, 512])
+def test_the_layer_frame_and_its_shadows_touch_no_text(model, sample_trace, n_tokens):
+    """Issue 49: the frame's left edge ran through "LayerNorm", "query, key, value" ...; the x L
+    shadows touched the shapes "[17, 384]". No edge of the frame or its shadows may pass within
+    0.03 inch of a text that sits beside it, and no text may straddle an edge."""
+    ax = architecture_diagram(model.config, tokens=sample_trace.tokens, n_tokens=n_tokens)
+    fig = ax.figure
+    fig.canvas.draw()
+    renderer = fig.canvas.get_renderer()
+    inv = ax.transData.inverted()
+    frames = [p for p in ax.patches if p.get_gid() == "box:layer"]
+    assert len(frames) == 3, "one frame and two shadows"
+    boxes = []
+    for text in ax.texts:
+        if not text.get_text().strip():
+            continue
+        (x0, y0), (x1, y1) = inv.transform(text.get_window_extent(renderer).get_points())
+        boxes.append((text.get_text(), x0, x1, y0, y1))
+    gap = 0.03
+    front = max(frames, key=lambda p: p.get_zorder()).get_bbox()  # the frame; the shadows lie behind it
+    for frame in frames:
+        ext = frame.get_bbox()  # FancyBboxPatch: its box in data units (inches)
+        fx0, fx1, fy0, fy1 = ext.x0, ext.x1, ext.y0, ext.y1
+        # a shadow's edge is seen only where it is not under the frame
+        seen = [x for x in (fx0, fx1) if frame.get_bbox() == front or not front.x0 <= x <= front.x1]
+        for name, x0, x1, y0, y1 in boxes:
+            if y1 < fy0 - gap or y0 > fy1 + gap:
+                continue  # above or below the frame
+            for edge in seen:
+                assert not (x0 - gap < edge < x1 + gap), \
+                    f"the frame edge at x = {edge:.2f} in touches {name!r} ({x0:.2f}..{x1:.2f})"
+        for name, x0, x1, y0, y1 in boxes:  # nor the bottom edge, for texts under the frame's width
+            if x1 < fx0 or x0 > fx1:
+                continue
+            assert not (y0 - gap < fy0 < y1 + gap), f"the frame bottom at y = {fy0:.2f} in touches {name!r}"
+    plt.close(fig)
+
+
 def test_lanes_are_the_sentence_tokens_with_positions_and_segments(model, tokenizer):
     pair = trace_text(tokenizer, model, "It rained.", "The bank was quiet.")
     ax = architecture_diagram(model.config, tokens=pair.tokens)

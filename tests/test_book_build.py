@@ -316,6 +316,13 @@ def test_site_notebook_leaves_off_the_install_cell_and_shows_exercises_as_to_do(
     assert any("install cell" in n for n in notes)
     first = next(c.source for c in page.cells if c.cell_type == "markdown" and "The idea." in c.source)
     assert "first cell installs" not in first, "no sentence about a cell the page left off (issue 49)"
+    for wrapped in ("The first cell installs the course when you run it on Google Colab; on your own machine it does\n"
+                    "nothing.", "The first cell installs the course when you run it\non Google Colab; on your own "
+                    "machine it does nothing."):
+        assert build.INSTALL_SENTENCE.sub("", f"Intro.\n\n{wrapped}") == "Intro.", "wrapped anywhere (08 wraps it late)"
+    inside = ("Every number is computed. The first cell installs the course on Google Colab; locally it does\n"
+              "nothing.\n\nNext paragraph.")
+    assert build.INSTALL_SENTENCE.sub("", inside) == "Every number is computed.\n\nNext paragraph."
     todo, done = (c.outputs[0]["data"] for c in page.cells[1:])
     assert "Not yet" not in todo["text/html"] and "notebook to check your answer" in todo["text/html"]
     assert todo["text/plain"] == build.FEEDBACK_CHECK
@@ -370,3 +377,56 @@ def test_cells_that_only_format_results_are_folded_on_the_page():
     page, _ = build.site_notebook(nb, "04_a_lesson", "https://github.com/example/course")
     codes = [c for c in page.cells if c.cell_type == "code"]
     assert ["hide-input" in c.metadata.get("tags", []) for c in codes] == [True] * 3 + [False] * 5
+
+
+def _picture_cell(source: str):
+    png = nbformat.v4.new_output("display_data", data={"image/png": "iVBORw0KGgo=", "text/plain": "<Figure>"})
+    return nbformat.v4.new_code_cell(source, outputs=[png])
+
+
+def test_the_set_up_is_one_folded_block_and_the_first_picture_follows_it():
+    """Issue 49: parameters, imports and the loading printout go between two markers (one
+    <details> on the page, book/postprocess.py), up to the text before the first picture; the
+    block's headings become bold lines, its cells' own folds are lifted, the model it loaded is
+    named for the summary."""
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    load = code("\n".join(f"import m{i}" for i in range(build.CODE_WALL_LINES + 3)), outputs=[nbformat.v4.new_output(
+        "stream", name="stdout", text="Using bundled:tiny (2 layers, hidden 8) on cpu -- offline.\nmore\n")])
+    nb = nbformat.v4.new_notebook(cells=[
+        md(f"# 08 — T\n\n{_badge('08_x')}\n\nThe idea."), code(INSTALL), md("## Parameters\n\n`MODEL` names it."),
+        code("MODEL = None"), md("## Load the model and trace the inputs\n\nTwo data sets."), load,
+        md("Where this lesson sits:"), _picture_cell("you_are_here(config)"), md("## The idea\n\nText."),
+        code("x = 1")])
+    nb.cells[3].metadata["tags"] = ["parameters"]
+    page, notes = build.site_notebook(nb, "08_x", REPO)
+    cells = page.cells
+    start = next(i for i, c in enumerate(cells) if 'class="course-setup-start"' in c.source)
+    end = next(i for i, c in enumerate(cells) if 'class="course-setup-end"' in c.source)
+    inside = [c.source.split("\n")[0] for c in cells[start + 1:end]]
+    assert inside == ["**Parameters**", "MODEL = None", "**Load the model and trace the inputs**", "import m0"]
+    assert cells[end + 1].source == "Where this lesson sits:" and "image/png" in cells[end + 2].outputs[0]["data"]
+    assert 'data-model="bundled:tiny (2 layers, hidden 8) on cpu"' in cells[start].source
+    assert cells[start + 2].metadata.get("tags") == ["parameters"] and "tags" not in cells[start + 4].metadata
+    assert cells[start + 3].source == "**Load the model and trace the inputs**\n\nTwo data sets."
+    assert any("Set-up" in n for n in notes)
+    nbformat.validate(page)
+    # a lesson heading that is not set-up ends the block there; no Parameters, no block
+    assert list(build.setup_cells([md("## Parameters"), code("MODEL = None"), md("## The data"), code("x")])) == [0, 1]
+    assert build.setup_cells([md("# T"), code("import torch")]) is None
+    assert build.setup_cells([md("## Parameters"), _picture_cell("plot()")]) is None  # no code to fold
+
+
+def test_exercise_code_folds_on_the_page_and_its_task_stays():
+    """Issue 49: an exercise's stub and checker are for the notebook; on the page the task (the
+    Markdown) and the "Your turn" box (the output) show, the code folds. Code of the sections
+    before and after the exercises stays open."""
+    md, code = nbformat.v4.new_markdown_cell, nbformat.v4.new_code_cell
+    nb = nbformat.v4.new_notebook(cells=[
+        md(f"# 03 — T\n\n{_badge('03_x')}"), md("## The idea"), code("x = 1"),
+        md("Takeaway.\n\n## Summary\n\n* a\n\n## Exercises\n\n### Exercise 1: count\n\nDo it."),
+        code("answer_1 = None\ncheck_exercise_1(answer_1)"), md("### Exercise 2: more"), code("answer_2 = None"),
+        md("## Further reading"), code("y = 2")])
+    page, _ = build.site_notebook(nb, "03_x", REPO)
+    folded = {c.source.split("\n")[0]: "hide-input" in c.metadata.get("tags", [])
+              for c in page.cells if c.cell_type == "code"}
+    assert folded == {"x = 1": False, "answer_1 = None": True, "answer_2 = None": True, "y = 2": False}

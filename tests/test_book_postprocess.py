@@ -8,6 +8,7 @@ import base64
 import hashlib
 import importlib.util
 import io
+import re
 from pathlib import Path
 
 import nbformat
@@ -155,11 +156,68 @@ def test_style_table_merges_the_index_row_aligns_numbers_and_keeps_intervals_who
     head = html.split("<thead>")[1].split("</thead>")[0]
     assert head.count("<tr") == 1, "the index's name sits in the header row, not in a row of its own"
     assert '<th class="course-num">accuracy</th>' in head and "<th>output</th>" in head
-    assert '<td class="course-num">84.5%<span class="course-ci">[83.4, 85.6]</span></td>' in html
+    assert '<td class="course-num">84.5% <span class="course-ci">[83.4, 85.6]</span></td>' in html
     assert "last_<wbr>hidden_<wbr>state" in html and "model.<wbr>config" in html  # breaks only at _ and .
     assert 'style="text-align: right;"' not in head
     css = (ROOT / "book" / "static" / "course-page.css").read_text()
     assert "tabular-nums" in css and "span.course-ci" in css and "white-space: nowrap" in css
+
+
+def test_style_table_folds_the_intervals_and_the_caption_words_on_how_they_were_made():
+    """Issue 49: the estimate stays in view; each interval after it, anywhere in a cell, and the
+    caption's aside on the intervals go into the fold; a cell that mixes quantities is a number,
+    a cell without digits ("not run here") does not make its column text; an interval that is
+    the whole cell (a column of intervals) stays in view."""
+    from helpers.common.tables import TitledTable, results_table
+
+    table = results_table([
+        {"layer": "1", "share": "34.1% [33.5, 34.7] (49.6%)", "paper": "84.1% [82.9, 85.3]", "interval": "[1.9, 2.0]",
+         "note": "in layer_3 [2.0, 3.5] of 6"},
+        {"layer": "2", "share": "−1.2% [−3.3, 0.8] (4.4%)", "paper": "not run here", "interval": "[1.8, 2.1]",
+         "note": "none"},
+    ], index="layer")
+    out = post.style_table(TitledTable(table, "share, mean [95 % CI over the inputs] (in brackets: resampling)")
+                           ._repr_html_())
+    assert '<td class="course-num">34.1% <span class="course-ci">[33.5, 34.7]</span> (49.6%)</td>' in out
+    assert '<td class="course-num">−1.2% <span class="course-ci">[−3.3, 0.8]</span> (4.4%)</td>' in out
+    assert '<td class="course-num">not run here</td>' in out, "a column of numbers and 'not run here' is numeric"
+    assert "<td>[1.9, 2.0]</td>" in out or '<td class="course-num">[1.9, 2.0]</td>' in out, \
+        "an interval with no estimate before it is not hidden"
+    assert '<td>in layer_<wbr>3 <span class="course-ci">[2.0, 3.5]</span> of 6</td>' in out  # text column too
+    caption = out.split("<caption", 1)[1].split("</caption>", 1)[0]
+    assert caption.count('<span class="course-ci-note">') == 2 and "share, mean<span" in caption
+    unfolded = re.sub(r'<span class="course-ci(-note)?">.*?</span>', "", out)
+    assert not post.CI.search(re.sub(r"<td[^>]*>\[[^\]]*\]</td>", "", unfolded)), "an interval left in view"
+
+
+def test_style_table_leaves_out_pandas_default_index_only():
+    import pandas as pd
+    from helpers.common.tables import TitledTable
+
+    stories = pd.DataFrame({"popular story": ["a", "b", "c"], "this run": ["x", "y", "z"]})
+    out = post.style_table(stories.to_html(notebook=True))
+    assert "<th>0</th>" not in out and "<th>2</th>" not in out and len(re.findall(r"<th[ >]", out)) == 2
+    assert "<td>a</td>" in out and "<th>popular story</th>" in out
+    # a named index, or one that does not count 0, 1, 2, stays
+    named = post.style_table(TitledTable(stories.set_index("popular story"), "t")._repr_html_())
+    assert "<th>a</th>" in named
+    layers = pd.DataFrame({"acc": ["1", "2"]}, index=[1, 2])
+    assert re.search(r"<th[^>]*>1</th>", post.style_table(layers.to_html()))
+
+
+def test_style_tables_puts_a_switch_above_a_table_with_intervals_only(tmp_path):
+    from helpers.common.tables import TitledTable, results_table
+
+    with_ci = TitledTable(results_table([{"a": "1.0 [0.5, 1.5]"}]), "t")._repr_html_()
+    without = TitledTable(results_table([{"a": "1.0"}]), "u")._repr_html_()
+    site = _site(tmp_path, f"<html><body><main>{with_ci}{without}{with_ci}</main></body></html>")
+    assert post.style_tables(site) == {"tables": 3, "folded": 2}
+    page = (site / "lessons" / "00_x.html").read_text()
+    assert page.count('<input type="checkbox" class="course-ci-toggle" id="course-ci-') == 2
+    assert 'id="course-ci-1"' in page and 'for="course-ci-2"' in page  # one switch per table, unique ids
+    assert page.count('<div class="course-scroll"><table') == 3
+    css = (ROOT / "book" / "static" / "course-page.css").read_text()
+    assert "input.course-ci-toggle:not(:checked) ~ div.course-scroll .course-ci" in css
 
 
 def test_style_tables_wraps_each_pandas_table_in_a_scroll_box(tmp_path):
@@ -167,7 +225,7 @@ def test_style_tables_wraps_each_pandas_table_in_a_scroll_box(tmp_path):
 
     table = TitledTable(results_table([{"a": 1, "b": "x"}]), "t")._repr_html_()
     site = _site(tmp_path, f"<html><body><main>{table}<table><tr><td>markdown</td></tr></table></main></body></html>")
-    assert post.style_tables(site) == {"tables": 1}
+    assert post.style_tables(site) == {"tables": 1, "folded": 0}
     html = (site / "lessons" / "00_x.html").read_text()
     assert html.count('<div class="course-scroll"><table') == 1  # the pandas one, not the Markdown table
 
@@ -289,3 +347,34 @@ def test_a_phone_reader_is_told_that_a_tap_opens_a_figure_full_size():
     css = (Path(__file__).resolve().parent.parent / "book" / "static" / "course.css").read_text()
     narrow = css[css.index("@media (max-width: 700px)"):]
     assert "a.course-enlarge::after" in narrow and "Tap the figure to open it full size" in narrow
+
+
+def test_fold_setup_makes_one_closed_block_and_leaves_a_broken_run_open(tmp_path):
+    start = '<div class="course-setup-start" data-model="bundled:tiny (2 layers)"></div>'
+    good = (f"<section><h1>T</h1>{start}<p><strong>Parameters</strong></p><div class=\"cell\">x</div>"
+            '<div class="course-setup-end"></div><p>Where this lesson sits</p></section>')
+    site = _site(tmp_path, f"<html><body><main>{good}</main></body></html>")
+    (site / "lessons" / "01_y.html").write_text(
+        '<main><section><div class="course-setup-start"></div><p>a</p></section>'
+        '<section><div class="course-setup-end"></div></section></main>', encoding="utf-8")
+    assert post.fold_setup(site) == {"pages": 1, "left_open": ["01_y.html"]}
+    page = (site / "lessons" / "00_x.html").read_text()
+    assert '<details class="course-setup"><summary>' in page and "<details open" not in page
+    assert "Model: bundled:tiny (2 layers)" in page and "course-setup-start" not in page
+    assert page.index("</details>") < page.index("Where this lesson sits")
+    broken = (site / "lessons" / "01_y.html").read_text()
+    assert "course-setup" not in broken and "<p>a</p>" in broken
+
+
+def test_names_in_tables_break_only_after_a_dot_or_underscore(tmp_path):
+    """Issue 49: lesson 00's conventions table broke "config.num_hidden_lay|ers" on a phone."""
+    cell = '<code class="docutils literal notranslate"><span class="pre">config.num_hidden_layers</span></code>'
+    prose = '<p><code class="docutils literal notranslate"><span class="pre">model.config</span></code></p>'
+    site = _site(tmp_path, f"<main>{prose}<table><tr><td>{cell}</td></tr></table></main>")
+    assert post.breakable_names_in_tables(site) == {"names": 1}
+    page = (site / "lessons" / "00_x.html").read_text()
+    assert '<span class="pre">config.<wbr>num_<wbr>hidden_<wbr>layers</span>' in page
+    assert '<span class="pre">model.config</span>' in page, "prose is left as it is"
+    css = (ROOT / "book" / "static" / "course.css").read_text()
+    assert re.search(r"article td code \{ overflow-wrap: normal; word-break: normal; \}", css)
+    assert not re.search(r"article td code[^{]*\{[^}]*anywhere", css)

@@ -137,5 +137,35 @@ def test_the_browser_draws_every_state_as_matplotlib_does(cls, chromium, tokeniz
     assert readouts == [c["labels"][i] for c, i in zip(data["controls"], other)]
     _move(page, first)
     assert not page.locator("canvas.course-explorer-canvas").is_visible(), "back at the first state: the picture"
+    _check_phone_controls(page, data, first, cls.__name__)
     assert not network, f"the explorer asked the network for {network}"
     plt.close(explorer.fig)
+
+
+def _check_phone_controls(page, data, first, name) -> None:
+    """Issue 49: at 390 px each control has a line of its own, its slider most of the width, and
+    step buttons move it one step at a time (a thumb gets ~9 px per step on a short slider)."""
+    viewport = page.viewport_size
+    page.set_viewport_size({"width": 390, "height": 900})
+    rows = page.locator("span.course-explorer-control")
+    assert rows.count() == len(data["controls"]), f"{name}: one control row per slider"
+    for k in range(rows.count()):
+        row = rows.nth(k)
+        slider = row.locator("input[type=range]")
+        width = slider.evaluate("e => e.getBoundingClientRect().width")
+        assert width >= 0.6 * 390, f"{name}: slider {k + 1} is {width:.0f} px wide at 390 px"
+        steps = row.locator("button.course-explorer-step")
+        assert steps.count() == 2 and min(steps.evaluate_all("els => els.map(b => b.offsetHeight)")) >= 32
+        labels = data["controls"][k]["labels"]
+        top = len(labels) - 1
+        step, back = (steps.last, steps.first) if first[k] < top else (steps.first, steps.last)
+        step.click()
+        moved = first[k] + (1 if first[k] < top else -1)
+        assert int(slider.input_value()) == moved, f"{name}: a step button did not move slider {k + 1} by one"
+        assert row.locator("output.course-explorer-value").text_content() == labels[moved]
+        assert page.locator("canvas.course-explorer-canvas").is_visible(), f"{name}: a step drew nothing"
+        back.click()
+        assert int(slider.input_value()) == first[k]
+    assert not page.locator("canvas.course-explorer-canvas").is_visible(), f"{name}: stepping back shows the picture"
+    page.locator("div.course-explorer-controls").screenshot(path=str(SHOTS / f"explorer-controls-390-{name}.png"))
+    page.set_viewport_size(viewport)

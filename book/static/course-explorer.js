@@ -131,23 +131,29 @@
     this.build();
   }
 
+  Explorer.count = 0;  // slider ids, unique on the page
+
   Explorer.prototype.build = function () {
     var self = this, data = this.data;
     var controls = document.createElement('div');
     controls.className = 'course-explorer-controls';
     data.controls.forEach(function (control, k) {
-      var label = document.createElement('label');
-      var name = document.createElement('span');
-      name.className = 'course-explorer-name';
-      name.textContent = control.label;
+      // one control: its name (a <label> for the slider), a step back, the slider, a step on, the value
+      var row = document.createElement('span');
+      row.className = 'course-explorer-control';
       var input = document.createElement('input');
       input.type = 'range';
+      input.id = 'course-explorer-' + (++Explorer.count);
       input.min = 0;
       input.max = control.labels.length - 1;
       input.step = 1;
       input.value = self.index[k];
       input.setAttribute('aria-label', control.label);
       input.setAttribute('aria-valuetext', control.labels[self.index[k]]);
+      var name = document.createElement('label');
+      name.className = 'course-explorer-name';
+      name.htmlFor = input.id;
+      name.textContent = control.label;
       var value = document.createElement('output');
       value.className = 'course-explorer-value';
       value.textContent = control.labels[self.index[k]];
@@ -157,10 +163,28 @@
         input.setAttribute('aria-valuetext', value.textContent);
         self.show();
       });
-      label.appendChild(name);
-      label.appendChild(input);
-      label.appendChild(value);
-      controls.appendChild(label);
+      // a step at a time: a phone's slider gives a few pixels per step
+      function stepper(delta, text, what) {
+        var button = document.createElement('button');
+        button.type = 'button';
+        button.className = 'course-explorer-step';
+        button.textContent = text;
+        button.setAttribute('aria-label', what + ' ' + control.label);
+        button.addEventListener('click', function () {
+          var v = Math.min(+input.max, Math.max(0, +input.value + delta));
+          if (v !== +input.value) {
+            input.value = v;
+            input.dispatchEvent(new Event('input'));
+          }
+        });
+        return button;
+      }
+      row.appendChild(name);
+      row.appendChild(stepper(-1, '\u2212', 'previous'));
+      row.appendChild(input);
+      row.appendChild(stepper(1, '+', 'next'));
+      row.appendChild(value);
+      controls.appendChild(row);
     });
     var stage = this.root.querySelector('.course-explorer-stage');
     this.root.insertBefore(controls, stage);

@@ -6,11 +6,12 @@
   'use strict';
   var BOXES = '.course-scroll, div.cell_output pre, div.cell_input pre, div.math, div.course-math';
 
-  function mark(box) {
+  function mark(box, inline) {
     var over = box.scrollWidth > box.clientWidth + 1;
     var end = box.scrollLeft + box.clientWidth >= box.scrollWidth - 1;
     box.classList.toggle('course-scrolls', over);
     box.classList.toggle('course-scrolled-end', over && end);
+    if (inline) return;  // an inline formula fades at its edge; a line under it would split its paragraph
     var hint = box.nextElementSibling;
     var has = hint && hint.classList.contains('course-scroll-hint');
     if (over && !has) {
@@ -25,6 +26,13 @@
   }
 
   function markAll() {
+    document.querySelectorAll('span.math, span.course-math').forEach(function (box) {
+      mark(box, true);
+      if (!box.courseScrollWatched) {
+        box.courseScrollWatched = true;
+        box.addEventListener('scroll', function () { mark(box, true); }, { passive: true });
+      }
+    });
     document.querySelectorAll(BOXES).forEach(function (box) {
       if (box.parentElement && box.parentElement.closest(BOXES)) return;  // an inner box: its outer one scrolls
       mark(box);
@@ -39,6 +47,10 @@
   window.addEventListener('resize', function () {
     clearTimeout(timer);
     timer = setTimeout(markAll, 150);
+  });
+  // a table's "show the intervals" switch makes it wider or narrower
+  document.addEventListener('change', function (e) {
+    if (e.target && e.target.classList && e.target.classList.contains('course-ci-toggle')) markAll();
   });
   if (document.readyState !== 'loading') markAll();
   else document.addEventListener('DOMContentLoaded', markAll);

@@ -71,7 +71,14 @@ DEFAULT_TOKENS = ("[CLS]", "a", "short", "text", "[SEP]")
 # and box sizes stay in proportion whatever the model's sizes are.
 WIDTH = FIG_WIDTH_IN  # the website's text column at 100 dpi, less the margin the notebook adds around a figure
 _WHAT_X = 0.02  # left column: what each row does
-_LANE_L, _LANE_R = 1.50, 3.98  # the token lanes
+_LANE_L, _LANE_R = 1.50, 3.98  # the token lanes (narrower lanes would shorten tokens such as "rained")
+# The encoder layer's frame starts a little right of the page's edge and its rows' labels sit
+# inside it, clear of its edge; its two shadows ("× L") peek out to the left and below, away
+# from the shape column on the right (issue 49: the edge ran through the labels, the shadows
+# touched "[17, 384]").
+_FRAME_X0 = 0.06
+_INSET_X = _FRAME_X0 + 0.05  # the widest label, "feed-forward, per token:", still ends 0.05 in before the lanes
+_SHADOW = 0.03  # each shadow's offset, left and down (the second ends at the page's edge)
 _SHAPE_X = 4.06  # tensor shapes
 _CODE_X = 4.875  # code names (monospace)
 _FONT = 8.0
@@ -260,7 +267,8 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
     spec = [  # (row, height, part, gap below)
         ("tokens", 0.30, "tokens", 0.0), ("word", 0.30, "embeddings", 0.10), ("position", 0.30, "embeddings", 0.0),
         ("segment", 0.30, "embeddings", 0.0), ("sum", 0.24, "embeddings", 0.0), ("emb_norm", 0.30, "embeddings", 0.0),
-        ("frame_bottom", 0.10, None, 0.06), ("qkv", 0.30, "attention", 0.0), ("heads", 0.36, "attention", 0.0),
+        ("frame_bottom", 0.10, None, 0.06 + 2 * _SHADOW), ("qkv", 0.30, "attention", 0.0),
+        ("heads", 0.36, "attention", 0.0),
         ("mix", 0.56, "attention", 0.0), ("concat", 0.30, "attention", 0.0), ("dense", 0.26, "attention", 0.0),
         ("add1", 0.26, "add_norm", 0.0), ("norm1", 0.26, "add_norm", 0.0), ("ff1", 0.34, "feed_forward", 0.04),
         ("ff2", 0.26, "feed_forward", 0.0), ("add2", 0.26, "add_norm", 0.0), ("norm2", 0.30, "add_norm", 0.0),
@@ -284,8 +292,12 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
     ax.set_ylim(0, height)
     ax.axis("off")
 
+    names = [name for name, *_ in spec]
+    in_frame = set(names[names.index("frame_bottom"):names.index("frame_top") + 1])  # labelled inside the frame
+
     def what(row, text, **kw):
-        ax.text(_WHAT_X, r.c(row), text, ha="left", va="center", fontsize=_FONT, linespacing=1.15, zorder=6,
+        x = _INSET_X if row in in_frame else _WHAT_X
+        ax.text(x, r.c(row), text, ha="left", va="center", fontsize=_FONT, linespacing=1.15, zorder=6,
                 gid="what", **kw)
 
     def shape(row, text):
@@ -396,16 +408,16 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
                 ha="right", va="top", fontsize=_FONT, color=_MIX_COLOR, zorder=6,
                 bbox=dict(boxstyle="round,pad=0.08", facecolor="white", edgecolor="none", alpha=0.9))
 
-    # the layer's frame, with two shadows: it repeats L times
-    x0, x1 = 0.02, _LANE_R + 0.04
+    # the layer's frame, with two shadows (left and below): it repeats L times
+    x0, x1 = _FRAME_X0, _LANE_R + 0.03
     fb, ft = r.bottom("frame_bottom"), r.top("frame_top")
-    for j, shift in enumerate((0.08, 0.04, 0.0)):
-        ax.add_patch(FancyBboxPatch((x0 + shift, fb - shift), x1 - x0, ft - fb,
+    for j, shift in enumerate((2 * _SHADOW, _SHADOW, 0.0)):
+        ax.add_patch(FancyBboxPatch((x0 - shift, fb - shift), x1 - x0, ft - fb,
                                     boxstyle="round,pad=0,rounding_size=0.08",
                                     facecolor="white" if j == 2 else "#f4f4f4", edgecolor="#888888",
                                     linewidth=1.0, linestyle="-" if j == 2 else ":", zorder=0.2 + 0.1 * j,
                                     gid="box:layer"))
-    ax.text(_WHAT_X + 0.04, r.c("frame_top"), f"encoder layer l = 1 \u2026 {L}", ha="left", va="center",
+    ax.text(_INSET_X, r.c("frame_top"), f"encoder layer l = 1 \u2026 {L}", ha="left", va="center",
             fontsize=_FONT, fontweight="bold", color="#333333", zorder=6)
     ax.text(_LANE_R - 0.02, r.c("frame_top"), f"\u00d7 L = {L}", ha="right", va="center", fontsize=11,
             fontweight="bold", color="#333333", zorder=6)
@@ -482,7 +494,8 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
 
     spans = []
     for part in parts:
-        spans += [(r.bottom("frame_bottom"), r.top("frame_top"))] if part == "layer" else r.extent(part)
+        layer = (r.bottom("frame_bottom") - 2 * _SHADOW, r.top("frame_top"))  # the shadows too
+        spans += [layer] if part == "layer" else r.extent(part)
     if parts:
         _mark_highlight(ax, parts, spans, 0.0, WIDTH, WIDTH - 0.08, r.c("you_are_here"))
     if own_figure:
