@@ -100,13 +100,23 @@ def rank_layers(values, *, lowest: bool = True, control=None, control_units=None
     n_boot = min(bootstrap_size(family, alpha), 20000) if n_boot is None else n_boot
     reps = _paired_replicates(array, statistic=statistic, clusters=clusters, control=control,
                               control_units=control_units, n_boot=n_boot, seed=seed, unit=unit)
+    return ranking_of(reps, lowest=lowest, unit=unit or ("clusters" if clusters is not None else "items"),
+                      alpha=alpha)
+
+
+def ranking_of(reps: Replicates, *, lowest: bool, unit: str, alpha: float = ALPHA) -> LayerRanking:
+    """The :class:`LayerRanking` read off replicates of ``k`` columns drawn with the same weights
+    (paired): the extreme column picked by the data, every column against it, one Bonferroni
+    family over every pair (:func:`~helpers.common.intervals.extreme_family`). Shared by
+    :func:`rank_layers` and the random-pair ranking of ``layerwalk``."""
+    k = reps.k
+    family = extreme_family(k)
     extreme = int(np.argmin(reps.estimate) if lowest else np.argmax(reps.estimate))
     diffs = reps.minus(extreme)
     differences = diffs.intervals(family_level(family, alpha))
     p_adj = np.minimum(1.0, diffs.p_values() * family)
     p_adj[extreme] = 1.0
     tied = [j for j in range(k) if j == extreme or differences[j].contains(0.0)]
-    unit = unit or ("clusters" if clusters is not None else "items")
     return LayerRanking(reps.intervals(0.95), extreme, tied, differences, [float(p) for p in p_adj], alpha, unit,
                         family, min(1.0, family * reps.p_floor))
 

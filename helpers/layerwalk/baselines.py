@@ -19,6 +19,7 @@ import torch.nn.functional as F
 
 from helpers.common.stats import (ALPHA, Interval, LayerRanking, Replicates, Verdict, bootstrap_size,
                                   extreme_family, family_level, pair_replicates, quartiles, verdict)
+from helpers.common.ranking import ranking_of
 from helpers.layerwalk.measures import _transformed, consecutive_cosines_per_token, pooled_vectors
 from helpers.layerwalk.norms import top_dimensions
 from helpers.model.tokens import content_positions
@@ -102,15 +103,7 @@ def pair_ranking(samples, units, *, lowest: bool = False, n_boot: int | None = N
     k = (samples.shape if hasattr(samples, "shape") else np.shape(samples))[-1]
     family = extreme_family(k)
     n_boot = min(bootstrap_size(family, alpha), 20000) if n_boot is None else n_boot
-    reps = _pair_replicates(samples, units, n_boot, seed)
-    extreme = int(np.argmin(reps.estimate) if lowest else np.argmax(reps.estimate))
-    diffs = reps.minus(extreme)
-    differences = diffs.intervals(family_level(family, alpha))
-    p_adj = np.minimum(1.0, diffs.p_values() * family)
-    p_adj[extreme] = 1.0
-    tied = [j for j in range(k) if j == extreme or differences[j].contains(0.0)]
-    return LayerRanking(reps.intervals(0.95), extreme, tied, differences, [float(p) for p in p_adj], alpha,
-                        "sentences", family, min(1.0, family * reps.p_floor))
+    return ranking_of(_pair_replicates(samples, units, n_boot, seed), lowest=lowest, unit="sentences", alpha=alpha)
 
 
 def pair_step_verdicts(samples, units, *, names=None, n_boot: int | None = None, seed: int = 0,
