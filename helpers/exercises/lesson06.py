@@ -129,9 +129,8 @@ def check_exercise_3(margin, a_correct, b_correct, stated=None) -> Feedback:
                      "A margin chosen after seeing the difference can be stretched to fit it. Set margin_3 in its "
                      "cell in section 3 and run the lesson again from there, before reading the numbers.")
     m = mcnemar(a_correct, b_correct)
-    v = verdict(m.interval(family_level(1)), a="mean pooling", b="[CLS]", margin=value, percent=True,
-                equivalence_interval=m.interval(equivalence_level(1)))
-    eq, d = m.interval(0.90), m.interval(family_level(1))
+    d, eq = m.interval(family_level(1)), m.interval(equivalence_level(1))  # 95 % and 90 % for one test
+    v = verdict(d, a="mean pooling", b="[CLS]", margin=value, percent=True, equivalence_interval=eq)
     inside = -value < eq.low and eq.high < value
     beyond = eq.low > value or eq.high < -value
     span = f"90 % interval {100 * eq.low:+.1f} to {100 * eq.high:+.1f} points"
