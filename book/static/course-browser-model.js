@@ -1,0 +1,355 @@
+/* "Try your own sentence": the course's model runs in the reader's browser, and an explorer
+   redraws for the reader's sentence with the same renderer as its precomputed frames
+   (course-explorer.js).
+
+   book/browser_model.py exported, when the site was built, the model the lessons use to ONNX
+   (fp32, the same weights as the notebook's PyTorch model; every hidden state and every attention
+   map as outputs), with its vocabulary (model.json, for course-wordpiece.js) and ONNX Runtime Web
+   (WebAssembly), all in _static/browser-model/. Nothing of it loads until the reader presses the
+   button; then it downloads once (a progress bar gives the size) and the browser keeps it (the
+   Cache API where the page is served over http(s), else the HTTP cache). A browser without
+   WebAssembly, or a page opened from file:// (which a browser does not let load a model), keeps
+   the precomputed explorer and says why. tests/test_browser_model.py checks the browser's token
+   ids, hidden states and attention maps against PyTorch's. No network beyond the site itself. */
+(function () {
+  'use strict';
+  var script = document.currentScript;
+  var BASE = script ? script.src.replace(/[^/]*$/, '') + 'browser-model/' : '_static/browser-model/';
+  var CACHE = 'course-browser-model-v1';
+  var state = { loading: null, timings: {} };
+
+  function mb(bytes) { return (bytes / 1e6).toFixed(bytes < 1e7 ? 1 : 0) + ' MB'; }
+
+  /* Why this browser cannot run the model here, or null. */
+  function unavailable() {
+    if (typeof WebAssembly !== 'object' || typeof WebAssembly.instantiate !== 'function')
+      return 'this browser has no WebAssembly (or it is turned off), which the model needs to run here';
+    if (location.protocol === 'file:')
+      return 'the page was opened from a file (file://), and a browser does not let such a page load the model; ' +
+        'serve the site folder (for example `python -m http.server` in build/site) and open it at http://localhost:8000';
+    if (typeof BigInt64Array === 'undefined') return 'this browser is too old (no BigInt64Array)';
+    return null;
+  }
+
+  /* The bytes at url, from the Cache API when an earlier visit stored them; progress(done, total). */
+  function download(url, total, progress) {
+    var cache = null;
+    var opened = (typeof caches !== 'undefined' && window.isSecureContext)
+      ? caches.open(CACHE).then(function (c) { cache = c; return c.match(url); }).catch(function () { return null; })
+      : Promise.resolve(null);
+    return opened.then(function (hit) {
+      if (hit) return hit.arrayBuffer().then(function (b) { progress(b.byteLength, b.byteLength); return b; });
+      return fetch(url).then(function (response) {
+        if (!response.ok) throw new Error(url + ': HTTP ' + response.status);
+        var size = +response.headers.get('Content-Length') || total, done = 0, reader = response.body.getReader();
+        var buffer = new Uint8Array(size), extra = [];
+        function pump() {
+          return reader.read().then(function (r) {
+            if (r.done) return;
+            if (done + r.value.length <= buffer.length) buffer.set(r.value, done);
+            else extra.push(r.value);
+            done += r.value.length;
+            progress(done, size);
+            return pump();
+          });
+        }
+        return pump().then(function () {
+          var bytes = done === buffer.length && !extra.length ? buffer : null;
+          if (!bytes) {  // the size was not known ahead: glue the pieces together
+            bytes = new Uint8Array(done);
+            bytes.set(buffer.subarray(0, Math.min(done, buffer.length)));
+            var at = buffer.length;
+            extra.forEach(function (part) { bytes.set(part, at); at += part.length; });
+          }
+          if (cache) cache.put(url, new Response(bytes.slice())).catch(function () {});
+          return bytes.buffer;
+        });
+      });
+    });
+  }
+
+  /* Runtime, model and tokenizer, once per page: {ort, session, info, tokenizer}. */
+  function load(progress) {
+    if (state.loading) return state.loading;
+    var why = unavailable();
+    if (why) return Promise.reject(new Error(why));
+    progress = progress || function () {};
+    var t0 = performance.now(), info;
+    state.loading = fetch(BASE + 'model.json').then(function (r) {
+      if (!r.ok) throw new Error('model.json: HTTP ' + r.status);
+      return r.json();
+    }).then(function (data) {
+      info = data;
+      var sizes = [info.runtime.bytes, info.onnx.bytes], done = [0, 0], total = sizes[0] + sizes[1];
+      function report(k) { return function (d) { done[k] = d; progress(done[0] + done[1], total); }; }
+      var wasm = info.runtime.files.filter(function (f) { return /\.wasm$/.test(f); })[0];
+      var module = info.runtime.files.filter(function (f) { return /\.mjs$/.test(f); })[0];
+      return Promise.all([
+        import(BASE + module),
+        download(BASE + wasm, info.runtime.bytes, report(0)),
+        download(BASE + info.onnx.file, info.onnx.bytes, report(1))
+      ]);
+    }).then(function (parts) {
+      state.timings.downloadMs = performance.now() - t0;
+      var ort = parts[0].default && parts[0].default.InferenceSession ? parts[0].default : parts[0];
+      ort.env.wasm.wasmBinary = parts[1];
+      ort.env.wasm.numThreads = self.crossOriginIsolated ? Math.min(4, navigator.hardwareConcurrency || 1) : 1;
+      ort.env.wasm.proxy = false;
+      var t1 = performance.now();
+      return ort.InferenceSession.create(new Uint8Array(parts[2]), { executionProviders: ['wasm'] })
+        .then(function (session) {
+          state.timings.sessionMs = performance.now() - t1;
+          return { ort: ort, session: session, info: info, tokenizer: new window.courseWordPiece.Tokenizer(info.tokenizer) };
+        });
+    });
+    state.loading.catch(function () { state.loading = null; });  // a failed load may be tried again
+    return state.loading;
+  }
+
+  /* One sentence through the model: {tokens, ids, dropped, total, n, layers, heads, hidden,
+     hiddenStates: Float32Array [L+1, n, d], attentions: Float32Array [L, heads, n, n], ms}. */
+  function run(text, progress) {
+    return load(progress).then(function (m) {
+      var enc = m.tokenizer.encode(text, m.info.max_length), n = enc.ids.length;
+      var ids = new BigInt64Array(n), types = new BigInt64Array(n);
+      enc.ids.forEach(function (id, i) { ids[i] = BigInt(id); });
+      var t0 = performance.now();
+      return m.session.run({
+        input_ids: new m.ort.Tensor('int64', ids, [1, n]),
+        token_type_ids: new m.ort.Tensor('int64', types, [1, n])
+      }).then(function (out) {
+        var result = Object.assign({}, enc, {
+          n: n, layers: m.info.layers, heads: m.info.heads, hidden: m.info.hidden, maxLength: m.info.max_length,
+          hiddenStates: out.hidden_states.data, attentions: out.attentions.data, ms: performance.now() - t0
+        });
+        state.timings.runMs = result.ms;
+        return result;
+      });
+    });
+  }
+
+  /* ---------------------------------------------------------------- the attention-head explorer */
+  var FONT = 'DejaVu Sans', BLACK = '#000000ff', PX = 11;  // 8 pt labels at 100 dpi, as the lesson's strips
+
+  function textWidth(text, size) {
+    var ctx = textWidth.ctx || (textWidth.ctx = document.createElement('canvas').getContext('2d'));
+    ctx.font = size + 'px "' + FONT + '", "DejaVu Sans", Verdana, Arial, sans-serif';
+    return ctx.measureText(text).width;
+  }
+
+  function short(label) { return label.length > 14 ? label.slice(0, 13) + '\u2026' : label; }
+
+  /* The frames of helpers/attention/widgets.py's AttentionHeadExplorer for the reader's sentence:
+     the same controls (layer, head, and the first token of a window for a long input), the same
+     layout rules (whole-pixel cells, labels beside them, the 0-1 colour scale), drawn lazily. */
+  function attentionFrames(result, cmap, widthBudget, window, start) {
+    var n = result.n, W = Math.min(n, window), L = result.layers, H = result.heads;
+    var labels = result.tokens.map(short);
+    var thick = Math.ceil(Math.max.apply(null, labels.map(function (t) { return textWidth(t, PX); }))) + 6;
+    var windowed = W < n, left = 28 + thick, bottom = 26 + thick, top = windowed ? 66 : 50, right = 84;
+    var pitch = Math.floor(Math.min(28, Math.max(14, Math.floor(400 / W)), Math.floor((widthBudget - left - right) / W)));
+    pitch = Math.max(pitch, 8);
+    var side = W * pitch, width = left + side + right, height = bottom + side + top;
+    var prims = [], fixed = [];
+    function add(p) { prims.push(p); return prims.length - 1; }
+    function text(lines, opts) {
+      return add(Object.assign({ t: 'text', lines: lines, size: 12.5, color: BLACK, align: 'center', font: FONT }, opts));
+    }
+    fixed.push(add({ t: 'path', d: 'M0 0H' + width + 'V' + height + 'H0Z', fill: '#ffffffff' }));
+    var heading = 'attention probability of one head (rows = queries): your sentence, run in this browser';
+    fixed.push(text([[heading, width / 2, 16]], { size: 12 }));
+    if (windowed) fixed.push(text([['a window of ' + W + ' of the ' + n + ' tokens, moved by \u2018first token\u2019; ' +
+      'rows need not sum to 1 inside it', width / 2, 32]], { size: 12 }));
+    fixed.push(text([['key (attended to)', left + side / 2, height - 6]], {}));
+    fixed.push(text([['query (attending)', 16, top + side / 2]], { rot: 90 }));
+    var bar = document.createElement('canvas');
+    bar.width = 1; bar.height = cmap.length;
+    var bctx = bar.getContext('2d');
+    cmap.forEach(function (c, i) { bctx.fillStyle = c; bctx.fillRect(0, cmap.length - 1 - i, 1, 1); });
+    var images = { 'live:bar': bar };
+    fixed.push(add({ t: 'img', src: 'live:bar', box: [left + side + 14, top, 14, side], smooth: true }));
+    fixed.push(add({ t: 'path', d: 'M' + (left + side + 14) + ' ' + top + 'h14v' + side + 'h-14Z', stroke: BLACK, lw: 1 }));
+    [0, 0.2, 0.4, 0.6, 0.8, 1].forEach(function (v) {
+      var y = top + side - v * side;
+      fixed.push(add({ t: 'path', d: 'M' + (left + side + 28) + ' ' + y + 'h4', stroke: BLACK, lw: 1 }));
+      fixed.push(text([[v.toFixed(1), left + side + 35, y + 4]], { align: 'left', size: PX }));
+    });
+    fixed.push(text([['attention probability', left + side + 72, top + side / 2]], { rot: 90 }));
+    fixed.push(add({ t: 'path', d: 'M' + left + ' ' + top + 'h' + side + 'v' + side + 'h-' + side + 'Z', stroke: BLACK, lw: 1 }));
+    var rgb = cmap.map(function (c) { return [1, 3, 5].map(function (k) { return parseInt(c.slice(k, k + 2), 16); }); });
+    var cache = {};
+    function frame(layer, head, first) {
+      var key = layer + ',' + head + ',' + first;
+      if (cache[key]) return cache[key];
+      var heat = document.createElement('canvas');
+      heat.width = W; heat.height = W;
+      var ctx = heat.getContext('2d'), img = ctx.createImageData(W, W), peak = 0;
+      var base = ((layer - 1) * H + head) * n * n;
+      for (var q = 0; q < W; q++) {
+        for (var k = 0; k < W; k++) {
+          var v = result.attentions[base + (first + q) * n + first + k];
+          if (v > peak) peak = v;
+          var c = rgb[Math.max(0, Math.min(rgb.length - 1, Math.round(v * (rgb.length - 1))))], o = 4 * (q * W + k);
+          img.data[o] = c[0]; img.data[o + 1] = c[1]; img.data[o + 2] = c[2]; img.data[o + 3] = 255;
+        }
+      }
+      ctx.putImageData(img, 0, 0);
+      images['live:' + key] = heat;
+      var ids = fixed.slice();
+      ids.push(add({ t: 'img', src: 'live:' + key, box: [left, top, side, side] }));
+      var where = windowed ? '  |  tokens ' + first + '\u2013' + (first + W - 1) : '';
+      ids.push(text([['layer ' + layer + ' of ' + L + ', head ' + head + where + '  |  max ' + peak.toFixed(2),
+        left + side / 2, top - 8]], {}));
+      var ys = [], xs = [];
+      for (var i = 0; i < W; i++) {
+        ys.push([labels[first + i], left - 4, top + (i + 0.5) * pitch + PX * 0.35]);
+        xs.push([labels[first + i], left + (i + 0.5) * pitch + PX * 0.35, top + side + 4]);
+      }
+      ids.push(text(ys, { align: 'right', size: PX }));
+      ids.push(text(xs, { align: 'right', size: PX, rot: 90 }));
+      cache[key] = ids;
+      return ids;
+    }
+    function range(a, b) { var out = []; for (var i = a; i <= b; i++) out.push(String(i)); return out; }
+    var controls = [
+      { name: 'layer', label: 'layer', labels: range(1, L), value: 0 },
+      { name: 'head', label: 'head', labels: range(0, H - 1), value: 0 }
+    ];
+    if (windowed) controls.push({ name: 'start', label: 'first token', labels: range(0, n - W), value: start || 0 });
+    return {
+      data: { format: 1, kind: 'frames', explorer: 'AttentionHeadExplorer', size: [width, height], scale: 2,
+              live: true, controls: controls, prims: prims, geometry: [], frames: [] },
+      images: images,
+      frame: function (index) { return frame(+controls[0].labels[index[0]], +controls[1].labels[index[1]], windowed ? index[2] : 0); }
+    };
+  }
+
+  /* What each supported explorer needs: its frames for a result, from the lesson's own explorer. */
+  var KINDS = {
+    AttentionHeadExplorer: function (result, info, original) {
+      var built = attentionFrames(result, info.cmap, original.data.size[0],
+                                   (info.explorers || {}).head_window || 32);
+      // open on the layer and head the lesson's explorer shows now
+      original.data.controls.forEach(function (c, k) {
+        built.data.controls.forEach(function (mine) {
+          if (mine.name === c.name) mine.value = Math.min(original.index[k], mine.labels.length - 1);
+        });
+      });
+      return built;
+    }
+  };
+
+  /* ---------------------------------------------------------------- the text box */
+  function el(tag, props, children) {
+    var e = document.createElement(tag);
+    Object.keys(props || {}).forEach(function (k) {
+      if (k === 'style') e.style.cssText = props[k];
+      else if (k in e) e[k] = props[k];
+      else e.setAttribute(k, props[k]);
+    });
+    (children || []).forEach(function (c) { e.appendChild(typeof c === 'string' ? document.createTextNode(c) : c); });
+    return e;
+  }
+
+  function attach(root, original) {
+    if (root.courseTry || !KINDS[original.data.explorer]) return;
+    var sizes = script ? { model: +script.getAttribute('data-model-bytes'), runtime: +script.getAttribute('data-runtime-bytes'),
+                           name: script.getAttribute('data-model') } : {};
+    var why = unavailable();
+    var input = el('input', { type: 'text', value: original.data.text || '', className: 'course-try-input',
+                              'aria-label': 'your sentence', placeholder: 'Type a sentence',
+                              style: 'flex:1 1 16em;min-width:0;padding:0.3em;font:inherit' });
+    var button = el('button', { type: 'submit', className: 'course-try-run', textContent: 'Run the model in this browser',
+                                style: 'padding:0.3em 0.7em;font:inherit;cursor:pointer' });
+    var back = el('button', { type: 'button', className: 'course-try-back', textContent: 'Back to the lesson\u2019s sentence',
+                              hidden: true, style: 'padding:0.3em 0.7em;font:inherit;cursor:pointer' });
+    var bar = el('progress', { className: 'course-try-progress', max: 1, value: 0, hidden: true, style: 'width:100%' });
+    var note = el('p', { className: 'course-try-note', role: 'status', 'aria-live': 'polite', style: 'margin:0.3em 0;font-size:0.9em' });
+    var form = el('form', { className: 'course-try', style: 'margin:0.6em 0;padding:0.5em 0.7em;border:1px solid #c8ccd0;border-radius:4px' }, [
+      el('label', { style: 'display:block;font-weight:600;margin:0 0 0.3em' }, ['Try your own sentence']),
+      el('div', { style: 'display:flex;flex-wrap:wrap;gap:0.4em' }, [input, button, back]),
+      bar, note
+    ]);
+    var live = el('div', { className: 'course-explorer course-explorer-live', hidden: true },
+                  [el('div', { className: 'course-explorer-stage', style: 'line-height:0;max-width:100%' })]);
+    root.parentNode.insertBefore(form, root.nextSibling);
+    form.parentNode.insertBefore(live, form.nextSibling);
+    root.courseTry = form;
+    var total = (sizes.model || 0) + (sizes.runtime || 0);
+    if (why) {
+      input.disabled = true; button.disabled = true;
+      form.setAttribute('data-unavailable', why);
+      note.textContent = 'Not here: ' + why + '. The explorer above shows the lesson\u2019s sentence, computed when the site was built.';
+      return;
+    }
+    note.textContent = 'The model (' + (sizes.name || 'the lessons\u2019 model') + ') runs in this browser: the first run downloads ' +
+      mb(total) + ' (' + mb(sizes.model || 0) + ' of weights, ' + mb(sizes.runtime || 0) + ' of ONNX Runtime Web), once; ' +
+      'the browser keeps it. Same weights as the notebook (PyTorch), checked equal by the course\u2019s tests.';
+    back.addEventListener('click', function () {
+      live.hidden = true; root.hidden = false; back.hidden = true;
+      form.removeAttribute('data-state');
+    });
+    form.addEventListener('submit', function (event) {
+      event.preventDefault();
+      if (!input.value.trim()) { note.textContent = 'Type a sentence first (the box is empty).'; return; }
+      form.courseRun(input.value).catch(function () {});  // the note says what went wrong
+    });
+    // the real work, kept apart so tests and timings can call it
+    form.courseRun = function (text) {
+      var t0 = performance.now();
+      button.disabled = true;
+      form.setAttribute('data-state', 'running');
+      bar.hidden = !!state.ready;
+      note.textContent = state.ready ? 'Running the model\u2026' : 'Loading the model (' + mb(total) + ')\u2026';
+      return load(function (done, size) {
+        bar.max = size; bar.value = done;
+        note.textContent = 'Loading the model: ' + mb(done) + ' of ' + mb(size) + '\u2026';
+      }).then(function (m) {
+        return run(text).then(function (result) {
+          var built = KINDS[original.data.explorer](result, m.info, original);
+          var stage = live.querySelector('.course-explorer-stage');
+          var old = live.querySelector('.course-explorer-controls');
+          if (old) old.remove();
+          stage.innerHTML = '';
+          var explorer = new window.courseExplorers.Explorer(live, built.data);
+          Object.keys(built.images).forEach(function (k) { explorer.images[k] = built.images[k]; });
+          explorer.frame = function () {
+            var ids = built.frame(this.index);
+            Object.keys(built.images).forEach(function (k) { explorer.images[k] = built.images[k]; });
+            return ids;
+          };
+          explorer.canvas.style.cssText = 'display:block;position:static;visibility:visible;width:' +
+            built.data.size[0] + 'px;max-width:100%;height:auto';
+          explorer.show();
+          root.hidden = true; live.hidden = false; back.hidden = false; bar.hidden = true;
+          state.ready = true;
+          state.timings.firstPictureMs = performance.now() - t0;
+          var said = 'Your sentence, ' + result.n + ' tokens, computed in this browser in ' + Math.round(result.ms) + ' ms.';
+          if (result.dropped) said += ' It has ' + result.total + ' tokens but the model reads at most ' + result.maxLength +
+            ': the last ' + result.dropped + ' were left out (truncated), as the notebook does.';
+          note.textContent = said;
+          form.setAttribute('data-state', 'done');
+          form.setAttribute('data-dropped', String(result.dropped));
+          live.courseLive = explorer;
+          return { result: result, explorer: explorer };
+        });
+      }).catch(function (err) {
+        note.textContent = 'The model could not run here (' + err.message + '); the explorer above shows the lesson\u2019s sentence.';
+        form.setAttribute('data-state', 'failed');
+        form.setAttribute('data-error', String(err.message));
+        throw err;
+      }).finally(function () { button.disabled = false; });
+    };
+  }
+
+  function start() {
+    if (window.courseExplorers) window.courseExplorers.start();
+    document.querySelectorAll('div.course-explorer:not(.course-explorer-live)').forEach(function (root) {
+      if (!root.courseExplorer) return;
+      root.courseExplorer.then(function (original) { if (original) attach(root, original); });
+    });
+  }
+  if (document.readyState !== 'loading') start();
+  else document.addEventListener('DOMContentLoaded', start);
+  window.courseBrowserModel = { load: load, run: run, unavailable: unavailable, timings: state.timings, base: BASE };
+})();
