@@ -1,0 +1,238 @@
+"""The course's model in the reader's browser (issue 50, ``book/browser_model.py``) gives what
+the notebook's PyTorch model gives.
+
+* In Node.js (fast, no browser): ``book/static/course-wordpiece.js`` tokenizes held-out
+  sentences into exactly the token ids of the Python tokenizer the lessons use, truncation to
+  the model's maximum length included.
+* In headless Chromium (``browser``): the site's own runtime (``course-browser-model.js``: ONNX
+  Runtime Web over the exported ONNX file, served from a local folder, the network blocked) gives
+  the same token ids and every hidden state and attention map within
+  ``browser_model.TOLERANCE`` (absolute, fp32) of PyTorch's, for held-out sentences: one past the
+  model's maximum length (read from the config; the page says it was truncated) and one with
+  characters outside the vocabulary ([UNK]).
+
+The real bundled model throughout; the export is cached in build/browser-model-cache/.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import http.server
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import threading
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from helpers.model.trace import encode, max_input_tokens
+
+ROOT = Path(__file__).resolve().parent.parent
+STATIC = ROOT / "book" / "static"
+CACHE = Path(os.environ.get("COURSE_BROWSER_MODEL_CACHE", ROOT / "build" / "browser-model-cache"))
+REQUIRED = os.environ.get("COURSE_REQUIRE_BROWSER") == "1"
+
+
+def _module():
+    spec = importlib.util.spec_from_file_location("book_browser_model", ROOT / "book" / "browser_model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+bm = _module()
+
+
+def long_text(tokenizer, model) -> str:
+    """A text past the model's maximum input length (read from the config and tokenizer)."""
+    limit = max_input_tokens(tokenizer, model)
+    sentence = "The ferry waited at the pier while gulls circled over the grey harbour. "
+    per = len(tokenizer(sentence, add_special_tokens=False)["input_ids"])
+    return sentence * (limit // per + 2)
+
+
+# Sentences no lesson uses; the second has characters outside the vocabulary.
+HELD_OUT = [
+    "Mrs. O'Neill's café re-opened at 7:45 -- didn't you hear?",
+    "The glyphs \u16a0\u16a2\u16a6 and \U0001f99c \U0001f6f8 are not words; \u2603!",
+    "Na\u00efve \u00dcBER-fast r\u00e9sum\u00e9s, \u00c5ngstr\u00f6m & co.\u00a0\u2014 \u201cquoted\u201d",
+    "\u6211\u7231\u5317\u4eac and \u3053\u3093\u306b\u3061\u306f mixed\twith\ttabs\nand lines",
+    "a [MASK] token, an [UNK] one, supercalifragilisticexpialidociousnessesandthensomemorelettersuntilthewordislongerthanonehundredcharactersforsurenowyes",
+]
+
+
+def python_ids(tokenizer, model, text: str) -> tuple[list[int], int]:
+    """Token ids and tokens dropped, as the lessons encode (``helpers.model.trace.encode``)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the truncation warning: the count is compared instead
+        enc, dropped = encode(tokenizer, model, text)
+    return enc["input_ids"][0].tolist(), dropped
+
+
+# ------------------------------------------------------------------------------ Node.js
+NODE_RUNNER = """
+const fs = require('fs');
+const {Tokenizer} = require(process.argv[2]);
+const job = JSON.parse(fs.readFileSync(process.argv[3], 'utf8'));
+const tok = new Tokenizer(job.settings);
+process.stdout.write(JSON.stringify(job.texts.map(t => tok.encode(t, job.max_length))));
+"""
+
+
+def test_wordpiece_in_node_matches_python(tokenizer, model, tmp_path):
+    node = shutil.which("node")
+    if node is None:
+        pytest.skip("no Node.js (`node`) to run course-wordpiece.js")
+    limit = max_input_tokens(tokenizer, model)
+    texts = HELD_OUT + [long_text(tokenizer, model), "\u0000\ufffd\u200b x\u0301y"]
+    (tmp_path / "job.json").write_text(json.dumps({"settings": bm.tokenizer_settings(tokenizer), "texts": texts,
+                                                   "max_length": limit}), encoding="utf-8")
+    (tmp_path / "run.js").write_text(NODE_RUNNER, encoding="utf-8")
+    out = subprocess.run([node, str(tmp_path / "run.js"), str(STATIC / "course-wordpiece.js"), str(tmp_path / "job.json")],
+                         capture_output=True, text=True, timeout=120, check=True)
+    results = json.loads(out.stdout)
+    unk = tokenizer.convert_tokens_to_ids(tokenizer.unk_token)
+    for text, got in zip(texts, results):
+        ids, dropped = python_ids(tokenizer, model, text)
+        assert got["ids"] == ids, f"{text[:60]!r}: JS {got['tokens'][:20]} vs Python {tokenizer.convert_ids_to_tokens(ids)[:20]}"
+        assert got["dropped"] == dropped
+    # the held-out set really exercises the edges: an [UNK], a kept [MASK], a truncation
+    assert unk in results[1]["ids"]
+    assert tokenizer.mask_token_id in results[4]["ids"]
+    assert results[len(HELD_OUT)]["dropped"] > 0 and len(results[len(HELD_OUT)]["ids"]) == limit
+
+
+def test_tokenizer_settings_refuse_a_tokenizer_that_is_not_bert():
+    class NotBert:
+        cls_token, sep_token, unk_token = None, "</s>", "<unk>"
+
+    with pytest.raises(bm.Unavailable, match="BERT"):
+        bm.tokenizer_settings(NotBert())
+
+
+# ------------------------------------------------------------------------------ Chromium
+@pytest.fixture(scope="module")
+def site(tmp_path_factory, tokenizer, model):
+    """A folder with the runtime, the export and the two scripts, as ``build/site/_static`` holds them."""
+    import browser_support as bs  # tests/ is on sys.path (rootdir conftest)
+
+    reason = bs.chromium_missing_reason()
+    if reason:
+        if REQUIRED:
+            pytest.fail(f"COURSE_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    folder = tmp_path_factory.mktemp("browser-site")
+    static = folder / "_static"
+    try:
+        bm.build(folder, CACHE)
+    except bm.Unavailable as why:
+        if REQUIRED:
+            pytest.fail(f"COURSE_REQUIRE_BROWSER=1 but the browser model cannot be built: {why}")
+        pytest.skip(str(why))
+    for name in bm.SCRIPTS:
+        shutil.copy2(STATIC / name, static / name)
+    (folder / "index.html").write_text(
+        "<!doctype html><html><head><meta charset='utf-8'>"
+        + "".join(f"<script src='_static/{n}'></script>" for n in bm.SCRIPTS)
+        + "</head><body></body></html>", encoding="utf-8")
+    return folder
+
+
+@contextlib.contextmanager
+def serve(folder: Path):
+    """``folder`` over http on a free loopback port (a model cannot load from file://)."""
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, *args):
+            pass
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextlib.contextmanager
+def chromium_page(origin: str):
+    """``(page, tried)``: a headless Chromium page that may load only ``origin``; ``tried`` lists the rest it asked for."""
+    import browser_support as bs
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=bs.CHROMIUM, headless=True, args=bs.LAUNCH_ARGS)
+        context = browser.new_context(viewport={"width": 1000, "height": 900})
+        network = []
+
+        def route(r):
+            if r.request.url.startswith((origin + "/", "data:", "blob:", "about:")):
+                r.continue_()
+            else:
+                network.append(r.request.url)
+                r.abort()
+
+        context.route("**/*", route)
+        page = context.new_page()
+        try:
+            yield page, network
+        finally:
+            browser.close()
+
+
+# Runs in the page: the model on one text, then each output compared with the reference's
+# float32 bytes (fetched from the same folder): the largest absolute difference per output.
+COMPARE = """async ([text, refs]) => {
+  const r = await window.courseBrowserModel.run(text);
+  const diff = async (name, got) => {
+    const want = new Float32Array(await (await fetch(refs[name])).arrayBuffer());
+    if (want.length !== got.length) return {name, error: `length ${got.length} vs ${want.length}`};
+    let worst = 0;
+    for (let i = 0; i < got.length; i++) { const d = Math.abs(got[i] - want[i]); if (!(d <= worst)) worst = d; }
+    return {name, worst};
+  };
+  return {ids: r.ids, tokens: r.tokens, dropped: r.dropped, total: r.total, ms: r.ms,
+          diffs: [await diff('hidden', r.hiddenStates), await diff('attentions', r.attentions)]};
+}"""
+
+
+@pytest.mark.browser
+def test_browser_model_matches_pytorch(site, tokenizer, model):
+    texts = [HELD_OUT[0], HELD_OUT[1], long_text(tokenizer, model)]
+    wrapped = bm.all_states(model)
+    refs = site / "refs"
+    refs.mkdir(exist_ok=True)
+    with serve(site) as origin, chromium_page(origin) as (page, network):
+        page.goto(f"{origin}/index.html")
+        assert page.evaluate("() => window.courseBrowserModel.unavailable()") is None
+        for k, text in enumerate(texts):
+            ids, dropped = python_ids(tokenizer, model, text)
+            with torch.no_grad():
+                hidden, attentions = wrapped(torch.tensor([ids]), torch.zeros(1, len(ids), dtype=torch.long))
+            names = {}
+            for name, array in (("hidden", hidden), ("attentions", attentions)):
+                (refs / f"{k}-{name}.bin").write_bytes(array.numpy().astype(np.float32).tobytes())
+                names[name] = f"refs/{k}-{name}.bin"
+            got = page.evaluate(COMPARE, [text, names])
+            assert got["ids"] == ids, f"{text[:40]!r}: browser {got['tokens'][:12]} vs {tokenizer.convert_ids_to_tokens(ids)[:12]}"
+            assert got["dropped"] == dropped
+            for d in got["diffs"]:
+                assert "error" not in d, d
+                assert d["worst"] <= bm.TOLERANCE, f"{text[:40]!r}: {d['name']} differ by {d['worst']:.2e}"
+            print(f"browser model: {len(ids)} tokens, {got['ms']:.0f} ms, largest differences "
+                  + ", ".join(f"{d['name']} {d['worst']:.1e}" for d in got["diffs"]))
+        # the held-out sentences did reach the edges: [UNK] in the second, a truncation in the third
+        assert tokenizer.unk_token_id in python_ids(tokenizer, model, texts[1])[0]
+        assert python_ids(tokenizer, model, texts[2])[1] > 0
+        timings = page.evaluate("() => window.courseBrowserModel.timings")
+        print(f"browser model: download {timings['downloadMs']:.0f} ms, session {timings['sessionMs']:.0f} ms")
+    assert network == [], f"the page tried the network: {network[:5]}"
