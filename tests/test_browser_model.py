@@ -236,3 +236,157 @@ def test_browser_model_matches_pytorch(site, tokenizer, model):
         timings = page.evaluate("() => window.courseBrowserModel.timings")
         print(f"browser model: download {timings['downloadMs']:.0f} ms, session {timings['sessionMs']:.0f} ms")
     assert network == [], f"the page tried the network: {network[:5]}"
+
+
+# ------------------------------------------------------------------------------ the built site
+SITE = Path(os.environ.get("COURSE_SITE", ROOT / "build" / "site"))
+ONLY = [n for n in os.environ.get("COURSE_SITE_ONLY", "").split(",") if n]
+SHOTS = Path(os.environ.get("COURSE_SITE_SCREENSHOTS", ROOT / "build" / "screenshots-site"))
+SLIDER_BUDGET_MS = 50  # issue 50: a slider move once computed, as the notebook explorers
+
+
+def pages_with_the_box() -> list[Path]:
+    """Lesson pages of the built site that carry the "try your own sentence" script."""
+    pages = sorted((SITE / "lessons").glob("*.html")) if (SITE / "lessons").is_dir() else []
+    pages = [p for p in pages if not ONLY or p.stem.split("_")[0] in ONLY]
+    return [p for p in pages if bm.SCRIPTS[1] in p.read_text(encoding="utf-8")]
+
+
+@pytest.fixture(scope="module")
+def built_pages():
+    import browser_support as bs
+
+    reason = bs.chromium_missing_reason()
+    if reason is None and not (SITE / "_static" / bm.FOLDER / "model.json").exists():
+        reason = f"the site in {SITE} has no browser model (build it with book/build.py; see its 'browser model:' line)"
+    if reason is None and not pages_with_the_box():
+        reason = f"no page of the site in {SITE} has an explorer the browser model redraws"
+    if reason:
+        if REQUIRED:
+            pytest.fail(f"COURSE_REQUIRE_BROWSER=1 but {reason}")
+        pytest.skip(reason)
+    return pages_with_the_box()
+
+
+def _canvas(page, selector: str) -> str:
+    return page.evaluate(f"() => document.querySelector({selector!r}).toDataURL()")
+
+
+def _row_labels(page) -> list[str]:
+    """The token labels the live explorer draws down its side (its frame's right-aligned upright texts)."""
+    return page.evaluate("""() => {
+      const ex = document.querySelector('div.course-explorer-live').courseLive;
+      const texts = ex.frame().map(i => ex.data.prims[i]).filter(p => p.t === 'text' && p.align === 'right' && !p.rot);
+      return texts[0].lines.map(l => l[0]);
+    }""")
+
+
+@pytest.mark.browser
+def test_your_own_sentence_redraws_the_explorer(built_pages, tokenizer, model):
+    """On each page with the box: nothing of the model loads until asked; a held-out sentence
+    redraws the explorer with its own tokens; a slider move redraws within the budget; a text past
+    the maximum length says it was truncated; "back" shows the lesson's explorer again."""
+    sentence = "Our neighbour's dog barked at the postman twice."
+    tokens = tokenizer.convert_ids_to_tokens(python_ids(tokenizer, model, sentence)[0])
+    report = []
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with serve(SITE) as origin, chromium_page(origin) as (page, network):
+        loaded = []
+        page.on("response", lambda r: loaded.append((r.url, int(r.headers.get("content-length", 0) or 0))))
+        for path in built_pages:
+            loaded.clear()
+            page.goto(f"{origin}/lessons/{path.name}")
+            page.wait_for_selector("form.course-try")
+            form = page.locator("form.course-try").first
+            assert form.get_attribute("data-unavailable") is None
+            assert page.input_value("input.course-try-input").strip(), "the box opens empty, not on the lesson's sentence"
+            assert not [u for u, _ in loaded if f"/{bm.FOLDER}/" in u], "the model loaded before the reader asked"
+            form.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / f"{path.stem}-try-before.png"))
+            page.fill("input.course-try-input", sentence)
+            page.click("button.course-try-run")
+            page.wait_for_selector("form.course-try[data-state=done], form.course-try[data-state=failed]", timeout=300_000)
+            assert form.get_attribute("data-state") == "done", form.get_attribute("data-error")
+            downloaded = sum(size for url, size in loaded if f"/{bm.FOLDER}/" in url)
+            cold = page.evaluate("() => Object.assign({}, window.courseBrowserModel.timings)")
+            assert page.locator("div.course-explorer-live").is_visible()
+            assert not page.locator("div.course-explorer:not(.course-explorer-live)").first.is_visible()
+            assert _row_labels(page) == tokens  # the reader's sentence, as the Python tokenizer cuts it
+            page.locator("div.course-explorer-live").scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / f"{path.stem}-try-after.png"))
+            # slider moves: the input event a drag fires, timed to the end of the redraw
+            before = _canvas(page, "div.course-explorer-live canvas")
+            moves = page.evaluate("""() => {
+              const inputs = [...document.querySelectorAll('div.course-explorer-live input[type=range]')];
+              const times = [];
+              for (let round = 0; round < 3; round++) inputs.forEach(input => {
+                for (let v = 0; v <= +input.max; v++) {
+                  input.value = v;
+                  const t = performance.now();
+                  input.dispatchEvent(new Event('input'));
+                  times.push(performance.now() - t);
+                }
+              });
+              inputs.forEach(input => { input.value = 1; input.dispatchEvent(new Event('input')); });
+              return times;
+            }""")
+            assert _canvas(page, "div.course-explorer-live canvas") != before, "the sliders did not change the picture"
+            moves = sorted(moves)
+            median, worst = moves[len(moves) // 2], moves[-1]
+            assert median <= SLIDER_BUDGET_MS, f"a slider move takes {median:.1f} ms (median), over {SLIDER_BUDGET_MS} ms"
+            # a second sentence: the model is loaded, only the run and the drawing are left
+            page.fill("input.course-try-input", long_text(tokenizer, model))
+            page.click("button.course-try-run")
+            page.wait_for_function("() => document.querySelector('form.course-try').dataset.dropped > 0", timeout=300_000)
+            warm = page.evaluate("() => Object.assign({}, window.courseBrowserModel.timings)")
+            limit = max_input_tokens(tokenizer, model)
+            note = page.inner_text(".course-try-note")
+            assert "truncated" in note and str(limit) in note, note
+            page.locator("div.course-explorer-live").scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / f"{path.stem}-try-truncated.png"))
+            # about 64 tokens (issue 50: "in about a second on a laptop")
+            words = long_text(tokenizer, model).split()
+            medium = " ".join(words[:next(k for k in range(1, len(words))
+                                          if len(python_ids(tokenizer, model, " ".join(words[:k]))[0]) >= 64)])
+            page.fill("input.course-try-input", medium)
+            page.click("button.course-try-run")
+            page.wait_for_function("() => document.querySelector('form.course-try').dataset.dropped === '0'",
+                                   timeout=300_000)
+            sixty_four = page.evaluate("() => Object.assign({}, window.courseBrowserModel.timings)")
+            page.click("button.course-try-back")
+            assert page.locator("div.course-explorer:not(.course-explorer-live)").first.is_visible()
+            report.append(f"{path.stem}: downloaded {downloaded / 1e6:.1f} MB on request; first picture "
+                          f"{cold['firstPictureMs'] / 1e3:.1f} s cold (download {cold['downloadMs'] / 1e3:.1f} s, "
+                          f"session {cold['sessionMs'] / 1e3:.1f} s, run {cold['runMs']:.0f} ms for {len(tokens)} tokens); "
+                          f"64 tokens: run {sixty_four['runMs']:.0f} ms, picture {sixty_four['firstPictureMs']:.0f} ms; "
+                          f"{limit} tokens: run {warm['runMs'] / 1e3:.1f} s, picture {warm['firstPictureMs'] / 1e3:.1f} s; "
+                          f"slider move median {median:.1f} ms, slowest {worst:.1f} ms over {len(moves)} moves")
+    (SHOTS / "browser-model.txt").write_text("\n".join(report) + "\n", encoding="utf-8")
+    print("\n".join(report))
+    assert network == [], f"the site asked the network for {network[:5]}"
+
+
+@pytest.mark.browser
+def test_without_webassembly_the_precomputed_explorer_stays_and_says_why(built_pages):
+    import browser_support as bs
+    from playwright.sync_api import sync_playwright
+
+    path = built_pages[0]
+    with serve(SITE) as origin, sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=bs.CHROMIUM, headless=True, args=bs.LAUNCH_ARGS)
+        try:
+            page = browser.new_page()
+            page.add_init_script("delete window.WebAssembly")
+            page.goto(f"{origin}/lessons/{path.name}")
+            page.wait_for_selector("form.course-try[data-unavailable]")
+            assert "WebAssembly" in page.get_attribute("form.course-try", "data-unavailable")
+            assert page.locator("input.course-try-input").is_disabled()
+            assert "WebAssembly" in page.inner_text(".course-try-note")
+            page.wait_for_selector("div.course-explorer[data-ready]")  # the precomputed sliders still work
+            # from disk (file://) a browser does not let the page load the model: the box says so
+            page = browser.new_page()
+            page.goto(path.resolve().as_uri())
+            page.wait_for_selector("form.course-try[data-unavailable]")
+            assert "file://" in page.inner_text(".course-try-note")
+        finally:
+            browser.close()
