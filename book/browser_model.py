@@ -141,9 +141,17 @@ def colour_map(name: str | None = None, n: int = 256) -> list[str]:
 
 def explorer_settings() -> dict:
     """The explorers' own constants the browser copies (the head explorer's token window)."""
-    from helpers.attention.widgets import HEAD_WINDOW
+    import inspect
 
-    return {"head_window": HEAD_WINDOW}
+    from matplotlib.colors import to_hex
+
+    from helpers.attention.widgets import HEAD_WINDOW
+    from helpers.common.style import HIGHLIGHT, NORMAL
+    from helpers.layerwalk.widgets import LayerWalkExplorer
+
+    dims = inspect.signature(LayerWalkExplorer).parameters["n_dims"].default
+    return {"head_window": HEAD_WINDOW,
+            "layer_walk": {"dims": dims, "normal": to_hex(NORMAL), "highlight": to_hex(HIGHLIGHT)}}
 
 
 def _weights_key(model) -> str:
@@ -273,7 +281,7 @@ def build(site: Path, cache: Path, model_name: str | None = None) -> dict:
 
 
 # ------------------------------------------------------------------------------ the pages
-SUPPORTED = ("AttentionHeadExplorer",)  # explorers course-browser-model.js can redraw for the reader's sentence
+SUPPORTED = ("AttentionHeadExplorer", "LayerWalkExplorer")  # explorers course-browser-model.js can redraw for the reader's sentence
 SCRIPTS = ("course-wordpiece.js", "course-browser-model.js")  # in book/static/, so in _static/
 FRAMES = re.compile(r'<script type="application/octet-stream" class="course-frames" data-encoding="gzip-base64">'
                     r'([A-Za-z0-9+/=]+)</script>')

@@ -272,12 +272,14 @@ def _canvas(page, selector: str) -> str:
     return page.evaluate(f"() => document.querySelector({selector!r}).toDataURL()")
 
 
-def _row_labels(page) -> list[str]:
-    """The token labels the live explorer draws down its side (its frame's right-aligned upright texts)."""
+def _tokens_drawn(page) -> list[str]:
+    """The tokens the reader's explorer shows: the head explorer's row labels (its frame's
+    right-aligned upright texts), the layer walk's token menu ("3: bank")."""
     return page.evaluate("""() => {
-      const ex = document.querySelector('div.course-explorer-live').courseLive;
+      const ex = document.querySelector('div.course-explorer-own').courseLive;
+      if (ex.data.explorer === 'LayerWalkExplorer') return ex.data.controls[0].labels.map(l => l.replace(/^\\d+: /, ''));
       const texts = ex.frame().map(i => ex.data.prims[i]).filter(p => p.t === 'text' && p.align === 'right' && !p.rot);
-      return texts[0].lines.map(l => l[0]);
+      return texts[texts.length - 1].lines.map(l => l[0]);
     }""")
 
 
@@ -309,15 +311,15 @@ def test_your_own_sentence_redraws_the_explorer(built_pages, tokenizer, model):
             assert form.get_attribute("data-state") == "done", form.get_attribute("data-error")
             downloaded = sum(size for url, size in loaded if f"/{bm.FOLDER}/" in url)
             cold = page.evaluate("() => Object.assign({}, window.courseBrowserModel.timings)")
-            assert page.locator("div.course-explorer-live").is_visible()
-            assert not page.locator("div.course-explorer:not(.course-explorer-live)").first.is_visible()
-            assert _row_labels(page) == tokens  # the reader's sentence, as the Python tokenizer cuts it
-            page.locator("div.course-explorer-live").scroll_into_view_if_needed()
+            assert page.locator("div.course-explorer-own").is_visible()
+            assert not page.locator("div.course-explorer").first.is_visible()
+            assert _tokens_drawn(page) == tokens  # the reader's sentence, as the Python tokenizer cuts it
+            page.locator("div.course-explorer-own").scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / f"{path.stem}-try-after.png"))
             # slider moves: the input event a drag fires, timed to the end of the redraw
-            before = _canvas(page, "div.course-explorer-live canvas")
+            before = _canvas(page, "div.course-explorer-own canvas")
             moves = page.evaluate("""() => {
-              const inputs = [...document.querySelectorAll('div.course-explorer-live input[type=range]')];
+              const inputs = [...document.querySelectorAll('div.course-explorer-own input[type=range]')];
               const times = [];
               for (let round = 0; round < 3; round++) inputs.forEach(input => {
                 for (let v = 0; v <= +input.max; v++) {
@@ -330,7 +332,7 @@ def test_your_own_sentence_redraws_the_explorer(built_pages, tokenizer, model):
               inputs.forEach(input => { input.value = 1; input.dispatchEvent(new Event('input')); });
               return times;
             }""")
-            assert _canvas(page, "div.course-explorer-live canvas") != before, "the sliders did not change the picture"
+            assert _canvas(page, "div.course-explorer-own canvas") != before, "the sliders did not change the picture"
             moves = sorted(moves)
             median, worst = moves[len(moves) // 2], moves[-1]
             assert median <= SLIDER_BUDGET_MS, f"a slider move takes {median:.1f} ms (median), over {SLIDER_BUDGET_MS} ms"
@@ -342,7 +344,7 @@ def test_your_own_sentence_redraws_the_explorer(built_pages, tokenizer, model):
             limit = max_input_tokens(tokenizer, model)
             note = page.inner_text(".course-try-note")
             assert "truncated" in note and str(limit) in note, note
-            page.locator("div.course-explorer-live").scroll_into_view_if_needed()
+            page.locator("div.course-explorer-own").scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / f"{path.stem}-try-truncated.png"))
             # about 64 tokens (issue 50: "in about a second on a laptop")
             words = long_text(tokenizer, model).split()
@@ -354,7 +356,7 @@ def test_your_own_sentence_redraws_the_explorer(built_pages, tokenizer, model):
                                    timeout=300_000)
             sixty_four = page.evaluate("() => Object.assign({}, window.courseBrowserModel.timings)")
             page.click("button.course-try-back")
-            assert page.locator("div.course-explorer:not(.course-explorer-live)").first.is_visible()
+            assert page.locator("div.course-explorer").first.is_visible()
             report.append(f"{path.stem}: downloaded {downloaded / 1e6:.1f} MB on request; first picture "
                           f"{cold['firstPictureMs'] / 1e3:.1f} s cold (download {cold['downloadMs'] / 1e3:.1f} s, "
                           f"session {cold['sessionMs'] / 1e3:.1f} s, run {cold['runMs']:.0f} ms for {len(tokens)} tokens); "

@@ -224,18 +224,139 @@
     };
   }
 
+  /* ---------------------------------------------------------------- the layer-walk explorer */
+  function niceTicks(lo, hi) {
+    var raw = (hi - lo) / 5, mag = Math.pow(10, Math.floor(Math.log10(raw))), step = mag;
+    [1, 2, 2.5, 5, 10].some(function (m) { step = m * mag; return raw <= step; });
+    var out = [];
+    for (var v = Math.ceil(lo / step) * step; v <= hi + 1e-9; v += step) out.push(+v.toFixed(10));
+    return out;
+  }
+
+  function tickText(v) { return Math.abs(v) < 1e-12 ? '0' : String(+v.toPrecision(3)); }
+
+  /* An axes box [x, y, w, h] with limits: the static prims (frame, ticks, labels, title) and the mapping. */
+  function axes(box, xlim, ylim, opts, add, text) {
+    var X = function (v) { return box[0] + (v - xlim[0]) / (xlim[1] - xlim[0]) * box[2]; };
+    var Y = function (v) { return box[1] + box[3] - (v - ylim[0]) / (ylim[1] - ylim[0]) * box[3]; };
+    var ids = [add({ t: 'path', d: 'M' + box[0] + ' ' + box[1] + 'h' + box[2] + 'v' + box[3] + 'h-' + box[2] + 'Z',
+                     stroke: BLACK, lw: 1 })];
+    niceTicks(ylim[0], ylim[1]).forEach(function (v) {
+      ids.push(add({ t: 'path', d: 'M' + box[0] + ' ' + Y(v) + 'h-4', stroke: BLACK, lw: 1 }));
+      ids.push(text([[tickText(v), box[0] - 6, Y(v) + 4]], { align: 'right', size: PX }));
+    });
+    (opts.xticks || []).forEach(function (t) {
+      ids.push(add({ t: 'path', d: 'M' + X(t[0]) + ' ' + (box[1] + box[3]) + 'v4', stroke: BLACK, lw: 1 }));
+      ids.push(text([[t[1], X(t[0]), box[1] + box[3] + 16]], { size: PX }));
+    });
+    ids.push(text([[opts.xlabel, box[0] + box[2] / 2, box[1] + box[3] + 32]], {}));
+    ids.push(text([[opts.ylabel, box[0] - 40, box[1] + box[3] / 2]], { rot: 90 }));
+    ids.push(text([[opts.title, box[0] + box[2] / 2, box[1] - 7]], {}));
+    return { X: X, Y: Y, ids: ids };
+  }
+
+  /* The frames of helpers/layerwalk/widgets.py's LayerWalkExplorer for the reader's sentence: the
+     token's L2 norm at every layer (the shown layer highlighted), its cosine at every layer with
+     itself at the shown layer, and its first dimensions there; controls token and layer. */
+  function layerWalkFrames(result, settings, size) {
+    var n = result.n, L1 = result.layers + 1, d = result.hidden, hs = result.hiddenStates;
+    var nd = Math.min(settings.dims || 16, d), normal = settings.normal + 'ff', high = settings.highlight + 'ff';
+    function vec(l, t) { return hs.subarray((l * n + t) * d, (l * n + t + 1) * d); }
+    var norms = [], maxNorm = 0, maxDim = 0, minSim = 0;
+    for (var t = 0; t < n; t++) {
+      norms.push([]);
+      for (var l = 0; l < L1; l++) {
+        var v = vec(l, t), s2 = 0;
+        for (var i = 0; i < d; i++) s2 += v[i] * v[i];
+        norms[t].push(Math.sqrt(s2));
+        maxNorm = Math.max(maxNorm, norms[t][l]);
+        for (var j = 0; j < nd; j++) maxDim = Math.max(maxDim, Math.abs(v[j]));
+      }
+    }
+    function cosines(t, at) {
+      var a = vec(at, t), out = [];
+      for (var l = 0; l < L1; l++) {
+        var b = vec(l, t), dot = 0;
+        for (var i = 0; i < d; i++) dot += a[i] * b[i];
+        out.push(dot / (norms[t][at] * norms[t][l] || 1));
+      }
+      return out;
+    }
+    for (t = 0; t < n; t++) for (l = 0; l < L1; l++) minSim = Math.min(minSim, Math.min.apply(null, cosines(t, l)));
+    var width = size[0], height = size[1], prims = [], fixed = [];
+    function add(p) { prims.push(p); return prims.length - 1; }
+    function text(lines, opts) {
+      return add(Object.assign({ t: 'text', lines: lines, size: 12.5, color: BLACK, align: 'center', font: FONT }, opts));
+    }
+    fixed.push(add({ t: 'path', d: 'M0 0H' + width + 'V' + height + 'H0Z', fill: '#ffffffff' }));
+    var names = ['emb'];
+    for (l = 1; l < L1; l++) names.push(String(l));
+    var xt = names.map(function (name, k) { return [k, name]; });
+    var top = 60, gap = 70, colW = (width - 70 - 20 - gap) / 2, rowH = (height - top - 2 * 48 - 40) / 2;
+    var aNorm = axes([70, top, colW, rowH], [-0.6, L1 - 0.4], [0, maxNorm * 1.1],
+                     { xticks: xt, xlabel: 'layer', ylabel: 'L2 norm', title: 'L2 norm (orange: shown layer)' }, add, text);
+    var aSim = axes([70 + colW + gap, top, colW, rowH], [-0.3, L1 - 0.7], [minSim - 0.05, 1.05],
+                    { xticks: xt, xlabel: 'layer', ylabel: 'cosine', title: 'cosine with the shown layer' }, add, text);
+    var dimTicks = niceTicks(0, nd - 1).filter(function (v) { return v === Math.round(v); })
+      .map(function (v) { return [v, String(v)]; });
+    var aDim = axes([70, top + rowH + 48 + 40, width - 90, rowH], [-0.6, nd - 0.4], [-maxDim * 1.1, maxDim * 1.1],
+                    { xticks: dimTicks, xlabel: 'dimension', ylabel: 'value', title: 'first ' + nd + ' dimensions' }, add, text);
+    fixed = fixed.concat(aNorm.ids, aSim.ids, aDim.ids);
+    fixed.push(text([['your sentence, run in this browser', width - 8, 16]], { align: 'right', size: PX }));
+    function bar(ax, x, h, colour) {
+      var x0 = ax.X(x - 0.4), x1 = ax.X(x + 0.4), y0 = ax.Y(0), y1 = ax.Y(h);
+      return add({ t: 'path', d: 'M' + x0 + ' ' + y0 + 'H' + x1 + 'V' + y1 + 'H' + x0 + 'Z', fill: colour });
+    }
+    var cache = {};
+    function frame(token, layer) {
+      var key = token + ',' + layer;
+      if (cache[key]) return cache[key];
+      var ids = fixed.slice();
+      norms[token].forEach(function (h, k) { ids.push(bar(aNorm, k, h, k === layer ? high : normal)); });
+      var sims = cosines(token, layer);
+      ids.push(add({ t: 'path', d: 'M' + sims.map(function (c, k) { return aSim.X(k) + ' ' + aSim.Y(c); }).join('L'),
+                     stroke: normal, lw: 2 }));
+      ids.push(add({ t: 'marks', d: 'M-4 0A4 4 0 1 0 4 0A4 4 0 1 0 -4 0Z', fill: normal,
+                     at: sims.map(function (c, k) { return [aSim.X(k), aSim.Y(c)]; }) }));
+      ids.push(add({ t: 'marks', d: 'M-7 0A7 7 0 1 0 7 0A7 7 0 1 0 -7 0Z', fill: high,
+                     at: [[aSim.X(layer), aSim.Y(sims[layer])]] }));
+      var v = vec(layer, token);
+      for (var j = 0; j < nd; j++) ids.push(bar(aDim, j, v[j], normal));
+      ids.push(text([['token ' + token + ' \'' + result.tokens[token] + '\' at ' + (layer === 0 ? 'embeddings' : 'layer ' + layer),
+                      width / 2, 36]], { size: 14 }));
+      cache[key] = ids;
+      return ids;
+    }
+    var controls = [
+      { name: 'token', label: 'token', labels: result.tokens.map(function (tk, i) { return i + ': ' + tk; }), value: 0 },
+      { name: 'layer', label: 'layer', labels: names.map(function (x, k) { return String(k); }), value: 0 }
+    ];
+    return {
+      data: { format: 1, kind: 'frames', explorer: 'LayerWalkExplorer', size: [width, height], scale: 2,
+              live: true, controls: controls, prims: prims, geometry: [], frames: [] },
+      images: {},
+      frame: function (index) { return frame(index[0], index[1]); }
+    };
+  }
+
+  function sameControls(built, original) {
+    // open on the control values the lesson's explorer shows now (clamped to the new input)
+    original.data.controls.forEach(function (c, k) {
+      built.data.controls.forEach(function (mine) {
+        if (mine.name === c.name) mine.value = Math.min(original.index[k], mine.labels.length - 1);
+      });
+    });
+    return built;
+  }
+
   /* What each supported explorer needs: its frames for a result, from the lesson's own explorer. */
   var KINDS = {
     AttentionHeadExplorer: function (result, info, original) {
-      var built = attentionFrames(result, info.cmap, original.data.size[0],
-                                   (info.explorers || {}).head_window || 32);
-      // open on the layer and head the lesson's explorer shows now
-      original.data.controls.forEach(function (c, k) {
-        built.data.controls.forEach(function (mine) {
-          if (mine.name === c.name) mine.value = Math.min(original.index[k], mine.labels.length - 1);
-        });
-      });
-      return built;
+      return sameControls(attentionFrames(result, info.cmap, original.data.size[0],
+                                          (info.explorers || {}).head_window || 32), original);
+    },
+    LayerWalkExplorer: function (result, info, original) {
+      return sameControls(layerWalkFrames(result, (info.explorers || {}).layer_walk || {}, original.data.size), original);
     }
   };
 
@@ -270,7 +391,7 @@
       el('div', { style: 'display:flex;flex-wrap:wrap;gap:0.4em' }, [input, button, back]),
       bar, note
     ]);
-    var live = el('div', { className: 'course-explorer course-explorer-live', hidden: true },
+    var live = el('div', { className: 'course-explorer-own', hidden: true },
                   [el('div', { className: 'course-explorer-stage', style: 'line-height:0;max-width:100%' })]);
     root.parentNode.insertBefore(form, root.nextSibling);
     form.parentNode.insertBefore(live, form.nextSibling);
@@ -344,7 +465,7 @@
 
   function start() {
     if (window.courseExplorers) window.courseExplorers.start();
-    document.querySelectorAll('div.course-explorer:not(.course-explorer-live)').forEach(function (root) {
+    document.querySelectorAll('div.course-explorer').forEach(function (root) {
       if (!root.courseExplorer) return;
       root.courseExplorer.then(function (original) { if (original) attach(root, original); });
     });
