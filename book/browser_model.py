@@ -145,12 +145,15 @@ def explorer_settings() -> dict:
 
     from matplotlib.colors import to_hex
 
-    from helpers.attention.widgets import HEAD_WINDOW
+    from helpers.attention.plots import head_line_colors
+    from helpers.attention.widgets import HEAD_WINDOW, LINES_WINDOW, MIN_LINE_WEIGHT, ROW_PX
     from helpers.common.style import HIGHLIGHT, NORMAL
     from helpers.layerwalk.widgets import LayerWalkExplorer
 
     dims = inspect.signature(LayerWalkExplorer).parameters["n_dims"].default
+    line = to_hex(inspect.signature(head_line_colors).parameters["color"].default)
     return {"head_window": HEAD_WINDOW,
+            "head_lines": {"window": LINES_WINDOW, "min_weight": MIN_LINE_WEIGHT, "row_px": ROW_PX, "colour": line},
             "layer_walk": {"dims": dims, "normal": to_hex(NORMAL), "highlight": to_hex(HIGHLIGHT)}}
 
 
@@ -281,7 +284,7 @@ def build(site: Path, cache: Path, model_name: str | None = None) -> dict:
 
 
 # ------------------------------------------------------------------------------ the pages
-SUPPORTED = ("AttentionHeadExplorer", "LayerWalkExplorer")  # explorers course-browser-model.js can redraw for the reader's sentence
+SUPPORTED = ("AttentionHeadExplorer", "HeadLinesExplorer", "LayerWalkExplorer")  # explorers course-browser-model.js can redraw for the reader's sentence
 SCRIPTS = ("course-wordpiece.js", "course-browser-model.js")  # in book/static/, so in _static/
 FRAMES = re.compile(r'<script type="application/octet-stream" class="course-frames" data-encoding="gzip-base64">'
                     r'([A-Za-z0-9+/=]+)</script>')

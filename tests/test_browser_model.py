@@ -117,6 +117,29 @@ def test_tokenizer_settings_refuse_a_tokenizer_that_is_not_bert():
         bm.tokenizer_settings(NotBert())
 
 
+def test_attach_puts_the_box_only_beside_explorers_it_can_redraw(tmp_path):
+    import base64
+    import gzip
+
+    def page(explorer: str) -> str:
+        packed = base64.b64encode(gzip.compress(json.dumps({"explorer": explorer}).encode())).decode()
+        return ('<html><head></head><body><script type="application/octet-stream" class="course-frames" '
+                f'data-encoding="gzip-base64">{packed}</script></body></html>')
+
+    (tmp_path / "lessons").mkdir()
+    (tmp_path / "_static" / bm.FOLDER).mkdir(parents=True)
+    (tmp_path / "_static" / bm.FOLDER / "model.json").write_text(json.dumps(
+        {"model": "m", "onnx": {"bytes": 123}, "runtime": {"bytes": 45}}))
+    (tmp_path / "lessons" / "02_a.html").write_text(page(bm.SUPPORTED[0]))
+    (tmp_path / "lessons" / "04_b.html").write_text(page("LogitsBox"))
+    (tmp_path / "lessons" / "05_c.html").write_text("<html><head></head><body>no explorer</body></html>")
+    assert bm.attach(tmp_path) == {"pages": 1, "explorers": 1}
+    with_box = (tmp_path / "lessons" / "02_a.html").read_text()
+    assert all(f'src="../_static/{name}"' in with_box for name in bm.SCRIPTS)
+    assert 'data-model-bytes="123"' in with_box and 'data-runtime-bytes="45"' in with_box
+    assert all(bm.SCRIPTS[1] not in (tmp_path / "lessons" / name).read_text() for name in ("04_b.html", "05_c.html"))
+
+
 # ------------------------------------------------------------------------------ Chromium
 @pytest.fixture(scope="module")
 def site(tmp_path_factory, tokenizer, model):
@@ -206,6 +229,7 @@ COMPARE = """async ([text, refs]) => {
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_browser_model_matches_pytorch(site, tokenizer, model):
     texts = [HELD_OUT[0], HELD_OUT[1], long_text(tokenizer, model)]
     wrapped = bm.all_states(model)
@@ -284,6 +308,7 @@ def _tokens_drawn(page) -> list[str]:
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_your_own_sentence_redraws_the_explorer(built_pages, tokenizer, model):
     """On each page with the box: nothing of the model loads until asked; a held-out sentence
     redraws the explorer with its own tokens; a slider move redraws within the budget; a text past
@@ -369,6 +394,7 @@ def test_your_own_sentence_redraws_the_explorer(built_pages, tokenizer, model):
 
 
 @pytest.mark.browser
+@pytest.mark.slow
 def test_without_webassembly_the_precomputed_explorer_stays_and_says_why(built_pages):
     import browser_support as bs
     from playwright.sync_api import sync_playwright

@@ -339,6 +339,67 @@
     };
   }
 
+  /* ---------------------------------------------------------------- the head-lines explorer */
+  /* The frames of helpers/attention/widgets.py's HeadLinesExplorer for the reader's sentence: one
+     head as lines from each query token (left) to each key token (right), the opacity the
+     attention weight; past the window's size a 'start' slider moves a window, fainter lines left out. */
+  function headLinesFrames(result, settings) {
+    var n = result.n, L = result.layers, H = result.heads, row = settings.row_px || 28;
+    var W = Math.min(n, settings.window || 30), windowed = n > W, floor = windowed ? (settings.min_weight || 0) : 0;
+    var width = 480, top = 40, bottom = windowed ? 56 : 20, height = (W + 1) * row + top + bottom;
+    var X = function (v) { return (v + 0.6) * width / 2.2; };
+    var Y = function (q) { return top + row + (q + 0.5) * row; };
+    var prims = [], fixed = [], segments = [];
+    function add(p) { prims.push(p); return prims.length - 1; }
+    function text(lines, opts) {
+      return add(Object.assign({ t: 'text', lines: lines, size: 12.5, color: BLACK, align: 'center', font: FONT }, opts));
+    }
+    for (var q = 0; q < W; q++) for (var k = 0; k < W; k++) segments.push('M' + X(0) + ' ' + Y(q) + 'L' + X(1) + ' ' + Y(k));
+    fixed.push(add({ t: 'path', d: 'M0 0H' + width + 'V' + height + 'H0Z', fill: '#ffffffff' }));
+    fixed.push(text([['query', X(-0.05), top + row * 0.7]], { align: 'right', size: PX, weight: 'bold' }));
+    fixed.push(text([['key', X(1.05), top + row * 0.7]], { align: 'left', size: PX, weight: 'bold' }));
+    if (windowed) fixed.push(text([['a window of ' + W + ' of the ' + n + ' tokens (slider \u2018start\u2019);', width / 2, height - 22],
+                                   ['lines to keys outside it, and lines below ' + Math.round(floor * 100) + '% weight, are not drawn',
+                                    width / 2, height - 8]], { size: PX }));
+    var cache = {};
+    function hex(v) { var b = Math.round(Math.max(0, Math.min(1, v)) * 255); return (b < 16 ? '0' : '') + b.toString(16); }
+    function frame(layer, head, first) {
+      var key = layer + ',' + head + ',' + first;
+      if (cache[key]) return cache[key];
+      var base = ((layer - 1) * H + head) * n * n, alpha = [];
+      for (var q = 0; q < W; q++) for (var k = 0; k < W; k++) {
+        var v = result.attentions[base + (first + q) * n + first + k];
+        alpha.push(hex(v < floor ? 0 : v));
+      }
+      var ids = fixed.slice(), left = [], right = [];
+      ids.push(add({ t: 'coll', g: 0, stroke: { rgb: settings.colour || '#1f77b4', a: alpha.join('') }, lw: 2, cap: 'butt', join: 'round' }));
+      for (q = 0; q < W; q++) {
+        var i = first + q, tok = short(result.tokens[i]);
+        left.push([windowed ? tok + '  ' + i : tok, X(-0.05), Y(q) + PX * 0.35]);
+        right.push([windowed ? i + '  ' + tok : tok, X(1.05), Y(q) + PX * 0.35]);
+      }
+      ids.push(text(left, { align: 'right', size: PX }));
+      ids.push(text(right, { align: 'left', size: PX }));
+      var title = 'attention (opacity), layer ' + layer + ', head ' + head +
+        (windowed ? ', tokens ' + first + '\u2013' + (first + W - 1) : '') + ' \u2014 your sentence, run in this browser';
+      ids.push(text([[title, width / 2, 20]], { size: 12 }));
+      cache[key] = ids;
+      return ids;
+    }
+    function range(a, b) { var out = []; for (var i = a; i <= b; i++) out.push(String(i)); return out; }
+    var controls = [
+      { name: 'layer', label: 'layer', labels: range(1, L), value: 0 },
+      { name: 'head', label: 'head', labels: range(0, H - 1), value: 0 }
+    ];
+    if (windowed) controls.push({ name: 'start', label: 'start', labels: range(0, n - W), value: 0 });
+    return {
+      data: { format: 1, kind: 'frames', explorer: 'HeadLinesExplorer', size: [width, height], scale: 2,
+              live: true, controls: controls, prims: prims, geometry: [segments], frames: [] },
+      images: {},
+      frame: function (index) { return frame(+controls[0].labels[index[0]], +controls[1].labels[index[1]], windowed ? index[2] : 0); }
+    };
+  }
+
   function sameControls(built, original) {
     // open on the control values the lesson's explorer shows now (clamped to the new input)
     original.data.controls.forEach(function (c, k) {
@@ -354,6 +415,9 @@
     AttentionHeadExplorer: function (result, info, original) {
       return sameControls(attentionFrames(result, info.cmap, original.data.size[0],
                                           (info.explorers || {}).head_window || 32), original);
+    },
+    HeadLinesExplorer: function (result, info, original) {
+      return sameControls(headLinesFrames(result, (info.explorers || {}).head_lines || {}), original);
     },
     LayerWalkExplorer: function (result, info, original) {
       return sameControls(layerWalkFrames(result, (info.explorers || {}).layer_walk || {}, original.data.size), original);
