@@ -86,8 +86,9 @@
       var module = info.runtime.files.filter(function (f) { return /\.mjs$/.test(f); })[0];
       return Promise.all([
         import(BASE + module),
-        download(BASE + wasm, info.runtime.bytes, report(0)),
-        download(BASE + info.onnx.file, info.onnx.bytes, report(1))
+        // versioned addresses: a rebuilt site with other weights is not answered from the cache
+        download(BASE + wasm + '?v=' + encodeURIComponent(info.runtime.package), info.runtime.bytes, report(0)),
+        download(BASE + info.onnx.file + '?v=' + info.onnx.sha256.slice(0, 16), info.onnx.bytes, report(1))
       ]);
     }).then(function (parts) {
       state.timings.downloadMs = performance.now() - t0;
