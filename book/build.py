@@ -783,6 +783,33 @@ def _postprocess():
     return module
 
 
+def browser_model(out: Path) -> bool:
+    """The lessons' model for the reader's browser (book/browser_model.py, issue 50): exported in a
+    process of its own (this file imports no course code), then the "try your own sentence" box
+    on the pages whose explorer it can redraw. Without it (no npm and no cached package, no onnx)
+    the build says why and the explorers keep their precomputed frames."""
+    import importlib.util
+
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
+    result = subprocess.run([sys.executable, str(BOOK / "browser_model.py"), "--site", str(out)], env=env,
+                            capture_output=True, text=True)
+    lines = [l for l in result.stdout.splitlines() if l.startswith("browser model:")]
+    for line in lines:
+        print(f"book: {line}")
+    if result.returncode != 0:
+        if not lines:  # a crash: its last lines say where
+            print("book: browser model: failed; the explorers keep their precomputed frames:\n"
+                  + "\n".join(result.stderr.strip().splitlines()[-8:]), file=sys.stderr)
+        shutil.rmtree(out / "_static" / "browser-model", ignore_errors=True)
+        return False
+    spec = importlib.util.spec_from_file_location("book_browser_model", BOOK / "browser_model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    attached = module.attach(out)
+    print(f"book: 'try your own sentence' on {attached['pages']} page(s), {attached['explorers']} explorer(s)")
+    return True
+
+
 def copy_mathjax(dest: Path) -> None:
     es5 = mathjax_es5()
     if dest.exists():
@@ -805,6 +832,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=int(os.environ.get("COURSE_BOOK_JOBS", "1")),
                         help="lessons run side by side (default $COURSE_BOOK_JOBS or 1); with more than one, "
                              "each kernel uses one torch thread and lesson times include the sharing")
+    parser.add_argument("--no-browser-model", dest="browser_model", action="store_false",
+                        help="leave out the model that runs in the reader's browser (book/browser_model.py)")
     args = parser.parse_args(argv)
 
     import nbformat
@@ -924,6 +953,8 @@ def main(argv: list[str] | None = None) -> int:
     moving = post.attach_explorers(out, WORK / "frames")
     print(f"book: {moving['explorers']} explorer(s) move on {moving['pages']} page(s) "
           f"({moving['bytes'] // 1000} kB of frames)")
+    if args.browser_model:
+        browser_model(out)
     summaries = post.search_summaries(out)
     print(f"book: search snippets for {summaries['pages']} page(s)")
     css = post.trim_stylesheets(out)  # last: it reads which classes the finished pages use

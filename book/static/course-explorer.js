@@ -46,7 +46,7 @@
   var draw = {
     img: function (ctx, prim, images) {
       var image = images[prim.src];
-      if (!image || !image.complete) return;
+      if (!image || image.complete === false) return;  // a picture still loading (a canvas is always ready)
       ctx.imageSmoothingEnabled = !!prim.smooth;
       ctx.drawImage(image, prim.box[0], prim.box[1], prim.box[2], prim.box[3]);
     },
@@ -208,7 +208,7 @@
   Explorer.prototype.show = function () {
     var same = this.index.every(function (v, i) { return v === this.start[i]; }, this);
     // the state the page opened with is the picture itself (drawn by matplotlib); any other is drawn here
-    this.shown = !same;
+    this.shown = !same || !!this.data.live;  // live: no picture under it (the reader's own sentence)
     this.root.classList.toggle('course-explorer-moved', this.shown);
     if (this.shown) this.draw();
   };
@@ -248,5 +248,6 @@
   }
   if (document.readyState !== 'loading') start();
   else document.addEventListener('DOMContentLoaded', start);
-  window.courseExplorers = { start: start };
+  // course-browser-model.js draws the reader's own sentence with the same renderer
+  window.courseExplorers = { start: start, Explorer: Explorer };
 })();

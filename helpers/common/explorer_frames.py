@@ -530,6 +530,8 @@ def _frames_for(explorer, grid: list[dict], scale: int) -> dict:
         "geometry": geometry,
         "frames": frames,
         "pixels": sorted(fallback),
+        # the sentence it shows: the website's "try your own sentence" box opens with it (issue 50)
+        "text": getattr(getattr(explorer, "trace", None), "text", None),
     }
 
 
