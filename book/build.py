@@ -892,7 +892,7 @@ def main(argv: list[str] | None = None) -> int:
                                 diagram="architecture.png" if diagram is not None else None)
     index = tracks.add_link(index, tracks.track_link(TRACK, "index.html", 0, out.name))
     if TRACK.params:
-        index = tracks.add_link(index, "This is the site's Chinese track: every lesson below ran with "
+        index = tracks.add_link(index, f"This is the site's {TRACK.name} track: every lesson below ran with "
                                 + ", ".join(f"`{k} = {v!r}`" for k, v in TRACK.params.items())
                                 + ". A lesson whose data are still English ends at its one-line stop.")
     (src / "index.md").write_text(index, encoding="utf-8")

@@ -36,11 +36,13 @@ class Track:
     suffix: str = ""
     label: str = ""
     lang: str = "en"
+    name: str = "English"
 
 
-ENGLISH = Track("en", {}, "", "English version (English model)", "en")
+ENGLISH = Track("en", {}, "", "English version (English model)", "en", "English")
 ZH_SENTENCE = "明天北京会下雨吗？"  # a sentence none of the course's Chinese data holds
-CHINESE = Track("zh", {"MODEL": "bundled-zh", "SENTENCE": ZH_SENTENCE}, "-zh", "中文版 (Chinese model)", "zh")
+CHINESE = Track("zh", {"MODEL": "bundled-zh", "SENTENCE": ZH_SENTENCE}, "-zh", "中文版 (Chinese model)", "zh",
+                "Chinese")
 MODELS = {"bundled-zh": CHINESE}
 
 
@@ -58,7 +60,8 @@ def track_for(model: str | None = None, sentence: str | None = None) -> Track:
     if sentence is not None:
         if not sentence.strip():
             raise ValueError("--sentence must not be empty.")
-        track = Track(track.key, {**track.params, "SENTENCE": sentence}, track.suffix, track.label, track.lang)
+        track = Track(track.key, {**track.params, "SENTENCE": sentence}, track.suffix, track.label, track.lang,
+                      track.name)
     return track
 
 
@@ -90,7 +93,7 @@ def inject(nb, track: Track):
     if names:
         text = "\n".join(f"{k} = {v!r}" for k, v in names.items())
         at = nb.cells.index(cells[0]) + 1
-        nb.cells.insert(at, nbformat.v4.new_code_cell(f"# injected parameters ({track.key} track of the website)\n"
+        nb.cells.insert(at, nbformat.v4.new_code_cell(f"# injected parameters ({track.name} track of the website)\n"
                                                       + text))
     return nb
 
@@ -113,7 +116,7 @@ def end_at_stop(nb, err, track: Track) -> str:
     cell.outputs.append(nbformat.v4.new_output("stream", name="stdout", text=line + "\n"))
     del nb.cells[stopped + 1:]
     nb.cells.append(nbformat.v4.new_markdown_cell(
-        f"**This lesson stops here on the {track.key} track of the website**: its data are not yet available "
+        f"**This lesson stops here on the {track.name} track of the website**: its data are not yet available "
         f"with `MODEL = {track.params.get('MODEL')!r}` (the line above says why). The English version of "
         "this page (link at the top) runs the lesson to the end."))
     return line

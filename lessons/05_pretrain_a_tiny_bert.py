@@ -550,7 +550,8 @@ else:
 #
 # Next-sentence accuracy is compared with a coin (50 %). In this corpus a random B usually
 # comes from the *other* book (the Bible vs a play), so telling them apart can be as easy as
-# recognising the style; RoBERTa (Liu et al., 2019) found that dropping NSP did not hurt, and
+# recognising the style (the Chinese corpus has one source, one newspaper, so there a random B
+# must be told apart by its content); RoBERTa (Liu et al., 2019) found that dropping NSP did not hurt, and
 # ALBERT (Lan et al., 2020) replaced it with a harder sentence-order task for this reason.
 
 # %%
