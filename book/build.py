@@ -34,7 +34,13 @@ Steps (all offline):
 5. **Check**: no page may need anything from the network to render (a script, stylesheet,
    font, image or iframe with an http(s) address); the build fails and names them otherwise.
 
+6. **Tracks** (``book/tracks.py``): ``--model bundled-zh`` builds the Chinese track, every lesson
+   run with the Chinese model and a Chinese ``SENTENCE``, into ``build/site-zh`` (beside
+   ``--out``); a lesson that stops for English data ends its page at its one-line stop. Every
+   page links to the same page of the other track.
+
 Usage: python book/build.py [--out build/site] [--no-execute | --execute-only 02,05] [--only 00,03]
+                            [--model bundled-zh [--sentence 明天北京会下雨吗？]]
 """
 
 from __future__ import annotations
@@ -70,6 +76,21 @@ BADGE = re.compile(r"\[!\[Open In Colab\]\((?P<img>[^)\s]+)\)\]\((?P<href>https:
 LOCAL_BADGE = "/colab-badge.svg"  # leading "/": relative to the site's source folder
 # The MathJax files a page can load: the component and what it may load on demand.
 MATHJAX_PARTS = ["tex-svg.js", "input", "ui", "a11y", "sre", "adaptors"]
+
+
+def _book_module(name: str):
+    """A file of book/ loaded by its path (build.py runs as a script and is loaded by path in tests)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(f"book_{name}", BOOK / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # dataclasses look their module up there
+    spec.loader.exec_module(module)
+    return module
+
+
+tracks = _book_module("tracks")
+TRACK = tracks.ENGLISH  # the track this build makes (main sets it; forked workers inherit it)
 
 
 # ------------------------------------------------------------------------------ lessons
@@ -112,7 +133,7 @@ def execute(source: Path, dest: Path, timeout: int = 1200, frames: Path | None =
         os.environ[FRAMES_ENV] = str(frames)  # the kernel starts with this process's environment
     else:
         os.environ.pop(FRAMES_ENV, None)
-    nb = nbformat.read(source, as_version=4)
+    nb = tracks.inject(nbformat.read(source, as_version=4), TRACK)
     before, start = resource.getrusage(resource.RUSAGE_CHILDREN), time.monotonic()
     client = NotebookClient(nb, timeout=timeout, kernel_name="python3", store_widget_state=False,
                             resources={"metadata": {"path": str(source.parent)}},
@@ -121,6 +142,10 @@ def execute(source: Path, dest: Path, timeout: int = 1200, frames: Path | None =
                             extra_arguments=["--IPKernelApp.log_level=ERROR"])
     try:
         client.execute()
+    except Exception as err:  # on a track other than English, a lesson may stop for English data
+        if TRACK.key == "en" or not tracks.is_lesson_stop(err):
+            raise
+        tracks.end_at_stop(nb, err, TRACK)
     finally:
         os.environ.pop(FRAMES_ENV, None)
     wall = time.monotonic() - start
@@ -834,7 +859,18 @@ def main(argv: list[str] | None = None) -> int:
                              "each kernel uses one torch thread and lesson times include the sharing")
     parser.add_argument("--no-browser-model", dest="browser_model", action="store_false",
                         help="leave out the model that runs in the reader's browser (book/browser_model.py)")
+    parser.add_argument("--model", default=None,
+                        help="build a language track: bundled-zh runs every lesson with the Chinese model into "
+                             "OUT-zh beside --out (default: the English site)")
+    parser.add_argument("--sentence", default=None, help="with --model: the SENTENCE injected into every lesson "
+                                                         f"(default {tracks.ZH_SENTENCE})")
     args = parser.parse_args(argv)
+    global TRACK, WORK
+    try:
+        TRACK = tracks.track_for(args.model, args.sentence)
+    except ValueError as err:
+        parser.error(str(err))
+    WORK = ROOT / "build" / ("book" + TRACK.suffix)  # build/book-zh: executed copies, sources, frames
 
     import nbformat
 
@@ -847,6 +883,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"book: no lessons matching {LESSONS / LESSON_GLOB}", file=sys.stderr)
         return 1
     executed_dir, src, out = WORK / "executed", WORK / "src", Path(args.out).resolve()
+    out = out.with_name(tracks.out_name(out.name, TRACK))  # the Chinese track: beside the English site
     if out.exists():
         shutil.rmtree(out)  # a failed build leaves no stale site behind
 
@@ -887,6 +924,12 @@ def main(argv: list[str] | None = None) -> int:
         page, page_notes = site_notebook(executed[path.stem], path.stem, repository,
                                          explorer_records(WORK / "frames" / path.stem))
         notes += page_notes
+        page.cells[0].source = tracks.add_link(page.cells[0].source,
+                                               tracks.track_link(TRACK, f"lessons/{path.stem}.html", 1, out.name))
+        missing = tracks.missing_glyphs(executed[path.stem])
+        if missing:
+            notes.append(f"{path.stem}: no font (the course's CJK subset or the machine's) draws "
+                         f"{''.join(missing)}: empty boxes in its figures")
         nbformat.write(page, src / "lessons" / path.name)
         shutil.copy2(path, src / "notebooks" / path.name)  # the download: the committed, output-free file
     built_on = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d")
@@ -896,6 +939,11 @@ def main(argv: list[str] | None = None) -> int:
         (src / "architecture.png").write_bytes(diagram)
     index, warnings = home_page((ROOT / "README.md").read_text(encoding="utf-8"), files, titles, built_on, repository,
                                 diagram="architecture.png" if diagram is not None else None)
+    index = tracks.add_link(index, tracks.track_link(TRACK, "index.html", 0, out.name))
+    if TRACK.params:
+        index = tracks.add_link(index, f"This is the site's {TRACK.name} track: every lesson below ran with "
+                                + ", ".join(f"`{k} = {v!r}`" for k, v in TRACK.params.items())
+                                + ". A lesson whose data are still English ends at its one-line stop.")
     (src / "index.md").write_text(index, encoding="utf-8")
     for line in sorted(set(notes)) + warnings:
         print(f"book: note: {line}")

