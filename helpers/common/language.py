@@ -8,12 +8,14 @@ data are in which language and which model to use. A Chinese BERT (``"bundled-zh
 ``"bert-base-chinese"``) maps most English words to ``[UNK]``; an English BERT most Chinese
 characters; multilingual checkpoints pass both checks. :func:`model_language` turns the check
 round for a lesson whose data exist in both languages (lesson 04): the data follow the model, and
-:func:`intents_for` gives that language's intent set.
+:func:`intents_for` gives that language's intent set; lessons 06-09 read theirs with
+:func:`sentences_for`, :func:`sentence_pairs_for` and :func:`polysemy_for`.
 """
 
 from __future__ import annotations
 
-from helpers.common.data import is_cjk_char, load_intents, load_intents_zh, load_pos
+from helpers.common.data import (is_cjk_char, load_intents, load_intents_zh, load_polysemy, load_pos,
+                                 load_sentence_pairs, load_sentences)
 
 MAX_UNREAD = 0.05  # above this share of unreadable words or characters, the tokenizer is not for that language
 LANGUAGES = {
@@ -110,3 +112,46 @@ def intents_for(language: str, split: str):
     if language not in LANGUAGES:
         raise ValueError(f"language {language!r} is not valid: choose one of {tuple(LANGUAGES)}.")
     return load_intents_zh(split) if language == "zh" else load_intents(split)
+
+
+def _check_language(language: str) -> None:
+    if language not in LANGUAGES:
+        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(LANGUAGES)}.")
+
+
+# lessons 06-09 (issue 48): each data set in both languages, chosen by the lesson's language
+SENTENCE_FILES = {"en": "attention_sentences.txt", "zh": "attention_sentences_zh.txt"}
+PAIR_FILES = {"en": "sentence_pairs.tsv", "zh": "sentence_pairs_zh.tsv"}
+POLYSEMY_FILES = {"en": ("polysemy.json", "polysemy_more.json"), "zh": ("polysemy_zh.json",)}
+EVERYDAY_ZH = "zh_words/extra_sentences.txt"
+
+
+def sentences_for(language: str, kind: str = "data") -> list[str]:
+    """Single sentences in ``language``, all written for the course. ``kind="data"``: the eight
+    data sentences of lessons 07-08 (``data/attention_sentences.txt`` or its Chinese counterpart
+    ``attention_sentences_zh.txt``); ``kind="everyday"``: lesson 06's sample of everyday
+    sentences (the sentences of ``data/pos/`` in English, the 134 longer sentences of
+    ``data/zh_words/extra_sentences.txt`` in Chinese)."""
+    _check_language(language)
+    if kind == "data":
+        return load_sentences(SENTENCE_FILES[language])
+    if kind == "everyday":
+        return load_sentences(EVERYDAY_ZH) if language == "zh" else [s.text for s in load_pos()]
+    raise ValueError(f"kind {kind!r} is not valid: choose 'data' or 'everyday'.")
+
+
+def sentence_pairs_for(language: str) -> list[tuple[str, str]]:
+    """Pairs of consecutive sentences in ``language`` (two-segment inputs, lessons 07-08):
+    ``data/sentence_pairs.tsv`` or ``data/sentence_pairs_zh.tsv``."""
+    _check_language(language)
+    return load_sentence_pairs(PAIR_FILES[language])
+
+
+def polysemy_for(language: str) -> dict[str, dict[str, list[str]]]:
+    """Ambiguous words in ``language``, two senses each (lesson 09): ``{word: {sense: [sentence,
+    ...]}}`` from ``polysemy.json`` + ``polysemy_more.json`` (English) or ``polysemy_zh.json``."""
+    _check_language(language)
+    out = {}
+    for name in POLYSEMY_FILES[language]:
+        out.update(load_polysemy(name))
+    return out
