@@ -155,3 +155,14 @@ def polysemy_for(language: str) -> dict[str, dict[str, list[str]]]:
     for name in POLYSEMY_FILES[language]:
         out.update(load_polysemy(name))
     return out
+
+
+PERIOD_COMMA = {"en": (".", ","), "zh": ("。", "，")}  # the full stop and the comma, as tokens
+
+
+def period_and_comma_for(language: str) -> tuple[str, str]:
+    """The full stop and the comma of ``language`` as a BERT tokenizer writes them (lesson 08's
+    test of Clark et al.'s "deep heads attend to periods and commas"): ``(".", ",")`` in English,
+    the full-width ``("。", "，")`` in Chinese."""
+    _check_language(language)
+    return PERIOD_COMMA[language]
