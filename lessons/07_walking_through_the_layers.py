@@ -154,7 +154,8 @@ you_are_here(model.config, LESSON_PARTS["07"]);
 singles = sentences_for(language)  # the data sentences, the model's language
 # a pair joined into one text (Chinese: no space between sentences)
 gap = "" if language == "zh" else " "
-data_texts = singles + [f"{a}{gap}{b}" for a, b in sentence_pairs_for(language)]
+data_texts = singles + [f"{a}{gap}{b}"
+                        for a, b in sentence_pairs_for(language)]
 others = [
     trace_text(tokenizer, model, s)
     for s in progress(data_texts, desc="tracing data sentences")

@@ -721,6 +721,10 @@ else:
 # %%
 word = longest_word(trace, tokenizer)
 n_pieces = len(trace.find_word(word).positions)
+if n_pieces == 1:  # no word of SENTENCE is split (Chinese: never)
+    print(f"no word of SENTENCE is split into pieces: {word!r} is its"
+          " longest word" + (", the first of its characters, each a word"
+                             " of its own" if language == "zh" else ""))
 k = min(3, trace.seq_len - n_pieces)
 near = {
     layer: compute.word_neighbours(trace, word, layer, k=k) for layer in (0, L)
