@@ -1,5 +1,5 @@
 """Does the loaded tokenizer read a lesson's data? One check, shared by every lesson whose data
-are in one language (English for lessons 04, 06 and 07-14, Chinese for lesson 15).
+are in one language (English for lessons 10-14, Chinese for lesson 15; lessons 04 and 06-09 follow the model).
 
 :func:`unknown_share` measures it: the share of the data's tokens that the tokenizer maps to its
 unknown token. :func:`require_reading` stops the lesson with one clear line (:class:`LessonStop`:
