@@ -68,11 +68,15 @@ else:
 # English model, Chinese ones for a Chinese model, `model_language` in
 # `helpers/common/language.py`); `BUDGET = "quick"` runs smaller simulations (the same code; the
 # rates they print are rougher).
+#
+# `LANGUAGE` picks the language of the data (`None`: the one the model's tokenizer reads,
+# `model_language` in `helpers/common/language.py`; `"en"` or `"zh"` for a model that reads both).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
 BUDGET = None
+LANGUAGE = None  # None: the data follow the model; or "en", "zh"
 
 # %%
 import matplotlib.pyplot as plt
@@ -87,7 +91,8 @@ from helpers.model.trace import trace_text
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-language = model_language(tokenizer, lesson="06")  # the data follow the model
+language = model_language(tokenizer, lesson="06",
+                          choice=LANGUAGE)  # the data follow the model
 budget = choose_budget(BUDGET, model)
 # your SENTENCE, then everyday sentences in the model's language (English:
 # data/pos, whose words lesson 14 tags; Chinese: data/zh_words)

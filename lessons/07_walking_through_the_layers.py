@@ -75,10 +75,14 @@ else:
 # `MODEL` names the checkpoint (`None`: the course chooses; any hub id or local folder
 # works). `SENTENCE` is the text we follow. Nothing below depends on a particular size
 # or sentence.
+#
+# `LANGUAGE` picks the language of the data (`None`: the one the model's tokenizer reads,
+# `model_language` in `helpers/common/language.py`; `"en"` or `"zh"` for a model that reads both).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
+LANGUAGE = None  # None: the data follow the model; or "en", "zh"
 
 # %% [markdown]
 # ## Load the model and trace the sentences once
@@ -115,7 +119,8 @@ tokenizer, model = loaded
 from helpers.common.language import (model_language, sentence_pairs_for,
                                      sentences_for)
 
-language = model_language(tokenizer, lesson="07")  # the data follow the model
+language = model_language(tokenizer, lesson="07",
+                          choice=LANGUAGE)  # the data follow the model
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
 print(

@@ -82,10 +82,14 @@ else:
 # `MODEL` names the checkpoint (`None`: the course chooses; any hub id or local folder works).
 # `SENTENCE` is the text whose attention maps we draw; the aggregates come from the data sets
 # below. Nothing below depends on a particular size or sentence.
+#
+# `LANGUAGE` picks the language of the data (`None`: the one the model's tokenizer reads,
+# `model_language` in `helpers/common/language.py`; `"en"` or `"zh"` for a model that reads both).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
+LANGUAGE = None  # None: the data follow the model; or "en", "zh"
 
 # %% [markdown]
 # ## Load the model and trace the inputs
@@ -134,7 +138,8 @@ from helpers.common.language import (model_language,
                                      period_and_comma_for,
                                      sentence_pairs_for)
 
-language = model_language(tokenizer, lesson="08")  # the data follow the model
+language = model_language(tokenizer, lesson="08",
+                          choice=LANGUAGE)  # the data follow the model
 L, A = model.config.num_hidden_layers, model.config.num_attention_heads
 trace = trace_text(tokenizer, model, SENTENCE)
 row_sums = torch.stack(trace.attentions).sum(dim=-1)

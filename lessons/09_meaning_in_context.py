@@ -74,10 +74,14 @@ else:
 # works). `SENTENCE` is placed beside the aggregate when it contains one of the data's words,
 # and gives the example of the nearest-neighbour section. Nothing below depends on a
 # particular size or sentence.
+#
+# `LANGUAGE` picks the language of the data (`None`: the one the model's tokenizer reads,
+# `model_language` in `helpers/common/language.py`; `"en"` or `"zh"` for a model that reads both).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
+LANGUAGE = None  # None: the data follow the model; or "en", "zh"
 
 # %% [markdown]
 # ## The data: ambiguous words in context
@@ -130,7 +134,8 @@ from helpers.model.tokens import is_unknown, longest_word
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-language = model_language(tokenizer, lesson="09")  # the data follow the model
+language = model_language(tokenizer, lesson="09",
+                          choice=LANGUAGE)  # the data follow the model
 L = model.config.num_hidden_layers
 polysemy = polysemy_for(language)
 # is this the BERT-base that Ethayarajh (2019) measured?

@@ -91,3 +91,19 @@ def test_lessons_06_to_09_data_exist_in_both_languages_and_each_is_read_by_its_o
             call()
     with pytest.raises(ValueError, match="kind 'poems' is not valid"):
         sentences_for("en", "poems")
+
+
+def test_a_lessons_language_parameter_overrides_the_model_only_where_the_model_reads_it(tokenizer, zh_tokenizer):
+    """LANGUAGE (``choice``) picks the data's language for a model that reads it; a language the
+    model cannot read stops the lesson with the one clear line, a bad name is a ValueError."""
+    from helpers.common.language import model_language
+
+    assert model_language(zh_tokenizer, lesson="07", choice=None) == "zh"
+    assert model_language(zh_tokenizer, lesson="07", choice="zh") == "zh"
+    assert model_language(tokenizer, lesson="07", choice="en") == "en"
+    with pytest.raises(LessonStop, match="lesson 07 stops here: its data are English"):
+        model_language(zh_tokenizer, lesson="07", choice="en")
+    with pytest.raises(LessonStop, match="lesson 09 stops here: its data are Chinese"):
+        model_language(tokenizer, lesson="09", choice="zh")
+    with pytest.raises(ValueError, match="language 'fr' is not valid"):
+        model_language(tokenizer, lesson="09", choice="fr")

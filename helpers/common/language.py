@@ -91,11 +91,16 @@ def require_reading(tokenizer, language: str, *, lesson: str, texts=None, what: 
     return share
 
 
-def model_language(tokenizer, *, lesson: str) -> str:
+def model_language(tokenizer, *, lesson: str, choice: str | None = None) -> str:
     """The language of the lesson's data, following the model: the one of :data:`LANGUAGES` whose
     reference text (:func:`reference_texts`) the tokenizer reads best. A tokenizer that reads
     none of them (more than :data:`MAX_UNREAD` unread in each) stops the lesson
-    (:class:`LessonStop`) with one line that says which models do."""
+    (:class:`LessonStop`) with one line that says which models do. ``choice`` (a lesson's
+    ``LANGUAGE`` parameter; ``None``: follow the model) picks the language instead, for a model
+    that reads both: it must be one of :data:`LANGUAGES` and readable (:func:`require_reading`)."""
+    if choice is not None:
+        require_reading(tokenizer, choice, lesson=lesson)
+        return choice
     shares = {language: unread_share(tokenizer, reference_texts(language), language) for language in LANGUAGES}
     best = min(shares, key=shares.get)
     if shares[best] > MAX_UNREAD:
