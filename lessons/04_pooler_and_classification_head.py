@@ -59,10 +59,14 @@ else:
 #
 # `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the sentence whose
 # `[CLS]` vector we pool and whose logits the text box starts with.
+#
+# `LANGUAGE` picks the language of the data (`None`: the one the model's tokenizer reads,
+# `model_language` in `helpers/common/language.py`; `"en"` or `"zh"` for a model that reads both).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "Could you wake me up at half past six tomorrow?"
+LANGUAGE = None  # None: the data follow the model; or "en", "zh"
 
 # %%
 import torch
@@ -180,7 +184,8 @@ import time
 from helpers.classify.compute import extract_features
 from helpers.common.language import intents_for, model_language
 
-language = model_language(tokenizer, lesson="04")  # the data follow the model
+language = model_language(tokenizer, lesson="04",
+                          choice=LANGUAGE)  # the data follow the model
 train_set = intents_for(language, "train")
 test_set = intents_for(language, "test")
 C = train_set.num_classes

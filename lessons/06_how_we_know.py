@@ -64,13 +64,19 @@ else:
 # ## Parameters
 #
 # `MODEL` names the checkpoint (`None`: the course chooses), `SENTENCE` is a text of yours that joins
-# the sample of sentences below; `BUDGET = "quick"` runs smaller simulations (the same code; the
+# the sample of sentences below (the sample is in the model's language: English sentences for an
+# English model, Chinese ones for a Chinese model, `model_language` in
+# `helpers/common/language.py`); `BUDGET = "quick"` runs smaller simulations (the same code; the
 # rates they print are rougher).
+#
+# `LANGUAGE` picks the language of the data (`None`: the one the model's tokenizer reads,
+# `model_language` in `helpers/common/language.py`; `"en"` or `"zh"` for a model that reads both).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
 BUDGET = None
+LANGUAGE = None  # None: the data follow the model; or "en", "zh"
 
 # %%
 import matplotlib.pyplot as plt
@@ -78,19 +84,20 @@ import numpy as np
 import torch
 
 from helpers.common.budget import choose_budget
-from helpers.common.data import load_pos
+from helpers.common.language import model_language, sentences_for
 from helpers.common.progress import progress
 from helpers.model.loading import load_model
-from helpers.common.language import require_reading  # English data
 from helpers.model.trace import trace_text
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-require_reading(tokenizer, "en", lesson="06", what="its data sets")
+language = model_language(tokenizer, lesson="06",
+                          choice=LANGUAGE)  # the data follow the model
 budget = choose_budget(BUDGET, model)
-# your SENTENCE, then everyday English sentences from data/pos (lesson 14
-# tags their words)
-sentences = [SENTENCE] + [s.text for s in load_pos()][:budget.pick(60, 20)]
+# your SENTENCE, then everyday sentences in the model's language (English:
+# data/pos, whose words lesson 14 tags; Chinese: data/zh_words)
+everyday = sentences_for(language, "everyday")
+sentences = [SENTENCE] + everyday[:budget.pick(60, 20)]
 traces = [trace_text(tokenizer, model, t)
           for t in progress(sentences, desc="sentences")]
 L = model.config.num_hidden_layers
@@ -251,7 +258,8 @@ print(f"Redrawing pairs one by one holds the truth in {one_by_one} of the"
 # ## 3. Pair what was measured twice
 #
 # Two ways to turn BERT's vectors into a sentence vector: the `[CLS]` token, or the mean of
-# all tokens. Which classifies the course's ten intents better? A classifier that needs no
+# all tokens. Which classifies the course's intents (lesson 04's: ten in English, 17 with a
+# Chinese model) better? A classifier that needs no
 # training makes the point quickest: the **nearest centroid** -- average the training
 # sentences of each intent, and give a test sentence the intent whose average is most
 # similar (cosine). Both poolings are scored on the **same** test sentences.
@@ -267,9 +275,9 @@ margin_3 = None  # exercise 3: your margin, set before reading on
 import torch.nn.functional as F
 
 from helpers.classify.compute import extract_features
-from helpers.common.data import load_intents
+from helpers.common.language import intents_for
 
-train, test = load_intents("train"), load_intents("test")
+train, test = intents_for(language, "train"), intents_for(language, "test")
 feats = {split.split: extract_features(tokenizer, model, split.texts)
          for split in (train, test)}
 

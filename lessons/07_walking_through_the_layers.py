@@ -75,10 +75,14 @@ else:
 # `MODEL` names the checkpoint (`None`: the course chooses; any hub id or local folder
 # works). `SENTENCE` is the text we follow. Nothing below depends on a particular size
 # or sentence.
+#
+# `LANGUAGE` picks the language of the data (`None`: the one the model's tokenizer reads,
+# `model_language` in `helpers/common/language.py`; `"en"` or `"zh"` for a model that reads both).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
+LANGUAGE = None  # None: the data follow the model; or "en", "zh"
 
 # %% [markdown]
 # ## Load the model and trace the sentences once
@@ -86,8 +90,8 @@ SENTENCE = "The bank by the river was unbelievably quiet this morning."
 # `trace_text` (in `helpers/model/trace.py`) runs the model once and keeps every hidden state;
 # everything in this lesson is computed from cached traces. The other modules used:
 # `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/tokens.py`
-# (`longest_word`), `helpers/common/data.py` (`load_sentences`), `helpers/attention/shares.py`
-# (`load_sentence_pairs`), `helpers/common/stats.py` (`quartiles`, and the intervals and verdicts
+# (`longest_word`), `helpers/common/language.py` (`sentences_for`, `sentence_pairs_for`: the
+# data in the model's language), `helpers/common/stats.py` (`quartiles`, and the intervals and verdicts
 # behind every claim), `helpers/common/claims.py` (`show_finding`: a claim in plain words with its
 # evidence folded beneath), and this lesson's `helpers/layerwalk/compute.py` (which gathers the
 # measures of `measures.py`, `baselines.py`, `norms.py` and `variance.py`, and the rows of every
@@ -102,21 +106,21 @@ import torch
 
 from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
-from helpers.common.data import load_sentences
 from helpers.common.progress import progress
 from helpers.common.tables import show_table
 from helpers.common.claims import (Claim, claims_frame,
                                    show_finding)
 from helpers.common.stats import quartiles
-from helpers.attention.compute import load_sentence_pairs
 from helpers.layerwalk import compute, plots
 from helpers.model.tokens import longest_word
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.common.language import require_reading  # English data
+from helpers.common.language import (model_language, sentence_pairs_for,
+                                     sentences_for)
 
-require_reading(tokenizer, "en", lesson="07", what="its data sentences")
+language = model_language(tokenizer, lesson="07",
+                          choice=LANGUAGE)  # the data follow the model
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
 print(
@@ -135,7 +139,9 @@ you_are_here(model.config, LESSON_PARTS["07"]);
 # %% [markdown]
 # Besides `SENTENCE` we trace the data sentences: those of `data/attention_sentences.txt`
 # and the short two-sentence paragraphs of `data/sentence_pairs.tsv` (both written for the
-# course, CC0). Their tokens give the aggregate and the random tokens of the baselines.
+# course, CC0; with a Chinese model their Chinese counterparts, `attention_sentences_zh.txt` and
+# `sentence_pairs_zh.tsv`, chosen by `sentences_for` and `sentence_pairs_for` in
+# `helpers/common/language.py`). Their tokens give the aggregate and the random tokens of the baselines.
 #
 # Each measured claim below is printed as **one plain sentence**, generated from the numbers; the
 # evidence behind it sits in a folded *How we know* block underneath (click to open). Two words to
@@ -150,7 +156,11 @@ you_are_here(model.config, LESSON_PARTS["07"]);
 # piece of the word split into the most pieces).
 
 # %%
-data_texts = load_sentences() + [f"{a} {b}" for a, b in load_sentence_pairs()]
+singles = sentences_for(language)  # the data sentences, the model's language
+# a pair joined into one text (Chinese: no space between sentences)
+gap = "" if language == "zh" else " "
+data_texts = singles + [f"{a}{gap}{b}"
+                        for a, b in sentence_pairs_for(language)]
 others = [
     trace_text(tokenizer, model, s)
     for s in progress(data_texts, desc="tracing data sentences")
@@ -160,13 +170,16 @@ sentence_of = compute.cluster_labels(others, "content")
 # the two sentences of each of the 500 seeded random pairs used below
 pair_units = compute.random_pair_units(others, n_pairs=500, seed=0)
 print(
-    f"{len(others)} data sentences ({len(load_sentences())} single sentences,"
+    f"{len(others)} data sentences ({len(singles)} single sentences,"
     f" the rest pairs) hold {len(sentence_of)} content tokens"
 )
 # the token to follow
 whole = [w for w in trace.words()
          if len(tokenizer.tokenize(w)) == 1 and w.isalpha()]
 word = max(whole, key=len) if whole else longest_word(trace, tokenizer)
+if whole and max(map(len, whole)) == 1:  # e.g. Chinese: a token per character
+    print(f"every word of SENTENCE kept whole is one character: the"
+          f" 'longest' is the first of them, {word!r}")
 span = trace.find_word(word)
 TOKEN = span.first
 NAME = repr(trace.tokens[TOKEN])
@@ -613,11 +626,15 @@ turn_table = show_table(
 # size, not at one of them. Its layer numbers map to neither model's: compare shapes, not layers.
 
 # %%
+from helpers.common.language import LANGUAGES
 from helpers.model.loading import COURSE_MINI
 
 mini = None
 if loaded.choice.name == COURSE_MINI:
     print("The loaded model is course-mini itself: nothing to compare.")
+elif language != "en":  # course-mini reads English only
+    print(f"Skipped: course-mini was pre-trained on English text only and"
+          f" cannot read the {LANGUAGES[language][0]} data sentences.")
 else:
     mini_tok, mini_model = load_model(COURSE_MINI)
     mini_traces = [trace_text(mini_tok, mini_model, s) for s in data_texts]

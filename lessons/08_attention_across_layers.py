@@ -82,16 +82,22 @@ else:
 # `MODEL` names the checkpoint (`None`: the course chooses; any hub id or local folder works).
 # `SENTENCE` is the text whose attention maps we draw; the aggregates come from the data sets
 # below. Nothing below depends on a particular size or sentence.
+#
+# `LANGUAGE` picks the language of the data (`None`: the one the model's tokenizer reads,
+# `model_language` in `helpers/common/language.py`; `"en"` or `"zh"` for a model that reads both).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
+LANGUAGE = None  # None: the data follow the model; or "en", "zh"
 
 # %% [markdown]
 # ## Load the model and trace the inputs
 #
 # Besides `SENTENCE` we trace, each input once, two data sets built from `data/sentence_pairs.tsv`
-# (pairs of consecutive sentences written for the course, CC0), every input in BERT's two-segment
+# (pairs of consecutive sentences written for the course, CC0; with a Chinese model the Chinese
+# pairs of `data/sentence_pairs_zh.tsv`, chosen by `sentence_pairs_for` in
+# `helpers/common/language.py`), every input in BERT's two-segment
 # form `[CLS] A [SEP] B [SEP]`:
 #
 # * **short pairs**: one pair per input;
@@ -128,10 +134,12 @@ from helpers.layerwalk.compute import profile_finding, rank_layers
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.common.language import require_reading  # English data
+from helpers.common.language import (model_language,
+                                     period_and_comma_for,
+                                     sentence_pairs_for)
 
-require_reading(tokenizer, "en", lesson="08",
-                what="its data sentences and pairs")
+language = model_language(tokenizer, lesson="08",
+                          choice=LANGUAGE)  # the data follow the model
 L, A = model.config.num_hidden_layers, model.config.num_attention_heads
 trace = trace_text(tokenizer, model, SENTENCE)
 row_sums = torch.stack(trace.attentions).sum(dim=-1)
@@ -144,7 +152,7 @@ paper = paper_comparison(loaded)
 print(f"against the papers' BERT-base: {paper.label}")
 
 # the two data sets
-pairs = compute.load_sentence_pairs()
+pairs = sentence_pairs_for(language)
 short = [trace_text(tokenizer, model, a, b)
          for a, b in progress(pairs, desc="tracing short pairs")]
 packed = [trace_text(tokenizer, model, a, b) for a, b in progress(
@@ -319,11 +327,15 @@ print(paper.caveat(
 # neither model's.
 
 # %%
+from helpers.common.language import LANGUAGES
 from helpers.model.loading import COURSE_MINI
 
 mini_sink = None
 if loaded.choice.name == COURSE_MINI:
     print("The loaded model is course-mini itself: nothing to compare.")
+elif language != "en":  # course-mini reads English only
+    print(f"Skipped: course-mini was pre-trained on English text only and"
+          f" cannot read the {LANGUAGES[language][0]} sentence pairs.")
 else:
     mini_tok, mini_model = load_model(COURSE_MINI)
     mini_packed = [trace_text(mini_tok, mini_model, a, b) for a, b in
@@ -410,7 +422,8 @@ cls_heads_claim = show_finding(*compute.cls_heads_finding(
 # %% mystnb={"figure": {"caption": "Each head's attention on periods and commas divided by their uniform share (mean over the packed pairs that hold one): one dot per head, grouped by encoder layer, with the interval its test reads (every head tested at once, so wider than a 95 % CI). Dashed line: the floor stated first, twice the uniform share. Count, per layer, the heads whose interval lies wholly above the line.", "name": "fig-08-head-punct-strip"}}
 PUNCT_FLOOR = 2.0  # stated before measuring: twice the uniform share
 # [n, L, A], [n]
-pc_share, pc_uniform = compute.head_token_share(packed, tokens=(".", ","))
+marks = period_and_comma_for(language)  # Chinese: the full-width 。 and ，
+pc_share, pc_uniform = compute.head_token_share(packed, tokens=marks)
 keep = pc_uniform > 0  # inputs that hold a period or a comma
 # [n, L, A]: each head's share ÷ that input's uniform share
 pc_head_ratio = pc_share[keep] / pc_uniform[keep, None, None]
@@ -442,6 +455,9 @@ pc_table = show_table(
     " the largest single head; heads clearly above the floor")
 punct_claim = show_finding(*compute.punct_finding(
     punct_heads, PUNCT_FLOOR, pc_ratio_ci, int(keep.sum())))
+if language != "en":  # Clark et al. measured English
+    print(f"Periods and commas here: {' and '.join(marks)}, one token each"
+          " (Clark et al. measured English '.' and ',').")
 
 # %% [markdown]
 # **How input length moves the shares.** With $n$ tokens, a head that looks at nothing in

@@ -74,18 +74,24 @@ else:
 # works). `SENTENCE` is placed beside the aggregate when it contains one of the data's words,
 # and gives the example of the nearest-neighbour section. Nothing below depends on a
 # particular size or sentence.
+#
+# `LANGUAGE` picks the language of the data (`None`: the one the model's tokenizer reads,
+# `model_language` in `helpers/common/language.py`; `"en"` or `"zh"` for a model that reads both).
 
 # %% tags=["parameters"]
 MODEL = None
 SENTENCE = "The bank by the river was unbelievably quiet this morning."
+LANGUAGE = None  # None: the data follow the model; or "en", "zh"
 
 # %% [markdown]
 # ## The data: ambiguous words in context
 #
 # `data/polysemy.json` and `data/polysemy_more.json` hold ambiguous English words, two senses
-# each, written for this course (CC0); the cell below prints the words and the number of
-# sentences per sense. The data are English: if the tokenizer maps a word to its unknown token
-# (as a Chinese vocabulary may), we say so and skip it.
+# each, written for this course (CC0); `data/polysemy_zh.json` holds twelve Chinese ones (行,
+# 打, 花, 会, ...). The data follow the model: its tokenizer says which language it reads
+# (`model_language` in `helpers/common/language.py`) and `polysemy_for` loads that set. The cell
+# below prints the words and the number of sentences per sense. If the tokenizer maps a word to
+# its unknown token, we say so and skip it.
 #
 # The modules used: `helpers/model/loading.py` (`load_model`, `paper_comparison`), `helpers/model/trace.py`
 # (`trace_text`), `helpers/model/tokens.py` (`is_unknown`, `longest_word`),
@@ -107,7 +113,7 @@ import torch.nn.functional as F
 
 from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
-from helpers.common.data import load_polysemy
+from helpers.common.language import model_language, polysemy_for
 from helpers.common.progress import progress
 from helpers.common.tables import show_table
 from helpers.attention.compute import above_threshold
@@ -128,10 +134,10 @@ from helpers.model.tokens import is_unknown, longest_word
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.common.language import require_reading  # English data
-require_reading(tokenizer, "en", lesson="09", what="the polysemy sets")
+language = model_language(tokenizer, lesson="09",
+                          choice=LANGUAGE)  # the data follow the model
 L = model.config.num_hidden_layers
-polysemy = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
+polysemy = polysemy_for(language)
 # is this the BERT-base that Ethayarajh (2019) measured?
 paper = paper_comparison(loaded)
 print(f"against Ethayarajh's BERT-base: {paper.label}")
@@ -154,7 +160,8 @@ you_are_here(model.config, LESSON_PARTS["09"]);
 # %% [markdown]
 # We trace every sentence once and keep the target word's vector at every layer. A word
 # that the tokenizer splits into several WordPieces is represented by the **mean of its
-# pieces** (`compute.word_by_layer` in `helpers/context/compute.py`, which finds them with
+# pieces** (a Chinese word of two characters, such as 意思, is two tokens, one per character,
+# found by its character span: the mean of its characters) (`compute.word_by_layer` in `helpers/context/compute.py`, which finds them with
 # `trace.find_word`). As a check that does not go through that helper, the pieces found
 # must spell the word (up to case). We also keep the word's position in each sentence and its
 # token ids.
@@ -207,6 +214,11 @@ print(
     f" {[w for w in groups if len(tokenizer.tokenize(w)) > 1] or 'none'};"
     f" skipped (unknown to the tokenizer): {skipped or 'none'}"
 )
+if language == "zh":
+    many = [w for w in groups if len(w) > 1]
+    print(f"Chinese: every character is one token, so {len(many)} words of"
+          f" several characters ({', '.join(many) or 'none'}) are the mean"
+          " of their characters' vectors")
 # e.g. 'Spring' and 'spring' differ in a cased vocabulary
 same_ids = all(len(v) == 1 for v in ids.values())
 print(
@@ -597,11 +609,15 @@ print(paper.caveat("the self-similarity profile and where it is lowest"))
 # and reads at most 128 tokens; its layer numbers map to neither model's.
 
 # %%
+from helpers.common.language import LANGUAGES
 from helpers.model.loading import COURSE_MINI
 
 mini_verdict = None
 if loaded.choice.name == COURSE_MINI:
     print("The loaded model is course-mini itself: nothing to compare.")
+elif language != "en":  # course-mini reads English only
+    print(f"Skipped: course-mini was pre-trained on English text only and"
+          f" cannot read the {LANGUAGES[language][0]} polysemy sentences.")
 else:
     mini_tok, mini_model = load_model(COURSE_MINI)
     mini_groups, mini_traces = compute.polysemy_vectors(mini_tok, mini_model,
@@ -651,7 +667,8 @@ else:
 
 # %%
 trace = trace_text(tokenizer, model, SENTENCE)
-present = [w for w in groups if any(x.lower() == w for x in trace.words())]
+present = [w for w in groups if any(x.lower() == w for x in trace.words())
+           or language == "zh" and w in SENTENCE]  # Chinese: no spaces
 if present:
     word = present[0]
     first, second = groups[word]
@@ -709,6 +726,10 @@ else:
 # %%
 word = longest_word(trace, tokenizer)
 n_pieces = len(trace.find_word(word).positions)
+if n_pieces == 1:  # no word of SENTENCE is split (Chinese: never)
+    print(f"no word of SENTENCE is split into pieces: {word!r} is its"
+          " longest word" + (", the first of its characters, each a word"
+                             " of its own" if language == "zh" else ""))
 k = min(3, trace.seq_len - n_pieces)
 near = {
     layer: compute.word_neighbours(trace, word, layer, k=k) for layer in (0, L)

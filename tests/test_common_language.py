@@ -62,3 +62,48 @@ def test_a_tokenizer_that_reads_no_course_language_stops_the_lesson_clearly(tmp_
     (tmp_path / "vocab.txt").write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a"]), encoding="utf-8")
     with pytest.raises(LessonStop, match="reads none of the course's data languages"):
         model_language(BertTokenizer(str(tmp_path / "vocab.txt")), lesson="04")
+
+
+def test_lessons_06_to_09_data_exist_in_both_languages_and_each_is_read_by_its_own_model(tokenizer, zh_tokenizer):
+    """sentences_for, sentence_pairs_for, polysemy_for and period_and_comma_for give each language
+    its own data: the English sets are read by the English model, the Chinese sets by m3e-small
+    (and not by the English model); a bad language or kind is a clear error."""
+    from helpers.common.language import (period_and_comma_for, polysemy_for, sentence_pairs_for,
+                                         sentences_for)
+
+    for language, reader, other in (("en", tokenizer, zh_tokenizer), ("zh", zh_tokenizer, tokenizer)):
+        texts = (sentences_for(language) + sentences_for(language, "everyday")
+                 + [a + b for a, b in sentence_pairs_for(language)]
+                 + [s for senses in polysemy_for(language).values() for xs in senses.values() for s in xs])
+        assert unread_share(reader, texts, language) <= 0.05
+        assert unread_share(other, texts, language) > 0.05
+        assert all(len(pair) == 2 and all(pair) for pair in sentence_pairs_for(language))
+        words = polysemy_for(language)
+        assert len(words) >= 10 and all(len(senses) == 2 for senses in words.values())
+        marks = period_and_comma_for(language)
+        assert all(marks[0] in reader.tokenize(a + b) for a, b in sentence_pairs_for(language)[:5])
+        assert all(reader.tokenize(m) == [m] for m in marks)
+    assert set(polysemy_for("zh")).isdisjoint(polysemy_for("en"))
+    assert all(any("\u4e00" <= ch <= "\u9fff" for ch in s) for s in sentences_for("zh", "everyday"))
+    for call in (lambda: sentences_for("fr"), lambda: sentence_pairs_for("fr"), lambda: polysemy_for("fr"),
+                 lambda: period_and_comma_for("fr")):
+        with pytest.raises(ValueError, match="language 'fr' is not valid"):
+            call()
+    with pytest.raises(ValueError, match="kind 'poems' is not valid"):
+        sentences_for("en", "poems")
+
+
+def test_a_lessons_language_parameter_overrides_the_model_only_where_the_model_reads_it(tokenizer, zh_tokenizer):
+    """LANGUAGE (``choice``) picks the data's language for a model that reads it; a language the
+    model cannot read stops the lesson with the one clear line, a bad name is a ValueError."""
+    from helpers.common.language import model_language
+
+    assert model_language(zh_tokenizer, lesson="07", choice=None) == "zh"
+    assert model_language(zh_tokenizer, lesson="07", choice="zh") == "zh"
+    assert model_language(tokenizer, lesson="07", choice="en") == "en"
+    with pytest.raises(LessonStop, match="lesson 07 stops here: its data are English"):
+        model_language(zh_tokenizer, lesson="07", choice="en")
+    with pytest.raises(LessonStop, match="lesson 09 stops here: its data are Chinese"):
+        model_language(tokenizer, lesson="09", choice="zh")
+    with pytest.raises(ValueError, match="language 'fr' is not valid"):
+        model_language(tokenizer, lesson="09", choice="fr")

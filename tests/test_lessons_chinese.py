@@ -11,6 +11,7 @@ import pytest
 from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
+from helpers.common.language import intents_for, polysemy_for, sentence_pairs_for, sentences_for
 from lesson_params import quick
 from zh_support import SKIP_REASON, zh_installed
 
@@ -18,8 +19,9 @@ LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 SOURCES = [p for p in sorted(LESSONS.glob("[0-9]*.py")) if p.stem[:2] != "15"]
 ZH_SENTENCE = "今天天气如何，明天会不会下雨？"
 # lessons whose data follow the model (issue 48): with the Chinese model they run to the end on
-# Chinese data and must not stop
-RUN_IN_CHINESE = {"00", "01", "02", "03", "04", "05"}
+# Chinese data and must not stop; CHINESE_DATA_USED checks from their printout that 06-09 used
+# the Chinese data sets
+RUN_IN_CHINESE = {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09"}
 
 
 @pytest.mark.slow
@@ -44,3 +46,38 @@ def test_lesson_runs_or_stops_clearly_with_the_chinese_model(source, tmp_path):
         shown = text + "".join(str(v) for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])
                                for v in o.get("data", {}).values())  # show_finding: a display, not a print
         assert "Whole-word masking" in text and "unigram plateau" in shown, "lesson 05 did not speak of its Chinese run"
+    check = CHINESE_DATA_USED.get(source.stem[:2])
+    if check:
+        check(text)
+
+
+def _used_chinese_intents(text):  # lesson 06's paired comparison on the Chinese test utterances
+    n = len(intents_for("zh", "test"))
+    assert f"'cls': " in text and f"% of {n}'" in text and f"only [CLS], of {n}" in text, \
+        "lesson 06 did not compare the poolings on the Chinese intents"
+
+
+def _used_chinese_sentences(text):  # lesson 07: the Chinese data sentences and pairs
+    singles, pairs = len(sentences_for("zh")), len(sentence_pairs_for("zh"))
+    assert f"{singles + pairs} data sentences ({singles} single sentences" in text, \
+        "lesson 07 did not trace the Chinese data sentences"
+    assert "cannot read the Chinese data sentences" in text
+
+
+def _used_chinese_pairs(text):  # lesson 08: the Chinese pairs, and 。 and ， as periods and commas
+    assert f"short pairs: {len(sentence_pairs_for('zh'))} inputs" in text, \
+        "lesson 08 did not trace the Chinese sentence pairs"
+    assert "Periods and commas here: 。 and ，" in text
+    assert "cannot read the Chinese sentence pairs" in text
+
+
+def _used_chinese_polysemy(text):  # lesson 09: every Chinese polysemy word, traced
+    words = polysemy_for("zh")
+    n = sum(len(xs) for senses in words.values() for xs in senses.values())
+    assert all(f"'{w}': " in text for w in words), "lesson 09 did not list the Chinese polysemy words"
+    assert f"{n} sentences traced for {len(words)} words" in text
+    assert "cannot read the Chinese polysemy sentences" in text
+
+
+CHINESE_DATA_USED = {"06": _used_chinese_intents, "07": _used_chinese_sentences,
+                     "08": _used_chinese_pairs, "09": _used_chinese_polysemy}

@@ -4,6 +4,7 @@ import pytest
 import torch
 
 from helpers.model.trace import trace_text
+from zh_support import zh_loaded, zh_model, zh_tokenizer  # noqa: F401 - fixtures
 
 
 def test_trace_keeps_everything(sample_trace, model):
@@ -115,3 +116,29 @@ def test_long_text_is_truncated_with_a_warning(tokenizer, model):
         t = trace_text(tokenizer, model, text)
     assert t.seq_len == limit
     assert t.n_truncated == (limit + 50 + 2) - limit
+
+
+def test_a_chinese_word_of_several_characters_is_found_as_its_character_span(zh_tokenizer, zh_model):
+    """m3e-small (like bert-base-chinese) cuts every CJK character out as a word and a token, so a
+    two-character word (意思) is found as the run of characters that spells it, in either segment
+    and at every occurrence; a run across the two segments, or not in the text, is not found."""
+    t = trace_text(zh_tokenizer, zh_model, "这句话是什么意思？", "我不明白他的意思。")
+    first, second = t.find_word("意思"), t.find_word("意思", 1)
+    assert first.pieces == second.pieces == ["意", "思"] and len(first.positions) == 2
+    assert first.positions[1] == first.positions[0] + 1 and second.first > first.first
+    assert t.token_type_ids[first.first] == 0 and t.token_type_ids[second.first] == 1
+    assert t.tokens[t.find_word("明白").first] == "明"
+    for absent in ("思我", "明天"):
+        with pytest.raises(ValueError, match="not in the input"):
+            t.find_word(absent)
+    with pytest.raises(ValueError, match="occurs 2 time"):
+        t.find_word("意思", 2)
+
+
+def test_english_words_are_never_found_as_runs_of_pieces(tokenizer, model):
+    """The character-span search is for one-character words only: a part of an English word, two
+    words, or a word with its comma stay unknown, as before."""
+    t = trace_text(tokenizer, model, "The banker went to the bank, unbelievably.")
+    for absent in ("ban", "banker went", "bank,", "unbeliev"):
+        with pytest.raises(ValueError, match="not in the input"):
+            t.find_word(absent)

@@ -16,12 +16,11 @@ encoder layers ``1 .. L``: results have ``L`` rows, row ``i`` being layer ``i + 
 
 from __future__ import annotations
 
-import csv
 import unicodedata
 
 import torch
 
-from helpers.model.paths import data_file
+from helpers.common.data import load_sentence_pairs  # noqa: F401 (re-exported: lesson 08's sentence pairs)
 from helpers.model.trace import Trace, check_trace, check_traces, device_of
 
 
@@ -111,26 +110,6 @@ def best_head(scores: torch.Tensor) -> tuple[int, int, float]:
 
 
 # -- like for like with Clark et al. (2019): sentence pairs, lengths, the uniform share --------
-
-def load_sentence_pairs(name: str = "sentence_pairs.tsv") -> list[tuple[str, str]]:
-    """``(first, second)`` sentence pairs from a tab-separated file in ``data/`` (header
-    ``first<TAB>second``): two-segment inputs, ``[CLS] first [SEP] second [SEP]``, as BERT saw
-    in pre-training and Clark et al. (2019) used."""
-    path = data_file(name)
-    with open(path, newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh, delimiter="\t")
-        if reader.fieldnames != ["first", "second"]:
-            raise ValueError(f"{path.name}: expected the columns ['first', 'second'], found {reader.fieldnames}.")
-        pairs = []
-        for line, row in enumerate(reader, start=2):
-            first, second = (row["first"] or "").strip(), (row["second"] or "").strip()
-            if not first or not second:
-                raise ValueError(f"{path.name} line {line}: both sentences of a pair must be non-empty.")
-            pairs.append((first, second))
-    if not pairs:
-        raise ValueError(f"{path.name} holds no sentence pairs.")
-    return pairs
-
 
 def packed_pair_groups(pairs, tokenizer, max_tokens: int = 128) -> list[tuple[list[int], list[int]]]:
     """Which of ``pairs`` each input of :func:`packed_pairs` joins: per packed input, the indices

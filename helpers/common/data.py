@@ -2,6 +2,7 @@
 
 * :func:`load_sentences` -- ``attention_sentences.txt`` (lessons 07-08);
 * :func:`load_polysemy` -- ``polysemy.json``, ambiguous words in context (lesson 09);
+* :func:`load_sentence_pairs` -- ``sentence_pairs.tsv``, two-segment inputs (lessons 07-08);
 * :func:`load_intents` -- ``intents/``, ten intents with a fixed train/test split (lesson 04's head and lesson 10's ceiling check);
 * :func:`load_banking77` -- ``banking77/``, BANKING77 (Casanueva et al., 2020): 77 intents of one
   banking domain, 10,003 train / 3,080 test utterances (lessons 10-14). :meth:`IntentSplit.sample`
@@ -184,6 +185,26 @@ def load_polysemy(name: str = "polysemy.json") -> dict[str, dict[str, list[str]]
 def load_sentences(name: str = "attention_sentences.txt") -> list[str]:
     """Non-empty lines of a text file in ``data/``."""
     return [line.strip() for line in data_file(name).read_text(encoding="utf-8").splitlines() if line.strip()]
+
+
+def load_sentence_pairs(name: str = "sentence_pairs.tsv") -> list[tuple[str, str]]:
+    """``(first, second)`` sentence pairs from a tab-separated file in ``data/`` (header
+    ``first<TAB>second``): two-segment inputs, ``[CLS] first [SEP] second [SEP]``, as BERT saw
+    in pre-training and Clark et al. (2019) used."""
+    path = data_file(name)
+    with open(path, newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh, delimiter="\t")
+        if reader.fieldnames != ["first", "second"]:
+            raise ValueError(f"{path.name}: expected the columns ['first', 'second'], found {reader.fieldnames}.")
+        pairs = []
+        for line, row in enumerate(reader, start=2):
+            first, second = (row["first"] or "").strip(), (row["second"] or "").strip()
+            if not first or not second:
+                raise ValueError(f"{path.name} line {line}: both sentences of a pair must be non-empty.")
+            pairs.append((first, second))
+    if not pairs:
+        raise ValueError(f"{path.name} holds no sentence pairs.")
+    return pairs
 
 
 POS_FILE = DATA_DIR / "pos" / "pos.jsonl"

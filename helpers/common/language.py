@@ -1,5 +1,5 @@
 """Does the loaded tokenizer read a lesson's data? One check, shared by every lesson whose data
-are in one language (English for lessons 04, 06 and 07-14, Chinese for lesson 15).
+are in one language (English for lessons 10-14, Chinese for lesson 15; lessons 04 and 06-09 follow the model).
 
 :func:`unknown_share` measures it: the share of the data's tokens that the tokenizer maps to its
 unknown token. :func:`require_reading` stops the lesson with one clear line (:class:`LessonStop`:
@@ -8,12 +8,14 @@ data are in which language and which model to use. A Chinese BERT (``"bundled-zh
 ``"bert-base-chinese"``) maps most English words to ``[UNK]``; an English BERT most Chinese
 characters; multilingual checkpoints pass both checks. :func:`model_language` turns the check
 round for a lesson whose data exist in both languages (lesson 04): the data follow the model, and
-:func:`intents_for` gives that language's intent set.
+:func:`intents_for` gives that language's intent set; lessons 06-09 read theirs with
+:func:`sentences_for`, :func:`sentence_pairs_for` and :func:`polysemy_for`.
 """
 
 from __future__ import annotations
 
-from helpers.common.data import is_cjk_char, load_intents, load_intents_zh, load_pos
+from helpers.common.data import (is_cjk_char, load_intents, load_intents_zh, load_polysemy, load_pos,
+                                 load_sentence_pairs, load_sentences)
 
 MAX_UNREAD = 0.05  # above this share of unreadable words or characters, the tokenizer is not for that language
 LANGUAGES = {
@@ -89,11 +91,16 @@ def require_reading(tokenizer, language: str, *, lesson: str, texts=None, what: 
     return share
 
 
-def model_language(tokenizer, *, lesson: str) -> str:
+def model_language(tokenizer, *, lesson: str, choice: str | None = None) -> str:
     """The language of the lesson's data, following the model: the one of :data:`LANGUAGES` whose
     reference text (:func:`reference_texts`) the tokenizer reads best. A tokenizer that reads
     none of them (more than :data:`MAX_UNREAD` unread in each) stops the lesson
-    (:class:`LessonStop`) with one line that says which models do."""
+    (:class:`LessonStop`) with one line that says which models do. ``choice`` (a lesson's
+    ``LANGUAGE`` parameter; ``None``: follow the model) picks the language instead, for a model
+    that reads both: it must be one of :data:`LANGUAGES` and readable (:func:`require_reading`)."""
+    if choice is not None:
+        require_reading(tokenizer, choice, lesson=lesson)
+        return choice
     shares = {language: unread_share(tokenizer, reference_texts(language), language) for language in LANGUAGES}
     best = min(shares, key=shares.get)
     if shares[best] > MAX_UNREAD:
@@ -110,3 +117,57 @@ def intents_for(language: str, split: str):
     if language not in LANGUAGES:
         raise ValueError(f"language {language!r} is not valid: choose one of {tuple(LANGUAGES)}.")
     return load_intents_zh(split) if language == "zh" else load_intents(split)
+
+
+def _check_language(language: str) -> None:
+    if language not in LANGUAGES:
+        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(LANGUAGES)}.")
+
+
+# lessons 06-09 (issue 48): each data set in both languages, chosen by the lesson's language
+SENTENCE_FILES = {"en": "attention_sentences.txt", "zh": "attention_sentences_zh.txt"}
+PAIR_FILES = {"en": "sentence_pairs.tsv", "zh": "sentence_pairs_zh.tsv"}
+POLYSEMY_FILES = {"en": ("polysemy.json", "polysemy_more.json"), "zh": ("polysemy_zh.json",)}
+EVERYDAY_ZH = "zh_words/extra_sentences.txt"
+
+
+def sentences_for(language: str, kind: str = "data") -> list[str]:
+    """Single sentences in ``language``, all written for the course. ``kind="data"``: the eight
+    data sentences of lessons 07-08 (``data/attention_sentences.txt`` or its Chinese counterpart
+    ``attention_sentences_zh.txt``); ``kind="everyday"``: lesson 06's sample of everyday
+    sentences (the sentences of ``data/pos/`` in English, the 134 longer sentences of
+    ``data/zh_words/extra_sentences.txt`` in Chinese)."""
+    _check_language(language)
+    if kind == "data":
+        return load_sentences(SENTENCE_FILES[language])
+    if kind == "everyday":
+        return load_sentences(EVERYDAY_ZH) if language == "zh" else [s.text for s in load_pos()]
+    raise ValueError(f"kind {kind!r} is not valid: choose 'data' or 'everyday'.")
+
+
+def sentence_pairs_for(language: str) -> list[tuple[str, str]]:
+    """Pairs of consecutive sentences in ``language`` (two-segment inputs, lessons 07-08):
+    ``data/sentence_pairs.tsv`` or ``data/sentence_pairs_zh.tsv``."""
+    _check_language(language)
+    return load_sentence_pairs(PAIR_FILES[language])
+
+
+def polysemy_for(language: str) -> dict[str, dict[str, list[str]]]:
+    """Ambiguous words in ``language``, two senses each (lesson 09): ``{word: {sense: [sentence,
+    ...]}}`` from ``polysemy.json`` + ``polysemy_more.json`` (English) or ``polysemy_zh.json``."""
+    _check_language(language)
+    out = {}
+    for name in POLYSEMY_FILES[language]:
+        out.update(load_polysemy(name))
+    return out
+
+
+PERIOD_COMMA = {"en": (".", ","), "zh": ("。", "，")}  # the full stop and the comma, as tokens
+
+
+def period_and_comma_for(language: str) -> tuple[str, str]:
+    """The full stop and the comma of ``language`` as a BERT tokenizer writes them (lesson 08's
+    test of Clark et al.'s "deep heads attend to periods and commas"): ``(".", ",")`` in English,
+    the full-width ``("。", "，")`` in Chinese."""
+    _check_language(language)
+    return PERIOD_COMMA[language]

@@ -30,8 +30,9 @@ ROOT = HERE.parents[2]
 OUT = HERE / "NotoSansSC-CourseSubset.ttf"
 FAMILY = "Noto Sans SC Course"
 SOURCE_SHA256 = "d45f67f0a7c0ca3f256950777ce6a61cc7ce5f9696d02900cbbaac25f8aa7d16"
-# Where the course's Chinese lives: data sets, lesson 15, its helpers and tests.
-SOURCES = ["data/intents_zh", "data/zh_words", "lessons", "helpers/chinese", "tests"]
+# Where the course's Chinese lives: data sets (folders or files), the lessons, helpers and tests.
+SOURCES = ["data/intents_zh", "data/zh_words", "lessons", "helpers/chinese", "tests",
+           "data/polysemy_zh.json", "data/attention_sentences_zh.txt", "data/sentence_pairs_zh.tsv"]
 SUFFIXES = {".csv", ".txt", ".tsv", ".json", ".jsonl", ".py", ".md"}
 CJK = re.compile("[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]")
 ALWAYS = "".join(chr(c) for c in range(0x3000, 0x3040)) + "".join(chr(c) for c in range(0xFF01, 0xFF5F))
@@ -41,7 +42,8 @@ def course_characters() -> str:
     """Every CJK character in the course's files (:data:`SOURCES`), and CJK punctuation."""
     found = set(ALWAYS)
     for folder in SOURCES:
-        for path in sorted((ROOT / folder).rglob("*")):
+        where = ROOT / folder  # a folder, or one file
+        for path in [where] if where.is_file() else sorted(where.rglob("*")):
             if path.is_file() and path.suffix in SUFFIXES:
                 found |= set(CJK.findall(path.read_text(encoding="utf-8", errors="ignore")))
     return "".join(sorted(found))
