@@ -1,5 +1,6 @@
 """Build ``NotoSansSC-CourseSubset.ttf``: Noto Sans SC Regular cut down to the characters the
-course's Chinese material uses, so lesson 15's figures can show Chinese (helpers.common.style
+course's Chinese material uses and GB 2312's 6,763 hanzi (what a Chinese run draws from the data
+it reads at run time), so lesson 15's figures can show Chinese (helpers.common.style
 registers it with Matplotlib) without shipping a 10 MB font.
 
 Source: the npm package ``@expo-google-fonts/noto-sans-sc@0.4.3``, file
@@ -38,9 +39,24 @@ CJK = re.compile("[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u
 ALWAYS = "".join(chr(c) for c in range(0x3000, 0x3040)) + "".join(chr(c) for c in range(0xFF01, 0xFF5F))
 
 
+def gb2312_characters() -> set[str]:
+    """The 6,763 hanzi of GB 2312 (3,755 common ones in level 1, 3,008 in level 2): what a Chinese
+    run draws from data the course does not ship (THUCNews headlines, the People's Daily) is
+    almost always among them. Read off Python's own gb2312 codec: rows 0xB0-0xF7, cells 0xA1-0xFE."""
+    found = set()
+    for row in range(0xB0, 0xF8):
+        for cell in range(0xA1, 0xFF):
+            try:
+                found.add(bytes((row, cell)).decode("gb2312"))
+            except UnicodeDecodeError:  # the five empty cells at the end of level 1
+                pass
+    return found
+
+
 def course_characters() -> str:
-    """Every CJK character in the course's files (:data:`SOURCES`), and CJK punctuation."""
-    found = set(ALWAYS)
+    """Every CJK character in the course's files (:data:`SOURCES`), GB 2312's hanzi
+    (:func:`gb2312_characters`), and CJK punctuation."""
+    found = set(ALWAYS) | gb2312_characters()
     for folder in SOURCES:
         where = ROOT / folder  # a folder, or one file
         for path in [where] if where.is_file() else sorted(where.rglob("*")):
