@@ -924,8 +924,9 @@ def main(argv: list[str] | None = None) -> int:
         page, page_notes = site_notebook(executed[path.stem], path.stem, repository,
                                          explorer_records(WORK / "frames" / path.stem))
         notes += page_notes
-        page.cells[0].source = tracks.add_link(page.cells[0].source,
-                                               tracks.track_link(TRACK, f"lessons/{path.stem}.html", 1, out.name))
+        if tracks.other_site_built(out, TRACK):  # else the other track's build adds the link later
+            page.cells[0].source = tracks.add_link(page.cells[0].source,
+                                                   tracks.track_link(TRACK, f"lessons/{path.stem}.html", 1, out.name))
         missing = tracks.missing_glyphs(executed[path.stem])
         if missing:
             notes.append(f"{path.stem}: no font (the course's CJK subset or the machine's) draws "
@@ -939,7 +940,8 @@ def main(argv: list[str] | None = None) -> int:
         (src / "architecture.png").write_bytes(diagram)
     index, warnings = home_page((ROOT / "README.md").read_text(encoding="utf-8"), files, titles, built_on, repository,
                                 diagram="architecture.png" if diagram is not None else None)
-    index = tracks.add_link(index, tracks.track_link(TRACK, "index.html", 0, out.name))
+    if tracks.other_site_built(out, TRACK):
+        index = tracks.add_link(index, tracks.track_link(TRACK, "index.html", 0, out.name))
     if TRACK.params:
         index = tracks.add_link(index, f"This is the site's {TRACK.name} track: every lesson below ran with "
                                 + ", ".join(f"`{k} = {v!r}`" for k, v in TRACK.params.items())
@@ -1022,6 +1024,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"book: {len(external)} network address(es) a page would load; the site must render offline:\n{listing}",
               file=sys.stderr)
         return 1
+    if tracks.other_site_built(out, TRACK):  # its pages now link here too
+        linked = tracks.link_pages(tracks.other_site(out, TRACK), tracks.other_track(TRACK))
+        if linked:
+            print(f"book: {linked} page(s) of {tracks.other_site(out, TRACK).name} now link to this track")
     print(f"book: {len(files)} lesson(s) -> {out / 'index.html'} in {time.monotonic() - t0:.0f} s")
     return 0
 

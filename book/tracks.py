@@ -138,6 +138,42 @@ def track_link(track: Track, target: str, depth: int, site_name: str) -> str:
             f"{other.label}</a></p>")
 
 
+def other_site(out, track: Track):
+    """The folder of the other track's site, beside ``out`` (this track's site)."""
+    from pathlib import Path
+
+    out = Path(out)
+    return out.with_name(out_name(english_name(out.name, track), other_track(track)))
+
+
+def other_site_built(out, track: Track) -> bool:
+    """True when the other track's site exists beside ``out``: only then do pages link to it (a
+    link to a site nobody built would be dead; :func:`link_pages` adds it later)."""
+    return (other_site(out, track) / "index.html").exists()
+
+
+def link_pages(site, track: Track) -> int:
+    """Add the link to the other track (:func:`track_link`) to every page of the finished site
+    ``site`` of ``track`` that has none yet, right after its first heading: run on the other site
+    when a track is built after it. Returns the number of pages changed."""
+    from pathlib import Path
+
+    site, changed = Path(site), 0
+    pages = [(site / "index.html", "index.html", 0)]
+    pages += [(p, f"lessons/{p.name}", 1) for p in sorted((site / "lessons").glob("*.html"))]
+    for path, target, depth in pages:
+        if not path.exists():
+            continue
+        html = path.read_text(encoding="utf-8")
+        end = html.find("</h1>")
+        if 'class="track-link"' in html or end < 0:
+            continue
+        at = end + len("</h1>")
+        path.write_text(html[:at] + track_link(track, target, depth, site.name) + html[at:], encoding="utf-8")
+        changed += 1
+    return changed
+
+
 def add_link(markdown: str, link: str) -> str:
     """``markdown`` with ``link`` right after its first ``# heading`` line (else at the top)."""
     lines = markdown.split("\n")

@@ -102,6 +102,21 @@ def test_each_page_links_the_same_page_of_the_other_track():
     assert page.split("\n")[0] == "# 05 — Title" and en_link in page.split("\n")[2]
 
 
+def test_links_only_to_a_site_that_was_built_and_back_once_it_is(tmp_path):
+    english, zh = tmp_path / "site", tracks.track_for("bundled-zh")
+    (english / "lessons").mkdir(parents=True)
+    assert not tracks.other_site_built(english, tracks.ENGLISH)  # no Chinese site: no dead link
+    (english / "index.html").write_text("<h1>BERT</h1><p>home</p>", encoding="utf-8")
+    (english / "lessons" / "02_x.html").write_text("<main><h1>02</h1></main>", encoding="utf-8")
+    (english / "lessons" / "03_x.html").write_text("no heading", encoding="utf-8")
+    chinese = tmp_path / "site-zh"
+    assert tracks.other_site(chinese, zh) == english and tracks.other_site_built(chinese, zh)
+    assert tracks.link_pages(english, tracks.ENGLISH) == 2
+    assert '<h1>02</h1><p class="track-link"><a href="../../site-zh/lessons/02_x.html"' in \
+        (english / "lessons" / "02_x.html").read_text(encoding="utf-8")
+    assert tracks.link_pages(english, tracks.ENGLISH) == 0  # once only
+
+
 def test_characters_without_a_glyph_are_named():
     nb = _lesson("MODEL = None")
     warning = ("/x.py:1: UserWarning: Glyph 40858 (\\N{CJK UNIFIED IDEOGRAPH-9F9A}) missing from font(s) "
@@ -112,14 +127,19 @@ def test_characters_without_a_glyph_are_named():
 
 
 @pytest.mark.slow
-def test_a_chinese_build_of_short_lessons_renders_chinese_pages_and_a_clean_stop(tmp_path):
+def test_a_chinese_build_of_short_lessons_renders_chinese_pages_linked_both_ways(tmp_path):
     sys.path.insert(0, str(ROOT / "tests"))
     from zh_support import SKIP_REASON, zh_installed
 
     if not zh_installed():
         pytest.skip(SKIP_REASON)
-    # 06 still stops for English data: its page must end at that line, not fail the build
-    assert build.main(["--only", "00,06,15", "--model", "bundled-zh", "--out", str(tmp_path / "site")]) == 0
+    # an English site beside it (two pages of one): the Chinese pages link to it, and it gains the
+    # link back once the Chinese track is built
+    english = tmp_path / "site"
+    (english / "lessons").mkdir(parents=True)
+    (english / "index.html").write_text("<html><body><h1>BERT</h1></body></html>", encoding="utf-8")
+    (english / "lessons" / "00_big_picture.html").write_text("<h1>00</h1><p>x</p>", encoding="utf-8")
+    assert build.main(["--only", "00,15", "--model", "bundled-zh", "--out", str(english)]) == 0
     site = tmp_path / "site-zh"
     home = (site / "index.html").read_text(encoding="utf-8")
     assert 'href="../site/index.html"' in home and "bundled-zh" in home
@@ -130,5 +150,6 @@ def test_a_chinese_build_of_short_lessons_renders_chinese_pages_and_a_clean_stop
         # 00 runs the injected sentence; 15 its own walk-through sentence
         chinese = tracks.ZH_SENTENCE[:4] if lesson == "00" else "今天天气如何"
         assert chinese in page, f"{lesson}: {chinese} is not on the page"
-    stopped = next((site / "lessons").glob("06_*.html")).read_text(encoding="utf-8")
-    assert "LessonStop: lesson 06 stops here" in stopped and "This lesson stops here on the Chinese track" in stopped
+    back = (english / "lessons" / "00_big_picture.html").read_text(encoding="utf-8")
+    assert 'href="../../site-zh/lessons/00_big_picture.html"' in back
+    assert 'href="../site-zh/index.html"' in (english / "index.html").read_text(encoding="utf-8")
