@@ -127,10 +127,15 @@ class Trace:
         return [span.word for span in self._word_spans()]
 
     def find_word(self, word: str, occurrence: int = 0) -> WordSpan:
-        """Locate ``word`` (case-insensitive) and report all its WordPiece tokens."""
+        """Locate ``word`` (case-insensitive) and report all its WordPiece tokens. A word that the
+        tokenizer cuts into one-character words -- a Chinese word such as 意思, whose every
+        character is a word and a token to BERT -- is found as the run of those characters that
+        spells it (a character span, :meth:`_run_spans`)."""
         if not isinstance(word, str) or not word.strip():
             raise ValueError(f"word must be a non-empty string, got {word!r}.")
         matches = [s for s in self._word_spans() if s.word.lower() == word.strip().lower()]
+        if not matches:
+            matches = self._run_spans(word.strip())
         if not matches:
             raise ValueError(
                 f"word {word!r} is not in the input. Its words are: {self.words()}; "
@@ -141,6 +146,30 @@ class Trace:
                 f"word {word!r} occurs {len(matches)} time(s); occurrence must be 0 to {len(matches) - 1}."
             )
         return matches[occurrence]
+
+    def _run_spans(self, word: str) -> list[WordSpan]:
+        """Every place where ``word`` (no whitespace) is spelled by two or more consecutive words of
+        one character each (BERT cuts out every CJK character as a word), in text order."""
+        if any(ch.isspace() for ch in word):
+            return []
+        spans = [s for s in self._word_spans() if len(s.word) == 1]
+        found = []
+        for seq, source in ((0, self.text), (1, self.text_pair)):
+            if not source:
+                continue
+            words = [s for s in spans if self.sequence_ids[s.first] == seq]
+            starts = {self._char_spans[s.first][0]: i for i, s in enumerate(words)}
+            lowered, at = source.lower(), source.lower().find(word.lower())
+            while at >= 0:
+                i, end, run = starts.get(at), at + len(word), []
+                while i is not None and i < len(words) and self._char_spans[words[i].positions[-1]][1] <= end:
+                    run.append(words[i])
+                    i += 1
+                if len(run) > 1 and self._char_spans[run[-1].positions[-1]][1] == end:
+                    positions = [p for s in run for p in s.positions]
+                    found.append(WordSpan(source[at:end], positions, [self.tokens[p] for p in positions]))
+                at = lowered.find(word.lower(), at + 1)
+        return found
 
     def _word_spans(self) -> list[WordSpan]:
         spans: dict[tuple[int, int], list[int]] = {}
