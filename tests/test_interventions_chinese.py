@@ -63,3 +63,22 @@ def test_chinese_polysemy_finds_words_of_several_characters(zh_tokenizer, zh_mod
 def test_polysemy_language_is_checked(zh_tokenizer, zh_model):  # noqa: F811
     with pytest.raises(ValueError, match="choose one of"):
         C.polysemy_traces(zh_tokenizer, zh_model, 1, progress=False, language="fr")
+
+
+@needs_archive
+def test_lesson_14s_few_shot_draws_follow_the_benchmark(model):
+    """lesson_setup (helpers/finetuning/study.py) with lesson 12's Chinese benchmark: THUCNews draws,
+    described with its own name, items and classes; without one, BANKING77 as before."""
+    from helpers.finetuning.study import lesson_setup
+
+    quick = choose_budget("quick", model)
+    tasks, _, seeds = lesson_setup(quick, benchmark=C.lesson_benchmark("zh"))
+    task = tasks[seeds[0]]
+    assert set(task.intents) <= set(THUCNEWS_TOPICS)
+    text = task.describe()
+    assert text.startswith(f"4 of THUCNews's {len(THUCNEWS_TOPICS)} topics") and "headlines" in text
+    assert "BANKING77" not in text and "intent" not in text
+    english, _, _ = lesson_setup(quick)
+    assert english[seeds[0]].describe().startswith("4 of BANKING77's 77 intents, 4 training utterances")
+    full_tasks, _, _ = lesson_setup(choose_budget("full", model), benchmark=C.lesson_benchmark("zh"))
+    assert all(len(t.test) == 40 * len(t.intents) for t in full_tasks.values())  # BANKING77's 40 per class
