@@ -375,9 +375,9 @@ if rows:
 # strategy on section 4's draws and seeds (`lesson_setup`), each run trained by the course's
 # training contract (learning rate chosen on the dev split, early stopping after the warm-up,
 # a status per run; `finetune_study` in `helpers/finetuning/study.py`; runs made before on this
-# machine come from the disk cache, found by a hash of the model's weights and the draws, so a
-# Chinese model never reads an English model's runs). The frozen probe is trained too, for the comparison. Then each layer is compared
-# before and after.
+# machine come from the disk cache, keyed by the model's weights and the draws, so a Chinese model
+# never reads an English model's runs). The frozen probe is trained too. Then each layer is
+# compared before and after.
 #
 # **Linear CKA** (Kornblith et al. 2019, *Similarity of Neural Network Representations
 # Revisited*) compares two representations $X \in \mathbb{R}^{n \times H}$ (before) and
@@ -742,8 +742,7 @@ put_back_claim = show_verdict(
 # ## 7. The masked-LM lens
 #
 # (It needs a trained masked-LM head for the model's language: with a Chinese model, one
-# published with its pre-training head, such as `bert-base-chinese`; the cells below say when
-# there is none.)
+# published with its head, such as `bert-base-chinese`; the cells below say when there is none.)
 #
 # BERT was pre-trained to fill in masked words. `BertForMaskedLM` predicts them with a head,
 # `cls.predictions`, on top of the **last** layer:
