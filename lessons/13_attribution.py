@@ -56,8 +56,8 @@ else:
 # %% [markdown]
 # ## Parameters
 #
-# `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the banking request
-# whose decision we attribute to its words. `BUDGET` sizes the expensive work (`None`: the course
+# `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the request (with a
+# Chinese model, a Chinese sentence) whose decision we attribute to its words. `BUDGET` sizes the expensive work (`None`: the course
 # chooses, `"full"` on the bundled model; `"quick"`: a few intents and test utterances;
 # `choose_budget` in `helpers/common/budget.py`).
 
@@ -74,7 +74,9 @@ BUDGET = None
 # We explain the decisions of lesson 12's classifier: a linear head (lesson 10's `LinearHead`,
 # trained by lesson 12's own short Adam loop, `train_head`) on the mean-pooled
 # last layer, trained on 30 BANKING77 utterances of each of the 77 intents (the quick budget: a
-# few intents). `banking_setup` (in `helpers/interventions/compute.py`) repeats lesson 12's first
+# few intents). With a Chinese model the data follow it, as in lesson 12: THUCNews headlines, 10
+# news topics, and every token is a character, so the attributions fall on characters.
+# `banking_setup` (in `helpers/interventions/compute.py`) repeats lesson 12's first
 # cells in one call — the same seeded draws, the same head — so this lesson runs on its own. The
 # map marks what this lesson reads: the input tokens and the attention that mixes them.
 
@@ -84,19 +86,21 @@ import torch
 
 from helpers.common.budget import choose_budget
 from helpers.interventions.compute import banking_setup
-from helpers.common.language import require_reading
+from helpers.common.language import model_language
 from helpers.model.loading import load_model
 from helpers.model.trace import trace_text
 
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-require_reading(tokenizer, "en", lesson="13", what="its data sets")
+language = model_language(tokenizer, lesson="13")  # the data follow the model
 budget = choose_budget(BUDGET, model)
 L = model.config.num_hidden_layers
-task = banking_setup(tokenizer, model, budget)
+task = banking_setup(tokenizer, model, budget, language=language)
 test, classifier = task.test, task.classifier
-print(f"{L} layers; classifier: {len(task.train)} training utterances ->"
-      f" {test.num_classes} intents; {len(test)} test utterances")
+ITEMS, CLASSES = task.benchmark.items, task.benchmark.classes
+print(f"{L} layers; classifier on {task.benchmark.name}: {len(task.train)}"
+      f" training {ITEMS} -> {test.num_classes} {CLASSES}; {len(test)} test"
+      f" {ITEMS}")
 
 # %% mystnb={"figure": {"caption": "The course's map of BERT, from tokens through the repeated encoder layer and the pooler to a task head. This lesson asks which input tokens drove the head's decision and how attention mixes them, framed in orange and marked \"you are here\".", "name": "fig-13-you-are-here"}}
 from helpers.architecture.plots import LESSON_PARTS, you_are_here
@@ -250,8 +254,9 @@ if len(shown) < len(words):
 #   decision, $p$ should hardly fall (lower is more faithful).
 #
 # ERASER averages each over $k \in \{1, 5, 10, 20, 50\}$ % (AOPC, the area over the perturbation
-# curve); our utterances have about ten word tokens, where 1, 5 and 10 % would all be one token,
-# so we use $k$ = 10 to 50 % (`FAITHFULNESS_FRACTIONS`), at least one token. Choices stated now:
+# curve); BANKING77's utterances have about ten word tokens (THUCNews headlines, about twenty
+# characters), where 1 and 5 % would be one token, so we use $k$ = 10 to 50 %
+# (`FAITHFULNESS_FRACTIONS`), at least one token. Choices stated now:
 #
 # * **ranking**: by each method's **signed** score, highest first; a token that argues against the
 #   intent is removed last;
@@ -264,7 +269,7 @@ if len(shown) < len(words):
 #   own perturbation: expect it to do well here for that reason alone (Hooker et al.'s 2019 ROAR,
 #   retraining without the removed tokens, is the remedy, and too heavy for this lesson);
 # * **the unit** is the utterance: a random one from each of `N_FAITH` intents drawn at random
-#   (seeded), each with its own predicted intent; each method is compared with the random ranking *paired* on the same
+#   (seeded; a benchmark with fewer classes than `N_FAITH` gives a few of each), each with its own predicted intent; each method is compared with the random ranking *paired* on the same
 #   utterances, the six methods one family (Bonferroni), intervals resampling the utterances.
 #
 # `faithfulness_study` runs it all (about a second per utterance).
@@ -275,12 +280,13 @@ from helpers.attribution.erasure import faithfulness_study
 import random
 
 N_FAITH = budget.pick(32, 5)  # utterances, one per intent
-one_each = test.sample(1, seed=0)  # a random utterance of every intent
+# a random utterance of every intent (a few where there are fewer intents)
+one_each = test.sample(-(-N_FAITH // test.num_classes), seed=0)
 drawn = sorted(random.Random(0).sample(range(len(one_each)), N_FAITH))
 faith = faithfulness_study(tokenizer, model, classifier,
                            [one_each.texts[i] for i in drawn],
                            ig_steps=IG_STEPS_TRIED[:2], n_random=5)
-print(f"{len(faith)} utterances; Integrated Gradients |delta| / |f(x) -"
+print(f"{len(faith)} {ITEMS}; Integrated Gradients |delta| / |f(x) -"
       f" f(x')|: largest {max(faith.ig_gaps):.2%},"
       f" {sum(g < IG_TOLERANCE for g in faith.ig_gaps)} of {len(faith)}"
       f" below {IG_TOLERANCE:.0%}")

@@ -81,8 +81,9 @@ from helpers.model.trace import trace_text
 torch.manual_seed(0)
 loaded = load_model(MODEL)
 tokenizer, model = loaded
-from helpers.common.language import require_reading  # English data
-require_reading(tokenizer, "en", lesson="14", what="its data sets")
+from helpers.common.language import model_language
+
+language = model_language(tokenizer, lesson="14")  # the data follow the model
 budget = choose_budget(BUDGET, model)
 L, H = model.config.num_hidden_layers, model.config.hidden_size
 trace = trace_text(tokenizer, model, SENTENCE)
@@ -114,13 +115,19 @@ you_are_here(model.config, LESSON_PARTS["14"]);
 # They are a tagger's labels, not gold annotations (`data/pos/README.md` gives the tagger,
 # its version and its own accuracy). Many sentences use a word in two roles ("*book* a table"
 # / "read the *book*"), so the word alone does not decide its tag.
+#
+# With a Chinese model the data follow it (`pos_sentences_for`, `helpers/probes/data.py`): 300
+# sentences of the People's Daily of January 1998, segmented and tagged **by people** at Peking
+# University (`data/pku_pos/README.md`; installed at set-up, not copied, for its licence), each
+# PKU tag mapped to its Universal POS tag, and the entity types read off the proper-name tags
+# (person, place, organisation, time).
 
 # %%
-from helpers.common.data import load_pos
 from helpers.model.tokens import is_unknown
+from helpers.probes.data import pos_sentences_for
 
 # quick: the first 160 sentences, so that the test suite runs in seconds
-sentences = load_pos()[: budget.pick(None, 160)]
+sentences = pos_sentences_for(language)[: budget.pick(None, 160)]
 n_words = sum(map(len, sentences))
 print(f"{len(sentences)} sentences, {n_words} words; labels by"
       f" {sentences[0].tagger}")
@@ -134,7 +141,9 @@ print(f"words this tokenizer maps (partly) to {tokenizer.unk_token}:"
 # ## 2. A vector per word, at every layer
 #
 # WordPiece may split a word into several tokens; like most probing work we represent a word
-# by its **first** WordPiece: for word $w$ whose first token sits at position $i_w$,
+# by its **first** WordPiece (a Chinese BERT reads a word of several characters as several
+# tokens, one per character: its first character): for word $w$ whose first token sits at
+# position $i_w$,
 #
 # $$x^{(l)}_w = h^{(l)}_{i_w}, \qquad l = 0 \,(\text{embeddings}), 1, \dots, L .$$
 #
@@ -261,7 +270,8 @@ plt.show()
 # states its layer numbers for BERT-base (12 layers); `scaled_layers` maps them to this model
 # by relative depth.
 #
-# For "sentence meaning" we probe intents: few-shot BANKING77 draws like lesson 11's (intents,
+# For "sentence meaning" we probe intents: few-shot BANKING77 draws (THUCNews topics with a
+# Chinese model, as in lesson 12) like lesson 11's (intents,
 # training, dev and test utterances per seed: `lesson_setup` in
 # `helpers/finetuning/study.py`), with **lesson 10's probe** itself -- a linear probe per
 # layer on mean-pooled sentence vectors, fitted by the same contract on each draw
@@ -277,6 +287,7 @@ plt.show()
 # %%
 from helpers.classify.compute import Draw, FeatureBank
 from helpers.finetuning.compute import lesson_setup
+from helpers.interventions.compute import lesson_benchmark
 from helpers.probes.compute import (
     intent_probe_table,
     peak_findings,
@@ -284,7 +295,8 @@ from helpers.probes.compute import (
 )
 
 # the tasks (one draw of intents and utterances per seed), recipe and seeds
-tasks, recipe, SEEDS = lesson_setup(budget)
+bench = lesson_benchmark(language)  # BANKING77 or THUCNews headlines
+tasks, recipe, SEEDS = lesson_setup(budget, benchmark=bench)
 print(f"{len(SEEDS)} draws, one per seed {SEEDS}; each: "
       f"{tasks[SEEDS[0]].describe()}")
 texts = [t for task in tasks.values()
@@ -338,7 +350,8 @@ for sentence, details in findings:
 #
 # What differs from Tenney et al.: one linear probe per single layer here versus mixing
 # weights over all layers there, a few hundred sentences here versus OntoNotes there, and a
-# tagger's labels here versus gold annotations there.
+# tagger's labels here versus gold annotations there. With a Chinese model the labels are
+# human annotations of another corpus, and PKU's tags mapped to the Universal ones.
 #
 # The trained part-of-speech probes can tag any sentence. Here is what the probe of each
 # layer (seed 0) says about the words of `SENTENCE` (BERT's own word split); the table shows
@@ -362,8 +375,9 @@ if rows:
 # strategy on section 4's draws and seeds (`lesson_setup`), each run trained by the course's
 # training contract (learning rate chosen on the dev split, early stopping after the warm-up,
 # a status per run; `finetune_study` in `helpers/finetuning/study.py`; runs made before on this
-# machine come from the disk cache). The frozen probe is trained too, for the comparison. Then each layer is compared
-# before and after.
+# machine come from the disk cache, keyed by the model's weights and the draws, so a Chinese model
+# never reads an English model's runs). The frozen probe is trained too. Then each layer is
+# compared before and after.
 #
 # **Linear CKA** (Kornblith et al. 2019, *Similarity of Neural Network Representations
 # Revisited*) compares two representations $X \in \mathbb{R}^{n \times H}$ (before) and
@@ -389,7 +403,6 @@ import textwrap
 
 from helpers.classify.comparisons import paired_comparison
 from helpers.classify.findings import show_verdict
-from helpers.common.data import load_banking77
 from helpers.common.training import status_summary
 from helpers.finetuning.compute import FROZEN, FULL, finetune_study
 from helpers.finetuning.compute import layer_change
@@ -420,7 +433,8 @@ tuned_claim = show_verdict(
     more="beats", less="falls below", measure="is more accurate",
     values=(f"{100 * tuned_acc.estimate:.1f} %",
             f"{100 * frozen_acc.estimate:.1f} %"),
-    units=f"{len(SEEDS)} draws of {len(tasks[SEEDS[0]].test)} test utterances",
+    units=f"{len(SEEDS)} draws of {len(tasks[SEEDS[0]].test)} test"
+    f" {bench.items}",
     extra=[
         f"fine-tuned, whole model: {tuned_acc.describe('draws')}",
         f"frozen model, probe on mean layer {L}:"
@@ -431,13 +445,13 @@ tuned_claim = show_verdict(
 # one set of utterances for every run: test utterances of the intents the
 # runs were fine-tuned on, a few per intent (about 200 in all)
 union = sorted({i for t in tasks.values() for i in t.intents})
-cka_set = load_banking77("test").only(union).sample(
+cka_set = bench.load("test").only(union).sample(
     max(1, 200 // len(union)), seed=0
 )
 change = layer_change(tokenizer, model, runs, cka_set,
                       max_length=recipe.max_length)
-print(f"CKA measured on {len(cka_set)} test utterances of the {len(union)}"
-      " intents the runs were fine-tuned on")
+print(f"CKA measured on {len(cka_set)} test {bench.items} of the"
+      f" {len(union)} {bench.classes} the runs were fine-tuned on")
 
 # %% [markdown]
 # Before reading the numbers, check `linear_cka` against an independent formula. Kornblith et
@@ -500,7 +514,7 @@ axes = plot_layer_change(
     whiskers=(
         (
             f"95% jackknife interval over the {len(cka_set)} test"
-            " utterances"
+            f" {bench.items}"
         ),
         f"range over {len(SEEDS)} seeds",
     ),
@@ -707,7 +721,8 @@ put_back_claim = show_verdict(
     more="beats", less="falls below", measure="is more accurate",
     values=(f"{100 * put_back.estimate:.1f} %",
             f"{100 * tuned_swap.estimate:.1f} %"),
-    units=f"{len(SEEDS)} draws of {len(swap_tests[SEEDS[0]])} test utterances",
+    units=f"{len(SEEDS)} draws of {len(swap_tests[SEEDS[0]])} test"
+    f" {bench.items}",
     extra=[
         f"fine-tuned, all layers: {tuned_swap.describe('draws')}",
         f"{restored} put back: {put_back.describe('draws')}",
@@ -725,6 +740,9 @@ put_back_claim = show_verdict(
 # one few-shot task -- measure on yours.
 #
 # ## 7. The masked-LM lens
+#
+# (It needs a trained masked-LM head for the model's language: with a Chinese model, one
+# published with its head, such as `bert-base-chinese`; the cells below say when there is none.)
 #
 # BERT was pre-trained to fill in masked words. `BertForMaskedLM` predicts them with a head,
 # `cls.predictions`, on top of the **last** layer:
@@ -766,28 +784,36 @@ print(norm_lines(quartiles))
 # the two neighbours make likely.
 
 # %% mystnb={"figure": {"caption": "course-mini's masked-LM lens over held-out blanks: the share whose hidden word is the head's first guess when the head reads each layer (emb = embeddings). Band: 95 % interval resampling documents; dashed, labelled at the right: the two guessers without a model on the same blanks. Compare each layer with the upper dashed line.", "name": "fig-14-lens-by-layer"}}
+from helpers.mini.lens import LANGUAGE as MINI_LANGUAGE
 from helpers.mini.lens import course_mini_lens_by_layer
 from helpers.pretrain.plots import plot_by_layer
 
-agg = course_mini_lens_by_layer(budget.pick(400, 60),
-                                baseline_pairs=budget.pick(20000, 2000))
-plot_by_layer({"course-mini": agg.top1}, "top-1 accuracy",
-              "masked-LM lens of course-mini: top-1 per layer",
-              baselines=agg.nulls)
-plt.show()
+agg = None  # course-mini reads English: its lens speaks for English models
+if language == MINI_LANGUAGE:
+    agg = course_mini_lens_by_layer(budget.pick(400, 60),
+                                    baseline_pairs=budget.pick(20000, 2000))
+    plot_by_layer({"course-mini": agg.top1}, "top-1 accuracy",
+                  "masked-LM lens of course-mini: top-1 per layer",
+                  baselines=agg.nulls)
+    plt.show()
+else:
+    print("course-mini's lens is left out: course-mini was pre-trained on"
+          " English text, and its blanks say nothing about this model.")
 
 # %%
-above = [v.a for v in agg.versus_bigram if v.kind == "higher"]
-show_finding(
-    f"On {agg.blanks:,} held-out blanks the head's first guess is right "
-    + ", ".join(f"{v.estimate:.0%} ({n})" for n, v in zip(
-        ["embeddings"] + [f"layer {l}" for l in range(1, len(agg.top1))],
-        agg.top1))
-    + "; " + (", ".join(above) + " beat" + ("s" if len(above) == 1 else "")
-              if above else "no layer beats")
-    + f" the neighbour guesser ({agg.nulls['neighbour bigrams']:.0%}).",
-    [v.text for v in agg.versus_bigram],
-)
+if agg is not None:  # course-mini's lens, read above
+    above = [v.a for v in agg.versus_bigram if v.kind == "higher"]
+    show_finding(
+        f"On {agg.blanks:,} held-out blanks the head's first guess is right "
+        + ", ".join(f"{v.estimate:.0%} ({n})" for n, v in zip(
+            ["embeddings"] + [f"layer {l}" for l in range(1, len(agg.top1))],
+            agg.top1))
+        + "; " + (", ".join(above) + " beat" + ("s" if len(above) == 1
+                                                 else "")
+                  if above else "no layer beats")
+        + f" the neighbour guesser ({agg.nulls['neighbour bigrams']:.0%}).",
+        [v.text for v in agg.versus_bigram],
+    )
 
 # %% [markdown]
 # **One sentence of its own kind**, then one outside it. First a held-out line of the
@@ -804,10 +830,12 @@ from helpers.lens.compute import (course_mini_lens, load_masked_lm,
 from helpers.mini.lens import held_out_line
 from helpers.lens.plots import plot_lens
 
-inside = course_mini_lens(held_out_line(seed=0))
-print(inside.message)
-plot_lens(inside.lens)
-plt.show()
+inside = None
+if language == MINI_LANGUAGE:  # a line of course-mini's own English text
+    inside = course_mini_lens(held_out_line(seed=0))
+    print(inside.message)
+    plot_lens(inside.lens)
+    plt.show()
 
 # %%
 mlm, head = load_masked_lm(model.name_or_path, name=loaded.choice.name)
@@ -820,11 +848,16 @@ if head.present:
     ), "the head by hand must match BertForMaskedLM"
     at = masked.index(tokenizer.mask_token)
     print(f"masked {word!r}: ...{masked[max(0, at - 80):at + 80]}...")
-else:  # the course's own BERT-mini, shipped in data/course_mini, has a head
+elif language == MINI_LANGUAGE:  # course-mini, in data/course_mini, has one
     mini = course_mini_lens(SENTENCE)
     print("No trained masked-LM head here: the lens runs on course-mini. "
           + mini.message)
     lens, word = mini.lens, mini.word
+else:  # no head that reads this language: the lens has nothing to read
+    lens, word = None, None
+    print(f"The lens does not run for {loaded.choice.name}: it has no trained"
+          " masked-LM head, and the course's only other one (course-mini)"
+          " reads English, not this model's language.")
 
 # %% mystnb={"figure": {"caption": "The masked-LM lens on SENTENCE: the pre-training head applied to every layer's vector at the masked position (rows: emb = embeddings, then layers 1 to L). Each cell is one of the head's top guesses with its probability, coloured on one 0-1 scale. Compare with the held-out line above: where does the hidden word first reach the top, if at all?", "name": "fig-14-masked-lm-lens"}}
 if lens is not None:
@@ -838,8 +871,8 @@ def first_top(result):
     return next((l for l, r in enumerate(ranks) if int(r) == 1), None)
 
 
-for label, res, w in (("held-out line", inside.lens, inside.word),
-                      ("SENTENCE", lens, word)):
+for label, res, w in (("held-out line", inside and inside.lens,
+                       inside and inside.word), ("SENTENCE", lens, word)):
     if res is None or res.target_ranks is None:
         continue
     top = first_top(res)
@@ -882,8 +915,8 @@ for label, res, w in (("held-out line", inside.lens, inside.word),
 #   depth, but the head was trained on the last layer only. Read it over many held-out blanks
 #   and against guessers without a model before reading one sentence; and on text of the
 #   kind the model was trained on before text outside it (course-mini knows only Early Modern
-#   English). A checkpoint without a trained head (like the bundled one) gets the lens on
-#   course-mini, the course's own pre-trained BERT-mini.
+#   English). An English checkpoint without a trained head (like the bundled one) gets the
+#   lens on course-mini, the course's own pre-trained BERT-mini; a Chinese one gets none.
 #
 # ## Exercises
 #

@@ -21,7 +21,7 @@ ZH_SENTENCE = "今天天气如何，明天会不会下雨？"
 # lessons whose data follow the model (issue 48): with the Chinese model they run to the end on
 # Chinese data and must not stop; CHINESE_DATA_USED checks from their printout that 06-09 used
 # the Chinese data sets
-RUN_IN_CHINESE = {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09"}
+RUN_IN_CHINESE = {"00", "01", "02", "03", "04", "05", "06", "07", "08", "09", "12", "13", "14"}
 
 
 @pytest.mark.slow
@@ -81,3 +81,12 @@ def _used_chinese_polysemy(text):  # lesson 09: every Chinese polysemy word, tra
 
 CHINESE_DATA_USED = {"06": _used_chinese_intents, "07": _used_chinese_sentences,
                      "08": _used_chinese_pairs, "09": _used_chinese_polysemy}
+    if source.stem[:2] in ("12", "13"):  # THUCNews headlines, not BANKING77; Chinese ambiguous words
+        assert "THUCNews" in text and "BANKING77" not in text and "Casanueva" not in text, \
+            f"{source.stem} did not use THUCNews"
+    if source.stem[:2] == "12":
+        assert "patched words: 行" in text, "lesson 12 did not patch the Chinese ambiguous words"
+    if source.stem[:2] == "14":  # People's Daily POS, THUCNews draws; no lens and no English course-mini
+        assert "labels by people (People's Daily" in text and "of THUCNews's 10 topics" in text, \
+            "lesson 14 did not probe the Chinese data"
+        assert "BANKING77" not in text and "The lens does not run for bundled-zh" in text

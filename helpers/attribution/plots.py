@@ -9,6 +9,12 @@ import numpy as np
 from helpers.common.style import DIVERGING, FIG_WIDTH_IN, SEQUENTIAL, colorbar, new_axes, scale_note, to_numpy
 
 
+def _rotation(labels) -> int:
+    """Upright tick labels when every one is a character or two (a Chinese BERT's tokens), else
+    turned a quarter so that words do not overlap."""
+    return 0 if all(len(str(t)) <= 2 for t in labels) else 90
+
+
 def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens: int = 30):
     """Methods (rows) x tokens (columns), each row divided by its largest absolute score so
     the methods share one colour scale; red adds to the logit, blue takes away.
@@ -26,7 +32,8 @@ def plot_attributions(scores: dict, tokens, ax=None, title: str = "", max_tokens
     matrix = np.stack([v[shown] / max(np.nanmax(np.abs(v[shown])), 1e-12) for v in rows.values()])
     ax = new_axes(ax, (FIG_WIDTH_IN, 0.45 * len(rows) + 2.2))  # the page's column
     image = ax.imshow(np.ma.masked_invalid(matrix), aspect="auto", cmap=DIVERGING, vmin=-1, vmax=1)
-    ax.set_xticks(range(len(shown)), [tokens[i] for i in shown], rotation=90)
+    labels = [tokens[i] for i in shown]
+    ax.set_xticks(range(len(shown)), labels, rotation=_rotation(labels))
     ax.set_yticks(range(len(rows)), list(rows))
     ax.set_title(title)
     colorbar(image, ax, "score / largest |score| of its method")
@@ -92,7 +99,7 @@ def plot_mixing_maps(panels: dict, tokens, title: str = "", ncols: int = 2):
                              layout="constrained")
     for ax, (name, m) in zip(axes.flat, mats.items()):
         image = ax.imshow(m, cmap=SEQUENTIAL, vmin=0, vmax=vmax)
-        ax.set_xticks(range(n), tokens, rotation=90, fontsize=8)
+        ax.set_xticks(range(n), tokens, rotation=_rotation(tokens), fontsize=8)
         ax.set_yticks(range(n), tokens, fontsize=8)
         ax.set_title(name, fontsize=9)
     for ax in list(axes.flat)[len(mats):]:

@@ -35,7 +35,9 @@ class FewShotTask:
     """A few-shot intent task cut from BANKING77: ``train`` (``shots`` utterances per intent),
     ``dev`` (more utterances of the same intents from BANKING77's training split, disjoint from
     ``train``, never from the test split) and ``test`` (the intents' test utterances), all with the
-    same ``intents``; ``seed`` drew the intents and the utterances."""
+    same ``intents``; ``seed`` drew the intents and the utterances. ``source``, ``items`` and
+    ``classes`` name the benchmark in :meth:`describe` (another one than BANKING77: a Chinese
+    model's THUCNews headlines and topics)."""
 
     train: object
     dev: object
@@ -43,26 +45,33 @@ class FewShotTask:
     intents: tuple
     shots: int
     seed: int = 0
+    source: str = "BANKING77's 77 intents"
+    items: str = "utterances"
+    classes: str = "intents"
 
     def describe(self) -> str:
-        return (f"{len(self.intents)} of BANKING77's 77 intents, {self.shots} training utterances per intent "
-                f"({len(self.train)}), a dev split of {len(self.dev) // len(self.intents)} more per intent "
-                f"({len(self.dev)}, from the training split), {len(self.test)} test utterances "
-                f"({len(self.test) // len(self.intents)} per intent)")
+        one = self.classes[:-1]
+        return (f"{len(self.intents)} of {self.source}, {self.shots} training {self.items} per {one} "
+                f"({len(self.train)}), a dev split of {len(self.dev) // len(self.intents)} more per {one} "
+                f"({len(self.dev)}, from the training split), {len(self.test)} test {self.items} "
+                f"({len(self.test) // len(self.intents)} per {one})")
 
 
 def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent: int = 5,
-                  test_per_intent: int | None = None, seed: int = 0) -> FewShotTask:
+                  test_per_intent: int | None = None, seed: int = 0, benchmark=None) -> FewShotTask:
     """BANKING77 (:func:`~helpers.common.data.load_banking77`) cut to a CPU-sized few-shot task:
     ``n_intents`` intents drawn with ``seed`` (``None``: all 77), ``shots`` training utterances per
     intent (Casanueva et al. use 10 and 30) drawn with ``seed``, ``dev_per_intent`` more from the
     rest of the training split as the dev split, and the chosen intents' test utterances (all, or a
-    stratified ``test_per_intent`` of them)."""
+    stratified ``test_per_intent`` of them). ``benchmark`` draws from another benchmark instead:
+    anything with ``load(split)`` -> an ``IntentSplit``, a ``name`` and what its ``items`` and
+    ``classes`` are called (lesson 12's ``lesson_benchmark``: THUCNews for a Chinese model)."""
     import random
 
     from helpers.common.data import load_banking77
 
-    train_all, test_all = load_banking77("train"), load_banking77("test")
+    load = load_banking77 if benchmark is None else benchmark.load
+    train_all, test_all = load("train"), load("test")
     if n_intents is not None and (isinstance(n_intents, bool) or not isinstance(n_intents, int)
                                   or not 2 <= n_intents <= train_all.num_classes):
         raise ValueError(f"n_intents must be None (all) or an int from 2 to {train_all.num_classes}, got {n_intents!r}.")
@@ -75,10 +84,13 @@ def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent:
     test = test_all.only(names)
     if test_per_intent is not None:
         test = test.sample(test_per_intent, seed=seed)
-    return FewShotTask(train, dataclasses.replace(dev, split="dev"), test, names, shots, seed)
+    words = {} if benchmark is None else dict(
+        source=f"{benchmark.name}'s {train_all.num_classes} {benchmark.classes}", items=benchmark.items,
+        classes=benchmark.classes)
+    return FewShotTask(train, dataclasses.replace(dev, split="dev"), test, names, shots, seed, **words)
 
 
-def lesson_setup(budget) -> tuple[dict, FinetuneConfig, tuple]:
+def lesson_setup(budget, benchmark=None) -> tuple[dict, FinetuneConfig, tuple]:
     """``(tasks, recipe, seeds)`` of lesson 14's probes and fine-tuning runs on the loaded model,
     for a :class:`~helpers.common.budget.Budget` (lesson 11's stored sweep has its own design:
     :mod:`helpers.finetuning.history`): ``tasks`` maps each seed to its own :class:`FewShotTask` -- a new draw of intents and
@@ -87,11 +99,14 @@ def lesson_setup(budget) -> tuple[dict, FinetuneConfig, tuple]:
     5 seeds, learning rates chosen from two on the first seed's dev split, the dev split scored
     every 7 steps (about half an epoch), at most 160 steps, gradual unfreezing open by its third
     epoch. Quick: 4 intents, 4-shot, 2 dev and 5 test
-    utterances per intent, 2 seeds, one learning rate, 12 steps (a check that the code runs)."""
+    utterances per intent, 2 seeds, one learning rate, 12 steps (a check that the code runs).
+    ``benchmark`` draws from another one (:func:`few_shot_task`; lesson 14 with a Chinese model:
+    THUCNews headlines), its test split cut to BANKING77's 40 per intent under the full budget."""
     seeds = budget.pick((0, 1, 2, 3, 4), (0, 1))
-    task_kw = budget.pick(dict(n_intents=10, shots=10, dev_per_intent=4, test_per_intent=None),
+    task_kw = budget.pick(dict(n_intents=10, shots=10, dev_per_intent=4,
+                               test_per_intent=None if benchmark is None else 40),
                           dict(n_intents=4, shots=4, dev_per_intent=2, test_per_intent=5))
-    tasks = {s: few_shot_task(**task_kw, seed=s) for s in seeds}
+    tasks = {s: few_shot_task(**task_kw, seed=s, benchmark=benchmark) for s in seeds}
     recipe = budget.pick(FinetuneConfig(tune="first seed", max_steps=160, eval_every=7, unfreeze_epochs=2),
                          FinetuneConfig(lrs=(1e-4,), max_steps=12, warmup=0.2, patience=1, unfreeze_epochs=2))
     return tasks, recipe, seeds

@@ -234,15 +234,26 @@ class PolysemyTraces:
         return [t for (w, s, _), t in zip(self.jobs, self.traces) if (w, s) == (word, sense)]
 
 
-def polysemy_traces(tokenizer, model, n_words: int | None = None, progress: bool = True) -> PolysemyTraces:
-    """Load ``data/polysemy.json`` and ``data/polysemy_more.json`` as lesson 09 does (two senses per
-    word, five sentences per sense), leave out words the tokenizer maps to its unknown token, keep
-    the first ``n_words`` (all when None) and trace every sentence."""
+# the ambiguous words of each language (lesson 09's, and lesson 12's with a Chinese model)
+POLYSEMY_FILES = {"en": ("polysemy.json", "polysemy_more.json"), "zh": ("polysemy_zh.json",)}
+
+
+def polysemy_traces(tokenizer, model, n_words: int | None = None, progress: bool = True,
+                    language: str = "en") -> PolysemyTraces:
+    """Load the ambiguous words of ``language`` as lesson 09 does (two senses per word, five
+    sentences per sense: ``data/polysemy.json`` and ``data/polysemy_more.json`` in English,
+    ``data/polysemy_zh.json`` in Chinese, :data:`POLYSEMY_FILES`), leave out words the tokenizer
+    maps to its unknown token, keep the first ``n_words`` (all when None) and trace every sentence.
+    A Chinese word of several characters is found as its run of character tokens
+    (``Trace.find_word``); its vector is the mean of its characters, as a word of several
+    WordPieces is the mean of its pieces."""
     from helpers.common.data import load_polysemy
     from helpers.model.tokens import is_unknown
     from helpers.model.trace import trace_text
 
-    everything = {**load_polysemy(), **load_polysemy("polysemy_more.json")}
+    if language not in POLYSEMY_FILES:
+        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(POLYSEMY_FILES)}.")
+    everything = {w: senses for name in POLYSEMY_FILES[language] for w, senses in load_polysemy(name).items()}
     left_out = [w for w in everything if is_unknown(tokenizer, w)]
     known = [w for w in everything if w not in left_out]
     words = {w: everything[w] for w in known[:n_words]}

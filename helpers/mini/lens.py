@@ -20,6 +20,10 @@ from pathlib import Path
 
 from helpers.lens.compute import course_mini_lens
 
+# the language course-mini was pre-trained on (Shakespeare and the King James Bible): its lens
+# means something for a model of that language only
+LANGUAGE = "en"
+
 
 @dataclass
 class LensByLayer:
