@@ -19,7 +19,7 @@ SOURCES = [p for p in sorted(LESSONS.glob("[0-9]*.py")) if p.stem[:2] != "15"]
 ZH_SENTENCE = "今天天气如何，明天会不会下雨？"
 # lessons whose data follow the model (issue 48): with the Chinese model they run to the end on
 # Chinese data and must not stop
-RUN_IN_CHINESE = {"00", "01", "02", "03", "04", "05"}
+RUN_IN_CHINESE = {"00", "01", "02", "03", "04", "05", "10", "11"}
 
 
 @pytest.mark.slow
@@ -39,3 +39,10 @@ def test_lesson_runs_or_stops_clearly_with_the_chinese_model(source, tmp_path):
     assert "bundled-zh" in text and "Licence: M3E" in text, "the lesson did not use the injected MODEL"
     if source.stem[:2] == "04":  # the Chinese intents, not the English ones
         assert "17 intents: weather, alarm" in text, "lesson 04 did not train on the Chinese intents"
+    if source.stem[:2] == "10":  # the Chinese intents, then THUCNews, not BANKING77
+        assert "17 intents: weather, alarm" in text, "lesson 10 did not use the Chinese intents"
+        assert "benchmark: THUCNews (Chinese;" in text and "of the 10 topics" in text, \
+            "lesson 10 did not classify THUCNews"
+    if source.stem[:2] == "11":  # the Chinese model fine-tuned live on THUCNews
+        assert "fine-tuned model: bundled-zh" in text and "of THUCNews's 10 topics" in text, \
+            "lesson 11 did not fine-tune the Chinese model on THUCNews"

@@ -43,26 +43,33 @@ class FewShotTask:
     intents: tuple
     shots: int
     seed: int = 0
+    language: str = "en"  # whose benchmark (helpers.common.language.BENCHMARKS): BANKING77 or THUCNews
+    total: int = 77  # how many classes the whole benchmark has
 
     def describe(self) -> str:
-        return (f"{len(self.intents)} of BANKING77's 77 intents, {self.shots} training utterances per intent "
-                f"({len(self.train)}), a dev split of {len(self.dev) // len(self.intents)} more per intent "
-                f"({len(self.dev)}, from the training split), {len(self.test)} test utterances "
-                f"({len(self.test) // len(self.intents)} per intent)")
+        from helpers.common.language import BENCHMARKS
+
+        b = BENCHMARKS[self.language]
+        one, items = b["classes"][:-1], b["items"]
+        return (f"{len(self.intents)} of {b['name']}'s {self.total} {one}s, {self.shots} training "
+                f"{items} per {one} ({len(self.train)}), a dev split of {len(self.dev) // len(self.intents)} more "
+                f"per {one} ({len(self.dev)}, from the training split), {len(self.test)} test {items} "
+                f"({len(self.test) // len(self.intents)} per {one})")
 
 
 def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent: int = 5,
-                  test_per_intent: int | None = None, seed: int = 0) -> FewShotTask:
-    """BANKING77 (:func:`~helpers.common.data.load_banking77`) cut to a CPU-sized few-shot task:
+                  test_per_intent: int | None = None, seed: int = 0, language: str = "en") -> FewShotTask:
+    """BANKING77 (:func:`~helpers.common.data.load_banking77`; with ``language="zh"`` THUCNews, its
+    Chinese counterpart: :func:`~helpers.common.language.benchmark_for`) cut to a CPU-sized few-shot task:
     ``n_intents`` intents drawn with ``seed`` (``None``: all 77), ``shots`` training utterances per
     intent (Casanueva et al. use 10 and 30) drawn with ``seed``, ``dev_per_intent`` more from the
     rest of the training split as the dev split, and the chosen intents' test utterances (all, or a
     stratified ``test_per_intent`` of them)."""
     import random
 
-    from helpers.common.data import load_banking77
+    from helpers.common.language import benchmark_for
 
-    train_all, test_all = load_banking77("train"), load_banking77("test")
+    train_all, test_all = benchmark_for(language, "train"), benchmark_for(language, "test")
     if n_intents is not None and (isinstance(n_intents, bool) or not isinstance(n_intents, int)
                                   or not 2 <= n_intents <= train_all.num_classes):
         raise ValueError(f"n_intents must be None (all) or an int from 2 to {train_all.num_classes}, got {n_intents!r}.")
@@ -75,7 +82,8 @@ def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent:
     test = test_all.only(names)
     if test_per_intent is not None:
         test = test.sample(test_per_intent, seed=seed)
-    return FewShotTask(train, dataclasses.replace(dev, split="dev"), test, names, shots, seed)
+    return FewShotTask(train, dataclasses.replace(dev, split="dev"), test, names, shots, seed, language,
+                       train_all.num_classes)
 
 
 def lesson_setup(budget) -> tuple[dict, FinetuneConfig, tuple]:
