@@ -295,7 +295,9 @@ else:  # every strategy on every draw, here (keeps the full fine-tunings)
     SWEEP_MACHINE = "this machine"
     print(f"the stored sweep (data/finetune_sweep/) exists for English only"
           f" (course-mini on BANKING77): the {BENCH['name']} runs below are"
-          f" all trained here, {time.perf_counter() - t0:.0f} s in all")
+          f" all trained live, {time.perf_counter() - t0:.0f} s in all"
+          f" ({study.from_cache()} runs read from the disk cache of an"
+          " identical earlier run)")
 
 # %% [markdown]
 # First the training itself: did every run meet its criterion, did it leave its starting point,
@@ -858,8 +860,10 @@ print(textwrap.fill(
 #   frozen vectors may already be as good as fine-tuning on ten examples an intent, a plain
 #   masked-LM BERT's are not. The heavy sweep is stored with its provenance; one draw re-run here
 #   checks it. Read every verdict with the power statement printed before it. LP-FT was measured
-#   in distribution only. All runs started from a deep copy, and course-mini's weight hash was
-#   checked unchanged.
+#   in distribution only. All runs started from a deep copy, and the tuned model's weight hash was
+#   checked unchanged. With a Chinese model there is no stored sweep: the loaded model is
+#   fine-tuned live on THUCNews, and the line under the status table says whether fine-tuning
+#   moved off the linear probe at all.
 # * What `output_hidden_states=[...]` does depends on the transformers version and on whether
 #   it goes to the forward call or to `from_pretrained` (check it, as above); forward hooks on
 #   `model.encoder.layer[i]` keep only what you need in any version.

@@ -234,8 +234,8 @@ if __name__ == "__main__":
 # first draw's dev split; 300 test headlines per draw), or, quick, a check that the code runs.
 LIVE_TASK = {"full": dict(n_intents=None, shots=10, dev_per_intent=10, test_per_intent=30),
              "quick": dict(n_intents=None, shots=2, dev_per_intent=2, test_per_intent=3)}
-LIVE_RECIPE = {"full": FinetuneConfig(lrs=(3e-5, 1e-4), tune="first seed", max_steps=60, warmup=0.06, patience=2,
-                                      batch_size=16, unfreeze_epochs=2, monitor="accuracy", min_steps=21),
+LIVE_RECIPE = {"full": FinetuneConfig(lrs=(3e-5, 1e-4), tune="first seed", max_steps=35, warmup=0.06, patience=2,
+                                      batch_size=16, unfreeze_epochs=2, monitor="accuracy", min_steps=14),
                "quick": FinetuneConfig(lrs=(1e-4,), max_steps=8, warmup=0.2, patience=1, batch_size=8,
                                        unfreeze_epochs=2, monitor="accuracy")}
 LIVE_SEEDS = {"full": (0, 1, 2), "quick": (0, 1)}
