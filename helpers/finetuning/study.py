@@ -35,9 +35,8 @@ class FewShotTask:
     """A few-shot intent task cut from BANKING77: ``train`` (``shots`` utterances per intent),
     ``dev`` (more utterances of the same intents from BANKING77's training split, disjoint from
     ``train``, never from the test split) and ``test`` (the intents' test utterances), all with the
-    same ``intents``; ``seed`` drew the intents and the utterances. ``source``, ``items`` and
-    ``classes`` name the benchmark in :meth:`describe` (another one than BANKING77: a Chinese
-    model's THUCNews headlines and topics)."""
+    same ``intents``; ``seed`` drew the intents and the utterances. ``language`` says whose
+    benchmark it is (a Chinese model's: THUCNews headlines and topics), which :meth:`describe` names."""
 
     train: object
     dev: object
@@ -45,33 +44,37 @@ class FewShotTask:
     intents: tuple
     shots: int
     seed: int = 0
-    source: str = "BANKING77's 77 intents"
-    items: str = "utterances"
-    classes: str = "intents"
+    language: str = "en"  # whose benchmark (helpers.common.language.BENCHMARKS): BANKING77 or THUCNews
+    total: int = 77  # how many classes the whole benchmark has
 
     def describe(self) -> str:
-        one = self.classes[:-1]
-        return (f"{len(self.intents)} of {self.source}, {self.shots} training {self.items} per {one} "
-                f"({len(self.train)}), a dev split of {len(self.dev) // len(self.intents)} more per {one} "
-                f"({len(self.dev)}, from the training split), {len(self.test)} test {self.items} "
+        from helpers.common.language import BENCHMARKS
+
+        b = BENCHMARKS[self.language]
+        one, items = b["classes"][:-1], b["items"]
+        return (f"{len(self.intents)} of {b['name']}'s {self.total} {one}s, {self.shots} training "
+                f"{items} per {one} ({len(self.train)}), a dev split of {len(self.dev) // len(self.intents)} more "
+                f"per {one} ({len(self.dev)}, from the training split), {len(self.test)} test {items} "
                 f"({len(self.test) // len(self.intents)} per {one})")
 
 
 def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent: int = 5,
-                  test_per_intent: int | None = None, seed: int = 0, benchmark=None) -> FewShotTask:
-    """BANKING77 (:func:`~helpers.common.data.load_banking77`) cut to a CPU-sized few-shot task:
+                  test_per_intent: int | None = None, seed: int = 0, language: str = "en",
+                  benchmark=None) -> FewShotTask:
+    """BANKING77 (:func:`~helpers.common.data.load_banking77`; with ``language="zh"`` THUCNews, its
+    Chinese counterpart: :func:`~helpers.common.language.benchmark_for`) cut to a CPU-sized few-shot task:
     ``n_intents`` intents drawn with ``seed`` (``None``: all 77), ``shots`` training utterances per
     intent (Casanueva et al. use 10 and 30) drawn with ``seed``, ``dev_per_intent`` more from the
     rest of the training split as the dev split, and the chosen intents' test utterances (all, or a
-    stratified ``test_per_intent`` of them). ``benchmark`` draws from another benchmark instead:
-    anything with ``load(split)`` -> an ``IntentSplit``, a ``name`` and what its ``items`` and
-    ``classes`` are called (lesson 12's ``lesson_benchmark``: THUCNews for a Chinese model)."""
+    stratified ``test_per_intent`` of them). ``benchmark`` (lesson 12's
+    :func:`~helpers.interventions.compute.lesson_benchmark`), when given, sets the language."""
     import random
 
-    from helpers.common.data import load_banking77
+    from helpers.common.language import benchmark_for
 
-    load = load_banking77 if benchmark is None else benchmark.load
-    train_all, test_all = load("train"), load("test")
+    if benchmark is not None:
+        language = benchmark.language
+    train_all, test_all = benchmark_for(language, "train"), benchmark_for(language, "test")
     if n_intents is not None and (isinstance(n_intents, bool) or not isinstance(n_intents, int)
                                   or not 2 <= n_intents <= train_all.num_classes):
         raise ValueError(f"n_intents must be None (all) or an int from 2 to {train_all.num_classes}, got {n_intents!r}.")
@@ -84,10 +87,8 @@ def few_shot_task(n_intents: int | None = None, shots: int = 10, dev_per_intent:
     test = test_all.only(names)
     if test_per_intent is not None:
         test = test.sample(test_per_intent, seed=seed)
-    words = {} if benchmark is None else dict(
-        source=f"{benchmark.name}'s {train_all.num_classes} {benchmark.classes}", items=benchmark.items,
-        classes=benchmark.classes)
-    return FewShotTask(train, dataclasses.replace(dev, split="dev"), test, names, shots, seed, **words)
+    return FewShotTask(train, dataclasses.replace(dev, split="dev"), test, names, shots, seed, language,
+                       train_all.num_classes)
 
 
 def lesson_setup(budget, benchmark=None) -> tuple[dict, FinetuneConfig, tuple]:

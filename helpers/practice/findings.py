@@ -166,20 +166,21 @@ def strategy_rows(study) -> list[dict]:
     return rows
 
 
-def power_finding(mdd: float, need: int | None, n_draws: int, n_test: int, family: int) -> tuple[str, list[str]]:
+def power_finding(mdd: float, need: int | None, n_draws: int, n_test: int, family: int,
+                  items: str = "utterances") -> tuple[str, list[str]]:
     """``(sentence, details)``: what a design of ``n_draws`` draws of ``n_test`` test utterances can
     detect, told before any run -- ``mdd`` the smallest detectable difference (a fraction:
     :func:`helpers.finetuning.compute.detectable_difference`, Bonferroni over ``family``
     comparisons), against the literature's differences of about a point (0.01); ``need`` the draws
     a 1-point difference would need (:func:`~helpers.finetuning.compute.seeds_needed`; ``None``:
-    more than it searched)."""
+    more than it searched); ``items`` names the test items ("headlines" on THUCNews)."""
     tail = ("detectable here." if mdd <= 0.01 else "not detectable here"
             + (f" -- a 1-point difference would need about {need} draws of this size." if need else "."))
-    sentence = (f"With {n_draws} draws of {n_test} test utterances, this design detects (4 times in 5) only"
+    sentence = (f"With {n_draws} draws of {n_test} test {items}, this design detects (4 times in 5) only"
                 f" differences of about {100 * mdd:.1f} points or more between two strategies; the literature's"
                 " differences, about a point, are " + tail)
     details = [
-        "assumed before any run: two strategies disagree on 10 % of the test utterances; their accuracy"
+        f"assumed before any run: two strategies disagree on 10 % of the test {items}; their accuracy"
         " difference varies by 1 point (standard deviation) from draw to draw",
         f"80 % power, Bonferroni over the {family} comparisons with the probe, Student t with {n_draws - 1}"
         " degrees of freedom (the seeds x items bootstrap's small-sample rule)",
@@ -219,7 +220,7 @@ def training_memory_text(clf, state: dict, memory: dict, method: str) -> str:
     return "\n".join(lines)
 
 
-def peak_memory_text(peaks: dict, batch_size: int, gradient_bytes: int) -> str:
+def peak_memory_text(peaks: dict, batch_size: int, gradient_bytes: int, items: str = "utterances") -> str:
     """Lesson 11's printout of :func:`peak_step_memory`: ``peaks`` is ``{input length: {"plain": bytes,
     "checkpointed": bytes}}`` for batches of ``batch_size`` utterances; one line per length (both
     peaks, their ratio, beside the ``gradient_bytes`` one step creates), then a wrapped sentence
@@ -228,7 +229,7 @@ def peak_memory_text(peaks: dict, batch_size: int, gradient_bytes: int) -> str:
 
     mib = 2 ** 20
     ratio = {length: peak["plain"] / peak["checkpointed"] for length, peak in peaks.items()}
-    lines = [f"{batch_size} utterances x {length} tokens: peak memory of one step, plain {peak['plain'] / mib:.1f}"
+    lines = [f"{batch_size} {items} x {length} tokens: peak memory of one step, plain {peak['plain'] / mib:.1f}"
              f" MiB, checkpointed {peak['checkpointed'] / mib:.1f} MiB ({ratio[length]:.2f}x); the gradients alone"
              f" are {gradient_bytes / mib:.1f} MiB" for length, peak in peaks.items()]
     short, long = min(peaks), max(peaks)
