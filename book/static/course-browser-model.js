@@ -120,7 +120,7 @@
         token_type_ids: new m.ort.Tensor('int64', types, [1, n])
       }).then(function (out) {
         var result = Object.assign({}, enc, {
-          n: n, layers: m.info.layers, heads: m.info.heads, hidden: m.info.hidden, maxLength: m.info.max_length,
+          text: text, n: n, layers: m.info.layers, heads: m.info.heads, hidden: m.info.hidden, maxLength: m.info.max_length,
           hiddenStates: out.hidden_states.data, attentions: out.attentions.data, ms: performance.now() - t0
         });
         state.timings.runMs = result.ms;
@@ -401,6 +401,88 @@
     };
   }
 
+  /* ---------------------------------------------------------------- lesson 04's classification box */
+  function floats(b64) {
+    var bytes = Uint8Array.from(atob(b64), function (c) { return c.charCodeAt(0); });
+    return new Float32Array(bytes.buffer);
+  }
+
+  /* The lesson's trained head (helpers/classify/widgets.py LogitsBox.site_browser, recorded when the
+     site was built) on the model's vector of the reader's sentence: the layer's [CLS] ("cls") or the
+     mean over its tokens ("mean"), standardised with the training statistics, then W x + b. */
+  function headLogits(result, head) {
+    if (!head.arrays) head.arrays = { W: floats(head.weight), b: floats(head.bias), mu: floats(head.mu), sigma: floats(head.sigma) };
+    var a = head.arrays, n = result.n, d = result.hidden, C = head.classes, base = head.layer * n * d;
+    if (a.mu.length !== d || a.W.length !== C * d) throw new Error('the lesson\u2019s head does not fit this model');
+    var x = new Float64Array(d);
+    for (var j = 0; j < d; j++) {
+      if (head.pooling === 'mean') {
+        var s = 0;
+        for (var i = 0; i < n; i++) s += result.hiddenStates[base + i * d + j];
+        x[j] = s / n;
+      } else x[j] = result.hiddenStates[base + j];
+      x[j] = (x[j] - a.mu[j]) / a.sigma[j];
+    }
+    var logits = [];
+    for (var c = 0; c < C; c++) {
+      var z = a.b[c];
+      for (j = 0; j < d; j++) z += a.W[c * d + j] * x[j];
+      logits.push(z);
+    }
+    return logits;
+  }
+
+  /* One panel of helpers/classify/plots.py's plot_logits_examples (the site's picture of the box) for
+     the reader's sentence: a horizontal bar per class, the predicted one orange, the title the
+     sentence -> id (class); one logit scale kept across sentences, widened only when needed (as the
+     notebook's box keeps its axis). */
+  function logitsFrames(result, head, size) {
+    var logits = headLogits(result, head), C = logits.length, pred = 0;
+    logits.forEach(function (v, c) { if (v > logits[pred]) pred = c; });
+    var lo = 0, hi = 0;
+    Object.keys(head.examples || {}).concat(['']).forEach(function (s) {
+      (s ? head.examples[s] : logits).forEach(function (v) { lo = Math.min(lo, v); hi = Math.max(hi, v); });
+    });
+    if (head.xlim) { lo = Math.min(lo, head.xlim[0]); hi = Math.max(hi, head.xlim[1]); }
+    head.xlim = [lo, hi];
+    var pad = 0.08 * (hi - lo) + 1e-6, xlim = [lo - pad, hi + pad];
+    var labelW = Math.ceil(Math.max.apply(null, head.names.map(function (t) { return textWidth(String(t), PX); }))) + 14;
+    var row = 18, top = 70, width = Math.max(360, Math.min(size[0] || 640, 760)), height = top + C * row + 44;
+    var box = [labelW + 8, top, width - labelW - 28, C * row];
+    var prims = [], ids = [];
+    function add(p) { prims.push(p); ids.push(prims.length - 1); return prims.length - 1; }
+    function text(lines, opts) {
+      return add(Object.assign({ t: 'text', lines: lines, size: 12.5, color: BLACK, align: 'center', font: FONT }, opts));
+    }
+    var X = function (v) { return box[0] + (v - xlim[0]) / (xlim[1] - xlim[0]) * box[2]; };
+    add({ t: 'path', d: 'M0 0H' + width + 'V' + height + 'H0Z', fill: '#ffffffff' });
+    var shown = result.text.length > 70 ? result.text.slice(0, 69) + '\u2026' : result.text;
+    text([['\u201c' + shown + '\u201d', box[0], 20]], { align: 'left', size: PX });
+    text([['\u2192 id ' + pred + ' (' + head.names[pred] + ')' + (result.dropped ? ', first ' + result.maxLength + ' tokens' : ''),
+           box[0], 36]], { align: 'left', size: 12.5, weight: 'bold' });
+    text([['logits of the lesson\u2019s head (layer ' + head.layer + ', ' + (head.pooling === 'mean' ? 'mean of the tokens' : '[CLS]') +
+           '): your sentence, run in this browser', width / 2, 56]], { size: PX });
+    logits.forEach(function (v, c) {
+      var y0 = top + c * row + row * 0.15, y1 = top + (c + 1) * row - row * 0.15, x0 = X(0), x1 = X(v);
+      add({ t: 'path', d: 'M' + x0 + ' ' + y0 + 'H' + x1 + 'V' + y1 + 'H' + x0 + 'Z', fill: c === pred ? head.highlight : head.normal });
+    });
+    text(head.names.map(function (name, c) { return [String(name), box[0] - 6, top + (c + 0.5) * row + PX * 0.35]; }),
+         { align: 'right', size: PX });
+    add({ t: 'path', d: 'M' + X(0) + ' ' + top + 'v' + box[3], stroke: BLACK, lw: 0.7 });
+    add({ t: 'path', d: 'M' + box[0] + ' ' + box[1] + 'h' + box[2] + 'v' + box[3] + 'h-' + box[2] + 'Z', stroke: BLACK, lw: 1 });
+    niceTicks(xlim[0], xlim[1]).forEach(function (v) {
+      add({ t: 'path', d: 'M' + X(v) + ' ' + (top + box[3]) + 'v4', stroke: BLACK, lw: 1 });
+      text([[tickText(v), X(v), top + box[3] + 17]], { size: PX });
+    });
+    text([['logit', box[0] + box[2] / 2, top + box[3] + 34]], { size: PX });
+    return {
+      data: { format: 1, kind: 'frames', explorer: 'LogitsBox', size: [width, height], scale: 2,
+              live: true, controls: [], prims: prims, geometry: [], frames: [] },
+      images: {}, logits: logits, prediction: pred,
+      frame: function () { return ids; }
+    };
+  }
+
   function sameControls(built, original) {
     // open on the control values the lesson's explorer shows now (clamped to the new input)
     original.data.controls.forEach(function (c, k) {
@@ -420,6 +502,7 @@
     HeadLinesExplorer: function (result, info, original) {
       return sameControls(headLinesFrames(result, (info.explorers || {}).head_lines || {}), original);
     },
+    LogitsBox: function (result, info, original) { return logitsFrames(result, original.head, original.data.size); },
     LayerWalkExplorer: function (result, info, original) {
       return sameControls(layerWalkFrames(result, (info.explorers || {}).layer_walk || {}, original.data.size), original);
     }
@@ -513,6 +596,11 @@
           var said = 'Your sentence, ' + result.n + ' tokens, computed in this browser in ' + Math.round(result.ms) + ' ms.';
           if (result.dropped) said += ' It has ' + result.total + ' tokens but the model reads at most ' + result.maxLength +
             ': the last ' + result.dropped + ' were left out (truncated), as the notebook does.';
+          if (built.logits) {  // lesson 04's box: what the head decided, for the reader and the tests
+            said += ' The lesson\u2019s head predicts id ' + built.prediction + ' (' + original.head.names[built.prediction] + ').';
+            form.setAttribute('data-prediction', String(built.prediction));
+            live.courseLogits = built.logits;
+          }
           note.textContent = said;
           form.setAttribute('data-state', 'done');
           form.setAttribute('data-dropped', String(result.dropped));
@@ -533,6 +621,18 @@
     document.querySelectorAll('div.course-explorer').forEach(function (root) {
       if (!root.courseExplorer) return;
       root.courseExplorer.then(function (original) { if (original) attach(root, original); });
+    });
+    // lesson 04's box: a picture of examples (no frames) and the lesson's trained head beside the page
+    document.querySelectorAll('script.course-browser-head').forEach(function (tag) {
+      var picture = tag.getAttribute('data-picture'), head;
+      try { head = JSON.parse(tag.textContent); } catch (err) { return; }
+      var img = Array.prototype.filter.call(document.images, function (i) {
+        return (i.getAttribute('src') || '').indexOf(picture) >= 0;
+      })[0];
+      if (!img) return;
+      var root = img.closest('figure') || img;
+      attach(root, { data: { explorer: 'LogitsBox', text: head.sentence, controls: [],
+                             size: [+img.getAttribute('width') || img.naturalWidth || 640] }, index: [], head: head });
     });
   }
   if (document.readyState !== 'loading') start();

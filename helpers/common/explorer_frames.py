@@ -566,6 +566,8 @@ def site_bundle(explorer, include=None, exclude=None):
         alt = figure_description(fig)
         plt.close(fig)
         record = {"format": FORMAT, "kind": "multiples", "explorer": type(explorer).__name__, "note": note}
+        if callable(getattr(explorer, "site_browser", None)):  # what the reader's browser needs (issue 50)
+            record["browser"] = explorer.site_browser()
     else:
         from helpers.common.style import figure_description
 
