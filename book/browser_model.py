@@ -285,7 +285,7 @@ def build(site: Path, cache: Path, model_name: str | None = None) -> dict:
 
 
 # ------------------------------------------------------------------------------ the pages
-SUPPORTED = ("AttentionHeadExplorer", "HeadLinesExplorer", "LayerWalkExplorer")  # explorers course-browser-model.js can redraw for the reader's sentence
+SUPPORTED = ("AttentionHeadExplorer", "HeadLinesExplorer", "LayerWalkExplorer", "NeighbourExplorer")  # explorers course-browser-model.js can redraw for the reader's sentence
 SCRIPTS = ("course-wordpiece.js", "course-browser-model.js")  # in book/static/, so in _static/
 FRAMES = re.compile(r'<script type="application/octet-stream" class="course-frames" data-encoding="gzip-base64">'
                     r'([A-Za-z0-9+/=]+)</script>')

@@ -302,10 +302,36 @@ def _tokens_drawn(page) -> list[str]:
     right-aligned upright texts), the layer walk's token menu ("3: bank")."""
     return page.evaluate("""() => {
       const ex = document.querySelector('div.course-explorer-own').courseLive;
-      if (ex.data.explorer === 'LayerWalkExplorer') return ex.data.controls[0].labels.map(l => l.replace(/^\\d+: /, ''));
+      if (['LayerWalkExplorer', 'NeighbourExplorer'].includes(ex.data.explorer)) return ex.data.controls[0].labels.map(l => l.replace(/^\\d+: /, ''));
       const texts = ex.frame().map(i => ex.data.prims[i]).filter(p => p.t === 'text' && p.align === 'right' && !p.rot);
       return texts[texts.length - 1].lines.map(l => l[0]);
     }""")
+
+
+def neighbours_match_pytorch(page, tokenizer, model, sentence: str) -> None:
+    """Lesson 09's explorer (no-op for the others): the nearest tokens the browser names for the
+    shown token and layer are PyTorch's nearest (cosines within TOLERANCE of the k-th), and the
+    dashed baseline is the lesson's."""
+    from helpers.context.widgets import NeighbourExplorer
+    from helpers.model.trace import trace_text
+
+    shown = page.evaluate("""() => {
+      const ex = document.querySelector('div.course-explorer-own').courseLive;
+      const texts = ex.frame().map(i => ex.data.prims[i]).filter(p => p.t === 'text' && !p.rot);
+      const lines = texts.map(t => t.lines[0][0]);
+      return {explorer: ex.data.explorer, index: ex.index.slice(),
+              near: lines.filter(l => /^\\d+: /.test(l)).map(l => +l.split(':')[0]),
+              baseline: lines.filter(l => l.startsWith('(dashed: random-pair baseline'))};
+    }""")
+    if shown["explorer"] != "NeighbourExplorer":
+        return
+    token, layer = shown["index"]
+    ours = NeighbourExplorer(trace_text(tokenizer, model, sentence), token=token, layer=layer)
+    row = np.delete(ours._cos[layer, token], token)
+    kth = np.sort(row)[::-1][len(shown["near"]) - 1]
+    assert len(shown["near"]) == ours.k and token not in shown["near"]
+    assert all(ours._cos[layer, token, pos] >= kth - bm.TOLERANCE for pos in shown["near"]), shown
+    assert len(shown["baseline"]) == 1, "the lesson's random-pair baseline is not drawn"
 
 
 @pytest.mark.browser
@@ -343,6 +369,7 @@ def test_your_own_sentence_redraws_the_explorer(built_pages, tokenizer, model):
             assert page.locator("div.course-explorer-own").is_visible()
             assert not page.locator("div.course-explorer").first.is_visible()
             assert _tokens_drawn(page) == tokens  # the reader's sentence, as the Python tokenizer cuts it
+            neighbours_match_pytorch(page, tokenizer, model, sentence)
             page.locator("div.course-explorer-own").scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / f"{path.stem}-try-after.png"))
             # slider moves: the input event a drag fires, timed to the end of the redraw

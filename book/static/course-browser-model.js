@@ -401,6 +401,121 @@
     };
   }
 
+  /* ---------------------------------------------------------------- lesson 09's neighbour explorer */
+  /* The frames of helpers/context/widgets.py's NeighbourExplorer for the reader's sentence: at one
+     layer, the cosine between the chosen token and every other token (top, in order; the chosen one
+     left out, marked by a triangle) and its k nearest by name (bottom), the lesson's random-pair
+     baseline dashed (settings: what the lesson's explorer recorded, LogitsBox.site_browser's kin). */
+  function neighbourFrames(result, settings, size) {
+    var n = result.n, d = result.hidden, L = result.layers, hs = result.hiddenStates;
+    var unit = new Float32Array(hs.length);  // every vector scaled to length 1
+    for (var v = 0; v < (L + 1) * n; v++) {
+      var norm = 0;
+      for (var j = 0; j < d; j++) norm += hs[v * d + j] * hs[v * d + j];
+      norm = Math.sqrt(norm) || 1;
+      for (j = 0; j < d; j++) unit[v * d + j] = hs[v * d + j] / norm;
+    }
+    var rows = {};
+    function cosines(layer, token) {  // [n]: the token's cosine with every token at the layer
+      var key = layer + ',' + token;
+      if (rows[key]) return rows[key];
+      var out = new Float64Array(n), a = (layer * n + token) * d;
+      for (var i = 0; i < n; i++) {
+        var s = 0, b = (layer * n + i) * d;
+        for (var j = 0; j < d; j++) s += unit[a + j] * unit[b + j];
+        out[i] = s;
+      }
+      return (rows[key] = out);
+    }
+    // one y range for every token and layer, from the cosines with other tokens and the baseline
+    var base = settings.baseline, lo = 0, hi = 0;
+    for (var layer = 0; layer <= L; layer++) for (var t = 0; t < n; t++) {
+      var row = cosines(layer, t);
+      for (var i = 0; i < n; i++) if (i !== t) { lo = Math.min(lo, row[i]); hi = Math.max(hi, row[i]); }
+    }
+    rows = {};  // only the frames shown are kept
+    if (n < 2) hi = 1;
+    (base || []).forEach(function (b) { lo = Math.min(lo, b); hi = Math.max(hi, b); });
+    var pad = 0.05 * Math.max(hi - lo, 0.1), ylim = [lo - pad, Math.min(1.05, hi + pad)];
+    var k = Math.max(0, Math.min(settings.k || 5, n - 1)), labelled = n <= (settings.max_labelled || 40);
+    var labels = result.tokens.map(short);
+    var thick = labelled ? Math.ceil(Math.max.apply(null, labels.map(function (x) { return textWidth(x, PX); }))) + 8 : 14;
+    var width = Math.max(480, Math.min(size[0] || 720, 900)), top = 64, plotH = 200;
+    var box = [64, top, width - 84, plotH], near = [130, top + plotH + thick + 62, width - 150, Math.max(1, k) * 18];
+    var height = near[1] + near[3] + 44;
+    var prims = [], fixed = [];
+    function add(p) { prims.push(p); return prims.length - 1; }
+    function text(lines, opts) {
+      return add(Object.assign({ t: 'text', lines: lines, size: 12.5, color: BLACK, align: 'center', font: FONT }, opts));
+    }
+    var X = function (x) { return box[0] + (x + 0.6) / (n + 0.2) * box[2]; };  // x from -0.6 to n - 0.4, as the lesson
+    var Y = function (y) { return box[1] + box[3] - (y - ylim[0]) / (ylim[1] - ylim[0]) * box[3]; };
+    var xlimN = [Math.min(0, lo), ylim[1]];
+    var XN = function (x) { return near[0] + (x - xlimN[0]) / (xlimN[1] - xlimN[0]) * near[2]; };
+    fixed.push(add({ t: 'path', d: 'M0 0H' + width + 'V' + height + 'H0Z', fill: '#ffffffff' }));
+    fixed.push(text([['your sentence, run in this browser', width - 8, 14]], { align: 'right', size: PX }));
+    fixed.push(add({ t: 'path', d: 'M' + box[0] + ' ' + box[1] + 'h' + box[2] + 'v' + box[3] + 'h-' + box[2] + 'Z', stroke: BLACK, lw: 1 }));
+    niceTicks(ylim[0], ylim[1]).forEach(function (y) {
+      fixed.push(add({ t: 'path', d: 'M' + box[0] + ' ' + Y(y) + 'h-4', stroke: BLACK, lw: 1 }));
+      fixed.push(text([[tickText(y), box[0] - 6, Y(y) + 4]], { align: 'right', size: PX }));
+    });
+    fixed.push(text([['cosine', box[0] - 44, box[1] + box[3] / 2]], { rot: 90 }));
+    if (labelled) {
+      fixed.push(text(labels.map(function (x, i) { return [x, X(i) + PX * 0.35, box[1] + box[3] + 6]; }), { align: 'right', size: PX, rot: 90 }));
+      fixed.push(text([['token of the sentence (orange triangle: the chosen one, left out)', box[0] + box[2] / 2,
+                        box[1] + box[3] + thick + 16]], {}));
+    } else fixed.push(text([['position: all ' + n + ' tokens, too many to name (orange triangle: the chosen one)',
+                             box[0] + box[2] / 2, box[1] + box[3] + thick + 16]], {}));
+    fixed.push(text([['the ' + k + ' nearest tokens', near[0] + near[2] / 2, near[1] - 8]], {}));
+    fixed.push(add({ t: 'path', d: 'M' + near[0] + ' ' + near[1] + 'h' + near[2] + 'v' + near[3] + 'h-' + near[2] + 'Z', stroke: BLACK, lw: 1 }));
+    niceTicks(xlimN[0], xlimN[1]).forEach(function (x) {
+      fixed.push(add({ t: 'path', d: 'M' + XN(x) + ' ' + (near[1] + near[3]) + 'v4', stroke: BLACK, lw: 1 }));
+      fixed.push(text([[tickText(x), XN(x), near[1] + near[3] + 16]], { size: PX }));
+    });
+    fixed.push(text([['cosine' + (base ? ' (dashed: random pairs)' : ''), near[0] + near[2] / 2, near[1] + near[3] + 34]], {}));
+    var cache = {};
+    function frame(token, layer) {
+      var key = token + ',' + layer;
+      if (cache[key]) return cache[key];
+      var row = Array.prototype.slice.call(cosines(layer, token)), ids = fixed.slice(), w = 0.4 * box[2] / (n + 0.2);
+      row[token] = 0;  // its cosine with itself is 1 by definition: left out, marked by the triangle
+      row.forEach(function (c, i) {
+        ids.push(add({ t: 'path', d: 'M' + (X(i) - w) + ' ' + Y(0) + 'H' + (X(i) + w) + 'V' + Y(c) + 'H' + (X(i) - w) + 'Z',
+                       fill: i === token ? settings.highlight : settings.normal }));
+      });
+      ids.push(add({ t: 'marks', d: 'M0 -6L6 5L-6 5Z', fill: settings.highlight, at: [[X(token), Y(0)]] }));
+      var others = row.map(function (c, i) { return i; }).filter(function (i) { return i !== token; });
+      others.sort(function (a, b) { return row[b] - row[a] || a - b; });
+      others.slice(0, k).forEach(function (pos, r) {
+        var y0 = near[1] + r * 18 + 3, y1 = y0 + 12;
+        ids.push(add({ t: 'path', d: 'M' + XN(0) + ' ' + y0 + 'H' + XN(row[pos]) + 'V' + y1 + 'H' + XN(0) + 'Z', fill: settings.normal }));
+        ids.push(text([[pos + ': ' + result.tokens[pos], near[0] - 6, y0 + 10]], { align: 'right', size: PX }));
+      });
+      var title = 'cosine of \'' + result.tokens[token] + '\' (position ' + token + ') with the other tokens, ' +
+        (layer === 0 ? 'the embeddings' : 'layer ' + layer);
+      ids.push(text([[title, box[0] + box[2] / 2, base ? 30 : 48]], {}));
+      if (base) {
+        var b = base[layer];
+        ids.push(text([['(dashed: random-pair baseline ' + b.toFixed(2) + ')', box[0] + box[2] / 2, 48]], {}));
+        ids.push(add({ t: 'path', d: 'M' + box[0] + ' ' + Y(b) + 'h' + box[2], stroke: BLACK, lw: 1, dash: [4, 3] }));
+        ids.push(add({ t: 'path', d: 'M' + XN(b) + ' ' + near[1] + 'v' + near[3], stroke: BLACK, lw: 1, dash: [4, 3] }));
+      }
+      ids.push(add({ t: 'path', d: 'M' + box[0] + ' ' + Y(0) + 'h' + box[2], stroke: BLACK, lw: 0.5 }));
+      cache[key] = ids;
+      return ids;
+    }
+    var controls = [
+      { name: 'token', label: 'token', labels: result.tokens.map(function (tk, i) { return i + ': ' + tk; }), value: 0 },
+      { name: 'layer', label: 'layer', labels: hs.length ? Object.keys(new Array(L + 1).fill(0)) : [], value: 0 }
+    ];
+    return {
+      data: { format: 1, kind: 'frames', explorer: 'NeighbourExplorer', size: [width, height], scale: 2,
+              live: true, controls: controls, prims: prims, geometry: [], frames: [] },
+      images: {}, cosines: cosines,
+      frame: function (index) { return frame(index[0], index[1]); }
+    };
+  }
+
   /* ---------------------------------------------------------------- lesson 04's classification box */
   function floats(b64) {
     var bytes = Uint8Array.from(atob(b64), function (c) { return c.charCodeAt(0); });
@@ -501,6 +616,9 @@
     },
     HeadLinesExplorer: function (result, info, original) {
       return sameControls(headLinesFrames(result, (info.explorers || {}).head_lines || {}), original);
+    },
+    NeighbourExplorer: function (result, info, original) {
+      return sameControls(neighbourFrames(result, original.data.browser || {}, original.data.size), original);
     },
     LogitsBox: function (result, info, original) { return logitsFrames(result, original.head, original.data.size); },
     LayerWalkExplorer: function (result, info, original) {
