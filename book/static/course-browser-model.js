@@ -429,11 +429,15 @@
     }
     // one y range for every token and layer, from the cosines with other tokens and the baseline
     var base = settings.baseline, lo = 0, hi = 0;
-    for (var layer = 0; layer <= L; layer++) for (var t = 0; t < n; t++) {
-      var row = cosines(layer, t);
-      for (var i = 0; i < n; i++) if (i !== t) { lo = Math.min(lo, row[i]); hi = Math.max(hi, row[i]); }
+    for (var layer = 0; layer <= L; layer++) for (var t = 1; t < n; t++) {  // each pair once
+      var a = (layer * n + t) * d;
+      for (var i = 0; i < t; i++) {
+        var c = 0, b = (layer * n + i) * d;
+        for (var j = 0; j < d; j++) c += unit[a + j] * unit[b + j];
+        if (c < lo) lo = c;
+        if (c > hi) hi = c;
+      }
     }
-    rows = {};  // only the frames shown are kept
     if (n < 2) hi = 1;
     (base || []).forEach(function (b) { lo = Math.min(lo, b); hi = Math.max(hi, b); });
     var pad = 0.05 * Math.max(hi - lo, 0.1), ylim = [lo - pad, Math.min(1.05, hi + pad)];
