@@ -52,6 +52,7 @@ ORT_VERSION = "1.30.0"
 ORT_FILES = ("ort.wasm.bundle.min.mjs", "ort-wasm-simd-threaded.wasm")  # the runtime and its WebAssembly
 FOLDER = "browser-model"  # under _static/
 TOLERANCE = 1e-4  # absolute: browser (ONNX Runtime Web, fp32) vs PyTorch, hidden states and attentions
+LOGIT_TOLERANCE = 1e-4  # absolute: lesson 04's head on the browser's [CLS] vs on PyTorch's (measured: under 1e-5)
 EXPORT_FORMAT = 1  # bump when the exported graph's inputs/outputs change: the cache key includes it
 
 
@@ -284,7 +285,7 @@ def build(site: Path, cache: Path, model_name: str | None = None) -> dict:
 
 
 # ------------------------------------------------------------------------------ the pages
-SUPPORTED = ("AttentionHeadExplorer", "HeadLinesExplorer", "LayerWalkExplorer")  # explorers course-browser-model.js can redraw for the reader's sentence
+SUPPORTED = ("AttentionHeadExplorer", "HeadLinesExplorer", "LayerWalkExplorer", "NeighbourExplorer")  # explorers course-browser-model.js can redraw for the reader's sentence
 SCRIPTS = ("course-wordpiece.js", "course-browser-model.js")  # in book/static/, so in _static/
 FRAMES = re.compile(r'<script type="application/octet-stream" class="course-frames" data-encoding="gzip-base64">'
                     r'([A-Za-z0-9+/=]+)</script>')
@@ -298,19 +299,50 @@ def explorers_on(page_html: str) -> list[str]:
     return [json.loads(gzip.decompress(base64.b64decode(m[1])))["explorer"] for m in FRAMES.finditer(page_html)]
 
 
-def attach(site: Path) -> dict:
+def heads_for(page: Path, page_html: str, frames: Path | None, info: dict) -> list[str]:
+    """``<script type="application/json" class="course-browser-head">`` tags for the page's boxes
+    whose model the browser can finish (lesson 04's ``LogitsBox``: a picture of examples, no
+    frames): the trained head its kernel recorded (``record["browser"]``, from
+    ``LogitsBox.site_browser``), keyed by the picture's sha256, when the head reads a vector of
+    the browser's model (same hidden size, layer count and maximum length)."""
+    folder = frames / page.stem if frames is not None else None
+    if folder is None or not folder.is_dir():
+        return []
+    tags = []
+    for path in sorted(folder.glob("*.json")):
+        record = json.loads(path.read_text(encoding="utf-8"))
+        head = record.get("browser")
+        if record.get("kind") != "multiples" or not head or f"_images/{path.stem}.png" not in page_html:
+            continue
+        if (head["hidden"], head["layers"], head["max_length"]) != (info["hidden"], info["layers"], info["max_length"]):
+            print(f"browser model: note: {page.name}'s {record['explorer']} reads another model "
+                  f"(hidden size {head['hidden']}, {head['layers']} layers); left as pictures")
+            continue
+        body = json.dumps(head, separators=(",", ":")).replace("</", "<\\/")
+        tags.append(f'<script type="application/json" class="course-browser-head" data-picture="{path.stem}">'
+                    f"{body}</script>\n")
+    return tags
+
+
+def attach(site: Path, frames: Path | None = None) -> dict:
     """Give every lesson page with a :data:`SUPPORTED` explorer the "try your own sentence" box:
     :data:`SCRIPTS` (about 20 kB; the model itself loads only on the reader's request), the
-    sizes of what a request downloads on the script tag. Needs :func:`build` to have run."""
+    sizes of what a request downloads on the script tag. ``frames``: the book build's frames
+    folder (``build/book/frames``), where lesson 04's box left its trained head (:func:`heads_for`).
+    Needs :func:`build` to have run."""
     info = json.loads((site / "_static" / FOLDER / "model.json").read_text(encoding="utf-8"))
     done = {"pages": 0, "explorers": 0}
     for page in sorted((site / "lessons").glob("*.html")):
         text = page.read_text(encoding="utf-8")
         found = [name for name in explorers_on(text) if name in SUPPORTED]
-        if not found:
+        heads = heads_for(page, text, frames, info)
+        if not found and not heads:
             continue
+        found += ["LogitsBox"] * len(heads)
         prefix = "../" * (len(page.relative_to(site).parts) - 1) + "_static/"
-        tags = (f'<script defer src="{prefix}{SCRIPTS[0]}"></script>\n'
+        renderer = "course-explorer.js"  # postprocess.py adds it to pages with frames; the box draws with it
+        tags = "".join(heads) + (f'<script defer src="{prefix}{renderer}"></script>\n' if renderer not in text else "")
+        tags += (f'<script defer src="{prefix}{SCRIPTS[0]}"></script>\n'
                 f'<script defer src="{prefix}{SCRIPTS[1]}" data-model="{info["model"]}" '
                 f'data-model-bytes="{info["onnx"]["bytes"]}" data-runtime-bytes="{info["runtime"]["bytes"]}"></script>\n')
         page.write_text(text.replace("</head>", tags + "</head>", 1), encoding="utf-8")

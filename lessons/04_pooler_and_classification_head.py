@@ -357,7 +357,8 @@ if train_acc is not None:
 #
 # Type a request and press **Classify**: the box runs the model on your new sentence, applies
 # the head and shows one bar per intent; the orange bar is the argmax, the predicted id. (On the
-# website, which runs no model, the box shows `SENTENCE` and a few test utterances instead.)
+# website, the box shows `SENTENCE` and a few test utterances, and a box under it runs the same
+# model and head in your browser on a sentence you type: ONNX Runtime instead of PyTorch.)
 
 # %% mystnb={"figure": {"caption": "Logits of the intent head (trained on the last layer's `[CLS]` vector) for the lesson's sentence, one bar per intent; the orange bar is the argmax, the predicted intent. Type any sentence into the box and press **Classify** to see its bars; the y-scale is kept across sentences (widened only when needed), so bars compare.", "name": "fig-04-logits-box"}}
 from helpers.classify.widgets import LogitsBox

@@ -22,6 +22,7 @@ import http.server
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import threading
@@ -301,10 +302,36 @@ def _tokens_drawn(page) -> list[str]:
     right-aligned upright texts), the layer walk's token menu ("3: bank")."""
     return page.evaluate("""() => {
       const ex = document.querySelector('div.course-explorer-own').courseLive;
-      if (ex.data.explorer === 'LayerWalkExplorer') return ex.data.controls[0].labels.map(l => l.replace(/^\\d+: /, ''));
+      if (['LayerWalkExplorer', 'NeighbourExplorer'].includes(ex.data.explorer)) return ex.data.controls[0].labels.map(l => l.replace(/^\\d+: /, ''));
       const texts = ex.frame().map(i => ex.data.prims[i]).filter(p => p.t === 'text' && p.align === 'right' && !p.rot);
       return texts[texts.length - 1].lines.map(l => l[0]);
     }""")
+
+
+def neighbours_match_pytorch(page, tokenizer, model, sentence: str) -> None:
+    """Lesson 09's explorer (no-op for the others): the nearest tokens the browser names for the
+    shown token and layer are PyTorch's nearest (cosines within TOLERANCE of the k-th), and the
+    dashed baseline is the lesson's."""
+    from helpers.context.widgets import NeighbourExplorer
+    from helpers.model.trace import trace_text
+
+    shown = page.evaluate("""() => {
+      const ex = document.querySelector('div.course-explorer-own').courseLive;
+      const texts = ex.frame().map(i => ex.data.prims[i]).filter(p => p.t === 'text' && !p.rot);
+      const lines = texts.map(t => t.lines[0][0]);
+      return {explorer: ex.data.explorer, index: ex.index.slice(),
+              near: lines.filter(l => /^\\d+: /.test(l)).map(l => +l.split(':')[0]),
+              baseline: lines.filter(l => l.startsWith('(dashed: random-pair baseline'))};
+    }""")
+    if shown["explorer"] != "NeighbourExplorer":
+        return
+    token, layer = shown["index"]
+    ours = NeighbourExplorer(trace_text(tokenizer, model, sentence), token=token, layer=layer)
+    row = np.delete(ours._cos[layer, token], token)
+    kth = np.sort(row)[::-1][len(shown["near"]) - 1]
+    assert len(shown["near"]) == ours.k and token not in shown["near"]
+    assert all(ours._cos[layer, token, pos] >= kth - bm.TOLERANCE for pos in shown["near"]), shown
+    assert len(shown["baseline"]) == 1, "the lesson's random-pair baseline is not drawn"
 
 
 @pytest.mark.browser
@@ -313,6 +340,9 @@ def test_your_own_sentence_redraws_the_explorer(built_pages, tokenizer, model):
     """On each page with the box: nothing of the model loads until asked; a held-out sentence
     redraws the explorer with its own tokens; a slider move redraws within the budget; a text past
     the maximum length says it was truncated; "back" shows the lesson's explorer again."""
+    built_pages = [p for p in built_pages if 'class="course-frames"' in p.read_text(encoding="utf-8")]
+    if not built_pages:
+        pytest.skip("no page of the built site has a precomputed explorer with the box (lesson 04's has its own test)")
     sentence = "Our neighbour's dog barked at the postman twice."
     tokens = tokenizer.convert_ids_to_tokens(python_ids(tokenizer, model, sentence)[0])
     report = []
@@ -339,6 +369,7 @@ def test_your_own_sentence_redraws_the_explorer(built_pages, tokenizer, model):
             assert page.locator("div.course-explorer-own").is_visible()
             assert not page.locator("div.course-explorer").first.is_visible()
             assert _tokens_drawn(page) == tokens  # the reader's sentence, as the Python tokenizer cuts it
+            neighbours_match_pytorch(page, tokenizer, model, sentence)
             page.locator("div.course-explorer-own").scroll_into_view_if_needed()
             page.screenshot(path=str(SHOTS / f"{path.stem}-try-after.png"))
             # slider moves: the input event a drag fires, timed to the end of the redraw
@@ -400,6 +431,7 @@ def test_without_webassembly_the_precomputed_explorer_stays_and_says_why(built_p
     from playwright.sync_api import sync_playwright
 
     path = built_pages[0]
+    explorer = 'class="course-frames"' in path.read_text(encoding="utf-8")
     with serve(SITE) as origin, sync_playwright() as p:
         browser = p.chromium.launch(executable_path=bs.CHROMIUM, headless=True, args=bs.LAUNCH_ARGS)
         try:
@@ -410,7 +442,10 @@ def test_without_webassembly_the_precomputed_explorer_stays_and_says_why(built_p
             assert "WebAssembly" in page.get_attribute("form.course-try", "data-unavailable")
             assert page.locator("input.course-try-input").is_disabled()
             assert "WebAssembly" in page.inner_text(".course-try-note")
-            page.wait_for_selector("div.course-explorer[data-ready]")  # the precomputed sliders still work
+            if explorer:
+                page.wait_for_selector("div.course-explorer[data-ready]")  # the precomputed sliders still work
+            else:  # lesson 04's box: the picture of the build's examples stays
+                assert page.locator("form.course-try").evaluate("f => !f.previousElementSibling.hidden")
             # from disk (file://) a browser does not let the page load the model: the box says so
             page = browser.new_page()
             page.goto(path.resolve().as_uri())
@@ -418,3 +453,125 @@ def test_without_webassembly_the_precomputed_explorer_stays_and_says_why(built_p
             assert "file://" in page.inner_text(".course-try-note")
         finally:
             browser.close()
+
+
+# ------------------------------------------------------------------------------ lesson 04's head
+HEAD_TAG = re.compile(r'<script type="application/json" class="course-browser-head" data-picture="([0-9a-f]{64})">'
+                      r"(.*?)</script>", re.S)
+
+
+def head_from_record(head: dict):
+    """The lesson's trained head, rebuilt in PyTorch from what the page carries (float32 bytes)."""
+    import base64
+
+    from helpers.classify.compute import LinearHead
+
+    def array(name):
+        return torch.from_numpy(np.frombuffer(base64.b64decode(head[name]), dtype="<f4").copy())
+
+    d, c = head["hidden"], head["classes"]
+    rebuilt = LinearHead(d, c, mean=array("mu"), std=array("sigma")).eval()
+    with torch.no_grad():
+        rebuilt.classifier.weight.copy_(array("weight").reshape(c, d))
+        rebuilt.classifier.bias.copy_(array("bias"))
+    return rebuilt
+
+
+def pytorch_logits(tokenizer, model, head: dict, rebuilt, text: str) -> np.ndarray:
+    """PyTorch's head on PyTorch's vector of ``text``, as the notebook's box computes it."""
+    from helpers.classify.compute import extract_features
+
+    feats = extract_features(tokenizer, model, [text], max_length=max_input_tokens(tokenizer, model), progress=False)
+    with torch.no_grad():
+        return rebuilt(feats.layer(head["layer"], head["pooling"]))[0].numpy()
+
+
+def test_attach_gives_lesson_04s_box_its_head_when_it_reads_the_browsers_model(tmp_path):
+    sha = "ab" * 32
+    record = {"kind": "multiples", "explorer": "LogitsBox", "note": "n",
+              "browser": {"hidden": 8, "layers": 2, "max_length": 16, "names": ["a", "b"], "weight": "x</script>"}}
+    (tmp_path / "lessons").mkdir()
+    (tmp_path / "_static" / bm.FOLDER).mkdir(parents=True)
+    info = {"model": "m", "onnx": {"bytes": 1}, "runtime": {"bytes": 2}, "hidden": 8, "layers": 2, "max_length": 16}
+    (tmp_path / "_static" / bm.FOLDER / "model.json").write_text(json.dumps(info))
+    frames = tmp_path / "frames"
+    for stem, hidden in (("04_box", 8), ("05_other_model", 16)):
+        (frames / stem).mkdir(parents=True)
+        (frames / stem / f"{sha}.json").write_text(json.dumps({**record, "browser": {**record["browser"], "hidden": hidden}}))
+        (tmp_path / "lessons" / f"{stem}.html").write_text(
+            f'<html><head></head><body><figure><img src="../_images/{sha}.png" /></figure></body></html>')
+    assert bm.attach(tmp_path, frames) == {"pages": 1, "explorers": 1}
+    page = (tmp_path / "lessons" / "04_box.html").read_text()
+    found = HEAD_TAG.search(page)
+    assert found and found[1] == sha and json.loads(found[2])["names"] == ["a", "b"]
+    assert "</script>" not in found[2]  # the head's text cannot close its script tag
+    assert all(f'src="../_static/{name}"' in page for name in ("course-explorer.js", *bm.SCRIPTS))
+    assert bm.SCRIPTS[1] not in (tmp_path / "lessons" / "05_other_model.html").read_text()
+
+
+@pytest.mark.browser
+@pytest.mark.slow
+def test_your_own_sentence_is_classified_by_the_lessons_head(built_pages, tokenizer, model):
+    """Lesson 04's box on the built site: the reader's sentence gets the logits and class id of the
+    head the lesson trained (PyTorch's head on PyTorch's vector, within browser_model.LOGIT_TOLERANCE),
+    drawn in place of the build's examples; a second sentence redraws it; back shows the examples."""
+    pages = [p for p in built_pages if HEAD_TAG.search(p.read_text(encoding="utf-8"))]
+    if not pages:
+        if REQUIRED:
+            pytest.fail("COURSE_REQUIRE_BROWSER=1 but no page of the built site carries lesson 04's head")
+        pytest.skip(f"no page of the site in {SITE} carries a trained head (build lesson 04)")
+    report = []
+    SHOTS.mkdir(parents=True, exist_ok=True)
+    with serve(SITE) as origin, chromium_page(origin) as (page, network):
+        for path in pages:
+            head = json.loads(HEAD_TAG.search(path.read_text(encoding="utf-8"))[2])
+            rebuilt = head_from_record(head)
+            # the head the page carries is the lesson's: it gives back the logits the lesson's run drew
+            for text, drawn in head["examples"].items():
+                np.testing.assert_allclose(pytorch_logits(tokenizer, model, head, rebuilt, text), drawn, atol=1e-5)
+            page.goto(f"{origin}/lessons/{path.name}")
+            page.wait_for_selector("form.course-try")
+            assert page.input_value("input.course-try-input") == head["sentence"]
+            form = page.locator("form.course-try").first
+            form.scroll_into_view_if_needed()
+            page.screenshot(path=str(SHOTS / f"{path.stem}-try-before.png"))
+            texts = ["Please put eggs and milk on my shopping list", "How much money is left in my savings account?",
+                     HELD_OUT[1], long_text(tokenizer, model)]
+            pictures, warm, worst = [], [], 0.0
+            for k, text in enumerate(texts):
+                page.fill("input.course-try-input", text)
+                page.click("button.course-try-run")
+                page.wait_for_function("() => ['done', 'failed'].includes(document.querySelector('form.course-try')"
+                                       ".dataset.state)", timeout=300_000)
+                assert form.get_attribute("data-state") == "done", form.get_attribute("data-error")
+                got = np.array(page.evaluate("() => document.querySelector('div.course-explorer-own').courseLogits"))
+                want = pytorch_logits(tokenizer, model, head, rebuilt, text)
+                worst = max(worst, float(np.abs(got - want).max()))
+                assert np.abs(got - want).max() <= bm.LOGIT_TOLERANCE, f"{text[:40]!r}: {got} vs {want}"
+                pred = int(want.argmax())
+                assert int(form.get_attribute("data-prediction")) == pred
+                assert head["names"][pred] in page.inner_text(".course-try-note")
+                assert page.locator("div.course-explorer-own").is_visible()
+                assert not page.locator("form.course-try").evaluate("f => f.previousElementSibling.checkVisibility()")
+                pictures.append(_canvas(page, "div.course-explorer-own canvas"))
+                timings = page.evaluate("() => Object.assign({}, window.courseBrowserModel.timings)")
+                if k == 0:
+                    cold = timings
+                    page.locator("div.course-explorer-own").scroll_into_view_if_needed()
+                    page.screenshot(path=str(SHOTS / f"{path.stem}-try-after.png"))
+                else:
+                    warm.append(timings["firstPictureMs"])
+            assert len(set(pictures)) == len(pictures), "a new sentence did not change the picture"
+            assert int(form.get_attribute("data-dropped")) > 0  # the last one was truncated, and the note says so
+            assert "truncated" in page.inner_text(".course-try-note")
+            page.click("button.course-try-back")
+            assert page.locator("form.course-try").evaluate("f => f.previousElementSibling.checkVisibility()")
+            warm.sort()
+            report.append(f"{path.stem}: first picture {cold['firstPictureMs'] / 1e3:.1f} s cold (download "
+                          f"{cold['downloadMs'] / 1e3:.1f} s, session {cold['sessionMs'] / 1e3:.1f} s, run "
+                          f"{cold['runMs']:.0f} ms); next sentences {', '.join(f'{t:.0f}' for t in warm)} ms "
+                          f"(the last one {max_input_tokens(tokenizer, model)} tokens); largest logit difference "
+                          f"{worst:.1e}")
+    (SHOTS / "browser-model-04.txt").write_text("\n".join(report) + "\n", encoding="utf-8")
+    print("\n".join(report))
+    assert network == [], f"the site asked the network for {network[:5]}"

@@ -58,3 +58,33 @@ def test_logits_box_truncates_a_long_sentence_and_says_so(tokenizer, model):
     assert box.truncation_note(values[0]["sentence"]) == ""  # a short one fits
     box.update(**values[0])
     assert box.input_tokens < limit and f"first {limit}" not in box.ax.get_title()
+
+
+def test_logits_box_gives_the_website_its_head_as_numbers(tokenizer, model, intent_data):
+    """site_browser (issue 50): the head's float32 numbers, from which the same logits come back
+    for a sentence it has not seen; a head the browser does not know gives None."""
+    import base64
+
+    import numpy as np
+    import torch
+
+    train, test, ft, _ = intent_data
+    L = ft.num_layers
+    head = train_head(ft.layer(L, "cls"), train.labels, train.num_classes, progress=False)
+    box = LogitsBox(tokenizer, model, head, train.names, layer=L, sentence=test.texts[0], examples=test.texts[1:3])
+    sent = box.site_browser()
+
+    def array(name):
+        return torch.from_numpy(np.frombuffer(base64.b64decode(sent[name]), dtype="<f4").copy())
+
+    assert (sent["layer"], sent["pooling"], sent["names"]) == (L, "cls", list(train.names))
+    assert list(sent["examples"]) == test.texts[:3]
+    new = "is it going to snow in the mountains this weekend"
+    x = box.logits_for(new)  # runs the model: the [CLS] vector comes from the box's own feature path
+    from helpers.classify.compute import extract_features
+
+    cls = extract_features(tokenizer, model, [new], progress=False).layer(L, "cls")[0]
+    rebuilt = (cls - array("mu")) / array("sigma") @ array("weight").reshape(len(train.names), -1).T + array("bias")
+    torch.testing.assert_close(rebuilt, x, atol=1e-5, rtol=0)
+    other = torch.nn.Linear(model.config.hidden_size, len(train.names))  # not a LinearHead: no standardising
+    assert LogitsBox(tokenizer, model, other, train.names, layer=L, sentence="hi").site_browser() is None

@@ -47,3 +47,17 @@ def test_long_input_names_positions_not_tokens(tokenizer, model):
     assert "too many to name" in ex.fig.axes[0].get_xlabel()
     for v in values:
         ex.update(**v)
+
+
+def test_neighbour_explorer_gives_the_website_its_baseline(sample_trace):
+    """Issue 50: the frames record carries what the reader's browser needs to redraw the explorer
+    for another sentence: the lesson's random-pair baseline per layer and k."""
+    from helpers.common import explorer_frames as ef
+
+    L = sample_trace.num_layers
+    baseline = np.linspace(0.1, 0.3, L + 1)
+    ex = NeighbourExplorer(sample_trace, token=1, layer=0, baseline=baseline)
+    record = ef.explorer_frames(ex)["browser"]
+    np.testing.assert_allclose(record["baseline"], baseline)
+    assert record["k"] == ex.k and record["normal"] != record["highlight"]
+    assert ef.explorer_frames(NeighbourExplorer(sample_trace, token=1))["browser"]["baseline"] is None

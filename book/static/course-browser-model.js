@@ -120,7 +120,7 @@
         token_type_ids: new m.ort.Tensor('int64', types, [1, n])
       }).then(function (out) {
         var result = Object.assign({}, enc, {
-          n: n, layers: m.info.layers, heads: m.info.heads, hidden: m.info.hidden, maxLength: m.info.max_length,
+          text: text, n: n, layers: m.info.layers, heads: m.info.heads, hidden: m.info.hidden, maxLength: m.info.max_length,
           hiddenStates: out.hidden_states.data, attentions: out.attentions.data, ms: performance.now() - t0
         });
         state.timings.runMs = result.ms;
@@ -401,6 +401,207 @@
     };
   }
 
+  /* ---------------------------------------------------------------- lesson 09's neighbour explorer */
+  /* The frames of helpers/context/widgets.py's NeighbourExplorer for the reader's sentence: at one
+     layer, the cosine between the chosen token and every other token (top, in order; the chosen one
+     left out, marked by a triangle) and its k nearest by name (bottom), the lesson's random-pair
+     baseline dashed (settings: what the lesson's explorer recorded, LogitsBox.site_browser's kin). */
+  function neighbourFrames(result, settings, size) {
+    var n = result.n, d = result.hidden, L = result.layers, hs = result.hiddenStates;
+    var unit = new Float32Array(hs.length);  // every vector scaled to length 1
+    for (var v = 0; v < (L + 1) * n; v++) {
+      var norm = 0;
+      for (var j = 0; j < d; j++) norm += hs[v * d + j] * hs[v * d + j];
+      norm = Math.sqrt(norm) || 1;
+      for (j = 0; j < d; j++) unit[v * d + j] = hs[v * d + j] / norm;
+    }
+    var rows = {};
+    function cosines(layer, token) {  // [n]: the token's cosine with every token at the layer
+      var key = layer + ',' + token;
+      if (rows[key]) return rows[key];
+      var out = new Float64Array(n), a = (layer * n + token) * d;
+      for (var i = 0; i < n; i++) {
+        var s = 0, b = (layer * n + i) * d;
+        for (var j = 0; j < d; j++) s += unit[a + j] * unit[b + j];
+        out[i] = s;
+      }
+      return (rows[key] = out);
+    }
+    // one y range for every token and layer, from the cosines with other tokens and the baseline
+    var base = settings.baseline, lo = 0, hi = 0;
+    for (var layer = 0; layer <= L; layer++) for (var t = 1; t < n; t++) {  // each pair once
+      var a = (layer * n + t) * d;
+      for (var i = 0; i < t; i++) {
+        var c = 0, b = (layer * n + i) * d;
+        for (var j = 0; j < d; j++) c += unit[a + j] * unit[b + j];
+        if (c < lo) lo = c;
+        if (c > hi) hi = c;
+      }
+    }
+    if (n < 2) hi = 1;
+    (base || []).forEach(function (b) { lo = Math.min(lo, b); hi = Math.max(hi, b); });
+    var pad = 0.05 * Math.max(hi - lo, 0.1), ylim = [lo - pad, Math.min(1.05, hi + pad)];
+    var k = Math.max(0, Math.min(settings.k || 5, n - 1)), labelled = n <= (settings.max_labelled || 40);
+    var labels = result.tokens.map(short);
+    var thick = labelled ? Math.ceil(Math.max.apply(null, labels.map(function (x) { return textWidth(x, PX); }))) + 8 : 14;
+    var width = Math.max(480, Math.min(size[0] || 720, 900)), top = 64, plotH = 200;
+    var box = [64, top, width - 84, plotH], near = [130, top + plotH + thick + 62, width - 150, Math.max(1, k) * 18];
+    var height = near[1] + near[3] + 44;
+    var prims = [], fixed = [];
+    function add(p) { prims.push(p); return prims.length - 1; }
+    function text(lines, opts) {
+      return add(Object.assign({ t: 'text', lines: lines, size: 12.5, color: BLACK, align: 'center', font: FONT }, opts));
+    }
+    var X = function (x) { return box[0] + (x + 0.6) / (n + 0.2) * box[2]; };  // x from -0.6 to n - 0.4, as the lesson
+    var Y = function (y) { return box[1] + box[3] - (y - ylim[0]) / (ylim[1] - ylim[0]) * box[3]; };
+    var xlimN = [Math.min(0, lo), ylim[1]];
+    var XN = function (x) { return near[0] + (x - xlimN[0]) / (xlimN[1] - xlimN[0]) * near[2]; };
+    fixed.push(add({ t: 'path', d: 'M0 0H' + width + 'V' + height + 'H0Z', fill: '#ffffffff' }));
+    fixed.push(text([['your sentence, run in this browser', width - 8, 14]], { align: 'right', size: PX }));
+    fixed.push(add({ t: 'path', d: 'M' + box[0] + ' ' + box[1] + 'h' + box[2] + 'v' + box[3] + 'h-' + box[2] + 'Z', stroke: BLACK, lw: 1 }));
+    niceTicks(ylim[0], ylim[1]).forEach(function (y) {
+      fixed.push(add({ t: 'path', d: 'M' + box[0] + ' ' + Y(y) + 'h-4', stroke: BLACK, lw: 1 }));
+      fixed.push(text([[tickText(y), box[0] - 6, Y(y) + 4]], { align: 'right', size: PX }));
+    });
+    fixed.push(text([['cosine', box[0] - 44, box[1] + box[3] / 2]], { rot: 90 }));
+    if (labelled) {
+      fixed.push(text(labels.map(function (x, i) { return [x, X(i) + PX * 0.35, box[1] + box[3] + 6]; }), { align: 'right', size: PX, rot: 90 }));
+      fixed.push(text([['token of the sentence (orange triangle: the chosen one, left out)', box[0] + box[2] / 2,
+                        box[1] + box[3] + thick + 16]], {}));
+    } else fixed.push(text([['position: all ' + n + ' tokens, too many to name (orange triangle: the chosen one)',
+                             box[0] + box[2] / 2, box[1] + box[3] + thick + 16]], {}));
+    fixed.push(text([['the ' + k + ' nearest tokens', near[0] + near[2] / 2, near[1] - 8]], {}));
+    fixed.push(add({ t: 'path', d: 'M' + near[0] + ' ' + near[1] + 'h' + near[2] + 'v' + near[3] + 'h-' + near[2] + 'Z', stroke: BLACK, lw: 1 }));
+    niceTicks(xlimN[0], xlimN[1]).forEach(function (x) {
+      fixed.push(add({ t: 'path', d: 'M' + XN(x) + ' ' + (near[1] + near[3]) + 'v4', stroke: BLACK, lw: 1 }));
+      fixed.push(text([[tickText(x), XN(x), near[1] + near[3] + 16]], { size: PX }));
+    });
+    fixed.push(text([['cosine' + (base ? ' (dashed: random pairs)' : ''), near[0] + near[2] / 2, near[1] + near[3] + 34]], {}));
+    var cache = {};
+    function frame(token, layer) {
+      var key = token + ',' + layer;
+      if (cache[key]) return cache[key];
+      var row = Array.prototype.slice.call(cosines(layer, token)), ids = fixed.slice(), w = 0.4 * box[2] / (n + 0.2);
+      row[token] = 0;  // its cosine with itself is 1 by definition: left out, marked by the triangle
+      row.forEach(function (c, i) {
+        ids.push(add({ t: 'path', d: 'M' + (X(i) - w) + ' ' + Y(0) + 'H' + (X(i) + w) + 'V' + Y(c) + 'H' + (X(i) - w) + 'Z',
+                       fill: i === token ? settings.highlight : settings.normal }));
+      });
+      ids.push(add({ t: 'marks', d: 'M0 -6L6 5L-6 5Z', fill: settings.highlight, at: [[X(token), Y(0)]] }));
+      var others = row.map(function (c, i) { return i; }).filter(function (i) { return i !== token; });
+      others.sort(function (a, b) { return row[b] - row[a] || a - b; });
+      others.slice(0, k).forEach(function (pos, r) {
+        var y0 = near[1] + r * 18 + 3, y1 = y0 + 12;
+        ids.push(add({ t: 'path', d: 'M' + XN(0) + ' ' + y0 + 'H' + XN(row[pos]) + 'V' + y1 + 'H' + XN(0) + 'Z', fill: settings.normal }));
+        ids.push(text([[pos + ': ' + result.tokens[pos], near[0] - 6, y0 + 10]], { align: 'right', size: PX }));
+      });
+      var title = 'cosine of \'' + result.tokens[token] + '\' (position ' + token + ') with the other tokens, ' +
+        (layer === 0 ? 'the embeddings' : 'layer ' + layer);
+      ids.push(text([[title, box[0] + box[2] / 2, base ? 30 : 48]], {}));
+      if (base) {
+        var b = base[layer];
+        ids.push(text([['(dashed: random-pair baseline ' + b.toFixed(2) + ')', box[0] + box[2] / 2, 48]], {}));
+        ids.push(add({ t: 'path', d: 'M' + box[0] + ' ' + Y(b) + 'h' + box[2], stroke: BLACK, lw: 1, dash: [4, 3] }));
+        ids.push(add({ t: 'path', d: 'M' + XN(b) + ' ' + near[1] + 'v' + near[3], stroke: BLACK, lw: 1, dash: [4, 3] }));
+      }
+      ids.push(add({ t: 'path', d: 'M' + box[0] + ' ' + Y(0) + 'h' + box[2], stroke: BLACK, lw: 0.5 }));
+      cache[key] = ids;
+      return ids;
+    }
+    var controls = [
+      { name: 'token', label: 'token', labels: result.tokens.map(function (tk, i) { return i + ': ' + tk; }), value: 0 },
+      { name: 'layer', label: 'layer', labels: hs.length ? Object.keys(new Array(L + 1).fill(0)) : [], value: 0 }
+    ];
+    return {
+      data: { format: 1, kind: 'frames', explorer: 'NeighbourExplorer', size: [width, height], scale: 2,
+              live: true, controls: controls, prims: prims, geometry: [], frames: [] },
+      images: {}, cosines: cosines,
+      frame: function (index) { return frame(index[0], index[1]); }
+    };
+  }
+
+  /* ---------------------------------------------------------------- lesson 04's classification box */
+  function floats(b64) {
+    var bytes = Uint8Array.from(atob(b64), function (c) { return c.charCodeAt(0); });
+    return new Float32Array(bytes.buffer);
+  }
+
+  /* The lesson's trained head (helpers/classify/widgets.py LogitsBox.site_browser, recorded when the
+     site was built) on the model's vector of the reader's sentence: the layer's [CLS] ("cls") or the
+     mean over its tokens ("mean"), standardised with the training statistics, then W x + b. */
+  function headLogits(result, head) {
+    if (!head.arrays) head.arrays = { W: floats(head.weight), b: floats(head.bias), mu: floats(head.mu), sigma: floats(head.sigma) };
+    var a = head.arrays, n = result.n, d = result.hidden, C = head.classes, base = head.layer * n * d;
+    if (a.mu.length !== d || a.W.length !== C * d) throw new Error('the lesson\u2019s head does not fit this model');
+    var x = new Float64Array(d);
+    for (var j = 0; j < d; j++) {
+      if (head.pooling === 'mean') {
+        var s = 0;
+        for (var i = 0; i < n; i++) s += result.hiddenStates[base + i * d + j];
+        x[j] = s / n;
+      } else x[j] = result.hiddenStates[base + j];
+      x[j] = (x[j] - a.mu[j]) / a.sigma[j];
+    }
+    var logits = [];
+    for (var c = 0; c < C; c++) {
+      var z = a.b[c];
+      for (j = 0; j < d; j++) z += a.W[c * d + j] * x[j];
+      logits.push(z);
+    }
+    return logits;
+  }
+
+  /* One panel of helpers/classify/plots.py's plot_logits_examples (the site's picture of the box) for
+     the reader's sentence: a horizontal bar per class, the predicted one orange, the title the
+     sentence -> id (class); one logit scale kept across sentences, widened only when needed (as the
+     notebook's box keeps its axis). */
+  function logitsFrames(result, head, size) {
+    var logits = headLogits(result, head), C = logits.length, pred = 0;
+    logits.forEach(function (v, c) { if (v > logits[pred]) pred = c; });
+    var lo = 0, hi = 0;
+    Object.keys(head.examples || {}).concat(['']).forEach(function (s) {
+      (s ? head.examples[s] : logits).forEach(function (v) { lo = Math.min(lo, v); hi = Math.max(hi, v); });
+    });
+    if (head.xlim) { lo = Math.min(lo, head.xlim[0]); hi = Math.max(hi, head.xlim[1]); }
+    head.xlim = [lo, hi];
+    var pad = 0.08 * (hi - lo) + 1e-6, xlim = [lo - pad, hi + pad];
+    var labelW = Math.ceil(Math.max.apply(null, head.names.map(function (t) { return textWidth(String(t), PX); }))) + 14;
+    var row = 18, top = 70, width = Math.max(360, Math.min(size[0] || 640, 760)), height = top + C * row + 44;
+    var box = [labelW + 8, top, width - labelW - 28, C * row];
+    var prims = [], ids = [];
+    function add(p) { prims.push(p); ids.push(prims.length - 1); return prims.length - 1; }
+    function text(lines, opts) {
+      return add(Object.assign({ t: 'text', lines: lines, size: 12.5, color: BLACK, align: 'center', font: FONT }, opts));
+    }
+    var X = function (v) { return box[0] + (v - xlim[0]) / (xlim[1] - xlim[0]) * box[2]; };
+    add({ t: 'path', d: 'M0 0H' + width + 'V' + height + 'H0Z', fill: '#ffffffff' });
+    var shown = result.text.length > 70 ? result.text.slice(0, 69) + '\u2026' : result.text;
+    text([['\u201c' + shown + '\u201d', box[0], 20]], { align: 'left', size: PX });
+    text([['\u2192 id ' + pred + ' (' + head.names[pred] + ')' + (result.dropped ? ', first ' + result.maxLength + ' tokens' : ''),
+           box[0], 36]], { align: 'left', size: 12.5, weight: 'bold' });
+    text([['logits of the lesson\u2019s head (layer ' + head.layer + ', ' + (head.pooling === 'mean' ? 'mean of the tokens' : '[CLS]') +
+           '): your sentence, run in this browser', width / 2, 56]], { size: PX });
+    logits.forEach(function (v, c) {
+      var y0 = top + c * row + row * 0.15, y1 = top + (c + 1) * row - row * 0.15, x0 = X(0), x1 = X(v);
+      add({ t: 'path', d: 'M' + x0 + ' ' + y0 + 'H' + x1 + 'V' + y1 + 'H' + x0 + 'Z', fill: c === pred ? head.highlight : head.normal });
+    });
+    text(head.names.map(function (name, c) { return [String(name), box[0] - 6, top + (c + 0.5) * row + PX * 0.35]; }),
+         { align: 'right', size: PX });
+    add({ t: 'path', d: 'M' + X(0) + ' ' + top + 'v' + box[3], stroke: BLACK, lw: 0.7 });
+    add({ t: 'path', d: 'M' + box[0] + ' ' + box[1] + 'h' + box[2] + 'v' + box[3] + 'h-' + box[2] + 'Z', stroke: BLACK, lw: 1 });
+    niceTicks(xlim[0], xlim[1]).forEach(function (v) {
+      add({ t: 'path', d: 'M' + X(v) + ' ' + (top + box[3]) + 'v4', stroke: BLACK, lw: 1 });
+      text([[tickText(v), X(v), top + box[3] + 17]], { size: PX });
+    });
+    text([['logit', box[0] + box[2] / 2, top + box[3] + 34]], { size: PX });
+    return {
+      data: { format: 1, kind: 'frames', explorer: 'LogitsBox', size: [width, height], scale: 2,
+              live: true, controls: [], prims: prims, geometry: [], frames: [] },
+      images: {}, logits: logits, prediction: pred,
+      frame: function () { return ids; }
+    };
+  }
+
   function sameControls(built, original) {
     // open on the control values the lesson's explorer shows now (clamped to the new input)
     original.data.controls.forEach(function (c, k) {
@@ -420,6 +621,10 @@
     HeadLinesExplorer: function (result, info, original) {
       return sameControls(headLinesFrames(result, (info.explorers || {}).head_lines || {}), original);
     },
+    NeighbourExplorer: function (result, info, original) {
+      return sameControls(neighbourFrames(result, original.data.browser || {}, original.data.size), original);
+    },
+    LogitsBox: function (result, info, original) { return logitsFrames(result, original.head, original.data.size); },
     LayerWalkExplorer: function (result, info, original) {
       return sameControls(layerWalkFrames(result, (info.explorers || {}).layer_walk || {}, original.data.size), original);
     }
@@ -513,6 +718,11 @@
           var said = 'Your sentence, ' + result.n + ' tokens, computed in this browser in ' + Math.round(result.ms) + ' ms.';
           if (result.dropped) said += ' It has ' + result.total + ' tokens but the model reads at most ' + result.maxLength +
             ': the last ' + result.dropped + ' were left out (truncated), as the notebook does.';
+          if (built.logits) {  // lesson 04's box: what the head decided, for the reader and the tests
+            said += ' The lesson\u2019s head predicts id ' + built.prediction + ' (' + original.head.names[built.prediction] + ').';
+            form.setAttribute('data-prediction', String(built.prediction));
+            live.courseLogits = built.logits;
+          }
           note.textContent = said;
           form.setAttribute('data-state', 'done');
           form.setAttribute('data-dropped', String(result.dropped));
@@ -533,6 +743,18 @@
     document.querySelectorAll('div.course-explorer').forEach(function (root) {
       if (!root.courseExplorer) return;
       root.courseExplorer.then(function (original) { if (original) attach(root, original); });
+    });
+    // lesson 04's box: a picture of examples (no frames) and the lesson's trained head beside the page
+    document.querySelectorAll('script.course-browser-head').forEach(function (tag) {
+      var picture = tag.getAttribute('data-picture'), head;
+      try { head = JSON.parse(tag.textContent); } catch (err) { return; }
+      var img = Array.prototype.filter.call(document.images, function (i) {
+        return (i.getAttribute('src') || '').indexOf(picture) >= 0;
+      })[0];
+      if (!img) return;
+      var root = img.closest('figure') || img;
+      attach(root, { data: { explorer: 'LogitsBox', text: head.sentence, controls: [],
+                             size: [+img.getAttribute('width') || img.naturalWidth || 640] }, index: [], head: head });
     });
   }
   if (document.readyState !== 'loading') start();

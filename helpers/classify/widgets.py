@@ -137,10 +137,44 @@ class LogitsBox(Explorer):
         logits = torch.stack([self.logits_for(s) for s in sentences]).cpu().numpy()
         fig = plot_logits_examples(logits, sentences, self.names)
         shown = "its own sentence" if len(sentences) == 1 else f"{len(sentences)} sentences"
-        note = (f"The page cannot run the model, so it shows the box's output for {shown}, "
-                "computed when this site was built; in the notebook, type any sentence into the box and press "
-                "Classify.")
+        note = (f"The picture shows the box's output for {shown}, computed when this site was built; in the "
+                "notebook, type any sentence into the box and press Classify (on the website, where the browser "
+                "can run the model, the box under the figure applies this head to your sentence).")
         return fig, note
+
+    def site_browser(self) -> dict | None:
+        """For the website's "try your own sentence" box (issue 50, ``book/browser_model.py``): the
+        trained head as numbers, so the reader's browser applies it to the model's vector of the
+        reader's sentence (``pooling`` "cls": the layer's [CLS]; "mean": the mean over its tokens).
+        Float32 arrays in base64 (little-endian): ``weight`` ``[C, H]``, ``bias``, ``mu``, ``sigma``
+        (the training statistics the head standardises with). None for a head or pooling the
+        browser cannot compute (the pooler's output; a head other than :class:`LinearHead`)."""
+        import base64
+
+        import numpy as np
+        from matplotlib.colors import to_hex
+
+        from helpers.classify.compute import LinearHead
+        from helpers.common.style import HIGHLIGHT, NORMAL
+
+        if not isinstance(self.head, LinearHead) or self.pooling not in ("cls", "mean"):
+            return None
+
+        def packed(tensor):
+            array = tensor.detach().cpu().numpy().astype("<f4")
+            return base64.b64encode(np.ascontiguousarray(array).tobytes()).decode("ascii")
+
+        sentences = list(dict.fromkeys([self.values["sentence"], *self.examples]))[:6]
+        config = self.model.config
+        return {"head": "LinearHead", "layer": int(self.layer), "pooling": self.pooling, "names": self.names,
+                "classes": len(self.names), "hidden": int(config.hidden_size), "layers": int(config.num_hidden_layers),
+                "max_length": int(self.max_tokens),
+                "weight": packed(self.head.classifier.weight), "bias": packed(self.head.classifier.bias),
+                "mu": packed(self.head.mu.reshape(-1)), "sigma": packed(self.head.sigma.reshape(-1)),
+                "sentence": self.values["sentence"],
+                # the site's picture, as numbers: the browser's check that it applies the same head
+                "examples": {s: [float(v) for v in self.logits_for(s).tolist()] for s in sentences},
+                "normal": to_hex(NORMAL), "highlight": to_hex(HIGHLIGHT)}
 
     @classmethod
     def for_benchmark(cls, tokenizer, model, text: str | None = None):

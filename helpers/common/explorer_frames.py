@@ -530,8 +530,10 @@ def _frames_for(explorer, grid: list[dict], scale: int) -> dict:
         "geometry": geometry,
         "frames": frames,
         "pixels": sorted(fallback),
-        # the sentence it shows: the website's "try your own sentence" box opens with it (issue 50)
+        # the sentence it shows: the website's "try your own sentence" box opens with it (issue 50),
+        # and what else the browser needs to redraw it for the reader's sentence (a baseline)
         "text": getattr(getattr(explorer, "trace", None), "text", None),
+        "browser": explorer.site_browser() if callable(getattr(explorer, "site_browser", None)) else None,
     }
 
 
@@ -566,6 +568,8 @@ def site_bundle(explorer, include=None, exclude=None):
         alt = figure_description(fig)
         plt.close(fig)
         record = {"format": FORMAT, "kind": "multiples", "explorer": type(explorer).__name__, "note": note}
+        if callable(getattr(explorer, "site_browser", None)):  # what the reader's browser needs (issue 50)
+            record["browser"] = explorer.site_browser()
     else:
         from helpers.common.style import figure_description
 

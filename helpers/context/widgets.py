@@ -127,6 +127,16 @@ class NeighbourExplorer(Explorer):
             title += f"\n(dashed: random-pair baseline {b:.2f})"
         self.title.set_text(title)
 
+    def site_browser(self) -> dict:
+        """For the website's "try your own sentence" box (issue 50): what the reader's browser needs
+        besides the model to draw this explorer for another sentence: the random-pair baseline
+        per layer (the lesson's, from its data sentences; None if it has none), ``k``, and the
+        drawing's constants."""
+        from matplotlib.colors import to_hex
+
+        return {"baseline": None if self.baseline is None else [float(b) for b in self.baseline],
+                "k": self.k, "max_labelled": MAX_LABELLED, "normal": to_hex(NORMAL), "highlight": to_hex(HIGHLIGHT)}
+
     @classmethod
     def for_benchmark(cls, tokenizer, model, text=None):
         from helpers.layerwalk.compute import random_pair_baseline
