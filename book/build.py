@@ -911,6 +911,10 @@ def main(argv: list[str] | None = None) -> int:
     fonts = post.subset_css_fonts(out)
     print(f"book: icon fonts cut to the characters the stylesheets use: {fonts['before'] // 1000} kB -> "
           f"{fonts['after'] // 1000} kB" if fonts["fonts"] else f"book: note: icon fonts kept whole ({fonts.get('reason')})")
+    chinese = post.chinese_text(out, ROOT / "helpers" / "common" / "fonts" / "NotoSansSC-CourseSubset.ttf")
+    if chinese["pages"]:
+        print(f"book: Chinese marked lang=zh on {chinese['pages']} page(s); its font cut to the "
+              f"{chinese['characters']} characters they use ({chinese['bytes'] // 1000} kB)")
     weights = post.page_weights(out)
     heaviest = max(weights, key=weights.get)
     print(f"book: page weight: heaviest {heaviest} {weights[heaviest] / 1e6:.2f} MB, "

@@ -378,3 +378,35 @@ def test_names_in_tables_break_only_after_a_dot_or_underscore(tmp_path):
     css = (ROOT / "book" / "static" / "course.css").read_text()
     assert re.search(r"article td code \{ overflow-wrap: normal; word-break: normal; \}", css)
     assert not re.search(r"article td code[^{]*\{[^}]*anywhere", css)
+
+
+def test_chinese_runs_get_lang_zh_and_a_font_cut_to_the_pages_characters(tmp_path):
+    """Issue 49: Chinese text is marked lang="zh" (so a browser does not pick Japanese glyph forms)
+    and set in the course's own Noto Sans SC subset, cut to the characters the pages use and linked
+    only from the pages that have Chinese; tags, scripts and the title are left alone."""
+    from fontTools.ttLib import TTFont
+
+    page = ('<html><head><title>银行</title></head><body><p>The word 银行 (bank), "我的卡" and '
+            '<a title="银行">一句话。</a></p><script>var s = "中";</script></body></html>')
+    site = _site(tmp_path, page)
+    (site / "lessons" / "01_y.html").write_text("<html><head></head><body><p>no Chinese</p></body></html>")
+    font = ROOT / "helpers" / "common" / "fonts" / "NotoSansSC-CourseSubset.ttf"
+    done = post.chinese_text(site, font)
+    out = (site / "lessons" / "00_x.html").read_text()
+    assert '<span lang="zh">银行</span> (bank), "<span lang="zh">我的卡</span>"' in out
+    assert '<a title="银行"><span lang="zh">一句话。</span></a>' in out  # the attribute stays plain
+    assert "<title>银行</title>" in out and 'var s = "中";' in out
+    assert out.count('href="../_static/course-zh.css"') == 1
+    assert "course-zh.css" not in (site / "lessons" / "01_y.html").read_text()
+    chars = set("银行我的卡一句话。")
+    assert done["pages"] == 1 and done["characters"] == len(chars)
+    shipped = site / "_static" / "course-zh.woff2"
+    cmap = TTFont(str(shipped)).getBestCmap()
+    assert {ord(c) for c in chars} <= set(cmap) and len(cmap) < 40  # the page's characters, not all 1,085
+    assert shipped.stat().st_size < 0.2 * font.stat().st_size
+    css = (site / "_static" / "course-zh.css").read_text()
+    assert 'url("course-zh.woff2")' in css and ":lang(zh)" in css and "http" not in css
+    post.chinese_text(site, font)  # a second run wraps nothing twice and links once
+    again = (site / "lessons" / "00_x.html").read_text()
+    assert again.count('<span lang="zh">') == out.count('<span lang="zh">') == 3
+    assert again.count("course-zh.css") == 1
