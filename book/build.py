@@ -326,6 +326,22 @@ def diagram_picture(executed: dict) -> bytes | None:
     return None
 
 
+def first_figures(executed: dict) -> dict[str, bytes]:
+    """``{lesson stem: PNG}``: each lesson's first figure about its own subject (the first picture
+    a code cell draws, passing over the "you are here" strip), for the home page's thumbnails."""
+    pictures = {}
+    for stem, nb in executed.items():
+        for cell in nb.cells:
+            if cell.cell_type != "code" or "you_are_here(" in cell.source:
+                continue
+            png = next((o.get("data", {}).get("image/png") for o in cell.get("outputs", [])
+                        if o.get("data", {}).get("image/png")), None)
+            if png:
+                pictures[stem] = base64.b64decode(png)
+                break
+    return pictures
+
+
 def _section(lines: list[str], heading: str) -> list[str] | None:
     if heading not in lines:
         return None
@@ -894,6 +910,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"book: {pictures['described']} figure(s) described (alt text) and linked full size")
     for line in pictures["undescribed"][:10]:
         print(f"book: note: no description recorded for {line}")
+    thumbs = post.lesson_thumbnails(out, first_figures(executed))
+    print(f"book: {thumbs['thumbnails']} lesson card thumbnail(s) on the home page ({thumbs['bytes'] // 1000} kB)")
     setup = post.fold_setup(out)
     print(f"book: set-up folded into one block on {setup['pages']} page(s)"
           + (f"; left open (not a whole piece of HTML): {', '.join(setup['left_open'])}" if setup["left_open"] else ""))
@@ -904,6 +922,8 @@ def main(argv: list[str] | None = None) -> int:
     moving = post.attach_explorers(out, WORK / "frames")
     print(f"book: {moving['explorers']} explorer(s) move on {moving['pages']} page(s) "
           f"({moving['bytes'] // 1000} kB of frames)")
+    pointers = post.explorer_pointers(out)
+    print(f"book: {pointers['pages']} page(s) point to their explorer from the top")
     summaries = post.search_summaries(out)
     print(f"book: search snippets for {summaries['pages']} page(s)")
     css = post.trim_stylesheets(out)  # last: it reads which classes the finished pages use

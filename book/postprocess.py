@@ -1076,3 +1076,104 @@ def chinese_text(site: Path, font: Path) -> dict:
             marked = marked.replace("</head>", f"{link}\n</head>", 1)
         page.write_text(marked, encoding="utf-8")
     return {"pages": len(pages), "characters": len(used), "bytes": (static / name).stat().st_size}
+
+
+# ------------------------------------------------------------------------------ thumbnails
+THUMB_SIZE = (96, 64)  # CSS px on the home page's lesson cards; stored at 2x
+
+
+def thumbnail_png(data: bytes) -> tuple[bytes, tuple[int, int]]:
+    """A small picture of a figure (``data``, a PNG) for a lesson card: scaled to
+    :data:`THUMB_SIZE` at 2x (its top kept when it is taller), on white, as a 64-colour palette
+    PNG; returns the bytes and the size to show it at (CSS px)."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    width, height = (2 * s for s in THUMB_SIZE)
+    with Image.open(BytesIO(data)) as image:
+        image.load()
+        rgba = image.convert("RGBA")
+    flat = Image.new("RGB", rgba.size, "white")
+    flat.paste(rgba, mask=rgba.getchannel("A"))
+    scale = width / flat.width
+    flat = flat.resize((width, max(1, round(flat.height * scale))), Image.Resampling.LANCZOS)
+    flat = flat.crop((0, 0, width, min(height, flat.height)))
+    small = flat.quantize(64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    buffer = BytesIO()
+    small.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue(), (flat.width // 2, flat.height // 2)
+
+
+def lesson_thumbnails(site: Path, pictures: dict[str, bytes]) -> dict:
+    """On the home page's lesson table, each lesson's title gets a small picture of its first
+    figure (``pictures``: ``{lesson stem: PNG}``, from book/build.py's ``first_figures``), made here
+    (:func:`thumbnail_png`) as ``_images/thumb-<lesson>.png``; a decorative picture (empty alt:
+    the title beside it says where it leads). Returns ``{"thumbnails": n, "bytes": n}``."""
+    index = site / "index.html"
+    if not index.is_file():
+        return {"thumbnails": 0, "bytes": 0}
+    text = index.read_text(encoding="utf-8")
+    done = {"thumbnails": 0, "bytes": 0}
+    for stem, png in sorted(pictures.items()):
+        link = re.search(rf'<a class="reference internal" href="lessons/{re.escape(stem)}\.html"', text)
+        if link is None or f"thumb-{stem}.png" in text:
+            continue
+        data, (w, h) = thumbnail_png(png)
+        (site / "_images").mkdir(exist_ok=True)
+        (site / "_images" / f"thumb-{stem}.png").write_bytes(data)
+        img = (f'<img class="course-thumb" src="_images/thumb-{stem}.png" width="{w}" height="{h}" alt="" '
+               'loading="lazy" />')
+        text = text[:link.start()] + img + text[link.start():]
+        done["thumbnails"] += 1
+        done["bytes"] += len(data)
+    index.write_text(text, encoding="utf-8")
+    return done
+
+
+# ------------------------------------------------------------------------------ explorers near the top
+EXPLORER_FIGURE = re.compile(r'<figure\b[^>]*\bid="([^"]+)"[^>]*>\s*<div class="course-explorer">.*?</figure>', re.S)
+
+
+def explorer_pointers(site: Path) -> dict:
+    """Near the top of each lesson page with an explorer (after the first figure below the Set-up
+    block: the "you are here" strip), a line with the explorer's opening picture, small, and a
+    link down to it: the reader meets the lesson's idea first and can jump to the explorer, which
+    stays where the lesson computes what it shows (its caption speaks of the figures above it).
+    Returns ``{"pages": n}``."""
+    done = {"pages": 0}
+    for page in sorted((site / "lessons").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        if "course-explorer-pointer" in text:
+            continue
+        explorers = list(EXPLORER_FIGURE.finditer(text))
+        if not explorers:
+            continue
+        setup = text.find("</details>", text.find('<details class="course-setup"'))
+        start = setup if setup > 0 and '<details class="course-setup"' in text else text.find("<article")
+        first = text.find("</figure>", start)
+        if first < 0 or first >= explorers[0].start():
+            continue
+        items = []
+        for m in explorers:
+            img = re.search(r"<img\b[^>]*>", m[0])
+            src = re.search(r'\bsrc="([^"]+)"', img[0]) if img else None
+            width = re.search(r'\bwidth="(\d+)"', img[0]) if img else None
+            number = re.search(r'<span class="caption-number">([^<]*)</span>', m[0])
+            label = f" ({number[1].strip()})" if number else ""
+            thumb = f'<img src="{src[1]}" width="{int(width[1]) // 3}" alt="" />' if src and width else ""
+            items.append(f'<a href="#{m[1]}">{thumb}<span>This lesson\'s explorer{label}: move its sliders '
+                         f'yourself, further down \u2193</span></a>')
+        block = f'<p class="course-explorer-pointer">{"".join(items)}</p>'
+        at = first + len("</figure>")
+        if text.rfind('<div class="cell_output', 0, first) > text.rfind("</div>", 0, first):
+            depth = 0  # the figure is a cell's output: the line goes after the cell, not inside it
+            for tag in re.finditer(r"<div\b|</div>", text[at:]):
+                depth += 1 if tag[0] == "<div" else -1
+                if depth == -2:
+                    at += tag.end()
+                    break
+        text = text[:at] + block + text[at:]
+        page.write_text(text, encoding="utf-8")
+        done["pages"] += 1
+    return done
