@@ -1137,9 +1137,10 @@ EXPLORER_FIGURE = re.compile(r'<figure\b[^>]*\bid="([^"]+)"[^>]*>\s*<div class="
 
 def explorer_pointers(site: Path) -> dict:
     """Near the top of each lesson page with an explorer (after the first figure below the Set-up
-    block: the "you are here" strip), a line with the explorer's opening picture, small, and a
-    link down to it: the reader meets the lesson's idea first and can jump to the explorer, which
+    block: the "you are here" strip), a line that links down to it and names what it moves: the
+    reader learns from the start that the lesson's idea can be moved by hand, and the explorer
     stays where the lesson computes what it shows (its caption speaks of the figures above it).
+    A line, not a copy of the picture: every picture of a page is a numbered, described figure.
     Returns ``{"pages": n}``."""
     done = {"pages": 0}
     for page in sorted((site / "lessons").glob("*.html")):
@@ -1156,14 +1157,11 @@ def explorer_pointers(site: Path) -> dict:
             continue
         items = []
         for m in explorers:
-            img = re.search(r"<img\b[^>]*>", m[0])
-            src = re.search(r'\bsrc="([^"]+)"', img[0]) if img else None
-            width = re.search(r'\bwidth="(\d+)"', img[0]) if img else None
             number = re.search(r'<span class="caption-number">([^<]*)</span>', m[0])
             label = f" ({number[1].strip()})" if number else ""
-            thumb = f'<img src="{src[1]}" width="{int(width[1]) // 3}" alt="" />' if src and width else ""
-            items.append(f'<a href="#{m[1]}">{thumb}<span>This lesson\'s explorer{label}: move its sliders '
-                         f'yourself, further down \u2193</span></a>')
+            what = re.search(r'<img\b[^>]*\balt="Explorer \(([^)]*?) on sliders\)', m[0])
+            moves = f": move its sliders ({what[1]}) yourself" if what else ": move its sliders yourself"
+            items.append(f'<a href="#{m[1]}">\u2193 This lesson\'s explorer{label}{moves}, further down</a>')
         block = f'<p class="course-explorer-pointer">{"".join(items)}</p>'
         at = first + len("</figure>")
         if text.rfind('<div class="cell_output', 0, first) > text.rfind("</div>", 0, first):

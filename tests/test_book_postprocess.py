@@ -457,13 +457,13 @@ def test_lesson_cards_get_a_light_thumbnail_of_the_first_figure(tmp_path):
 
 def test_explorer_pointer_sits_after_the_first_figure_below_set_up(tmp_path):
     """Issue 49: a page whose explorer sits far down gets, after its first figure below the Set-up
-    block (the "you are here" strip), a line with the explorer's opening picture and a link to it;
-    outside any cell (so figure checks do not count the small picture) and only once."""
+    block (the "you are here" strip), a line that links down to it and names what it moves; outside
+    any cell, with no picture (every picture is a numbered figure), and only once."""
     cell = ('<div class="cell docutils container"><div class="cell_input">code</div>'
             '<div class="cell_output docutils container">{}</div></div>')
     strip = '<figure id="fig-strip"><img src="../_images/s.png" width="672" /></figure>'
     explorer = ('<figure class="align-default" id="fig-02-head-explorer"><div class="course-explorer">'
-                '<div class="course-explorer-stage"><img alt="x" height="515" src="../_images/e.png" width="551" />'
+                '<div class="course-explorer-stage"><img alt="Explorer (layer, head on sliders), first state" height="515" src="../_images/e.png" width="551" />'
                 '</div></div><figcaption><p><span class="caption-number">Fig. 9 </span>One head</p></figcaption>'
                 '</figure>')
     body = ('<html><head></head><body><article><details class="course-setup"><summary>Set-up</summary>'
@@ -476,6 +476,6 @@ def test_explorer_pointer_sits_after_the_first_figure_below_set_up(tmp_path):
     assert page.index("fig-strip") < pointer < page.index("<p>text</p>")
     assert page[:pointer].endswith("</div></div>"), "the pointer is inside the strip's cell"
     line = page[pointer:page.index("</p>", pointer)]
-    assert 'href="#fig-02-head-explorer"' in line and 'src="../_images/e.png" width="183"' in line
-    assert "(Fig. 9)" in line
+    assert 'href="#fig-02-head-explorer"' in line and "<img" not in line
+    assert "explorer (Fig. 9): move its sliders (layer, head) yourself, further down" in line
     assert post.explorer_pointers(site) == {"pages": 0}  # once
