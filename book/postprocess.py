@@ -1106,7 +1106,7 @@ def thumbnail_png(data: bytes) -> tuple[bytes, tuple[int, int]]:
 
 
 def lesson_thumbnails(site: Path, pictures: dict[str, bytes]) -> dict:
-    """On the home page's lesson table, each lesson's title gets a small picture of its first
+    """On the home page's lesson table (not the sidebar), each lesson's title gets a small picture of its first
     figure (``pictures``: ``{lesson stem: PNG}``, from book/build.py's ``first_figures``), made here
     (:func:`thumbnail_png`) as ``_images/thumb-<lesson>.png``; a decorative picture (empty alt:
     the title beside it says where it leads). Returns ``{"thumbnails": n, "bytes": n}``."""
@@ -1115,8 +1115,13 @@ def lesson_thumbnails(site: Path, pictures: dict[str, bytes]) -> dict:
         return {"thumbnails": 0, "bytes": 0}
     text = index.read_text(encoding="utf-8")
     done = {"thumbnails": 0, "bytes": 0}
+    table = re.search(r'<table\b[^>]*\blesson-table\b.*?</table>', text, re.S)  # the cards, not the sidebar
+    if table is None:
+        return done
     for stem, png in sorted(pictures.items()):
-        link = re.search(rf'<a class="reference internal" href="lessons/{re.escape(stem)}\.html"', text)
+        table = re.search(r'<table\b[^>]*\blesson-table\b.*?</table>', text, re.S)
+        link = re.compile(rf'<a class="reference internal" href="lessons/{re.escape(stem)}\.html"').search(
+            text, table.start(), table.end())
         if link is None or f"thumb-{stem}.png" in text:
             continue
         data, (w, h) = thumbnail_png(png)

@@ -440,13 +440,14 @@ def test_lesson_cards_get_a_light_thumbnail_of_the_first_figure(tmp_path):
     assert pictures == {"03_x": figure}
     (tmp_path / "_images").mkdir()
     (tmp_path / "index.html").write_text(
-        '<table class="lesson-table"><tr><td><p><a class="reference internal" href="lessons/03_x.html">'
+        '<nav><a class="reference internal" href="lessons/03_x.html">03 - Three</a></nav>'
+        '<table class="colwidths-auto lesson-table"><tr><td><p><a class="reference internal" href="lessons/03_x.html">'
         "<span>Three</span></a></p></td></tr></table>", encoding="utf-8")
     done = post.lesson_thumbnails(tmp_path, pictures)
     page = (tmp_path / "index.html").read_text()
     assert done["thumbnails"] == 1 and page.count('class="course-thumb"') == 1
     assert '<img class="course-thumb" src="_images/thumb-03_x.png" width="96"' in page
-    assert page.index("course-thumb") < page.index('href="lessons/03_x.html"')
+    assert page.index("<table") < page.index("course-thumb") < page.rindex('href="lessons/03_x.html"')  # not the sidebar
     thumb = tmp_path / "_images" / "thumb-03_x.png"
     with Image.open(thumb) as image:
         assert image.mode == "P" and image.width == 192 and image.height <= 128
