@@ -1162,8 +1162,8 @@ def explorer_pointers(site: Path) -> dict:
             continue
         items = []
         for m in explorers:
-            number = re.search(r'<span class="caption-number">([^<]*)</span>', m[0])
-            label = f" ({number[1].strip()})" if number else ""
+            number = re.search(r"<figcaption>.*?(Fig(?:ure|\.) ?\d+[a-z]?(?:\.\d+)?)", m[0], re.S)
+            label = f" ({number[1]})" if number else ""
             what = re.search(r'<img\b[^>]*\balt="Explorer \(([^)]*?) on sliders\)', m[0])
             moves = f": move its sliders ({what[1]}) yourself" if what else ": move its sliders yourself"
             items.append(f'<a href="#{m[1]}">\u2193 This lesson\'s explorer{label}{moves}, further down</a>')
