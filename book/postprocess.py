@@ -1127,8 +1127,7 @@ def lesson_thumbnails(site: Path, pictures: dict[str, bytes]) -> dict:
         data, (w, h) = thumbnail_png(png)
         (site / "_images").mkdir(exist_ok=True)
         (site / "_images" / f"thumb-{stem}.png").write_bytes(data)
-        img = (f'<img class="course-thumb" src="_images/thumb-{stem}.png" width="{w}" height="{h}" alt="" '
-               'loading="lazy" />')
+        img = f'<img class="course-thumb" src="_images/thumb-{stem}.png" width="{w}" height="{h}" alt="" />'
         text = text[:link.start()] + img + text[link.start():]
         done["thumbnails"] += 1
         done["bytes"] += len(data)
