@@ -804,7 +804,8 @@ print("\n".join(parity_lines(parity)))
 # bridge.run_with_hooks(ids, fwd_hooks=[(f"blocks.{l - 1}.attn.hook_z", remove)])
 # ```
 #
-# The gaps under the table are the price of BERT in tools built for decoders.
+# The known limits listed under the table (each worked around, none a failure of this run) are
+# the price of BERT in tools built for decoders.
 #
 # ## 6. Explore: remove a head, skip a layer
 #
