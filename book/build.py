@@ -371,6 +371,22 @@ def diagram_picture(executed: dict) -> bytes | None:
     return None
 
 
+def first_figures(executed: dict) -> dict[str, bytes]:
+    """``{lesson stem: PNG}``: each lesson's first figure about its own subject (the first picture
+    a code cell draws, passing over the "you are here" strip), for the home page's thumbnails."""
+    pictures = {}
+    for stem, nb in executed.items():
+        for cell in nb.cells:
+            if cell.cell_type != "code" or "you_are_here(" in cell.source:
+                continue
+            png = next((o.get("data", {}).get("image/png") for o in cell.get("outputs", [])
+                        if o.get("data", {}).get("image/png")), None)
+            if png:
+                pictures[stem] = base64.b64decode(png)
+                break
+    return pictures
+
+
 def _section(lines: list[str], heading: str) -> list[str] | None:
     if heading not in lines:
         return None
@@ -993,6 +1009,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"book: {pictures['described']} figure(s) described (alt text) and linked full size")
     for line in pictures["undescribed"][:10]:
         print(f"book: note: no description recorded for {line}")
+    thumbs = post.lesson_thumbnails(out, first_figures(executed))
+    print(f"book: {thumbs['thumbnails']} lesson card thumbnail(s) on the home page ({thumbs['bytes'] // 1000} kB)")
     setup = post.fold_setup(out)
     print(f"book: set-up folded into one block on {setup['pages']} page(s)"
           + (f"; left open (not a whole piece of HTML): {', '.join(setup['left_open'])}" if setup["left_open"] else ""))
@@ -1005,6 +1023,8 @@ def main(argv: list[str] | None = None) -> int:
           f"({moving['bytes'] // 1000} kB of frames)")
     if args.browser_model:
         browser_model(out)
+    pointers = post.explorer_pointers(out)
+    print(f"book: {pointers['pages']} page(s) point to their explorer from the top")
     summaries = post.search_summaries(out)
     print(f"book: search snippets for {summaries['pages']} page(s)")
     css = post.trim_stylesheets(out)  # last: it reads which classes the finished pages use
@@ -1012,6 +1032,10 @@ def main(argv: list[str] | None = None) -> int:
     fonts = post.subset_css_fonts(out)
     print(f"book: icon fonts cut to the characters the stylesheets use: {fonts['before'] // 1000} kB -> "
           f"{fonts['after'] // 1000} kB" if fonts["fonts"] else f"book: note: icon fonts kept whole ({fonts.get('reason')})")
+    chinese = post.chinese_text(out, ROOT / "helpers" / "common" / "fonts" / "NotoSansSC-CourseSubset.ttf")
+    if chinese["pages"]:
+        print(f"book: Chinese marked lang=zh on {chinese['pages']} page(s); its font cut to the "
+              f"{chinese['characters']} characters they use ({chinese['bytes'] // 1000} kB)")
     weights = post.page_weights(out)
     heaviest = max(weights, key=weights.get)
     print(f"book: page weight: heaviest {heaviest} {weights[heaviest] / 1e6:.2f} MB, "

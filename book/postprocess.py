@@ -14,6 +14,8 @@ fits a phone and describes its pictures.
 * :func:`style_tables`: pandas tables for reading; intervals and the caption's words on how they
   were made folded behind a per-table "show the intervals" switch (a checkbox, CSS only).
 * :func:`page_weights`: the bytes a page loads (HTML, scripts, styles, fonts, images).
+* :func:`chinese_text`: Chinese runs marked ``lang="zh"`` and set in the course's Noto Sans SC,
+  cut to the characters the pages use (a web font linked only where there is Chinese).
 """
 
 from __future__ import annotations
@@ -986,4 +988,194 @@ def subset_css_fonts(site: Path) -> dict:
             done["fonts"] += 1
             done["before"] += before
             done["after"] += font_path.stat().st_size
+    return done
+
+
+# ------------------------------------------------------------------------------ Chinese text
+CJK_RUN = re.compile("[\u2e80-\u2fdf\u3000-\u303f\u3040-\u30ff\u3100-\u312f\u3400-\u4dbf\u4e00-\u9fff"
+                     "\uf900-\ufaff\ufe30-\ufe4f\uff00-\uffef]+")
+# what is not page text: scripts, styles, the tab's title, typeset formulas, comments, tags
+NOT_TEXT = re.compile(r"(<script\b.*?</script>|<style\b.*?</style>|<title\b.*?</title>|<svg\b.*?</svg>"
+                      r"|<textarea\b.*?</textarea>|<!--.*?-->|<[^>]*>)", re.S)
+ZH_OPEN = '<span lang="zh">'
+ZH_FONT = "course-zh.woff2"
+ZH_CSS = "course-zh.css"
+ZH_FAMILY = "Noto Sans SC Course"
+
+
+def mark_chinese(page_html: str) -> tuple[str, set[str]]:
+    """``page_html`` with every run of Chinese in its text (not in tags, scripts, styles, the
+    title or formulas) wrapped in ``<span lang="zh">`` -- so a browser picks Chinese glyph forms,
+    not Japanese ones, and the page's Chinese font -- and the set of characters wrapped. A run
+    already so wrapped stays as it is (running it twice changes nothing)."""
+    parts = NOT_TEXT.split(page_html)
+    used: set[str] = set()
+    for k in range(0, len(parts), 2):  # even parts are text, odd ones the split-off pieces
+        text = parts[k]
+        if not CJK_RUN.search(text):
+            continue
+        if k and parts[k - 1] == ZH_OPEN and k + 1 < len(parts) and parts[k + 1] == "</span>" \
+                and CJK_RUN.fullmatch(text):
+            used |= set(text)
+            continue
+
+        def wrap(m):
+            used.update(m[0])
+            return f"{ZH_OPEN}{m[0]}</span>"
+        parts[k] = CJK_RUN.sub(wrap, text)
+    return "".join(parts), used
+
+
+def chinese_text(site: Path, font: Path) -> dict:
+    """Mark the Chinese on every page (:func:`mark_chinese`) and ship a font for it: ``font`` (the
+    course's Noto Sans SC subset, ``helpers/common/fonts``) cut to the characters the pages use,
+    as ``_static/course-zh.woff2`` (WOFF2 needs fontTools with brotli; else TTF), named by
+    ``_static/course-zh.css`` (an ``@font-face`` limited to the CJK ranges, and ``:lang(zh)``
+    text set in it), which only the pages with Chinese link. Nothing is loaded from a network.
+    Run after :func:`subset_css_fonts`, which would cut this font down to the stylesheets'
+    icon characters."""
+    pages, used = [], set()
+    for page in sorted(site.rglob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        marked, chars = mark_chinese(text)
+        if chars:
+            pages.append((page, marked))
+            used |= chars
+    if not pages:
+        return {"pages": 0, "characters": 0, "bytes": 0}
+    from fontTools import subset as ft
+    from fontTools.ttLib import TTFont
+
+    options = ft.Options()
+    options.layout_features = ["*"]
+    options.hinting = False
+    try:
+        import brotli  # noqa: F401 - fontTools needs it to write WOFF2
+        options.flavor, name, fmt = "woff2", ZH_FONT, "woff2"
+    except ImportError:
+        options.flavor, name, fmt = None, ZH_FONT.replace(".woff2", ".ttf"), "truetype"
+    tt = TTFont(str(font))
+    subsetter = ft.Subsetter(options)
+    subsetter.populate(unicodes=sorted(ord(c) for c in used if ord(c) in tt.getBestCmap()) or [0x3000])
+    subsetter.subset(tt)
+    tt.flavor = options.flavor
+    static = site / "_static"
+    tt.save(str(static / name))
+    ranges = "U+2E80-2FDF, U+3000-312F, U+3400-4DBF, U+4E00-9FFF, U+F900-FAFF, U+FE30-FE4F, U+FF00-FFEF"
+    (static / ZH_CSS).write_text(
+        "/* Chinese text on the course's pages (book/postprocess.py chinese_text): a subset of the\n"
+        "   course's Noto Sans SC (SIL OFL 1.1, helpers/common/fonts/) with the characters the pages use */\n"
+        f'@font-face {{ font-family: "{ZH_FAMILY}"; src: url("{name}") format("{fmt}");\n'
+        f"  font-weight: 100 900; unicode-range: {ranges}; font-display: swap; }}\n"
+        f':lang(zh) {{ font-family: "{ZH_FAMILY}", var(--pst-font-family-base, sans-serif), sans-serif; }}\n',
+        encoding="utf-8")
+    for page, marked in pages:
+        prefix = "../" * (len(page.relative_to(site).parts) - 1)
+        link = f'<link rel="stylesheet" type="text/css" href="{prefix}_static/{ZH_CSS}" />'
+        if ZH_CSS not in marked:
+            marked = marked.replace("</head>", f"{link}\n</head>", 1)
+        page.write_text(marked, encoding="utf-8")
+    return {"pages": len(pages), "characters": len(used), "bytes": (static / name).stat().st_size}
+
+
+# ------------------------------------------------------------------------------ thumbnails
+THUMB_SIZE = (96, 64)  # CSS px on the home page's lesson cards; stored at 2x
+
+
+def thumbnail_png(data: bytes) -> tuple[bytes, tuple[int, int]]:
+    """A small picture of a figure (``data``, a PNG) for a lesson card: scaled to
+    :data:`THUMB_SIZE` at 2x (its top kept when it is taller), on white, as a 64-colour palette
+    PNG; returns the bytes and the size to show it at (CSS px)."""
+    from io import BytesIO
+
+    from PIL import Image
+
+    width, height = (2 * s for s in THUMB_SIZE)
+    with Image.open(BytesIO(data)) as image:
+        image.load()
+        rgba = image.convert("RGBA")
+    flat = Image.new("RGB", rgba.size, "white")
+    flat.paste(rgba, mask=rgba.getchannel("A"))
+    scale = width / flat.width
+    flat = flat.resize((width, max(1, round(flat.height * scale))), Image.Resampling.LANCZOS)
+    flat = flat.crop((0, 0, width, min(height, flat.height)))
+    small = flat.quantize(64, method=Image.Quantize.MEDIANCUT, dither=Image.Dither.NONE)
+    buffer = BytesIO()
+    small.save(buffer, format="PNG", optimize=True)
+    return buffer.getvalue(), (flat.width // 2, flat.height // 2)
+
+
+def lesson_thumbnails(site: Path, pictures: dict[str, bytes]) -> dict:
+    """On the home page's lesson table (not the sidebar), each lesson's title gets a small picture of its first
+    figure (``pictures``: ``{lesson stem: PNG}``, from book/build.py's ``first_figures``), made here
+    (:func:`thumbnail_png`) as ``_images/thumb-<lesson>.png``; a decorative picture (empty alt:
+    the title beside it says where it leads). Returns ``{"thumbnails": n, "bytes": n}``."""
+    index = site / "index.html"
+    if not index.is_file():
+        return {"thumbnails": 0, "bytes": 0}
+    text = index.read_text(encoding="utf-8")
+    done = {"thumbnails": 0, "bytes": 0}
+    table = re.search(r'<table\b[^>]*\blesson-table\b.*?</table>', text, re.S)  # the cards, not the sidebar
+    if table is None:
+        return done
+    for stem, png in sorted(pictures.items()):
+        table = re.search(r'<table\b[^>]*\blesson-table\b.*?</table>', text, re.S)
+        link = re.compile(rf'<a class="reference internal" href="lessons/{re.escape(stem)}\.html"').search(
+            text, table.start(), table.end())
+        if link is None or f"thumb-{stem}.png" in text:
+            continue
+        data, (w, h) = thumbnail_png(png)
+        (site / "_images").mkdir(exist_ok=True)
+        (site / "_images" / f"thumb-{stem}.png").write_bytes(data)
+        img = f'<img class="course-thumb" src="_images/thumb-{stem}.png" width="{w}" height="{h}" alt="" />'
+        text = text[:link.start()] + img + text[link.start():]
+        done["thumbnails"] += 1
+        done["bytes"] += len(data)
+    index.write_text(text, encoding="utf-8")
+    return done
+
+
+# ------------------------------------------------------------------------------ explorers near the top
+EXPLORER_FIGURE = re.compile(r'<figure\b[^>]*\bid="([^"]+)"[^>]*>\s*<div class="course-explorer">.*?</figure>', re.S)
+
+
+def explorer_pointers(site: Path) -> dict:
+    """Near the top of each lesson page with an explorer (after the first figure below the Set-up
+    block: the "you are here" strip), a line that links down to it and names what it moves: the
+    reader learns from the start that the lesson's idea can be moved by hand, and the explorer
+    stays where the lesson computes what it shows (its caption speaks of the figures above it).
+    A line, not a copy of the picture: every picture of a page is a numbered, described figure.
+    Returns ``{"pages": n}``."""
+    done = {"pages": 0}
+    for page in sorted((site / "lessons").glob("*.html")):
+        text = page.read_text(encoding="utf-8")
+        if "course-explorer-pointer" in text:
+            continue
+        explorers = list(EXPLORER_FIGURE.finditer(text))
+        if not explorers:
+            continue
+        setup = text.find("</details>", text.find('<details class="course-setup"'))
+        start = setup if setup > 0 and '<details class="course-setup"' in text else text.find("<article")
+        first = text.find("</figure>", start)
+        if first < 0 or first >= explorers[0].start():
+            continue
+        items = []
+        for m in explorers:
+            number = re.search(r"<figcaption>.*?(Fig(?:ure|\.) ?\d+[a-z]?(?:\.\d+)?)", m[0], re.S)
+            label = f" ({number[1]})" if number else ""
+            what = re.search(r'<img\b[^>]*\balt="Explorer \(([^)]*?) on sliders\)', m[0])
+            moves = f": move its sliders ({what[1]}) yourself" if what else ": move its sliders yourself"
+            items.append(f'<a href="#{m[1]}">\u2193 This lesson\'s explorer{label}{moves}, further down</a>')
+        block = f'<p class="course-explorer-pointer">{"".join(items)}</p>'
+        at = first + len("</figure>")
+        if text.rfind('<div class="cell_output', 0, first) > text.rfind("</div>", 0, first):
+            depth = 0  # the figure is a cell's output: the line goes after the cell, not inside it
+            for tag in re.finditer(r"<div\b|</div>", text[at:]):
+                depth += 1 if tag[0] == "<div" else -1
+                if depth == -2:
+                    at += tag.end()
+                    break
+        text = text[:at] + block + text[at:]
+        page.write_text(text, encoding="utf-8")
+        done["pages"] += 1
     return done

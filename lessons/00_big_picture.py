@@ -280,13 +280,16 @@ print(trace.find_word(most_pieces))
 
 # %% [markdown]
 # The trace's accessors check their arguments, so a layer that does not exist gives a
-# message that says which layers do:
+# message that says which layers do. The cell below asks for one on purpose: the error it
+# prints is the point, not a failure.
 
 # %%
 try:
     trace.hidden(L + 1)
 except ValueError as err:  # the refusal we asked for, not a failure
-    print(f"as intended, hidden({L + 1}) is refused with this message: {err}")
+    print(f"This error is the point (an intended refusal): hidden({L + 1})"
+          " asks for a layer that does not exist, and the trace says:")
+    print(f"  {err}")
 
 # %% [markdown]
 # ## Vector length at each layer

@@ -108,8 +108,7 @@ from helpers.model.loading import load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.common.progress import progress
 from helpers.common.tables import show_table
-from helpers.common.claims import (Claim, claims_frame,
-                                   show_finding)
+from helpers.common.claims import show_finding
 from helpers.common.stats import quartiles
 from helpers.layerwalk import compute, plots
 from helpers.model.tokens import longest_word
@@ -776,11 +775,10 @@ explorer
 # above; every verdict in them is computed.
 
 # %%
-import pandas as pd
-from IPython.display import display
+from helpers.common.claims import show_scorecard
+
 
 # the rows: claim_rows in helpers/layerwalk/findings.py;
-# the table: claims_frame in helpers/common/claims.py
 rows = compute.claim_rows(
     turn=turn,
     transition_names=names,
@@ -798,13 +796,8 @@ rows = compute.claim_rows(
     centred_max=largest["mean-centred"],
     other=None if mini is None else ("course-mini", mini["rank"]),
 )
-claims = claims_frame(rows, loaded.choice.name, paper.label)
-with pd.option_context("display.max_colwidth", None):
-    display(claims)
-display(Claim(
-    f"The evidence behind the {len(rows)} rows:",
-    [f"{r[0]}: {r[3]}" for r in rows],
-))
+# the scorecard and its fold: show_scorecard in helpers/common/claims.py
+claims = show_scorecard(rows, loaded.choice.name, paper.label)
 
 # %% [markdown]
 # ## Summary

@@ -126,7 +126,7 @@ import torch
 from helpers.model.loading import BERT_BASE_SIZES, load_model, paper_comparison
 from helpers.model.trace import trace_text
 from helpers.attention import compute, plots
-from helpers.common.claims import Claim, claims_frame, show_finding
+from helpers.common.claims import show_finding
 from helpers.common.progress import progress
 from helpers.common.tables import show_table
 from helpers.common.stats import bootstrap_ci, quartiles
@@ -822,12 +822,12 @@ lines
 #
 # Each popular claim beside what this model shows and the published finding with the paper and the
 # model it was measured on. `compute.claim_rows` builds the rows from the numbers above (every
-# verdict in them is computed) and `claims_frame` (in `helpers/common/claims.py`) makes them the
-# table.
+# verdict in them is computed) and `show_scorecard` (in `helpers/common/claims.py`) shows them as a
+# scorecard, the statistics folded beneath.
 
 # %%
-import pandas as pd
-from IPython.display import display
+from helpers.common.claims import show_scorecard
+
 
 best_prev = compute.best_head(prev)
 rows = compute.claim_rows(
@@ -844,10 +844,8 @@ rows = compute.claim_rows(
     prev_ci=bootstrap_ci(prev_each[:, best_prev[0] - 1, best_prev[1]]),
     other=None if mini_sink is None else ("course-mini", mini_sink),
 )
-with pd.option_context("display.max_colwidth", None):
-    display(claims_frame(rows, loaded.choice.name, paper.label))
-display(Claim(f"The evidence behind the {len(rows)} rows:",
-              [f"{r[0]}: {r[3]}" for r in rows]))
+# the scorecard and its fold: show_scorecard in helpers/common/claims.py
+claims = show_scorecard(rows, loaded.choice.name, paper.label)
 
 # %% [markdown]
 # ## Summary

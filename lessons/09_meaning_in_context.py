@@ -117,8 +117,7 @@ from helpers.common.language import model_language, polysemy_for
 from helpers.common.progress import progress
 from helpers.common.tables import show_table
 from helpers.attention.compute import above_threshold
-from helpers.common.claims import (Claim, claims_frame,
-                                   show_finding)
+from helpers.common.claims import show_finding
 from helpers.common.stats import Interval, accuracy_ci, cluster_bootstrap_ci
 from helpers.context import compute, plots
 from helpers.layerwalk.compute import (
@@ -783,8 +782,8 @@ NeighbourExplorer(trace, token=start, layer=L, baseline=baseline)
 # above; every verdict in them is computed.
 
 # %%
-import pandas as pd
-from IPython.display import display
+from helpers.common.claims import show_scorecard
+
 
 # layer 0, pooled: mean and 95 % range of the shuffles
 shuffled0 = null["all words, pooled"][:, 0].cpu().numpy()
@@ -803,12 +802,8 @@ rows = compute.claim_rows(
     same_ids=same_ids,
     other=None if mini_verdict is None else ("course-mini", mini_verdict[0]),
 )
-# the table: claims_frame in helpers/common/claims.py
-claims = claims_frame(rows, loaded.choice.name, paper.label)
-with pd.option_context("display.max_colwidth", None):
-    display(claims)
-display(Claim(f"The evidence behind the {len(rows)} rows:",
-              [f"{r[0]}: {r[3]}" for r in rows]))
+# the scorecard and its fold: show_scorecard in helpers/common/claims.py
+claims = show_scorecard(rows, loaded.choice.name, paper.label)
 
 # %% [markdown]
 # ## Summary

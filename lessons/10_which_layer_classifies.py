@@ -751,7 +751,7 @@ strategies = {
 }
 # one above the other: side by side, the pair is wider than the page
 fig, (ax_acc, ax_w) = plt.subplots(
-    2, 1, figsize=(6.6, 7.4), height_ratios=[1.2, 1]
+    2, 1, figsize=(6.5, 7.4), height_ratios=[1.2, 1]
 )
 plot_strategy_accuracies(strategies, ax=ax_acc, chance=1 / C, unit="draw")
 plot_layer_weights(combined.layer_weights, ax=ax_w)

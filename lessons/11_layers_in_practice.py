@@ -314,18 +314,19 @@ plt.show()
 from helpers.common.tables import show_table
 from helpers.common.training import records_table
 from helpers.finetuning.history import moved_counts
-from helpers.practice.findings import status_finding, training_rows
+from helpers.practice.findings import (status_finding, training_details,
+                                       training_rows)
 
-# the rows and the sentence: training_rows and status_finding in
-# helpers/practice/findings.py
+# the rows, the fold and the sentence: training_rows, training_details and
+# status_finding in helpers/practice/findings.py
 training_table = show_table(training_rows(study), index="strategy", title=(
-    "how every strategy trained, over its"
-    f" {len(SEEDS)} draws: the learning rate each draw's dev split chose,"
-    " the status of the runs, how many kept weights past their start,"
-    " optimiser steps, dev accuracy from step 0 to the weights kept, accuracy"
-    f" on their own training {ITEMS}"))
+    f"how every strategy trained, over its {len(SEEDS)} draws: the setting"
+    " the dev split chose, what the runs did, dev accuracy from step 0 to"
+    " the weights kept (how each was chosen, steps and training accuracy:"
+    " in the fold below)"))
+status_sentence, status_details = status_finding(study)
 status_claim = show_finding(
-    *status_finding(study),
+    status_sentence, status_details + training_details(study),
     table=records_table(
         study.records(),
         title="every run: the dev split's choice, dev loss and accuracy at"

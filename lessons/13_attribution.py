@@ -426,22 +426,16 @@ plt.show()
 # `claim_rows`); the statistics are folded beneath.
 
 # %%
-import pandas as pd
-from IPython.display import display
 
 from helpers.attribution.findings import STORIES
-from helpers.common.claims import Claim
+from helpers.common.claims import Claim, show_scorecard
 from helpers.interventions.compute import claim_rows
 
 ig_claim = Claim(*completeness_finding(ig, faith))
 rows = claim_rows({"completeness": ig_claim, "faithfulness": faith_claim,
                    "rollout": rollout_claim}, STORIES)
-with pd.option_context("display.max_colwidth", None):
-    display(pd.DataFrame([r[:3] for r in rows], columns=[
-        "popular story", f"this model ({loaded.choice.name}), this run",
-        "published finding (paper, model)"]))
-display(Claim(f"The statistics behind the {len(rows)} rows:",
-              [f"{r[0]}: {r[3]}" for r in rows]))
+# the scorecard and its fold: show_scorecard in helpers/common/claims.py
+claims = show_scorecard(rows, loaded.choice.name)
 
 # %% [markdown]
 # ## Summary

@@ -83,7 +83,7 @@ def test_attention_heatmap_of_a_long_input_shows_a_window_and_says_so():
     assert im.get_array().shape == (k, k)
     assert fig.get_size_inches()[0] <= FIGURE_MAX_WIDTH  # wider pictures get shrunk, and their text with them
     fig.canvas.draw()
-    assert not overlapping(ax.texts[:k]) and not overlapping(ax.texts[k:])  # 40 labels per axis still fit
+    assert not overlapping(ax.texts[:k]) and not overlapping(ax.texts[k:])  # k labels per axis still fit
     assert np.allclose(im.get_array(), probs[10:10 + k, 10:10 + k])
     assert label_texts(ax)[:k] == tokens[10:10 + k]
     assert f"tokens 10\u2013{10 + k - 1} of {n}" in ax.get_title()

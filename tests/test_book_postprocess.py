@@ -378,3 +378,105 @@ def test_names_in_tables_break_only_after_a_dot_or_underscore(tmp_path):
     css = (ROOT / "book" / "static" / "course.css").read_text()
     assert re.search(r"article td code \{ overflow-wrap: normal; word-break: normal; \}", css)
     assert not re.search(r"article td code[^{]*\{[^}]*anywhere", css)
+
+
+def test_chinese_runs_get_lang_zh_and_a_font_cut_to_the_pages_characters(tmp_path):
+    """Issue 49: Chinese text is marked lang="zh" (so a browser does not pick Japanese glyph forms)
+    and set in the course's own Noto Sans SC subset, cut to the characters the pages use and linked
+    only from the pages that have Chinese; tags, scripts and the title are left alone."""
+    from fontTools.ttLib import TTFont
+
+    page = ('<html><head><title>银行</title></head><body><p>The word 银行 (bank), "我的卡" and '
+            '<a title="银行">一句话。</a></p><script>var s = "中";</script></body></html>')
+    site = _site(tmp_path, page)
+    (site / "lessons" / "01_y.html").write_text("<html><head></head><body><p>no Chinese</p></body></html>")
+    font = ROOT / "helpers" / "common" / "fonts" / "NotoSansSC-CourseSubset.ttf"
+    done = post.chinese_text(site, font)
+    out = (site / "lessons" / "00_x.html").read_text()
+    assert '<span lang="zh">银行</span> (bank), "<span lang="zh">我的卡</span>"' in out
+    assert '<a title="银行"><span lang="zh">一句话。</span></a>' in out  # the attribute stays plain
+    assert "<title>银行</title>" in out and 'var s = "中";' in out
+    assert out.count('href="../_static/course-zh.css"') == 1
+    assert "course-zh.css" not in (site / "lessons" / "01_y.html").read_text()
+    chars = set("银行我的卡一句话。")
+    assert done["pages"] == 1 and done["characters"] == len(chars)
+    shipped = site / "_static" / "course-zh.woff2"
+    cmap = TTFont(str(shipped)).getBestCmap()
+    assert {ord(c) for c in chars} <= set(cmap) and len(cmap) < 40  # the page's characters, not all 1,085
+    assert shipped.stat().st_size < 0.2 * font.stat().st_size
+    css = (site / "_static" / "course-zh.css").read_text()
+    assert 'url("course-zh.woff2")' in css and ":lang(zh)" in css and "http" not in css
+    post.chinese_text(site, font)  # a second run wraps nothing twice and links once
+    again = (site / "lessons" / "00_x.html").read_text()
+    assert again.count('<span lang="zh">') == out.count('<span lang="zh">') == 3
+    assert again.count("course-zh.css") == 1
+
+
+def test_lesson_cards_get_a_light_thumbnail_of_the_first_figure(tmp_path):
+    """Issue 49: each lesson card on the home page shows a small picture of the lesson's first
+    figure about its subject (not the "you are here" strip), made at build time as a palette PNG."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    def png(colour):
+        fig, ax = plt.subplots(figsize=(6.5, 3))
+        ax.plot([0, 1, 2], [0, 2, 1], color=colour)
+        ax.set_title("a figure")
+        buffer = io.BytesIO()
+        fig.savefig(buffer, format="png", dpi=200)
+        plt.close(fig)
+        return buffer.getvalue()
+
+    strip, figure = png("tab:grey"), png("tab:orange")
+    out = lambda data: nbformat.v4.new_output("display_data", data={"image/png": base64.b64encode(data).decode()})
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("you_are_here(model.config, 'tokens');", outputs=[out(strip)]),
+        nbformat.v4.new_code_cell("print(1)"),
+        nbformat.v4.new_code_cell("plot_it()", outputs=[out(figure)])])
+    pictures = build.first_figures({"03_x": nb, "04_y": nbformat.v4.new_notebook()})
+    assert pictures == {"03_x": figure}
+    (tmp_path / "_images").mkdir()
+    (tmp_path / "index.html").write_text(
+        '<nav><a class="reference internal" href="lessons/03_x.html">03 - Three</a></nav>'
+        '<table class="colwidths-auto lesson-table"><tr><td><p><a class="reference internal" href="lessons/03_x.html">'
+        "<span>Three</span></a></p></td></tr></table>", encoding="utf-8")
+    done = post.lesson_thumbnails(tmp_path, pictures)
+    page = (tmp_path / "index.html").read_text()
+    assert done["thumbnails"] == 1 and page.count('class="course-thumb"') == 1
+    assert '<img class="course-thumb" src="_images/thumb-03_x.png" width="96"' in page
+    assert page.index("<table") < page.index("course-thumb") < page.rindex('href="lessons/03_x.html"')  # not the sidebar
+    thumb = tmp_path / "_images" / "thumb-03_x.png"
+    with Image.open(thumb) as image:
+        assert image.mode == "P" and image.width == 192 and image.height <= 128
+    assert thumb.stat().st_size < 15_000 and done["bytes"] == thumb.stat().st_size
+    post.lesson_thumbnails(tmp_path, pictures)  # a second run adds nothing
+    assert (tmp_path / "index.html").read_text().count("course-thumb") == 1
+
+
+def test_explorer_pointer_sits_after_the_first_figure_below_set_up(tmp_path):
+    """Issue 49: a page whose explorer sits far down gets, after its first figure below the Set-up
+    block (the "you are here" strip), a line that links down to it and names what it moves; outside
+    any cell, with no picture (every picture is a numbered figure), and only once."""
+    cell = ('<div class="cell docutils container"><div class="cell_input">code</div>'
+            '<div class="cell_output docutils container">{}</div></div>')
+    strip = '<figure id="fig-strip"><img src="../_images/s.png" width="672" /></figure>'
+    explorer = ('<figure class="align-default" id="fig-02-head-explorer"><div class="course-explorer">'
+                '<div class="course-explorer-stage"><img alt="Explorer (layer, head on sliders), first state" height="515" src="../_images/e.png" width="551" />'
+                '</div></div><figcaption><p><span class="caption-number">Fig. 9 </span>One head</p></figcaption>'
+                '</figure>')
+    body = ('<html><head></head><body><article><details class="course-setup"><summary>Set-up</summary>'
+            + cell.format("<pre>loaded</pre>") + "</details>" + cell.format(strip) + "<p>text</p>"
+            + cell.format(explorer) + "</article></body></html>")
+    site = _site(tmp_path, body)
+    assert post.explorer_pointers(site) == {"pages": 1}
+    page = (site / "lessons" / "00_x.html").read_text()
+    pointer = page.index('<p class="course-explorer-pointer">')
+    assert page.index("fig-strip") < pointer < page.index("<p>text</p>")
+    assert page[:pointer].endswith("</div></div>"), "the pointer is inside the strip's cell"
+    line = page[pointer:page.index("</p>", pointer)]
+    assert 'href="#fig-02-head-explorer"' in line and "<img" not in line
+    assert "explorer (Fig. 9): move its sliders (layer, head) yourself, further down" in line
+    assert post.explorer_pointers(site) == {"pages": 0}  # once

@@ -65,3 +65,35 @@ def test_a_cell_that_ends_with_a_claim_shows_it_once():
         shell.run_cell("show_finding('Layer 2 is the odd one out.', ['a detail'])")
     texts = [o.data.get("text/plain", "") for o in captured.outputs] + [captured.stdout]
     assert sum(t.count("Layer 2 is the odd one out.") for t in texts) == 1
+
+
+def test_show_scorecard_is_one_call_with_the_statistics_folded(monkeypatch):
+    """Part 3's popular stories (issue 49): a scorecard without pandas' index, every cell whole
+    (no '...'), the published heading says how the model relates to BERT-base when told, and
+    every row's evidence sits in the fold beneath, in the rows' order."""
+    import re
+
+    import IPython.display
+
+    from helpers.common.claims import Claim, Scorecard, scorecard_frame, show_scorecard
+
+    shown = []
+    monkeypatch.setattr(IPython.display, "display", shown.append)
+
+    long_result = "the random-pair cosine rises " + "and rises " * 30 + "to its peak"
+    rows = [("Norms grow", long_result, "Ethayarajh 2019 (BERT-base)", "split 45% [44, 47]"),
+            ("A few dimensions dominate", "no dimension is an outlier", "Kovaleva 2021 (BERT-base)", "flags")]
+    frame = show_scorecard(rows, "m", "same model")
+    assert list(frame.columns) == ["popular story", "this model (m), this run",
+                                   "published finding (paper, model); against BERT-base: same model"]
+    assert list(frame["popular story"]) == ["Norms grow", "A few dimensions dominate"]
+    page = Scorecard(frame, "t")._repr_html_()
+    assert "course-scorecard" in page and "dataframe" in page  # the site styles it as a table
+    assert not re.search(r"<th>\s*0\s*</th>", page), "pandas' 0..n-1 index is shown"
+    assert long_result in page and long_result in repr(Scorecard(frame)), "a cell was cut short"
+    assert "against BERT-base" not in scorecard_frame(rows, "m").columns[2]
+    card, fold = shown
+    assert isinstance(card, Scorecard) and card.title.startswith("2 popular stories")
+    assert isinstance(fold, Claim) and fold.sentence == "The statistics behind the 2 popular stories:"
+    assert fold.details == ["Norms grow: split 45% [44, 47]", "A few dimensions dominate: flags"]
+    assert '<details class="how-we-know">' in fold._repr_html_()

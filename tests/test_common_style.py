@@ -79,7 +79,7 @@ def test_figure_description_reads_titles_and_axes():
 
 
 def test_a_figure_wider_than_the_page_is_reported_as_cropped_in_the_notebook():
-    assert style.PAGE_WIDTH_IN == 6.9
+    assert style.PAGE_WIDTH_IN == 6.72  # the 672 px text column at 100 dpi (issue 49)
     fig, ax = plt.subplots(figsize=(6.0, 3))
     ax.set_title("fits")
     assert not style.too_wide(fig) and not style.small_text(fig)
@@ -87,10 +87,10 @@ def test_a_figure_wider_than_the_page_is_reported_as_cropped_in_the_notebook():
     ax.plot([0, 1], [0, 1], label="a legend entry long enough to push the picture past the column")
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1))  # outside the axes: the notebook shows it
     found = style.small_text(fig)
-    assert len(found) == 1 and "> page 6.9 in" in found[0]
+    assert len(found) == 1 and "> page 6.72 in" in found[0]
     assert style.too_wide(fig, cropped=False) == []  # the canvas itself is 6 in
     wide, _ = plt.subplots(figsize=(9.0, 3))
-    assert style.too_wide(wide, cropped=False) and "shrink its text to 77%" in style.too_wide(wide, cropped=False)[0]
+    assert style.too_wide(wide, cropped=False) and "shrink its text to 75%" in style.too_wide(wide, cropped=False)[0]
     plt.close("all")
 
 

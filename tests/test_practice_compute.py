@@ -245,27 +245,41 @@ def test_training_rows_and_status_finding_read_every_run(tiny_study):
     import numpy as np
 
     from helpers.finetuning.compute import FROZEN, FULL, GRADUAL
-    from helpers.practice.findings import status_finding, training_rows
+    from helpers.practice.findings import status_finding, training_details, training_rows
 
     study = tiny_study
     rows = {r["strategy"]: r for r in training_rows(study)}
     assert list(rows) == [FROZEN, FULL, GRADUAL]
-    assert rows[FROZEN]["steps"] == "-"
+    assert list(rows[FULL]) == ["strategy", "chosen on the dev split", "status",
+                                "dev loss, step 0 \u2192 kept (median)"]
     runs = study.runs[FULL]
-    steps = [r.steps for r in runs]
-    assert rows[FULL]["steps"] == f"{min(steps)}-{max(steps)}"
     # dev loss at step 0 and at the kept evaluation, read off each run's own dev curve
     step0 = [r.dev_curve[0][1] for r in runs]
     kept = [next(loss for st, loss, _ in r.dev_curve if st == r.best_step) for r in runs]
-    assert rows[FULL]["dev loss, step 0 -> kept (median)"] == f"{np.median(step0):.3f} -> {np.median(kept):.3f}"
-    # the rate each draw's dev split chose (tune="each seed"), counted
-    assert rows[FULL]["dev-split choice"] == f"lr per draw: {runs[0].lr:g} x2"
+    assert rows[FULL]["dev loss, step 0 \u2192 kept (median)"] == f"{np.median(step0):.3f} \u2192 {np.median(kept):.3f}"
+    # the rate the dev split chose (tune="each seed": both draws chose it here)
+    lrs = [r.lr for r in runs]
+    assert rows[FULL]["chosen on the dev split"] == (f"lr {lrs[0]:g}" if lrs[0] == lrs[1] else
+                                                    f"lr {min(lrs):g} (1 of 2 draws)")
     converged = sum(r.status == "converged" for s in (FULL, GRADUAL) for r in study.runs[s])
     full_converged = sum(r.status == "converged" for r in runs)
-    assert rows[FULL]["status"].startswith("all 2 runs converged" if full_converged == 2
-                                           else f"{full_converged} of 2 runs converged")
-
-    assert rows[FULL]["moved"] == f"{sum(r.best_step > 0 for r in runs)} of 2"
+    full_moved = sum(r.best_step > 0 for r in runs)
+    status = rows[FULL]["status"]
+    assert status.startswith("moved;" if full_moved == 2 else "stayed at its start;" if full_moved == 0
+                             else f"moved in {full_moved} of 2 (")
+    assert status.endswith("; converged") == (full_converged == 2)
+    if full_converged < 2:
+        assert f"{full_converged} converged" in status
+    # the probe's own status; a strategy whose head starts from the probe stays "at the probe"
+    assert rows[FROZEN]["status"] == ("converged" if all(r.status == "converged" for r in study.records(FROZEN))
+                                      else rows[FROZEN]["status"])
+    gradual_moved = sum(r.best_step > 0 for r in study.runs[GRADUAL])
+    assert ("stayed at the probe" in rows[GRADUAL]["status"]) == (gradual_moved < 2)
+    # the fold: one line per strategy, with the steps and the choice's details
+    details = training_details(study)
+    steps = [r.steps for r in runs]
+    assert len(details) == 3 and details[1].startswith(f"{FULL}: lr per draw: ")
+    assert f"{min(steps)}-{max(steps)} optimiser steps" in details[1] or f"; {steps[0]} optimiser steps" in details[1]
 
     sentence, details = status_finding(study)
     exhausted = sum(r.status == "budget exhausted" for s in (FULL, GRADUAL) for r in study.runs[s])

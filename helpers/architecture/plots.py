@@ -457,7 +457,7 @@ def architecture_diagram(config, highlight=None, ax=None, n_tokens: int | None =
     what("add1", "add to the stream")
     what("norm1", "LayerNorm")
     shape("norm1", f"[{n}, {H}]")
-    code("norm1", "attention.output.LayerNorm")
+    code("norm1", "attention.output.\n  LayerNorm")  # two lines: the column fits the page
     what("ff1", f"feed-forward, per token:\ndense H\u2192I, {cfg.hidden_act.upper()}")
     shape("ff1", f"[{n}, {I}]")
     code("ff1", "intermediate.dense")
@@ -519,7 +519,7 @@ def you_are_here(config, highlight=None, ax=None):
     """A one-row map of BERT for the top of a lesson: tokens → embeddings → [attention → add &
     norm → feed-forward → add & norm] × L → pooler → head, with ``highlight`` (a part or a
     list of :data:`PARTS`; ``"layer"`` marks the whole repeated layer) marked "you are here".
-    About 6.7 × 1.2 inches (6.9 as the notebook shows it, with its margin), text at least 8 pt. Returns the axes."""
+    About 6.5 × 1.2 inches (6.7 as the notebook shows it, with its margin), text at least 8 pt. Returns the axes."""
     cfg = _check_config(config)
     parts = _check_highlight(highlight)
     L = cfg.num_hidden_layers
@@ -532,7 +532,7 @@ def you_are_here(config, highlight=None, ax=None):
     ax.set_ylim(0, height)
     ax.axis("off")
     widths = [_text_width_in(label, _STRIP_FONT) + 0.11 for _, label in _STRIP]
-    gap, layer_pad = 0.16, 0.08
+    gap, layer_pad = 0.13, 0.08
     total = sum(widths) + gap * (len(widths) - 1) + 2 * layer_pad
     x = (width - total) / 2
     y, h = 0.5, 0.34

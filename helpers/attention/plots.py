@@ -18,7 +18,7 @@ from helpers.common.style import (
 )
 from helpers.attention.model_view import PAGE_WIDTH, attention_model_view  # noqa: F401
 
-MAX_TOKEN_LABELS = 40  # more token labels than this on one axis cannot be read at 8 pt
+MAX_TOKEN_LABELS = 36  # more token labels than this on one axis cannot be read at 8 pt in the 672 px column
 FIGURE_MAX_WIDTH = FIG_WIDTH_IN  # inches: the page's column (style.PAGE_WIDTH_IN) less the notebook's margin
 MAX_SERIES = 4  # lines one panel tells apart; more are named at their ends instead of in a legend
 
@@ -72,7 +72,7 @@ def token_heatmap(matrix, tokens: list[str], ax=None, title: str | None = None, 
     k = len(tokens)
     if values.shape != (k, k):
         raise ValueError(f"the matrix has shape {values.shape} but there are {k} tokens; they must match.")
-    size = min(max(4.0, 0.2 * k + 2.4), FIGURE_MAX_WIDTH - 1.3)  # 40 tokens still get 8 pt labels
+    size = min(max(4.0, 0.2 * k + 2.4), FIGURE_MAX_WIDTH - 1.3)  # MAX_TOKEN_LABELS tokens still get 8 pt labels
     ax = new_axes(ax, (size + 1.3, size + 0.3))
     top = float(values.max()) if vmax is None else vmax
     if top < 1.0 and cbar_label == "attention probability":

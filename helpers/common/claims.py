@@ -19,6 +19,7 @@ A sentence is never typed by hand: it changes with the model and the data.
 from __future__ import annotations
 
 import html
+import re
 from dataclasses import dataclass, field
 
 from helpers.common.stats import Verdict
@@ -159,3 +160,59 @@ def claims_frame(rows, model_name: str, paper_label: str):
     return pd.DataFrame([r[:3] for r in rows], columns=[
         "popular claim", f"this model ({model_name}), live",
         f"published finding (paper, model); against BERT-base: {paper_label}"])
+
+
+def scorecard_frame(rows, model_name: str, paper_label: str | None = None):
+    """The "popular stories" of a Part 3 lesson as a scorecard ``DataFrame``, one row per story
+    and no index: the story, this model's verdict on it in this run, and the published finding
+    (paper and model; with ``paper_label``, the heading says how the loaded model relates to the
+    papers' BERT-base). ``rows`` are ``(story, this model's result, published finding, evidence)``,
+    as each lesson's ``claim_rows`` gives them; the evidence is the fold beneath
+    (:func:`show_scorecard`)."""
+    import pandas as pd
+
+    published = "published finding (paper, model)" + (f"; against BERT-base: {paper_label}" if paper_label else "")
+    return pd.DataFrame([r[:3] for r in rows], columns=[
+        "popular story", f"this model ({model_name}), this run", published])
+
+
+class Scorecard:
+    """A scorecard (:func:`scorecard_frame`) shown as one table without pandas' 0..n-1 index and
+    without truncated cells: HTML for Jupyter and the website (``course-scorecard``: the story
+    in bold), aligned text for a terminal."""
+
+    def __init__(self, frame, title: str | None = None):
+        self.frame, self.title = frame, title
+
+    def _repr_html_(self) -> str:
+        import pandas as pd
+
+        with pd.option_context("display.max_colwidth", None):
+            body = self.frame.to_html(index=False, notebook=True, classes="course-scorecard")
+        if self.title:
+            opening = re.search(r"<table\b[^>]*>", body)
+            body = (f'{body[:opening.end()]}<caption class="course-table-title">{html.escape(self.title)}'
+                    f"</caption>{body[opening.end():]}")
+        return body
+
+    def __repr__(self) -> str:
+        import pandas as pd
+
+        with pd.option_context("display.max_colwidth", None, "display.width", 200):
+            text = self.frame.to_string(index=False)
+        return f"{self.title}\n{text}" if self.title else text
+
+
+def show_scorecard(rows, model_name: str, paper_label: str | None = None,
+                   evidence: str = "The statistics behind the {n}:") -> object:
+    """Display a Part 3 lesson's popular stories as a :class:`Scorecard` (story, this model's
+    verdict, the published finding), then the evidence of every row folded beneath it (one
+    :class:`Claim` whose details read ``"story: evidence"``); returns the scorecard's
+    ``DataFrame`` (for a test or an exercise to read). The lesson's cell is this one call."""
+    from IPython.display import display
+
+    frame = scorecard_frame(rows, model_name, paper_label)
+    stories = f"{len(rows)} popular {'story' if len(rows) == 1 else 'stories'}"
+    display(Scorecard(frame, f"{stories}, checked on this model in this run"))
+    display(Claim(evidence.format(n=stories), [f"{r[0]}: {r[3]}" for r in rows]))
+    return frame

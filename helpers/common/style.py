@@ -8,7 +8,7 @@ updates) and follow these rules:
 * every colourbar has a label (:func:`colorbar` insists on one);
 * titles name the measure ("cosine between layers", "attention probability");
 * panels that are compared share one scale;
-* every figure fits the website's text column, :data:`PAGE_WIDTH_IN` inches wide (690 px at the
+* every figure fits the website's text column, :data:`PAGE_WIDTH_IN` inches wide (672 px at the
   notebook's 100 dpi), as the notebook shows it (cropped to its drawn content, legends outside
   the axes included), so nothing is scaled down and 8 pt stays 8 pt: more rows, not more columns;
 * :func:`small_text` lists text below :data:`MIN_FONT_PT` points and a figure wider than the page
@@ -27,7 +27,7 @@ import numpy as np
 import torch
 
 MIN_FONT_PT = 8.0
-PAGE_WIDTH_IN = 6.9  # the website's text column (688 px at 1280 px) at the notebook's 100 dpi: no figure is wider
+PAGE_WIDTH_IN = 6.72  # the website's text column (672 px at 1280 px) at the notebook's 100 dpi: no figure is wider
 SAVE_PAD_IN = 0.1  # the notebook crops a figure to its drawn content plus this margin (savefig.pad_inches)
 FIG_WIDTH_IN = PAGE_WIDTH_IN - 2 * SAVE_PAD_IN  # a figure that fills the column, its margin included
 COURSE_RC = {

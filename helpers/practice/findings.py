@@ -1,8 +1,8 @@
 """Lesson 11's tables and printouts (:mod:`helpers.practice`), beside the numbers they phrase:
 the timing verdict (:func:`time_finding`), how far fine-tuning turned the features
-(:func:`direction_change`), the training table and its status sentence (:func:`training_rows`,
-:func:`status_finding`), the strategies' table (:func:`strategy_rows`), what the study can detect
-(:func:`power_finding`), memory (:func:`training_memory_text`, :func:`peak_memory_text`) and int8
+(:func:`direction_change`), the training table of statuses, its fold and its status sentence
+(:func:`training_rows`, :func:`training_status`, :func:`training_details`, :func:`status_finding`),
+the strategies' table (:func:`strategy_rows`), what the study can detect (:func:`power_finding`), memory (:func:`training_memory_text`, :func:`peak_memory_text`) and int8
 (:func:`quantization_note`).
 """
 
@@ -59,25 +59,84 @@ def direction_change(reference: torch.Tensor, changed: torch.Tensor, seed: int =
 # ----------------------------------------------------------------------------- lesson 11's tables and printouts
 def training_rows(study) -> list[dict]:
     """One row per strategy of ``study`` (a :class:`~helpers.finetuning.compute.FinetuneStudy`) for
-    lesson 11's table of how every strategy trained: the dev split's choice (for a fine-tuning
-    strategy, the learning rate each draw's dev split chose -- or the first draw's, with its grid,
-    when only that draw chose), the status of its runs
-    (:func:`~helpers.common.training.status_summary`), how many runs kept weights past their
-    start (the others were not fine-tuned), the range of optimiser steps, the median dev score at
-    step 0 and at the weights kept, and the range of accuracy on the runs' own training utterances."""
-    from collections import Counter
-
+    lesson 11's table of how every strategy trained, as statuses a reader can scan: the setting the
+    dev split chose (the learning rate of most draws, or the probe's L2 strength), what the runs did
+    (:func:`training_status`: "moved", "stayed at the probe", with how many converged) and the
+    median dev score at step 0 and at the weights kept. How the choice was made, the optimiser
+    steps and the training accuracy are :func:`training_details`, for the fold beneath."""
     import numpy as np
 
-    from helpers.common.training import status_summary
     from helpers.finetuning.compute import FROZEN
 
     by_accuracy = getattr(study.config, "monitor", "loss") == "accuracy"
     rows = []
     for s in study.strategies:
-        first, recs, steps = study.runs[s][0], study.records(s), study.steps(s)
+        recs = study.records(s)
         if s == FROZEN:
             choice = recs[0].choice
+        else:
+            lrs = [r.lr for r in study.runs[s]]
+            common = max(sorted(set(lrs)), key=lrs.count)
+            choice = f"lr {common:g}" + ("" if lrs.count(common) == len(lrs)
+                                         else f" ({lrs.count(common)} of {len(lrs)} draws)")
+        if by_accuracy:
+            dev = (f"{100 * np.median([r.step0[1] for r in recs]):.1f} \u2192"
+                   f" {100 * np.median([r.kept[1] for r in recs]):.1f} %")
+        else:
+            dev = f"{np.median([r.step0[0] for r in recs]):.3f} \u2192 {np.median([r.kept[0] for r in recs]):.3f}"
+        rows.append({
+            "strategy": s,
+            "chosen on the dev split": choice,
+            "status": training_status(study, s),
+            ("dev accuracy" if by_accuracy else "dev loss") + ", step 0 \u2192 kept (median)": dev,
+        })
+    return rows
+
+
+def training_status(study, strategy: str) -> str:
+    """What the runs of ``strategy`` did, in words: ``"moved; converged"`` when every run kept
+    weights past its start and met its criterion, otherwise the counts (``"moved in 4 of 5; 3
+    converged, 2 out of steps"``); a run that kept its start "stayed at the probe" (a strategy
+    whose head starts from the linear probe) or "stayed at its start"; the probe itself "converged"
+    (or how many of its fits did)."""
+    from helpers.common.training import BUDGET_EXHAUSTED, CONVERGED, FIRST_EVALUATION
+    from helpers.finetuning.compute import FROZEN
+    from helpers.finetuning.strategies import FROM_PROBE
+
+    runs, recs = study.runs[strategy], study.records(strategy)
+    n = len(recs)
+    done = sum(r.status == CONVERGED for r in recs)
+    ends = [f"{done} converged" if done < n else "converged"]
+    ends += [f"{k} {word}" for k, word in (
+        (sum(r.status == FIRST_EVALUATION for r in recs), "stopped at the first evaluation"),
+        (sum(r.status == BUDGET_EXHAUSTED for r in recs), "out of steps")) if k]
+    if strategy == FROZEN:
+        return ", ".join(ends) if done < n else "converged"
+    moved = sum(r.moved for r in runs)
+    start = "stayed at the probe" if strategy in FROM_PROBE else "stayed at its start"
+    if moved == n:
+        head = "moved"
+    elif moved == 0:
+        head = start
+    else:
+        head = f"moved in {moved} of {n} ({n - moved} {start})"
+    return f"{head}; " + ", ".join(ends)
+
+
+def training_details(study) -> list[str]:
+    """The fold beneath lesson 11's training table, one line per strategy: how the dev split chose
+    (each draw's learning rate, with how many lie at the grid's edge and how many draws tied; or the
+    first draw's grid of dev scores), the optimiser steps and the accuracy on the runs' own
+    training utterances."""
+    from collections import Counter
+
+    from helpers.finetuning.compute import FROZEN
+
+    lines = []
+    for s in study.strategies:
+        first, recs, steps = study.runs[s][0], study.records(s), study.steps(s)
+        if s == FROZEN:
+            choice = f"{recs[0].choice}, chosen on the dev split"
         elif study.config.tune == "each seed":
             ties = sum(r.record.get("choice", "").startswith("no choice") for r in study.runs[s])
             counts = Counter(f"{r.lr:g}" for r in study.runs[s])
@@ -89,22 +148,16 @@ def training_rows(study) -> list[dict]:
         else:
             grid = "; ".join(f"{lr:g}: {loss:.3f}" for lr, (loss, *_) in first.grid.items()) if first.grid \
                 else recs[0].choice
-            choice = f"lr {first.lr:g} (first draw's dev loss: {grid})"
-        if by_accuracy:
-            dev = (f"{100 * np.median([r.step0[1] for r in recs]):.1f} ->"
-                   f" {100 * np.median([r.kept[1] for r in recs]):.1f} %")
-        else:
-            dev = f"{np.median([r.step0[0] for r in recs]):.3f} -> {np.median([r.kept[0] for r in recs]):.3f}"
-        rows.append({
-            "strategy": s,
-            "dev-split choice": choice,
-            "status": status_summary(recs),
-            "moved": "-" if s == FROZEN else f"{sum(r.moved for r in study.runs[s])} of {len(recs)}",
-            "steps": "-" if s == FROZEN else f"{min(steps)}-{max(steps)}",
-            ("dev accuracy" if by_accuracy else "dev loss") + ", step 0 -> kept (median)": dev,
-            "training accuracy": _span_pct([r.train_accuracy for r in recs]),
-        })
-    return rows
+            choice = f"lr {first.lr:g}, chosen on the first draw (its dev loss per lr: {grid})"
+        run_steps = "" if s == FROZEN else f"; {_span(steps)} optimiser steps"
+        lines.append(f"{s}: {choice}{run_steps}; training accuracy "
+                     f"{_span_pct([r.train_accuracy for r in recs])}")
+    return lines
+
+
+def _span(values) -> str:
+    """``"171-300"``, or ``"300"`` when every value is the same."""
+    return f"{min(values)}" if min(values) == max(values) else f"{min(values)}-{max(values)}"
 
 
 def _span_pct(values) -> str:
