@@ -91,7 +91,10 @@ def test_research_extra_is_optional_and_cannot_move_torch():
     assert sorted(Requirement(r).name for r in research) == ["nnsight", "transformer-lens"]
     assert not any(Requirement(r).name == "torch" for r in research)
     course_sh = (ROOT / "course.sh").read_text()
-    assert '".[research]" -c "$pins"' in course_sh and 'print("torch==" + m.version("torch"))' in course_sh
+    # pip_install: uv, or pip when uv cannot be had, both with the installed torch as a constraint
+    assert 'pip_install -e ".[research]"' in course_sh and 'print("torch==" + m.version("torch"))' in course_sh
+    assert 'uv pip install -q --python "$VENV/bin/python" -c "$pins" "$@"' in course_sh
+    assert 'pip install -q -c "$pins" "$@"' in course_sh
     assert '".[research]" -c "$CONSTRAINTS"' in (ROOT / ".ci" / "colab_like.sh").read_text()
     installed = {name: Version(metadata.version(name)) for name in ("torch", "transformers")}
     for dist in ("nnsight", "transformer-lens"):
