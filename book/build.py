@@ -40,7 +40,7 @@ Steps (all offline):
    page links to the same page of the other track.
 
 Usage: python book/build.py [--out build/site] [--no-execute | --execute-only 02,05] [--only 00,03]
-                            [--model bundled-zh [--sentence 明天北京会下雨吗？]]
+                            [--model bundled-zh [--sentence 明天北京会下雨吗？] [--budget quick]]
 """
 
 from __future__ import annotations
@@ -878,12 +878,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--model", default=None,
                         help="build a language track: bundled-zh runs every lesson with the Chinese model into "
                              "OUT-zh beside --out (default: the English site)")
+    parser.add_argument("--budget", default=None, choices=("quick", "full"),
+                        help="with --model: the BUDGET injected into every lesson (quick: a check that the "
+                             "code runs, in minutes; default: each lesson's own, its full budget)")
     parser.add_argument("--sentence", default=None, help="with --model: the SENTENCE injected into every lesson "
                                                          f"(default {tracks.ZH_SENTENCE})")
     args = parser.parse_args(argv)
     global TRACK, WORK
     try:
-        TRACK = tracks.track_for(args.model, args.sentence)
+        TRACK = tracks.track_for(args.model, args.sentence, args.budget)
     except ValueError as err:
         parser.error(str(err))
     WORK = ROOT / "build" / ("book" + TRACK.suffix)  # build/book-zh: executed copies, sources, frames

@@ -46,12 +46,14 @@ CHINESE = Track("zh", {"MODEL": "bundled-zh", "SENTENCE": ZH_SENTENCE, "LANGUAGE
 MODELS = {"bundled-zh": CHINESE}
 
 
-def track_for(model: str | None = None, sentence: str | None = None) -> Track:
+def track_for(model: str | None = None, sentence: str | None = None, budget: str | None = None) -> Track:
     """The track a build makes: English without ``model``, the Chinese track for ``"bundled-zh"``
-    (``sentence`` replaces its default Chinese sentence)."""
+    (``sentence`` replaces its default Chinese sentence; ``budget`` sets every lesson's ``BUDGET``:
+    ``"quick"`` builds the track in minutes as a check that every lesson runs, not with its findings)."""
     if model is None:
-        if sentence is not None:
-            raise ValueError("--sentence needs --model: the English site runs each lesson's own SENTENCE.")
+        if sentence is not None or budget is not None:
+            raise ValueError("--sentence and --budget need --model: the English site runs each lesson's own "
+                             "SENTENCE at its full budget.")
         return ENGLISH
     if model not in MODELS:
         raise ValueError(f"--model {model!r} is not valid: the site has tracks for {sorted(MODELS)} "
@@ -62,7 +64,15 @@ def track_for(model: str | None = None, sentence: str | None = None) -> Track:
             raise ValueError("--sentence must not be empty.")
         track = Track(track.key, {**track.params, "SENTENCE": sentence}, track.suffix, track.label, track.lang,
                       track.name)
+    if budget is not None:  # "quick": every lesson's few-draws check that the code runs, not its findings
+        if budget not in BUDGETS:
+            raise ValueError(f"--budget {budget!r} is not valid: choose one of {BUDGETS}.")
+        track = Track(track.key, {**track.params, "BUDGET": budget}, track.suffix, track.label, track.lang,
+                      track.name)
     return track
+
+
+BUDGETS = ("quick", "full")
 
 
 def other_track(track: Track) -> Track:

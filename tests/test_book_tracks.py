@@ -55,6 +55,17 @@ def test_parameters_are_injected_after_the_parameters_cell_where_the_lesson_has_
         tracks.inject(nb, zh)
 
 
+def test_a_quick_chinese_track_sets_every_lessons_budget():
+    quick = tracks.track_for("bundled-zh", budget="quick")
+    assert quick.params["BUDGET"] == "quick" and quick.params["MODEL"] == "bundled-zh"
+    nb = tracks.inject(_lesson('MODEL = None\nBUDGET = None'), quick)
+    assert "BUDGET = 'quick'" in nb.cells[2].source
+    with pytest.raises(ValueError, match="need --model"):
+        tracks.track_for(None, budget="quick")
+    with pytest.raises(ValueError, match="choose one of"):
+        tracks.track_for("bundled-zh", budget="tiny")
+
+
 def test_lesson_05_gets_the_language_not_the_chinese_models_sizes():
     """Lesson 05's MODEL copies a checkpoint's sizes (m3e-small's would take hours to train): the
     track sets its LANGUAGE and SENTENCE and leaves MODEL at the lesson's own tiny SIZES; a lesson
