@@ -513,14 +513,17 @@ def _frames_for(explorer, grid: list[dict], scale: int) -> dict:
         frames.append(frame)
     explorer.values.update(start)
     explorer._update_artists(**explorer.values)
-    width, height = fig.canvas.get_width_height()
+    background = scaled_png(fig, scale, hide=order)
+    # the canvas takes the picture's own pixel size (a PNG's IHDR: width, height at bytes 16-24), which
+    # savefig rounds, where get_width_height() truncates: 1 px apart at some figure sizes
+    width, height = (int.from_bytes(background[i:i + 4], "big") / scale for i in (16, 20))
     return {
         "format": FORMAT,
         "kind": "frames",
         "explorer": type(explorer).__name__,
         "size": [width, height],
         "scale": scale,
-        "background": _data_uri(scaled_png(fig, scale, hide=order)),
+        "background": _data_uri(background),
         "controls": [{"name": g["name"], "label": g["label"], "labels": [o[0] for o in g["options"]],
                       "value": next((i for i, o in enumerate(g["options"]) if o[1] == start.get(g["name"])), 0)}
                      for g in grid],
