@@ -282,3 +282,17 @@ def test_nbconvert_html_keeps_the_explorer_picture(tmp_path, store_state):
         buffers = [b["data"] for m in state["state"].values() if m["model_name"] == "ImageModel"
                    for b in m.get("buffers", [])]
         assert picture in buffers, "the widget state in the HTML does not hold the explorer's picture"
+
+
+def test_label_strips_draw_chinese_with_the_course_font():
+    """An explorer's token labels (a Chinese model's characters) are drawn from every family of
+    font.family, as Matplotlib's own text is: no "Glyph ... missing" empty boxes."""
+    import warnings
+
+    from helpers.common import style  # noqa: F401 - registers the course's Chinese font
+    from helpers.common.explorer import LabelStrip
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # Matplotlib warns "Glyph ... missing from font(s)" otherwise
+        mask, _ = LabelStrip._render("明天北京会下雨吗？", 9, 100)
+    assert mask.sum() > 0

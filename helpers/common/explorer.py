@@ -135,7 +135,13 @@ class LabelStrip:
         from matplotlib.backends.backend_agg import get_hinting_flag
         from matplotlib.font_manager import FontProperties, findfont, get_font
 
-        font = get_font(findfont(FontProperties(size=fontsize)))
+        from matplotlib.font_manager import fontManager
+
+        prop = FontProperties(size=fontsize)
+        # every family of font.family, as Matplotlib's own text does: the course's Chinese font
+        # draws what DejaVu lacks (one font alone would leave Chinese labels as empty boxes)
+        find_all = getattr(fontManager, "_find_fonts_by_props", None)
+        font = get_font(find_all(prop) if find_all else findfont(prop))
         font.clear()
         font.set_size(fontsize, dpi)
         font.set_text(text or " ", 0.0, flags=get_hinting_flag())
