@@ -75,8 +75,7 @@ def require_reading(tokenizer, language: str, *, lesson: str, texts=None, what: 
     """Stop the lesson (:class:`LessonStop`) when ``tokenizer`` cannot read more than :data:`MAX_UNREAD`
     of the words or characters of ``texts`` (default: :func:`reference_texts` of ``language``;
     :func:`unread_share`). ``what`` names the lesson's data in the message ("the polysemy sets"). Returns the share."""
-    if language not in LANGUAGES:
-        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(LANGUAGES)}.")
+    check_language(language)
     name, models = LANGUAGES[language]
     texts_given = texts
     texts = reference_texts(language) if texts is None else list(texts)
@@ -111,17 +110,18 @@ def model_language(tokenizer, *, lesson: str, choice: str | None = None) -> str:
     return best
 
 
+def check_language(language: str) -> None:
+    """A clear error unless ``language`` is one of :data:`LANGUAGES` (which every table of data by
+    language here shares)."""
+    if language not in LANGUAGES:
+        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(LANGUAGES)}.")
+
+
 def intents_for(language: str, split: str):
     """The course's own intent set in ``language`` (:data:`LANGUAGES`), one ``split``: the ten
     English intents of ``data/intents/`` or the 17 Chinese ones of ``data/intents_zh/``."""
-    if language not in LANGUAGES:
-        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(LANGUAGES)}.")
+    check_language(language)
     return load_intents_zh(split) if language == "zh" else load_intents(split)
-
-
-def _check_language(language: str) -> None:
-    if language not in LANGUAGES:
-        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(LANGUAGES)}.")
 
 
 # lessons 06-09 (issue 48): each data set in both languages, chosen by the lesson's language
@@ -137,7 +137,7 @@ def sentences_for(language: str, kind: str = "data") -> list[str]:
     ``attention_sentences_zh.txt``); ``kind="everyday"``: lesson 06's sample of everyday
     sentences (the sentences of ``data/pos/`` in English, the 134 longer sentences of
     ``data/zh_words/extra_sentences.txt`` in Chinese)."""
-    _check_language(language)
+    check_language(language)
     if kind == "data":
         return load_sentences(SENTENCE_FILES[language])
     if kind == "everyday":
@@ -148,14 +148,14 @@ def sentences_for(language: str, kind: str = "data") -> list[str]:
 def sentence_pairs_for(language: str) -> list[tuple[str, str]]:
     """Pairs of consecutive sentences in ``language`` (two-segment inputs, lessons 07-08):
     ``data/sentence_pairs.tsv`` or ``data/sentence_pairs_zh.tsv``."""
-    _check_language(language)
+    check_language(language)
     return load_sentence_pairs(PAIR_FILES[language])
 
 
 def polysemy_for(language: str) -> dict[str, dict[str, list[str]]]:
     """Ambiguous words in ``language``, two senses each (lesson 09): ``{word: {sense: [sentence,
     ...]}}`` from ``polysemy.json`` + ``polysemy_more.json`` (English) or ``polysemy_zh.json``."""
-    _check_language(language)
+    check_language(language)
     out = {}
     for name in POLYSEMY_FILES[language]:
         out.update(load_polysemy(name))
@@ -169,7 +169,7 @@ def period_and_comma_for(language: str) -> tuple[str, str]:
     """The full stop and the comma of ``language`` as a BERT tokenizer writes them (lesson 08's
     test of Clark et al.'s "deep heads attend to periods and commas"): ``(".", ",")`` in English,
     the full-width ``("。", "，")`` in Chinese."""
-    _check_language(language)
+    check_language(language)
     return PERIOD_COMMA[language]
 # the benchmark of lessons 10-13 in each language: a real data set hard enough to stay below ceiling
 BENCHMARKS = {
@@ -189,14 +189,12 @@ def benchmark_for(language: str, split: str):
     Chinese. :func:`benchmark_line` names it for the lesson's printout."""
     from helpers.common.data import load_banking77, load_thucnews
 
-    if language not in BENCHMARKS:
-        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(BENCHMARKS)}.")
+    check_language(language)
     return load_thucnews(split) if language == "zh" else load_banking77(split)
 
 
 def benchmark_line(language: str) -> str:
     """One line naming ``language``'s benchmark: name, source and licence."""
-    if language not in BENCHMARKS:
-        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(BENCHMARKS)}.")
+    check_language(language)
     b = BENCHMARKS[language]
     return f"benchmark: {b['name']} ({LANGUAGES[language][0]}; {b['source']}; licence: {b['licence']})"

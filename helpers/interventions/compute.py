@@ -140,10 +140,9 @@ def lesson_benchmark(language: str) -> Benchmark:
     it can be compared with."""
     from functools import partial
 
-    from helpers.common.language import BENCHMARKS, benchmark_for
+    from helpers.common.language import BENCHMARKS, benchmark_for, check_language
 
-    if language not in BENCHMARKS:
-        raise ValueError(f"language {language!r} is not valid: choose one of {tuple(BENCHMARKS)}.")
+    check_language(language)
     b = BENCHMARKS[language]
     reference = {"en": BANKING77_REFERENCE, "zh": THUCNEWS_REFERENCE}[language]
     return Benchmark(language, b["name"], b["items"], b["classes"], partial(benchmark_for, language), reference)
