@@ -138,6 +138,8 @@
     return ctx.measureText(text).width;
   }
 
+  // slider labels a..b, as text
+  function range(a, b) { var out = []; for (var i = a; i <= b; i++) out.push(String(i)); return out; }
   function short(label) { return label.length > 14 ? label.slice(0, 13) + '\u2026' : label; }
 
   /* The frames of helpers/attention/widgets.py's AttentionHeadExplorer for the reader's sentence:
@@ -211,7 +213,6 @@
       cache[key] = ids;
       return ids;
     }
-    function range(a, b) { var out = []; for (var i = a; i <= b; i++) out.push(String(i)); return out; }
     var controls = [
       { name: 'layer', label: 'layer', labels: range(1, L), value: 0 },
       { name: 'head', label: 'head', labels: range(0, H - 1), value: 0 }
@@ -387,7 +388,6 @@
       cache[key] = ids;
       return ids;
     }
-    function range(a, b) { var out = []; for (var i = a; i <= b; i++) out.push(String(i)); return out; }
     var controls = [
       { name: 'layer', label: 'layer', labels: range(1, L), value: 0 },
       { name: 'head', label: 'head', labels: range(0, H - 1), value: 0 }
