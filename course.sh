@@ -134,7 +134,7 @@ test)
     fi
     # nbval runs copies of the lessons with BUDGET = "quick" (tests/nbval_prepare.py); the full
     # budget runs once, in the book build. COURSE_TEST_LESSONS=0 leaves the lessons out (CI runs
-    # them under nbval in its Colab-like environment instead: .ci/colab_like.sh).
+    # them in its Colab-like environment instead, by tests/test_lessons_other_models.py: .ci/colab_like.sh).
     lessons=(build/nbval)
     if [ "${COURSE_TEST_LESSONS:-1}" = "0" ]; then
         lessons=()

