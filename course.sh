@@ -142,14 +142,18 @@ test)
         "$VENV/bin/python" tests/nbval_prepare.py build/nbval
     fi
     # Two workers (pytest-xdist; COURSE_TEST_WORKERS=0 runs in one process): a test file stays on
-    # one worker, so its fixtures load once; every worker has its own course cache (tests/conftest.py).
+    # one worker, so its fixtures load once, except that the files running whole lessons spread
+    # their lessons over both (tests/conftest.py); every worker has its own course cache.
     workers=(-n "${COURSE_TEST_WORKERS:-2}" --dist loadfile)
     if [ "${COURSE_TEST_WORKERS:-2}" = "0" ]; then
         workers=()
     else
         export OMP_NUM_THREADS=1  # one thread per worker (and its lesson kernels): no oversubscribed cores
     fi
-    exec "$VENV/bin/python" -m pytest tests ${lessons[@]+"${lessons[@]}"} ${tier[@]+"${tier[@]}"} \
+    # The lessons first: they are the longest work units (lesson 14 about 2 minutes), so the two
+    # workers start them at once and the short test files fill in around them, instead of one
+    # worker finishing a lesson alone at the end.
+    exec "$VENV/bin/python" -m pytest ${lessons[@]+"${lessons[@]}"} tests ${tier[@]+"${tier[@]}"} \
         ${workers[@]+"${workers[@]}"} --nbval-lax --nbval-current-env --nbval-sanitize-with tests/sanitize.cfg "$@"
     ;;
 book)

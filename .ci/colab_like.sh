@@ -72,10 +72,11 @@ status=0
 # tests/expected_outputs/. CI runs these lessons here only: one pass over the lessons checks the
 # versions, the sizes and the long input at once (the book build runs every lesson in the main
 # environment at its full budget; tests/test_lessons_chinese.py runs them with the Chinese model).
-# Two workers, one torch thread each (2 cores); each worker has its own course cache (conftest).
+# Two workers, one torch thread each (2 cores), a lesson per work unit (05, 11 and 14 together:
+# tests/conftest.py); each worker has its own course cache.
 export OMP_NUM_THREADS=1
 mkdir -p build
-"$VENV/bin/python" -m pytest tests/test_lessons_other_models.py -m slow -n 2 --dist loadgroup -v \
+"$VENV/bin/python" -m pytest tests/test_lessons_other_models.py -m slow -n 2 --dist loadfile -v \
     -p no:cacheprovider --durations=0 -o console_output_style=classic 2>&1 | tee build/colab-lessons.log \
     || status=1
 unset OMP_NUM_THREADS

@@ -120,3 +120,30 @@ def _close_figures():
         problems += [f"{title[:60]!r}: {line}" for line in too_wide(fig)]
     plt.close("all")
     assert not problems, "; ".join(problems)
+
+
+
+# The test files that run whole lessons (minutes each): their lessons spread over the workers.
+LESSON_RUNNERS = ("tests/test_lessons_chinese.py", "tests/test_lessons_other_models.py")
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist loadfile`` (``bash course.sh test``: a test file stays on one worker, so its module
+    fixtures load once), except that in :data:`LESSON_RUNNERS` each lesson is a unit of its own
+    (05, 11 and 14 one together: ``lesson_params.lesson_group``), so their lessons spread over both
+    workers instead of queueing on one for many minutes. (pytest-xdist's own ``xdist_group`` marks
+    do nothing under pytest 9.2, which renamed the attribute they set.)"""
+    if config.getvalue("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    from lesson_params import lesson_group
+
+    class LessonsSpread(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::")[0]
+            if path in LESSON_RUNNERS and nodeid.endswith("]"):
+                return f"{path}::{lesson_group(nodeid.rsplit('[', 1)[1])}"
+            return path
+
+    return LessonsSpread(config, log)

@@ -31,18 +31,6 @@ SOURCES = sorted(LESSONS.glob("[0-9]*.py"))
 OTHER_SENTENCE = "Yesterday, my grandmother's neighbour repainted the lighthouse near Reykjavik."
 TRUNCATION_WARNING = "truncated"  # helpers.model.trace.encode: "... accepts at most N: truncated, K token(s) dropped ..."
 SEPARATOR = "# --- the long-input run starts here\n%reset -f"
-# Lessons that read each other's course cache (14 reads what 05 and 11 leave there, as in the
-# book build) run on one pytest-xdist worker under ``--dist loadgroup`` (the Colab-like CI run);
-# every other lesson is a group of its own. ``--dist loadfile`` keeps the whole file on one worker.
-CHAIN = ("05", "11", "14")
-
-
-def _param(source: Path):
-    group = "chain-" + "-".join(CHAIN) if source.stem[:2] in CHAIN else source.stem
-    return pytest.param(source, id=source.stem, marks=pytest.mark.xdist_group(group))
-
-
-PARAMS = [_param(s) for s in SOURCES]
 
 
 def long_sentence(tokenizer, model) -> str:
@@ -99,7 +87,7 @@ def _errors(cells) -> list[str]:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("both_runs", PARAMS, indirect=True)
+@pytest.mark.parametrize("both_runs", SOURCES, ids=lambda p: p.stem, indirect=True)
 def test_lesson_runs_with_other_model_and_sentence(both_runs, other_bert_dir):
     cells, _ = both_runs
     errors = _errors(cells)
@@ -109,7 +97,7 @@ def test_lesson_runs_with_other_model_and_sentence(both_runs, other_bert_dir):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("both_runs", PARAMS, indirect=True)
+@pytest.mark.parametrize("both_runs", SOURCES, ids=lambda p: p.stem, indirect=True)
 def test_lesson_runs_with_a_sentence_past_the_maximum_length(both_runs):
     _, cells = both_runs
     errors = _errors(cells)
@@ -119,7 +107,7 @@ def test_lesson_runs_with_a_sentence_past_the_maximum_length(both_runs):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("both_runs", PARAMS, indirect=True)
+@pytest.mark.parametrize("both_runs", SOURCES, ids=lambda p: p.stem, indirect=True)
 def test_checked_cells_print_their_expected_output(both_runs, request):
     """The cells marked ``# NBVAL_CHECK_OUTPUT`` (the set-up cell: what it installs where) print
     what tests/expected_outputs/ holds, as the nbval run of ``bash course.sh test`` checks: here
