@@ -93,8 +93,14 @@ def as_pieces(tokens) -> list[Piece]:
     return out
 
 
+def _chinese(ch: str) -> bool:
+    """A CJK character, or CJK punctuation and full-width forms (``？``, ``，``), which the website
+    sets in its Chinese font too (book/postprocess.py, ``CJK_RUN``)."""
+    return is_cjk_char(ch) or 0x3000 <= ord(ch) <= 0x303F or 0xFF00 <= ord(ch) <= 0xFFEF
+
+
 def _is_cjk(text: str) -> bool:
-    return len(text) == 1 and is_cjk_char(text)
+    return len(text) == 1 and _chinese(text)
 
 
 def token_colour(value: float) -> tuple[str, str]:
@@ -196,7 +202,7 @@ def _span(piece: Piece, value: float, score: float, unit: str) -> str:
     background, ink = token_colour(value)
     label = f"{piece.token}: {score:+.3g} {unit}" if math.isfinite(score) else f"{piece.token}: not scored"
     text = html.escape(piece.text if piece.text else piece.token)
-    if any(is_cjk_char(ch) for ch in piece.text):
+    if piece.text and all(_chinese(ch) for ch in piece.text):
         text = f'<span lang="zh">{text}</span>'  # the website's Chinese font (book/postprocess.py)
     return (f'{" " if piece.space else ""}<span class="course-hl-token" style="background:{background};'
             f'color:{ink};padding:0.15em 0.06em;border-radius:2px" title="{html.escape(label)}"'
