@@ -13,7 +13,8 @@ Every method explains one logit of a classifier read off BERT's last hidden stat
   :func:`integrated_gradients_by_embedding` splits it over word / segment / position);
 * perturbation -- :func:`occlusion_scores` (drop a token, run again) and :func:`value_zeroing`
   (Mohebbi et al. 2023: a token's value vector zeroed inside one layer);
-* all six for one sentence -- :func:`six_attributions`;
+* all six for one sentence -- :func:`six_attributions`; a test item the head gets right and one it
+  gets wrong, to show beside it -- :func:`right_and_wrong`;
 * faithfulness (DeYoung et al. 2020, ERASER) -- :func:`erasure_curves`: comprehensiveness and
   sufficiency of each ranking's top tokens, removed by :func:`removal_probabilities` (dropped, or
   replaced by [MASK] or [PAD]); :func:`faithfulness_study` runs them over many utterances against
