@@ -135,12 +135,24 @@ def _display(p: Piece) -> str:
     return p.text if p.text.strip() else p.token
 
 
+def _named(pieces: list[Piece], i: int) -> str:
+    """Piece ``i`` as a caption names it, in quotes: ``«card»``; a WordPiece of a longer word with
+    its word, ``«rre» (in «currencies»)``."""
+    start, end = i, i + 1
+    while start > 0 and pieces[start].token.startswith("##"):
+        start -= 1
+    while end < len(pieces) and pieces[end].token.startswith("##"):
+        end += 1
+    named = _quote(_display(pieces[i]))
+    return named if end - start == 1 else f"{named} (in {_quote(''.join(p.text for p in pieces[start:end]))})"
+
+
 def top_tokens(values: np.ndarray, pieces: list[Piece], k: int = 3, sign: int = 1) -> list[tuple[str, float]]:
     """The ``k`` pieces with the highest positive score (``sign=-1``: the lowest negative ones), as
-    ``(text, score)``."""
+    ``(name in quotes, score)``."""
     order = [i for i in np.argsort(-sign * np.nan_to_num(values, nan=-sign * np.inf))
              if np.isfinite(values[i]) and sign * values[i] > 0]
-    return [(_display(pieces[i]), float(values[i])) for i in order[:k]]
+    return [(_named(pieces, i), float(values[i])) for i in order[:k]]
 
 
 def weight_sentence(scores: dict, tokens, reference: str | None = None) -> str:
@@ -158,7 +170,7 @@ def weight_sentence(scores: dict, tokens, reference: str | None = None) -> str:
               for m, (v, _, _) in rows.items()}
     if firsts[reference] is None:
         return f"{_name(reference)} gives none of these tokens a positive score."
-    word = _quote(_display(pieces[firsts[reference]]))
+    word = _named(pieces, firsts[reference])
     sentence = f"{_name(reference)} puts most weight on {word}"
     agree = [m for m in rows if m != reference and firsts[m] == firsts[reference]]
     others: dict[int, list[str]] = {}
@@ -168,10 +180,10 @@ def weight_sentence(scores: dict, tokens, reference: str | None = None) -> str:
     if agree:
         sentence += f"; {_names(agree)} {'agrees' if len(agree) == 1 else 'agree'}"
     if others:
-        sentence += "; " + "; ".join(f"{_names(ms)} on {_quote(_display(pieces[i]))}" for i, ms in others.items())
+        sentence += "; " + "; ".join(f"{_names(ms)} on {_named(pieces, i)}" for i, ms in others.items())
     against = top_tokens(rows[reference][0], pieces, 1, sign=-1)
     if against:
-        sentence += f". The token that pushes most against it, by {_name(reference)}, is {_quote(against[0][0])}"
+        sentence += f". The token that pushes most against it, by {_name(reference)}, is {against[0][0]}"
     return sentence + "."
 
 
@@ -267,10 +279,10 @@ def _plain(rows: dict, pieces: list[Piece], title: str, caption: str, target: st
               f"each method's score / its largest |score| (+: pushes the logit of {target} up, -: down):"]
     width = max(len(m) for m in rows)
     for name, (values, scaled, _) in rows.items():
-        up = ", ".join(f"{_quote(t)} {s:+.2f}" for t, s in top_tokens(scaled, pieces, 3)) or "none"
+        up = ", ".join(f"{t} {s:+.2f}" for t, s in top_tokens(scaled, pieces, 3)) or "none"
         down = top_tokens(scaled, pieces, 1, sign=-1)
         lines.append(f"  {name:<{width}}  most weight: {up}"
-                     + (f"; most against: {_quote(down[0][0])} {down[0][1]:+.2f}" if down else ""))
+                     + (f"; most against: {down[0][0]} {down[0][1]:+.2f}" if down else ""))
     if cut:
         lines.append(cut)
     return "\n".join(lines)
