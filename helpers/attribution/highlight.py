@@ -157,8 +157,9 @@ def top_tokens(values: np.ndarray, pieces: list[Piece], k: int = 3, sign: int = 
 
 def weight_sentence(scores: dict, tokens, reference: str | None = None) -> str:
     """The caption in plain words: which token the ``reference`` method (default Integrated
-    Gradients, else the first signed method, else the first) scores highest, which methods agree on that token, where the others
-    put their highest score, and the token that pushes most against the decision, if any."""
+    Gradients, else the first signed method, else the first) scores highest, which methods agree
+    on that token, where the others put their highest score, and the token that pushes most
+    against the decision, if any."""
     pieces = as_pieces(tokens)
     rows = _normalised(scores, len(pieces))
     if not rows:
