@@ -134,8 +134,8 @@ you_are_here(model.config, LESSON_PARTS["13"]);
 # checks rollout against two layers multiplied by hand.
 
 # %%
-from helpers.attribution.compute import (IG_STEPS, OCCLUSION_PASSES,
-                                         attention_rollout,
+from helpers.attribution.compute import (IG_STEPS, METHODS,
+                                         OCCLUSION_PASSES, attention_rollout,
                                          occlusion_windows, sentence_logits,
                                          six_attributions)
 from helpers.model.tokens import content_positions
@@ -156,6 +156,48 @@ print(f"{SENTENCE[:60]!r} -> {test.names[pred]!r}; {len(words)} word tokens")
 if len(occlusion_windows(words, OCCLUSION_PASSES)) < len(words):
     print(f"note: to keep occlusion at {OCCLUSION_PASSES} passes, it drops"
           " runs of neighbouring tokens together")
+
+# %% [markdown]
+# Here are the six answers on the sentence itself, one row per method: each token's background is
+# its score divided by the largest |score| of its method, so every row runs from blue (−1, pushes
+# the predicted intent's logit down) through white (0) to red (+1, pushes it up); the key under
+# the rows says so. The first line is generated from the scores. Hover a token for its score
+# (`highlighted_text` in `helpers/attribution/highlight.py`).
+
+# %%
+from helpers.attribution.highlight import highlighted_text, trace_pieces
+
+highlighted_text({m: scores[m][words] for m in METHODS},
+                 trace_pieces(trace, words), target=repr(test.names[pred]),
+                 title=f"the lesson's SENTENCE, predicted"
+                 f" {test.names[pred]!r}")
+
+# %% [markdown]
+# The same rows for two test utterances, the first of the seeded test draw that the head
+# classifies right and the first it gets wrong (`right_and_wrong`; when it gets the whole draw
+# right, it reads on through the rest of the test split): on the wrong one, which tokens pushed
+# it to the wrong intent?
+
+# %%
+from IPython.display import display
+
+from helpers.attribution.compute import right_and_wrong
+
+examples = right_and_wrong(tokenizer, model, task)
+found = {"right": examples.right, "wrong": examples.wrong}
+print(f"the head gets {examples.correct} of {examples.n_draw} test {ITEMS}"
+      " right" + (f"; {examples.extra} more read to find a wrong one"
+                  if examples.extra else "") + "".join(
+          f"; none classified {kind}" for kind in found if not found[kind]))
+for kind, (text, true, guess) in ((k, v) for k, v in found.items() if v):
+    t = trace_text(tokenizer, model, text)
+    its, _ = six_attributions(tokenizer, model, classifier, t, guess,
+                            ig_steps=IG_STEPS_TRIED)
+    at = content_positions(t)
+    display(highlighted_text(
+        {m: its[m][at] for m in METHODS}, trace_pieces(t, at),
+        target=repr(test.names[guess]), title=f"test, {kind}: true"
+        f" {test.names[true]!r}, predicted {test.names[guess]!r}"))
 
 # %% [markdown]
 # ## 2. Integrated Gradients, with its completeness check
@@ -229,7 +271,6 @@ print(f"|delta| / |f(x) - f(x')| = {split_gap:.1%}: " + (
 # %% mystnb={"figure": {"caption": "Six attributions of the predicted intent's logit (title) to the word tokens of the lesson's sentence, one method per row, each row divided by its largest absolute score so all share a \u22121 to 1 scale: red pushes the logit up, blue down; attention-based rows are never negative. Compare the rows: which tokens do the methods agree on?", "name": "fig-13-attributions"}}
 import matplotlib.pyplot as plt
 
-from helpers.attribution.compute import METHODS
 from helpers.attribution.plots import plot_attributions
 
 ax, shown = plot_attributions(

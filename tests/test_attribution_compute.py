@@ -351,3 +351,28 @@ def test_findings_are_generated_from_the_numbers():
     assert text.startswith("Raw attention's top tokens matter more")
     rows = C.claim_rows({"faithfulness": Claim(sentence, details)}, AF.STORIES)
     assert len(rows) == 1 and rows[0][1] == sentence and "DeYoung" in rows[0][2]
+
+
+def test_right_and_wrong_picks_what_the_head_really_does(tokenizer, model):
+    """Lesson 13's two test items beside its sentence: each re-read through a traced forward pass
+    (not the batched, padded features that picked it), its class as the head says."""
+    from helpers.common.budget import choose_budget
+    from helpers.model.trace import trace_text
+
+    task = C.banking_setup(tokenizer, model, choose_budget("quick", model), progress=False)
+    found = A.right_and_wrong(tokenizer, model, task)
+
+    def predicted(text):
+        return int(A.sentence_logits(task.classifier, trace_text(tokenizer, model, text)).argmax())
+
+    draw = [predicted(t) == y for t, y in zip(task.test.texts, task.test.labels)]
+    assert found.correct == sum(draw) and found.n_draw == len(task.test)
+    assert found.right is not None and found.right[0] == task.test.texts[draw.index(True)]
+    text, true, guess = found.right
+    assert true == guess == predicted(text)
+    assert found.wrong is not None, "the head is not perfect on the whole test split"
+    text, true, guess = found.wrong
+    assert guess == predicted(text) != true
+    assert (found.extra > 0) == all(draw), "reads past the draw only when the draw has no wrong item"
+    if not all(draw):
+        assert text == task.test.texts[draw.index(False)]

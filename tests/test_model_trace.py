@@ -142,3 +142,16 @@ def test_english_words_are_never_found_as_runs_of_pieces(tokenizer, model):
     for absent in ("ban", "banker went", "bank,", "unbeliev"):
         with pytest.raises(ValueError, match="not in the input"):
             t.find_word(absent)
+
+
+def test_char_span_is_where_each_token_sits_in_its_text(tokenizer, model):
+    trace = trace_text(tokenizer, model, "Unreceived card?", "Yes & no")
+    assert trace.char_span(0) is None and trace.char_span(trace.seq_len - 1) is None  # [CLS], [SEP]
+    for p, token in enumerate(trace.tokens):
+        if token in ("[CLS]", "[SEP]"):
+            continue
+        source = trace.text if trace.sequence_ids[p] == 0 else trace.text_pair
+        start, end = trace.char_span(p)
+        assert source[start:end].lower() == token.removeprefix("##")
+    with pytest.raises(ValueError, match="out of range"):
+        trace.char_span(trace.seq_len)

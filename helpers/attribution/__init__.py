@@ -6,5 +6,6 @@
   Bonferroni family over the methods; the lesson's claims table;
   ``compute`` holds the scores of one decision and re-exports ``gradients`` (Integrated
   Gradients); ``erasure`` (ERASER) and ``findings`` build on it;
-* ``plots`` -- attributions side by side, deletion curves, token-mixing maps.
+* ``plots`` -- attributions side by side, deletion curves, token-mixing maps;
+* ``highlight`` -- attribution shown as highlighted text, one row per method, with its colour key.
 """

@@ -13,7 +13,8 @@ Every method explains one logit of a classifier read off BERT's last hidden stat
   :func:`integrated_gradients_by_embedding` splits it over word / segment / position);
 * perturbation -- :func:`occlusion_scores` (drop a token, run again) and :func:`value_zeroing`
   (Mohebbi et al. 2023: a token's value vector zeroed inside one layer);
-* all six for one sentence -- :func:`six_attributions`;
+* all six for one sentence -- :func:`six_attributions`; a test item the head gets right and one it
+  gets wrong, to show beside it -- :func:`right_and_wrong`;
 * faithfulness (DeYoung et al. 2020, ERASER) -- :func:`erasure_curves`: comprehensiveness and
   sufficiency of each ranking's top tokens, removed by :func:`removal_probabilities` (dropped, or
   replaced by [MASK] or [PAD]); :func:`faithfulness_study` runs them over many utterances against
@@ -36,6 +37,7 @@ norm-based attention, gradient x input, occlusion, value zeroing) and all six fo
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -258,3 +260,59 @@ def six_attributions(tokenizer, model, classifier, trace: Trace, target: int, *,
     ig = integrated_gradients(tokenizer, model, classifier, trace, target, steps=ig_steps)
     scores["integrated gradients"] = ig.scores
     return {m: scores[m] for m in METHODS}, ig
+
+
+# -- test items the head gets right and wrong, to show beside the lesson's sentence -------------------
+
+
+@dataclass
+class ClassifiedExamples:
+    """The first test item the head classifies right and the first it gets wrong, each
+    ``(text, true class, predicted class)`` as class ids (``None`` when there is none); ``correct``
+    of the ``n_draw`` items of the lesson's test draw are right; ``extra``: items read beyond the
+    draw, from the rest of the benchmark's test split, to find a wrong one."""
+
+    right: tuple | None
+    wrong: tuple | None
+    correct: int
+    n_draw: int
+    extra: int = 0
+
+
+@torch.no_grad()
+def right_and_wrong(tokenizer, model, task, *, more: int = 256, batch_size: int = 64) -> ClassifiedExamples:
+    """Classify ``task``'s test draw (lesson 12's :class:`~helpers.interventions.compute.BankingSetup`)
+    with its head and pick the first item it gets right and the first it gets wrong, in the
+    draw's order. Where it gets every one right, read on through the benchmark's other test items
+    of the same classes (a seeded order, ``batch_size`` at a time, at most ``more``) for a wrong one."""
+    import random
+
+    from helpers.interventions.compute import pooled_features
+
+    def predict(texts):
+        feats = pooled_features(tokenizer, model, texts, max_length=task.max_len, progress=False)
+        return task.head(feats).argmax(-1).tolist()
+
+    test = task.test
+    found = {"right": None, "wrong": None}
+    predicted = predict(test.texts)
+    for text, label, p in zip(test.texts, test.labels, predicted):
+        key = "right" if p == label else "wrong"
+        found[key] = found[key] or (text, label, p)
+    correct, extra = sum(p == y for p, y in zip(predicted, test.labels)), 0
+    if found["wrong"] is None and task.benchmark is not None:
+        rest = task.benchmark.load("test").only(test.names)
+        seen = set(test.texts)
+        rows = [i for i in range(len(rest)) if rest.texts[i] not in seen]
+        random.Random(0).shuffle(rows)
+        rows = rows[:more]
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start:start + batch_size]
+            extra += len(chunk)
+            for i, p in zip(chunk, predict([rest.texts[i] for i in chunk])):
+                if p != rest.labels[i]:
+                    found["wrong"] = (rest.texts[i], rest.labels[i], p)
+                    break
+            if found["wrong"] is not None:
+                break
+    return ClassifiedExamples(found["right"], found["wrong"], correct, len(test), extra)

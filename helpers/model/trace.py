@@ -122,6 +122,12 @@ class Trace:
         probs = self.attentions[self.check_layer(layer, allow_embeddings=False) - 1]
         return probs if head is None else probs[self.check_head(head)]
 
+    def char_span(self, token: int) -> tuple[int, int] | None:
+        """``(start, end)``: where token ``token`` sits in its own text (``text``, or
+        ``text_pair`` where ``sequence_ids`` says 1); ``None`` for a special token."""
+        spans = self._char_spans
+        return spans[self.check_token(token)] if spans else None
+
     def words(self) -> list[str]:
         """The words of the input as the tokenizer's pre-tokenizer split them."""
         return [span.word for span in self._word_spans()]
