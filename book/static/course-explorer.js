@@ -225,6 +225,7 @@
       document.documentElement.classList.toggle('course-explorer-locked', open);
       label(open);
       if (open) root.scrollTop = root.scrollLeft = 0;
+      hint.hidden = !(open && root.scrollWidth > root.clientWidth + 1);
       button.focus();
     }
     function label(open) {
@@ -235,6 +236,10 @@
       root.setAttribute('role', open ? 'dialog' : 'group');
       root.setAttribute('aria-label', open ? 'explorer at full size' : 'explorer');
     }
+    var hint = document.createElement('span');
+    hint.className = 'course-explorer-hint';
+    hint.textContent = 'wider than the screen: scroll sideways \u2194';
+    hint.hidden = true;
     label(false);
     button.addEventListener('click', function () { set(!root.classList.contains('course-explorer-open')); });
     root.addEventListener('keydown', function (event) {
@@ -244,7 +249,11 @@
       }
     });
     this.fullSize = set;
-    return button;
+    var both = document.createElement('span');
+    both.className = 'course-explorer-full-row';
+    both.appendChild(button);
+    both.appendChild(hint);
+    return both;
   };
 
   Explorer.prototype.frame = function () {
