@@ -798,6 +798,10 @@ def _explorers_full_size_on_a_phone(page, lesson: Path, sizes: list[str]) -> lis
         if int(slider.input_value()) == start or hashlib.sha256(page.screenshot()).hexdigest() == shown:
             problems.append(f"{name}: at full size the slider did not change the picture")
         page.screenshot(path=str(SHOTS / f"{lesson.stem}_explorer{k + 1}_full_390_moved.png"))
+        for _ in range(root.locator("button, input").count() + 1):
+            page.keyboard.press("Tab")
+        if not page.evaluate("() => !!document.activeElement.closest('.course-explorer-open')"):
+            problems.append(f"{name}: Tab left the full-size explorer for the page hidden under it")
         page.keyboard.press("Escape")
         page.wait_for_timeout(50)
         if "Full size" not in button.inner_text() or root.evaluate(EXPLORER_TEXT_PX) != before:
@@ -824,8 +828,8 @@ def test_figures_on_a_phone_are_readable_or_say_tap_to_enlarge(browser):
     has no full-size link (it would open the first state whatever the sliders show): it shows its
     text at PHONE_LABEL_PX or more, or a visible "Full size" button that (pressed from the
     keyboard) lays it over the page with its text at PHONE_LABEL_PX or more as shown, its sliders
-    still moving the picture, and closes with Escape. Sizes before and after go to the
-    screenshots folder."""
+    still moving the picture, Tab kept inside it, and closes with Escape. Sizes before and after
+    go to the screenshots folder."""
     page, network = browser
     page.set_viewport_size({"width": 390, "height": 900})
     problems, explorers, checked = [], [], 0

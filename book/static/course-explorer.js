@@ -243,9 +243,19 @@
     label(false);
     button.addEventListener('click', function () { set(!root.classList.contains('course-explorer-open')); });
     root.addEventListener('keydown', function (event) {
-      if (event.key === 'Escape' && root.classList.contains('course-explorer-open')) {
+      if (!root.classList.contains('course-explorer-open')) return;
+      if (event.key === 'Escape') {
         event.preventDefault();
         set(false);
+      } else if (event.key === 'Tab') {  // the keyboard stays in the explorer while it covers the page
+        var stops = Array.prototype.filter.call(root.querySelectorAll('button, input'), function (e) {
+          return !e.disabled && e.offsetParent !== null;
+        });
+        var at = stops.indexOf(document.activeElement);
+        if (event.shiftKey ? at <= 0 : at === stops.length - 1) {
+          event.preventDefault();
+          stops[event.shiftKey ? stops.length - 1 : 0].focus();
+        }
       }
     });
     this.fullSize = set;
