@@ -337,7 +337,9 @@ def _check_reads_like_a_page(page, lesson: Path) -> None:
 
 
 def _check_explorer_pictures(page, lesson: Path) -> None:
-    """Every code cell whose saved output is a widget view shows a picture on the page."""
+    """Every code cell whose saved output is a widget view shows a picture on the page: in the
+    cell, or in the figure at the top of the page that the cell's link back up leads to (an
+    explorer moved up by book/postprocess.py explorers_to_top)."""
     copy = PAGES_SRC / lesson.name
     if not copy.exists():
         pytest.fail(f"{copy} missing: the site's notebook copies are written by `bash course.sh book`")
@@ -348,6 +350,11 @@ def _check_explorer_pictures(page, lesson: Path) -> None:
         if not any(build.WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", [])):
             continue
         pictures = cells.nth(i).locator(".cell_output img")
+        back = cells.nth(i).locator("p.course-explorer-back a")
+        if back.count():
+            target = back.first.get_attribute("href")
+            assert target.startswith("#"), f"{lesson.stem}: code cell {i + 1}: its link back up leads to {target!r}"
+            pictures = page.locator(f"div.course-explorer-top figure[id='{target[1:]}'] img")
         assert pictures.count() >= 1, f"{lesson.stem}: code cell {i + 1} shows an explorer but no picture on the page"
         widths = pictures.evaluate_all("els => els.map(i => i.naturalWidth)")
         assert min(widths) > 0, f"{lesson.stem}: code cell {i + 1}: explorer picture did not load"
