@@ -678,7 +678,8 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
     wraps every display output of a captioned cell in the figure, so such a cell must display
     the picture alone (printed text, a stream, is fine). An explorer whose recorded frames move
     on the site (``records``) gets the cell tag ``TOP_TAG`` and the number after the first
-    figure's: the page shows it there (``postprocess.explorers_to_top``)."""
+    figure's: the page shows it there (``postprocess.explorers_to_top``); the first figure's code
+    then folds ("hide-input"), so that the page opens on the map and the explorer, no code between."""
     notes, figures = [], []
     number = lesson_number(stem)  # figures of a split lesson NNb are "Figure Nb.k"
     lesson = int(number) if number.isdigit() else number.lstrip("0") or number
@@ -715,6 +716,9 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
             tags = cell.metadata.setdefault("tags", [])
             if TOP_TAG not in tags:
                 tags.append(TOP_TAG)
+        tags = figures[0][0].metadata.setdefault("tags", [])  # the strip: its one call folds, the
+        if not {"hide-input", "remove-input", "hide-cell", "remove-cell"} & set(tags):  # map stays
+            tags.append("hide-input")
     for k, (cell, options, caption, _) in enumerate(figures, 1):
         caption = f"**Figure {lesson}.{k}.** {caption}"
         cell.metadata["mystnb"] = {**cell.metadata["mystnb"], "figure": {**options, "caption": caption}}

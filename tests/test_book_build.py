@@ -190,7 +190,8 @@ def _explorer_cell(caption: str, picture: str):
 def test_number_captions_counts_a_moving_explorer_where_the_page_shows_it():
     """Issue 49: an explorer whose frames move on the site is shown just after the page's first
     figure (postprocess.explorers_to_top): it takes the number after the first figure's and the
-    tag that moves it; a static explorer (no frames, or "multiples") keeps its place and order."""
+    tag that moves it, and the first figure's code folds; a static explorer (no frames, or
+    "multiples") keeps its place and order."""
     moving, still = _png(3, (0, 255, 0)), _png(4, (9, 9, 9))
     sha = {p: hashlib.sha256(base64.b64decode(p)).hexdigest() for p in (moving, still)}
     records = {sha[moving]: {"kind": "frames", "controls": [{"label": "layer"}]},
@@ -205,7 +206,7 @@ def test_number_captions_counts_a_moving_explorer_where_the_page_shows_it():
     assert captions == ["**Figure 4.1.** Strip.", "**Figure 4.3.** Second.", "**Figure 4.4.** Still.",
                         "**Figure 4.5.** Third.", "**Figure 4.2.** Moves."]
     tagged = [c.metadata.get("tags", []) for c in nb.cells[1:]]
-    assert tagged == [[], [], [], [], [build.TOP_TAG]]
+    assert tagged == [["hide-input"], [], [], [], [build.TOP_TAG]], "the strip's code folds, the explorer moves"
     # without frames nothing moves: numbers in cell order, no tag
     nb2 = nbformat.v4.new_notebook(cells=[_figure_cell("Strip."), _explorer_cell("Moves.", moving)])
     build.number_captions(nb2, "04_walk", {})

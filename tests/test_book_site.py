@@ -96,22 +96,27 @@ def test_download_link_serves_the_output_free_notebook(site, lesson):
 @pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
 def test_explorer_opens_the_page_after_the_strip(site, lesson):
     """Issue 49: a page opens on its idea: the "you are here" strip, then the lesson's explorer
-    (book/postprocess.py explorers_to_top), before any other figure and before any code cell
-    after the strip's own; where the lesson computes it a line links back up; figures are
+    (book/postprocess.py explorers_to_top), before any other figure and before any code in view
+    (the strip's own is folded); where the lesson computes it a line links back up; figures are
     numbered in the order the page shows them."""
     html = page_of(lesson).read_text()
     if '<div class="course-explorer">' not in html:
         pytest.skip(f"{lesson.stem} has no explorer with frames")
-    opened = html.find('<details class="course-setup"')
-    body = html[html.find("</details>", opened) if opened >= 0 else html.find("<article"):]
+    opened, depth, end = html.find('<details class="course-setup"'), 0, html.find("<article")
+    for tag in re.finditer(r"<details\b|</details>", html[max(opened, 0):]) if opened >= 0 else []:
+        depth += 1 if tag[0] == "<details" else -1
+        if depth == 0:  # the end of the Set-up block (it may hold folded cells of its own)
+            end = opened + tag.end()
+            break
+    body = html[end:]
     figures = [m.start() for m in re.finditer(r"<figure\b", body)]
     explorer = body.find('<div class="course-explorer">')
     assert len(figures) >= 2 and figures[0] < explorer, f"{lesson.stem}: no strip before the explorer"
     assert figures[1] < explorer < (figures[2] if len(figures) > 2 else len(body)), \
         f"{lesson.stem}: another figure comes between the strip and the explorer"
-    strip_cell_end = body.find("</figure>")
-    first_code = body.find('<div class="cell_input', body.find('<div class="cell', strip_cell_end + 1))
-    assert first_code < 0 or explorer < first_code, f"{lesson.stem}: a code cell comes before the explorer"
+    shown = [m.start() for m in re.finditer(r'(<details class="[^"]*\bhide above-input">\s*<summary[^>]*>.*?'
+                                            r'</summary>\s*)?<div class="cell_input', body, re.S) if not m[1]]
+    assert not shown or explorer < shown[0], f"{lesson.stem}: code in view comes before the explorer"
     assert body.find('<p class="course-explorer-lead">') < explorer, f"{lesson.stem}: no lead line above it"
     ids = re.findall(r'<figure\b[^>]*\bid="([^"]+)"[^>]*>\s*<div class="course-explorer">', body)
     backs = re.findall(r'<p class="course-explorer-back"><a href="#([^"]+)"', body)
