@@ -1153,6 +1153,19 @@ def _div_end(text: str, start: int) -> int:
     return -1
 
 
+def _setup_end(text: str) -> int:
+    """Where a page's Set-up block ends (it may hold folded cells, ``<details>`` of their own), or
+    its article begins when it has none."""
+    opened, depth = text.find('<details class="course-setup"'), 0
+    if opened < 0:
+        return text.find("<article")
+    for tag in re.finditer(r"<details\b|</details>", text[opened:]):
+        depth += 1 if tag[0] == "<details" else -1
+        if depth == 0:
+            return opened + tag.end()
+    return text.find("<article")
+
+
 def explorers_to_top(site: Path) -> dict:
     """Issue 49: a page opens on its idea. Each explorer that moves on the site (its cell tagged
     ``course-explorer-top`` by ``build.number_captions``, which numbered its figure for this place)
@@ -1171,8 +1184,7 @@ def explorers_to_top(site: Path) -> dict:
         cells = list(TOP_CELL.finditer(text))
         if not cells:
             continue
-        opened = text.find('<details class="course-setup"')
-        start = text.find("</details>", opened) if opened >= 0 else text.find("<article")
+        start = _setup_end(text)
         first = text.find("</figure>", max(start, 0))
         if first < 0 or first >= cells[0].start():
             continue

@@ -469,7 +469,10 @@ def test_explorer_moves_up_to_just_after_the_strip_and_leaves_a_link_back(tmp_pa
                 'height="515" src="../_images/e.png" width="551" /></div></div><figcaption><p><span '
                 'class="caption-text"><strong>Figure 2.2.</strong> One head</span></p></figcaption></figure>')
     body = ('<html><head></head><body><article><details class="course-setup"><summary>Set-up</summary>'
-            + cell.format(tag="", out="<pre>loaded</pre>") + "</details>" + cell.format(tag="", out=strip)
+            + cell.format(tag="", out="<pre>loaded</pre>")
+            + '<details class="hide above-input"><summary>code</summary></details>'  # a folded cell in Set-up
+            + cell.format(tag="", out='<figure id="fig-in-setup"></figure>') + "</details>"
+            + cell.format(tag="", out=strip)
             + "<p>text</p>" + cell.format(tag="", out='<figure id="fig-other"><img src="o.png" /></figure>')
             + cell.format(tag=" tag_course-explorer-top tag_hide-input",
                           out=explorer + '<div class="output stream"><pre>printed</pre></div>')
