@@ -18,7 +18,9 @@ Steps (all offline):
    ``ipywidgets.Image`` held when the notebook was saved (read from the saved widget state).
    Every figure's caption (the lesson cell's ``mystnb: figure`` metadata) is numbered per
    lesson here ("Figure 4.3."), an explorer's with "Static picture - run the notebook to
-   explore." after it (:func:`number_captions`).
+   explore." after it (:func:`number_captions`), in the order the page shows them: an explorer
+   that moves on the site is counted just after the page's first figure, where
+   ``postprocess.explorers_to_top`` puts it (issue 49: a page opens on its idea).
    A page opens on its idea (issue 49): the set-up (Parameters, imports, the model's loading
    printout) goes into one closed "Set-up" block (:func:`fold_setup`), and a code cell of more
    than ``CODE_WALL_LINES`` lines, one that only shows results, or an exercise's code folds
@@ -674,8 +676,11 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
     The lessons carry the caption text only (``# %% mystnb={"figure": {"caption": ..., "name":
     ...}}``): numbers are counted here, so moving a figure never leaves a stale number. MyST-NB
     wraps every display output of a captioned cell in the figure, so such a cell must display
-    the picture alone (printed text, a stream, is fine)."""
-    notes, k = [], 0
+    the picture alone (printed text, a stream, is fine). An explorer whose recorded frames move
+    on the site (``records``) gets the cell tag ``TOP_TAG`` and the number after the first
+    figure's: the page shows it there (``postprocess.explorers_to_top``); the first figure's code
+    then folds ("hide-input"), so that the page opens on the map and the explorer, no code between."""
+    notes, figures = [], []
     number = lesson_number(stem)  # figures of a split lesson NNb are "Figure Nb.k"
     lesson = int(number) if number.isdigit() else number.lstrip("0") or number
     for i, cell in enumerate(nb.cells):
@@ -694,13 +699,35 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
         if len(shown) != 1:
             notes.append(f"{stem}: code cell {i + 1} shows {len(shown)} outputs beside its captioned figure; "
                          "a captioned cell must display the picture alone")
-        k += 1
-        caption = f"**Figure {lesson}.{k}.** {options['caption'].strip()}"
+        caption = options["caption"].strip()
+        moves = False
         if any(WIDGET_VIEW in o.get("data", {}) for o in shown):
             picture = hashlib.sha256(base64.b64decode(pictures[0]["data"]["image/png"])).hexdigest()
-            caption += f" *{explorer_caption((records or {}).get(picture))}*"
+            record = (records or {}).get(picture)
+            caption += f" *{explorer_caption(record)}*"
+            moves = bool(record and record.get("kind") == "frames" and record.get("controls"))
+        figures.append((cell, options, caption, moves))
+    # An explorer that moves on the site goes up to just after the page's first figure (the "you
+    # are here" strip; postprocess.explorers_to_top moves it): its number is the one it has there.
+    top = [f for f in figures[1:] if f[3]]
+    if top and not figures[0][3]:
+        figures = [figures[0]] + top + [f for f in figures[1:] if not f[3]]
+        for cell, *_ in top:
+            tags = cell.metadata.setdefault("tags", [])
+            if TOP_TAG not in tags:
+                tags.append(TOP_TAG)
+        tags = figures[0][0].metadata.setdefault("tags", [])  # the strip: its one call folds, the
+        if not {"hide-input", "remove-input", "hide-cell", "remove-cell"} & set(tags):  # map stays
+            tags.append("hide-input")
+    for k, (cell, options, caption, _) in enumerate(figures, 1):
+        caption = f"**Figure {lesson}.{k}.** {caption}"
         cell.metadata["mystnb"] = {**cell.metadata["mystnb"], "figure": {**options, "caption": caption}}
     return notes
+
+
+# the cell tag (a class "tag_..." on the page) of an explorer that postprocess.explorers_to_top
+# moves up to the top of its page
+TOP_TAG = "course-explorer-top"
 
 
 def _is_empty_display(data: dict) -> bool:
@@ -1026,8 +1053,8 @@ def main(argv: list[str] | None = None) -> int:
           f"({moving['bytes'] // 1000} kB of frames)")
     if args.browser_model:
         browser_model(out)
-    pointers = post.explorer_pointers(out)
-    print(f"book: {pointers['pages']} page(s) point to their explorer from the top")
+    top = post.explorers_to_top(out)
+    print(f"book: {top['explorers']} explorer(s) moved up to the top of {top['pages']} page(s)")
     summaries = post.search_summaries(out)
     print(f"book: search snippets for {summaries['pages']} page(s)")
     css = post.trim_stylesheets(out)  # last: it reads which classes the finished pages use

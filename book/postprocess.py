@@ -1136,46 +1136,90 @@ def lesson_thumbnails(site: Path, pictures: dict[str, bytes]) -> dict:
 
 
 # ------------------------------------------------------------------------------ explorers near the top
-EXPLORER_FIGURE = re.compile(r'<figure\b[^>]*\bid="([^"]+)"[^>]*>\s*<div class="course-explorer">.*?</figure>', re.S)
+TOP_CELL = re.compile(r'<div class="cell\b[^"]*\btag_course-explorer-top\b[^"]*">')  # build.TOP_TAG
+CELL_START = re.compile(r'<div class="cell[ "]')
+TOP_LEAD = ('<p class="course-explorer-lead"><strong>Try it first: this lesson\u2019s {what}.</strong> '
+            "Move {its} sliders now; the sections below build up what {it} shows, and the cell that "
+            "computes {it} comes further down the page (a link there leads back here).</p>")
 
 
-def explorer_pointers(site: Path) -> dict:
-    """Near the top of each lesson page with an explorer (after the first figure below the Set-up
-    block: the "you are here" strip), a line that links down to it and names what it moves: the
-    reader learns from the start that the lesson's idea can be moved by hand, and the explorer
-    stays where the lesson computes what it shows (its caption speaks of the figures above it).
-    A line, not a copy of the picture: every picture of a page is a numbered, described figure.
-    Returns ``{"pages": n}``."""
-    done = {"pages": 0}
+def _div_end(text: str, start: int) -> int:
+    """The index just after the ``</div>`` that closes the ``<div`` at ``start`` (-1: none)."""
+    depth = 0
+    for tag in re.finditer(r"<div\b|</div>", text[start:]):
+        depth += 1 if tag[0] == "<div" else -1
+        if depth == 0:
+            return start + tag.end()
+    return -1
+
+
+def _setup_end(text: str) -> int:
+    """Where a page's Set-up block ends (it may hold folded cells, ``<details>`` of their own), or
+    its article begins when it has none."""
+    opened, depth = text.find('<details class="course-setup"'), 0
+    if opened < 0:
+        return text.find("<article")
+    for tag in re.finditer(r"<details\b|</details>", text[opened:]):
+        depth += 1 if tag[0] == "<details" else -1
+        if depth == 0:
+            return opened + tag.end()
+    return text.find("<article")
+
+
+def explorers_to_top(site: Path) -> dict:
+    """Issue 49: a page opens on its idea. Each explorer that moves on the site (its cell tagged
+    ``course-explorer-top`` by ``build.number_captions``, which numbered its figure for this place)
+    goes up, whole (its figure: picture, sliders, caption and number; a printout of the cell
+    stays), to just
+    after the page's first figure below the Set-up block (the "you are here" strip), under one
+    generic lead line. Where it was, after the code that computes it, a one-line link leads back
+    up. Its caption must read true in both places (the lessons word it so). Pages without a
+    tagged cell, or whose tagged cell comes before any other figure, are left as they are.
+    Returns ``{"pages": n, "explorers": n}``."""
+    done = {"pages": 0, "explorers": 0}
     for page in sorted((site / "lessons").glob("*.html")):
         text = page.read_text(encoding="utf-8")
-        if "course-explorer-pointer" in text:
+        if "course-explorer-lead" in text:
             continue
-        explorers = list(EXPLORER_FIGURE.finditer(text))
-        if not explorers:
+        cells = list(TOP_CELL.finditer(text))
+        if not cells:
             continue
-        setup = text.find("</details>", text.find('<details class="course-setup"'))
-        start = setup if setup > 0 and '<details class="course-setup"' in text else text.find("<article")
-        first = text.find("</figure>", start)
-        if first < 0 or first >= explorers[0].start():
+        start = _setup_end(text)
+        first = text.find("</figure>", max(start, 0))
+        if first < 0 or first >= cells[0].start():
             continue
-        items = []
-        for m in explorers:
-            number = re.search(r"<figcaption>.*?(Fig(?:ure|\.) ?\d+[a-z]?(?:\.\d+)?)", m[0], re.S)
-            label = f" ({number[1]})" if number else ""
-            what = re.search(r'<img\b[^>]*\balt="Explorer \(([^)]*?) on sliders\)', m[0])
-            moves = f": move its sliders ({what[1]}) yourself" if what else ": move its sliders yourself"
-            items.append(f'<a href="#{m[1]}">\u2193 This lesson\'s explorer{label}{moves}, further down</a>')
-        block = f'<p class="course-explorer-pointer">{"".join(items)}</p>'
         at = first + len("</figure>")
-        if text.rfind('<div class="cell_output', 0, first) > text.rfind("</div>", 0, first):
-            depth = 0  # the figure is a cell's output: the line goes after the cell, not inside it
-            for tag in re.finditer(r"<div\b|</div>", text[at:]):
-                depth += 1 if tag[0] == "<div" else -1
-                if depth == -2:
-                    at += tag.end()
-                    break
-        text = text[:at] + block + text[at:]
-        page.write_text(text, encoding="utf-8")
+        holder = [m for m in CELL_START.finditer(text, 0, first)]
+        if holder and _div_end(text, holder[-1].start()) > first:
+            at = _div_end(text, holder[-1].start())  # after the strip's cell, not inside it
+        moved, pieces, end = [], [], 0
+        for cell in cells:
+            close = _div_end(text, cell.start())
+            output = text.find("<figure", cell.start(), close)  # printouts of the cell stay in place
+            if output < 0 or "</figure>" not in text[output:close]:
+                continue
+            out_end = text.index("</figure>", output) + len("</figure>")
+            block = text[output:out_end]
+            figure = re.search(r'<figure\b[^>]*\bid="([^"]+)"', block)
+            number = re.search(r"<strong>(Figure [^<]*?)\.?</strong>", block)
+            what = re.search(r'<img\b[^>]*\balt="Explorer \(([^)]*?) on sliders\)', block)
+            label = f" ({number[1]})" if number else ""
+            sliders = f" ({what[1]})" if what else ""
+            target = f'#{figure[1]}' if figure else "#course-explorer-top"
+            back = (f'<p class="course-explorer-back"><a href="{target}">\u2191 The explorer at the top of this '
+                    f"page{label} shows what this cell computes: move its sliders{sliders} there</a></p>")
+            pieces += [text[end:output], back]
+            end = out_end
+            moved.append(f'<div class="cell_output docutils container">{block}</div>')
+        if not moved:
+            continue
+        pieces.append(text[end:])
+        rest = "".join(pieces)
+        plural = len(moved) > 1
+        lead = TOP_LEAD.format(what="explorers" if plural else "explorer", its="their" if plural else "its",
+                               it="they" if plural else "it")
+        top = f'<div class="course-explorer-top" id="course-explorer-top">{lead}{"".join(moved)}</div>'
+        page.write_text(rest[:at] + top + rest[at:], encoding="utf-8")
         done["pages"] += 1
+        done["explorers"] += len(moved)
     return done

@@ -469,7 +469,7 @@ plt.show()
 # it the mean of its pieces' rows (each row sums to 1, and so does their mean), so every
 # word's row still sums to 1; `[CLS]` and `[SEP]` stay words of their own.
 
-# %% mystnb={"figure": {"caption": "One head's attention probabilities on the lesson's sentence (rows: queries, columns: keys), fixed 0-1 colour scale, opened on the first head the figure above does not show; the title gives layer, head and the largest weight shown. Sliders change the layer, the head and, for long inputs, the window of tokens; look for heads whose rows all pick one column or one diagonal.", "name": "fig-02-head-explorer"}}
+# %% mystnb={"figure": {"caption": "One head's attention probabilities on the lesson's sentence (rows: queries, columns: keys), fixed 0-1 colour scale, opened on a head that the lesson's other head figures do not show; the title gives layer, head and the largest weight shown. Sliders change the layer, the head and, for long inputs, the window of tokens; look for heads whose rows all pick one column or one diagonal.", "name": "fig-02-head-explorer"}}
 from helpers.attention.widgets import AttentionHeadExplorer
 
 # the clear and the diffuse head are in the figure above: open on another one

@@ -54,7 +54,7 @@ else:
 # ## Parameters
 #
 # `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the request (with a
-# Chinese model, a Chinese sentence) the explorer at the end changes the model for. `BUDGET` sizes the expensive work (`None`: the course
+# Chinese model, a Chinese sentence) the lesson's explorer changes the model for. `BUDGET` sizes the expensive work (`None`: the course
 # chooses, `"full"` on the bundled model; `"quick"`: a few intents, test utterances and ambiguous
 # words, for a fast check or a large model on a CPU; `choose_budget`, `helpers/common/budget.py`).
 

@@ -5,6 +5,7 @@ shows its image/png when the notebook carries no widget state."""
 from __future__ import annotations
 
 import base64
+import hashlib
 import importlib.util
 import json
 import subprocess
@@ -177,6 +178,40 @@ def test_number_captions_counts_per_lesson_and_names_what_is_missing():
                      "04_walk: code cell 6 shows 2 outputs beside its captioned figure; "
                      "a captioned cell must display the picture alone",
                      "04_walk: code cell 7 has a figure caption but shows no picture"]
+
+
+def _explorer_cell(caption: str, picture: str):
+    data = {build.WIDGET_VIEW: {"model_id": "m", "version_major": 2, "version_minor": 0},
+            "image/png": picture, "text/plain": "VBox(...)"}
+    return nbformat.v4.new_code_cell("explorer", metadata={"mystnb": {"figure": {"caption": caption}}},
+                                     outputs=[nbformat.v4.new_output("display_data", data=data)])
+
+
+def test_number_captions_counts_a_moving_explorer_where_the_page_shows_it():
+    """Issue 49: an explorer whose frames move on the site is shown just after the page's first
+    figure (postprocess.explorers_to_top): it takes the number after the first figure's and the
+    tag that moves it, and the first figure's code folds; a static explorer (no frames, or
+    "multiples") keeps its place and order."""
+    moving, still = _png(3, (0, 255, 0)), _png(4, (9, 9, 9))
+    sha = {p: hashlib.sha256(base64.b64decode(p)).hexdigest() for p in (moving, still)}
+    records = {sha[moving]: {"kind": "frames", "controls": [{"label": "layer"}]},
+               sha[still]: {"kind": "multiples", "note": "Examples."}}
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_markdown_cell("# 04 — Title"),
+        _figure_cell("Strip."), _figure_cell("Second."), _explorer_cell("Still.", still),
+        _figure_cell("Third."), _explorer_cell("Moves.", moving),
+    ])
+    build.number_captions(nb, "04_walk", records)
+    captions = [c.metadata["mystnb"]["figure"]["caption"].split(" *")[0] for c in nb.cells[1:]]
+    assert captions == ["**Figure 4.1.** Strip.", "**Figure 4.3.** Second.", "**Figure 4.4.** Still.",
+                        "**Figure 4.5.** Third.", "**Figure 4.2.** Moves."]
+    tagged = [c.metadata.get("tags", []) for c in nb.cells[1:]]
+    assert tagged == [["hide-input"], [], [], [], [build.TOP_TAG]], "the strip's code folds, the explorer moves"
+    # without frames nothing moves: numbers in cell order, no tag
+    nb2 = nbformat.v4.new_notebook(cells=[_figure_cell("Strip."), _explorer_cell("Moves.", moving)])
+    build.number_captions(nb2, "04_walk", {})
+    assert [c.metadata["mystnb"]["figure"]["caption"][:15] for c in nb2.cells] == ["**Figure 4.1.**", "**Figure 4.2.**"]
+    assert not any(c.metadata.get("tags") for c in nb2.cells)
 
 
 @pytest.mark.parametrize("with_png", [True, False], ids=["bundle-has-png", "png-from-widget-state"])

@@ -456,27 +456,42 @@ def test_lesson_cards_get_a_light_thumbnail_of_the_first_figure(tmp_path):
     assert (tmp_path / "index.html").read_text().count("course-thumb") == 1
 
 
-def test_explorer_pointer_sits_after_the_first_figure_below_set_up(tmp_path):
-    """Issue 49: a page whose explorer sits far down gets, after its first figure below the Set-up
-    block (the "you are here" strip), a line that links down to it and names what it moves; outside
-    any cell, with no picture (every picture is a numbered figure), and only once."""
-    cell = ('<div class="cell docutils container"><div class="cell_input">code</div>'
-            '<div class="cell_output docutils container">{}</div></div>')
+def test_explorer_moves_up_to_just_after_the_strip_and_leaves_a_link_back(tmp_path):
+    """Issue 49: a page opens on its idea. The explorer's figure (picture, sliders, caption, number)
+    of a cell tagged course-explorer-top goes up to just after the first figure below the Set-up
+    block (the "you are here" strip), outside that cell, under one lead line; the cell's printout
+    stays, and where the figure was a line links back up to it by its id. Only once."""
+    cell = ('<div class="cell{tag} docutils container"><div class="cell_input">code</div>'
+            '<div class="cell_output docutils container">{out}</div></div>')
     strip = '<figure id="fig-strip"><img src="../_images/s.png" width="672" /></figure>'
     explorer = ('<figure class="align-default" id="fig-02-head-explorer"><div class="course-explorer">'
-                '<div class="course-explorer-stage"><img alt="Explorer (layer, head on sliders), first state" height="515" src="../_images/e.png" width="551" />'
-                '</div></div><figcaption><p><span class="caption-number">Fig. 9 </span>One head</p></figcaption>'
-                '</figure>')
+                '<div class="course-explorer-stage"><img alt="Explorer (layer, head on sliders), first state" '
+                'height="515" src="../_images/e.png" width="551" /></div></div><figcaption><p><span '
+                'class="caption-text"><strong>Figure 2.2.</strong> One head</span></p></figcaption></figure>')
     body = ('<html><head></head><body><article><details class="course-setup"><summary>Set-up</summary>'
-            + cell.format("<pre>loaded</pre>") + "</details>" + cell.format(strip) + "<p>text</p>"
-            + cell.format(explorer) + "</article></body></html>")
+            + cell.format(tag="", out="<pre>loaded</pre>")
+            + '<details class="hide above-input"><summary>code</summary></details>'  # a folded cell in Set-up
+            + cell.format(tag="", out='<figure id="fig-in-setup"></figure>') + "</details>"
+            + cell.format(tag="", out=strip)
+            + "<p>text</p>" + cell.format(tag="", out='<figure id="fig-other"><img src="o.png" /></figure>')
+            + cell.format(tag=" tag_course-explorer-top tag_hide-input",
+                          out=explorer + '<div class="output stream"><pre>printed</pre></div>')
+            + "<p>after</p></article></body></html>")
     site = _site(tmp_path, body)
-    assert post.explorer_pointers(site) == {"pages": 1}
+    assert post.explorers_to_top(site) == {"pages": 1, "explorers": 1}
     page = (site / "lessons" / "00_x.html").read_text()
-    pointer = page.index('<p class="course-explorer-pointer">')
-    assert page.index("fig-strip") < pointer < page.index("<p>text</p>")
-    assert page[:pointer].endswith("</div></div>"), "the pointer is inside the strip's cell"
-    line = page[pointer:page.index("</p>", pointer)]
-    assert 'href="#fig-02-head-explorer"' in line and "<img" not in line
-    assert "explorer (Fig. 9): move its sliders (layer, head) yourself, further down" in line
-    assert post.explorer_pointers(site) == {"pages": 0}  # once
+    top = page.index('<div class="course-explorer-top"')
+    assert page.index("fig-strip") < top < page.index("<p>text</p>") < page.index("fig-other")
+    assert page[:top].endswith("</div></div>"), "the explorer sits inside the strip's cell"
+    assert page.count('id="fig-02-head-explorer"') == 1 and page.count("course-explorer-stage") == 1
+    assert top < page.index('id="fig-02-head-explorer"') < page.index("<p>text</p>")
+    lead = page[page.index('<p class="course-explorer-lead">'):]
+    assert not re.search(r"\d", lead[:lead.index("</p>")]), "the lead line is generic: no numbers"
+    back = page.index('<p class="course-explorer-back">')
+    line = page[back:page.index("</p>", back)]
+    assert page.index("fig-other") < back < page.index("printed") < page.index("<p>after</p>")
+    assert 'href="#fig-02-head-explorer"' in line and "(Figure 2.2)" in line and "(layer, head)" in line
+    assert "<img" not in line and "\u2191 The explorer at the top of this page" in line
+    assert post.explorers_to_top(site) == {"pages": 0, "explorers": 0}  # once
+    plain = _site(tmp_path / "plain", body.replace(" tag_course-explorer-top", ""))
+    assert post.explorers_to_top(plain) == {"pages": 0, "explorers": 0}, "only a tagged cell moves"

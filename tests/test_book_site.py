@@ -93,6 +93,39 @@ def test_download_link_serves_the_output_free_notebook(site, lesson):
         f"{lesson.stem}: the download is not the committed notebook ({target})"
 
 
+@pytest.mark.parametrize("lesson", LESSONS, ids=lambda p: p.stem)
+def test_explorer_opens_the_page_after_the_strip(site, lesson):
+    """Issue 49: a page opens on its idea: the "you are here" strip, then the lesson's explorer
+    (book/postprocess.py explorers_to_top), before any other figure and before any code in view
+    (the strip's own is folded); where the lesson computes it a line links back up; figures are
+    numbered in the order the page shows them."""
+    html = page_of(lesson).read_text()
+    if '<div class="course-explorer">' not in html:
+        pytest.skip(f"{lesson.stem} has no explorer with frames")
+    opened, depth, end = html.find('<details class="course-setup"'), 0, html.find("<article")
+    for tag in re.finditer(r"<details\b|</details>", html[max(opened, 0):]) if opened >= 0 else []:
+        depth += 1 if tag[0] == "<details" else -1
+        if depth == 0:  # the end of the Set-up block (it may hold folded cells of its own)
+            end = opened + tag.end()
+            break
+    body = html[end:]
+    figures = [m.start() for m in re.finditer(r"<figure\b", body)]
+    explorer = body.find('<div class="course-explorer">')
+    assert len(figures) >= 2 and figures[0] < explorer, f"{lesson.stem}: no strip before the explorer"
+    assert figures[1] < explorer < (figures[2] if len(figures) > 2 else len(body)), \
+        f"{lesson.stem}: another figure comes between the strip and the explorer"
+    shown = [m.start() for m in re.finditer(r'(<details class="[^"]*\bhide above-input">\s*<summary[^>]*>.*?'
+                                            r'</summary>\s*)?<div class="cell_input', body, re.S) if not m[1]]
+    assert not shown or explorer < shown[0], f"{lesson.stem}: code in view comes before the explorer"
+    assert body.find('<p class="course-explorer-lead">') < explorer, f"{lesson.stem}: no lead line above it"
+    ids = re.findall(r'<figure\b[^>]*\bid="([^"]+)"[^>]*>\s*<div class="course-explorer">', body)
+    backs = re.findall(r'<p class="course-explorer-back"><a href="#([^"]+)"', body)
+    assert ids and backs == ids, f"{lesson.stem}: links back up {backs} for explorers {ids}"
+    assert all(body.find('class="course-explorer-back"') > f for f in figures[:2])
+    numbers = [int(n) for n in re.findall(r"<strong>Figure \w+\.(\d+)\.</strong>", body)]
+    assert numbers == list(range(1, len(numbers) + 1)), f"{lesson.stem}: figure numbers in page order: {numbers}"
+
+
 # --------------------------------------------------------------------------- in a browser
 @pytest.fixture(scope="module")
 def browser(site):
@@ -309,7 +342,9 @@ def _check_reads_like_a_page(page, lesson: Path) -> None:
 
 
 def _check_explorer_pictures(page, lesson: Path) -> None:
-    """Every code cell whose saved output is a widget view shows a picture on the page."""
+    """Every code cell whose saved output is a widget view shows a picture on the page: in the
+    cell, or in the figure at the top of the page that the cell's link back up leads to (an
+    explorer moved up by book/postprocess.py explorers_to_top)."""
     copy = PAGES_SRC / lesson.name
     if not copy.exists():
         pytest.fail(f"{copy} missing: the site's notebook copies are written by `bash course.sh book`")
@@ -320,6 +355,11 @@ def _check_explorer_pictures(page, lesson: Path) -> None:
         if not any(build.WIDGET_VIEW in o.get("data", {}) for o in cell.get("outputs", [])):
             continue
         pictures = cells.nth(i).locator(".cell_output img")
+        back = cells.nth(i).locator("p.course-explorer-back a")
+        if back.count():
+            target = back.first.get_attribute("href")
+            assert target.startswith("#"), f"{lesson.stem}: code cell {i + 1}: its link back up leads to {target!r}"
+            pictures = page.locator(f"div.course-explorer-top figure[id='{target[1:]}'] img")
         assert pictures.count() >= 1, f"{lesson.stem}: code cell {i + 1} shows an explorer but no picture on the page"
         widths = pictures.evaluate_all("els => els.map(i => i.naturalWidth)")
         assert min(widths) > 0, f"{lesson.stem}: code cell {i + 1}: explorer picture did not load"
@@ -724,6 +764,62 @@ def test_on_a_phone_formulas_scroll_and_names_in_tables_break_cleanly(browser):
 
 
 PHONE_LABEL_PX = 9.0  # figure text as shown at 390 px, or the figure visibly offers to open full size
+EXPLORER_TEXT_PX = """root => { const i = root.querySelector('.course-explorer-stage img');
+    return 8 * 100 / 72 * i.getBoundingClientRect().width / +(i.getAttribute('width') || i.naturalWidth); }"""
+
+
+def _explorers_full_size_on_a_phone(page, lesson: Path, sizes: list[str]) -> list[str]:
+    """The explorers of the open page at 390 px: text as shown, or the Full size button that
+    makes it readable (see test_figures_on_a_phone_are_readable_or_say_tap_to_enlarge)."""
+    import hashlib
+
+    problems = []
+    roots = page.locator("div.course-explorer")
+    if roots.count():
+        page.wait_for_function("() => [...document.querySelectorAll('div.course-explorer')]"
+                               ".every(e => e.dataset.ready || e.dataset.error)", timeout=30_000)
+    for k in range(roots.count()):
+        root, name = roots.nth(k), f"{lesson.stem}: explorer {k + 1}"
+        before = root.evaluate(EXPLORER_TEXT_PX)
+        button = root.locator("button.course-explorer-full")
+        if before >= PHONE_LABEL_PX:
+            sizes.append(f"{before:.1f} px as shown (no button needed)\t{lesson.stem}\texplorer {k + 1}")
+            continue
+        if not (button.count() == 1 and button.is_visible() and "Full size" in button.inner_text()):
+            problems.append(f"{name}: text {before:.1f} px at 390 px and no visible 'Full size' button")
+            continue
+        button.focus()
+        page.keyboard.press("Enter")  # the keyboard; a tap or a click is the same button
+        page.wait_for_timeout(100)
+        box = root.bounding_box()
+        after = root.evaluate(EXPLORER_TEXT_PX)
+        sizes.append(f"{before:.1f} px -> {after:.1f} px with Full size\t{lesson.stem}\texplorer {k + 1}")
+        if "Close" not in button.inner_text() or abs(box["x"]) > 1 or abs(box["y"]) > 1 or box["width"] < 380:
+            problems.append(f"{name}: Full size did not lay the explorer over the page ({box})")
+        if after < PHONE_LABEL_PX:
+            problems.append(f"{name}: Full size shows text at {after:.1f} px")
+        if page.evaluate("document.documentElement.scrollWidth - document.documentElement.clientWidth") > 0:
+            problems.append(f"{name}: the page scrolls sideways behind the full-size explorer")
+        page.screenshot(path=str(SHOTS / f"{lesson.stem}_explorer{k + 1}_full_390.png"))
+        shown = hashlib.sha256(page.screenshot()).hexdigest()
+        slider = root.locator("input[type=range]").first
+        start, top = int(slider.input_value()), int(slider.get_attribute("max"))
+        slider.focus()
+        page.keyboard.press("ArrowLeft" if start == top else "ArrowRight")
+        page.wait_for_timeout(150)
+        if int(slider.input_value()) == start or hashlib.sha256(page.screenshot()).hexdigest() == shown:
+            problems.append(f"{name}: at full size the slider did not change the picture")
+        page.screenshot(path=str(SHOTS / f"{lesson.stem}_explorer{k + 1}_full_390_moved.png"))
+        for _ in range(root.locator("button, input").count() + 1):
+            page.keyboard.press("Tab")
+        if not page.evaluate("() => !!document.activeElement.closest('.course-explorer-open')"):
+            problems.append(f"{name}: Tab left the full-size explorer for the page hidden under it")
+        page.keyboard.press("Escape")
+        page.wait_for_timeout(50)
+        if "Full size" not in button.inner_text() or root.evaluate(EXPLORER_TEXT_PX) != before:
+            problems.append(f"{name}: Escape did not put the explorer back in the page")
+        slider.evaluate("(e, v) => { e.value = v; e.dispatchEvent(new Event('input')); }", start)
+    return problems
 PHONE_FIGURES = """() => [...document.querySelectorAll('article .cell_output img')]
     .filter(i => !i.classList.contains('course-explorer-background') && !i.closest('details:not([open])'))
     .map(i => { const a = i.closest('a.course-enlarge');
@@ -740,9 +836,12 @@ def test_figures_on_a_phone_are_readable_or_say_tap_to_enlarge(browser):
     """At 390 px (issue 49: full-width figures showed their text at 5.4-5.8 px and only a hover
     title said a tap opens them) every figure outside an explorer either shows its smallest text
     (8 pt at 100 dpi, scaled as shown) at PHONE_LABEL_PX or more, or says visibly, on a line below
-    it, that a tap opens it full size, and its link opens the picture itself. Explorers' pictures
-    have no full-size link (it would open the first state whatever the sliders show): their text
-    size at 390 px is written to the screenshots folder, not held to the floor."""
+    it, that a tap opens it full size, and its link opens the picture itself. An explorer's picture
+    has no full-size link (it would open the first state whatever the sliders show): it shows its
+    text at PHONE_LABEL_PX or more, or a visible "Full size" button that (pressed from the
+    keyboard) lays it over the page with its text at PHONE_LABEL_PX or more as shown, its sliders
+    still moving the picture, Tab kept inside it, and closes with Escape. Sizes before and after
+    go to the screenshots folder."""
     page, network = browser
     page.set_viewport_size({"width": 390, "height": 900})
     problems, explorers, checked = [], [], 0
@@ -753,8 +852,7 @@ def test_figures_on_a_phone_are_readable_or_say_tap_to_enlarge(browser):
                 continue
             px = 8 * 100 / 72 * f["shown"] / f["width"]
             if f["explorer"]:
-                explorers.append(f"{px:.1f} px\t{lesson.stem}\t{f['alt']}")
-                continue
+                continue  # below, with its Full size button
             checked += 1
             if px >= PHONE_LABEL_PX:
                 continue
@@ -762,6 +860,7 @@ def test_figures_on_a_phone_are_readable_or_say_tap_to_enlarge(browser):
                 problems.append(f"{lesson.stem}: {f['alt']!r}: text {px:.1f} px and no visible 'tap to enlarge'")
             elif not f["href"] or not f["href"].endswith(".png"):
                 problems.append(f"{lesson.stem}: {f['alt']!r}: the enlarge link opens {f['href']!r}, not the picture")
+        problems += _explorers_full_size_on_a_phone(page, lesson, explorers)
     page.set_viewport_size({"width": 1400, "height": 1000})
     SHOTS.mkdir(parents=True, exist_ok=True)
     (SHOTS / "explorer-text-390.txt").write_text("\n".join(sorted(explorers)) + "\n")

@@ -186,6 +186,7 @@
       row.appendChild(value);
       controls.appendChild(row);
     });
+    controls.appendChild(this.fullSizeButton());
     var stage = this.root.querySelector('.course-explorer-stage');
     this.root.insertBefore(controls, stage);
     var canvas = document.createElement('canvas');
@@ -197,6 +198,72 @@
     stage.appendChild(canvas);
     this.canvas = canvas;
     this.shown = false;
+  };
+
+  /* On a narrow screen (the button shows there only, course.css) the picture is shrunk to the
+     column and its text to 6-7 px: "Full size" lays the explorer over the page at the picture's
+     own size, its text as on a laptop, scrolling sideways, the sliders on top and still working.
+     The same button (or Escape) closes it. Nothing but this element changes. */
+  Explorer.prototype.fullSizeButton = function () {
+    var self = this, root = this.root;
+    var button = document.createElement('button');
+    button.type = 'button';
+    button.className = 'course-explorer-full';
+    var holder = null;  // keeps the page's length while the explorer is lifted out of it
+    function set(open) {
+      if (open === root.classList.contains('course-explorer-open')) return;
+      if (open) {
+        holder = document.createElement('div');
+        holder.className = 'course-explorer-holder';
+        holder.style.height = root.offsetHeight + 'px';
+        root.parentNode.insertBefore(holder, root);
+      } else if (holder) {
+        holder.remove();
+        holder = null;
+      }
+      root.classList.toggle('course-explorer-open', open);
+      document.documentElement.classList.toggle('course-explorer-locked', open);
+      label(open);
+      if (open) root.scrollTop = root.scrollLeft = 0;
+      hint.hidden = !(open && root.scrollWidth > root.clientWidth + 1);
+      button.focus();
+    }
+    function label(open) {
+      button.textContent = open ? '\u2715 Close' : '\u2922 Full size';
+      button.setAttribute('aria-expanded', String(open));
+      button.setAttribute('aria-label', open ? 'close the full-size explorer' : 'show the explorer at full size');
+      if (open) root.setAttribute('aria-modal', 'true'); else root.removeAttribute('aria-modal');
+      root.setAttribute('role', open ? 'dialog' : 'group');
+      root.setAttribute('aria-label', open ? 'explorer at full size' : 'explorer');
+    }
+    var hint = document.createElement('span');
+    hint.className = 'course-explorer-hint';
+    hint.textContent = 'wider than the screen: scroll sideways \u2194';
+    hint.hidden = true;
+    label(false);
+    button.addEventListener('click', function () { set(!root.classList.contains('course-explorer-open')); });
+    root.addEventListener('keydown', function (event) {
+      if (!root.classList.contains('course-explorer-open')) return;
+      if (event.key === 'Escape') {
+        event.preventDefault();
+        set(false);
+      } else if (event.key === 'Tab') {  // the keyboard stays in the explorer while it covers the page
+        var stops = Array.prototype.filter.call(root.querySelectorAll('button, input'), function (e) {
+          return !e.disabled && e.offsetParent !== null;
+        });
+        var at = stops.indexOf(document.activeElement);
+        if (event.shiftKey ? at <= 0 : at === stops.length - 1) {
+          event.preventDefault();
+          stops[event.shiftKey ? stops.length - 1 : 0].focus();
+        }
+      }
+    });
+    this.fullSize = set;
+    var both = document.createElement('span');
+    both.className = 'course-explorer-full-row';
+    both.appendChild(button);
+    both.appendChild(hint);
+    return both;
   };
 
   Explorer.prototype.frame = function () {
