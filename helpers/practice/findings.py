@@ -166,6 +166,26 @@ def _span_pct(values) -> str:
     return f"{low} %" if low == high else f"{low}-{high} %"
 
 
+def moved_line(moved: dict, reliable: float = 0.8) -> str:
+    """One line on whether fine-tuning left its start, from ``moved``
+    (:func:`~helpers.finetuning.history.moved_counts`: ``{strategy: (runs moved, runs)}``): every
+    strategy's count when each moved in at least ``reliable`` of its runs, otherwise the strategies
+    that did not, named with their counts and said to say little in the comparison."""
+    if not moved:
+        raise ValueError("moved holds no fine-tuning strategy.")
+    counts = "; ".join(f"{s}: {m} of {n} runs moved" for s, (m, n) in moved.items())
+    stuck = {s: (m, n) for s, (m, n) in moved.items() if m < reliable * n}
+    if not stuck:
+        return (f"Fine-tuning moved off its start in at least {reliable:.0%} of the runs of every strategy ({counts}): "
+                "the comparison below is about fine-tuning.")
+    return ("On this run fine-tuning did not reliably move off its start ("
+            + "; ".join(f"{s}: {m} of {n} runs moved" for s, (m, n) in stuck.items())
+            + "): for those strategies the comparison below says little"
+            + ("." if len(stuck) == len(moved) else
+               "; the others: " + "; ".join(f"{s}: {m} of {n}" for s, (m, n) in moved.items() if s not in stuck)
+               + "."))
+
+
 def status_finding(study) -> tuple[str, list[str]]:
     """``(sentence, details)`` for :func:`helpers.common.claims.show_finding`: how many of the
     fine-tuning runs of ``study`` (every strategy but the frozen probe) moved from their starting
