@@ -888,19 +888,38 @@ else:
 #
 # BERT-base was pre-trained by Devlin et al. (2019) on BooksCorpus (800 M words) and English
 # Wikipedia (2,500 M words), for 1,000,000 steps of 256 sequences: 90 % of the steps at 128
-# tokens and the last 10 % at 512, with a 30,522-entry vocabulary and 110 M parameters (12
-# layers × 768). Against this run:
+# tokens and the last 10 % at 512, with a 30,522-entry WordPiece vocabulary (12 layers × 768).
+# Google's bert-base-chinese has the same sizes but a 21,128-entry vocabulary, mostly single
+# characters, and was trained on Chinese Wikipedia; its schedule is not published apart, so for
+# a Chinese run the cell below says it assumes BERT-base's. The sizes and parameter counts are
+# read from a `BertConfig` of the real model (built on PyTorch's `meta` device: no memory, no
+# weights). Against this run:
 
 # %%
+from transformers import BertModel
+
+# the real model of this run's language: BertConfig's defaults are BERT-base's
+REAL = {"en": ("BERT-base", BertConfig()),
+        "zh": ("bert-base-chinese", BertConfig(vocab_size=21128))}
+real_name, real = REAL[language]
+with torch.device("meta"):  # shapes only
+    real_params = sum(p.numel() for p in BertModel(real).parameters())
+print(f"{real_name}: {real.num_hidden_layers} layers x {real.hidden_size},"
+      f" {real.num_attention_heads} heads, vocabulary {real.vocab_size:,},"
+      f" {real_params / 1e6:.0f} M parameters; this run: {cfg.layers} x"
+      f" {cfg.hidden}, vocabulary {cfg.vocab_size:,},"
+      f" {n_params / 1e6:.2f} M ({real_params / n_params:,.0f} x fewer)")
 # 900,000 steps of 256 x 128 tokens, then 100,000 steps of 256 x 512
 bert_positions = 900_000 * 256 * 128 + 100_000 * 256 * 512
 # ~6 x parameters per token position and step
-bert_flops = 6 * 110e6 * bert_positions
+bert_flops = 6 * real_params * bert_positions
 ours_flops = 6 * n_params * seen
-print(f"token positions: BERT-base {bert_positions:.2e}, this run {seen:.2e} "
-      f"({bert_positions / seen:,.0f} x fewer)")
+assumed = ("" if language == "en" else " (BERT-base's published schedule,"
+           f" assumed for {real_name})")
+print(f"token positions: {real_name} {bert_positions:.2e}{assumed}, this run"
+      f" {seen:.2e} ({bert_positions / seen:,.0f} x fewer)")
 print(f"training compute, roughly: {bert_flops / ours_flops:,.0f} x less "
-      "than BERT-base")
+      f"than {real_name}")
 
 # %% [markdown]
 # Expect at real scale: a much lower masked-LM loss, fill-mask far above any guesser without
