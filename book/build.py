@@ -674,7 +674,9 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
     The lessons carry the caption text only (``# %% mystnb={"figure": {"caption": ..., "name":
     ...}}``): numbers are counted here, so moving a figure never leaves a stale number. MyST-NB
     wraps every display output of a captioned cell in the figure, so such a cell must display
-    the picture alone (printed text, a stream, is fine)."""
+    the picture alone (printed text, a stream, is fine). A captioned cell that drew nothing (a
+    cell skipped for this model, which prints one line saying why) loses its caption: no figure
+    caption stands on the page without its figure."""
     notes, k = [], 0
     number = lesson_number(stem)  # figures of a split lesson NNb are "Figure Nb.k"
     lesson = int(number) if number.isdigit() else number.lstrip("0") or number
@@ -685,8 +687,10 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
         pictures = [o for o in shown if "image/png" in o.get("data", {})]
         options = figure_options(cell)
         if not pictures:
-            if options is not None:
-                notes.append(f"{stem}: code cell {i + 1} has a figure caption but shows no picture")
+            if options is not None:  # a cell that did not draw (it printed why): no orphan caption
+                cell.metadata["mystnb"] = {k: v for k, v in cell.metadata["mystnb"].items() if k != "figure"}
+                notes.append(f"{stem}: code cell {i + 1} has a figure caption but shows no picture; "
+                             "the caption is left off the page")
             continue
         if options is None or not str(options.get("caption", "")).strip():
             notes.append(f"{stem}: code cell {i + 1} shows a figure without a caption")
