@@ -172,8 +172,9 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 # long it trains (Mosbach et al., 2021, *On the Stability of Fine-tuning BERT*; Zhang et al., 2021,
 # *Revisiting Few-sample BERT Fine-tuning*), so each strategy gets its own chance:
 #
-# * every strategy's learning rate is **chosen on every draw's own dev split** from the same grid
-#   of three (an exact tie is reported as "no choice");
+# * every strategy's learning rate is **chosen on a dev split** from the same grid -- on every
+#   draw's own for the stored English sweep (a grid of three), on the first draw's for a live
+#   Chinese run (the printed recipe says which); an exact tie is reported as "no choice";
 # * AdamW, a linear warm-up and a linear decay; the dev split is **scored at step 0** and after
 #   every epoch; training stops when the **dev accuracy** has not improved for a patience of
 #   evaluations, counted only after the warm-up and a minimum number of steps (and, for gradual

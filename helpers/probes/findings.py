@@ -123,16 +123,17 @@ def probe_status_finding(records) -> tuple[str, list[str], object]:
     return sentence, details, table
 
 
-def intent_probe_table(report: ProbeReport) -> tuple[list[dict], str]:
+def intent_probe_table(report: ProbeReport, one: str = "intent", items: str = "utterances") -> tuple[list[dict], str]:
     """``(rows, title)``: per layer, a :func:`sentence_probe_report`'s test accuracy (mean over the
-    draws, interval over draws and test utterances) and its accuracy on the training utterances."""
+    draws, interval over draws and test items) and its accuracy on the training items; ``one``
+    names a class and ``items`` the items (a benchmark's words: "topic", "headlines" for THUCNews)."""
     if report.pairing != "seeds" or report.train_accuracy is None or report.task_correct is None:
         raise ValueError("intent_probe_table needs a sentence_probe_report.")
-    rows = [{"layer": layer_label(l), "intent accuracy": iv.percent(),
-             "on its training utterances": f"{report.train_accuracy[l]:.1%}"}
+    rows = [{"layer": layer_label(l), f"{one} accuracy": iv.percent(),
+             f"on its training {items}": f"{report.train_accuracy[l]:.1%}"}
             for l, iv in enumerate(report.accuracy)]
-    title = (f"intent probe (lesson 10's probe) per layer, mean over the {report.task_correct.shape[0]} draws"
-             " [in brackets: uncertainty from resampling draws and test utterances]")
+    title = (f"{one} probe (lesson 10's probe) per layer, mean over the {report.task_correct.shape[0]} draws"
+             f" [in brackets: uncertainty from resampling draws and test {items}]")
     return rows, title
 
 
