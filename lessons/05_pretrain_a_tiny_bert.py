@@ -896,30 +896,11 @@ else:
 # weights). Against this run:
 
 # %%
-from transformers import BertModel
+from helpers.pretrain.compute import real_scale_lines
 
-# the real model of this run's language: BertConfig's defaults are BERT-base's
-REAL = {"en": ("BERT-base", BertConfig()),
-        "zh": ("bert-base-chinese", BertConfig(vocab_size=21128))}
-real_name, real = REAL[language]
-with torch.device("meta"):  # shapes only
-    real_params = sum(p.numel() for p in BertModel(real).parameters())
-print(f"{real_name}: {real.num_hidden_layers} layers x {real.hidden_size},"
-      f" {real.num_attention_heads} heads, vocabulary {real.vocab_size:,},"
-      f" {real_params / 1e6:.0f} M parameters; this run: {cfg.layers} x"
-      f" {cfg.hidden}, vocabulary {cfg.vocab_size:,},"
-      f" {n_params / 1e6:.2f} M ({real_params / n_params:,.0f} x fewer)")
-# 900,000 steps of 256 x 128 tokens, then 100,000 steps of 256 x 512
-bert_positions = 900_000 * 256 * 128 + 100_000 * 256 * 512
-# ~6 x parameters per token position and step
-bert_flops = 6 * real_params * bert_positions
-ours_flops = 6 * n_params * seen
-assumed = ("" if language == "en" else " (BERT-base's published schedule,"
-           f" assumed for {real_name})")
-print(f"token positions: {real_name} {bert_positions:.2e}{assumed}, this run"
-      f" {seen:.2e} ({bert_positions / seen:,.0f} x fewer)")
-print(f"training compute, roughly: {bert_flops / ours_flops:,.0f} x less "
-      f"than {real_name}")
+# BERT-base or bert-base-chinese: sizes from a BertConfig, compute ~6 x
+# parameters per token position and step (real_scale_lines)
+print("\n".join(real_scale_lines(language, cfg, n_params, seen)))
 
 # %% [markdown]
 # Expect at real scale: a much lower masked-LM loss, fill-mask far above any guesser without

@@ -316,8 +316,7 @@ reports["intent"] = sentence_probe_report(
     intent_draws, intent_tests, (f"{bench.classes}, drawn per seed",),
     pooling="mean", progress=False,
 )
-rows, title = intent_probe_table(reports["intent"], bench.classes[:-1],
-                                 bench.items)
+rows, title = intent_probe_table(reports["intent"], bench=bench)
 show_table(rows, index="layer", title=title)
 rows, title, findings = peak_findings(reports)
 peak_table = show_table(rows, index="task", title=title)

@@ -445,7 +445,14 @@ def test_intent_probe_table_reads_the_draws(intent_data):
     assert len(rows) == len(r.accuracy) and rows[0]["layer"] == "emb"
     for l, row in enumerate(rows):  # mean over the two draws of each draw's accuracy
         assert row["intent accuracy"].startswith(f"{100 * r.task_correct[:, l].mean().item():.1f}% [")
-    assert "mean over the 2 draws" in title
+    assert "mean over the 2 draws" in title and "test utterances" in title
+    # lesson 14 with a Chinese model (issue 48): THUCNews's words, the same numbers
+    from helpers.interventions.compute import lesson_benchmark
+
+    zh_rows, zh_title = intent_probe_table(r, bench=lesson_benchmark("zh"))
+    assert set(zh_rows[0]) == {"layer", "topic accuracy", "on its training headlines"}
+    assert [z["topic accuracy"] for z in zh_rows] == [row["intent accuracy"] for row in rows]
+    assert zh_title.startswith("topic probe") and "test headlines" in zh_title and "utterance" not in zh_title
 
 
 def test_peak_findings_name_the_best_layer_its_ties_and_the_gain():
@@ -658,3 +665,4 @@ def test_a_weak_penalty_is_fitted_to_its_own_optimum():
     assert bool(fit.converged.all())
     weak_norm, strong_norm = float(fit.W[1].norm()), float(fit.W[0].norm())
     assert weak_norm > strong_norm, "a weaker penalty leaves larger weights"
+

@@ -123,10 +123,12 @@ def probe_status_finding(records) -> tuple[str, list[str], object]:
     return sentence, details, table
 
 
-def intent_probe_table(report: ProbeReport, one: str = "intent", items: str = "utterances") -> tuple[list[dict], str]:
+def intent_probe_table(report: ProbeReport, bench=None) -> tuple[list[dict], str]:
     """``(rows, title)``: per layer, a :func:`sentence_probe_report`'s test accuracy (mean over the
-    draws, interval over draws and test items) and its accuracy on the training items; ``one``
-    names a class and ``items`` the items (a benchmark's words: "topic", "headlines" for THUCNews)."""
+    draws, interval over draws and test items) and its accuracy on the training items, in the words
+    of ``bench`` (lesson 14's benchmark, with ``classes`` and ``items``: "topics", "headlines" for
+    THUCNews; default BANKING77's "intents", "utterances")."""
+    one, items = ("intent", "utterances") if bench is None else (bench.classes[:-1], bench.items)
     if report.pairing != "seeds" or report.train_accuracy is None or report.task_correct is None:
         raise ValueError("intent_probe_table needs a sentence_probe_report.")
     rows = [{"layer": layer_label(l), f"{one} accuracy": iv.percent(),
