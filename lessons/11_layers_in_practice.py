@@ -307,7 +307,7 @@ else:  # every strategy on every draw, here (keeps the full fine-tunings)
 # and what did the dev split choose? The dev curves show each run from step 0; the table gives
 # every strategy's status column.
 
-# %% mystnb={"figure": {"caption": "Dev accuracy from step 0 and after each epoch against optimiser steps, one panel per fine-tuning strategy, one thin line per draw (the stored sweep), all panels on one scale; a cross marks the evaluation whose weights early stopping kept, the dashed line the frozen probe's dev accuracy (mean over draws). Check where each curve starts and whether its cross lies past step 0.", "name": "fig-11-dev-curves"}}
+# %% mystnb={"figure": {"caption": "Dev accuracy from step 0 and after each epoch against optimiser steps, one panel per fine-tuning strategy, one thin line per draw (the stored sweep's, or a Chinese run's live draws), all panels on one scale; a cross marks the evaluation whose weights early stopping kept, the dashed line the frozen probe's dev accuracy (mean over draws). Check where each curve starts and whether its cross lies past step 0.", "name": "fig-11-dev-curves"}}
 from helpers.finetuning.plots import plot_dev_panels
 
 plot_dev_panels(study, measure="accuracy")
@@ -356,7 +356,7 @@ strategy_table = show_table(strategy_rows(study), index="strategy", title=(
 # verdicts only over runs that moved, each paired with the probe on its draws
 baseline_claim = show_finding(*baseline_finding(moved_accuracies(study)))
 
-# %% mystnb={"figure": {"caption": "Test accuracy against wall-clock training seconds per run on the sweep's machine: dots are single draws' runs; the diamond sits at the median time and mean accuracy, its horizontal whisker spanning the times, its vertical whisker the 95 % interval over draws and test items; the y-axis is zoomed, as labelled. Compare each fine-tuning strategy's vertical whisker with the frozen probe's.", "name": "fig-11-accuracy-vs-time"}}
+# %% mystnb={"figure": {"caption": "Test accuracy against wall-clock training seconds per run on the machine that trained it (the stored sweep's; this one for a live Chinese run): dots are single draws' runs; the diamond sits at the median time and mean accuracy, its horizontal whisker spanning the times, its vertical whisker the 95 % interval over draws and test items; the y-axis is zoomed, as labelled. Compare each fine-tuning strategy's vertical whisker with the frozen probe's.", "name": "fig-11-accuracy-vs-time"}}
 from helpers.practice.plots import plot_accuracy_vs_time
 
 ax = plot_accuracy_vs_time(
