@@ -250,9 +250,9 @@ fold_claim = show_finding(
 
 # %% [markdown]
 # **Power before comparison.** How small a difference between two strategies can this design
-# detect at all? It depends only on the design -- how many draws, how many test utterances per
+# detect at all? It depends only on the design -- how many draws, how many test examples per
 # draw -- and on two assumptions stated now, before any run: two strategies disagree on about one
-# test utterance in ten, and their difference varies by about a point from one draw to the next
+# test example in ten, and their difference varies by about a point from one draw to the next
 # (`detectable_difference` in `helpers/finetuning/study.py`). The differences the literature
 # reports between such strategies in distribution are about a point or less (Kumar et al., 2022;
 # Sun et al., 2019); fine-tuning against a frozen plain BERT can differ by many points.
@@ -571,7 +571,7 @@ for keyword in ("use_gradient_checkpointing", "gradient_checkpointing"):
 del loaded_with
 
 # %% [markdown]
-# Now the four parts, measured on one training step of a batch of 8 utterances padded to
+# Now the four parts, measured on one training step of a batch of 8 examples padded to
 # 32 tokens. `training_state_bytes` adds up the weights, gradients and AdamW state from the
 # tensors themselves after one AdamW step. `saved_for_backward` counts the storages autograd
 # saves (through `torch.autograd.graph.saved_tensors_hooks`) plus the layer inputs a
@@ -622,7 +622,7 @@ print(training_memory_text(clfs["plain"], state, memory, method))
 # asks the memory allocator itself: with torch's profiler recording every allocation and free
 # during one forward + backward, the peak of the running total minus where it stood before the
 # step (on a GPU, `torch.cuda.max_memory_allocated`). We measure it for the batch above and for
-# the same utterances padded to four times the length.
+# the same examples padded to four times the length.
 
 # %%
 from helpers.practice.compute import peak_step_memory
@@ -699,7 +699,7 @@ print(
 # live fine-tuned model (course-mini; with a Chinese model, the Chinese model): give it a cache that **shares the original's store**. The cell also measures how far
 # fine-tuning moved the features, without being fooled by a change of scale: the **cosine** between
 # a sentence's feature before and after (how far it turned), beside the cosine between two
-# different utterances in the original model (each paired with a randomly chosen other one), and
+# different examples in the original model (each paired with a randomly chosen other one), and
 # the change of length apart (`direction_change` in `helpers/practice/findings.py`).
 
 # %%
@@ -754,7 +754,7 @@ move_claim = show_finding(
 # trained on float32 features (one per seed of `SEEDS`) when it is fed int8 features, and -- per layer --
 # how far int8 moves each sentence's feature. For scale, the last panel also shows how far a
 # sentence's feature lies from another test sentence's, chosen at random (the test file is
-# sorted by intent, so its *next* sentence would mostly share the intent).
+# sorted by class, so its *next* sentence would mostly share the class).
 
 # %% mystnb={"figure": {"caption": "The loaded model in float32 against its dynamic int8 copy: saved-weight size; time per batch of test sentences (dots: timed runs, bar: median); test accuracy of float32-trained heads on each model's features (95 % interval over items and seeds; zoomed axis); and per layer, how far int8 moves each sentence's feature, beside its distance to a random other sentence (median, interquartile band).", "name": "fig-11-int8"}}
 from helpers.classify.comparisons import SeededAccuracy
@@ -853,8 +853,8 @@ print(textwrap.fill(
 #   every draw's dev split carved from the training data (never the test set), the dev split
 #   scored from step 0, early stopping on dev accuracy after the warm-up and a minimum of steps,
 #   and a status per run in the table of section 1. A run that kept its starting weights counts
-#   as not fine-tuned and stays out of the verdicts. Each seed is its own draw of intents and
-#   utterances; strategies are compared paired within each draw.
+#   as not fine-tuned and stays out of the verdicts. Each seed is its own draw of classes and
+#   examples; strategies are compared paired within each draw.
 # * A comparison of strategies needs a model that fine-tuning can improve: a sentence encoder's
 #   frozen vectors may already be as good as fine-tuning on ten examples an intent, a plain
 #   masked-LM BERT's are not. The heavy sweep is stored with its provenance; one draw re-run here
@@ -922,12 +922,12 @@ check_exercise_2(kept_layer1, tokenizer, model, SENTENCE)
 # Difficulty ●●●○○ · Importance ●●●○○ · ~15 min
 #
 # Section 3 printed how many times more activation bytes the plain step saves
-# for backward than the checkpointed one, for 8 utterances x 32 tokens. Now
-# take **4 utterances padded to 64 tokens**: the same number of tokens, longer
+# for backward than the checkpointed one, for 8 examples x 32 tokens. Now
+# take **4 examples padded to 64 tokens**: the same number of tokens, longer
 # sentences. **First predict**: does the ratio grow or shrink? Write `"grows"`
 # or `"shrinks"` in `prediction_3`.
 #
-# **Then measure** it: the first four training utterances, built like `batch`
+# **Then measure** it: the first four training examples, built like `batch`
 # there, with their labels, and `saved_for_backward` on both `clfs` (weights
 # not included). The checker grades the measurement and only comments on the
 # prediction.
