@@ -203,10 +203,11 @@ def layer_tag_table(words, tags, classes=UPOS_TAGS, *, max_shown: int = 12,
     return line, rows, title
 
 
-def layer_change_table(change, cka, moved, n_utterances: int) -> tuple[list[dict], str]:
+def layer_change_table(change, cka, moved, n_utterances: int, items: str = "utterances") -> tuple[list[dict], str]:
     """``(rows, title)``: per layer, the seed-averaged CKA with its jackknife interval (``cka``, one
     :class:`~helpers.common.stats.Interval` per layer), the range of the per-seed CKA
-    (``change.cka``, ``[seeds, L+1]``) and the relative weight change over the seeds (``moved``)."""
+    (``change.cka``, ``[seeds, L+1]``) and the relative weight change over the seeds (``moved``);
+    ``items`` names the ``n_utterances`` test items (a benchmark's word: "headlines" for THUCNews)."""
     seeds = change.cka.shape[0]
     if not len(cka) == len(moved) == change.cka.shape[1]:
         raise ValueError(f"give one CKA and one weight-change interval per layer ({change.cka.shape[1]}).")
@@ -217,7 +218,7 @@ def layer_change_table(change, cka, moved, n_utterances: int) -> tuple[list[dict
                      "CKA seed range": f"{spread.low:.4f}-{spread.high:.4f}",
                      "relative weight change (seed range)": moved[l].format(".4f")})
     title = (f"Pre-trained vs fine-tuned, mean of {seeds} runs: CKA [in brackets: uncertainty from leaving out one"
-             f" of the {n_utterances} utterances at a time]; relative weight change with [min, max] over the runs")
+             f" of the {n_utterances} {items} at a time]; relative weight change with [min, max] over the runs")
     return rows, title
 
 
@@ -290,14 +291,14 @@ SWAP_MEANING = {"lower": "accuracy falls: its own change is needed", "higher": "
                 "inconclusive": "we cannot tell"}
 
 
-def swap_in_table(verdicts) -> tuple[list[dict], str]:
+def swap_in_table(verdicts, items: str = "utterances") -> tuple[list[dict], str]:
     """``(rows, title)``: per layer put back (``verdicts[d]``: the swap of layer ``d``, 0 = the
     embeddings, against the fine-tuned model), the accuracy change in points and what its verdict
-    says (:data:`SWAP_MEANING`)."""
+    says (:data:`SWAP_MEANING`); ``items`` names the test items."""
     rows = [{"layer put back": layer_label(d), "accuracy change, points": f"{100 * v.difference.estimate:+.1f}",
              "what it says": SWAP_MEANING[v.kind]} for d, v in enumerate(verdicts)]
     title = ("Test accuracy with one layer's pre-trained weights put back, minus the fine-tuned model's (same"
-             " utterances and draws), in points")
+             f" {items} and draws), in points")
     return rows, title
 
 
