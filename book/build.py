@@ -679,7 +679,9 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
     the picture alone (printed text, a stream, is fine). An explorer whose recorded frames move
     on the site (``records``) gets the cell tag ``TOP_TAG`` and the number after the first
     figure's: the page shows it there (``postprocess.explorers_to_top``); the first figure's code
-    then folds ("hide-input"), so that the page opens on the map and the explorer, no code between."""
+    then folds ("hide-input"), so that the page opens on the map and the explorer, no code between.
+    A captioned cell that drew nothing (a cell skipped for this model, which prints one line
+    saying why) loses its caption: no figure caption stands on the page without its figure."""
     notes, figures = [], []
     number = lesson_number(stem)  # figures of a split lesson NNb are "Figure Nb.k"
     lesson = int(number) if number.isdigit() else number.lstrip("0") or number
@@ -690,8 +692,10 @@ def number_captions(nb, stem: str, records: dict[str, dict] | None = None) -> li
         pictures = [o for o in shown if "image/png" in o.get("data", {})]
         options = figure_options(cell)
         if not pictures:
-            if options is not None:
-                notes.append(f"{stem}: code cell {i + 1} has a figure caption but shows no picture")
+            if options is not None:  # a cell that did not draw (it printed why): no orphan caption
+                cell.metadata["mystnb"] = {k: v for k, v in cell.metadata["mystnb"].items() if k != "figure"}
+                notes.append(f"{stem}: code cell {i + 1} has a figure caption but shows no picture; "
+                             "the caption is left off the page")
             continue
         if options is None or not str(options.get("caption", "")).strip():
             notes.append(f"{stem}: code cell {i + 1} shows a figure without a caption")

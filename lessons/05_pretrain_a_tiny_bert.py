@@ -888,19 +888,19 @@ else:
 #
 # BERT-base was pre-trained by Devlin et al. (2019) on BooksCorpus (800 M words) and English
 # Wikipedia (2,500 M words), for 1,000,000 steps of 256 sequences: 90 % of the steps at 128
-# tokens and the last 10 % at 512, with a 30,522-entry vocabulary and 110 M parameters (12
-# layers × 768). Against this run:
+# tokens and the last 10 % at 512, with a 30,522-entry WordPiece vocabulary (12 layers × 768).
+# Google's bert-base-chinese has the same sizes but a 21,128-entry vocabulary, mostly single
+# characters, and was trained on Chinese Wikipedia; its schedule is not published apart, so for
+# a Chinese run the cell below says it assumes BERT-base's. The sizes and parameter counts are
+# read from a `BertConfig` of the real model (built on PyTorch's `meta` device: no memory, no
+# weights). Against this run:
 
 # %%
-# 900,000 steps of 256 x 128 tokens, then 100,000 steps of 256 x 512
-bert_positions = 900_000 * 256 * 128 + 100_000 * 256 * 512
-# ~6 x parameters per token position and step
-bert_flops = 6 * 110e6 * bert_positions
-ours_flops = 6 * n_params * seen
-print(f"token positions: BERT-base {bert_positions:.2e}, this run {seen:.2e} "
-      f"({bert_positions / seen:,.0f} x fewer)")
-print(f"training compute, roughly: {bert_flops / ours_flops:,.0f} x less "
-      "than BERT-base")
+from helpers.pretrain.compute import real_scale_lines
+
+# BERT-base or bert-base-chinese: sizes from a BertConfig, compute ~6 x
+# parameters per token position and step (real_scale_lines)
+print("\n".join(real_scale_lines(language, cfg, n_params, seen)))
 
 # %% [markdown]
 # Expect at real scale: a much lower masked-LM loss, fill-mask far above any guesser without

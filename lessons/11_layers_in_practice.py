@@ -161,7 +161,9 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 # **With a Chinese model** course-mini cannot be used: it reads English only. The Chinese run
 # fine-tunes the loaded Chinese BERT itself, on THUCNews headlines (all 10 topics per draw), and
 # trains every run live, on a smaller design sized for a CPU (`live_setup` in
-# `helpers/finetuning/history.py`). m3e-small is itself a sentence encoder -- the case the
+# `helpers/finetuning/history.py`: a learning-rate grid of 1e-4 and 1e-3, as suits a small
+# pre-trained encoder, chosen on the first draw's dev split; `max_length` read from the
+# headlines' token lengths). m3e-small is itself a sentence encoder -- the case the
 # paragraph above warns about -- so whether fine-tuning moves off the linear probe at all is
 # a question the Chinese run answers, not one it assumes.
 #
@@ -170,8 +172,9 @@ you_are_here(model.config, LESSON_PARTS["11"]);
 # long it trains (Mosbach et al., 2021, *On the Stability of Fine-tuning BERT*; Zhang et al., 2021,
 # *Revisiting Few-sample BERT Fine-tuning*), so each strategy gets its own chance:
 #
-# * every strategy's learning rate is **chosen on every draw's own dev split** from the same grid
-#   of three (an exact tie is reported as "no choice");
+# * every strategy's learning rate is **chosen on a dev split** from the same grid -- on every
+#   draw's own for the stored English sweep (a grid of three), on the first draw's for a live
+#   Chinese run (the printed recipe says which); an exact tie is reported as "no choice";
 # * AdamW, a linear warm-up and a linear decay; the dev split is **scored at step 0** and after
 #   every epoch; training stops when the **dev accuracy** has not improved for a patience of
 #   evaluations, counted only after the warm-up and a minimum number of steps (and, for gradual
@@ -204,7 +207,7 @@ ft_tokenizer, ft_model = load_model(SWEEP_MODEL) if STORED else loaded
 L_ft = ft_model.config.num_hidden_layers
 # one task per seed (a draw of intents and utterances), the recipe, the seeds
 tasks, recipe, SEEDS = (sweep_setup() if STORED
-                        else live_setup(language, budget))
+                        else live_setup(language, budget, ft_tokenizer))
 task0 = tasks[SEEDS[0]]
 N_TEST = len(task0.test)  # test utterances per draw
 # the later sections use the first draw, its test set cut to a few per intent
@@ -247,9 +250,9 @@ fold_claim = show_finding(
 
 # %% [markdown]
 # **Power before comparison.** How small a difference between two strategies can this design
-# detect at all? It depends only on the design -- how many draws, how many test utterances per
+# detect at all? It depends only on the design -- how many draws, how many test examples per
 # draw -- and on two assumptions stated now, before any run: two strategies disagree on about one
-# test utterance in ten, and their difference varies by about a point from one draw to the next
+# test example in ten, and their difference varies by about a point from one draw to the next
 # (`detectable_difference` in `helpers/finetuning/study.py`). The differences the literature
 # reports between such strategies in distribution are about a point or less (Kumar et al., 2022;
 # Sun et al., 2019); fine-tuning against a frozen plain BERT can differ by many points.
@@ -304,7 +307,7 @@ else:  # every strategy on every draw, here (keeps the full fine-tunings)
 # and what did the dev split choose? The dev curves show each run from step 0; the table gives
 # every strategy's status column.
 
-# %% mystnb={"figure": {"caption": "Dev accuracy from step 0 and after each epoch against optimiser steps, one panel per fine-tuning strategy, one thin line per draw (the stored sweep), all panels on one scale; a cross marks the evaluation whose weights early stopping kept, the dashed line the frozen probe's dev accuracy (mean over draws). Check where each curve starts and whether its cross lies past step 0.", "name": "fig-11-dev-curves"}}
+# %% mystnb={"figure": {"caption": "Dev accuracy from step 0 and after each epoch against optimiser steps, one panel per fine-tuning strategy, one thin line per draw (the stored sweep's, or a Chinese run's live draws), all panels on one scale; a cross marks the evaluation whose weights early stopping kept, the dashed line the frozen probe's dev accuracy (mean over draws). Check where each curve starts and whether its cross lies past step 0.", "name": "fig-11-dev-curves"}}
 from helpers.finetuning.plots import plot_dev_panels
 
 plot_dev_panels(study, measure="accuracy")
@@ -314,8 +317,8 @@ plt.show()
 from helpers.common.tables import show_table
 from helpers.common.training import records_table
 from helpers.finetuning.history import moved_counts
-from helpers.practice.findings import (status_finding, training_details,
-                                       training_rows)
+from helpers.practice.findings import (moved_line, status_finding,
+                                       training_details, training_rows)
 
 # the rows, the fold and the sentence: training_rows, training_details and
 # status_finding in helpers/practice/findings.py
@@ -334,13 +337,8 @@ status_claim = show_finding(
     ),
 )
 # the demonstration needs fine-tuning to leave the probe: did it, here?
-stuck = {s: f"{m} of {n}" for s, (m, n) in moved_counts(study).items()
-         if m < 0.8 * n}
-print("Fine-tuning moved off its start in at least 4 of 5 runs of every"
-      " strategy: the comparison below is about fine-tuning." if not stuck
-      else "On this run fine-tuning did not reliably move off its start ("
-      + "; ".join(f"{s}: {v} runs moved" for s, v in stuck.items())
-      + "): for those strategies the comparison below says little.")
+# moved_line in helpers/practice/findings.py
+print(moved_line(moved_counts(study)))
 
 # %%
 # now the accuracies, on every test utterance of each draw's intents
@@ -358,7 +356,7 @@ strategy_table = show_table(strategy_rows(study), index="strategy", title=(
 # verdicts only over runs that moved, each paired with the probe on its draws
 baseline_claim = show_finding(*baseline_finding(moved_accuracies(study)))
 
-# %% mystnb={"figure": {"caption": "Test accuracy against wall-clock training seconds per run on the sweep's machine: dots are single draws' runs; the diamond sits at the median time and mean accuracy, its horizontal whisker spanning the times, its vertical whisker the 95 % interval over draws and test items; the y-axis is zoomed, as labelled. Compare each fine-tuning strategy's vertical whisker with the frozen probe's.", "name": "fig-11-accuracy-vs-time"}}
+# %% mystnb={"figure": {"caption": "Test accuracy against wall-clock training seconds per run on the machine that trained it (the stored sweep's; this one for a live Chinese run): dots are single draws' runs; the diamond sits at the median time and mean accuracy, its horizontal whisker spanning the times, its vertical whisker the 95 % interval over draws and test items; the y-axis is zoomed, as labelled. Compare each fine-tuning strategy's vertical whisker with the frozen probe's.", "name": "fig-11-accuracy-vs-time"}}
 from helpers.practice.plots import plot_accuracy_vs_time
 
 ax = plot_accuracy_vs_time(
@@ -573,7 +571,7 @@ for keyword in ("use_gradient_checkpointing", "gradient_checkpointing"):
 del loaded_with
 
 # %% [markdown]
-# Now the four parts, measured on one training step of a batch of 8 utterances padded to
+# Now the four parts, measured on one training step of a batch of 8 examples padded to
 # 32 tokens. `training_state_bytes` adds up the weights, gradients and AdamW state from the
 # tensors themselves after one AdamW step. `saved_for_backward` counts the storages autograd
 # saves (through `torch.autograd.graph.saved_tensors_hooks`) plus the layer inputs a
@@ -624,7 +622,7 @@ print(training_memory_text(clfs["plain"], state, memory, method))
 # asks the memory allocator itself: with torch's profiler recording every allocation and free
 # during one forward + backward, the peak of the running total minus where it stood before the
 # step (on a GPU, `torch.cuda.max_memory_allocated`). We measure it for the batch above and for
-# the same utterances padded to four times the length.
+# the same examples padded to four times the length.
 
 # %%
 from helpers.practice.compute import peak_step_memory
@@ -701,7 +699,7 @@ print(
 # live fine-tuned model (course-mini; with a Chinese model, the Chinese model): give it a cache that **shares the original's store**. The cell also measures how far
 # fine-tuning moved the features, without being fooled by a change of scale: the **cosine** between
 # a sentence's feature before and after (how far it turned), beside the cosine between two
-# different utterances in the original model (each paired with a randomly chosen other one), and
+# different examples in the original model (each paired with a randomly chosen other one), and
 # the change of length apart (`direction_change` in `helpers/practice/findings.py`).
 
 # %%
@@ -756,7 +754,7 @@ move_claim = show_finding(
 # trained on float32 features (one per seed of `SEEDS`) when it is fed int8 features, and -- per layer --
 # how far int8 moves each sentence's feature. For scale, the last panel also shows how far a
 # sentence's feature lies from another test sentence's, chosen at random (the test file is
-# sorted by intent, so its *next* sentence would mostly share the intent).
+# sorted by class, so its *next* sentence would mostly share the class).
 
 # %% mystnb={"figure": {"caption": "The loaded model in float32 against its dynamic int8 copy: saved-weight size; time per batch of test sentences (dots: timed runs, bar: median); test accuracy of float32-trained heads on each model's features (95 % interval over items and seeds; zoomed axis); and per layer, how far int8 moves each sentence's feature, beside its distance to a random other sentence (median, interquartile band).", "name": "fig-11-int8"}}
 from helpers.classify.comparisons import SeededAccuracy
@@ -855,8 +853,8 @@ print(textwrap.fill(
 #   every draw's dev split carved from the training data (never the test set), the dev split
 #   scored from step 0, early stopping on dev accuracy after the warm-up and a minimum of steps,
 #   and a status per run in the table of section 1. A run that kept its starting weights counts
-#   as not fine-tuned and stays out of the verdicts. Each seed is its own draw of intents and
-#   utterances; strategies are compared paired within each draw.
+#   as not fine-tuned and stays out of the verdicts. Each seed is its own draw of classes and
+#   examples; strategies are compared paired within each draw.
 # * A comparison of strategies needs a model that fine-tuning can improve: a sentence encoder's
 #   frozen vectors may already be as good as fine-tuning on ten examples an intent, a plain
 #   masked-LM BERT's are not. The heavy sweep is stored with its provenance; one draw re-run here
@@ -924,12 +922,12 @@ check_exercise_2(kept_layer1, tokenizer, model, SENTENCE)
 # Difficulty ●●●○○ · Importance ●●●○○ · ~15 min
 #
 # Section 3 printed how many times more activation bytes the plain step saves
-# for backward than the checkpointed one, for 8 utterances x 32 tokens. Now
-# take **4 utterances padded to 64 tokens**: the same number of tokens, longer
+# for backward than the checkpointed one, for 8 examples x 32 tokens. Now
+# take **4 examples padded to 64 tokens**: the same number of tokens, longer
 # sentences. **First predict**: does the ratio grow or shrink? Write `"grows"`
 # or `"shrinks"` in `prediction_3`.
 #
-# **Then measure** it: the first four training utterances, built like `batch`
+# **Then measure** it: the first four training examples, built like `batch`
 # there, with their labels, and `saved_for_backward` on both `clfs` (weights
 # not included). The checker grades the measurement and only comments on the
 # prediction.

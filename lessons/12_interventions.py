@@ -55,7 +55,7 @@ else:
 #
 # `MODEL` names the checkpoint (`None`: the course chooses); `SENTENCE` is the request (with a
 # Chinese model, a Chinese sentence) the lesson's explorer changes the model for. `BUDGET` sizes the expensive work (`None`: the course
-# chooses, `"full"` on the bundled model; `"quick"`: a few intents, test utterances and ambiguous
+# chooses, `"full"` on the bundled model; `"quick"`: a few intents, test examples and ambiguous
 # words, for a fast check or a large model on a CPU; `choose_budget`, `helpers/common/budget.py`).
 
 # %% tags=["parameters"]
@@ -83,7 +83,7 @@ BUDGET = None
 # L-BFGS to a gradient tolerance): it only has to be one fixed classifier to intervene under. The map below
 # (`you_are_here`, `helpers/architecture/plots.py`) marks what this lesson changes.
 #
-# Every utterance is cut to `MAX_LEN` tokens, chosen to keep every utterance whole (a
+# Every example is cut to `MAX_LEN` tokens, chosen to keep every example whole (a
 # model that accepts fewer tokens gets a warning and a count). After the map, the features come from
 # `pooled_features` (`helpers/interventions/runs.py`), checked against lesson 10's
 # `extract_features`; the cell's last line says whether mean pooling is the checkpoint's own
@@ -157,10 +157,10 @@ print(pooling_note(loaded.choice.name, checkpoint_facts(loaded).pooling))
 # %% [markdown]
 # ## How the verdicts are read, fixed before we measure
 #
-# Every intervention is compared with the unchanged model **on the same test utterances**, each
-# right or wrong before and after: only the utterances that change carry information. The verdicts
+# Every intervention is compared with the unchanged model **on the same test examples**, each
+# right or wrong before and after: only the examples that change carry information. The verdicts
 # follow lesson 06's three rules: the interval of the change is a *paired* one (it counts every
-# utterance that could have changed, so it is never falsely sure when few do); when many heads or
+# example that could have changed, so it is never falsely sure when few do); when many heads or
 # layers are judged together, every interval is widened for the whole family ($K$ heads read at
 # $1 - 0.05/K$); each verdict is read off its own interval (`outcome_changes` in
 # `helpers/interventions/outcomes.py`; each fold names the methods).
@@ -168,7 +168,7 @@ print(pooling_note(loaded.choice.name, checkpoint_facts(loaded).pooling))
 # A change the data do not show is not "no change". To call one harmless we state a margin **now**:
 # *equivalent* when the equivalence interval ($1 - 0.1/m$ for $m$ comparisons) lies inside $\pm$ the
 # margin; anything else not shown to differ is **inconclusive**, "we cannot tell". Even a change
-# **no** utterance shows has an interval, whose half-width is the smallest margin the data could
+# **no** example shows has an interval, whose half-width is the smallest margin the data could
 # ever confirm (`equivalence_resolution`); it grows with the number of comparisons judged together.
 
 # %%
@@ -180,7 +180,7 @@ print(f"equivalence margin, set before any measurement: +/-{100 * MARGIN:.1f}"
 # equivalence_resolution for one change, the L layers and the L x A heads
 print("\n".join(resolution_lines(len(test), {
     "one intervention": 1, f"{L} layers": L, f"{L * A} heads": L * A},
-    MARGIN)))
+    MARGIN, items=ITEMS)))
 
 # %% [markdown]
 # ## Running only the layers above a change
@@ -188,7 +188,7 @@ print("\n".join(resolution_lines(len(test), {
 # An intervention at layer $l$ leaves layers $1..l-1$ untouched, so we run the test set once, keep
 # every hidden state (`run_cached`) and later re-run only the layers above the change
 # (`continue_from`); a `SentenceHead` applies the pooling and the head to a last hidden state. Two
-# checks: re-running all layers reproduces the last one (on the longest utterances, where padding
+# checks: re-running all layers reproduces the last one (on the longest examples, where padding
 # matters most), and the logits equal lesson 10's. **Layers count from 1** (layer $l$ is
 # `model.encoder.layer[l - 1]`, "layer 0" the embeddings), **heads from 0**.
 
@@ -272,9 +272,9 @@ print(f"layer 1 with head {head_to_remove} removed == by hand; max change of"
 
 # %% [markdown]
 # `ablate_head(model, layer, head)` registers such a hook while a `with` block runs. With layer 1's
-# head removed we run the whole test set and measure, per utterance, whether it is still right and
+# head removed we run the whole test set and measure, per example, whether it is still right and
 # how far its **true** class's logit falls. The fold redoes the test statistic by hand from the
-# utterances that flipped (with no real change, a flip is as likely either way).
+# examples that flipped (with no real change, a flip is as likely either way).
 
 # %%
 from helpers.common.claims import show_claim
@@ -303,12 +303,12 @@ assert abs(math.erfc(abs(z) / math.sqrt(2)) - one_head.p_value) < 1e-9
 logit_drop = (logits_base - logits_removed).gather(1, y[:, None])[:, 0]
 show_claim(
     one_head.verdict, more="raises the accuracy over", less="lowers the"
-    " accuracy below", measure="keeps more utterances right",
+    " accuracy below", measure=f"keeps more {ITEMS} right",
     units=f"{len(test)} test {ITEMS}",
     values=(one_head.after.percent(), base_acc.percent()),
-    extra=[f"{now_wrong} utterances become wrong, {now_right} become right"
+    extra=[f"{now_wrong} {ITEMS} become wrong, {now_right} become right"
            f" (of {len(test)}): McNemar's z = (b - c) / sqrt(b + c), by hand",
-           "true-class logit drop, mean over the utterances:"
+           f"true-class logit drop, mean over the {ITEMS}:"
            f" {bootstrap_ci(logit_drop.detach())} (bootstrap interval)"]);
 
 # %% [markdown]
@@ -317,7 +317,7 @@ show_claim(
 # To map all $L \times A$ heads, `ablate_every_head` copies the cached state after layer $l-1$ $A$
 # times, each copy with another head gated to 0, and runs only layers $l..L$. Beside it we put what
 # lesson 08 measured by *looking*: each head's attention share on `[CLS]` and `[SEP]` over the test
-# utterances (`head_token_class_shares`, checked against lesson 08's `attention_shares`).
+# examples (`head_token_class_shares`, checked against lesson 08's `attention_shares`).
 
 # %%
 from helpers.attention.compute import TOKEN_CLASSES, attention_shares
@@ -340,7 +340,7 @@ sep_share = shares_items[..., TOKEN_CLASSES.index("[SEP]")]
 print(f"{L * A} heads removed one at a time over {len(test)} {ITEMS} in"
       f" {t_exhaustive:.1f} s (wall)")
 
-# %% mystnb={"figure": {"caption": "Layer \u00d7 head maps over the test utterances. Top: accuracy drop (points) and mean drop of the true-class logit when that one head is set to zero, each on its own diverging scale (white 0, red worse, blue better). Bottom: the head's attention share on `[CLS]` and on `[SEP]`, averaged over queries and utterances, on one 0\u20131 scale. Compare top with bottom.", "name": "fig-12-head-maps"}}
+# %% mystnb={"figure": {"caption": "Layer \u00d7 head maps over the test examples. Top: accuracy drop (points) and mean drop of the true-class logit when that one head is set to zero, each on its own diverging scale (white 0, red worse, blue better). Bottom: the head's attention share on `[CLS]` and on `[SEP]`, averaged over queries and utterances, on one 0\u20131 scale. Compare top with bottom.", "name": "fig-12-head-maps"}}
 import matplotlib.pyplot as plt
 
 from helpers.interventions.plots import plot_head_maps
@@ -365,7 +365,7 @@ plt.show()
 # Now the verdict on every head: each against the unchanged model, all $L \times A$ read as **one
 # family** (`HeadAblation.changes`). The fold also lists the heads the data cannot rank below the
 # largest drop (`HeadAblation.tied_with`, in `head_ablation_details`): that drop is picked on the
-# same utterances, so it is, if anything, overstated.
+# same examples, so it is, if anything, overstated.
 
 # %%
 from helpers.common.claims import show_finding
@@ -374,9 +374,9 @@ from helpers.interventions.compute import head_ablation_details, head_finding
 head_changes = ablation.changes(margin=MARGIN)  # order of ablation.heads()
 sentence, details = head_finding(head_changes, ablation.heads(), acc_drop,
                                  margin=MARGIN, n_items=len(test),
-                                 tiebreak=logit_drops)
+                                 tiebreak=logit_drops, items=ITEMS)
 head_claim = show_finding(sentence, details + head_ablation_details(
-    ablation, acc_drop, logit_drops, len(test)))
+    ablation, acc_drop, logit_drops, len(test), items=ITEMS))
 
 # %% [markdown]
 # Michel, Levy and Neubig (2019, *Are Sixteen Heads Really Better than One?*; BERT-base fine-tuned
@@ -391,7 +391,7 @@ head_claim = show_finding(sentence, details + head_ablation_details(
 # **Mean ablation** puts in its mean over training tokens instead (`mean_head_contexts`,
 # `ablate_every_head(..., fill=...)`): it removes what the head says about *this* input and keeps
 # the constant. Where zeroing hurts much more, the damage came from the lost constant. We compare
-# the two loss maps on one scale, on one test utterance per intent (a second full map would double
+# the two loss maps on one scale, on one test example per class (a second full map would double
 # the lesson's longest computation).
 
 # %%
@@ -420,7 +420,7 @@ assert torch.allclose(one_mean, mean_ablation.ablated[0, head_to_remove],
 print(f"mean-ablated every head on {len(some)} test {ITEMS} (one per"
       f" {CLASSES[:-1]}); means from {len(train_part)} training {ITEMS}")
 
-# %% mystnb={"figure": {"caption": "Mean change of the cross-entropy loss per layer and head when the head's output is set to zero (left) or to its mean over training tokens (right), on one test utterance per intent; one shared diverging scale, centred at 0 (red: loss rises). Compare cell by cell: a head much redder on the left hurts through its lost constant, not its information.", "name": "fig-12-zero-vs-mean"}}
+# %% mystnb={"figure": {"caption": "Mean change of the cross-entropy loss per layer and head when the head's output is set to zero (left) or to its mean over training tokens (right), on one test utterance per class; one shared diverging scale, centred at 0 (red: loss rises). Compare cell by cell: a head much redder on the left hurts through its lost constant, not its information.", "name": "fig-12-zero-vs-mean"}}
 bound = float(max(zero_dl.abs().max(), mean_dl.abs().max()))
 fig = plot_head_maps([
     dict(values=zero_dl, title="loss change, head set to zero",
@@ -438,7 +438,7 @@ from helpers.interventions.compute import zero_vs_mean_finding
 # (layer - 1, head) where zeroing raises the loss most beyond the mean
 gap = divmod(int((zero_dl - mean_dl).argmax()), A)
 mean_claim = show_finding(*zero_vs_mean_finding(zero_some, mean_ablation, gap,
-                                                margin=MARGIN))
+                                                margin=MARGIN, items=ITEMS))
 
 # %% [markdown]
 # ### Does a striking pattern mean an important head?
@@ -449,7 +449,7 @@ mean_claim = show_finding(*zero_vs_mean_finding(zero_some, mean_ablation, gap,
 # its importance (here the loss increase on removal). We use Spearman's $\rho$ **within each
 # layer**, averaged (`within_group_spearman_ci` in `pattern_finding`): the heads of a layer share
 # their depth, so a correlation over all heads would rank layers (it is in the fold). The interval
-# resamples the test utterances; two shares are tested, so each is read at $1 - 0.05/2$. First,
+# resamples the test examples; two shares are tested, so each is read at $1 - 0.05/2$. First,
 # where does *this* model park its attention?
 
 # %%
@@ -471,7 +471,7 @@ loss_by_layer = ablation.loss_increase_items()  # [N, L, A]
 level = 1 - 0.05 / 2  # two shares tested: Bonferroni
 pattern_claims = {name: show_finding(*pattern_finding(
     shares_items[..., TOKEN_CLASSES.index(name)], loss_by_layer, name,
-    level=level)) for name in parked}
+    level=level, items=ITEMS)) for name in parked}
 
 # %% [markdown]
 # ## 2. Importance from one gradient (Michel et al., 2019)
@@ -483,8 +483,8 @@ pattern_claims = {name: show_finding(*pattern_finding(
 # $$I_h = \mathbb{E}_x \left| \frac{\partial \mathcal{L}(x)}{\partial \xi_h} \right| ,$$
 #
 # a first-order estimate of what removing the head would do. `head_gate_gradients` puts the gates
-# in the same pre-hook with `requires_grad`, one gate set per utterance, so one forward and one
-# backward pass give every utterance's gradient; one is checked against a finite difference.
+# in the same pre-hook with `requires_grad`, one gate set per example, so one forward and one
+# backward pass give every example's gradient; one is checked against a finite difference.
 
 # %%
 import torch.nn.functional as F
@@ -518,7 +518,7 @@ print(f"gradient: {t_gradient:.1f} s for all {L * A} heads (exhaustive"
 # %% [markdown]
 # Compared like for like: $I_h$ averages the *size* of the gradient, so it goes with the average
 # *size* of the loss change on removal, $\mathbb{E}|\Delta \mathcal{L}_h|$ (a head that helps some
-# utterances and hurts others moves the loss a lot, though its mean change may be near 0); the
+# examples and hurts others moves the loss a lot, though its mean change may be near 0); the
 # signed pair, $\mathbb{E}[-g_h]$ against $\mathbb{E}[\Delta \mathcal{L}_h]$, is in the fold. Heads
 # are ranked **within each layer**; across layers Michel et al. first divide each layer's
 # importances by their $\ell_2$ norm (`normalize_by_layer`), which changes nothing within a layer.
@@ -533,9 +533,9 @@ assert torch.allclose(michel_normalized_items.mean(0),
                       normalize_by_layer(michel), atol=1e-6)
 grad_claim = show_finding(*gradient_finding(
     grads, loss_by_layer, michel_normalized_items,
-    seconds=(t_gradient, t_exhaustive)))
+    seconds=(t_gradient, t_exhaustive), items=ITEMS))
 
-# %% mystnb={"figure": {"caption": "One dot per head: gradient importance $I_h$ (mean absolute gradient of the loss with respect to the head's gate, one backward pass) against the mean absolute loss change when the head is set to zero, over the test utterances; the five heads with the largest loss change are labelled layer.head. Check whether both axes rank the heads alike.", "name": "fig-12-importance-scatter"}}
+# %% mystnb={"figure": {"caption": "One dot per head: gradient importance $I_h$ (mean absolute gradient of the loss with respect to the head's gate, one backward pass) against the mean absolute loss change when the head is set to zero, over the test examples; the five heads with the largest loss change are labelled layer.head. Check whether both axes rank the heads alike.", "name": "fig-12-importance-scatter"}}
 from helpers.interventions.plots import plot_importance_scatter
 
 ax = plot_importance_scatter(
@@ -552,14 +552,14 @@ plt.show()
 # Michel et al. pruned with the importance: heads removed in steps of 10% of all heads, lowest
 # normalised importance first, all layers together (in BERT-base on MNLI a large part of the heads
 # could go with little loss while most must stay). We do the same (`pruning_curve`), the importance
-# measured on **training** utterances (ranking on the test utterances would flatter the order), the
-# curve on two test utterances of every intent.
+# measured on **training** examples (ranking on the test examples would flatter the order), the
+# curve on two test examples of every class.
 #
 # An importance that means anything must keep the accuracy up longer than a **random** choice of
 # heads. A random order is one draw of what the order could have been, so we need many: a rank test
 # (`pruning_comparison`: the share of random orders that keep at least as much accuracy; with $R$
-# orders it cannot go below $1/(R+1)$) and an interval that resamples the utterances **and** the
-# orders. Each order costs one pass of every utterance per share removed, so 100 whole curves would
+# orders it cannot go below $1/(R+1)$) and an interval that resamples the examples **and** the
+# orders. Each order costs one pass of every example per share removed, so 100 whole curves would
 # outlast this lesson: the orders are compared **at half the heads removed**, fixed before
 # measuring (`pruning_outcomes` runs them as one batch). The cell prints what one order costs.
 
@@ -606,9 +606,10 @@ show_table(pruning_rows(PRUNE_FRACTIONS, curve_correct, prune_changes),
 k_half = PRUNE_FRACTIONS.index(HALF)
 comparison = pruning_comparison(curve_correct[[k_half]], random_correct)
 prune_claim = show_finding(*pruning_curve_finding(
-    prune_changes, PRUNE_FRACTIONS, comparison, HALF, len(prune_items)))
+    prune_changes, PRUNE_FRACTIONS, comparison, HALF, len(prune_items),
+    items=ITEMS))
 
-# %% mystnb={"figure": {"caption": "Test accuracy as a growing share of all heads is set to zero, on two test utterances per intent: orange removes the least important first (Michel et al.'s layer-normalised gradient importance, from training utterances); grey dots, the random orders at half the heads removed, with their range. The y-axis is fitted to the data.", "name": "fig-12-pruning"}}
+# %% mystnb={"figure": {"caption": "Test accuracy as a growing share of all heads is set to zero, on two test examples per class: orange removes the least important first (Michel et al.'s layer-normalised gradient importance, from training examples); grey dots, the random orders at half the heads removed, with their range. The y-axis is fitted to the data.", "name": "fig-12-pruning"}}
 from helpers.interventions.plots import plot_pruning_curve
 
 ax = plot_pruning_curve(
@@ -773,7 +774,7 @@ if len(patch) >= 2:
 # (Fiotto-Kaufman et al., 2025) edits any module's input or output inside `with model.trace(...)`;
 # [TransformerLens](https://github.com/TransformerLensOrg/TransformerLens) names every activation
 # with a hook point (`blocks.1.attn.hook_z`: the heads' context vectors); [Captum](https://captum.ai)
-# implements attributions. We redo section 1's head removal (on a few utterances, one a *pair* packed
+# implements attributions. We redo section 1's head removal (on a few examples, one a *pair* packed
 # as BERT's two segments) and section 4's patch (after the middle layer) with each, and compare the
 # last hidden state at every real token with `torch.allclose`. Captum's two rows check lesson 13's
 # gradient × input and Integrated Gradients (`helpers/attribution/compute.py`, `gradients.py`). Each library gets
@@ -828,7 +829,7 @@ print("\n".join(parity_lines(parity)))
 # logits of a dozen intents against the unchanged ones (black ticks), and the map shows how far the
 # originally predicted logit moves for every choice at once (the skip column, when it moves further,
 # is clipped and written in its cells). A logit can rise while the prediction flips: another
-# intent's may rise more; the printout spells out each skip that flips it.
+# class's may rise more; the printout spells out each skip that flips it.
 
 # %% mystnb={"figure": {"caption": "Top: the lesson's sentence's logits with the chosen head removed or layer skipped, for every intent some change makes the prediction plus the highest others; black ticks: unchanged logits; orange: the prediction. Bottom: change of the originally predicted logit for every head removal and layer skip (last column), the current choice framed. The controls pick a layer and a head, or skip the layer.", "name": "fig-12-explorer"}}
 from helpers.interventions.compute import flip_lines, sentence_interventions
@@ -877,14 +878,14 @@ claims = show_scorecard(rows, loaded.choice.name)
 # * A head is removed exactly by zeroing its context vector before the output projection (a
 #   forward pre-hook on `attention.output`); layer $l$'s change re-runs only layers $l..L$, which
 #   makes the full $L \times A$ map cheap enough for a CPU. Mean ablation keeps the head's constant.
-# * Every change is paired on the same utterances, read as one family when many are tested, and
+# * Every change is paired on the same examples, read as one family when many are tested, and
 #   called harmless only inside a margin stated first; otherwise "we cannot tell". The more
 #   comparisons judged together, the wider the margin a test set can ever confirm: check it first.
 # * Looking is not testing: a head's attention pattern is ranked against the damage its removal
 #   does within each layer, since a correlation over all heads also ranks the layers.
 # * Michel et al.'s one-gradient importance is compared with removal like for like; an order is
 #   judged against many random orders, each a draw it could have been (a rank test, and an interval
-#   over both the utterances and the orders).
+#   over both the examples and the orders).
 # * Skipping layers and patching word vectors test stories about layers directly; patched pairs
 #   are resampled by word, and a control reads the rest of the sentence.
 # * The same interventions can be written with nnsight and TransformerLens; whether they gave
@@ -911,7 +912,7 @@ print("Libraries:", parity_lines(parity)[0] + ".")
 # Write a forward pre-hook for `model.encoder.layer[l - 1].attention.output` that replaces head
 # `h`'s $d$ columns of the context by its mean, `head_means[l][h * d:(h + 1) * d]`, for the head
 # where zeroing hurts most beyond the mean: layer `gap[0] + 1`, head `gap[1]`. With it registered,
-# run the `some_run` utterances through every layer (`continue_from(model, some_run.hidden(0),
+# run the `some_run` examples through every layer (`continue_from(model, some_run.hidden(0),
 # some_run.attention_mask, 0)`, then `classifier`) and give the **mean drop of the true-class
 # logit** (unchanged minus mean-ablated; labels `y[some]`): a float. Remove the hook in a `finally`.
 #

@@ -353,7 +353,7 @@ show_table([{
 } for m in METHODS + ("random",)], index="method", title=(
     "tokens dropped; AOPC over k = "
     + ", ".join(f"{k:.0%}" for k in FAITHFULNESS_FRACTIONS)
-    + f"; mean over {len(faith)} utterances [interval]"))
+    + f"; mean over {len(faith)} {ITEMS} [interval]"))
 compared = {key: versus_random(faith, key)
             for key in ("comprehensiveness", "sufficiency")}
 show_table([{
@@ -366,7 +366,7 @@ show_table([{
     .format("+.3f"),
     "reading ": faithful_word(compared["sufficiency"][m], "sufficiency"),
 } for m in METHODS], index="method", title=(
-    "each method minus the random ranking, paired over the utterances (the"
+    f"each method minus the random ranking, paired over the {ITEMS} (the"
     f" {len(METHODS)} methods read together)"))
 faith_claim = show_finding(*faithfulness_finding(
     compared["comprehensiveness"], compared["sufficiency"], faith))
@@ -378,16 +378,16 @@ show_table([{"method": m} | {
     how: bootstrap_ci(faith.aopc(m, how=how)).format("+.3f")
     for how in REMOVALS} for m in METHODS + ("random",)], index="method",
     title="comprehensiveness AOPC by how a token is removed (same rankings,"
-    " same utterances) [interval]")
+    f" same {ITEMS}) [interval]")
 
-# %% mystnb={"figure": {"caption": "ERASER deletion curves on a sample of test utterances (one per intent), tokens ranked by each method's signed score: top, drop in the predicted intent's probability when the top share of word tokens is dropped (higher = more faithful); bottom, when only they are kept (lower = more faithful). Bands: intervals over utterances; grey dashed: random rankings, the baseline to beat.", "name": "fig-13-faithfulness"}}
+# %% mystnb={"figure": {"caption": "ERASER deletion curves on a sample of test examples (one per class), tokens ranked by each method's signed score: top, drop in the predicted class's probability when the top share of word tokens is dropped (higher = more faithful); bottom, when only they are kept (lower = more faithful). Bands: intervals over examples; grey dashed: random rankings, the baseline to beat.", "name": "fig-13-faithfulness"}}
 from helpers.attribution.plots import plot_faithfulness
 
 fig = plot_faithfulness(
     {m: faith.curves["drop"][m] for m in METHODS + ("random",)},
     FAITHFULNESS_FRACTIONS,
     title=f"deletion curves (ERASER), tokens dropped, {len(faith)}"
-    " utterances")
+    f" {ITEMS}")
 plt.show()
 
 # %% [markdown]
@@ -431,7 +431,7 @@ vz_trace = trace if trace.seq_len <= VZ_MAX_TOKENS else short
 if vz_trace is not trace:  # T + 1 layer copies: say so rather than swap
     print(f"SENTENCE has {trace.seq_len} tokens, more than the"
           f" {VZ_MAX_TOKENS} these cells draw; using the short test"
-          f" utterance ({short.seq_len} tokens) instead.")
+          f" {ITEMS[:-1]} ({short.seq_len} tokens) instead.")
 vz = [value_zeroing(model, vz_trace, l) for l in range(1, L + 1)]  # [T, T]
 self_table = show_table([{
     "layer": str(l),

@@ -313,10 +313,10 @@ intent_tests = {
     for s, t in tasks.items()
 }
 reports["intent"] = sentence_probe_report(
-    intent_draws, intent_tests, ("intents, drawn per seed",),
+    intent_draws, intent_tests, (f"{bench.classes}, drawn per seed",),
     pooling="mean", progress=False,
 )
-rows, title = intent_probe_table(reports["intent"])
+rows, title = intent_probe_table(reports["intent"], bench=bench)
 show_table(rows, index="layer", title=title)
 rows, title, findings = peak_findings(reports)
 peak_table = show_table(rows, index="task", title=title)
@@ -502,7 +502,7 @@ cka = [
     for l in range(L + 1)
 ]
 moved = [seeds_interval(change.weight_change[:, l]) for l in range(L + 1)]
-rows, title = layer_change_table(change, cka, moved, len(cka_set))
+rows, title = layer_change_table(change, cka, moved, len(cka_set), bench.items)
 show_table(rows, index="layer", title=title);
 
 # %% mystnb={"figure": {"caption": "Per layer (emb = embeddings), what full fine-tuning changed. Top: linear CKA of pre-trained against fine-tuned token vectors of the test utterances, mean over seeds (1 = unchanged up to rotation and scale), whiskers 95 % jackknife intervals over utterances. Bottom: relative weight change $\\lVert \\Delta W \\rVert / \\lVert W \\rVert$, mean over seeds, whiskers the range. Compare where CKA falls with where weights moved.", "name": "fig-14-layer-change"}}
@@ -607,7 +607,7 @@ swap_verdicts = [
     )
     for d, s in enumerate(swapped)
 ]
-rows, title = swap_in_table(swap_verdicts)
+rows, title = swap_in_table(swap_verdicts, bench.items)
 show_table(rows, index="layer put back", title=title)
 swap_claim = show_finding(*swap_in_finding(
     swap_verdicts, len(SEEDS), len(swap_tests[SEEDS[0]])

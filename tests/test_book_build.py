@@ -173,11 +173,12 @@ def test_number_captions_counts_per_lesson_and_names_what_is_missing():
     notes = build.number_captions(nb, "04_walk")
     captions = [c.metadata.get("mystnb", {}).get("figure", {}).get("caption") for c in nb.cells[1:]]
     assert captions == ["**Figure 4.1.** First.", None, None, "**Figure 4.2.** Second, after an uncaptioned one.",
-                        "**Figure 4.3.** Shows a table too.", "No picture here."]
+                        "**Figure 4.3.** Shows a table too.", None]
     assert notes == ["04_walk: code cell 4 shows a figure without a caption",
                      "04_walk: code cell 6 shows 2 outputs beside its captioned figure; "
                      "a captioned cell must display the picture alone",
-                     "04_walk: code cell 7 has a figure caption but shows no picture"]
+                     "04_walk: code cell 7 has a figure caption but shows no picture; the caption is left off "
+                     "the page"]
 
 
 def _explorer_cell(caption: str, picture: str):

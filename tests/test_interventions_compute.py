@@ -1035,7 +1035,7 @@ def test_flip_lines_spell_out_each_skip_that_flips():
     skips = torch.stack([base, torch.tensor([2.0, 2.5, 0.0])])  # skipping layer 2 flips to class 1
     effects = C.SentenceInterventions("t", ["t"], base, heads, skips)
     lines = C.flip_lines(effects, ["a", "b", "c"])
-    assert lines == ["1 of 6 single-head removals change the predicted intent of SENTENCE; skipping layer(s) [2] does",
+    assert lines == ["1 of 6 single-head removals change the predicted class of SENTENCE; skipping layer(s) [2] does",
                      "  skipping layer 2: the 'a' logit changes by -1.0, the 'b' logit by +1.5, so 'b' wins"]
     effects.skips = base.repeat(2, 1)
     assert C.flip_lines(effects, ["a", "b", "c"])[-1].endswith("skipping layer(s) none does")

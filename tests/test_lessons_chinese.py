@@ -12,6 +12,7 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError
 
 from helpers.common.language import intents_for, polysemy_for, sentence_pairs_for, sentences_for
+from helpers.finetuning.history import LIVE_SEEDS
 from lesson_params import quick
 from zh_support import SKIP_REASON, zh_installed
 
@@ -62,6 +63,9 @@ def test_lesson_runs_or_stops_clearly_with_the_chinese_model(source, tmp_path):
     if source.stem[:2] == "11":  # the Chinese model fine-tuned live on THUCNews
         assert "fine-tuned model: bundled-zh" in text and "of THUCNews's 10 topics" in text, \
             "lesson 11 did not fine-tune the Chinese model on THUCNews"
+        # the demonstration moves (test_finetuning_history's live Chinese test) and the lesson says so
+        n = len(LIVE_SEEDS["quick"])
+        assert f"full fine-tuning: {n} of {n}" in text, "lesson 11 did not report that full fine-tuning moved"
     check = CHINESE_DATA_USED.get(source.stem[:2])
     if check:
         check(text)

@@ -327,6 +327,10 @@ def test_power_finding_says_what_the_design_can_detect():
     assert power_finding(0.05, None, 3, 400, 5)[0].endswith("are not detectable here.")
     assert power_finding(0.008, 2, 3, 400, 5)[0].endswith("are detectable here.")
     assert "Bonferroni over the 5 comparisons" in details[1] and "Student t with 2 degrees" in details[1]
+    # two draws (lesson 11's quick Chinese run): the formula asks for more than an accuracy can differ by
+    few, few_details = power_finding(2.694, 405, 2, 30, 5, items="headlines")
+    assert "detects (4 times in 5) no difference at all (the formula asks for 269 points" in few
+    assert "points or more" not in few and "Student t with 1 degree of freedom" in few_details[1]
 
 
 def test_training_memory_text_counts_parameters_and_shrinkage():

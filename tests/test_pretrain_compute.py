@@ -169,3 +169,25 @@ def test_the_lesson_recipe_is_berts_optimiser_on_short_pairs():
     assert (r.layers, r.hidden, r.heads, r.max_length, r.batch_size, r.steps) == (2, 128, 2, 16, 96, 3000)
     assert (r.warmup, r.dropout, r.weight_decay) == (0.1, 0.1, 0.01)
     assert lesson_recipe(steps=10).steps == 10 and lesson_recipe(seed=3).seed == 3
+
+
+def test_real_scale_reads_the_real_models_sizes_from_a_config():
+    """Lesson 05's "real scale" (issue 48): BERT-base for an English run, bert-base-chinese (BERT-base's
+    sizes, a 21,128-entry vocabulary) for a Chinese one, parameters counted from the config's model;
+    the Chinese compute line says it assumes BERT-base's schedule."""
+    from types import SimpleNamespace
+
+    from transformers import BertConfig
+
+    from helpers.pretrain.compute import BERT_BASE_POSITIONS, real_scale_lines
+
+    cfg = SimpleNamespace(layers=2, hidden=64, vocab_size=2000)
+    en, zh = real_scale_lines("en", cfg, 10 ** 6, 10 ** 7), real_scale_lines("zh", cfg, 10 ** 6, 10 ** 7)
+    base = BertConfig()
+    assert en[0].startswith(f"BERT-base: {base.num_hidden_layers} layers x {base.hidden_size}, "
+                            f"{base.num_attention_heads} heads, vocabulary {base.vocab_size:,}, 109 M parameters")
+    # the Chinese vocabulary is 30,522 - 21,128 = 9,394 rows of 768 smaller: 7.2 M parameters fewer
+    assert zh[0].startswith("bert-base-chinese: 12 layers x 768, 12 heads, vocabulary 21,128, 102 M parameters")
+    assert "assumed for bert-base-chinese" in zh[1] and "assumed" not in en[1]
+    assert f"{BERT_BASE_POSITIONS / 10 ** 7:,.0f} x fewer" in en[1]
+    assert zh[2].startswith("training compute, roughly: ") and zh[2].endswith(" x less than bert-base-chinese")

@@ -445,7 +445,14 @@ def test_intent_probe_table_reads_the_draws(intent_data):
     assert len(rows) == len(r.accuracy) and rows[0]["layer"] == "emb"
     for l, row in enumerate(rows):  # mean over the two draws of each draw's accuracy
         assert row["intent accuracy"].startswith(f"{100 * r.task_correct[:, l].mean().item():.1f}% [")
-    assert "mean over the 2 draws" in title
+    assert "mean over the 2 draws" in title and "test utterances" in title
+    # lesson 14 with a Chinese model (issue 48): THUCNews's words, the same numbers
+    from helpers.interventions.compute import lesson_benchmark
+
+    zh_rows, zh_title = intent_probe_table(r, bench=lesson_benchmark("zh"))
+    assert set(zh_rows[0]) == {"layer", "topic accuracy", "on its training headlines"}
+    assert [z["topic accuracy"] for z in zh_rows] == [row["intent accuracy"] for row in rows]
+    assert zh_title.startswith("topic probe") and "test headlines" in zh_title and "utterance" not in zh_title
 
 
 def test_peak_findings_name_the_best_layer_its_ties_and_the_gain():
@@ -503,6 +510,8 @@ def test_layer_change_table_gives_each_layers_cka_and_seed_range():
     assert rows[2] == {"layer": 2, "CKA": "0.7500 [0.7400, 0.7600]", "CKA seed range": "0.7000-0.8000",
                        "relative weight change (seed range)": "0.1000 [0.0500, 0.2000]"}
     assert rows[0]["layer"] == "emb" and "mean of 3 runs" in title and "one of the 40 utterances" in title
+    _, zh_title = layer_change_table(SimpleNamespace(cka=per_seed), cka, moved, 40, "headlines")
+    assert "one of the 40 headlines" in zh_title and "utterance" not in zh_title  # THUCNews (issue 48)
     with pytest.raises(ValueError, match="per layer"):
         layer_change_table(SimpleNamespace(cka=per_seed), cka[:2], moved, 40)
 
@@ -563,7 +572,9 @@ def test_swap_in_table_and_finding_follow_the_verdicts():
     diffs = [Interval(-0.10, -0.15, -0.05), Interval(0.01, -0.02, 0.04), Interval(0.06, 0.02, 0.10)]
     verdicts = [verdict(d, a=f"layer {l}", b="fine-tuned") for l, d in enumerate(diffs)]
     assert [v.kind for v in verdicts] == ["lower", "inconclusive", "higher"]
-    rows, _ = swap_in_table(verdicts)
+    rows, title = swap_in_table(verdicts)
+    assert "(same utterances and draws)" in title
+    assert "(same headlines and draws)" in swap_in_table(verdicts, "headlines")[1]  # THUCNews (issue 48)
     assert rows == [{"layer put back": "emb", "accuracy change, points": "-10.0",
                      "what it says": "accuracy falls: its own change is needed"},
                     {"layer put back": 1, "accuracy change, points": "+1.0", "what it says": "we cannot tell"},
@@ -658,3 +669,4 @@ def test_a_weak_penalty_is_fitted_to_its_own_optimum():
     assert bool(fit.converged.all())
     weak_norm, strong_norm = float(fit.W[1].norm()), float(fit.W[0].norm())
     assert weak_norm > strong_norm, "a weaker penalty leaves larger weights"
+

@@ -75,7 +75,8 @@ def worst_head(accuracy_drop, tiebreak=None) -> int:
     return int(torch.where(best, ties, torch.full_like(ties, -math.inf)).argmax())
 
 
-def head_finding(changes, heads, accuracy_drop, *, margin: float, n_items: int, tiebreak=None) -> tuple[str, list]:
+def head_finding(changes, heads, accuracy_drop, *, margin: float, n_items: int, tiebreak=None,
+                 items: str = "utterances") -> tuple[str, list]:
     """Lesson 12's verdict on every single-head removal in plain words, and its "How we know" lines.
     ``changes`` (:meth:`HeadAblation.changes`), ``heads`` their ``(layer, head)``, ``accuracy_drop``
     ``[L, A]``; the largest drop is named by :func:`worst_head` (``tiebreak``: e.g. the true-class
@@ -98,7 +99,7 @@ def head_finding(changes, heads, accuracy_drop, *, margin: float, n_items: int, 
     if kinds["inconclusive"]:
         parts.append(f"for {len(kinds['inconclusive'])} we cannot tell whether the change stays within "
                      f"+/-{m:.1f} points")
-    sentence = ("On " + f"{n_items} test utterances, " + "; ".join(parts) + ". The largest drop, "
+    sentence = ("On " + f"{n_items} test {items}, " + "; ".join(parts) + ". The largest drop, "
                 f"{100 * float(drop[worst]):.1f} points, comes from removing head {labels[worst]} (layer.head).")
     details = [change_method(changes), f"largest drop: {changes[worst].describe()}"]
     resolution = equivalence_resolution(n_items, changes[0].family)
@@ -198,13 +199,14 @@ def patch_finding(verdicts, context_verdicts, n_words: int) -> tuple[str, list]:
     return sentence, details
 
 
-def pruning_finding(comparison: PruningComparison, fraction: float, n_items: int) -> tuple[str, list]:
+def pruning_finding(comparison: PruningComparison, fraction: float, n_items: int,
+                    items: str = "utterances") -> tuple[str, list]:
     """The importance order against the random orders at one share of heads removed, in plain words,
     and the "How we know" lines (the two-level interval, the rank test and its floor)."""
     c, R = comparison, comparison.n_orders
     low, high = float(c.random_scores.min()), float(c.random_scores.max())
     head = (f"With {fraction:.0%} of the heads removed, the importance order keeps {c.score:.1%} of the {n_items} "
-            f"test utterances right, more than {c.beaten} of {R} random orders (they keep {low:.1%} to {high:.1%})")
+            f"test {items} right, more than {c.beaten} of {R} random orders (they keep {low:.1%} to {high:.1%})")
     v = c.verdict
     if v.kind == "higher":
         tail = f"; it beats their mean by about {100 * v.difference.estimate:.1f} points"
@@ -224,20 +226,21 @@ def pruning_finding(comparison: PruningComparison, fraction: float, n_items: int
 # -- the lesson's printouts, tables and findings, assembled from its numbers ----------------------------
 
 
-def resolution_lines(n_items: int, families: dict, margin: float) -> list[str]:
+def resolution_lines(n_items: int, families: dict, margin: float, items: str = "utterances") -> list[str]:
     """One printed line per family of comparisons (``families``: ``{what: how many are judged
     together}``): the smallest margin :func:`equivalence_resolution` lets ``n_items`` paired items
     ever confirm, and whether ``margin`` lies above it (then it "can" be shown)."""
     lines = []
     for what, family in families.items():
         reach = equivalence_resolution(n_items, family)
-        lines.append(f"{what:>16} on {n_items} utterances: smallest margin that can read 'equivalent' "
+        lines.append(f"{what:>16} on {n_items} {items}: smallest margin that can read 'equivalent' "
                      f"{100 * reach:.2f} points -> " + ("can" if reach < margin else "can never")
                      + " be shown equivalent within the margin")
     return lines
 
 
-def head_ablation_details(ablation: HeadAblation, accuracy_drop, logit_drops, n_items: int) -> list[str]:
+def head_ablation_details(ablation: HeadAblation, accuracy_drop, logit_drops, n_items: int,
+                          items: str = "utterances") -> list[str]:
     """Two more "How we know" lines for the every-head verdict: the heads the data cannot rank below
     the largest drop (:meth:`HeadAblation.tied_with` of :func:`worst_head`, listed when at most 12,
     else counted) and the scale (one item in points; the median and largest ``logit_drops``, the
@@ -248,11 +251,12 @@ def head_ablation_details(ablation: HeadAblation, accuracy_drop, logit_drops, n_
     return [f"heads the data cannot rank below {worst[0]}.{worst[1]}: "
             + (", ".join(f"{l}.{h}" for l, h in tied) if len(tied) <= 12 else f"{len(tied)} of {n_heads}")
             + f" (Bonferroni over all {extreme_family(n_heads):,} pairs of heads: the worst is picked from the data)",
-            f"one utterance is {100 / n_items:.2f} points; true-class logit drop over all heads: median "
+            f"one {items[:-1]} is {100 / n_items:.2f} points; true-class logit drop over all heads: median "
             f"{logit_drops.median():.3f}, largest {logit_drops.max():.3f}"]
 
 
-def zero_vs_mean_finding(zero: HeadAblation, mean: HeadAblation, gap, *, margin: float) -> tuple[str, list]:
+def zero_vs_mean_finding(zero: HeadAblation, mean: HeadAblation, gap, *, margin: float,
+                         items: str = "utterances") -> tuple[str, list]:
     """Zero against mean ablation of every head on the same items, in plain words: do the two rank
     the heads' loss increase alike within a layer (:func:`within_group_spearman_ci`), and the head
     ``gap`` (``(layer - 1, head)``) where zeroing raises the mean loss most beyond mean ablation; the
@@ -266,10 +270,10 @@ def zero_vs_mean_finding(zero: HeadAblation, mean: HeadAblation, gap, *, margin:
                                    "damage alike",
                               less="within a layer, zeroing and mean-ablation rank the heads' damage in opposite "
                                    "orders",
-                              units=f"{n_items} utterances")
+                              units=f"{n_items} {items}")
                 + f" Zeroing hurts most beyond the mean at head {gap[0] + 1}.{gap[1]}"
                 f" (loss {float(zero_dl[gap]):+.3f} vs {float(mean_dl[gap]):+.3f}).")
-    details = rank_details(agree) + [f"{name}-ablation, {n_heads} heads on {n_items} utterances: "
+    details = rank_details(agree) + [f"{name}-ablation, {n_heads} heads on {n_items} {items}: "
                                      + ", ".join(f"{k} {n}" for k, n in c.items()) for name, c in counts.items()]
     return sentence, details
 
@@ -282,7 +286,7 @@ def parking_details(shares: dict) -> list[str]:
             f"there: {int((s > 0.5).sum())} of {s.numel()}" for name, s in shares.items()]
 
 
-def pattern_finding(shares, loss, token: str, *, level: float = 0.95) -> tuple[str, list]:
+def pattern_finding(shares, loss, token: str, *, level: float = 0.95, items: str = "utterances") -> tuple[str, list]:
     """Does a head's attention share on ``token`` rank with the damage its removal does? ``shares``
     and ``loss`` are ``[N, L, A]`` per test item (the head's share on ``token``; the loss increase with
     the head removed). The sentence reads the rank correlation **within each layer**
@@ -294,11 +298,11 @@ def pattern_finding(shares, loss, token: str, *, level: float = 0.95) -> tuple[s
     sentence = rank_sentence(rho, subject=f"a head's share on {token} and the damage its removal does",
                              more=f"within a layer, heads with more attention on {token} matter more",
                              less=f"within a layer, heads with more attention on {token} matter less",
-                             units=f"{len(shares)} utterances")
+                             units=f"{len(shares)} {items}")
     return sentence, rank_details(rho, across)
 
 
-def gradient_finding(grads, loss, normalized, *, seconds: tuple) -> tuple[str, list]:
+def gradient_finding(grads, loss, normalized, *, seconds: tuple, items: str = "utterances") -> tuple[str, list]:
     """Michel et al.'s one-gradient importance against removal, like for like, in plain words.
     ``grads`` ``[N, L, A]``: each item's gradient of the loss with respect to each head's gate;
     ``loss`` ``[N, L, A]``: each item's loss change with the head removed; ``normalized``: ``|grads|``
@@ -317,7 +321,7 @@ def gradient_finding(grads, loss, normalized, *, seconds: tuple) -> tuple[str, l
     sentence = (rank_sentence(rho, subject="the one-gradient importance and removal",
                               more="within a layer, the one gradient ranks the heads like their removal does",
                               less="within a layer, the one gradient ranks the heads opposite to their removal",
-                              units=f"{n_items} utterances")
+                              units=f"{n_items} {items}")
                 + f" It took {seconds[0]:.1f} s, the removal {seconds[1]:.1f} s.")
     details = (rank_details(rho, name="E|g| vs E|dL|, ")
                + [f"signed, E[-g] vs E[dL], mean within layers: rho = {signed}"]
@@ -336,7 +340,7 @@ def pruning_rows(fractions, correct, changes) -> list[dict]:
 
 
 def pruning_curve_finding(changes, fractions, comparison: PruningComparison, fraction: float,
-                          n_items: int) -> tuple[str, list]:
+                          n_items: int, items: str = "utterances") -> tuple[str, list]:
     """The whole pruning finding in plain words: the first share removed (``fractions[k]``, its
     change ``changes[k - 1]``; ``fractions[0]`` is nothing removed) at which the accuracy is shown
     lower than with nothing removed, then :func:`pruning_finding` (the order against the random
@@ -345,7 +349,7 @@ def pruning_curve_finding(changes, fractions, comparison: PruningComparison, fra
     start = ("Removing the least important heads first, the accuracy is first measurably lower than with "
              f"nothing removed at {first_lower:.0%}." if first_lower is not None else
              "Removing the least important heads first, no share removed lowers the accuracy measurably.")
-    sentence, details = pruning_finding(comparison, fraction, n_items)
+    sentence, details = pruning_finding(comparison, fraction, n_items, items)
     return start + " " + sentence, [change_method(changes)] + details
 
 
@@ -418,7 +422,7 @@ def flip_lines(effects: SentenceInterventions, names, what: str = "SENTENCE") ->
     L, A = effects.num_layers, effects.num_heads
     flips_heads = int((effects.heads.argmax(-1) != pred).sum())
     flips_skips = [l for l in range(1, L + 1) if int(effects.skips[l - 1].argmax()) != pred]
-    lines = [f"{flips_heads} of {L * A} single-head removals change the predicted intent of {what}; skipping "
+    lines = [f"{flips_heads} of {L * A} single-head removals change the predicted class of {what}; skipping "
              f"layer(s) {flips_skips or 'none'} does"]
     for l in flips_skips:
         new = int(effects.skips[l - 1].argmax())

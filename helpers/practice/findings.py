@@ -166,6 +166,26 @@ def _span_pct(values) -> str:
     return f"{low} %" if low == high else f"{low}-{high} %"
 
 
+def moved_line(moved: dict, reliable: float = 0.8) -> str:
+    """One line on whether fine-tuning left its start, from ``moved``
+    (:func:`~helpers.finetuning.history.moved_counts`: ``{strategy: (runs moved, runs)}``): every
+    strategy's count when each moved in at least ``reliable`` of its runs, otherwise the strategies
+    that did not, named with their counts and said to say little in the comparison."""
+    if not moved:
+        raise ValueError("moved holds no fine-tuning strategy.")
+    counts = "; ".join(f"{s}: {m} of {n} runs moved" for s, (m, n) in moved.items())
+    stuck = {s: (m, n) for s, (m, n) in moved.items() if m < reliable * n}
+    if not stuck:
+        return (f"Fine-tuning moved off its start in at least {reliable:.0%} of the runs of every strategy ({counts}): "
+                "the comparison below is about fine-tuning.")
+    return ("On this run fine-tuning did not reliably move off its start ("
+            + "; ".join(f"{s}: {m} of {n} runs moved" for s, (m, n) in stuck.items())
+            + "): for those strategies the comparison below says little"
+            + ("." if len(stuck) == len(moved) else
+               "; the others: " + "; ".join(f"{s}: {m} of {n}" for s, (m, n) in moved.items() if s not in stuck)
+               + "."))
+
+
 def status_finding(study) -> tuple[str, list[str]]:
     """``(sentence, details)`` for :func:`helpers.common.claims.show_finding`: how many of the
     fine-tuning runs of ``study`` (every strategy but the frozen probe) moved from their starting
@@ -229,14 +249,16 @@ def power_finding(mdd: float, need: int | None, n_draws: int, n_test: int, famil
     more than it searched); ``items`` names the test items ("headlines" on THUCNews)."""
     tail = ("detectable here." if mdd <= 0.01 else "not detectable here"
             + (f" -- a 1-point difference would need about {need} draws of this size." if need else "."))
-    sentence = (f"With {n_draws} draws of {n_test} test {items}, this design detects (4 times in 5) only"
-                f" differences of about {100 * mdd:.1f} points or more between two strategies; the literature's"
-                " differences, about a point, are " + tail)
+    reach = (f"only differences of about {100 * mdd:.1f} points or more" if mdd < 1 else
+             f"no difference at all (the formula asks for {100 * mdd:.0f} points, more than the 100 an accuracy"
+             " can differ by)")
+    sentence = (f"With {n_draws} draws of {n_test} test {items}, this design detects (4 times in 5) {reach}"
+                " between two strategies; the literature's differences, about a point, are " + tail)
     details = [
         f"assumed before any run: two strategies disagree on 10 % of the test {items}; their accuracy"
         " difference varies by 1 point (standard deviation) from draw to draw",
         f"80 % power, Bonferroni over the {family} comparisons with the probe, Student t with {n_draws - 1}"
-        " degrees of freedom (the seeds x items bootstrap's small-sample rule)",
+        f" degree{'s' if n_draws != 2 else ''} of freedom (the seeds x items bootstrap's small-sample rule)",
         "so a comparison below that cannot come out 'higher' or 'lower' often: 'we cannot tell' is the"
         " expected answer for differences of a point",
     ]

@@ -517,3 +517,35 @@ def compare_plainly(a_hits, b_hits, documents, *, a: str, b: str, family: int = 
     word = {"higher": "above", "lower": "below", "not shown": "not shown above or below"}[kind]
     return PlainComparison(kind, f"{a} minus {b}: {100 * iv.estimate:+.1f} points; redrawing the held-out documents "
                                  f"gives {100 * iv.low:+.1f} to {100 * iv.high:+.1f} points{together}: {word} {b}.")
+
+
+# -- lesson 05's "real scale": the real BERT of the run's language, its sizes read from a config ------
+# BertConfig's defaults are BERT-base's; Google's bert-base-chinese has the same sizes with a
+# 21,128-entry vocabulary (mostly single characters).
+REAL_MODELS = {"en": ("BERT-base", {}), "zh": ("bert-base-chinese", {"vocab_size": 21128})}
+# Devlin et al. (2019): 900,000 steps of 256 x 128 tokens, then 100,000 steps of 256 x 512
+BERT_BASE_POSITIONS = 900_000 * 256 * 128 + 100_000 * 256 * 512
+
+
+def real_scale_lines(language: str, cfg, n_params: int, seen: int) -> list[str]:
+    """Lesson 05's comparison with the real model of ``language`` (:data:`REAL_MODELS`): its sizes
+    and parameter count read from a ``BertConfig`` (the model built on PyTorch's ``meta`` device:
+    shapes, no weights), then token positions and training compute (about 6 x parameters per token
+    position) against this run's ``cfg``, ``n_params`` and ``seen`` positions. bert-base-chinese's
+    own schedule is not published apart from BERT-base's: a Chinese line says it assumes it."""
+    import torch
+    from transformers import BertConfig, BertModel
+
+    name, sizes = REAL_MODELS[language]
+    real = BertConfig(**sizes)
+    with torch.device("meta"):  # shapes only
+        real_params = sum(p.numel() for p in BertModel(real).parameters())
+    assumed = "" if language == "en" else f" (BERT-base's published schedule, assumed for {name})"
+    compute = 6 * real_params * BERT_BASE_POSITIONS / (6 * n_params * seen)
+    return [f"{name}: {real.num_hidden_layers} layers x {real.hidden_size}, {real.num_attention_heads} heads, "
+            f"vocabulary {real.vocab_size:,}, {real_params / 1e6:.0f} M parameters; this run: {cfg.layers} x "
+            f"{cfg.hidden}, vocabulary {cfg.vocab_size:,}, {n_params / 1e6:.2f} M ({real_params / n_params:,.0f} x "
+            "fewer)",
+            f"token positions: {name} {BERT_BASE_POSITIONS:.2e}{assumed}, this run {seen:.2e} "
+            f"({BERT_BASE_POSITIONS / seen:,.0f} x fewer)",
+            f"training compute, roughly: {compute:,.0f} x less than {name}"]

@@ -123,16 +123,19 @@ def probe_status_finding(records) -> tuple[str, list[str], object]:
     return sentence, details, table
 
 
-def intent_probe_table(report: ProbeReport) -> tuple[list[dict], str]:
+def intent_probe_table(report: ProbeReport, bench=None) -> tuple[list[dict], str]:
     """``(rows, title)``: per layer, a :func:`sentence_probe_report`'s test accuracy (mean over the
-    draws, interval over draws and test utterances) and its accuracy on the training utterances."""
+    draws, interval over draws and test items) and its accuracy on the training items, in the words
+    of ``bench`` (lesson 14's benchmark, with ``classes`` and ``items``: "topics", "headlines" for
+    THUCNews; default BANKING77's "intents", "utterances")."""
+    one, items = ("intent", "utterances") if bench is None else (bench.classes[:-1], bench.items)
     if report.pairing != "seeds" or report.train_accuracy is None or report.task_correct is None:
         raise ValueError("intent_probe_table needs a sentence_probe_report.")
-    rows = [{"layer": layer_label(l), "intent accuracy": iv.percent(),
-             "on its training utterances": f"{report.train_accuracy[l]:.1%}"}
+    rows = [{"layer": layer_label(l), f"{one} accuracy": iv.percent(),
+             f"on its training {items}": f"{report.train_accuracy[l]:.1%}"}
             for l, iv in enumerate(report.accuracy)]
-    title = (f"intent probe (lesson 10's probe) per layer, mean over the {report.task_correct.shape[0]} draws"
-             " [in brackets: uncertainty from resampling draws and test utterances]")
+    title = (f"{one} probe (lesson 10's probe) per layer, mean over the {report.task_correct.shape[0]} draws"
+             f" [in brackets: uncertainty from resampling draws and test {items}]")
     return rows, title
 
 
@@ -200,10 +203,11 @@ def layer_tag_table(words, tags, classes=UPOS_TAGS, *, max_shown: int = 12,
     return line, rows, title
 
 
-def layer_change_table(change, cka, moved, n_utterances: int) -> tuple[list[dict], str]:
+def layer_change_table(change, cka, moved, n_utterances: int, items: str = "utterances") -> tuple[list[dict], str]:
     """``(rows, title)``: per layer, the seed-averaged CKA with its jackknife interval (``cka``, one
     :class:`~helpers.common.stats.Interval` per layer), the range of the per-seed CKA
-    (``change.cka``, ``[seeds, L+1]``) and the relative weight change over the seeds (``moved``)."""
+    (``change.cka``, ``[seeds, L+1]``) and the relative weight change over the seeds (``moved``);
+    ``items`` names the ``n_utterances`` test items (a benchmark's word: "headlines" for THUCNews)."""
     seeds = change.cka.shape[0]
     if not len(cka) == len(moved) == change.cka.shape[1]:
         raise ValueError(f"give one CKA and one weight-change interval per layer ({change.cka.shape[1]}).")
@@ -214,7 +218,7 @@ def layer_change_table(change, cka, moved, n_utterances: int) -> tuple[list[dict
                      "CKA seed range": f"{spread.low:.4f}-{spread.high:.4f}",
                      "relative weight change (seed range)": moved[l].format(".4f")})
     title = (f"Pre-trained vs fine-tuned, mean of {seeds} runs: CKA [in brackets: uncertainty from leaving out one"
-             f" of the {n_utterances} utterances at a time]; relative weight change with [min, max] over the runs")
+             f" of the {n_utterances} {items} at a time]; relative weight change with [min, max] over the runs")
     return rows, title
 
 
@@ -287,14 +291,14 @@ SWAP_MEANING = {"lower": "accuracy falls: its own change is needed", "higher": "
                 "inconclusive": "we cannot tell"}
 
 
-def swap_in_table(verdicts) -> tuple[list[dict], str]:
+def swap_in_table(verdicts, items: str = "utterances") -> tuple[list[dict], str]:
     """``(rows, title)``: per layer put back (``verdicts[d]``: the swap of layer ``d``, 0 = the
     embeddings, against the fine-tuned model), the accuracy change in points and what its verdict
-    says (:data:`SWAP_MEANING`)."""
+    says (:data:`SWAP_MEANING`); ``items`` names the test items."""
     rows = [{"layer put back": layer_label(d), "accuracy change, points": f"{100 * v.difference.estimate:+.1f}",
              "what it says": SWAP_MEANING[v.kind]} for d, v in enumerate(verdicts)]
     title = ("Test accuracy with one layer's pre-trained weights put back, minus the fine-tuned model's (same"
-             " utterances and draws), in points")
+             f" {items} and draws), in points")
     return rows, title
 
 
