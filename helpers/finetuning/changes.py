@@ -138,17 +138,22 @@ def weighted_cka(X, Y, owners, counts) -> torch.Tensor:
     C = C[None] if C.ndim == 1 else C
     if C.ndim != 2 or C.shape[1] != n_texts:
         raise ValueError(f"counts must be [B, {n_texts}] (one weight per text), got {tuple(C.shape)}.")
-    G = torch.zeros(len(inverse), n_texts, dtype=torch.float64, device=X.device)
-    G[torch.arange(len(inverse), device=X.device), inverse] = 1.0  # token -> text, one-hot
-    w, N = C @ G.T, C @ G.sum(0)  # [B, n] token weights, [B] their sums
+
+    def by_text(A):  # A @ G for the one-hot token -> text matrix G, without forming G: O(size of A)
+        return torch.zeros(A.shape[0], n_texts, dtype=A.dtype, device=A.device).index_add_(1, inverse, A)
+
+    def blocks(A):  # G^T A G: the sum of A's entries over each pair of texts
+        return by_text(by_text(A).T).T
+
+    w, N = C[:, inverse], C @ torch.bincount(inverse, minlength=n_texts).to(C)  # [B, n] token weights, [B] sums
     X, Y = X - X.mean(0), Y - Y.mean(0)  # CKA ignores shifts; centring first keeps the sums well conditioned
     grams = {"K": X @ X.T, "M": Y @ Y.T}
-    per_text = {k: A @ G for k, A in grams.items()}  # [n, texts]: each token's sum over each text
+    per_text = {k: by_text(A) for k, A in grams.items()}  # [n, texts]: each token's sum over each text
     Aw = {k: C @ s.T for k, s in per_text.items()}  # [B, n]: (K w), (M w)
-    wAw = {k: (C @ (G.T @ s) * C).sum(1) for k, s in per_text.items()}  # [B]: w^T K w, w^T M w
+    wAw = {k: (C @ by_text(s.T).T * C).sum(1) for k, s in per_text.items()}  # [B]: w^T K w, w^T M w
 
     def S(a, b):
-        quad = ((C @ (G.T @ (grams[a] * grams[b]) @ G)) * C).sum(1)
+        quad = ((C @ blocks(grams[a] * grams[b])) * C).sum(1)
         return quad - 2 * (w * Aw[a] * Aw[b]).sum(1) / N + wAw[a] * wAw[b] / N ** 2
 
     return S("K", "M") / (S("K", "K") * S("M", "M")).sqrt()
