@@ -25,6 +25,7 @@ if [ -z "$PY" ] || [ ! -x "$PY" ]; then
     exit 1
 fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg PIP_DISABLE_PIP_VERSION_CHECK=1
+unset PYTHONDONTWRITEBYTECODE  # keep compiled modules: each lesson kernel would compile torch again (course.sh)
 
 t0=$(date +%s)
 want=$("$PY" -c 'import sys; print(sys.version_info[:2])')

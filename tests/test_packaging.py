@@ -94,7 +94,7 @@ def test_research_extra_is_optional_and_cannot_move_torch():
     # pip_install: uv, or pip when uv cannot be had, both with the installed torch as a constraint
     assert 'pip_install -e ".[research]"' in course_sh and 'print("torch==" + m.version("torch"))' in course_sh
     assert 'uv pip install -q --python "$VENV/bin/python" -c "$pins" "$@"' in course_sh
-    assert 'pip install -q -c "$pins" "$@"' in course_sh
+    assert 'pip install -q --no-compile -c "$pins" "$@"' in course_sh
     assert '".[research]" -c "$CONSTRAINTS"' in (ROOT / ".ci" / "colab_like.sh").read_text()
     installed = {name: Version(metadata.version(name)) for name in ("torch", "transformers")}
     for dist in ("nnsight", "transformer-lens"):
