@@ -3,7 +3,7 @@
 #   bash course.sh lab [ARGS]  set up, then open JupyterLab on lessons/ (ARGS go to `jupyter lab`,
 #                              e.g. --no-browser --port 8899)
 #   bash course.sh test [--all] [ARGS]  set up, then test: the unit tests and every lesson once (nbval,
-#                              quick budget), about 5 minutes on 2 cores. --all adds everything else: every
+#                              quick budget), about 7 minutes on 2 cores. --all adds everything else: every
 #                              lesson with another BERT size and with an input past the maximum length, the
 #                              static-export check and the site tests (both read the lessons the book build
 #                              executed: run `bash course.sh book` first), the browser tests (what CI runs).
