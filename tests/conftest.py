@@ -122,7 +122,6 @@ def _close_figures():
     assert not problems, "; ".join(problems)
 
 
-
 # The test files that run whole lessons (minutes each): their lessons spread over the workers.
 LESSON_RUNNERS = ("tests/test_lessons_chinese.py", "tests/test_lessons_other_models.py")
 

@@ -49,6 +49,7 @@ LESSON_CHAIN = ("05", "11", "14")  # 14 reads what 05 and 11 leave in the course
 
 
 def lesson_group(stem: str) -> str:
-    """The pytest-xdist group of a test that runs one lesson (``--dist loadgroup``, conftest): the
-    lesson, or the chain 05-11-14, which shares a worker and so its course cache."""
+    """The pytest-xdist work unit of a test that runs one lesson (conftest's scheduler under
+    ``--dist loadfile``): the lesson, or the chain 05-11-14, which shares a worker and so its
+    course cache."""
     return "lessons-" + "-".join(LESSON_CHAIN) if stem[:2] in LESSON_CHAIN else f"lesson-{stem}"

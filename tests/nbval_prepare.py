@@ -28,8 +28,9 @@ EXPECTED = Path(__file__).resolve().parent / "expected_outputs"
 MARKER = "# NBVAL_CHECK_OUTPUT"
 
 
-def checked_cells(nb) -> list:
-    return [c for c in nb.cells if c.cell_type == "code" and MARKER in c.source]
+def checked_cells(cells) -> list:
+    """The code cells among ``cells`` marked ``# NBVAL_CHECK_OUTPUT``."""
+    return [c for c in cells if c.cell_type == "code" and MARKER in c.source]
 
 
 def expected_for(stem: str) -> list[str]:
@@ -39,7 +40,7 @@ def expected_for(stem: str) -> list[str]:
 
 def prepare(src: Path, out_dir: Path) -> Path:
     nb = nbformat.read(src, as_version=4)
-    cells = checked_cells(nb)
+    cells = checked_cells(nb.cells)
     expected = expected_for(src.stem)
     if len(cells) != len(expected):
         raise SystemExit(

@@ -24,7 +24,7 @@ import pytest
 from nbclient import NotebookClient
 
 from lesson_params import quick
-from nbval_prepare import MARKER, expected_for
+from nbval_prepare import checked_cells, expected_for
 
 LESSONS = Path(__file__).resolve().parent.parent / "lessons"
 SOURCES = sorted(LESSONS.glob("[0-9]*.py"))
@@ -114,7 +114,7 @@ def test_checked_cells_print_their_expected_output(both_runs, request):
     in the long-input half, with the course's own model."""
     _, cells = both_runs
     stem = request.node.callspec.params["both_runs"].stem
-    checked = [c for c in cells if c.cell_type == "code" and MARKER in c.source]
+    checked = checked_cells(cells)
     expected = expected_for(stem)
     assert len(checked) == len(expected), f"{len(checked)} checked cell(s), {len(expected)} expected output(s)"
     for cell, text in zip(checked, expected):
