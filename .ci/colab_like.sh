@@ -5,6 +5,9 @@
 # about a minute to install here); it runs on the CPU like Colab's CPU runtime. The main
 # environment uses the local CPU build of 2.13.0 instead (see course.sh).
 # Overrides: COLAB_PYTHON (interpreter), COLAB_VENV (folder), COLAB_TORCH (version).
+# COLAB_PHASE: "install" sets the environment up and stops (.ci/run does that in the background
+# while the book builds: installing is mostly network and disk); "test" runs what follows on an
+# environment installed before; default both.
 # Every lesson runs with BUDGET = "quick" (tests/lesson_params.py) by tests/test_lessons_other_models.py
 # (another BERT size, then the course's model with a long input): this run checks the versions;
 # the full budget runs once, in the book build.
@@ -27,7 +30,10 @@ fi
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 MPLBACKEND=Agg PIP_DISABLE_PIP_VERSION_CHECK=1
 unset PYTHONDONTWRITEBYTECODE  # keep compiled modules: each lesson kernel would compile torch again (course.sh)
 
+PHASE=${COLAB_PHASE:-all}
+case "$PHASE" in all|install|test) ;; *) echo "colab-like: COLAB_PHASE=$PHASE is not valid: use install, test or leave it unset (both)." >&2; exit 2;; esac
 t0=$(date +%s)
+if [ "$PHASE" != "test" ]; then
 want=$("$PY" -c 'import sys; print(sys.version_info[:2])')
 if [ -x "$VENV/bin/python" ] && [ "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" != "$want" ]; then
     rm -rf "$VENV"  # made by another Python (an older version of this script used 3.11)
@@ -55,7 +61,12 @@ mkdir -p "$VENV/share/course-data"
 "$VENV/bin/python" -m pip install -q -e ".[research]" -c "$CONSTRAINTS" \
     || echo "colab-like: could not install the [research] extra (optional): lesson 12 skips its nnsight and TransformerLens rows."
 "$VENV/bin/python" -m ipykernel install --sys-prefix --name python3 >/dev/null
+fi
 t1=$(date +%s)
+if [ ! -x "$VENV/bin/python" ]; then
+    echo "colab-like: $VENV has no environment: run with COLAB_PHASE=install (or unset) first." >&2
+    exit 1
+fi
 "$VENV/bin/python" - <<'PY'
 import ipywidgets, platform, torch, transformers
 print(f"colab-like env: Python {platform.python_version()}, torch {torch.__version__}, "
@@ -64,6 +75,10 @@ assert ipywidgets.__version__ == "7.7.1", ipywidgets.__version__
 assert transformers.__version__.startswith("5.15."), transformers.__version__
 assert platform.python_version_tuple()[:2] == ("3", "13"), platform.python_version()
 PY
+if [ "$PHASE" = "install" ]; then
+    echo "colab-like: install $((t1 - t0)) s"
+    exit 0
+fi
 
 status=0
 # Every lesson, quick, twice in one kernel each (tests/test_lessons_other_models.py): once with
@@ -75,18 +90,17 @@ status=0
 # environment at its full budget; tests/test_lessons_chinese.py runs them with the Chinese model).
 # Two workers, one torch thread each (2 cores), a lesson per work unit (05, 11 and 14 together:
 # tests/conftest.py); each worker has its own course cache.
-export OMP_NUM_THREADS=1
 mkdir -p build
-"$VENV/bin/python" -m pytest tests/test_lessons_other_models.py -m slow -n 2 --dist loadfile -v \
+OMP_NUM_THREADS=1 "$VENV/bin/python" -m pytest tests/test_lessons_other_models.py -m slow -n 2 --dist loadfile -v \
     -p no:cacheprovider --durations=0 -o console_output_style=classic 2>&1 | tee build/colab-lessons.log \
     || status=1
-unset OMP_NUM_THREADS
 t2=$(date +%s)
-echo "colab-like: install $((t1 - t0)) s, lessons (other size, long input) $((t2 - t1)) s"
+echo "colab-like: install $((t1 - t0)) s (COLAB_PHASE=$PHASE), lessons (other size, long input) $((t2 - t1)) s"
 
 # The ipywidgets 7 *front end* in a real browser: JupyterLab 3.5 with jupyterlab_widgets 1.1
 # (the widgets-7 JavaScript; JupyterLab 4 only renders widgets 8), the same browser test as
-# the main suite, lessons run by this environment's kernel. COLAB_BROWSER=0 skips it.
+# the main suite, lessons run by this environment's kernel. COLAB_BROWSER=0 skips it;
+# COLAB_BROWSER_LESSONS picks its lessons (default 02,04).
 if [ "${COLAB_BROWSER:-1}" != "0" ]; then
     "$VENV/bin/python" -m pip install -q "jupyterlab==3.5.*" "jupyterlab_widgets<2" "notebook<7" \
         "jupyterlab_pygments<0.3" pytest playwright -c "$CONSTRAINTS"
@@ -97,7 +111,12 @@ print("colab-like front end: JupyterLab", md.version("jupyterlab"), "+ jupyterla
       md.version("jupyterlab_widgets"), "(ipywidgets 7 JavaScript)")
 PY
     mkdir -p build
-    COURSE_SCREENSHOTS=build/screenshots-colab "$VENV/bin/python" -m pytest tests/test_browser.py -q || status=$?
+    # Two lessons, not all six: this run checks that the widgets-7 JavaScript renders and drives the
+    # widget classes the explorers construct (04 constructs every one, with its text box; 02 adds a
+    # second explorer's slider); test_there_are_lessons fails if a class is left out. The main
+    # suite runs every explorer lesson in JupyterLab 4 (ipywidgets 8).
+    COURSE_BROWSER_LESSONS=${COLAB_BROWSER_LESSONS:-02,04} COURSE_SCREENSHOTS=build/screenshots-colab \
+        "$VENV/bin/python" -m pytest tests/test_browser.py -q || status=$?
     t3=$(date +%s)
     echo "colab-like: front-end install + browser test $((t3 - t2)) s"
 fi

@@ -16,6 +16,11 @@ autosave can never write outputs into the committed lessons/*.ipynb; each copy r
 ``BUDGET = "quick"`` (``lesson_params.quick``): the browser test checks the front end, the full
 budget runs once, in the book build.
 
+``COURSE_BROWSER_LESSONS`` (lesson numbers, e.g. ``02,04``) runs only those: the Colab-like run
+checks the widgets-7 *front end*, which renders ipywidgets classes, not lessons, so it runs lessons
+that together construct every class any explorer does (:func:`widget_classes`;
+``test_there_are_lessons`` fails when they do not).
+
 Skips with a reason when Chromium or Playwright is missing, unless COURSE_REQUIRE_BROWSER=1
 (set by .ci/run), in which case it fails.
 """
@@ -35,6 +40,7 @@ from lesson_params import quick
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 WIDGETS_IMPORT = re.compile(r"^from helpers\.\w+\.widgets import", re.M)
+WIDGETS_TOPIC = re.compile(r"^from helpers\.(\w+)\.widgets import", re.M)
 
 
 def shows_an_explorer(notebook) -> bool:
@@ -42,8 +48,26 @@ def shows_an_explorer(notebook) -> bool:
     return bool(WIDGETS_IMPORT.search(notebook.with_suffix(".py").read_text(encoding="utf-8")))
 
 
+WIDGET_CLASS = re.compile(r"\bwidgets\.([A-Z]\w*)\(")  # constructed (an isinstance check does not count)
+EXPLORER_BASE = bs.ROOT / "helpers" / "common" / "explorer.py"
+
+
+def widget_classes(notebook) -> set[str]:
+    """The ipywidgets classes the lesson's explorers construct: those of the ``helpers.<topic>.widgets``
+    modules it imports, with those of ``helpers/common/explorer.py`` where a module builds on it."""
+    found = set()
+    for topic in WIDGETS_TOPIC.findall(notebook.with_suffix(".py").read_text(encoding="utf-8")):
+        text = (bs.ROOT / "helpers" / topic / "widgets.py").read_text(encoding="utf-8")
+        found |= set(WIDGET_CLASS.findall(text))
+        if "helpers.common.explorer import" in text:
+            found |= set(WIDGET_CLASS.findall(EXPLORER_BASE.read_text(encoding="utf-8")))
+    return found
+
+
 ALL_LESSONS = sorted((bs.ROOT / "lessons").glob("[0-9]*.ipynb"))
-LESSONS = [nb for nb in ALL_LESSONS if shows_an_explorer(nb)]
+EXPLORER_LESSONS = [nb for nb in ALL_LESSONS if shows_an_explorer(nb)]
+CHOSEN = [n.strip() for n in os.environ.get("COURSE_BROWSER_LESSONS", "").split(",") if n.strip()]
+LESSONS = [nb for nb in EXPLORER_LESSONS if not CHOSEN or nb.stem[:2] in CHOSEN]
 REQUIRED = os.environ.get("COURSE_REQUIRE_BROWSER") == "1"
 LESSON_TIMEOUT_S = float(os.environ.get("COURSE_BROWSER_LESSON_TIMEOUT", "300"))
 
@@ -81,11 +105,17 @@ def browser_page(lab_root):
 
 
 def test_there_are_lessons():
-    assert LESSONS, "no lessons/NN_*.ipynb with an explorer found"
-    # a lesson that builds an explorer (an ...Explorer or the LogitsBox) is among those tested here
+    assert LESSONS, f"no lessons/NN_*.ipynb with an explorer found (COURSE_BROWSER_LESSONS={CHOSEN or 'all'})"
+    # a lesson that builds an explorer (an ...Explorer or the LogitsBox) is among those with one
     builds = [nb for nb in ALL_LESSONS
               if re.search(r"\b[A-Z]\w*(Explorer|Box)\(", nb.with_suffix(".py").read_text(encoding="utf-8"))]
-    assert builds and set(builds) <= set(LESSONS), sorted(p.name for p in set(builds) - set(LESSONS))
+    assert builds and set(builds) <= set(EXPLORER_LESSONS), sorted(p.name for p in set(builds) - set(EXPLORER_LESSONS))
+    # a chosen subset still renders every widget class the explorers construct, and a text box
+    everything = set().union(*(widget_classes(nb) for nb in EXPLORER_LESSONS))
+    chosen = set().union(*(widget_classes(nb) for nb in LESSONS))
+    assert {"IntSlider", "Image", "Text", "Button"} <= everything, sorted(everything)
+    assert chosen == everything, (f"COURSE_BROWSER_LESSONS={','.join(CHOSEN)} leaves out "
+                                  f"{sorted(everything - chosen)}: add a lesson whose explorer constructs them")
 
 
 @pytest.mark.parametrize("notebook", LESSONS, ids=lambda p: p.stem)
