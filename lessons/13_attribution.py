@@ -235,7 +235,7 @@ print("gradient x input == Captum InputXGradient (largest difference "
       f"{(scores['gradient x input'] - captum_gxi).abs().max():.1e})")
 
 # %%
-sentence_ig_claim = show_finding(*completeness_finding(ig))
+sentence_ig_claim = show_finding(*completeness_finding(ig, items=ITEMS))
 
 # %% [markdown]
 # BERT's input vector is the sum of three embeddings: the word piece, its position and its
@@ -369,7 +369,8 @@ show_table([{
     f"each method minus the random ranking, paired over the {ITEMS} (the"
     f" {len(METHODS)} methods read together)"))
 faith_claim = show_finding(*faithfulness_finding(
-    compared["comprehensiveness"], compared["sufficiency"], faith))
+    compared["comprehensiveness"], compared["sufficiency"], faith,
+    items=ITEMS))
 
 # %%
 from helpers.attribution.erasure import REMOVALS
@@ -407,7 +408,8 @@ from helpers.attribution.erasure import rollout_versus_raw
 from helpers.attribution.findings import rollout_finding
 
 rollout = rollout_versus_raw(faith)
-rollout_claim = show_finding(*rollout_finding(rollout, len(faith)))
+rollout_claim = show_finding(*rollout_finding(
+    rollout, len(faith), items=ITEMS, cls=CLASSES.removesuffix("s")))
 
 # %% [markdown]
 # ## 4. Context mixing that counts the value vectors: value zeroing
@@ -472,7 +474,7 @@ from helpers.attribution.findings import STORIES
 from helpers.common.claims import Claim, show_scorecard
 from helpers.interventions.compute import claim_rows
 
-ig_claim = Claim(*completeness_finding(ig, faith))
+ig_claim = Claim(*completeness_finding(ig, faith, items=ITEMS))
 rows = claim_rows({"completeness": ig_claim, "faithfulness": faith_claim,
                    "rollout": rollout_claim}, STORIES)
 # the scorecard and its fold: show_scorecard in helpers/common/claims.py

@@ -353,6 +353,18 @@ def test_findings_are_generated_from_the_numbers():
     assert len(rows) == 1 and rows[0][1] == sentence and "DeYoung" in rows[0][2]
 
 
+def test_findings_name_the_benchmarks_items_and_classes():
+    """A Chinese run classifies THUCNews headlines into topics: its sentences say so, not
+    "utterances" and "intent" (issue 48)."""
+    faith = _simulated({"raw attention": 0.0, "attention rollout": 0.3})
+    comp, suff = AE.versus_random(faith, "comprehensiveness"), AE.versus_random(faith, "sufficiency")
+    sentence, details = AF.faithfulness_finding(comp, suff, faith, items="headlines")
+    text, _ = AF.rollout_finding(AE.rollout_versus_raw(faith), len(faith), items="headlines", cls="topic")
+    assert text.startswith("Rollout's top tokens matter more") and "predicted topic's probability" in text
+    said = " ".join([sentence, text, *details])
+    assert f"On {len(faith)} test headlines" in sentence and "utterance" not in said and "intent" not in said
+
+
 def test_right_and_wrong_picks_what_the_head_really_does(tokenizer, model):
     """Lesson 13's two test items beside its sentence: each re-read through a traced forward pass
     (not the batched, padded features that picked it), its class as the head says."""

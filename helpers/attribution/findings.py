@@ -32,9 +32,11 @@ def _names(items) -> str:
     return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
 
 
-def completeness_finding(ig: IntegratedGradients, faith: Faithfulness | None = None) -> tuple[str, list]:
+def completeness_finding(ig: IntegratedGradients, faith: Faithfulness | None = None,
+                         items: str = "utterances") -> tuple[str, list]:
     """Does Integrated Gradients' sum reach ``f(x) - f(x')`` on the lesson's sentence (and on the
-    utterances of ``faith``)? Plain sentence and "How we know" lines."""
+    test items of ``faith``: ``items`` is the benchmark's word for them, "headlines" for THUCNews)?
+    Plain sentence and "How we know" lines."""
     sentence = (f"Integrated Gradients' attributions add up to the change of the logit on the lesson's sentence "
                 f"after {ig.steps} steps" if ig.converged else
                 f"After {ig.steps} steps Integrated Gradients' attributions still miss the change of the logit on the "
@@ -43,19 +45,20 @@ def completeness_finding(ig: IntegratedGradients, faith: Faithfulness | None = N
                "|f(x) - f(x')|); steps tried: " + ", ".join(f"{n} ({d:+.1e})" for n, d in ig.history)]
     if faith is not None:
         below = sum(g < IG_TOLERANCE for g in faith.ig_gaps)
-        sentence += f", and on {below} of the {len(faith)} test utterances of the faithfulness test"
-        details.append(f"test utterances: largest |delta| / |f(x) - f(x')| = {max(faith.ig_gaps):.2%}")
+        sentence += f", and on {below} of the {len(faith)} test {items} of the faithfulness test"
+        details.append(f"test {items}: largest |delta| / |f(x) - f(x')| = {max(faith.ig_gaps):.2%}")
     return sentence + ".", details
 
 
-def faithfulness_finding(comprehensiveness: dict, sufficiency: dict, faith: Faithfulness) -> tuple[str, list]:
+def faithfulness_finding(comprehensiveness: dict, sufficiency: dict, faith: Faithfulness,
+                         items: str = "utterances") -> tuple[str, list]:
     """Which methods beat a random choice of tokens (:func:`versus_random` for both metrics), in
-    plain words, and the "How we know" lines."""
+    plain words, and the "How we know" lines; ``items`` names the test items ("headlines")."""
     better_c = [m for m, v in comprehensiveness.items() if v.kind == "higher"]
     better_s = [m for m, v in sufficiency.items() if v.kind == "lower"]
     worse = [m for m in faith.methods if comprehensiveness[m].kind == "lower" or sufficiency[m].kind == "higher"]
     unsure = [m for m in faith.methods if m not in better_c and m not in better_s and m not in worse]
-    sentence = (f"On {len(faith)} test utterances, removing the top tokens hurts the prediction more than removing "
+    sentence = (f"On {len(faith)} test {items}, removing the top tokens hurts the prediction more than removing "
                 f"random ones for {_names(better_c)}; keeping only the top tokens keeps it better than random ones "
                 f"for {_names(better_s)}")
     if worse:
@@ -63,25 +66,27 @@ def faithfulness_finding(comprehensiveness: dict, sufficiency: dict, faith: Fait
     if unsure:
         sentence += f"; for {_names(unsure)} we cannot tell either way"
     family = next(iter(comprehensiveness.values())).family
-    details = [f"each method's AOPC minus the random ranking's ({faith.n_random} random rankings per utterance, "
-               f"averaged), paired over the {len(faith)} utterances (resampled), Bonferroni over {family} "
+    details = [f"each method's AOPC minus the random ranking's ({faith.n_random} random rankings per item, "
+               f"averaged), paired over the {len(faith)} {items} (resampled), Bonferroni over {family} "
                f"comparisons ({len(faith.methods)} methods x the two measures this sentence reads)"]
     details += [f"comprehensiveness: {comprehensiveness[m].text}" for m in faith.methods]
     details += [f"sufficiency: {sufficiency[m].text}" for m in faith.methods]
     return sentence + ".", details
 
 
-def rollout_finding(v: Verdict, n: int) -> tuple[str, list]:
-    """Abnar & Zuidema's story (:func:`rollout_versus_raw`) in plain words."""
+def rollout_finding(v: Verdict, n: int, items: str = "utterances",
+                    cls: str = "intent") -> tuple[str, list]:
+    """Abnar & Zuidema's story (:func:`rollout_versus_raw`) in plain words, over ``n`` test
+    ``items`` whose classes are each a ``cls`` ("headlines", "topic" for THUCNews)."""
     if v.kind == "higher":
         sentence = "Rollout's top tokens matter more to the decision than raw attention's"
     elif v.kind == "lower":
         sentence = "Raw attention's top tokens matter more to the decision than rollout's"
     else:
-        sentence = f"With {n} utterances we cannot tell whether rollout or raw attention picks the tokens that matter more"
+        sentence = f"With {n} {items} we cannot tell whether rollout or raw attention picks the tokens that matter more"
     size = abs(v.difference.estimate)
     if v.differs:
-        sentence += f": removing them costs about {size:.2f} more of the predicted intent's probability, on average"
+        sentence += f": removing them costs about {size:.2f} more of the predicted {cls}'s probability, on average"
     return sentence + ".", [f"comprehensiveness AOPC, tokens dropped: {v.text}"]
 
 
