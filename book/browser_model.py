@@ -35,6 +35,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import html
 import io
 import json
 import os
@@ -348,6 +349,31 @@ def attach(site: Path, frames: Path | None = None) -> dict:
         page.write_text(text.replace("</head>", tags + "</head>", 1), encoding="utf-8")
         done["pages"] += 1
         done["explorers"] += len(found)
+    return done
+
+
+def note_other_model(site: Path, model: str) -> dict:
+    """A track whose lessons ran another model (the Chinese track: m3e-small) gets no "try your own
+    sentence" box: the box runs the English pages' model, so its picture would be another model's
+    than the explorer's. Each :data:`SUPPORTED` explorer keeps its precomputed frames and says so
+    in one line under its picture. ``model``: what the track's lessons ran."""
+    done = {"pages": 0, "explorers": 0}
+    line = ('<span class="course-caption course-browser-note">Running your own sentence in the browser is '
+            "on the English pages only: it runs the English pages' model, and this explorer shows "
+            f"{html.escape(model)}, which the site does not ship (its licence allows non-commercial research use "
+            "only). In the notebook the explorer takes any sentence.</span>")
+    for page in sorted((site / "lessons").glob("*.html")):
+        text, parts, last, n = page.read_text(encoding="utf-8"), [], 0, 0
+        for m in FRAMES.finditer(text):
+            if explorers_on(m[0])[0] not in SUPPORTED:
+                continue
+            end = m.end() + (len("</div>") if text.startswith("</div>", m.end()) else 0)
+            parts += [text[last:end], line]
+            last, n = end, n + 1
+        if n:
+            page.write_text("".join(parts) + text[last:], encoding="utf-8")
+            done["pages"] += 1
+            done["explorers"] += n
     return done
 
 

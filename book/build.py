@@ -855,13 +855,21 @@ def _postprocess():
     return module
 
 
+def browser_module():
+    """``book/browser_model.py`` as a module (by path: ``book/`` is not a package)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("book_browser_model", BOOK / "browser_model.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def browser_model(out: Path) -> bool:
     """The lessons' model for the reader's browser (book/browser_model.py, issue 50): exported in a
     process of its own (this file imports no course code), then the "try your own sentence" box
     on the pages whose explorer it can redraw. Without it (no npm and no cached package, no onnx)
     the build says why and the explorers keep their precomputed frames."""
-    import importlib.util
-
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))}
     result = subprocess.run([sys.executable, str(BOOK / "browser_model.py"), "--site", str(out)], env=env,
                             capture_output=True, text=True)
@@ -874,10 +882,7 @@ def browser_model(out: Path) -> bool:
                   + "\n".join(result.stderr.strip().splitlines()[-8:]), file=sys.stderr)
         shutil.rmtree(out / "_static" / "browser-model", ignore_errors=True)
         return False
-    spec = importlib.util.spec_from_file_location("book_browser_model", BOOK / "browser_model.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    attached = module.attach(out, WORK / "frames")  # lesson 04's box left its head there
+    attached = browser_module().attach(out, WORK / "frames")  # lesson 04's box left its head there
     print(f"book: 'try your own sentence' on {attached['pages']} page(s), {attached['explorers']} explorer(s)")
     return True
 
@@ -1055,8 +1060,12 @@ def main(argv: list[str] | None = None) -> int:
     moving = post.attach_explorers(out, WORK / "frames")
     print(f"book: {moving['explorers']} explorer(s) move on {moving['pages']} page(s) "
           f"({moving['bytes'] // 1000} kB of frames)")
-    if args.browser_model:
+    if args.browser_model and TRACK.key == "en":
         browser_model(out)
+    elif args.browser_model:  # its box would run the English model beside another model's pictures
+        noted = browser_module().note_other_model(out, TRACK.model_label)
+        print(f"book: browser model: left out of the {TRACK.name} track (its lessons ran {TRACK.model_label}); "
+              f"{noted['explorers']} explorer(s) on {noted['pages']} page(s) say so")
     top = post.explorers_to_top(out)
     print(f"book: {top['explorers']} explorer(s) moved up to the top of {top['pages']} page(s)")
     summaries = post.search_summaries(out)

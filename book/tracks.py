@@ -37,12 +37,13 @@ class Track:
     label: str = ""
     lang: str = "en"
     name: str = "English"
+    model_label: str = "the course's English model"  # what its lessons run, in words
 
 
 ENGLISH = Track("en", {}, "", "English version (English model)", "en", "English")
 ZH_SENTENCE = "明天北京会下雨吗？"  # a sentence none of the course's Chinese data holds
 CHINESE = Track("zh", {"MODEL": "bundled-zh", "SENTENCE": ZH_SENTENCE, "LANGUAGE": "zh"}, "-zh",
-                "中文版 (Chinese model)", "zh", "Chinese")
+                "中文版 (Chinese model)", "zh", "Chinese", "m3e-small")
 MODELS = {"bundled-zh": CHINESE}
 
 

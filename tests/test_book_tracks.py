@@ -128,6 +128,33 @@ def test_links_only_to_a_site_that_was_built_and_back_once_it_is(tmp_path):
     assert tracks.link_pages(english, tracks.ENGLISH) == 0  # once only
 
 
+def _frames_tag(explorer: str) -> str:
+    import base64
+    import gzip
+    import json
+
+    payload = base64.b64encode(gzip.compress(json.dumps({"explorer": explorer}).encode())).decode()
+    return f'<script type="application/octet-stream" class="course-frames" data-encoding="gzip-base64">{payload}</script>'
+
+
+def test_a_track_of_another_model_says_why_its_explorers_have_no_box(tmp_path):
+    """The "try your own sentence" box runs the English pages' model: on the Chinese track it would
+    draw another model than the explorer shows, so each explorer it could redraw says why it has
+    none, once, under its picture; the others are left as they are."""
+    browser = build.browser_module()
+    (tmp_path / "lessons").mkdir()
+    page = tmp_path / "lessons" / "07_walk.html"
+    html = (f'<div class="course-explorer">{_frames_tag("LayerWalkExplorer")}</div><p>between</p>'
+            f'<div class="course-explorer">{_frames_tag("SomeOtherExplorer")}</div><p>end</p>')
+    page.write_text(html, encoding="utf-8")
+    assert browser.note_other_model(tmp_path, tracks.CHINESE.model_label) == {"pages": 1, "explorers": 1}
+    text = page.read_text(encoding="utf-8")
+    note = text.index("course-browser-note")
+    assert text.count("course-browser-note") == 1 and "m3e-small" in text
+    assert text.index("</div>") < note < text.index("<p>between</p>")  # under the first explorer
+    assert text.replace(text[text.index("<span", note - 60):text.index("</span>") + 7], "") == html
+
+
 def test_characters_without_a_glyph_are_named():
     nb = _lesson("MODEL = None")
     warning = ("/x.py:1: UserWarning: Glyph 40858 (\\N{CJK UNIFIED IDEOGRAPH-9F9A}) missing from font(s) "
@@ -161,6 +188,8 @@ def test_a_chinese_build_of_short_lessons_renders_chinese_pages_linked_both_ways
         # 00 runs the injected sentence; 15 its own walk-through sentence
         chinese = tracks.ZH_SENTENCE[:4] if lesson == "00" else "今天天气如何"
         assert chinese in page, f"{lesson}: {chinese} is not on the page"
+        assert "course-browser-model.js" not in page, f"{lesson}: the English model's box on a Chinese page"
+    assert not (site / "_static" / "browser-model").exists(), "the Chinese track shipped the browser model"
     back = (english / "lessons" / "00_big_picture.html").read_text(encoding="utf-8")
     assert 'href="../../site-zh/lessons/00_big_picture.html"' in back
     assert 'href="../site-zh/index.html"' in (english / "index.html").read_text(encoding="utf-8")
