@@ -610,7 +610,7 @@ swap_verdicts = [
 rows, title = swap_in_table(swap_verdicts, bench.items)
 show_table(rows, index="layer put back", title=title)
 swap_claim = show_finding(*swap_in_finding(
-    swap_verdicts, len(SEEDS), len(swap_tests[SEEDS[0]])
+    swap_verdicts, len(SEEDS), len(swap_tests[SEEDS[0]]), bench.items
 ))
 
 # %% mystnb={"figure": {"caption": "Change in test accuracy (points) when one layer's pre-trained weights are put back into each fine-tuned model (emb = embeddings), paired with the fine-tuned model on the same utterances and draws: bar the mean over draws, whiskers the intervals the verdicts are read from (resampling draws and test items, corrected for the number of swaps). Look for whiskers that stay below the zero line.", "name": "fig-14-swap-in"}}

@@ -588,6 +588,7 @@ def test_swap_in_table_and_finding_follow_the_verdicts():
     assert sentence == ("For no single layer is putting back its pre-trained weights shown to lower the accuracy;"
                         " for the others we cannot tell.")
     assert swap_in_finding([verdicts[0], verdicts[2]], 2, 20)[0].endswith("putting back 1 raises it.")
+    assert swap_in_finding(verdicts, 2, 20, "headlines")[1][0].startswith("2 draws x 20 test headlines")
 
 
 @pytest.mark.slow  # several seconds: runs in the --all tier (CI)

@@ -13,7 +13,8 @@ from helpers.model.trace import device_of
 
 def mean_ablation_drop(mean_ablation: HeadAblation, gap) -> float:
     """The mean true-class logit drop when head ``gap = (layer - 1, head)`` is set to its mean,
-    over the utterances of ``mean_ablation`` (the lesson's one utterance per intent)."""
+    over the test items of ``mean_ablation`` (the lesson's one per class: utterances and intents for
+    BANKING77, headlines and topics for THUCNews)."""
     row, head = (int(v) for v in gap)
     return float(mean_ablation.logit_drop_items()[:, row, head].mean())
 
@@ -24,7 +25,7 @@ def check_exercise_1(answer, mean_ablation: HeadAblation, zero_some: HeadAblatio
     lesson's ``ablate_every_head(..., fill=head_means)``."""
     if answer is None:
         return no_answer("Set answer_1 to a float: the mean true-class logit drop (unchanged minus "
-                         "mean-ablated) over the some_run utterances.")
+                         "mean-ablated) over the some_run test items.")
     answer, bad = as_number(answer, "answer_1")
     if bad is not None:
         return bad
@@ -51,7 +52,7 @@ def check_exercise_1(answer, mean_ablation: HeadAblation, zero_some: HeadAblatio
     return wrong(f"{answer:+.3f} is not the mean drop with that head mean-ablated.",
                  "Clone the context in the pre-hook, overwrite head h's d columns with its mean, return (context, "
                  "*args[1:]); run continue_from(...) from the embeddings with the hook registered, then classifier; "
-                 "gather each utterance's true-class logit and average unchanged minus changed.")
+                 "gather each item's true-class logit and average unchanged minus changed.")
 
 
 def reversed_accuracy(model, classifier, run, labels, by_importance, fraction: float) -> float:

@@ -311,10 +311,11 @@ def _moves_sentence(lower: list[int], higher: list[int], n: int, *, fall: str, n
             + (rest if len(lower) + len(higher) < n else "."))
 
 
-def swap_in_finding(verdicts, n_draws: int, n_items: int) -> tuple[str, list[str]]:
+def swap_in_finding(verdicts, n_draws: int, n_items: int, items: str = "utterances") -> tuple[str, list[str]]:
     """``(sentence, details)``: which swaps lower the accuracy (the fine-tuned model needs those
     layers' own changes), which raise it, and for which we cannot tell; the details name the
-    units and the Bonferroni family (one swap per layer) and hold every verdict's text."""
+    units (``n_items`` test ``items`` per draw: "headlines" for THUCNews) and the Bonferroni family
+    (one swap per layer) and hold every verdict's text."""
     verdicts = list(verdicts)
     lower = [d for d, v in enumerate(verdicts) if v.kind == "lower"]
     higher = [d for d, v in enumerate(verdicts) if v.kind == "higher"]
@@ -323,7 +324,7 @@ def swap_in_finding(verdicts, n_draws: int, n_items: int) -> tuple[str, list[str
         fall="Putting back {} lowers the accuracy: the fine-tuned model needs those layers' own changes",
         none="For no single layer is putting back its pre-trained weights shown to lower the accuracy",
         rise="; putting back {} raises it", rest="; for the others we cannot tell.")
-    details = [f"{n_draws} draws x {n_items} test utterances, paired with the fine-tuned model; intervals resample"
+    details = [f"{n_draws} draws x {n_items} test {items}, paired with the fine-tuned model; intervals resample"
                f" draws and items, Bonferroni over the {len(verdicts)} swaps", *(v.text for v in verdicts)]
     return sentence, details
 
