@@ -33,12 +33,7 @@ unset PYTHONDONTWRITEBYTECODE  # keep compiled modules: each lesson kernel would
 PHASE=${COLAB_PHASE:-all}
 case "$PHASE" in all|install|test) ;; *) echo "colab-like: COLAB_PHASE=$PHASE is not valid: use install, test or leave it unset (both)." >&2; exit 2;; esac
 t0=$(date +%s)
-if [ "$PHASE" != "test" ]; then
-want=$("$PY" -c 'import sys; print(sys.version_info[:2])')
-if [ -x "$VENV/bin/python" ] && [ "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" != "$want" ]; then
-    rm -rf "$VENV"  # made by another Python (an older version of this script used 3.11)
-fi
-if [ ! -x "$VENV/bin/python" ]; then "$PY" -m venv "$VENV"; fi
+# Colab's versions, for every install of both phases (the test phase installs the front end)
 CONSTRAINTS=$(mktemp)
 trap 'rm -f "$CONSTRAINTS"' EXIT
 cat > "$CONSTRAINTS" <<PINS
@@ -46,6 +41,12 @@ ipywidgets==7.7.1
 transformers==5.15.*
 torch==$TORCH
 PINS
+if [ "$PHASE" != "test" ]; then
+want=$("$PY" -c 'import sys; print(sys.version_info[:2])')
+if [ -x "$VENV/bin/python" ] && [ "$("$VENV/bin/python" -c 'import sys; print(sys.version_info[:2])')" != "$want" ]; then
+    rm -rf "$VENV"  # made by another Python (an older version of this script used 3.11)
+fi
+if [ ! -x "$VENV/bin/python" ]; then "$PY" -m venv "$VENV"; fi
 "$VENV/bin/python" -m pip install -q --upgrade pip
 "$VENV/bin/python" -m pip install -q --no-compile "torch==$TORCH" -c "$CONSTRAINTS"  # compiled on first import
 "$VENV/bin/python" -m pip install -q -e . nbclient nbformat ipykernel jupytext pytest pytest-xdist nbval -c "$CONSTRAINTS"
