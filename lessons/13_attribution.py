@@ -409,7 +409,7 @@ from helpers.attribution.findings import rollout_finding
 
 rollout = rollout_versus_raw(faith)
 rollout_claim = show_finding(*rollout_finding(
-    rollout, len(faith), items=ITEMS, cls=CLASSES.removesuffix("s")))
+    rollout, len(faith), items=ITEMS, cls=task.benchmark.one))
 
 # %% [markdown]
 # ## 4. Context mixing that counts the value vectors: value zeroing

@@ -127,6 +127,11 @@ class Benchmark:
     loader: object
     reference: str
 
+    @property
+    def one(self) -> str:
+        """One of its classes, in the singular ("intent", "topic")."""
+        return self.classes[:-1]
+
     def load(self, split: str):
         """One split (``"train"`` or ``"test"``) as an ``IntentSplit``."""
         return self.loader(split)

@@ -128,7 +128,7 @@ def intent_probe_table(report: ProbeReport, bench=None) -> tuple[list[dict], str
     draws, interval over draws and test items) and its accuracy on the training items, in the words
     of ``bench`` (lesson 14's benchmark, with ``classes`` and ``items``: "topics", "headlines" for
     THUCNews; default BANKING77's "intents", "utterances")."""
-    one, items = ("intent", "utterances") if bench is None else (bench.classes[:-1], bench.items)
+    one, items = ("intent", "utterances") if bench is None else (bench.one, bench.items)
     if report.pairing != "seeds" or report.train_accuracy is None or report.task_correct is None:
         raise ValueError("intent_probe_table needs a sentence_probe_report.")
     rows = [{"layer": layer_label(l), f"{one} accuracy": iv.percent(),
