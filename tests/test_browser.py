@@ -39,13 +39,12 @@ from lesson_params import quick
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-WIDGETS_IMPORT = re.compile(r"^from helpers\.\w+\.widgets import", re.M)
 WIDGETS_TOPIC = re.compile(r"^from helpers\.(\w+)\.widgets import", re.M)
 
 
 def shows_an_explorer(notebook) -> bool:
     """True when the lesson (its py:percent source beside the notebook) imports an explorer."""
-    return bool(WIDGETS_IMPORT.search(notebook.with_suffix(".py").read_text(encoding="utf-8")))
+    return bool(WIDGETS_TOPIC.search(notebook.with_suffix(".py").read_text(encoding="utf-8")))
 
 
 WIDGET_CLASS = re.compile(r"\bwidgets\.([A-Z]\w*)\(")  # constructed (an isinstance check does not count)
